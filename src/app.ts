@@ -1,0 +1,135 @@
+/**
+ * @module app — composition root: config → data dir → auth → shards → embedder → REST (and gRPC);
+ * `stop()` drains requests, snapshots every shard and releases everything.
+ */
+import { readFileSync } from 'node:fs';
+import { RateLimiter } from './auth/rate-limit.ts';
+import { AuthStore } from './auth/store.ts';
+import { DEFAULT_WORKSPACE } from './auth/principal.ts';
+import type { Config } from './config/index.ts';
+import { lockDataDir, openDataDir, shardDir } from './data-dir.ts';
+import { createEmbedder } from './embedding/index.ts';
+import { startHttp } from './http/server.ts';
+import { logSyncDuration, memoriesGauge, snapshotDuration } from './metrics/index.ts';
+import { ShardPool } from './router/shard-client.ts';
+import type { ShardEvent } from './shard/protocol.ts';
+import type { Services } from './verbs/context.ts';
+
+export interface RunningApp {
+  readonly svc: Services;
+  readonly httpPort: number;
+  /** The admin key created on this start (first start with auth on), if any. */
+  readonly createdAdminKey: string | null;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  log?: (line: string) => void;
+}
+
+export const VERSION = readVersion();
+
+export async function startApp(config: Config, opts: StartOptions = {}): Promise<RunningApp> {
+  const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  const meta = openDataDir(config.dataDir, config.shards);
+  const unlock = lockDataDir(config.dataDir);
+  const auth = new AuthStore(config.dataDir);
+  auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
+  const memories = new Array<number>(meta.shards).fill(0);
+  const shards = await ShardPool.start({
+    shards: Array.from({ length: meta.shards }, (_, i) => ({
+      shard: i,
+      dir: shardDir(config.dataDir, i),
+      durability: config.durability,
+      snapshotIntervalS: config.snapshotIntervalS,
+      snapshotWalBytes: config.snapshotWalBytes,
+      eraseWithinS: config.eraseWithinS,
+    })),
+    maxInflight: config.maxInflightPerShard,
+    timeoutMs: config.shardTimeoutMs,
+    onEvent: (e) => onShardEvent(e, memories, log),
+  }).catch((err: unknown) => {
+    unlock();
+    throw err;
+  });
+  const embedder = await createEmbedder(config).catch(async (err: unknown) => {
+    await shards.shutdown();
+    unlock();
+    throw err;
+  });
+  if (embedder.name === 'hash') log('embedder: deterministic hash embedder (FLASHBULB_EMBEDDER=hash) — for tests, not for real recall');
+  const svc: Services = {
+    config,
+    shards,
+    embedder,
+    auth,
+    limiter: new RateLimiter({ read: config.rateLimitReads, write: config.rateLimitWrites }),
+    startedAt: Date.now(),
+    version: VERSION,
+    health: { ready: true, reason: '' },
+  };
+  const http = await startHttp(svc);
+  // Created only once everything is up, so a failed first start never swallows the key.
+  let createdAdminKey: string | null = null;
+  if (config.authEnabled && !auth.hasKeys()) {
+    createdAdminKey = auth.createKey({ workspace: DEFAULT_WORKSPACE, role: 'admin', label: 'first start' }).apiKey;
+  }
+  log(`flashbulb ${VERSION} listening: REST http://${config.bind}:${http.port} · data ${config.dataDir} · ${meta.shards} shards · auth ${config.authEnabled ? 'on' : 'off'}`);
+  if (createdAdminKey) printAdminKey(log, createdAdminKey, http.port);
+  let stopping: Promise<void> | null = null;
+  return {
+    svc,
+    httpPort: http.port,
+    createdAdminKey,
+    stop: () => {
+      stopping ??= (async () => {
+        svc.health.ready = false;
+        svc.health.reason = 'shutting down';
+        http.close();
+        while (shards.inflight() > 0) await new Promise((r) => setTimeout(r, 5));
+        await shards.shutdown();
+        await embedder.close();
+        unlock();
+      })();
+      return stopping;
+    },
+  };
+}
+
+function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => void): void {
+  if (e.kind === 'ready') {
+    memories[e.shard] = e.memories;
+    log(`shard ${e.shard}: ${e.memories} memories recovered (${e.replayedRecords} log records replayed) in ${e.recoveryMs.toFixed(0)} ms`);
+    if (e.truncatedTail) log(`shard ${e.shard}: truncated a torn log tail: ${e.truncatedTail}`);
+  } else if (e.kind === 'metrics') {
+    memories[e.shard] = e.memories;
+    for (const ms of e.syncMs) logSyncDuration.observe(ms / 1000);
+    for (const ms of e.snapshotMs) snapshotDuration.observe(ms / 1000);
+  } else if (e.kind === 'fatal') {
+    log(`shard ${e.shard}: FATAL ${e.message}`);
+  }
+  memoriesGauge.set(memories.reduce((a, b) => a + b, 0));
+}
+
+function printAdminKey(log: (line: string) => void, key: string, port: number): void {
+  log('');
+  log('================================================================================');
+  log(' First start: an admin API key was created. It is shown only this once.');
+  log(`   ${key}`);
+  log(' Use it as a bearer token, for example:');
+  log(`   curl -H "Authorization: Bearer ${key}" http://localhost:${port}/v1/auth/whoami`);
+  log(' Lost it? `flashbulb keys create --role admin --data-dir <dir>` makes another.');
+  log('================================================================================');
+  log('');
+}
+
+function readVersion(): string {
+  for (const rel of ['../package.json', '../../package.json']) {
+    try {
+      return (JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { version: string }).version;
+    } catch {
+      /* try the next location */
+    }
+  }
+  return '0.0.0';
+}

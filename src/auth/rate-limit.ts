@@ -1,0 +1,36 @@
+/** @module auth/rate-limit — per-workspace token buckets, reads and writes counted separately. */
+import { FlashbulbError } from '../errors/codes.ts';
+
+export type RateClass = 'read' | 'write';
+
+interface Bucket {
+  tokens: number;
+  at: number;
+}
+
+export class RateLimiter {
+  readonly #rates: Record<RateClass, number>;
+  readonly #buckets = new Map<string, Bucket>();
+
+  /** Rates are requests per second; bursts of one second's worth are allowed. 0 disables. */
+  constructor(rates: Record<RateClass, number>) {
+    this.#rates = rates;
+  }
+
+  /** Takes one token or throws rate_limited with the seconds until one is available. */
+  take(workspace: string, cls: RateClass, now: number = performance.now()): void {
+    const rate = this.#rates[cls];
+    if (rate === 0) return;
+    const key = `${cls}:${workspace}`;
+    const b = this.#buckets.get(key) ?? { tokens: rate, at: now };
+    b.tokens = Math.min(rate, b.tokens + ((now - b.at) / 1000) * rate);
+    b.at = now;
+    this.#buckets.set(key, b);
+    if (b.tokens >= 1) {
+      b.tokens -= 1;
+      return;
+    }
+    const retryAfterS = Math.max(1, Math.ceil((1 - b.tokens) / rate));
+    throw new FlashbulbError('rate_limited', `workspace '${workspace}' exceeded its ${cls} rate limit of ${rate}/s`, { retryAfterS });
+  }
+}

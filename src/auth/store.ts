@@ -1,0 +1,148 @@
+/**
+ * @module auth/store — workspaces and API keys, kept in `auth.json` in the data directory and
+ * replaced atomically on every change. The server re-reads the file when another process (the CLI)
+ * changes it, so keys created offline work without a restart.
+ */
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { timingSafeEqual } from 'node:crypto';
+import { FlashbulbError } from '../errors/codes.ts';
+import { generateApiKey, generateKeyId, hashKey, type Role } from './keys.ts';
+import { DEFAULT_WORKSPACE, SLUG_RE, type Principal } from './principal.ts';
+
+export interface WorkspaceInfo {
+  slug: string;
+  name: string;
+  created_at: number;
+}
+
+export interface KeyInfo {
+  key_id: string;
+  role: Role;
+  workspace: string;
+  label: string | null;
+  created_at: number;
+}
+
+interface StoredKey extends KeyInfo {
+  sha256: string;
+}
+
+interface AuthFile {
+  format: 1;
+  workspaces: WorkspaceInfo[];
+  keys: StoredKey[];
+}
+
+export class AuthStore {
+  readonly #path: string;
+  #data: AuthFile;
+  #byHash = new Map<string, StoredKey>();
+  #mtimeMs = 0;
+
+  constructor(dataDir: string) {
+    this.#path = join(dataDir, 'auth.json');
+    this.#data = { format: 1, workspaces: [], keys: [] };
+    this.reload();
+  }
+
+  /** Re-reads the file if it changed on disk. */
+  reload(): void {
+    if (!existsSync(this.#path)) return;
+    const mtime = statSync(this.#path).mtimeMs;
+    if (mtime === this.#mtimeMs) return;
+    const parsed = JSON.parse(readFileSync(this.#path, 'utf8')) as AuthFile;
+    this.#data = parsed;
+    this.#mtimeMs = mtime;
+    this.#byHash = new Map(parsed.keys.map((k) => [k.sha256, k]));
+  }
+
+  #save(): void {
+    const tmp = `${this.#path}.tmp`;
+    const fd = openSync(tmp, 'w', 0o600);
+    try {
+      writeSync(fd, JSON.stringify(this.#data, null, 2));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, this.#path);
+    const dirFd = openSync(dirname(this.#path), 'r');
+    fsyncSync(dirFd);
+    closeSync(dirFd);
+    this.#mtimeMs = statSync(this.#path).mtimeMs;
+    this.#byHash = new Map(this.#data.keys.map((k) => [k.sha256, k]));
+  }
+
+  authenticate(apiKey: string): Principal | null {
+    const digest = hashKey(apiKey);
+    const found = this.#byHash.get(digest);
+    if (!found || !timingSafeEqual(Buffer.from(found.sha256, 'hex'), Buffer.from(digest, 'hex'))) return null;
+    return { keyId: found.key_id, role: found.role, workspace: found.workspace };
+  }
+
+  hasKeys(): boolean {
+    return this.#data.keys.length > 0;
+  }
+
+  workspaces(): WorkspaceInfo[] {
+    return [...this.#data.workspaces].sort((a, b) => a.slug.localeCompare(b.slug));
+  }
+
+  workspace(slug: string): WorkspaceInfo | undefined {
+    return this.#data.workspaces.find((w) => w.slug === slug);
+  }
+
+  /** Makes sure a workspace exists (used for `default`, and for any slug when auth is off). */
+  ensureWorkspace(slug: string, name = slug): WorkspaceInfo {
+    return this.workspace(slug) ?? this.createWorkspace(slug, name);
+  }
+
+  createWorkspace(slug: string, name: string = slug): WorkspaceInfo {
+    if (!SLUG_RE.test(slug)) throw new FlashbulbError('invalid_input', `slug must match ${SLUG_RE.source}`);
+    if (this.workspace(slug)) throw new FlashbulbError('conflict', `workspace '${slug}' already exists`);
+    const ws: WorkspaceInfo = { slug, name, created_at: Date.now() * 1000 };
+    this.#data.workspaces.push(ws);
+    this.#save();
+    return ws;
+  }
+
+  /** Deletes a workspace and revokes its keys. */
+  deleteWorkspace(slug: string): { revokedKeys: number } {
+    if (!this.workspace(slug)) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
+    if (slug === DEFAULT_WORKSPACE) throw new FlashbulbError('invalid_input', `workspace '${DEFAULT_WORKSPACE}' cannot be deleted`);
+    const before = this.#data.keys.length;
+    this.#data.workspaces = this.#data.workspaces.filter((w) => w.slug !== slug);
+    this.#data.keys = this.#data.keys.filter((k) => k.workspace !== slug);
+    this.#save();
+    return { revokedKeys: before - this.#data.keys.length };
+  }
+
+  keys(): KeyInfo[] {
+    return this.#data.keys.map(({ sha256: _hash, ...info }) => info);
+  }
+
+  createKey(opts: { workspace: string; role: Role; label?: string | null }): { info: KeyInfo; apiKey: string } {
+    if (!this.workspace(opts.workspace)) throw new FlashbulbError('not_found', `workspace '${opts.workspace}' not found`);
+    const apiKey = generateApiKey(opts.role);
+    const info: KeyInfo = {
+      key_id: generateKeyId(),
+      role: opts.role,
+      workspace: opts.workspace,
+      label: opts.label ?? null,
+      created_at: Date.now() * 1000,
+    };
+    this.#data.keys.push({ ...info, sha256: hashKey(apiKey) });
+    this.#save();
+    return { info, apiKey };
+  }
+
+  revokeKey(keyId: string): KeyInfo {
+    const found = this.#data.keys.find((k) => k.key_id === keyId);
+    if (!found) throw new FlashbulbError('not_found', `key '${keyId}' not found`);
+    this.#data.keys = this.#data.keys.filter((k) => k.key_id !== keyId);
+    this.#save();
+    const { sha256: _hash, ...info } = found;
+    return info;
+  }
+}

@@ -1,0 +1,118 @@
+#!/usr/bin/env node
+/**
+ * @module cli — `flashbulb serve | keys … | workspaces …`. Key and workspace commands work offline
+ * against a data directory, so a lost admin key is never a dead end.
+ */
+import { parseArgs } from 'node:util';
+import { AuthStore } from './auth/store.ts';
+import { DEFAULT_WORKSPACE } from './auth/principal.ts';
+import { loadConfig, ConfigError } from './config/index.ts';
+import { lockHolder, openDataDir, shardDir } from './data-dir.ts';
+import { startApp } from './app.ts';
+import { ShardPool } from './router/shard-client.ts';
+
+const USAGE = `usage:
+  flashbulb serve
+  flashbulb keys create --role admin|workspace [--workspace SLUG] [--label TEXT] [--data-dir DIR]
+  flashbulb keys list [--data-dir DIR]
+  flashbulb keys revoke KEY_ID [--data-dir DIR]
+  flashbulb workspaces list [--data-dir DIR]
+  flashbulb workspaces create SLUG [--name TEXT] [--data-dir DIR]
+  flashbulb workspaces delete SLUG [--data-dir DIR]   (server must be stopped)
+Configuration comes from FLASHBULB_* environment variables (see README).`;
+
+const OPTIONS = {
+  'data-dir': { type: 'string' },
+  workspace: { type: 'string' },
+  role: { type: 'string' },
+  label: { type: 'string' },
+  name: { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
+  const [command, sub, arg] = positionals;
+  if (values.help || !command) return usage(command ? 0 : 2);
+  const env = values['data-dir'] ? { ...process.env, FLASHBULB_DATA_DIR: values['data-dir'] } : process.env;
+  const config = loadConfig(env);
+  if (command === 'serve') return serve(config);
+  openDataDir(config.dataDir, config.shards);
+  const auth = new AuthStore(config.dataDir);
+  auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
+  if (command === 'keys' && sub === 'create') {
+    const role = values.role ?? 'workspace';
+    if (role !== 'admin' && role !== 'workspace') return fail('--role must be admin or workspace');
+    const { info, apiKey } = auth.createKey({ workspace: values.workspace ?? DEFAULT_WORKSPACE, role, label: values.label ?? null });
+    print({ ...info, api_key: apiKey });
+    process.stderr.write('Store this key now: it is not shown again.\n');
+    return 0;
+  }
+  if (command === 'keys' && sub === 'list') return print(auth.keys());
+  if (command === 'keys' && sub === 'revoke' && arg) return print({ revoked: auth.revokeKey(arg) });
+  if (command === 'workspaces' && sub === 'list') return print(auth.workspaces());
+  if (command === 'workspaces' && sub === 'create' && arg) {
+    const workspace = auth.createWorkspace(arg, values.name ?? arg);
+    const { info, apiKey } = auth.createKey({ workspace: arg, role: 'workspace', label: 'created with the workspace' });
+    return print({ workspace, key_id: info.key_id, api_key: apiKey });
+  }
+  if (command === 'workspaces' && sub === 'delete' && arg) return deleteWorkspaceOffline(config.dataDir, config.shards, auth, arg);
+  return usage(2);
+}
+
+async function serve(config: ReturnType<typeof loadConfig>): Promise<number> {
+  const app = await startApp(config);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      process.stderr.write(`${signal}: draining requests and writing a final snapshot…\n`);
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  await app.stop();
+  process.stderr.write('stopped cleanly\n');
+  return 0;
+}
+
+async function deleteWorkspaceOffline(dir: string, shardsDefault: number, auth: AuthStore, slug: string): Promise<number> {
+  const holder = lockHolder(dir);
+  if (holder !== null) return fail(`the server (pid ${holder}) is running on ${dir}; use DELETE /v1/workspaces/${slug} instead`);
+  if (!auth.workspace(slug)) return fail(`workspace '${slug}' not found`);
+  const meta = openDataDir(dir, shardsDefault);
+  const pool = await ShardPool.start({
+    shards: Array.from({ length: meta.shards }, (_, i) => ({
+      shard: i, dir: shardDir(dir, i), durability: 'fsync' as const, snapshotIntervalS: 3600, snapshotWalBytes: 2 ** 30, eraseWithinS: 60,
+    })),
+    maxInflight: 16,
+    timeoutMs: 60_000,
+  });
+  const { memories } = await pool.call(slug, 'dropWorkspace', {});
+  await pool.shutdown();
+  const { revokedKeys } = auth.deleteWorkspace(slug);
+  return print({ deleted: slug, memories_deleted: memories, keys_revoked: revokedKeys });
+}
+
+function print(value: unknown): number {
+  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  return 0;
+}
+
+function usage(code: number): number {
+  (code === 0 ? process.stdout : process.stderr).write(`${USAGE}\n`);
+  return code;
+}
+
+function fail(message: string): number {
+  process.stderr.write(`flashbulb: ${message}\n`);
+  return 1;
+}
+
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    const known = err instanceof ConfigError || (err instanceof Error && err.name === 'FlashbulbError');
+    process.stderr.write(`flashbulb: ${known ? (err as Error).message : String(err instanceof Error ? (err.stack ?? err) : err)}\n`);
+    process.exit(1);
+  },
+);

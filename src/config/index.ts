@@ -1,0 +1,114 @@
+/**
+ * @module config — the only reader of process.env. Turns the environment into one frozen,
+ * typed Config; every variable is listed in DEFAULTS and documented in the README.
+ */
+import { availableParallelism } from 'node:os';
+import { resolve } from 'node:path';
+
+export type Durability = 'fsync' | 'os';
+export type EmbedderKind = 'model' | 'hash';
+
+export interface Config {
+  readonly httpPort: number;
+  readonly grpcPort: number;
+  readonly bind: string;
+  readonly dataDir: string;
+  readonly authEnabled: boolean;
+  readonly publicHealth: boolean;
+  /** Shard count used only when the data directory is created; later it is read from the directory. */
+  readonly shards: number;
+  readonly durability: Durability;
+  readonly snapshotIntervalS: number;
+  readonly snapshotWalBytes: number;
+  readonly eraseWithinS: number;
+  readonly embedder: EmbedderKind;
+  readonly modelDir: string;
+  /** Per-workspace token-bucket rates (requests per second); 0 disables the limit. */
+  readonly rateLimitWrites: number;
+  readonly rateLimitReads: number;
+  readonly maxInflightPerShard: number;
+  readonly shardTimeoutMs: number;
+  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+}
+
+/** Defaults in one place (name of the variable → default). */
+export const DEFAULTS = {
+  FLASHBULB_HTTP_PORT: '6381',
+  FLASHBULB_GRPC_PORT: '6380',
+  FLASHBULB_BIND: '0.0.0.0',
+  FLASHBULB_DATA_DIR: './snapshots',
+  FLASHBULB_AUTH_ENABLED: 'true',
+  FLASHBULB_PUBLIC_HEALTH: 'false',
+  FLASHBULB_SHARDS: String(availableParallelism()),
+  FLASHBULB_DURABILITY: 'fsync',
+  FLASHBULB_SNAPSHOT_INTERVAL_S: '300',
+  FLASHBULB_SNAPSHOT_WAL_BYTES: String(64 * 1024 * 1024),
+  FLASHBULB_ERASE_WITHIN_S: '60',
+  FLASHBULB_EMBEDDER: 'model',
+  FLASHBULB_MODEL_DIR: './models/bge-small-en-v1.5',
+  FLASHBULB_RATE_LIMIT_WRITES: '20000',
+  FLASHBULB_RATE_LIMIT_READS: '100000',
+  FLASHBULB_MAX_INFLIGHT_PER_SHARD: '8192',
+  FLASHBULB_SHARD_TIMEOUT_MS: '30000',
+  FLASHBULB_LOG_LEVEL: 'info',
+} as const satisfies Record<string, string>;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function read(env: Env, name: keyof typeof DEFAULTS): string {
+  const v = env[name];
+  return v === undefined || v === '' ? DEFAULTS[name] : v;
+}
+
+function int(env: Env, name: keyof typeof DEFAULTS, min: number, max: number): number {
+  const text = read(env, name);
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < min || n > max) {
+    throw new ConfigError(`${name} must be an integer in [${min}, ${max}], got '${text}'`);
+  }
+  return n;
+}
+
+function bool(env: Env, name: keyof typeof DEFAULTS): boolean {
+  const text = read(env, name).toLowerCase();
+  if (['true', '1', 'yes', 'on'].includes(text)) return true;
+  if (['false', '0', 'no', 'off'].includes(text)) return false;
+  throw new ConfigError(`${name} must be true or false, got '${text}'`);
+}
+
+function oneOf<T extends string>(env: Env, name: keyof typeof DEFAULTS, values: readonly T[]): T {
+  const text = read(env, name).toLowerCase();
+  const found = values.find((v) => v === text);
+  if (!found) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got '${text}'`);
+  return found;
+}
+
+/** Builds the frozen Config from an environment (process.env by default) and overrides. */
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const config: Config = {
+    httpPort: int(env, 'FLASHBULB_HTTP_PORT', 0, 65535),
+    grpcPort: int(env, 'FLASHBULB_GRPC_PORT', 0, 65535),
+    bind: read(env, 'FLASHBULB_BIND'),
+    dataDir: resolve(read(env, 'FLASHBULB_DATA_DIR')),
+    authEnabled: bool(env, 'FLASHBULB_AUTH_ENABLED'),
+    publicHealth: bool(env, 'FLASHBULB_PUBLIC_HEALTH'),
+    shards: int(env, 'FLASHBULB_SHARDS', 1, 256),
+    durability: oneOf(env, 'FLASHBULB_DURABILITY', ['fsync', 'os'] as const),
+    snapshotIntervalS: int(env, 'FLASHBULB_SNAPSHOT_INTERVAL_S', 1, 86_400),
+    snapshotWalBytes: int(env, 'FLASHBULB_SNAPSHOT_WAL_BYTES', 1024, 2 ** 40),
+    eraseWithinS: int(env, 'FLASHBULB_ERASE_WITHIN_S', 1, 86_400),
+    embedder: oneOf(env, 'FLASHBULB_EMBEDDER', ['model', 'hash'] as const),
+    modelDir: resolve(read(env, 'FLASHBULB_MODEL_DIR')),
+    rateLimitWrites: int(env, 'FLASHBULB_RATE_LIMIT_WRITES', 0, 1e9),
+    rateLimitReads: int(env, 'FLASHBULB_RATE_LIMIT_READS', 0, 1e9),
+    maxInflightPerShard: int(env, 'FLASHBULB_MAX_INFLIGHT_PER_SHARD', 1, 1e7),
+    shardTimeoutMs: int(env, 'FLASHBULB_SHARD_TIMEOUT_MS', 100, 3_600_000),
+    logLevel: oneOf(env, 'FLASHBULB_LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const),
+    ...overrides,
+  };
+  return Object.freeze(config);
+}

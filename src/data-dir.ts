@@ -1,0 +1,59 @@
+/**
+ * @module data-dir — the data directory's layout: meta.json (format and shard count, fixed at
+ * creation), auth.json, and one folder per shard.
+ */
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface DataDirMeta {
+  format: 1;
+  shards: number;
+  created_at: number;
+}
+
+/** Opens (or creates) a data directory; the shard count of an existing one wins over `shards`. */
+export function openDataDir(dir: string, shards: number): DataDirMeta {
+  mkdirSync(dir, { recursive: true });
+  const path = join(dir, 'meta.json');
+  if (existsSync(path)) {
+    const meta = JSON.parse(readFileSync(path, 'utf8')) as DataDirMeta;
+    if (meta.format !== 1 || !Number.isInteger(meta.shards) || meta.shards < 1) {
+      throw new Error(`${path} is not a Flashbulb data directory description`);
+    }
+    return meta;
+  }
+  const meta: DataDirMeta = { format: 1, shards, created_at: Date.now() * 1000 };
+  writeFileSync(path, JSON.stringify(meta, null, 2));
+  return meta;
+}
+
+export function shardDir(dir: string, shard: number): string {
+  return join(dir, `shard-${String(shard).padStart(3, '0')}`);
+}
+
+/** Takes the data directory's lock (one server per directory); throws if a live process holds it. */
+export function lockDataDir(dir: string): () => void {
+  const path = join(dir, 'LOCK');
+  const holder = lockHolder(dir);
+  if (holder !== null && holder !== process.pid) {
+    throw new Error(`data directory ${dir} is in use by process ${holder} (remove ${path} if that process is gone)`);
+  }
+  writeFileSync(path, String(process.pid));
+  return () => {
+    if (lockHolder(dir) === process.pid) rmSync(path, { force: true });
+  };
+}
+
+/** The pid of the live process holding the lock, or null. */
+export function lockHolder(dir: string): number | null {
+  const path = join(dir, 'LOCK');
+  if (!existsSync(path)) return null;
+  const pid = Number(readFileSync(path, 'utf8').trim());
+  if (!Number.isInteger(pid) || pid <= 0) return null;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,160 @@
+/**
+ * @module http/routes — the REST route table. Each route decodes its input with a schema, calls
+ * one verb and encodes the result; nothing else happens here.
+ */
+import type { Principal } from '../auth/principal.ts';
+import { invalid } from '../errors/codes.ts';
+import { memoryToJson, nowUs, type JsonObject, type MemoryView } from '../model/memory.ts';
+import * as admin from '../verbs/admin.ts';
+import { resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
+import { forget } from '../verbs/forget.ts';
+import { batchGet, entities, getMemory, listMemories, memoryEdges } from '../verbs/read.ts';
+import { remember } from '../verbs/remember.ts';
+import { revise } from '../verbs/revise.ts';
+import { compile } from './schema.ts';
+import * as S from './schemas.ts';
+
+export interface RouteInput {
+  svc: Services;
+  principal: Principal;
+  params: Record<string, string>;
+  query: URLSearchParams;
+  body: unknown;
+  /** Workspace named by a /v1/workspaces/<slug>/ prefix. */
+  workspace: string | undefined;
+}
+
+export interface RouteOutput {
+  status?: number;
+  body: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface Route {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  path: string;
+  /** Operation name for metrics. */
+  op: string;
+  /** Data-plane routes may be prefixed with /v1/workspaces/<slug>/. */
+  scoped: boolean;
+  /** Needs a JSON body. */
+  body?: boolean;
+  handle: (input: RouteInput) => Promise<RouteOutput> | RouteOutput;
+}
+
+const v = {
+  remember: compile(S.RememberBody),
+  batch: compile(S.BatchBody),
+  revise: compile(S.ReviseBody),
+  forget: compile(S.ForgetBody),
+  createWorkspace: compile(S.CreateWorkspaceBody),
+  createKey: compile(S.CreateKeyBody),
+  list: compile(S.ListQuery),
+};
+
+function ctxOf(i: RouteInput): Ctx {
+  return resolveCtx(i.svc, i.principal, i.workspace, { strict: true });
+}
+
+function param(i: RouteInput, name: string): string {
+  return i.params[name] ?? '';
+}
+
+const json = (m: MemoryView): unknown => memoryToJson(m, nowUs());
+
+export const ROUTES: readonly Route[] = [
+  {
+    method: 'POST', path: '/v1/memories', op: 'remember', scoped: true, body: true,
+    handle: async (i) => {
+      const b = v.remember(i.body);
+      const memory = await remember(ctxOf(i), { ...b, context: (b.context ?? {}) as JsonObject });
+      return { status: 201, body: json(memory) };
+    },
+  },
+  {
+    method: 'GET', path: '/v1/memories', op: 'list', scoped: true,
+    handle: async (i) => {
+      const q = v.list(queryObject(i.query, { limit: 'int', include_superseded: 'bool' }));
+      const page = await listMemories(ctxOf(i), q);
+      return { body: { memories: page.memories.map(json), next_cursor: page.nextCursor } };
+    },
+  },
+  {
+    method: 'POST', path: '/v1/memories/batch', op: 'batch_get', scoped: true, body: true,
+    handle: async (i) => ({ body: (await batchGet(ctxOf(i), v.batch(i.body))).map(json) }),
+  },
+  {
+    method: 'GET', path: '/v1/memories/:id', op: 'get', scoped: true,
+    handle: async (i) => ({ body: json(await getMemory(ctxOf(i), { id: param(i, 'id') })) }),
+  },
+  {
+    method: 'GET', path: '/v1/memories/:id/edges', op: 'edges', scoped: true,
+    handle: async (i) => ({ body: await memoryEdges(ctxOf(i), { id: param(i, 'id') }) }),
+  },
+  {
+    method: 'PUT', path: '/v1/revise/:id', op: 'revise', scoped: true, body: true,
+    handle: async (i) => {
+      const b = v.revise(i.body);
+      const context = b.context as JsonObject | undefined;
+      return { body: json(await revise(ctxOf(i), { ...b, context, id: param(i, 'id') })) };
+    },
+  },
+  {
+    method: 'POST', path: '/v1/forget', op: 'forget', scoped: true, body: true,
+    handle: async (i) => ({ body: await forget(ctxOf(i), v.forget(i.body)) }),
+  },
+  {
+    method: 'GET', path: '/v1/entities', op: 'entities', scoped: true,
+    handle: async (i) => ({ body: await entities(ctxOf(i)) }),
+  },
+  {
+    method: 'GET', path: '/v1/auth/whoami', op: 'whoami', scoped: false,
+    handle: (i) => ({ body: admin.whoami(i.svc, i.principal) }),
+  },
+  {
+    method: 'GET', path: '/v1/workspaces', op: 'workspaces_list', scoped: false,
+    handle: async (i) => ({ body: { workspaces: await admin.listWorkspaces(i.svc, i.principal) } }),
+  },
+  {
+    method: 'POST', path: '/v1/workspaces', op: 'workspaces_create', scoped: false, body: true,
+    handle: (i) => ({ status: 201, body: admin.createWorkspace(i.svc, i.principal, v.createWorkspace(i.body)) }),
+  },
+  {
+    method: 'GET', path: '/v1/workspaces/:slug', op: 'workspaces_get', scoped: false,
+    handle: async (i) => ({ body: await admin.getWorkspace(i.svc, i.principal, param(i, 'slug')) }),
+  },
+  {
+    method: 'DELETE', path: '/v1/workspaces/:slug', op: 'workspaces_delete', scoped: false,
+    handle: async (i) => ({ body: await admin.deleteWorkspace(i.svc, i.principal, param(i, 'slug')) }),
+  },
+  {
+    method: 'GET', path: '/v1/keys', op: 'keys_list', scoped: false,
+    handle: (i) => ({ body: { keys: admin.listKeys(i.svc, i.principal) } }),
+  },
+  {
+    method: 'POST', path: '/v1/keys', op: 'keys_create', scoped: false, body: true,
+    handle: (i) => ({ status: 201, body: admin.createKey(i.svc, i.principal, v.createKey(i.body)) }),
+  },
+  {
+    method: 'DELETE', path: '/v1/keys/:key_id', op: 'keys_revoke', scoped: false,
+    handle: (i) => ({ body: admin.revokeKey(i.svc, i.principal, param(i, 'key_id')) }),
+  },
+];
+
+type QueryTypes = Record<string, 'int' | 'bool'>;
+
+/** Turns a query string into an object, converting the named fields; bad values are 400s. */
+export function queryObject(q: URLSearchParams, types: QueryTypes): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, raw] of q) {
+    const type = types[k];
+    if (type === 'int') {
+      if (!/^-?\d+$/.test(raw)) throw invalid(`${k} must be an integer, got '${raw}'`);
+      out[k] = Number(raw);
+    } else if (type === 'bool') {
+      if (raw !== 'true' && raw !== 'false') throw invalid(`${k} must be true or false, got '${raw}'`);
+      out[k] = raw === 'true';
+    } else out[k] = raw;
+  }
+  return out;
+}

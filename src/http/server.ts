@@ -1,0 +1,160 @@
+/**
+ * @module http/server — REST front: matches a route, authenticates, parses JSON, calls the route,
+ * and maps every failure to the JSON error body with the status of errors/codes.
+ */
+import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
+import { ERRORS, FlashbulbError } from '../errors/codes.ts';
+import { registry, requestDuration } from '../metrics/index.ts';
+import type { Services } from '../verbs/context.ts';
+import { ROUTES, type Route, type RouteOutput } from './routes.ts';
+import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer } from './uws.ts';
+
+const MAX_BODY = 1024 * 1024;
+const MAX_UPLOAD = 16 * 1024 * 1024;
+const JSON_HEADERS = { 'content-type': 'application/json' };
+
+interface Match {
+  route: Route;
+  params: Record<string, string>;
+  workspace: string | undefined;
+}
+
+export function startHttp(svc: Services): Promise<HttpServer> {
+  return listenHttp({
+    host: svc.config.bind,
+    port: svc.config.httpPort,
+    maxBodyBytes: (path) => (path.endsWith('/upload') ? MAX_UPLOAD : MAX_BODY),
+    tooLarge: (limit) => errorResponse(new FlashbulbError('payload_too_large', `request body exceeds the limit of ${limit} bytes`)),
+    handler: (req) => handle(svc, req),
+  });
+}
+
+/** Handles one request; exported so tests can drive the router without sockets. */
+export async function handle(svc: Services, req: HttpRequest): Promise<HttpResponse> {
+  const start = performance.now();
+  let op = 'unknown';
+  let outcome = 'ok';
+  try {
+    const builtin = await builtinRoute(svc, req);
+    if (builtin) {
+      op = builtin.op;
+      return builtin.response;
+    }
+    const match = matchRoute(req.method, req.path);
+    op = match.route.op;
+    const principal = authenticate(svc, req);
+    const out = await match.route.handle({
+      svc,
+      principal,
+      params: match.params,
+      query: req.query,
+      body: match.route.body ? parseJson(req) : undefined,
+      workspace: match.workspace,
+    });
+    return jsonResponse(out);
+  } catch (err) {
+    outcome = err instanceof FlashbulbError ? err.code : 'internal_error';
+    if (!(err instanceof FlashbulbError)) console.error(`${req.method} ${req.path} failed:`, err);
+    return errorResponse(err);
+  } finally {
+    requestDuration.labels(op, 'rest', outcome).observe((performance.now() - start) / 1000);
+  }
+}
+
+function jsonResponse(out: RouteOutput): HttpResponse {
+  return { status: out.status ?? 200, headers: { ...JSON_HEADERS, ...out.headers }, body: JSON.stringify(out.body) };
+}
+
+export function errorResponse(err: unknown): HttpResponse {
+  const e = err instanceof FlashbulbError ? err : new FlashbulbError('internal_error', 'internal error');
+  const headers: Record<string, string> = { ...JSON_HEADERS };
+  if (e.retryAfterS !== undefined) headers['retry-after'] = String(e.retryAfterS);
+  return { status: ERRORS[e.code].http, headers, body: JSON.stringify({ error_code: e.code, message: e.message }) };
+}
+
+/** Health and metrics: answered before routing so probes never touch the shards. */
+async function builtinRoute(svc: Services, req: HttpRequest): Promise<{ op: string; response: HttpResponse } | null> {
+  const isHealth = req.path === '/v1/health/live' || req.path === '/v1/health/ready';
+  if (!isHealth && req.path !== '/v1/metrics') return null;
+  if (req.method !== 'GET') throw new FlashbulbError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use GET`);
+  if (!(isHealth && svc.config.publicHealth)) authenticate(svc, req);
+  if (req.path === '/v1/metrics') {
+    return { op: 'metrics', response: { status: 200, headers: { 'content-type': registry.contentType }, body: await registry.metrics() } };
+  }
+  if (req.path === '/v1/health/live') return { op: 'health', response: jsonResponse({ body: { status: 'alive' } }) };
+  const body = svc.health.ready ? { status: 'ready' } : { status: 'not_ready', reason: svc.health.reason };
+  return { op: 'health', response: jsonResponse({ status: svc.health.ready ? 200 : 503, body }) };
+}
+
+export function authenticate(svc: Services, req: Pick<HttpRequest, 'headers'>): Principal {
+  if (!svc.config.authEnabled) return ANONYMOUS_ADMIN;
+  const header = req.headers.get('authorization');
+  if (!header) throw new FlashbulbError('unauthenticated', 'missing Authorization header; send "Authorization: Bearer <API key>"');
+  const key = header.replace(/^Bearer\s+/i, '').trim();
+  svc.auth.reload();
+  const principal = svc.auth.authenticate(key);
+  if (!principal) throw new FlashbulbError('unauthenticated', 'API key is not valid');
+  return principal;
+}
+
+function parseJson(req: HttpRequest): unknown {
+  const type = req.headers.get('content-type');
+  if (type !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
+    throw new FlashbulbError('unsupported_media_type', `Content-Type must be application/json, got '${type}'`);
+  }
+  if (req.body.length === 0) throw new FlashbulbError('invalid_input', 'request body is required (a JSON object)');
+  let value: unknown;
+  try {
+    value = JSON.parse(req.body.toString('utf8'));
+  } catch (err) {
+    throw new FlashbulbError('invalid_input', `request body is not valid JSON: ${(err as Error).message}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new FlashbulbError('invalid_input', 'request body must be a JSON object');
+  }
+  return value;
+}
+
+const COMPILED = ROUTES.map((route) => ({ route, segments: route.path.split('/').filter(Boolean) }));
+
+/** Finds the route; a known path with another method is a 405, anything else a 404. */
+export function matchRoute(method: string, path: string): Match {
+  let segments = path.split('/').filter(Boolean).map(decodeSegment);
+  let workspace: string | undefined;
+  if (segments[0] === 'v1' && segments[1] === 'workspaces' && segments.length >= 4) {
+    workspace = segments[2];
+    segments = ['v1', ...segments.slice(3)];
+  }
+  let allowed: string[] = [];
+  for (const { route, segments: pattern } of COMPILED) {
+    if (workspace !== undefined && !route.scoped) continue;
+    const params = matchSegments(pattern, segments);
+    if (!params) continue;
+    if (route.method === method) return { route, params, workspace };
+    allowed = [...allowed, route.method];
+  }
+  if (allowed.length > 0) {
+    throw new FlashbulbError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`);
+  }
+  throw new FlashbulbError('not_found', `no route for ${method} ${path}`);
+}
+
+function matchSegments(pattern: readonly string[], actual: readonly string[]): Record<string, string> | null {
+  if (pattern.length !== actual.length) return null;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i] as string;
+    const a = actual[i] as string;
+    if (p.startsWith(':')) params[p.slice(1)] = a;
+    else if (p !== a) return null;
+  }
+  return params;
+}
+
+function decodeSegment(s: string): string {
+  try {
+    return decodeURIComponent(s);
+  } catch {
+    return s;
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * @module metrics — every metric of the service, declared once. Names carry the `flashbulb_`
+ * prefix; there is no per-workspace label (unbounded cardinality).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export const registry = new Registry();
+collectDefaultMetrics({ register: registry, prefix: 'flashbulb_' });
+
+const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+
+export const requestDuration = new Histogram({
+  name: 'flashbulb_request_duration_seconds',
+  help: 'Request duration by operation, protocol and outcome',
+  labelNames: ['operation', 'protocol', 'outcome'] as const,
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const memoriesGauge = new Gauge({
+  name: 'flashbulb_memories',
+  help: 'Memories stored (all workspaces, superseded versions included)',
+  registers: [registry],
+});
+
+export const embeddingDuration = new Histogram({
+  name: 'flashbulb_embedding_duration_seconds',
+  help: 'Time to embed one batch',
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const embeddingBatchSize = new Histogram({
+  name: 'flashbulb_embedding_batch_size',
+  help: 'Texts per embedding batch',
+  buckets: [1, 2, 4, 8, 16, 32, 64, 128],
+  registers: [registry],
+});
+
+export const logSyncDuration = new Histogram({
+  name: 'flashbulb_log_sync_duration_seconds',
+  help: 'Duration of one group commit (write + fdatasync) of a shard log',
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const snapshotDuration = new Histogram({
+  name: 'flashbulb_snapshot_duration_seconds',
+  help: 'Duration of one shard snapshot',
+  buckets: [0.01, 0.05, 0.1, 0.5, 1, 2.5, 5, 10, 30, 60],
+  registers: [registry],
+});
+
+export const rateLimited = new Counter({
+  name: 'flashbulb_rate_limited_total',
+  help: 'Requests refused by a workspace rate limit',
+  labelNames: ['class'] as const,
+  registers: [registry],
+});
+
+export const openSubscriptions = new Gauge({
+  name: 'flashbulb_open_subscriptions',
+  help: 'Open subscriptions',
+  registers: [registry],
+});
+
+export const subscriptionPushes = new Counter({
+  name: 'flashbulb_subscription_pushes_total',
+  help: 'Memories pushed to subscribers',
+  registers: [registry],
+});
+
+export const reflectionRuns = new Counter({
+  name: 'flashbulb_reflection_runs_total',
+  help: 'Reflection runs',
+  registers: [registry],
+});
+
+export const contradictionsFound = new Counter({
+  name: 'flashbulb_contradictions_found_total',
+  help: 'Contradictions found by the checker',
+  registers: [registry],
+});

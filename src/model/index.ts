@@ -1,0 +1,3 @@
+export * from './ids.ts';
+export * from './memory.ts';
+export * from './edge.ts';

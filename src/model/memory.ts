@@ -1,0 +1,87 @@
+/** @module model/memory — the memory record, kinds and the JSON view returned to clients. */
+
+export const MEMORY_KINDS = ['episode', 'insight', 'revision', 'document', 'proposition'] as const;
+export type MemoryKind = (typeof MEMORY_KINDS)[number];
+
+export function isMemoryKind(value: unknown): value is MemoryKind {
+  return typeof value === 'string' && (MEMORY_KINDS as readonly string[]).includes(value);
+}
+
+export type JsonObject = { [key: string]: JsonValue };
+export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
+
+/** A memory as a shard stores it. Timestamps are microseconds since the epoch. */
+export interface MemoryRecord {
+  id: string;
+  content: string;
+  importance: number;
+  context: JsonObject;
+  entityId: string | null;
+  kind: MemoryKind;
+  createdAt: number;
+  updatedAt: number;
+  lastAccessedAt: number;
+  accessCount: number;
+  logicalClock: number;
+  sourceMemoryIds: string[] | null;
+  supersededBy: string | null;
+  embedding: Float32Array;
+}
+
+/** Memory as REST returns it (section 3.3 of the design). */
+export interface MemoryJson {
+  memory_id: string;
+  content: string;
+  importance: number;
+  context: JsonObject;
+  entity_id: string | null;
+  kind: MemoryKind;
+  created_at: number;
+  updated_at: number;
+  last_accessed_at: number;
+  access_count: number;
+  decay_score: number;
+  logical_clock: number;
+  source_memory_ids?: string[];
+  superseded_by?: string;
+}
+
+const DAY_US = 86_400_000_000;
+/** Half-life of the decay score, in days, since the last access. */
+export const DECAY_HALF_LIFE_DAYS = 30;
+
+/**
+ * decay_score = importance · 0.5^(days since last access / half-life) — computed on read, so it
+ * is always current and needs no background sweep. Forget's `decay_score_floor` uses the same value.
+ */
+export function decayScore(m: Pick<MemoryRecord, 'importance' | 'lastAccessedAt'>, nowUs: number): number {
+  const days = Math.max(0, nowUs - m.lastAccessedAt) / DAY_US;
+  return m.importance * 0.5 ** (days / DECAY_HALF_LIFE_DAYS);
+}
+
+/** A memory as a shard hands it out: the embedding only when asked for. */
+export type MemoryView = Omit<MemoryRecord, 'embedding'> & { embedding?: Float32Array };
+
+export function memoryToJson(m: MemoryView, nowUs: number): MemoryJson {
+  const out: MemoryJson = {
+    memory_id: m.id,
+    content: m.content,
+    importance: m.importance,
+    context: m.context,
+    entity_id: m.entityId,
+    kind: m.kind,
+    created_at: m.createdAt,
+    updated_at: m.updatedAt,
+    last_accessed_at: m.lastAccessedAt,
+    access_count: m.accessCount,
+    decay_score: Math.round(decayScore(m, nowUs) * 1e6) / 1e6,
+    logical_clock: m.logicalClock,
+  };
+  if (m.sourceMemoryIds) out.source_memory_ids = m.sourceMemoryIds;
+  if (m.supersededBy) out.superseded_by = m.supersededBy;
+  return out;
+}
+
+export function nowUs(): number {
+  return Date.now() * 1000;
+}

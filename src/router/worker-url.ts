@@ -1,0 +1,15 @@
+/**
+ * @module router/worker-url — starts a worker entry next to the running code. From `dist/` the
+ * entry is `.js`; from the TypeScript sources (tests, tsx) it is `.ts`, loaded through a small
+ * bootstrap that registers tsx, since Node 20 cannot start a worker from a `.ts` file by itself.
+ */
+import { Worker, type WorkerOptions } from 'node:worker_threads';
+
+export function startWorker(relativeToSrc: string, opts: WorkerOptions & { workerData?: object }): Worker {
+  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`../${relativeToSrc}.js`, import.meta.url), opts);
+  const entry = new URL(`../${relativeToSrc}.ts`, import.meta.url).href;
+  return new Worker(new URL('./ts-worker.mjs', import.meta.url), {
+    ...opts,
+    workerData: { ...opts.workerData, __tsEntry: entry },
+  });
+}

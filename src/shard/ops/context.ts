@@ -1,0 +1,28 @@
+/** @module shard/ops/context — what every in-shard operation gets: state, ids, clock and commit. */
+import type { IdGenerator } from '../../model/ids.ts';
+import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
+import type { LogRecord } from '../persist/records.ts';
+import type { ShardState } from '../store/apply.ts';
+import type { Workspace } from '../store/workspace.ts';
+import { notFound } from '../../errors/codes.ts';
+
+export interface OpContext {
+  readonly state: ShardState;
+  readonly ids: IdGenerator;
+  nowUs(): number;
+  /** Applies records to state and resolves when they are durable in the log. */
+  commit(records: LogRecord[]): Promise<void>;
+  /** Asks for a compaction that removes forgotten content from disk. */
+  requestErasure(): void;
+}
+
+export function view(m: MemoryRecord, withEmbedding = false): MemoryView {
+  const { embedding, ...rest } = m;
+  return withEmbedding ? { ...rest, embedding: embedding.slice() } : rest;
+}
+
+export function requireMemory(ws: Workspace | undefined, id: string): MemoryRecord {
+  const m = ws?.memories.get(id);
+  if (!m) throw notFound(`memory ${id} not found`);
+  return m;
+}

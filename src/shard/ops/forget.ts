@@ -1,0 +1,90 @@
+/**
+ * @module shard/ops/forget — removes memories matching every given criterion (AND), at most
+ * FORGET_LIMIT per call, with their superseded versions (cascade) and edges, leaving one tombstone
+ * per removed memory (content hash only) and asking for the compaction that erases it from disk.
+ */
+import { createHash } from 'node:crypto';
+import { decayScore, type JsonObject, type MemoryRecord } from '../../model/memory.ts';
+import type { LogRecord } from '../persist/records.ts';
+import type { ForgetCriteria, ForgetResult } from '../protocol.ts';
+import type { Workspace } from '../store/workspace.ts';
+import type { OpContext } from './context.ts';
+
+export const FORGET_LIMIT = 1000;
+
+export async function forget(ctx: OpContext, ws: string, criteria: ForgetCriteria): Promise<ForgetResult> {
+  const w = ctx.state.workspaces.get(ws);
+  const empty: ForgetResult = { forgotten_count: 0, cascade_count: 0, truncated: false, tombstone_count: 0 };
+  if (!w) return empty;
+  const now = ctx.nowUs();
+  const selected: MemoryRecord[] = [];
+  let truncated = false;
+  for (const m of candidates(w, criteria)) {
+    if (!matches(m, criteria, now)) continue;
+    if (selected.length === FORGET_LIMIT) {
+      truncated = true;
+      break;
+    }
+    selected.push(m);
+  }
+  const primary = new Set(selected.map((m) => m.id));
+  const cascaded: MemoryRecord[] = [];
+  for (const m of selected) {
+    for (const vid of w.versions.get(m.id) ?? []) {
+      const v = w.memories.get(vid);
+      if (v && !primary.has(vid)) cascaded.push(v);
+    }
+  }
+  const all = [...selected, ...cascaded];
+  if (all.length === 0) return empty;
+  const records: LogRecord[] = [];
+  const recordedCriteria = criteriaJson(criteria);
+  for (const m of all) {
+    records.push({ t: 'del', ws, id: m.id });
+    records.push({ t: 'tomb', ws, tomb: { memory_id: m.id, forgotten_at: now, criteria: recordedCriteria, content_sha256: sha256(m.content) } });
+  }
+  await ctx.commit(records);
+  ctx.requestErasure();
+  return { forgotten_count: selected.length, cascade_count: cascaded.length, truncated, tombstone_count: all.length };
+}
+
+function* candidates(w: Workspace, c: ForgetCriteria): Generator<MemoryRecord> {
+  if (c.memoryIds) {
+    for (const id of new Set(c.memoryIds)) {
+      const m = w.memories.get(id);
+      if (m) yield m;
+    }
+    return;
+  }
+  const ids = c.entityId === undefined ? w.order : w.byEntity.get(c.entityId);
+  if (!ids) return;
+  for (const id of ids.after(null)) {
+    const m = w.memories.get(id);
+    // Criteria other than explicit ids select live memories; versions leave with them.
+    if (m && m.supersededBy === null) yield m;
+  }
+}
+
+function matches(m: MemoryRecord, c: ForgetCriteria, now: number): boolean {
+  if (c.entityId !== undefined && m.entityId !== c.entityId) return false;
+  if (c.stalenessThresholdUs !== undefined && !(m.lastAccessedAt < c.stalenessThresholdUs)) return false;
+  if (c.accessCountFloor !== undefined && !(m.accessCount < c.accessCountFloor)) return false;
+  if (c.memoryKind !== undefined && m.kind !== c.memoryKind) return false;
+  if (c.decayScoreFloor !== undefined && !(decayScore(m, now) < c.decayScoreFloor)) return false;
+  return true;
+}
+
+function criteriaJson(c: ForgetCriteria): JsonObject {
+  const out: JsonObject = {};
+  if (c.memoryIds) out['memory_ids'] = c.memoryIds.length;
+  if (c.entityId !== undefined) out['entity_id'] = c.entityId;
+  if (c.stalenessThresholdUs !== undefined) out['staleness_threshold_us'] = c.stalenessThresholdUs;
+  if (c.accessCountFloor !== undefined) out['access_count_floor'] = c.accessCountFloor;
+  if (c.memoryKind !== undefined) out['memory_kind'] = c.memoryKind;
+  if (c.decayScoreFloor !== undefined) out['decay_score_floor'] = c.decayScoreFloor;
+  return out;
+}
+
+function sha256(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}

@@ -1,0 +1,60 @@
+/** @module shard/ops/read — get, batch get, list, entities, edges and counts. */
+import type { Edge } from '../../model/edge.ts';
+import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
+import type { ListInput } from '../protocol.ts';
+import { requireMemory, view, type OpContext } from './context.ts';
+
+export function get(ctx: OpContext, ws: string, input: { id: string; withEmbedding: boolean }): MemoryView {
+  return view(requireMemory(ctx.state.workspaces.get(ws), input.id), input.withEmbedding);
+}
+
+export function batchGet(ctx: OpContext, ws: string, input: { ids: string[]; withEmbedding: boolean }): MemoryView[] {
+  const w = ctx.state.workspaces.get(ws);
+  const out: MemoryView[] = [];
+  for (const id of input.ids) {
+    const m = w?.memories.get(id);
+    if (m) out.push(view(m, input.withEmbedding));
+  }
+  return out;
+}
+
+export function list(ctx: OpContext, ws: string, input: ListInput): { memories: MemoryView[]; nextCursor: string | null } {
+  const w = ctx.state.workspaces.get(ws);
+  const source = input.entityId === null ? w?.order : w?.byEntity.get(input.entityId);
+  if (!w || !source) return { memories: [], nextCursor: null };
+  const matches = (m: MemoryRecord): boolean =>
+    (input.kind === null || m.kind === input.kind) && (input.includeSuperseded || m.supersededBy === null);
+  const page: MemoryView[] = [];
+  for (const id of source.after(input.cursor)) {
+    const m = w.memories.get(id);
+    if (!m || !matches(m)) continue;
+    if (page.length === input.limit) return { memories: page, nextCursor: page[page.length - 1]?.id ?? null };
+    page.push(view(m));
+  }
+  return { memories: page, nextCursor: null };
+}
+
+export function entities(ctx: OpContext, ws: string): string[] {
+  const w = ctx.state.workspaces.get(ws);
+  if (!w) return [];
+  const out: string[] = [];
+  for (const [entity, ids] of w.byEntity) {
+    for (const id of ids.after(null)) {
+      if (w.memories.get(id)?.supersededBy === null) {
+        out.push(entity);
+        break;
+      }
+    }
+  }
+  return out.sort();
+}
+
+export function edges(ctx: OpContext, ws: string, input: { id: string }): { outgoing: Edge[]; incoming: Edge[] } {
+  const w = ctx.state.workspaces.get(ws);
+  requireMemory(w, input.id);
+  return { outgoing: [...(w?.graph.outgoing(input.id) ?? [])], incoming: [...(w?.graph.incoming(input.id) ?? [])] };
+}
+
+export function count(ctx: OpContext, ws: string): number {
+  return ctx.state.workspaces.get(ws)?.liveCount() ?? 0;
+}

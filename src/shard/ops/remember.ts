@@ -1,0 +1,48 @@
+/** @module shard/ops/remember — stores new memories and their outgoing edges. */
+import { invalid } from '../../errors/codes.ts';
+import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
+import type { LogRecord } from '../persist/records.ts';
+import { toStored } from '../persist/records.ts';
+import type { RememberItem } from '../protocol.ts';
+import { view, type OpContext } from './context.ts';
+
+export async function remember(ctx: OpContext, ws: string, input: { items: RememberItem[] }): Promise<MemoryView[]> {
+  const existing = ctx.state.workspaces.get(ws);
+  for (const item of input.items) {
+    for (const e of item.edges) {
+      if (!existing?.memories.has(e.targetId)) throw invalid(`edges: target_id ${e.targetId} does not exist in this workspace`);
+    }
+  }
+  const now = ctx.nowUs();
+  const records: LogRecord[] = [];
+  const created: MemoryRecord[] = [];
+  for (const item of input.items) {
+    const m: MemoryRecord = {
+      id: ctx.ids.next(now / 1000),
+      content: item.content,
+      importance: item.importance,
+      context: item.context,
+      entityId: item.entityId,
+      kind: item.kind,
+      createdAt: now,
+      updatedAt: now,
+      lastAccessedAt: now,
+      accessCount: 0,
+      logicalClock: 0,
+      sourceMemoryIds: null,
+      supersededBy: null,
+      embedding: item.embedding,
+    };
+    created.push(m);
+    records.push({ t: 'put', ws, m: toStored(m) });
+    for (const e of item.edges) {
+      records.push({
+        t: 'edge',
+        ws,
+        e: { source_id: m.id, target_id: e.targetId, edge_type: e.edgeType, confidence: e.confidence, timestamp_us: now },
+      });
+    }
+  }
+  await ctx.commit(records);
+  return created.map((m) => view(m));
+}

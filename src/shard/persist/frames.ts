@@ -1,0 +1,60 @@
+/**
+ * @module shard/persist/frames — the record framing shared by the log and snapshots:
+ * [0xFB magic][u32 payload length][u32 CRC-32 of payload][msgpack payload].
+ */
+import { crc32 } from 'node:zlib';
+import { Packr } from 'msgpackr';
+
+export const FRAME_MAGIC = 0xfb;
+export const FRAME_HEADER = 9;
+const MAX_FRAME = 256 * 1024 * 1024;
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+export function encodeFrame(value: unknown): Buffer {
+  const payload = packr.pack(value);
+  const frame = Buffer.allocUnsafe(FRAME_HEADER + payload.length);
+  frame[0] = FRAME_MAGIC;
+  frame.writeUInt32LE(payload.length, 1);
+  frame.writeUInt32LE(crc32(payload), 5);
+  payload.copy(frame, FRAME_HEADER);
+  return frame;
+}
+
+export type FrameRead =
+  | { kind: 'frame'; value: unknown; next: number }
+  | { kind: 'end' }
+  | { kind: 'torn'; reason: string }
+  | { kind: 'corrupt'; reason: string };
+
+/**
+ * Reads the frame at `offset`. A frame that runs past the end of the buffer, a bad final frame,
+ * or zero-filled bytes up to the end are 'torn' (an interrupted append); any other damage is 'corrupt'.
+ */
+export function readFrame(buf: Buffer, offset: number): FrameRead {
+  if (offset >= buf.length) return { kind: 'end' };
+  if (buf.length - offset < FRAME_HEADER) return { kind: 'torn', reason: 'incomplete frame header' };
+  if (buf[offset] !== FRAME_MAGIC) {
+    if (allZero(buf, offset)) return { kind: 'torn', reason: 'zero-filled tail' };
+    return { kind: 'corrupt', reason: `bad frame magic 0x${(buf[offset] ?? 0).toString(16)}` };
+  }
+  const len = buf.readUInt32LE(offset + 1);
+  const end = offset + FRAME_HEADER + len;
+  if (len > MAX_FRAME) return { kind: 'corrupt', reason: `frame length ${len} is implausible` };
+  if (end > buf.length) return { kind: 'torn', reason: 'frame runs past end of file' };
+  const payload = buf.subarray(offset + FRAME_HEADER, end);
+  if (crc32(payload) !== buf.readUInt32LE(offset + 5)) {
+    if (end === buf.length) return { kind: 'torn', reason: 'checksum mismatch in final frame' };
+    return { kind: 'corrupt', reason: 'checksum mismatch' };
+  }
+  try {
+    return { kind: 'frame', value: packr.unpack(payload), next: end };
+  } catch {
+    return { kind: 'corrupt', reason: 'undecodable payload' };
+  }
+}
+
+function allZero(buf: Buffer, from: number): boolean {
+  for (let i = from; i < buf.length; i++) if (buf[i] !== 0) return false;
+  return true;
+}

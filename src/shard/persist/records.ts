@@ -1,0 +1,67 @@
+/**
+ * @module shard/persist/records — what the log and snapshots hold. Every record is idempotent
+ * (it carries absolute state, never a delta), so a fuzzy snapshot plus the log replays exactly.
+ */
+import type { Edge, EdgeType } from '../../model/edge.ts';
+import type { JsonObject, MemoryKind, MemoryRecord } from '../../model/memory.ts';
+
+/** A memory as persisted: the embedding travels as raw little-endian float32 bytes. */
+export interface StoredMemory {
+  id: string;
+  content: string;
+  importance: number;
+  context: JsonObject;
+  entityId: string | null;
+  kind: MemoryKind;
+  createdAt: number;
+  updatedAt: number;
+  lastAccessedAt: number;
+  accessCount: number;
+  logicalClock: number;
+  sourceMemoryIds: string[] | null;
+  supersededBy: string | null;
+  embedding: Uint8Array;
+}
+
+/** What forget leaves behind: never the content, only its SHA-256. */
+export interface Tombstone {
+  memory_id: string;
+  forgotten_at: number;
+  criteria: JsonObject;
+  content_sha256: string;
+}
+
+export type LogRecord =
+  | { t: 'put'; ws: string; m: StoredMemory }
+  | { t: 'del'; ws: string; id: string }
+  | { t: 'edge'; ws: string; e: Edge }
+  | { t: 'unedge'; ws: string; s: string; d: string; y: EdgeType }
+  | { t: 'tomb'; ws: string; tomb: Tombstone }
+  | { t: 'access'; ws: string; id: string; n: number; at: number }
+  | { t: 'drop'; ws: string };
+
+export interface SnapshotHeader {
+  t: 'snap';
+  format: 1;
+  shard: number;
+  /** The first log segment that must be replayed on top of this snapshot. */
+  walSeq: number;
+  createdAt: number;
+}
+
+export interface SnapshotFooter {
+  t: 'end';
+  records: number;
+}
+
+export function toStored(m: MemoryRecord): StoredMemory {
+  const e = m.embedding;
+  return { ...m, embedding: new Uint8Array(e.buffer, e.byteOffset, e.byteLength) };
+}
+
+export function fromStored(s: StoredMemory): MemoryRecord {
+  const bytes = s.embedding;
+  const copy = new Uint8Array(bytes.byteLength);
+  copy.set(bytes);
+  return { ...s, embedding: new Float32Array(copy.buffer) };
+}

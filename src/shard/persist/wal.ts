@@ -1,0 +1,150 @@
+/**
+ * @module shard/persist/wal — the append-only log of one shard, in numbered segments.
+ * Appends are acknowledged after fdatasync (or after the OS write with durability 'os'); appends
+ * that arrive while a sync is in flight share the next one (group commit).
+ */
+import { closeSync, fdatasync, openSync, unlinkSync, write } from 'node:fs';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { encodeFrame } from './frames.ts';
+import { fsyncDir, seqName } from './fsutil.ts';
+import type { LogRecord } from './records.ts';
+
+const writeAsync = promisify(write);
+const datasyncAsync = promisify(fdatasync);
+
+export interface WalOptions {
+  dir: string;
+  seq: number;
+  durability: 'fsync' | 'os';
+  /** Called after each group commit with its duration and record count, for metrics. */
+  onSync?: (ms: number, records: number) => void;
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+export class Wal {
+  readonly #dir: string;
+  readonly #durability: 'fsync' | 'os';
+  readonly #onSync: ((ms: number, records: number) => void) | undefined;
+  #fd: number;
+  #seq: number;
+  #pending: Buffer[] = [];
+  #waiters: Waiter[] = [];
+  #flushing: Promise<void> | null = null;
+  #rotating = false;
+  #failed: Error | null = null;
+  #segmentBytes = 0;
+
+  constructor(opts: WalOptions) {
+    this.#dir = opts.dir;
+    this.#durability = opts.durability;
+    this.#onSync = opts.onSync;
+    this.#seq = opts.seq;
+    this.#fd = openSync(join(this.#dir, seqName('wal', this.#seq, 'log')), 'a');
+    fsyncDir(this.#dir);
+  }
+
+  get seq(): number {
+    return this.#seq;
+  }
+
+  /** Bytes appended to the current segment since it was opened by this process. */
+  get segmentBytes(): number {
+    return this.#segmentBytes;
+  }
+
+  get failed(): Error | null {
+    return this.#failed;
+  }
+
+  /** Appends records; resolves once they are durable. */
+  append(records: readonly LogRecord[]): Promise<void> {
+    if (this.#failed) return Promise.reject(this.#failed);
+    for (const r of records) this.#pending.push(encodeFrame(r));
+    const done = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
+    this.#kick();
+    return done;
+  }
+
+  #kick(): void {
+    if (this.#flushing || this.#rotating || this.#pending.length === 0) return;
+    this.#flushing = this.#flushLoop().finally(() => {
+      this.#flushing = null;
+      this.#kick();
+    });
+  }
+
+  async #flushLoop(): Promise<void> {
+    while (this.#pending.length > 0 && !this.#rotating) {
+      const batch = Buffer.concat(this.#pending);
+      const count = this.#pending.length;
+      const waiters = this.#waiters;
+      this.#pending = [];
+      this.#waiters = [];
+      const start = performance.now();
+      try {
+        await writeAll(this.#fd, batch);
+        if (this.#durability === 'fsync') await datasyncAsync(this.#fd);
+        this.#segmentBytes += batch.length;
+        this.#onSync?.(performance.now() - start, count);
+        for (const w of waiters) w.resolve();
+      } catch (err) {
+        this.#failed = new Error(`log write failed: ${(err as Error).message}`);
+        for (const w of [...waiters, ...this.#waiters]) w.reject(this.#failed);
+        this.#waiters = [];
+        this.#pending = [];
+        return;
+      }
+    }
+  }
+
+  /** Waits for in-flight appends, then starts a new segment; returns its number. */
+  async rotate(): Promise<number> {
+    this.#rotating = true;
+    try {
+      while (this.#flushing) await this.#flushing;
+      const old = this.#fd;
+      this.#seq += 1;
+      this.#fd = openSync(join(this.#dir, seqName('wal', this.#seq, 'log')), 'a');
+      this.#segmentBytes = 0;
+      fsyncDir(this.#dir);
+      closeSync(old);
+      return this.#seq;
+    } finally {
+      this.#rotating = false;
+      this.#kick();
+    }
+  }
+
+  /** Waits until everything appended so far is durable. */
+  async drain(): Promise<void> {
+    while (this.#flushing || this.#pending.length > 0) {
+      this.#kick();
+      if (this.#flushing) await this.#flushing;
+      else break;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.drain();
+    closeSync(this.#fd);
+  }
+
+  /** Deletes segments numbered below `seq` (they are covered by a durable snapshot). */
+  deleteBefore(seq: number, existing: readonly number[]): void {
+    for (const s of existing) if (s < seq) unlinkSync(join(this.#dir, seqName('wal', s, 'log')));
+    fsyncDir(this.#dir);
+  }
+}
+
+async function writeAll(fd: number, buf: Buffer): Promise<void> {
+  let off = 0;
+  while (off < buf.length) {
+    const { bytesWritten } = await writeAsync(fd, buf, off, buf.length - off);
+    off += bytesWritten;
+  }
+}

@@ -1,0 +1,116 @@
+/**
+ * @module shard/protocol — the only contract between the router and the shards: typed commands
+ * in, results (or errors as data) out. Types only, so both sides import it freely.
+ */
+import type { EdgeType, Edge } from '../model/edge.ts';
+import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
+import type { ErrorCode } from '../errors/codes.ts';
+
+export interface EdgeInput {
+  targetId: string;
+  edgeType: EdgeType;
+  confidence: number;
+}
+
+export interface RememberItem {
+  content: string;
+  importance: number;
+  context: JsonObject;
+  entityId: string | null;
+  kind: MemoryKind;
+  embedding: Float32Array;
+  edges: EdgeInput[];
+}
+
+export interface ReviseInput {
+  id: string;
+  content?: string;
+  importance?: number;
+  context?: JsonObject;
+  contextMode: 'merge' | 'replace';
+  /** undefined keeps the entity, null clears it. */
+  entityId?: string | null;
+  embedding?: Float32Array;
+  edges: EdgeInput[];
+}
+
+export interface ForgetCriteria {
+  memoryIds?: string[];
+  entityId?: string;
+  stalenessThresholdUs?: number;
+  accessCountFloor?: number;
+  memoryKind?: MemoryKind;
+  decayScoreFloor?: number;
+}
+
+export interface ForgetResult {
+  forgotten_count: number;
+  cascade_count: number;
+  truncated: boolean;
+  tombstone_count: number;
+}
+
+export interface ListInput {
+  entityId: string | null;
+  kind: MemoryKind | null;
+  cursor: string | null;
+  limit: number;
+  includeSuperseded: boolean;
+}
+
+export interface ShardStats {
+  memories: number;
+  workspaces: number;
+  edges: number;
+  walSeq: number;
+}
+
+/** Method name → input and output. */
+export interface ShardMethods {
+  remember: { input: { items: RememberItem[] }; output: MemoryView[] };
+  get: { input: { id: string; withEmbedding: boolean }; output: MemoryView };
+  batchGet: { input: { ids: string[]; withEmbedding: boolean }; output: MemoryView[] };
+  list: { input: ListInput; output: { memories: MemoryView[]; nextCursor: string | null } };
+  revise: { input: ReviseInput; output: MemoryView };
+  forget: { input: ForgetCriteria; output: ForgetResult };
+  entities: { input: Record<string, never>; output: string[] };
+  edges: { input: { id: string }; output: { outgoing: Edge[]; incoming: Edge[] } };
+  count: { input: Record<string, never>; output: number };
+  dropWorkspace: { input: Record<string, never>; output: { memories: number } };
+  stats: { input: Record<string, never>; output: ShardStats };
+  snapshot: { input: Record<string, never>; output: { records: number } };
+}
+
+export type ShardMethod = keyof ShardMethods;
+export type ShardInput<M extends ShardMethod> = ShardMethods[M]['input'];
+export type ShardOutput<M extends ShardMethod> = ShardMethods[M]['output'];
+
+export interface ShardRequest<M extends ShardMethod = ShardMethod> {
+  kind: 'request';
+  id: number;
+  method: M;
+  ws: string;
+  input: ShardInput<M>;
+}
+
+export type ShardReply =
+  | { kind: 'reply'; id: number; ok: true; value: unknown }
+  | { kind: 'reply'; id: number; ok: false; code: ErrorCode; message: string };
+
+/** Messages a shard sends without being asked. */
+export type ShardEvent =
+  | { kind: 'ready'; shard: number; memories: number; replayedRecords: number; recoveryMs: number; truncatedTail: string | null }
+  | { kind: 'fatal'; shard: number; message: string }
+  | { kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[] }
+  | { kind: 'stopped'; shard: number };
+
+export type ShardControl = { kind: 'shutdown' };
+
+export interface ShardWorkerData {
+  shard: number;
+  dir: string;
+  durability: 'fsync' | 'os';
+  snapshotIntervalS: number;
+  snapshotWalBytes: number;
+  eraseWithinS: number;
+}

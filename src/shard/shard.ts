@@ -1,0 +1,177 @@
+/**
+ * @module shard/shard — one shard: the single-threaded owner of its workspaces' state, its log and
+ * its snapshots. States: starting → replaying → ready ⇄ snapshotting → draining → stopped.
+ */
+import { mkdirSync, unlinkSync } from 'node:fs';
+import { join } from 'node:path';
+import { FlashbulbError } from '../errors/codes.ts';
+import { IdGenerator } from '../model/ids.ts';
+import { nowUs } from '../model/memory.ts';
+import { seqName } from './persist/fsutil.ts';
+import type { LogRecord } from './persist/records.ts';
+import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
+import { writeSnapshot } from './persist/snapshot.ts';
+import { Wal } from './persist/wal.ts';
+import { applyRecord, type ShardState } from './store/apply.ts';
+import type { OpContext } from './ops/context.ts';
+import { forget } from './ops/forget.ts';
+import { batchGet, count, edges, entities, get, list } from './ops/read.ts';
+import { remember } from './ops/remember.ts';
+import { revise } from './ops/revise.ts';
+import type { ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
+
+type Handler<M extends ShardMethod> = (ctx: OpContext, ws: string, input: ShardInput<M>) => ShardOutput<M> | Promise<ShardOutput<M>>;
+
+export class Shard {
+  readonly #opts: ShardWorkerData;
+  readonly #state: ShardState;
+  readonly #wal: Wal;
+  readonly #ids = new IdGenerator();
+  readonly #ctx: OpContext;
+  readonly #handlers: { [M in ShardMethod]: Handler<M> };
+  readonly recovered: Recovered;
+  #snapshotting: Promise<void> | null = null;
+  #snapshotAgain = false;
+  #lastSnapshotAt = Date.now();
+  #dirtySinceSnapshot = false;
+  #erasureTimer: NodeJS.Timeout | null = null;
+  #tick: NodeJS.Timeout;
+  #inflight = 0;
+  #draining = false;
+  readonly syncMs: number[] = [];
+  readonly snapshotMs: number[] = [];
+
+  constructor(opts: ShardWorkerData) {
+    this.#opts = opts;
+    mkdirSync(opts.dir, { recursive: true });
+    this.recovered = recoverShard(opts.dir);
+    this.#state = this.recovered.state;
+    for (const ws of this.#state.workspaces.values()) for (const id of ws.memories.keys()) this.#ids.observe(id);
+    this.#wal = new Wal({
+      dir: opts.dir,
+      seq: this.recovered.nextWalSeq,
+      durability: opts.durability,
+      onSync: (ms) => this.syncMs.push(ms),
+    });
+    this.#ctx = {
+      state: this.#state,
+      ids: this.#ids,
+      nowUs,
+      commit: (records) => this.#commit(records),
+      requestErasure: () => this.#requestErasure(),
+    };
+    this.#handlers = {
+      remember,
+      get,
+      batchGet,
+      list,
+      revise,
+      forget,
+      entities,
+      edges,
+      count,
+      dropWorkspace: (ctx, ws) => this.#dropWorkspace(ws),
+      stats: () => this.stats(),
+      snapshot: async () => {
+        await this.snapshot();
+        return { records: this.#state.memoryCount() };
+      },
+    };
+    this.#tick = setInterval(() => this.#maybeSnapshot(), 1000);
+  }
+
+  get memoryCount(): number {
+    return this.#state.memoryCount();
+  }
+
+  async handle<M extends ShardMethod>(method: M, ws: string, input: ShardInput<M>): Promise<ShardOutput<M>> {
+    if (this.#draining) throw new FlashbulbError('unavailable', 'shard is shutting down');
+    if (this.#wal.failed) throw new FlashbulbError('unavailable', `storage failure: ${this.#wal.failed.message}`);
+    const handler = this.#handlers[method] as Handler<M> | undefined;
+    if (!handler) throw new FlashbulbError('internal_error', `unknown shard method ${String(method)}`);
+    this.#inflight += 1;
+    try {
+      return await handler(this.#ctx, ws, input);
+    } finally {
+      this.#inflight -= 1;
+    }
+  }
+
+  stats(): ShardStats {
+    let edgesCount = 0;
+    for (const w of this.#state.workspaces.values()) edgesCount += w.graph.edgeCount;
+    return { memories: this.memoryCount, workspaces: this.#state.workspaces.size, edges: edgesCount, walSeq: this.#wal.seq };
+  }
+
+  async #commit(records: LogRecord[]): Promise<void> {
+    for (const r of records) applyRecord(this.#state, r);
+    this.#dirtySinceSnapshot = true;
+    await this.#wal.append(records);
+  }
+
+  async #dropWorkspace(ws: string): Promise<{ memories: number }> {
+    const memories = this.#state.workspaces.get(ws)?.memories.size ?? 0;
+    await this.#commit([{ t: 'drop', ws }]);
+    this.#requestErasure();
+    return { memories };
+  }
+
+  /** Forgotten content must leave every file: a snapshot started after now, then old files go. */
+  #requestErasure(): void {
+    if (this.#erasureTimer) return;
+    const delayMs = Math.min(1000, (this.#opts.eraseWithinS * 1000) / 4);
+    this.#erasureTimer = setTimeout(() => {
+      this.#erasureTimer = null;
+      void this.snapshot().catch((err: unknown) => console.error(`shard ${this.#opts.shard}: erasure snapshot failed:`, err));
+    }, delayMs);
+  }
+
+  #maybeSnapshot(): void {
+    if (this.#snapshotting || !this.#dirtySinceSnapshot) return;
+    const due = Date.now() - this.#lastSnapshotAt >= this.#opts.snapshotIntervalS * 1000;
+    if (due || this.#wal.segmentBytes >= this.#opts.snapshotWalBytes) {
+      void this.snapshot().catch((err: unknown) => console.error(`shard ${this.#opts.shard}: snapshot failed:`, err));
+    }
+  }
+
+  /** Rotates the log, writes a snapshot, then deletes the files it covers. */
+  snapshot(): Promise<void> {
+    if (this.#snapshotting) {
+      this.#snapshotAgain = true;
+      return this.#snapshotting;
+    }
+    this.#snapshotting = this.#runSnapshot().finally(() => {
+      this.#snapshotting = null;
+      if (this.#snapshotAgain) {
+        this.#snapshotAgain = false;
+        void this.snapshot();
+      }
+    });
+    return this.#snapshotting;
+  }
+
+  async #runSnapshot(): Promise<void> {
+    const start = performance.now();
+    this.#dirtySinceSnapshot = false;
+    this.#lastSnapshotAt = Date.now();
+    const walSeq = await this.#wal.rotate();
+    await writeSnapshot(this.#opts.dir, { shard: this.#opts.shard, walSeq, state: this.#state });
+    this.#wal.deleteBefore(walSeq, listSeqs(this.#opts.dir, 'wal', 'log'));
+    for (const seq of listSeqs(this.#opts.dir, 'snap', 'snap')) {
+      if (seq < walSeq) unlinkSync(join(this.#opts.dir, seqName('snap', seq, 'snap')));
+    }
+    this.snapshotMs.push(performance.now() - start);
+  }
+
+  /** Stops taking requests, waits for in-flight ones, writes a final snapshot and closes the log. */
+  async shutdown(): Promise<void> {
+    this.#draining = true;
+    clearInterval(this.#tick);
+    if (this.#erasureTimer) clearTimeout(this.#erasureTimer);
+    while (this.#inflight > 0) await new Promise((r) => setTimeout(r, 5));
+    while (this.#snapshotting) await this.#snapshotting;
+    await this.#wal.drain();
+    await this.snapshot();
+    await this.#wal.close();
+  }
+}

@@ -1,0 +1,71 @@
+/**
+ * @module shard/store/apply — applies one log record to shard state. Live operations and
+ * recovery both go through here, so replay is the same code as the first write.
+ */
+import type { LogRecord } from '../persist/records.ts';
+import { fromStored } from '../persist/records.ts';
+import { Workspace } from './workspace.ts';
+
+export class ShardState {
+  readonly workspaces = new Map<string, Workspace>();
+
+  workspace(slug: string): Workspace {
+    let ws = this.workspaces.get(slug);
+    if (!ws) {
+      ws = new Workspace(slug);
+      this.workspaces.set(slug, ws);
+    }
+    return ws;
+  }
+
+  memoryCount(): number {
+    let n = 0;
+    for (const ws of this.workspaces.values()) n += ws.memories.size;
+    return n;
+  }
+}
+
+export function applyRecord(state: ShardState, r: LogRecord): void {
+  switch (r.t) {
+    case 'put':
+      state.workspace(r.ws).put(fromStored(r.m));
+      return;
+    case 'del':
+      state.workspaces.get(r.ws)?.delete(r.id);
+      return;
+    case 'edge':
+      state.workspace(r.ws).graph.put(r.e);
+      return;
+    case 'unedge':
+      state.workspaces.get(r.ws)?.graph.remove(r.s, r.d, r.y);
+      return;
+    case 'tomb':
+      state.workspace(r.ws).tombstones.push(r.tomb);
+      return;
+    case 'access': {
+      const m = state.workspaces.get(r.ws)?.memories.get(r.id);
+      if (m) {
+        m.accessCount = Math.max(m.accessCount, r.n);
+        m.lastAccessedAt = Math.max(m.lastAccessedAt, r.at);
+      }
+      return;
+    }
+    case 'drop':
+      state.workspaces.delete(r.ws);
+      return;
+  }
+}
+
+/** After replay: edges whose ends did not survive (a fuzzy snapshot can hold such) are removed. */
+export function pruneDanglingEdges(state: ShardState): number {
+  let pruned = 0;
+  for (const ws of state.workspaces.values()) {
+    for (const e of [...ws.graph.all()]) {
+      if (!ws.memories.has(e.source_id) || !ws.memories.has(e.target_id)) {
+        ws.graph.remove(e.source_id, e.target_id, e.edge_type);
+        pruned += 1;
+      }
+    }
+  }
+  return pruned;
+}

@@ -1,0 +1,76 @@
+/**
+ * @module shard/store/workspace — all state of one workspace inside its shard: memory records,
+ * creation-ordered ids (overall and per entity), the edge graph and the tombstones.
+ */
+import type { MemoryRecord } from '../../model/memory.ts';
+import { Graph } from '../index/graph.ts';
+import type { Tombstone } from '../persist/records.ts';
+import { OrderedIds } from './ordered-ids.ts';
+
+export class Workspace {
+  readonly slug: string;
+  readonly memories = new Map<string, MemoryRecord>();
+  readonly order = new OrderedIds();
+  readonly byEntity = new Map<string, OrderedIds>();
+  /** Live id → ids of its superseded versions. */
+  readonly versions = new Map<string, Set<string>>();
+  readonly graph = new Graph();
+  readonly tombstones: Tombstone[] = [];
+
+  constructor(slug: string) {
+    this.slug = slug;
+  }
+
+  /** Inserts or replaces a record, keeping every index in step. */
+  put(m: MemoryRecord): void {
+    const old = this.memories.get(m.id);
+    if (old) this.#unindex(old);
+    this.memories.set(m.id, m);
+    this.order.add(m.id);
+    if (m.entityId !== null) entityIds(this.byEntity, m.entityId).add(m.id);
+    if (m.supersededBy !== null) {
+      const set = this.versions.get(m.supersededBy) ?? new Set<string>();
+      set.add(m.id);
+      this.versions.set(m.supersededBy, set);
+    }
+  }
+
+  delete(id: string): MemoryRecord | undefined {
+    const m = this.memories.get(id);
+    if (!m) return undefined;
+    this.#unindex(m);
+    this.memories.delete(id);
+    this.order.delete(id);
+    this.graph.removeNode(id);
+    return m;
+  }
+
+  /** Number of live (not superseded) memories. */
+  liveCount(): number {
+    let versions = 0;
+    for (const set of this.versions.values()) versions += set.size;
+    return this.memories.size - versions;
+  }
+
+  #unindex(m: MemoryRecord): void {
+    if (m.entityId !== null) {
+      const ids = this.byEntity.get(m.entityId);
+      ids?.delete(m.id);
+      if (ids && ids.size === 0) this.byEntity.delete(m.entityId);
+    }
+    if (m.supersededBy !== null) {
+      const set = this.versions.get(m.supersededBy);
+      set?.delete(m.id);
+      if (set && set.size === 0) this.versions.delete(m.supersededBy);
+    }
+  }
+}
+
+function entityIds(map: Map<string, OrderedIds>, entity: string): OrderedIds {
+  let ids = map.get(entity);
+  if (!ids) {
+    ids = new OrderedIds();
+    map.set(entity, ids);
+  }
+  return ids;
+}

@@ -1,0 +1,60 @@
+/**
+ * @module shard/worker — the worker-thread entry of a shard: recovers, then serves requests from
+ * the router over its parentPort; errors cross back as data.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { toWireError } from '../errors/wire.ts';
+import type { ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from './protocol.ts';
+import { Shard } from './shard.ts';
+
+const port = parentPort;
+if (!port) throw new Error('shard worker must run in a worker thread');
+const opts = workerData as ShardWorkerData;
+
+function send(msg: ShardEvent | ShardReply): void {
+  port?.postMessage(msg);
+}
+
+let shard: Shard;
+const started = performance.now();
+try {
+  shard = new Shard(opts);
+} catch (err) {
+  send({ kind: 'fatal', shard: opts.shard, message: err instanceof Error ? err.message : String(err) });
+  throw err;
+}
+const tail = shard.recovered.truncatedTail;
+send({
+  kind: 'ready',
+  shard: opts.shard,
+  memories: shard.memoryCount,
+  replayedRecords: shard.recovered.replayedRecords,
+  recoveryMs: performance.now() - started,
+  truncatedTail: tail ? `${tail.file} at offset ${tail.offset} (${tail.reason})` : null,
+});
+
+const metricsTimer = setInterval(() => {
+  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0) });
+}, 1000);
+metricsTimer.unref();
+
+port.on('message', (msg: ShardRequest | ShardControl) => {
+  if (msg.kind === 'shutdown') {
+    clearInterval(metricsTimer);
+    shard.shutdown().then(
+      () => {
+        send({ kind: 'stopped', shard: opts.shard });
+        port.close();
+      },
+      (err: unknown) => send({ kind: 'fatal', shard: opts.shard, message: `shutdown failed: ${String(err)}` }),
+    );
+    return;
+  }
+  shard.handle(msg.method, msg.ws, msg.input).then(
+    (value) => send({ kind: 'reply', id: msg.id, ok: true, value }),
+    (err: unknown) => {
+      if (!(err instanceof Error && err.name === 'FlashbulbError')) console.error(`shard ${opts.shard}: ${msg.method} failed:`, err);
+      send({ kind: 'reply', id: msg.id, ...toWireError(err) });
+    },
+  );
+});

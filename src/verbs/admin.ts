@@ -1,0 +1,85 @@
+/** @module verbs/admin — whoami, workspaces and keys (admin keys only, except whoami). */
+import type { Principal } from '../auth/principal.ts';
+import { DEFAULT_WORKSPACE } from '../auth/principal.ts';
+import type { KeyInfo, WorkspaceInfo } from '../auth/store.ts';
+import type { Role } from '../auth/keys.ts';
+import { FlashbulbError } from '../errors/codes.ts';
+import { requireAdmin, type Services } from './context.ts';
+
+export interface Whoami {
+  key_id: string | null;
+  role: Role;
+  workspace: { slug: string; name: string };
+  can_access: 'all' | string[];
+  auth_enabled: boolean;
+}
+
+export function whoami(svc: Services, principal: Principal): Whoami {
+  const ws = svc.auth.workspace(principal.workspace);
+  return {
+    key_id: principal.keyId,
+    role: principal.role,
+    workspace: { slug: principal.workspace, name: ws?.name ?? principal.workspace },
+    can_access: principal.role === 'admin' ? 'all' : [principal.workspace],
+    auth_enabled: svc.config.authEnabled,
+  };
+}
+
+export type WorkspaceView = WorkspaceInfo & { memory_count: number };
+
+export async function listWorkspaces(svc: Services, principal: Principal): Promise<WorkspaceView[]> {
+  requireAdmin({ principal });
+  return Promise.all(svc.auth.workspaces().map((w) => withCount(svc, w)));
+}
+
+export async function getWorkspace(svc: Services, principal: Principal, slug: string): Promise<WorkspaceView> {
+  requireAdmin({ principal });
+  const ws = svc.auth.workspace(slug);
+  if (!ws) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
+  return withCount(svc, ws);
+}
+
+async function withCount(svc: Services, w: WorkspaceInfo): Promise<WorkspaceView> {
+  return { ...w, memory_count: await svc.shards.call(w.slug, 'count', {}) };
+}
+
+export function createWorkspace(
+  svc: Services,
+  principal: Principal,
+  input: { slug: string; name?: string | undefined },
+): { workspace: WorkspaceInfo; api_key: string; key_id: string } {
+  requireAdmin({ principal });
+  const workspace = svc.auth.createWorkspace(input.slug, input.name ?? input.slug);
+  const { info, apiKey } = svc.auth.createKey({ workspace: workspace.slug, role: 'workspace', label: 'created with the workspace' });
+  return { workspace, api_key: apiKey, key_id: info.key_id };
+}
+
+export async function deleteWorkspace(svc: Services, principal: Principal, slug: string): Promise<{ deleted: string; memories_deleted: number; keys_revoked: number }> {
+  requireAdmin({ principal });
+  if (slug === DEFAULT_WORKSPACE) throw new FlashbulbError('invalid_input', `workspace '${DEFAULT_WORKSPACE}' cannot be deleted`);
+  if (!svc.auth.workspace(slug)) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
+  const { memories } = await svc.shards.call(slug, 'dropWorkspace', {});
+  const { revokedKeys } = svc.auth.deleteWorkspace(slug);
+  return { deleted: slug, memories_deleted: memories, keys_revoked: revokedKeys };
+}
+
+export function listKeys(svc: Services, principal: Principal): KeyInfo[] {
+  requireAdmin({ principal });
+  return svc.auth.keys();
+}
+
+export function createKey(
+  svc: Services,
+  principal: Principal,
+  input: { workspace: string; role: Role; label?: string | undefined },
+): KeyInfo & { api_key: string } {
+  requireAdmin({ principal });
+  const { info, apiKey } = svc.auth.createKey({ workspace: input.workspace, role: input.role, label: input.label ?? null });
+  return { ...info, api_key: apiKey };
+}
+
+export function revokeKey(svc: Services, principal: Principal, keyId: string): { revoked: KeyInfo } {
+  requireAdmin({ principal });
+  if (principal.keyId === keyId) throw new FlashbulbError('invalid_input', 'a key cannot revoke itself');
+  return { revoked: svc.auth.revokeKey(keyId) };
+}

@@ -1,0 +1,49 @@
+/**
+ * @module verbs/context — what a verb runs with: the services, the caller and the workspace it
+ * acts on. Transports build a Ctx with `resolveCtx`; verbs never see protocol types.
+ */
+import type { RateClass, RateLimiter } from '../auth/rate-limit.ts';
+import type { AuthStore } from '../auth/store.ts';
+import { targetWorkspace, type Principal } from '../auth/principal.ts';
+import type { Config } from '../config/index.ts';
+import type { Embedder } from '../embedding/embedder.ts';
+import { FlashbulbError } from '../errors/codes.ts';
+import type { ShardPool } from '../router/shard-client.ts';
+
+export interface Services {
+  readonly config: Config;
+  readonly shards: ShardPool;
+  readonly embedder: Embedder;
+  readonly auth: AuthStore;
+  readonly limiter: RateLimiter;
+  readonly startedAt: number;
+  readonly version: string;
+  /** Mutable readiness: false while starting or draining, with the reason. */
+  readonly health: { ready: boolean; reason: string };
+}
+
+export interface Ctx {
+  readonly svc: Services;
+  readonly principal: Principal;
+  readonly workspace: string;
+}
+
+/**
+ * Decides the workspace for a request. `strict`: a workspace key naming another workspace is a 403
+ * (REST prefixes); otherwise its own workspace silently applies (gRPC tenant_id, spec 5.6).
+ */
+export function resolveCtx(svc: Services, principal: Principal, requested: string | undefined, opts: { strict: boolean }): Ctx {
+  const workspace = targetWorkspace(principal, requested, opts);
+  if (!svc.config.authEnabled) svc.auth.ensureWorkspace(workspace);
+  else if (!svc.auth.workspace(workspace)) throw new FlashbulbError('not_found', `workspace '${workspace}' not found`);
+  return { svc, principal, workspace };
+}
+
+/** Charges the workspace's rate limit for one request of the given class. */
+export function charge(ctx: Ctx, cls: RateClass): void {
+  ctx.svc.limiter.take(ctx.workspace, cls);
+}
+
+export function requireAdmin(ctx: Pick<Ctx, 'principal'>): void {
+  if (ctx.principal.role !== 'admin') throw new FlashbulbError('forbidden', 'this operation needs an admin key');
+}

@@ -1,0 +1,35 @@
+/** @module verbs/forget — remove memories matching all given criteria. */
+import { invalid } from '../errors/codes.ts';
+import type { MemoryKind } from '../model/memory.ts';
+import type { ForgetCriteria, ForgetResult } from '../shard/protocol.ts';
+import { charge, type Ctx } from './context.ts';
+import { checkEntity, checkId, checkNonNegative, LIMITS } from './validate.ts';
+
+export interface ForgetInput {
+  memory_ids?: string[] | undefined;
+  entity_id?: string | undefined;
+  staleness_threshold_us?: number | undefined;
+  access_count_floor?: number | undefined;
+  memory_kind?: MemoryKind | undefined;
+  decay_score_floor?: number | undefined;
+}
+
+export function forget(ctx: Ctx, input: ForgetInput): Promise<ForgetResult> {
+  charge(ctx, 'write');
+  const c: ForgetCriteria = {};
+  if (input.memory_ids !== undefined) {
+    if (input.memory_ids.length > LIMITS.forgetPerCall) {
+      throw invalid(`memory_ids has ${input.memory_ids.length} ids; the limit is ${LIMITS.forgetPerCall}`);
+    }
+    c.memoryIds = input.memory_ids.map((id, i) => checkId(`memory_ids[${i}]`, id));
+  }
+  if (input.entity_id !== undefined) c.entityId = checkEntity('entity_id', input.entity_id);
+  if (input.staleness_threshold_us !== undefined) c.stalenessThresholdUs = checkNonNegative('staleness_threshold_us', input.staleness_threshold_us);
+  if (input.access_count_floor !== undefined) c.accessCountFloor = checkNonNegative('access_count_floor', input.access_count_floor);
+  if (input.memory_kind !== undefined) c.memoryKind = input.memory_kind;
+  if (input.decay_score_floor !== undefined) c.decayScoreFloor = checkNonNegative('decay_score_floor', input.decay_score_floor);
+  if (Object.keys(c).length === 0) {
+    throw invalid('give at least one criterion: memory_ids, entity_id, staleness_threshold_us, access_count_floor, memory_kind or decay_score_floor');
+  }
+  return ctx.svc.shards.call(ctx.workspace, 'forget', c);
+}

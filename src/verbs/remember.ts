@@ -1,0 +1,32 @@
+/** @module verbs/remember — embed, then store in the workspace's shard. */
+import { row } from '../embedding/embedder.ts';
+import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
+import { charge, type Ctx } from './context.ts';
+import { checkContent, checkContext, checkEdges, checkEntity, checkUnit, type EdgeSpec } from './validate.ts';
+
+export interface RememberInput {
+  content: string;
+  importance?: number | undefined;
+  context?: JsonObject | undefined;
+  entity_id?: string | null | undefined;
+  edges?: EdgeSpec[] | undefined;
+  kind?: MemoryKind | undefined;
+}
+
+export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryView> {
+  charge(ctx, 'write');
+  const content = checkContent('content', input.content);
+  const item = {
+    content,
+    importance: input.importance === undefined ? 0.5 : checkUnit('importance', input.importance),
+    context: input.context === undefined ? {} : checkContext('context', input.context),
+    entityId: input.entity_id == null ? null : checkEntity('entity_id', input.entity_id),
+    kind: input.kind ?? 'episode',
+    edges: checkEdges('edges', input.edges ?? []),
+  };
+  const vectors = await ctx.svc.embedder.embed([content]);
+  const embedding = row(vectors, 0, ctx.svc.embedder.dim);
+  const [memory] = await ctx.svc.shards.call(ctx.workspace, 'remember', { items: [{ ...item, embedding }] }, [embedding.buffer as ArrayBuffer]);
+  if (!memory) throw new Error('shard returned no memory');
+  return memory;
+}

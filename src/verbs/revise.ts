@@ -1,0 +1,41 @@
+/** @module verbs/revise — revise a memory in place (re-embedding when its content changes). */
+import { invalid } from '../errors/codes.ts';
+import { row } from '../embedding/embedder.ts';
+import type { JsonObject, MemoryView } from '../model/memory.ts';
+import type { ReviseInput as ShardReviseInput } from '../shard/protocol.ts';
+import { charge, type Ctx } from './context.ts';
+import { checkContent, checkContext, checkEdges, checkEntity, checkId, checkUnit, type EdgeSpec } from './validate.ts';
+
+export interface ReviseInput {
+  id: string;
+  content?: string | undefined;
+  importance?: number | undefined;
+  context?: JsonObject | undefined;
+  context_mode?: 'merge' | 'replace' | undefined;
+  /** undefined keeps the entity; null clears it. */
+  entity_id?: string | null | undefined;
+  edges?: EdgeSpec[] | undefined;
+}
+
+export async function revise(ctx: Ctx, input: ReviseInput): Promise<MemoryView> {
+  charge(ctx, 'write');
+  const cmd: ShardReviseInput = {
+    id: checkId('memory_id', input.id),
+    contextMode: input.context_mode ?? 'merge',
+    edges: checkEdges('edges', input.edges ?? []),
+  };
+  if (input.content !== undefined) cmd.content = checkContent('content', input.content);
+  if (input.importance !== undefined) cmd.importance = checkUnit('importance', input.importance);
+  if (input.context !== undefined) cmd.context = checkContext('context', input.context);
+  if (input.entity_id !== undefined) cmd.entityId = input.entity_id === null ? null : checkEntity('entity_id', input.entity_id);
+  const revisable = ['content', 'importance', 'context', 'entityId'] as const;
+  if (!revisable.some((k) => cmd[k] !== undefined) && cmd.edges.length === 0) {
+    throw invalid('nothing to revise: give at least one of content, importance, context, entity_id');
+  }
+  const transfer: ArrayBuffer[] = [];
+  if (cmd.content !== undefined) {
+    cmd.embedding = row(await ctx.svc.embedder.embed([cmd.content]), 0, ctx.svc.embedder.dim);
+    transfer.push(cmd.embedding.buffer as ArrayBuffer);
+  }
+  return ctx.svc.shards.call(ctx.workspace, 'revise', cmd, transfer);
+}

@@ -1,0 +1,77 @@
+/**
+ * @module verbs/validate — value rules shared by every transport (limits of DESIGN.md 14). Types
+ * are checked by the transport's schema; these check ranges and sizes and name the field.
+ */
+import { invalid } from '../errors/codes.ts';
+import { parseEdgeType } from '../model/edge.ts';
+import { parseId } from '../model/ids.ts';
+import type { JsonObject } from '../model/memory.ts';
+import type { EdgeInput } from '../shard/protocol.ts';
+
+export const LIMITS = {
+  contentBytes: 64 * 1024,
+  contextBytes: 16 * 1024,
+  cueBytes: 64 * 1024,
+  entityChars: 256,
+  batchIds: 500,
+  listLimit: 1000,
+  listDefault: 100,
+  forgetPerCall: 1000,
+} as const;
+
+export function checkContent(field: string, text: string): string {
+  if (text.trim() === '') throw invalid(`${field} must not be empty`);
+  const bytes = Buffer.byteLength(text);
+  if (bytes > LIMITS.contentBytes) throw invalid(`${field} is ${bytes} bytes; the limit is ${LIMITS.contentBytes}`);
+  return text;
+}
+
+export function checkUnit(field: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0 || value > 1) throw invalid(`${field} must be between 0.0 and 1.0, got ${value}`);
+  return value;
+}
+
+export function checkContext(field: string, value: JsonObject): JsonObject {
+  const bytes = Buffer.byteLength(JSON.stringify(value));
+  if (bytes > LIMITS.contextBytes) throw invalid(`${field} is ${bytes} bytes serialised; the limit is ${LIMITS.contextBytes}`);
+  return value;
+}
+
+export function checkEntity(field: string, value: string): string {
+  if (value === '') throw invalid(`${field} must not be empty`);
+  if (value.length > LIMITS.entityChars) throw invalid(`${field} is ${value.length} characters; the limit is ${LIMITS.entityChars}`);
+  return value;
+}
+
+export function checkId(field: string, value: string): string {
+  const id = parseId(value);
+  if (id === null) throw invalid(`${field} '${truncate(value)}' is not a memory id (32 hex characters or a 26-character ULID)`);
+  return id;
+}
+
+export function checkNonNegative(field: string, value: number): number {
+  if (!Number.isFinite(value) || value < 0) throw invalid(`${field} must be a non-negative number, got ${value}`);
+  return value;
+}
+
+export interface EdgeSpec {
+  target_id: string;
+  edge_type: string;
+  confidence?: number | undefined;
+}
+
+export function checkEdges(field: string, edges: readonly EdgeSpec[]): EdgeInput[] {
+  return edges.map((e, i) => {
+    const edgeType = parseEdgeType(e.edge_type);
+    if (edgeType === null) throw invalid(`${field}[${i}].edge_type '${truncate(e.edge_type)}' is not a known edge type`);
+    return {
+      targetId: checkId(`${field}[${i}].target_id`, e.target_id),
+      edgeType,
+      confidence: e.confidence === undefined ? 1 : checkUnit(`${field}[${i}].confidence`, e.confidence),
+    };
+  });
+}
+
+function truncate(s: string): string {
+  return s.length > 64 ? `${s.slice(0, 64)}…` : s;
+}
