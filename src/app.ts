@@ -58,6 +58,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     throw err;
   });
   if (embedder.name === 'hash') log('embedder: deterministic hash embedder (FLASHBULB_EMBEDDER=hash) — for tests, not for real recall');
+  else log(`embedder: ${embedder.name} (${embedder.dim} dims) from ${config.modelDir}`);
   const svc: Services = {
     config,
     shards,

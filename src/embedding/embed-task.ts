@@ -1,0 +1,27 @@
+/**
+ * @module embedding/embed-task — the Piscina task that runs the model: one model instance per
+ * worker thread, created on first use; returns the n×dim buffer moved (not copied) back.
+ */
+import { move, workerData } from 'piscina';
+import { createOnnxEmbedder, type OnnxEmbedder } from './onnx-embedder.ts';
+
+interface TaskData {
+  modelDir: string;
+  threads: number;
+}
+
+let model: Promise<OnnxEmbedder> | null = null;
+
+function load(): Promise<OnnxEmbedder> {
+  const data = workerData as TaskData;
+  model ??= createOnnxEmbedder({ modelDir: data.modelDir, threads: data.threads });
+  return model;
+}
+
+/** Task: `{ texts }` → n×dim Float32Array, or `{ info: true }` → model facts. */
+export default async function embedTask(task: { texts: string[] } | { info: true }): Promise<unknown> {
+  const m = await load();
+  if ('info' in task) return { name: m.name, dim: m.dim, maxTokens: m.maxTokens, pooling: m.pooling };
+  const out = await m.embedBatch(task.texts);
+  return move(out);
+}

@@ -1,0 +1,130 @@
+/**
+ * @module embedding/pool — the embedding pool: a Piscina pool running the model off the router
+ * thread, an LRU cache keyed by the text's hash, and dynamic micro-batching: while a batch is
+ * being embedded, new texts queue up and go together in the next one (length-sorted inside the
+ * model). The queue is bounded; past it, callers get `unavailable` instead of unbounded memory.
+ */
+import { createHash } from 'node:crypto';
+import { Piscina } from 'piscina';
+import { FlashbulbError } from '../errors/codes.ts';
+import { embeddingBatchSize, embeddingDuration } from '../metrics/index.ts';
+import { taskModule } from '../router/worker-url.ts';
+import type { Embedder } from './embedder.ts';
+import { Lru } from './lru.ts';
+
+export interface PoolOptions {
+  modelDir: string;
+  /** Worker threads running the model (onnxruntime is loaded once per thread). */
+  workers: number;
+  /** ONNX Runtime intra-op threads per worker. */
+  threads: number;
+  maxBatch: number;
+  cacheSize: number;
+  maxQueued: number;
+}
+
+interface Waiting {
+  text: string;
+  key: string;
+  settle: Array<{ resolve: (v: Float32Array) => void; reject: (e: Error) => void }>;
+}
+
+export async function createEmbeddingPool(opts: PoolOptions): Promise<Embedder> {
+  const task = taskModule('embedding/embed-task');
+  const piscina = new Piscina({
+    filename: task.filename,
+    minThreads: opts.workers,
+    maxThreads: opts.workers,
+    idleTimeout: Number.POSITIVE_INFINITY,
+    atomics: 'disabled',
+    workerData: { ...task.workerData, modelDir: opts.modelDir, threads: opts.threads },
+  });
+  try {
+    const info = (await piscina.run({ info: true })) as { name: string; dim: number };
+    return new EmbeddingPool(piscina, info, opts);
+  } catch (err) {
+    await piscina.destroy();
+    throw new Error(`cannot load the embedding model from ${opts.modelDir}: ${(err as Error).message}`);
+  }
+}
+
+class EmbeddingPool implements Embedder {
+  readonly name: string;
+  readonly dim: number;
+  readonly #piscina: Piscina;
+  readonly #opts: PoolOptions;
+  readonly #cache: Lru<string, Float32Array>;
+  readonly #queued = new Map<string, Waiting>();
+  #inflight = 0;
+
+  constructor(piscina: Piscina, info: { name: string; dim: number }, opts: PoolOptions) {
+    this.#piscina = piscina;
+    this.name = info.name;
+    this.dim = info.dim;
+    this.#opts = opts;
+    this.#cache = new Lru(opts.cacheSize);
+  }
+
+  async embed(texts: readonly string[]): Promise<Float32Array> {
+    const rows = await Promise.all(texts.map((t) => this.#one(t)));
+    const out = new Float32Array(texts.length * this.dim);
+    rows.forEach((r, i) => out.set(r, i * this.dim));
+    return out;
+  }
+
+  #one(text: string): Promise<Float32Array> {
+    const key = createHash('sha1').update(text).digest('base64');
+    const hit = this.#cache.get(key);
+    if (hit) return Promise.resolve(hit);
+    return new Promise((resolve, reject) => {
+      const waiting = this.#queued.get(key);
+      if (waiting) {
+        waiting.settle.push({ resolve, reject });
+        return;
+      }
+      if (this.#queued.size >= this.#opts.maxQueued) {
+        reject(new FlashbulbError('unavailable', 'the embedding queue is full; retry shortly'));
+        return;
+      }
+      this.#queued.set(key, { text, key, settle: [{ resolve, reject }] });
+      this.#pump();
+    });
+  }
+
+  #pump(): void {
+    while (this.#inflight < this.#opts.workers && this.#queued.size > 0) {
+      const batch: Waiting[] = [];
+      for (const w of this.#queued.values()) {
+        batch.push(w);
+        if (batch.length === this.#opts.maxBatch) break;
+      }
+      for (const w of batch) this.#queued.delete(w.key);
+      this.#inflight += 1;
+      void this.#run(batch).finally(() => {
+        this.#inflight -= 1;
+        this.#pump();
+      });
+    }
+  }
+
+  async #run(batch: Waiting[]): Promise<void> {
+    const start = performance.now();
+    try {
+      const out = (await this.#piscina.run({ texts: batch.map((w) => w.text) })) as Float32Array;
+      embeddingDuration.observe((performance.now() - start) / 1000);
+      embeddingBatchSize.observe(batch.length);
+      batch.forEach((w, i) => {
+        const row = out.slice(i * this.dim, (i + 1) * this.dim);
+        this.#cache.set(w.key, row);
+        for (const s of w.settle) s.resolve(row);
+      });
+    } catch (err) {
+      const e = new FlashbulbError('unavailable', `embedding failed: ${(err as Error).message}`);
+      for (const w of batch) for (const s of w.settle) s.reject(e);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.#piscina.destroy();
+  }
+}
