@@ -11,6 +11,9 @@ import { forget } from '../verbs/forget.ts';
 import { batchGet, entities, getMemory, listMemories, memoryEdges } from '../verbs/read.ts';
 import { remember } from '../verbs/remember.ts';
 import { revise } from '../verbs/revise.ts';
+import { recall, type RecallRequest, type TimeRangeInput } from '../verbs/recall.ts';
+import { prime } from '../verbs/prime.ts';
+import type { RecallHit } from '../recall/types.ts';
 import { compile } from './schema.ts';
 import * as S from './schemas.ts';
 
@@ -50,6 +53,8 @@ const v = {
   createWorkspace: compile(S.CreateWorkspaceBody),
   createKey: compile(S.CreateKeyBody),
   list: compile(S.ListQuery),
+  recall: compile(S.RecallBody),
+  prime: compile(S.PrimeBody),
 };
 
 function ctxOf(i: RouteInput): Ctx {
@@ -61,6 +66,22 @@ function param(i: RouteInput, name: string): string {
 }
 
 const json = (m: MemoryView): unknown => memoryToJson(m, nowUs());
+const hitJson = (h: RecallHit): unknown => ({ ...h, memory: json(h.memory) });
+
+/** REST recall body → verb input: plain-string strategies, `strategy` alias, `{start, end}` ranges. */
+function recallRequest(body: unknown): RecallRequest {
+  const b = v.recall(body);
+  const names = b.strategies ?? (b.strategy === undefined ? undefined : [b.strategy]);
+  if (names === undefined) throw invalid('strategies is required (one or more of similarity, temporal, causal, analogical)');
+  const range = (t: typeof b.time_range): TimeRangeInput | undefined =>
+    t === undefined ? undefined : { start_us: t.start_us ?? t.start, end_us: t.end_us ?? t.end };
+  return {
+    ...b,
+    cue_context: b.cue_context as string | JsonObject | undefined,
+    time_range: range(b.time_range),
+    strategies: names.map((s) => (typeof s === 'string' ? { strategy: s } : { ...s, time_range: range(s.time_range) })),
+  };
+}
 
 export const ROUTES: readonly Route[] = [
   {
@@ -102,6 +123,21 @@ export const ROUTES: readonly Route[] = [
   {
     method: 'POST', path: '/v1/forget', op: 'forget', scoped: true, body: true,
     handle: async (i) => ({ body: await forget(ctxOf(i), v.forget(i.body)) }),
+  },
+  {
+    method: 'POST', path: '/v1/recall', op: 'recall', scoped: true, body: true,
+    handle: async (i) => {
+      const out = await recall(ctxOf(i), recallRequest(i.body));
+      return { body: { results: out.results.map(hitJson), strategy_errors: out.strategy_errors } };
+    },
+  },
+  {
+    method: 'POST', path: '/v1/prime', op: 'prime', scoped: true, body: true,
+    handle: async (i) => {
+      const b = v.prime(i.body);
+      const out = await prime(ctxOf(i), { ...b, context: b.context as JsonObject | undefined });
+      return { body: { ...out, results: out.results.map(hitJson) } };
+    },
   },
   {
     method: 'GET', path: '/v1/entities', op: 'entities', scoped: true,

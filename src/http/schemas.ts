@@ -59,3 +59,48 @@ export const ListQuery = T.Object({
   limit: T.Optional(T.Integer()),
   include_superseded: T.Optional(T.Boolean()),
 });
+
+const Weights = T.Object({
+  w_relevance: T.Optional(T.Number()),
+  w_recency: T.Optional(T.Number()),
+  w_importance: T.Optional(T.Number()),
+  w_reinforcement: T.Optional(T.Number()),
+  max_age_us: T.Optional(T.Number()),
+  reinforcement_cap: T.Optional(T.Number()),
+});
+
+const TimeRange = T.Object({
+  start_us: T.Optional(T.Number()),
+  end_us: T.Optional(T.Number()),
+  start: T.Optional(T.Number()),
+  end: T.Optional(T.Number()),
+});
+
+const StrategyOptions = {
+  top_k: T.Optional(T.Integer()),
+  ef_search: T.Optional(T.Integer()),
+  entity_id: T.Optional(T.String()),
+  time_range: T.Optional(TimeRange),
+  seed_memory_id: T.Optional(T.String()),
+  edge_types: T.Optional(T.Array(T.String())),
+  max_depth: T.Optional(T.Integer()),
+  analogical_alpha: T.Optional(T.Number()),
+};
+
+export const RecallBody = T.Object({
+  cue: T.String(),
+  strategies: T.Optional(T.Array(T.Union([T.String(), T.Object({ strategy: T.String(), ...StrategyOptions })]))),
+  strategy: T.Optional(T.String()),
+  scoring_weights: T.Optional(Weights),
+  cue_context: T.Optional(T.Union([T.String(), Json])),
+  ...StrategyOptions,
+});
+
+export const PrimeBody = T.Object({
+  entity_id: T.Optional(T.String()),
+  max_memories: T.Optional(T.Integer()),
+  similarity_cue: T.Optional(T.String()),
+  scoring_weights: T.Optional(Weights),
+  recency_window_us: T.Optional(T.Number()),
+  context: T.Optional(Json),
+});

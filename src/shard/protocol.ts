@@ -5,6 +5,7 @@
 import type { EdgeType, Edge } from '../model/edge.ts';
 import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
 import type { ErrorCode } from '../errors/codes.ts';
+import type { PrimeInput, PrimeOutput, RecallInput, RecallOutput } from '../recall/types.ts';
 
 export interface EdgeInput {
   targetId: string;
@@ -73,6 +74,8 @@ export interface ShardMethods {
   list: { input: ListInput; output: { memories: MemoryView[]; nextCursor: string | null } };
   revise: { input: ReviseInput; output: MemoryView };
   forget: { input: ForgetCriteria; output: ForgetResult };
+  recall: { input: RecallInput; output: RecallOutput };
+  prime: { input: PrimeInput; output: PrimeOutput };
   entities: { input: Record<string, never>; output: string[] };
   edges: { input: { id: string }; output: { outgoing: Edge[]; incoming: Edge[] } };
   count: { input: Record<string, never>; output: number };

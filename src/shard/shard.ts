@@ -6,19 +6,24 @@ import { mkdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlashbulbError } from '../errors/codes.ts';
 import { IdGenerator } from '../model/ids.ts';
-import { nowUs } from '../model/memory.ts';
+import { nowUs, type MemoryRecord } from '../model/memory.ts';
 import { seqName } from './persist/fsutil.ts';
 import type { LogRecord } from './persist/records.ts';
 import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
 import { writeSnapshot } from './persist/snapshot.ts';
+import { deleteGraphsBefore, loadGraphs, saveGraphs } from './persist/graph-files.ts';
 import { Wal } from './persist/wal.ts';
 import { applyRecord, type ShardState } from './store/apply.ts';
 import type { OpContext } from './ops/context.ts';
 import { forget } from './ops/forget.ts';
 import { batchGet, count, edges, entities, get, list } from './ops/read.ts';
 import { remember } from './ops/remember.ts';
+import { prime, recall } from './ops/recall.ts';
 import { revise } from './ops/revise.ts';
 import type { ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
+
+/** Longest stretch the background indexer holds the shard's thread. */
+const INDEX_SLICE_MS = 4;
 
 type Handler<M extends ShardMethod> = (ctx: OpContext, ws: string, input: ShardInput<M>) => ShardOutput<M> | Promise<ShardOutput<M>>;
 
@@ -38,13 +43,15 @@ export class Shard {
   #tick: NodeJS.Timeout;
   #inflight = 0;
   #draining = false;
+  readonly #accessDirty = new Map<string, Set<string>>();
+  #indexing = false;
   readonly syncMs: number[] = [];
   readonly snapshotMs: number[] = [];
 
   constructor(opts: ShardWorkerData) {
     this.#opts = opts;
     mkdirSync(opts.dir, { recursive: true });
-    this.recovered = recoverShard(opts.dir);
+    this.recovered = recoverShard(opts.dir, { afterSnapshot: (state, walSeq) => loadGraphs(opts.dir, walSeq, state) });
     this.#state = this.recovered.state;
     for (const ws of this.#state.workspaces.values()) for (const id of ws.memories.keys()) this.#ids.observe(id);
     this.#wal = new Wal({
@@ -59,6 +66,7 @@ export class Shard {
       nowUs,
       commit: (records) => this.#commit(records),
       requestErasure: () => this.#requestErasure(),
+      touch: (ws, memories) => this.#touch(ws, memories),
     };
     this.#handlers = {
       remember,
@@ -67,6 +75,8 @@ export class Shard {
       list,
       revise,
       forget,
+      recall,
+      prime,
       entities,
       edges,
       count,
@@ -77,7 +87,34 @@ export class Shard {
         return { records: this.#state.memoryCount() };
       },
     };
-    this.#tick = setInterval(() => this.#maybeSnapshot(), 1000);
+    this.#tick = setInterval(() => {
+      this.#flushAccess();
+      this.#maybeSnapshot();
+    }, 1000);
+    this.#scheduleIndexing();
+  }
+
+  /** Moves pending vectors into HNSW graphs in slices of a few ms, between requests. */
+  #scheduleIndexing(): void {
+    if (this.#indexing || this.#draining) return;
+    this.#indexing = true;
+    setImmediate(() => this.#indexStep());
+  }
+
+  #indexStep(): void {
+    const deadline = performance.now() + INDEX_SLICE_MS;
+    let more = false;
+    for (const w of this.#state.workspaces.values()) {
+      if (!w.vectors.needsIndexing) continue;
+      const left = deadline - performance.now();
+      if (left <= 0) {
+        more = true;
+        break;
+      }
+      more = w.vectors.indexSome(left) || more;
+    }
+    this.#indexing = false;
+    if (more) this.#scheduleIndexing();
   }
 
   get memoryCount(): number {
@@ -106,7 +143,42 @@ export class Shard {
   async #commit(records: LogRecord[]): Promise<void> {
     for (const r of records) applyRecord(this.#state, r);
     this.#dirtySinceSnapshot = true;
+    this.#scheduleIndexing();
     await this.#wal.append(records);
+  }
+
+  /**
+   * Access counters change in place at once; their log records are written at most once a
+   * second, off the request path (a crash may lose about a second of them, never a memory).
+   */
+  #touch(ws: string, memories: readonly MemoryRecord[]): void {
+    if (memories.length === 0) return;
+    const now = nowUs();
+    let dirty = this.#accessDirty.get(ws);
+    if (!dirty) {
+      dirty = new Set();
+      this.#accessDirty.set(ws, dirty);
+    }
+    for (const m of memories) {
+      m.accessCount += 1;
+      m.lastAccessedAt = now;
+      dirty.add(m.id);
+    }
+  }
+
+  #flushAccess(): void {
+    if (this.#accessDirty.size === 0) return;
+    const records: LogRecord[] = [];
+    for (const [ws, ids] of this.#accessDirty) {
+      const w = this.#state.workspaces.get(ws);
+      for (const id of ids) {
+        const m = w?.memories.get(id);
+        if (m) records.push({ t: 'access', ws, id, n: m.accessCount, at: m.lastAccessedAt });
+      }
+    }
+    this.#accessDirty.clear();
+    this.#dirtySinceSnapshot = true;
+    this.#wal.append(records).catch((err: unknown) => console.error(`shard ${this.#opts.shard}: access log failed:`, err));
   }
 
   async #dropWorkspace(ws: string): Promise<{ memories: number }> {
@@ -135,14 +207,14 @@ export class Shard {
   }
 
   /** Rotates the log, writes a snapshot, then deletes the files it covers. */
-  snapshot(): Promise<void> {
+  snapshot(opts: { final?: boolean } = {}): Promise<void> {
     if (this.#snapshotting) {
       this.#snapshotAgain = true;
       return this.#snapshotting;
     }
-    this.#snapshotting = this.#runSnapshot().finally(() => {
+    this.#snapshotting = this.#runSnapshot(opts.final ?? false).finally(() => {
       this.#snapshotting = null;
-      if (this.#snapshotAgain) {
+      if (this.#snapshotAgain && !this.#draining) {
         this.#snapshotAgain = false;
         void this.snapshot();
       }
@@ -150,12 +222,15 @@ export class Shard {
     return this.#snapshotting;
   }
 
-  async #runSnapshot(): Promise<void> {
+  async #runSnapshot(final: boolean): Promise<void> {
     const start = performance.now();
     this.#dirtySinceSnapshot = false;
     this.#lastSnapshotAt = Date.now();
     const walSeq = await this.#wal.rotate();
     await writeSnapshot(this.#opts.dir, { shard: this.#opts.shard, walSeq, state: this.#state });
+    // Graphs are saved only when nothing can change under them (the final snapshot).
+    if (final) saveGraphs(this.#opts.dir, walSeq, this.#state);
+    deleteGraphsBefore(this.#opts.dir, walSeq);
     this.#wal.deleteBefore(walSeq, listSeqs(this.#opts.dir, 'wal', 'log'));
     for (const seq of listSeqs(this.#opts.dir, 'snap', 'snap')) {
       if (seq < walSeq) unlinkSync(join(this.#opts.dir, seqName('snap', seq, 'snap')));
@@ -170,8 +245,9 @@ export class Shard {
     if (this.#erasureTimer) clearTimeout(this.#erasureTimer);
     while (this.#inflight > 0) await new Promise((r) => setTimeout(r, 5));
     while (this.#snapshotting) await this.#snapshotting;
+    this.#flushAccess();
     await this.#wal.drain();
-    await this.snapshot();
+    await this.snapshot({ final: true });
     await this.#wal.close();
   }
 }

@@ -14,6 +14,8 @@ export interface OpContext {
   commit(records: LogRecord[]): Promise<void>;
   /** Asks for a compaction that removes forgotten content from disk. */
   requestErasure(): void;
+  /** Counts an access to each memory (access_count, last_accessed_at), logged lazily. */
+  touch(ws: string, memories: readonly MemoryRecord[]): void;
 }
 
 export function view(m: MemoryRecord, withEmbedding = false): MemoryView {

@@ -33,7 +33,12 @@ export function listSeqs(dir: string, prefix: string, ext: string): number[] {
   return seqs.sort((a, b) => a - b);
 }
 
-export function recoverShard(dir: string): Recovered {
+export interface RecoverOptions {
+  /** Runs after the snapshot is loaded and before the log is replayed on top of it. */
+  afterSnapshot?: (state: ShardState, walSeq: number) => void;
+}
+
+export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered {
   for (const name of readdirSync(dir)) if (name.endsWith('.tmp')) unlinkSync(join(dir, name));
   const state = new ShardState();
   const snapshots = listSeqs(dir, 'snap', 'snap');
@@ -41,6 +46,7 @@ export function recoverShard(dir: string): Recovered {
   const newest = snapshots[snapshots.length - 1];
   let fromSeq = 0;
   if (newest !== undefined) fromSeq = loadSnapshot(join(dir, snapName(newest)), state).walSeq;
+  opts.afterSnapshot?.(state, fromSeq);
   let replayed = 0;
   let truncatedTail: Recovered['truncatedTail'] = null;
   const toReplay = walSegments.filter((s) => s >= fromSeq);

@@ -4,6 +4,7 @@
  */
 import type { MemoryRecord } from '../../model/memory.ts';
 import { Graph } from '../index/graph.ts';
+import { VectorIndex } from '../index/vector-index.ts';
 import type { Tombstone } from '../persist/records.ts';
 import { OrderedIds } from './ordered-ids.ts';
 
@@ -15,6 +16,8 @@ export class Workspace {
   /** Live id → ids of its superseded versions. */
   readonly versions = new Map<string, Set<string>>();
   readonly graph = new Graph();
+  /** Embeddings of live (not superseded) memories, for similarity search. */
+  readonly vectors = new VectorIndex();
   readonly tombstones: Tombstone[] = [];
 
   constructor(slug: string) {
@@ -27,6 +30,8 @@ export class Workspace {
     if (old) this.#unindex(old);
     this.memories.set(m.id, m);
     this.order.add(m.id);
+    if (m.supersededBy === null) this.vectors.upsert(m.id, m.embedding);
+    else this.vectors.remove(m.id);
     if (m.entityId !== null) entityIds(this.byEntity, m.entityId).add(m.id);
     if (m.supersededBy !== null) {
       const set = this.versions.get(m.supersededBy) ?? new Set<string>();
@@ -41,6 +46,7 @@ export class Workspace {
     this.#unindex(m);
     this.memories.delete(id);
     this.order.delete(id);
+    this.vectors.remove(id);
     this.graph.removeNode(id);
     return m;
   }

@@ -1,0 +1,118 @@
+/**
+ * @module recall/strategies — the four recall strategies as pure functions over a RecallSource.
+ * Each returns candidate memories with their strategy detail; merging and scoring happen in
+ * recall/merge.ts. A strategy that cannot run throws StrategyFailure, which becomes an entry in
+ * `strategy_errors` instead of failing the call.
+ */
+import type { Edge, EdgeType } from '../model/edge.ts';
+import type { JsonObject, MemoryRecord } from '../model/memory.ts';
+import { clamp01 } from './scoring.ts';
+import { structuralSimilarity, structureOf, type Structure } from './structure.ts';
+import type { RecallSource, StrategyDetail, StrategySpec } from './types.ts';
+
+export class StrategyFailure extends Error {
+  override name = 'StrategyFailure';
+}
+
+export interface Candidate {
+  memory: MemoryRecord;
+  detail: StrategyDetail;
+}
+
+export function similarity(src: RecallSource, cue: Float32Array, spec: StrategySpec): Candidate[] {
+  const hits = src.nearest(cue, { k: spec.topK, ef: Math.max(spec.efSearch, spec.topK), entityId: spec.entityId });
+  return hits.flatMap(({ id, sim }) => {
+    const memory = src.memory(id);
+    if (!memory) return [];
+    const relevance = clamp01(sim);
+    return [{ memory, detail: { strategy: 'similarity', relevance, distance: 1 - relevance } }];
+  });
+}
+
+export function temporal(src: RecallSource, spec: StrategySpec): Candidate[] {
+  const start = spec.timeRange?.startUs ?? Number.NEGATIVE_INFINITY;
+  const end = spec.timeRange?.endUs ?? Number.POSITIVE_INFINITY;
+  const out: Candidate[] = [];
+  for (const memory of src.newestFirst(spec.entityId)) {
+    if (memory.createdAt > end) continue;
+    if (memory.createdAt < start || out.length === spec.topK) break;
+    out.push({ memory, detail: { strategy: 'temporal', timestamp: memory.createdAt, rank: out.length + 1 } });
+  }
+  return out;
+}
+
+/** Breadth-first over stored edges in both directions from the seed, filtered by edge type. */
+export function causal(src: RecallSource, cue: Float32Array, spec: StrategySpec): Candidate[] {
+  const seed = seedOf(src, cue, spec);
+  const allowed = spec.edgeTypes ? new Set<EdgeType>(spec.edgeTypes) : null;
+  const visited = new Set<string>([seed.id]);
+  const out: Candidate[] = [];
+  let frontier = [seed.id];
+  let sawEdge = false;
+  for (let depth = 1; depth <= spec.maxDepth && frontier.length > 0 && out.length < spec.topK; depth++) {
+    const next: string[] = [];
+    for (const id of frontier) {
+      for (const { other, type } of neighbours(src, id, allowed)) {
+        sawEdge = true;
+        if (visited.has(other)) continue;
+        visited.add(other);
+        const memory = src.memory(other);
+        if (!memory || memory.supersededBy !== null) continue;
+        next.push(other);
+        if (out.length < spec.topK) out.push({ memory, detail: { strategy: 'causal', depth, edge_type: type, seed_id: seed.id } });
+      }
+    }
+    frontier = next;
+  }
+  if (!sawEdge) {
+    const which = allowed ? ` of type ${[...allowed].join(', ')}` : '';
+    throw new StrategyFailure(`the seed memory ${seed.id} has no edges${which}; the causal graph is empty there`);
+  }
+  return out;
+}
+
+function seedOf(src: RecallSource, cue: Float32Array, spec: StrategySpec): MemoryRecord {
+  if (spec.seedId !== null) {
+    const m = src.memory(spec.seedId);
+    if (!m) throw new StrategyFailure(`seed_memory_id ${spec.seedId} not found`);
+    return m;
+  }
+  const [nearest] = src.nearest(cue, { k: 1, ef: spec.efSearch, entityId: spec.entityId });
+  const m = nearest ? src.memory(nearest.id) : undefined;
+  if (!m) throw new StrategyFailure('no memory to seed the causal walk from (the workspace is empty)');
+  return m;
+}
+
+function* neighbours(src: RecallSource, id: string, allowed: Set<EdgeType> | null): Generator<{ other: string; type: EdgeType }> {
+  const pass = (e: Edge): boolean => allowed === null || allowed.has(e.edge_type);
+  for (const e of src.outgoing(id)) if (pass(e)) yield { other: e.target_id, type: e.edge_type };
+  for (const e of src.incoming(id)) if (pass(e)) yield { other: e.source_id, type: e.edge_type };
+}
+
+/**
+ * Analogical: candidates by embedding, re-ranked by
+ *   α·embedding_similarity + (1 − α)·structural_similarity
+ * where structure is compared with the cue's (its context, and its nearest memory's kind, entity
+ * and edge-type profile); see recall/structure.ts.
+ */
+export function analogical(src: RecallSource, cue: Float32Array, cueContext: JsonObject | null, spec: StrategySpec): Candidate[] {
+  const pool = src.nearest(cue, { k: Math.max(spec.topK * 4, 40), ef: Math.max(spec.efSearch, spec.topK * 4), entityId: spec.entityId });
+  const anchorId = pool[0]?.id;
+  const anchor = anchorId === undefined ? undefined : src.memory(anchorId);
+  const reference: Structure = structureOf(
+    { context: cueContext ?? anchor?.context ?? {}, kind: anchor?.kind ?? null, entityId: spec.entityId ?? anchor?.entityId ?? null },
+    anchor ? [...src.outgoing(anchor.id), ...src.incoming(anchor.id)] : [],
+  );
+  const ranked = pool.flatMap(({ id, sim }) => {
+    const memory = src.memory(id);
+    if (!memory) return [];
+    const structural = structuralSimilarity(reference, structureOf(memory, [...src.outgoing(id), ...src.incoming(id)]));
+    const embedding = clamp01(sim);
+    const blended = spec.alpha * embedding + (1 - spec.alpha) * structural;
+    return [{ memory, blended, detail: { strategy: 'analogical' as const, embedding_similarity: embedding, structural_similarity: structural } }];
+  });
+  ranked.sort((a, b) => b.blended - a.blended);
+  return ranked.slice(0, spec.topK).map(({ memory, detail }) => ({ memory, detail }));
+}
+
+

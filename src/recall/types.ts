@@ -1,0 +1,93 @@
+/** @module recall/types — recall requests and results as the shard sees them (protocol-neutral). */
+import type { Edge, EdgeType } from '../model/edge.ts';
+import type { JsonObject, MemoryRecord, MemoryView } from '../model/memory.ts';
+
+export const STRATEGIES = ['similarity', 'temporal', 'causal', 'analogical'] as const;
+export type StrategyName = (typeof STRATEGIES)[number];
+
+export interface StrategySpec {
+  strategy: StrategyName;
+  topK: number;
+  efSearch: number;
+  entityId: string | null;
+  timeRange: { startUs: number | null; endUs: number | null } | null;
+  seedId: string | null;
+  edgeTypes: EdgeType[] | null;
+  maxDepth: number;
+  alpha: number;
+}
+
+export interface ScoringWeights {
+  w_relevance: number;
+  w_recency: number;
+  w_importance: number;
+  w_reinforcement: number;
+  max_age_us: number;
+  reinforcement_cap: number;
+}
+
+export const DEFAULT_WEIGHTS: ScoringWeights = {
+  w_relevance: 0.5,
+  w_recency: 0.2,
+  w_importance: 0.2,
+  w_reinforcement: 0.1,
+  max_age_us: 30 * 86_400_000_000,
+  reinforcement_cap: 100,
+};
+
+export type StrategyDetail =
+  | { strategy: 'similarity'; relevance: number; distance: number }
+  | { strategy: 'temporal'; timestamp: number; rank: number }
+  | { strategy: 'causal'; depth: number; edge_type: EdgeType; seed_id: string }
+  | { strategy: 'analogical'; embedding_similarity: number; structural_similarity: number };
+
+export interface RecallHit {
+  memory: MemoryView;
+  score: number;
+  relevance: number;
+  strategy_details: StrategyDetail[];
+}
+
+export interface StrategyError {
+  strategy: StrategyName;
+  message: string;
+}
+
+export interface RecallInput {
+  cue: Float32Array;
+  cueContext: JsonObject | null;
+  strategies: StrategySpec[];
+  weights: ScoringWeights;
+  withEmbedding: boolean;
+}
+
+export interface RecallOutput {
+  results: RecallHit[];
+  strategy_errors: StrategyError[];
+}
+
+export interface PrimeInput {
+  entityId: string | null;
+  maxMemories: number;
+  cue: Float32Array | null;
+  recencyWindowUs: number;
+  weights: ScoringWeights;
+  withEmbedding: boolean;
+}
+
+export interface PrimeOutput {
+  results: RecallHit[];
+  temporal_count: number;
+  similarity_count: number;
+}
+
+/** What strategies read: a workspace's live memories, seen through its indexes. */
+export interface RecallSource {
+  memory(id: string): MemoryRecord | undefined;
+  /** Live memories most similar to `query` (entity-scoped when given), best first. */
+  nearest(query: Float32Array, opts: { k: number; ef: number; entityId: string | null }): Array<{ id: string; sim: number }>;
+  /** Live memories newest first (entity-scoped when given). */
+  newestFirst(entityId: string | null): Iterable<MemoryRecord>;
+  outgoing(id: string): readonly Edge[];
+  incoming(id: string): readonly Edge[];
+}

@@ -1,0 +1,59 @@
+/**
+ * @module shard/index/hnsw — the one file that imports hnswlib-node: an HNSW graph over unit
+ * vectors (inner product = cosine), M 16, ef_construction 200, with integer labels and growth.
+ */
+import hnswlib from 'hnswlib-node';
+
+const M = 16;
+const EF_CONSTRUCTION = 200;
+
+export class Hnsw {
+  readonly #index: InstanceType<typeof hnswlib.HierarchicalNSW>;
+  readonly dim: number;
+
+  private constructor(index: InstanceType<typeof hnswlib.HierarchicalNSW>, dim: number) {
+    this.#index = index;
+    this.dim = dim;
+  }
+
+  static create(dim: number, capacity: number): Hnsw {
+    const index = new hnswlib.HierarchicalNSW('ip', dim);
+    index.initIndex({ maxElements: capacity, m: M, efConstruction: EF_CONSTRUCTION, randomSeed: 100, allowReplaceDeleted: true });
+    return new Hnsw(index, dim);
+  }
+
+  static load(file: string, dim: number): Hnsw {
+    const index = new hnswlib.HierarchicalNSW('ip', dim);
+    index.readIndexSync(file, true);
+    return new Hnsw(index, dim);
+  }
+
+  save(file: string): void {
+    this.#index.writeIndexSync(file);
+  }
+
+  /** Adds or replaces the vector under `label`, growing the index when it is full. */
+  add(label: number, vector: Float32Array): void {
+    if (this.#index.getCurrentCount() >= this.#index.getMaxElements()) {
+      this.#index.resizeIndex(Math.max(1024, this.#index.getMaxElements() * 2));
+    }
+    this.#index.addPoint(Array.from(vector), label, false);
+  }
+
+  remove(label: number): void {
+    try {
+      this.#index.markDelete(label);
+    } catch {
+      /* already deleted or never added */
+    }
+  }
+
+  /** Up to k nearest labels with their cosine similarity. */
+  search(query: Float32Array, k: number, ef: number, filter?: (label: number) => boolean): Array<{ label: number; sim: number }> {
+    const count = this.#index.getCurrentCount();
+    if (count === 0) return [];
+    this.#index.setEf(Math.max(ef, k));
+    const res = this.#index.searchKnn(Array.from(query), Math.min(k, count), filter);
+    return res.neighbors.map((label, i) => ({ label, sim: 1 - (res.distances[i] ?? 1) }));
+  }
+}

@@ -1,0 +1,163 @@
+/**
+ * @module shard/index/vector-index — nearest-neighbour search over one workspace's live memories.
+ * Small workspaces are scanned exactly; past EXACT_MAX vectors an HNSW graph is built. New or
+ * changed vectors wait in `pending` (searched exactly) until the shard's background indexer moves
+ * them into the graph, so a write never waits for graph insertion and results never miss them.
+ */
+import { dot } from '../../recall/vector.ts';
+import { Hnsw } from './hnsw.ts';
+
+/** Below this many vectors an exact scan is as fast as HNSW (measured: ~0.7 µs per 384-d vector). */
+export const EXACT_MAX = 1024;
+
+export interface Neighbour {
+  id: string;
+  sim: number;
+}
+
+export class VectorIndex {
+  readonly #vectors = new Map<string, Float32Array>();
+  readonly #labelOf = new Map<string, number>();
+  readonly #idOf = new Map<number, string>();
+  readonly #pending = new Set<string>();
+  readonly #freeLabels: number[] = [];
+  #nextLabel = 0;
+  #hnsw: Hnsw | null = null;
+
+  get size(): number {
+    return this.#vectors.size;
+  }
+
+  /** True while some vectors are not yet in the graph (or the graph is due but not built). */
+  get needsIndexing(): boolean {
+    return this.#hnsw ? this.#pending.size > 0 : this.#vectors.size > EXACT_MAX;
+  }
+
+  get hasGraph(): boolean {
+    return this.#hnsw !== null;
+  }
+
+  upsert(id: string, vector: Float32Array): void {
+    this.#vectors.set(id, vector);
+    if (this.#hnsw) this.#pending.add(id);
+  }
+
+  remove(id: string): void {
+    this.#vectors.delete(id);
+    this.#pending.delete(id);
+    const label = this.#labelOf.get(id);
+    if (label === undefined) return;
+    this.#hnsw?.remove(label);
+    this.#labelOf.delete(id);
+    this.#idOf.delete(label);
+    this.#freeLabels.push(label);
+  }
+
+  /** Moves pending vectors into the graph for at most `budgetMs`; true when some remain. */
+  indexSome(budgetMs: number): boolean {
+    if (!this.#hnsw) {
+      const first = this.#vectors.values().next().value;
+      if (this.#vectors.size <= EXACT_MAX || !first) return false;
+      this.#hnsw = Hnsw.create(first.length, this.#vectors.size * 2);
+      for (const id of this.#vectors.keys()) this.#pending.add(id);
+    }
+    const hnsw = this.#hnsw;
+    const start = performance.now();
+    for (const id of this.#pending) {
+      const vector = this.#vectors.get(id);
+      this.#pending.delete(id);
+      if (vector) hnsw.add(this.#label(id), vector);
+      if (performance.now() - start >= budgetMs) break;
+    }
+    return this.#pending.size > 0;
+  }
+
+  #label(id: string): number {
+    let label = this.#labelOf.get(id);
+    if (label === undefined) {
+      label = this.#freeLabels.pop() ?? this.#nextLabel++;
+      this.#labelOf.set(id, label);
+      this.#idOf.set(label, id);
+    }
+    return label;
+  }
+
+  /**
+   * The k most similar vectors. `only`: restrict to these ids (scanned exactly); `filter`: a
+   * predicate applied inside the search.
+   */
+  search(query: Float32Array, opts: { k: number; ef: number; only?: Iterable<string>; filter?: (id: string) => boolean }): Neighbour[] {
+    if (opts.k < 1) return [];
+    if (opts.only) return this.#exact(query, opts.k, opts.only, opts.filter);
+    if (!this.#hnsw) return this.#exact(query, opts.k, this.#vectors.keys(), opts.filter);
+    const filter = opts.filter;
+    const fromGraph = this.#hnsw.search(query, opts.k, opts.ef, filter ? (label) => filter(this.#idOf.get(label) ?? '') : undefined);
+    const out: Neighbour[] = [];
+    for (const { label } of fromGraph) {
+      const id = this.#idOf.get(label);
+      const vector = id === undefined ? undefined : this.#vectors.get(id);
+      // Pending ids are scored below from their current vector, so skip possibly stale graph hits.
+      if (id === undefined || !vector || this.#pending.has(id)) continue;
+      out.push({ id, sim: dot(query, vector) });
+    }
+    out.push(...this.#exact(query, opts.k, this.#pending, filter));
+    return out.sort((a, b) => b.sim - a.sim).slice(0, opts.k);
+  }
+
+  #exact(query: Float32Array, k: number, ids: Iterable<string>, filter?: (id: string) => boolean): Neighbour[] {
+    const top: Neighbour[] = [];
+    for (const id of ids) {
+      const vector = this.#vectors.get(id);
+      if (!vector || (filter && !filter(id))) continue;
+      const sim = dot(query, vector);
+      if (top.length < k) {
+        top.push({ id, sim });
+        if (top.length === k) top.sort((a, b) => b.sim - a.sim);
+      } else if (sim > (top[k - 1] as Neighbour).sim) {
+        insertSorted(top, { id, sim });
+      }
+    }
+    return top.sort((a, b) => b.sim - a.sim);
+  }
+
+  /** Labels and graph for saving; only when every vector is in the graph. */
+  exportGraph(): { hnsw: Hnsw; labels: Array<[string, number]> } | null {
+    if (!this.#hnsw) return null;
+    while (this.indexSome(1000)) {
+      /* drain */
+    }
+    return { hnsw: this.#hnsw, labels: [...this.#labelOf] };
+  }
+
+  /**
+   * Adopts a graph saved with the snapshot just loaded, reconciling it with the vectors present:
+   * labels of vectors that are gone are deleted, vectors missing from the graph go to pending.
+   */
+  adoptGraph(hnsw: Hnsw, labels: ReadonlyArray<readonly [string, number]>): void {
+    this.#hnsw = hnsw;
+    this.#pending.clear();
+    let maxLabel = -1;
+    for (const [id, label] of labels) {
+      maxLabel = Math.max(maxLabel, label);
+      if (this.#vectors.has(id)) {
+        this.#labelOf.set(id, label);
+        this.#idOf.set(label, id);
+      } else {
+        hnsw.remove(label);
+        this.#freeLabels.push(label);
+      }
+    }
+    this.#nextLabel = maxLabel + 1;
+    for (const id of this.#vectors.keys()) if (!this.#labelOf.has(id)) this.#pending.add(id);
+  }
+}
+
+function insertSorted(top: Neighbour[], item: Neighbour): void {
+  let i = top.length - 1;
+  top[i] = item;
+  while (i > 0 && (top[i - 1] as Neighbour).sim < item.sim) {
+    top[i] = top[i - 1] as Neighbour;
+    i -= 1;
+  }
+  top[i] = item;
+}

@@ -1,0 +1,56 @@
+/** @module shard/ops/recall — recall and prime inside the shard that owns the workspace. */
+import { addCandidate, runRecall, type Merged } from '../../recall/recall.ts';
+import { similarity, temporal, type Candidate } from '../../recall/strategies.ts';
+import type { PrimeInput, PrimeOutput, RecallHit, RecallInput, RecallOutput, StrategySpec } from '../../recall/types.ts';
+import { Workspace } from '../store/workspace.ts';
+import { view, type OpContext } from './context.ts';
+import { recallSource } from './recall-source.ts';
+
+export function recall(ctx: OpContext, ws: string, input: RecallInput): RecallOutput {
+  const w = ctx.state.workspaces.get(ws) ?? new Workspace(ws);
+  const { hits, errors } = runRecall(recallSource(w), input, ctx.nowUs());
+  return { results: finish(ctx, ws, hits, input.withEmbedding), strategy_errors: errors };
+}
+
+/**
+ * Prime: half the places from the newest memories within the recency window, half from the
+ * memories most similar to the cue; de-duplicated; a short half leaves its places to the other.
+ */
+export function prime(ctx: OpContext, ws: string, input: PrimeInput): PrimeOutput {
+  const w = ctx.state.workspaces.get(ws) ?? new Workspace(ws);
+  const src = recallSource(w);
+  const now = ctx.nowUs();
+  const base: StrategySpec = {
+    strategy: 'temporal', topK: input.maxMemories, efSearch: Math.max(50, input.maxMemories), entityId: input.entityId,
+    timeRange: { startUs: now - input.recencyWindowUs, endUs: null }, seedId: null, edgeTypes: null, maxDepth: 0, alpha: 0.5,
+  };
+  const recent = temporal(src, base);
+  const similar: Candidate[] = input.cue ? similarity(src, input.cue, { ...base, strategy: 'similarity', topK: input.maxMemories }) : [];
+  const { fromSimilar, fromRecent } = splitPlaces(input.maxMemories, similar, recent);
+  const chosen = [...fromSimilar, ...fromRecent];
+  const byId = new Map<string, Merged>();
+  const cue = input.cue ?? new Float32Array(0);
+  for (const c of chosen) addCandidate(byId, c, { cue, weights: input.weights }, now);
+  const hits = [...byId.values()].sort((a, b) => b.score - a.score);
+  return { results: finish(ctx, ws, hits, input.withEmbedding), temporal_count: fromRecent.length, similarity_count: fromSimilar.length };
+}
+
+/** Temporal gets ⌈max/2⌉ places, similarity the rest; whichever falls short leaves them to the other. */
+function splitPlaces(max: number, similar: Candidate[], recent: Candidate[]): { fromSimilar: Candidate[]; fromRecent: Candidate[] } {
+  const fromSimilar = similar.slice(0, max - Math.ceil(max / 2));
+  const taken = new Set(fromSimilar.map((c) => c.memory.id));
+  const fromRecent = recent.filter((c) => !taken.has(c.memory.id)).slice(0, max - fromSimilar.length);
+  for (const c of fromRecent) taken.add(c.memory.id);
+  for (const c of similar.slice(fromSimilar.length)) {
+    if (fromSimilar.length + fromRecent.length >= max) break;
+    if (!taken.has(c.memory.id)) fromSimilar.push(c);
+  }
+  return { fromSimilar, fromRecent };
+}
+
+/** Views of the hits; the memories returned count as accessed (logged lazily by the shard). */
+function finish(ctx: OpContext, ws: string, hits: Merged[], withEmbedding: boolean): RecallHit[] {
+  const out = hits.map((h) => ({ memory: view(h.memory, withEmbedding), score: h.score, relevance: h.relevance, strategy_details: h.details }));
+  ctx.touch(ws, hits.map((h) => h.memory));
+  return out;
+}

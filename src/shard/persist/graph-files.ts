@@ -1,0 +1,63 @@
+/**
+ * @module shard/persist/graph-files — HNSW graphs saved beside a snapshot (on clean shutdown), so
+ * a normal restart adopts them instead of rebuilding. A manifest `hnsw-<walSeq>.manifest` names
+ * each workspace's graph file and its id ↔ label map; it is valid only with snapshot <walSeq>.
+ */
+import { existsSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Hnsw } from '../index/hnsw.ts';
+import type { ShardState } from '../store/apply.ts';
+import { encodeFrame, readFrame } from './frames.ts';
+import { fsyncDir } from './fsutil.ts';
+
+interface Manifest {
+  walSeq: number;
+  graphs: Array<{ ws: string; file: string; dim: number; labels: Array<[string, number]> }>;
+}
+
+function manifestName(walSeq: number): string {
+  return `hnsw-${String(walSeq).padStart(8, '0')}.manifest`;
+}
+
+/** Saves every workspace graph of a quiescent state (final snapshot). */
+export function saveGraphs(dir: string, walSeq: number, state: ShardState): number {
+  const manifest: Manifest = { walSeq, graphs: [] };
+  let n = 0;
+  for (const [ws, w] of state.workspaces) {
+    const graph = w.vectors.exportGraph();
+    if (!graph) continue;
+    const file = `hnsw-${String(walSeq).padStart(8, '0')}-${n++}.bin`;
+    graph.hnsw.save(join(dir, file));
+    manifest.graphs.push({ ws, file, dim: graph.hnsw.dim, labels: graph.labels });
+  }
+  const tmp = join(dir, `${manifestName(walSeq)}.tmp`);
+  writeFileSync(tmp, encodeFrame(manifest));
+  renameSync(tmp, join(dir, manifestName(walSeq)));
+  fsyncDir(dir);
+  return manifest.graphs.length;
+}
+
+/** Adopts graphs saved with snapshot `walSeq`, if any; returns how many were adopted. */
+export function loadGraphs(dir: string, walSeq: number, state: ShardState): number {
+  const path = join(dir, manifestName(walSeq));
+  if (!existsSync(path)) return 0;
+  const frame = readFrame(readFileSync(path), 0);
+  if (frame.kind !== 'frame') return 0; // unreadable manifest: graphs are rebuilt instead
+  const manifest = frame.value as Manifest;
+  let adopted = 0;
+  for (const g of manifest.graphs) {
+    const w = state.workspaces.get(g.ws);
+    if (!w) continue;
+    w.vectors.adoptGraph(Hnsw.load(join(dir, g.file), g.dim), g.labels);
+    adopted += 1;
+  }
+  return adopted;
+}
+
+/** Deletes graph files that belong to snapshots older than `walSeq`. */
+export function deleteGraphsBefore(dir: string, walSeq: number): void {
+  for (const name of readdirSync(dir)) {
+    const m = /^hnsw-(\d{8})[-.]/.exec(name);
+    if (m?.[1] && Number(m[1]) < walSeq) unlinkSync(join(dir, name));
+  }
+}

@@ -1,0 +1,93 @@
+/** @module verbs/recall — validate a recall, embed the cue (with its context), run it in the shard. */
+import { invalid } from '../errors/codes.ts';
+import { parseEdgeType, type EdgeType } from '../model/edge.ts';
+import type { JsonObject } from '../model/memory.ts';
+import { STRATEGIES, type RecallOutput, type StrategyName, type StrategySpec } from '../recall/types.ts';
+import { charge, type Ctx } from './context.ts';
+import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
+import { checkEntity, checkId, checkUnit, LIMITS } from './validate.ts';
+
+/** Options a strategy takes; each falls back to the request-level value of the same name. */
+export interface StrategyOptions {
+  top_k?: number | undefined;
+  ef_search?: number | undefined;
+  entity_id?: string | undefined;
+  time_range?: TimeRangeInput | undefined;
+  seed_memory_id?: string | undefined;
+  edge_types?: string[] | undefined;
+  max_depth?: number | undefined;
+  analogical_alpha?: number | undefined;
+}
+
+export interface TimeRangeInput {
+  start_us?: number | undefined;
+  end_us?: number | undefined;
+}
+
+export interface RecallRequest extends StrategyOptions {
+  cue: string;
+  strategies: Array<{ strategy: string } & StrategyOptions>;
+  scoring_weights?: WeightsInput | undefined;
+  cue_context?: string | JsonObject | undefined;
+  withEmbedding?: boolean;
+}
+
+export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput> {
+  charge(ctx, 'read');
+  if (req.cue.trim() === '') throw invalid('cue must not be empty');
+  if (Buffer.byteLength(req.cue) > LIMITS.cueBytes) throw invalid(`cue is longer than ${LIMITS.cueBytes} bytes`);
+  if (req.strategies.length === 0) throw invalid(`strategies must name at least one of ${STRATEGIES.join(', ')}`);
+  const strategies = req.strategies.map((s, i) => strategySpec(s, req, `strategies[${i}]`));
+  const weights = scoringWeights(req.scoring_weights);
+  const contextText = renderContext(req.cue_context);
+  const text = contextText === '' ? req.cue : `${req.cue}\n${contextText}`;
+  const cue = (await ctx.svc.embedder.embed([text])).slice(0, ctx.svc.embedder.dim);
+  const cueContext = typeof req.cue_context === 'object' ? req.cue_context : null;
+  return ctx.svc.shards.call(
+    ctx.workspace,
+    'recall',
+    { cue, cueContext, strategies, weights, withEmbedding: req.withEmbedding ?? false },
+    [cue.buffer as ArrayBuffer],
+  );
+}
+
+function strategySpec(s: { strategy: string } & StrategyOptions, req: StrategyOptions, field: string): StrategySpec {
+  const name = s.strategy.toLowerCase() as StrategyName;
+  if (!STRATEGIES.includes(name)) throw invalid(`${field}: unknown strategy '${s.strategy}'; use ${STRATEGIES.join(', ')}`);
+  const pick = <K extends keyof StrategyOptions>(k: K): StrategyOptions[K] => s[k] ?? req[k];
+  const topK = intInRange('top_k', pick('top_k'), 10, 1, 1000);
+  const entity = pick('entity_id');
+  const seed = pick('seed_memory_id');
+  const alpha = pick('analogical_alpha');
+  return {
+    strategy: name,
+    topK,
+    efSearch: intInRange('ef_search', pick('ef_search'), 50, 1, 10_000),
+    entityId: entity === undefined ? null : checkEntity('entity_id', entity),
+    timeRange: timeRange(pick('time_range')),
+    seedId: seed === undefined ? null : checkId('seed_memory_id', seed),
+    edgeTypes: edgeTypes(pick('edge_types')),
+    maxDepth: intInRange('max_depth', pick('max_depth'), 5, 1, 10, { cap: true }),
+    alpha: alpha === undefined ? 0.5 : checkUnit('analogical_alpha', alpha),
+  };
+}
+
+function timeRange(t: TimeRangeInput | undefined): StrategySpec['timeRange'] {
+  if (!t) return null;
+  const startUs = t.start_us ?? null;
+  const endUs = t.end_us ?? null;
+  for (const [k, v] of [['time_range.start_us', startUs], ['time_range.end_us', endUs]] as const) {
+    if (v !== null && (!Number.isFinite(v) || v < 0)) throw invalid(`${k} must be a non-negative number of microseconds`);
+  }
+  if (startUs !== null && endUs !== null && startUs > endUs) throw invalid('time_range.start_us must not be after time_range.end_us');
+  return { startUs, endUs };
+}
+
+function edgeTypes(names: string[] | undefined): EdgeType[] | null {
+  if (names === undefined || names.length === 0) return null;
+  return names.map((n, i) => {
+    const t = parseEdgeType(n);
+    if (t === null) throw invalid(`edge_types[${i}] '${n}' is not a known edge type`);
+    return t;
+  });
+}
