@@ -13,6 +13,7 @@ import { remember } from '../verbs/remember.ts';
 import { revise } from '../verbs/revise.ts';
 import { recall, type RecallRequest, type TimeRangeInput } from '../verbs/recall.ts';
 import { prime } from '../verbs/prime.ts';
+import { graph } from '../verbs/graph.ts';
 import type { RecallHit } from '../recall/types.ts';
 import { compile } from './schema.ts';
 import * as S from './schemas.ts';
@@ -55,6 +56,7 @@ const v = {
   list: compile(S.ListQuery),
   recall: compile(S.RecallBody),
   prime: compile(S.PrimeBody),
+  graph: compile(S.GraphBody),
 };
 
 function ctxOf(i: RouteInput): Ctx {
@@ -137,6 +139,13 @@ export const ROUTES: readonly Route[] = [
       const b = v.prime(i.body);
       const out = await prime(ctxOf(i), { ...b, context: b.context as JsonObject | undefined });
       return { body: { ...out, results: out.results.map(hitJson) } };
+    },
+  },
+  {
+    method: 'POST', path: '/v1/graph', op: 'graph', scoped: true, body: true,
+    handle: async (i) => {
+      const out = await graph(ctxOf(i), v.graph(i.body));
+      return { body: { ...out, nodes: out.nodes.map(json) } };
     },
   },
   {

@@ -104,3 +104,11 @@ export const PrimeBody = T.Object({
   recency_window_us: T.Optional(T.Number()),
   context: T.Optional(Json),
 });
+
+export const GraphBody = T.Object({
+  center_id: T.String(),
+  depth: T.Optional(T.Integer()),
+  edge_types: T.Optional(T.Array(T.String())),
+  max_nodes: T.Optional(T.Integer()),
+  direction: T.Optional(T.Union([T.Literal('out'), T.Literal('in'), T.Literal('both')])),
+});

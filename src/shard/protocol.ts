@@ -59,6 +59,14 @@ export interface ListInput {
   includeSuperseded: boolean;
 }
 
+export interface GraphInput {
+  centerId: string;
+  depth: number;
+  maxNodes: number;
+  edgeTypes: EdgeType[] | null;
+  direction: 'out' | 'in' | 'both';
+}
+
 export interface ShardStats {
   memories: number;
   workspaces: number;
@@ -78,6 +86,7 @@ export interface ShardMethods {
   prime: { input: PrimeInput; output: PrimeOutput };
   entities: { input: Record<string, never>; output: string[] };
   edges: { input: { id: string }; output: { outgoing: Edge[]; incoming: Edge[] } };
+  graph: { input: GraphInput; output: { nodes: MemoryView[]; edges: Edge[]; truncated: boolean } };
   count: { input: Record<string, never>; output: number };
   dropWorkspace: { input: Record<string, never>; output: { memories: number } };
   stats: { input: Record<string, never>; output: ShardStats };

@@ -18,6 +18,7 @@ import type { OpContext } from './ops/context.ts';
 import { forget } from './ops/forget.ts';
 import { batchGet, count, edges, entities, get, list } from './ops/read.ts';
 import { remember } from './ops/remember.ts';
+import { graph } from './ops/graph.ts';
 import { prime, recall } from './ops/recall.ts';
 import { revise } from './ops/revise.ts';
 import type { ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
@@ -79,6 +80,7 @@ export class Shard {
       prime,
       entities,
       edges,
+      graph,
       count,
       dropWorkspace: (ctx, ws) => this.#dropWorkspace(ws),
       stats: () => this.stats(),
