@@ -6,7 +6,7 @@
 import { parseArgs } from 'node:util';
 import { AuthStore } from './auth/store.ts';
 import { DEFAULT_WORKSPACE } from './auth/principal.ts';
-import { loadConfig, ConfigError } from './config/index.ts';
+import { loadConfig } from './config/index.ts';
 import { lockHolder, openDataDir, shardDir } from './data-dir.ts';
 import { startApp } from './app.ts';
 import { ShardPool } from './router/shard-client.ts';
@@ -111,8 +111,10 @@ function fail(message: string): number {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const known = err instanceof ConfigError || (err instanceof Error && err.name === 'FlashbulbError');
-    process.stderr.write(`flashbulb: ${known ? (err as Error).message : String(err instanceof Error ? (err.stack ?? err) : err)}\n`);
+    // Operational errors print their message; programming errors (TypeError…) their stack.
+    const bug = err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError;
+    const text = err instanceof Error ? (bug ? (err.stack ?? err.message) : err.message) : String(err);
+    process.stderr.write(`flashbulb: ${text}\n`);
     process.exit(1);
   },
 );

@@ -14,6 +14,9 @@ import { revise } from '../verbs/revise.ts';
 import { recall, type RecallRequest, type TimeRangeInput } from '../verbs/recall.ts';
 import { prime } from '../verbs/prime.ts';
 import { graph } from '../verbs/graph.ts';
+import { upload } from '../verbs/upload.ts';
+import { FlashbulbError } from '../errors/codes.ts';
+import { parseMultipart } from './uws.ts';
 import type { RecallHit } from '../recall/types.ts';
 import { compile } from './schema.ts';
 import * as S from './schemas.ts';
@@ -24,6 +27,9 @@ export interface RouteInput {
   params: Record<string, string>;
   query: URLSearchParams;
   body: unknown;
+  /** Raw body and content type, for routes marked `raw`. */
+  rawBody: Buffer;
+  contentType: string;
   /** Workspace named by a /v1/workspaces/<slug>/ prefix. */
   workspace: string | undefined;
 }
@@ -43,6 +49,8 @@ export interface Route {
   scoped: boolean;
   /** Needs a JSON body. */
   body?: boolean;
+  /** Takes the raw body (multipart). */
+  raw?: boolean;
   handle: (input: RouteInput) => Promise<RouteOutput> | RouteOutput;
 }
 
@@ -146,6 +154,16 @@ export const ROUTES: readonly Route[] = [
     handle: async (i) => {
       const out = await graph(ctxOf(i), v.graph(i.body));
       return { body: { ...out, nodes: out.nodes.map(json) } };
+    },
+  },
+  {
+    method: 'POST', path: '/v1/upload', op: 'upload', scoped: true, raw: true,
+    handle: async (i) => {
+      const parts = parseMultipart(i.rawBody, i.contentType);
+      if (!parts) throw new FlashbulbError('unsupported_media_type', 'upload needs Content-Type multipart/form-data with "files" parts');
+      const files = parts.filter((p) => p.name === 'files' || p.name === 'file');
+      for (const p of files) if (!p.filename) throw invalid(`a "${p.name}" part has no filename; the filename is the file's relative path`);
+      return { body: await upload(ctxOf(i), { files: files.map((p) => ({ filePath: p.filename ?? '', data: p.data })) }) };
     },
   },
   {

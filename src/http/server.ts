@@ -49,6 +49,8 @@ export async function handle(svc: Services, req: HttpRequest): Promise<HttpRespo
       params: match.params,
       query: req.query,
       body: match.route.body ? parseJson(req) : undefined,
+      rawBody: req.body,
+      contentType: req.headers.get('content-type') ?? '',
       workspace: match.workspace,
     });
     return jsonResponse(out);

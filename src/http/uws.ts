@@ -102,3 +102,16 @@ function send(res: uWS.HttpResponse, state: { aborted: boolean }, reply: HttpRes
     res.end(reply.body, close);
   });
 }
+
+export interface FormPart {
+  name: string;
+  filename: string | undefined;
+  data: Buffer;
+}
+
+/** Parses a multipart/form-data body; null when the body or boundary is not multipart. */
+export function parseMultipart(body: Buffer, contentType: string): FormPart[] | null {
+  const parts = uWS.getParts(body, contentType);
+  if (!parts) return null;
+  return parts.map((p) => ({ name: p.name, filename: p.filename, data: Buffer.from(p.data.slice(0)) }));
+}

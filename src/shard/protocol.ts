@@ -67,6 +67,22 @@ export interface GraphInput {
   direction: 'out' | 'in' | 'both';
 }
 
+export interface UploadFile {
+  filePath: string;
+  content: string;
+  contentHash: string;
+  entityId: string | null;
+  embedding: Float32Array;
+  propositions: Array<{ text: string; embedding: Float32Array }>;
+}
+
+export interface UploadFileResult {
+  file_path: string;
+  document_id: string;
+  propositions: number;
+  status: 'created' | 'updated' | 'unchanged';
+}
+
 export interface ShardStats {
   memories: number;
   workspaces: number;
@@ -83,6 +99,7 @@ export interface ShardMethods {
   revise: { input: ReviseInput; output: MemoryView };
   forget: { input: ForgetCriteria; output: ForgetResult };
   recall: { input: RecallInput; output: RecallOutput };
+  upload: { input: { files: UploadFile[] }; output: UploadFileResult[] };
   prime: { input: PrimeInput; output: PrimeOutput };
   entities: { input: Record<string, never>; output: string[] };
   edges: { input: { id: string }; output: { outgoing: Edge[]; incoming: Edge[] } };

@@ -19,6 +19,7 @@ import { forget } from './ops/forget.ts';
 import { batchGet, count, edges, entities, get, list } from './ops/read.ts';
 import { remember } from './ops/remember.ts';
 import { graph } from './ops/graph.ts';
+import { upload } from './ops/upload.ts';
 import { prime, recall } from './ops/recall.ts';
 import { revise } from './ops/revise.ts';
 import type { ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
@@ -78,6 +79,7 @@ export class Shard {
       forget,
       recall,
       prime,
+      upload,
       entities,
       edges,
       graph,

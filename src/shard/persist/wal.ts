@@ -64,6 +64,7 @@ export class Wal {
   /** Appends records; resolves once they are durable. */
   append(records: readonly LogRecord[]): Promise<void> {
     if (this.#failed) return Promise.reject(this.#failed);
+    if (records.length === 0) return Promise.resolve();
     for (const r of records) this.#pending.push(encodeFrame(r));
     const done = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
     this.#kick();

@@ -1,0 +1,126 @@
+/**
+ * @module shard/ops/upload — stores uploaded files as a document memory plus proposition
+ * memories. Re-uploading a path replaces what changed: an unchanged file is left alone; a changed
+ * one keeps its document id (content, hash and vector replaced), keeps propositions whose text is
+ * still there, drops the others and adds the new ones.
+ *
+ * Edges: proposition —proposition_of→ document; proposition —has_entity→ the document of an entity
+ * it names; proposition —entity_relation→ (up to 3) propositions of that entity's own document.
+ */
+import { mentions } from '../../ingest/document.ts';
+import type { Edge, EdgeType } from '../../model/edge.ts';
+import type { MemoryRecord } from '../../model/memory.ts';
+import type { LogRecord } from '../persist/records.ts';
+import { toStored } from '../persist/records.ts';
+import type { UploadFile, UploadFileResult } from '../protocol.ts';
+import type { Workspace } from '../store/workspace.ts';
+import { type OpContext } from './context.ts';
+
+const RELATED_PER_ENTITY = 3;
+
+export async function upload(ctx: OpContext, ws: string, input: { files: UploadFile[] }): Promise<UploadFileResult[]> {
+  const w = ctx.state.workspace(ws);
+  const now = ctx.nowUs();
+  const records: LogRecord[] = [];
+  const results: UploadFileResult[] = [];
+  const newProps: MemoryRecord[] = [];
+  for (const file of input.files) {
+    const r = uploadFile(ctx, w, file, now, records, newProps);
+    results.push(r);
+  }
+  linkEntities(w, ws, newProps, now, records);
+  await ctx.commit(records);
+  return results;
+}
+
+function uploadFile(ctx: OpContext, w: Workspace, file: UploadFile, now: number, records: LogRecord[], newProps: MemoryRecord[]): UploadFileResult {
+  const ws = w.slug;
+  const existing = findDocument(w, file.filePath);
+  if (existing && existing.context['content_hash'] === file.contentHash) {
+    return { file_path: file.filePath, document_id: existing.id, propositions: propositionsOf(w, existing.id).length, status: 'unchanged' };
+  }
+  const doc: MemoryRecord = existing
+    ? { ...existing, content: file.content, context: { ...existing.context, content_hash: file.contentHash }, entityId: file.entityId, embedding: file.embedding, updatedAt: now, logicalClock: existing.logicalClock + 1 }
+    : record(ctx, now, { content: file.content, kind: 'document', entityId: file.entityId, embedding: file.embedding, context: { file_path: file.filePath, content_hash: file.contentHash } });
+  records.push({ t: 'put', ws, m: toStored(doc) });
+  const old = existing ? propositionsOf(w, existing.id) : [];
+  const keep = new Map(old.map((p) => [p.content, p]));
+  const wanted = new Set(file.propositions.map((p) => p.text));
+  for (const p of old) if (!wanted.has(p.content)) records.push({ t: 'del', ws, id: p.id });
+  let count = 0;
+  for (const p of file.propositions) {
+    count += 1;
+    if (keep.has(p.text)) continue;
+    const prop = record(ctx, now, { content: p.text, kind: 'proposition', entityId: file.entityId, embedding: p.embedding, context: { file_path: file.filePath } });
+    records.push({ t: 'put', ws, m: toStored(prop) });
+    records.push(edge(ws, prop.id, doc.id, 'proposition_of', now));
+    newProps.push(prop);
+  }
+  return { file_path: file.filePath, document_id: doc.id, propositions: count, status: existing ? 'updated' : 'created' };
+}
+
+function linkEntities(w: Workspace, ws: string, props: MemoryRecord[], now: number, records: LogRecord[]): void {
+  const docs = new Map<string, string>();
+  const entityProps = new Map<string, string[]>();
+  for (const r of records) {
+    if (r.t !== 'put' || r.m.entityId === null) continue;
+    if (r.m.kind === 'document') docs.set(r.m.entityId, r.m.id);
+    if (r.m.kind === 'proposition') entityProps.set(r.m.entityId, [...(entityProps.get(r.m.entityId) ?? []), r.m.id]);
+  }
+  for (const [entity, ids] of w.byEntity) {
+    for (const id of ids.after(null)) {
+      const m = w.memories.get(id);
+      if (m?.kind === 'document' && !docs.has(entity)) docs.set(entity, id);
+      if (m?.kind === 'proposition' && (entityProps.get(entity)?.length ?? 0) < RELATED_PER_ENTITY) {
+        entityProps.set(entity, [...(entityProps.get(entity) ?? []), id]);
+      }
+    }
+  }
+  for (const p of props) {
+    for (const [entity, docId] of docs) {
+      if (entity === p.entityId || !mentions(p.content, entity)) continue;
+      records.push(edge(ws, p.id, docId, 'has_entity', now));
+      for (const other of (entityProps.get(entity) ?? []).slice(0, RELATED_PER_ENTITY)) {
+        if (other !== p.id) records.push(edge(ws, p.id, other, 'entity_relation', now));
+      }
+    }
+  }
+}
+
+function findDocument(w: Workspace, filePath: string): MemoryRecord | undefined {
+  for (const m of w.memories.values()) {
+    if (m.kind === 'document' && m.supersededBy === null && m.context['file_path'] === filePath) return m;
+  }
+  return undefined;
+}
+
+function propositionsOf(w: Workspace, docId: string): MemoryRecord[] {
+  return w.graph
+    .incoming(docId)
+    .filter((e) => e.edge_type === 'proposition_of')
+    .flatMap((e) => w.memories.get(e.source_id) ?? []);
+}
+
+function record(
+  ctx: OpContext,
+  now: number,
+  m: Pick<MemoryRecord, 'content' | 'kind' | 'entityId' | 'embedding' | 'context'>,
+): MemoryRecord {
+  return {
+    ...m,
+    id: ctx.ids.next(now / 1000),
+    importance: 0.5,
+    createdAt: now,
+    updatedAt: now,
+    lastAccessedAt: now,
+    accessCount: 0,
+    logicalClock: 0,
+    sourceMemoryIds: null,
+    supersededBy: null,
+  };
+}
+
+function edge(ws: string, source: string, target: string, type: EdgeType, now: number): LogRecord {
+  const e: Edge = { source_id: source, target_id: target, edge_type: type, confidence: 1, timestamp_us: now };
+  return { t: 'edge', ws, e };
+}
