@@ -54,12 +54,15 @@ export function isErrorCode(value: unknown): value is ErrorCode {
 export class FlashbulbError extends Error {
   readonly code: ErrorCode;
   readonly retryAfterS: number | undefined;
+  /** Methods allowed on the path, for `method_not_allowed` (HTTP `Allow`). */
+  readonly allow: readonly string[] | undefined;
 
-  constructor(code: ErrorCode, message: string, opts: { retryAfterS?: number } = {}) {
+  constructor(code: ErrorCode, message: string, opts: { retryAfterS?: number; allow?: readonly string[] } = {}) {
     super(message);
     this.name = 'FlashbulbError';
     this.code = code;
     this.retryAfterS = opts.retryAfterS;
+    this.allow = opts.allow;
   }
 }
 

@@ -71,6 +71,7 @@ export function errorResponse(err: unknown): HttpResponse {
   const e = err instanceof FlashbulbError ? err : new FlashbulbError('internal_error', 'internal error');
   const headers: Record<string, string> = { ...JSON_HEADERS };
   if (e.retryAfterS !== undefined) headers['retry-after'] = String(e.retryAfterS);
+  if (e.allow !== undefined) headers['allow'] = e.allow.join(', ');
   return { status: ERRORS[e.code].http, headers, body: JSON.stringify({ error_code: e.code, message: e.message }) };
 }
 
@@ -78,7 +79,7 @@ export function errorResponse(err: unknown): HttpResponse {
 async function builtinRoute(svc: Services, req: HttpRequest): Promise<{ op: string; response: HttpResponse } | null> {
   const isHealth = req.path === '/v1/health/live' || req.path === '/v1/health/ready';
   if (!isHealth && req.path !== '/v1/metrics') return null;
-  if (req.method !== 'GET') throw new FlashbulbError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use GET`);
+  if (req.method !== 'GET') throw new FlashbulbError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use GET`, { allow: ['GET'] });
   if (!(isHealth && svc.config.publicHealth)) authenticate(svc, req);
   if (req.path === '/v1/metrics') {
     return { op: 'metrics', response: { status: 200, headers: { 'content-type': registry.contentType }, body: await registry.metrics() } };
@@ -136,7 +137,7 @@ export function matchRoute(method: string, path: string): Match {
     allowed = [...allowed, route.method];
   }
   if (allowed.length > 0) {
-    throw new FlashbulbError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`);
+    throw new FlashbulbError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { allow: allowed });
   }
   throw new FlashbulbError('not_found', `no route for ${method} ${path}`);
 }

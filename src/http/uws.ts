@@ -34,7 +34,7 @@ export interface HttpServer {
   close(): void;
 }
 
-const HEADERS_OF_INTEREST = ['authorization', 'content-type', 'content-length', 'accept'];
+const HEADERS_OF_INTEREST = ['authorization', 'content-type', 'content-length', 'transfer-encoding', 'accept'];
 
 export function listenHttp(opts: HttpServerOptions): Promise<HttpServer> {
   const app = uWS.App();
@@ -69,7 +69,7 @@ function onRequest(opts: HttpServerOptions, res: uWS.HttpResponse, req: uWS.Http
       () => send(res, state, { status: 500, body: '{"error_code":"internal_error","message":"internal error"}' }, false),
     );
   };
-  if (!(declared > 0)) return respond(Buffer.alloc(0));
+  if (!(declared > 0) && !headers.has('transfer-encoding')) return respond(Buffer.alloc(0));
   readBody(res, limit, (body) => {
     if (body === null) send(res, state, opts.tooLarge(limit), true);
     else respond(body);

@@ -8,6 +8,7 @@ import { targetWorkspace, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config/index.ts';
 import type { Embedder } from '../embedding/embedder.ts';
 import { FlashbulbError } from '../errors/codes.ts';
+import { rateLimited } from '../metrics/index.ts';
 import type { ShardPool } from '../router/shard-client.ts';
 
 export interface Services {
@@ -41,7 +42,12 @@ export function resolveCtx(svc: Services, principal: Principal, requested: strin
 
 /** Charges the workspace's rate limit for one request of the given class. */
 export function charge(ctx: Ctx, cls: RateClass): void {
-  ctx.svc.limiter.take(ctx.workspace, cls);
+  try {
+    ctx.svc.limiter.take(ctx.workspace, cls);
+  } catch (err) {
+    rateLimited.labels(cls).inc();
+    throw err;
+  }
 }
 
 export function requireAdmin(ctx: Pick<Ctx, 'principal'>): void {
