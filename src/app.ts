@@ -10,6 +10,7 @@ import type { Config } from './config/index.ts';
 import { lockDataDir, openDataDir, shardDir } from './data-dir.ts';
 import { createEmbedder } from './embedding/index.ts';
 import { startHttp } from './http/server.ts';
+import { startGrpc } from './grpc/server.ts';
 import { logSyncDuration, memoriesGauge, snapshotDuration } from './metrics/index.ts';
 import { ShardPool } from './router/shard-client.ts';
 import type { ShardEvent } from './shard/protocol.ts';
@@ -18,6 +19,7 @@ import type { Services } from './verbs/context.ts';
 export interface RunningApp {
   readonly svc: Services;
   readonly httpPort: number;
+  readonly grpcPort: number;
   /** The admin key created on this start (first start with auth on), if any. */
   readonly createdAdminKey: string | null;
   stop(): Promise<void>;
@@ -70,23 +72,29 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     health: { ready: true, reason: '' },
   };
   const http = await startHttp(svc);
+  const grpc = await startGrpc(svc).catch((err: unknown) => {
+    http.close();
+    throw err;
+  });
   // Created only once everything is up, so a failed first start never swallows the key.
   let createdAdminKey: string | null = null;
   if (config.authEnabled && !auth.hasKeys()) {
     createdAdminKey = auth.createKey({ workspace: DEFAULT_WORKSPACE, role: 'admin', label: 'first start' }).apiKey;
   }
-  log(`flashbulb ${VERSION} listening: REST http://${config.bind}:${http.port} · data ${config.dataDir} · ${meta.shards} shards · auth ${config.authEnabled ? 'on' : 'off'}`);
+  log(`flashbulb ${VERSION} listening: REST http://${config.bind}:${http.port} · gRPC ${config.bind}:${grpc.port} · data ${config.dataDir} · ${meta.shards} shards · auth ${config.authEnabled ? 'on' : 'off'}`);
   if (createdAdminKey) printAdminKey(log, createdAdminKey, http.port);
   let stopping: Promise<void> | null = null;
   return {
     svc,
     httpPort: http.port,
+    grpcPort: grpc.port,
     createdAdminKey,
     stop: () => {
       stopping ??= (async () => {
         svc.health.ready = false;
         svc.health.reason = 'shutting down';
         http.close();
+        await grpc.close();
         while (shards.inflight() > 0) await new Promise((r) => setTimeout(r, 5));
         await shards.shutdown();
         await embedder.close();

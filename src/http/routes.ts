@@ -15,6 +15,7 @@ import { recall, type RecallRequest, type TimeRangeInput } from '../verbs/recall
 import { prime } from '../verbs/prime.ts';
 import { graph } from '../verbs/graph.ts';
 import { upload } from '../verbs/upload.ts';
+import { insights } from '../verbs/insights.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { parseMultipart } from './uws.ts';
 import type { RecallHit } from '../recall/types.ts';
@@ -65,6 +66,7 @@ const v = {
   recall: compile(S.RecallBody),
   prime: compile(S.PrimeBody),
   graph: compile(S.GraphBody),
+  insights: compile(S.InsightsQuery),
 };
 
 function ctxOf(i: RouteInput): Ctx {
@@ -167,6 +169,13 @@ export const ROUTES: readonly Route[] = [
     },
   },
   {
+    method: 'GET', path: '/v1/insights', op: 'insights', scoped: true,
+    handle: async (i) => {
+      const q = v.insights(queryObject(i.query, { min_confidence: 'num', max_results: 'int' }));
+      return { body: (await insights(ctxOf(i), q)).map(json) };
+    },
+  },
+  {
     method: 'GET', path: '/v1/entities', op: 'entities', scoped: true,
     handle: async (i) => ({ body: await entities(ctxOf(i)) }),
   },
@@ -204,7 +213,7 @@ export const ROUTES: readonly Route[] = [
   },
 ];
 
-type QueryTypes = Record<string, 'int' | 'bool'>;
+type QueryTypes = Record<string, 'int' | 'bool' | 'num'>;
 
 /** Turns a query string into an object, converting the named fields; bad values are 400s. */
 export function queryObject(q: URLSearchParams, types: QueryTypes): Record<string, unknown> {
@@ -213,6 +222,9 @@ export function queryObject(q: URLSearchParams, types: QueryTypes): Record<strin
     const type = types[k];
     if (type === 'int') {
       if (!/^-?\d+$/.test(raw)) throw invalid(`${k} must be an integer, got '${raw}'`);
+      out[k] = Number(raw);
+    } else if (type === 'num') {
+      if (raw.trim() === '' || !Number.isFinite(Number(raw))) throw invalid(`${k} must be a number, got '${raw}'`);
       out[k] = Number(raw);
     } else if (type === 'bool') {
       if (raw !== 'true' && raw !== 'false') throw invalid(`${k} must be true or false, got '${raw}'`);

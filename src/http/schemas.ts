@@ -112,3 +112,9 @@ export const GraphBody = T.Object({
   max_nodes: T.Optional(T.Integer()),
   direction: T.Optional(T.Union([T.Literal('out'), T.Literal('in'), T.Literal('both')])),
 });
+
+export const InsightsQuery = T.Object({
+  entity_id: T.Optional(T.String()),
+  min_confidence: T.Optional(T.Number()),
+  max_results: T.Optional(T.Integer()),
+});

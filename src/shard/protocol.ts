@@ -33,6 +33,7 @@ export interface ReviseInput {
   entityId?: string | null;
   embedding?: Float32Array;
   edges: EdgeInput[];
+  withEmbedding?: boolean;
 }
 
 export interface ForgetCriteria {
@@ -92,7 +93,7 @@ export interface ShardStats {
 
 /** Method name → input and output. */
 export interface ShardMethods {
-  remember: { input: { items: RememberItem[] }; output: MemoryView[] };
+  remember: { input: { items: RememberItem[]; withEmbedding?: boolean }; output: MemoryView[] };
   get: { input: { id: string; withEmbedding: boolean }; output: MemoryView };
   batchGet: { input: { ids: string[]; withEmbedding: boolean }; output: MemoryView[] };
   list: { input: ListInput; output: { memories: MemoryView[]; nextCursor: string | null } };
@@ -102,6 +103,7 @@ export interface ShardMethods {
   upload: { input: { files: UploadFile[] }; output: UploadFileResult[] };
   prime: { input: PrimeInput; output: PrimeOutput };
   entities: { input: Record<string, never>; output: string[] };
+  insights: { input: { entityId: string | null; minConfidence: number; maxResults: number }; output: MemoryView[] };
   edges: { input: { id: string }; output: { outgoing: Edge[]; incoming: Edge[] } };
   graph: { input: GraphInput; output: { nodes: MemoryView[]; edges: Edge[]; truncated: boolean } };
   count: { input: Record<string, never>; output: number };

@@ -16,7 +16,7 @@ import { Wal } from './persist/wal.ts';
 import { applyRecord, type ShardState } from './store/apply.ts';
 import type { OpContext } from './ops/context.ts';
 import { forget } from './ops/forget.ts';
-import { batchGet, count, edges, entities, get, list } from './ops/read.ts';
+import { batchGet, count, edges, entities, get, insights, list } from './ops/read.ts';
 import { remember } from './ops/remember.ts';
 import { graph } from './ops/graph.ts';
 import { upload } from './ops/upload.ts';
@@ -81,6 +81,7 @@ export class Shard {
       prime,
       upload,
       entities,
+      insights,
       edges,
       graph,
       count,

@@ -11,6 +11,7 @@ export interface RememberInput {
   entity_id?: string | null | undefined;
   edges?: EdgeSpec[] | undefined;
   kind?: MemoryKind | undefined;
+  withEmbedding?: boolean;
 }
 
 export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryView> {
@@ -26,7 +27,7 @@ export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryVi
   };
   const vectors = await ctx.svc.embedder.embed([content]);
   const embedding = row(vectors, 0, ctx.svc.embedder.dim);
-  const [memory] = await ctx.svc.shards.call(ctx.workspace, 'remember', { items: [{ ...item, embedding }] }, [embedding.buffer as ArrayBuffer]);
+  const [memory] = await ctx.svc.shards.call(ctx.workspace, 'remember', { items: [{ ...item, embedding }], withEmbedding: input.withEmbedding ?? false }, [embedding.buffer as ArrayBuffer]);
   if (!memory) throw new Error('shard returned no memory');
   return memory;
 }

@@ -15,6 +15,7 @@ export interface ReviseInput {
   /** undefined keeps the entity; null clears it. */
   entity_id?: string | null | undefined;
   edges?: EdgeSpec[] | undefined;
+  withEmbedding?: boolean;
 }
 
 export async function revise(ctx: Ctx, input: ReviseInput): Promise<MemoryView> {
@@ -23,6 +24,7 @@ export async function revise(ctx: Ctx, input: ReviseInput): Promise<MemoryView> 
     id: checkId('memory_id', input.id),
     contextMode: input.context_mode ?? 'merge',
     edges: checkEdges('edges', input.edges ?? []),
+    withEmbedding: input.withEmbedding ?? false,
   };
   if (input.content !== undefined) cmd.content = checkContent('content', input.content);
   if (input.importance !== undefined) cmd.importance = checkUnit('importance', input.importance);

@@ -58,3 +58,22 @@ export function edges(ctx: OpContext, ws: string, input: { id: string }): { outg
 export function count(ctx: OpContext, ws: string): number {
   return ctx.state.workspaces.get(ws)?.liveCount() ?? 0;
 }
+
+/** Live insights, most confident first (ties: newest first). */
+export function insights(ctx: OpContext, ws: string, input: { entityId: string | null; minConfidence: number; maxResults: number }): MemoryView[] {
+  const w = ctx.state.workspaces.get(ws);
+  const ids = input.entityId === null ? w?.order : w?.byEntity.get(input.entityId);
+  if (!w || !ids) return [];
+  const found: MemoryRecord[] = [];
+  for (const id of ids.newestFirst()) {
+    const m = w.memories.get(id);
+    if (m?.kind === 'insight' && m.supersededBy === null && confidenceOf(m) >= input.minConfidence) found.push(m);
+  }
+  found.sort((a, b) => confidenceOf(b) - confidenceOf(a));
+  return found.slice(0, input.maxResults).map((m) => view(m));
+}
+
+function confidenceOf(m: MemoryRecord): number {
+  const c = m.context['confidence'];
+  return typeof c === 'number' ? c : 0;
+}

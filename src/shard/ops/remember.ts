@@ -6,7 +6,7 @@ import { toStored } from '../persist/records.ts';
 import type { RememberItem } from '../protocol.ts';
 import { view, type OpContext } from './context.ts';
 
-export async function remember(ctx: OpContext, ws: string, input: { items: RememberItem[] }): Promise<MemoryView[]> {
+export async function remember(ctx: OpContext, ws: string, input: { items: RememberItem[]; withEmbedding?: boolean }): Promise<MemoryView[]> {
   const existing = ctx.state.workspaces.get(ws);
   for (const item of input.items) {
     for (const e of item.edges) {
@@ -44,5 +44,5 @@ export async function remember(ctx: OpContext, ws: string, input: { items: Remem
     }
   }
   await ctx.commit(records);
-  return created.map((m) => view(m));
+  return created.map((m) => view(m, input.withEmbedding ?? false));
 }

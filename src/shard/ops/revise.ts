@@ -46,7 +46,7 @@ export async function revise(ctx: OpContext, ws: string, input: ReviseInput): Pr
     });
   }
   await ctx.commit(records);
-  return view(next);
+  return view(next, input.withEmbedding ?? false);
 }
 
 function mergeContext(live: MemoryRecord, input: ReviseInput): MemoryRecord['context'] {

@@ -1,0 +1,49 @@
+/** @module grpc/call — what every handler shares: the caller, the workspace, metrics, error mapping. */
+import * as grpc from '@grpc/grpc-js';
+import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
+import { ERRORS, FlashbulbError } from '../errors/codes.ts';
+import { requestDuration } from '../metrics/index.ts';
+import { resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
+
+/** Principal from `authorization` metadata (`Bearer <key>` or a bare key). */
+export function principalOf(svc: Services, metadata: grpc.Metadata): Principal {
+  if (!svc.config.authEnabled) return ANONYMOUS_ADMIN;
+  const value = metadata.get('authorization')[0];
+  if (value === undefined) throw new FlashbulbError('unauthenticated', 'missing authorization metadata; send "authorization: Bearer <API key>"');
+  svc.auth.reload();
+  const principal = svc.auth.authenticate(String(value).replace(/^Bearer\s+/i, '').trim());
+  if (!principal) throw new FlashbulbError('unauthenticated', 'API key is not valid');
+  return principal;
+}
+
+/** The verb context for a call: the key's workspace, or `tenant_id` where the rules allow it. */
+export function ctxOf(svc: Services, metadata: grpc.Metadata, tenantId: string | undefined): Ctx {
+  return resolveCtx(svc, principalOf(svc, metadata), tenantId === '' ? undefined : tenantId, { strict: false });
+}
+
+export function toServiceError(err: unknown): grpc.ServiceError {
+  const e = err instanceof FlashbulbError ? err : new FlashbulbError('internal_error', 'internal error');
+  if (!(err instanceof FlashbulbError)) console.error('gRPC handler failed:', err);
+  const out = Object.assign(new Error(e.message), { code: ERRORS[e.code].grpc, details: e.message, metadata: new grpc.Metadata() });
+  return out as grpc.ServiceError;
+}
+
+/** Wraps a unary handler: metrics, error mapping. */
+export function unary<Req, Res>(op: string, fn: (req: Req, metadata: grpc.Metadata) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> {
+  return (call, callback) => {
+    const start = performance.now();
+    Promise.resolve()
+      .then(() => fn(call.request, call.metadata))
+      .then(
+        (res) => {
+          requestDuration.labels(op, 'grpc', 'ok').observe((performance.now() - start) / 1000);
+          callback(null, res);
+        },
+        (err: unknown) => {
+          const outcome = err instanceof FlashbulbError ? err.code : 'internal_error';
+          requestDuration.labels(op, 'grpc', outcome).observe((performance.now() - start) / 1000);
+          callback(toServiceError(err));
+        },
+      );
+  };
+}

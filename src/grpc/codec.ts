@@ -1,0 +1,142 @@
+/**
+ * @module grpc/codec — every conversion between hebbs.v1 messages and Flashbulb's types, done
+ * once: Struct ⇄ JSON, 16-byte ids ⇄ hex, enums ⇄ names, uint64 ⇄ number. uint64 inputs above
+ * 2^53 are clamped to Number.MAX_SAFE_INTEGER (every stored value is far below, so comparisons
+ * are unchanged); outputs are exact because stored values are safe integers.
+ */
+import { invalid } from '../errors/codes.ts';
+import { EDGE_TYPES, type Edge, type EdgeType } from '../model/edge.ts';
+import { MEMORY_KINDS, decayScore, nowUs, type JsonObject, type JsonValue, type MemoryKind, type MemoryView } from '../model/memory.ts';
+import type { RecallHit, StrategyDetail, StrategyName } from '../recall/types.ts';
+import type { Struct, StructValue, U64 } from './messages.ts';
+
+export function idFromBytes(field: string, b: Buffer | undefined): string {
+  if (!b || b.length !== 16) throw invalid(`${field} must be 16 bytes, got ${b?.length ?? 0}`);
+  return b.toString('hex');
+}
+
+export function idToBytes(hex: string): Buffer {
+  return Buffer.from(hex, 'hex');
+}
+
+export function u64(v: U64 | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const n = typeof v === 'number' ? v : Number(v);
+  return Number.isFinite(n) ? Math.min(n, Number.MAX_SAFE_INTEGER) : undefined;
+}
+
+export function structToJson(s: Struct | null | undefined): JsonObject | undefined {
+  if (!s?.fields) return undefined;
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(s.fields)) out[k] = valueToJson(v);
+  return out;
+}
+
+function valueToJson(v: StructValue): JsonValue {
+  if (v.structValue !== undefined && v.structValue !== null) return structToJson(v.structValue) ?? {};
+  if (v.listValue !== undefined && v.listValue !== null) return (v.listValue.values ?? []).map(valueToJson);
+  if (v.stringValue !== undefined && v.stringValue !== null) return v.stringValue;
+  if (v.numberValue !== undefined && v.numberValue !== null) return v.numberValue;
+  if (v.boolValue !== undefined && v.boolValue !== null) return v.boolValue;
+  return null;
+}
+
+export function jsonToStruct(obj: JsonObject): Struct {
+  const fields: Record<string, StructValue> = {};
+  for (const [k, v] of Object.entries(obj)) fields[k] = jsonToValue(v);
+  return { fields };
+}
+
+function jsonToValue(v: JsonValue): StructValue {
+  if (v === null) return { nullValue: 'NULL_VALUE' };
+  if (Array.isArray(v)) return { listValue: { values: v.map(jsonToValue) } };
+  if (typeof v === 'object') return { structValue: jsonToStruct(v) };
+  if (typeof v === 'string') return { stringValue: v };
+  if (typeof v === 'number') return { numberValue: v };
+  return { boolValue: v };
+}
+
+const KIND_NAMES: Record<MemoryKind, string> = {
+  episode: 'MEMORY_KIND_EPISODE',
+  insight: 'MEMORY_KIND_INSIGHT',
+  revision: 'MEMORY_KIND_REVISION',
+  document: 'MEMORY_KIND_DOCUMENT',
+  proposition: 'MEMORY_KIND_PROPOSITION',
+};
+
+export function kindFromEnum(field: string, name: string | undefined): MemoryKind | undefined {
+  if (name === undefined || name === 'MEMORY_KIND_UNSPECIFIED') return undefined;
+  const kind = MEMORY_KINDS.find((k) => KIND_NAMES[k] === name);
+  if (!kind) throw invalid(`${field}: unknown memory kind ${name}`);
+  return kind;
+}
+
+export function edgeTypeToEnum(t: EdgeType): string {
+  return `EDGE_TYPE_${t.toUpperCase()}`;
+}
+
+export function edgeTypeFromEnum(field: string, name: string): string {
+  if (name === 'EDGE_TYPE_UNSPECIFIED' || !/^EDGE_TYPE_/.test(name)) throw invalid(`${field}: edge type must be set (got ${name})`);
+  return name;
+}
+
+const STRATEGY_NAMES: Record<StrategyName, string> = { similarity: 'SIMILARITY', temporal: 'TEMPORAL', causal: 'CAUSAL', analogical: 'ANALOGICAL' };
+
+export function strategyFromEnum(field: string, name: string): StrategyName {
+  const found = (Object.keys(STRATEGY_NAMES) as StrategyName[]).find((s) => STRATEGY_NAMES[s] === name);
+  if (!found) throw invalid(`${field}: strategy_type must be SIMILARITY, TEMPORAL, CAUSAL or ANALOGICAL (got ${name})`);
+  return found;
+}
+
+export function strategyToEnum(s: StrategyName): string {
+  return STRATEGY_NAMES[s];
+}
+
+/** Memory → hebbs.v1 Memory. `sources`: fill source_memory_ids (Recall, Prime, GetInsights). */
+export function memoryToProto(m: MemoryView, opts: { sources: boolean }): Record<string, unknown> {
+  const out: Record<string, unknown> = {
+    memory_id: idToBytes(m.id),
+    content: m.content,
+    importance: m.importance,
+    embedding: m.embedding ? Array.from(m.embedding) : [],
+    created_at: m.createdAt,
+    updated_at: m.updatedAt,
+    last_accessed_at: m.lastAccessedAt,
+    access_count: m.accessCount,
+    decay_score: decayScore(m, nowUs()),
+    kind: KIND_NAMES[m.kind],
+    logical_clock: m.logicalClock,
+    source_memory_ids: opts.sources && m.sourceMemoryIds ? m.sourceMemoryIds.map(idToBytes) : [],
+  };
+  if (Object.keys(m.context).length > 0) out['context'] = jsonToStruct(m.context);
+  if (m.entityId !== null) out['entity_id'] = m.entityId;
+  return out;
+}
+
+function detailToProto(d: StrategyDetail, relevance: number): Record<string, unknown> {
+  const base = { strategy_type: strategyToEnum(d.strategy), relevance };
+  switch (d.strategy) {
+    case 'similarity':
+      return { ...base, distance: d.distance };
+    case 'temporal':
+      return { ...base, timestamp: d.timestamp, rank: d.rank };
+    case 'causal':
+      return { ...base, depth: d.depth, causal_edge_type: edgeTypeToEnum(d.edge_type), seed_id: idToBytes(d.seed_id) };
+    case 'analogical':
+      return { ...base, embedding_similarity: d.embedding_similarity, structural_similarity: d.structural_similarity };
+  }
+}
+
+export function hitToProto(h: RecallHit): Record<string, unknown> {
+  return {
+    memory: memoryToProto(h.memory, { sources: true }),
+    score: h.score,
+    strategy_details: h.strategy_details.map((d) => detailToProto(d, h.relevance)),
+  };
+}
+
+export function edgeToProto(e: Edge): Record<string, unknown> {
+  return { target_id: idToBytes(e.target_id), edge_type: edgeTypeToEnum(e.edge_type), confidence: e.confidence };
+}
+
+export const EDGE_ENUM_NAMES = EDGE_TYPES.map(edgeTypeToEnum);
