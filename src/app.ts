@@ -15,6 +15,7 @@ import { logSyncDuration, memoriesGauge, snapshotDuration } from './metrics/inde
 import { ShardPool } from './router/shard-client.ts';
 import type { ShardEvent } from './shard/protocol.ts';
 import type { Services } from './verbs/context.ts';
+import { SubscriptionRegistry } from './subscribe/registry.ts';
 
 export interface RunningApp {
   readonly svc: Services;
@@ -38,6 +39,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   const auth = new AuthStore(config.dataDir);
   auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
   const memories = new Array<number>(meta.shards).fill(0);
+  let subscriptions: SubscriptionRegistry | null = null;
   const shards = await ShardPool.start({
     shards: Array.from({ length: meta.shards }, (_, i) => ({
       shard: i,
@@ -49,7 +51,10 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     })),
     maxInflight: config.maxInflightPerShard,
     timeoutMs: config.shardTimeoutMs,
-    onEvent: (e) => onShardEvent(e, memories, log),
+    onEvent: (e) => {
+      if (e.kind === 'push') subscriptions?.deliverPushes(e.pushes);
+      else onShardEvent(e, memories, log);
+    },
   }).catch((err: unknown) => {
     unlock();
     throw err;
@@ -61,7 +66,9 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   });
   if (embedder.name === 'hash') log('embedder: deterministic hash embedder (FLASHBULB_EMBEDDER=hash) — for tests, not for real recall');
   else log(`embedder: ${embedder.name} (${embedder.dim} dims) from ${config.modelDir}`);
+  subscriptions = new SubscriptionRegistry(shards, embedder);
   const svc: Services = {
+    subscriptions,
     config,
     shards,
     embedder,
@@ -93,6 +100,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       stopping ??= (async () => {
         svc.health.ready = false;
         svc.health.reason = 'shutting down';
+        await subscriptions?.closeAll();
         http.close();
         await grpc.close();
         while (shards.inflight() > 0) await new Promise((r) => setTimeout(r, 5));

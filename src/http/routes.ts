@@ -17,7 +17,9 @@ import { graph } from '../verbs/graph.ts';
 import { upload } from '../verbs/upload.ts';
 import { insights } from '../verbs/insights.ts';
 import { FlashbulbError } from '../errors/codes.ts';
-import { parseMultipart } from './uws.ts';
+import { parseMultipart, type StreamResponse } from './uws.ts';
+import { SseSink } from './sse.ts';
+import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
 import type { RecallHit } from '../recall/types.ts';
 import { compile } from './schema.ts';
 import * as S from './schemas.ts';
@@ -52,7 +54,7 @@ export interface Route {
   body?: boolean;
   /** Takes the raw body (multipart). */
   raw?: boolean;
-  handle: (input: RouteInput) => Promise<RouteOutput> | RouteOutput;
+  handle: (input: RouteInput) => Promise<RouteOutput | StreamResponse> | RouteOutput;
 }
 
 const v = {
@@ -67,6 +69,8 @@ const v = {
   prime: compile(S.PrimeBody),
   graph: compile(S.GraphBody),
   insights: compile(S.InsightsQuery),
+  subscribe: compile(S.SubscribeBody),
+  feed: compile(S.FeedBody),
 };
 
 function ctxOf(i: RouteInput): Ctx {
@@ -176,6 +180,34 @@ export const ROUTES: readonly Route[] = [
     },
   },
   {
+    method: 'POST', path: '/v1/subscribe', op: 'subscribe', scoped: true, body: true,
+    handle: async (i): Promise<StreamResponse> => {
+      const ctx = ctxOf(i);
+      const sink = new SseSink();
+      const id = await openSubscription(ctx, v.subscribe(i.body), sink);
+      return {
+        kind: 'stream',
+        status: 200,
+        headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-accel-buffering': 'no' },
+        start: (stream) => sink.attach(stream, id, () => i.svc.subscriptions.disconnect(id)),
+      };
+    },
+  },
+  {
+    method: 'POST', path: '/v1/subscribe/:id/feed', op: 'feed', scoped: true, body: true,
+    handle: async (i) => {
+      await feedSubscription(ctxOf(i), { subscription_id: subscriptionId(param(i, 'id')), text: v.feed(i.body).text });
+      return { body: {} };
+    },
+  },
+  {
+    method: 'DELETE', path: '/v1/subscribe/:id', op: 'close_subscription', scoped: true,
+    handle: async (i) => {
+      await closeSubscription(ctxOf(i), { subscription_id: subscriptionId(param(i, 'id')) });
+      return { body: {} };
+    },
+  },
+  {
     method: 'GET', path: '/v1/entities', op: 'entities', scoped: true,
     handle: async (i) => ({ body: await entities(ctxOf(i)) }),
   },
@@ -212,6 +244,11 @@ export const ROUTES: readonly Route[] = [
     handle: (i) => ({ body: admin.revokeKey(i.svc, i.principal, param(i, 'key_id')) }),
   },
 ];
+
+function subscriptionId(text: string): number {
+  if (!/^\d{1,16}$/.test(text) || Number(text) > Number.MAX_SAFE_INTEGER) throw invalid(`'${text}' is not a subscription id`);
+  return Number(text);
+}
 
 type QueryTypes = Record<string, 'int' | 'bool' | 'num'>;
 

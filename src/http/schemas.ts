@@ -118,3 +118,12 @@ export const InsightsQuery = T.Object({
   min_confidence: T.Optional(T.Number()),
   max_results: T.Optional(T.Integer()),
 });
+
+export const SubscribeBody = T.Object({
+  entity_id: T.Optional(T.String()),
+  kind_filter: T.Optional(T.Array(T.String())),
+  confidence_threshold: T.Optional(T.Number()),
+  time_scope_us: T.Optional(T.Number()),
+});
+
+export const FeedBody = T.Object({ text: T.String() });

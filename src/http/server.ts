@@ -7,7 +7,7 @@ import { ERRORS, FlashbulbError } from '../errors/codes.ts';
 import { registry, requestDuration } from '../metrics/index.ts';
 import type { Services } from '../verbs/context.ts';
 import { ROUTES, type Route, type RouteOutput } from './routes.ts';
-import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer } from './uws.ts';
+import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type StreamResponse } from './uws.ts';
 
 const MAX_BODY = 1024 * 1024;
 const MAX_UPLOAD = 16 * 1024 * 1024;
@@ -30,7 +30,7 @@ export function startHttp(svc: Services): Promise<HttpServer> {
 }
 
 /** Handles one request; exported so tests can drive the router without sockets. */
-export async function handle(svc: Services, req: HttpRequest): Promise<HttpResponse> {
+export async function handle(svc: Services, req: HttpRequest): Promise<HttpResponse | StreamResponse> {
   const start = performance.now();
   let op = 'unknown';
   let outcome = 'ok';
@@ -53,7 +53,7 @@ export async function handle(svc: Services, req: HttpRequest): Promise<HttpRespo
       contentType: req.headers.get('content-type') ?? '',
       workspace: match.workspace,
     });
-    return jsonResponse(out);
+    return 'kind' in out ? out : jsonResponse(out);
   } catch (err) {
     outcome = err instanceof FlashbulbError ? err.code : 'internal_error';
     if (!(err instanceof FlashbulbError)) console.error(`${req.method} ${req.path} failed:`, err);

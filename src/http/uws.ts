@@ -20,13 +20,30 @@ export interface HttpResponse {
   body: string;
 }
 
+/** A response that stays open (Server-Sent Events). */
+export interface StreamResponse {
+  kind: 'stream';
+  status: number;
+  headers: Record<string, string>;
+  start(stream: OutStream): void;
+}
+
+/** The writing end of an open response. `write` returns false when the client is not keeping up. */
+export interface OutStream {
+  readonly closed: boolean;
+  write(chunk: string): boolean;
+  onWritable(cb: () => void): void;
+  onClose(cb: () => void): void;
+  end(): void;
+}
+
 export interface HttpServerOptions {
   host: string;
   port: number;
   /** Largest body accepted for a path; larger ones get `tooLarge` without being read. */
   maxBodyBytes: (path: string) => number;
   tooLarge: (limit: number) => HttpResponse;
-  handler: (req: HttpRequest) => Promise<HttpResponse>;
+  handler: (req: HttpRequest) => Promise<HttpResponse | StreamResponse>;
 }
 
 export interface HttpServer {
@@ -56,16 +73,17 @@ function onRequest(opts: HttpServerOptions, res: uWS.HttpResponse, req: uWS.Http
   const method = req.getMethod().toUpperCase();
   const path = req.getUrl();
   const query = new URLSearchParams(req.getQuery() ?? '');
-  const state = { aborted: false };
+  const state: ResState = { aborted: false, onAbort: [] };
   res.onAborted(() => {
     state.aborted = true;
+    for (const cb of state.onAbort) cb();
   });
   const limit = opts.maxBodyBytes(path);
   const declared = Number(headers.get('content-length') ?? '0');
   if (declared > limit) return send(res, state, opts.tooLarge(limit), true);
   const respond = (body: Buffer): void => {
     opts.handler({ method, path, query, headers, body }).then(
-      (reply) => send(res, state, reply, false),
+      (reply) => ('kind' in reply ? openStream(res, state, reply) : send(res, state, reply, false)),
       () => send(res, state, { status: 500, body: '{"error_code":"internal_error","message":"internal error"}' }, false),
     );
   };
@@ -93,7 +111,50 @@ function readBody(res: uWS.HttpResponse, limit: number, done: (body: Buffer | nu
   });
 }
 
-function send(res: uWS.HttpResponse, state: { aborted: boolean }, reply: HttpResponse, close: boolean): void {
+interface ResState {
+  aborted: boolean;
+  onAbort: Array<() => void>;
+}
+
+function openStream(res: uWS.HttpResponse, state: ResState, reply: StreamResponse): void {
+  if (state.aborted) return;
+  res.cork(() => {
+    res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? ''}`);
+    for (const [k, v] of Object.entries(reply.headers)) res.writeHeader(k, v);
+  });
+  let ended = false;
+  const stream: OutStream = {
+    get closed() {
+      return state.aborted || ended;
+    },
+    write: (chunk) => {
+      if (stream.closed) return false;
+      let ok = false;
+      res.cork(() => {
+        ok = res.write(chunk);
+      });
+      return ok;
+    },
+    onWritable: (cb) => {
+      res.onWritable(() => {
+        cb();
+        return true;
+      });
+    },
+    onClose: (cb) => {
+      state.onAbort.push(cb);
+    },
+    end: () => {
+      if (stream.closed) return;
+      ended = true;
+      res.cork(() => res.end());
+      for (const cb of state.onAbort) cb();
+    },
+  };
+  reply.start(stream);
+}
+
+function send(res: uWS.HttpResponse, state: ResState, reply: HttpResponse, close: boolean): void {
   if (state.aborted) return;
   state.aborted = true;
   res.cork(() => {

@@ -70,6 +70,12 @@ export const subscriptionPushes = new Counter({
   registers: [registry],
 });
 
+export const subscriptionDropped = new Counter({
+  name: 'flashbulb_subscription_dropped_total',
+  help: 'Pushes dropped because a subscriber was not reading (oldest first, past the queue bound)',
+  registers: [registry],
+});
+
 export const reflectionRuns = new Counter({
   name: 'flashbulb_reflection_runs_total',
   help: 'Reflection runs',

@@ -5,6 +5,7 @@
 import type { EdgeType, Edge } from '../model/edge.ts';
 import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
 import type { ErrorCode } from '../errors/codes.ts';
+import type { Push, SubscriptionSpec } from './subscriptions.ts';
 import type { PrimeInput, PrimeOutput, RecallInput, RecallOutput } from '../recall/types.ts';
 
 export interface EdgeInput {
@@ -101,6 +102,9 @@ export interface ShardMethods {
   forget: { input: ForgetCriteria; output: ForgetResult };
   recall: { input: RecallInput; output: RecallOutput };
   upload: { input: { files: UploadFile[] }; output: UploadFileResult[] };
+  subOpen: { input: SubscriptionSpec; output: { opened: true } };
+  subMatch: { input: { id: number; vector: Float32Array; offset: number }; output: Push[] };
+  subClose: { input: { id: number }; output: { closed: boolean } };
   prime: { input: PrimeInput; output: PrimeOutput };
   entities: { input: Record<string, never>; output: string[] };
   insights: { input: { entityId: string | null; minConfidence: number; maxResults: number }; output: MemoryView[] };
@@ -133,8 +137,10 @@ export type ShardEvent =
   | { kind: 'ready'; shard: number; memories: number; replayedRecords: number; recoveryMs: number; truncatedTail: string | null }
   | { kind: 'fatal'; shard: number; message: string }
   | { kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[] }
-  | { kind: 'stopped'; shard: number };
+  | { kind: 'stopped'; shard: number }
+  | { kind: 'push'; ws: string; pushes: Push[] };
 
+export type { Push, SubscriptionSpec };
 export type ShardControl = { kind: 'shutdown' };
 
 export interface ShardWorkerData {

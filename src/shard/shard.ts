@@ -22,7 +22,8 @@ import { graph } from './ops/graph.ts';
 import { upload } from './ops/upload.ts';
 import { prime, recall } from './ops/recall.ts';
 import { revise } from './ops/revise.ts';
-import type { ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
+import type { ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
+import { Subscriptions } from './subscriptions.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
 const INDEX_SLICE_MS = 4;
@@ -31,6 +32,8 @@ type Handler<M extends ShardMethod> = (ctx: OpContext, ws: string, input: ShardI
 
 export class Shard {
   readonly #opts: ShardWorkerData;
+  readonly #emit: (e: ShardEvent) => void;
+  readonly #subs = new Subscriptions();
   readonly #state: ShardState;
   readonly #wal: Wal;
   readonly #ids = new IdGenerator();
@@ -50,8 +53,9 @@ export class Shard {
   readonly syncMs: number[] = [];
   readonly snapshotMs: number[] = [];
 
-  constructor(opts: ShardWorkerData) {
+  constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}) {
     this.#opts = opts;
+    this.#emit = emit;
     mkdirSync(opts.dir, { recursive: true });
     this.recovered = recoverShard(opts.dir, { afterSnapshot: (state, walSeq) => loadGraphs(opts.dir, walSeq, state) });
     this.#state = this.recovered.state;
@@ -87,6 +91,16 @@ export class Shard {
       count,
       dropWorkspace: (ctx, ws) => this.#dropWorkspace(ws),
       stats: () => this.stats(),
+      subOpen: (_ctx, ws, spec) => {
+        this.#subs.open(ws, spec);
+        return { opened: true };
+      },
+      subMatch: (ctx, ws, input) => {
+        const pushes = this.#subs.matchChunk(ctx.state.workspaces.get(ws), input.id, input.vector, input.offset, nowUs());
+        if (pushes === null) throw new FlashbulbError('not_found', `subscription ${input.id} not found`);
+        return pushes;
+      },
+      subClose: (_ctx, ws, input) => ({ closed: this.#subs.close(ws, input.id) }),
       snapshot: async () => {
         await this.snapshot();
         return { records: this.#state.memoryCount() };
@@ -150,6 +164,23 @@ export class Shard {
     this.#dirtySinceSnapshot = true;
     this.#scheduleIndexing();
     await this.#wal.append(records);
+    this.#notifySubscribers(records);
+  }
+
+  /** Durable new or changed memories are offered to the workspace's open subscriptions. */
+  #notifySubscribers(records: readonly LogRecord[]): void {
+    if (!this.#subs.active) return;
+    const byWs = new Map<string, MemoryRecord[]>();
+    for (const r of records) {
+      if (r.t !== 'put' || r.m.supersededBy !== null) continue;
+      const m = this.#state.workspaces.get(r.ws)?.memories.get(r.m.id);
+      if (m) byWs.set(r.ws, [...(byWs.get(r.ws) ?? []), m]);
+    }
+    for (const [ws, memories] of byWs) {
+      const w = this.#state.workspaces.get(ws);
+      const pushes = w ? this.#subs.matchWrites(w, memories, nowUs()) : [];
+      if (pushes.length > 0) this.#emit({ kind: 'push', ws, pushes });
+    }
   }
 
   /**

@@ -18,7 +18,7 @@ function send(msg: ShardEvent | ShardReply): void {
 let shard: Shard;
 const started = performance.now();
 try {
-  shard = new Shard(opts);
+  shard = new Shard(opts, send);
 } catch (err) {
   send({ kind: 'fatal', shard: opts.shard, message: err instanceof Error ? err.message : String(err) });
   throw err;

@@ -10,6 +10,7 @@ import type { Embedder } from '../embedding/embedder.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { rateLimited } from '../metrics/index.ts';
 import type { ShardPool } from '../router/shard-client.ts';
+import type { SubscriptionRegistry } from '../subscribe/registry.ts';
 
 export interface Services {
   readonly config: Config;
@@ -17,6 +18,7 @@ export interface Services {
   readonly embedder: Embedder;
   readonly auth: AuthStore;
   readonly limiter: RateLimiter;
+  readonly subscriptions: SubscriptionRegistry;
   readonly startedAt: number;
   readonly version: string;
   /** Mutable readiness: false while starting or draining, with the reason. */

@@ -1,0 +1,115 @@
+/**
+ * @module shard/subscriptions — the matching half of subscriptions, in the shard that owns the
+ * workspace. A subscription remembers its recent chunk vectors and the memories it has pushed:
+ * a memory is pushed at most once, when its relevance to a chunk reaches the threshold and it
+ * passes the entity, kind and time-scope filters. New writes are checked against recent chunks.
+ */
+import type { MemoryKind, MemoryRecord, MemoryView } from '../model/memory.ts';
+import { compositeScore } from '../recall/scoring.ts';
+import { DEFAULT_WEIGHTS } from '../recall/types.ts';
+import { dot } from '../recall/vector.ts';
+import { view } from './ops/context.ts';
+import { recallSource } from './ops/recall-source.ts';
+import type { Workspace } from './store/workspace.ts';
+
+/** Chunks a subscription keeps for matching new writes. */
+const RECENT_CHUNKS = 8;
+const SEARCH_K = 32;
+/** Memories a subscription remembers having pushed (older ones may be pushed again). */
+const PUSHED_MAX = 100_000;
+
+export interface SubscriptionSpec {
+  id: number;
+  entityId: string | null;
+  kinds: MemoryKind[];
+  threshold: number;
+  timeScopeUs: number | null;
+}
+
+export interface Push {
+  subscription: number;
+  memory: MemoryView;
+  confidence: number;
+  score: number;
+  chunkOffset: number | null;
+}
+
+interface Sub extends SubscriptionSpec {
+  pushed: Set<string>;
+  recent: Array<{ vector: Float32Array; offset: number }>;
+}
+
+export class Subscriptions {
+  readonly #byWorkspace = new Map<string, Map<number, Sub>>();
+
+  get active(): boolean {
+    return this.#byWorkspace.size > 0;
+  }
+
+  open(ws: string, spec: SubscriptionSpec): void {
+    let subs = this.#byWorkspace.get(ws);
+    if (!subs) {
+      subs = new Map();
+      this.#byWorkspace.set(ws, subs);
+    }
+    subs.set(spec.id, { ...spec, pushed: new Set(), recent: [] });
+  }
+
+  close(ws: string, id: number): boolean {
+    const subs = this.#byWorkspace.get(ws);
+    const found = subs?.delete(id) ?? false;
+    if (subs && subs.size === 0) this.#byWorkspace.delete(ws);
+    return found;
+  }
+
+  has(ws: string, id: number): boolean {
+    return this.#byWorkspace.get(ws)?.has(id) ?? false;
+  }
+
+  /** Matches one embedded chunk; returns the pushes (best first). */
+  matchChunk(w: Workspace | undefined, id: number, vector: Float32Array, offset: number, nowUs: number): Push[] | null {
+    const sub = this.#byWorkspace.get(w?.slug ?? '')?.get(id);
+    if (!sub) return null;
+    sub.recent.push({ vector, offset });
+    if (sub.recent.length > RECENT_CHUNKS) sub.recent.shift();
+    if (!w) return [];
+    const hits = recallSource(w).nearest(vector, { k: SEARCH_K, ef: Math.max(64, SEARCH_K), entityId: sub.entityId });
+    const out: Push[] = [];
+    for (const { id: memoryId, sim } of hits) {
+      if (sim < sub.threshold) break;
+      const m = w.memories.get(memoryId);
+      if (m && this.#passes(sub, m, nowUs)) out.push(this.#push(sub, m, sim, offset, nowUs));
+    }
+    return out;
+  }
+
+  /** Checks freshly written memories against every open subscription's recent chunks. */
+  matchWrites(w: Workspace, memories: readonly MemoryRecord[], nowUs: number): Push[] {
+    const subs = this.#byWorkspace.get(w.slug);
+    if (!subs) return [];
+    const out: Push[] = [];
+    for (const sub of subs.values()) {
+      for (const m of memories) {
+        if (m.supersededBy !== null || (sub.entityId !== null && m.entityId !== sub.entityId) || !this.#passes(sub, m, nowUs)) continue;
+        let best: { sim: number; offset: number } | null = null;
+        for (const c of sub.recent) {
+          const sim = dot(c.vector, m.embedding);
+          if (sim >= sub.threshold && (!best || sim > best.sim)) best = { sim, offset: c.offset };
+        }
+        if (best) out.push(this.#push(sub, m, best.sim, best.offset, nowUs));
+      }
+    }
+    return out;
+  }
+
+  #passes(sub: Sub, m: MemoryRecord, nowUs: number): boolean {
+    if (sub.pushed.has(m.id) || !sub.kinds.includes(m.kind)) return false;
+    return sub.timeScopeUs === null || m.createdAt >= nowUs - sub.timeScopeUs;
+  }
+
+  #push(sub: Sub, m: MemoryRecord, sim: number, offset: number, nowUs: number): Push {
+    sub.pushed.add(m.id);
+    if (sub.pushed.size > PUSHED_MAX) sub.pushed.delete(sub.pushed.values().next().value as string);
+    return { subscription: sub.id, memory: view(m), confidence: sim, score: compositeScore(m, sim, DEFAULT_WEIGHTS, nowUs), chunkOffset: offset };
+  }
+}

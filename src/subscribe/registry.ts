@@ -1,0 +1,196 @@
+/**
+ * @module subscribe/registry — the router's side of subscriptions: ids, the per-workspace limit,
+ * chunking fed text, embedding each chunk once, asking the owning shard to match it, and
+ * delivering pushes to the subscriber's sink through a bounded queue. A slow reader never grows
+ * memory without bound: past QUEUE_MAX undelivered pushes the oldest are dropped (and counted).
+ */
+import { randomInt } from 'node:crypto';
+import { FlashbulbError } from '../errors/codes.ts';
+import type { Embedder } from '../embedding/embedder.ts';
+import { openSubscriptions, subscriptionDropped, subscriptionPushes } from '../metrics/index.ts';
+import type { MemoryView } from '../model/memory.ts';
+import type { ShardPool } from '../router/shard-client.ts';
+import type { Push, SubscriptionSpec } from '../shard/protocol.ts';
+import { Chunker, type Chunk } from './chunker.ts';
+
+export const MAX_PER_WORKSPACE = 100;
+export const QUEUE_MAX = 256;
+const IDLE_FLUSH_MS = 300;
+
+export interface PushEvent {
+  subscription_id: number;
+  memory: MemoryView;
+  score: number;
+  confidence: number;
+  strategy: 'similarity';
+  chunk_offset: number | null;
+  sequence_number: number;
+  push_timestamp_us: number;
+}
+
+/** Where pushes go (an SSE stream, a gRPC stream). `send` returns false when the reader lags. */
+export interface PushSink {
+  send(event: PushEvent): boolean;
+  onDrain(cb: () => void): void;
+  close(reason: 'closed' | 'shutdown'): void;
+}
+
+class Subscription {
+  readonly chunker = new Chunker();
+  readonly queue: PushEvent[] = [];
+  seq = 0;
+  blocked = false;
+  closed = false;
+  idle: NodeJS.Timeout | null = null;
+  work: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly id: number,
+    readonly workspace: string,
+    readonly sink: PushSink,
+  ) {}
+}
+
+export class SubscriptionRegistry {
+  readonly #shards: ShardPool;
+  readonly #embedder: Embedder;
+  readonly #subs = new Map<number, Subscription>();
+
+  constructor(shards: ShardPool, embedder: Embedder) {
+    this.#shards = shards;
+    this.#embedder = embedder;
+  }
+
+  get size(): number {
+    return this.#subs.size;
+  }
+
+  async open(workspace: string, spec: Omit<SubscriptionSpec, 'id'>, sink: PushSink): Promise<number> {
+    let count = 0;
+    for (const s of this.#subs.values()) if (s.workspace === workspace) count += 1;
+    if (count >= MAX_PER_WORKSPACE) {
+      throw new FlashbulbError('rate_limited', `workspace '${workspace}' already has ${MAX_PER_WORKSPACE} open subscriptions`, { retryAfterS: 1 });
+    }
+    const id = randomInt(1, 2 ** 48) * 32 + randomInt(0, 32);
+    const sub = new Subscription(id, workspace, sink);
+    this.#subs.set(id, sub);
+    openSubscriptions.set(this.#subs.size);
+    try {
+      await this.#shards.call(workspace, 'subOpen', { ...spec, id });
+    } catch (err) {
+      this.#forget(sub);
+      throw err;
+    }
+    sink.onDrain(() => this.#drain(sub));
+    return id;
+  }
+
+  /** Buffers text; complete chunks are embedded and matched in order. */
+  feed(workspace: string, id: number, text: string): Promise<void> {
+    const sub = this.#find(workspace, id);
+    const chunks = sub.chunker.feed(text);
+    if (sub.idle) clearTimeout(sub.idle);
+    sub.idle = sub.chunker.pending ? setTimeout(() => this.#flushIdle(sub), IDLE_FLUSH_MS) : null;
+    sub.work = sub.work.then(() => this.#match(sub, chunks));
+    return sub.work;
+  }
+
+  async close(workspace: string, id: number, reason: 'closed' | 'shutdown' = 'closed'): Promise<void> {
+    const sub = this.#find(workspace, id);
+    this.#forget(sub);
+    sub.sink.close(reason);
+    await this.#shards.call(workspace, 'subClose', { id }).catch(() => undefined);
+  }
+
+  /** Closes a subscription whose reader went away (no error if it is already gone). */
+  disconnect(id: number): void {
+    const sub = this.#subs.get(id);
+    if (sub) void this.close(sub.workspace, id).catch(() => undefined);
+  }
+
+  /** Pushes a shard found for new writes. */
+  deliverPushes(pushes: readonly Push[]): void {
+    for (const p of pushes) {
+      const sub = this.#subs.get(p.subscription);
+      if (sub) this.#deliver(sub, p);
+    }
+  }
+
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.#subs.values()].map((s) => this.close(s.workspace, s.id, 'shutdown')));
+  }
+
+  #find(workspace: string, id: number): Subscription {
+    const sub = this.#subs.get(id);
+    if (!sub || sub.workspace !== workspace || sub.closed) throw new FlashbulbError('not_found', `subscription ${id} not found`);
+    return sub;
+  }
+
+  #forget(sub: Subscription): void {
+    sub.closed = true;
+    if (sub.idle) clearTimeout(sub.idle);
+    this.#subs.delete(sub.id);
+    openSubscriptions.set(this.#subs.size);
+  }
+
+  #flushIdle(sub: Subscription): void {
+    sub.idle = null;
+    if (sub.closed) return;
+    const chunks = sub.chunker.flush();
+    sub.work = sub.work.then(() => this.#match(sub, chunks)).catch(() => undefined);
+  }
+
+  async #match(sub: Subscription, chunks: readonly Chunk[]): Promise<void> {
+    if (chunks.length === 0 || sub.closed) return;
+    const vectors = await this.#embedder.embed(chunks.map((c) => c.text));
+    const dim = this.#embedder.dim;
+    for (const [i, c] of chunks.entries()) {
+      if (sub.closed) return;
+      const vector = vectors.slice(i * dim, (i + 1) * dim);
+      const pushes = await this.#shards.call(sub.workspace, 'subMatch', { id: sub.id, vector, offset: c.offset }, [vector.buffer as ArrayBuffer]);
+      for (const p of pushes) this.#deliver(sub, p);
+    }
+  }
+
+  #deliver(sub: Subscription, p: Push): void {
+    if (sub.closed) return;
+    sub.seq += 1;
+    const event: PushEvent = {
+      subscription_id: sub.id,
+      memory: p.memory,
+      score: p.score,
+      confidence: p.confidence,
+      strategy: 'similarity',
+      chunk_offset: p.chunkOffset,
+      sequence_number: sub.seq,
+      push_timestamp_us: Date.now() * 1000,
+    };
+    subscriptionPushes.inc();
+    if (sub.blocked || sub.queue.length > 0) return this.#enqueue(sub, event);
+    if (!sub.sink.send(event)) sub.blocked = true;
+  }
+
+  #enqueue(sub: Subscription, event: PushEvent): void {
+    sub.queue.push(event);
+    if (sub.queue.length > QUEUE_MAX) {
+      sub.queue.shift();
+      subscriptionDropped.inc();
+    }
+  }
+
+  #drain(sub: Subscription): void {
+    sub.blocked = false;
+    while (sub.queue.length > 0 && !sub.closed) {
+      const event = sub.queue.shift() as PushEvent;
+      if (!sub.sink.send(event)) {
+        sub.blocked = true;
+        return;
+      }
+    }
+  }
+
+  /** Pushes waiting for a slow reader (for tests and metrics). */
+  queued(id: number): number {
+    return this.#subs.get(id)?.queue.length ?? 0;
+  }
+}

@@ -1,0 +1,44 @@
+/** @module verbs/subscribe — open, feed and close subscriptions (any transport's sink). */
+import { invalid } from '../errors/codes.ts';
+import { MEMORY_KINDS, type MemoryKind } from '../model/memory.ts';
+import type { PushSink } from '../subscribe/registry.ts';
+import { charge, type Ctx } from './context.ts';
+import { checkEntity, checkNonNegative, checkUnit, LIMITS } from './validate.ts';
+
+const DEFAULT_KINDS: MemoryKind[] = ['episode', 'insight', 'revision'];
+
+export interface SubscribeRequest {
+  entity_id?: string | undefined;
+  kind_filter?: string[] | undefined;
+  confidence_threshold?: number | undefined;
+  time_scope_us?: number | undefined;
+}
+
+export function openSubscription(ctx: Ctx, req: SubscribeRequest, sink: PushSink): Promise<number> {
+  charge(ctx, 'read');
+  const kinds = (req.kind_filter ?? []).map((k, i) => {
+    const kind = MEMORY_KINDS.find((m) => m === k.toLowerCase());
+    if (!kind) throw invalid(`kind_filter[${i}] '${k}' is not a memory kind`);
+    return kind;
+  });
+  return ctx.svc.subscriptions.open(
+    ctx.workspace,
+    {
+      entityId: req.entity_id === undefined || req.entity_id === '' ? null : checkEntity('entity_id', req.entity_id),
+      kinds: kinds.length > 0 ? kinds : DEFAULT_KINDS,
+      threshold: req.confidence_threshold === undefined ? 0.5 : checkUnit('confidence_threshold', req.confidence_threshold),
+      timeScopeUs: req.time_scope_us === undefined || req.time_scope_us === 0 ? null : checkNonNegative('time_scope_us', req.time_scope_us),
+    },
+    sink,
+  );
+}
+
+export function feedSubscription(ctx: Ctx, req: { subscription_id: number; text: string }): Promise<void> {
+  charge(ctx, 'read');
+  if (Buffer.byteLength(req.text) > LIMITS.cueBytes) throw invalid(`text is longer than ${LIMITS.cueBytes} bytes`);
+  return ctx.svc.subscriptions.feed(ctx.workspace, req.subscription_id, req.text);
+}
+
+export function closeSubscription(ctx: Ctx, req: { subscription_id: number }): Promise<void> {
+  return ctx.svc.subscriptions.close(ctx.workspace, req.subscription_id);
+}
