@@ -37,6 +37,7 @@ export interface PushSink {
 
 class Subscription {
   readonly chunker = new Chunker();
+  readonly sink: PushSink;
   readonly queue: PushEvent[] = [];
   seq = 0;
   blocked = false;
@@ -47,8 +48,10 @@ class Subscription {
   constructor(
     readonly id: number,
     readonly workspace: string,
-    readonly sink: PushSink,
-  ) {}
+    sink: PushSink,
+  ) {
+    this.sink = sink;
+  }
 }
 
 export class SubscriptionRegistry {
