@@ -7,15 +7,18 @@ import { RateLimiter } from './auth/rate-limit.ts';
 import { AuthStore } from './auth/store.ts';
 import { DEFAULT_WORKSPACE } from './auth/principal.ts';
 import type { Config } from './config/index.ts';
-import { lockDataDir, openDataDir, shardDir } from './data-dir.ts';
+import { lockDataDir, openDataDir, shardOptions } from './data-dir.ts';
 import { createEmbedder } from './embedding/index.ts';
 import { startHttp } from './http/server.ts';
 import { startGrpc } from './grpc/server.ts';
-import { logSyncDuration, memoriesGauge, snapshotDuration } from './metrics/index.ts';
+import { contradictionsFound, logSyncDuration, memoriesGauge, snapshotDuration } from './metrics/index.ts';
 import { ShardPool } from './router/shard-client.ts';
 import type { ShardEvent } from './shard/protocol.ts';
 import type { Services } from './verbs/context.ts';
 import { SubscriptionRegistry } from './subscribe/registry.ts';
+import { ReflectionEngine } from './reflection/engine.ts';
+import { ReflectSessions } from './reflection/sessions.ts';
+import { createLlmClient } from './llm/client.ts';
 
 export interface RunningApp {
   readonly svc: Services;
@@ -41,14 +44,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   const memories = new Array<number>(meta.shards).fill(0);
   let subscriptions: SubscriptionRegistry | null = null;
   const shards = await ShardPool.start({
-    shards: Array.from({ length: meta.shards }, (_, i) => ({
-      shard: i,
-      dir: shardDir(config.dataDir, i),
-      durability: config.durability,
-      snapshotIntervalS: config.snapshotIntervalS,
-      snapshotWalBytes: config.snapshotWalBytes,
-      eraseWithinS: config.eraseWithinS,
-    })),
+    shards: shardOptions(config, meta.shards),
     maxInflight: config.maxInflightPerShard,
     timeoutMs: config.shardTimeoutMs,
     onEvent: (e) => {
@@ -67,8 +63,12 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   if (embedder.name === 'hash') log('embedder: deterministic hash embedder (FLASHBULB_EMBEDDER=hash) — for tests, not for real recall');
   else log(`embedder: ${embedder.name} (${embedder.dim} dims) from ${config.modelDir}`);
   subscriptions = new SubscriptionRegistry(shards, embedder);
+  const llm = config.llmBaseUrl === '' ? null : createLlmClient({ baseUrl: config.llmBaseUrl, model: config.llmModel, apiKey: config.llmApiKey, timeoutMs: config.llmTimeoutMs });
+  const reflection = new ReflectionEngine({ config, shards, embedder, llm });
   const svc: Services = {
     subscriptions,
+    reflection,
+    reflectSessions: new ReflectSessions(reflection, shards, embedder),
     config,
     shards,
     embedder,
@@ -101,6 +101,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         svc.health.ready = false;
         svc.health.reason = 'shutting down';
         await subscriptions?.closeAll();
+        await reflection.close();
         http.close();
         await grpc.close();
         while (shards.inflight() > 0) await new Promise((r) => setTimeout(r, 5));
@@ -122,6 +123,7 @@ function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => 
     memories[e.shard] = e.memories;
     for (const ms of e.syncMs) logSyncDuration.observe(ms / 1000);
     for (const ms of e.snapshotMs) snapshotDuration.observe(ms / 1000);
+    contradictionsFound.inc(e.contradictions);
   } else if (e.kind === 'fatal') {
     log(`shard ${e.shard}: FATAL ${e.message}`);
   }

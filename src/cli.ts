@@ -6,8 +6,8 @@
 import { parseArgs } from 'node:util';
 import { AuthStore } from './auth/store.ts';
 import { DEFAULT_WORKSPACE } from './auth/principal.ts';
-import { loadConfig } from './config/index.ts';
-import { lockHolder, openDataDir, shardDir } from './data-dir.ts';
+import { loadConfig, type Config } from './config/index.ts';
+import { lockHolder, openDataDir, shardOptions } from './data-dir.ts';
 import { startApp } from './app.ts';
 import { ShardPool } from './router/shard-client.ts';
 
@@ -56,11 +56,11 @@ async function main(argv: string[]): Promise<number> {
     const { info, apiKey } = auth.createKey({ workspace: arg, role: 'workspace', label: 'created with the workspace' });
     return print({ workspace, key_id: info.key_id, api_key: apiKey });
   }
-  if (command === 'workspaces' && sub === 'delete' && arg) return deleteWorkspaceOffline(config.dataDir, config.shards, auth, arg);
+  if (command === 'workspaces' && sub === 'delete' && arg) return deleteWorkspaceOffline(config, auth, arg);
   return usage(2);
 }
 
-async function serve(config: ReturnType<typeof loadConfig>): Promise<number> {
+async function serve(config: Config): Promise<number> {
   const app = await startApp(config);
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
@@ -75,15 +75,14 @@ async function serve(config: ReturnType<typeof loadConfig>): Promise<number> {
   return 0;
 }
 
-async function deleteWorkspaceOffline(dir: string, shardsDefault: number, auth: AuthStore, slug: string): Promise<number> {
+async function deleteWorkspaceOffline(config: Config, auth: AuthStore, slug: string): Promise<number> {
+  const dir = config.dataDir;
   const holder = lockHolder(dir);
   if (holder !== null) return fail(`the server (pid ${holder}) is running on ${dir}; use DELETE /v1/workspaces/${slug} instead`);
   if (!auth.workspace(slug)) return fail(`workspace '${slug}' not found`);
-  const meta = openDataDir(dir, shardsDefault);
+  const meta = openDataDir(dir, config.shards);
   const pool = await ShardPool.start({
-    shards: Array.from({ length: meta.shards }, (_, i) => ({
-      shard: i, dir: shardDir(dir, i), durability: 'fsync' as const, snapshotIntervalS: 3600, snapshotWalBytes: 2 ** 30, eraseWithinS: 60,
-    })),
+    shards: shardOptions({ ...config, contradictionsEnabled: false }, meta.shards),
     maxInflight: 16,
     timeoutMs: 60_000,
   });

@@ -4,6 +4,8 @@
  */
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Config } from './config/index.ts';
+import type { ShardWorkerData } from './shard/protocol.ts';
 
 export interface DataDirMeta {
   format: 1;
@@ -56,4 +58,17 @@ export function lockHolder(dir: string): number | null {
   } catch {
     return null;
   }
+}
+
+/** What each shard worker is started with. */
+export function shardOptions(config: Config, shards: number): ShardWorkerData[] {
+  return Array.from({ length: shards }, (_, i) => ({
+    shard: i,
+    dir: shardDir(config.dataDir, i),
+    durability: config.durability,
+    snapshotIntervalS: config.snapshotIntervalS,
+    snapshotWalBytes: config.snapshotWalBytes,
+    eraseWithinS: config.eraseWithinS,
+    contradictions: config.contradictionsEnabled,
+  }));
 }

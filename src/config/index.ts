@@ -35,6 +35,15 @@ export interface Config {
   readonly maxInflightPerShard: number;
   readonly shardTimeoutMs: number;
   readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
+  readonly contradictionsEnabled: boolean;
+  readonly reflectEnabled: boolean;
+  readonly reflectMinNew: number;
+  readonly reflectIntervalS: number;
+  /** OpenAI-compatible chat endpoint for insights and uncertain contradictions (empty: none). */
+  readonly llmBaseUrl: string;
+  readonly llmModel: string;
+  readonly llmApiKey: string;
+  readonly llmTimeoutMs: number;
 }
 
 /** Defaults in one place (name of the variable → default). */
@@ -60,6 +69,14 @@ export const DEFAULTS = {
   FLASHBULB_MAX_INFLIGHT_PER_SHARD: '8192',
   FLASHBULB_SHARD_TIMEOUT_MS: '30000',
   FLASHBULB_LOG_LEVEL: 'info',
+  FLASHBULB_CONTRADICTIONS_ENABLED: 'true',
+  FLASHBULB_REFLECT_ENABLED: 'true',
+  FLASHBULB_REFLECT_MIN_NEW: '50',
+  FLASHBULB_REFLECT_INTERVAL_S: '600',
+  FLASHBULB_LLM_BASE_URL: '',
+  FLASHBULB_LLM_MODEL: '',
+  FLASHBULB_LLM_API_KEY: '',
+  FLASHBULB_LLM_TIMEOUT_MS: '20000',
 } as const satisfies Record<string, string>;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -71,6 +88,18 @@ export class ConfigError extends Error {
 function read(env: Env, name: keyof typeof DEFAULTS): string {
   const v = env[name];
   return v === undefined || v === '' ? DEFAULTS[name] : v;
+}
+
+function url(env: Env, name: keyof typeof DEFAULTS): string {
+  const text = read(env, name);
+  if (text === '') return '';
+  try {
+    const u = new URL(text);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('not http');
+  } catch {
+    throw new ConfigError(`${name} must be an http(s) URL, got '${text}'`);
+  }
+  return text.replace(/\/+$/, '');
 }
 
 function int(env: Env, name: keyof typeof DEFAULTS, min: number, max: number): number {
@@ -120,7 +149,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxInflightPerShard: int(env, 'FLASHBULB_MAX_INFLIGHT_PER_SHARD', 1, 1e7),
     shardTimeoutMs: int(env, 'FLASHBULB_SHARD_TIMEOUT_MS', 100, 3_600_000),
     logLevel: oneOf(env, 'FLASHBULB_LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const),
+    contradictionsEnabled: bool(env, 'FLASHBULB_CONTRADICTIONS_ENABLED'),
+    reflectEnabled: bool(env, 'FLASHBULB_REFLECT_ENABLED'),
+    reflectMinNew: int(env, 'FLASHBULB_REFLECT_MIN_NEW', 1, 1e9),
+    reflectIntervalS: int(env, 'FLASHBULB_REFLECT_INTERVAL_S', 1, 86_400 * 30),
+    llmBaseUrl: url(env, 'FLASHBULB_LLM_BASE_URL'),
+    llmModel: read(env, 'FLASHBULB_LLM_MODEL'),
+    llmApiKey: read(env, 'FLASHBULB_LLM_API_KEY'),
+    llmTimeoutMs: int(env, 'FLASHBULB_LLM_TIMEOUT_MS', 100, 600_000),
     ...overrides,
   };
+  if (config.llmBaseUrl !== '' && config.llmModel === '') {
+    throw new ConfigError('FLASHBULB_LLM_MODEL is required when FLASHBULB_LLM_BASE_URL is set');
+  }
   return Object.freeze(config);
 }

@@ -21,7 +21,7 @@ import type {
   ScoringWeightsMsg,
   StrategyConfigMsg,
 } from './messages.ts';
-import { ctxOf, unary } from './call.ts';
+import { ctxOf, principalOf, unary } from './call.ts';
 
 const mem = (m: Parameters<typeof memoryToProto>[0]): Record<string, unknown> => memoryToProto(m, { sources: false });
 
@@ -128,7 +128,8 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         decay_score_floor: req.decay_score_floor,
       });
     }),
-    SetPolicy: unary('set_policy', () => {
+    SetPolicy: unary('set_policy', (_req: unknown, md) => {
+      principalOf(svc, md);
       throw new FlashbulbError(
         'method_not_allowed',
         'SetPolicy is not supported: Flashbulb keeps no per-tenant decay or snapshot policies; use Forget with staleness_threshold_us or decay_score_floor',

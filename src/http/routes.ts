@@ -20,6 +20,7 @@ import { FlashbulbError } from '../errors/codes.ts';
 import { parseMultipart, type StreamResponse } from './uws.ts';
 import { SseSink } from './sse.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
+import * as reflection from '../verbs/reflect.ts';
 import type { RecallHit } from '../recall/types.ts';
 import { compile } from './schema.ts';
 import * as S from './schemas.ts';
@@ -50,8 +51,8 @@ export interface Route {
   op: string;
   /** Data-plane routes may be prefixed with /v1/workspaces/<slug>/. */
   scoped: boolean;
-  /** Needs a JSON body. */
-  body?: boolean;
+  /** Needs a JSON body ('optional': an empty body reads as {}). */
+  body?: boolean | 'optional';
   /** Takes the raw body (multipart). */
   raw?: boolean;
   handle: (input: RouteInput) => Promise<RouteOutput | StreamResponse> | RouteOutput;
@@ -71,7 +72,12 @@ const v = {
   insights: compile(S.InsightsQuery),
   subscribe: compile(S.SubscribeBody),
   feed: compile(S.FeedBody),
+  scope: compile(S.ScopeBody),
+  reflectCommit: compile(S.ReflectCommitBody),
+  verdicts: compile(S.VerdictsBody),
 };
+
+const DEPRECATED = { deprecation: 'true' };
 
 function ctxOf(i: RouteInput): Ctx {
   return resolveCtx(i.svc, i.principal, i.workspace, { strict: true });
@@ -206,6 +212,26 @@ export const ROUTES: readonly Route[] = [
       await closeSubscription(ctxOf(i), { subscription_id: subscriptionId(param(i, 'id')) });
       return { body: {} };
     },
+  },
+  {
+    method: 'POST', path: '/v1/reflect', op: 'reflect', scoped: true, body: 'optional',
+    handle: async (i) => ({ body: await reflection.reflect(ctxOf(i), v.scope(i.body)) }),
+  },
+  {
+    method: 'POST', path: '/v1/reflect/prepare', op: 'reflect_prepare', scoped: true, body: 'optional',
+    handle: async (i) => ({ body: await reflection.reflectPrepare(ctxOf(i), v.scope(i.body)), headers: DEPRECATED }),
+  },
+  {
+    method: 'POST', path: '/v1/reflect/commit', op: 'reflect_commit', scoped: true, body: true,
+    handle: async (i) => ({ body: await reflection.reflectCommit(ctxOf(i), v.reflectCommit(i.body)), headers: DEPRECATED }),
+  },
+  {
+    method: 'POST', path: '/v1/contradictions/prepare', op: 'contradiction_prepare', scoped: true,
+    handle: async (i) => ({ body: await reflection.contradictionPrepare(ctxOf(i)), headers: DEPRECATED }),
+  },
+  {
+    method: 'POST', path: '/v1/contradictions/commit', op: 'contradiction_commit', scoped: true, body: true,
+    handle: async (i) => ({ body: await reflection.contradictionCommit(ctxOf(i), v.verdicts(i.body)), headers: DEPRECATED }),
   },
   {
     method: 'GET', path: '/v1/entities', op: 'entities', scoped: true,

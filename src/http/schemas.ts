@@ -127,3 +127,32 @@ export const SubscribeBody = T.Object({
 });
 
 export const FeedBody = T.Object({ text: T.String() });
+
+export const ScopeBody = T.Object({
+  entity_id: T.Optional(T.String()),
+  since_us: T.Optional(T.Number()),
+});
+
+export const ReflectCommitBody = T.Object({
+  session_id: T.String(),
+  insights: T.Array(
+    T.Object({
+      content: T.String(),
+      confidence: T.Number(),
+      source_memory_ids: T.Array(T.String()),
+      tags: T.Optional(T.Array(T.String())),
+      cluster_id: T.Optional(T.Integer()),
+    }),
+  ),
+});
+
+export const VerdictsBody = T.Object({
+  verdicts: T.Array(
+    T.Object({
+      pending_id: T.String(),
+      verdict: T.String(),
+      confidence: T.Number(),
+      reasoning: T.Optional(T.String()),
+    }),
+  ),
+});

@@ -48,7 +48,7 @@ export async function handle(svc: Services, req: HttpRequest): Promise<HttpRespo
       principal,
       params: match.params,
       query: req.query,
-      body: match.route.body ? parseJson(req) : undefined,
+      body: match.route.body ? parseJson(req, match.route.body === 'optional') : undefined,
       rawBody: req.body,
       contentType: req.headers.get('content-type') ?? '',
       workspace: match.workspace,
@@ -100,7 +100,8 @@ export function authenticate(svc: Services, req: Pick<HttpRequest, 'headers'>): 
   return principal;
 }
 
-function parseJson(req: HttpRequest): unknown {
+function parseJson(req: HttpRequest, optional: boolean): unknown {
+  if (optional && req.body.length === 0) return {};
   const type = req.headers.get('content-type');
   if (type !== undefined && !/^application\/([\w.+-]*\+)?json\b/i.test(type)) {
     throw new FlashbulbError('unsupported_media_type', `Content-Type must be application/json, got '${type}'`);

@@ -82,6 +82,13 @@ export const reflectionRuns = new Counter({
   registers: [registry],
 });
 
+export const llmFailures = new Counter({
+  name: 'flashbulb_llm_failures_total',
+  help: 'Language-model calls that failed and fell back to the heuristic path',
+  labelNames: ['purpose'] as const,
+  registers: [registry],
+});
+
 export const contradictionsFound = new Counter({
   name: 'flashbulb_contradictions_found_total',
   help: 'Contradictions found by the checker',

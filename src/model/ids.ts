@@ -6,7 +6,8 @@ import { randomBytes } from 'node:crypto';
 
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const HEX_RE = /^[0-9a-fA-F]{32}$/;
-const ULID_RE = /^[0-7][0-9A-HJKMNP-TV-Za-hjkmnp-tv-z]{25}$/;
+/** Crockford base32 (I, L and O read as 1, 1 and 0; U is not used). */
+const ULID_RE = /^[0-7][0-9A-TV-Za-tv-z]{25}$/;
 
 /** Generates monotonic ULIDs as lowercase hex. One generator per owner (shard). */
 export class IdGenerator {

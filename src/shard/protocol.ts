@@ -6,6 +6,7 @@ import type { EdgeType, Edge } from '../model/edge.ts';
 import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
 import type { ErrorCode } from '../errors/codes.ts';
 import type { Push, SubscriptionSpec } from './subscriptions.ts';
+import type { PendingContradiction } from './persist/records.ts';
 import type { PrimeInput, PrimeOutput, RecallInput, RecallOutput } from '../recall/types.ts';
 
 export interface EdgeInput {
@@ -85,6 +86,43 @@ export interface UploadFileResult {
   status: 'created' | 'updated' | 'unchanged';
 }
 
+export interface GatherInput {
+  entityId: string | null;
+  sinceUs: number | null;
+  max: number;
+}
+
+export interface GatherOutput {
+  ids: string[];
+  texts: string[];
+  meta: Array<{ importance: number; entityId: string | null; createdAt: number }>;
+  vectors: Float32Array;
+  dim: number;
+  insights: Array<{ id: string; sources: string[] }>;
+}
+
+export interface InsightWrite {
+  content: string;
+  embedding: Float32Array;
+  sources: string[];
+  confidence: number;
+  importance: number;
+  entityId: string | null;
+  context: JsonObject;
+  /** An existing insight to refresh in place, or null for a new one. */
+  refreshId: string | null;
+}
+
+export interface Verdicts {
+  verdicts: Array<{ pendingId: string; verdict: string; confidence: number }>;
+}
+
+export interface VerdictResult {
+  contradictions_confirmed: number;
+  revisions_created: number;
+  dismissed: number;
+}
+
 export interface ShardStats {
   memories: number;
   workspaces: number;
@@ -103,11 +141,15 @@ export interface ShardMethods {
   recall: { input: RecallInput; output: RecallOutput };
   upload: { input: { files: UploadFile[] }; output: UploadFileResult[] };
   subOpen: { input: SubscriptionSpec; output: { opened: true } };
+  reflectGather: { input: GatherInput; output: GatherOutput };
+  writeInsights: { input: { insights: InsightWrite[] }; output: { created: string[]; refreshed: string[] } };
+  pendingContradictions: { input: Record<string, never>; output: PendingContradiction[] };
+  commitVerdicts: { input: Verdicts; output: VerdictResult };
   subMatch: { input: { id: number; vector: Float32Array; offset: number }; output: Push[] };
   subClose: { input: { id: number }; output: { closed: boolean } };
   prime: { input: PrimeInput; output: PrimeOutput };
   entities: { input: Record<string, never>; output: string[] };
-  insights: { input: { entityId: string | null; minConfidence: number; maxResults: number }; output: MemoryView[] };
+  insights: { input: { entityId: string | null; minConfidence: number; maxResults: number; withEmbedding: boolean }; output: MemoryView[] };
   edges: { input: { id: string }; output: { outgoing: Edge[]; incoming: Edge[] } };
   graph: { input: GraphInput; output: { nodes: MemoryView[]; edges: Edge[]; truncated: boolean } };
   count: { input: Record<string, never>; output: number };
@@ -136,11 +178,11 @@ export type ShardReply =
 export type ShardEvent =
   | { kind: 'ready'; shard: number; memories: number; replayedRecords: number; recoveryMs: number; truncatedTail: string | null }
   | { kind: 'fatal'; shard: number; message: string }
-  | { kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[] }
+  | { kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[]; contradictions: number }
   | { kind: 'stopped'; shard: number }
   | { kind: 'push'; ws: string; pushes: Push[] };
 
-export type { Push, SubscriptionSpec };
+export type { PendingContradiction, Push, SubscriptionSpec };
 export type ShardControl = { kind: 'shutdown' };
 
 export interface ShardWorkerData {
@@ -150,4 +192,6 @@ export interface ShardWorkerData {
   snapshotIntervalS: number;
   snapshotWalBytes: number;
   eraseWithinS: number;
+  /** Run the contradiction check after writes (off when absent). */
+  contradictions?: boolean;
 }

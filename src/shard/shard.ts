@@ -24,6 +24,8 @@ import { prime, recall } from './ops/recall.ts';
 import { revise } from './ops/revise.ts';
 import type { ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
 import { Subscriptions } from './subscriptions.ts';
+import { checkContradictions, commitVerdicts } from './contradictions.ts';
+import { reflectGather, writeInsights } from './ops/reflect.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
 const INDEX_SLICE_MS = 4;
@@ -49,6 +51,9 @@ export class Shard {
   #inflight = 0;
   #draining = false;
   readonly #accessDirty = new Map<string, Set<string>>();
+  readonly #toCheck: Array<[string, string]> = [];
+  #checking = false;
+  contradictions = 0;
   #indexing = false;
   readonly syncMs: number[] = [];
   readonly snapshotMs: number[] = [];
@@ -91,12 +96,20 @@ export class Shard {
       count,
       dropWorkspace: (ctx, ws) => this.#dropWorkspace(ws),
       stats: () => this.stats(),
+      reflectGather,
+      writeInsights,
+      pendingContradictions: (ctx, ws) => [...(ctx.state.workspaces.get(ws)?.pending.values() ?? [])].sort((a, b) => a.created_at - b.created_at),
+      commitVerdicts: async (ctx, ws, input) => {
+        const { records, result } = commitVerdicts(ctx.state.workspaces.get(ws), input, nowUs());
+        await ctx.commit(records);
+        return result;
+      },
       subOpen: (_ctx, ws, spec) => {
         this.#subs.open(ws, spec);
         return { opened: true };
       },
       subMatch: (ctx, ws, input) => {
-        const pushes = this.#subs.matchChunk(ctx.state.workspaces.get(ws), input.id, input.vector, input.offset, nowUs());
+        const pushes = this.#subs.matchChunk(ws, ctx.state.workspaces.get(ws), input.id, input.vector, input.offset, nowUs());
         if (pushes === null) throw new FlashbulbError('not_found', `subscription ${input.id} not found`);
         return pushes;
       },
@@ -111,6 +124,9 @@ export class Shard {
       this.#maybeSnapshot();
     }, 1000);
     this.#scheduleIndexing();
+    // A crash can leave replayed log (perhaps holding forgotten content) or files a snapshot
+    // should have deleted: compact soon, so erasure holds across crashes too.
+    if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles) this.#requestErasure();
   }
 
   /** Moves pending vectors into HNSW graphs in slices of a few ms, between requests. */
@@ -165,6 +181,42 @@ export class Shard {
     this.#scheduleIndexing();
     await this.#wal.append(records);
     this.#notifySubscribers(records);
+    if (this.#opts.contradictions) this.#queueContradictionCheck(records);
+  }
+
+  /** New memories wait here for the contradiction check, which runs after the write is answered. */
+  #queueContradictionCheck(records: readonly LogRecord[]): void {
+    for (const r of records) if (r.t === 'put' && r.m.supersededBy === null) this.#toCheck.push([r.ws, r.m.id]);
+    if (this.#toCheck.length === 0 || this.#checking) return;
+    this.#checking = true;
+    setImmediate(() => void this.#runContradictionChecks());
+  }
+
+  async #runContradictionChecks(): Promise<void> {
+    try {
+      while (this.#toCheck.length > 0 && !this.#draining) {
+        const batch = this.#toCheck.splice(0, 64);
+        const byWs = new Map<string, MemoryRecord[]>();
+        for (const [ws, id] of batch) {
+          const m = this.#state.workspaces.get(ws)?.memories.get(id);
+          if (m) byWs.set(ws, [...(byWs.get(ws) ?? []), m]);
+        }
+        for (const [ws, memories] of byWs) {
+          const w = this.#state.workspaces.get(ws);
+          if (!w) continue;
+          const { records, found } = checkContradictions(w, memories, nowUs());
+          this.contradictions += found;
+          // Committed without re-queueing: edges and candidates are not memories to check.
+          for (const r of records) applyRecord(this.#state, r);
+          if (records.length > 0) await this.#wal.append(records);
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    } catch (err) {
+      console.error(`shard ${this.#opts.shard}: contradiction check failed:`, err);
+    } finally {
+      this.#checking = false;
+    }
   }
 
   /** Durable new or changed memories are offered to the workspace's open subscriptions. */

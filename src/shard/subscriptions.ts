@@ -67,13 +67,13 @@ export class Subscriptions {
   }
 
   /** Matches one embedded chunk; returns the pushes (best first). */
-  matchChunk(w: Workspace | undefined, id: number, vector: Float32Array, offset: number, nowUs: number): Push[] | null {
-    const sub = this.#byWorkspace.get(w?.slug ?? '')?.get(id);
+  matchChunk(ws: string, w: Workspace | undefined, id: number, vector: Float32Array, offset: number, nowUs: number): Push[] | null {
+    const sub = this.#byWorkspace.get(ws)?.get(id);
     if (!sub) return null;
     sub.recent.push({ vector, offset });
     if (sub.recent.length > RECENT_CHUNKS) sub.recent.shift();
     if (!w) return [];
-    const hits = recallSource(w).nearest(vector, { k: SEARCH_K, ef: Math.max(64, SEARCH_K), entityId: sub.entityId });
+    const hits = aboveThreshold(w, vector, sub);
     const out: Push[] = [];
     for (const { id: memoryId, sim } of hits) {
       if (sim < sub.threshold) break;
@@ -110,6 +110,17 @@ export class Subscriptions {
   #push(sub: Sub, m: MemoryRecord, sim: number, offset: number, nowUs: number): Push {
     sub.pushed.add(m.id);
     if (sub.pushed.size > PUSHED_MAX) sub.pushed.delete(sub.pushed.values().next().value as string);
-    return { subscription: sub.id, memory: view(m), confidence: sim, score: compositeScore(m, sim, DEFAULT_WEIGHTS, nowUs), chunkOffset: offset };
+    // The embedding rides along: gRPC pushes carry Memory.embedding like every other RPC.
+    return { subscription: sub.id, memory: view(m, true), confidence: sim, score: compositeScore(m, sim, DEFAULT_WEIGHTS, nowUs), chunkOffset: offset };
+  }
+}
+
+/** Every memory at or above the threshold: the search widens while its last hit still qualifies. */
+function aboveThreshold(w: Workspace, vector: Float32Array, sub: Sub): Array<{ id: string; sim: number }> {
+  const src = recallSource(w);
+  for (let k = SEARCH_K; ; k *= 4) {
+    const hits = src.nearest(vector, { k, ef: Math.max(64, k), entityId: sub.entityId });
+    const last = hits[hits.length - 1];
+    if (hits.length < k || !last || last.sim < sub.threshold || k >= w.vectors.size) return hits;
   }
 }

@@ -34,7 +34,8 @@ send({
 });
 
 const metricsTimer = setInterval(() => {
-  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0) });
+  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0), contradictions: shard.contradictions });
+  shard.contradictions = 0;
 }, 1000);
 metricsTimer.unref();
 

@@ -49,19 +49,19 @@ export class Chunker {
     return this.#buffer.trim() !== '';
   }
 
+  /** A sentence end with enough words before it, but never past the MAX_WORDS-th word. */
   #nextCut(): number | null {
+    const words = [...this.#buffer.matchAll(/\S+/g)];
+    const last = words.length > MAX_WORDS ? (words[MAX_WORDS - 1] as RegExpMatchArray) : null;
+    const wordLimit = last ? (last.index ?? 0) + last[0].length : null;
     SENTENCE_END.lastIndex = 0;
     let m: RegExpExecArray | null;
     while ((m = SENTENCE_END.exec(this.#buffer)) !== null) {
       const end = m.index + m[0].length;
+      if (wordLimit !== null && m.index >= wordLimit) break;
       if (wordCount(this.#buffer.slice(0, end)) >= MIN_WORDS) return end;
     }
-    const words = [...this.#buffer.matchAll(/\S+/g)];
-    if (words.length > MAX_WORDS) {
-      const last = words[MAX_WORDS - 1] as RegExpMatchArray;
-      return (last.index ?? 0) + last[0].length;
-    }
-    return null;
+    return wordLimit;
   }
 }
 

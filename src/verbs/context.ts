@@ -11,6 +11,8 @@ import { FlashbulbError } from '../errors/codes.ts';
 import { rateLimited } from '../metrics/index.ts';
 import type { ShardPool } from '../router/shard-client.ts';
 import type { SubscriptionRegistry } from '../subscribe/registry.ts';
+import type { ReflectionEngine } from '../reflection/engine.ts';
+import type { ReflectSessions } from '../reflection/sessions.ts';
 
 export interface Services {
   readonly config: Config;
@@ -19,6 +21,8 @@ export interface Services {
   readonly auth: AuthStore;
   readonly limiter: RateLimiter;
   readonly subscriptions: SubscriptionRegistry;
+  readonly reflection: ReflectionEngine;
+  readonly reflectSessions: ReflectSessions;
   readonly startedAt: number;
   readonly version: string;
   /** Mutable readiness: false while starting or draining, with the reason. */

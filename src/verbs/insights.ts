@@ -8,6 +8,7 @@ export interface InsightsRequest {
   entity_id?: string | undefined;
   min_confidence?: number | undefined;
   max_results?: number | undefined;
+  withEmbedding?: boolean;
 }
 
 export function insights(ctx: Ctx, req: InsightsRequest): Promise<MemoryView[]> {
@@ -16,5 +17,6 @@ export function insights(ctx: Ctx, req: InsightsRequest): Promise<MemoryView[]> 
     entityId: req.entity_id === undefined || req.entity_id === '' ? null : checkEntity('entity_id', req.entity_id),
     minConfidence: req.min_confidence === undefined ? 0 : checkUnit('min_confidence', req.min_confidence),
     maxResults: intInRange('max_results', req.max_results, 100, 1, 1000, { cap: true }),
+    withEmbedding: req.withEmbedding ?? false,
   });
 }

@@ -29,5 +29,6 @@ export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryVi
   const embedding = row(vectors, 0, ctx.svc.embedder.dim);
   const [memory] = await ctx.svc.shards.call(ctx.workspace, 'remember', { items: [{ ...item, embedding }], withEmbedding: input.withEmbedding ?? false }, [embedding.buffer as ArrayBuffer]);
   if (!memory) throw new Error('shard returned no memory');
+  if (memory.kind === 'episode') ctx.svc.reflection.noteEpisode(ctx.workspace);
   return memory;
 }

@@ -21,7 +21,10 @@ export interface TestApp {
 
 export async function startTestApp(overrides: Partial<Config> = {}, env: Record<string, string> = {}): Promise<TestApp> {
   const dataDir = overrides.dataDir ?? mkdtempSync(join(tmpdir(), 'flashbulb-test-'));
-  const config = loadConfig({ FLASHBULB_EMBEDDER: 'hash', FLASHBULB_HTTP_PORT: '0', FLASHBULB_GRPC_PORT: '0', FLASHBULB_BIND: '127.0.0.1', FLASHBULB_SHARDS: '2', ...env }, { dataDir, ...overrides });
+  const config = loadConfig({ FLASHBULB_EMBEDDER: 'hash', FLASHBULB_HTTP_PORT: '0', FLASHBULB_GRPC_PORT: '0', FLASHBULB_BIND: '127.0.0.1', FLASHBULB_SHARDS: '2',
+    // Background reflection and contradiction checks write on their own schedule; tests that
+    // exercise them turn them on.
+    FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', ...env }, { dataDir, ...overrides });
   const t = {} as TestApp;
   const boot = async (cfg: Config): Promise<void> => {
     t.app = await startApp(cfg, { log: () => {} });

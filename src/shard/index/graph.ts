@@ -7,24 +7,25 @@ import type { Edge, EdgeType } from '../../model/edge.ts';
 export class Graph {
   readonly #out = new Map<string, Edge[]>();
   readonly #in = new Map<string, Edge[]>();
-  #count = 0;
+  /** Keys of the edges present, so writing a new edge needs no scan of a hub's list. */
+  readonly #keys = new Set<string>();
 
   get edgeCount(): number {
-    return this.#count;
+    return this.#keys.size;
   }
 
   put(edge: Edge): void {
     this.remove(edge.source_id, edge.target_id, edge.edge_type);
     push(this.#out, edge.source_id, edge);
     push(this.#in, edge.target_id, edge);
-    this.#count += 1;
+    this.#keys.add(key(edge.source_id, edge.target_id, edge.edge_type));
   }
 
   remove(source: string, target: string, type: EdgeType): boolean {
-    const removed = drop(this.#out, source, (e) => e.target_id === target && e.edge_type === type);
+    if (!this.#keys.delete(key(source, target, type))) return false;
+    drop(this.#out, source, (e) => e.target_id === target && e.edge_type === type);
     drop(this.#in, target, (e) => e.source_id === source && e.edge_type === type);
-    if (removed) this.#count -= 1;
-    return removed;
+    return true;
   }
 
   outgoing(id: string): readonly Edge[] {
@@ -47,18 +48,24 @@ export class Graph {
   }
 }
 
-function push(map: Map<string, Edge[]>, key: string, edge: Edge): void {
-  const list = map.get(key);
+function push(map: Map<string, Edge[]>, k: string, edge: Edge): void {
+  const list = map.get(k);
   if (list) list.push(edge);
-  else map.set(key, [edge]);
+  else map.set(k, [edge]);
 }
 
-function drop(map: Map<string, Edge[]>, key: string, match: (e: Edge) => boolean): boolean {
-  const list = map.get(key);
-  if (!list) return false;
-  const at = list.findIndex(match);
-  if (at < 0) return false;
-  list.splice(at, 1);
-  if (list.length === 0) map.delete(key);
-  return true;
+function key(source: string, target: string, type: EdgeType): string {
+  return `${source}|${target}|${type}`;
+}
+
+/**
+ * Replaces the list rather than editing it: a snapshot may be iterating the old list between
+ * slices, and an in-place removal would make that iterator skip the next edge.
+ */
+function drop(map: Map<string, Edge[]>, k: string, match: (e: Edge) => boolean): void {
+  const list = map.get(k);
+  if (!list) return;
+  const kept = list.filter((e) => !match(e));
+  if (kept.length === 0) map.delete(k);
+  else map.set(k, kept);
 }

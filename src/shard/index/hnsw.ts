@@ -10,10 +10,15 @@ const EF_CONSTRUCTION = 200;
 export class Hnsw {
   readonly #index: InstanceType<typeof hnswlib.HierarchicalNSW>;
   readonly dim: number;
+  /** Live labels, and how many deleted slots wait for reuse. */
+  readonly #labels: Set<number>;
+  #deleted: number;
 
   private constructor(index: InstanceType<typeof hnswlib.HierarchicalNSW>, dim: number) {
     this.#index = index;
     this.dim = dim;
+    this.#labels = new Set(index.getIdsList());
+    this.#deleted = index.getCurrentCount() - this.#labels.size;
   }
 
   static create(dim: number, capacity: number): Hnsw {
@@ -32,20 +37,27 @@ export class Hnsw {
     this.#index.writeIndexSync(file);
   }
 
-  /** Adds or replaces the vector under `label`, growing the index when it is full. */
+  /**
+   * Adds the vector under `label` (or replaces the vector of a live label), reusing the slot of a
+   * deleted point when there is one, and growing the index when it is full.
+   */
   add(label: number, vector: Float32Array): void {
-    if (this.#index.getCurrentCount() >= this.#index.getMaxElements()) {
+    if (this.#labels.has(label)) {
+      this.#index.addPoint(Array.from(vector), label, false);
+      return;
+    }
+    if (this.#deleted === 0 && this.#index.getCurrentCount() >= this.#index.getMaxElements()) {
       this.#index.resizeIndex(Math.max(1024, this.#index.getMaxElements() * 2));
     }
-    this.#index.addPoint(Array.from(vector), label, false);
+    this.#index.addPoint(Array.from(vector), label, this.#deleted > 0);
+    if (this.#deleted > 0) this.#deleted -= 1;
+    this.#labels.add(label);
   }
 
   remove(label: number): void {
-    try {
-      this.#index.markDelete(label);
-    } catch {
-      /* already deleted or never added */
-    }
+    if (!this.#labels.delete(label)) return;
+    this.#index.markDelete(label);
+    this.#deleted += 1;
   }
 
   /** Up to k nearest labels with their cosine similarity. */

@@ -20,7 +20,6 @@ export class VectorIndex {
   readonly #labelOf = new Map<string, number>();
   readonly #idOf = new Map<number, string>();
   readonly #pending = new Set<string>();
-  readonly #freeLabels: number[] = [];
   #nextLabel = 0;
   #hnsw: Hnsw | null = null;
 
@@ -50,7 +49,6 @@ export class VectorIndex {
     this.#hnsw?.remove(label);
     this.#labelOf.delete(id);
     this.#idOf.delete(label);
-    this.#freeLabels.push(label);
   }
 
   /** Moves pending vectors into the graph for at most `budgetMs`; true when some remain. */
@@ -75,7 +73,8 @@ export class VectorIndex {
   #label(id: string): number {
     let label = this.#labelOf.get(id);
     if (label === undefined) {
-      label = this.#freeLabels.pop() ?? this.#nextLabel++;
+      // Labels are never reused; the graph reuses deleted slots for new labels instead.
+      label = this.#nextLabel++;
       this.#labelOf.set(id, label);
       this.#idOf.set(label, id);
     }
@@ -121,19 +120,19 @@ export class VectorIndex {
   }
 
   /** Labels and graph for saving; only when every vector is in the graph. */
-  exportGraph(): { hnsw: Hnsw; labels: Array<[string, number]> } | null {
+  exportGraph(): { hnsw: Hnsw; labels: Array<[string, number]>; nextLabel: number } | null {
     if (!this.#hnsw) return null;
     while (this.indexSome(1000)) {
       /* drain */
     }
-    return { hnsw: this.#hnsw, labels: [...this.#labelOf] };
+    return { hnsw: this.#hnsw, labels: [...this.#labelOf], nextLabel: this.#nextLabel };
   }
 
   /**
    * Adopts a graph saved with the snapshot just loaded, reconciling it with the vectors present:
    * labels of vectors that are gone are deleted, vectors missing from the graph go to pending.
    */
-  adoptGraph(hnsw: Hnsw, labels: ReadonlyArray<readonly [string, number]>): void {
+  adoptGraph(hnsw: Hnsw, labels: ReadonlyArray<readonly [string, number]>, nextLabel = 0): void {
     this.#hnsw = hnsw;
     this.#pending.clear();
     let maxLabel = -1;
@@ -144,10 +143,10 @@ export class VectorIndex {
         this.#idOf.set(label, id);
       } else {
         hnsw.remove(label);
-        this.#freeLabels.push(label);
       }
     }
-    this.#nextLabel = maxLabel + 1;
+    // Deleted points keep their labels inside the graph file, so new labels start past all of them.
+    this.#nextLabel = Math.max(maxLabel + 1, nextLabel);
     for (const id of this.#vectors.keys()) if (!this.#labelOf.has(id)) this.#pending.add(id);
   }
 }

@@ -60,7 +60,7 @@ export function count(ctx: OpContext, ws: string): number {
 }
 
 /** Live insights, most confident first (ties: newest first). */
-export function insights(ctx: OpContext, ws: string, input: { entityId: string | null; minConfidence: number; maxResults: number }): MemoryView[] {
+export function insights(ctx: OpContext, ws: string, input: { entityId: string | null; minConfidence: number; maxResults: number; withEmbedding: boolean }): MemoryView[] {
   const w = ctx.state.workspaces.get(ws);
   const ids = input.entityId === null ? w?.order : w?.byEntity.get(input.entityId);
   if (!w || !ids) return [];
@@ -70,7 +70,7 @@ export function insights(ctx: OpContext, ws: string, input: { entityId: string |
     if (m?.kind === 'insight' && m.supersededBy === null && confidenceOf(m) >= input.minConfidence) found.push(m);
   }
   found.sort((a, b) => confidenceOf(b) - confidenceOf(a));
-  return found.slice(0, input.maxResults).map((m) => view(m));
+  return found.slice(0, input.maxResults).map((m) => view(m, input.withEmbedding));
 }
 
 function confidenceOf(m: MemoryRecord): number {

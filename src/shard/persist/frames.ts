@@ -41,10 +41,10 @@ export function readFrame(buf: Buffer, offset: number): FrameRead {
   const len = buf.readUInt32LE(offset + 1);
   const end = offset + FRAME_HEADER + len;
   if (len > MAX_FRAME) return { kind: 'corrupt', reason: `frame length ${len} is implausible` };
-  if (end > buf.length) return { kind: 'torn', reason: 'frame runs past end of file' };
+  if (end > buf.length) return tornUnlessFollowed(buf, offset, 'frame runs past end of file');
   const payload = buf.subarray(offset + FRAME_HEADER, end);
   if (crc32(payload) !== buf.readUInt32LE(offset + 5)) {
-    if (end === buf.length) return { kind: 'torn', reason: 'checksum mismatch in final frame' };
+    if (end === buf.length) return tornUnlessFollowed(buf, offset, 'checksum mismatch in final frame');
     return { kind: 'corrupt', reason: 'checksum mismatch' };
   }
   try {
@@ -52,6 +52,21 @@ export function readFrame(buf: Buffer, offset: number): FrameRead {
   } catch {
     return { kind: 'corrupt', reason: 'undecodable payload' };
   }
+}
+
+/**
+ * A bad frame is an interrupted append only if nothing valid follows it; a complete, checksummed
+ * frame further on means the damage is in the middle (e.g. a corrupted length field).
+ */
+function tornUnlessFollowed(buf: Buffer, offset: number, reason: string): FrameRead {
+  for (let p = buf.indexOf(FRAME_MAGIC, offset + 1); p >= 0 && p + FRAME_HEADER <= buf.length; p = buf.indexOf(FRAME_MAGIC, p + 1)) {
+    const len = buf.readUInt32LE(p + 1);
+    const end = p + FRAME_HEADER + len;
+    if (len <= MAX_FRAME && end <= buf.length && crc32(buf.subarray(p + FRAME_HEADER, end)) === buf.readUInt32LE(p + 5)) {
+      return { kind: 'corrupt', reason: `${reason}, but a valid frame follows at offset ${p}` };
+    }
+  }
+  return { kind: 'torn', reason };
 }
 
 function allZero(buf: Buffer, from: number): boolean {

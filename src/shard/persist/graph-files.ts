@@ -12,7 +12,7 @@ import { fsyncDir } from './fsutil.ts';
 
 interface Manifest {
   walSeq: number;
-  graphs: Array<{ ws: string; file: string; dim: number; labels: Array<[string, number]> }>;
+  graphs: Array<{ ws: string; file: string; dim: number; labels: Array<[string, number]>; nextLabel: number }>;
 }
 
 function manifestName(walSeq: number): string {
@@ -28,7 +28,7 @@ export function saveGraphs(dir: string, walSeq: number, state: ShardState): numb
     if (!graph) continue;
     const file = `hnsw-${String(walSeq).padStart(8, '0')}-${n++}.bin`;
     graph.hnsw.save(join(dir, file));
-    manifest.graphs.push({ ws, file, dim: graph.hnsw.dim, labels: graph.labels });
+    manifest.graphs.push({ ws, file, dim: graph.hnsw.dim, labels: graph.labels, nextLabel: graph.nextLabel });
   }
   const tmp = join(dir, `${manifestName(walSeq)}.tmp`);
   writeFileSync(tmp, encodeFrame(manifest));
@@ -48,7 +48,7 @@ export function loadGraphs(dir: string, walSeq: number, state: ShardState): numb
   for (const g of manifest.graphs) {
     const w = state.workspaces.get(g.ws);
     if (!w) continue;
-    w.vectors.adoptGraph(Hnsw.load(join(dir, g.file), g.dim), g.labels);
+    w.vectors.adoptGraph(Hnsw.load(join(dir, g.file), g.dim), g.labels, g.nextLabel);
     adopted += 1;
   }
   return adopted;

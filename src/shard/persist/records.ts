@@ -31,6 +31,21 @@ export interface Tombstone {
   content_sha256: string;
 }
 
+/** A contradiction the classifier was unsure of, waiting for a verdict. */
+export interface PendingContradiction {
+  pending_id: string;
+  memory_id_a: string;
+  memory_id_b: string;
+  content_a_snippet: string;
+  content_b_snippet: string;
+  classifier_score: number;
+  classifier_method: 'heuristic' | 'llm';
+  similarity: number;
+  created_at: number;
+  /** What the classifier leaned towards. */
+  proposed: 'contradiction' | 'revision';
+}
+
 export type LogRecord =
   | { t: 'put'; ws: string; m: StoredMemory }
   | { t: 'del'; ws: string; id: string }
@@ -38,7 +53,9 @@ export type LogRecord =
   | { t: 'unedge'; ws: string; s: string; d: string; y: EdgeType }
   | { t: 'tomb'; ws: string; tomb: Tombstone }
   | { t: 'access'; ws: string; id: string; n: number; at: number }
-  | { t: 'drop'; ws: string };
+  | { t: 'drop'; ws: string }
+  | { t: 'pending'; ws: string; p: PendingContradiction }
+  | { t: 'unpending'; ws: string; id: string };
 
 export interface SnapshotHeader {
   t: 'snap';

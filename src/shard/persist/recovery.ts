@@ -3,7 +3,7 @@
  * A torn frame at the very end of the last segment is truncated away; damage anywhere else stops
  * start-up with an error naming the file and offset.
  */
-import { ftruncateSync, openSync, closeSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
+import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyRecord, pruneDanglingEdges, ShardState } from '../store/apply.ts';
 import { readFrame } from './frames.ts';
@@ -22,6 +22,8 @@ export interface Recovered {
   snapshots: number[];
   replayedRecords: number;
   truncatedTail: { file: string; offset: number; reason: string } | null;
+  /** Files a finished snapshot should have deleted (a crash came in between). */
+  staleFiles: boolean;
 }
 
 export function listSeqs(dir: string, prefix: string, ext: string): number[] {
@@ -58,7 +60,8 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
   });
   pruneDanglingEdges(state);
   const lastSeq = Math.max(fromSeq, ...walSegments, 0);
-  return { state, nextWalSeq: lastSeq + 1, walSegments, snapshots, replayedRecords: replayed, truncatedTail };
+  const staleFiles = walSegments.some((s) => s < fromSeq) || snapshots.length > 1;
+  return { state, nextWalSeq: lastSeq + 1, walSegments, snapshots, replayedRecords: replayed, truncatedTail, staleFiles };
 }
 
 function snapName(seq: number): string {
@@ -124,6 +127,7 @@ function truncate(file: string, length: number): void {
   const fd = openSync(file, 'r+');
   try {
     ftruncateSync(fd, length);
+    fsyncSync(fd);
   } finally {
     closeSync(fd);
   }

@@ -60,7 +60,8 @@ function* snapshotRecords(state: ShardState): Generator<LogRecord> {
   }
   for (const [ws, w] of state.workspaces) {
     for (const e of w.graph.all()) yield { t: 'edge', ws, e };
-    for (const tomb of w.tombstones) yield { t: 'tomb', ws, tomb };
+    for (const tomb of w.tombstones.values()) yield { t: 'tomb', ws, tomb };
+    for (const p of w.pending.values()) yield { t: 'pending', ws, p };
   }
 }
 

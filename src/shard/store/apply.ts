@@ -40,7 +40,7 @@ export function applyRecord(state: ShardState, r: LogRecord): void {
       state.workspaces.get(r.ws)?.graph.remove(r.s, r.d, r.y);
       return;
     case 'tomb':
-      state.workspace(r.ws).tombstones.push(r.tomb);
+      state.workspace(r.ws).tombstones.set(`${r.tomb.memory_id}@${r.tomb.forgotten_at}`, r.tomb);
       return;
     case 'access': {
       const m = state.workspaces.get(r.ws)?.memories.get(r.id);
@@ -52,6 +52,12 @@ export function applyRecord(state: ShardState, r: LogRecord): void {
     }
     case 'drop':
       state.workspaces.delete(r.ws);
+      return;
+    case 'pending':
+      state.workspace(r.ws).pending.set(r.p.pending_id, r.p);
+      return;
+    case 'unpending':
+      state.workspaces.get(r.ws)?.pending.delete(r.id);
       return;
   }
 }

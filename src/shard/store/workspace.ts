@@ -5,7 +5,7 @@
 import type { MemoryRecord } from '../../model/memory.ts';
 import { Graph } from '../index/graph.ts';
 import { VectorIndex } from '../index/vector-index.ts';
-import type { Tombstone } from '../persist/records.ts';
+import type { PendingContradiction, Tombstone } from '../persist/records.ts';
 import { OrderedIds } from './ordered-ids.ts';
 
 export class Workspace {
@@ -18,7 +18,10 @@ export class Workspace {
   readonly graph = new Graph();
   /** Embeddings of live (not superseded) memories, for similarity search. */
   readonly vectors = new VectorIndex();
-  readonly tombstones: Tombstone[] = [];
+  /** One tombstone per forgotten memory (keyed by memory id and time, so replay is idempotent). */
+  readonly tombstones = new Map<string, Tombstone>();
+  /** Uncertain contradictions awaiting a verdict, by pending id. */
+  readonly pending = new Map<string, PendingContradiction>();
 
   constructor(slug: string) {
     this.slug = slug;
@@ -48,6 +51,7 @@ export class Workspace {
     this.order.delete(id);
     this.vectors.remove(id);
     this.graph.removeNode(id);
+    for (const [pid, p] of this.pending) if (p.memory_id_a === id || p.memory_id_b === id) this.pending.delete(pid);
     return m;
   }
 

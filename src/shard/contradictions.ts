@@ -1,0 +1,97 @@
+/**
+ * @module shard/contradictions — after a write, off the request path, a new memory is compared
+ * with its nearest neighbours. Confident contradictions get `contradicts` edges both ways,
+ * confident updates a `revised_from` edge newer → older, and uncertain pairs become pending
+ * candidates that the (deprecated) prepare/commit flow exposes.
+ */
+import { randomBytes } from 'node:crypto';
+import { notFound } from '../errors/codes.ts';
+import type { MemoryRecord } from '../model/memory.ts';
+import { classifyPair, CONFIDENT, UNCERTAIN } from '../reflect/contradiction.ts';
+import type { LogRecord, PendingContradiction } from './persist/records.ts';
+import type { Verdicts, VerdictResult } from './protocol.ts';
+import type { Workspace } from './store/workspace.ts';
+
+const NEIGHBOURS = 6;
+/** Pairs less similar than this are about different things. */
+const MIN_SIMILARITY = 0.55;
+const CHECKED_KINDS = new Set(['episode', 'revision']);
+
+/** Records (edges, pending candidates) for the new memories of one write. */
+export function checkContradictions(w: Workspace, memories: readonly MemoryRecord[], nowUs: number): { records: LogRecord[]; found: number } {
+  const records: LogRecord[] = [];
+  let found = 0;
+  for (const m of memories) {
+    if (!CHECKED_KINDS.has(m.kind) || m.supersededBy !== null) continue;
+    for (const { id, sim } of w.vectors.search(m.embedding, { k: NEIGHBOURS + 1, ef: 64 })) {
+      const other = w.memories.get(id);
+      if (!other || id === m.id || sim < MIN_SIMILARITY || !CHECKED_KINDS.has(other.kind) || linked(w, m.id, id)) continue;
+      const [older, newer] = other.createdAt <= m.createdAt ? [other, m] : [m, other];
+      const c = classifyPair(older.content, newer.content, sim);
+      if (c.verdict === 'none' || c.score < UNCERTAIN) continue;
+      found += 1;
+      if (c.score >= CONFIDENT) records.push(...verdictEdges(w.slug, older.id, newer.id, c.verdict, c.score, nowUs));
+      else records.push({ t: 'pending', ws: w.slug, p: pending(older, newer, c.score, sim, c.verdict, nowUs) });
+    }
+  }
+  return { records, found };
+}
+
+function linked(w: Workspace, a: string, b: string): boolean {
+  const touches = (x: string, y: string): boolean =>
+    w.graph.outgoing(x).some((e) => e.target_id === y && (e.edge_type === 'contradicts' || e.edge_type === 'revised_from'));
+  if (touches(a, b) || touches(b, a)) return true;
+  for (const p of w.pending.values()) if ((p.memory_id_a === a && p.memory_id_b === b) || (p.memory_id_a === b && p.memory_id_b === a)) return true;
+  return false;
+}
+
+function pending(older: MemoryRecord, newer: MemoryRecord, score: number, sim: number, proposed: 'contradiction' | 'revision', nowUs: number): PendingContradiction {
+  return {
+    pending_id: randomBytes(16).toString('hex'),
+    memory_id_a: older.id,
+    memory_id_b: newer.id,
+    content_a_snippet: snippet(older.content),
+    content_b_snippet: snippet(newer.content),
+    classifier_score: score,
+    classifier_method: 'heuristic',
+    similarity: sim,
+    created_at: nowUs,
+    proposed,
+  };
+}
+
+function snippet(text: string): string {
+  return text.length > 200 ? `${text.slice(0, 197)}…` : text;
+}
+
+function verdictEdges(ws: string, older: string, newer: string, verdict: 'contradiction' | 'revision', confidence: number, now: number): LogRecord[] {
+  if (verdict === 'revision') {
+    return [{ t: 'edge', ws, e: { source_id: newer, target_id: older, edge_type: 'revised_from', confidence, timestamp_us: now } }];
+  }
+  return [
+    { t: 'edge', ws, e: { source_id: newer, target_id: older, edge_type: 'contradicts', confidence, timestamp_us: now } },
+    { t: 'edge', ws, e: { source_id: older, target_id: newer, edge_type: 'contradicts', confidence, timestamp_us: now } },
+  ];
+}
+
+/** Applies verdicts all or nothing: an unknown pending id fails the whole commit. */
+export function commitVerdicts(w: Workspace | undefined, input: Verdicts, nowUs: number): { records: LogRecord[]; result: VerdictResult } {
+  const unknown = input.verdicts.filter((v) => !w?.pending.has(v.pendingId)).map((v) => v.pendingId);
+  if (!w || unknown.length > 0) throw notFound(`pending contradictions not found: ${unknown.join(', ')}`);
+  const result: VerdictResult = { contradictions_confirmed: 0, revisions_created: 0, dismissed: 0 };
+  const records: LogRecord[] = [];
+  for (const v of input.verdicts) {
+    const p = w.pending.get(v.pendingId) as PendingContradiction;
+    records.push({ t: 'unpending', ws: w.slug, id: p.pending_id });
+    if (v.verdict === 'contradiction') {
+      records.push(...verdictEdges(w.slug, p.memory_id_a, p.memory_id_b, 'contradiction', v.confidence, nowUs));
+      result.contradictions_confirmed += 1;
+    } else if (v.verdict === 'revision') {
+      records.push(...verdictEdges(w.slug, p.memory_id_a, p.memory_id_b, 'revision', v.confidence, nowUs));
+      result.revisions_created += 1;
+    } else {
+      result.dismissed += 1;
+    }
+  }
+  return { records, result };
+}

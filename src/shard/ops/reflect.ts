@@ -1,0 +1,68 @@
+/**
+ * @module shard/ops/reflect — the shard's half of reflection: gathering episodes in scope (their
+ * vectors go to the router's reflection worker) and writing the resulting insights, new or
+ * refreshed in place, with insight_from edges to their sources.
+ */
+import { invalid } from '../../errors/codes.ts';
+import type { MemoryRecord } from '../../model/memory.ts';
+import type { LogRecord } from '../persist/records.ts';
+import { toStored } from '../persist/records.ts';
+import type { GatherInput, GatherOutput, InsightWrite } from '../protocol.ts';
+import type { OpContext } from './context.ts';
+
+export function reflectGather(ctx: OpContext, ws: string, input: GatherInput): GatherOutput {
+  const w = ctx.state.workspaces.get(ws);
+  const ids = input.entityId === null ? w?.order : w?.byEntity.get(input.entityId);
+  const episodes: MemoryRecord[] = [];
+  const insights: GatherOutput['insights'] = [];
+  if (w && ids) {
+    for (const id of ids.newestFirst()) {
+      const m = w.memories.get(id);
+      if (!m || m.supersededBy !== null) continue;
+      if (m.kind === 'insight') insights.push({ id: m.id, sources: m.sourceMemoryIds ?? [] });
+      else if (m.kind === 'episode' && episodes.length < input.max && (input.sinceUs === null || m.createdAt >= input.sinceUs)) episodes.push(m);
+    }
+  }
+  const dim = episodes[0]?.embedding.length ?? 0;
+  const vectors = new Float32Array(episodes.length * dim);
+  episodes.forEach((m, i) => vectors.set(m.embedding, i * dim));
+  return {
+    ids: episodes.map((m) => m.id),
+    texts: episodes.map((m) => m.content),
+    meta: episodes.map((m) => ({ importance: m.importance, entityId: m.entityId, createdAt: m.createdAt })),
+    vectors,
+    dim,
+    insights,
+  };
+}
+
+export async function writeInsights(ctx: OpContext, ws: string, input: { insights: InsightWrite[] }): Promise<{ created: string[]; refreshed: string[] }> {
+  const w = ctx.state.workspace(ws);
+  const missing = input.insights.flatMap((i) => i.sources.filter((id) => !w.memories.has(id)));
+  if (missing.length > 0) throw invalid(`source memories not found: ${[...new Set(missing)].join(', ')}`);
+  const now = ctx.nowUs();
+  const records: LogRecord[] = [];
+  const created: string[] = [];
+  const refreshed: string[] = [];
+  for (const ins of input.insights) {
+    const old = ins.refreshId === null ? undefined : w.memories.get(ins.refreshId);
+    const m: MemoryRecord = old
+      ? { ...old, content: ins.content, context: ins.context, embedding: ins.embedding, sourceMemoryIds: ins.sources, updatedAt: now, logicalClock: old.logicalClock + 1 }
+      : {
+          id: ctx.ids.next(now / 1000), content: ins.content, importance: ins.importance, context: ins.context, entityId: ins.entityId,
+          kind: 'insight', createdAt: now, updatedAt: now, lastAccessedAt: now, accessCount: 0, logicalClock: 0,
+          sourceMemoryIds: ins.sources, supersededBy: null, embedding: ins.embedding,
+        };
+    records.push({ t: 'put', ws, m: toStored(m) });
+    const keep = new Set(ins.sources);
+    for (const e of w.graph.outgoing(m.id)) {
+      if (e.edge_type === 'insight_from' && !keep.has(e.target_id)) records.push({ t: 'unedge', ws, s: m.id, d: e.target_id, y: 'insight_from' });
+    }
+    for (const src of ins.sources) {
+      records.push({ t: 'edge', ws, e: { source_id: m.id, target_id: src, edge_type: 'insight_from', confidence: ins.confidence, timestamp_us: now } });
+    }
+    (old ? refreshed : created).push(m.id);
+  }
+  await ctx.commit(records);
+  return { created, refreshed };
+}

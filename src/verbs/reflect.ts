@@ -1,0 +1,73 @@
+/**
+ * @module verbs/reflect — reflection and contradiction resolution: the service's own Reflect, and
+ * the deprecated agent-driven prepare/commit flows, all scoped to the caller's workspace.
+ */
+import { invalid } from '../errors/codes.ts';
+import type { ReflectResult, ReflectScope } from '../reflection/engine.ts';
+import type { PrepareResult, ProducedInsight } from '../reflection/sessions.ts';
+import type { PendingContradiction, VerdictResult } from '../shard/protocol.ts';
+import { charge, type Ctx } from './context.ts';
+import { checkEntity, checkId, checkNonNegative, checkUnit } from './validate.ts';
+
+export interface ScopeInput {
+  entity_id?: string | undefined;
+  since_us?: number | undefined;
+}
+
+function scopeOf(input: ScopeInput): ReflectScope {
+  return {
+    entityId: input.entity_id === undefined || input.entity_id === '' ? null : checkEntity('entity_id', input.entity_id),
+    sinceUs: input.since_us === undefined || input.since_us === 0 ? null : checkNonNegative('since_us', input.since_us),
+  };
+}
+
+export function reflect(ctx: Ctx, input: ScopeInput): Promise<ReflectResult> {
+  charge(ctx, 'write');
+  return ctx.svc.reflection.reflect(ctx.workspace, scopeOf(input));
+}
+
+export function reflectPrepare(ctx: Ctx, input: ScopeInput): Promise<PrepareResult> {
+  charge(ctx, 'read');
+  return ctx.svc.reflectSessions.prepare(ctx.workspace, scopeOf(input));
+}
+
+export interface InsightInput {
+  content: string;
+  confidence: number;
+  source_memory_ids: string[];
+  tags?: string[] | undefined;
+  cluster_id?: number | undefined;
+}
+
+export function reflectCommit(ctx: Ctx, input: { session_id: string; insights: InsightInput[] }): Promise<{ insights_created: number }> {
+  charge(ctx, 'write');
+  const insights: ProducedInsight[] = input.insights.map((i, n) => ({
+    content: i.content,
+    confidence: checkUnit(`insights[${n}].confidence`, i.confidence),
+    source_memory_ids: i.source_memory_ids.map((id, k) => checkId(`insights[${n}].source_memory_ids[${k}]`, id)),
+    tags: i.tags ?? [],
+    cluster_id: i.cluster_id ?? null,
+  }));
+  return ctx.svc.reflectSessions.commit(ctx.workspace, input.session_id, insights);
+}
+
+export function contradictionPrepare(ctx: Ctx): Promise<PendingContradiction[]> {
+  charge(ctx, 'read');
+  return ctx.svc.shards.call(ctx.workspace, 'pendingContradictions', {});
+}
+
+export interface VerdictInput {
+  pending_id: string;
+  verdict: string;
+  confidence: number;
+  reasoning?: string | undefined;
+}
+
+export function contradictionCommit(ctx: Ctx, input: { verdicts: VerdictInput[] }): Promise<VerdictResult> {
+  charge(ctx, 'write');
+  const verdicts = input.verdicts.map((v, i) => {
+    if (!/^[0-9a-f]{32}$/i.test(v.pending_id)) throw invalid(`verdicts[${i}].pending_id '${v.pending_id}' is not a pending id`);
+    return { pendingId: v.pending_id.toLowerCase(), verdict: v.verdict.toLowerCase(), confidence: checkUnit(`verdicts[${i}].confidence`, v.confidence) };
+  });
+  return ctx.svc.shards.call(ctx.workspace, 'commitVerdicts', { verdicts });
+}
