@@ -128,6 +128,7 @@ function detailToProto(d: StrategyDetail, relevance: number): Record<string, unk
 }
 
 export function hitToProto(h: RecallHit): Record<string, unknown> {
+  // hebbs.v1 has no field for contradictions; gRPC clients find them through the edges.
   return {
     memory: memoryToProto(h.memory, { sources: true }),
     score: h.score,

@@ -46,6 +46,8 @@ export interface RecallHit {
   score: number;
   relevance: number;
   strategy_details: StrategyDetail[];
+  /** Ids of memories this one contradicts (linked by `contradicts` edges), when there are any. */
+  contradicted_by?: string[];
 }
 
 export interface StrategyError {

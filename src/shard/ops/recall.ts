@@ -50,7 +50,13 @@ function splitPlaces(max: number, similar: Candidate[], recent: Candidate[]): { 
 
 /** Views of the hits; the memories returned count as accessed (logged lazily by the shard). */
 function finish(ctx: OpContext, ws: string, hits: Merged[], withEmbedding: boolean): RecallHit[] {
-  const out = hits.map((h) => ({ memory: view(h.memory, withEmbedding), score: h.score, relevance: h.relevance, strategy_details: h.details }));
+  const graph = ctx.state.workspaces.get(ws)?.graph;
+  const out = hits.map((h): RecallHit => {
+    const hit: RecallHit = { memory: view(h.memory, withEmbedding), score: h.score, relevance: h.relevance, strategy_details: h.details };
+    const against = graph?.outgoing(h.memory.id).filter((e) => e.edge_type === 'contradicts').map((e) => e.target_id) ?? [];
+    if (against.length > 0) hit.contradicted_by = against;
+    return hit;
+  });
   ctx.touch(ws, hits.map((h) => h.memory));
   return out;
 }
