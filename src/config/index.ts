@@ -34,7 +34,6 @@ export interface Config {
   readonly rateLimitReads: number;
   readonly maxInflightPerShard: number;
   readonly shardTimeoutMs: number;
-  readonly logLevel: 'debug' | 'info' | 'warn' | 'error';
   readonly contradictionsEnabled: boolean;
   readonly reflectEnabled: boolean;
   readonly reflectMinNew: number;
@@ -68,7 +67,6 @@ export const DEFAULTS = {
   FLASHBULB_RATE_LIMIT_READS: '100000',
   FLASHBULB_MAX_INFLIGHT_PER_SHARD: '8192',
   FLASHBULB_SHARD_TIMEOUT_MS: '30000',
-  FLASHBULB_LOG_LEVEL: 'info',
   FLASHBULB_CONTRADICTIONS_ENABLED: 'true',
   FLASHBULB_REFLECT_ENABLED: 'true',
   FLASHBULB_REFLECT_MIN_NEW: '50',
@@ -148,7 +146,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     rateLimitReads: int(env, 'FLASHBULB_RATE_LIMIT_READS', 0, 1e9),
     maxInflightPerShard: int(env, 'FLASHBULB_MAX_INFLIGHT_PER_SHARD', 1, 1e7),
     shardTimeoutMs: int(env, 'FLASHBULB_SHARD_TIMEOUT_MS', 100, 3_600_000),
-    logLevel: oneOf(env, 'FLASHBULB_LOG_LEVEL', ['debug', 'info', 'warn', 'error'] as const),
     contradictionsEnabled: bool(env, 'FLASHBULB_CONTRADICTIONS_ENABLED'),
     reflectEnabled: bool(env, 'FLASHBULB_REFLECT_ENABLED'),
     reflectMinNew: int(env, 'FLASHBULB_REFLECT_MIN_NEW', 1, 1e9),
