@@ -28,3 +28,27 @@ export function requireMemory(ws: Workspace | undefined, id: string): MemoryReco
   if (!m) throw notFound(`memory ${id} not found`);
   return m;
 }
+
+/** A fresh memory record: new id, timestamps now, never accessed, not superseded. */
+export function newMemory(
+  ctx: OpContext,
+  nowUs: number,
+  m: Pick<MemoryRecord, 'content' | 'kind' | 'entityId' | 'embedding' | 'context' | 'importance'> & { sourceMemoryIds?: string[] | null },
+): MemoryRecord {
+  return {
+    id: ctx.ids.next(nowUs / 1000),
+    content: m.content,
+    importance: m.importance,
+    context: m.context,
+    entityId: m.entityId,
+    kind: m.kind,
+    embedding: m.embedding,
+    createdAt: nowUs,
+    updatedAt: nowUs,
+    lastAccessedAt: nowUs,
+    accessCount: 0,
+    logicalClock: 0,
+    sourceMemoryIds: m.sourceMemoryIds ?? null,
+    supersededBy: null,
+  };
+}

@@ -8,7 +8,7 @@ import type { MemoryRecord } from '../../model/memory.ts';
 import type { LogRecord } from '../persist/records.ts';
 import { toStored } from '../persist/records.ts';
 import type { GatherInput, GatherOutput, InsightWrite } from '../protocol.ts';
-import type { OpContext } from './context.ts';
+import { newMemory, type OpContext } from './context.ts';
 
 export function reflectGather(ctx: OpContext, ws: string, input: GatherInput): GatherOutput {
   const w = ctx.state.workspaces.get(ws);
@@ -48,11 +48,7 @@ export async function writeInsights(ctx: OpContext, ws: string, input: { insight
     const old = ins.refreshId === null ? undefined : w.memories.get(ins.refreshId);
     const m: MemoryRecord = old
       ? { ...old, content: ins.content, context: ins.context, embedding: ins.embedding, sourceMemoryIds: ins.sources, updatedAt: now, logicalClock: old.logicalClock + 1 }
-      : {
-          id: ctx.ids.next(now / 1000), content: ins.content, importance: ins.importance, context: ins.context, entityId: ins.entityId,
-          kind: 'insight', createdAt: now, updatedAt: now, lastAccessedAt: now, accessCount: 0, logicalClock: 0,
-          sourceMemoryIds: ins.sources, supersededBy: null, embedding: ins.embedding,
-        };
+      : newMemory(ctx, now, { content: ins.content, importance: ins.importance, context: ins.context, entityId: ins.entityId, kind: 'insight', embedding: ins.embedding, sourceMemoryIds: ins.sources });
     records.push({ t: 'put', ws, m: toStored(m) });
     const keep = new Set(ins.sources);
     for (const e of w.graph.outgoing(m.id)) {

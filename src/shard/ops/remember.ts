@@ -4,7 +4,7 @@ import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
 import type { LogRecord } from '../persist/records.ts';
 import { toStored } from '../persist/records.ts';
 import type { RememberItem } from '../protocol.ts';
-import { view, type OpContext } from './context.ts';
+import { newMemory, view, type OpContext } from './context.ts';
 
 export async function remember(ctx: OpContext, ws: string, input: { items: RememberItem[]; withEmbedding?: boolean }): Promise<MemoryView[]> {
   const existing = ctx.state.workspaces.get(ws);
@@ -17,22 +17,7 @@ export async function remember(ctx: OpContext, ws: string, input: { items: Remem
   const records: LogRecord[] = [];
   const created: MemoryRecord[] = [];
   for (const item of input.items) {
-    const m: MemoryRecord = {
-      id: ctx.ids.next(now / 1000),
-      content: item.content,
-      importance: item.importance,
-      context: item.context,
-      entityId: item.entityId,
-      kind: item.kind,
-      createdAt: now,
-      updatedAt: now,
-      lastAccessedAt: now,
-      accessCount: 0,
-      logicalClock: 0,
-      sourceMemoryIds: null,
-      supersededBy: null,
-      embedding: item.embedding,
-    };
+    const m = newMemory(ctx, now, item);
     created.push(m);
     records.push({ t: 'put', ws, m: toStored(m) });
     for (const e of item.edges) {

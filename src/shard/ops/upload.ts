@@ -14,7 +14,7 @@ import type { LogRecord } from '../persist/records.ts';
 import { toStored } from '../persist/records.ts';
 import type { UploadFile, UploadFileResult } from '../protocol.ts';
 import type { Workspace } from '../store/workspace.ts';
-import { type OpContext } from './context.ts';
+import { newMemory, type OpContext } from './context.ts';
 
 const RELATED_PER_ENTITY = 3;
 
@@ -41,7 +41,7 @@ function uploadFile(ctx: OpContext, w: Workspace, file: UploadFile, now: number,
   }
   const doc: MemoryRecord = existing
     ? { ...existing, content: file.content, context: { ...existing.context, content_hash: file.contentHash }, entityId: file.entityId, embedding: file.embedding, updatedAt: now, logicalClock: existing.logicalClock + 1 }
-    : record(ctx, now, { content: file.content, kind: 'document', entityId: file.entityId, embedding: file.embedding, context: { file_path: file.filePath, content_hash: file.contentHash } });
+    : newMemory(ctx, now, { importance: 0.5, content: file.content, kind: 'document', entityId: file.entityId, embedding: file.embedding, context: { file_path: file.filePath, content_hash: file.contentHash } });
   records.push({ t: 'put', ws, m: toStored(doc) });
   const old = existing ? propositionsOf(w, existing.id) : [];
   const keep = new Map(old.map((p) => [p.content, p]));
@@ -51,7 +51,7 @@ function uploadFile(ctx: OpContext, w: Workspace, file: UploadFile, now: number,
   for (const p of file.propositions) {
     count += 1;
     if (keep.has(p.text)) continue;
-    const prop = record(ctx, now, { content: p.text, kind: 'proposition', entityId: file.entityId, embedding: p.embedding, context: { file_path: file.filePath } });
+    const prop = newMemory(ctx, now, { importance: 0.5, content: p.text, kind: 'proposition', entityId: file.entityId, embedding: p.embedding, context: { file_path: file.filePath } });
     records.push({ t: 'put', ws, m: toStored(prop) });
     records.push(edge(ws, prop.id, doc.id, 'proposition_of', now));
     newProps.push(prop);
@@ -99,25 +99,6 @@ function propositionsOf(w: Workspace, docId: string): MemoryRecord[] {
     .incoming(docId)
     .filter((e) => e.edge_type === 'proposition_of')
     .flatMap((e) => w.memories.get(e.source_id) ?? []);
-}
-
-function record(
-  ctx: OpContext,
-  now: number,
-  m: Pick<MemoryRecord, 'content' | 'kind' | 'entityId' | 'embedding' | 'context'>,
-): MemoryRecord {
-  return {
-    ...m,
-    id: ctx.ids.next(now / 1000),
-    importance: 0.5,
-    createdAt: now,
-    updatedAt: now,
-    lastAccessedAt: now,
-    accessCount: 0,
-    logicalClock: 0,
-    sourceMemoryIds: null,
-    supersededBy: null,
-  };
 }
 
 function edge(ws: string, source: string, target: string, type: EdgeType, now: number): LogRecord {
