@@ -14,6 +14,7 @@ import { tokens } from './summarize.ts';
 
 export const CONFIDENT = 0.7;
 export const UNCERTAIN = 0.45;
+const MAX_CHARS = 600;
 
 export type Verdict = 'contradiction' | 'revision' | 'none';
 
@@ -45,7 +46,10 @@ for (const [a, b] of ANTONYM_PAIRS) {
 }
 
 /** Classifies `newer` against `older` (both texts); `similarity` is their embedding cosine. */
-export function classifyPair(older: string, newer: string, similarity: number): Classification {
+export function classifyPair(olderText: string, newerText: string, similarity: number): Classification {
+  // Statements are compared on their opening: long documents are not single claims.
+  const older = olderText.slice(0, MAX_CHARS);
+  const newer = newerText.slice(0, MAX_CHARS);
   const a = new Set(tokens(older));
   const b = new Set(tokens(newer));
   const overlap = jaccard(a, b);

@@ -94,8 +94,10 @@ export class SubscriptionRegistry {
     const chunks = sub.chunker.feed(text);
     if (sub.idle) clearTimeout(sub.idle);
     sub.idle = sub.chunker.pending ? setTimeout(() => this.#flushIdle(sub), IDLE_FLUSH_MS) : null;
-    sub.work = sub.work.then(() => this.#match(sub, chunks));
-    return sub.work;
+    const run = sub.work.then(() => this.#match(sub, chunks));
+    // A failed match fails this feed only; later feeds start from a settled chain.
+    sub.work = run.catch(() => undefined);
+    return run;
   }
 
   async close(workspace: string, id: number, reason: 'closed' | 'shutdown' = 'closed'): Promise<void> {
@@ -119,8 +121,10 @@ export class SubscriptionRegistry {
     }
   }
 
-  async closeAll(): Promise<void> {
-    await Promise.all([...this.#subs.values()].map((s) => this.close(s.workspace, s.id, 'shutdown')));
+  /** Closes every subscription (on shutdown), or those of one workspace (when it is deleted). */
+  async closeAll(workspace?: string): Promise<void> {
+    const subs = [...this.#subs.values()].filter((s) => workspace === undefined || s.workspace === workspace);
+    await Promise.all(subs.map((s) => this.close(s.workspace, s.id, workspace === undefined ? 'shutdown' : 'closed')));
   }
 
   #find(workspace: string, id: number): Subscription {

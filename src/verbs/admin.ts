@@ -58,6 +58,7 @@ export async function deleteWorkspace(svc: Services, principal: Principal, slug:
   requireAdmin({ principal });
   if (slug === DEFAULT_WORKSPACE) throw new FlashbulbError('invalid_input', `workspace '${DEFAULT_WORKSPACE}' cannot be deleted`);
   if (!svc.auth.workspace(slug)) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
+  await svc.subscriptions.closeAll(slug);
   const { memories } = await svc.shards.call(slug, 'dropWorkspace', {});
   const { revokedKeys } = svc.auth.deleteWorkspace(slug);
   return { deleted: slug, memories_deleted: memories, keys_revoked: revokedKeys };
