@@ -17,9 +17,15 @@ export class Hnsw {
   private constructor(index: InstanceType<typeof hnswlib.HierarchicalNSW>, dim: number) {
     this.#index = index;
     this.dim = dim;
-    this.#labels = new Set(index.getIdsList());
+    // getIdsList() includes points marked deleted; getPoint() throws for those.
+    const all = index.getIdsList();
+    this.#labels = new Set(all.filter((label) => isLive(index, label)));
     this.#deleted = index.getCurrentCount() - this.#labels.size;
+    this.maxLabel = all.reduce((m, l) => Math.max(m, l), -1);
   }
+
+  /** Highest label ever stored in the graph (deleted points included). */
+  readonly maxLabel: number;
 
   static create(dim: number, capacity: number): Hnsw {
     const index = new hnswlib.HierarchicalNSW('ip', dim);
@@ -67,5 +73,14 @@ export class Hnsw {
     this.#index.setEf(Math.max(ef, k));
     const res = this.#index.searchKnn(Array.from(query), Math.min(k, count), filter);
     return res.neighbors.map((label, i) => ({ label, sim: 1 - (res.distances[i] ?? 1) }));
+  }
+}
+
+function isLive(index: InstanceType<typeof hnswlib.HierarchicalNSW>, label: number): boolean {
+  try {
+    index.getPoint(label);
+    return true;
+  } catch {
+    return false;
   }
 }

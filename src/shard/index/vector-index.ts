@@ -146,7 +146,7 @@ export class VectorIndex {
       }
     }
     // Deleted points keep their labels inside the graph file, so new labels start past all of them.
-    this.#nextLabel = Math.max(maxLabel + 1, nextLabel);
+    this.#nextLabel = Math.max(maxLabel + 1, nextLabel, hnsw.maxLabel + 1);
     for (const id of this.#vectors.keys()) if (!this.#labelOf.has(id)) this.#pending.add(id);
   }
 }

@@ -50,7 +50,12 @@ function uploadFile(ctx: OpContext, w: Workspace, file: UploadFile, now: number,
   let count = 0;
   for (const p of file.propositions) {
     count += 1;
-    if (keep.has(p.text)) continue;
+    const kept = keep.get(p.text);
+    if (kept) {
+      // A statement that stays follows its file to a new entity.
+      if (kept.entityId !== file.entityId) records.push({ t: 'put', ws, m: toStored({ ...kept, entityId: file.entityId, updatedAt: now }) });
+      continue;
+    }
     const prop = newMemory(ctx, now, { importance: 0.5, content: p.text, kind: 'proposition', entityId: file.entityId, embedding: p.embedding, context: { file_path: file.filePath } });
     records.push({ t: 'put', ws, m: toStored(prop) });
     records.push(edge(ws, prop.id, doc.id, 'proposition_of', now));
