@@ -33,7 +33,6 @@ describe('loadConfig', () => {
       FLASHBULB_DURABILITY: 'OS',
       FLASHBULB_ERASE_WITHIN_S: '2',
       FLASHBULB_EMBEDDER: 'hash',
-      FLASHBULB_LOG_LEVEL: 'debug',
     });
     expect(c).toMatchObject({
       httpPort: 0,
@@ -44,7 +43,6 @@ describe('loadConfig', () => {
       durability: 'os',
       eraseWithinS: 2,
       embedder: 'hash',
-      logLevel: 'debug',
     });
   });
 
@@ -71,7 +69,8 @@ describe('loadConfig', () => {
     ['FLASHBULB_RATE_LIMIT_WRITES', 'x'],
     ['FLASHBULB_MAX_INFLIGHT_PER_SHARD', '0'],
     ['FLASHBULB_SHARD_TIMEOUT_MS', '5'],
-    ['FLASHBULB_LOG_LEVEL', 'loud'],
+    ['FLASHBULB_REFLECT_ENABLED', 'maybe'],
+    ['FLASHBULB_LLM_BASE_URL', 'ftp://x'],
   ];
   for (const [name, value] of bad) {
     it(`rejects ${name}=${value} with a ConfigError naming the variable and the value`, () => {
