@@ -11,11 +11,64 @@ import { classifyPair, CONFIDENT, UNCERTAIN } from '../reflect/contradiction.ts'
 import type { LogRecord, PendingContradiction } from './persist/records.ts';
 import type { Verdicts, VerdictResult } from './protocol.ts';
 import type { Workspace } from './store/workspace.ts';
+import type { ShardState } from './store/apply.ts';
 
 const NEIGHBOURS = 6;
 /** Pairs less similar than this are about different things. */
 const MIN_SIMILARITY = 0.55;
 const CHECKED_KINDS = new Set(['episode', 'revision']);
+
+/**
+ * Queues new memories and checks them between requests, in batches, after their write has been
+ * answered. `commit` applies and logs what the checks find.
+ */
+export class ContradictionChecker {
+  readonly #queue: Array<[string, string]> = [];
+  #running = false;
+  /** Contradictions found since the last metrics report. */
+  found = 0;
+
+  constructor(
+    private readonly state: ShardState,
+    private readonly commit: (records: LogRecord[]) => Promise<void>,
+    private readonly stopping: () => boolean,
+  ) {}
+
+  enqueue(records: readonly LogRecord[]): void {
+    for (const r of records) if (r.t === 'put' && r.m.supersededBy === null) this.#queue.push([r.ws, r.m.id]);
+    if (this.#queue.length === 0 || this.#running) return;
+    this.#running = true;
+    setImmediate(() => void this.#run());
+  }
+
+  async #run(): Promise<void> {
+    try {
+      while (this.#queue.length > 0 && !this.stopping()) {
+        for (const [ws, memories] of this.#batch()) {
+          const w = this.state.workspaces.get(ws);
+          if (!w) continue;
+          const { records, found } = checkContradictions(w, memories, Date.now() * 1000);
+          this.found += found;
+          if (records.length > 0) await this.commit(records);
+        }
+        await new Promise((r) => setImmediate(r));
+      }
+    } catch (err) {
+      console.error('contradiction check failed:', err);
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  #batch(): Map<string, MemoryRecord[]> {
+    const byWs = new Map<string, MemoryRecord[]>();
+    for (const [ws, id] of this.#queue.splice(0, 64)) {
+      const m = this.state.workspaces.get(ws)?.memories.get(id);
+      if (m) byWs.set(ws, [...(byWs.get(ws) ?? []), m]);
+    }
+    return byWs;
+  }
+}
 
 /** Records (edges, pending candidates) for the new memories of one write. */
 export function checkContradictions(w: Workspace, memories: readonly MemoryRecord[], nowUs: number): { records: LogRecord[]; found: number } {

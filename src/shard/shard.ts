@@ -24,7 +24,8 @@ import { prime, recall } from './ops/recall.ts';
 import { revise } from './ops/revise.ts';
 import type { ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
 import { Subscriptions } from './subscriptions.ts';
-import { checkContradictions, commitVerdicts } from './contradictions.ts';
+import { AccessLog } from './access-log.ts';
+import { commitVerdicts, ContradictionChecker } from './contradictions.ts';
 import { reflectGather, writeInsights } from './ops/reflect.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
@@ -50,10 +51,8 @@ export class Shard {
   #tick: NodeJS.Timeout;
   #inflight = 0;
   #draining = false;
-  readonly #accessDirty = new Map<string, Set<string>>();
-  readonly #toCheck: Array<[string, string]> = [];
-  #checking = false;
-  contradictions = 0;
+  readonly #accesses = new AccessLog();
+  readonly #checker: ContradictionChecker;
   #indexing = false;
   readonly syncMs: number[] = [];
   readonly snapshotMs: number[] = [];
@@ -71,13 +70,14 @@ export class Shard {
       durability: opts.durability,
       onSync: (ms) => this.syncMs.push(ms),
     });
+    this.#checker = new ContradictionChecker(this.#state, (records) => this.#commit(records), () => this.#draining);
     this.#ctx = {
       state: this.#state,
       ids: this.#ids,
       nowUs,
       commit: (records) => this.#commit(records),
       requestErasure: () => this.#requestErasure(),
-      touch: (ws, memories) => this.#touch(ws, memories),
+      touch: (ws, memories) => this.#accesses.touch(ws, memories, nowUs()),
     };
     this.#handlers = {
       remember,
@@ -152,6 +152,13 @@ export class Shard {
     if (more) this.#scheduleIndexing();
   }
 
+  /** Contradictions found since the last call (for metrics). */
+  takeContradictions(): number {
+    const n = this.#checker.found;
+    this.#checker.found = 0;
+    return n;
+  }
+
   get memoryCount(): number {
     return this.#state.memoryCount();
   }
@@ -181,42 +188,7 @@ export class Shard {
     this.#scheduleIndexing();
     await this.#wal.append(records);
     this.#notifySubscribers(records);
-    if (this.#opts.contradictions) this.#queueContradictionCheck(records);
-  }
-
-  /** New memories wait here for the contradiction check, which runs after the write is answered. */
-  #queueContradictionCheck(records: readonly LogRecord[]): void {
-    for (const r of records) if (r.t === 'put' && r.m.supersededBy === null) this.#toCheck.push([r.ws, r.m.id]);
-    if (this.#toCheck.length === 0 || this.#checking) return;
-    this.#checking = true;
-    setImmediate(() => void this.#runContradictionChecks());
-  }
-
-  async #runContradictionChecks(): Promise<void> {
-    try {
-      while (this.#toCheck.length > 0 && !this.#draining) {
-        const batch = this.#toCheck.splice(0, 64);
-        const byWs = new Map<string, MemoryRecord[]>();
-        for (const [ws, id] of batch) {
-          const m = this.#state.workspaces.get(ws)?.memories.get(id);
-          if (m) byWs.set(ws, [...(byWs.get(ws) ?? []), m]);
-        }
-        for (const [ws, memories] of byWs) {
-          const w = this.#state.workspaces.get(ws);
-          if (!w) continue;
-          const { records, found } = checkContradictions(w, memories, nowUs());
-          this.contradictions += found;
-          // Committed without re-queueing: edges and candidates are not memories to check.
-          for (const r of records) applyRecord(this.#state, r);
-          if (records.length > 0) await this.#wal.append(records);
-        }
-        await new Promise((r) => setImmediate(r));
-      }
-    } catch (err) {
-      console.error(`shard ${this.#opts.shard}: contradiction check failed:`, err);
-    } finally {
-      this.#checking = false;
-    }
+    if (this.#opts.contradictions) this.#checker.enqueue(records);
   }
 
   /** Durable new or changed memories are offered to the workspace's open subscriptions. */
@@ -235,36 +207,9 @@ export class Shard {
     }
   }
 
-  /**
-   * Access counters change in place at once; their log records are written at most once a
-   * second, off the request path (a crash may lose about a second of them, never a memory).
-   */
-  #touch(ws: string, memories: readonly MemoryRecord[]): void {
-    if (memories.length === 0) return;
-    const now = nowUs();
-    let dirty = this.#accessDirty.get(ws);
-    if (!dirty) {
-      dirty = new Set();
-      this.#accessDirty.set(ws, dirty);
-    }
-    for (const m of memories) {
-      m.accessCount += 1;
-      m.lastAccessedAt = now;
-      dirty.add(m.id);
-    }
-  }
-
   #flushAccess(): void {
-    if (this.#accessDirty.size === 0) return;
-    const records: LogRecord[] = [];
-    for (const [ws, ids] of this.#accessDirty) {
-      const w = this.#state.workspaces.get(ws);
-      for (const id of ids) {
-        const m = w?.memories.get(id);
-        if (m) records.push({ t: 'access', ws, id, n: m.accessCount, at: m.lastAccessedAt });
-      }
-    }
-    this.#accessDirty.clear();
+    const records = this.#accesses.drain(this.#state);
+    if (records.length === 0) return;
     this.#dirtySinceSnapshot = true;
     this.#wal.append(records).catch((err: unknown) => console.error(`shard ${this.#opts.shard}: access log failed:`, err));
   }

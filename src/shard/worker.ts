@@ -34,8 +34,7 @@ send({
 });
 
 const metricsTimer = setInterval(() => {
-  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0), contradictions: shard.contradictions });
-  shard.contradictions = 0;
+  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0), contradictions: shard.takeContradictions() });
 }, 1000);
 metricsTimer.unref();
 
