@@ -55,6 +55,8 @@ export interface Route {
   body?: boolean | 'optional';
   /** Takes the raw body (multipart). */
   raw?: boolean;
+  /** Deprecated: every answer, errors included, carries `Deprecation: true`. */
+  deprecated?: boolean;
   handle: (input: RouteInput) => Promise<RouteOutput | StreamResponse> | RouteOutput;
 }
 
@@ -218,19 +220,19 @@ export const ROUTES: readonly Route[] = [
     handle: async (i) => ({ body: await reflection.reflect(ctxOf(i), v.scope(i.body)) }),
   },
   {
-    method: 'POST', path: '/v1/reflect/prepare', op: 'reflect_prepare', scoped: true, body: 'optional',
+    method: 'POST', path: '/v1/reflect/prepare', op: 'reflect_prepare', scoped: true, deprecated: true, body: 'optional',
     handle: async (i) => ({ body: await reflection.reflectPrepare(ctxOf(i), v.scope(i.body)), headers: DEPRECATED }),
   },
   {
-    method: 'POST', path: '/v1/reflect/commit', op: 'reflect_commit', scoped: true, body: true,
+    method: 'POST', path: '/v1/reflect/commit', op: 'reflect_commit', scoped: true, deprecated: true, body: true,
     handle: async (i) => ({ body: await reflection.reflectCommit(ctxOf(i), v.reflectCommit(i.body)), headers: DEPRECATED }),
   },
   {
-    method: 'POST', path: '/v1/contradictions/prepare', op: 'contradiction_prepare', scoped: true,
+    method: 'POST', path: '/v1/contradictions/prepare', op: 'contradiction_prepare', scoped: true, deprecated: true,
     handle: async (i) => ({ body: await reflection.contradictionPrepare(ctxOf(i)), headers: DEPRECATED }),
   },
   {
-    method: 'POST', path: '/v1/contradictions/commit', op: 'contradiction_commit', scoped: true, body: true,
+    method: 'POST', path: '/v1/contradictions/commit', op: 'contradiction_commit', scoped: true, deprecated: true, body: true,
     handle: async (i) => ({ body: await reflection.contradictionCommit(ctxOf(i), v.verdicts(i.body)), headers: DEPRECATED }),
   },
   {

@@ -34,6 +34,7 @@ export async function handle(svc: Services, req: HttpRequest): Promise<HttpRespo
   const start = performance.now();
   let op = 'unknown';
   let outcome = 'ok';
+  let deprecated = false;
   try {
     const builtin = await builtinRoute(svc, req);
     if (builtin) {
@@ -42,6 +43,7 @@ export async function handle(svc: Services, req: HttpRequest): Promise<HttpRespo
     }
     const match = matchRoute(req.method, req.path);
     op = match.route.op;
+    deprecated = match.route.deprecated === true;
     const principal = authenticate(svc, req);
     const out = await match.route.handle({
       svc,
@@ -57,7 +59,8 @@ export async function handle(svc: Services, req: HttpRequest): Promise<HttpRespo
   } catch (err) {
     outcome = err instanceof FlashbulbError ? err.code : 'internal_error';
     if (!(err instanceof FlashbulbError)) console.error(`${req.method} ${req.path} failed:`, err);
-    return errorResponse(err);
+    const res = errorResponse(err);
+    return deprecated ? { ...res, headers: { ...res.headers, deprecation: 'true' } } : res;
   } finally {
     requestDuration.labels(op, 'rest', outcome).observe((performance.now() - start) / 1000);
   }

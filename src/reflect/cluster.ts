@@ -1,22 +1,19 @@
 /**
- * @module reflect/cluster — groups episode embeddings into themes. k-means (k-means++ seeding,
- * deterministic PRNG) for k = 2…K_MAX; k is chosen by the mean silhouette (on a sample when there
- * are many points); a single theme is kept when no split is better than one cohesive group.
- * Members far from their centroid are left out as noise, and clusters smaller than MIN_SIZE are
- * ignored.
+ * @module reflect/cluster — groups episode embeddings into themes by average-linkage
+ * agglomerative clustering (nearest-neighbour chain, O(n²)) cut at LINK_MIN_SIM: two groups join
+ * only while their members are, on average, at least that similar to each other, so separate
+ * themes are never merged and unrelated statements stay alone (noise) instead of being pulled into
+ * a theme. Groups smaller than MIN_SIZE are ignored. Above MODEL_SAMPLE points the themes are
+ * found on a deterministic sample and every other point joins the theme it is most similar to on
+ * average, when that similarity reaches LINK_MIN_SIM.
  */
 import { dot } from '../recall/vector.ts';
 
 export const MIN_SIZE = 3;
-const K_MAX = 12;
-const ITERATIONS = 20;
-const SILHOUETTE_SAMPLE = 400;
-/** Points used to choose k. */
+/** Average-linkage cut (cosine): groups less similar than this on average stay apart. */
+export const LINK_MIN_SIM = 0.25;
+/** Points clustered directly (the similarity matrix is MODEL_SAMPLE² floats). */
 const MODEL_SAMPLE = 1500;
-/** A member must be at least this similar to its centroid (cosine) to belong to the theme. */
-const MEMBER_MIN_SIM = 0.3;
-/** One group is kept as a single theme when its members are this cohesive on average. */
-const SINGLE_COHESION = 0.45;
 
 export interface Cluster {
   members: number[];
@@ -25,121 +22,121 @@ export interface Cluster {
 }
 
 export function clusterVectors(vectors: Float32Array, dim: number, seed = 42): Cluster[] {
-  const n = vectors.length / dim;
+  const n = dim > 0 ? vectors.length / dim : 0;
   if (n < MIN_SIZE) return [];
   const rows = Array.from({ length: n }, (_, i) => vectors.subarray(i * dim, (i + 1) * dim));
-  const rng = mulberry32(seed);
-  // k is chosen on a sample; the final grouping runs on every point.
-  const sample = n <= MODEL_SAMPLE ? rows : shuffle(rows, rng).slice(0, MODEL_SAMPLE);
-  let best: { k: number; score: number } | null = null;
-  const kMax = Math.min(K_MAX, Math.floor(sample.length / MIN_SIZE));
-  for (let k = 2; k <= kMax; k++) {
-    const score = silhouette(sample, kmeans(sample, dim, k, rng), k, rng);
-    if (!best || score > best.score) best = { k, score };
+  const all = rows.map((_, i) => i);
+  const sample = n <= MODEL_SAMPLE ? all : shuffle(all, mulberry32(seed)).slice(0, MODEL_SAMPLE).sort((a, b) => a - b);
+  const groups = averageLinkage(sample.map((i) => rows[i] as Float32Array), LINK_MIN_SIM)
+    .map((g) => g.map((j) => sample[j] as number))
+    .filter((g) => g.length >= MIN_SIZE);
+  if (n > MODEL_SAMPLE && groups.length > 0) {
+    const inSample = new Set(sample);
+    const sums = groups.map((g) => sumOf(rows, g, dim));
+    const sizes = groups.map((g) => g.length);
+    for (let i = 0; i < n; i++) {
+      if (inSample.has(i)) continue;
+      let best = -1;
+      let bestSim = LINK_MIN_SIM;
+      sums.forEach((s, c) => {
+        const sim = dot(rows[i] as Float32Array, s) / (sizes[c] as number);
+        if (sim >= bestSim) {
+          bestSim = sim;
+          best = c;
+        }
+      });
+      if (best >= 0) groups[best]?.push(i);
+    }
   }
-  const one = finish(rows, dim, new Int32Array(n), 1);
-  if (!best || (best.score < 0.1 && (one[0]?.cohesion ?? 0) >= SINGLE_COHESION)) return one;
-  return finish(rows, dim, kmeans(rows, dim, best.k, rng), best.k);
+  return groups
+    .map((members) => {
+      members.sort((a, b) => a - b);
+      const centroid = normalise(sumOf(rows, members, dim));
+      const cohesion = members.reduce((s, i) => s + dot(rows[i] as Float32Array, centroid), 0) / members.length;
+      return { members, centroid, cohesion };
+    })
+    .sort((a, b) => b.members.length - a.members.length || (a.members[0] as number) - (b.members[0] as number));
 }
 
-function finish(rows: Float32Array[], dim: number, assign: Int32Array, k: number): Cluster[] {
-  const out: Cluster[] = [];
-  for (let c = 0; c < k; c++) {
-    let members = [...assign.keys()].filter((i) => assign[i] === c);
-    let centroid = mean(rows, members, dim);
-    members = members.filter((i) => dot(rows[i] as Float32Array, centroid) >= MEMBER_MIN_SIM);
-    if (members.length < MIN_SIZE) continue;
-    centroid = mean(rows, members, dim);
-    const cohesion = members.reduce((s, i) => s + dot(rows[i] as Float32Array, centroid), 0) / members.length;
-    out.push({ members, centroid, cohesion });
+/**
+ * Average-linkage clustering by nearest-neighbour chain: merges mutual nearest groups while their
+ * average similarity is at least `cut`; a group whose nearest neighbour is below the cut is final
+ * (average linkage is reducible: merging others never brings them closer to it).
+ */
+export function averageLinkage(rows: readonly Float32Array[], cut: number): number[][] {
+  const m = rows.length;
+  const sim = new Float32Array(m * m);
+  for (let i = 0; i < m; i++) {
+    for (let j = i + 1; j < m; j++) {
+      const s = dot(rows[i] as Float32Array, rows[j] as Float32Array);
+      sim[i * m + j] = s;
+      sim[j * m + i] = s;
+    }
   }
-  return out.sort((a, b) => b.members.length - a.members.length);
-}
-
-function kmeans(rows: Float32Array[], dim: number, k: number, rng: () => number): Int32Array {
-  let centroids = seedCentroids(rows, k, rng);
-  const assign = new Int32Array(rows.length).fill(-1);
-  for (let it = 0; it < ITERATIONS; it++) {
-    let changed = false;
-    rows.forEach((r, i) => {
-      const c = nearest(r, centroids);
-      if (c !== assign[i]) {
-        assign[i] = c;
-        changed = true;
+  const members: number[][] = rows.map((_, i) => [i]);
+  const active = new Uint8Array(m).fill(1);
+  let remaining = m;
+  const done: number[][] = [];
+  const chain: number[] = [];
+  while (remaining > 0) {
+    if (chain.length === 0) chain.push(active.indexOf(1));
+    const a = chain[chain.length - 1] as number;
+    const prev = chain.length >= 2 ? (chain[chain.length - 2] as number) : -1;
+    let b = -1;
+    let bSim = Number.NEGATIVE_INFINITY;
+    for (let c = 0; c < m; c++) {
+      if (c === a || active[c] === 0) continue;
+      const s = sim[a * m + c] as number;
+      if (s > bSim || (s === bSim && c === prev)) {
+        bSim = s;
+        b = c;
       }
-    });
-    if (!changed) break;
-    centroids = centroids.map((old, c) => {
-      const members = [...assign.keys()].filter((i) => assign[i] === c);
-      return members.length === 0 ? old : mean(rows, members, dim);
-    });
-  }
-  return assign;
-}
-
-function seedCentroids(rows: Float32Array[], k: number, rng: () => number): Float32Array[] {
-  const centroids = [rows[Math.floor(rng() * rows.length)] as Float32Array];
-  while (centroids.length < k) {
-    const d2 = rows.map((r) => {
-      const sim = Math.max(...centroids.map((c) => dot(r, c)));
-      return Math.max(0, 1 - sim) ** 2;
-    });
-    const total = d2.reduce((a, b) => a + b, 0);
-    let pick = rng() * total;
-    let idx = 0;
-    while (idx < rows.length - 1 && pick > (d2[idx] as number)) pick -= d2[idx++] as number;
-    centroids.push(rows[idx] as Float32Array);
-  }
-  return centroids;
-}
-
-function nearest(r: Float32Array, centroids: Float32Array[]): number {
-  let best = 0;
-  let bestSim = Number.NEGATIVE_INFINITY;
-  centroids.forEach((c, i) => {
-    const s = dot(r, c);
-    if (s > bestSim) {
-      bestSim = s;
-      best = i;
     }
-  });
-  return best;
-}
-
-/** Mean silhouette with cosine distance, over a sample of points. */
-function silhouette(rows: Float32Array[], assign: Int32Array, k: number, rng: () => number): number {
-  const idx = rows.map((_, i) => i);
-  const sample = idx.length <= SILHOUETTE_SAMPLE ? idx : shuffle(idx, rng).slice(0, SILHOUETTE_SAMPLE);
-  let total = 0;
-  for (const i of sample) {
-    const sums = new Float64Array(k);
-    const counts = new Float64Array(k);
-    for (const j of sample) {
-      if (i === j) continue;
-      const c = assign[j] as number;
-      sums[c] = (sums[c] ?? 0) + (1 - dot(rows[i] as Float32Array, rows[j] as Float32Array));
-      counts[c] = (counts[c] ?? 0) + 1;
+    if (b < 0 || bSim < cut) {
+      // Nothing is close enough to `a`, now or after any later merge.
+      done.push(members[a] as number[]);
+      active[a] = 0;
+      remaining -= 1;
+      chain.pop();
+      continue;
     }
-    const own = assign[i] as number;
-    const a = (counts[own] ?? 0) > 0 ? (sums[own] as number) / (counts[own] as number) : 0;
-    let b = Number.POSITIVE_INFINITY;
-    for (let c = 0; c < k; c++) if (c !== own && (counts[c] ?? 0) > 0) b = Math.min(b, (sums[c] as number) / (counts[c] as number));
-    if (Number.isFinite(b) && Math.max(a, b) > 0) total += (b - a) / Math.max(a, b);
+    if (b !== prev) {
+      chain.push(b);
+      continue;
+    }
+    // a and b are each other's nearest: merge b into a (Lance–Williams update for average linkage).
+    chain.pop();
+    chain.pop();
+    const na = (members[a] as number[]).length;
+    const nb = (members[b] as number[]).length;
+    for (let c = 0; c < m; c++) {
+      if (active[c] === 0 || c === a || c === b) continue;
+      const s = (na * (sim[a * m + c] as number) + nb * (sim[b * m + c] as number)) / (na + nb);
+      sim[a * m + c] = s;
+      sim[c * m + a] = s;
+    }
+    members[a] = [...(members[a] as number[]), ...(members[b] as number[])];
+    active[b] = 0;
+    remaining -= 1;
   }
-  return total / sample.length;
+  return done;
 }
 
-function mean(rows: Float32Array[], members: number[], dim: number): Float32Array {
+function sumOf(rows: readonly Float32Array[], members: readonly number[], dim: number): Float32Array {
   const out = new Float32Array(dim);
   for (const i of members) {
     const r = rows[i] as Float32Array;
     for (let d = 0; d < dim; d++) out[d] = (out[d] as number) + (r[d] as number);
   }
-  let norm = 0;
-  for (const x of out) norm += x * x;
-  const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
-  for (let d = 0; d < dim; d++) out[d] = (out[d] as number) * inv;
   return out;
+}
+
+function normalise(v: Float32Array): Float32Array {
+  let norm = 0;
+  for (const x of v) norm += x * x;
+  const inv = norm > 0 ? 1 / Math.sqrt(norm) : 0;
+  for (let d = 0; d < v.length; d++) v[d] = (v[d] as number) * inv;
+  return v;
 }
 
 function shuffle<T>(arr: T[], rng: () => number): T[] {

@@ -2,11 +2,17 @@
  * @module reflect/contradiction — a heuristic classifier for a pair of similar statements:
  *
  * - negation asymmetry: one side negates what the other asserts (shared content words, one
- *   negation more on one side);
+ *   negation more on one side, and the negation governs a word both sides share — "does not speak
+ *   French" — not a detail only one side adds — "…and nothing was damaged");
  * - antonyms: the sides differ by a word and its opposite (likes / hates, open / closed …);
- * - disagreeing numbers or dates about the same subject;
+ * - disagreeing numbers or dates about the same subject (digits, number words, ordinals, months);
  * - revision wording ("now", "no longer", "moved to", "changed to" …) on the newer side turns a
  *   disagreement into an update (verdict `revision`, newer revises older).
+ *
+ * Words are compared after light normalisation (possessive 's and plural/third-person -s removed;
+ * negations and revision wording left out), and a pair whose sides BOTH say something the other
+ * does not ("The north entrance is closed" / "The south entrance is open") is about different
+ * things, not a disagreement.
  *
  * Scores ≥ CONFIDENT create edges; scores in [UNCERTAIN, CONFIDENT) become pending candidates.
  */
@@ -14,7 +20,6 @@ import { tokens } from './summarize.ts';
 
 export const CONFIDENT = 0.7;
 export const UNCERTAIN = 0.45;
-const MAX_CHARS = 600;
 
 export type Verdict = 'contradiction' | 'revision' | 'none';
 
@@ -24,41 +29,49 @@ export interface Classification {
   reason: string;
 }
 
-const NEGATIONS = /\b(not|no|never|none|nobody|nothing|neither|nor|cannot|can't|won't|don't|doesn't|didn't|isn't|aren't|wasn't|weren't|hasn't|haven't|hadn't|shouldn't|wouldn't|couldn't)\b/gi;
-const REVISION = /\b(now|no longer|any ?more|changed|moved|switched|updated|instead|actually|nowadays|these days|as of|from now on|has become|became|used to)\b/i;
+const MAX_CHARS = 600;
+const NEGATION_WORDS = new Set([
+  'not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'cannot', "can't", "won't", "don't", "doesn't", "didn't",
+  "isn't", "aren't", "wasn't", "weren't", "hasn't", "haven't", "hadn't", "shouldn't", "wouldn't", "couldn't", 'unable',
+]);
+const REVISION = /\b(now|no longer|any ?more|changed|moved|switched|updated|renamed|replaced|instead|actually|nowadays|these days|as of|from now on|has become|became|used to)\b/i;
+/** Words that carry no content of their own for comparing the two sides. */
+const FILLER = new Set(['now', 'longer', 'anymore', 'changed', 'moved', 'switched', 'updated', 'renamed', 'replaced', 'instead', 'actually', 'nowadays', 'became', 'become', 'yet', 'still', 'already']);
 
 const ANTONYM_PAIRS: Array<[string, string]> = [
-  ['like', 'dislike'], ['likes', 'dislikes'], ['love', 'hate'], ['loves', 'hates'], ['loved', 'hated'], ['always', 'never'],
-  ['true', 'false'], ['open', 'closed'], ['increase', 'decrease'], ['increased', 'decreased'], ['rose', 'fell'], ['up', 'down'],
-  ['hot', 'cold'], ['alive', 'dead'], ['win', 'lose'], ['won', 'lost'], ['accept', 'reject'], ['accepted', 'rejected'],
+  ['like', 'dislike'], ['love', 'hate'], ['loved', 'hated'], ['always', 'never'],
+  ['true', 'false'], ['open', 'closed'], ['increase', 'decrease'], ['increased', 'decreased'], ['rose', 'fell'],
+  ['hot', 'cold'], ['warm', 'cold'], ['alive', 'dead'], ['win', 'lose'], ['won', 'lost'], ['accept', 'reject'], ['accepted', 'rejected'],
   ['allow', 'forbid'], ['allowed', 'forbidden'], ['more', 'less'], ['start', 'stop'], ['started', 'stopped'], ['enable', 'disable'],
   ['enabled', 'disabled'], ['success', 'failure'], ['succeeded', 'failed'], ['pass', 'fail'], ['passed', 'failed'], ['buy', 'sell'],
-  ['include', 'exclude'], ['agree', 'disagree'], ['agrees', 'disagrees'], ['approve', 'reject'], ['approved', 'rejected'],
+  ['include', 'exclude'], ['agree', 'disagree'], ['approve', 'reject'], ['approved', 'rejected'],
   ['happy', 'unhappy'], ['safe', 'unsafe'], ['available', 'unavailable'], ['online', 'offline'], ['present', 'absent'],
   ['married', 'single'], ['employed', 'unemployed'], ['early', 'late'], ['cheap', 'expensive'], ['best', 'worst'],
-  ['prefers', 'avoids'], ['supports', 'opposes'], ['support', 'oppose'], ['healthy', 'sick'], ['legal', 'illegal'],
+  ['prefer', 'avoid'], ['support', 'oppose'], ['healthy', 'sick'], ['legal', 'illegal'],
   ['vegetarian', 'carnivore'], ['introvert', 'extrovert'], ['remote', 'onsite'], ['positive', 'negative'], ['profit', 'loss'],
+  ['high', 'low'], ['fast', 'slow'], ['easy', 'difficult'], ['strong', 'weak'], ['possible', 'impossible'], ['correct', 'incorrect'],
+  ['valid', 'invalid'], ['secure', 'insecure'], ['stable', 'unstable'], ['public', 'private'], ['active', 'inactive'],
+  ['full', 'empty'], ['visible', 'invisible'], ['included', 'excluded'], ['required', 'optional'], ['mandatory', 'optional'],
 ];
 const ANTONYMS = new Map<string, string>();
 for (const [a, b] of ANTONYM_PAIRS) {
-  ANTONYMS.set(a, b);
-  ANTONYMS.set(b, a);
+  ANTONYMS.set(stem(a), stem(b));
+  ANTONYMS.set(stem(b), stem(a));
 }
 
 /** Classifies `newer` against `older` (both texts); `similarity` is their embedding cosine. */
-export function classifyPair(olderText: string, newerText: string, similarity: number): Classification {
+export function classifyPair(older: string, newer: string, similarity: number): Classification {
   // Statements are compared on their opening: long documents are not single claims.
-  const older = olderText.slice(0, MAX_CHARS);
-  const newer = newerText.slice(0, MAX_CHARS);
-  const a = new Set(tokens(older));
-  const b = new Set(tokens(newer));
-  const overlap = jaccard(a, b);
-  const revisionWording = REVISION.test(newer) && !REVISION.test(older);
-  const finding = negation(older, newer, overlap) ?? antonym(a, b) ?? numbers(older, newer, a, b) ?? (revisionWording ? update(a, b, overlap) : null);
+  const olderText = normalise(older.slice(0, MAX_CHARS));
+  const newerText = normalise(newer.slice(0, MAX_CHARS));
+  const a = terms(olderText);
+  const b = terms(newerText);
+  const revisionWording = REVISION.test(newerText) && !REVISION.test(olderText);
+  const finding = negation(olderText, newerText, a, b) ?? antonym(a, b) ?? numbers(olderText, newerText, a, b) ?? (revisionWording ? update(a, b) : null);
   if (!finding) return { verdict: 'none', score: 0, reason: 'no disagreement found' };
   // Similar embeddings make the disagreement about the same thing more likely.
   const score = Math.min(0.98, finding.score + (similarity >= 0.8 ? 0.08 : similarity >= 0.6 ? 0.03 : -0.1));
-  if (revisionWording || finding.kind === 'number' && /\b(now|currently|as of)\b/i.test(newer)) {
+  if (revisionWording || (finding.kind === 'number' && /\b(now|currently|as of)\b/i.test(newerText))) {
     return { verdict: 'revision', score, reason: `${finding.reason}; the newer statement reads as an update` };
   }
   return { verdict: 'contradiction', score, reason: finding.reason };
@@ -70,10 +83,69 @@ interface Finding {
   reason: string;
 }
 
-function negation(older: string, newer: string, overlap: number): Finding | null {
-  const na = (older.match(NEGATIONS) ?? []).length;
-  const nb = (newer.match(NEGATIONS) ?? []).length;
-  if (na === nb || overlap < 0.5) return null;
+function normalise(text: string): string {
+  return text.replace(/[\u2018\u2019]/g, "'");
+}
+
+function words(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [];
+}
+
+/** Plural / third-person -s off, possessive 's off: "speaks" and "speak", "Ravi's" and "Ravi" compare equal. */
+function stem(w: string): string {
+  const x = w.endsWith("'s") ? w.slice(0, -2) : w;
+  if (x.length > 4 && x.endsWith('ies')) return `${x.slice(0, -3)}y`;
+  if (x.length > 4 && /(ss|sh|ch|x|z)es$/.test(x)) return x.slice(0, -2);
+  if (x.length > 3 && x.endsWith('s') && !x.endsWith('ss') && !x.endsWith('us') && !x.endsWith('is')) return x.slice(0, -1);
+  return x;
+}
+
+function term(w: string): string | null {
+  if (NEGATION_WORDS.has(w) || FILLER.has(w)) return null;
+  const t = tokens(w)[0];
+  return t === undefined ? null : stem(t);
+}
+
+/** Content terms: normalised tokens without negations and revision wording. */
+function terms(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const w of words(text)) {
+    const t = term(w);
+    if (t !== null) out.add(t);
+  }
+  return out;
+}
+
+function countNegations(text: string): number {
+  return words(text).filter((w) => NEGATION_WORDS.has(w)).length;
+}
+
+/** Whether some negation in `text` governs (is followed within three words by) a term the other side has. */
+function negatesShared(text: string, other: Set<string>): boolean {
+  const ws = words(text);
+  for (let i = 0; i < ws.length; i++) {
+    if (!NEGATION_WORDS.has(ws[i] as string)) continue;
+    for (let j = i + 1; j < Math.min(ws.length, i + 4); j++) {
+      const t = term(ws[j] as string);
+      if (t === null) continue;
+      if (other.has(t)) return true;
+      break;
+    }
+  }
+  return false;
+}
+
+/** Both sides say something the other does not: likely different subjects, not a disagreement. */
+function bothAdd(a: Set<string>, b: Set<string>): boolean {
+  return [...a].some((w) => !b.has(w)) && [...b].some((w) => !a.has(w));
+}
+
+function negation(older: string, newer: string, a: Set<string>, b: Set<string>): Finding | null {
+  const na = countNegations(older);
+  const nb = countNegations(newer);
+  const overlap = jaccard(a, b);
+  if (na === nb || overlap < 0.5 || bothAdd(a, b)) return null;
+  if (!(nb > na ? negatesShared(newer, a) : negatesShared(older, b))) return null;
   return { kind: 'negation', score: 0.55 + 0.35 * overlap, reason: 'one statement negates the other' };
 }
 
@@ -81,33 +153,56 @@ function antonym(a: Set<string>, b: Set<string>): Finding | null {
   for (const w of a) {
     const opposite = ANTONYMS.get(w);
     if (opposite && b.has(opposite) && !a.has(opposite) && !b.has(w)) {
-      const rest = jaccard(without(a, w), without(b, opposite));
-      if (rest >= 0.4) return { kind: 'antonym', score: 0.5 + 0.4 * rest, reason: `'${w}' versus '${opposite}'` };
+      const restA = without(a, w);
+      const restB = without(b, opposite);
+      const rest = jaccard(restA, restB);
+      if (rest >= 0.4 && !bothAdd(restA, restB)) return { kind: 'antonym', score: 0.5 + 0.4 * rest, reason: `'${w}' versus '${opposite}'` };
     }
   }
   return null;
 }
 
 /** With update wording: same subject, some content replaced ("lives in Berlin" → "now lives in Paris"). */
-function update(a: Set<string>, b: Set<string>, overlap: number): Finding | null {
+function update(a: Set<string>, b: Set<string>): Finding | null {
+  const overlap = jaccard(a, b);
   const onlyA = [...a].filter((w) => !b.has(w));
   const onlyB = [...b].filter((w) => !a.has(w));
   if (overlap < 0.4 || onlyA.length === 0 || onlyB.length === 0) return null;
   return { kind: 'update', score: 0.5 + 0.4 * overlap, reason: `'${onlyA.join(' ')}' is replaced by '${onlyB.join(' ')}'` };
 }
 
-const NUMBER = /\d+(?:[.,:]\d+)*(?:am|pm|%)?|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b/gi;
+/** Digits not glued to a word ("IPv6", "HTTP/2" are names), clock times, percentages, months. */
+const NUMBER = /(?<![\p{L}/])\d+(?:[.,:-]\d+)*(?:am|pm|%)?|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b/giu;
+const NUMBER_WORDS: Record<string, string> = {
+  two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12',
+  twenty: '20', thirty: '30', forty: '40', fifty: '50', hundred: '100', thousand: '1000',
+  first: '1st', third: '3rd', fourth: '4th', fifth: '5th', sixth: '6th', seventh: '7th', eighth: '8th', ninth: '9th', tenth: '10th',
+};
+
+function numbersIn(text: string): Set<string> {
+  const out = new Set((text.match(NUMBER) ?? []).map((x) => x.toLowerCase().slice(0, /^[a-z]/i.test(x) ? 3 : undefined)));
+  for (const w of words(text)) {
+    const n = NUMBER_WORDS[w];
+    if (n !== undefined) out.add(n);
+  }
+  return out;
+}
 
 function numbers(older: string, newer: string, a: Set<string>, b: Set<string>): Finding | null {
-  const na = new Set((older.match(NUMBER) ?? []).map((x) => x.toLowerCase()));
-  const nb = new Set((newer.match(NUMBER) ?? []).map((x) => x.toLowerCase()));
+  const na = numbersIn(older);
+  const nb = numbersIn(newer);
   if (na.size === 0 || nb.size === 0) return null;
   const shared = [...na].filter((x) => nb.has(x)).length;
   if (shared === Math.min(na.size, nb.size)) return null;
-  const subject = jaccard(a, b);
+  // Several numbers on each side and none in common: they name different things ("Room 101 seats 12" / "Room 205 seats 30").
+  if (shared === 0 && na.size >= 2 && nb.size >= 2) return null;
+  const subject = jaccard(without(a, ...NUMBER_TERMS), without(b, ...NUMBER_TERMS));
   if (subject < 0.5) return null;
   return { kind: 'number', score: 0.45 + 0.4 * subject, reason: `the statements disagree on ${[...na].join('/')} versus ${[...nb].join('/')}` };
 }
+
+const NUMBER_TERMS = [...Object.keys(NUMBER_WORDS), 'jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec',
+  'january', 'february', 'march', 'april', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 
 function jaccard(a: Set<string>, b: Set<string>): number {
   if (a.size === 0 && b.size === 0) return 0;
@@ -116,8 +211,8 @@ function jaccard(a: Set<string>, b: Set<string>): number {
   return inter / (a.size + b.size - inter);
 }
 
-function without(s: Set<string>, w: string): Set<string> {
+function without(s: Set<string>, ...ws: string[]): Set<string> {
   const out = new Set(s);
-  out.delete(w);
+  for (const w of ws) out.delete(w);
   return out;
 }

@@ -56,6 +56,8 @@ export function contradictionPrepare(ctx: Ctx): Promise<PendingContradiction[]> 
   return ctx.svc.shards.call(ctx.workspace, 'pendingContradictions', {});
 }
 
+const VERDICTS = new Set(['contradiction', 'revision', 'dismiss']);
+
 export interface VerdictInput {
   pending_id: string;
   verdict: string;
@@ -67,7 +69,9 @@ export function contradictionCommit(ctx: Ctx, input: { verdicts: VerdictInput[] 
   charge(ctx, 'write');
   const verdicts = input.verdicts.map((v, i) => {
     if (!/^[0-9a-f]{32}$/i.test(v.pending_id)) throw invalid(`verdicts[${i}].pending_id '${v.pending_id}' is not a pending id`);
-    return { pendingId: v.pending_id.toLowerCase(), verdict: v.verdict.toLowerCase(), confidence: checkUnit(`verdicts[${i}].confidence`, v.confidence) };
+    const verdict = v.verdict.toLowerCase();
+    if (!VERDICTS.has(verdict)) throw invalid(`verdicts[${i}].verdict must be contradiction, revision or dismiss, got '${v.verdict}'`);
+    return { pendingId: v.pending_id.toLowerCase(), verdict, confidence: checkUnit(`verdicts[${i}].confidence`, v.confidence) };
   });
   return ctx.svc.shards.call(ctx.workspace, 'commitVerdicts', { verdicts });
 }
