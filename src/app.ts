@@ -137,7 +137,7 @@ function printAdminKey(log: (line: string) => void, key: string, port: number): 
   log(`   ${key}`);
   log(' Use it as a bearer token, for example:');
   log(`   curl -H "Authorization: Bearer ${key}" http://localhost:${port}/v1/auth/whoami`);
-  log(' Lost it? `flashbulb keys create --role admin --data-dir <dir>` makes another.');
+  log(' Lost it? `node dist/cli.js keys create --role admin --data-dir <data dir>` makes another.');
   log('================================================================================');
   log('');
 }

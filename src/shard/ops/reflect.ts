@@ -20,7 +20,8 @@ export function reflectGather(ctx: OpContext, ws: string, input: GatherInput): G
       const m = w.memories.get(id);
       if (!m || m.supersededBy !== null) continue;
       if (m.kind === 'insight') insights.push({ id: m.id, sources: m.sourceMemoryIds ?? [] });
-      else if (m.kind === 'episode' && episodes.length < input.max && (input.sinceUs === null || m.createdAt >= input.sinceUs)) episodes.push(m);
+      // Revised episodes are still the agent's experience; documents and propositions are not.
+      else if ((m.kind === 'episode' || m.kind === 'revision') && episodes.length < input.max && (input.sinceUs === null || m.createdAt >= input.sinceUs)) episodes.push(m);
     }
   }
   const dim = episodes[0]?.embedding.length ?? 0;
