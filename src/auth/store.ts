@@ -34,11 +34,15 @@ interface AuthFile {
   keys: StoredKey[];
 }
 
+/** How often the server looks for changes made by the CLI. */
+const RELOAD_CHECK_MS = 1000;
+
 export class AuthStore {
   readonly #path: string;
   #data: AuthFile;
   #byHash = new Map<string, StoredKey>();
   #mtimeMs = 0;
+  #checkedAt = 0;
 
   constructor(dataDir: string) {
     this.#path = join(dataDir, 'auth.json');
@@ -46,8 +50,10 @@ export class AuthStore {
     this.reload();
   }
 
-  /** Re-reads the file if it changed on disk. */
-  reload(): void {
+  /** Re-reads the file if it changed on disk (checked at most once a second). */
+  reload(now: number = Date.now()): void {
+    if (now - this.#checkedAt < RELOAD_CHECK_MS) return;
+    this.#checkedAt = now;
     if (!existsSync(this.#path)) return;
     const mtime = statSync(this.#path).mtimeMs;
     if (mtime === this.#mtimeMs) return;

@@ -3,7 +3,6 @@
  * features hashed into `dim` buckets with signs, L2-normalised. Texts sharing words land close; it
  * knows nothing of meaning, which is exactly what lets tests prove the real model is in use.
  */
-import { createHash } from 'node:crypto';
 import type { Embedder } from './embedder.ts';
 
 export function createHashEmbedder(dim = 384): Embedder {
@@ -39,8 +38,21 @@ function hashEmbedInto(text: string, v: Float32Array): void {
 }
 
 function addFeature(v: Float32Array, feature: string, weight: number): void {
-  const h = createHash('md5').update(feature).digest();
-  const bucket = h.readUInt32LE(0) % v.length;
-  const sign = (h[4] ?? 0) & 1 ? 1 : -1;
+  const h = fnv1a(feature);
+  const bucket = (h >>> 1) % v.length;
+  const sign = h & 1 ? 1 : -1;
   v[bucket] = (v[bucket] ?? 0) + sign * weight;
+}
+
+/** 32-bit FNV-1a with a final avalanche (cheap; no cryptographic strength needed here). */
+function fnv1a(s: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < s.length; i++) {
+    h ^= s.charCodeAt(i);
+    h = Math.imul(h, 0x01000193);
+  }
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  return h >>> 0;
 }

@@ -23,6 +23,8 @@ import { contradictionMessages, insightMessages } from './prompts.ts';
 /** Episodes considered per reflection (newest first). */
 const MAX_EPISODES = 10_000;
 const REFRESH_OVERLAP = 0.5;
+/** Shortest gap between two background reflections of one workspace. */
+const MIN_GAP_MS = 30_000;
 
 export interface ReflectScope {
   entityId: string | null;
@@ -49,6 +51,7 @@ export class ReflectionEngine {
   readonly #llm: LlmClient | null;
   readonly #running = new Map<string, Promise<ReflectResult>>();
   readonly #newEpisodes = new Map<string, number>();
+  readonly #lastBackground = new Map<string, number>();
   #pool: Piscina | null = null;
   #timer: NodeJS.Timeout | null = null;
 
@@ -68,7 +71,9 @@ export class ReflectionEngine {
     if (!this.#config.reflectEnabled) return;
     const n = (this.#newEpisodes.get(ws) ?? 0) + 1;
     this.#newEpisodes.set(ws, n);
-    if (n >= this.#config.reflectMinNew && !this.#running.has(ws)) this.#background(ws);
+    const since = Date.now() - (this.#lastBackground.get(ws) ?? 0);
+    // A steady stream of writes reflects at most every MIN_GAP_MS, not every MIN_NEW episodes.
+    if (n >= this.#config.reflectMinNew && !this.#running.has(ws) && since >= MIN_GAP_MS) this.#background(ws);
   }
 
   #onInterval(): void {
@@ -76,6 +81,7 @@ export class ReflectionEngine {
   }
 
   #background(ws: string): void {
+    this.#lastBackground.set(ws, Date.now());
     this.reflect(ws, { entityId: null, sinceUs: null }).catch((err: unknown) => console.error(`reflection of '${ws}' failed:`, err));
   }
 

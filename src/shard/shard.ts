@@ -133,7 +133,10 @@ export class Shard {
   #scheduleIndexing(): void {
     if (this.#indexing || this.#draining) return;
     this.#indexing = true;
-    setImmediate(() => this.#indexStep());
+    // While requests are in flight the indexer takes every other few ms, leaving CPU to the
+    // router and the requests (pending vectors are still found, by exact scan).
+    if (this.#inflight > 0) setTimeout(() => this.#indexStep(), INDEX_SLICE_MS);
+    else setImmediate(() => this.#indexStep());
   }
 
   #indexStep(): void {
