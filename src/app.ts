@@ -11,7 +11,7 @@ import { lockDataDir, openDataDir, shardOptions } from './data-dir.ts';
 import { createEmbedder } from './embedding/index.ts';
 import { startHttp } from './http/server.ts';
 import { startGrpc } from './grpc/server.ts';
-import { contradictionsFound, logSyncDuration, memoriesGauge, snapshotDuration } from './metrics/index.ts';
+import { contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesGauge, snapshotDuration } from './metrics/index.ts';
 import { ShardPool } from './router/shard-client.ts';
 import type { ShardEvent } from './shard/protocol.ts';
 import type { Services } from './verbs/context.ts';
@@ -124,6 +124,7 @@ function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => 
     for (const ms of e.syncMs) logSyncDuration.observe(ms / 1000);
     for (const ms of e.snapshotMs) snapshotDuration.observe(ms / 1000);
     contradictionsFound.inc(e.contradictions);
+    contradictionChecksSkipped.inc(e.checksSkipped);
   } else if (e.kind === 'fatal') {
     log(`shard ${e.shard}: FATAL ${e.message}`);
   }

@@ -94,3 +94,9 @@ export const contradictionsFound = new Counter({
   help: 'Contradictions found by the checker',
   registers: [registry],
 });
+
+export const contradictionChecksSkipped = new Counter({
+  name: 'flashbulb_contradiction_checks_skipped_total',
+  help: 'New memories not checked for contradictions because the check backlog overflowed',
+  registers: [registry],
+});

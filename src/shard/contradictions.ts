@@ -14,6 +14,8 @@ import type { Workspace } from './store/workspace.ts';
 import type { ShardState } from './store/apply.ts';
 
 const NEIGHBOURS = 6;
+/** Memories waiting for a check, at most. */
+const MAX_BACKLOG = 10_000;
 /** Pairs less similar than this are about different things. */
 const MIN_SIMILARITY = 0.55;
 const CHECKED_KINDS = new Set(['episode', 'revision']);
@@ -27,6 +29,8 @@ export class ContradictionChecker {
   #running = false;
   /** Contradictions found since the last metrics report. */
   found = 0;
+  /** Checks skipped because the backlog overflowed. */
+  skipped = 0;
 
   constructor(
     private readonly state: ShardState,
@@ -36,6 +40,8 @@ export class ContradictionChecker {
 
   enqueue(records: readonly LogRecord[]): void {
     for (const r of records) if (r.t === 'put' && r.m.supersededBy === null) this.#queue.push([r.ws, r.m.id]);
+    // Under a write burst the checks fall behind; the backlog is bounded and the oldest skipped.
+    if (this.#queue.length > MAX_BACKLOG) this.skipped += this.#queue.splice(0, this.#queue.length - MAX_BACKLOG).length;
     if (this.#queue.length === 0 || this.#running) return;
     this.#running = true;
     setImmediate(() => void this.#run());

@@ -30,6 +30,8 @@ import { reflectGather, writeInsights } from './ops/reflect.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
 const INDEX_SLICE_MS = 4;
+/** Unindexed vectors in one workspace past which indexing no longer yields to requests. */
+const PENDING_URGENT = 2048;
 
 type Handler<M extends ShardMethod> = (ctx: OpContext, ws: string, input: ShardInput<M>) => ShardOutput<M> | Promise<ShardOutput<M>>;
 
@@ -134,8 +136,11 @@ export class Shard {
     if (this.#indexing || this.#draining) return;
     this.#indexing = true;
     // While requests are in flight the indexer takes every other few ms, leaving CPU to the
-    // router and the requests (pending vectors are still found, by exact scan).
-    if (this.#inflight > 0) setTimeout(() => this.#indexStep(), INDEX_SLICE_MS);
+    // router and the requests (pending vectors are still found, by exact scan). A long backlog
+    // makes those scans costly, so past PENDING_URGENT the indexer runs at full pace again.
+    let backlog = 0;
+    for (const w of this.#state.workspaces.values()) backlog = Math.max(backlog, w.vectors.pendingSize);
+    if (this.#inflight > 0 && backlog < PENDING_URGENT) setTimeout(() => this.#indexStep(), INDEX_SLICE_MS);
     else setImmediate(() => this.#indexStep());
   }
 
@@ -156,10 +161,11 @@ export class Shard {
   }
 
   /** Contradictions found since the last call (for metrics). */
-  takeContradictions(): number {
-    const n = this.#checker.found;
+  takeContradictions(): { found: number; skipped: number } {
+    const out = { found: this.#checker.found, skipped: this.#checker.skipped };
     this.#checker.found = 0;
-    return n;
+    this.#checker.skipped = 0;
+    return out;
   }
 
   get memoryCount(): number {

@@ -33,8 +33,13 @@ send({
   truncatedTail: tail ? `${tail.file} at offset ${tail.offset} (${tail.reason})` : null,
 });
 
+function contradictionCounts(): { contradictions: number; checksSkipped: number } {
+  const c = shard.takeContradictions();
+  return { contradictions: c.found, checksSkipped: c.skipped };
+}
+
 const metricsTimer = setInterval(() => {
-  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0), contradictions: shard.takeContradictions() });
+  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0), ...contradictionCounts() });
 }, 1000);
 metricsTimer.unref();
 

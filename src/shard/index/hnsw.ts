@@ -14,12 +14,12 @@ export class Hnsw {
   readonly #labels: Set<number>;
   #deleted: number;
 
-  private constructor(index: InstanceType<typeof hnswlib.HierarchicalNSW>, dim: number) {
+  private constructor(index: InstanceType<typeof hnswlib.HierarchicalNSW>, dim: number, live?: Iterable<number>) {
     this.#index = index;
     this.dim = dim;
     // getIdsList() includes points marked deleted; getPoint() throws for those.
     const all = index.getIdsList();
-    this.#labels = new Set(all.filter((label) => isLive(index, label)));
+    this.#labels = live ? new Set(live) : new Set(all.filter((label) => isLive(index, label)));
     this.#deleted = index.getCurrentCount() - this.#labels.size;
     this.maxLabel = all.reduce((m, l) => Math.max(m, l), -1);
   }
@@ -33,10 +33,14 @@ export class Hnsw {
     return new Hnsw(index, dim);
   }
 
-  static load(file: string, dim: number): Hnsw {
+  /**
+   * Loads a saved graph. `live`: the labels known to be live when it was saved (from the
+   * manifest); without it every label is probed, which is slow for large graphs.
+   */
+  static load(file: string, dim: number, live?: Iterable<number>): Hnsw {
     const index = new hnswlib.HierarchicalNSW('ip', dim);
     index.readIndexSync(file, true);
-    return new Hnsw(index, dim);
+    return new Hnsw(index, dim, live);
   }
 
   save(file: string): void {

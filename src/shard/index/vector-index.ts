@@ -32,6 +32,11 @@ export class VectorIndex {
     return this.#hnsw ? this.#pending.size > 0 : this.#vectors.size > EXACT_MAX;
   }
 
+  /** Vectors waiting to enter the graph (searched by exact scan meanwhile). */
+  get pendingSize(): number {
+    return this.#hnsw ? this.#pending.size : this.#vectors.size > EXACT_MAX ? this.#vectors.size : 0;
+  }
+
   get hasGraph(): boolean {
     return this.#hnsw !== null;
   }

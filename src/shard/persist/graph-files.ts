@@ -12,7 +12,7 @@ import { fsyncDir } from './fsutil.ts';
 
 interface Manifest {
   walSeq: number;
-  graphs: Array<{ ws: string; file: string; dim: number; labels: Array<[string, number]>; nextLabel: number }>;
+  graphs: Array<{ ws: string; file: string; dim: number; labels: Array<[string, number]>; nextLabel?: number }>;
 }
 
 function manifestName(walSeq: number): string {
@@ -48,7 +48,8 @@ export function loadGraphs(dir: string, walSeq: number, state: ShardState): numb
   for (const g of manifest.graphs) {
     const w = state.workspaces.get(g.ws);
     if (!w) continue;
-    w.vectors.adoptGraph(Hnsw.load(join(dir, g.file), g.dim), g.labels, g.nextLabel);
+    const live = g.nextLabel === undefined ? undefined : g.labels.map(([, label]) => label);
+    w.vectors.adoptGraph(Hnsw.load(join(dir, g.file), g.dim, live), g.labels, g.nextLabel ?? 0);
     adopted += 1;
   }
   return adopted;
