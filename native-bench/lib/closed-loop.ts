@@ -1,0 +1,48 @@
+/**
+ * @module native-bench/lib/closed-loop — N clients that each send one request, wait for its reply
+ * and send the next, for a fixed time or a fixed number of operations; every latency is kept.
+ */
+
+/** One operation; resolves true on success, false on an error reply. */
+export type Operation = () => Promise<boolean>;
+
+export interface LoopOptions {
+  concurrency: number;
+  /** Stop after this long (ms), unless `ops` is given. */
+  durationMs: number;
+  /** Stop after this many operations in total. */
+  ops?: number;
+  /** Stop every client after the first failed operation (bulk loading). */
+  stopOnError?: boolean;
+}
+
+export interface LoopResult {
+  latenciesMs: number[];
+  errors: number;
+  seconds: number;
+  firstError: string | null;
+}
+
+export async function runClosedLoop(op: Operation, opts: LoopOptions): Promise<LoopResult> {
+  const result: LoopResult = { latenciesMs: [], errors: 0, seconds: 0, firstError: null };
+  const start = performance.now();
+  const deadline = start + opts.durationMs;
+  let issued = 0;
+  const more = (): boolean =>
+    !(opts.stopOnError === true && result.errors > 0) && (opts.ops === undefined ? performance.now() < deadline : issued < opts.ops);
+  const client = async (): Promise<void> => {
+    while (more()) {
+      issued += 1;
+      const t0 = performance.now();
+      const ok = await op().catch((err: unknown) => {
+        result.firstError ??= err instanceof Error ? err.message : String(err);
+        return false;
+      });
+      if (ok) result.latenciesMs.push(performance.now() - t0);
+      else result.errors += 1;
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency }, client));
+  result.seconds = (performance.now() - start) / 1000;
+  return result;
+}

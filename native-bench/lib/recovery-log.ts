@@ -1,0 +1,27 @@
+/**
+ * @module native-bench/lib/recovery-log — reads the server's start-up lines
+ * `shard N: M memories recovered (R log records replayed) in T ms` into numbers.
+ */
+
+export interface Recovery {
+  shards: number;
+  memories: number;
+  replayedRecords: number;
+  /** The slowest shard's recovery time (shards recover in parallel). */
+  slowestShardMs: number;
+}
+
+const RECOVERED_RE = /shard (\d+): (\d+) memories recovered \((\d+) log records replayed\) in (\d+) ms/;
+
+export function parseRecovery(log: readonly string[]): Recovery {
+  const out: Recovery = { shards: 0, memories: 0, replayedRecords: 0, slowestShardMs: 0 };
+  for (const line of log) {
+    const m = RECOVERED_RE.exec(line);
+    if (!m) continue;
+    out.shards += 1;
+    out.memories += Number(m[2]);
+    out.replayedRecords += Number(m[3]);
+    out.slowestShardMs = Math.max(out.slowestShardMs, Number(m[4]));
+  }
+  return out;
+}
