@@ -1,0 +1,104 @@
+/**
+ * @module native-bench/suite/phases — one measured phase: an operation on one protocol at a fixed
+ * number of closed-loop clients, after the machine went quiet and a short warm-up; latencies,
+ * throughput, and the CPU the server, this process and everything else used meanwhile. A phase
+ * that other processes disturbed (over BUSY_CORES) is measured once more and the calmer run kept.
+ */
+import { runClosedLoop, type LoopOptions } from '../lib/closed-loop.ts';
+import { CpuMeter, waitForQuiet, type CpuShare } from '../lib/proc.ts';
+import { percentile } from '../lib/stats.ts';
+import type { Dataset } from './dataset.ts';
+import type { Driver } from './driver.ts';
+import { GrpcDriver } from './grpc-driver.ts';
+import { prepareOp, type OpName } from './ops/index.ts';
+import type { Protocol, TierSpec } from './options.ts';
+import { RestDriver, type Endpoint } from './rest-driver.ts';
+
+const QUIET_CORES = 0.2;
+const BUSY_CORES = 0.3;
+/** forget consumes stored ids: each forget phase runs this share of the dataset, not a duration. */
+const FORGET_SHARE = 0.02;
+const FORGET_MIN_OPS = 100;
+/** A workspace holds at most 100 open subscriptions. */
+const MAX_SUBSCRIPTIONS = 100;
+
+export interface PhaseResult extends CpuShare {
+  op: OpName;
+  protocol: Protocol;
+  clients: number;
+  ops: number;
+  errors: number;
+  firstError: string | null;
+  seconds: number;
+  opsPerS: number;
+  p50Ms: number;
+  p95Ms: number;
+  p99Ms: number;
+  maxMs: number;
+  settleS: number;
+  /** When the measured part ran, in CLOCK_MONOTONIC microseconds: the clock `.cpuprofile` timestamps use. */
+  windowUs: [number, number];
+}
+
+export interface PhaseContext {
+  endpoint: { rest: Endpoint; grpc: Endpoint };
+  serverPid: number;
+  ds: Dataset;
+  spec: TierSpec;
+  busyRetries: number;
+  /** Memories loaded (sizes the forget phases). */
+  memories: number;
+}
+
+function driverFor(ctx: PhaseContext, protocol: Protocol, clients: number): Driver {
+  return protocol === 'rest' ? new RestDriver(ctx.endpoint.rest, { sockets: clients }) : new GrpcDriver(ctx.endpoint.grpc);
+}
+
+function latencyStats(latencies: readonly number[]): Pick<PhaseResult, 'p50Ms' | 'p95Ms' | 'p99Ms' | 'maxMs'> {
+  const sorted = Float64Array.from(latencies).sort();
+  return { p50Ms: percentile(sorted, 0.5), p95Ms: percentile(sorted, 0.95), p99Ms: percentile(sorted, 0.99), maxMs: percentile(sorted, 1) };
+}
+
+/** process.hrtime is CLOCK_MONOTONIC, like V8's profile timestamps, so windows line up across processes. */
+function monotonicUs(): number {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+function loopOptions(ctx: PhaseContext, phase: { op: OpName; clients: number }, part: 'warmup' | 'measure'): LoopOptions {
+  const seconds = part === 'warmup' ? ctx.spec.warmupS : ctx.spec.durationS;
+  if (phase.op !== 'forget') return { concurrency: phase.clients, durationMs: seconds * 1000 };
+  const ops = Math.max(FORGET_MIN_OPS, Math.round(ctx.memories * FORGET_SHARE));
+  return { concurrency: phase.clients, durationMs: 0, ops: part === 'warmup' ? Math.ceil(ops / 5) : ops };
+}
+
+async function runOnce(ctx: PhaseContext, phase: { op: OpName; protocol: Protocol; clients: number }): Promise<PhaseResult> {
+  const settle0 = performance.now();
+  await waitForQuiet({ maxCores: QUIET_CORES, limitS: ctx.spec.quietLimitS });
+  const settleS = (performance.now() - settle0) / 1000;
+  const driver = driverFor(ctx, phase.protocol, phase.clients);
+  const prepared = await prepareOp(phase.op, driver, { ds: ctx.ds, clients: phase.clients });
+  try {
+    await runClosedLoop(prepared.run, loopOptions(ctx, phase, 'warmup'));
+    const cpu = new CpuMeter(ctx.serverPid);
+    const startUs = monotonicUs();
+    const run = await runClosedLoop(prepared.run, loopOptions(ctx, phase, 'measure'));
+    const windowUs: [number, number] = [startUs, monotonicUs()];
+    const ops = run.latenciesMs.length;
+    return { ...phase, ops, errors: run.errors, firstError: run.firstError, seconds: run.seconds, opsPerS: ops / run.seconds, ...latencyStats(run.latenciesMs), settleS, windowUs, ...cpu.read() };
+  } finally {
+    await prepared.dispose();
+    driver.close();
+  }
+}
+
+/** Measures a phase; re-measures (up to busyRetries times) while other processes took over BUSY_CORES. */
+export async function measurePhase(ctx: PhaseContext, phase: { op: OpName; protocol: Protocol; clients: number }): Promise<PhaseResult> {
+  const clients = phase.op === 'subscribe_push' ? Math.min(phase.clients, MAX_SUBSCRIPTIONS) : phase.clients;
+  let best = await runOnce(ctx, { ...phase, clients });
+  for (let i = 0; i < ctx.busyRetries && best.otherCores > BUSY_CORES; i++) {
+    console.error(`  ${phase.protocol} ${phase.op} x${clients}: other processes used ${best.otherCores.toFixed(2)} cores meanwhile; measuring again`);
+    const again = await runOnce(ctx, { ...phase, clients });
+    if (again.otherCores < best.otherCores) best = again;
+  }
+  return best;
+}
