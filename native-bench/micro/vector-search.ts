@@ -4,7 +4,11 @@
  * p50/p99 at ef 50/100/200 with embedding excluded, recall@10 against the exact top 10.
  *
  *   node --import tsx native-bench/micro/vector-search.ts [--quick] [--sizes 10000,100000]
- *        [--kinds clustered,random] [--queries 200]
+ *        [--kinds clustered,random,real] [--queries 200]
+ *
+ * Vector sets (vectors.ts): clustered and random synthetic ones at each size, and `real`: the
+ * all-MiniLM-L6-v2 embeddings of the English sentences found on this machine (real-vectors.ts;
+ * about 20k, embedded once and cached), at that one size.
  *
  * Sizes whose build would take too long here are not run; the table gives the measured build rate
  * and an extrapolation for 1M, marked as such. Pass `--sizes 1000000` to measure it anyway.
@@ -15,14 +19,18 @@ import { VectorIndex } from '../../src/shard/index/vector-index.ts';
 import { microFlags, numbersFlag, report } from './flags.ts';
 import { measure, timed } from './measure.ts';
 import { BUSY_NOTE, loadCell, waitForQuiet } from './quiet.ts';
+import { realVectors } from './real-vectors.ts';
+import { hardness } from './vector-stats.ts';
 import { VectorSource, type VectorKind } from './vectors.ts';
 
 const DIM = 384;
 const K = 10;
 const EFS = [50, 100, 200];
+/** Real sentences to embed at most (the machine's text yields about 20k). */
+const REAL_MAX = 20_000;
 
 interface BuildRow {
-  kind: VectorKind;
+  kind: DataKind;
   n: number;
   buildS: number;
   perS: number;
@@ -30,15 +38,35 @@ interface BuildRow {
   load: string;
 }
 
-async function runSize(kind: VectorKind, n: number, queryCount: number, timeMs: number): Promise<{ build: BuildRow; rows: Cell[][] }> {
+type DataKind = VectorKind | 'real';
+
+interface Dataset {
+  vectors: Float32Array[];
+  queries: Float32Array[];
+}
+
+/** Synthetic sets are generated at size `n`; the real set is what the machine's text yields. */
+async function dataset(kind: DataKind, n: number, queryCount: number): Promise<Dataset> {
+  if (kind === 'real') {
+    const all = await realVectors(REAL_MAX + queryCount);
+    return { vectors: all.slice(0, all.length - queryCount), queries: all.slice(all.length - queryCount) };
+  }
   const source = new VectorSource({ kind, dim: DIM, seed: 7 });
+  return { vectors: source.many(n), queries: source.many(queryCount) };
+}
+
+async function runSize(kind: DataKind, data: Dataset, timeMs: number): Promise<{ build: BuildRow; rows: Cell[][]; hard: Cell[] }> {
+  const n = data.vectors.length;
+  const { queries } = data;
   const index = new VectorIndex();
-  for (let i = 0; i < n; i++) index.upsert(`m${i}`, source.next());
-  const queries = source.many(queryCount);
+  data.vectors.forEach((v, i) => index.upsert(`m${i}`, v));
   let qi = 0;
   const nextQuery = (): Float32Array => queries[qi++ % queries.length] as Float32Array;
   // Before the graph exists, VectorIndex answers by an exact scan: that is the baseline and the truth.
-  const truth = queries.map((q) => new Set(index.search(q, { k: K, ef: K }).map((h) => h.id)));
+  const exactTop = queries.map((q) => index.search(q, { k: 20, ef: 20 }));
+  const truth = exactTop.map((hits) => new Set(hits.slice(0, K).map((h) => h.id)));
+  const h = hardness(exactTop.map((hits) => hits.map((x) => x.sim)), data.vectors.slice(0, 2000));
+  const hard: Cell[] = [kind, n, h.nn1, h.nn10, h.randomPair, h.lid];
   const exact = await measure(`exact ${kind} ${n}`, () => void index.search(nextQuery(), { k: K, ef: K }), { timeMs, iterations: 20, warmup: 3 });
   const rows: Cell[][] = [[kind, n, 'exact scan', exact.p50Ms, exact.p99Ms, 1, loadCell(exact.quiet)]];
   const quiet = await waitForQuiet(`build ${kind} ${n}`);
@@ -51,11 +79,11 @@ async function runSize(kind: VectorKind, n: number, queryCount: number, timeMs: 
   const build: BuildRow = { kind, n, buildS: ms / 1000, perS: (n * 1000) / ms, rssMb: (process.memoryUsage().rss - rss0) / 2 ** 20, load: loadCell(quiet) };
   for (const ef of EFS) {
     const found = queries.map((q) => index.search(q, { k: K, ef }));
-    const recall = found.reduce((s, hits, i) => s + hits.filter((h) => truth[i]?.has(h.id)).length, 0) / (K * queries.length);
+    const recall = found.reduce((s, hits, i) => s + hits.filter((x) => truth[i]?.has(x.id)).length, 0) / (K * queries.length);
     const m = await measure(`hnsw ${kind} ${n} ef ${ef}`, () => void index.search(nextQuery(), { k: K, ef }), { timeMs, iterations: 200 });
     rows.push([kind, n, `hnsw ef ${ef}`, m.p50Ms, m.p99Ms, recall, loadCell(m.quiet)]);
   }
-  return { build, rows };
+  return { build, rows, hard };
 }
 
 /** Per-insert cost grows about with log n; extrapolate the 1M build from the two largest sizes. */
@@ -75,20 +103,22 @@ function extrapolate(builds: readonly BuildRow[], target: number): string | null
 async function main(): Promise<void> {
   const { quick, values } = microFlags(['sizes', 'kinds', 'queries']);
   const sizes = numbersFlag(values, 'sizes', quick ? [10_000] : [10_000, 100_000]);
-  const kinds = listFlag(values, 'kinds', ['clustered', 'random']) as VectorKind[];
+  const kinds = listFlag(values, 'kinds', quick ? ['clustered', 'random'] : ['clustered', 'random', 'real']) as DataKind[];
   const queryCount = numberFlag(values, 'queries', quick ? 100 : 200);
   const timeMs = quick ? 1000 : 3000;
   const rows: Cell[][] = [];
+  const hard: Cell[][] = [];
   const builds: BuildRow[] = [];
   for (const kind of kinds) {
-    for (const n of sizes) {
-      const r = await runSize(kind, n, queryCount, timeMs);
+    for (const n of kind === 'real' ? [REAL_MAX] : sizes) {
+      const r = await runSize(kind, await dataset(kind, n, queryCount), timeMs);
       rows.push(...r.rows);
+      hard.push(r.hard);
       builds.push(r.build);
-      console.log(`  done: ${kind} ${n}`);
+      console.log(`  done: ${kind} ${r.build.n}`);
     }
   }
-  const notes = [BUSY_NOTE, `k = ${K}; queries are fresh points from the same distribution; recall@10 against the exact top 10`];
+  const notes = [BUSY_NOTE, `k = ${K}; ${queryCount} queries, fresh points from the same distribution (held-out sentences for real); recall@10 against the exact top 10`];
   for (const kind of kinds) {
     const line = extrapolate(builds.filter((b) => b.kind === kind), 1_000_000);
     if (line) notes.push(line);
@@ -103,6 +133,11 @@ async function main(): Promise<void> {
     'HNSW build (VectorIndex.indexSome, one thread)',
     formatTable(['vectors', 'n', 'build s', 'inserts/s', 'RSS +MB', 'load'], builds.map((b) => [b.kind, b.n, b.buildS, b.perS, b.rssMb, b.load])),
     'how fast the background indexer can absorb writes and how long a rebuild without saved graphs takes.',
+  );
+  report(
+    'How hard each vector set is (from the exact neighbours of the queries)',
+    formatTable(['vectors', 'n', 'sim 1st NN', 'sim 10th NN', 'sim random pair', 'LID (k=20)'], hard),
+    'where the synthetic sets sit against real MiniLM embeddings: a higher local intrinsic dimension (LID) and a smaller gap to random pairs mean harder search.',
   );
 }
 

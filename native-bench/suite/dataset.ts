@@ -34,6 +34,7 @@ export class Dataset {
   readonly rng: Rng;
   readonly #sampleIds = new Set<string>();
   #singles = 0;
+  #sampleCursor = 0;
 
   constructor(rng: Rng) {
     this.rng = rng;
@@ -82,6 +83,13 @@ export class Dataset {
       if (!this.#sampleIds.has(id)) return id;
     }
     throw new Error('no stored id outside the samples');
+  }
+
+  /** The next sample, round robin across phases (so a text is fed again only after a full round). */
+  nextSample(): Sample {
+    const s = this.samples[this.#sampleCursor++ % Math.max(1, this.samples.length)];
+    if (!s) throw new Error('no single-sentence memories stored');
+    return s;
   }
 
   pickLinked(): string {

@@ -48,7 +48,7 @@ async function measure(server: RunningServer, cfg: SuiteServerConfig, opts: Suit
   const { load, footprint } = await loadInHalves(server, { dataDir: cfg.dataDir, ds, count: opts.spec.memories, concurrency: opts.loadConcurrency, rssEmpty });
   const ctx: PhaseContext = { endpoint, serverPid: server.pid, ds, spec: opts.spec, busyRetries: opts.busyRetries, memories: load.memories };
   const phases = await runPhases(ctx, opts);
-  const restart = opts.skipRestart ? null : await measureRestart(server, cfg);
+  const restart = opts.skipRestart ? null : await measureRestart(server, cfg, rssEmpty);
   const base = {
     embedder: opts.embedder, memories: load.memories, concurrency: opts.concurrency, machine: machine(), tier: opts.tier,
     operations: operations(phases), resources: { load, footprint, restart }, phases,
@@ -56,11 +56,14 @@ async function measure(server: RunningServer, cfg: SuiteServerConfig, opts: Suit
   return { ...base, goals: goals(base) };
 }
 
-/** Ctrl-C or SIGTERM: stop the server and remove its data directory before exiting. */
+/**
+ * Ctrl-C or SIGTERM: kill the server and remove its data directory before exiting. SIGKILL, not
+ * SIGTERM: the phase's clients are still sending, and a draining server would keep serving them.
+ */
 function stopOnSignal(server: RunningServer, dataDir: string): void {
   const onSignal = (signal: NodeJS.Signals): void => {
-    console.error(`${signal}: stopping the server`);
-    void server.stop().finally(() => {
+    console.error(`${signal}: killing the server`);
+    void server.kill().finally(() => {
       rmSync(dataDir, { recursive: true, force: true });
       process.exit(130);
     });

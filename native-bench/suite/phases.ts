@@ -2,7 +2,8 @@
  * @module native-bench/suite/phases — one measured phase: an operation on one protocol at a fixed
  * number of closed-loop clients, after the machine went quiet and a short warm-up; latencies,
  * throughput, and the CPU the server, this process and everything else used meanwhile. A phase
- * that other processes disturbed (over BUSY_CORES) is measured once more and the calmer run kept.
+ * that other processes disturbed (over BUSY_CORES) is measured again (--busy-retries) and the
+ * calmest run kept. forget runs a fixed number of operations instead of a duration.
  */
 import { runClosedLoop, type LoopOptions } from '../lib/closed-loop.ts';
 import { CpuMeter, waitForQuiet, type CpuShare } from '../lib/proc.ts';

@@ -105,6 +105,7 @@ function resourceRows(r: SuiteReport['resources']): Cell[][] {
     rows.push(['SIGTERM stop (final snapshot)', `${s.stop_ms.toFixed(0)} ms at ${s.memories} memories (exit ${String(s.stop_exit_code)})`]);
     rows.push(['data dir per memory after stop', `${s.data_dir_bytes_per_memory_after_stop.toFixed(0)} B (${(s.data_dir_bytes_after_stop / 2 ** 20).toFixed(1)} MiB)`]);
     rows.push(['restart: spawn → /v1/health/ready 200', `${s.restart_ready_ms.toFixed(0)} ms`]);
+    rows.push(['RSS per memory after the restart', `${s.rss_after_restart_bytes_per_memory.toFixed(0)} B (${mib(s.rss_after_restart_bytes)} MiB)`]);
   }
   return rows;
 }

@@ -40,6 +40,8 @@ export interface RestartCost {
   /** Spawn until GET /v1/health/ready answered 200 (model load included). */
   restart_ready_ms: number;
   rss_after_restart_bytes: number;
+  /** (RSS after the restart − RSS of the empty server) / memories: no load-time garbage or arenas. */
+  rss_after_restart_bytes_per_memory: number;
 }
 
 export function vectorDim(log: readonly string[]): number {
@@ -95,7 +97,7 @@ export function loadFootprint(server: RunningServer, opts: { dataDir: string; em
 }
 
 /** Stops the server with SIGTERM, starts it again on the same data, and stops it again. */
-export async function measureRestart(server: RunningServer, cfg: SuiteServerConfig): Promise<RestartCost> {
+export async function measureRestart(server: RunningServer, cfg: SuiteServerConfig, rssEmpty: number): Promise<RestartCost> {
   const memories = await memoryCount(server);
   const stopped = await server.stop();
   const afterStop = dirBytes(cfg.dataDir);
@@ -110,5 +112,6 @@ export async function measureRestart(server: RunningServer, cfg: SuiteServerConf
     data_dir_bytes_per_memory_after_stop: afterStop / Math.max(1, memories),
     restart_ready_ms: again.readyMs,
     rss_after_restart_bytes: rss,
+    rss_after_restart_bytes_per_memory: (rss - rssEmpty) / Math.max(1, memories),
   };
 }
