@@ -55,6 +55,8 @@ async function main(): Promise<void> {
   // Random start points among memories that have edges (a causal walk from a lone memory is an error).
   const linked = ids.filter((id) => degree(ws, id) > 0);
   const randomId = (): string => linked[rng.int(linked.length)] as string;
+  const withCause = linked.filter((id) => [...ws.graph.outgoing(id), ...ws.graph.incoming(id)].some((e) => e.edge_type === 'caused_by'));
+  const randomCauseId = (): string => withCause[rng.int(withCause.length)] as string;
   const cue = new Float32Array(384);
   const cases: Array<[string, string, () => unknown]> = [
     ['graph op, depth 5, max 500', 'random', () => graph(ctx, ws.slug, { centerId: randomId(), depth: 5, maxNodes: 500, edgeTypes: null, direction: 'both' })],
@@ -62,6 +64,8 @@ async function main(): Promise<void> {
     ['causal walk, top 10', 'random', () => causal(src, cue, causalSpec(randomId(), 10))],
     ['causal walk, top 10', 'hub', () => causal(src, cue, causalSpec(hub, 10))],
     ['causal walk, top 100', 'hub', () => causal(src, cue, causalSpec(hub, 100))],
+    ['causal walk, top 1000 (the cap)', 'random', () => causal(src, cue, causalSpec(randomId(), 1000))],
+    ['causal walk, top 1000, caused_by only', 'random', () => causal(src, cue, causalSpec(randomCauseId(), 1000, ['caused_by']))],
     ['causal walk, top 100, caused_by only', 'hub', () => causal(src, cue, causalSpec(hub, 100, ['caused_by']))],
     ['recall op (causal, scored), top 10', 'hub', () => recall(ctx, ws.slug, { cue, cueContext: null, strategies: [causalSpec(hub, 10)], weights: DEFAULT_WEIGHTS, withEmbedding: false })],
   ];

@@ -4,7 +4,7 @@
  * recall/merge.ts. A strategy that cannot run throws StrategyFailure, which becomes an entry in
  * `strategy_errors` instead of failing the call.
  */
-import type { Edge, EdgeType } from '../model/edge.ts';
+import type { EdgeType } from '../model/edge.ts';
 import type { JsonObject, MemoryRecord } from '../model/memory.ts';
 import { clamp01 } from './scoring.ts';
 import { structuralSimilarity, structureOf, type Structure } from './structure.ts';
@@ -41,7 +41,11 @@ export function temporal(src: RecallSource, spec: StrategySpec): Candidate[] {
   return out;
 }
 
-/** Breadth-first over stored edges in both directions from the seed, filtered by edge type. */
+/**
+ * Breadth-first over stored edges in both directions from the seed, filtered by edge type. The
+ * walk stops the moment `top_k` memories are found: breadth-first order already makes them the
+ * nearest ones, and finishing the level would visit every neighbour of any hub on the way.
+ */
 export function causal(src: RecallSource, cue: Float32Array, spec: StrategySpec): Candidate[] {
   const seed = seedOf(src, cue, spec);
   const allowed = spec.edgeTypes ? new Set<EdgeType>(spec.edgeTypes) : null;
@@ -49,17 +53,25 @@ export function causal(src: RecallSource, cue: Float32Array, spec: StrategySpec)
   const out: Candidate[] = [];
   let frontier = [seed.id];
   let sawEdge = false;
-  for (let depth = 1; depth <= spec.maxDepth && frontier.length > 0 && out.length < spec.topK; depth++) {
+  /** Takes one neighbour; true when the walk is complete. */
+  const reach = (other: string, type: EdgeType, depth: number, next: string[]): boolean => {
+    sawEdge = true;
+    if (visited.has(other)) return false;
+    visited.add(other);
+    const memory = src.memory(other);
+    if (!memory || memory.supersededBy !== null) return false;
+    next.push(other);
+    out.push({ memory, detail: { strategy: 'causal', depth, edge_type: type, seed_id: seed.id } });
+    return out.length >= spec.topK;
+  };
+  walk: for (let depth = 1; depth <= spec.maxDepth && frontier.length > 0; depth++) {
     const next: string[] = [];
     for (const id of frontier) {
-      for (const { other, type } of neighbours(src, id, allowed)) {
-        sawEdge = true;
-        if (visited.has(other)) continue;
-        visited.add(other);
-        const memory = src.memory(other);
-        if (!memory || memory.supersededBy !== null) continue;
-        next.push(other);
-        if (out.length < spec.topK) out.push({ memory, detail: { strategy: 'causal', depth, edge_type: type, seed_id: seed.id } });
+      for (const e of src.outgoing(id)) {
+        if ((allowed === null || allowed.has(e.edge_type)) && reach(e.target_id, e.edge_type, depth, next)) break walk;
+      }
+      for (const e of src.incoming(id)) {
+        if ((allowed === null || allowed.has(e.edge_type)) && reach(e.source_id, e.edge_type, depth, next)) break walk;
       }
     }
     frontier = next;
@@ -81,12 +93,6 @@ function seedOf(src: RecallSource, cue: Float32Array, spec: StrategySpec): Memor
   const m = nearest ? src.memory(nearest.id) : undefined;
   if (!m) throw new StrategyFailure('no memory to seed the causal walk from (the workspace is empty)');
   return m;
-}
-
-function* neighbours(src: RecallSource, id: string, allowed: Set<EdgeType> | null): Generator<{ other: string; type: EdgeType }> {
-  const pass = (e: Edge): boolean => allowed === null || allowed.has(e.edge_type);
-  for (const e of src.outgoing(id)) if (pass(e)) yield { other: e.target_id, type: e.edge_type };
-  for (const e of src.incoming(id)) if (pass(e)) yield { other: e.source_id, type: e.edge_type };
 }
 
 /**
