@@ -18,6 +18,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
+import { DEFAULT_MAX_BATCH, DEFAULT_MAX_PADDING, paddedChunks } from './padding.ts';
 
 export type Pooling = 'cls' | 'mean';
 
@@ -29,9 +30,12 @@ export interface OnnxEmbedderOptions {
   maxTokens?: number;
   /** Override the pooling (default: from 1_Pooling/config.json; required if that file is absent). */
   pooling?: Pooling;
-  /** Largest number of texts sent to the model in one run (default 32). */
+  /** Largest number of texts sent to the model in one run (default 8). */
   maxBatch?: number;
+  /** Largest ratio of padded to real tokens in one run (default 1.15); see paddedChunks. */
+  maxPadding?: number;
 }
+
 
 export interface OnnxEmbedder {
   /** Directory basename, e.g. "all-MiniLM-L6-v2"; shown in logs and health. */
@@ -107,7 +111,8 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
       (modelMax !== undefined && modelMax <= 100_000 ? modelMax : maxPositions),
   );
   if (!(maxTokens >= 2)) throw new Error(`bad maxTokens ${maxTokens}`);
-  const maxBatch = Math.max(1, opts.maxBatch ?? 32);
+  const maxBatch = Math.max(1, opts.maxBatch ?? DEFAULT_MAX_BATCH);
+  const maxPadding = Math.max(1, opts.maxPadding ?? DEFAULT_MAX_PADDING);
 
   const tokenizer: TokenizerLike = new Tokenizer(tokJson, tokConfig);
   const padId = num((tokJson['padding'] as Json | null)?.['pad_id']) ?? tokenizer.token_to_id('[PAD]') ?? 0;
@@ -205,10 +210,13 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
     const out = new Float32Array(texts.length * dim);
     if (texts.length === 0) return out;
     const encs = texts.map(encode);
-    // Sort by length so each sub-batch pads little; rows are written back to their original slots.
+    // Sort by length and cut into sub-batches that pad little; rows go back to their original slots.
     const order = encs.map((_, i) => i).sort((a, b) => (encs[a]?.ids.length ?? 0) - (encs[b]?.ids.length ?? 0));
-    for (let s = 0; s < order.length; s += maxBatch) {
-      const rows = order.slice(s, s + maxBatch);
+    const lengths = order.map((i) => encs[i]?.ids.length ?? 0);
+    let s = 0;
+    for (const size of paddedChunks(lengths, maxBatch, maxPadding)) {
+      const rows = order.slice(s, s + size);
+      s += size;
       await runChunk(
         rows.map((r) => encs[r] as Encoded),
         out,
