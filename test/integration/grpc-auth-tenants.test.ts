@@ -7,8 +7,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadHebbs } from '../../src/grpc/server.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { connectGrpc, failsWith, hex, type GrpcAuth, type GrpcClient, type ServiceName } from '../helpers/grpc.ts';
 
 /**
  * Background reflection writes insight memories whenever enough new episodes arrive, which would
@@ -16,52 +16,6 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
  */
 const QUIET_ENV = { FLASHBULB_REFLECT_ENABLED: 'false' };
 
-// ─── a small generated client ────────────────────────────────────────────────────────────
-
-type ServiceName = 'MemoryService' | 'ReflectService' | 'HealthService';
-type UnaryFn = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
-/** `key`: sent as `Bearer <key>`; `authorization`: the raw metadata value; neither: no metadata. */
-type Auth = { key?: string; authorization?: string };
-
-const pkg = loadHebbs();
-
-function connect(port: number): { call: (svc: ServiceName, method: string, req: object, auth?: Auth) => Promise<any>; close: () => void } {
-  const clients = new Map<ServiceName, grpc.Client>();
-  const client = (svc: ServiceName): grpc.Client => {
-    let c = clients.get(svc);
-    if (!c) {
-      c = new (pkg[svc] as grpc.ServiceClientConstructor)(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-      clients.set(svc, c);
-    }
-    return c;
-  };
-  return {
-    call: (svc, method, req, auth = {}) => {
-      const md = new grpc.Metadata();
-      if (auth.authorization !== undefined) md.set('authorization', auth.authorization);
-      else if (auth.key !== undefined) md.set('authorization', `Bearer ${auth.key}`);
-      const c = client(svc);
-      const fn = (c as unknown as Record<string, UnaryFn>)[method];
-      if (!fn) throw new Error(`${svc} has no method ${method}`);
-      return new Promise((resolve, reject) => fn.call(c, req, md, { deadline: Date.now() + 15_000 }, (err, res) => (err ? reject(err) : resolve(res))));
-    },
-    close: () => clients.forEach((c) => c.close()),
-  };
-}
-
-async function failsWith(p: Promise<unknown>, code: grpc.status, label = ''): Promise<grpc.ServiceError> {
-  const err = await p.then(
-    (res) => {
-      throw new Error(`${label}: expected status ${grpc.status[code]}, got a response: ${JSON.stringify(res)}`);
-    },
-    (e: unknown) => e as grpc.ServiceError,
-  );
-  expect(grpc.status[err.code], `${label}: ${err.details}`).toBe(grpc.status[code]);
-  expect(err.details.length).toBeGreaterThan(0);
-  return err;
-}
-
-const hex = (b: Buffer): string => b.toString('hex');
 let seq = 0;
 const slug = (prefix: string): string => `${prefix}-${process.pid}-${++seq}`;
 
@@ -88,11 +42,11 @@ function everyTenantRpc(id: Buffer): Array<[ServiceName, string, object]> {
 
 describe('gRPC with authentication on', () => {
   let t: TestApp;
-  let rpc: ReturnType<typeof connect>;
-  let admin: Auth;
+  let rpc: GrpcClient;
+  let admin: GrpcAuth;
   beforeAll(async () => {
     t = await startTestApp({}, QUIET_ENV);
-    rpc = connect(t.app.grpcPort);
+    rpc = connectGrpc(t.app.grpcPort);
     admin = { key: t.adminKey };
   });
   afterAll(async () => {
@@ -262,10 +216,10 @@ describe('gRPC with authentication on', () => {
 
 describe('gRPC with authentication off', () => {
   let t: TestApp;
-  let rpc: ReturnType<typeof connect>;
+  let rpc: GrpcClient;
   beforeAll(async () => {
     t = await startTestApp({ authEnabled: false }, QUIET_ENV);
-    rpc = connect(t.app.grpcPort);
+    rpc = connectGrpc(t.app.grpcPort);
   });
   afterAll(async () => {
     rpc.close();

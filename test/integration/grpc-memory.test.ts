@@ -7,8 +7,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadHebbs } from '../../src/grpc/server.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { connectGrpc, failsWith, hex, plain, struct, type GrpcClient } from '../helpers/grpc.ts';
 
 /**
  * Background reflection writes insight memories whenever enough new episodes arrive, which would
@@ -16,94 +16,19 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
  */
 const QUIET_ENV = { FLASHBULB_REFLECT_ENABLED: 'false' };
 
-// ─── a small generated client ────────────────────────────────────────────────────────────
-
-type ServiceName = 'MemoryService' | 'ReflectService' | 'HealthService' | 'SubscribeService';
-type UnaryFn = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
-
-const pkg = loadHebbs();
-
-function connect(port: number, key: string | null): { call: (svc: ServiceName, method: string, req: object, key?: string | null) => Promise<any>; close: () => void } {
-  const clients = new Map<ServiceName, grpc.Client>();
-  const client = (svc: ServiceName): grpc.Client => {
-    let c = clients.get(svc);
-    if (!c) {
-      c = new (pkg[svc] as grpc.ServiceClientConstructor)(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-      clients.set(svc, c);
-    }
-    return c;
-  };
-  return {
-    call: (svc, method, req, k = key) => {
-      const md = new grpc.Metadata();
-      if (k) md.set('authorization', `Bearer ${k}`);
-      const c = client(svc);
-      const fn = (c as unknown as Record<string, UnaryFn>)[method];
-      if (!fn) throw new Error(`${svc} has no method ${method}`);
-      return new Promise((resolve, reject) => fn.call(c, req, md, { deadline: Date.now() + 15_000 }, (err, res) => (err ? reject(err) : resolve(res))));
-    },
-    close: () => clients.forEach((c) => c.close()),
-  };
-}
-
-/** Awaits a call that must fail, and checks its status code. */
-async function failsWith(p: Promise<unknown>, code: grpc.status): Promise<grpc.ServiceError> {
-  const err = await p.then(
-    (res) => {
-      throw new Error(`expected status ${grpc.status[code]}, got a response: ${JSON.stringify(res)}`);
-    },
-    (e: unknown) => e as grpc.ServiceError,
-  );
-  expect(grpc.status[err.code], err.details).toBe(grpc.status[code]);
-  expect(err.details.length).toBeGreaterThan(0);
-  return err;
-}
-
-const hex = (b: Buffer): string => b.toString('hex');
-const struct = (obj: Record<string, unknown>): object => ({ fields: Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, value(v)])) });
-function value(v: unknown): object {
-  if (v === null) return { nullValue: 'NULL_VALUE' };
-  if (Array.isArray(v)) return { listValue: { values: v.map(value) } };
-  if (typeof v === 'object') return { structValue: struct(v as Record<string, unknown>) };
-  if (typeof v === 'string') return { stringValue: v };
-  if (typeof v === 'number') return { numberValue: v };
-  return { boolValue: v };
-}
-/** A decoded Struct back to plain JSON (what the loader produces with oneofs: true). */
-function plain(s: any): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries<any>(s?.fields ?? {})) out[k] = unvalue(v);
-  return out;
-}
-function unvalue(v: any): unknown {
-  switch (v.kind) {
-    case 'structValue':
-      return plain(v.structValue);
-    case 'listValue':
-      return (v.listValue.values ?? []).map(unvalue);
-    case 'stringValue':
-      return v.stringValue;
-    case 'numberValue':
-      return v.numberValue;
-    case 'boolValue':
-      return v.boolValue;
-    default:
-      return null;
-  }
-}
 const nowUs = (): bigint => BigInt(Date.now()) * 1000n;
 
 // ─── tests ───────────────────────────────────────────────────────────────────────────────
 
 describe('gRPC MemoryService (auth on, admin key)', () => {
   let t: TestApp;
-  let rpc: ReturnType<typeof connect>;
+  let rpc: GrpcClient;
   const mem = (method: string, req: object): Promise<any> => rpc.call('MemoryService', method, req);
   const remember = async (req: object): Promise<any> => (await mem('Remember', req)).memory;
 
   beforeAll(async () => {
     t = await startTestApp({}, QUIET_ENV);
-    rpc = connect(t.app.grpcPort, t.adminKey);
+    rpc = connectGrpc(t.app.grpcPort, { auth: { key: t.adminKey } });
   });
   afterAll(async () => {
     rpc.close();
@@ -438,7 +363,7 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
       expect((await t.req('POST', '/v1/workspaces', { body: { slug: ws } })).status).toBe(201);
       await rpc.call('MemoryService', 'Remember', { tenant_id: ws, content: 'insight with embedding', kind: 'MEMORY_KIND_INSIGHT', context: struct({ confidence: 0.8 }) });
       const [ins] = (await rpc.call('ReflectService', 'GetInsights', { tenant_id: ws })).insights;
-      expect(ins.embedding).toHaveLength(384);
+      expect(ins?.embedding).toHaveLength(384);
     });
   });
 

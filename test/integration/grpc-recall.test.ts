@@ -6,8 +6,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadHebbs } from '../../src/grpc/server.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { connectGrpc, failsWith, hex, struct, type GrpcClient } from '../helpers/grpc.ts';
 
 /**
  * Background reflection writes insight memories whenever enough new episodes arrive, which would
@@ -15,44 +15,6 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
  */
 const QUIET_ENV = { FLASHBULB_REFLECT_ENABLED: 'false' };
 
-// ─── a small generated client ────────────────────────────────────────────────────────────
-
-type UnaryFn = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
-
-const pkg = loadHebbs();
-
-function connect(port: number): { mem: (method: string, req: object) => Promise<any>; close: () => void } {
-  const client = new (pkg['MemoryService'] as grpc.ServiceClientConstructor)(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
-  return {
-    mem: (method, req) => {
-      const fn = (client as unknown as Record<string, UnaryFn>)[method];
-      if (!fn) throw new Error(`MemoryService has no method ${method}`);
-      return new Promise((resolve, reject) =>
-        fn.call(client, req, new grpc.Metadata(), { deadline: Date.now() + 15_000 }, (err, res) => (err ? reject(err) : resolve(res))),
-      );
-    },
-    close: () => client.close(),
-  };
-}
-
-async function failsWith(p: Promise<unknown>, code: grpc.status): Promise<grpc.ServiceError> {
-  const err = await p.then(
-    (res) => {
-      throw new Error(`expected status ${grpc.status[code]}, got a response: ${JSON.stringify(res)}`);
-    },
-    (e: unknown) => e as grpc.ServiceError,
-  );
-  expect(grpc.status[err.code], err.details).toBe(grpc.status[code]);
-  expect(err.details.length).toBeGreaterThan(0);
-  return err;
-}
-
-const hex = (b: Buffer): string => b.toString('hex');
-const struct = (obj: Record<string, string | number | boolean>): object => ({
-  fields: Object.fromEntries(
-    Object.entries(obj).map(([k, v]) => [k, typeof v === 'string' ? { stringValue: v } : typeof v === 'number' ? { numberValue: v } : { boolValue: v }]),
-  ),
-});
 const contents = (results: any[]): string[] => results.map((r) => r.memory.content);
 const detailsOf = (results: any[], type: string): any[] => results.flatMap((r) => r.strategy_details.filter((d: any) => d.strategy_type === type));
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
@@ -61,22 +23,22 @@ const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 describe('gRPC Recall and Prime (auth off, one workspace per test via tenant_id)', () => {
   let t: TestApp;
-  let rpc: ReturnType<typeof connect>;
+  let rpc: GrpcClient;
   let n = 0;
   /** A fresh workspace, and calls bound to it. */
   const workspace = (): { ws: string; put: (req: object) => Promise<any>; recall: (req: object) => Promise<any>; prime: (req: object) => Promise<any> } => {
     const ws = `rc-${process.pid}-${++n}`;
     return {
       ws,
-      put: async (req) => (await rpc.mem('Remember', { tenant_id: ws, ...req })).memory,
-      recall: (req) => rpc.mem('Recall', { tenant_id: ws, ...req }),
-      prime: (req) => rpc.mem('Prime', { tenant_id: ws, ...req }),
+      put: async (req) => (await rpc.call('MemoryService', 'Remember', { tenant_id: ws, ...req })).memory,
+      recall: (req) => rpc.call('MemoryService', 'Recall', { tenant_id: ws, ...req }),
+      prime: (req) => rpc.call('MemoryService', 'Prime', { tenant_id: ws, ...req }),
     };
   };
 
   beforeAll(async () => {
     t = await startTestApp({ authEnabled: false }, QUIET_ENV);
-    rpc = connect(t.app.grpcPort);
+    rpc = connectGrpc(t.app.grpcPort);
   });
   afterAll(async () => {
     rpc.close();
@@ -301,7 +263,7 @@ describe('gRPC Recall and Prime (auth off, one workspace per test via tenant_id)
       expect(reinf).toBeGreaterThanOrEqual(0);
       expect(reinf).toBeLessThan(1);
       await sleep(50);
-      const got = (await rpc.mem('Get', { tenant_id: w.ws, memory_id: m.memory_id })).memory;
+      const got = (await rpc.call('MemoryService', 'Get', { tenant_id: w.ws, memory_id: m.memory_id })).memory;
       const accesses = Number(got.access_count);
       expect(accesses).toBeGreaterThan(0);
       expect(await score({ w_relevance: 0, w_recency: 0, w_importance: 0, w_reinforcement: 1, reinforcement_cap: '1' })).toBeCloseTo(1, 5);
@@ -341,7 +303,7 @@ describe('gRPC Recall and Prime (auth off, one workspace per test via tenant_id)
       await w.recall({ cue: 'count my reads', strategies: [{ strategy_type: 'SIMILARITY' }] });
       let got: any;
       for (let i = 0; i < 40; i++) {
-        got = (await rpc.mem('Get', { tenant_id: w.ws, memory_id: m.memory_id })).memory;
+        got = (await rpc.call('MemoryService', 'Get', { tenant_id: w.ws, memory_id: m.memory_id })).memory;
         if (got.access_count === '2') break;
         await sleep(25);
       }

@@ -18,8 +18,8 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadHebbs } from '../../src/grpc/server.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { connectGrpc, failsWith, type GrpcClient, type HebbsReplies, type MethodOf } from '../helpers/grpc.ts';
 
 export const THEMES: Record<string, string[]> = {
   garden: [
@@ -354,20 +354,14 @@ describe('GET /v1/insights', () => {
   });
 
   describe('gRPC ReflectService', () => {
-    const pkg = loadHebbs();
-    let client: grpc.Client;
-    type UnaryFn = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
-    const call = (method: string, req: object, key = ws.key): Promise<any> => {
-      const md = new grpc.Metadata();
-      md.set('authorization', `Bearer ${key}`);
-      const fn = (client as unknown as Record<string, UnaryFn>)[method] as UnaryFn;
-      return new Promise((resolve, reject) => fn.call(client, req, md, { deadline: Date.now() + 15_000 }, (err, res) => (err ? reject(err) : resolve(res))));
-    };
+    let rpc: GrpcClient;
+    const call = <M extends MethodOf<'ReflectService'>>(method: M, req: object, key = ws.key): Promise<HebbsReplies['ReflectService'][M]> =>
+      rpc.call('ReflectService', method, req, { key });
 
     beforeAll(() => {
-      client = new (pkg['ReflectService'] as grpc.ServiceClientConstructor)(`127.0.0.1:${t.app.grpcPort}`, grpc.credentials.createInsecure());
+      rpc = connectGrpc(t.app.grpcPort);
     });
-    afterAll(() => client?.close());
+    afterAll(() => rpc?.close());
 
     it('GetInsights orders by confidence and honours min_confidence and max_results', async () => {
       const all = await call('GetInsights', {});
@@ -399,8 +393,7 @@ describe('GET /v1/insights', () => {
       expect(Number(res.memories_processed)).toBe(8);
       expect(Number(res.insights_created)).toBeGreaterThanOrEqual(1);
       expect((await insightsOf(other.req)).length).toBe(Number(res.insights_created));
-      const err = await call('Reflect', {}, other.key).then(() => null, (e: grpc.ServiceError) => e);
-      expect(err?.code).toBe(grpc.status.INVALID_ARGUMENT);
+      await failsWith(call('Reflect', {}, other.key), grpc.status.INVALID_ARGUMENT);
     });
   });
 });

@@ -9,8 +9,8 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
-import { loadHebbs } from '../../src/grpc/server.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { connectGrpc, failsWith, type GrpcClient } from '../helpers/grpc.ts';
 import { subscribeSse } from '../helpers/sse.ts';
 
 const DIM = 384;
@@ -23,33 +23,12 @@ function cos(a: string, b: string): number {
   return d;
 }
 
-const pkg = loadHebbs();
-type Unary = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: any) => void) => void;
-
 let t: TestApp;
-let client: grpc.Client;
+let rpc: GrpcClient;
 const calls: grpc.ClientDuplexStream<object, any>[] = [];
 
-function md(key: string | null): grpc.Metadata {
-  const m = new grpc.Metadata();
-  if (key) m.set('authorization', `Bearer ${key}`);
-  return m;
-}
-
-function unary(method: 'Feed' | 'CloseSubscription', req: object, key: string | null): Promise<any> {
-  const fn = (client as unknown as Record<string, Unary>)[method] as Unary;
-  return new Promise((resolve, reject) => fn.call(client, req, md(key), { deadline: Date.now() + 10_000 }, (err, res) => (err ? reject(err) : resolve(res))));
-}
-
-async function failsWith(p: Promise<unknown>, code: grpc.status): Promise<grpc.ServiceError> {
-  const err = await p.then(
-    (res) => {
-      throw new Error(`expected ${grpc.status[code]}, got a response: ${JSON.stringify(res)}`);
-    },
-    (e: unknown) => e as grpc.ServiceError,
-  );
-  expect(grpc.status[err.code], err.details).toBe(grpc.status[code]);
-  return err;
+function unary(method: 'Feed' | 'CloseSubscription', req: object, key: string): Promise<Record<string, never>> {
+  return rpc.call('SubscribeService', method, req, { key });
 }
 
 /** One Subscribe call, with everything it receives collected. */
@@ -115,7 +94,7 @@ class Sub {
 
 /** Opens a subscription the way the Python SDK does: one request, then (optionally) half-close. */
 async function subscribeGrpc(key: string, req: object, opts: { halfClose?: boolean } = {}): Promise<Sub> {
-  const call = (client as unknown as { Subscribe: (md: grpc.Metadata) => grpc.ClientDuplexStream<object, any> }).Subscribe(md(key));
+  const call = rpc.subscribe({ key });
   const sub = new Sub(call);
   call.write(req);
   if (opts.halfClose ?? true) call.end();
@@ -156,11 +135,11 @@ const THRESHOLD = 0.4;
 
 beforeAll(async () => {
   t = await startTestApp();
-  client = new (pkg['SubscribeService'] as grpc.ServiceClientConstructor)(`127.0.0.1:${t.app.grpcPort}`, grpc.credentials.createInsecure());
+  rpc = connectGrpc(t.app.grpcPort, { deadlineMs: 10_000 });
 });
 afterAll(async () => {
   for (const c of calls) c.cancel();
-  client?.close();
+  rpc?.close();
   await t.stop();
 });
 
@@ -349,7 +328,7 @@ describe('gRPC Subscribe errors', () => {
   it('an invalid first request ends the stream with INVALID_ARGUMENT and opens nothing', async () => {
     const ws = await createWorkspace('grpc-bad');
     const size = t.app.svc.subscriptions.size;
-    const call = (client as unknown as { Subscribe: (md: grpc.Metadata) => grpc.ClientDuplexStream<object, any> }).Subscribe(md(ws.key));
+    const call = rpc.subscribe({ key: ws.key });
     const sub = new Sub(call);
     call.write({ confidence_threshold: 1.5 });
     call.end();
@@ -364,7 +343,7 @@ describe('gRPC Subscribe errors', () => {
     const subs = await Promise.all(Array.from({ length: 100 }, () => subscribeGrpc(ws.key, {})));
     try {
       expect(new Set(subs.map((s) => s.id)).size).toBe(100);
-      const call = (client as unknown as { Subscribe: (md: grpc.Metadata) => grpc.ClientDuplexStream<object, any> }).Subscribe(md(ws.key));
+      const call = rpc.subscribe({ key: ws.key });
       const extra = new Sub(call);
       call.write({});
       call.end();
