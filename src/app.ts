@@ -1,6 +1,7 @@
 /**
  * @module app — composition root: config → data dir → auth → shards → embedder → REST (and gRPC);
- * `stop()` drains requests, snapshots every shard and releases everything.
+ * `stop()` drains requests (up to `FLASHBULB_SHUTDOWN_TIMEOUT_S`), snapshots every shard and
+ * releases everything.
  */
 import { readFileSync } from 'node:fs';
 import { RateLimiter } from './auth/rate-limit.ts';
@@ -10,8 +11,9 @@ import type { Config } from './config/index.ts';
 import { lockDataDir, openDataDir, shardOptions } from './data-dir.ts';
 import { createEmbedder } from './embedding/index.ts';
 import { startHttp } from './http/server.ts';
-import { startGrpc } from './grpc/server.ts';
-import { contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesGauge, snapshotDuration } from './metrics/index.ts';
+import type { HttpServer } from './http/uws.ts';
+import { startGrpc, type GrpcServer } from './grpc/server.ts';
+import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesGauge, snapshotDuration } from './metrics/index.ts';
 import { ShardPool } from './router/shard-client.ts';
 import type { ShardEvent } from './shard/protocol.ts';
 import type { Services } from './verbs/context.ts';
@@ -100,11 +102,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       stopping ??= (async () => {
         svc.health.ready = false;
         svc.health.reason = 'shutting down';
-        await subscriptions?.closeAll();
-        await reflection.close();
-        http.close();
-        await grpc.close();
-        while (shards.inflight() > 0) await new Promise((r) => setTimeout(r, 5));
+        await drain(svc, { http, grpc, log });
         await shards.shutdown();
         await embedder.close();
         unlock();
@@ -112,6 +110,33 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       return stopping;
     },
   };
+}
+
+/**
+ * Stops taking work and lets the work in flight finish, for at most the shutdown timeout; then
+ * closes every connection. Closing only the listening sockets is not enough: keep-alive clients
+ * would go on sending requests on the connections they hold, and the drain would never end.
+ */
+async function drain(svc: Services, parts: { http: HttpServer; grpc: GrpcServer; log: (line: string) => void }): Promise<void> {
+  const { http, grpc, log } = parts;
+  http.drain(); // new connections refused; requests on open ones answered 503 with Connection: close
+  const grpcDrained = grpc.drain(); // GOAWAY: new calls fail with UNAVAILABLE
+  const inFlight = (async () => {
+    await svc.subscriptions.closeAll(); // SSE streams get `event: closed`, gRPC streams end
+    await svc.reflection.close();
+    await Promise.all([http.idle(), grpcDrained]);
+    while (svc.shards.inflight() > 0) await new Promise((r) => setTimeout(r, 5));
+  })();
+  let timer: NodeJS.Timeout | undefined;
+  const timeoutS = svc.config.shutdownTimeoutS;
+  const expired = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutS * 1000)));
+  if (await Promise.race([inFlight.then(() => false), expired])) {
+    log(`shutdown: requests still running after ${timeoutS} s (FLASHBULB_SHUTDOWN_TIMEOUT_S); closing their connections`);
+  }
+  clearTimeout(timer);
+  await svc.subscriptions.closeAll(); // any opened by a request that was in flight
+  http.close();
+  grpc.close();
 }
 
 function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => void): void {
@@ -125,6 +150,8 @@ function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => 
     for (const ms of e.snapshotMs) snapshotDuration.observe(ms / 1000);
     contradictionsFound.inc(e.contradictions);
     contradictionChecksSkipped.inc(e.checksSkipped);
+    backgroundBacklog.set({ shard: String(e.shard), work: 'contradiction_checks' }, e.checkBacklog);
+    backgroundBacklog.set({ shard: String(e.shard), work: 'vector_index' }, e.indexBacklog);
   } else if (e.kind === 'fatal') {
     log(`shard ${e.shard}: FATAL ${e.message}`);
   }

@@ -43,6 +43,8 @@ export interface Config {
   readonly llmModel: string;
   readonly llmApiKey: string;
   readonly llmTimeoutMs: number;
+  /** On SIGTERM, how long in-flight requests may take before their connections are closed. */
+  readonly shutdownTimeoutS: number;
 }
 
 /** Defaults in one place (name of the variable → default). */
@@ -75,6 +77,7 @@ export const DEFAULTS = {
   FLASHBULB_LLM_MODEL: '',
   FLASHBULB_LLM_API_KEY: '',
   FLASHBULB_LLM_TIMEOUT_MS: '20000',
+  FLASHBULB_SHUTDOWN_TIMEOUT_S: '10',
 } as const satisfies Record<string, string>;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -154,6 +157,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     llmModel: read(env, 'FLASHBULB_LLM_MODEL'),
     llmApiKey: read(env, 'FLASHBULB_LLM_API_KEY'),
     llmTimeoutMs: int(env, 'FLASHBULB_LLM_TIMEOUT_MS', 100, 600_000),
+    shutdownTimeoutS: int(env, 'FLASHBULB_SHUTDOWN_TIMEOUT_S', 1, 3600),
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {

@@ -37,7 +37,13 @@ function serviceOf(pkg: grpc.GrpcObject, name: string): grpc.ServiceDefinition {
 
 export interface GrpcServer {
   readonly port: number;
-  close(): Promise<void>;
+  /**
+   * `tryShutdown`: stops listening and sends GOAWAY on every connection, so new calls fail with
+   * UNAVAILABLE while calls in flight finish. Resolves once they have.
+   */
+  drain(): Promise<void>;
+  /** `forceShutdown`: cancels whatever is still running and closes every connection. */
+  close(): void;
 }
 
 export async function startGrpc(svc: Services): Promise<GrpcServer> {
@@ -50,19 +56,10 @@ export async function startGrpc(svc: Services): Promise<GrpcServer> {
   const port = await new Promise<number>((resolve, reject) => {
     server.bindAsync(`${svc.config.bind}:${svc.config.grpcPort}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
   });
+  let drained: Promise<void> | null = null;
   return {
     port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        const timer = setTimeout(() => {
-          server.forceShutdown();
-          resolve();
-        }, 5000);
-        server.tryShutdown(() => {
-          clearTimeout(timer);
-          resolve();
-        });
-      }),
+    drain: () => (drained ??= new Promise<void>((resolve) => server.tryShutdown(() => resolve()))),
+    close: () => server.forceShutdown(),
   };
 }
-

@@ -25,6 +25,7 @@ export function startHttp(svc: Services): Promise<HttpServer> {
     port: svc.config.httpPort,
     maxBodyBytes: (path) => (path.endsWith('/upload') ? MAX_UPLOAD : MAX_BODY),
     tooLarge: (limit) => errorResponse(new FlashbulbError('payload_too_large', `request body exceeds the limit of ${limit} bytes`)),
+    unavailable: () => errorResponse(new FlashbulbError('unavailable', 'the server is shutting down')),
     handler: (req) => handle(svc, req),
   });
 }

@@ -1,7 +1,8 @@
 /**
  * @module http/uws — the one file that imports uWebSockets.js. It turns uWS callbacks into a
- * plain request object and a promise of a response, reads bodies with a size bound, and writes
- * replies corked. Everything else in http/ is framework-free.
+ * plain request object and a promise of a response, reads bodies with a size bound, writes
+ * replies corked, and drains: it counts requests in flight so shutdown can wait for them.
+ * Everything else in http/ is framework-free.
  */
 import { STATUS_CODES } from 'node:http';
 import uWS from 'uWebSockets.js';
@@ -43,28 +44,78 @@ export interface HttpServerOptions {
   /** Largest body accepted for a path; larger ones get `tooLarge` without being read. */
   maxBodyBytes: (path: string) => number;
   tooLarge: (limit: number) => HttpResponse;
+  /** The reply to requests that arrive while the server drains (sent with `Connection: close`). */
+  unavailable: () => HttpResponse;
   handler: (req: HttpRequest) => Promise<HttpResponse | StreamResponse>;
 }
 
 export interface HttpServer {
   readonly port: number;
+  /**
+   * Closes the listening socket. Requests that arrive later on open keep-alive connections get
+   * `unavailable()`, and replies to requests still running close their connection, so clients
+   * reconnect elsewhere instead of reusing this one.
+   */
+  drain(): void;
+  /** Resolves once no request is being handled (open streams do not count). */
+  idle(): Promise<void>;
+  /** Drains, then closes every socket: idle keep-alive connections, open streams, unfinished requests. */
   close(): void;
+}
+
+/** Requests being handled, and whether the server is draining. */
+class Traffic {
+  draining = false;
+  #inflight = 0;
+  #idle: Array<() => void> = [];
+
+  /** Counts a request in; the returned function counts it out (once, however often it is called). */
+  begin(): () => void {
+    this.#inflight += 1;
+    let settled = false;
+    return () => {
+      if (settled) return;
+      settled = true;
+      this.#inflight -= 1;
+      if (this.#inflight === 0) for (const cb of this.#idle.splice(0)) cb();
+    };
+  }
+
+  idle(): Promise<void> {
+    return this.#inflight === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
+  }
 }
 
 const HEADERS_OF_INTEREST = ['authorization', 'content-type', 'content-length', 'transfer-encoding', 'accept'];
 
 export function listenHttp(opts: HttpServerOptions): Promise<HttpServer> {
   const app = uWS.App();
-  app.any('/*', (res, req) => onRequest(opts, res, req));
+  const traffic = new Traffic();
+  app.any('/*', (res, req) => onRequest(opts, traffic, res, req));
   return new Promise((resolve, reject) => {
     app.listen(opts.host, opts.port, (socket) => {
       if (!socket) return reject(new Error(`cannot listen on ${opts.host}:${opts.port}`));
-      resolve({ port: uWS.us_socket_local_port(socket), close: () => uWS.us_listen_socket_close(socket) });
+      const drain = (): void => {
+        if (traffic.draining) return;
+        traffic.draining = true;
+        uWS.us_listen_socket_close(socket);
+      };
+      const close = (): void => {
+        drain();
+        // The native App has close() (closes every socket of the app, running onAborted for
+        // unfinished requests), but this build's typings leave it out.
+        (app as unknown as { close(): void }).close();
+      };
+      resolve({ port: uWS.us_socket_local_port(socket), drain, idle: () => traffic.idle(), close });
     });
   });
 }
 
-function onRequest(opts: HttpServerOptions, res: uWS.HttpResponse, req: uWS.HttpRequest): void {
+function onRequest(opts: HttpServerOptions, traffic: Traffic, res: uWS.HttpResponse, req: uWS.HttpRequest): void {
+  if (traffic.draining) {
+    const state: ResState = { aborted: false, onAbort: [], settle: () => {}, traffic };
+    return send(res, state, opts.unavailable(), true);
+  }
   const headers = new Map<string, string>();
   for (const name of HEADERS_OF_INTEREST) {
     const v = req.getHeader(name);
@@ -73,9 +124,10 @@ function onRequest(opts: HttpServerOptions, res: uWS.HttpResponse, req: uWS.Http
   const method = req.getMethod().toUpperCase();
   const path = req.getUrl();
   const query = new URLSearchParams(req.getQuery() ?? '');
-  const state: ResState = { aborted: false, onAbort: [] };
+  const state: ResState = { aborted: false, onAbort: [], settle: traffic.begin(), traffic };
   res.onAborted(() => {
     state.aborted = true;
+    state.settle();
     for (const cb of state.onAbort) cb();
   });
   const limit = opts.maxBodyBytes(path);
@@ -114,10 +166,15 @@ function readBody(res: uWS.HttpResponse, limit: number, done: (body: Buffer | nu
 interface ResState {
   aborted: boolean;
   onAbort: Array<() => void>;
+  /** Counts the request out of the traffic in flight: on its reply, abort, or once its stream is open. */
+  settle: () => void;
+  readonly traffic: Traffic;
 }
 
 function openStream(res: uWS.HttpResponse, state: ResState, reply: StreamResponse): void {
   if (state.aborted) return;
+  // An open stream is not a request in flight: shutdown ends it (subscriptions close) rather than waiting.
+  state.settle();
   res.cork(() => {
     res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? ''}`);
     for (const [k, v] of Object.entries(reply.headers)) res.writeHeader(k, v);
@@ -154,14 +211,16 @@ function openStream(res: uWS.HttpResponse, state: ResState, reply: StreamRespons
   reply.start(stream);
 }
 
+/** Writes a whole reply. With `close` (or while draining) uWS adds `Connection: close` and closes the connection once it is sent. */
 function send(res: uWS.HttpResponse, state: ResState, reply: HttpResponse, close: boolean): void {
   if (state.aborted) return;
   state.aborted = true;
   res.cork(() => {
     res.writeStatus(`${reply.status} ${STATUS_CODES[reply.status] ?? ''}`);
     for (const [k, v] of Object.entries(reply.headers ?? {})) res.writeHeader(k, v);
-    res.end(reply.body, close);
+    res.end(reply.body, close || state.traffic.draining);
   });
+  state.settle();
 }
 
 export interface FormPart {

@@ -15,6 +15,7 @@ describe('loadConfig', () => {
     expect(c.durability).toBe('fsync');
     expect(c.eraseWithinS).toBe(60);
     expect(c.embedder).toBe('model');
+    expect(c.shutdownTimeoutS).toBe(10);
     expect(c.shards).toBe(Number(DEFAULTS.FLASHBULB_SHARDS));
     expect(c.shards).toBeGreaterThanOrEqual(1);
   });
@@ -71,6 +72,7 @@ describe('loadConfig', () => {
     ['FLASHBULB_SHARD_TIMEOUT_MS', '5'],
     ['FLASHBULB_REFLECT_ENABLED', 'maybe'],
     ['FLASHBULB_LLM_BASE_URL', 'ftp://x'],
+    ['FLASHBULB_SHUTDOWN_TIMEOUT_S', '0'],
   ];
   for (const [name, value] of bad) {
     it(`rejects ${name}=${value} with a ConfigError naming the variable and the value`, () => {
