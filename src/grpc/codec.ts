@@ -8,7 +8,7 @@ import { invalid } from '../errors/codes.ts';
 import { EDGE_TYPES, type Edge, type EdgeType } from '../model/edge.ts';
 import { MEMORY_KINDS, decayScore, nowUs, type JsonObject, type JsonValue, type MemoryKind, type MemoryView } from '../model/memory.ts';
 import type { RecallHit, StrategyDetail, StrategyName } from '../recall/types.ts';
-import type { Struct, StructValue, U64 } from './messages.ts';
+import type { MemoryMsg, RecallResultMsg, StrategyDetailMsg, Struct, StructValue, U64 } from './messages.ts';
 
 export function idFromBytes(field: string, b: Buffer | undefined): string {
   if (!b || b.length !== 16) throw invalid(`${field} must be 16 bytes, got ${b?.length ?? 0}`);
@@ -92,13 +92,18 @@ export function strategyToEnum(s: StrategyName): string {
   return STRATEGY_NAMES[s];
 }
 
-/** Memory → hebbs.v1 Memory. `sources`: fill source_memory_ids (Recall, Prime, GetInsights). */
-export function memoryToProto(m: MemoryView, opts: { sources: boolean }): Record<string, unknown> {
-  const out: Record<string, unknown> = {
+const NO_EMBEDDING = new Float32Array(0);
+
+/**
+ * Memory → hebbs.v1 Memory. `sources`: fill source_memory_ids (Recall, Prime, GetInsights). The
+ * embedding stays a Float32Array: grpc/response-encoder.ts writes it as one block.
+ */
+export function memoryToProto(m: MemoryView, opts: { sources: boolean }): MemoryMsg {
+  const out: MemoryMsg = {
     memory_id: idToBytes(m.id),
     content: m.content,
     importance: m.importance,
-    embedding: m.embedding ? Array.from(m.embedding) : [],
+    embedding: m.embedding ?? NO_EMBEDDING,
     created_at: m.createdAt,
     updated_at: m.updatedAt,
     last_accessed_at: m.lastAccessedAt,
@@ -108,12 +113,12 @@ export function memoryToProto(m: MemoryView, opts: { sources: boolean }): Record
     logical_clock: m.logicalClock,
     source_memory_ids: opts.sources && m.sourceMemoryIds ? m.sourceMemoryIds.map(idToBytes) : [],
   };
-  if (Object.keys(m.context).length > 0) out['context'] = jsonToStruct(m.context);
-  if (m.entityId !== null) out['entity_id'] = m.entityId;
+  if (Object.keys(m.context).length > 0) out.context = jsonToStruct(m.context);
+  if (m.entityId !== null) out.entity_id = m.entityId;
   return out;
 }
 
-function detailToProto(d: StrategyDetail, relevance: number): Record<string, unknown> {
+function detailToProto(d: StrategyDetail, relevance: number): StrategyDetailMsg {
   const base = { strategy_type: strategyToEnum(d.strategy), relevance };
   switch (d.strategy) {
     case 'similarity':
@@ -127,7 +132,7 @@ function detailToProto(d: StrategyDetail, relevance: number): Record<string, unk
   }
 }
 
-export function hitToProto(h: RecallHit): Record<string, unknown> {
+export function hitToProto(h: RecallHit): RecallResultMsg {
   // hebbs.v1 has no field for contradictions; gRPC clients find them through the edges.
   return {
     memory: memoryToProto(h.memory, { sources: true }),

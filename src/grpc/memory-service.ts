@@ -14,6 +14,7 @@ import type {
   EdgeMsg,
   ForgetRequestMsg,
   GetRequestMsg,
+  MemoryMsg,
   PrimeRequestMsg,
   RecallRequestMsg,
   RememberRequestMsg,
@@ -23,7 +24,7 @@ import type {
 } from './messages.ts';
 import { ctxOf, principalOf, unary } from './call.ts';
 
-const mem = (m: Parameters<typeof memoryToProto>[0]): Record<string, unknown> => memoryToProto(m, { sources: false });
+const mem = (m: Parameters<typeof memoryToProto>[0]): MemoryMsg => memoryToProto(m, { sources: false });
 
 function edges(list: EdgeMsg[]): Array<{ target_id: string; edge_type: string; confidence?: number }> {
   return list.map((e, i) => ({

@@ -1,7 +1,8 @@
 /**
  * @module grpc/messages — the shapes @grpc/proto-loader decodes hebbs.v1 requests into, with the
  * loader options of grpc/server.ts (keepCase, longs as strings, enums as strings, bytes as Buffer,
- * proto3 `optional` fields absent when unset).
+ * proto3 `optional` fields absent when unset); and, at the end, the replies that carry memories,
+ * as grpc/codec.ts builds them and grpc/response-encoder.ts writes them.
  */
 
 export interface StructValue {
@@ -111,4 +112,75 @@ export interface GetInsightsRequestMsg {
 
 export interface TenantOnly {
   tenant_id?: string;
+}
+
+// ─── replies that carry memories (uint64 as numbers, enums as names, absent = unset) ─────
+
+export interface MemoryMsg {
+  memory_id: Buffer;
+  content: string;
+  importance: number;
+  context?: Struct;
+  entity_id?: string;
+  /** Packed on the wire as one block of little-endian floats. */
+  embedding: Float32Array;
+  created_at: number;
+  updated_at: number;
+  last_accessed_at: number;
+  access_count: number;
+  decay_score: number;
+  kind: string;
+  logical_clock: number;
+  source_memory_ids: Buffer[];
+}
+
+export interface StrategyDetailMsg {
+  strategy_type: string;
+  relevance: number;
+  distance?: number;
+  timestamp?: number;
+  rank?: number;
+  depth?: number;
+  causal_edge_type?: string;
+  seed_id?: Buffer;
+  embedding_similarity?: number;
+  structural_similarity?: number;
+}
+
+export interface RecallResultMsg {
+  memory: MemoryMsg;
+  score: number;
+  strategy_details: StrategyDetailMsg[];
+}
+
+export interface RecallResponseMsg {
+  results: RecallResultMsg[];
+  strategy_errors: Array<{ strategy: string; message: string }>;
+}
+
+export interface PrimeResponseMsg {
+  results: RecallResultMsg[];
+  temporal_count: number;
+  similarity_count: number;
+}
+
+/** RememberResponse, GetResponse and ReviseResponse. */
+export interface MemoryResponseMsg {
+  memory: MemoryMsg;
+}
+
+export interface GetInsightsResponseMsg {
+  insights: MemoryMsg[];
+}
+
+/** A push, or the handshake: only `subscription_id` and `sequence_number` 0. */
+export interface SubscribePushMsg {
+  subscription_id: number;
+  memory?: MemoryMsg;
+  confidence?: number;
+  push_timestamp_us?: number;
+  sequence_number: number;
+  score?: number;
+  strategy?: string;
+  chunk_offset?: number;
 }

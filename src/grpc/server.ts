@@ -10,6 +10,7 @@ import type { Services } from '../verbs/context.ts';
 import { healthService } from './health-service.ts';
 import { memoryService } from './memory-service.ts';
 import { reflectService } from './reflect-service.ts';
+import { useResponseEncoders } from './response-encoder.ts';
 import { subscribeService } from './subscribe-service.ts';
 
 export const PROTO_PATH = fileURLToPath(new URL('../../proto/hebbs.proto', import.meta.url));
@@ -24,9 +25,13 @@ export const LOADER_OPTIONS: protoLoader.Options = {
   oneofs: true,
 };
 
-/** The loaded `hebbs.v1` package (also used by tests to build clients). */
+/**
+ * The loaded `hebbs.v1` package (also used by tests to build clients). Replies that carry memories
+ * are written by grpc/response-encoder.ts.
+ */
 export function loadHebbs(): grpc.GrpcObject {
   const def = protoLoader.loadSync(PROTO_PATH, LOADER_OPTIONS);
+  useResponseEncoders(def);
   const root = grpc.loadPackageDefinition(def) as grpc.GrpcObject;
   return (root['hebbs'] as grpc.GrpcObject)['v1'] as grpc.GrpcObject;
 }

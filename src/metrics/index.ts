@@ -95,6 +95,13 @@ export const contradictionsFound = new Counter({
   registers: [registry],
 });
 
+export const backgroundBacklog = new Gauge({
+  name: 'flashbulb_background_backlog',
+  help: 'Work waiting in the shards off the request path: new memories not yet checked for contradictions (work="contradiction_checks") and vectors not yet in an HNSW graph, searched exactly meanwhile (work="vector_index")',
+  labelNames: ['shard', 'work'] as const,
+  registers: [registry],
+});
+
 export const contradictionChecksSkipped = new Counter({
   name: 'flashbulb_contradiction_checks_skipped_total',
   help: 'New memories not checked for contradictions because the check backlog overflowed',

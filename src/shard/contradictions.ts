@@ -14,18 +14,31 @@ import type { Workspace } from './store/workspace.ts';
 import type { ShardState } from './store/apply.ts';
 
 const NEIGHBOURS = 6;
-/** Memories waiting for a check, at most. */
-const MAX_BACKLOG = 10_000;
+/**
+ * Memories waiting for a check, at most (~100 bytes each). Past it the oldest are skipped and
+ * counted; at ~700 checks/s per shard it takes minutes of writes faster than the shard can check
+ * to get there (the real model embeds ~150 texts/s, so only bulk writes with the hash embedder can).
+ */
+const MAX_BACKLOG = 100_000;
+/** Backlog below which checks give way to the vector indexer when it is far behind. */
+const YIELD_BELOW = 2048;
 /** Pairs less similar than this are about different things. */
 const MIN_SIMILARITY = 0.55;
 const CHECKED_KINDS = new Set(['episode', 'revision']);
 
+/** Longest stretch one slice of checks holds the shard's thread. */
+const SLICE_MS = 4;
+
 /**
- * Queues new memories and checks them between requests, in batches, after their write has been
- * answered. `commit` applies and logs what the checks find.
+ * Queues new memories and checks them between requests, in slices of a few milliseconds, after
+ * their write has been answered. `commit` applies and logs what the checks find. While `wait()`
+ * says so (the vector indexer is far behind, which makes every neighbour search an expensive
+ * exact scan) and the backlog is short, checks pause: they are off the request path, and indexing
+ * first makes them cheap. A long backlog runs anyway, slice for slice with the indexer.
  */
 export class ContradictionChecker {
-  readonly #queue: Array<[string, string]> = [];
+  #queue: Array<[string, string]> = [];
+  #head = 0;
   #running = false;
   /** Contradictions found since the last metrics report. */
   found = 0;
@@ -36,27 +49,35 @@ export class ContradictionChecker {
     private readonly state: ShardState,
     private readonly commit: (records: LogRecord[]) => Promise<void>,
     private readonly stopping: () => boolean,
+    private readonly wait: () => boolean = () => false,
   ) {}
+
+  get backlog(): number {
+    return this.#queue.length - this.#head;
+  }
 
   enqueue(records: readonly LogRecord[]): void {
     for (const r of records) if (r.t === 'put' && r.m.supersededBy === null) this.#queue.push([r.ws, r.m.id]);
     // Under a write burst the checks fall behind; the backlog is bounded and the oldest skipped.
-    if (this.#queue.length > MAX_BACKLOG) this.skipped += this.#queue.splice(0, this.#queue.length - MAX_BACKLOG).length;
-    if (this.#queue.length === 0 || this.#running) return;
+    const over = this.backlog - MAX_BACKLOG;
+    if (over > 0) {
+      this.skipped += over;
+      this.#head += over;
+    }
+    if (this.backlog === 0 || this.#running) return;
     this.#running = true;
     setImmediate(() => void this.#run());
   }
 
   async #run(): Promise<void> {
     try {
-      while (this.#queue.length > 0 && !this.stopping()) {
-        for (const [ws, memories] of this.#batch()) {
-          const w = this.state.workspaces.get(ws);
-          if (!w) continue;
-          const { records, found } = checkContradictions(w, memories, Date.now() * 1000);
-          this.found += found;
-          if (records.length > 0) await this.commit(records);
+      while (this.backlog > 0 && !this.stopping()) {
+        if (this.backlog < YIELD_BELOW && this.wait()) {
+          await new Promise((r) => setTimeout(r, SLICE_MS));
+          continue;
         }
+        const records = this.#slice(performance.now() + SLICE_MS);
+        if (records.length > 0) await this.commit(records);
         await new Promise((r) => setImmediate(r));
       }
     } catch (err) {
@@ -66,13 +87,28 @@ export class ContradictionChecker {
     }
   }
 
-  #batch(): Map<string, MemoryRecord[]> {
-    const byWs = new Map<string, MemoryRecord[]>();
-    for (const [ws, id] of this.#queue.splice(0, 64)) {
-      const m = this.state.workspaces.get(ws)?.memories.get(id);
-      if (m) byWs.set(ws, [...(byWs.get(ws) ?? []), m]);
+  /** Checks queued memories until the deadline; returns what they found. */
+  #slice(deadline: number): LogRecord[] {
+    const records: LogRecord[] = [];
+    while (this.#head < this.#queue.length) {
+      const [ws, id] = this.#queue[this.#head++] as [string, string];
+      const w = this.state.workspaces.get(ws);
+      const m = w?.memories.get(id);
+      if (w && m) {
+        const checked = checkContradictions(w, [m], Date.now() * 1000);
+        this.found += checked.found;
+        records.push(...checked.records);
+      }
+      if (performance.now() >= deadline) break;
     }
-    return byWs;
+    if (this.#head === this.#queue.length) {
+      this.#queue = [];
+      this.#head = 0;
+    } else if (this.#head > 4096) {
+      this.#queue = this.#queue.slice(this.#head);
+      this.#head = 0;
+    }
+    return records;
   }
 }
 
@@ -99,9 +135,7 @@ export function checkContradictions(w: Workspace, memories: readonly MemoryRecor
 function linked(w: Workspace, a: string, b: string): boolean {
   const touches = (x: string, y: string): boolean =>
     w.graph.outgoing(x).some((e) => e.target_id === y && (e.edge_type === 'contradicts' || e.edge_type === 'revised_from'));
-  if (touches(a, b) || touches(b, a)) return true;
-  for (const p of w.pending.values()) if ((p.memory_id_a === a && p.memory_id_b === b) || (p.memory_id_a === b && p.memory_id_b === a)) return true;
-  return false;
+  return touches(a, b) || touches(b, a) || w.pending.between(a, b);
 }
 
 function pending(older: MemoryRecord, newer: MemoryRecord, score: number, sim: number, proposed: 'contradiction' | 'revision', nowUs: number): PendingContradiction {

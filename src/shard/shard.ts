@@ -30,8 +30,11 @@ import { reflectGather, writeInsights } from './ops/reflect.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
 const INDEX_SLICE_MS = 4;
-/** Unindexed vectors in one workspace past which indexing no longer yields to requests. */
-const PENDING_URGENT = 2048;
+/**
+ * Unindexed vectors in one workspace past which indexing no longer yields to requests and
+ * contradiction checks pause: every search scans the unindexed vectors exactly (~0.5 µs each).
+ */
+const PENDING_URGENT = 1024;
 
 type Handler<M extends ShardMethod> = (ctx: OpContext, ws: string, input: ShardInput<M>) => ShardOutput<M> | Promise<ShardOutput<M>>;
 
@@ -72,7 +75,12 @@ export class Shard {
       durability: opts.durability,
       onSync: (ms) => this.syncMs.push(ms),
     });
-    this.#checker = new ContradictionChecker(this.#state, (records) => this.#commit(records), () => this.#draining);
+    this.#checker = new ContradictionChecker(
+      this.#state,
+      (records) => this.#commit(records),
+      () => this.#draining,
+      () => this.#indexBacklog() >= PENDING_URGENT,
+    );
     this.#ctx = {
       state: this.#state,
       ids: this.#ids,
@@ -138,10 +146,15 @@ export class Shard {
     // While requests are in flight the indexer takes every other few ms, leaving CPU to the
     // router and the requests (pending vectors are still found, by exact scan). A long backlog
     // makes those scans costly, so past PENDING_URGENT the indexer runs at full pace again.
+    if (this.#inflight > 0 && this.#indexBacklog() < PENDING_URGENT) setTimeout(() => this.#indexStep(), INDEX_SLICE_MS);
+    else setImmediate(() => this.#indexStep());
+  }
+
+  /** Unindexed vectors in the workspace furthest behind. */
+  #indexBacklog(): number {
     let backlog = 0;
     for (const w of this.#state.workspaces.values()) backlog = Math.max(backlog, w.vectors.pendingSize);
-    if (this.#inflight > 0 && backlog < PENDING_URGENT) setTimeout(() => this.#indexStep(), INDEX_SLICE_MS);
-    else setImmediate(() => this.#indexStep());
+    return backlog;
   }
 
   #indexStep(): void {
@@ -158,6 +171,13 @@ export class Shard {
     }
     this.#indexing = false;
     if (more) this.#scheduleIndexing();
+  }
+
+  /** Background work waiting: memories to check for contradictions, vectors to index. */
+  backlogs(): { checks: number; index: number } {
+    let index = 0;
+    for (const w of this.#state.workspaces.values()) index += w.vectors.pendingSize;
+    return { checks: this.#checker.backlog, index };
   }
 
   /** Contradictions found since the last call (for metrics). */

@@ -33,9 +33,10 @@ send({
   truncatedTail: tail ? `${tail.file} at offset ${tail.offset} (${tail.reason})` : null,
 });
 
-function contradictionCounts(): { contradictions: number; checksSkipped: number } {
+function contradictionCounts(): { contradictions: number; checksSkipped: number; checkBacklog: number; indexBacklog: number } {
   const c = shard.takeContradictions();
-  return { contradictions: c.found, checksSkipped: c.skipped };
+  const b = shard.backlogs();
+  return { contradictions: c.found, checksSkipped: c.skipped, checkBacklog: b.checks, indexBacklog: b.index };
 }
 
 const metricsTimer = setInterval(() => {

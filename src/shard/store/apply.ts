@@ -54,7 +54,7 @@ export function applyRecord(state: ShardState, r: LogRecord): void {
       state.workspaces.delete(r.ws);
       return;
     case 'pending':
-      state.workspace(r.ws).pending.set(r.p.pending_id, r.p);
+      state.workspace(r.ws).pending.set(r.p);
       return;
     case 'unpending':
       state.workspaces.get(r.ws)?.pending.delete(r.id);

@@ -5,7 +5,8 @@
 import type { MemoryRecord } from '../../model/memory.ts';
 import { Graph } from '../index/graph.ts';
 import { VectorIndex } from '../index/vector-index.ts';
-import type { PendingContradiction, Tombstone } from '../persist/records.ts';
+import type { Tombstone } from '../persist/records.ts';
+import { PendingContradictions } from './pending.ts';
 import { OrderedIds } from './ordered-ids.ts';
 
 export class Workspace {
@@ -21,7 +22,7 @@ export class Workspace {
   /** One tombstone per forgotten memory (keyed by memory id and time, so replay is idempotent). */
   readonly tombstones = new Map<string, Tombstone>();
   /** Uncertain contradictions awaiting a verdict, by pending id. */
-  readonly pending = new Map<string, PendingContradiction>();
+  readonly pending = new PendingContradictions();
 
   constructor(slug: string) {
     this.slug = slug;
@@ -51,7 +52,7 @@ export class Workspace {
     this.order.delete(id);
     this.vectors.remove(id);
     this.graph.removeNode(id);
-    for (const [pid, p] of this.pending) if (p.memory_id_a === id || p.memory_id_b === id) this.pending.delete(pid);
+    this.pending.deleteMemory(id);
     return m;
   }
 
