@@ -3,8 +3,12 @@
  * and send the next, for a fixed time or a fixed number of operations; every latency is kept.
  */
 
-/** One operation; resolves true on success, false on an error reply. */
-export type Operation = () => Promise<boolean>;
+/**
+ * One operation; resolves true on success (its latency is the whole call), false on an error
+ * reply, or a number: success, with the latency in ms of the part the operation timed itself
+ * (when the call includes untimed set-up).
+ */
+export type Operation = () => Promise<boolean | number>;
 
 export interface LoopOptions {
   concurrency: number;
@@ -38,7 +42,8 @@ export async function runClosedLoop(op: Operation, opts: LoopOptions): Promise<L
         result.firstError ??= err instanceof Error ? err.message : String(err);
         return false;
       });
-      if (ok) result.latenciesMs.push(performance.now() - t0);
+      if (ok === true) result.latenciesMs.push(performance.now() - t0);
+      else if (typeof ok === 'number') result.latenciesMs.push(ok);
       else result.errors += 1;
     }
   };

@@ -21,6 +21,8 @@ const OP_GOALS: readonly OpGoal[] = [
   { op: 'recall_cached', p50Ms: 1, p99Ms: 3, opsPerS: 3000 },
   { op: 'get', p50Ms: 0.5, p99Ms: 1, opsPerS: 10_000 },
   { op: 'subscribe_push', p50Ms: 20, p99Ms: 40, opsPerS: null },
+  { op: 'subscribe_push_10_open', p50Ms: 20, p99Ms: 40, opsPerS: null },
+  { op: 'subscribe_push_100_open', p50Ms: 20, p99Ms: 40, opsPerS: null },
 ];
 
 /** Resident memory beyond the raw vector, per memory. */

@@ -11,7 +11,7 @@ import { percentile } from '../lib/stats.ts';
 import type { Dataset } from './dataset.ts';
 import type { Driver } from './driver.ts';
 import { GrpcDriver } from './grpc-driver.ts';
-import { prepareOp, type OpName } from './ops/index.ts';
+import { holdsSubscriptions, prepareOp, type OpName } from './ops/index.ts';
 import type { Protocol, TierSpec } from './options.ts';
 import { RestDriver, type Endpoint } from './rest-driver.ts';
 
@@ -94,7 +94,7 @@ async function runOnce(ctx: PhaseContext, phase: { op: OpName; protocol: Protoco
 
 /** Measures a phase; re-measures (up to busyRetries times) while other processes took over BUSY_CORES. */
 export async function measurePhase(ctx: PhaseContext, phase: { op: OpName; protocol: Protocol; clients: number }): Promise<PhaseResult> {
-  const clients = phase.op === 'subscribe_push' ? Math.min(phase.clients, MAX_SUBSCRIPTIONS) : phase.clients;
+  const clients = holdsSubscriptions(phase.op) ? Math.min(phase.clients, MAX_SUBSCRIPTIONS) : phase.clients;
   let best = await runOnce(ctx, { ...phase, clients });
   for (let i = 0; i < ctx.busyRetries && best.otherCores > BUSY_CORES; i++) {
     console.error(`  ${phase.protocol} ${phase.op} x${clients}: other processes used ${best.otherCores.toFixed(2)} cores meanwhile; measuring again`);

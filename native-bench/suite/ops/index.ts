@@ -17,7 +17,21 @@ export interface PreparedOp {
 
 const nothing = async (): Promise<void> => undefined;
 
-function simpleOp(name: Exclude<OpName, 'subscribe_push'>, d: Driver, ds: Dataset): Operation {
+type PushOpName = 'subscribe_push' | 'subscribe_push_10_open' | 'subscribe_push_100_open' | 'write_push_100_open';
+
+/** Subscriptions each push operation keeps open in the workspace (its clients' included). */
+const PUSH_OPS: Readonly<Record<PushOpName, { open: number; kind: 'feed' | 'write' }>> = {
+  subscribe_push: { open: 0, kind: 'feed' },
+  subscribe_push_10_open: { open: 10, kind: 'feed' },
+  subscribe_push_100_open: { open: 100, kind: 'feed' },
+  write_push_100_open: { open: 100, kind: 'write' },
+};
+
+function isPushOp(name: OpName): name is PushOpName {
+  return name in PUSH_OPS;
+}
+
+function simpleOp(name: Exclude<OpName, PushOpName>, d: Driver, ds: Dataset): Operation {
   switch (name) {
     case 'remember':
       return rememberOp(d, ds);
@@ -44,11 +58,20 @@ function simpleOp(name: Exclude<OpName, 'subscribe_push'>, d: Driver, ds: Datase
   }
 }
 
-/** `clients` is the phase's concurrency: subscribe_push opens one subscription per client. */
+/**
+ * `clients` is the phase's concurrency: the push operations open one subscription per client, and
+ * idle ones up to their open count.
+ */
 export async function prepareOp(name: OpName, d: Driver, opts: { ds: Dataset; clients: number }): Promise<PreparedOp> {
-  if (name !== 'subscribe_push') return { run: simpleOp(name, d, opts.ds), dispose: nothing };
-  const probes = await PushProbes.open(d, opts.ds, opts.clients);
-  return { run: probes.op, dispose: () => probes.close() };
+  if (!isPushOp(name)) return { run: simpleOp(name, d, opts.ds), dispose: nothing };
+  const { open, kind } = PUSH_OPS[name];
+  const probes = await PushProbes.open(d, opts.ds, opts.clients, Math.max(open, opts.clients));
+  return { run: kind === 'feed' ? probes.feedOp : probes.writeOp, dispose: () => probes.close() };
+}
+
+/** True for the operations that hold subscriptions (at most 100 per workspace). */
+export function holdsSubscriptions(name: OpName): boolean {
+  return isPushOp(name);
 }
 
 export { OP_NAMES, isOpName, type OpName } from './names.ts';

@@ -13,6 +13,9 @@ export const OP_NAMES = [
   'prime',
   'revise',
   'subscribe_push',
+  'subscribe_push_10_open',
+  'subscribe_push_100_open',
+  'write_push_100_open',
   'forget',
 ] as const;
 

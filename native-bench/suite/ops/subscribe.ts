@@ -1,11 +1,19 @@
 /**
- * @module native-bench/suite/ops/subscribe — subscribe_push: one open subscription per client;
- * each operation feeds the exact text of a stored single-sentence memory that this subscription
- * has not been pushed yet, and completes when that memory's push arrives (and the feed's reply).
- * The server matches a fed chunk before it acknowledges the feed, so the time measured runs from
- * sending the text to receiving the push.
+ * @module native-bench/suite/ops/subscribe — the push operations, each with one open subscription
+ * per client plus idle ones up to the phase's open count (each idle one fed a sentence once, so
+ * new writes are matched against its recent chunk too, as a real listener's would be):
+ * - feed (subscribe_push, subscribe_push_N_open): feeds the exact text of a stored single-sentence
+ *   memory that this subscription has not been pushed yet and completes when that memory's push
+ *   arrives (and the feed's reply). The server matches a fed chunk before it acknowledges the feed,
+ *   so the time runs from sending the text to receiving the push.
+ * - write (write_push_N_open): feeds a new sentence first (untimed), then stores it as a new
+ *   memory; the time runs from sending the remember to receiving the new memory's push.
+ * Fed text gets a random letter case: the model is uncased, so the embedding is the same, but the
+ * embedding cache (keyed by the exact text) cannot answer — not for the stored memory's text, and
+ * not for the same sample fed in an earlier phase.
  */
 import type { Operation } from '../../lib/closed-loop.ts';
+import type { Rng } from '../../lib/prng.ts';
 import type { Dataset, Sample } from '../dataset.ts';
 import type { Driver, Subscription } from '../driver.ts';
 
@@ -17,6 +25,13 @@ import type { Driver, Subscription } from '../driver.ts';
 export const PUSH_THRESHOLD = 0.95;
 const PUSH_TIMEOUT_MS = 10_000;
 
+/** The text with each letter's case drawn at random: same tokens for an uncased model, new cache key. */
+function recase(text: string, rng: Rng): string {
+  let out = '';
+  for (const ch of text) out += rng.next() < 0.5 ? ch.toUpperCase() : ch.toLowerCase();
+  return out;
+}
+
 interface Probe {
   sub: Subscription;
   pushed: Set<string>;
@@ -27,45 +42,75 @@ export class PushProbes {
   readonly #idle: Probe[] = [];
   readonly #all: Probe[] = [];
   readonly #ds: Dataset;
+  readonly #d: Driver;
 
-  private constructor(ds: Dataset) {
+  private constructor(ds: Dataset, d: Driver) {
     this.#ds = ds;
+    this.#d = d;
   }
 
-  /** Opens `count` subscriptions. */
-  static async open(d: Driver, ds: Dataset, count: number): Promise<PushProbes> {
+  /** Opens `active` subscriptions that run operations and `open - active` idle ones. */
+  static async open(d: Driver, ds: Dataset, active: number, open = active): Promise<PushProbes> {
     if (ds.samples.length === 0) throw new Error('subscribe_push needs stored single-sentence memories');
-    const probes = new PushProbes(ds);
-    for (let i = 0; i < count; i++) probes.#add(await d.subscribe({ threshold: PUSH_THRESHOLD }));
+    const probes = new PushProbes(ds, d);
+    for (let i = 0; i < Math.max(open, active); i++) {
+      const p = probes.#add(await d.subscribe({ threshold: PUSH_THRESHOLD }), i < active);
+      if (i >= active) await p.sub.feed(recase(ds.cue(), ds.rng));
+    }
     return probes;
   }
 
-  #add(sub: Subscription): void {
+  #add(sub: Subscription, active: boolean): Probe {
     const p: Probe = { sub, pushed: new Set(), waiting: null };
     sub.onPush((id) => {
       p.pushed.add(id);
       if (p.waiting?.id === id) p.waiting.done();
     });
-    this.#idle.push(p);
+    if (active) this.#idle.push(p);
     this.#all.push(p);
+    return p;
   }
 
-  readonly op: Operation = async () => {
+  /** Feed → push of a stored memory. */
+  readonly feedOp: Operation = () => this.#withProbe(async (p) => {
+    await this.#feedAndWait(p, this.#target(p));
+    return true;
+  });
+
+  /** Remember → push of the new memory to a subscription that was fed its text. */
+  readonly writeOp: Operation = () => this.#withProbe(async (p) => {
+    const m = this.#ds.nextMemory();
+    const content = this.#ds.cue();
+    await p.sub.feed(recase(content, this.#ds.rng));
+    const t0 = performance.now();
+    const id = await this.#d.remember({ ...m, content });
+    this.#ds.stored(id, { ...m, content });
+    if (!p.pushed.has(id)) {
+      const pushed = this.#awaitPush(p, id);
+      try {
+        await pushed.arrived;
+      } finally {
+        pushed.cancel();
+      }
+    }
+    return performance.now() - t0;
+  });
+
+  async #withProbe<T>(run: (p: Probe) => Promise<T>): Promise<T> {
     const p = this.#idle.pop();
     if (!p) throw new Error('more clients than subscriptions');
     try {
-      await this.#feedAndWait(p, this.#target(p));
-      return true;
+      return await run(p);
     } finally {
       p.waiting = null;
       this.#idle.push(p);
     }
-  };
+  }
 
   async #feedAndWait(p: Probe, target: Sample): Promise<void> {
     const pushed = this.#awaitPush(p, target.id);
     try {
-      await p.sub.feed(target.content.toLowerCase());
+      await p.sub.feed(recase(target.content, this.#ds.rng));
       await pushed.arrived;
     } finally {
       pushed.cancel();
@@ -77,7 +122,7 @@ export class PushProbes {
       const s = this.#ds.nextSample();
       if (!p.pushed.has(s.id)) return s;
     }
-    throw new Error('every sample memory was already pushed to this subscription');
+    throw new Error(`every sample memory was already pushed to this subscription (${p.pushed.size} pushed, ${this.#ds.samples.length} samples)`);
   }
 
   /** Resolves when `id` is pushed to `p`; rejects after PUSH_TIMEOUT_MS unless cancelled first. */
