@@ -1,6 +1,7 @@
 /**
  * @module native-bench/micro/reflection — the CPU-heavy half of reflection (reflect/task.ts
- * analyse: k-means with k chosen by silhouette, central statements, distinguishing terms) on 1k
+ * analyse: average-linkage clustering on a sample of 1,500, the rest assigned to the nearest theme,
+ * central statements, distinguishing terms) on 1k
  * and 10k episodes: 384-d vectors around 8 themes with texts whose words follow their theme, and
  * 10% off-topic episodes (random vectors, words of a random theme) that belong to no theme.
  *
