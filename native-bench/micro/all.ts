@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { listFlag } from '../lib/args.ts';
 
-const SCRIPTS = ['embedding', 'vector-search', 'graph', 'persistence', 'reflection', 'contradiction-overhead', 'worker-hop'];
+const SCRIPTS = ['embedding', 'vector-search', 'graph', 'persistence', 'reflection', 'contradiction-overhead', 'grpc-encode', 'worker-hop'];
 
 function scriptPath(name: string): string {
   // worker-hop.ts belongs to native-bench/ itself; it is run from there, not copied.

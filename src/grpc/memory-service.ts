@@ -15,8 +15,11 @@ import type {
   ForgetRequestMsg,
   GetRequestMsg,
   MemoryMsg,
+  MemoryResponseMsg,
   PrimeRequestMsg,
+  PrimeResponseMsg,
   RecallRequestMsg,
+  RecallResponseMsg,
   RememberRequestMsg,
   ReviseRequestMsg,
   ScoringWeightsMsg,
@@ -62,7 +65,7 @@ function strategy(c: StrategyConfigMsg, i: number): Parameters<typeof recall>[1]
 
 export function memoryService(svc: Services): grpc.UntypedServiceImplementation {
   return {
-    Remember: unary('remember', async (req: RememberRequestMsg, md) => {
+    Remember: unary('remember', async (req: RememberRequestMsg, md): Promise<MemoryResponseMsg> => {
       const memory = await remember(ctxOf(svc, md, req.tenant_id), {
         content: req.content,
         importance: req.importance,
@@ -74,11 +77,11 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
       });
       return { memory: mem(memory) };
     }),
-    Get: unary('get', async (req: GetRequestMsg, md) => {
+    Get: unary('get', async (req: GetRequestMsg, md): Promise<MemoryResponseMsg> => {
       const memory = await getMemory(ctxOf(svc, md, req.tenant_id), { id: idFromBytes('memory_id', req.memory_id), withEmbedding: true });
       return { memory: mem(memory) };
     }),
-    Recall: unary('recall', async (req: RecallRequestMsg, md) => {
+    Recall: unary('recall', async (req: RecallRequestMsg, md): Promise<RecallResponseMsg> => {
       const out = await recall(ctxOf(svc, md, req.tenant_id), {
         cue: req.cue,
         strategies: req.strategies.map(strategy),
@@ -92,7 +95,7 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         strategy_errors: out.strategy_errors.map((e) => ({ strategy: e.strategy.toUpperCase(), message: e.message })),
       };
     }),
-    Prime: unary('prime', async (req: PrimeRequestMsg, md) => {
+    Prime: unary('prime', async (req: PrimeRequestMsg, md): Promise<PrimeResponseMsg> => {
       const out = await prime(ctxOf(svc, md, req.tenant_id), {
         entity_id: req.entity_id,
         context: structToJson(req.context),
@@ -104,7 +107,7 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
       });
       return { results: out.results.map(hitToProto), temporal_count: out.temporal_count, similarity_count: out.similarity_count };
     }),
-    Revise: unary('revise', async (req: ReviseRequestMsg, md) => {
+    Revise: unary('revise', async (req: ReviseRequestMsg, md): Promise<MemoryResponseMsg> => {
       const context = structToJson(req.context);
       const memory = await revise(ctxOf(svc, md, req.tenant_id), {
         id: idFromBytes('memory_id', req.memory_id),

@@ -31,6 +31,15 @@ export class ProtoWriter {
     return this.#buf.subarray(0, this.#pos);
   }
 
+  /** Starts over, keeping the buffer. */
+  reset(): void {
+    this.#pos = 0;
+  }
+
+  get capacity(): number {
+    return this.#buf.length;
+  }
+
   /** A uint32, uint64 (exact up to 2^53), enum or bool field; `value` is a non-negative integer. */
   varint(field: number, value: number): void {
     this.#tag(field, VARINT);
@@ -50,8 +59,9 @@ export class ProtoWriter {
   }
 
   string(field: number, value: string): void {
-    const len = Buffer.byteLength(value);
     this.#tag(field, LEN);
+    if (value.length < 128 && this.#ascii(value)) return;
+    const len = Buffer.byteLength(value);
     this.#varint(len);
     this.#ensure(len);
     this.#pos += this.#buf.write(value, this.#pos, len, 'utf8');
@@ -99,6 +109,24 @@ export class ProtoWriter {
     this.#pos = start;
     this.#putVarint(len);
     this.#pos = end;
+  }
+
+  /**
+   * Short ASCII strings (most keys, names and words) are copied a character at a time, which is
+   * cheaper than measuring and encoding them as UTF-8. False, having written nothing, otherwise.
+   */
+  #ascii(value: string): boolean {
+    this.#ensure(value.length + 1);
+    const buf = this.#buf;
+    const start = this.#pos;
+    for (let i = 0; i < value.length; i++) {
+      const c = value.charCodeAt(i);
+      if (c > 127) return false;
+      buf[start + 1 + i] = c;
+    }
+    buf[start] = value.length;
+    this.#pos = start + 1 + value.length;
+    return true;
   }
 
   #tag(field: number, wireType: number): void {

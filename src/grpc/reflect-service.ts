@@ -6,7 +6,7 @@ import { insights } from '../verbs/insights.ts';
 import { contradictionCommit, contradictionPrepare, reflect, reflectCommit, reflectPrepare, type ScopeInput } from '../verbs/reflect.ts';
 import { ctxOf, unary } from './call.ts';
 import { memoryToProto, u64 } from './codec.ts';
-import type { GetInsightsRequestMsg, TenantOnly, U64 } from './messages.ts';
+import type { GetInsightsRequestMsg, GetInsightsResponseMsg, TenantOnly, U64 } from './messages.ts';
 
 interface ScopeMsg {
   entity?: { entity_id: string; since_us?: U64 } | null;
@@ -41,7 +41,7 @@ export function reflectService(svc: Services): grpc.UntypedServiceImplementation
       const r = await reflect(ctxOf(svc, md, req.tenant_id), scopeOf(req));
       return { insights_created: r.insights_created, clusters_found: r.clusters_found, clusters_processed: r.clusters_processed, memories_processed: r.memories_processed };
     }),
-    GetInsights: unary('insights', async (req: GetInsightsRequestMsg, md) => {
+    GetInsights: unary('insights', async (req: GetInsightsRequestMsg, md): Promise<GetInsightsResponseMsg> => {
       const found = await insights(ctxOf(svc, md, req.tenant_id), {
         entity_id: req.entity_id,
         min_confidence: req.min_confidence,

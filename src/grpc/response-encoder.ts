@@ -139,14 +139,24 @@ function encoders(enums: Enums) {
   };
 }
 
-/** About one memory's worth: most replies fit without the writer growing. */
-const FIRST_CAPACITY = 2048;
+/**
+ * One writer for every reply, reused: a serializer runs synchronously to the end, and its result
+ * is copied out, so a reply never grows a buffer from scratch. One that grew past `KEEP_BYTES`
+ * (a reply of many large memories) is let go afterwards.
+ */
+const KEEP_BYTES = 1024 * 1024;
+let scratch = new ProtoWriter(64 * 1024);
 
 function serializer<T>(write: (w: ProtoWriter, value: T) => void): (value: T) => Buffer {
   return (value) => {
-    const w = new ProtoWriter(FIRST_CAPACITY);
+    const w = scratch;
+    w.reset();
     write(w, value);
-    return w.finish();
+    const bytes = w.finish();
+    const out = Buffer.allocUnsafe(bytes.length);
+    bytes.copy(out);
+    if (w.capacity > KEEP_BYTES) scratch = new ProtoWriter(64 * 1024);
+    return out;
   };
 }
 

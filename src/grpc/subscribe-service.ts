@@ -12,7 +12,7 @@ import type { Ctx, Services } from '../verbs/context.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
 import { ctxOf, toServiceError, unary } from './call.ts';
 import { kindFromEnum, memoryToProto, u64 } from './codec.ts';
-import type { U64 } from './messages.ts';
+import type { SubscribePushMsg, U64 } from './messages.ts';
 
 interface SubscribeRequestMsg {
   entity_id?: string;
@@ -37,10 +37,10 @@ interface CloseRequestMsg {
 
 /** Writes pushes to the stream; holds them until the handshake has gone out. */
 class GrpcSink implements PushSink {
-  readonly #call: grpc.ServerDuplexStream<SubscribeRequestMsg, unknown>;
+  readonly #call: grpc.ServerDuplexStream<SubscribeRequestMsg, SubscribePushMsg>;
   #held: PushEvent[] | null = [];
 
-  constructor(call: grpc.ServerDuplexStream<SubscribeRequestMsg, unknown>) {
+  constructor(call: grpc.ServerDuplexStream<SubscribeRequestMsg, SubscribePushMsg>) {
     this.#call = call;
   }
 
@@ -85,7 +85,7 @@ function subscriptionId(v: U64): number {
   return id;
 }
 
-function subscribe(svc: Services, call: grpc.ServerDuplexStream<SubscribeRequestMsg, unknown>): void {
+function subscribe(svc: Services, call: grpc.ServerDuplexStream<SubscribeRequestMsg, SubscribePushMsg>): void {
   let state: { ctx: Ctx; id: number } | null = null;
   let chain: Promise<void> = Promise.resolve();
   const fail = (err: unknown): void => {
@@ -123,7 +123,7 @@ function subscribe(svc: Services, call: grpc.ServerDuplexStream<SubscribeRequest
 
 export function subscribeService(svc: Services): grpc.UntypedServiceImplementation {
   return {
-    Subscribe: (call: grpc.ServerDuplexStream<SubscribeRequestMsg, unknown>) => subscribe(svc, call),
+    Subscribe: (call: grpc.ServerDuplexStream<SubscribeRequestMsg, SubscribePushMsg>) => subscribe(svc, call),
     Feed: unary('feed', async (req: FeedRequestMsg, md) => {
       await feedSubscription(ctxOf(svc, md, req.tenant_id), { subscription_id: subscriptionId(req.subscription_id), text: req.text });
       return {};
