@@ -4,9 +4,8 @@
  * change or reveal another workspace's memories, by any route.
  */
 import { createHash } from 'node:crypto';
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataFiles } from '../helpers/data-files.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 let seq = 0;
@@ -228,10 +227,8 @@ describe('workspaces and keys (admin routes)', () => {
     const ws = await createWorkspace(t, uniqueSlug('plain'));
     const extra = await t.req('POST', '/v1/keys', { body: { workspace: 'default', role: 'admin' } });
     const secrets = [t.adminKey, ws.key, extra.body.api_key as string];
-    for (const entry of readdirSync(t.dataDir, { withFileTypes: true, recursive: true })) {
-      if (!entry.isFile()) continue;
-      const bytes = readFileSync(join(entry.parentPath, entry.name));
-      for (const secret of secrets) expect(bytes.includes(secret), `${entry.name} holds a key`).toBe(false);
+    for (const { path, bytes } of dataFiles(t.dataDir)) {
+      for (const secret of secrets) expect(bytes.includes(secret), `${path} holds a key`).toBe(false);
     }
   });
 

@@ -3,9 +3,8 @@
  * (every criterion alone and combined, cascade, tombstones, edges, the 1000-per-call cap) and
  * entities (DESIGN.md 3.3, 3.4; spec 4.1). One server; a workspace per test.
  */
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { dataFiles } from '../helpers/data-files.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 let t: TestApp;
@@ -555,13 +554,7 @@ describe('forgotten content leaves the data directory', () => {
   afterAll(async () => r.stop());
 
   function filesContaining(dir: string, needle: string): string[] {
-    const hits: string[] = [];
-    for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true })) {
-      if (!entry.isFile()) continue;
-      const path = join(entry.parentPath, entry.name);
-      if (readFileSync(path).includes(needle)) hits.push(path);
-    }
-    return hits;
+    return dataFiles(dir).filter((f) => f.bytes.includes(needle)).map((f) => f.path);
   }
 
   it('within FLASHBULB_ERASE_WITHIN_S, for the memory and its superseded versions', async () => {
