@@ -67,7 +67,7 @@ async function main(): Promise<void> {
     ['causal walk, top 1000 (the cap)', 'random', () => causal(src, cue, causalSpec(randomId(), 1000))],
     ['causal walk, top 1000, caused_by only', 'random', () => causal(src, cue, causalSpec(randomCauseId(), 1000, ['caused_by']))],
     ['causal walk, top 100, caused_by only', 'hub', () => causal(src, cue, causalSpec(hub, 100, ['caused_by']))],
-    ['recall op (causal, scored), top 10', 'hub', () => recall(ctx, ws.slug, { cue, cueContext: null, strategies: [causalSpec(hub, 10)], weights: DEFAULT_WEIGHTS, withEmbedding: false })],
+    ['recall op (causal, scored), top 10', 'hub', () => recall(ctx, ws.slug, { cue, cueText: '', similarityMode: 'dense', cueContext: null, strategies: [causalSpec(hub, 10)], weights: DEFAULT_WEIGHTS, withEmbedding: false })],
   ];
   const rows: Cell[][] = [];
   for (const [what, from, fn] of cases) {

@@ -65,7 +65,7 @@ function memoryView(i: number): MemoryView {
 }
 
 function recallHit(i: number): RecallHit {
-  return { memory: memoryView(i), score: 0.8 - i / 100, relevance: 0.7, strategy_details: [{ strategy: 'similarity', relevance: 0.7, distance: 0.3 }] };
+  return { memory: memoryView(i), score: 0.8 - i / 100, relevance: 0.7, strategy_details: [{ strategy: 'similarity', relevance: 0.7, distance: 0.3, cosine: 0.6, lexical: 0.4 }] };
 }
 
 /**

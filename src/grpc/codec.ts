@@ -122,7 +122,7 @@ function detailToProto(d: StrategyDetail, relevance: number): StrategyDetailMsg 
   const base = { strategy_type: strategyToEnum(d.strategy), relevance };
   switch (d.strategy) {
     case 'similarity':
-      return { ...base, distance: d.distance };
+      return { ...base, distance: d.distance, cosine: d.cosine, lexical: d.lexical };
     case 'temporal':
       return { ...base, timestamp: d.timestamp, rank: d.rank };
     case 'causal':

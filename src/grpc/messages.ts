@@ -70,6 +70,7 @@ export interface RecallRequestMsg {
   scoring_weights?: ScoringWeightsMsg | null;
   cue_context?: Struct | null;
   tenant_id?: string;
+  similarity_mode?: string;
 }
 
 export interface PrimeRequestMsg {
@@ -144,6 +145,8 @@ export interface StrategyDetailMsg {
   causal_edge_type?: string;
   seed_id?: Buffer;
   embedding_similarity?: number;
+  cosine?: number;
+  lexical?: number;
   structural_similarity?: number;
 }
 

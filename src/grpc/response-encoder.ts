@@ -102,6 +102,8 @@ function encoders(enums: Enums) {
     if (d.seed_id !== undefined) w.bytes(8, d.seed_id);
     if (d.embedding_similarity !== undefined) w.float(9, d.embedding_similarity);
     if (d.structural_similarity !== undefined) w.float(10, d.structural_similarity);
+    if (d.cosine !== undefined) w.float(16, d.cosine);
+    if (d.lexical !== undefined) w.float(17, d.lexical);
   };
   const result = (w: ProtoWriter, r: RecallResultMsg): void => {
     w.message(1, r.memory, memory);

@@ -93,6 +93,7 @@ export const RecallBody = T.Object({
   strategy: T.Optional(T.String()),
   scoring_weights: T.Optional(Weights),
   cue_context: T.Optional(T.Union([T.String(), Json])),
+  similarity_mode: T.Optional(T.Unsafe<'hybrid' | 'dense' | 'lexical'>({ type: 'string', enum: ['hybrid', 'dense', 'lexical'] })),
   ...StrategyOptions,
 });
 

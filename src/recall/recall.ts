@@ -1,11 +1,23 @@
 /**
- * @module recall/recall — runs the requested strategies, merges their candidates by memory id
- * (details concatenated), scores them, and orders them: by composite score, or newest first when
- * temporal is the only strategy. One failing strategy becomes a `strategy_errors` entry.
+ * @module recall/recall — runs the requested strategies and merges their lists. Each strategy's list
+ * is in the order that strategy alone would answer (newest first for temporal, composite score for
+ * the others); a memory found by several keeps every strategy's detail. One failing strategy becomes
+ * a `strategy_errors` entry.
+ *
+ * The merged order lets the cue lead. Similarity's results come first, in similarity's own order:
+ * asking for more strategies never pushes out, or reorders, what similarity found for the cue.
+ * The memories only the other strategies found follow, ordered by weighted reciprocal rank fusion
+ * of their lists (recall/fusion.ts): analogical, causal and a temporal list with a time range weigh
+ * 1; a temporal list without one weighs 0.5, since "newest first" says nothing about the cue. So a
+ * memory two strategies agree on comes before one that only one of them found. (Fusing similarity
+ * with equal rank weights let three weak cue-blind lists lift a memory over the cue's exact match:
+ * RRF with k = 60 credits ranks 1 and 2 nearly alike.)
  */
 import type { MemoryRecord } from '../model/memory.ts';
+import { timeCueOf } from './dates.ts';
+import { reciprocalRankFusion, type RankedList } from './fusion.ts';
 import { clamp01, compositeScore } from './scoring.ts';
-import { analogical, causal, similarity, StrategyFailure, temporal, type Candidate } from './strategies.ts';
+import { analogical, causal, similarity, StrategyFailure, temporal, type Candidate, type SimilarityQuery } from './strategies.ts';
 import type { RecallInput, RecallOutput, RecallSource, StrategyDetail, StrategyError, StrategySpec } from './types.ts';
 import { dot } from './vector.ts';
 
@@ -17,29 +29,42 @@ export interface Merged {
 }
 
 export function runRecall(src: RecallSource, input: RecallInput, nowUs: number): { hits: Merged[]; errors: StrategyError[] } {
+  const query: SimilarityQuery = {
+    vector: input.cue,
+    text: input.cueText,
+    mode: input.similarityMode,
+    time: input.similarityMode === 'hybrid' ? timeCueOf(input.cueText, nowUs) : null,
+  };
   const byId = new Map<string, Merged>();
   const errors: StrategyError[] = [];
+  const lead = new Map<string, number>();
+  const others: RankedList[] = [];
   for (const spec of input.strategies) {
     let candidates: Candidate[];
     try {
-      candidates = runStrategy(src, input, spec);
+      candidates = runStrategy(src, input, query, spec);
     } catch (err) {
       if (!(err instanceof StrategyFailure)) throw err;
       errors.push({ strategy: spec.strategy, message: err.message });
       continue;
     }
-    for (const c of candidates) addCandidate(byId, c, input, nowUs);
+    const merged = candidates.map((c) => addCandidate(byId, c, input, nowUs));
+    if (spec.strategy !== 'temporal') merged.sort(byScore);
+    const ids = merged.map((m) => m.memory.id);
+    if (spec.strategy === 'similarity') ids.forEach((id, i) => lead.has(id) || lead.set(id, i));
+    else others.push({ weight: spec.strategy === 'temporal' && spec.timeRange === null ? 0.5 : 1, ids });
   }
+  const fused = reciprocalRankFusion(others);
   const hits = [...byId.values()];
-  const temporalOnly = input.strategies.every((s) => s.strategy === 'temporal');
-  hits.sort(temporalOnly ? (a, b) => b.memory.createdAt - a.memory.createdAt || cmp(b.memory.id, a.memory.id) : (a, b) => b.score - a.score);
+  const rankOf = (m: Merged): number => lead.get(m.memory.id) ?? Number.POSITIVE_INFINITY;
+  hits.sort((a, b) => rankOf(a) - rankOf(b) || (fused.get(b.memory.id) ?? 0) - (fused.get(a.memory.id) ?? 0) || byScore(a, b));
   return { hits, errors };
 }
 
-function runStrategy(src: RecallSource, input: RecallInput, spec: StrategySpec): Candidate[] {
+function runStrategy(src: RecallSource, input: RecallInput, query: SimilarityQuery, spec: StrategySpec): Candidate[] {
   switch (spec.strategy) {
     case 'similarity':
-      return similarity(src, input.cue, spec);
+      return similarity(src, query, spec);
     case 'temporal':
       return temporal(src, spec);
     case 'causal':
@@ -49,23 +74,30 @@ function runStrategy(src: RecallSource, input: RecallInput, spec: StrategySpec):
   }
 }
 
-export function addCandidate(byId: Map<string, Merged>, c: Candidate, input: Pick<RecallInput, 'cue' | 'weights'>, nowUs: number): void {
+/**
+ * Adds a strategy's candidate to the merged set and returns its entry. Relevance is the similarity
+ * relevance when similarity found the memory (hybrid: the fused relevance), else the cosine of cue
+ * and memory.
+ */
+export function addCandidate(byId: Map<string, Merged>, c: Candidate, input: Pick<RecallInput, 'cue' | 'weights'>, nowUs: number): Merged {
   const found = byId.get(c.memory.id);
+  const own = c.detail.strategy === 'similarity' ? c.detail.relevance : null;
   if (found) {
     found.details.push(c.detail);
-    return;
+    if (own !== null) {
+      found.relevance = own;
+      found.score = compositeScore(c.memory, own, input.weights, nowUs);
+    }
+    return found;
   }
-  const relevance = clamp01(dot(input.cue, c.memory.embedding));
-  byId.set(c.memory.id, {
-    memory: c.memory,
-    relevance,
-    score: compositeScore(c.memory, relevance, input.weights, nowUs),
-    details: [c.detail],
-  });
+  const relevance = own ?? clamp01(dot(input.cue, c.memory.embedding));
+  const entry: Merged = { memory: c.memory, relevance, score: compositeScore(c.memory, relevance, input.weights, nowUs), details: [c.detail] };
+  byId.set(c.memory.id, entry);
+  return entry;
 }
 
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
+function byScore(a: Merged, b: Merged): number {
+  return b.score - a.score || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0);
 }
 
 export type { RecallOutput };

@@ -6,9 +6,11 @@
  */
 import type { EdgeType } from '../model/edge.ts';
 import type { JsonObject, MemoryRecord } from '../model/memory.ts';
+import type { TimeCue } from './dates.ts';
 import { clamp01 } from './scoring.ts';
 import { structuralSimilarity, structureOf, type Structure } from './structure.ts';
-import type { RecallSource, StrategyDetail, StrategySpec } from './types.ts';
+import type { RecallSource, SimilarityMode, StrategyDetail, StrategySpec } from './types.ts';
+import { dot } from './vector.ts';
 
 export class StrategyFailure extends Error {
   override name = 'StrategyFailure';
@@ -19,14 +21,95 @@ export interface Candidate {
   detail: StrategyDetail;
 }
 
-export function similarity(src: RecallSource, cue: Float32Array, spec: StrategySpec): Candidate[] {
-  const hits = src.nearest(cue, { k: spec.topK, ef: Math.max(spec.efSearch, spec.topK), entityId: spec.entityId });
-  return hits.flatMap(({ id, sim }) => {
-    const memory = src.memory(id);
-    if (!memory) return [];
-    const relevance = clamp01(sim);
-    return [{ memory, detail: { strategy: 'similarity', relevance, distance: 1 - relevance } }];
-  });
+/** What similarity searches with: the cue's vector and text, the mode, and the time the cue names. */
+export interface SimilarityQuery {
+  vector: Float32Array;
+  text: string;
+  mode: SimilarityMode;
+  time: TimeCue | null;
+}
+
+/** How deep each candidate list goes: deeper than top_k, so that agreement lower down counts. */
+export const CANDIDATE_DEPTH = 50;
+/** At most this many memories dated inside a cue's time are ranked for the time list. */
+const TIME_SCAN_MAX = 5000;
+/** Hybrid blend: the weight of the cosine (the lexical match gets the rest). */
+export const HYBRID_COSINE_WEIGHT = 0.65;
+/** Hybrid blend: the weight of the best neighbour's match (conversation context). */
+export const HYBRID_CONTEXT_WEIGHT = 0.4;
+/** Hybrid blend: the bonus of a memory dated inside the time a cue names. */
+export const HYBRID_TIME_WEIGHT = 0.1;
+
+/**
+ * Similarity, in one of three modes.
+ * - `dense`: the nearest memories by cosine (relevance = the cosine).
+ * - `lexical`: the best by BM25 (relevance = BM25 over its bound for the cue).
+ * - `hybrid` (default): candidates from both indexes (and, when the cue names a time, the memories
+ *   dated in it), each with the neighbours it was written beside, ranked by a calibrated blend
+ *     match(m)   = 0.65·cosine(m) + 0.35·lexical(m)
+ *     relevance  = (match(m) + 0.4·max match(neighbour) + 0.1·[m dated in the cue's time]) / (1.4 [+ 0.1])
+ *   Both parts of the match are absolute ([0, 1] for any cue, not rescaled per query; the lexical
+ *   match is the IDF-weighted share of the cue's words the memory holds, see LexicalIndex.score), so
+ *   relevance means the same from query to query. A neighbour is the memory written just before or
+ *   after in the same stretch of conversation (RecallSource.neighbours): in a dialogue the answer
+ *   to a question often sits next to the turn that names its topic. A memory that repeats the cue
+ *   has match 1 and relevance ≥ 1/1.4 ≈ 0.71, reaching 1 only when its neighbours match too. (A cap
+ *   at 1 instead of the division ties every strong match at the top; a neighbour term that can only
+ *   lift, never dilute, recalled 2 points less on the development data: a memory inside a stretch
+ *   of conversation about the cue is more likely what was asked for than an isolated one.)
+ */
+export function similarity(src: RecallSource, q: SimilarityQuery, spec: StrategySpec): Candidate[] {
+  const depth = q.mode === 'hybrid' ? Math.max(spec.topK, CANDIDATE_DEPTH) : spec.topK;
+  const dense = q.mode === 'lexical' ? [] : src.nearest(q.vector, { k: depth, ef: Math.max(spec.efSearch, depth), entityId: spec.entityId });
+  const matcher = src.lexical(q.text);
+  const lexical = q.mode === 'dense' || matcher.empty ? [] : matcher.search(depth, spec.entityId);
+  const cosines = new Map(dense.map((h) => [h.id, clamp01(h.sim)]));
+  const cosine = (m: MemoryRecord): number => cosines.get(m.id) ?? clamp01(dot(q.vector, m.embedding));
+  const scored = (m: MemoryRecord, relevance: number): Candidate => {
+    const detail = { strategy: 'similarity' as const, relevance, distance: 1 - relevance, cosine: cosine(m), lexical: matcher.normOf(m.id) };
+    return { memory: m, detail };
+  };
+  const memories = (ids: Iterable<string>): MemoryRecord[] => [...ids].flatMap((id) => src.memory(id) ?? []);
+  let ranked: Candidate[];
+  if (q.mode === 'dense') ranked = memories(cosines.keys()).map((m) => scored(m, cosine(m)));
+  else if (q.mode === 'lexical') ranked = lexical.flatMap((h) => memories([h.id]).map((m) => scored(m, h.norm)));
+  else {
+    const match = (m: MemoryRecord): number => HYBRID_COSINE_WEIGHT * cosine(m) + (1 - HYBRID_COSINE_WEIGHT) * matcher.normOf(m.id);
+    const dated = q.time === null ? { all: new Set<string>(), best: [] } : datedIn(src, q.time, spec.entityId, depth, cosine);
+    const near = new Map<string, MemoryRecord[]>();
+    const neighbours = (m: MemoryRecord): MemoryRecord[] => near.get(m.id) ?? near.set(m.id, src.neighbours(m)).get(m.id) ?? [];
+    const pool = new Map<string, MemoryRecord>();
+    for (const m of memories([...cosines.keys(), ...lexical.map((h) => h.id), ...dated.best])) {
+      pool.set(m.id, m);
+      for (const n of neighbours(m)) pool.set(n.id, n);
+    }
+    const scale = 1 + HYBRID_CONTEXT_WEIGHT + (q.time === null ? 0 : HYBRID_TIME_WEIGHT);
+    ranked = [...pool.values()].map((m) => {
+      const context = Math.max(0, ...neighbours(m).map(match));
+      const time = dated.all.has(m.id) ? HYBRID_TIME_WEIGHT : 0;
+      return scored(m, (match(m) + HYBRID_CONTEXT_WEIGHT * context + time) / scale);
+    });
+  }
+  return ranked.sort(byRelevance).slice(0, spec.topK);
+}
+
+function byRelevance(a: Candidate, b: Candidate): number {
+  const ra = (a.detail as { relevance: number }).relevance;
+  const rb = (b.detail as { relevance: number }).relevance;
+  return rb - ra || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0);
+}
+
+/**
+ * Memories dated inside the cue's time: created in its window, or whose content names a date in it
+ * (at most TIME_SCAN_MAX of each); `best` are the `depth` most similar to the cue.
+ */
+function datedIn(src: RecallSource, time: TimeCue, entityId: string | null, depth: number, cosine: (m: MemoryRecord) => number): { all: Set<string>; best: string[] } {
+  const found = new Map<string, MemoryRecord>();
+  for (const m of src.withDateKeys(time.keys, TIME_SCAN_MAX, entityId)) found.set(m.id, m);
+  for (const m of src.createdBetween(time.startUs, time.endUs, entityId, TIME_SCAN_MAX)) found.set(m.id, m);
+  const scored = [...found.values()].map((m) => ({ id: m.id, sim: cosine(m) }));
+  scored.sort((a, b) => b.sim - a.sim);
+  return { all: new Set(found.keys()), best: scored.slice(0, depth).map((h) => h.id) };
 }
 
 export function temporal(src: RecallSource, spec: StrategySpec): Candidate[] {

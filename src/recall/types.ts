@@ -35,8 +35,12 @@ export const DEFAULT_WEIGHTS: ScoringWeights = {
   reinforcement_cap: 100,
 };
 
+export const SIMILARITY_MODES = ['hybrid', 'dense', 'lexical'] as const;
+/** How similarity finds and ranks: vector and lexical fused (default), vector only, or lexical only. */
+export type SimilarityMode = (typeof SIMILARITY_MODES)[number];
+
 export type StrategyDetail =
-  | { strategy: 'similarity'; relevance: number; distance: number }
+  | { strategy: 'similarity'; relevance: number; distance: number; cosine: number; lexical: number }
   | { strategy: 'temporal'; timestamp: number; rank: number }
   | { strategy: 'causal'; depth: number; edge_type: EdgeType; seed_id: string }
   | { strategy: 'analogical'; embedding_similarity: number; structural_similarity: number };
@@ -57,6 +61,9 @@ export interface StrategyError {
 
 export interface RecallInput {
   cue: Float32Array;
+  /** The cue as the caller wrote it (without its context): what the lexical index and time-aware recall read. */
+  cueText: string;
+  similarityMode: SimilarityMode;
   cueContext: JsonObject | null;
   strategies: StrategySpec[];
   weights: ScoringWeights;
@@ -90,6 +97,27 @@ export interface RecallSource {
   nearest(query: Float32Array, opts: { k: number; ef: number; entityId: string | null }): Array<{ id: string; sim: number }>;
   /** Live memories newest first (entity-scoped when given). */
   newestFirst(entityId: string | null): Iterable<MemoryRecord>;
+  /** Live memories created in [startUs, endUs), newest first, at most `limit`. */
+  createdBetween(startUs: number, endUs: number, entityId: string | null, limit: number): MemoryRecord[];
+  /**
+   * The memories written just before and after this one in the same stretch of conversation: the
+   * nearest live memory on each side in creation order with the same kind and entity, created
+   * within an hour of it (at most 2).
+   */
+  neighbours(memory: MemoryRecord): MemoryRecord[];
+  /** The lexical index, prepared for one query text. */
+  lexical(text: string): LexicalMatcher;
+  /** Live memories whose content names a date among `keys` (see recall/dates.ts), at most `limit`. */
+  withDateKeys(keys: readonly string[], limit: number, entityId: string | null): MemoryRecord[];
   outgoing(id: string): readonly Edge[];
   incoming(id: string): readonly Edge[];
+}
+
+/** A query against a workspace's lexical index. `norm` is BM25 over its bound for the query, in [0, 1]. */
+export interface LexicalMatcher {
+  /** True when no query term occurs in any memory. */
+  readonly empty: boolean;
+  search(k: number, entityId: string | null): Array<{ id: string; norm: number }>;
+  /** The normalised score of one memory (0 when it shares no term with the query). */
+  normOf(id: string): number;
 }

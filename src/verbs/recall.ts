@@ -2,7 +2,7 @@
 import { invalid } from '../errors/codes.ts';
 import { parseEdgeType, type EdgeType } from '../model/edge.ts';
 import type { JsonObject } from '../model/memory.ts';
-import { STRATEGIES, type RecallOutput, type StrategyName, type StrategySpec } from '../recall/types.ts';
+import { SIMILARITY_MODES, STRATEGIES, type RecallOutput, type SimilarityMode, type StrategyName, type StrategySpec } from '../recall/types.ts';
 import { charge, type Ctx } from './context.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
 import { checkEntity, checkId, checkUnit, LIMITS } from './validate.ts';
@@ -29,6 +29,8 @@ export interface RecallRequest extends StrategyOptions {
   strategies: Array<{ strategy: string } & StrategyOptions>;
   scoring_weights?: WeightsInput | undefined;
   cue_context?: string | JsonObject | undefined;
+  /** hybrid (default), dense or lexical; see recall/strategies.ts. */
+  similarity_mode?: string | undefined;
   withEmbedding?: boolean;
 }
 
@@ -39,6 +41,7 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   if (req.strategies.length === 0) throw invalid(`strategies must name at least one of ${STRATEGIES.join(', ')}`);
   const strategies = req.strategies.map((s, i) => strategySpec(s, req, `strategies[${i}]`));
   const weights = scoringWeights(req.scoring_weights);
+  const similarityMode = similarityModeOf(req.similarity_mode);
   const contextText = renderContext(req.cue_context);
   const text = contextText === '' ? req.cue : `${req.cue}\n${contextText}`;
   const cue = (await ctx.svc.embedder.embed([text])).slice(0, ctx.svc.embedder.dim);
@@ -46,7 +49,7 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   return ctx.svc.shards.call(
     ctx.workspace,
     'recall',
-    { cue, cueContext, strategies, weights, withEmbedding: req.withEmbedding ?? false },
+    { cue, cueText: req.cue, similarityMode, cueContext, strategies, weights, withEmbedding: req.withEmbedding ?? false },
     [cue.buffer as ArrayBuffer],
   );
 }
@@ -70,6 +73,13 @@ function strategySpec(s: { strategy: string } & StrategyOptions, req: StrategyOp
     maxDepth: intInRange('max_depth', pick('max_depth'), 5, 1, 10, { cap: true }),
     alpha: alpha === undefined ? 0.5 : checkUnit('analogical_alpha', alpha),
   };
+}
+
+function similarityModeOf(mode: string | undefined): SimilarityMode {
+  if (mode === undefined || mode === '') return 'hybrid';
+  const m = mode.toLowerCase();
+  if (!(SIMILARITY_MODES as readonly string[]).includes(m)) throw invalid(`similarity_mode must be one of ${SIMILARITY_MODES.join(', ')}, got '${mode}'`);
+  return m as SimilarityMode;
 }
 
 function timeRange(t: TimeRangeInput | undefined): StrategySpec['timeRange'] {

@@ -185,6 +185,24 @@ describe('gRPC Recall and Prime (auth off, one workspace per test via tenant_id)
   });
 
   describe('Recall: options', () => {
+    it('similarity_mode (Flashbulb addition): hybrid by default with cosine and lexical details; DENSE ranks by cosine; LEXICAL by words', async () => {
+      const w = workspace();
+      for (const content of ['what did the kids cook', 'cook dinner at seven', 'the cook left early', 'what should we cook', 'Anneliese made a lentil stew']) await w.put({ content });
+      const top = async (extra: object): Promise<any> => (await w.recall({ cue: 'what did Anneliese cook?', strategies: [{ strategy_type: 'SIMILARITY' }], ...extra })).results[0];
+      const hybrid = await top({});
+      expect(hybrid.memory.content).toBe('Anneliese made a lentil stew');
+      const [d] = hybrid.strategy_details;
+      expect(d.lexical).toBeGreaterThan(0);
+      expect(d.cosine).toBeGreaterThan(0);
+      expect(d.relevance).toBeGreaterThan(0);
+      expect(d.relevance).not.toBeCloseTo(d.cosine, 3);
+      expect((await top({ similarity_mode: 'SIMILARITY_MODE_HYBRID' })).memory.content).toBe('Anneliese made a lentil stew');
+      expect((await top({ similarity_mode: 'SIMILARITY_MODE_LEXICAL' })).memory.content).toBe('Anneliese made a lentil stew');
+      const dense = await top({ similarity_mode: 'SIMILARITY_MODE_DENSE' });
+      expect(dense.memory.content).toBe('what did the kids cook');
+      expect(dense.strategy_details[0].relevance).toBeCloseTo(dense.strategy_details[0].cosine, 5);
+    });
+
     it('per-strategy top_k applies to that strategy and falls back to the request top_k, then to 10', async () => {
       const w = workspace();
       for (let i = 0; i < 12; i++) await w.put({ content: `note number ${i}` });
@@ -238,7 +256,9 @@ describe('gRPC Recall and Prime (auth off, one workspace per test via tenant_id)
       for (const r of res.results) {
         for (const d of r.strategy_details) expect(r.score).toBeCloseTo(d.relevance, 5);
       }
-      expect(res.results[0].score).toBeCloseTo(1, 5);
+      // The cue repeats the first memory: cosine 1; hybrid relevance ≥ 1/1.4 (see recall/strategies.ts).
+      expect(detailsOf(res.results.slice(0, 1), 'SIMILARITY')[0].cosine).toBeCloseTo(1, 5);
+      expect(res.results[0].score).toBeGreaterThanOrEqual(1 / 1.4 - 1e-6);
       expect(contents(res.results)[0]).toBe('score equals relevance');
     });
 

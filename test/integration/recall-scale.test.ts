@@ -129,14 +129,14 @@ describe(`recall over ${OTHERS} memories`, () => {
   it('a high ef_search gives the exact top k; the default is close to it', async () => {
     for (const cue of [CUE, 'station 12 along the coast', 'weather report 1234']) {
       const exact = await bruteForce(cue, 11);
-      const got = await recall({ cue, strategies: ['similarity'], top_k: 10, ef_search: OTHERS + 3, scoring_weights: ONLY_RELEVANCE });
+      const got = await recall({ cue, strategies: ['similarity'], similarity_mode: 'dense', top_k: 10, ef_search: OTHERS + 3, scoring_weights: ONLY_RELEVANCE });
       expect(got.results).toHaveLength(10);
       const eleventh = (exact[10] as { sim: number }).sim;
       const exactTop = new Set(exact.slice(0, 10).map((x) => x.id));
       // In the exact top 10, up to ties with the 11th at the boundary.
       const isExact = (r: any): boolean => exactTop.has(r.memory.memory_id) || Math.abs(r.relevance - eleventh) < 1e-9;
       for (const r of got.results) expect(isExact(r), r.memory.content).toBe(true);
-      const def = await recall({ cue, strategies: ['similarity'], top_k: 10 });
+      const def = await recall({ cue, strategies: ['similarity'], similarity_mode: 'dense', top_k: 10 });
       const overlap = def.results.filter(isExact).length;
       // Hash-embedded vectors are close to random in 384 dimensions, HNSW's hardest case: at the
       // default ef 50 it finds most, not all, of the exact top 10 (real-model vectors fare better).

@@ -89,7 +89,7 @@ const MEMORIES: Array<[string, MemoryView]> = [
 
 function hit(m: MemoryView, i: number): RecallHit {
   const details: RecallHit['strategy_details'][] = [
-    [{ strategy: 'similarity', relevance: 0.9, distance: 0.1 }],
+    [{ strategy: 'similarity', relevance: 0.9, distance: 0.1, cosine: 0.8, lexical: 0.35 }],
     [{ strategy: 'temporal', timestamp: m.createdAt, rank: 0 }],
     [{ strategy: 'causal', depth: 2, edge_type: 'caused_by', seed_id: 'cd'.repeat(16) }],
     [

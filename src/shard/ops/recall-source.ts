@@ -1,6 +1,6 @@
 /** @module shard/ops/recall-source — a workspace seen through the RecallSource interface. */
 import type { MemoryRecord } from '../../model/memory.ts';
-import type { RecallSource } from '../../recall/types.ts';
+import type { LexicalMatcher, RecallSource } from '../../recall/types.ts';
 import type { Workspace } from '../store/workspace.ts';
 
 /** An entity with at most this many memories is searched exactly (never a filtered graph walk). */
@@ -17,16 +17,69 @@ export function recallSource(w: Workspace): RecallSource {
       return w.vectors.search(query, { k, ef, filter: (id) => w.memories.get(id)?.entityId === entityId });
     },
     newestFirst: (entityId) => liveNewestFirst(w, entityId),
+    lexical: (text) => lexicalMatcher(w, text),
+    neighbours: (m) => neighbours(w, m),
+    createdBetween: (startUs, endUs, entityId, limit) => createdBetween(w, { startUs, endUs, entityId, limit }),
+    withDateKeys: (keys, limit, entityId) =>
+      w.lexical.withDateKeys(keys, limit).flatMap((id) => {
+        const m = w.memories.get(id);
+        return m && (entityId === null || m.entityId === entityId) ? [m] : [];
+      }),
     outgoing: (id) => w.graph.outgoing(id),
     incoming: (id) => w.graph.incoming(id),
   };
 }
 
-function* liveNewestFirst(w: Workspace, entityId: string | null): Generator<MemoryRecord> {
+function* liveNewestFirst(w: Workspace, entityId: string | null, before: string | null = null): Generator<MemoryRecord> {
   const ids = entityId === null ? w.order : w.byEntity.get(entityId);
   if (!ids) return;
-  for (const id of ids.newestFirst()) {
+  for (const id of ids.newestFirst(before)) {
     const m = w.memories.get(id);
     if (m && m.supersededBy === null) yield m;
   }
+}
+
+function lexicalMatcher(w: Workspace, text: string): LexicalMatcher {
+  const q = w.lexical.query(text);
+  const scores = w.lexical.score(q);
+  return {
+    empty: q.terms.length === 0,
+    search: (k, entityId) => scores.top(k, entityId === null ? null : (id) => w.memories.get(id)?.entityId === entityId),
+    normOf: (id) => scores.norm(id),
+  };
+}
+
+/** How far (in creation order) and how long apart a neighbour may be. */
+const NEIGHBOUR_SCAN = 4;
+const NEIGHBOUR_GAP_US = 3_600_000_000;
+
+function neighbours(w: Workspace, m: MemoryRecord): MemoryRecord[] {
+  const out: MemoryRecord[] = [];
+  for (const side of [w.order.newestFirst(m.id), w.order.after(m.id)]) {
+    let steps = 0;
+    for (const id of side) {
+      if (++steps > NEIGHBOUR_SCAN) break;
+      const n = w.memories.get(id);
+      if (!n || n.supersededBy !== null || n.kind !== m.kind || n.entityId !== m.entityId) continue;
+      if (Math.abs(n.createdAt - m.createdAt) <= NEIGHBOUR_GAP_US) out.push(n);
+      break;
+    }
+  }
+  return out;
+}
+
+/**
+ * Live memories created in [startUs, endUs), newest first, at most `limit`. Ids sort by creation
+ * time, so the walk starts at the first id after the window and ends at its start.
+ */
+function createdBetween(w: Workspace, o: { startUs: number; endUs: number; entityId: string | null; limit: number }): MemoryRecord[] {
+  const out: MemoryRecord[] = [];
+  const endMs = Math.ceil(o.endUs / 1000) + 1;
+  const before = endMs >= 2 ** 48 ? null : `${endMs.toString(16).padStart(12, '0')}${'0'.repeat(20)}`;
+  for (const m of liveNewestFirst(w, o.entityId, before)) {
+    if (m.createdAt >= o.endUs) continue;
+    if (m.createdAt < o.startUs - 1000 || out.length >= o.limit) break;
+    if (m.createdAt >= o.startUs) out.push(m);
+  }
+  return out;
 }

@@ -25,7 +25,10 @@ export function prime(ctx: OpContext, ws: string, input: PrimeInput): PrimeOutpu
     timeRange: { startUs: now - input.recencyWindowUs, endUs: null }, seedId: null, edgeTypes: null, maxDepth: 0, alpha: 0.5,
   };
   const recent = temporal(src, base);
-  const similar: Candidate[] = input.cue ? similarity(src, input.cue, { ...base, strategy: 'similarity', topK: input.maxMemories }) : [];
+  // Prime's similar half ranks by cosine, as HEBBS does (hybrid ranking is recall's).
+  const similar: Candidate[] = input.cue
+    ? similarity(src, { vector: input.cue, text: '', mode: 'dense', time: null }, { ...base, strategy: 'similarity', topK: input.maxMemories })
+    : [];
   const { fromSimilar, fromRecent } = splitPlaces(input.maxMemories, similar, recent);
   const chosen = [...fromSimilar, ...fromRecent];
   const byId = new Map<string, Merged>();

@@ -4,6 +4,7 @@
  */
 import type { MemoryRecord } from '../../model/memory.ts';
 import { Graph } from '../index/graph.ts';
+import { LexicalIndex } from '../index/lexical.ts';
 import { VectorIndex } from '../index/vector-index.ts';
 import type { Tombstone } from '../persist/records.ts';
 import { PendingContradictions } from './pending.ts';
@@ -19,6 +20,8 @@ export class Workspace {
   readonly graph = new Graph();
   /** Embeddings of live (not superseded) memories, for similarity search. */
   readonly vectors = new VectorIndex();
+  /** BM25 over the text of live (not superseded) memories, for hybrid similarity. */
+  readonly lexical = new LexicalIndex();
   /** One tombstone per forgotten memory (keyed by memory id and time, so replay is idempotent). */
   readonly tombstones = new Map<string, Tombstone>();
   /** Uncertain contradictions awaiting a verdict, by pending id. */
@@ -34,8 +37,10 @@ export class Workspace {
     if (old) this.#unindex(old);
     this.memories.set(m.id, m);
     this.order.add(m.id);
-    if (m.supersededBy === null) this.vectors.upsert(m.id, m.embedding);
-    else this.vectors.remove(m.id);
+    if (m.supersededBy === null) {
+      this.vectors.upsert(m.id, m.embedding);
+      this.lexical.add(m.id, m);
+    } else this.vectors.remove(m.id);
     if (m.entityId !== null) entityIds(this.byEntity, m.entityId).add(m.id);
     if (m.supersededBy !== null) {
       const set = this.versions.get(m.supersededBy) ?? new Set<string>();
@@ -64,6 +69,7 @@ export class Workspace {
   }
 
   #unindex(m: MemoryRecord): void {
+    if (m.supersededBy === null) this.lexical.remove(m.id, m);
     if (m.entityId !== null) {
       const ids = this.byEntity.get(m.entityId);
       ids?.delete(m.id);

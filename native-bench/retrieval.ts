@@ -1,0 +1,221 @@
+/**
+ * @module native-bench/retrieval — retrieval quality on a long-conversation dataset (LoCoMo format),
+ * end to end over REST against a fresh server with the real model.
+ *
+ * Every dialogue turn becomes one memory (`[<session date>] <speaker>: <text>`, plus
+ * ` [image: <caption>]` when the turn shares an image). Each question of categories 1–4 is a cue;
+ * the score is the share of its evidence turns found in the first k results (evidence recall@k),
+ * averaged per category and overall. Each configuration gets its own workspace per conversation, so
+ * the access counts one configuration's recalls leave behind never reach another's ranking.
+ *
+ *   npm run bench:retrieval                       # ../shared/data/locomo-dev.json, every configuration
+ *   npm run bench:retrieval -- --data FILE --configs hybrid,all --env FLASHBULB_EMBED_THREADS=2
+ *   npm run bench:retrieval -- --extra '{"scoring_weights":{"w_relevance":1,"w_recency":0,"w_importance":0,"w_reinforcement":0}}'
+ *
+ * Skips (exit 0) with a message when the data file is absent: the data is licensed for evaluation
+ * only and never copied into this repository.
+ */
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { envFlag, listFlag, numberFlag, stringFlag } from './lib/args.ts';
+import { expectJson, RestClient } from './lib/rest-client.ts';
+import { freePort, startServer } from './lib/server-process.ts';
+import { percentile } from './lib/stats.ts';
+import { formatMarkdown, formatTable } from './lib/table.ts';
+
+interface Turn {
+  speaker: string;
+  dia_id: string;
+  text: string;
+  blip_caption?: string;
+}
+
+interface Question {
+  question: string;
+  evidence: string[];
+  category: number;
+}
+
+interface Conversation {
+  conversation: Record<string, unknown>;
+  qa: Question[];
+}
+
+/** A recall configuration: its name, and the request fields it adds to every recall. */
+interface Config {
+  name: string;
+  body: Record<string, unknown>;
+}
+
+const CONFIGS: readonly Config[] = [
+  { name: 'hybrid', body: { strategies: ['similarity'] } },
+  { name: 'dense', body: { strategies: ['similarity'], similarity_mode: 'dense' } },
+  { name: 'lexical', body: { strategies: ['similarity'], similarity_mode: 'lexical' } },
+  { name: 'all', body: { strategies: ['similarity', 'temporal', 'causal', 'analogical'] } },
+];
+const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
+const KS = [5, 10, 25] as const;
+
+interface Scores {
+  /** Per category (and 0 = overall): summed recall@k and the number of questions. */
+  sums: Map<number, { n: number; at: number[] }>;
+  latenciesMs: number[];
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      data: { type: 'string' },
+      configs: { type: 'string' },
+      conversations: { type: 'string' },
+      concurrency: { type: 'string' },
+      env: { type: 'string', multiple: true },
+      out: { type: 'string' },
+      verbose: { type: 'boolean' },
+      markdown: { type: 'boolean' },
+      extra: { type: 'string' },
+    },
+  });
+  const dataPath = resolve(stringFlag(values, 'data') ?? '../shared/data/locomo-dev.json');
+  if (!existsSync(dataPath)) {
+    console.log(`bench:retrieval skipped: no dataset at ${dataPath} (LoCoMo-format JSON; see ../shared/data/README.md). Pass --data FILE.`);
+    return;
+  }
+  const wanted = listFlag(values, 'configs', CONFIGS.map((c) => c.name));
+  const configs = wanted.map((name) => {
+    const c = CONFIGS.find((x) => x.name === name);
+    if (!c) throw new Error(`--configs: unknown configuration '${name}'; use ${CONFIGS.map((x) => x.name).join(', ')}`);
+    return c;
+  });
+  const all = JSON.parse(readFileSync(dataPath, 'utf8')) as Conversation[];
+  const picked = listFlag(values, 'conversations', all.map((_, i) => String(i))).map(Number);
+  const conversations = picked.map((i) => {
+    const c = all[i];
+    if (!c) throw new Error(`--conversations: no conversation ${i} in ${dataPath}`);
+    return c;
+  });
+  const concurrency = numberFlag(values, 'concurrency', 8);
+  const extra = JSON.parse(stringFlag(values, 'extra') ?? '{}') as Record<string, unknown>;
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-retrieval-'));
+  const port = await freePort();
+  const server = await startServer({
+    dataDir,
+    port,
+    env: { FLASHBULB_EMBEDDER: 'model', FLASHBULB_DURABILITY: 'os', FLASHBULB_SHARDS: '1', ...envFlag(values, 'env') },
+    verbose: values.verbose ?? false,
+  });
+  const client = new RestClient({ host: '127.0.0.1', port, apiKey: server.apiKey, maxSockets: concurrency });
+  const report: Record<string, unknown> = { data: dataPath, conversations: picked, configs: {} };
+  try {
+    for (const config of configs) {
+      const scores: Scores = { sums: new Map(), latenciesMs: [] };
+      for (const [n, conv] of conversations.entries()) {
+        const ws = `${config.name}-c${picked[n]}`;
+        expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
+        const ids = await load(client, ws, conv, concurrency);
+        await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores);
+      }
+      printScores(config.name, scores, values.markdown ?? false);
+      (report.configs as Record<string, unknown>)[config.name] = summary(scores);
+    }
+  } finally {
+    client.close();
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+  const out = stringFlag(values, 'out') ?? join('.bench', `retrieval-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  mkdirSync(resolve(out, '..'), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`\nwritten: ${out}`);
+}
+
+/** The turns of a conversation as memory texts, in session order. */
+function turnsOf(conv: Conversation): Array<{ diaId: string; content: string }> {
+  const c = conv.conversation;
+  const sessions = Object.keys(c)
+    .map((k) => /^session_(\d+)$/.exec(k)?.[1])
+    .filter((n): n is string => n !== undefined)
+    .map(Number)
+    .sort((a, b) => a - b);
+  return sessions.flatMap((s) => {
+    const date = String(c[`session_${s}_date_time`] ?? '');
+    return (c[`session_${s}`] as Turn[]).map((t) => ({
+      diaId: t.dia_id,
+      content: `[${date}] ${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`,
+    }));
+  });
+}
+
+/** Stores every turn (`concurrency` at a time, in order); returns memory id → dia_id. */
+async function load(client: RestClient, ws: string, conv: Conversation, concurrency: number): Promise<Map<string, string>> {
+  const turns = turnsOf(conv);
+  const byMemory = new Map<string, string>();
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < turns.length) {
+      const t = turns[next++] as { diaId: string; content: string };
+      const reply = await client.post(`/v1/workspaces/${ws}/memories`, { content: t.content });
+      byMemory.set(expectJson<{ memory_id: string }>(reply, 201, 'remember').memory_id, t.diaId);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return byMemory;
+}
+
+async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<string, string>, config: Config, scores: Scores): Promise<void> {
+  for (const q of conv.qa) {
+    if (!(q.category in CATEGORY_NAMES) || q.evidence.length === 0) continue;
+    const at: number[] = [];
+    for (const k of [10, 25]) {
+      const t0 = performance.now();
+      const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: q.question, top_k: k, ...config.body });
+      if (k === 10) scores.latenciesMs.push(performance.now() - t0);
+      const found = expectJson<{ results: Array<{ memory: { memory_id: string } }> }>(reply, 200, 'recall').results.map((r) => ids.get(r.memory.memory_id));
+      for (const cut of k === 10 ? [5, 10] : [25]) at.push(share(q.evidence, found.slice(0, cut)));
+    }
+    for (const cat of [0, q.category]) {
+      const s = scores.sums.get(cat) ?? { n: 0, at: KS.map(() => 0) };
+      s.n += 1;
+      at.forEach((v, i) => (s.at[i] = (s.at[i] ?? 0) + v));
+      scores.sums.set(cat, s);
+    }
+  }
+}
+
+/** Share of the evidence turns among the found ones (evidence ids are de-duplicated first). */
+function share(evidence: readonly string[], found: readonly (string | undefined)[]): number {
+  const want = new Set(evidence.map((e) => e.trim()));
+  const got = new Set(found);
+  let hit = 0;
+  for (const e of want) if (got.has(e)) hit += 1;
+  return hit / want.size;
+}
+
+function summary(scores: Scores): Record<string, unknown> {
+  const sorted = Float64Array.from(scores.latenciesMs).sort();
+  const rows: Record<string, unknown> = {};
+  for (const [cat, s] of [...scores.sums].sort((a, b) => a[0] - b[0])) {
+    rows[cat === 0 ? 'overall' : (CATEGORY_NAMES[cat] ?? String(cat))] = { questions: s.n, ...Object.fromEntries(KS.map((k, i) => [`recall@${k}`, (s.at[i] ?? 0) / s.n])) };
+  }
+  return { ...rows, latency_p50_ms: percentile(sorted, 0.5), latency_p99_ms: percentile(sorted, 0.99) };
+}
+
+function printScores(name: string, scores: Scores, markdown: boolean): void {
+  const sorted = Float64Array.from(scores.latenciesMs).sort();
+  const headers = ['category', 'questions', ...KS.map((k) => `R@${k}`)];
+  const rows = [...scores.sums]
+    .sort((a, b) => (a[0] === 0 ? 1 : b[0] === 0 ? -1 : a[0] - b[0]))
+    .map(([cat, s]) => [cat === 0 ? 'overall' : (CATEGORY_NAMES[cat] ?? String(cat)), s.n, ...KS.map((_, i) => round3((s.at[i] ?? 0) / s.n))]);
+  console.log(`\n## ${name}  (recall latency top_k 10: p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p99 ${percentile(sorted, 0.99).toFixed(1)} ms)`);
+  console.log(formatTable(headers, rows));
+  if (markdown) console.log(formatMarkdown(headers, rows));
+}
+
+function round3(x: number): string {
+  return x.toFixed(3);
+}
+
+await main();

@@ -1,0 +1,298 @@
+/**
+ * @module shard/index/lexical — a BM25F index over one workspace's live memories, beside the
+ * vector index. The content is the main field; the entity id and the context's string values are
+ * minor fields counted at {@link MINOR_FIELD_WEIGHT}. Dates written in the content are kept as
+ * extra keys (not scored by BM25) so that time-aware recall can find memories by the time they name.
+ *
+ * Postings are parallel arrays of document numbers and weighted term frequencies per term. A
+ * removal re-tokenizes the removed memory and takes its entries out of each of its terms' postings
+ * (order within a posting list does not matter, so it is a swap with the last entry); a term whose
+ * last document goes leaves the dictionary, so forgotten words do not linger. Nothing here is
+ * persisted: recovery replays every memory through {@link LexicalIndex.add}.
+ */
+import type { JsonObject, JsonValue } from '../../model/memory.ts';
+import { dateKeysIn } from '../../recall/dates.ts';
+import { tokenize } from './tokenize.ts';
+
+/** BM25 term-frequency saturation and length normalisation (the usual defaults). */
+export const BM25_K1 = 1.2;
+export const BM25_B = 0.75;
+/** Weight of a token from the entity id or a context value, relative to one from the content. */
+export const MINOR_FIELD_WEIGHT = 0.5;
+
+/** What of a memory the index reads. */
+export interface LexicalDoc {
+  content: string;
+  entityId: string | null;
+  context: JsonObject;
+}
+
+export interface LexicalHit {
+  id: string;
+  /** Raw BM25 score: what the lexical list is ranked by. */
+  score: number;
+  /** The memory's match in [0, 1]; see {@link LexicalIndex.score}. */
+  norm: number;
+}
+
+/** Scores of one query: the best memories, and any memory's normalised score. */
+export interface LexicalScores {
+  top(k: number, accept: ((id: string) => boolean) | null): LexicalHit[];
+  /** Normalised score of a memory (0 when it is not indexed or shares no term). */
+  norm(id: string): number;
+}
+
+/** A query: its distinct terms that occur in some memory with their IDF, and the IDF sum of all of them. */
+export interface LexicalQuery {
+  terms: Array<{ term: string; idf: number }>;
+  idfSum: number;
+}
+
+interface Posting {
+  docs: number[];
+  tfs: number[];
+}
+
+export class LexicalIndex {
+  readonly #docOf = new Map<string, number>();
+  #idOf: Array<string | undefined> = [];
+  #len = new Float32Array(64);
+  readonly #free: number[] = [];
+  readonly #terms = new Map<string, Posting>();
+  #totalLen = 0;
+  #scratch = new Float64Array(64);
+  #shares = new Float64Array(64);
+  /** Documents with a non-zero score in the scratch array, and the query generation they belong to. */
+  readonly #touched: number[] = [];
+  #generation = 0;
+
+  get size(): number {
+    return this.#docOf.size;
+  }
+
+  /** Distinct terms (and date keys) in the dictionary. */
+  get termCount(): number {
+    return this.#terms.size;
+  }
+
+  has(id: string): boolean {
+    return this.#docOf.has(id);
+  }
+
+  /** Indexes a memory; an id already present is replaced (its old text must be passed to remove first). */
+  add(id: string, doc: LexicalDoc): void {
+    if (this.#docOf.has(id)) throw new Error(`lexical index: ${id} is already indexed`);
+    const docNo = this.#free.pop() ?? this.#idOf.length;
+    this.#docOf.set(id, docNo);
+    this.#idOf[docNo] = id;
+    const { tf, length } = termFrequencies(doc);
+    this.#ensure(docNo + 1);
+    this.#len[docNo] = length;
+    this.#totalLen += length;
+    for (const [term, f] of tf) {
+      let p = this.#terms.get(term);
+      if (!p) {
+        p = { docs: [], tfs: [] };
+        this.#terms.set(term, p);
+      }
+      p.docs.push(docNo);
+      p.tfs.push(f);
+    }
+  }
+
+  /** Removes a memory; `doc` must be the text it was added with. */
+  remove(id: string, doc: LexicalDoc): void {
+    const docNo = this.#docOf.get(id);
+    if (docNo === undefined) return;
+    for (const term of termFrequencies(doc).tf.keys()) {
+      const p = this.#terms.get(term);
+      if (!p) continue;
+      const at = p.docs.indexOf(docNo);
+      if (at < 0) continue;
+      const last = p.docs.length - 1;
+      p.docs[at] = p.docs[last] as number;
+      p.tfs[at] = p.tfs[last] as number;
+      p.docs.pop();
+      p.tfs.pop();
+      if (p.docs.length === 0) this.#terms.delete(term);
+    }
+    this.#totalLen -= this.#len[docNo] ?? 0;
+    this.#len[docNo] = 0;
+    this.#docOf.delete(id);
+    this.#idOf[docNo] = undefined;
+    this.#free.push(docNo);
+  }
+
+  /**
+   * The query's terms with their IDF. Terms no memory has cannot match and are dropped from the
+   * search, but they stay in `idfSum` (with the IDF of a term no memory has): a cue whose words
+   * mostly do not occur in the workspace (a paraphrase) gets a low lexical match, so a stray shared
+   * word cannot outweigh the meaning that the cosine sees.
+   */
+  query(text: string): LexicalQuery {
+    const n = this.#docOf.size;
+    const terms: LexicalQuery['terms'] = [];
+    let idfSum = 0;
+    for (const term of new Set(tokenize(text))) {
+      const df = this.#terms.get(term)?.docs.length ?? 0;
+      const idf = Math.log(1 + (n - df + 0.5) / (df + 0.5));
+      idfSum += idf;
+      if (df > 0) terms.push({ term, idf });
+    }
+    return { terms, idfSum };
+  }
+
+  /**
+   * Scores every memory that shares a term with the query, two ways:
+   * - BM25 (k1 1.2, b 0.75), which ranks the lexical list;
+   * - the match in [0, 1]: the IDF-weighted share of the query's terms the memory holds,
+   *     match = Σ_{t in query and memory} idf_t / Σ_{t in query} idf_t
+   *   so a memory holding every word of the cue gets 1 and rare words count most. (Measured against
+   *   BM25 over its saturated bound and a per-term capped BM25: the same recall, and this one is
+   *   absolute, so it blends with the cosine without rescaling per query.)
+   * The scores stay valid until the next call on this index (the shard is single-threaded and a
+   * recall reads them at once), so a recall looks up any memory's score in O(1) without copies.
+   */
+  score(q: LexicalQuery): LexicalScores {
+    this.#clearScores();
+    const [scores, shares] = this.#scratchFor(this.#idOf.length);
+    const avg = this.#totalLen / Math.max(1, this.#docOf.size) || 1;
+    for (const { term, idf } of q.terms) {
+      const p = this.#terms.get(term);
+      if (!p) continue;
+      for (let i = 0; i < p.docs.length; i++) {
+        const d = p.docs[i] as number;
+        const tf = p.tfs[i] as number;
+        const part = (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (this.#len[d] ?? 0)) / avg));
+        if (scores[d] === 0) this.#touched.push(d);
+        scores[d] = (scores[d] ?? 0) + idf * part;
+        shares[d] = (shares[d] ?? 0) + idf;
+      }
+    }
+    const generation = ++this.#generation;
+    const check = (): void => {
+      if (generation !== this.#generation) throw new Error('lexical scores read after another query ran on the index');
+    };
+    const matchOf = (d: number): number => (q.idfSum > 0 ? Math.min(1, (shares[d] ?? 0) / q.idfSum) : 0);
+    return {
+      top: (k, accept) => {
+        check();
+        const best = topK(this.#touched, scores, k, accept === null ? null : (d) => accept(this.#idOf[d] as string));
+        return best.map((d) => ({ id: this.#idOf[d] as string, score: scores[d] ?? 0, norm: matchOf(d) }));
+      },
+      norm: (id) => {
+        check();
+        const d = this.#docOf.get(id);
+        return d === undefined ? 0 : matchOf(d);
+      },
+    };
+  }
+
+  /** The `k` best memories for the query by BM25, best first (ties: lower document number first). */
+  search(q: LexicalQuery, k: number, accept: ((id: string) => boolean) | null = null): LexicalHit[] {
+    return this.score(q).top(k, accept);
+  }
+
+  /** Ids of memories holding any of the date keys (see recall/dates.ts), at most `limit`. */
+  withDateKeys(keys: readonly string[], limit: number): string[] {
+    const out = new Set<string>();
+    for (const key of keys) {
+      for (const d of this.#terms.get(key)?.docs ?? []) {
+        if (out.size >= limit) return [...out];
+        out.add(this.#idOf[d] as string);
+      }
+    }
+    return [...out];
+  }
+
+  #clearScores(): void {
+    for (const d of this.#touched) {
+      this.#scratch[d] = 0;
+      this.#shares[d] = 0;
+    }
+    this.#touched.length = 0;
+  }
+
+  #ensure(n: number): void {
+    if (n <= this.#len.length) return;
+    const next = new Float32Array(Math.max(n, this.#len.length * 2));
+    next.set(this.#len);
+    this.#len = next;
+  }
+
+  /** The score arrays, grown to n documents (all zero: #clearScores ran). */
+  #scratchFor(n: number): [Float64Array, Float64Array] {
+    if (this.#scratch.length < n) {
+      this.#scratch = new Float64Array(Math.max(n, this.#scratch.length * 2));
+      this.#shares = new Float64Array(this.#scratch.length);
+    }
+    return [this.#scratch, this.#shares];
+  }
+}
+
+/**
+ * Weighted term frequencies of a memory (content tokens 1, minor-field tokens MINOR_FIELD_WEIGHT)
+ * and its weighted length; date keys are added with frequency 1 and do not count in the length.
+ */
+function termFrequencies(doc: LexicalDoc): { tf: Map<string, number>; length: number } {
+  const tf = new Map<string, number>();
+  let length = 0;
+  const count = (text: string, weight: number): void => {
+    for (const t of tokenize(text)) {
+      tf.set(t, (tf.get(t) ?? 0) + weight);
+      length += weight;
+    }
+  };
+  count(doc.content, 1);
+  if (doc.entityId !== null) count(doc.entityId, MINOR_FIELD_WEIGHT);
+  for (const v of Object.values(doc.context)) forEachString(v, (s) => count(s, MINOR_FIELD_WEIGHT));
+  for (const key of dateKeysIn(doc.content)) tf.set(key, 1);
+  return { tf, length };
+}
+
+/** Calls `fn` for every string inside a JSON value (bounded depth: context is validated at the edge). */
+function forEachString(v: JsonValue, fn: (s: string) => void, depth = 0): void {
+  if (depth > 8) return;
+  if (typeof v === 'string') fn(v);
+  else if (Array.isArray(v)) for (const x of v) forEachString(x, fn, depth + 1);
+  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) forEachString(x, fn, depth + 1);
+}
+
+/** The k best document numbers by score (descending; ties by lower document number). */
+function topK(docs: readonly number[], scores: Float64Array, k: number, accept: ((d: number) => boolean) | null): number[] {
+  const heap: number[] = [];
+  const worse = (a: number, b: number): boolean => (scores[a] as number) < (scores[b] as number) || (scores[a] === scores[b] && a > b);
+  for (const d of docs) {
+    if (accept !== null && !accept(d)) continue;
+    if (heap.length < k) {
+      heap.push(d);
+      siftUp(heap, heap.length - 1, worse);
+    } else if (worse(heap[0] as number, d)) {
+      heap[0] = d;
+      siftDown(heap, 0, worse);
+    }
+  }
+  return heap.sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
+}
+
+function siftUp(h: number[], i: number, worse: (a: number, b: number) => boolean): void {
+  while (i > 0) {
+    const parent = (i - 1) >> 1;
+    if (!worse(h[i] as number, h[parent] as number)) return;
+    [h[i], h[parent]] = [h[parent] as number, h[i] as number];
+    i = parent;
+  }
+}
+
+function siftDown(h: number[], i: number, worse: (a: number, b: number) => boolean): void {
+  for (;;) {
+    const l = 2 * i + 1;
+    const r = l + 1;
+    let m = i;
+    if (l < h.length && worse(h[l] as number, h[m] as number)) m = l;
+    if (r < h.length && worse(h[r] as number, h[m] as number)) m = r;
+    if (m === i) return;
+    [h[i], h[m]] = [h[m] as number, h[i] as number];
+    i = m;
+  }
+}

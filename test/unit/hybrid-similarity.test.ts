@@ -1,0 +1,126 @@
+/**
+ * Hybrid similarity and the strategy merge inside the shard (recall/strategies.ts, recall/recall.ts
+ * over a real Workspace): creation-time windows, conversation neighbours, the merged order, and a
+ * workspace rebuilt from its log answering exactly as the live one.
+ */
+import { describe, expect, it } from 'vitest';
+import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
+import type { MemoryRecord } from '../../src/model/memory.ts';
+import { runRecall } from '../../src/recall/recall.ts';
+import { DEFAULT_WEIGHTS, type RecallInput, type StrategySpec } from '../../src/recall/types.ts';
+import { recallSource } from '../../src/shard/ops/recall-source.ts';
+import { toStored, type LogRecord } from '../../src/shard/persist/records.ts';
+import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
+import { Workspace } from '../../src/shard/store/workspace.ts';
+
+const DAY_US = 86_400_000_000;
+const NOW = Date.parse('2026-11-18T15:00:00Z') * 1000;
+const ONLY_RELEVANCE = { ...DEFAULT_WEIGHTS, w_relevance: 1, w_recency: 0, w_importance: 0, w_reinforcement: 0 };
+
+let seq = 0;
+function memory(content: string, createdAt: number, extra: Partial<MemoryRecord> = {}): MemoryRecord {
+  const ms = Math.floor(createdAt / 1000);
+  const id = `${ms.toString(16).padStart(12, '0')}${(++seq).toString(16).padStart(20, '0')}`;
+  return {
+    id, content, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt, updatedAt: createdAt,
+    lastAccessedAt: createdAt, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null,
+    embedding: hashEmbedBatch([content], 384), ...extra,
+  };
+}
+
+function spec(strategy: StrategySpec['strategy'], topK = 10, more: Partial<StrategySpec> = {}): StrategySpec {
+  return { strategy, topK, efSearch: 50, entityId: null, timeRange: null, seedId: null, edgeTypes: null, maxDepth: 3, alpha: 0.5, ...more };
+}
+
+function input(cue: string, strategies: StrategySpec[], mode: RecallInput['similarityMode'] = 'hybrid'): RecallInput {
+  return { cue: hashEmbedBatch([cue], 384), cueText: cue, similarityMode: mode, cueContext: null, strategies, weights: ONLY_RELEVANCE, withEmbedding: false };
+}
+
+const contents = (w: Workspace, cue: string, strategies: StrategySpec[], mode?: RecallInput['similarityMode']): string[] =>
+  runRecall(recallSource(w), input(cue, strategies, mode), NOW).hits.map((h) => h.memory.content);
+
+describe('time-aware cues by creation time', () => {
+  it('"yesterday" and "last week" prefer memories created then over the same words written at another time', () => {
+    const w = new Workspace('t');
+    w.put(memory('the printer is broken again', NOW - 20 * DAY_US));
+    w.put(memory('the printer is broken again!', NOW - DAY_US));
+    w.put(memory('the printer is broken again.', NOW - 8 * DAY_US));
+    expect(contents(w, 'was the printer broken yesterday?', [spec('similarity')])[0]).toBe('the printer is broken again!');
+    expect(contents(w, 'was the printer broken last week?', [spec('similarity')])[0]).toBe('the printer is broken again.');
+    // Dense mode ignores time words: the plain wording wins there.
+    expect(contents(w, 'was the printer broken yesterday?', [spec('similarity')], 'dense')[0]).not.toBe('the printer is broken again!');
+  });
+});
+
+describe('conversation neighbours', () => {
+  it('a turn next to one that names the topic is lifted above an unrelated turn with a similar match', () => {
+    const w = new Workspace('n');
+    const t0 = NOW - DAY_US;
+    w.put(memory('Melanie: what are you researching these days?', t0));
+    w.put(memory('Caroline: adoption agencies, it has been a dream of mine', t0 + 1_000_000));
+    w.put(memory('Caroline: agencies called back about the lease', t0 + 5 * DAY_US));
+    const got = contents(w, 'what is Caroline researching?', [spec('similarity')]);
+    expect(got.indexOf('Caroline: adoption agencies, it has been a dream of mine')).toBeLessThan(got.indexOf('Caroline: agencies called back about the lease'));
+  });
+
+  it('neighbours are the same kind and entity, created within an hour', () => {
+    const w = new Workspace('k');
+    const a = memory('first', NOW);
+    w.put(a);
+    w.put(memory('an insight', NOW + 1, { kind: 'insight' }));
+    w.put(memory('other entity', NOW + 2, { entityId: 'x' }));
+    const b = memory('second', NOW + 3);
+    w.put(b);
+    w.put(memory('much later', NOW + 2 * 3_600_000_000));
+    const src = recallSource(w);
+    expect(src.neighbours(a).map((m) => m.content)).toEqual(['second']);
+    expect(src.neighbours(b).map((m) => m.content)).toEqual(['first']);
+  });
+});
+
+describe('several strategies', () => {
+  it("similarity's results lead in similarity's order; the others' follow by rank fusion", () => {
+    const w = new Workspace('m');
+    for (let i = 0; i < 12; i++) w.put(memory(`harbour note ${i}: a boat with ${i} crates of apples`, NOW - (12 - i) * 60_000_000));
+    w.put(memory('unrelated newest memory about violins', NOW));
+    const cue = 'boat with 7 crates of apples';
+    const alone = contents(w, cue, [spec('similarity', 3)]);
+    const merged = contents(w, cue, [spec('temporal', 3), spec('similarity', 3), spec('analogical', 3)]);
+    expect(merged.slice(0, 3)).toEqual(alone);
+    expect(merged).toContain('unrelated newest memory about violins');
+    expect(new Set(merged).size).toBe(merged.length);
+  });
+});
+
+describe('recovery', () => {
+  it('a workspace rebuilt from its log answers lexical and hybrid queries exactly as the live one', () => {
+    const live = new ShardState();
+    const log: LogRecord[] = [];
+    const write = (r: LogRecord): void => {
+      log.push(r);
+      applyRecord(live, r);
+    };
+    const words = ['harbour', 'lantern', 'orchard', 'violin', 'glacier', 'saffron'];
+    const ms: MemoryRecord[] = [];
+    for (let i = 0; i < 40; i++) {
+      const m = memory(`note ${i}: ${words[i % 6]} by the ${words[(i * 5 + 1) % 6]}`, NOW - (40 - i) * 1_000_000);
+      ms.push(m);
+      write({ t: 'put', ws: 'r', m: toStored(m) });
+    }
+    for (const m of ms.slice(0, 4)) write({ t: 'del', ws: 'r', id: m.id });
+    const revised = ms[9] as MemoryRecord;
+    write({ t: 'put', ws: 'r', m: toStored({ ...revised, content: 'note 9: a comet', embedding: hashEmbedBatch(['note 9: a comet'], 384) }) });
+    const replayed = new ShardState();
+    for (const r of log) applyRecord(replayed, r);
+    const a = live.workspace('r');
+    const b = replayed.workspace('r');
+    expect(b.lexical.size).toBe(a.lexical.size);
+    expect(b.lexical.termCount).toBe(a.lexical.termCount);
+    for (const cue of [...words, 'comet', 'note 9', 'harbour lantern']) {
+      for (const mode of ['lexical', 'hybrid'] as const) {
+        const ask = (w: Workspace): unknown => runRecall(recallSource(w), input(cue, [spec('similarity', 15)], mode), NOW).hits.map((h) => [h.memory.id, h.relevance]);
+        expect(ask(b), `${mode} ${cue}`).toEqual(ask(a));
+      }
+    }
+  });
+});

@@ -1,0 +1,118 @@
+/**
+ * The lexical index (shard/index/lexical.ts) and its tokenizer: tokens, BM25 against values computed
+ * by hand, the match share, updates on replace and remove, forgotten terms leaving the dictionary.
+ */
+import { describe, expect, it } from 'vitest';
+import { BM25_B, BM25_K1, LexicalIndex, type LexicalDoc } from '../../src/shard/index/lexical.ts';
+import { stem, tokenize } from '../../src/shard/index/tokenize.ts';
+
+const doc = (content: string, extra: Partial<LexicalDoc> = {}): LexicalDoc => ({ content, entityId: null, context: {}, ...extra });
+
+describe('tokenize', () => {
+  it('lower-cases, drops stop words and possessives, keeps names, numbers and decimals', () => {
+    expect(tokenize("What did Caroline's sister pay? $1,250.50 on 8 May 2023, v3.5")).toEqual(['carolin', 'sister', 'pay', '1250.50', '8', '2023', 'v3.5']);
+  });
+
+  it('stems the common forms of a word to one key, and leaves short words alone', () => {
+    for (const group of [['paint', 'paints', 'painted', 'painting'], ['run', 'runs', 'running'], ['bake', 'baked', 'baking'], ['adoption', 'adoptions'], ['camp', 'camping', 'camped']]) {
+      expect(new Set(group.map(stem)).size, group.join(',')).toBe(1);
+    }
+    expect(stem('bus')).toBe('bus');
+    expect(stem('glass')).toBe('glass');
+    expect(stem('stories')).toBe('story');
+  });
+
+  it('splits scripts written without spaces into bigrams and keeps other scripts whole', () => {
+    expect(tokenize('東京タワー')).toEqual(['東京', '京タ', 'タワ', 'ワー']);
+    expect(tokenize('Zürich Straße')).toEqual(['zürich', 'straße']);
+  });
+});
+
+describe('BM25', () => {
+  const idx = new LexicalIndex();
+  idx.add('a', doc('apple banana apple'));
+  idx.add('b', doc('banana cherry'));
+  idx.add('c', doc('cherry durian elderberry fig'));
+
+  it('scores match the formula computed by hand', () => {
+    const n = 3;
+    const avg = (3 + 2 + 4) / 3;
+    const idf = (df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    const part = (tf: number, len: number): number => (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * len) / avg));
+    const hits = idx.search(idx.query('apple banana'), 10);
+    expect(hits.map((h) => h.id)).toEqual(['a', 'b']);
+    expect(hits[0]?.score).toBeCloseTo(idf(1) * part(2, 3) + idf(2) * part(1, 3), 9);
+    expect(hits[1]?.score).toBeCloseTo(idf(2) * part(1, 2), 9);
+  });
+
+  it('the match is the IDF-weighted share of the query terms a memory holds; unknown terms count against it', () => {
+    const n = 3;
+    const idf = (df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5));
+    const scores = idx.score(idx.query('apple cherry zebra'));
+    const total = idf(1) + idf(2) + idf(0);
+    expect(scores.norm('a')).toBeCloseTo(idf(1) / total, 9);
+    expect(scores.norm('b')).toBeCloseTo(idf(2) / total, 9);
+    expect(scores.norm('nope')).toBe(0);
+    expect(idx.score(idx.query('banana apple')).norm('a')).toBeCloseTo(1, 9);
+  });
+
+  it('reading scores after another query ran is an error, not a wrong answer', () => {
+    const first = idx.score(idx.query('apple'));
+    idx.score(idx.query('cherry'));
+    expect(() => first.norm('a')).toThrow(/another query/);
+  });
+
+  it('filters during the search and returns at most k, best first', () => {
+    expect(idx.search(idx.query('banana cherry'), 1).map((h) => h.id)).toEqual(['b']);
+    expect(idx.search(idx.query('banana cherry'), 5, (id) => id !== 'b').map((h) => h.id).sort()).toEqual(['a', 'c']);
+  });
+
+  it('minor fields (entity, context strings) are searchable at a lower weight than content', () => {
+    const i = new LexicalIndex();
+    i.add('content', doc('meeting with zanzibar team'));
+    i.add('entity', doc('meeting notes', { entityId: 'zanzibar' }));
+    i.add('context', doc('meeting notes', { context: { place: 'zanzibar', nested: { deep: ['harbour'] } } }));
+    const hits = i.search(i.query('zanzibar'), 5);
+    expect(hits[0]?.id).toBe('content');
+    expect(hits.map((h) => h.id).sort()).toEqual(['content', 'context', 'entity']);
+    expect(i.search(i.query('harbour'), 5).map((h) => h.id)).toEqual(['context']);
+  });
+});
+
+describe('updates', () => {
+  it('remove takes a memory out of every posting, and a term whose last memory goes leaves the dictionary', () => {
+    const idx = new LexicalIndex();
+    idx.add('a', doc('the quokka smiles at the photographer'));
+    idx.add('b', doc('the photographer packs up'));
+    const terms = idx.termCount;
+    idx.remove('a', doc('the quokka smiles at the photographer'));
+    expect(idx.search(idx.query('quokka'), 5)).toEqual([]);
+    expect(idx.search(idx.query('photographer'), 5).map((h) => h.id)).toEqual(['b']);
+    expect(idx.termCount).toBe(terms - 2); // quokka, smile
+    idx.remove('b', doc('the photographer packs up'));
+    expect(idx.termCount).toBe(0);
+    expect(idx.size).toBe(0);
+  });
+
+  it('a replaced memory is found by its new words only; document numbers are reused safely', () => {
+    const idx = new LexicalIndex();
+    idx.add('a', doc('old wording about tulips'));
+    idx.remove('a', doc('old wording about tulips'));
+    idx.add('b', doc('something about daffodils'));
+    idx.add('a', doc('new wording about roses'));
+    expect(idx.search(idx.query('tulips'), 5)).toEqual([]);
+    expect(idx.search(idx.query('roses'), 5).map((h) => h.id)).toEqual(['a']);
+    expect(idx.search(idx.query('daffodils'), 5).map((h) => h.id)).toEqual(['b']);
+    expect(() => idx.add('a', doc('twice'))).toThrow(/already indexed/);
+  });
+
+  it('keeps the dates a memory names as keys outside BM25', () => {
+    const idx = new LexicalIndex();
+    idx.add('a', doc('[1:56 pm on 8 May, 2023] Caroline: hello'));
+    idx.add('b', doc('we met on 2023-06-02'));
+    expect(idx.withDateKeys(['§m:2023-05'], 10)).toEqual(['a']);
+    expect(idx.withDateKeys(['§y:2023'], 10).sort()).toEqual(['a', 'b']);
+    expect(idx.withDateKeys(['§d:2023-06-02', '§d:2023-05-08'], 1)).toHaveLength(1);
+    expect(idx.query('§y:2023 §m:2023-05').terms.map((t) => t.term)).toEqual(['2023']);
+  });
+});
