@@ -53,19 +53,19 @@ function lexicalMatcher(w: Workspace, text: string): LexicalMatcher {
 const NEIGHBOUR_SCAN = 4;
 const NEIGHBOUR_GAP_US = 3_600_000_000;
 
+/**
+ * The nearest live memory on each side in creation order that has the same kind and entity (at
+ * most NEIGHBOUR_SCAN ids away), kept when it was created within NEIGHBOUR_GAP_US of `m`.
+ */
 function neighbours(w: Workspace, m: MemoryRecord): MemoryRecord[] {
-  const out: MemoryRecord[] = [];
-  for (const side of [w.order.newestFirst(m.id), w.order.after(m.id)]) {
-    let steps = 0;
-    for (const id of side) {
-      if (++steps > NEIGHBOUR_SCAN) break;
-      const n = w.memories.get(id);
-      if (!n || n.supersededBy !== null || n.kind !== m.kind || n.entityId !== m.entityId) continue;
-      if (Math.abs(n.createdAt - m.createdAt) <= NEIGHBOUR_GAP_US) out.push(n);
-      break;
-    }
-  }
-  return out;
+  const same = (id: string): boolean => {
+    const n = w.memories.get(id);
+    return n !== undefined && n.supersededBy === null && n.kind === m.kind && n.entityId === m.entityId;
+  };
+  return w.order.beside(m.id, NEIGHBOUR_SCAN, same).flatMap((id) => {
+    const n = w.memories.get(id) as MemoryRecord;
+    return Math.abs(n.createdAt - m.createdAt) <= NEIGHBOUR_GAP_US ? [n] : [];
+  });
 }
 
 /**

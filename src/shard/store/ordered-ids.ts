@@ -46,6 +46,29 @@ export class OrderedIds {
     }
   }
 
+  /**
+   * The first id on each side of `id` (before, then after) that `accept` takes, looking at most
+   * `steps` live ids each way; `id` itself need not be present.
+   */
+  beside(id: string, steps: number, accept: (other: string) => boolean): string[] {
+    const out: string[] = [];
+    const at = lowerBound(this.#ids, id);
+    const from = this.#ids[at] === id ? at + 1 : at;
+    for (const [start, step] of [[at - 1, -1], [from, 1]] as const) {
+      let seen = 0;
+      for (let i = start; i >= 0 && i < this.#ids.length && seen < steps; i += step) {
+        const other = this.#ids[i] as string;
+        if (this.#deleted.has(other)) continue;
+        seen += 1;
+        if (accept(other)) {
+          out.push(other);
+          break;
+        }
+      }
+    }
+    return out;
+  }
+
   #compact(): void {
     this.#ids = this.#ids.filter((id) => !this.#deleted.has(id));
     this.#deleted.clear();
