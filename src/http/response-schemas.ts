@@ -19,7 +19,7 @@ export const ErrorBody = T.Object(
     error_code: literals(Object.keys(ERRORS)),
     message: T.String({ description: 'What went wrong, naming the field or value at fault.' }),
   },
-  { $id: 'Error', description: 'Every error answer has this body; the HTTP status follows error_code.' },
+  { $id: 'ErrorBody', description: 'Every error answer has this body; the HTTP status follows error_code.' },
 );
 
 export const Memory = T.Object(

@@ -275,7 +275,7 @@ export const ROUTES: readonly Route[] = [
     handle: async (i) => ({ body: await entities(ctxOf(i)) }),
   }),
   route({
-    method: 'POST', path: '/v1/mcp', op: 'mcp', scoped: true, summary: 'MCP Streamable HTTP endpoint of the workspace (stateless; JSON-RPC in, JSON out)', raw: 'json-rpc',
+    method: 'POST', path: '/v1/mcp', op: 'mcp_v1', scoped: true, summary: 'MCP Streamable HTTP endpoint of the workspace (stateless; JSON-RPC in, JSON out)', raw: 'json-rpc',
     reply: { status: 200, schema: R.JsonRpcReply, also: [202] },
     handle: (i) => mcpRoute(i),
   }),

@@ -69,6 +69,8 @@ describe('GET /v1/openapi.json', () => {
       expect(documented.has(`${r.method} ${path}`), `${r.method} ${path}`).toBe(true);
       if (r.scoped) expect(documented.has(`${r.method} ${path.replace('/v1/', '/v1/workspaces/{workspace}/')}`)).toBe(true);
     }
+    const ids = Object.values<any>(doc.paths).flatMap((item) => METHODS.filter((m) => item[m]).map((m) => item[m].operationId));
+    expect(new Set(ids).size, 'operationIds are unique').toBe(ids.length);
     expect(documented.size).toBe(ROUTES.length + ROUTES.filter((r) => r.scoped).length);
   });
 
@@ -84,7 +86,7 @@ describe('GET /v1/openapi.json', () => {
   it('documents request bodies, query parameters, error bodies and the SSE events', () => {
     const recall = doc.paths['/v1/recall'].post;
     expect(recall.requestBody.content['application/json'].schema.required).toEqual(['cue']);
-    expect(recall.responses['400'].content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
+    expect(recall.responses['400'].content['application/json'].schema.$ref).toBe('#/components/schemas/ErrorBody');
     expect(recall.responses['429'].headers['Retry-After']).toBeDefined();
     const list = doc.paths['/v1/memories'].get;
     expect(list.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['entity_id', 'kind', 'cursor', 'limit', 'include_superseded']));
@@ -93,7 +95,7 @@ describe('GET /v1/openapi.json', () => {
     expect(scoped.parameters.map((p: any) => p.name)).toEqual(['workspace', 'id']);
     const events = doc.paths['/v1/subscribe'].post.responses['200'].content['text/event-stream']['x-sse-events'];
     expect(Object.keys(events)).toEqual(['subscribed', 'message', 'closed']);
-    expect(doc.components.schemas.Error.properties.error_code.anyOf.map((s: any) => s.const)).toContain('rate_limited');
+    expect(doc.components.schemas.ErrorBody.properties.error_code.anyOf.map((s: any) => s.const)).toContain('rate_limited');
     expect(doc.paths['/v1/reflect/prepare'].post.deprecated).toBe(true);
   });
 
