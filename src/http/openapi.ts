@@ -5,6 +5,7 @@
  * by hand; a route added to the table is documented by adding it.
  */
 import type { TSchema } from '@sinclair/typebox';
+import { SLUG_RE } from '../auth/principal.ts';
 import { ERRORS, type ErrorCode } from '../errors/codes.ts';
 import { ErrorBody, NAMED_SCHEMAS } from './response-schemas.ts';
 import type { Reply, Route } from './routes.ts';
@@ -68,7 +69,7 @@ function operation(route: Route, scopedCopy: boolean): Json {
   if (parameters.length > 0) op['parameters'] = parameters;
   const body = requestBody(route);
   if (body) op['requestBody'] = body;
-  op['responses'] = responses(route);
+  op['responses'] = responses(route, scopedCopy);
   return op;
 }
 
@@ -79,14 +80,17 @@ function tagOf(route: Route): string {
 
 function pathParameters(route: Route, scopedCopy: boolean): Json[] {
   const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1] as string);
-  const out = names.map((name) => ({
+  const out: Json[] = names.map((name) => ({
     name,
     in: 'path',
     required: true,
     description: route.params?.[name] ?? name,
     schema: { type: 'string', minLength: 1 },
   }));
-  if (scopedCopy) out.unshift({ name: 'workspace', in: 'path', required: true, description: 'Workspace slug (admin keys: any; workspace keys: their own)', schema: { type: 'string', minLength: 1 } });
+  if (scopedCopy) {
+    const schema = { type: 'string', pattern: SLUG_RE.source };
+    out.unshift({ name: 'workspace', in: 'path', required: true, description: 'Workspace slug (admin keys: any; workspace keys: their own)', schema });
+  }
   return out;
 }
 
@@ -119,12 +123,12 @@ function requestBody(route: Route): Json | null {
   return { required: route.bodyOptional !== true, content: { 'application/json': { schema: plain(route.body) } } };
 }
 
-function responses(route: Route): Json {
+function responses(route: Route, scopedCopy: boolean): Json {
   const out: Json = { [String(route.reply.status)]: success(route.reply, route.deprecated === true) };
   for (const status of 'also' in route.reply ? (route.reply.also ?? []) : []) {
     out[String(status)] = { description: status === 202 ? 'Accepted (a notification; no body)' : 'See the body', ...(status === 202 ? {} : { content: successContent(route.reply) }) };
   }
-  for (const [status, codes] of errorStatuses(route)) {
+  for (const [status, codes] of errorStatuses(route, scopedCopy)) {
     const headers = status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : undefined;
     out[String(status)] = {
       description: codes.join(', '),
@@ -155,12 +159,12 @@ function successContent(reply: Reply): Json {
 }
 
 /** The error statuses a route can answer, with the codes behind each. */
-function errorStatuses(route: Route): Map<number, ErrorCode[]> {
+function errorStatuses(route: Route, scopedCopy: boolean): Map<number, ErrorCode[]> {
   const codes: ErrorCode[] = ['internal_error', 'method_not_allowed'];
   if (route.access !== 'public') codes.push('unauthenticated');
   if (route.access === undefined || route.access === 'key') codes.push('forbidden', 'not_found', 'rate_limited', 'unavailable');
   if (route.access === 'health') codes.push('unavailable');
-  if (route.body || route.query || route.raw || route.path.includes(':')) codes.push('invalid_input');
+  if (scopedCopy || route.body || route.query || route.raw || route.path.includes(':')) codes.push('invalid_input');
   if (route.body || route.raw) codes.push('payload_too_large', 'unsupported_media_type');
   if (route.op === 'workspaces_create' || route.op === 'keys_create') codes.push('conflict');
   const byStatus = new Map<number, ErrorCode[]>();
