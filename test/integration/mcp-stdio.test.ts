@@ -9,7 +9,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { CLI, ensureBuilt } from '../helpers/child.ts';
+import { CLI, ROOT, ensureBuilt } from '../helpers/child.ts';
+import { readFileSync } from 'node:fs';
 
 let t: TestApp;
 let wsKey: string;
@@ -53,6 +54,24 @@ describe('flashbulb mcp (stdio)', () => {
       expect(rest.body.content).toBe('stored through the stdio relay');
       const read = await client.readResource({ uri: `flashbulb://memories/${m.memory_id}` });
       expect(JSON.parse(String((read.contents[0] as { text?: string } | undefined)?.text)).memory_id).toBe(m.memory_id);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("works as configured by the README's snippet (npx flashbulb mcp)", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const block = [...readme.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').find((b) => b.includes('"command": "npx"'));
+    const server = JSON.parse(block ?? '{}').mcpServers.flashbulb as { command: string; args: string[]; env: Record<string, string> };
+    expect(server.env.FLASHBULB_URL).toBe('http://localhost:6381');
+    const env = { ...baseEnv(), ...server.env, FLASHBULB_URL: t.base, FLASHBULB_API_KEY: wsKey };
+    const transport = new StdioClientTransport({ command: server.command, args: server.args, env, cwd: ROOT, stderr: 'pipe' });
+    const client = new Client({ name: 'readme-host', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools).toHaveLength(11);
+      const m = await call(client, 'remember', { content: 'configured from the README' });
+      expect((await call(client, 'recall', { cue: 'configured from the README' })).results[0].memory.memory_id).toBe(m.memory_id);
     } finally {
       await client.close();
     }
