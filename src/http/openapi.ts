@@ -14,8 +14,18 @@ type Json = Record<string, unknown>;
 
 const REF_PREFIX = '#/components/schemas/';
 
-/** The document for a route table; `version` is the server's. Cached per table. */
+const CACHE = new WeakMap<readonly Route[], { version: string; doc: Json }>();
+
+/** The document for a route table; `version` is the server's. Built once per table and version. */
 export function openApiDocument(routes: readonly Route[], version: string): Json {
+  const cached = CACHE.get(routes);
+  if (cached?.version === version) return cached.doc;
+  const doc = buildDocument(routes, version);
+  CACHE.set(routes, { version, doc });
+  return doc;
+}
+
+function buildDocument(routes: readonly Route[], version: string): Json {
   const paths: Record<string, Record<string, Json>> = {};
   for (const route of routes) {
     for (const { path, scopedCopy } of documentedPaths(route)) {

@@ -37,7 +37,7 @@ export async function relayStdio(config: Config, opts: { workspace?: string | un
   local.onmessage = (msg: JSONRPCMessage) => {
     if (isJSONRPCRequest(msg) && msg.method === 'initialize') initializing.add(msg.id);
     remote.send(msg).catch((err: unknown) => {
-      const message = `cannot reach ${config.url}: ${err instanceof Error ? err.message : String(err)}`;
+      const message = `${config.url}${path}: ${err instanceof Error ? err.message : String(err)}`;
       process.stderr.write(`flashbulb mcp: ${message}\n`);
       if (isJSONRPCRequest(msg)) void local.send({ jsonrpc: '2.0', id: msg.id, error: { code: -32000, message } });
     });
