@@ -10,9 +10,12 @@ import { loadConfig, type Config } from './config/index.ts';
 import { lockHolder, openDataDir, shardOptions } from './data-dir.ts';
 import { startApp } from './app.ts';
 import { ShardPool } from './router/shard-client.ts';
+import { embeddedStdio, relayStdio } from './mcp/stdio.ts';
 
 const USAGE = `usage:
   flashbulb serve
+  flashbulb mcp [--workspace SLUG] [--data-dir DIR]   MCP on stdio: relays to FLASHBULB_URL with
+                                                      FLASHBULB_API_KEY, or runs embedded on the data dir
   flashbulb keys create --role admin|workspace [--workspace SLUG] [--label TEXT] [--data-dir DIR]
   flashbulb keys list [--data-dir DIR]
   flashbulb keys revoke KEY_ID [--data-dir DIR]
@@ -37,6 +40,7 @@ async function main(argv: string[]): Promise<number> {
   const env = values['data-dir'] ? { ...process.env, FLASHBULB_DATA_DIR: values['data-dir'] } : process.env;
   const config = loadConfig(env);
   if (command === 'serve') return serve(config);
+  if (command === 'mcp') return mcp(config, values.workspace, values['data-dir'] !== undefined);
   openDataDir(config.dataDir, config.shards);
   const auth = new AuthStore(config.dataDir);
   auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
@@ -72,6 +76,12 @@ async function serve(config: Config): Promise<number> {
   });
   await app.stop();
   process.stderr.write('stopped cleanly\n');
+  return 0;
+}
+
+async function mcp(config: Config, workspace: string | undefined, embedded: boolean): Promise<number> {
+  if (config.url !== '' && !embedded) await relayStdio(config, { workspace });
+  else await embeddedStdio(config, { workspace });
   return 0;
 }
 

@@ -45,6 +45,9 @@ export interface Config {
   readonly llmTimeoutMs: number;
   /** On SIGTERM, how long in-flight requests may take before their connections are closed. */
   readonly shutdownTimeoutS: number;
+  /** `flashbulb mcp`: the server to relay to (empty: none) and the API key to use there. */
+  readonly url: string;
+  readonly apiKey: string;
 }
 
 /** Defaults in one place (name of the variable → default). */
@@ -78,6 +81,8 @@ export const DEFAULTS = {
   FLASHBULB_LLM_API_KEY: '',
   FLASHBULB_LLM_TIMEOUT_MS: '20000',
   FLASHBULB_SHUTDOWN_TIMEOUT_S: '10',
+  FLASHBULB_URL: '',
+  FLASHBULB_API_KEY: '',
 } as const satisfies Record<string, string>;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -158,6 +163,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     llmApiKey: read(env, 'FLASHBULB_LLM_API_KEY'),
     llmTimeoutMs: int(env, 'FLASHBULB_LLM_TIMEOUT_MS', 100, 600_000),
     shutdownTimeoutS: int(env, 'FLASHBULB_SHUTDOWN_TIMEOUT_S', 1, 3600),
+    url: url(env, 'FLASHBULB_URL'),
+    apiKey: read(env, 'FLASHBULB_API_KEY'),
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {

@@ -1,29 +1,36 @@
 /**
- * @module http/routes — the REST route table. Each route decodes its input with a schema, calls
- * one verb and encodes the result; nothing else happens here.
+ * @module http/routes — the REST route table, and the single source of the API's shape: each
+ * route names its method, path, request and query schemas, reply schema and status, and the
+ * server validates with those same schemas, the OpenAPI document (http/openapi) is generated
+ * from them, and through it the TypeScript client's types. A handler decodes nothing itself; it
+ * calls one verb and shapes the result.
  */
+import type { Static, TObject, TSchema } from '@sinclair/typebox';
 import type { Principal } from '../auth/principal.ts';
-import { invalid } from '../errors/codes.ts';
-import { memoryToJson, nowUs, type JsonObject, type MemoryView } from '../model/memory.ts';
+import { FlashbulbError, invalid } from '../errors/codes.ts';
+import type { JsonObject } from '../model/memory.ts';
 import * as admin from '../verbs/admin.ts';
 import { resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
 import { forget } from '../verbs/forget.ts';
 import { batchGet, entities, getMemory, listMemories, memoryEdges } from '../verbs/read.ts';
 import { remember } from '../verbs/remember.ts';
 import { revise } from '../verbs/revise.ts';
-import { recall, type RecallRequest, type TimeRangeInput } from '../verbs/recall.ts';
+import { recall } from '../verbs/recall.ts';
 import { prime } from '../verbs/prime.ts';
 import { graph } from '../verbs/graph.ts';
 import { upload } from '../verbs/upload.ts';
 import { insights } from '../verbs/insights.ts';
-import { FlashbulbError } from '../errors/codes.ts';
 import { parseMultipart, type StreamResponse } from './uws.ts';
 import { SseSink } from './sse.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
 import * as reflection from '../verbs/reflect.ts';
-import type { RecallHit } from '../recall/types.ts';
+import { registry } from '../metrics/index.ts';
 import { compile } from './schema.ts';
 import * as S from './schemas.ts';
+import * as R from './response-schemas.ts';
+import { hitJson, memoryJson as json, recallRequest } from './views.ts';
+import { openApiDocument } from './openapi.ts';
+import { serveMcp } from '../mcp/http.ts';
 
 export interface RouteInput {
   svc: Services;
@@ -34,52 +41,87 @@ export interface RouteInput {
   /** Raw body and content type, for routes marked `raw`. */
   rawBody: Buffer;
   contentType: string;
+  /** Request headers the server reads (lower-case names). */
+  headers: ReadonlyMap<string, string>;
   /** Workspace named by a /v1/workspaces/<slug>/ prefix. */
   workspace: string | undefined;
 }
 
 export interface RouteOutput {
   status?: number;
+  /** Sent as JSON, unless `text` is set. */
   body: unknown;
+  /** A body sent as it is (with its own content-type header). */
+  text?: string;
   headers?: Record<string, string>;
 }
+
+/** What a route answers on success: a JSON body, an SSE stream, or text. */
+export type Reply =
+  | { status: number; schema: TSchema; also?: readonly number[] }
+  | { status: number; events: Readonly<Record<string, TSchema>> }
+  | { status: number; text: string; also?: readonly number[] };
+
+/**
+ * Who may call: `key` (a bearer key, unless auth is off), `public` (anyone) or `health` (anyone
+ * when FLASHBULB_PUBLIC_HEALTH is on, else a key).
+ */
+export type Access = 'key' | 'public' | 'health';
 
 export interface Route {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE';
   path: string;
-  /** Operation name for metrics. */
+  /** Operation name: metrics label, OpenAPI operationId, client method. */
   op: string;
+  /** One line for the OpenAPI document. */
+  summary: string;
   /** Data-plane routes may be prefixed with /v1/workspaces/<slug>/. */
   scoped: boolean;
-  /** Needs a JSON body ('optional': an empty body reads as {}). */
-  body?: boolean | 'optional';
-  /** Takes the raw body (multipart). */
-  raw?: boolean;
+  access?: Access;
+  /** Only admin keys may call it (documented; the verb enforces it). */
+  admin?: boolean;
+  /** The JSON body's schema; the server parses and validates the body with it. */
+  body?: TSchema;
+  /** An empty body reads as {}. */
+  bodyOptional?: boolean;
+  /** The query string's schema; integer, number and boolean fields are converted before validation. */
+  query?: TSchema;
+  /** Takes the raw body: `multipart` (form-data upload) or `json-rpc` (MCP messages). */
+  raw?: 'multipart' | 'json-rpc';
+  /** Parameter descriptions for the path's `:name` segments. */
+  params?: Readonly<Record<string, string>>;
+  reply: Reply;
   /** Deprecated: every answer, errors included, carries `Deprecation: true`. */
   deprecated?: boolean;
   handle: (input: RouteInput) => Promise<RouteOutput | StreamResponse> | RouteOutput;
 }
 
-const v = {
-  remember: compile(S.RememberBody),
-  batch: compile(S.BatchBody),
-  revise: compile(S.ReviseBody),
-  forget: compile(S.ForgetBody),
-  createWorkspace: compile(S.CreateWorkspaceBody),
-  createKey: compile(S.CreateKeyBody),
-  list: compile(S.ListQuery),
-  recall: compile(S.RecallBody),
-  prime: compile(S.PrimeBody),
-  graph: compile(S.GraphBody),
-  insights: compile(S.InsightsQuery),
-  subscribe: compile(S.SubscribeBody),
-  feed: compile(S.FeedBody),
-  scope: compile(S.ScopeBody),
-  reflectCommit: compile(S.ReflectCommitBody),
-  verdicts: compile(S.VerdictsBody),
-};
+type NoInput = TObject<{}>;
+
+/** A route whose handler gets its body and query already validated against the route's own schemas. */
+interface TypedRoute<B extends TSchema, Q extends TSchema> extends Omit<Route, 'handle' | 'body' | 'query'> {
+  body?: B;
+  query?: Q;
+  handle: (input: RouteInput, valid: { body: Static<B>; query: Static<Q> }) => Promise<RouteOutput | StreamResponse> | RouteOutput;
+}
+
+function route<B extends TSchema = NoInput, Q extends TSchema = NoInput>(def: TypedRoute<B, Q>): Route {
+  const checkBody = def.body === undefined ? null : compile(def.body);
+  const checkQuery = def.query === undefined ? null : compile(def.query);
+  const types = def.query === undefined ? {} : queryTypes(def.query);
+  return {
+    ...def,
+    handle: (i) => {
+      const body = (checkBody === null ? {} : checkBody(i.body)) as Static<B>;
+      const query = (checkQuery === null ? {} : checkQuery(queryObject(i.query, types))) as Static<Q>;
+      return def.handle(i, { body, query });
+    },
+  };
+}
 
 const DEPRECATED = { deprecation: 'true' };
+const ID = { id: 'A memory id: 32 hex characters or a 26-character ULID' };
+const SUB = { id: 'A subscription id, from the `subscribed` event' };
 
 function ctxOf(i: RouteInput): Ctx {
   return resolveCtx(i.svc, i.principal, i.workspace, { strict: true });
@@ -89,89 +131,75 @@ function param(i: RouteInput, name: string): string {
   return i.params[name] ?? '';
 }
 
-const json = (m: MemoryView): unknown => memoryToJson(m, nowUs());
-const hitJson = (h: RecallHit): unknown => ({ ...h, memory: json(h.memory) });
-
-/** REST recall body → verb input: plain-string strategies, `strategy` alias, `{start, end}` ranges. */
-function recallRequest(body: unknown): RecallRequest {
-  const b = v.recall(body);
-  const names = b.strategies ?? (b.strategy === undefined ? undefined : [b.strategy]);
-  if (names === undefined) throw invalid('strategies is required (one or more of similarity, temporal, causal, analogical)');
-  const range = (t: typeof b.time_range): TimeRangeInput | undefined =>
-    t === undefined ? undefined : { start_us: t.start_us ?? t.start, end_us: t.end_us ?? t.end };
-  return {
-    ...b,
-    cue_context: b.cue_context as string | JsonObject | undefined,
-    time_range: range(b.time_range),
-    strategies: names.map((s) => (typeof s === 'string' ? { strategy: s } : { ...s, time_range: range(s.time_range) })),
-  };
-}
-
 export const ROUTES: readonly Route[] = [
-  {
-    method: 'POST', path: '/v1/memories', op: 'remember', scoped: true, body: true,
-    handle: async (i) => {
-      const b = v.remember(i.body);
-      const memory = await remember(ctxOf(i), { ...b, context: (b.context ?? {}) as JsonObject });
-      return { status: 201, body: json(memory) };
-    },
-  },
-  {
-    method: 'GET', path: '/v1/memories', op: 'list', scoped: true,
-    handle: async (i) => {
-      const q = v.list(queryObject(i.query, { limit: 'int', include_superseded: 'bool' }));
-      const page = await listMemories(ctxOf(i), q);
+  route({
+    method: 'POST', path: '/v1/memories', op: 'remember', scoped: true, summary: 'Store a memory', body: S.RememberBody,
+    reply: { status: 201, schema: R.Memory },
+    handle: async (i, { body: b }) => ({ status: 201, body: json(await remember(ctxOf(i), { ...b, context: (b.context ?? {}) as JsonObject })) }),
+  }),
+  route({
+    method: 'GET', path: '/v1/memories', op: 'list', scoped: true, summary: 'List memories, oldest first, a page at a time', query: S.ListQuery,
+    reply: { status: 200, schema: R.MemoryPage },
+    handle: async (i, { query }) => {
+      const page = await listMemories(ctxOf(i), query);
       return { body: { memories: page.memories.map(json), next_cursor: page.nextCursor } };
     },
-  },
-  {
-    method: 'POST', path: '/v1/memories/batch', op: 'batch_get', scoped: true, body: true,
-    handle: async (i) => ({ body: (await batchGet(ctxOf(i), v.batch(i.body))).map(json) }),
-  },
-  {
-    method: 'GET', path: '/v1/memories/:id', op: 'get', scoped: true,
+  }),
+  route({
+    method: 'POST', path: '/v1/memories/batch', op: 'batch_get', scoped: true, summary: 'Get several memories by id (unknown ids are skipped)', body: S.BatchBody,
+    reply: { status: 200, schema: R.MemoryList },
+    handle: async (i, { body }) => ({ body: (await batchGet(ctxOf(i), body)).map(json) }),
+  }),
+  route({
+    method: 'GET', path: '/v1/memories/:id', op: 'get', scoped: true, summary: 'Get one memory', params: ID,
+    reply: { status: 200, schema: R.Memory },
     handle: async (i) => ({ body: json(await getMemory(ctxOf(i), { id: param(i, 'id') })) }),
-  },
-  {
-    method: 'GET', path: '/v1/memories/:id/edges', op: 'edges', scoped: true,
+  }),
+  route({
+    method: 'GET', path: '/v1/memories/:id/edges', op: 'edges', scoped: true, summary: "A memory's outgoing and incoming edges", params: ID,
+    reply: { status: 200, schema: R.Edges },
     handle: async (i) => ({ body: await memoryEdges(ctxOf(i), { id: param(i, 'id') }) }),
-  },
-  {
-    method: 'PUT', path: '/v1/revise/:id', op: 'revise', scoped: true, body: true,
-    handle: async (i) => {
-      const b = v.revise(i.body);
+  }),
+  route({
+    method: 'PUT', path: '/v1/revise/:id', op: 'revise', scoped: true, summary: 'Revise a memory in place', params: ID, body: S.ReviseBody,
+    reply: { status: 200, schema: R.Memory },
+    handle: async (i, { body: b }) => {
       const context = b.context as JsonObject | undefined;
       return { body: json(await revise(ctxOf(i), { ...b, context, id: param(i, 'id') })) };
     },
-  },
-  {
-    method: 'POST', path: '/v1/forget', op: 'forget', scoped: true, body: true,
-    handle: async (i) => ({ body: await forget(ctxOf(i), v.forget(i.body)) }),
-  },
-  {
-    method: 'POST', path: '/v1/recall', op: 'recall', scoped: true, body: true,
-    handle: async (i) => {
-      const out = await recall(ctxOf(i), recallRequest(i.body));
+  }),
+  route({
+    method: 'POST', path: '/v1/forget', op: 'forget', scoped: true, summary: 'Erase memories matching all the given criteria', body: S.ForgetBody,
+    reply: { status: 200, schema: R.ForgetResult },
+    handle: async (i, { body }) => ({ body: await forget(ctxOf(i), body) }),
+  }),
+  route({
+    method: 'POST', path: '/v1/recall', op: 'recall', scoped: true, summary: 'Recall memories for a cue with one or more strategies', body: S.RecallBody,
+    reply: { status: 200, schema: R.RecallResult },
+    handle: async (i, { body }) => {
+      const out = await recall(ctxOf(i), recallRequest(body));
       return { body: { results: out.results.map(hitJson), strategy_errors: out.strategy_errors } };
     },
-  },
-  {
-    method: 'POST', path: '/v1/prime', op: 'prime', scoped: true, body: true,
-    handle: async (i) => {
-      const b = v.prime(i.body);
+  }),
+  route({
+    method: 'POST', path: '/v1/prime', op: 'prime', scoped: true, summary: 'Recent plus relevant memories to prime an agent', body: S.PrimeBody,
+    reply: { status: 200, schema: R.PrimeResult },
+    handle: async (i, { body: b }) => {
       const out = await prime(ctxOf(i), { ...b, context: b.context as JsonObject | undefined });
       return { body: { ...out, results: out.results.map(hitJson) } };
     },
-  },
-  {
-    method: 'POST', path: '/v1/graph', op: 'graph', scoped: true, body: true,
-    handle: async (i) => {
-      const out = await graph(ctxOf(i), v.graph(i.body));
+  }),
+  route({
+    method: 'POST', path: '/v1/graph', op: 'graph', scoped: true, summary: 'The neighbourhood of a memory in the edge graph', body: S.GraphBody,
+    reply: { status: 200, schema: R.GraphResult },
+    handle: async (i, { body }) => {
+      const out = await graph(ctxOf(i), body);
       return { body: { ...out, nodes: out.nodes.map(json) } };
     },
-  },
-  {
-    method: 'POST', path: '/v1/upload', op: 'upload', scoped: true, raw: true,
+  }),
+  route({
+    method: 'POST', path: '/v1/upload', op: 'upload', scoped: true, summary: 'Upload .md / .txt documents (multipart "files" parts; the filename is the path)', raw: 'multipart',
+    reply: { status: 200, schema: R.UploadResult },
     handle: async (i) => {
       const parts = parseMultipart(i.rawBody, i.contentType);
       if (!parts) throw new FlashbulbError('unsupported_media_type', 'upload needs Content-Type multipart/form-data with "files" parts');
@@ -179,20 +207,19 @@ export const ROUTES: readonly Route[] = [
       for (const p of files) if (!p.filename) throw invalid(`a "${p.name}" part has no filename; the filename is the file's relative path`);
       return { body: await upload(ctxOf(i), { files: files.map((p) => ({ filePath: p.filename ?? '', data: p.data })) }) };
     },
-  },
-  {
-    method: 'GET', path: '/v1/insights', op: 'insights', scoped: true,
-    handle: async (i) => {
-      const q = v.insights(queryObject(i.query, { min_confidence: 'num', max_results: 'int' }));
-      return { body: (await insights(ctxOf(i), q)).map(json) };
-    },
-  },
-  {
-    method: 'POST', path: '/v1/subscribe', op: 'subscribe', scoped: true, body: true,
-    handle: async (i): Promise<StreamResponse> => {
+  }),
+  route({
+    method: 'GET', path: '/v1/insights', op: 'insights', scoped: true, summary: 'Insight memories, most confident first', query: S.InsightsQuery,
+    reply: { status: 200, schema: R.MemoryList },
+    handle: async (i, { query }) => ({ body: (await insights(ctxOf(i), query)).map(json) }),
+  }),
+  route({
+    method: 'POST', path: '/v1/subscribe', op: 'subscribe', scoped: true, summary: 'Open a subscription: memories relevant to fed text are pushed as Server-Sent Events', body: S.SubscribeBody,
+    reply: { status: 200, events: R.SubscribeEvents },
+    handle: async (i, { body }): Promise<StreamResponse> => {
       const ctx = ctxOf(i);
       const sink = new SseSink();
-      const id = await openSubscription(ctx, v.subscribe(i.body), sink);
+      const id = await openSubscription(ctx, body, sink);
       return {
         kind: 'stream',
         status: 200,
@@ -200,88 +227,154 @@ export const ROUTES: readonly Route[] = [
         start: (stream) => sink.attach(stream, id, () => i.svc.subscriptions.disconnect(id)),
       };
     },
-  },
-  {
-    method: 'POST', path: '/v1/subscribe/:id/feed', op: 'feed', scoped: true, body: true,
-    handle: async (i) => {
-      await feedSubscription(ctxOf(i), { subscription_id: subscriptionId(param(i, 'id')), text: v.feed(i.body).text });
+  }),
+  route({
+    method: 'POST', path: '/v1/subscribe/:id/feed', op: 'feed', scoped: true, summary: 'Feed text to an open subscription', params: SUB, body: S.FeedBody,
+    reply: { status: 200, schema: R.Empty },
+    handle: async (i, { body }) => {
+      await feedSubscription(ctxOf(i), { subscription_id: subscriptionId(param(i, 'id')), text: body.text });
       return { body: {} };
     },
-  },
-  {
-    method: 'DELETE', path: '/v1/subscribe/:id', op: 'close_subscription', scoped: true,
+  }),
+  route({
+    method: 'DELETE', path: '/v1/subscribe/:id', op: 'close_subscription', scoped: true, summary: 'Close a subscription (its stream gets `event: closed`)', params: SUB,
+    reply: { status: 200, schema: R.Empty },
     handle: async (i) => {
       await closeSubscription(ctxOf(i), { subscription_id: subscriptionId(param(i, 'id')) });
       return { body: {} };
     },
-  },
-  {
-    method: 'POST', path: '/v1/reflect', op: 'reflect', scoped: true, body: 'optional',
-    handle: async (i) => ({ body: await reflection.reflect(ctxOf(i), v.scope(i.body)) }),
-  },
-  {
-    method: 'POST', path: '/v1/reflect/prepare', op: 'reflect_prepare', scoped: true, deprecated: true, body: 'optional',
-    handle: async (i) => ({ body: await reflection.reflectPrepare(ctxOf(i), v.scope(i.body)), headers: DEPRECATED }),
-  },
-  {
-    method: 'POST', path: '/v1/reflect/commit', op: 'reflect_commit', scoped: true, deprecated: true, body: true,
-    handle: async (i) => ({ body: await reflection.reflectCommit(ctxOf(i), v.reflectCommit(i.body)), headers: DEPRECATED }),
-  },
-  {
-    method: 'POST', path: '/v1/contradictions/prepare', op: 'contradiction_prepare', scoped: true, deprecated: true,
+  }),
+  route({
+    method: 'POST', path: '/v1/reflect', op: 'reflect', scoped: true, summary: 'Cluster recent memories into insights now', body: S.ScopeBody, bodyOptional: true,
+    reply: { status: 200, schema: R.ReflectResult },
+    handle: async (i, { body }) => ({ body: await reflection.reflect(ctxOf(i), body) }),
+  }),
+  route({
+    method: 'POST', path: '/v1/reflect/prepare', op: 'reflect_prepare', scoped: true, deprecated: true, summary: 'Agent-driven reflection, step 1: clusters and prompts', body: S.ScopeBody, bodyOptional: true,
+    reply: { status: 200, schema: R.ReflectPrepareResult },
+    handle: async (i, { body }) => ({ body: await reflection.reflectPrepare(ctxOf(i), body), headers: DEPRECATED }),
+  }),
+  route({
+    method: 'POST', path: '/v1/reflect/commit', op: 'reflect_commit', scoped: true, deprecated: true, summary: 'Agent-driven reflection, step 2: store the insights', body: S.ReflectCommitBody,
+    reply: { status: 200, schema: R.ReflectCommitResult },
+    handle: async (i, { body }) => ({ body: await reflection.reflectCommit(ctxOf(i), body), headers: DEPRECATED }),
+  }),
+  route({
+    method: 'POST', path: '/v1/contradictions/prepare', op: 'contradiction_prepare', scoped: true, deprecated: true, summary: 'Contradiction candidates waiting for a verdict',
+    reply: { status: 200, schema: R.PendingContradictions },
     handle: async (i) => ({ body: await reflection.contradictionPrepare(ctxOf(i)), headers: DEPRECATED }),
-  },
-  {
-    method: 'POST', path: '/v1/contradictions/commit', op: 'contradiction_commit', scoped: true, deprecated: true, body: true,
-    handle: async (i) => ({ body: await reflection.contradictionCommit(ctxOf(i), v.verdicts(i.body)), headers: DEPRECATED }),
-  },
-  {
-    method: 'GET', path: '/v1/entities', op: 'entities', scoped: true,
+  }),
+  route({
+    method: 'POST', path: '/v1/contradictions/commit', op: 'contradiction_commit', scoped: true, deprecated: true, summary: 'Verdicts on contradiction candidates', body: S.VerdictsBody,
+    reply: { status: 200, schema: R.VerdictResult },
+    handle: async (i, { body }) => ({ body: await reflection.contradictionCommit(ctxOf(i), body), headers: DEPRECATED }),
+  }),
+  route({
+    method: 'GET', path: '/v1/entities', op: 'entities', scoped: true, summary: 'Entity ids in use in the workspace',
+    reply: { status: 200, schema: R.Entities },
     handle: async (i) => ({ body: await entities(ctxOf(i)) }),
-  },
-  {
-    method: 'GET', path: '/v1/auth/whoami', op: 'whoami', scoped: false,
+  }),
+  route({
+    method: 'POST', path: '/v1/mcp', op: 'mcp_v1', scoped: true, summary: 'MCP Streamable HTTP endpoint of the workspace (stateless; JSON-RPC in, JSON out)', raw: 'json-rpc',
+    reply: { status: 200, schema: R.JsonRpcReply, also: [202] },
+    handle: (i) => mcpRoute(i),
+  }),
+  route({
+    method: 'POST', path: '/mcp', op: 'mcp', scoped: false, summary: "MCP Streamable HTTP endpoint (the key's workspace)", raw: 'json-rpc',
+    reply: { status: 200, schema: R.JsonRpcReply, also: [202] },
+    handle: (i) => mcpRoute(i),
+  }),
+  route({
+    method: 'GET', path: '/v1/auth/whoami', op: 'whoami', scoped: false, summary: 'The calling key: role, workspace, reach',
+    reply: { status: 200, schema: R.Whoami },
     handle: (i) => ({ body: admin.whoami(i.svc, i.principal) }),
-  },
-  {
-    method: 'GET', path: '/v1/workspaces', op: 'workspaces_list', scoped: false,
+  }),
+  route({
+    method: 'GET', path: '/v1/workspaces', op: 'workspaces_list', scoped: false, admin: true, summary: 'All workspaces with their memory counts',
+    reply: { status: 200, schema: R.WorkspaceList },
     handle: async (i) => ({ body: { workspaces: await admin.listWorkspaces(i.svc, i.principal) } }),
-  },
-  {
-    method: 'POST', path: '/v1/workspaces', op: 'workspaces_create', scoped: false, body: true,
-    handle: (i) => ({ status: 201, body: admin.createWorkspace(i.svc, i.principal, v.createWorkspace(i.body)) }),
-  },
-  {
-    method: 'GET', path: '/v1/workspaces/:slug', op: 'workspaces_get', scoped: false,
+  }),
+  route({
+    method: 'POST', path: '/v1/workspaces', op: 'workspaces_create', scoped: false, admin: true, summary: 'Create a workspace and a workspace key for it', body: S.CreateWorkspaceBody,
+    reply: { status: 201, schema: R.WorkspaceCreated },
+    handle: (i, { body }) => ({ status: 201, body: admin.createWorkspace(i.svc, i.principal, body) }),
+  }),
+  route({
+    method: 'GET', path: '/v1/workspaces/:slug', op: 'workspaces_get', scoped: false, admin: true, summary: 'One workspace', params: { slug: 'Workspace slug' },
+    reply: { status: 200, schema: R.WorkspaceWithCount },
     handle: async (i) => ({ body: await admin.getWorkspace(i.svc, i.principal, param(i, 'slug')) }),
-  },
-  {
-    method: 'DELETE', path: '/v1/workspaces/:slug', op: 'workspaces_delete', scoped: false,
+  }),
+  route({
+    method: 'DELETE', path: '/v1/workspaces/:slug', op: 'workspaces_delete', scoped: false, admin: true, summary: 'Delete a workspace, its memories and its keys', params: { slug: 'Workspace slug' },
+    reply: { status: 200, schema: R.WorkspaceDeleted },
     handle: async (i) => ({ body: await admin.deleteWorkspace(i.svc, i.principal, param(i, 'slug')) }),
-  },
-  {
-    method: 'GET', path: '/v1/keys', op: 'keys_list', scoped: false,
+  }),
+  route({
+    method: 'GET', path: '/v1/keys', op: 'keys_list', scoped: false, admin: true, summary: 'All API keys (never their secrets)',
+    reply: { status: 200, schema: R.KeyList },
     handle: (i) => ({ body: { keys: admin.listKeys(i.svc, i.principal) } }),
-  },
-  {
-    method: 'POST', path: '/v1/keys', op: 'keys_create', scoped: false, body: true,
-    handle: (i) => ({ status: 201, body: admin.createKey(i.svc, i.principal, v.createKey(i.body)) }),
-  },
-  {
-    method: 'DELETE', path: '/v1/keys/:key_id', op: 'keys_revoke', scoped: false,
+  }),
+  route({
+    method: 'POST', path: '/v1/keys', op: 'keys_create', scoped: false, admin: true, summary: 'Create an API key', body: S.CreateKeyBody,
+    reply: { status: 201, schema: R.KeyCreated },
+    handle: (i, { body }) => ({ status: 201, body: admin.createKey(i.svc, i.principal, body) }),
+  }),
+  route({
+    method: 'DELETE', path: '/v1/keys/:key_id', op: 'keys_revoke', scoped: false, admin: true, summary: 'Revoke an API key', params: { key_id: 'Key id (key_…)' },
+    reply: { status: 200, schema: R.KeyRevoked },
     handle: (i) => ({ body: admin.revokeKey(i.svc, i.principal, param(i, 'key_id')) }),
-  },
+  }),
+  route({
+    method: 'GET', path: '/v1/health/live', op: 'health_live', scoped: false, access: 'health', summary: 'Liveness',
+    reply: { status: 200, schema: R.Health },
+    handle: () => ({ body: { status: 'alive' } }),
+  }),
+  route({
+    method: 'GET', path: '/v1/health/ready', op: 'health_ready', scoped: false, access: 'health', summary: 'Readiness (503 while starting or draining)',
+    reply: { status: 200, schema: R.Health, also: [503] },
+    handle: (i) => {
+      const h = i.svc.health;
+      return h.ready ? { body: { status: 'ready' } } : { status: 503, body: { status: 'not_ready', reason: h.reason } };
+    },
+  }),
+  route({
+    method: 'GET', path: '/v1/metrics', op: 'metrics', scoped: false, summary: 'Prometheus metrics',
+    reply: { status: 200, text: 'text/plain' },
+    handle: async () => ({ body: null, text: await registry.metrics(), headers: { 'content-type': registry.contentType } }),
+  }),
+  route({
+    method: 'GET', path: '/v1/openapi.json', op: 'openapi', scoped: false, access: 'public', summary: 'This API as an OpenAPI 3.1 document',
+    reply: { status: 200, schema: R.OpenApiDocument },
+    handle: (i) => ({ body: openApiDocument(ROUTES, i.svc.version) }),
+  }),
 ];
+
+async function mcpRoute(i: RouteInput): Promise<RouteOutput> {
+  const ctx = ctxOf(i);
+  return serveMcp(ctx, { method: 'POST', headers: i.headers, body: i.rawBody });
+}
 
 function subscriptionId(text: string): number {
   if (!/^\d{1,16}$/.test(text) || Number(text) > Number.MAX_SAFE_INTEGER) throw invalid(`'${text}' is not a subscription id`);
   return Number(text);
 }
 
-type QueryTypes = Record<string, 'int' | 'bool' | 'num'>;
+type QueryType = 'int' | 'bool' | 'num';
+
+/** How each query field converts from text, read off the route's query schema. */
+function queryTypes(schema: TSchema): Record<string, QueryType> {
+  const out: Record<string, QueryType> = {};
+  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  for (const [name, prop] of Object.entries(props)) {
+    if (prop.type === 'integer') out[name] = 'int';
+    else if (prop.type === 'number') out[name] = 'num';
+    else if (prop.type === 'boolean') out[name] = 'bool';
+  }
+  return out;
+}
 
 /** Turns a query string into an object, converting the named fields; bad values are 400s. */
-export function queryObject(q: URLSearchParams, types: QueryTypes): Record<string, unknown> {
+export function queryObject(q: URLSearchParams, types: Readonly<Record<string, QueryType>>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, raw] of q) {
     const type = types[k];

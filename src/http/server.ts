@@ -4,9 +4,9 @@
  */
 import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
 import { ERRORS, FlashbulbError } from '../errors/codes.ts';
-import { registry, requestDuration } from '../metrics/index.ts';
+import { requestDuration } from '../metrics/index.ts';
 import type { Services } from '../verbs/context.ts';
-import { ROUTES, type Route, type RouteOutput } from './routes.ts';
+import { ROUTES, type Access, type Route, type RouteOutput } from './routes.ts';
 import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type StreamResponse } from './uws.ts';
 
 const MAX_BODY = 1024 * 1024;
@@ -37,23 +37,19 @@ export async function handle(svc: Services, req: HttpRequest): Promise<HttpRespo
   let outcome = 'ok';
   let deprecated = false;
   try {
-    const builtin = await builtinRoute(svc, req);
-    if (builtin) {
-      op = builtin.op;
-      return builtin.response;
-    }
     const match = matchRoute(req.method, req.path);
     op = match.route.op;
     deprecated = match.route.deprecated === true;
-    const principal = authenticate(svc, req);
+    const principal = authorize(svc, req, match.route.access ?? 'key');
     const out = await match.route.handle({
       svc,
       principal,
       params: match.params,
       query: req.query,
-      body: match.route.body ? parseJson(req, match.route.body === 'optional') : undefined,
+      body: match.route.body ? parseJson(req, match.route.bodyOptional === true) : undefined,
       rawBody: req.body,
       contentType: req.headers.get('content-type') ?? '',
+      headers: req.headers,
       workspace: match.workspace,
     });
     return 'kind' in out ? out : jsonResponse(out);
@@ -68,7 +64,9 @@ export async function handle(svc: Services, req: HttpRequest): Promise<HttpRespo
 }
 
 function jsonResponse(out: RouteOutput): HttpResponse {
-  return { status: out.status ?? 200, headers: { ...JSON_HEADERS, ...out.headers }, body: JSON.stringify(out.body) };
+  const status = out.status ?? 200;
+  if (out.text !== undefined) return { status, headers: { ...out.headers }, body: out.text };
+  return { status, headers: { ...JSON_HEADERS, ...out.headers }, body: JSON.stringify(out.body) };
 }
 
 export function errorResponse(err: unknown): HttpResponse {
@@ -79,18 +77,10 @@ export function errorResponse(err: unknown): HttpResponse {
   return { status: ERRORS[e.code].http, headers, body: JSON.stringify({ error_code: e.code, message: e.message }) };
 }
 
-/** Health and metrics: answered before routing so probes never touch the shards. */
-async function builtinRoute(svc: Services, req: HttpRequest): Promise<{ op: string; response: HttpResponse } | null> {
-  const isHealth = req.path === '/v1/health/live' || req.path === '/v1/health/ready';
-  if (!isHealth && req.path !== '/v1/metrics') return null;
-  if (req.method !== 'GET') throw new FlashbulbError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use GET`, { allow: ['GET'] });
-  if (!(isHealth && svc.config.publicHealth)) authenticate(svc, req);
-  if (req.path === '/v1/metrics') {
-    return { op: 'metrics', response: { status: 200, headers: { 'content-type': registry.contentType }, body: await registry.metrics() } };
-  }
-  if (req.path === '/v1/health/live') return { op: 'health', response: jsonResponse({ body: { status: 'alive' } }) };
-  const body = svc.health.ready ? { status: 'ready' } : { status: 'not_ready', reason: svc.health.reason };
-  return { op: 'health', response: jsonResponse({ status: svc.health.ready ? 200 : 503, body }) };
+/** The caller of a route: health routes are open when FLASHBULB_PUBLIC_HEALTH is on, public ones always. */
+function authorize(svc: Services, req: HttpRequest, access: Access): Principal {
+  if (access === 'public' || (access === 'health' && svc.config.publicHealth)) return ANONYMOUS_ADMIN;
+  return authenticate(svc, req);
 }
 
 export function authenticate(svc: Services, req: Pick<HttpRequest, 'headers'>): Principal {

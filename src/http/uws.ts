@@ -86,7 +86,7 @@ class Traffic {
   }
 }
 
-const HEADERS_OF_INTEREST = ['authorization', 'content-type', 'content-length', 'transfer-encoding', 'accept'];
+const HEADERS_OF_INTEREST = ['authorization', 'content-type', 'content-length', 'transfer-encoding', 'accept', 'mcp-protocol-version', 'mcp-session-id'];
 
 export function listenHttp(opts: HttpServerOptions): Promise<HttpServer> {
   const app = uWS.App();

@@ -1,0 +1,216 @@
+/**
+ * @module http/response-schemas — what each REST route answers, as TypeBox schemas. They feed the
+ * OpenAPI document (and through it the TypeScript client) and the MCP tools' output schemas.
+ * Objects stay open (extra properties allowed), so a field added to a reply never breaks a client
+ * that validates replies against an older document.
+ */
+import { Type as T, type TSchema } from '@sinclair/typebox';
+import { ERRORS } from '../errors/codes.ts';
+import { EDGE_TYPES } from '../model/edge.ts';
+import { MEMORY_KINDS } from '../model/memory.ts';
+
+const literals = (values: readonly string[]): TSchema => T.Union(values.map((v) => T.Literal(v)));
+const Nullable = <S extends TSchema>(s: S): TSchema => T.Union([s, T.Null()]);
+const Us = (description: string): TSchema => T.Number({ description: `${description} (microseconds since the Unix epoch)` });
+
+export const ErrorBody = T.Object(
+  {
+    error_code: literals(Object.keys(ERRORS)),
+    message: T.String({ description: 'What went wrong, naming the field or value at fault.' }),
+  },
+  { $id: 'ErrorBody', description: 'Every error answer has this body; the HTTP status follows error_code.' },
+);
+
+export const Memory = T.Object(
+  {
+    memory_id: T.String({ description: '32 lower-case hex characters' }),
+    content: T.String(),
+    importance: T.Number({ minimum: 0, maximum: 1 }),
+    context: T.Record(T.String(), T.Unknown()),
+    entity_id: Nullable(T.String()),
+    kind: literals(MEMORY_KINDS),
+    created_at: Us('Creation time'),
+    updated_at: Us('Last revision'),
+    last_accessed_at: Us('Last read by recall, prime or get'),
+    access_count: T.Integer({ minimum: 0 }),
+    decay_score: T.Number({ description: 'importance · 0.5^(days since last access / 30)' }),
+    logical_clock: T.Integer({ minimum: 0 }),
+    source_memory_ids: T.Optional(T.Array(T.String(), { description: 'Insights: the memories they were drawn from' })),
+    superseded_by: T.Optional(T.String({ description: 'Set once a revision replaced this memory' })),
+  },
+  { $id: 'Memory' },
+);
+
+export const Edge = T.Object(
+  {
+    source_id: T.String(),
+    target_id: T.String(),
+    edge_type: literals(EDGE_TYPES),
+    confidence: T.Number(),
+    timestamp_us: Us('When the edge was made'),
+  },
+  { $id: 'Edge' },
+);
+
+const ref = (s: { $id?: string }): TSchema => T.Ref(s.$id ?? '');
+
+export const MemoryList = T.Array(ref(Memory));
+export const MemoryPage = T.Object({ memories: T.Array(ref(Memory)), next_cursor: Nullable(T.String()) });
+export const Edges = T.Object({ outgoing: T.Array(ref(Edge)), incoming: T.Array(ref(Edge)) });
+export const ForgetResult = T.Object({
+  forgotten_count: T.Integer(),
+  cascade_count: T.Integer({ description: 'Derived memories removed with them (insights, propositions)' }),
+  truncated: T.Boolean(),
+  tombstone_count: T.Integer(),
+});
+
+const StrategyDetail = T.Union(
+  [
+    T.Object({
+      strategy: T.Literal('similarity'),
+      relevance: T.Number({ description: 'The similarity relevance in [0, 1] (hybrid: the calibrated blend; dense: the cosine; lexical: the lexical share)' }),
+      distance: T.Number({ description: '1 − relevance' }),
+      cosine: T.Number({ description: 'Cosine of cue and memory, clamped to [0, 1]' }),
+      lexical: T.Number({ description: "IDF-weighted share of the cue's words the memory holds, in [0, 1]" }),
+    }),
+    T.Object({ strategy: T.Literal('temporal'), timestamp: T.Integer(), rank: T.Integer() }),
+    T.Object({ strategy: T.Literal('causal'), depth: T.Integer(), edge_type: T.String(), seed_id: T.String() }),
+    T.Object({ strategy: T.Literal('analogical'), embedding_similarity: T.Number(), structural_similarity: T.Number() }),
+  ],
+  { description: 'Per-strategy evidence, one object per strategy that found the memory.' },
+);
+
+export const RecallHit = T.Object(
+  {
+    memory: ref(Memory),
+    score: T.Number(),
+    relevance: T.Number(),
+    strategy_details: T.Array(StrategyDetail),
+    contradicted_by: T.Optional(T.Array(T.String())),
+  },
+  { $id: 'RecallHit' },
+);
+
+export const RecallResult = T.Object({
+  results: T.Array(ref(RecallHit)),
+  strategy_errors: T.Array(T.Object({ strategy: T.String(), message: T.String() })),
+});
+
+export const PrimeResult = T.Object({
+  results: T.Array(ref(RecallHit)),
+  temporal_count: T.Integer(),
+  similarity_count: T.Integer(),
+});
+
+export const GraphResult = T.Object({ nodes: T.Array(ref(Memory)), edges: T.Array(ref(Edge)), truncated: T.Boolean() });
+
+export const UploadResult = T.Object({
+  uploaded: T.Integer(),
+  files: T.Array(
+    T.Object({
+      file_path: T.String(),
+      document_id: T.String(),
+      propositions: T.Integer(),
+      status: literals(['created', 'updated', 'unchanged']),
+    }),
+  ),
+});
+
+export const Empty = T.Object({});
+
+export const ReflectResult = T.Object({
+  insights_created: T.Integer(),
+  insights_refreshed: T.Integer(),
+  clusters_found: T.Integer(),
+  clusters_processed: T.Integer(),
+  memories_processed: T.Integer(),
+});
+
+export const ReflectPrepareResult = T.Object({
+  session_id: T.String(),
+  memories_processed: T.Integer(),
+  existing_insight_count: T.Integer(),
+  clusters: T.Array(
+    T.Object({
+      cluster_id: T.Integer(),
+      member_count: T.Integer(),
+      proposal_system_prompt: T.String(),
+      proposal_user_prompt: T.String(),
+      memory_ids: T.Array(T.String()),
+      validation_context: T.String(),
+      memories: T.Array(T.Object({ memory_id: T.String(), content: T.String(), importance: T.Number(), entity_id: Nullable(T.String()), created_at: T.Number() })),
+    }),
+  ),
+});
+
+export const ReflectCommitResult = T.Object({ insights_created: T.Integer() });
+
+export const PendingContradictions = T.Array(
+  T.Object({
+    pending_id: T.String(),
+    memory_id_a: T.String(),
+    memory_id_b: T.String(),
+    content_a_snippet: T.String(),
+    content_b_snippet: T.String(),
+    classifier_score: T.Number(),
+    classifier_method: literals(['heuristic', 'llm']),
+    similarity: T.Number(),
+    created_at: T.Number(),
+    proposed: literals(['contradiction', 'revision']),
+  }),
+);
+
+export const VerdictResult = T.Object({ contradictions_confirmed: T.Integer(), revisions_created: T.Integer(), dismissed: T.Integer() });
+
+export const Entities = T.Array(T.String());
+
+const Role = literals(['admin', 'workspace']);
+export const Workspace = T.Object({ slug: T.String(), name: T.String(), created_at: T.Number() }, { $id: 'Workspace' });
+export const WorkspaceWithCount = T.Object({ slug: T.String(), name: T.String(), created_at: T.Number(), memory_count: T.Integer() });
+export const WorkspaceList = T.Object({ workspaces: T.Array(WorkspaceWithCount) });
+export const WorkspaceCreated = T.Object({ workspace: ref(Workspace), api_key: T.String({ description: 'Shown only in this answer' }), key_id: T.String() });
+export const WorkspaceDeleted = T.Object({ deleted: T.String(), memories_deleted: T.Integer(), keys_revoked: T.Integer() });
+
+export const KeyInfo = T.Object({ key_id: T.String(), role: Role, workspace: T.String(), label: Nullable(T.String()), created_at: T.Number() }, { $id: 'KeyInfo' });
+export const KeyList = T.Object({ keys: T.Array(ref(KeyInfo)) });
+export const KeyCreated = T.Intersect([ref(KeyInfo), T.Object({ api_key: T.String({ description: 'Shown only in this answer' }) })]);
+export const KeyRevoked = T.Object({ revoked: ref(KeyInfo) });
+
+export const Whoami = T.Object({
+  key_id: Nullable(T.String()),
+  role: Role,
+  workspace: T.Object({ slug: T.String(), name: T.String() }),
+  can_access: T.Union([T.Literal('all'), T.Array(T.String())]),
+  auth_enabled: T.Boolean(),
+});
+
+export const Health = T.Object({ status: literals(['alive', 'ready', 'not_ready']), reason: T.Optional(T.String()) });
+
+/** The events of a subscription's SSE stream, by SSE event name (`message` is the unnamed push). */
+export const SubscribeEvents = {
+  subscribed: T.Object({ subscription_id: T.Integer() }),
+  message: T.Object(
+    {
+      subscription_id: T.Integer(),
+      memory: ref(Memory),
+      score: T.Number(),
+      confidence: T.Number(),
+      strategy: T.Literal('similarity'),
+      chunk_offset: Nullable(T.Integer()),
+      sequence_number: T.Integer(),
+      push_timestamp_us: T.Number(),
+    },
+    { $id: 'Push' },
+  ),
+  closed: T.Object({ reason: literals(['closed', 'shutdown']) }),
+} as const;
+
+/** Schemas with an `$id`, published under components/schemas and referenced by name. */
+export const NAMED_SCHEMAS: readonly TSchema[] = [ErrorBody, Memory, Edge, RecallHit, Workspace, KeyInfo, SubscribeEvents.message];
+
+export const JsonRpcReply = T.Object(
+  { jsonrpc: T.Literal('2.0'), id: T.Optional(T.Union([T.String(), T.Number(), T.Null()])) },
+  { description: 'A JSON-RPC 2.0 answer (an MCP result or error); 202 with no body for notifications.' },
+);
+
+export const OpenApiDocument = T.Object({ openapi: T.String(), info: T.Object({ title: T.String(), version: T.String() }), paths: T.Record(T.String(), T.Unknown()) });

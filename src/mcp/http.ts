@@ -1,0 +1,45 @@
+/**
+ * @module mcp/http — MCP's Streamable HTTP transport on the REST port, stateless: every POST gets
+ * a fresh server and transport for the caller's workspace and is answered with plain JSON
+ * (`enableJsonResponse`), so no session state lives between requests and any replica can answer.
+ * The SDK's web-standard transport speaks Request/Response; this file converts to and from the
+ * REST server's request and reply.
+ */
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Ctx } from '../verbs/context.ts';
+import { createMcpServer } from './server.ts';
+
+export interface McpHttpRequest {
+  method: string;
+  headers: ReadonlyMap<string, string>;
+  body: Buffer;
+}
+
+export interface McpHttpReply {
+  status: number;
+  body: null;
+  text: string;
+  headers: Record<string, string>;
+}
+
+const PASSED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-session-id'];
+
+export async function serveMcp(ctx: Ctx, req: McpHttpRequest): Promise<McpHttpReply> {
+  const server = createMcpServer(ctx);
+  const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }) // no sessionIdGenerator: stateless;
+  await server.connect(transport);
+  try {
+    const headers = new Headers();
+    for (const name of PASSED_HEADERS) {
+      const v = req.headers.get(name);
+      if (v !== undefined) headers.set(name, v);
+    }
+    const request = new Request('http://flashbulb.local/mcp', { method: req.method, headers, body: new Uint8Array(req.body) });
+    const response = await transport.handleRequest(request);
+    const out: Record<string, string> = {};
+    response.headers.forEach((value, name) => (out[name] = value));
+    return { status: response.status, body: null, text: await response.text(), headers: out };
+  } finally {
+    await server.close();
+  }
+}

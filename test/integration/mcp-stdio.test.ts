@@ -1,0 +1,102 @@
+/**
+ * `flashbulb mcp` on stdio, driven by the SDK's Client as an MCP host would start it: relaying to
+ * a running server with FLASHBULB_URL + FLASHBULB_API_KEY, and embedded on a data directory.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { CLI, ROOT, ensureBuilt } from '../helpers/child.ts';
+import { readFileSync } from 'node:fs';
+
+let t: TestApp;
+let wsKey: string;
+
+function baseEnv(): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FLASHBULB_') && v !== undefined) env[k] = v;
+  return env;
+}
+
+async function spawnMcp(args: string[], env: Record<string, string>): Promise<Client> {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [CLI, 'mcp', ...args], env: { ...baseEnv(), ...env }, stderr: 'pipe' });
+  const client = new Client({ name: 'flashbulb-stdio-test', version: '1.0.0' });
+  await client.connect(transport);
+  return client;
+}
+
+async function call(client: Client, name: string, args: Record<string, unknown>): Promise<any> {
+  const res = await client.callTool({ name, arguments: args });
+  expect(res.isError, JSON.stringify(res.content)).toBeFalsy();
+  return res.structuredContent;
+}
+
+beforeAll(async () => {
+  ensureBuilt();
+  t = await startTestApp();
+  wsKey = (await t.req('POST', '/v1/workspaces', { body: { slug: 'stdio-ws' } })).body.api_key;
+});
+afterAll(async () => t.stop());
+
+describe('flashbulb mcp (stdio)', () => {
+  it('relays to a running server, in the workspace of FLASHBULB_API_KEY', async () => {
+    const client = await spawnMcp([], { FLASHBULB_URL: t.base, FLASHBULB_API_KEY: wsKey });
+    try {
+      const { tools } = await client.listTools();
+      expect(tools.map((x) => x.name)).toContain('remember');
+      const m = await call(client, 'remember', { content: 'stored through the stdio relay' });
+      const hits = await call(client, 'recall', { cue: 'stdio relay' });
+      expect(hits.results[0].memory.memory_id).toBe(m.memory_id);
+      const rest = await t.req('GET', `/v1/memories/${m.memory_id}`, { key: wsKey });
+      expect(rest.body.content).toBe('stored through the stdio relay');
+      const read = await client.readResource({ uri: `flashbulb://memories/${m.memory_id}` });
+      expect(JSON.parse(String((read.contents[0] as { text?: string } | undefined)?.text)).memory_id).toBe(m.memory_id);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it("works as configured by the README's snippet (npx flashbulb mcp)", async () => {
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    const block = [...readme.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').find((b) => b.includes('"command": "npx"'));
+    const server = JSON.parse(block ?? '{}').mcpServers.flashbulb as { command: string; args: string[]; env: Record<string, string> };
+    expect(server.env.FLASHBULB_URL).toBe('http://localhost:6381');
+    const env = { ...baseEnv(), ...server.env, FLASHBULB_URL: t.base, FLASHBULB_API_KEY: wsKey };
+    const transport = new StdioClientTransport({ command: server.command, args: server.args, env, cwd: ROOT, stderr: 'pipe' });
+    const client = new Client({ name: 'readme-host', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools).toHaveLength(11);
+      const m = await call(client, 'remember', { content: 'configured from the README' });
+      expect((await call(client, 'recall', { cue: 'configured from the README' })).results[0].memory.memory_id).toBe(m.memory_id);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('reports a bad key as an error instead of hanging', async () => {
+    await expect(spawnMcp([], { FLASHBULB_URL: t.base, FLASHBULB_API_KEY: 'fb_live_wrong' })).rejects.toThrow(/401|unauthenticated/i);
+  });
+
+  it('runs embedded on a data directory, and what it stores is there on the next start', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flashbulb-mcp-'));
+    const env = { FLASHBULB_EMBEDDER: 'hash', FLASHBULB_SHARDS: '1', FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' };
+    try {
+      const first = await spawnMcp(['--data-dir', dir], env);
+      const m = await call(first, 'remember', { content: 'embedded memory survives restarts', entity_id: 'me' });
+      await first.close();
+      const second = await spawnMcp(['--data-dir', dir], env);
+      try {
+        expect((await call(second, 'get_memory', { memory_id: m.memory_id })).content).toBe('embedded memory survives restarts');
+        expect((await call(second, 'list_entities', {})).entities).toEqual(['me']);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
