@@ -48,6 +48,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   const shards = await ShardPool.start({
     shards: shardOptions(config, meta.shards),
     maxInflight: config.maxInflightPerShard,
+    maxInflightPerWorkspace: config.maxInflightPerWorkspace,
     timeoutMs: config.shardTimeoutMs,
     onEvent: (e) => {
       if (e.kind === 'push') subscriptions?.deliverPushes(e.pushes);

@@ -5,7 +5,9 @@
 import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
 import { ERRORS, FlashbulbError } from '../errors/codes.ts';
 import { registry, requestDuration } from '../metrics/index.ts';
-import type { Services } from '../verbs/context.ts';
+import { JSON_LIMITS, jsonTextDepth } from '../model/json-shape.ts';
+import { readiness, type Services } from '../verbs/context.ts';
+import { checkJsonShape } from '../verbs/validate.ts';
 import { ROUTES, type Route, type RouteOutput } from './routes.ts';
 import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type StreamResponse } from './uws.ts';
 
@@ -89,8 +91,9 @@ async function builtinRoute(svc: Services, req: HttpRequest): Promise<{ op: stri
     return { op: 'metrics', response: { status: 200, headers: { 'content-type': registry.contentType }, body: await registry.metrics() } };
   }
   if (req.path === '/v1/health/live') return { op: 'health', response: jsonResponse({ body: { status: 'alive' } }) };
-  const body = svc.health.ready ? { status: 'ready' } : { status: 'not_ready', reason: svc.health.reason };
-  return { op: 'health', response: jsonResponse({ status: svc.health.ready ? 200 : 503, body }) };
+  const { ready, reason } = readiness(svc);
+  const body = ready ? { status: 'ready' } : { status: 'not_ready', reason };
+  return { op: 'health', response: jsonResponse({ status: ready ? 200 : 503, body }) };
 }
 
 export function authenticate(svc: Services, req: Pick<HttpRequest, 'headers'>): Principal {
@@ -111,16 +114,21 @@ function parseJson(req: HttpRequest, optional: boolean): unknown {
     throw new FlashbulbError('unsupported_media_type', `Content-Type must be application/json, got '${type}'`);
   }
   if (req.body.length === 0) throw new FlashbulbError('invalid_input', 'request body is required (a JSON object)');
+  const text = req.body.toString('utf8');
+  // Checked on the text first: JSON.parse itself recurses, and so does everything after it.
+  if (jsonTextDepth(text) > JSON_LIMITS.depth) {
+    throw new FlashbulbError('invalid_input', `request body nests objects and arrays deeper than the limit of ${JSON_LIMITS.depth} levels`);
+  }
   let value: unknown;
   try {
-    value = JSON.parse(req.body.toString('utf8'));
+    value = JSON.parse(text);
   } catch (err) {
     throw new FlashbulbError('invalid_input', `request body is not valid JSON: ${(err as Error).message}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new FlashbulbError('invalid_input', 'request body must be a JSON object');
   }
-  return value;
+  return checkJsonShape('request body', value);
 }
 
 const COMPILED = ROUTES.map((route) => ({ route, segments: route.path.split('/').filter(Boolean) }));
