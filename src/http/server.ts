@@ -9,7 +9,7 @@ import { JSON_LIMITS, jsonTextDepth } from '../model/json-shape.ts';
 import { readiness, type Services } from '../verbs/context.ts';
 import { checkJsonShape } from '../verbs/validate.ts';
 import { ROUTES, type Route, type RouteOutput } from './routes.ts';
-import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type StreamResponse } from './uws.ts';
+import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type StreamResponse } from './listener.ts';
 
 const MAX_BODY = 1024 * 1024;
 const MAX_UPLOAD = 16 * 1024 * 1024;
@@ -28,6 +28,7 @@ export function startHttp(svc: Services): Promise<HttpServer> {
     maxBodyBytes: (path) => (path.endsWith('/upload') ? MAX_UPLOAD : MAX_BODY),
     tooLarge: (limit) => errorResponse(new FlashbulbError('payload_too_large', `request body exceeds the limit of ${limit} bytes`)),
     unavailable: () => errorResponse(new FlashbulbError('unavailable', 'the server is shutting down')),
+    malformed: (reason) => errorResponse(new FlashbulbError('invalid_input', reason)),
     handler: (req) => handle(svc, req),
   });
 }
@@ -85,7 +86,9 @@ export function errorResponse(err: unknown): HttpResponse {
 async function builtinRoute(svc: Services, req: HttpRequest): Promise<{ op: string; response: HttpResponse } | null> {
   const isHealth = req.path === '/v1/health/live' || req.path === '/v1/health/ready';
   if (!isHealth && req.path !== '/v1/metrics') return null;
-  if (req.method !== 'GET') throw new FlashbulbError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use GET`, { allow: ['GET'] });
+  if (req.method !== 'GET' && req.method !== 'HEAD') {
+    throw new FlashbulbError('method_not_allowed', `${req.method} is not allowed on ${req.path}; use GET`, { allow: ['GET', 'HEAD'] });
+  }
   if (!(isHealth && svc.config.publicHealth)) authenticate(svc, req);
   if (req.path === '/v1/metrics') {
     return { op: 'metrics', response: { status: 200, headers: { 'content-type': registry.contentType }, body: await registry.metrics() } };
@@ -133,8 +136,12 @@ function parseJson(req: HttpRequest, optional: boolean): unknown {
 
 const COMPILED = ROUTES.map((route) => ({ route, segments: route.path.split('/').filter(Boolean) }));
 
-/** Finds the route; a known path with another method is a 405, anything else a 404. */
-export function matchRoute(method: string, path: string): Match {
+/**
+ * Finds the route; a known path with another method is a 405, anything else a 404. HEAD is
+ * answered by the GET route (the listener leaves the body out).
+ */
+export function matchRoute(requested: string, path: string): Match {
+  const method = requested === 'HEAD' ? 'GET' : requested;
   let segments = path.split('/').filter(Boolean).map(decodeSegment);
   let workspace: string | undefined;
   if (segments[0] === 'v1' && segments[1] === 'workspaces' && segments.length >= 4) {
@@ -147,10 +154,10 @@ export function matchRoute(method: string, path: string): Match {
     const params = matchSegments(pattern, segments);
     if (!params) continue;
     if (route.method === method) return { route, params, workspace };
-    allowed = [...allowed, route.method];
+    allowed = [...allowed, route.method, ...(route.method === 'GET' ? ['HEAD'] : [])];
   }
   if (allowed.length > 0) {
-    throw new FlashbulbError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { allow: allowed });
+    throw new FlashbulbError('method_not_allowed', `${requested} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { allow: allowed });
   }
   throw new FlashbulbError('not_found', `no route for ${method} ${path}`);
 }
