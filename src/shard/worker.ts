@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { toWireError } from '../errors/wire.ts';
-import type { ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from './protocol.ts';
+import type { GatherOutput, ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from './protocol.ts';
 import { Shard } from './shard.ts';
 
 const port = parentPort;
@@ -21,7 +21,9 @@ function send(msg: ShardEvent | ShardReply): void {
  */
 function reply(req: ShardRequest, msg: ShardReply): void {
   try {
-    send(msg);
+    // Gathered episode vectors are a fresh buffer, moved rather than cloned (megabytes).
+    if (msg.ok && req.method === 'reflectGather') port?.postMessage(msg, [(msg.value as GatherOutput).vectors.buffer as ArrayBuffer]);
+    else send(msg);
   } catch (err) {
     console.error(`shard ${opts.shard}: the reply to ${req.method} could not be sent:`, err);
     send({ kind: 'reply', id: req.id, ok: false, code: 'internal_error', message: `the reply to ${req.method} could not be encoded` });
