@@ -8,7 +8,7 @@
  * Everything else in http/ is framework-free.
  */
 import http from 'node:http';
-import type { Socket } from 'node:net';
+import net, { type Socket } from 'node:net';
 
 export interface HttpRequest {
   method: string;
@@ -125,13 +125,13 @@ export function listenHttp(opts: HttpServerOptions): Promise<HttpServer> {
       const drain = (): void => {
         if (traffic.draining) return;
         traffic.draining = true;
-        // Stop listening but leave open connections alone: their next request gets `unavailable`
-        // (server.close() would also drop idle keep-alive connections without an answer).
-        (server as unknown as { _handle: { close(): void } | null })._handle?.close();
+        // Stop listening but leave open connections alone: their next request gets `unavailable`.
+        // http.Server#close would also drop idle keep-alive connections without an answer, so
+        // this is net.Server's close, which only closes the listening socket.
+        net.Server.prototype.close.call(server);
       };
       const close = (): void => {
         drain();
-        server.close();
         for (const s of sockets) s.destroy();
       };
       resolve({ port, drain, idle: () => traffic.idle(), close });
