@@ -5,8 +5,11 @@
  * file; a reflection whose sources vanish while it runs writes what remains instead of failing.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { filesContaining } from '../helpers/child.ts';
+import { ensureBuilt, filesContaining, http, killQuietly, startServer, waitExit, type ChildServer } from '../helpers/child.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const ERASE_WITHIN_S = 2;
@@ -123,6 +126,49 @@ describe('forgetting the sources of an insight (defect 2)', () => {
     const after = await theInsight(req);
     expect(after.memory_id).toBe(before.memory_id);
     for (const [, m] of quoted) expect(after.content).not.toContain(m);
+  });
+});
+
+describe('forgetting the sources of an insight, then a crash', () => {
+  let child: ChildServer | undefined;
+  const dir = mkdtempSync(join(tmpdir(), 'flashbulb-forget-crash-'));
+  afterAll(async () => {
+    await killQuietly(child);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('kill -9 right after the forget: the restart still erases the quoted text within the window', async () => {
+    ensureBuilt();
+    // A long window on the first run, so the crash comes before the erasure snapshot.
+    child = await startServer({ dataDir: dir, env: { FLASHBULB_EMBEDDER: 'hash', FLASHBULB_ERASE_WITHIN_S: '600', FLASHBULB_REFLECT_ENABLED: 'false' } });
+    const markers = new Map<string, string>();
+    for (const text of GARDEN) {
+      const marker = `mark${randomBytes(6).toString('hex')}`;
+      const res = await http(child.base, 'POST', '/v1/memories', { content: `${text} ${marker}` });
+      markers.set(res.body.memory_id, marker);
+    }
+    expect((await http(child.base, 'POST', '/v1/reflect', {})).status).toBe(200);
+    const [insight] = (await http(child.base, 'GET', '/v1/insights')).body;
+    const quoted = [...markers].filter(([, m]) => insight.content.includes(m));
+    expect(quoted.length).toBeGreaterThan(0);
+    const forgot = await http(child.base, 'POST', '/v1/forget', { memory_ids: quoted.map(([id]) => id) });
+    expect(forgot.body.forgotten_count).toBe(quoted.length);
+    child.proc.kill('SIGKILL');
+    await waitExit(child);
+    const gone = quoted.map(([, m]) => m);
+    expect(gone.some((m) => filesContaining(dir, m).length > 0), 'precondition: the crash came before erasure').toBe(true);
+
+    child = await startServer({ dataDir: dir, env: { FLASHBULB_EMBEDDER: 'hash', FLASHBULB_ERASE_WITHIN_S: String(ERASE_WITHIN_S), FLASHBULB_REFLECT_ENABLED: 'false' } });
+    const since = Date.now();
+    const [after] = (await http(child.base, 'GET', '/v1/insights')).body;
+    expect(after.memory_id).toBe(insight.memory_id);
+    for (const m of gone) expect(after.content).not.toContain(m);
+    let holding = gone.filter((m) => filesContaining(dir, m).length > 0);
+    while (holding.length > 0 && Date.now() < since + ERASE_WITHIN_S * 1000) {
+      await new Promise((r) => setTimeout(r, 50));
+      holding = gone.filter((m) => filesContaining(dir, m).length > 0);
+    }
+    expect(holding, 'forgotten text still on disk after the restart').toEqual([]);
   });
 });
 
