@@ -55,3 +55,27 @@ export function jsonShapeProblem(field: string, value: unknown): string | null {
   }
   return null;
 }
+
+/** Whether objects and arrays in `value` nest at most `limit` levels (iterative, any depth is safe). */
+export function withinDepth(value: unknown, limit: number = JSON_LIMITS.depth): boolean {
+  const stack: Array<{ v: unknown; depth: number }> = [{ v: value, depth: 1 }];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    if (typeof top.v !== 'object' || top.v === null) continue;
+    if (top.depth > limit) return false;
+    for (const child of Object.values(top.v)) if (typeof child === 'object' && child !== null) stack.push({ v: child, depth: top.depth + 1 });
+  }
+  return true;
+}
+
+export const CUT_MARKER = '[nested deeper than the limit; removed]';
+
+/**
+ * A copy of `value` whose objects and arrays below `limit` levels are replaced by CUT_MARKER.
+ * For values stored before the limit existed: the recursion stops at `limit`, so it is safe.
+ */
+export function cutAtDepth(value: unknown, limit: number = JSON_LIMITS.depth, depth = 1): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth > limit) return CUT_MARKER;
+  if (Array.isArray(value)) return value.map((v) => cutAtDepth(v, limit, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cutAtDepth(v, limit, depth + 1)]));
+}
