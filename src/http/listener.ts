@@ -176,14 +176,18 @@ function onRequest(opts: HttpServerOptions, traffic: Traffic, req: http.Incoming
   const limit = opts.maxBodyBytes(path);
   const declared = Number(headers.get('content-length') ?? '0');
   if (declared > limit) return send(res, state, opts.tooLarge(limit), true);
-  readBody(req, limit, (body) => {
-    if (body === null) return send(res, state, opts.tooLarge(limit), true);
+  const respond = (body: Buffer): void => {
     opts.handler({ method, path, query, headers, body }).then(
       (reply) => ('kind' in reply ? openStream(res, state, reply) : send(res, state, reply, false)),
       () => send(res, state, { status: 500, body: '{"error_code":"internal_error","message":"internal error"}' }, false),
     );
-  });
+  };
+  // Without a body there is nothing to wait for (node:http discards the empty stream itself).
+  if (!(declared > 0) && !headers.has('transfer-encoding')) return respond(EMPTY);
+  readBody(req, limit, (body) => (body === null ? send(res, state, opts.tooLarge(limit), true) : respond(body)));
 }
+
+const EMPTY = Buffer.alloc(0);
 
 function readBody(req: http.IncomingMessage, limit: number, done: (body: Buffer | null) => void): void {
   const chunks: Buffer[] = [];
