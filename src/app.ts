@@ -11,7 +11,7 @@ import type { Config } from './config/index.ts';
 import { lockDataDir, openDataDir, shardOptions } from './data-dir.ts';
 import { createEmbedder } from './embedding/index.ts';
 import { startHttp } from './http/server.ts';
-import type { HttpServer } from './http/uws.ts';
+import type { HttpServer } from './http/listener.ts';
 import { startGrpc, type GrpcServer } from './grpc/server.ts';
 import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesGauge, snapshotDuration } from './metrics/index.ts';
 import { ShardPool } from './router/shard-client.ts';
@@ -48,6 +48,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   const shards = await ShardPool.start({
     shards: shardOptions(config, meta.shards),
     maxInflight: config.maxInflightPerShard,
+    maxInflightPerWorkspace: config.maxInflightPerWorkspace,
     timeoutMs: config.shardTimeoutMs,
     onEvent: (e) => {
       if (e.kind === 'push') subscriptions?.deliverPushes(e.pushes);

@@ -21,6 +21,9 @@ export const ANONYMOUS_ADMIN: Principal = Object.freeze({ keyId: null, role: 'ad
  */
 export function targetWorkspace(p: Principal, requested: string | undefined, opts: { strict: boolean }): string {
   if (requested === undefined || requested === '') return p.workspace;
+  // A workspace key acts on its own workspace whatever a lenient transport (gRPC tenant_id) names,
+  // so what it names need not even be a valid slug.
+  if (p.role !== 'admin' && !opts.strict) return p.workspace;
   if (!SLUG_RE.test(requested)) throw new FlashbulbError('invalid_input', `workspace '${requested}' is not a valid slug`);
   if (p.role === 'admin' || requested === p.workspace) return requested;
   if (!opts.strict) return p.workspace;

@@ -33,6 +33,8 @@ export interface Config {
   readonly rateLimitWrites: number;
   readonly rateLimitReads: number;
   readonly maxInflightPerShard: number;
+  /** One workspace's share of a shard's in-flight requests, so it cannot starve the others. */
+  readonly maxInflightPerWorkspace: number;
   readonly shardTimeoutMs: number;
   readonly contradictionsEnabled: boolean;
   readonly reflectEnabled: boolean;
@@ -71,6 +73,7 @@ export const DEFAULTS = {
   FLASHBULB_RATE_LIMIT_WRITES: '20000',
   FLASHBULB_RATE_LIMIT_READS: '100000',
   FLASHBULB_MAX_INFLIGHT_PER_SHARD: '8192',
+  FLASHBULB_MAX_INFLIGHT_PER_WORKSPACE: '2048',
   FLASHBULB_SHARD_TIMEOUT_MS: '30000',
   FLASHBULB_CONTRADICTIONS_ENABLED: 'true',
   FLASHBULB_REFLECT_ENABLED: 'true',
@@ -153,6 +156,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     rateLimitWrites: int(env, 'FLASHBULB_RATE_LIMIT_WRITES', 0, 1e9),
     rateLimitReads: int(env, 'FLASHBULB_RATE_LIMIT_READS', 0, 1e9),
     maxInflightPerShard: int(env, 'FLASHBULB_MAX_INFLIGHT_PER_SHARD', 1, 1e7),
+    maxInflightPerWorkspace: int(env, 'FLASHBULB_MAX_INFLIGHT_PER_WORKSPACE', 1, 1e7),
     shardTimeoutMs: int(env, 'FLASHBULB_SHARD_TIMEOUT_MS', 100, 3_600_000),
     contradictionsEnabled: bool(env, 'FLASHBULB_CONTRADICTIONS_ENABLED'),
     reflectEnabled: bool(env, 'FLASHBULB_REFLECT_ENABLED'),

@@ -1,9 +1,27 @@
 /** @module grpc/call — what every handler shares: the caller, the workspace, metrics, error mapping. */
 import * as grpc from '@grpc/grpc-js';
 import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
-import { ERRORS, FlashbulbError } from '../errors/codes.ts';
+import { ERRORS, FlashbulbError, invalid } from '../errors/codes.ts';
 import { requestDuration } from '../metrics/index.ts';
 import { resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
+
+/**
+ * What a request message becomes when its bytes are not a valid protobuf message. grpc-js answers
+ * a throwing deserializer with INTERNAL; client garbage is INVALID_ARGUMENT, so server.ts wraps
+ * every deserializer to return this instead, and the handlers refuse it.
+ */
+export class Undecodable {
+  readonly reason: string;
+  constructor(reason: string) {
+    this.reason = reason;
+  }
+}
+
+/** Throws INVALID_ARGUMENT for a request that could not be decoded; otherwise returns it. */
+export function decoded<Req>(req: Req | Undecodable): Req {
+  if (req instanceof Undecodable) throw invalid(`the request message could not be decoded as protobuf: ${req.reason}`);
+  return req;
+}
 
 /** Principal from `authorization` metadata (`Bearer <key>` or a bare key). */
 export function principalOf(svc: Services, metadata: grpc.Metadata): Principal {
@@ -33,7 +51,7 @@ export function unary<Req, Res>(op: string, fn: (req: Req, metadata: grpc.Metada
   return (call, callback) => {
     const start = performance.now();
     Promise.resolve()
-      .then(() => fn(call.request, call.metadata))
+      .then(() => fn(decoded(call.request as Req | Undecodable), call.metadata))
       .then(
         (res) => {
           requestDuration.labels(op, 'grpc', 'ok').observe((performance.now() - start) / 1000);

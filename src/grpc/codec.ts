@@ -5,6 +5,7 @@
  * are unchanged); outputs are exact because stored values are safe integers.
  */
 import { invalid } from '../errors/codes.ts';
+import { JSON_LIMITS } from '../model/json-shape.ts';
 import { EDGE_TYPES, type Edge, type EdgeType } from '../model/edge.ts';
 import { MEMORY_KINDS, decayScore, nowUs, type JsonObject, type JsonValue, type MemoryKind, type MemoryView } from '../model/memory.ts';
 import type { RecallHit, StrategyDetail, StrategyName } from '../recall/types.ts';
@@ -25,16 +26,29 @@ export function u64(v: U64 | undefined): number | undefined {
   return Number.isFinite(n) ? Math.min(n, Number.MAX_SAFE_INTEGER) : undefined;
 }
 
-export function structToJson(s: Struct | null | undefined): JsonObject | undefined {
-  if (!s?.fields) return undefined;
+/**
+ * Struct → JSON object, refusing values that break JSON_LIMITS (depth, keys per object) with
+ * INVALID_ARGUMENT naming the field, as REST does for its bodies.
+ */
+export function structToJson(s: Struct | null | undefined, field = 'context'): JsonObject | undefined {
+  return s?.fields ? structAt(s, field, 1) : undefined;
+}
+
+function structAt(s: Struct, path: string, depth: number): JsonObject {
+  if (depth > JSON_LIMITS.depth) throw invalid(`${path} nests objects and arrays deeper than the limit of ${JSON_LIMITS.depth} levels`);
+  const entries = Object.entries(s.fields ?? {});
+  if (entries.length > JSON_LIMITS.keysPerObject) throw invalid(`${path} has ${entries.length} keys; the limit is ${JSON_LIMITS.keysPerObject} keys per object`);
   const out: JsonObject = {};
-  for (const [k, v] of Object.entries(s.fields)) out[k] = valueToJson(v);
+  for (const [k, v] of entries) out[k] = valueToJson(v, `${path}.${k}`, depth + 1);
   return out;
 }
 
-function valueToJson(v: StructValue): JsonValue {
-  if (v.structValue !== undefined && v.structValue !== null) return structToJson(v.structValue) ?? {};
-  if (v.listValue !== undefined && v.listValue !== null) return (v.listValue.values ?? []).map(valueToJson);
+function valueToJson(v: StructValue, path: string, depth: number): JsonValue {
+  if (v.structValue !== undefined && v.structValue !== null) return structAt(v.structValue, path, depth);
+  if (v.listValue !== undefined && v.listValue !== null) {
+    if (depth > JSON_LIMITS.depth) throw invalid(`${path} nests objects and arrays deeper than the limit of ${JSON_LIMITS.depth} levels`);
+    return (v.listValue.values ?? []).map((x, i) => valueToJson(x, `${path}[${i}]`, depth + 1));
+  }
   if (v.stringValue !== undefined && v.stringValue !== null) return v.stringValue;
   if (v.numberValue !== undefined && v.numberValue !== null) return v.numberValue;
   if (v.boolValue !== undefined && v.boolValue !== null) return v.boolValue;

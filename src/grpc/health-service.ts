@@ -1,13 +1,13 @@
 /** @module grpc/health-service — hebbs.v1.HealthService.Check (no key needed). */
 import type * as grpc from '@grpc/grpc-js';
-import type { Services } from '../verbs/context.ts';
+import { readiness, type Services } from '../verbs/context.ts';
 import { unary } from './call.ts';
 
 export function healthService(svc: Services): grpc.UntypedServiceImplementation {
   return {
     Check: unary('health', async () => {
       const stats = await svc.shards.broadcast('stats', {}).catch(() => null);
-      const serving = svc.health.ready && stats !== null;
+      const serving = readiness(svc).ready && stats !== null;
       return {
         status: serving ? 'SERVING' : 'NOT_SERVING',
         version: svc.version,

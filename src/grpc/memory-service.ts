@@ -87,7 +87,7 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         strategies: req.strategies.map(strategy),
         top_k: req.top_k,
         scoring_weights: weights(req.scoring_weights),
-        cue_context: structToJson(req.cue_context),
+        cue_context: structToJson(req.cue_context, 'cue_context'),
         similarity_mode: req.similarity_mode?.replace(/^SIMILARITY_MODE_/, ''),
         withEmbedding: true,
       });

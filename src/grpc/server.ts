@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 import type { Services } from '../verbs/context.ts';
+import { Undecodable } from './call.ts';
 import { healthService } from './health-service.ts';
 import { memoryService } from './memory-service.ts';
 import { reflectService } from './reflect-service.ts';
@@ -36,8 +37,23 @@ export function loadHebbs(): grpc.GrpcObject {
   return (root['hebbs'] as grpc.GrpcObject)['v1'] as grpc.GrpcObject;
 }
 
+/** The service's definition with every request deserializer made total (see `Undecodable`). */
 function serviceOf(pkg: grpc.GrpcObject, name: string): grpc.ServiceDefinition {
-  return (pkg[name] as grpc.ServiceClientConstructor).service;
+  const service = (pkg[name] as grpc.ServiceClientConstructor).service;
+  const wrap = ([method, def]: [string, grpc.MethodDefinition<unknown, unknown>]): [string, grpc.MethodDefinition<unknown, unknown>] => [
+    method,
+    {
+      ...def,
+      requestDeserialize: (bytes: Buffer): unknown => {
+        try {
+          return def.requestDeserialize(bytes);
+        } catch (err) {
+          return new Undecodable(err instanceof Error ? err.message : String(err));
+        }
+      },
+    },
+  ];
+  return Object.fromEntries(Object.entries(service).map(wrap));
 }
 
 export interface GrpcServer {

@@ -10,7 +10,7 @@ import { FlashbulbError } from '../errors/codes.ts';
 import type { PushEvent, PushSink } from '../subscribe/registry.ts';
 import type { Ctx, Services } from '../verbs/context.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
-import { ctxOf, toServiceError, unary } from './call.ts';
+import { ctxOf, decoded, toServiceError, unary, type Undecodable } from './call.ts';
 import { kindFromEnum, memoryToProto, u64 } from './codec.ts';
 import type { SubscribePushMsg, U64 } from './messages.ts';
 
@@ -110,8 +110,8 @@ function subscribe(svc: Services, call: grpc.ServerDuplexStream<SubscribeRequest
     if (msg.text !== undefined && msg.text !== '') await feedSubscription(state.ctx, { subscription_id: state.id, text: msg.text });
     if (msg.close) await closeSubscription(state.ctx, { subscription_id: state.id });
   };
-  call.on('data', (msg: SubscribeRequestMsg) => {
-    chain = chain.then(() => handle(msg)).catch(fail);
+  call.on('data', (msg: SubscribeRequestMsg | Undecodable) => {
+    chain = chain.then(() => handle(decoded(msg))).catch(fail);
   });
   const gone = (): void => {
     if (state) svc.subscriptions.disconnect(state.id);

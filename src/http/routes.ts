@@ -10,7 +10,7 @@ import type { Principal } from '../auth/principal.ts';
 import { FlashbulbError, invalid } from '../errors/codes.ts';
 import type { JsonObject } from '../model/memory.ts';
 import * as admin from '../verbs/admin.ts';
-import { resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
+import { readiness, resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
 import { forget } from '../verbs/forget.ts';
 import { batchGet, entities, getMemory, listMemories, memoryEdges } from '../verbs/read.ts';
 import { remember } from '../verbs/remember.ts';
@@ -20,7 +20,8 @@ import { prime } from '../verbs/prime.ts';
 import { graph } from '../verbs/graph.ts';
 import { upload } from '../verbs/upload.ts';
 import { insights } from '../verbs/insights.ts';
-import { parseMultipart, type StreamResponse } from './uws.ts';
+import type { StreamResponse } from './listener.ts';
+import { parseMultipart } from './uws.ts';
 import { SseSink } from './sse.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
 import * as reflection from '../verbs/reflect.ts';
@@ -333,7 +334,7 @@ export const ROUTES: readonly Route[] = [
     method: 'GET', path: '/v1/health/ready', op: 'health_ready', scoped: false, access: 'health', summary: 'Readiness (503 while starting or draining)',
     reply: { status: 200, schema: R.Health, also: [503] },
     handle: (i) => {
-      const h = i.svc.health;
+      const h = readiness(i.svc);
       return h.ready ? { body: { status: 'ready' } } : { status: 503, body: { status: 'not_ready', reason: h.reason } };
     },
   }),

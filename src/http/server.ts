@@ -5,9 +5,11 @@
 import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
 import { ERRORS, FlashbulbError } from '../errors/codes.ts';
 import { requestDuration } from '../metrics/index.ts';
+import { JSON_LIMITS, jsonTextDepth } from '../model/json-shape.ts';
 import type { Services } from '../verbs/context.ts';
+import { checkJsonShape } from '../verbs/validate.ts';
 import { ROUTES, type Access, type Route, type RouteOutput } from './routes.ts';
-import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type StreamResponse } from './uws.ts';
+import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type StreamResponse } from './listener.ts';
 
 const MAX_BODY = 1024 * 1024;
 const MAX_UPLOAD = 16 * 1024 * 1024;
@@ -26,6 +28,7 @@ export function startHttp(svc: Services): Promise<HttpServer> {
     maxBodyBytes: (path) => (path.endsWith('/upload') ? MAX_UPLOAD : MAX_BODY),
     tooLarge: (limit) => errorResponse(new FlashbulbError('payload_too_large', `request body exceeds the limit of ${limit} bytes`)),
     unavailable: () => errorResponse(new FlashbulbError('unavailable', 'the server is shutting down')),
+    malformed: (reason) => errorResponse(new FlashbulbError('invalid_input', reason)),
     handler: (req) => handle(svc, req),
   });
 }
@@ -101,22 +104,31 @@ function parseJson(req: HttpRequest, optional: boolean): unknown {
     throw new FlashbulbError('unsupported_media_type', `Content-Type must be application/json, got '${type}'`);
   }
   if (req.body.length === 0) throw new FlashbulbError('invalid_input', 'request body is required (a JSON object)');
+  const text = req.body.toString('utf8');
+  // Checked on the text first: JSON.parse itself recurses, and so does everything after it.
+  if (jsonTextDepth(text) > JSON_LIMITS.depth) {
+    throw new FlashbulbError('invalid_input', `request body nests objects and arrays deeper than the limit of ${JSON_LIMITS.depth} levels`);
+  }
   let value: unknown;
   try {
-    value = JSON.parse(req.body.toString('utf8'));
+    value = JSON.parse(text);
   } catch (err) {
     throw new FlashbulbError('invalid_input', `request body is not valid JSON: ${(err as Error).message}`);
   }
   if (typeof value !== 'object' || value === null || Array.isArray(value)) {
     throw new FlashbulbError('invalid_input', 'request body must be a JSON object');
   }
-  return value;
+  return checkJsonShape('request body', value);
 }
 
 const COMPILED = ROUTES.map((route) => ({ route, segments: route.path.split('/').filter(Boolean) }));
 
-/** Finds the route; a known path with another method is a 405, anything else a 404. */
-export function matchRoute(method: string, path: string): Match {
+/**
+ * Finds the route; a known path with another method is a 405, anything else a 404. HEAD is
+ * answered by the GET route (the listener leaves the body out).
+ */
+export function matchRoute(requested: string, path: string): Match {
+  const method = requested === 'HEAD' ? 'GET' : requested;
   let segments = path.split('/').filter(Boolean).map(decodeSegment);
   let workspace: string | undefined;
   if (segments[0] === 'v1' && segments[1] === 'workspaces' && segments.length >= 4) {
@@ -129,10 +141,10 @@ export function matchRoute(method: string, path: string): Match {
     const params = matchSegments(pattern, segments);
     if (!params) continue;
     if (route.method === method) return { route, params, workspace };
-    allowed = [...allowed, route.method];
+    allowed = [...allowed, route.method, ...(route.method === 'GET' ? ['HEAD'] : [])];
   }
   if (allowed.length > 0) {
-    throw new FlashbulbError('method_not_allowed', `${method} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { allow: allowed });
+    throw new FlashbulbError('method_not_allowed', `${requested} is not allowed on ${path}; allowed: ${allowed.join(', ')}`, { allow: allowed });
   }
   throw new FlashbulbError('not_found', `no route for ${method} ${path}`);
 }

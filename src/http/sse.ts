@@ -6,7 +6,7 @@
  */
 import { memoryToJson, nowUs } from '../model/memory.ts';
 import type { PushEvent, PushSink } from '../subscribe/registry.ts';
-import type { OutStream } from './uws.ts';
+import type { OutStream } from './listener.ts';
 
 const HEARTBEAT_MS = 15_000;
 

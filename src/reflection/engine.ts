@@ -22,6 +22,12 @@ import { contradictionMessages, insightMessages } from './prompts.ts';
 
 /** Episodes considered per reflection (newest first). */
 const MAX_EPISODES = 10_000;
+/**
+ * Episodes a background reflection considers (newest first). It runs every MIN_GAP_MS under a
+ * steady stream of writes; over the whole history its cost grew with the store (issue 12's soak:
+ * RSS and p99 drifted with reflection on, not with it off), so it looks at a fixed window.
+ */
+export const BACKGROUND_EPISODES = 2_000;
 const REFRESH_OVERLAP = 0.5;
 /** Shortest gap between two background reflections of one workspace. */
 const MIN_GAP_MS = 30_000;
@@ -29,6 +35,8 @@ const MIN_GAP_MS = 30_000;
 export interface ReflectScope {
   entityId: string | null;
   sinceUs: number | null;
+  /** Newest episodes considered (default MAX_EPISODES). */
+  maxEpisodes?: number;
 }
 
 export interface ReflectResult {
@@ -82,7 +90,7 @@ export class ReflectionEngine {
 
   #background(ws: string): void {
     this.#lastBackground.set(ws, Date.now());
-    this.reflect(ws, { entityId: null, sinceUs: null }).catch((err: unknown) => console.error(`reflection of '${ws}' failed:`, err));
+    this.reflect(ws, { entityId: null, sinceUs: null, maxEpisodes: BACKGROUND_EPISODES }).catch((err: unknown) => console.error(`reflection of '${ws}' failed:`, err));
   }
 
   /** Reflects now (waiting for a reflection of the same workspace already under way). */
@@ -114,10 +122,12 @@ export class ReflectionEngine {
 
   /** Gathers the episodes in scope and clusters them off-thread. */
   async analyse(ws: string, scope: ReflectScope): Promise<Analysis> {
-    const gathered = await this.#shards.call(ws, 'reflectGather', { entityId: scope.entityId, sinceUs: scope.sinceUs, max: MAX_EPISODES });
+    const gathered = await this.#shards.call(ws, 'reflectGather', { entityId: scope.entityId, sinceUs: scope.sinceUs, max: Math.min(MAX_EPISODES, scope.maxEpisodes ?? MAX_EPISODES) });
     if (gathered.ids.length === 0) return { gathered, clusters: [] };
     const input: ReflectTaskInput = { vectors: gathered.vectors, dim: gathered.dim, texts: gathered.texts };
-    const clusters = (await this.#taskPool().run(input)) as ClusterResult[];
+    // The vectors move to the worker (nothing here reads them afterwards): a clone of up to
+    // MAX_EPISODES × dim floats would hold the router thread for tens of milliseconds.
+    const clusters = (await this.#taskPool().run(input, { transferList: [gathered.vectors.buffer as ArrayBuffer] })) as ClusterResult[];
     return { gathered, clusters };
   }
 

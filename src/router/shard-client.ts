@@ -22,11 +22,21 @@ interface Pending {
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
   timer: NodeJS.Timeout;
+  ws: string;
+  sentAt: number;
 }
+
+/**
+ * A shard that has been silent this long (it sends metrics every second) is blocked, and one whose
+ * oldest request has waited this long with no reply since is not answering: readiness says so.
+ */
+export const UNRESPONSIVE_MS = 5000;
 
 export interface ShardPoolOptions {
   shards: readonly Omit<ShardWorkerData, never>[];
   maxInflight: number;
+  /** In-flight requests one workspace may hold on its shard (default: maxInflight). */
+  maxInflightPerWorkspace?: number;
   timeoutMs: number;
   onEvent?: (event: ShardEvent) => void;
 }
@@ -34,12 +44,48 @@ export interface ShardPoolOptions {
 class ShardHandle {
   readonly worker: Worker;
   readonly pending = new Map<number, Pending>();
+  /** In-flight requests per workspace. */
+  readonly perWorkspace = new Map<string, number>();
   ready = false;
   stopped = false;
+  /** When the shard last sent anything, and last replied (performance.now()). */
+  lastHeardAt = performance.now();
+  lastReplyAt = performance.now();
 
   constructor(worker: Worker) {
     this.worker = worker;
   }
+
+  add(id: number, p: Pending): void {
+    this.pending.set(id, p);
+    this.perWorkspace.set(p.ws, (this.perWorkspace.get(p.ws) ?? 0) + 1);
+  }
+
+  take(id: number): Pending | undefined {
+    const p = this.pending.get(id);
+    if (!p) return undefined;
+    this.pending.delete(id);
+    clearTimeout(p.timer);
+    const n = (this.perWorkspace.get(p.ws) ?? 1) - 1;
+    if (n === 0) this.perWorkspace.delete(p.ws);
+    else this.perWorkspace.set(p.ws, n);
+    return p;
+  }
+}
+
+/** Why a shard cannot answer now, or null when it can. Pure, for the readiness probe and its tests. */
+export function shardProblem(
+  h: { ready: boolean; pendingSize: number; oldestSentAt: number | null; lastHeardAt: number; lastReplyAt: number },
+  now: number,
+  maxInflight: number,
+): string | null {
+  if (!h.ready) return 'is not running';
+  if (now - h.lastHeardAt > UNRESPONSIVE_MS) return `has sent nothing for ${Math.round((now - h.lastHeardAt) / 1000)} s`;
+  if (h.pendingSize >= maxInflight) return `is at its in-flight limit of ${maxInflight} requests`;
+  if (h.oldestSentAt !== null && now - Math.max(h.oldestSentAt, h.lastReplyAt) > UNRESPONSIVE_MS) {
+    return `has not answered for ${Math.round((now - Math.max(h.oldestSentAt, h.lastReplyAt)) / 1000)} s`;
+  }
+  return null;
 }
 
 export class ShardPool {
@@ -67,6 +113,7 @@ export class ShardPool {
   #wire(h: ShardHandle, index: number): Promise<void> {
     return new Promise((resolve, reject) => {
       h.worker.on('message', (msg: ShardReply | ShardEvent) => {
+        h.lastHeardAt = performance.now();
         if (msg.kind === 'reply') return this.#settle(h, msg);
         if (msg.kind === 'ready') {
           h.ready = true;
@@ -75,6 +122,9 @@ export class ShardPool {
         else if (msg.kind === 'stopped') h.stopped = true;
         this.#opts.onEvent?.(msg);
       });
+      // A message this thread cannot deserialise names no request; the shard's own guards make
+      // this unreachable, so it is only logged (the request it answered times out).
+      h.worker.on('messageerror', (err) => console.error(`shard ${index}: undecodable message:`, err));
       h.worker.on('error', (err) => {
         if (!h.ready) reject(err);
         this.#failAll(h, `shard ${index} crashed: ${err.message}`);
@@ -88,20 +138,15 @@ export class ShardPool {
   }
 
   #settle(h: ShardHandle, msg: ShardReply): void {
-    const p = h.pending.get(msg.id);
+    h.lastReplyAt = performance.now();
+    const p = h.take(msg.id);
     if (!p) return;
-    h.pending.delete(msg.id);
-    clearTimeout(p.timer);
     if (msg.ok) p.resolve(msg.value);
     else p.reject(fromWireError(msg));
   }
 
   #failAll(h: ShardHandle, message: string): void {
-    for (const [id, p] of h.pending) {
-      clearTimeout(p.timer);
-      p.reject(new FlashbulbError('unavailable', message));
-      h.pending.delete(id);
-    }
+    for (const id of [...h.pending.keys()]) h.take(id)?.reject(new FlashbulbError('unavailable', message));
   }
 
   /** Sends a command to the shard that owns `ws`. */
@@ -121,14 +166,20 @@ export class ShardPool {
     if (h.pending.size >= this.#opts.maxInflight) {
       return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is overloaded; retry shortly`));
     }
+    const perWorkspace = this.#opts.maxInflightPerWorkspace ?? this.#opts.maxInflight;
+    if (ws !== '' && (h.perWorkspace.get(ws) ?? 0) >= perWorkspace) {
+      return Promise.reject(
+        new FlashbulbError('unavailable', `workspace '${ws}' has ${perWorkspace} requests in flight on shard ${shard} (its limit); retry shortly`, { retryAfterS: 1 }),
+      );
+    }
     const id = this.#nextId++;
     const req: ShardRequest<M> = { kind: 'request', id, method, ws, input };
     return new Promise<ShardOutput<M>>((resolve, reject) => {
       const timer = setTimeout(() => {
-        h.pending.delete(id);
+        h.take(id);
         reject(new FlashbulbError('unavailable', `shard ${shard} did not answer ${method} in ${this.#opts.timeoutMs} ms`));
       }, this.#opts.timeoutMs);
-      h.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
+      h.add(id, { resolve: resolve as (v: unknown) => void, reject, timer, ws, sentAt: performance.now() });
       h.worker.postMessage(req, transfer);
     });
   }
@@ -136,6 +187,22 @@ export class ShardPool {
   /** Runs `method` on every shard (for workspace-independent stats). */
   broadcast<M extends ShardMethod>(method: M, input: ShardInput<M>): Promise<ShardOutput<M>[]> {
     return Promise.all(this.#handles.map((_, i) => this.callShard(i, '', method, input)));
+  }
+
+  /** Shards that cannot answer now, with the reason (empty when all can). */
+  problems(): string[] {
+    const now = performance.now();
+    const out: string[] = [];
+    this.#handles.forEach((h, i) => {
+      const oldest = h.pending.values().next();
+      const problem = shardProblem(
+        { ready: h.ready, pendingSize: h.pending.size, oldestSentAt: oldest.done ? null : oldest.value.sentAt, lastHeardAt: h.lastHeardAt, lastReplyAt: h.lastReplyAt },
+        now,
+        this.#opts.maxInflight,
+      );
+      if (problem !== null) out.push(`shard ${i} ${problem}`);
+    });
+    return out;
   }
 
   inflight(): number {

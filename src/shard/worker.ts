@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { toWireError } from '../errors/wire.ts';
-import type { ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from './protocol.ts';
+import type { GatherOutput, ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from './protocol.ts';
 import { Shard } from './shard.ts';
 
 const port = parentPort;
@@ -13,6 +13,21 @@ const opts = workerData as ShardWorkerData;
 
 function send(msg: ShardEvent | ShardReply): void {
   port?.postMessage(msg);
+}
+
+/**
+ * Every request gets an answer: a reply that cannot be cloned (or whose cloning throws) is
+ * replaced by an internal_error, so the router never waits out its timeout for it.
+ */
+function reply(req: ShardRequest, msg: ShardReply): void {
+  try {
+    // Gathered episode vectors are a fresh buffer, moved rather than cloned (megabytes).
+    if (msg.ok && req.method === 'reflectGather') port?.postMessage(msg, [(msg.value as GatherOutput).vectors.buffer as ArrayBuffer]);
+    else send(msg);
+  } catch (err) {
+    console.error(`shard ${opts.shard}: the reply to ${req.method} could not be sent:`, err);
+    send({ kind: 'reply', id: req.id, ok: false, code: 'internal_error', message: `the reply to ${req.method} could not be encoded` });
+  }
 }
 
 let shard: Shard;
@@ -57,10 +72,10 @@ port.on('message', (msg: ShardRequest | ShardControl) => {
     return;
   }
   shard.handle(msg.method, msg.ws, msg.input).then(
-    (value) => send({ kind: 'reply', id: msg.id, ok: true, value }),
+    (value) => reply(msg, { kind: 'reply', id: msg.id, ok: true, value }),
     (err: unknown) => {
       if (!(err instanceof Error && err.name === 'FlashbulbError')) console.error(`shard ${opts.shard}: ${msg.method} failed:`, err);
-      send({ kind: 'reply', id: msg.id, ...toWireError(err) });
+      reply(msg, { kind: 'reply', id: msg.id, ...toWireError(err) });
     },
   );
 });

@@ -46,6 +46,13 @@ export function resolveCtx(svc: Services, principal: Principal, requested: strin
   return { svc, principal, workspace };
 }
 
+/** Ready to serve: started, not draining, and every shard answering (router/shard-client `problems`). */
+export function readiness(svc: Services): { ready: boolean; reason: string } {
+  if (!svc.health.ready) return svc.health;
+  const problems = svc.shards.problems();
+  return problems.length === 0 ? { ready: true, reason: '' } : { ready: false, reason: problems.join('; ') };
+}
+
 /** Charges the workspace's rate limit for one request of the given class. */
 export function charge(ctx: Ctx, cls: RateClass): void {
   try {

@@ -22,7 +22,13 @@ export async function upload(ctx: Ctx, input: UploadInput): Promise<{ uploaded: 
   charge(ctx, 'write');
   if (input.files.length === 0) throw invalid('no files: send one or more multipart parts named "files" with a filename');
   if (input.files.length > MAX_FILES) throw invalid(`${input.files.length} files; the limit is ${MAX_FILES} per request`);
-  const parsed = input.files.map((f) => checkFile(f.filePath, f.data));
+  // Parsing a 64 KiB document takes about 2 ms; yielding between files keeps one upload of 100
+  // files from holding the router thread for 200 ms.
+  const parsed: ReturnType<typeof checkFile>[] = [];
+  for (const f of input.files) {
+    parsed.push(checkFile(f.filePath, f.data));
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
   const texts = parsed.flatMap((p) => [p.content, ...p.propositions]);
   const vectors = await ctx.svc.embedder.embed(texts);
   const dim = ctx.svc.embedder.dim;

@@ -5,6 +5,7 @@
 import { invalid } from '../errors/codes.ts';
 import { parseEdgeType } from '../model/edge.ts';
 import { parseId } from '../model/ids.ts';
+import { jsonShapeProblem } from '../model/json-shape.ts';
 import type { JsonObject } from '../model/memory.ts';
 import type { EdgeInput } from '../shard/protocol.ts';
 
@@ -31,7 +32,15 @@ export function checkUnit(field: string, value: number): number {
   return value;
 }
 
+/** Nesting depth and keys per object within JSON_LIMITS (model/json-shape.ts). */
+export function checkJsonShape<T>(field: string, value: T): T {
+  const problem = jsonShapeProblem(field, value);
+  if (problem !== null) throw invalid(problem);
+  return value;
+}
+
 export function checkContext(field: string, value: JsonObject): JsonObject {
+  checkJsonShape(field, value);
   const bytes = Buffer.byteLength(JSON.stringify(value));
   if (bytes > LIMITS.contextBytes) throw invalid(`${field} is ${bytes} bytes serialised; the limit is ${LIMITS.contextBytes}`);
   return value;

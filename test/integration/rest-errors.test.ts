@@ -200,7 +200,8 @@ describe('unknown routes and methods', () => {
     const res = await req('DELETE', '/v1/memories');
     expect(res.status).toBe(405);
     const allow = (res.headers.get('allow') ?? '').split(',').map((s) => s.trim()).sort();
-    expect(allow).toEqual(['GET', 'POST']);
+    // GET routes answer HEAD too (issue 12, defect 9).
+    expect(allow).toEqual(['GET', 'HEAD', 'POST']);
   });
 });
 

@@ -2,6 +2,7 @@
  * @module shard/ops/forget — removes memories matching every given criterion (AND), at most
  * FORGET_LIMIT per call, with their superseded versions (cascade) and edges, leaving one tombstone
  * per removed memory (content hash only) and asking for the compaction that erases it from disk.
+ * Insights drawn from a removed memory are rewritten without it, or removed with it (ops/insight-sources).
  */
 import { createHash } from 'node:crypto';
 import { decayScore, type JsonObject, type MemoryRecord } from '../../model/memory.ts';
@@ -9,6 +10,7 @@ import type { LogRecord } from '../persist/records.ts';
 import type { ForgetCriteria, ForgetResult } from '../protocol.ts';
 import type { Workspace } from '../store/workspace.ts';
 import type { OpContext } from './context.ts';
+import { insightsAfterLoss } from './insight-sources.ts';
 
 export const FORGET_LIMIT = 1000;
 
@@ -43,9 +45,12 @@ export async function forget(ctx: OpContext, ws: string, criteria: ForgetCriteri
     records.push({ t: 'del', ws, id: m.id });
     records.push({ t: 'tomb', ws, tomb: { memory_id: m.id, forgotten_at: now, criteria: recordedCriteria, content_sha256: sha256(m.content) } });
   }
+  // Insights quoting what goes are written again from their other sources, or go too.
+  const loss = insightsAfterLoss(w, ws, new Set(all.map((m) => m.id)), { now, criteria: recordedCriteria });
+  records.push(...loss.records);
   await ctx.commit(records);
   ctx.requestErasure();
-  return { forgotten_count: selected.length, cascade_count: cascaded.length, truncated, tombstone_count: all.length };
+  return { forgotten_count: selected.length, cascade_count: cascaded.length + loss.removed, truncated, tombstone_count: all.length + loss.removed };
 }
 
 function* candidates(w: Workspace, c: ForgetCriteria): Generator<MemoryRecord> {

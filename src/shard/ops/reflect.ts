@@ -3,12 +3,12 @@
  * vectors go to the router's reflection worker) and writing the resulting insights, new or
  * refreshed in place, with insight_from edges to their sources.
  */
-import { invalid } from '../../errors/codes.ts';
 import type { MemoryRecord } from '../../model/memory.ts';
 import type { LogRecord } from '../persist/records.ts';
 import { toStored } from '../persist/records.ts';
 import type { GatherInput, GatherOutput, InsightWrite } from '../protocol.ts';
 import { newMemory, type OpContext } from './context.ts';
+import { rewrittenInsight } from './insight-sources.ts';
 
 export function reflectGather(ctx: OpContext, ws: string, input: GatherInput): GatherOutput {
   const w = ctx.state.workspaces.get(ws);
@@ -39,23 +39,26 @@ export function reflectGather(ctx: OpContext, ws: string, input: GatherInput): G
 
 export async function writeInsights(ctx: OpContext, ws: string, input: { insights: InsightWrite[] }): Promise<{ created: string[]; refreshed: string[] }> {
   const w = ctx.state.workspace(ws);
-  const missing = input.insights.flatMap((i) => i.sources.filter((id) => !w.memories.has(id)));
-  if (missing.length > 0) throw invalid(`source memories not found: ${[...new Set(missing)].join(', ')}`);
   const now = ctx.nowUs();
   const records: LogRecord[] = [];
   const created: string[] = [];
   const refreshed: string[] = [];
   for (const ins of input.insights) {
+    // Sources forgotten since they were gathered are dropped: the insight is written again from
+    // the rest (its text may quote the forgotten ones), or not at all when none remain.
+    const sources = ins.sources.filter((id) => w.memories.has(id));
+    if (sources.length === 0) continue;
     const old = ins.refreshId === null ? undefined : w.memories.get(ins.refreshId);
-    const m: MemoryRecord = old
-      ? { ...old, content: ins.content, context: ins.context, embedding: ins.embedding, sourceMemoryIds: ins.sources, updatedAt: now, logicalClock: old.logicalClock + 1 }
-      : newMemory(ctx, now, { content: ins.content, importance: ins.importance, context: ins.context, entityId: ins.entityId, kind: 'insight', embedding: ins.embedding, sourceMemoryIds: ins.sources });
+    const drafted: MemoryRecord = old
+      ? { ...old, content: ins.content, context: ins.context, embedding: ins.embedding, sourceMemoryIds: sources, updatedAt: now, logicalClock: old.logicalClock + 1 }
+      : newMemory(ctx, now, { content: ins.content, importance: ins.importance, context: ins.context, entityId: ins.entityId, kind: 'insight', embedding: ins.embedding, sourceMemoryIds: sources });
+    const m = sources.length === ins.sources.length ? drafted : rewrittenInsight(w, drafted, sources, now);
     records.push({ t: 'put', ws, m: toStored(m) });
-    const keep = new Set(ins.sources);
+    const keep = new Set(sources);
     for (const e of w.graph.outgoing(m.id)) {
       if (e.edge_type === 'insight_from' && !keep.has(e.target_id)) records.push({ t: 'unedge', ws, s: m.id, d: e.target_id, y: 'insight_from' });
     }
-    for (const src of ins.sources) {
+    for (const src of sources) {
       records.push({ t: 'edge', ws, e: { source_id: m.id, target_id: src, edge_type: 'insight_from', confidence: ins.confidence, timestamp_us: now } });
     }
     (old ? refreshed : created).push(m.id);

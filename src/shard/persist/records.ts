@@ -2,6 +2,7 @@
  * @module shard/persist/records — what the log and snapshots hold. Every record is idempotent
  * (it carries absolute state, never a delta), so a fuzzy snapshot plus the log replays exactly.
  */
+import { cutAtDepth, withinDepth } from '../../model/json-shape.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
 import type { JsonObject, MemoryKind, MemoryRecord } from '../../model/memory.ts';
 
@@ -80,5 +81,8 @@ export function fromStored(s: StoredMemory): MemoryRecord {
   const bytes = s.embedding;
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);
-  return { ...s, embedding: new Float32Array(copy.buffer) };
+  // Contexts stored before nesting was limited may be thousands of levels deep; no reply could
+  // carry them (structured clone and JSON recurse), so they are cut at the limit on load.
+  const context = withinDepth(s.context) ? s.context : (cutAtDepth(s.context) as JsonObject);
+  return { ...s, context, embedding: new Float32Array(copy.buffer) };
 }

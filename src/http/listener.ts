@@ -1,0 +1,255 @@
+/**
+ * @module http/listener — the REST listener on node:http (llhttp). It turns each request into a
+ * plain request object and a promise of a response, reads bodies with a size bound, answers HEAD
+ * like GET without the body, and drains: it counts requests in flight so shutdown can wait for
+ * them. llhttp gives what uWebSockets.js 20.30 could not (issue 12): HTTP/1.0 answered and closed
+ * unless keep-alive is asked for, pipelined requests answered in order, and malformed requests
+ * (bad version, bare LF, header without colon, space in the path) a prompt 400.
+ * Everything else in http/ is framework-free.
+ */
+import http from 'node:http';
+import net, { type Socket } from 'node:net';
+
+export interface HttpRequest {
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  headers: ReadonlyMap<string, string>;
+  body: Buffer;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers?: Record<string, string>;
+  body: string;
+}
+
+/** A response that stays open (Server-Sent Events). */
+export interface StreamResponse {
+  kind: 'stream';
+  status: number;
+  headers: Record<string, string>;
+  start(stream: OutStream): void;
+}
+
+/** The writing end of an open response. `write` returns false when the client is not keeping up. */
+export interface OutStream {
+  readonly closed: boolean;
+  write(chunk: string): boolean;
+  onWritable(cb: () => void): void;
+  onClose(cb: () => void): void;
+  end(): void;
+}
+
+export interface HttpServerOptions {
+  host: string;
+  port: number;
+  /** Largest body accepted for a path; larger ones get `tooLarge` without being read. */
+  maxBodyBytes: (path: string) => number;
+  tooLarge: (limit: number) => HttpResponse;
+  /** The reply to requests that arrive while the server drains (sent with `Connection: close`). */
+  unavailable: () => HttpResponse;
+  /** The reply to a request that is not HTTP (sent with `Connection: close`). */
+  malformed: (reason: string) => HttpResponse;
+  handler: (req: HttpRequest) => Promise<HttpResponse | StreamResponse>;
+}
+
+export interface HttpServer {
+  readonly port: number;
+  /**
+   * Stops accepting connections. Requests that arrive later on open keep-alive connections get
+   * `unavailable()`, and replies to requests still running close their connection, so clients
+   * reconnect elsewhere instead of reusing this one.
+   */
+  drain(): void;
+  /** Resolves once no request is being handled (open streams do not count). */
+  idle(): Promise<void>;
+  /** Drains, then closes every socket: idle keep-alive connections, open streams, unfinished requests. */
+  close(): void;
+}
+
+/** An idle keep-alive connection, or one that has not sent a whole request head, is closed after this. */
+const IDLE_TIMEOUT_MS = 10_000;
+/** The whole request, body included, must arrive within this. */
+const REQUEST_TIMEOUT_MS = 60_000;
+
+/** Requests being handled, and whether the server is draining. */
+class Traffic {
+  draining = false;
+  #inflight = 0;
+  #idle: Array<() => void> = [];
+
+  /** Counts a request in; the returned function counts it out (once, however often it is called). */
+  begin(): () => void {
+    this.#inflight += 1;
+    let settled = false;
+    return () => {
+      if (settled) return;
+      settled = true;
+      this.#inflight -= 1;
+      if (this.#inflight === 0) for (const cb of this.#idle.splice(0)) cb();
+    };
+  }
+
+  idle(): Promise<void> {
+    return this.#inflight === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
+  }
+}
+
+const HEADERS_OF_INTEREST = ['authorization', 'content-type', 'content-length', 'transfer-encoding', 'accept'];
+
+export function listenHttp(opts: HttpServerOptions): Promise<HttpServer> {
+  const traffic = new Traffic();
+  const sockets = new Set<Socket>();
+  const server = http.createServer({
+    keepAliveTimeout: IDLE_TIMEOUT_MS,
+    headersTimeout: IDLE_TIMEOUT_MS,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    noDelay: true,
+    // The Host header is not needed (one virtual host), and HTTP/1.0 clients often leave it out.
+    requireHostHeader: false,
+  });
+  server.on('connection', (socket: Socket) => {
+    if (traffic.draining) return void socket.destroy();
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => onRequest(opts, traffic, req, res));
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => rejectMalformed(opts, err, socket));
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : opts.port;
+      const drain = (): void => {
+        if (traffic.draining) return;
+        traffic.draining = true;
+        // Stop listening but leave open connections alone: their next request gets `unavailable`.
+        // http.Server#close would also drop idle keep-alive connections without an answer, so
+        // this is net.Server's close, which only closes the listening socket.
+        net.Server.prototype.close.call(server);
+      };
+      const close = (): void => {
+        drain();
+        for (const s of sockets) s.destroy();
+      };
+      resolve({ port, drain, idle: () => traffic.idle(), close });
+    });
+  });
+}
+
+/** A request llhttp could not parse: a 400 naming the problem, then the connection closes. */
+function rejectMalformed(opts: HttpServerOptions, err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+  const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
+  const reply = timedOut ? { status: 408, body: '' } : opts.malformed(describeParseError(err));
+  const body = Buffer.from(reply.body);
+  const head = [`HTTP/1.1 ${reply.status} ${http.STATUS_CODES[reply.status] ?? ''}`, 'connection: close', `content-length: ${body.length}`];
+  for (const [k, v] of Object.entries(reply.headers ?? {})) head.push(`${k}: ${v}`);
+  socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`), body]));
+}
+
+function describeParseError(err: NodeJS.ErrnoException): string {
+  const reason = (err as { reason?: unknown }).reason;
+  const detail = typeof reason === 'string' && reason !== '' ? reason : err.message;
+  return `malformed HTTP request: ${detail}${err.code === undefined ? '' : ` (${err.code})`}`;
+}
+
+function onRequest(opts: HttpServerOptions, traffic: Traffic, req: http.IncomingMessage, res: http.ServerResponse): void {
+  const state: ResState = { done: false, onClose: [], settle: traffic.begin(), traffic };
+  res.once('close', () => {
+    state.settle();
+    for (const cb of state.onClose.splice(0)) cb();
+  });
+  if (traffic.draining) return send(res, state, opts.unavailable(), true);
+  const headers = new Map<string, string>();
+  for (const name of HEADERS_OF_INTEREST) {
+    const v = req.headers[name];
+    if (typeof v === 'string' && v !== '') headers.set(name, v);
+  }
+  const url = req.url ?? '/';
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
+  const method = (req.method ?? 'GET').toUpperCase();
+  const limit = opts.maxBodyBytes(path);
+  const declared = Number(headers.get('content-length') ?? '0');
+  if (declared > limit) return send(res, state, opts.tooLarge(limit), true);
+  const respond = (body: Buffer): void => {
+    opts.handler({ method, path, query, headers, body }).then(
+      (reply) => ('kind' in reply ? openStream(res, state, reply) : send(res, state, reply, false)),
+      () => send(res, state, { status: 500, body: '{"error_code":"internal_error","message":"internal error"}' }, false),
+    );
+  };
+  // Without a body there is nothing to wait for (node:http discards the empty stream itself).
+  if (!(declared > 0) && !headers.has('transfer-encoding')) return respond(EMPTY);
+  readBody(req, limit, (body) => (body === null ? send(res, state, opts.tooLarge(limit), true) : respond(body)));
+}
+
+const EMPTY = Buffer.alloc(0);
+
+function readBody(req: http.IncomingMessage, limit: number, done: (body: Buffer | null) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  req.on('data', (chunk: Buffer) => {
+    if (over) return;
+    size += chunk.length;
+    if (size > limit) {
+      over = true;
+      done(null);
+      return;
+    }
+    chunks.push(chunk);
+  });
+  req.on('end', () => {
+    if (!over) done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+  });
+}
+
+interface ResState {
+  done: boolean;
+  onClose: Array<() => void>;
+  /** Counts the request out of the traffic in flight: on its reply, its close, or once its stream is open. */
+  settle: () => void;
+  readonly traffic: Traffic;
+}
+
+function openStream(res: http.ServerResponse, state: ResState, reply: StreamResponse): void {
+  if (state.done || res.destroyed) return;
+  state.done = true;
+  // An open stream is not a request in flight: shutdown ends it (subscriptions close) rather than waiting.
+  state.settle();
+  res.writeHead(reply.status, reply.headers);
+  res.flushHeaders();
+  let ended = false;
+  const stream: OutStream = {
+    get closed() {
+      return ended || res.destroyed || res.writableEnded;
+    },
+    write: (chunk) => (stream.closed ? false : res.write(chunk)),
+    onWritable: (cb) => {
+      res.on('drain', cb);
+    },
+    onClose: (cb) => {
+      state.onClose.push(cb);
+    },
+    end: () => {
+      if (stream.closed) return;
+      ended = true;
+      res.end();
+    },
+  };
+  reply.start(stream);
+}
+
+/** Writes a whole reply (without the body for HEAD). With `close` (or while draining) the connection closes once it is sent. */
+function send(res: http.ServerResponse, state: ResState, reply: HttpResponse, close: boolean): void {
+  if (state.done || res.destroyed) return;
+  state.done = true;
+  const headers: Record<string, string | number> = { ...reply.headers, 'content-length': Buffer.byteLength(reply.body) };
+  if (close || state.traffic.draining) headers['connection'] = 'close';
+  res.writeHead(reply.status, headers);
+  res.end(reply.body);
+}
