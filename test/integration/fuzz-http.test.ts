@@ -190,6 +190,18 @@ async function send(r: FuzzRequest): Promise<{ status: number; text: string }> {
   return { status: res.status, text: await res.text() };
 }
 
+/**
+ * A Flashbulb error body; on the MCP endpoint, whose protocol is JSON-RPC, errors the MCP transport
+ * raises itself (e.g. 406 for a client that does not accept SSE) are JSON-RPC error objects.
+ */
+function errorShape(route: Route): unknown {
+  const flashbulb = { error_code: expect.any(String), message: expect.any(String) };
+  if (route.raw !== 'json-rpc') return flashbulb;
+  return expect.toSatisfy((body: any) =>
+    (typeof body?.error_code === 'string' && typeof body?.message === 'string') ||
+    (body?.jsonrpc === '2.0' && typeof body?.error?.code === 'number' && typeof body?.error?.message === 'string'));
+}
+
 describe('fuzzing every route', () => {
   // Every route, admin ones included: a guessed slug or key id can only name what the fuzzer made.
   const routes = ROUTES;
@@ -201,7 +213,7 @@ describe('fuzzing every route', () => {
         const res = await send(r);
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         expect(res.status, `${r.method} ${r.path} ${r.body?.slice(0, 200)} → ${res.text.slice(0, 300)}`).toBeLessThan(500);
-        if (res.status >= 400 && r.method !== 'HEAD') expect(JSON.parse(res.text)).toEqual({ error_code: expect.any(String), message: expect.any(String) });
+        if (res.status >= 400 && r.method !== 'HEAD') expect(JSON.parse(res.text)).toEqual(errorShape(r.route));
       }),
       { numRuns: 2000, interruptAfterTimeLimit: BUDGET_MS, seed: Number(process.env['FUZZ_SEED'] ?? Date.now() % 2 ** 31) },
     );
