@@ -66,6 +66,7 @@ const v = {
   revise: compile(S.ReviseBody),
   forget: compile(S.ForgetBody),
   createWorkspace: compile(S.CreateWorkspaceBody),
+  updateWorkspace: compile(S.UpdateWorkspaceBody),
   createKey: compile(S.CreateKeyBody),
   list: compile(S.ListQuery),
   recall: compile(S.RecallBody),
@@ -254,6 +255,10 @@ export const ROUTES: readonly Route[] = [
   {
     method: 'GET', path: '/v1/workspaces/:slug', op: 'workspaces_get', scoped: false,
     handle: async (i) => ({ body: await admin.getWorkspace(i.svc, i.principal, param(i, 'slug')) }),
+  },
+  {
+    method: 'PUT', path: '/v1/workspaces/:slug', op: 'workspaces_update', scoped: false, body: true,
+    handle: (i) => ({ body: admin.updateWorkspace(i.svc, i.principal, param(i, 'slug'), v.updateWorkspace(i.body)) }),
   },
   {
     method: 'DELETE', path: '/v1/workspaces/:slug', op: 'workspaces_delete', scoped: false,

@@ -13,7 +13,14 @@ const EdgeSpec = T.Object({
   confidence: T.Optional(T.Number()),
 });
 
+/** Expiry on remember and revise: seconds from now, or an absolute time; null: never expires. */
+const Expiry = {
+  ttl_s: T.Optional(T.Union([T.Number(), T.Null()])),
+  expires_at_us: T.Optional(T.Union([T.Integer(), T.Null()])),
+};
+
 export const RememberBody = T.Object({
+  ...Expiry,
   content: T.String(),
   importance: T.Optional(T.Number()),
   context: T.Optional(T.Union([Json, T.Null()])),
@@ -24,6 +31,7 @@ export const RememberBody = T.Object({
 export const BatchBody = T.Object({ memory_ids: T.Array(T.String()) });
 
 export const ReviseBody = T.Object({
+  ...Expiry,
   content: T.Optional(T.String()),
   importance: T.Optional(T.Number()),
   context: T.Optional(Json),
@@ -44,6 +52,12 @@ export const ForgetBody = T.Object({
 export const CreateWorkspaceBody = T.Object({
   slug: T.String(),
   name: T.Optional(T.String({ maxLength: 200 })),
+  default_ttl_s: T.Optional(T.Union([T.Number(), T.Null()])),
+});
+
+export const UpdateWorkspaceBody = T.Object({
+  name: T.Optional(T.String({ maxLength: 200 })),
+  default_ttl_s: T.Optional(T.Union([T.Number(), T.Null()])),
 });
 
 export const CreateKeyBody = T.Object({

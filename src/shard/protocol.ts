@@ -23,6 +23,8 @@ export interface RememberItem {
   kind: MemoryKind;
   embedding: Float32Array;
   edges: EdgeInput[];
+  /** µs since the epoch; null or absent: never expires. */
+  expiresAt?: number | null;
 }
 
 export interface ReviseInput {
@@ -33,6 +35,8 @@ export interface ReviseInput {
   contextMode: 'merge' | 'replace';
   /** undefined keeps the entity, null clears it. */
   entityId?: string | null;
+  /** undefined keeps the expiry, null removes it. */
+  expiresAt?: number | null;
   embedding?: Float32Array;
   edges: EdgeInput[];
   withEmbedding?: boolean;
@@ -178,7 +182,7 @@ export type ShardReply =
 export type ShardEvent =
   | { kind: 'ready'; shard: number; memories: number; replayedRecords: number; recoveryMs: number; truncatedTail: string | null }
   | { kind: 'fatal'; shard: number; message: string }
-  | { kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[]; contradictions: number; checksSkipped: number; checkBacklog: number; indexBacklog: number }
+  | { kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[]; contradictions: number; checksSkipped: number; checkBacklog: number; indexBacklog: number; expired: number }
   | { kind: 'stopped'; shard: number }
   | { kind: 'push'; ws: string; pushes: Push[] };
 

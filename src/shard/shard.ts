@@ -6,7 +6,7 @@ import { mkdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlashbulbError } from '../errors/codes.ts';
 import { IdGenerator } from '../model/ids.ts';
-import { nowUs, type MemoryRecord } from '../model/memory.ts';
+import { isExpired, nowUs, type MemoryRecord } from '../model/memory.ts';
 import { seqName } from './persist/fsutil.ts';
 import type { LogRecord } from './persist/records.ts';
 import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
@@ -15,7 +15,7 @@ import { deleteGraphsBefore, loadGraphs, saveGraphs } from './persist/graph-file
 import { Wal } from './persist/wal.ts';
 import { applyRecord, type ShardState } from './store/apply.ts';
 import type { OpContext } from './ops/context.ts';
-import { forget } from './ops/forget.ts';
+import { forget, forgetRecords } from './ops/forget.ts';
 import { batchGet, count, edges, entities, get, insights, list } from './ops/read.ts';
 import { remember } from './ops/remember.ts';
 import { graph } from './ops/graph.ts';
@@ -61,6 +61,8 @@ export class Shard {
   #indexing = false;
   readonly syncMs: number[] = [];
   readonly snapshotMs: number[] = [];
+  /** Memories forgotten on expiry since the last `takeExpired()` (for metrics). */
+  #expired = 0;
 
   constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}) {
     this.#opts = opts;
@@ -129,7 +131,10 @@ export class Shard {
         return { records: this.#state.memoryCount() };
       },
     };
+    // Expired before the crash (or while the server was down): forgotten before the first request.
+    this.#expireDue(null);
     this.#tick = setInterval(() => {
+      this.#expireDue(null);
       this.#flushAccess();
       this.#maybeSnapshot();
     }, 1000);
@@ -199,9 +204,38 @@ export class Shard {
     if (!handler) throw new FlashbulbError('internal_error', `unknown shard method ${String(method)}`);
     this.#inflight += 1;
     try {
+      // Expired memories leave the state before any operation reads it, so no read, recall,
+      // prime, graph walk or subscription match can return one.
+      this.#expireDue(ws);
       return await handler(this.#ctx, ws, input);
     } finally {
       this.#inflight -= 1;
+    }
+  }
+
+  /** Memories forgotten on expiry since the last call (for metrics). */
+  takeExpired(): number {
+    const n = this.#expired;
+    this.#expired = 0;
+    return n;
+  }
+
+  /**
+   * Forgets the memories of `ws` (null: of every workspace) whose expiry has come, with forget's
+   * cascade, tombstones and erasure. The records apply to the state at once; the log append
+   * completes in the background (a crash before it lands is covered by the sweep at start-up).
+   */
+  #expireDue(ws: string | null): void {
+    const now = nowUs();
+    const workspaces = ws === null ? [...this.#state.workspaces.values()] : [this.#state.workspaces.get(ws)];
+    for (const w of workspaces) {
+      if (!w || w.expiring.next === null || w.expiring.next > now) continue;
+      const due = w.takeExpired(now);
+      if (due.length === 0) continue;
+      const { records, all } = forgetRecords(w, due, { expired: true }, now);
+      this.#expired += all;
+      this.#commit(records).catch((err: unknown) => console.error(`shard ${this.#opts.shard}: expiry failed:`, err));
+      this.#requestErasure();
     }
   }
 
@@ -227,7 +261,7 @@ export class Shard {
     for (const r of records) {
       if (r.t !== 'put' || r.m.supersededBy !== null) continue;
       const m = this.#state.workspaces.get(r.ws)?.memories.get(r.m.id);
-      if (m) byWs.set(r.ws, [...(byWs.get(r.ws) ?? []), m]);
+      if (m && !isExpired(m, nowUs())) byWs.set(r.ws, [...(byWs.get(r.ws) ?? []), m]);
     }
     for (const [ws, memories] of byWs) {
       const w = this.#state.workspaces.get(ws);

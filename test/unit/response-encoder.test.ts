@@ -57,6 +57,7 @@ function view(over: Partial<MemoryView> = {}): MemoryView {
     logicalClock: 0,
     sourceMemoryIds: null,
     supersededBy: null,
+    expiresAt: null,
     embedding: vector(1),
     ...over,
   };

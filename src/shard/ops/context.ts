@@ -33,7 +33,7 @@ export function requireMemory(ws: Workspace | undefined, id: string): MemoryReco
 export function newMemory(
   ctx: OpContext,
   nowUs: number,
-  m: Pick<MemoryRecord, 'content' | 'kind' | 'entityId' | 'embedding' | 'context' | 'importance'> & { sourceMemoryIds?: string[] | null },
+  m: Pick<MemoryRecord, 'content' | 'kind' | 'entityId' | 'embedding' | 'context' | 'importance'> & { sourceMemoryIds?: string[] | null; expiresAt?: number | null },
 ): MemoryRecord {
   return {
     id: ctx.ids.next(nowUs / 1000),
@@ -50,5 +50,6 @@ export function newMemory(
     logicalClock: 0,
     sourceMemoryIds: m.sourceMemoryIds ?? null,
     supersededBy: null,
+    expiresAt: m.expiresAt ?? null,
   };
 }

@@ -20,6 +20,8 @@ export interface StoredMemory {
   logicalClock: number;
   sourceMemoryIds: string[] | null;
   supersededBy: string | null;
+  /** Absent in files written before expiry existed. */
+  expiresAt?: number | null;
   embedding: Uint8Array;
 }
 
@@ -80,5 +82,5 @@ export function fromStored(s: StoredMemory): MemoryRecord {
   const bytes = s.embedding;
   const copy = new Uint8Array(bytes.byteLength);
   copy.set(bytes);
-  return { ...s, embedding: new Float32Array(copy.buffer) };
+  return { ...s, expiresAt: s.expiresAt ?? null, embedding: new Float32Array(copy.buffer) };
 }
