@@ -73,6 +73,8 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         entity_id: req.entity_id,
         edges: edges(req.edges),
         kind: kindFromEnum('kind', req.kind),
+        ttl_s: req.ttl_s,
+        expires_at_us: u64(req.expires_at_us),
         withEmbedding: true,
       });
       return { memory: mem(memory) };
@@ -118,6 +120,9 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         // proto3 cannot carry null: an empty entity_id clears the entity.
         entity_id: req.entity_id === '' ? null : req.entity_id,
         edges: edges(req.edges),
+        // proto3 cannot carry null: clear_expiry removes an expiry.
+        ttl_s: req.ttl_s,
+        expires_at_us: req.clear_expiry ? null : u64(req.expires_at_us),
         withEmbedding: true,
       });
       return { memory: mem(memory) };

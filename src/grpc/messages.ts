@@ -44,6 +44,8 @@ export interface RememberRequestMsg {
   edges: EdgeMsg[];
   tenant_id?: string;
   kind?: string;
+  ttl_s?: number;
+  expires_at_us?: U64;
 }
 
 export interface GetRequestMsg {
@@ -91,6 +93,9 @@ export interface ReviseRequestMsg {
   entity_id?: string;
   edges: EdgeMsg[];
   tenant_id?: string;
+  ttl_s?: number;
+  expires_at_us?: U64;
+  clear_expiry?: boolean;
 }
 
 export interface ForgetRequestMsg {
@@ -132,6 +137,7 @@ export interface MemoryMsg {
   kind: string;
   logical_clock: number;
   source_memory_ids: Buffer[];
+  expires_at_us?: number;
 }
 
 export interface StrategyDetailMsg {
