@@ -23,6 +23,8 @@ import { closeSubscription, feedSubscription, openSubscription } from '../verbs/
 import * as reflection from '../verbs/reflect.ts';
 import type { RecallHit } from '../recall/types.ts';
 import { compile } from './schema.ts';
+import { ndjsonLines, ndjsonStream } from './ndjson.ts';
+import { exportWorkspace, importLines, type LineInput } from '../verbs/transfer.ts';
 import * as S from './schemas.ts';
 
 export interface RouteInput {
@@ -78,6 +80,9 @@ const v = {
   scope: compile(S.ScopeBody),
   reflectCommit: compile(S.ReflectCommitBody),
   verdicts: compile(S.VerdictsBody),
+  exportQuery: compile(S.ExportQuery),
+  importQuery: compile(S.ImportQuery),
+  transferLine: compile(S.TransferLine),
 };
 
 const DEPRECATED = { deprecation: 'true' };
@@ -179,6 +184,26 @@ export const ROUTES: readonly Route[] = [
       const files = parts.filter((p) => p.name === 'files' || p.name === 'file');
       for (const p of files) if (!p.filename) throw invalid(`a "${p.name}" part has no filename; the filename is the file's relative path`);
       return { body: await upload(ctxOf(i), { files: files.map((p) => ({ filePath: p.filename ?? '', data: p.data })) }) };
+    },
+  },
+  {
+    method: 'GET', path: '/v1/export', op: 'export', scoped: true,
+    handle: async (i) => {
+      const q = v.exportQuery(queryObject(i.query, { embeddings: 'bool' }));
+      return ndjsonStream(exportWorkspace(ctxOf(i), { embeddings: q.embeddings ?? false }));
+    },
+  },
+  {
+    method: 'POST', path: '/v1/import', op: 'import', scoped: true, raw: true,
+    handle: async (i) => {
+      const q = v.importQuery(queryObject(i.query, { first_line: 'int' }));
+      const ctx = ctxOf(i);
+      const type = i.contentType;
+      if (type !== '' && !/^(application\/(x-)?ndjson|application\/jsonl|application\/json|text\/plain)\b/i.test(type)) {
+        throw new FlashbulbError('unsupported_media_type', `import takes NDJSON (Content-Type application/x-ndjson), got '${type}'`);
+      }
+      const lines = ndjsonLines<LineInput>(i.rawBody, q.first_line ?? 1, v.transferLine as (value: unknown) => LineInput);
+      return { body: await importLines(ctx, { lines }) };
     },
   },
   {

@@ -28,6 +28,47 @@ export const RememberBody = T.Object({
   edges: T.Optional(T.Array(EdgeSpec)),
 });
 
+export const ExportQuery = T.Object({ embeddings: T.Optional(T.Boolean()) });
+
+/** A memory on an export/import line: the memory JSON, plus its embedding when exported with one. */
+const LineMemory = T.Object({
+  memory_id: T.Optional(T.String()),
+  content: T.String(),
+  importance: T.Optional(T.Number()),
+  context: T.Optional(T.Union([Json, T.Null()])),
+  entity_id: T.Optional(T.Union([T.String(), T.Null()])),
+  kind: T.Optional(Kind),
+  created_at: T.Optional(T.Integer({ minimum: 0 })),
+  updated_at: T.Optional(T.Integer({ minimum: 0 })),
+  last_accessed_at: T.Optional(T.Integer({ minimum: 0 })),
+  access_count: T.Optional(T.Integer({ minimum: 0 })),
+  logical_clock: T.Optional(T.Integer({ minimum: 0 })),
+  source_memory_ids: T.Optional(T.Array(T.String())),
+  superseded_by: T.Optional(T.String()),
+  expires_at: T.Optional(T.Union([T.Integer({ minimum: 0 }), T.Null()])),
+  /** Base64 of the little-endian float32 vector. */
+  embedding: T.Optional(T.String()),
+});
+
+/** One NDJSON line of GET /v1/export and POST /v1/import. */
+export const TransferLine = T.Object({
+  memory: LineMemory,
+  versions: T.Optional(T.Array(LineMemory)),
+  edges: T.Optional(
+    T.Array(
+      T.Object({
+        source_id: T.String(),
+        target_id: T.String(),
+        edge_type: T.String(),
+        confidence: T.Optional(T.Number()),
+        timestamp_us: T.Optional(T.Integer({ minimum: 0 })),
+      }),
+    ),
+  ),
+});
+
+export const ImportQuery = T.Object({ first_line: T.Optional(T.Integer({ minimum: 1 })) });
+
 export const BatchBody = T.Object({ memory_ids: T.Array(T.String()) });
 
 export const ReviseBody = T.Object({

@@ -3,7 +3,7 @@
  * in, results (or errors as data) out. Types only, so both sides import it freely.
  */
 import type { EdgeType, Edge } from '../model/edge.ts';
-import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
+import type { JsonObject, MemoryKind, MemoryRecord, MemoryView } from '../model/memory.ts';
 import type { ErrorCode } from '../errors/codes.ts';
 import type { Push, SubscriptionSpec } from './subscriptions.ts';
 import type { PendingContradiction } from './persist/records.ts';
@@ -134,6 +134,28 @@ export interface ShardStats {
   walSeq: number;
 }
 
+export interface ExportPageInput {
+  cursor: string | null;
+  limit: number;
+  withEmbedding: boolean;
+}
+
+/** One line of an export: a live memory, its superseded versions and the edges placed on its line. */
+export interface ExportLine {
+  memory: MemoryView;
+  versions: MemoryView[];
+  edges: Edge[];
+}
+
+/** One line of an import, validated: records with their embeddings, and edges. */
+export interface ImportItem {
+  memory: MemoryRecord;
+  versions: MemoryRecord[];
+  edges: Edge[];
+}
+
+export type ImportOutcome = { status: 'imported' | 'skipped' | 'expired' } | { status: 'error'; message: string };
+
 /** Method name → input and output. */
 export interface ShardMethods {
   remember: { input: { items: RememberItem[]; withEmbedding?: boolean }; output: MemoryView[] };
@@ -160,6 +182,8 @@ export interface ShardMethods {
   dropWorkspace: { input: Record<string, never>; output: { memories: number } };
   stats: { input: Record<string, never>; output: ShardStats };
   snapshot: { input: Record<string, never>; output: { records: number } };
+  exportPage: { input: ExportPageInput; output: { lines: ExportLine[]; nextCursor: string | null } };
+  importItems: { input: { items: ImportItem[] }; output: ImportOutcome[] };
 }
 
 export type ShardMethod = keyof ShardMethods;

@@ -19,6 +19,7 @@ import { forget, forgetRecords } from './ops/forget.ts';
 import { batchGet, count, edges, entities, get, insights, list } from './ops/read.ts';
 import { remember } from './ops/remember.ts';
 import { graph } from './ops/graph.ts';
+import { exportPage, importItems } from './ops/export.ts';
 import { upload } from './ops/upload.ts';
 import { prime, recall } from './ops/recall.ts';
 import { revise } from './ops/revise.ts';
@@ -87,7 +88,7 @@ export class Shard {
       state: this.#state,
       ids: this.#ids,
       nowUs,
-      commit: (records) => this.#commit(records),
+      commit: (records, opts) => this.#commit(records, opts),
       requestErasure: () => this.#requestErasure(),
       touch: (ws, memories) => this.#accesses.touch(ws, memories, nowUs()),
     };
@@ -105,6 +106,8 @@ export class Shard {
       insights,
       edges,
       graph,
+      exportPage,
+      importItems,
       count,
       dropWorkspace: (ctx, ws) => this.#dropWorkspace(ws),
       stats: () => this.stats(),
@@ -245,11 +248,12 @@ export class Shard {
     return { memories: this.memoryCount, workspaces: this.#state.workspaces.size, edges: edgesCount, walSeq: this.#wal.seq };
   }
 
-  async #commit(records: LogRecord[]): Promise<void> {
+  async #commit(records: LogRecord[], opts: { quiet?: boolean } = {}): Promise<void> {
     for (const r of records) applyRecord(this.#state, r);
     this.#dirtySinceSnapshot = true;
     this.#scheduleIndexing();
     await this.#wal.append(records);
+    if (opts.quiet) return;
     this.#notifySubscribers(records);
     if (this.#opts.contradictions) this.#checker.enqueue(records);
   }

@@ -10,8 +10,11 @@ export interface OpContext {
   readonly state: ShardState;
   readonly ids: IdGenerator;
   nowUs(): number;
-  /** Applies records to state and resolves when they are durable in the log. */
-  commit(records: LogRecord[]): Promise<void>;
+  /**
+   * Applies records to state and resolves when they are durable in the log. `quiet`: no
+   * after-write work (contradiction checks, subscription pushes), as for imported memories.
+   */
+  commit(records: LogRecord[], opts?: { quiet?: boolean }): Promise<void>;
   /** Asks for a compaction that removes forgotten content from disk. */
   requestErasure(): void;
   /** Counts an access to each memory (access_count, last_accessed_at), logged lazily. */
