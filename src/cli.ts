@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
- * @module cli — `flashbulb serve | keys … | workspaces …`. Key and workspace commands work offline
- * against a data directory, so a lost admin key is never a dead end.
+ * @module cli — `flashbulb serve | keys … | workspaces … | export | import | backup`. Key and
+ * workspace commands work offline against a data directory, so a lost admin key is never a dead
+ * end; export, import and backup talk to a running server (FLASHBULB_URL, FLASHBULB_API_KEY).
  */
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AuthStore } from './auth/store.ts';
 import { DEFAULT_WORKSPACE } from './auth/principal.ts';
@@ -10,6 +12,7 @@ import { loadConfig, type Config } from './config/index.ts';
 import { lockHolder, openDataDir, shardOptions } from './data-dir.ts';
 import { startApp } from './app.ts';
 import { ShardPool } from './router/shard-client.ts';
+import { backupCommand, exportCommand, importCommand } from './server-client.ts';
 
 const USAGE = `usage:
   flashbulb serve
@@ -19,6 +22,11 @@ const USAGE = `usage:
   flashbulb workspaces list [--data-dir DIR]
   flashbulb workspaces create SLUG [--name TEXT] [--data-dir DIR]
   flashbulb workspaces delete SLUG [--data-dir DIR]   (server must be stopped)
+  flashbulb export [--workspace SLUG] [--embeddings] > FILE.ndjson
+  flashbulb import [--workspace SLUG] < FILE.ndjson
+  flashbulb backup --to DIR          (DIR on the server's machine; restore: flashbulb serve --data-dir DIR)
+  export, import and backup talk to a running server: --url URL (FLASHBULB_URL, default
+  http://127.0.0.1:$FLASHBULB_HTTP_PORT) and --key KEY (FLASHBULB_API_KEY).
 Configuration comes from FLASHBULB_* environment variables (see README).`;
 
 const OPTIONS = {
@@ -27,6 +35,10 @@ const OPTIONS = {
   role: { type: 'string' },
   label: { type: 'string' },
   name: { type: 'string' },
+  embeddings: { type: 'boolean' },
+  to: { type: 'string' },
+  url: { type: 'string' },
+  key: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -37,6 +49,10 @@ async function main(argv: string[]): Promise<number> {
   const env = values['data-dir'] ? { ...process.env, FLASHBULB_DATA_DIR: values['data-dir'] } : process.env;
   const config = loadConfig(env);
   if (command === 'serve') return serve(config);
+  if (command === 'export' || command === 'import' || command === 'backup') {
+    const client = { ...config, serverUrl: values.url?.replace(/\/+$/, '') ?? config.serverUrl, apiKey: values.key ?? config.apiKey };
+    return remote(command, { config: client, workspace: values.workspace, embeddings: values.embeddings ?? false, to: values.to });
+  }
   openDataDir(config.dataDir, config.shards);
   const auth = new AuthStore(config.dataDir);
   auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
@@ -58,6 +74,21 @@ async function main(argv: string[]): Promise<number> {
   }
   if (command === 'workspaces' && sub === 'delete' && arg) return deleteWorkspaceOffline(config, auth, arg);
   return usage(2);
+}
+
+async function remote(command: 'export' | 'import' | 'backup', opts: { config: Config; workspace: string | undefined; embeddings: boolean; to: string | undefined }): Promise<number> {
+  const io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+  if (command === 'export') {
+    await exportCommand(opts, io);
+    return 0;
+  }
+  if (command === 'import') {
+    const totals = await importCommand(opts, io);
+    print(totals);
+    return totals.error_count === 0 ? 0 : 1;
+  }
+  if (!opts.to) return fail('backup needs --to DIR (a new directory on the server\'s machine)');
+  return print(await backupCommand({ ...opts, to: resolve(opts.to) }));
 }
 
 async function serve(config: Config): Promise<number> {

@@ -45,6 +45,9 @@ export interface Config {
   readonly llmTimeoutMs: number;
   /** On SIGTERM, how long in-flight requests may take before their connections are closed. */
   readonly shutdownTimeoutS: number;
+  /** Where CLI commands that talk to a running server (export, import, backup) send requests, and with which key. */
+  readonly serverUrl: string;
+  readonly apiKey: string;
 }
 
 /** Defaults in one place (name of the variable → default). */
@@ -78,6 +81,8 @@ export const DEFAULTS = {
   FLASHBULB_LLM_API_KEY: '',
   FLASHBULB_LLM_TIMEOUT_MS: '20000',
   FLASHBULB_SHUTDOWN_TIMEOUT_S: '10',
+  FLASHBULB_URL: '',
+  FLASHBULB_API_KEY: '',
 } as const satisfies Record<string, string>;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -158,6 +163,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     llmApiKey: read(env, 'FLASHBULB_LLM_API_KEY'),
     llmTimeoutMs: int(env, 'FLASHBULB_LLM_TIMEOUT_MS', 100, 600_000),
     shutdownTimeoutS: int(env, 'FLASHBULB_SHUTDOWN_TIMEOUT_S', 1, 3600),
+    serverUrl: url(env, 'FLASHBULB_URL') || `http://127.0.0.1:${int(env, 'FLASHBULB_HTTP_PORT', 0, 65535)}`,
+    apiKey: read(env, 'FLASHBULB_API_KEY'),
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {

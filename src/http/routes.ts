@@ -25,6 +25,7 @@ import type { RecallHit } from '../recall/types.ts';
 import { compile } from './schema.ts';
 import { ndjsonLines, ndjsonStream } from './ndjson.ts';
 import { exportWorkspace, importLines, type LineInput } from '../verbs/transfer.ts';
+import { backup } from '../verbs/backup.ts';
 import * as S from './schemas.ts';
 
 export interface RouteInput {
@@ -83,6 +84,7 @@ const v = {
   exportQuery: compile(S.ExportQuery),
   importQuery: compile(S.ImportQuery),
   transferLine: compile(S.TransferLine),
+  backup: compile(S.BackupBody),
 };
 
 const DEPRECATED = { deprecation: 'true' };
@@ -288,6 +290,10 @@ export const ROUTES: readonly Route[] = [
   {
     method: 'DELETE', path: '/v1/workspaces/:slug', op: 'workspaces_delete', scoped: false,
     handle: async (i) => ({ body: await admin.deleteWorkspace(i.svc, i.principal, param(i, 'slug')) }),
+  },
+  {
+    method: 'POST', path: '/v1/admin/backup', op: 'backup', scoped: false, body: true,
+    handle: async (i) => ({ body: await backup({ svc: i.svc, principal: i.principal }, v.backup(i.body)) }),
   },
   {
     method: 'GET', path: '/v1/keys', op: 'keys_list', scoped: false,

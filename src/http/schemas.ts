@@ -67,6 +67,8 @@ export const TransferLine = T.Object({
   ),
 });
 
+export const BackupBody = T.Object({ to: T.String({ minLength: 1 }) });
+
 export const ImportQuery = T.Object({ first_line: T.Optional(T.Integer({ minimum: 1 })) });
 
 export const BatchBody = T.Object({ memory_ids: T.Array(T.String()) });

@@ -156,6 +156,12 @@ export interface ImportItem {
 
 export type ImportOutcome = { status: 'imported' | 'skipped' | 'expired' } | { status: 'error'; message: string };
 
+export interface BackupResult {
+  memories: number;
+  /** Bytes written: the snapshot and the log segment copied beside it. */
+  bytes: number;
+}
+
 /** Method name → input and output. */
 export interface ShardMethods {
   remember: { input: { items: RememberItem[]; withEmbedding?: boolean }; output: MemoryView[] };
@@ -182,6 +188,7 @@ export interface ShardMethods {
   dropWorkspace: { input: Record<string, never>; output: { memories: number } };
   stats: { input: Record<string, never>; output: ShardStats };
   snapshot: { input: Record<string, never>; output: { records: number } };
+  backup: { input: { dir: string }; output: BackupResult };
   exportPage: { input: ExportPageInput; output: { lines: ExportLine[]; nextCursor: string | null } };
   importItems: { input: { items: ImportItem[] }; output: ImportOutcome[] };
 }

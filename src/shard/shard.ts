@@ -2,12 +2,12 @@
  * @module shard/shard — one shard: the single-threaded owner of its workspaces' state, its log and
  * its snapshots. States: starting → replaying → ready ⇄ snapshotting → draining → stopped.
  */
-import { mkdirSync, unlinkSync } from 'node:fs';
+import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlashbulbError } from '../errors/codes.ts';
 import { IdGenerator } from '../model/ids.ts';
 import { isExpired, nowUs, type MemoryRecord } from '../model/memory.ts';
-import { seqName } from './persist/fsutil.ts';
+import { fsyncDir, seqName } from './persist/fsutil.ts';
 import type { LogRecord } from './persist/records.ts';
 import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
 import { writeSnapshot } from './persist/snapshot.ts';
@@ -23,7 +23,7 @@ import { exportPage, importItems } from './ops/export.ts';
 import { upload } from './ops/upload.ts';
 import { prime, recall } from './ops/recall.ts';
 import { revise } from './ops/revise.ts';
-import type { ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
+import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
 import { Subscriptions } from './subscriptions.ts';
 import { AccessLog } from './access-log.ts';
 import { commitVerdicts, ContradictionChecker } from './contradictions.ts';
@@ -129,6 +129,7 @@ export class Shard {
         return pushes;
       },
       subClose: (_ctx, ws, input) => ({ closed: this.#subs.close(ws, input.id) }),
+      backup: (_ctx, _ws, input) => this.backup(input.dir),
       snapshot: async () => {
         await this.snapshot();
         return { records: this.#state.memoryCount() };
@@ -336,6 +337,50 @@ export class Shard {
       if (seq < walSeq) unlinkSync(join(this.#opts.dir, seqName('snap', seq, 'snap')));
     }
     this.snapshotMs.push(performance.now() - start);
+  }
+
+  /**
+   * Writes a consistent copy of the shard into `dir` while it keeps serving: the log is rotated
+   * (every acknowledged write is now in the state), a snapshot of the state goes to `dir`, the log
+   * is drained and rotated again, and the segment between the two rotations is copied beside the
+   * snapshot. The snapshot is fuzzy, but replaying that segment on it, as recovery does, gives the
+   * state as it was at the second rotation. Runs in turn with snapshots, which delete segments.
+   */
+  async backup(dir: string): Promise<BackupResult> {
+    while (this.#snapshotting) await this.#snapshotting.catch(() => {});
+    const job = this.#runBackup(dir);
+    this.#snapshotting = job.then(
+      () => {},
+      () => {},
+    ).finally(() => {
+      this.#snapshotting = null;
+      if (this.#snapshotAgain && !this.#draining) {
+        this.#snapshotAgain = false;
+        void this.snapshot();
+      }
+    });
+    return job;
+  }
+
+  async #runBackup(dir: string): Promise<BackupResult> {
+    mkdirSync(dir, { recursive: true });
+    const walSeq = await this.#wal.rotate();
+    const memories = this.#state.memoryCount();
+    await writeSnapshot(dir, { shard: this.#opts.shard, walSeq, state: this.#state });
+    // Records applied while the snapshot was written must reach the copied segment.
+    await this.#wal.drain();
+    await this.#wal.rotate();
+    const segment = seqName('wal', walSeq, 'log');
+    copyFileSync(join(this.#opts.dir, segment), join(dir, segment));
+    const fd = openSync(join(dir, segment), 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    fsyncDir(dir);
+    const bytes = statSync(join(dir, segment)).size + statSync(join(dir, seqName('snap', walSeq, 'snap'))).size;
+    return { memories, bytes };
   }
 
   /** Stops taking requests, waits for in-flight ones, writes a final snapshot and closes the log. */
