@@ -90,6 +90,7 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         top_k: req.top_k,
         scoring_weights: weights(req.scoring_weights),
         cue_context: structToJson(req.cue_context),
+        filter: structToJson(req.filter),
         withEmbedding: true,
       });
       return {
@@ -105,6 +106,7 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         recency_window_us: u64(req.recency_window_us),
         similarity_cue: req.similarity_cue,
         scoring_weights: weights(req.scoring_weights),
+        filter: structToJson(req.filter),
         withEmbedding: true,
       });
       return { results: out.results.map(hitToProto), temporal_count: out.temporal_count, similarity_count: out.similarity_count };

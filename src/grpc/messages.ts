@@ -72,6 +72,7 @@ export interface RecallRequestMsg {
   scoring_weights?: ScoringWeightsMsg | null;
   cue_context?: Struct | null;
   tenant_id?: string;
+  filter?: Struct | null;
 }
 
 export interface PrimeRequestMsg {
@@ -82,6 +83,7 @@ export interface PrimeRequestMsg {
   similarity_cue?: string;
   scoring_weights?: ScoringWeightsMsg | null;
   tenant_id?: string;
+  filter?: Struct | null;
 }
 
 export interface ReviseRequestMsg {

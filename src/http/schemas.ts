@@ -4,6 +4,13 @@ import { EDGE_TYPES } from '../model/edge.ts';
 import { MEMORY_KINDS } from '../model/memory.ts';
 
 const Kind = T.Union(MEMORY_KINDS.map((k) => T.Literal(k)));
+
+/** A metadata filter; its grammar is checked by recall/filter.ts, which names the offending place. */
+const Filter = T.Record(T.String(), T.Unknown(), {
+  description:
+    'Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; ' +
+    'several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…].',
+});
 const Json = T.Record(T.String(), T.Unknown());
 void EDGE_TYPES;
 
@@ -110,6 +117,7 @@ export const CreateKeyBody = T.Object({
 });
 
 export const ListQuery = T.Object({
+  filter: T.Optional(T.String({ description: 'A metadata filter as JSON text (see the recall body).' })),
   entity_id: T.Optional(T.String()),
   kind: T.Optional(Kind),
   cursor: T.Optional(T.String()),
@@ -146,6 +154,7 @@ const StrategyOptions = {
 
 export const RecallBody = T.Object({
   cue: T.String(),
+  filter: T.Optional(Filter),
   strategies: T.Optional(T.Array(T.Union([T.String(), T.Object({ strategy: T.String(), ...StrategyOptions })]))),
   strategy: T.Optional(T.String()),
   scoring_weights: T.Optional(Weights),
@@ -154,6 +163,7 @@ export const RecallBody = T.Object({
 });
 
 export const PrimeBody = T.Object({
+  filter: T.Optional(Filter),
   entity_id: T.Optional(T.String()),
   max_memories: T.Optional(T.Integer()),
   similarity_cue: T.Optional(T.String()),
@@ -177,6 +187,7 @@ export const InsightsQuery = T.Object({
 });
 
 export const SubscribeBody = T.Object({
+  filter: T.Optional(Filter),
   entity_id: T.Optional(T.String()),
   kind_filter: T.Optional(T.Array(T.String())),
   confidence_threshold: T.Optional(T.Number()),

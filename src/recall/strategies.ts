@@ -61,6 +61,8 @@ export function causal(src: RecallSource, cue: Float32Array, spec: StrategySpec)
     const memory = src.memory(other);
     if (!memory || memory.supersededBy !== null) return false;
     next.push(other);
+    // The filter chooses results; the walk still goes through the memories it rejects.
+    if (!src.accepts(memory)) return false;
     out.push({ memory, detail: { strategy: 'causal', depth, edge_type: type, seed_id: seed.id } });
     return out.length >= spec.topK;
   };

@@ -8,6 +8,7 @@ import type { ErrorCode } from '../errors/codes.ts';
 import type { Push, SubscriptionSpec } from './subscriptions.ts';
 import type { PendingContradiction } from './persist/records.ts';
 import type { PrimeInput, PrimeOutput, RecallInput, RecallOutput } from '../recall/types.ts';
+import type { FilterNode } from '../recall/filter.ts';
 
 export interface EdgeInput {
   targetId: string;
@@ -59,6 +60,8 @@ export interface ForgetResult {
 }
 
 export interface ListInput {
+  /** Metadata filter; a page holds `limit` matching memories whenever that many remain. */
+  filter?: FilterNode | null;
   entityId: string | null;
   kind: MemoryKind | null;
   cursor: string | null;

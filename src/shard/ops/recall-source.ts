@@ -1,32 +1,43 @@
 /** @module shard/ops/recall-source — a workspace seen through the RecallSource interface. */
 import type { MemoryRecord } from '../../model/memory.ts';
+import { compileFilter, type FilterNode } from '../../recall/filter.ts';
 import type { RecallSource } from '../../recall/types.ts';
 import type { Workspace } from '../store/workspace.ts';
 
 /** An entity with at most this many memories is searched exactly (never a filtered graph walk). */
 const ENTITY_EXACT_MAX = 4096;
 
-export function recallSource(w: Workspace): RecallSource {
+/**
+ * `filter`: the request's metadata filter. It runs inside the searches (the HNSW filter callback,
+ * the exact scans, the newest-first walk), so `k` results come back whenever k memories match.
+ */
+export function recallSource(w: Workspace, filter: FilterNode | null = null): RecallSource {
+  const accepts = filter === null ? () => true : compileFilter(filter);
+  const passes = filter === null ? undefined : (id: string): boolean => {
+    const m = w.memories.get(id);
+    return m !== undefined && accepts(m);
+  };
   return {
     memory: (id) => w.memories.get(id),
+    accepts,
     nearest: (query, { k, ef, entityId }) => {
-      if (entityId === null) return w.vectors.search(query, { k, ef });
+      if (entityId === null) return w.vectors.search(query, passes ? { k, ef, filter: passes } : { k, ef });
       const ids = w.byEntity.get(entityId);
       if (!ids) return [];
-      if (ids.size <= ENTITY_EXACT_MAX) return w.vectors.search(query, { k, ef, only: ids.after(null) });
-      return w.vectors.search(query, { k, ef, filter: (id) => w.memories.get(id)?.entityId === entityId });
+      if (ids.size <= ENTITY_EXACT_MAX) return w.vectors.search(query, passes ? { k, ef, only: ids.after(null), filter: passes } : { k, ef, only: ids.after(null) });
+      return w.vectors.search(query, { k, ef, filter: (id) => w.memories.get(id)?.entityId === entityId && (passes?.(id) ?? true) });
     },
-    newestFirst: (entityId) => liveNewestFirst(w, entityId),
+    newestFirst: (entityId) => liveNewestFirst(w, entityId, accepts),
     outgoing: (id) => w.graph.outgoing(id),
     incoming: (id) => w.graph.incoming(id),
   };
 }
 
-function* liveNewestFirst(w: Workspace, entityId: string | null): Generator<MemoryRecord> {
+function* liveNewestFirst(w: Workspace, entityId: string | null, accepts: (m: MemoryRecord) => boolean): Generator<MemoryRecord> {
   const ids = entityId === null ? w.order : w.byEntity.get(entityId);
   if (!ids) return;
   for (const id of ids.newestFirst()) {
     const m = w.memories.get(id);
-    if (m && m.supersededBy === null) yield m;
+    if (m && m.supersededBy === null && accepts(m)) yield m;
   }
 }
