@@ -20,7 +20,7 @@ const USAGE = `usage:
   flashbulb keys list [--data-dir DIR]
   flashbulb keys revoke KEY_ID [--data-dir DIR]
   flashbulb workspaces list [--data-dir DIR]
-  flashbulb workspaces create SLUG [--name TEXT] [--data-dir DIR]
+  flashbulb workspaces create SLUG [--name TEXT] [--default-ttl SECONDS] [--data-dir DIR]
   flashbulb workspaces delete SLUG [--data-dir DIR]   (server must be stopped)
   flashbulb export [--workspace SLUG] [--embeddings] > FILE.ndjson
   flashbulb import [--workspace SLUG] < FILE.ndjson
@@ -36,6 +36,7 @@ const OPTIONS = {
   label: { type: 'string' },
   name: { type: 'string' },
   embeddings: { type: 'boolean' },
+  'default-ttl': { type: 'string' },
   to: { type: 'string' },
   url: { type: 'string' },
   key: { type: 'string' },
@@ -68,7 +69,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'keys' && sub === 'revoke' && arg) return print({ revoked: auth.revokeKey(arg) });
   if (command === 'workspaces' && sub === 'list') return print(auth.workspaces());
   if (command === 'workspaces' && sub === 'create' && arg) {
-    const workspace = auth.createWorkspace(arg, values.name ?? arg);
+    const ttl = values['default-ttl'] === undefined ? undefined : Number(values['default-ttl']);
+    if (ttl !== undefined && !(Number.isFinite(ttl) && ttl > 0)) return fail(`--default-ttl must be a positive number of seconds, got '${values['default-ttl']}'`);
+    let workspace = auth.createWorkspace(arg, values.name ?? arg);
+    if (ttl !== undefined) workspace = auth.updateWorkspace(arg, { default_ttl_s: ttl });
     const { info, apiKey } = auth.createKey({ workspace: arg, role: 'workspace', label: 'created with the workspace' });
     return print({ workspace, key_id: info.key_id, api_key: apiKey });
   }

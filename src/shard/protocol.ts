@@ -26,6 +26,8 @@ export interface RememberItem {
   edges: EdgeInput[];
   /** µs since the epoch; null or absent: never expires. */
   expiresAt?: number | null;
+  /** Expires this many µs after it is written (wins over expiresAt). */
+  ttlUs?: number;
 }
 
 export interface ReviseInput {
@@ -38,6 +40,8 @@ export interface ReviseInput {
   entityId?: string | null;
   /** undefined keeps the expiry, null removes it. */
   expiresAt?: number | null;
+  /** Expires this many µs after the revise (wins over expiresAt). */
+  ttlUs?: number;
   embedding?: Float32Array;
   edges: EdgeInput[];
   withEmbedding?: boolean;

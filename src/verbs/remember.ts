@@ -3,7 +3,7 @@ import { row } from '../embedding/embedder.ts';
 import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
 import { charge, type Ctx } from './context.ts';
 import { nowUs } from '../model/memory.ts';
-import { checkContent, checkContext, checkEdges, checkEntity, checkExpiry, checkUnit, type EdgeSpec, type ExpiryInput } from './validate.ts';
+import { checkContent, checkContext, checkEdges, checkEntity, checkExpiry, checkUnit, type EdgeSpec, type ExpiryChoice, type ExpiryInput } from './validate.ts';
 
 export interface RememberInput extends ExpiryInput {
   content: string;
@@ -25,7 +25,7 @@ export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryVi
     entityId: input.entity_id == null ? null : checkEntity('entity_id', input.entity_id),
     kind: input.kind ?? 'episode',
     edges: checkEdges('edges', input.edges ?? []),
-    expiresAt: expiryOf(ctx, input),
+    ...expiryOf(ctx, input),
   };
   const vectors = await ctx.svc.embedder.embed([content]);
   const embedding = row(vectors, 0, ctx.svc.embedder.dim);
@@ -36,10 +36,15 @@ export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryVi
 }
 
 /** Expiry from ttl_s or expires_at_us, else from the workspace's default TTL, else none. */
-export function expiryOf(ctx: Ctx, input: ExpiryInput): number | null {
-  const now = nowUs();
-  const asked = checkExpiry(input, now);
-  if (asked !== undefined) return asked;
+function expiryOf(ctx: Ctx, input: ExpiryInput): { expiresAt?: number | null; ttlUs?: number } {
+  const asked = checkExpiry(input, nowUs());
   const ttl = ctx.svc.auth.workspace(ctx.workspace)?.default_ttl_s;
-  return ttl ? now + Math.round(ttl * 1e6) : null;
+  const choice = asked === undefined ? (ttl ? { ttlUs: Math.round(ttl * 1e6) } : null) : asked;
+  return toShardExpiry(choice);
+}
+
+/** The shard's fields for an expiry choice (null: no expiry). */
+export function toShardExpiry(choice: ExpiryChoice | null): { expiresAt?: number | null; ttlUs?: number } {
+  if (choice === null) return { expiresAt: null };
+  return 'ttlUs' in choice ? { ttlUs: choice.ttlUs } : { expiresAt: choice.atUs };
 }

@@ -5,6 +5,7 @@ import type { JsonObject, MemoryView } from '../model/memory.ts';
 import type { ReviseInput as ShardReviseInput } from '../shard/protocol.ts';
 import { charge, type Ctx } from './context.ts';
 import { nowUs } from '../model/memory.ts';
+import { toShardExpiry } from './remember.ts';
 import { checkContent, checkContext, checkEdges, checkEntity, checkExpiry, checkId, checkUnit, type EdgeSpec, type ExpiryInput } from './validate.ts';
 
 export interface ReviseInput extends ExpiryInput {
@@ -31,9 +32,9 @@ export async function revise(ctx: Ctx, input: ReviseInput): Promise<MemoryView> 
   if (input.importance !== undefined) cmd.importance = checkUnit('importance', input.importance);
   if (input.context !== undefined) cmd.context = checkContext('context', input.context);
   if (input.entity_id !== undefined) cmd.entityId = input.entity_id === null ? null : checkEntity('entity_id', input.entity_id);
-  const expiresAt = checkExpiry(input, nowUs());
-  if (expiresAt !== undefined) cmd.expiresAt = expiresAt;
-  const revisable = ['content', 'importance', 'context', 'entityId', 'expiresAt'] as const;
+  const expiry = checkExpiry(input, nowUs());
+  if (expiry !== undefined) Object.assign(cmd, toShardExpiry(expiry));
+  const revisable = ['content', 'importance', 'context', 'entityId', 'expiresAt', 'ttlUs'] as const;
   if (!revisable.some((k) => cmd[k] !== undefined) && cmd.edges.length === 0) {
     throw invalid('nothing to revise: give at least one of content, importance, context, entity_id, ttl_s, expires_at_us');
   }

@@ -62,20 +62,23 @@ export interface ExpiryInput {
   expires_at_us?: number | null | undefined;
 }
 
+/** An expiry as the shard takes it: a TTL counts from the shard's write time. */
+export type ExpiryChoice = { ttlUs: number } | { atUs: number };
+
 /**
- * The absolute expiry (µs) that `ttl_s` or `expires_at_us` asks for: undefined when neither is
- * given, null when one is given as null (no expiry). Both at once, a TTL that is not positive, or
- * a time that has already passed is a 400.
+ * The expiry that `ttl_s` or `expires_at_us` asks for: undefined when neither is given, null when
+ * one is given as null (no expiry). Both at once, a TTL that is not positive, or a time that has
+ * already passed is a 400.
  */
-export function checkExpiry(input: ExpiryInput, nowUs: number): number | null | undefined {
+export function checkExpiry(input: ExpiryInput, nowUs: number): ExpiryChoice | null | undefined {
   const { ttl_s: ttl, expires_at_us: at } = input;
   if (ttl != null && at != null) throw invalid('give ttl_s or expires_at_us, not both');
-  if (ttl != null) return nowUs + Math.round(checkTtl('ttl_s', ttl) * 1e6);
+  if (ttl != null) return { ttlUs: Math.round(checkTtl('ttl_s', ttl) * 1e6) };
   if (at != null) {
     if (!Number.isSafeInteger(at)) throw invalid(`expires_at_us must be an integer (µs since the epoch), got ${at}`);
     if (at <= nowUs) throw invalid(`expires_at_us ${at} is not in the future (now is ${nowUs})`);
     if (at > nowUs + MAX_TTL_S * 1e6) throw invalid(`expires_at_us ${at} is more than 100 years away`);
-    return at;
+    return { atUs: at };
   }
   return ttl === null || at === null ? null : undefined;
 }

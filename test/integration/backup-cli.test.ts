@@ -34,7 +34,7 @@ async function stop(child: ChildServer): Promise<void> {
 function cliEnv(base: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FLASHBULB_')) env[k] = v;
-  return { ...env, FLASHBULB_URL: base };
+  return base === '' ? env : { ...env, FLASHBULB_URL: base };
 }
 
 beforeAll(() => ensureBuilt());
@@ -112,6 +112,22 @@ describe('online backup', () => {
     const restored = await start(to);
     expect((await http(restored.base, 'GET', `/v1/memories/${m.body.memory_id}`)).body.content).toBe('backed up by the CLI');
     await stop(restored);
+  });
+});
+
+describe('flashbulb workspaces create --default-ttl', () => {
+  it('creates the workspace offline with a default TTL, and the server applies it', async () => {
+    const dataDir = tempDir('flashbulb-cli-ttl-');
+    const { stdout } = await run(process.execPath, [CLI, 'workspaces', 'create', 'short-lived', '--default-ttl', '90', '--data-dir', dataDir], { cwd: ROOT, env: cliEnv('') });
+    expect(JSON.parse(stdout).workspace).toMatchObject({ slug: 'short-lived', default_ttl_s: 90 });
+    await expect(run(process.execPath, [CLI, 'workspaces', 'create', 'other', '--default-ttl', 'soon', '--data-dir', dataDir], { cwd: ROOT, env: cliEnv('') })).rejects.toMatchObject({ stderr: expect.stringMatching(/--default-ttl must be a positive number/) });
+    const key = JSON.parse((await run(process.execPath, [CLI, 'keys', 'create', '--role', 'admin', '--data-dir', dataDir], { cwd: ROOT, env: cliEnv('') })).stdout).api_key as string;
+    const server = await startServer({ dataDir, env: { FLASHBULB_AUTH_ENABLED: 'true', FLASHBULB_PUBLIC_HEALTH: 'true' } });
+    children.push(server);
+    const res = await fetch(`${server.base}/v1/workspaces/short-lived/memories`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'goes away in 90 s' }) });
+    const body = (await res.json()) as { expires_at: number; created_at: number };
+    expect(body.expires_at - body.created_at).toBe(90_000_000);
+    await stop(server);
   });
 });
 

@@ -29,7 +29,7 @@ export async function revise(ctx: OpContext, ws: string, input: ReviseInput): Pr
     importance: input.importance ?? live.importance,
     context: mergeContext(live, input),
     entityId: input.entityId === undefined ? live.entityId : input.entityId,
-    expiresAt: input.expiresAt === undefined ? live.expiresAt : input.expiresAt,
+    expiresAt: input.ttlUs !== undefined ? now + input.ttlUs : input.expiresAt === undefined ? live.expiresAt : input.expiresAt,
     kind: 'revision',
     updatedAt: now,
     logicalClock: live.logicalClock + 1,
