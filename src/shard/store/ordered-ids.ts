@@ -38,6 +38,15 @@ export class OrderedIds {
     }
   }
 
+  /** About `count` ids spread evenly over the order (for estimates; O(count)). */
+  *spread(count: number): Generator<string> {
+    const step = Math.max(1, this.#ids.length / count);
+    for (let i = 0; i < this.#ids.length; i += step) {
+      const id = this.#ids[Math.floor(i)] as string;
+      if (!this.#deleted.has(id)) yield id;
+    }
+  }
+
   /** Ids from newest to oldest. */
   *newestFirst(): Generator<string> {
     for (let i = this.#ids.length - 1; i >= 0; i--) {
