@@ -102,6 +102,24 @@ describe('shard expiry', () => {
     expect(shard.memoryCount).toBe(1);
   });
 
+  it('a subscription never pushes an expired memory, from fed text or from later writes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flashbulb-expiry-'));
+    dirs.push(dir);
+    const pushed: string[] = [];
+    const shard = new Shard({ shard: 0, dir, durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 1 }, (e) => {
+      if (e.kind === 'push') pushed.push(...e.pushes.map((p) => p.memory.id));
+    });
+    shards.push(shard);
+    await shard.handle('subOpen', 'w', { id: 7, entityId: null, kinds: ['episode'], threshold: 0.5, timeScopeUs: null });
+    await put(shard, item('expires before the chunk arrives', 3, nowUs() + 1 * SEC));
+    vi.setSystemTime(T0 + 1_000);
+    expect(await shard.handle('subMatch', 'w', { id: 7, vector: vec(3), offset: 0 })).toEqual([]);
+    // A write that matches the recent chunk is pushed at once; one that has already expired is not.
+    const live = await put(shard, item('still here', 3, null));
+    await put(shard, item('expired on arrival', 3, nowUs() - 1));
+    expect(pushed).toEqual([live]);
+  });
+
   it('takes superseded versions with it, and a revise that extends the expiry wins over the old one', async () => {
     const { shard } = open();
     const id = await put(shard, item('first text', 0, nowUs() + 10 * SEC));
