@@ -19,7 +19,7 @@ import { forget, forgetRecords } from './ops/forget.ts';
 import { batchGet, count, edges, entities, get, insights, list } from './ops/read.ts';
 import { remember } from './ops/remember.ts';
 import { graph } from './ops/graph.ts';
-import { exportPage, importItems } from './ops/export.ts';
+import { exportPage, importItems } from './ops/transfer.ts';
 import { upload } from './ops/upload.ts';
 import { prime, recall } from './ops/recall.ts';
 import { revise } from './ops/revise.ts';

@@ -1,5 +1,5 @@
 /**
- * @module shard/ops/export — pages of a workspace for export and the in-shard half of import.
+ * @module shard/ops/transfer — pages of a workspace for export and the in-shard half of import.
  * A page is a run of live memories in id (= creation) order, each with its superseded versions
  * and the edges placed on its line. Every edge is placed once, on the line of whichever end comes
  * later (a version counts as its live memory), so a file replays in one pass: when a line is
