@@ -178,7 +178,8 @@ export interface ShardMethods {
   revise: { input: ReviseInput; output: MemoryView };
   forget: { input: ForgetCriteria; output: ForgetResult };
   recall: { input: RecallInput; output: RecallOutput };
-  upload: { input: { files: UploadFile[] }; output: UploadFileResult[] };
+  /** `ttlUs`: the workspace's default TTL, for the memories the upload creates. */
+  upload: { input: { files: UploadFile[]; ttlUs?: number }; output: UploadFileResult[] };
   subOpen: { input: SubscriptionSpec; output: { opened: true } };
   reflectGather: { input: GatherInput; output: GatherOutput };
   writeInsights: { input: { insights: InsightWrite[] }; output: { created: string[]; refreshed: string[] } };

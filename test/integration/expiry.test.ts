@@ -108,6 +108,14 @@ describe('expiry over REST and gRPC', () => {
     expect(a.body.expires_at).toBe(a.body.created_at + 60e6);
     const b = await t.req('POST', `/v1/workspaces/${slug}/memories`, { body: { content: 'opts out', ttl_s: null } });
     expect(b.body.expires_at).toBeNull();
+    // Uploads follow the default too: the document and each proposition.
+    const form = new FormData();
+    form.append('files', new Blob(['Bob grows tomatoes. Bob lives in Lyon.\n']), 'notes/bob.md');
+    const up = await fetch(`${t.base}/v1/workspaces/${slug}/upload`, { method: 'POST', headers: { authorization: `Bearer ${t.adminKey}` }, body: form });
+    expect(up.status).toBe(200);
+    const uploaded = (await t.req('GET', `/v1/workspaces/${slug}/memories?filter=${encodeURIComponent('{"kind":{"$in":["document","proposition"]}}')}`)).body.memories as any[];
+    expect(uploaded.length).toBeGreaterThanOrEqual(2);
+    for (const m of uploaded) expect(m.expires_at).toBe(m.created_at + 60e6);
     const changed = await t.req('PUT', `/v1/workspaces/${slug}`, { body: { default_ttl_s: null } });
     expect(changed.body.default_ttl_s).toBeNull();
     const c = await t.req('POST', `/v1/workspaces/${slug}/memories`, { body: { content: 'after removing the default' } });
