@@ -115,7 +115,9 @@ export class ShardPool {
     method: M,
     input: ShardInput<M>,
     transfer: ArrayBuffer[] = [],
+    opts: { timeoutMs?: number } = {},
   ): Promise<ShardOutput<M>> {
+    const timeoutMs = opts.timeoutMs ?? this.#opts.timeoutMs;
     const h = this.#handles[shard];
     if (!h?.ready) return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is not available`));
     if (h.pending.size >= this.#opts.maxInflight) {
@@ -126,8 +128,8 @@ export class ShardPool {
     return new Promise<ShardOutput<M>>((resolve, reject) => {
       const timer = setTimeout(() => {
         h.pending.delete(id);
-        reject(new FlashbulbError('unavailable', `shard ${shard} did not answer ${method} in ${this.#opts.timeoutMs} ms`));
-      }, this.#opts.timeoutMs);
+        reject(new FlashbulbError('unavailable', `shard ${shard} did not answer ${method} in ${timeoutMs} ms`));
+      }, timeoutMs);
       h.pending.set(id, { resolve: resolve as (v: unknown) => void, reject, timer });
       h.worker.postMessage(req, transfer);
     });

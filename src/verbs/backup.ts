@@ -19,6 +19,8 @@ export interface BackupSummary {
 }
 
 let running = false;
+/** A shard's backup writes its whole state: far longer than any request may take. */
+const SHARD_BACKUP_TIMEOUT_MS = 30 * 60_000;
 
 export async function backup(ctx: Pick<Ctx, 'svc' | 'principal'>, input: { to: string }): Promise<BackupSummary> {
   requireAdmin(ctx);
@@ -33,7 +35,7 @@ export async function backup(ctx: Pick<Ctx, 'svc' | 'principal'>, input: { to: s
     mkdirSync(to, { recursive: true });
     for (const file of ['meta.json', 'auth.json']) if (existsSync(join(from, file))) copyFileSync(join(from, file), join(to, file));
     const shards = await Promise.all(
-      Array.from({ length: ctx.svc.shards.size }, async (_, shard) => ({ shard, ...(await ctx.svc.shards.callShard(shard, '', 'backup', { dir: shardDir(to, shard) })) })),
+      Array.from({ length: ctx.svc.shards.size }, async (_, shard) => ({ shard, ...(await ctx.svc.shards.callShard(shard, '', 'backup', { dir: shardDir(to, shard) }, [], { timeoutMs: SHARD_BACKUP_TIMEOUT_MS })) })),
     );
     fsyncDir(to);
     return { to, started_at: startedAt, finished_at: Date.now() * 1000, shards };
