@@ -13,7 +13,7 @@ import { createEmbedder } from './embedding/index.ts';
 import { startHttp } from './http/server.ts';
 import type { HttpServer } from './http/listener.ts';
 import { startGrpc, type GrpcServer } from './grpc/server.ts';
-import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesGauge, snapshotDuration } from './metrics/index.ts';
+import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, snapshotDuration } from './metrics/index.ts';
 import { ShardPool } from './router/shard-client.ts';
 import type { ShardEvent } from './shard/protocol.ts';
 import type { Services } from './verbs/context.ts';
@@ -151,6 +151,7 @@ function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => 
     for (const ms of e.snapshotMs) snapshotDuration.observe(ms / 1000);
     contradictionsFound.inc(e.contradictions);
     contradictionChecksSkipped.inc(e.checksSkipped);
+    memoriesExpired.inc(e.expired);
     backgroundBacklog.set({ shard: String(e.shard), work: 'contradiction_checks' }, e.checkBacklog);
     backgroundBacklog.set({ shard: String(e.shard), work: 'vector_index' }, e.indexBacklog);
   } else if (e.kind === 'fatal') {

@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
- * @module cli — `flashbulb serve | keys … | workspaces …`. Key and workspace commands work offline
- * against a data directory, so a lost admin key is never a dead end.
+ * @module cli — `flashbulb serve | keys … | workspaces … | export | import | backup`. Key and
+ * workspace commands work offline against a data directory, so a lost admin key is never a dead
+ * end; export, import and backup talk to a running server (FLASHBULB_URL, FLASHBULB_API_KEY).
  */
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { AuthStore } from './auth/store.ts';
 import { DEFAULT_WORKSPACE } from './auth/principal.ts';
@@ -11,6 +13,7 @@ import { lockHolder, openDataDir, shardOptions } from './data-dir.ts';
 import { startApp } from './app.ts';
 import { ShardPool } from './router/shard-client.ts';
 import { embeddedStdio, relayStdio } from './mcp/stdio.ts';
+import { backupCommand, exportCommand, importCommand } from './server-client.ts';
 
 const USAGE = `usage:
   flashbulb serve
@@ -20,8 +23,13 @@ const USAGE = `usage:
   flashbulb keys list [--data-dir DIR]
   flashbulb keys revoke KEY_ID [--data-dir DIR]
   flashbulb workspaces list [--data-dir DIR]
-  flashbulb workspaces create SLUG [--name TEXT] [--data-dir DIR]
+  flashbulb workspaces create SLUG [--name TEXT] [--default-ttl SECONDS] [--data-dir DIR]
   flashbulb workspaces delete SLUG [--data-dir DIR]   (server must be stopped)
+  flashbulb export [--workspace SLUG] [--embeddings] > FILE.ndjson
+  flashbulb import [--workspace SLUG] < FILE.ndjson
+  flashbulb backup --to DIR          (DIR on the server's machine; restore: flashbulb serve --data-dir DIR)
+  export, import and backup talk to a running server: --url URL (FLASHBULB_URL, default
+  http://127.0.0.1:$FLASHBULB_HTTP_PORT) and --key KEY (FLASHBULB_API_KEY).
 Configuration comes from FLASHBULB_* environment variables (see README).`;
 
 const OPTIONS = {
@@ -30,6 +38,11 @@ const OPTIONS = {
   role: { type: 'string' },
   label: { type: 'string' },
   name: { type: 'string' },
+  embeddings: { type: 'boolean' },
+  'default-ttl': { type: 'string' },
+  to: { type: 'string' },
+  url: { type: 'string' },
+  key: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -41,6 +54,10 @@ async function main(argv: string[]): Promise<number> {
   const config = loadConfig(env);
   if (command === 'serve') return serve(config);
   if (command === 'mcp') return mcp(config, values.workspace, values['data-dir'] !== undefined);
+  if (command === 'export' || command === 'import' || command === 'backup') {
+    const client = { ...config, serverUrl: values.url?.replace(/\/+$/, '') ?? config.serverUrl, apiKey: values.key ?? config.apiKey };
+    return remote(command, { config: client, workspace: values.workspace, embeddings: values.embeddings ?? false, to: values.to });
+  }
   openDataDir(config.dataDir, config.shards);
   const auth = new AuthStore(config.dataDir);
   auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
@@ -56,12 +73,30 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'keys' && sub === 'revoke' && arg) return print({ revoked: auth.revokeKey(arg) });
   if (command === 'workspaces' && sub === 'list') return print(auth.workspaces());
   if (command === 'workspaces' && sub === 'create' && arg) {
-    const workspace = auth.createWorkspace(arg, values.name ?? arg);
+    const ttl = values['default-ttl'] === undefined ? undefined : Number(values['default-ttl']);
+    if (ttl !== undefined && !(Number.isFinite(ttl) && ttl > 0)) return fail(`--default-ttl must be a positive number of seconds, got '${values['default-ttl']}'`);
+    let workspace = auth.createWorkspace(arg, values.name ?? arg);
+    if (ttl !== undefined) workspace = auth.updateWorkspace(arg, { default_ttl_s: ttl });
     const { info, apiKey } = auth.createKey({ workspace: arg, role: 'workspace', label: 'created with the workspace' });
     return print({ workspace, key_id: info.key_id, api_key: apiKey });
   }
   if (command === 'workspaces' && sub === 'delete' && arg) return deleteWorkspaceOffline(config, auth, arg);
   return usage(2);
+}
+
+async function remote(command: 'export' | 'import' | 'backup', opts: { config: Config; workspace: string | undefined; embeddings: boolean; to: string | undefined }): Promise<number> {
+  const io = { stdin: process.stdin, stdout: process.stdout, stderr: process.stderr };
+  if (command === 'export') {
+    await exportCommand(opts, io);
+    return 0;
+  }
+  if (command === 'import') {
+    const totals = await importCommand(opts, io);
+    print(totals);
+    return totals.error_count === 0 ? 0 : 1;
+  }
+  if (!opts.to) return fail('backup needs --to DIR (a new directory on the server\'s machine)');
+  return print(await backupCommand({ ...opts, to: resolve(opts.to) }));
 }
 
 async function serve(config: Config): Promise<number> {

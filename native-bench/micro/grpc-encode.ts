@@ -60,6 +60,7 @@ function memoryView(i: number): MemoryView {
     logicalClock: 0,
     sourceMemoryIds: null,
     supersededBy: null,
+    expiresAt: null,
     embedding,
   };
 }

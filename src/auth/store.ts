@@ -14,6 +14,8 @@ export interface WorkspaceInfo {
   slug: string;
   name: string;
   created_at: number;
+  /** Memories written without ttl_s or expires_at_us expire this many seconds after creation (absent: never). */
+  default_ttl_s?: number | null;
 }
 
 export interface KeyInfo {
@@ -109,6 +111,16 @@ export class AuthStore {
     if (this.workspace(slug)) throw new FlashbulbError('conflict', `workspace '${slug}' already exists`);
     const ws: WorkspaceInfo = { slug, name, created_at: Date.now() * 1000 };
     this.#data.workspaces.push(ws);
+    this.#save();
+    return ws;
+  }
+
+  /** Changes a workspace's name or default TTL (null removes it). */
+  updateWorkspace(slug: string, change: { name?: string; default_ttl_s?: number | null }): WorkspaceInfo {
+    const ws = this.workspace(slug);
+    if (!ws) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
+    if (change.name !== undefined) ws.name = change.name;
+    if (change.default_ttl_s !== undefined) ws.default_ttl_s = change.default_ttl_s;
     this.#save();
     return ws;
   }

@@ -49,6 +49,8 @@ export interface Config {
   readonly shutdownTimeoutS: number;
   /** `flashbulb mcp`: the server to relay to (empty: none) and the API key to use there. */
   readonly url: string;
+  /** Where CLI commands that talk to a running server (export, import, backup) send requests, and with which key. */
+  readonly serverUrl: string;
   readonly apiKey: string;
 }
 
@@ -168,6 +170,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     llmTimeoutMs: int(env, 'FLASHBULB_LLM_TIMEOUT_MS', 100, 600_000),
     shutdownTimeoutS: int(env, 'FLASHBULB_SHUTDOWN_TIMEOUT_S', 1, 3600),
     url: url(env, 'FLASHBULB_URL'),
+    serverUrl: url(env, 'FLASHBULB_URL') || `http://127.0.0.1:${int(env, 'FLASHBULB_HTTP_PORT', 0, 65535)}`,
     apiKey: read(env, 'FLASHBULB_API_KEY'),
     ...overrides,
   };

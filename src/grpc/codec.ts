@@ -129,6 +129,7 @@ export function memoryToProto(m: MemoryView, opts: { sources: boolean }): Memory
   };
   if (Object.keys(m.context).length > 0) out.context = jsonToStruct(m.context);
   if (m.entityId !== null) out.entity_id = m.entityId;
+  if (m.expiresAt !== null) out.expires_at_us = m.expiresAt;
   return out;
 }
 

@@ -73,6 +73,8 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         entity_id: req.entity_id,
         edges: edges(req.edges),
         kind: kindFromEnum('kind', req.kind),
+        ttl_s: req.ttl_s,
+        expires_at_us: u64(req.expires_at_us),
         withEmbedding: true,
       });
       return { memory: mem(memory) };
@@ -89,6 +91,7 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         scoring_weights: weights(req.scoring_weights),
         cue_context: structToJson(req.cue_context, 'cue_context'),
         similarity_mode: req.similarity_mode?.replace(/^SIMILARITY_MODE_/, ''),
+        filter: structToJson(req.filter),
         withEmbedding: true,
       });
       return {
@@ -104,6 +107,7 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         recency_window_us: u64(req.recency_window_us),
         similarity_cue: req.similarity_cue,
         scoring_weights: weights(req.scoring_weights),
+        filter: structToJson(req.filter),
         withEmbedding: true,
       });
       return { results: out.results.map(hitToProto), temporal_count: out.temporal_count, similarity_count: out.similarity_count };
@@ -119,6 +123,9 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         // proto3 cannot carry null: an empty entity_id clears the entity.
         entity_id: req.entity_id === '' ? null : req.entity_id,
         edges: edges(req.edges),
+        // proto3 cannot carry null: clear_expiry removes an expiry.
+        ttl_s: req.ttl_s,
+        expires_at_us: req.clear_expiry ? null : u64(req.expires_at_us),
         withEmbedding: true,
       });
       return { memory: mem(memory) };

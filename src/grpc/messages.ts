@@ -44,6 +44,8 @@ export interface RememberRequestMsg {
   edges: EdgeMsg[];
   tenant_id?: string;
   kind?: string;
+  ttl_s?: number;
+  expires_at_us?: U64;
 }
 
 export interface GetRequestMsg {
@@ -71,6 +73,7 @@ export interface RecallRequestMsg {
   cue_context?: Struct | null;
   tenant_id?: string;
   similarity_mode?: string;
+  filter?: Struct | null;
 }
 
 export interface PrimeRequestMsg {
@@ -81,6 +84,7 @@ export interface PrimeRequestMsg {
   similarity_cue?: string;
   scoring_weights?: ScoringWeightsMsg | null;
   tenant_id?: string;
+  filter?: Struct | null;
 }
 
 export interface ReviseRequestMsg {
@@ -92,6 +96,9 @@ export interface ReviseRequestMsg {
   entity_id?: string;
   edges: EdgeMsg[];
   tenant_id?: string;
+  ttl_s?: number;
+  expires_at_us?: U64;
+  clear_expiry?: boolean;
 }
 
 export interface ForgetRequestMsg {
@@ -133,6 +140,7 @@ export interface MemoryMsg {
   kind: string;
   logical_clock: number;
   source_memory_ids: Buffer[];
+  expires_at_us?: number;
 }
 
 export interface StrategyDetailMsg {

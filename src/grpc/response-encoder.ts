@@ -90,6 +90,7 @@ function encoders(enums: Enums) {
     // 13 device_id: never set.
     w.varint(14, m.logical_clock);
     for (const id of m.source_memory_ids) w.bytes(15, id);
+    if (m.expires_at_us !== undefined) w.varint(16, m.expires_at_us);
   };
   const detail = (w: ProtoWriter, d: StrategyDetailMsg): void => {
     w.varint(1, enumValue(enums.strategy, d.strategy_type));

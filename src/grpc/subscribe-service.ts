@@ -11,8 +11,8 @@ import type { PushEvent, PushSink } from '../subscribe/registry.ts';
 import type { Ctx, Services } from '../verbs/context.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
 import { ctxOf, decoded, toServiceError, unary, type Undecodable } from './call.ts';
-import { kindFromEnum, memoryToProto, u64 } from './codec.ts';
-import type { SubscribePushMsg, U64 } from './messages.ts';
+import { kindFromEnum, memoryToProto, structToJson, u64 } from './codec.ts';
+import type { Struct, SubscribePushMsg, U64 } from './messages.ts';
 
 interface SubscribeRequestMsg {
   entity_id?: string;
@@ -22,6 +22,7 @@ interface SubscribeRequestMsg {
   tenant_id?: string;
   text?: string;
   close: boolean;
+  filter?: Struct | null;
 }
 
 interface FeedRequestMsg {
@@ -103,6 +104,7 @@ function subscribe(svc: Services, call: grpc.ServerDuplexStream<SubscribeRequest
         // proto3 cannot tell an unset float from 0: 0 means the default threshold (0.5).
         confidence_threshold: msg.confidence_threshold === 0 ? undefined : msg.confidence_threshold,
         time_scope_us: u64(msg.time_scope_us),
+        filter: structToJson(msg.filter),
       }, sink);
       sink.handshake(id);
       state = { ctx, id };

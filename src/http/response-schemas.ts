@@ -37,6 +37,7 @@ export const Memory = T.Object(
     logical_clock: T.Integer({ minimum: 0 }),
     source_memory_ids: T.Optional(T.Array(T.String(), { description: 'Insights: the memories they were drawn from' })),
     superseded_by: T.Optional(T.String({ description: 'Set once a revision replaced this memory' })),
+    expires_at: Nullable(Us('When the memory expires and is forgotten (null: never)')),
   },
   { $id: 'Memory' },
 );
@@ -165,8 +166,31 @@ export const VerdictResult = T.Object({ contradictions_confirmed: T.Integer(), r
 export const Entities = T.Array(T.String());
 
 const Role = literals(['admin', 'workspace']);
-export const Workspace = T.Object({ slug: T.String(), name: T.String(), created_at: T.Number() }, { $id: 'Workspace' });
-export const WorkspaceWithCount = T.Object({ slug: T.String(), name: T.String(), created_at: T.Number(), memory_count: T.Integer() });
+export const Workspace = T.Object(
+  { slug: T.String(), name: T.String(), created_at: T.Number(), default_ttl_s: T.Optional(Nullable(T.Number({ description: 'Default time to live of new memories, in seconds' }))) },
+  { $id: 'Workspace' },
+);
+export const ImportSummary = T.Object({
+  lines: T.Integer(),
+  imported: T.Integer(),
+  skipped: T.Integer({ description: 'Memories already present (same id)' }),
+  expired: T.Integer({ description: 'Lines whose memory had already expired' }),
+  error_count: T.Integer(),
+  errors: T.Array(T.Object({ line: T.Integer(), message: T.String() })),
+});
+export const BackupSummary = T.Object({
+  to: T.String(),
+  started_at: T.Integer(),
+  finished_at: T.Integer(),
+  shards: T.Array(T.Object({ shard: T.Integer(), memories: T.Integer(), bytes: T.Integer() })),
+});
+export const WorkspaceWithCount = T.Object({
+  slug: T.String(),
+  name: T.String(),
+  created_at: T.Number(),
+  default_ttl_s: T.Optional(Nullable(T.Number())),
+  memory_count: T.Integer(),
+});
 export const WorkspaceList = T.Object({ workspaces: T.Array(WorkspaceWithCount) });
 export const WorkspaceCreated = T.Object({ workspace: ref(Workspace), api_key: T.String({ description: 'Shown only in this answer' }), key_id: T.String() });
 export const WorkspaceDeleted = T.Object({ deleted: T.String(), memories_deleted: T.Integer(), keys_revoked: T.Integer() });

@@ -27,8 +27,14 @@ import { closeSubscription, feedSubscription, openSubscription } from '../verbs/
 import * as reflection from '../verbs/reflect.ts';
 import { registry } from '../metrics/index.ts';
 import { compile } from './schema.ts';
+import { ndjsonLines, ndjsonStream } from './ndjson.ts';
+import { exportWorkspace, importLines, type LineInput } from '../verbs/transfer.ts';
+import { backup } from '../verbs/backup.ts';
 import * as S from './schemas.ts';
 import * as R from './response-schemas.ts';
+
+/** Each import line is checked against the export line schema (http/ndjson.ts reads them). */
+const transferLine = compile(S.TransferLine);
 import { hitJson, memoryJson as json, recallRequest } from './views.ts';
 import { openApiDocument } from './openapi.ts';
 import { serveMcp } from '../mcp/http.ts';
@@ -87,8 +93,8 @@ export interface Route {
   bodyOptional?: boolean;
   /** The query string's schema; integer, number and boolean fields are converted before validation. */
   query?: TSchema;
-  /** Takes the raw body: `multipart` (form-data upload) or `json-rpc` (MCP messages). */
-  raw?: 'multipart' | 'json-rpc';
+  /** Takes the raw body: `multipart` (form-data upload), `json-rpc` (MCP messages) or `ndjson` (import). */
+  raw?: 'multipart' | 'json-rpc' | 'ndjson';
   /** Parameter descriptions for the path's `:name` segments. */
   params?: Readonly<Record<string, string>>;
   reply: Reply;
@@ -210,6 +216,25 @@ export const ROUTES: readonly Route[] = [
     },
   }),
   route({
+    method: 'GET', path: '/v1/export', op: 'export', scoped: true, query: S.ExportQuery,
+    summary: 'The workspace as NDJSON: one memory a line with its versions and outgoing edges (streamed)',
+    reply: { status: 200, text: 'application/x-ndjson' },
+    handle: async (i, { query }) => ndjsonStream(exportWorkspace(ctxOf(i), { embeddings: query.embeddings ?? false })),
+  }),
+  route({
+    method: 'POST', path: '/v1/import', op: 'import', scoped: true, raw: 'ndjson', query: S.ImportQuery,
+    summary: 'Import NDJSON in the export format: idempotent by memory id, each line applied whole or not at all',
+    reply: { status: 200, schema: R.ImportSummary },
+    handle: async (i, { query }) => {
+      const type = i.contentType;
+      if (type !== '' && !/^(application\/(x-)?ndjson|application\/jsonl|application\/json|text\/plain)\b/i.test(type)) {
+        throw new FlashbulbError('unsupported_media_type', `import takes NDJSON (Content-Type application/x-ndjson), got '${type}'`);
+      }
+      const lines = ndjsonLines<LineInput>(i.rawBody, query.first_line ?? 1, transferLine as (value: unknown) => LineInput);
+      return { body: await importLines(ctxOf(i), { lines }) };
+    },
+  }),
+  route({
     method: 'GET', path: '/v1/insights', op: 'insights', scoped: true, summary: 'Insight memories, most confident first', query: S.InsightsQuery,
     reply: { status: 200, schema: R.MemoryList },
     handle: async (i, { query }) => ({ body: (await insights(ctxOf(i), query)).map(json) }),
@@ -304,6 +329,18 @@ export const ROUTES: readonly Route[] = [
     method: 'GET', path: '/v1/workspaces/:slug', op: 'workspaces_get', scoped: false, admin: true, summary: 'One workspace', params: { slug: 'Workspace slug' },
     reply: { status: 200, schema: R.WorkspaceWithCount },
     handle: async (i) => ({ body: await admin.getWorkspace(i.svc, i.principal, param(i, 'slug')) }),
+  }),
+  route({
+    method: 'PUT', path: '/v1/workspaces/:slug', op: 'workspaces_update', scoped: false, admin: true, body: S.UpdateWorkspaceBody,
+    summary: 'Rename a workspace or set its default TTL (null removes it)', params: { slug: 'Workspace slug' },
+    reply: { status: 200, schema: R.Workspace },
+    handle: (i, { body }) => ({ body: admin.updateWorkspace(i.svc, i.principal, param(i, 'slug'), body) }),
+  }),
+  route({
+    method: 'POST', path: '/v1/admin/backup', op: 'backup', scoped: false, admin: true, body: S.BackupBody,
+    summary: "Online backup: a consistent copy of every shard into an empty directory on the server's machine",
+    reply: { status: 200, schema: R.BackupSummary },
+    handle: async (i, { body }) => ({ body: await backup({ svc: i.svc, principal: i.principal }, body) }),
   }),
   route({
     method: 'DELETE', path: '/v1/workspaces/:slug', op: 'workspaces_delete', scoped: false, admin: true, summary: 'Delete a workspace, its memories and its keys', params: { slug: 'Workspace slug' },

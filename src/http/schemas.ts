@@ -4,6 +4,13 @@ import { EDGE_TYPES } from '../model/edge.ts';
 import { MEMORY_KINDS } from '../model/memory.ts';
 
 const Kind = T.Union(MEMORY_KINDS.map((k) => T.Literal(k)));
+
+/** A metadata filter; its grammar is checked by recall/filter.ts, which names the offending place. */
+const Filter = T.Record(T.String(), T.Unknown(), {
+  description:
+    'Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; ' +
+    'several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…].',
+});
 const Json = T.Record(T.String(), T.Unknown());
 void EDGE_TYPES;
 
@@ -13,7 +20,14 @@ const EdgeSpec = T.Object({
   confidence: T.Optional(T.Number()),
 });
 
+/** Expiry on remember and revise: seconds from now, or an absolute time; null: never expires. */
+const Expiry = {
+  ttl_s: T.Optional(T.Union([T.Number(), T.Null()])),
+  expires_at_us: T.Optional(T.Union([T.Integer(), T.Null()])),
+};
+
 export const RememberBody = T.Object({
+  ...Expiry,
   content: T.String(),
   importance: T.Optional(T.Number()),
   context: T.Optional(T.Union([Json, T.Null()])),
@@ -21,9 +35,53 @@ export const RememberBody = T.Object({
   edges: T.Optional(T.Array(EdgeSpec)),
 });
 
+export const ExportQuery = T.Object({ embeddings: T.Optional(T.Boolean()) });
+
+/** A memory on an export/import line: the memory JSON, plus its embedding when exported with one. */
+const LineMemory = T.Object({
+  memory_id: T.Optional(T.String()),
+  content: T.String(),
+  importance: T.Optional(T.Number()),
+  context: T.Optional(T.Union([Json, T.Null()])),
+  entity_id: T.Optional(T.Union([T.String(), T.Null()])),
+  kind: T.Optional(Kind),
+  created_at: T.Optional(T.Integer({ minimum: 0 })),
+  updated_at: T.Optional(T.Integer({ minimum: 0 })),
+  last_accessed_at: T.Optional(T.Integer({ minimum: 0 })),
+  access_count: T.Optional(T.Integer({ minimum: 0 })),
+  logical_clock: T.Optional(T.Integer({ minimum: 0 })),
+  source_memory_ids: T.Optional(T.Array(T.String())),
+  superseded_by: T.Optional(T.String()),
+  expires_at: T.Optional(T.Union([T.Integer({ minimum: 0 }), T.Null()])),
+  /** Base64 of the little-endian float32 vector. */
+  embedding: T.Optional(T.String()),
+});
+
+/** One NDJSON line of GET /v1/export and POST /v1/import. */
+export const TransferLine = T.Object({
+  memory: LineMemory,
+  versions: T.Optional(T.Array(LineMemory)),
+  edges: T.Optional(
+    T.Array(
+      T.Object({
+        source_id: T.String(),
+        target_id: T.String(),
+        edge_type: T.String(),
+        confidence: T.Optional(T.Number()),
+        timestamp_us: T.Optional(T.Integer({ minimum: 0 })),
+      }),
+    ),
+  ),
+});
+
+export const BackupBody = T.Object({ to: T.String({ minLength: 1 }) });
+
+export const ImportQuery = T.Object({ first_line: T.Optional(T.Integer({ minimum: 1 })) });
+
 export const BatchBody = T.Object({ memory_ids: T.Array(T.String()) });
 
 export const ReviseBody = T.Object({
+  ...Expiry,
   content: T.Optional(T.String()),
   importance: T.Optional(T.Number()),
   context: T.Optional(Json),
@@ -44,6 +102,12 @@ export const ForgetBody = T.Object({
 export const CreateWorkspaceBody = T.Object({
   slug: T.String(),
   name: T.Optional(T.String({ maxLength: 200 })),
+  default_ttl_s: T.Optional(T.Union([T.Number(), T.Null()])),
+});
+
+export const UpdateWorkspaceBody = T.Object({
+  name: T.Optional(T.String({ maxLength: 200 })),
+  default_ttl_s: T.Optional(T.Union([T.Number(), T.Null()])),
 });
 
 export const CreateKeyBody = T.Object({
@@ -53,6 +117,7 @@ export const CreateKeyBody = T.Object({
 });
 
 export const ListQuery = T.Object({
+  filter: T.Optional(T.String({ description: 'A metadata filter as JSON text (see the recall body).' })),
   entity_id: T.Optional(T.String()),
   kind: T.Optional(Kind),
   cursor: T.Optional(T.String()),
@@ -89,6 +154,7 @@ const StrategyOptions = {
 
 export const RecallBody = T.Object({
   cue: T.String(),
+  filter: T.Optional(Filter),
   strategies: T.Optional(T.Array(T.Union([T.String(), T.Object({ strategy: T.String(), ...StrategyOptions })]))),
   strategy: T.Optional(T.String()),
   scoring_weights: T.Optional(Weights),
@@ -98,6 +164,7 @@ export const RecallBody = T.Object({
 });
 
 export const PrimeBody = T.Object({
+  filter: T.Optional(Filter),
   entity_id: T.Optional(T.String()),
   max_memories: T.Optional(T.Integer()),
   similarity_cue: T.Optional(T.String()),
@@ -121,6 +188,7 @@ export const InsightsQuery = T.Object({
 });
 
 export const SubscribeBody = T.Object({
+  filter: T.Optional(Filter),
   entity_id: T.Optional(T.String()),
   kind_filter: T.Optional(T.Array(T.String())),
   confidence_threshold: T.Optional(T.Number()),

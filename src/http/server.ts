@@ -13,6 +13,8 @@ import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type 
 
 const MAX_BODY = 1024 * 1024;
 const MAX_UPLOAD = 16 * 1024 * 1024;
+/** An import body; `flashbulb import` sends larger files in parts well below this. */
+const MAX_IMPORT = 64 * 1024 * 1024;
 const JSON_HEADERS = { 'content-type': 'application/json' };
 
 interface Match {
@@ -25,7 +27,7 @@ export function startHttp(svc: Services): Promise<HttpServer> {
   return listenHttp({
     host: svc.config.bind,
     port: svc.config.httpPort,
-    maxBodyBytes: (path) => (path.endsWith('/upload') ? MAX_UPLOAD : MAX_BODY),
+    maxBodyBytes: (path) => (path.endsWith('/upload') ? MAX_UPLOAD : path.endsWith('/import') ? MAX_IMPORT : MAX_BODY),
     tooLarge: (limit) => errorResponse(new FlashbulbError('payload_too_large', `request body exceeds the limit of ${limit} bytes`)),
     unavailable: () => errorResponse(new FlashbulbError('unavailable', 'the server is shutting down')),
     malformed: (reason) => errorResponse(new FlashbulbError('invalid_input', reason)),

@@ -102,6 +102,12 @@ export const backgroundBacklog = new Gauge({
   registers: [registry],
 });
 
+export const memoriesExpired = new Counter({
+  name: 'flashbulb_memories_expired_total',
+  help: 'Memories forgotten because their expiry (ttl_s, expires_at_us or the workspace default TTL) was reached, superseded versions included',
+  registers: [registry],
+});
+
 export const contradictionChecksSkipped = new Counter({
   name: 'flashbulb_contradiction_checks_skipped_total',
   help: 'New memories not checked for contradictions because the check backlog overflowed',

@@ -25,6 +25,8 @@ export interface MemoryRecord {
   logicalClock: number;
   sourceMemoryIds: string[] | null;
   supersededBy: string | null;
+  /** When the memory expires (µs since the epoch), or null when it never does. */
+  expiresAt: number | null;
   embedding: Float32Array;
 }
 
@@ -42,6 +44,8 @@ export interface MemoryJson {
   access_count: number;
   decay_score: number;
   logical_clock: number;
+  /** µs since the epoch; null when the memory never expires. */
+  expires_at: number | null;
   source_memory_ids?: string[];
   superseded_by?: string;
 }
@@ -76,10 +80,16 @@ export function memoryToJson(m: MemoryView, nowUs: number): MemoryJson {
     access_count: m.accessCount,
     decay_score: Math.round(decayScore(m, nowUs) * 1e6) / 1e6,
     logical_clock: m.logicalClock,
+    expires_at: m.expiresAt,
   };
   if (m.sourceMemoryIds) out.source_memory_ids = m.sourceMemoryIds;
   if (m.supersededBy) out.superseded_by = m.supersededBy;
   return out;
+}
+
+/** True once `nowUs` has reached the memory's expiry. */
+export function isExpired(m: Pick<MemoryRecord, 'expiresAt'>, nowUs: number): boolean {
+  return m.expiresAt !== null && m.expiresAt <= nowUs;
 }
 
 export function nowUs(): number {

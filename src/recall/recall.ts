@@ -56,7 +56,7 @@ export function runRecall(src: RecallSource, input: RecallInput, nowUs: number):
   }
   const fused = reciprocalRankFusion(others);
   const hits = [...byId.values()];
-  const rankOf = (m: Merged): number => lead.get(m.memory.id) ?? Number.POSITIVE_INFINITY;
+  const rankOf = (m: Merged): number => lead.get(m.memory.id) ?? lead.size;
   hits.sort((a, b) => rankOf(a) - rankOf(b) || (fused.get(b.memory.id) ?? 0) - (fused.get(a.memory.id) ?? 0) || byScore(a, b));
   return { hits, errors };
 }
@@ -96,8 +96,9 @@ export function addCandidate(byId: Map<string, Merged>, c: Candidate, input: Pic
   return entry;
 }
 
+/** Best score first; equal scores keep the strategy's own order (the sorts are stable). */
 function byScore(a: Merged, b: Merged): number {
-  return b.score - a.score || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0);
+  return b.score - a.score;
 }
 
 export type { RecallOutput };

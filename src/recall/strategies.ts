@@ -74,7 +74,10 @@ export function similarity(src: RecallSource, q: SimilarityQuery, spec: Strategy
   if (q.mode === 'dense') ranked = memories(cosines.keys()).map((m) => ({ memory: m, relevance: cosine(m) }));
   else if (q.mode === 'lexical') ranked = lexical.flatMap((h) => memories([h.id]).map((m) => ({ memory: m, relevance: h.norm })));
   else ranked = hybridRanking(src, q, spec, { depth, cosine, lexical: matcher, dense: [...cosines.keys()], lexicalIds: lexical.map((h) => h.id) });
-  ranked.sort((a, b) => b.relevance - a.relevance || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0));
+  // Ties (cosines below 0 all clamp to 0) keep the raw cosine order, then the id order.
+  const raw = new Map(dense.map((h) => [h.id, h.sim]));
+  const rawOf = (m: MemoryRecord): number => raw.get(m.id) ?? Number.NEGATIVE_INFINITY;
+  ranked.sort((a, b) => b.relevance - a.relevance || rawOf(b.memory) - rawOf(a.memory) || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0));
   return ranked.slice(0, spec.topK).map(({ memory, relevance }) => ({
     memory,
     detail: { strategy: 'similarity', relevance, distance: 1 - relevance, cosine: cosine(memory), lexical: matcher.normOf(memory.id) },
@@ -167,6 +170,8 @@ export function causal(src: RecallSource, cue: Float32Array, spec: StrategySpec)
     const memory = src.memory(other);
     if (!memory || memory.supersededBy !== null) return false;
     next.push(other);
+    // The filter chooses results; the walk still goes through the memories it rejects.
+    if (!src.accepts(memory)) return false;
     out.push({ memory, detail: { strategy: 'causal', depth, edge_type: type, seed_id: seed.id } });
     return out.length >= spec.topK;
   };

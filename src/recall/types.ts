@@ -1,6 +1,7 @@
 /** @module recall/types — recall requests and results as the shard sees them (protocol-neutral). */
 import type { Edge, EdgeType } from '../model/edge.ts';
 import type { JsonObject, MemoryRecord, MemoryView } from '../model/memory.ts';
+import type { FilterNode } from './filter.ts';
 
 export const STRATEGIES = ['similarity', 'temporal', 'causal', 'analogical'] as const;
 export type StrategyName = (typeof STRATEGIES)[number];
@@ -60,6 +61,8 @@ export interface StrategyError {
 }
 
 export interface RecallInput {
+  /** Metadata filter every result must pass, applied inside the search. */
+  filter?: FilterNode | null;
   cue: Float32Array;
   /** The cue as the caller wrote it (without its context): what the lexical index and time-aware recall read. */
   cueText: string;
@@ -76,6 +79,7 @@ export interface RecallOutput {
 }
 
 export interface PrimeInput {
+  filter?: FilterNode | null;
   entityId: string | null;
   maxMemories: number;
   cue: Float32Array | null;
@@ -93,9 +97,14 @@ export interface PrimeOutput {
 /** What strategies read: a workspace's live memories, seen through its indexes. */
 export interface RecallSource {
   memory(id: string): MemoryRecord | undefined;
-  /** Live memories most similar to `query` (entity-scoped when given), best first. */
+  /**
+   * Whether a memory may be a result (the request's metadata filter; always true without one).
+   * nearest() and newestFirst() apply it inside their search; walks check it per memory.
+   */
+  accepts(m: MemoryRecord): boolean;
+  /** Live accepted memories most similar to `query` (entity-scoped when given), best first. */
   nearest(query: Float32Array, opts: { k: number; ef: number; entityId: string | null }): Array<{ id: string; sim: number }>;
-  /** Live memories newest first (entity-scoped when given). */
+  /** Live accepted memories newest first (entity-scoped when given). */
   newestFirst(entityId: string | null): Iterable<MemoryRecord>;
   /** Live memories created in [startUs, endUs), newest first, at most `limit`. */
   createdBetween(startUs: number, endUs: number, entityId: string | null, limit: number): MemoryRecord[];

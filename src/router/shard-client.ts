@@ -160,7 +160,9 @@ export class ShardPool {
     method: M,
     input: ShardInput<M>,
     transfer: ArrayBuffer[] = [],
+    opts: { timeoutMs?: number } = {},
   ): Promise<ShardOutput<M>> {
+    const timeoutMs = opts.timeoutMs ?? this.#opts.timeoutMs;
     const h = this.#handles[shard];
     if (!h?.ready) return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is not available`));
     if (h.pending.size >= this.#opts.maxInflight) {
@@ -177,8 +179,8 @@ export class ShardPool {
     return new Promise<ShardOutput<M>>((resolve, reject) => {
       const timer = setTimeout(() => {
         h.take(id);
-        reject(new FlashbulbError('unavailable', `shard ${shard} did not answer ${method} in ${this.#opts.timeoutMs} ms`));
-      }, this.#opts.timeoutMs);
+        reject(new FlashbulbError('unavailable', `shard ${shard} did not answer ${method} in ${timeoutMs} ms`));
+      }, timeoutMs);
       h.add(id, { resolve: resolve as (v: unknown) => void, reject, timer, ws, sentAt: performance.now() });
       h.worker.postMessage(req, transfer);
     });

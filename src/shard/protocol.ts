@@ -3,11 +3,12 @@
  * in, results (or errors as data) out. Types only, so both sides import it freely.
  */
 import type { EdgeType, Edge } from '../model/edge.ts';
-import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
+import type { JsonObject, MemoryKind, MemoryRecord, MemoryView } from '../model/memory.ts';
 import type { ErrorCode } from '../errors/codes.ts';
 import type { Push, SubscriptionSpec } from './subscriptions.ts';
 import type { PendingContradiction } from './persist/records.ts';
 import type { PrimeInput, PrimeOutput, RecallInput, RecallOutput } from '../recall/types.ts';
+import type { FilterNode } from '../recall/filter.ts';
 
 export interface EdgeInput {
   targetId: string;
@@ -23,6 +24,10 @@ export interface RememberItem {
   kind: MemoryKind;
   embedding: Float32Array;
   edges: EdgeInput[];
+  /** µs since the epoch; null or absent: never expires. */
+  expiresAt?: number | null;
+  /** Expires this many µs after it is written (wins over expiresAt). */
+  ttlUs?: number;
 }
 
 export interface ReviseInput {
@@ -33,6 +38,10 @@ export interface ReviseInput {
   contextMode: 'merge' | 'replace';
   /** undefined keeps the entity, null clears it. */
   entityId?: string | null;
+  /** undefined keeps the expiry, null removes it. */
+  expiresAt?: number | null;
+  /** Expires this many µs after the revise (wins over expiresAt). */
+  ttlUs?: number;
   embedding?: Float32Array;
   edges: EdgeInput[];
   withEmbedding?: boolean;
@@ -55,6 +64,8 @@ export interface ForgetResult {
 }
 
 export interface ListInput {
+  /** Metadata filter; a page holds `limit` matching memories whenever that many remain. */
+  filter?: FilterNode | null;
   entityId: string | null;
   kind: MemoryKind | null;
   cursor: string | null;
@@ -130,6 +141,34 @@ export interface ShardStats {
   walSeq: number;
 }
 
+export interface ExportPageInput {
+  cursor: string | null;
+  limit: number;
+  withEmbedding: boolean;
+}
+
+/** One line of an export: a live memory, its superseded versions and the edges placed on its line. */
+export interface ExportLine {
+  memory: MemoryView;
+  versions: MemoryView[];
+  edges: Edge[];
+}
+
+/** One line of an import, validated: records with their embeddings, and edges. */
+export interface ImportItem {
+  memory: MemoryRecord;
+  versions: MemoryRecord[];
+  edges: Edge[];
+}
+
+export type ImportOutcome = { status: 'imported' | 'skipped' | 'expired' } | { status: 'error'; message: string };
+
+export interface BackupResult {
+  memories: number;
+  /** Bytes written: the snapshot and the log segment copied beside it. */
+  bytes: number;
+}
+
 /** Method name → input and output. */
 export interface ShardMethods {
   remember: { input: { items: RememberItem[]; withEmbedding?: boolean }; output: MemoryView[] };
@@ -139,7 +178,8 @@ export interface ShardMethods {
   revise: { input: ReviseInput; output: MemoryView };
   forget: { input: ForgetCriteria; output: ForgetResult };
   recall: { input: RecallInput; output: RecallOutput };
-  upload: { input: { files: UploadFile[] }; output: UploadFileResult[] };
+  /** `ttlUs`: the workspace's default TTL, for the memories the upload creates. */
+  upload: { input: { files: UploadFile[]; ttlUs?: number }; output: UploadFileResult[] };
   subOpen: { input: SubscriptionSpec; output: { opened: true } };
   reflectGather: { input: GatherInput; output: GatherOutput };
   writeInsights: { input: { insights: InsightWrite[] }; output: { created: string[]; refreshed: string[] } };
@@ -156,6 +196,9 @@ export interface ShardMethods {
   dropWorkspace: { input: Record<string, never>; output: { memories: number } };
   stats: { input: Record<string, never>; output: ShardStats };
   snapshot: { input: Record<string, never>; output: { records: number } };
+  backup: { input: { dir: string }; output: BackupResult };
+  exportPage: { input: ExportPageInput; output: { lines: ExportLine[]; nextCursor: string | null } };
+  importItems: { input: { items: ImportItem[] }; output: ImportOutcome[] };
 }
 
 export type ShardMethod = keyof ShardMethods;
@@ -178,7 +221,7 @@ export type ShardReply =
 export type ShardEvent =
   | { kind: 'ready'; shard: number; memories: number; replayedRecords: number; recoveryMs: number; truncatedTail: string | null }
   | { kind: 'fatal'; shard: number; message: string }
-  | { kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[]; contradictions: number; checksSkipped: number; checkBacklog: number; indexBacklog: number }
+  | { kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[]; contradictions: number; checksSkipped: number; checkBacklog: number; indexBacklog: number; expired: number }
   | { kind: 'stopped'; shard: number }
   | { kind: 'push'; ws: string; pushes: Push[] };
 

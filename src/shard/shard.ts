@@ -2,12 +2,12 @@
  * @module shard/shard — one shard: the single-threaded owner of its workspaces' state, its log and
  * its snapshots. States: starting → replaying → ready ⇄ snapshotting → draining → stopped.
  */
-import { mkdirSync, unlinkSync } from 'node:fs';
+import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlashbulbError } from '../errors/codes.ts';
 import { IdGenerator } from '../model/ids.ts';
-import { nowUs, type MemoryRecord } from '../model/memory.ts';
-import { seqName } from './persist/fsutil.ts';
+import { isExpired, nowUs, type MemoryRecord } from '../model/memory.ts';
+import { fsyncDir, seqName } from './persist/fsutil.ts';
 import type { LogRecord } from './persist/records.ts';
 import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
 import { writeSnapshot } from './persist/snapshot.ts';
@@ -15,14 +15,15 @@ import { deleteGraphsBefore, loadGraphs, saveGraphs } from './persist/graph-file
 import { Wal } from './persist/wal.ts';
 import { applyRecord, type ShardState } from './store/apply.ts';
 import type { OpContext } from './ops/context.ts';
-import { forget } from './ops/forget.ts';
+import { forget, forgetRecords } from './ops/forget.ts';
 import { batchGet, count, edges, entities, get, insights, list } from './ops/read.ts';
 import { remember } from './ops/remember.ts';
 import { graph } from './ops/graph.ts';
+import { exportPage, importItems } from './ops/transfer.ts';
 import { upload } from './ops/upload.ts';
 import { prime, recall } from './ops/recall.ts';
 import { revise } from './ops/revise.ts';
-import type { ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
+import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
 import { Subscriptions } from './subscriptions.ts';
 import { AccessLog } from './access-log.ts';
 import { commitVerdicts, ContradictionChecker } from './contradictions.ts';
@@ -61,6 +62,8 @@ export class Shard {
   #indexing = false;
   readonly syncMs: number[] = [];
   readonly snapshotMs: number[] = [];
+  /** Memories forgotten on expiry since the last `takeExpired()` (for metrics). */
+  #expired = 0;
 
   constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}) {
     this.#opts = opts;
@@ -85,7 +88,7 @@ export class Shard {
       state: this.#state,
       ids: this.#ids,
       nowUs,
-      commit: (records) => this.#commit(records),
+      commit: (records, opts) => this.#commit(records, opts),
       requestErasure: () => this.#requestErasure(),
       touch: (ws, memories) => this.#accesses.touch(ws, memories, nowUs()),
     };
@@ -103,6 +106,8 @@ export class Shard {
       insights,
       edges,
       graph,
+      exportPage,
+      importItems,
       count,
       dropWorkspace: (ctx, ws) => this.#dropWorkspace(ws),
       stats: () => this.stats(),
@@ -124,12 +129,16 @@ export class Shard {
         return pushes;
       },
       subClose: (_ctx, ws, input) => ({ closed: this.#subs.close(ws, input.id) }),
+      backup: (_ctx, _ws, input) => this.backup(input.dir),
       snapshot: async () => {
         await this.snapshot();
         return { records: this.#state.memoryCount() };
       },
     };
+    // Expired before the crash (or while the server was down): forgotten before the first request.
+    this.#expireDue(null);
     this.#tick = setInterval(() => {
+      this.#expireDue(null);
       this.#flushAccess();
       this.#maybeSnapshot();
     }, 1000);
@@ -199,9 +208,38 @@ export class Shard {
     if (!handler) throw new FlashbulbError('internal_error', `unknown shard method ${String(method)}`);
     this.#inflight += 1;
     try {
+      // Expired memories leave the state before any operation reads it, so no read, recall,
+      // prime, graph walk or subscription match can return one.
+      this.#expireDue(ws);
       return await handler(this.#ctx, ws, input);
     } finally {
       this.#inflight -= 1;
+    }
+  }
+
+  /** Memories forgotten on expiry since the last call (for metrics). */
+  takeExpired(): number {
+    const n = this.#expired;
+    this.#expired = 0;
+    return n;
+  }
+
+  /**
+   * Forgets the memories of `ws` (null: of every workspace) whose expiry has come, with forget's
+   * cascade, tombstones and erasure. The records apply to the state at once; the log append
+   * completes in the background (a crash before it lands is covered by the sweep at start-up).
+   */
+  #expireDue(ws: string | null): void {
+    const now = nowUs();
+    const workspaces = ws === null ? [...this.#state.workspaces.values()] : [this.#state.workspaces.get(ws)];
+    for (const w of workspaces) {
+      if (!w || w.expiring.next === null || w.expiring.next > now) continue;
+      const due = w.takeExpired(now);
+      if (due.length === 0) continue;
+      const { records, all } = forgetRecords(w, due, { expired: true }, now);
+      this.#expired += all;
+      this.#commit(records).catch((err: unknown) => console.error(`shard ${this.#opts.shard}: expiry failed:`, err));
+      this.#requestErasure();
     }
   }
 
@@ -211,11 +249,12 @@ export class Shard {
     return { memories: this.memoryCount, workspaces: this.#state.workspaces.size, edges: edgesCount, walSeq: this.#wal.seq };
   }
 
-  async #commit(records: LogRecord[]): Promise<void> {
+  async #commit(records: LogRecord[], opts: { quiet?: boolean } = {}): Promise<void> {
     for (const r of records) applyRecord(this.#state, r);
     this.#dirtySinceSnapshot = true;
     this.#scheduleIndexing();
     await this.#wal.append(records);
+    if (opts.quiet) return;
     this.#notifySubscribers(records);
     if (this.#opts.contradictions) this.#checker.enqueue(records);
   }
@@ -227,7 +266,7 @@ export class Shard {
     for (const r of records) {
       if (r.t !== 'put' || r.m.supersededBy !== null) continue;
       const m = this.#state.workspaces.get(r.ws)?.memories.get(r.m.id);
-      if (m) byWs.set(r.ws, [...(byWs.get(r.ws) ?? []), m]);
+      if (m && !isExpired(m, nowUs())) byWs.set(r.ws, [...(byWs.get(r.ws) ?? []), m]);
     }
     for (const [ws, memories] of byWs) {
       const w = this.#state.workspaces.get(ws);
@@ -298,6 +337,50 @@ export class Shard {
       if (seq < walSeq) unlinkSync(join(this.#opts.dir, seqName('snap', seq, 'snap')));
     }
     this.snapshotMs.push(performance.now() - start);
+  }
+
+  /**
+   * Writes a consistent copy of the shard into `dir` while it keeps serving: the log is rotated
+   * (every acknowledged write is now in the state), a snapshot of the state goes to `dir`, the log
+   * is drained and rotated again, and the segment between the two rotations is copied beside the
+   * snapshot. The snapshot is fuzzy, but replaying that segment on it, as recovery does, gives the
+   * state as it was at the second rotation. Runs in turn with snapshots, which delete segments.
+   */
+  async backup(dir: string): Promise<BackupResult> {
+    while (this.#snapshotting) await this.#snapshotting.catch(() => {});
+    const job = this.#runBackup(dir);
+    this.#snapshotting = job.then(
+      () => {},
+      () => {},
+    ).finally(() => {
+      this.#snapshotting = null;
+      if (this.#snapshotAgain && !this.#draining) {
+        this.#snapshotAgain = false;
+        void this.snapshot();
+      }
+    });
+    return job;
+  }
+
+  async #runBackup(dir: string): Promise<BackupResult> {
+    mkdirSync(dir, { recursive: true });
+    const walSeq = await this.#wal.rotate();
+    const memories = this.#state.memoryCount();
+    await writeSnapshot(dir, { shard: this.#opts.shard, walSeq, state: this.#state });
+    // Records applied while the snapshot was written must reach the copied segment.
+    await this.#wal.drain();
+    await this.#wal.rotate();
+    const segment = seqName('wal', walSeq, 'log');
+    copyFileSync(join(this.#opts.dir, segment), join(dir, segment));
+    const fd = openSync(join(dir, segment), 'r');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    fsyncDir(dir);
+    const bytes = statSync(join(dir, segment)).size + statSync(join(dir, seqName('snap', walSeq, 'snap'))).size;
+    return { memories, bytes };
   }
 
   /** Stops taking requests, waits for in-flight ones, writes a final snapshot and closes the log. */

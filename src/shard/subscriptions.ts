@@ -5,6 +5,7 @@
  * passes the entity, kind and time-scope filters. New writes are checked against recent chunks.
  */
 import type { MemoryKind, MemoryRecord, MemoryView } from '../model/memory.ts';
+import { compileFilter, type FilterNode } from '../recall/filter.ts';
 import { compositeScore } from '../recall/scoring.ts';
 import { DEFAULT_WEIGHTS } from '../recall/types.ts';
 import { dot } from '../recall/vector.ts';
@@ -24,6 +25,8 @@ export interface SubscriptionSpec {
   kinds: MemoryKind[];
   threshold: number;
   timeScopeUs: number | null;
+  /** Metadata filter a memory must pass to be pushed (applied inside the search). */
+  filter?: FilterNode | null;
 }
 
 export interface Push {
@@ -35,6 +38,7 @@ export interface Push {
 }
 
 interface Sub extends SubscriptionSpec {
+  accepts: (m: MemoryRecord) => boolean;
   pushed: Set<string>;
   recent: Array<{ vector: Float32Array; offset: number }>;
 }
@@ -52,7 +56,7 @@ export class Subscriptions {
       subs = new Map();
       this.#byWorkspace.set(ws, subs);
     }
-    subs.set(spec.id, { ...spec, pushed: new Set(), recent: [] });
+    subs.set(spec.id, { ...spec, accepts: spec.filter ? compileFilter(spec.filter) : () => true, pushed: new Set(), recent: [] });
   }
 
   close(ws: string, id: number): boolean {
@@ -103,7 +107,7 @@ export class Subscriptions {
   }
 
   #passes(sub: Sub, m: MemoryRecord, nowUs: number): boolean {
-    if (sub.pushed.has(m.id) || !sub.kinds.includes(m.kind)) return false;
+    if (sub.pushed.has(m.id) || !sub.kinds.includes(m.kind) || !sub.accepts(m)) return false;
     return sub.timeScopeUs === null || m.createdAt >= nowUs - sub.timeScopeUs;
   }
 
@@ -117,7 +121,7 @@ export class Subscriptions {
 
 /** Every memory at or above the threshold: the search widens while its last hit still qualifies. */
 function aboveThreshold(w: Workspace, vector: Float32Array, sub: Sub): Array<{ id: string; sim: number }> {
-  const src = recallSource(w);
+  const src = recallSource(w, sub.filter ?? null);
   for (let k = SEARCH_K; ; k *= 4) {
     const hits = src.nearest(vector, { k, ef: Math.max(64, k), entityId: sub.entityId });
     const last = hits[hits.length - 1];

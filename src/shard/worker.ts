@@ -55,7 +55,7 @@ function contradictionCounts(): { contradictions: number; checksSkipped: number;
 }
 
 const metricsTimer = setInterval(() => {
-  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0), ...contradictionCounts() });
+  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0), expired: shard.takeExpired(), ...contradictionCounts() });
 }, 1000);
 metricsTimer.unref();
 

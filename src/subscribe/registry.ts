@@ -8,7 +8,7 @@ import { randomInt } from 'node:crypto';
 import { FlashbulbError } from '../errors/codes.ts';
 import type { Embedder } from '../embedding/embedder.ts';
 import { openSubscriptions, subscriptionDropped, subscriptionPushes } from '../metrics/index.ts';
-import type { MemoryView } from '../model/memory.ts';
+import { isExpired, type MemoryView } from '../model/memory.ts';
 import type { ShardPool } from '../router/shard-client.ts';
 import type { Push, SubscriptionSpec } from '../shard/protocol.ts';
 import { Chunker, type Chunk } from './chunker.ts';
@@ -189,6 +189,8 @@ export class SubscriptionRegistry {
     sub.blocked = false;
     while (sub.queue.length > 0 && !sub.closed) {
       const event = sub.queue.shift() as PushEvent;
+      // A memory that expired while its push waited for a slow reader is not delivered.
+      if (isExpired(event.memory, Date.now() * 1000)) continue;
       if (!sub.sink.send(event)) {
         sub.blocked = true;
         return;

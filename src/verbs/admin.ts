@@ -5,6 +5,7 @@ import type { KeyInfo, WorkspaceInfo } from '../auth/store.ts';
 import type { Role } from '../auth/keys.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { requireAdmin, type Services } from './context.ts';
+import { checkTtl } from './validate.ts';
 
 export interface Whoami {
   key_id: string | null;
@@ -46,12 +47,29 @@ async function withCount(svc: Services, w: WorkspaceInfo): Promise<WorkspaceView
 export function createWorkspace(
   svc: Services,
   principal: Principal,
-  input: { slug: string; name?: string | undefined },
+  input: { slug: string; name?: string | undefined; default_ttl_s?: number | null | undefined },
 ): { workspace: WorkspaceInfo; api_key: string; key_id: string } {
   requireAdmin({ principal });
-  const workspace = svc.auth.createWorkspace(input.slug, input.name ?? input.slug);
+  const ttl = input.default_ttl_s == null ? undefined : checkTtl('default_ttl_s', input.default_ttl_s);
+  let workspace = svc.auth.createWorkspace(input.slug, input.name ?? input.slug);
+  if (ttl !== undefined) workspace = svc.auth.updateWorkspace(workspace.slug, { default_ttl_s: ttl });
   const { info, apiKey } = svc.auth.createKey({ workspace: workspace.slug, role: 'workspace', label: 'created with the workspace' });
   return { workspace, api_key: apiKey, key_id: info.key_id };
+}
+
+/** Renames a workspace or sets its default TTL (`default_ttl_s: null` removes it). */
+export function updateWorkspace(
+  svc: Services,
+  principal: Principal,
+  slug: string,
+  input: { name?: string | undefined; default_ttl_s?: number | null | undefined },
+): WorkspaceInfo {
+  requireAdmin({ principal });
+  const change: { name?: string; default_ttl_s?: number | null } = {};
+  if (input.name !== undefined) change.name = input.name;
+  if (input.default_ttl_s !== undefined) change.default_ttl_s = input.default_ttl_s === null ? null : checkTtl('default_ttl_s', input.default_ttl_s);
+  if (Object.keys(change).length === 0) throw new FlashbulbError('invalid_input', 'nothing to change: give name or default_ttl_s');
+  return svc.auth.updateWorkspace(slug, change);
 }
 
 export async function deleteWorkspace(svc: Services, principal: Principal, slug: string): Promise<{ deleted: string; memories_deleted: number; keys_revoked: number }> {

@@ -1,6 +1,7 @@
 /** @module verbs/prime — recent plus relevant memories to prime an agent's context. */
 import type { JsonObject } from '../model/memory.ts';
 import type { PrimeOutput } from '../recall/types.ts';
+import { parseFilter } from '../recall/filter.ts';
 import { charge, type Ctx } from './context.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
 import { checkEntity, checkNonNegative, LIMITS } from './validate.ts';
@@ -15,6 +16,8 @@ export interface PrimeRequest {
   scoring_weights?: WeightsInput | undefined;
   recency_window_us?: number | undefined;
   context?: JsonObject | undefined;
+  /** Metadata filter (recall/filter.ts) both halves apply inside their search. */
+  filter?: unknown;
   withEmbedding?: boolean;
 }
 
@@ -26,13 +29,14 @@ export async function prime(ctx: Ctx, req: PrimeRequest): Promise<PrimeOutput> {
   if (req.similarity_cue !== undefined && Buffer.byteLength(req.similarity_cue) > LIMITS.cueBytes) {
     throw invalid(`similarity_cue is longer than ${LIMITS.cueBytes} bytes`);
   }
+  const filter = req.filter === undefined || req.filter === null ? null : parseFilter(req.filter);
   // Without an explicit cue, the entity and the context stand in for one.
   const cueText = req.similarity_cue?.trim() || [entityId ?? '', renderContext(req.context)].filter((s) => s !== '').join('\n');
   const cue = cueText === '' ? null : (await ctx.svc.embedder.embed([cueText])).slice(0, ctx.svc.embedder.dim);
   return ctx.svc.shards.call(
     ctx.workspace,
     'prime',
-    { entityId, maxMemories, cue, recencyWindowUs: window, weights: scoringWeights(req.scoring_weights), withEmbedding: req.withEmbedding ?? false },
+    { entityId, maxMemories, cue, filter, recencyWindowUs: window, weights: scoringWeights(req.scoring_weights), withEmbedding: req.withEmbedding ?? false },
     cue ? [cue.buffer as ArrayBuffer] : [],
   );
 }

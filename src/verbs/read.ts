@@ -3,6 +3,7 @@ import { invalid } from '../errors/codes.ts';
 import type { Edge } from '../model/edge.ts';
 import { parseId } from '../model/ids.ts';
 import type { MemoryKind, MemoryView } from '../model/memory.ts';
+import { parseFilter } from '../recall/filter.ts';
 import { charge, type Ctx } from './context.ts';
 import { checkEntity, checkId, LIMITS } from './validate.ts';
 
@@ -27,6 +28,8 @@ export interface ListInput {
   cursor?: string | undefined;
   limit?: number | undefined;
   include_superseded?: boolean | undefined;
+  /** Metadata filter (recall/filter.ts), as an object or its JSON text (from a query string). */
+  filter?: unknown;
 }
 
 export function listMemories(ctx: Ctx, input: ListInput): Promise<{ memories: MemoryView[]; nextCursor: string | null }> {
@@ -39,7 +42,16 @@ export function listMemories(ctx: Ctx, input: ListInput): Promise<{ memories: Me
     cursor: input.cursor === undefined ? null : checkId('cursor', input.cursor),
     limit: Math.min(limit, LIMITS.listLimit),
     includeSuperseded: input.include_superseded ?? false,
+    filter: input.filter === undefined || input.filter === null ? null : parseFilter(typeof input.filter === 'string' ? jsonText('filter', input.filter) : input.filter),
   });
+}
+
+function jsonText(field: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (err) {
+    throw invalid(`${field} is not valid JSON: ${(err as Error).message}`);
+  }
 }
 
 export function memoryEdges(ctx: Ctx, input: { id: string }): Promise<{ outgoing: Edge[]; incoming: Edge[] }> {

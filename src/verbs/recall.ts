@@ -2,6 +2,7 @@
 import { invalid } from '../errors/codes.ts';
 import { parseEdgeType, type EdgeType } from '../model/edge.ts';
 import type { JsonObject } from '../model/memory.ts';
+import { parseFilter } from '../recall/filter.ts';
 import { SIMILARITY_MODES, STRATEGIES, type RecallOutput, type SimilarityMode, type StrategyName, type StrategySpec } from '../recall/types.ts';
 import { charge, type Ctx } from './context.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
@@ -26,6 +27,8 @@ export interface TimeRangeInput {
 
 export interface RecallRequest extends StrategyOptions {
   cue: string;
+  /** Metadata filter (recall/filter.ts), applied inside every strategy's search. */
+  filter?: unknown;
   strategies: Array<{ strategy: string } & StrategyOptions>;
   scoring_weights?: WeightsInput | undefined;
   cue_context?: string | JsonObject | undefined;
@@ -40,6 +43,7 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   if (Buffer.byteLength(req.cue) > LIMITS.cueBytes) throw invalid(`cue is longer than ${LIMITS.cueBytes} bytes`);
   if (req.strategies.length === 0) throw invalid(`strategies must name at least one of ${STRATEGIES.join(', ')}`);
   const strategies = req.strategies.map((s, i) => strategySpec(s, req, `strategies[${i}]`));
+  const filter = req.filter === undefined || req.filter === null ? null : parseFilter(req.filter);
   const weights = scoringWeights(req.scoring_weights);
   const similarityMode = similarityModeOf(req.similarity_mode);
   const contextText = renderContext(req.cue_context);
@@ -49,7 +53,7 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   return ctx.svc.shards.call(
     ctx.workspace,
     'recall',
-    { cue, cueText: req.cue, similarityMode, cueContext, strategies, weights, withEmbedding: req.withEmbedding ?? false },
+    { cue, cueText: req.cue, similarityMode, cueContext, strategies, weights, filter, withEmbedding: req.withEmbedding ?? false },
     [cue.buffer as ArrayBuffer],
   );
 }

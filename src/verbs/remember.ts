@@ -2,9 +2,10 @@
 import { row } from '../embedding/embedder.ts';
 import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
 import { charge, type Ctx } from './context.ts';
-import { checkContent, checkContext, checkEdges, checkEntity, checkUnit, type EdgeSpec } from './validate.ts';
+import { nowUs } from '../model/memory.ts';
+import { checkContent, checkContext, checkEdges, checkEntity, checkExpiry, checkUnit, type EdgeSpec, type ExpiryChoice, type ExpiryInput } from './validate.ts';
 
-export interface RememberInput {
+export interface RememberInput extends ExpiryInput {
   content: string;
   importance?: number | undefined;
   context?: JsonObject | undefined;
@@ -24,6 +25,7 @@ export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryVi
     entityId: input.entity_id == null ? null : checkEntity('entity_id', input.entity_id),
     kind: input.kind ?? 'episode',
     edges: checkEdges('edges', input.edges ?? []),
+    ...expiryOf(ctx, input),
   };
   const vectors = await ctx.svc.embedder.embed([content]);
   const embedding = row(vectors, 0, ctx.svc.embedder.dim);
@@ -31,4 +33,18 @@ export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryVi
   if (!memory) throw new Error('shard returned no memory');
   if (memory.kind === 'episode') ctx.svc.reflection.noteEpisode(ctx.workspace);
   return memory;
+}
+
+/** Expiry from ttl_s or expires_at_us, else from the workspace's default TTL, else none. */
+function expiryOf(ctx: Ctx, input: ExpiryInput): { expiresAt?: number | null; ttlUs?: number } {
+  const asked = checkExpiry(input, nowUs());
+  const ttl = ctx.svc.auth.workspace(ctx.workspace)?.default_ttl_s;
+  const choice = asked === undefined ? (ttl ? { ttlUs: Math.round(ttl * 1e6) } : null) : asked;
+  return toShardExpiry(choice);
+}
+
+/** The shard's fields for an expiry choice (null: no expiry). */
+export function toShardExpiry(choice: ExpiryChoice | null): { expiresAt?: number | null; ttlUs?: number } {
+  if (choice === null) return { expiresAt: null };
+  return 'ttlUs' in choice ? { ttlUs: choice.ttlUs } : { expiresAt: choice.atUs };
 }

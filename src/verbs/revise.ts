@@ -4,9 +4,11 @@ import { row } from '../embedding/embedder.ts';
 import type { JsonObject, MemoryView } from '../model/memory.ts';
 import type { ReviseInput as ShardReviseInput } from '../shard/protocol.ts';
 import { charge, type Ctx } from './context.ts';
-import { checkContent, checkContext, checkEdges, checkEntity, checkId, checkUnit, type EdgeSpec } from './validate.ts';
+import { nowUs } from '../model/memory.ts';
+import { toShardExpiry } from './remember.ts';
+import { checkContent, checkContext, checkEdges, checkEntity, checkExpiry, checkId, checkUnit, type EdgeSpec, type ExpiryInput } from './validate.ts';
 
-export interface ReviseInput {
+export interface ReviseInput extends ExpiryInput {
   id: string;
   content?: string | undefined;
   importance?: number | undefined;
@@ -30,9 +32,11 @@ export async function revise(ctx: Ctx, input: ReviseInput): Promise<MemoryView> 
   if (input.importance !== undefined) cmd.importance = checkUnit('importance', input.importance);
   if (input.context !== undefined) cmd.context = checkContext('context', input.context);
   if (input.entity_id !== undefined) cmd.entityId = input.entity_id === null ? null : checkEntity('entity_id', input.entity_id);
-  const revisable = ['content', 'importance', 'context', 'entityId'] as const;
+  const expiry = checkExpiry(input, nowUs());
+  if (expiry !== undefined) Object.assign(cmd, toShardExpiry(expiry));
+  const revisable = ['content', 'importance', 'context', 'entityId', 'expiresAt', 'ttlUs'] as const;
   if (!revisable.some((k) => cmd[k] !== undefined) && cmd.edges.length === 0) {
-    throw invalid('nothing to revise: give at least one of content, importance, context, entity_id');
+    throw invalid('nothing to revise: give at least one of content, importance, context, entity_id, ttl_s, expires_at_us');
   }
   const transfer: ArrayBuffer[] = [];
   if (cmd.content !== undefined) {

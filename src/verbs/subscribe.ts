@@ -2,6 +2,7 @@
 import { invalid } from '../errors/codes.ts';
 import { MEMORY_KINDS, type MemoryKind } from '../model/memory.ts';
 import type { PushSink } from '../subscribe/registry.ts';
+import { parseFilter } from '../recall/filter.ts';
 import { charge, type Ctx } from './context.ts';
 import { checkEntity, checkNonNegative, checkUnit, LIMITS } from './validate.ts';
 
@@ -12,6 +13,8 @@ export interface SubscribeRequest {
   kind_filter?: string[] | undefined;
   confidence_threshold?: number | undefined;
   time_scope_us?: number | undefined;
+  /** Metadata filter (recall/filter.ts) a memory must pass to be pushed. */
+  filter?: unknown;
 }
 
 export function openSubscription(ctx: Ctx, req: SubscribeRequest, sink: PushSink): Promise<number> {
@@ -28,6 +31,7 @@ export function openSubscription(ctx: Ctx, req: SubscribeRequest, sink: PushSink
       kinds: kinds.length > 0 ? kinds : DEFAULT_KINDS,
       threshold: req.confidence_threshold === undefined ? 0.5 : checkUnit('confidence_threshold', req.confidence_threshold),
       timeScopeUs: req.time_scope_us === undefined || req.time_scope_us === 0 ? null : checkNonNegative('time_scope_us', req.time_scope_us),
+      filter: req.filter === undefined || req.filter === null ? null : parseFilter(req.filter),
     },
     sink,
   );

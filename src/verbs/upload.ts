@@ -42,7 +42,8 @@ export async function upload(ctx: Ctx, input: UploadInput): Promise<{ uploaded: 
     embedding: next(),
     propositions: p.propositions.map((text) => ({ text, embedding: next() })),
   }));
-  const results = await ctx.svc.shards.call(ctx.workspace, 'upload', { files });
+  const ttl = ctx.svc.auth.workspace(ctx.workspace)?.default_ttl_s;
+  const results = await ctx.svc.shards.call(ctx.workspace, 'upload', ttl ? { files, ttlUs: Math.round(ttl * 1e6) } : { files });
   return { uploaded: results.length, files: results };
 }
 

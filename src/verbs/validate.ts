@@ -63,6 +63,41 @@ export function checkNonNegative(field: string, value: number): number {
   return value;
 }
 
+/** Longest TTL accepted: 100 years. */
+const MAX_TTL_S = 100 * 365 * 86_400;
+
+export interface ExpiryInput {
+  ttl_s?: number | null | undefined;
+  expires_at_us?: number | null | undefined;
+}
+
+/** An expiry as the shard takes it: a TTL counts from the shard's write time. */
+export type ExpiryChoice = { ttlUs: number } | { atUs: number };
+
+/**
+ * The expiry that `ttl_s` or `expires_at_us` asks for: undefined when neither is given, null when
+ * one is given as null (no expiry). Both at once, a TTL that is not positive, or a time that has
+ * already passed is a 400.
+ */
+export function checkExpiry(input: ExpiryInput, nowUs: number): ExpiryChoice | null | undefined {
+  const { ttl_s: ttl, expires_at_us: at } = input;
+  if (ttl != null && at != null) throw invalid('give ttl_s or expires_at_us, not both');
+  if (ttl != null) return { ttlUs: Math.round(checkTtl('ttl_s', ttl) * 1e6) };
+  if (at != null) {
+    if (!Number.isSafeInteger(at)) throw invalid(`expires_at_us must be an integer (µs since the epoch), got ${at}`);
+    if (at <= nowUs) throw invalid(`expires_at_us ${at} is not in the future (now is ${nowUs})`);
+    if (at > nowUs + MAX_TTL_S * 1e6) throw invalid(`expires_at_us ${at} is more than 100 years away`);
+    return { atUs: at };
+  }
+  return ttl === null || at === null ? null : undefined;
+}
+
+export function checkTtl(field: string, ttl: number): number {
+  if (!Number.isFinite(ttl) || ttl <= 0) throw invalid(`${field} must be a positive number of seconds, got ${ttl}`);
+  if (ttl > MAX_TTL_S) throw invalid(`${field} is ${ttl} s; the limit is ${MAX_TTL_S} (100 years)`);
+  return ttl;
+}
+
 export interface EdgeSpec {
   target_id: string;
   edge_type: string;

@@ -28,6 +28,7 @@ export interface MemoryMsg {
   device_id?: string;
   logical_clock: string;
   source_memory_ids: Buffer[];
+  expires_at_us?: string;
 }
 
 export interface StrategyDetailMsg {

@@ -23,7 +23,7 @@ function memory(content: string, createdAt: number, extra: Partial<MemoryRecord>
   const id = `${ms.toString(16).padStart(12, '0')}${(++seq).toString(16).padStart(20, '0')}`;
   return {
     id, content, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt, updatedAt: createdAt,
-    lastAccessedAt: createdAt, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null,
+    lastAccessedAt: createdAt, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null,
     embedding: hashEmbedBatch([content], 384), ...extra,
   };
 }

@@ -28,6 +28,16 @@ describe('OrderedIds', () => {
     expect([...ids.after(id(99))]).toEqual([]);
   });
 
+  it('spread(n) samples about n ids evenly over the order, skipping deleted ones', () => {
+    const ids = new OrderedIds();
+    for (const x of range(0, 1000)) ids.add(x);
+    ids.delete(id(0));
+    const sample = [...ids.spread(10)];
+    expect(sample).toEqual([100, 200, 300, 400, 500, 600, 700, 800, 900].map(id));
+    expect([...ids.spread(5000)]).toHaveLength(999);
+    expect([...new OrderedIds().spread(10)]).toEqual([]);
+  });
+
   it('newestFirst() walks backwards and skips deleted ids', () => {
     const ids = new OrderedIds();
     for (const n of [3, 1, 2, 5, 4]) ids.add(id(n));

@@ -57,6 +57,7 @@ function view(over: Partial<MemoryView> = {}): MemoryView {
     logicalClock: 0,
     sourceMemoryIds: null,
     supersededBy: null,
+    expiresAt: null,
     embedding: vector(1),
     ...over,
   };
@@ -85,6 +86,7 @@ const MEMORIES: Array<[string, MemoryView]> = [
   ['an insight with sources', view({ kind: 'insight', sourceMemoryIds: ['aa'.repeat(16), 'bb'.repeat(16)] })],
   ['a revision', view({ kind: 'revision' })],
   ['a proposition, importance 0', view({ kind: 'proposition', importance: 0 })],
+  ['a memory that expires', view({ expiresAt: 1_732_000_600_000_000 })],
 ];
 
 function hit(m: MemoryView, i: number): RecallHit {

@@ -31,6 +31,7 @@ export type Memory = {
   source_memory_ids?: Array<string>;
   /** Set once a revision replaced this memory */
   superseded_by?: string;
+  expires_at: number | null;
 };
 
 export type Edge = {
@@ -77,6 +78,7 @@ export type Workspace = {
   slug: string;
   name: string;
   created_at: number;
+  default_ttl_s?: number | null;
 };
 
 export type KeyInfo = {
@@ -101,6 +103,8 @@ export type Push = {
 export type ErrorCode = ErrorBody['error_code'];
 
 export type ListQuery = {
+  /** A metadata filter as JSON text (see the recall body). */
+  filter?: string;
   entity_id?: string;
   kind?: "episode" | "insight" | "revision" | "document" | "proposition";
   cursor?: string;
@@ -113,6 +117,8 @@ export type ListResponse = {
 };
 
 export type RememberBody = {
+  ttl_s?: number | null;
+  expires_at_us?: number | null;
   content: string;
   importance?: number;
   context?: Record<string, unknown> | null;
@@ -145,6 +151,7 @@ export type RememberResponse = {
   source_memory_ids?: Array<string>;
   /** Set once a revision replaced this memory */
   superseded_by?: string;
+  expires_at: number | null;
 };
 
 export type BatchGetBody = {
@@ -174,6 +181,7 @@ export type GetResponse = {
   source_memory_ids?: Array<string>;
   /** Set once a revision replaced this memory */
   superseded_by?: string;
+  expires_at: number | null;
 };
 
 export type EdgesResponse = {
@@ -182,6 +190,8 @@ export type EdgesResponse = {
 };
 
 export type ReviseBody = {
+  ttl_s?: number | null;
+  expires_at_us?: number | null;
   content?: string;
   importance?: number;
   context?: Record<string, unknown>;
@@ -215,6 +225,7 @@ export type ReviseResponse = {
   source_memory_ids?: Array<string>;
   /** Set once a revision replaced this memory */
   superseded_by?: string;
+  expires_at: number | null;
 };
 
 export type ForgetBody = {
@@ -235,6 +246,8 @@ export type ForgetResponse = {
 
 export type RecallBody = {
   cue: string;
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. */
+  filter?: Record<string, unknown>;
   strategies?: Array<string | {
     strategy: string;
     top_k?: number;
@@ -285,6 +298,8 @@ export type RecallResponse = {
 };
 
 export type PrimeBody = {
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. */
+  filter?: Record<string, unknown>;
   entity_id?: string;
   max_memories?: number;
   similarity_cue?: string;
@@ -328,6 +343,27 @@ export type UploadResponse = {
   }>;
 };
 
+export type ExportQuery = {
+  embeddings?: boolean;
+};
+
+export type ImportQuery = {
+  first_line?: number;
+};
+export type ImportResponse = {
+  lines: number;
+  imported: number;
+  /** Memories already present (same id) */
+  skipped: number;
+  /** Lines whose memory had already expired */
+  expired: number;
+  error_count: number;
+  errors: Array<{
+    line: number;
+    message: string;
+  }>;
+};
+
 export type InsightsQuery = {
   entity_id?: string;
   min_confidence?: number;
@@ -336,6 +372,8 @@ export type InsightsQuery = {
 export type InsightsResponse = Array<Memory>;
 
 export type SubscribeBody = {
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. */
+  filter?: Record<string, unknown>;
   entity_id?: string;
   kind_filter?: Array<string>;
   confidence_threshold?: number;
@@ -479,6 +517,7 @@ export type WorkspacesListResponse = {
     slug: string;
     name: string;
     created_at: number;
+    default_ttl_s?: number | null;
     memory_count: number;
   }>;
 };
@@ -486,6 +525,7 @@ export type WorkspacesListResponse = {
 export type WorkspacesCreateBody = {
   slug: string;
   name?: string;
+  default_ttl_s?: number | null;
 };
 export type WorkspacesCreateResponse = {
   workspace: Workspace;
@@ -498,13 +538,39 @@ export type WorkspacesGetResponse = {
   slug: string;
   name: string;
   created_at: number;
+  default_ttl_s?: number | null;
   memory_count: number;
+};
+
+export type WorkspacesUpdateBody = {
+  name?: string;
+  default_ttl_s?: number | null;
+};
+export type WorkspacesUpdateResponse = {
+  slug: string;
+  name: string;
+  created_at: number;
+  default_ttl_s?: number | null;
 };
 
 export type WorkspacesDeleteResponse = {
   deleted: string;
   memories_deleted: number;
   keys_revoked: number;
+};
+
+export type BackupBody = {
+  to: string;
+};
+export type BackupResponse = {
+  to: string;
+  started_at: number;
+  finished_at: number;
+  shards: Array<{
+    shard: number;
+    memories: number;
+    bytes: number;
+  }>;
 };
 
 export type KeysListResponse = {
@@ -559,6 +625,8 @@ export const OPERATIONS = {
   prime: { method: 'POST', path: '/v1/prime', scoped: true, response: 'json' },
   graph: { method: 'POST', path: '/v1/graph', scoped: true, response: 'json' },
   upload: { method: 'POST', path: '/v1/upload', scoped: true, response: 'json' },
+  export: { method: 'GET', path: '/v1/export', scoped: true, response: 'none' },
+  import: { method: 'POST', path: '/v1/import', scoped: true, response: 'json' },
   insights: { method: 'GET', path: '/v1/insights', scoped: true, response: 'json' },
   subscribe: { method: 'POST', path: '/v1/subscribe', scoped: true, response: 'none' },
   feed: { method: 'POST', path: '/v1/subscribe/{id}/feed', scoped: true, response: 'json' },
@@ -575,7 +643,9 @@ export const OPERATIONS = {
   workspaces_list: { method: 'GET', path: '/v1/workspaces', scoped: false, response: 'json' },
   workspaces_create: { method: 'POST', path: '/v1/workspaces', scoped: false, response: 'json' },
   workspaces_get: { method: 'GET', path: '/v1/workspaces/{slug}', scoped: false, response: 'json' },
+  workspaces_update: { method: 'PUT', path: '/v1/workspaces/{slug}', scoped: false, response: 'json' },
   workspaces_delete: { method: 'DELETE', path: '/v1/workspaces/{slug}', scoped: false, response: 'json' },
+  backup: { method: 'POST', path: '/v1/admin/backup', scoped: false, response: 'json' },
   keys_list: { method: 'GET', path: '/v1/keys', scoped: false, response: 'json' },
   keys_create: { method: 'POST', path: '/v1/keys', scoped: false, response: 'json' },
   keys_revoke: { method: 'DELETE', path: '/v1/keys/{key_id}', scoped: false, response: 'json' },
@@ -647,6 +717,16 @@ export abstract class GeneratedClient<Options> {
     return this.call<GraphResponse>('graph', { body }, options);
   }
 
+  /** The workspace as NDJSON: one memory a line with its versions and outgoing edges (streamed) (`GET /v1/export`) */
+  export(query?: ExportQuery, options?: Options): Promise<void> {
+    return this.call<void>('export', { query }, options);
+  }
+
+  /** Import NDJSON in the export format: idempotent by memory id, each line applied whole or not at all (`POST /v1/import`) */
+  import(query?: ImportQuery, options?: Options): Promise<ImportResponse> {
+    return this.call<ImportResponse>('import', { query }, options);
+  }
+
   /** Insight memories, most confident first (`GET /v1/insights`) */
   insights(query?: InsightsQuery, options?: Options): Promise<InsightsResponse> {
     return this.call<InsightsResponse>('insights', { query }, options);
@@ -716,9 +796,19 @@ export abstract class GeneratedClient<Options> {
     return this.call<WorkspacesGetResponse>('workspaces_get', { params: { slug: slug } }, options);
   }
 
+  /** Rename a workspace or set its default TTL (null removes it) (`PUT /v1/workspaces/{slug}`) */
+  workspacesUpdate(slug: string, body: WorkspacesUpdateBody, options?: Options): Promise<WorkspacesUpdateResponse> {
+    return this.call<WorkspacesUpdateResponse>('workspaces_update', { params: { slug: slug }, body }, options);
+  }
+
   /** Delete a workspace, its memories and its keys (`DELETE /v1/workspaces/{slug}`) */
   workspacesDelete(slug: string, options?: Options): Promise<WorkspacesDeleteResponse> {
     return this.call<WorkspacesDeleteResponse>('workspaces_delete', { params: { slug: slug } }, options);
+  }
+
+  /** Online backup: a consistent copy of every shard into an empty directory on the server's machine (`POST /v1/admin/backup`) */
+  backup(body: BackupBody, options?: Options): Promise<BackupResponse> {
+    return this.call<BackupResponse>('backup', { body }, options);
   }
 
   /** All API keys (never their secrets) (`GET /v1/keys`) */

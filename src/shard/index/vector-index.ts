@@ -88,12 +88,13 @@ export class VectorIndex {
 
   /**
    * The k most similar vectors. `only`: restrict to these ids (scanned exactly); `filter`: a
-   * predicate applied inside the search.
+   * predicate applied inside the search; `exact`: scan every vector even when a graph exists
+   * (cheaper than a graph walk when the filter passes few vectors).
    */
-  search(query: Float32Array, opts: { k: number; ef: number; only?: Iterable<string>; filter?: (id: string) => boolean }): Neighbour[] {
+  search(query: Float32Array, opts: { k: number; ef: number; only?: Iterable<string>; filter?: (id: string) => boolean; exact?: boolean }): Neighbour[] {
     if (opts.k < 1) return [];
     if (opts.only) return this.#exact(query, opts.k, opts.only, opts.filter);
-    if (!this.#hnsw) return this.#exact(query, opts.k, this.#vectors.keys(), opts.filter);
+    if (!this.#hnsw || opts.exact) return this.#exact(query, opts.k, this.#vectors.keys(), opts.filter);
     const filter = opts.filter;
     const fromGraph = this.#hnsw.search(query, opts.k, opts.ef, filter ? (label) => filter(this.#idOf.get(label) ?? '') : undefined);
     const out: Neighbour[] = [];

@@ -10,8 +10,11 @@ export interface OpContext {
   readonly state: ShardState;
   readonly ids: IdGenerator;
   nowUs(): number;
-  /** Applies records to state and resolves when they are durable in the log. */
-  commit(records: LogRecord[]): Promise<void>;
+  /**
+   * Applies records to state and resolves when they are durable in the log. `quiet`: no
+   * after-write work (contradiction checks, subscription pushes), as for imported memories.
+   */
+  commit(records: LogRecord[], opts?: { quiet?: boolean }): Promise<void>;
   /** Asks for a compaction that removes forgotten content from disk. */
   requestErasure(): void;
   /** Counts an access to each memory (access_count, last_accessed_at), logged lazily. */
@@ -33,7 +36,7 @@ export function requireMemory(ws: Workspace | undefined, id: string): MemoryReco
 export function newMemory(
   ctx: OpContext,
   nowUs: number,
-  m: Pick<MemoryRecord, 'content' | 'kind' | 'entityId' | 'embedding' | 'context' | 'importance'> & { sourceMemoryIds?: string[] | null },
+  m: Pick<MemoryRecord, 'content' | 'kind' | 'entityId' | 'embedding' | 'context' | 'importance'> & { sourceMemoryIds?: string[] | null; expiresAt?: number | null },
 ): MemoryRecord {
   return {
     id: ctx.ids.next(nowUs / 1000),
@@ -50,5 +53,6 @@ export function newMemory(
     logicalClock: 0,
     sourceMemoryIds: m.sourceMemoryIds ?? null,
     supersededBy: null,
+    expiresAt: m.expiresAt ?? null,
   };
 }

@@ -29,28 +29,38 @@ export async function forget(ctx: OpContext, ws: string, criteria: ForgetCriteri
     }
     selected.push(m);
   }
+  const { records, cascaded, all } = forgetRecords(w, selected, criteriaJson(criteria), now);
+  if (all === 0) return empty;
+  await ctx.commit(records);
+  ctx.requestErasure();
+  return { forgotten_count: selected.length, cascade_count: cascaded, truncated, tombstone_count: all };
+}
+
+/**
+ * The log records that forget `selected` and, with them, their superseded versions: one `del`
+ * and one tombstone (content hash only) per memory. Used by forget and by expiry.
+ */
+export function forgetRecords(w: Workspace, selected: readonly MemoryRecord[], criteria: JsonObject, now: number): { records: LogRecord[]; cascaded: number; all: number } {
   const primary = new Set(selected.map((m) => m.id));
   const cascaded: MemoryRecord[] = [];
   for (const m of selected) {
     for (const vid of w.versions.get(m.id) ?? []) {
       const v = w.memories.get(vid);
-      if (v && !primary.has(vid)) cascaded.push(v);
+      if (v && !primary.has(vid)) {
+        cascaded.push(v);
+        primary.add(vid);
+      }
     }
   }
-  const all = [...selected, ...cascaded];
-  if (all.length === 0) return empty;
   const records: LogRecord[] = [];
-  const recordedCriteria = criteriaJson(criteria);
-  for (const m of all) {
-    records.push({ t: 'del', ws, id: m.id });
-    records.push({ t: 'tomb', ws, tomb: { memory_id: m.id, forgotten_at: now, criteria: recordedCriteria, content_sha256: sha256(m.content) } });
+  for (const m of [...selected, ...cascaded]) {
+    records.push({ t: 'del', ws: w.slug, id: m.id });
+    records.push({ t: 'tomb', ws: w.slug, tomb: { memory_id: m.id, forgotten_at: now, criteria, content_sha256: sha256(m.content) } });
   }
   // Insights quoting what goes are written again from their other sources, or go too.
-  const loss = insightsAfterLoss(w, ws, new Set(all.map((m) => m.id)), { now, criteria: recordedCriteria });
+  const loss = insightsAfterLoss(w, w.slug, primary, { now, criteria });
   records.push(...loss.records);
-  await ctx.commit(records);
-  ctx.requestErasure();
-  return { forgotten_count: selected.length, cascade_count: cascaded.length + loss.removed, truncated, tombstone_count: all.length + loss.removed };
+  return { records, cascaded: cascaded.length + loss.removed, all: selected.length + cascaded.length + loss.removed };
 }
 
 function* candidates(w: Workspace, c: ForgetCriteria): Generator<MemoryRecord> {

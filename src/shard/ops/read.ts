@@ -2,6 +2,7 @@
 import type { Edge } from '../../model/edge.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
 import type { ListInput } from '../protocol.ts';
+import { compileFilter } from '../../recall/filter.ts';
 import { requireMemory, view, type OpContext } from './context.ts';
 
 export function get(ctx: OpContext, ws: string, input: { id: string; withEmbedding: boolean }): MemoryView {
@@ -22,8 +23,9 @@ export function list(ctx: OpContext, ws: string, input: ListInput): { memories: 
   const w = ctx.state.workspaces.get(ws);
   const source = input.entityId === null ? w?.order : w?.byEntity.get(input.entityId);
   if (!w || !source) return { memories: [], nextCursor: null };
+  const accepts = input.filter ? compileFilter(input.filter) : () => true;
   const matches = (m: MemoryRecord): boolean =>
-    (input.kind === null || m.kind === input.kind) && (input.includeSuperseded || m.supersededBy === null);
+    (input.kind === null || m.kind === input.kind) && (input.includeSuperseded || m.supersededBy === null) && accepts(m);
   const page: MemoryView[] = [];
   for (const id of source.after(input.cursor)) {
     const m = w.memories.get(id);

@@ -8,7 +8,7 @@ import { recallSource } from './recall-source.ts';
 
 export function recall(ctx: OpContext, ws: string, input: RecallInput): RecallOutput {
   const w = ctx.state.workspaces.get(ws) ?? new Workspace(ws);
-  const { hits, errors } = runRecall(recallSource(w), input, ctx.nowUs());
+  const { hits, errors } = runRecall(recallSource(w, input.filter ?? null), input, ctx.nowUs());
   return { results: finish(ctx, ws, hits, input.withEmbedding), strategy_errors: errors };
 }
 
@@ -18,7 +18,7 @@ export function recall(ctx: OpContext, ws: string, input: RecallInput): RecallOu
  */
 export function prime(ctx: OpContext, ws: string, input: PrimeInput): PrimeOutput {
   const w = ctx.state.workspaces.get(ws) ?? new Workspace(ws);
-  const src = recallSource(w);
+  const src = recallSource(w, input.filter ?? null);
   const now = ctx.nowUs();
   const base: StrategySpec = {
     strategy: 'temporal', topK: input.maxMemories, efSearch: Math.max(50, input.maxMemories), entityId: input.entityId,

@@ -17,7 +17,7 @@ export async function remember(ctx: OpContext, ws: string, input: { items: Remem
   const records: LogRecord[] = [];
   const created: MemoryRecord[] = [];
   for (const item of input.items) {
-    const m = newMemory(ctx, now, item);
+    const m = newMemory(ctx, now, { ...item, expiresAt: item.ttlUs === undefined ? (item.expiresAt ?? null) : now + item.ttlUs });
     created.push(m);
     records.push({ t: 'put', ws, m: toStored(m) });
     for (const e of item.edges) {

@@ -20,7 +20,8 @@ export async function revise(ctx: OpContext, ws: string, input: ReviseInput): Pr
     if (!w?.memories.has(e.targetId)) throw invalid(`edges: target_id ${e.targetId} does not exist in this workspace`);
   }
   const now = ctx.nowUs();
-  const version: MemoryRecord = { ...live, id: ctx.ids.next(now / 1000), supersededBy: live.id };
+  // A version leaves with its live memory (forget's cascade), so it has no expiry of its own.
+  const version: MemoryRecord = { ...live, id: ctx.ids.next(now / 1000), supersededBy: live.id, expiresAt: null };
   const contentChanged = input.content !== undefined && input.content !== live.content;
   const next: MemoryRecord = {
     ...live,
@@ -28,6 +29,7 @@ export async function revise(ctx: OpContext, ws: string, input: ReviseInput): Pr
     importance: input.importance ?? live.importance,
     context: mergeContext(live, input),
     entityId: input.entityId === undefined ? live.entityId : input.entityId,
+    expiresAt: input.ttlUs !== undefined ? now + input.ttlUs : input.expiresAt === undefined ? live.expiresAt : input.expiresAt,
     kind: 'revision',
     updatedAt: now,
     logicalClock: live.logicalClock + 1,

@@ -18,14 +18,15 @@ import { newMemory, type OpContext } from './context.ts';
 
 const RELATED_PER_ENTITY = 3;
 
-export async function upload(ctx: OpContext, ws: string, input: { files: UploadFile[] }): Promise<UploadFileResult[]> {
+export async function upload(ctx: OpContext, ws: string, input: { files: UploadFile[]; ttlUs?: number }): Promise<UploadFileResult[]> {
   const w = ctx.state.workspace(ws);
   const now = ctx.nowUs();
+  const expiresAt = input.ttlUs === undefined ? null : now + input.ttlUs;
   const records: LogRecord[] = [];
   const results: UploadFileResult[] = [];
   const newProps: MemoryRecord[] = [];
   for (const file of input.files) {
-    const r = uploadFile(ctx, w, file, now, records, newProps);
+    const r = uploadFile(ctx, w, file, { now, expiresAt }, records, newProps);
     results.push(r);
   }
   linkEntities(w, ws, newProps, now, records);
@@ -33,15 +34,17 @@ export async function upload(ctx: OpContext, ws: string, input: { files: UploadF
   return results;
 }
 
-function uploadFile(ctx: OpContext, w: Workspace, file: UploadFile, now: number, records: LogRecord[], newProps: MemoryRecord[]): UploadFileResult {
+/** `expiresAt`: for the memories this creates (an updated document keeps its own). */
+function uploadFile(ctx: OpContext, w: Workspace, file: UploadFile, at: { now: number; expiresAt: number | null }, records: LogRecord[], newProps: MemoryRecord[]): UploadFileResult {
   const ws = w.slug;
+  const { now, expiresAt } = at;
   const existing = findDocument(w, file.filePath);
   if (existing && existing.context['content_hash'] === file.contentHash) {
     return { file_path: file.filePath, document_id: existing.id, propositions: propositionsOf(w, existing.id).length, status: 'unchanged' };
   }
   const doc: MemoryRecord = existing
     ? { ...existing, content: file.content, context: { ...existing.context, content_hash: file.contentHash }, entityId: file.entityId, embedding: file.embedding, updatedAt: now, logicalClock: existing.logicalClock + 1 }
-    : newMemory(ctx, now, { importance: 0.5, content: file.content, kind: 'document', entityId: file.entityId, embedding: file.embedding, context: { file_path: file.filePath, content_hash: file.contentHash } });
+    : newMemory(ctx, now, { importance: 0.5, content: file.content, kind: 'document', entityId: file.entityId, embedding: file.embedding, context: { file_path: file.filePath, content_hash: file.contentHash }, expiresAt });
   records.push({ t: 'put', ws, m: toStored(doc) });
   const old = existing ? propositionsOf(w, existing.id) : [];
   const keep = new Map(old.map((p) => [p.content, p]));
@@ -56,7 +59,7 @@ function uploadFile(ctx: OpContext, w: Workspace, file: UploadFile, now: number,
       if (kept.entityId !== file.entityId) records.push({ t: 'put', ws, m: toStored({ ...kept, entityId: file.entityId, updatedAt: now }) });
       continue;
     }
-    const prop = newMemory(ctx, now, { importance: 0.5, content: p.text, kind: 'proposition', entityId: file.entityId, embedding: p.embedding, context: { file_path: file.filePath } });
+    const prop = newMemory(ctx, now, { importance: 0.5, content: p.text, kind: 'proposition', entityId: file.entityId, embedding: p.embedding, context: { file_path: file.filePath }, expiresAt });
     records.push({ t: 'put', ws, m: toStored(prop) });
     records.push(edge(ws, prop.id, doc.id, 'proposition_of', now));
     newProps.push(prop);

@@ -21,6 +21,8 @@ export interface StoredMemory {
   logicalClock: number;
   sourceMemoryIds: string[] | null;
   supersededBy: string | null;
+  /** Absent in files written before expiry existed. */
+  expiresAt?: number | null;
   embedding: Uint8Array;
 }
 
@@ -84,5 +86,5 @@ export function fromStored(s: StoredMemory): MemoryRecord {
   // Contexts stored before nesting was limited may be thousands of levels deep; no reply could
   // carry them (structured clone and JSON recurse), so they are cut at the limit on load.
   const context = withinDepth(s.context) ? s.context : (cutAtDepth(s.context) as JsonObject);
-  return { ...s, context, embedding: new Float32Array(copy.buffer) };
+  return { ...s, context, expiresAt: s.expiresAt ?? null, embedding: new Float32Array(copy.buffer) };
 }

@@ -38,6 +38,15 @@ export class OrderedIds {
     }
   }
 
+  /** About `count` ids spread evenly over the order (for estimates; O(count)). */
+  *spread(count: number): Generator<string> {
+    const step = Math.max(1, this.#ids.length / count);
+    for (let i = 0; i < this.#ids.length; i += step) {
+      const id = this.#ids[Math.floor(i)] as string;
+      if (!this.#deleted.has(id)) yield id;
+    }
+  }
+
   /** Ids from newest to oldest; with `before`, only ids sorting before it. */
   *newestFirst(before: string | null = null): Generator<string> {
     for (let i = (before === null ? this.#ids.length : lowerBound(this.#ids, before)) - 1; i >= 0; i--) {

@@ -7,6 +7,7 @@ import { Graph } from '../index/graph.ts';
 import { LexicalIndex } from '../index/lexical.ts';
 import { VectorIndex } from '../index/vector-index.ts';
 import type { Tombstone } from '../persist/records.ts';
+import { ExpiryQueue } from './expiry-queue.ts';
 import { PendingContradictions } from './pending.ts';
 import { OrderedIds } from './ordered-ids.ts';
 
@@ -26,6 +27,8 @@ export class Workspace {
   readonly tombstones = new Map<string, Tombstone>();
   /** Uncertain contradictions awaiting a verdict, by pending id. */
   readonly pending = new PendingContradictions();
+  /** Memories with an expiry, soonest first. */
+  readonly expiring = new ExpiryQueue();
 
   constructor(slug: string) {
     this.slug = slug;
@@ -37,6 +40,7 @@ export class Workspace {
     if (old) this.#unindex(old);
     this.memories.set(m.id, m);
     this.order.add(m.id);
+    if (m.expiresAt !== null && m.expiresAt !== old?.expiresAt) this.expiring.add(m.id, m.expiresAt);
     if (m.supersededBy === null) {
       this.vectors.upsert(m.id, m.embedding);
       this.lexical.add(m.id, m);
@@ -59,6 +63,12 @@ export class Workspace {
     this.graph.removeNode(id);
     this.pending.deleteMemory(id);
     return m;
+  }
+
+  /** Removes from the expiry queue and returns the memories whose expiry `now` has reached. */
+  takeExpired(now: number): MemoryRecord[] {
+    const ids = this.expiring.due(now, (id) => this.memories.get(id)?.expiresAt ?? null);
+    return ids.map((id) => this.memories.get(id) as MemoryRecord);
   }
 
   /** Number of live (not superseded) memories. */
