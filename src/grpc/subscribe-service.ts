@@ -22,6 +22,7 @@ interface SubscribeRequestMsg {
   tenant_id?: string;
   text?: string;
   close: boolean;
+  max_pushes_per_chunk?: number;
 }
 
 interface FeedRequestMsg {
@@ -103,6 +104,7 @@ function subscribe(svc: Services, call: grpc.ServerDuplexStream<SubscribeRequest
         // proto3 cannot tell an unset float from 0: 0 means the default threshold (0.5).
         confidence_threshold: msg.confidence_threshold === 0 ? undefined : msg.confidence_threshold,
         time_scope_us: u64(msg.time_scope_us),
+        max_pushes_per_chunk: msg.max_pushes_per_chunk,
       }, sink);
       sink.handshake(id);
       state = { ctx, id };
