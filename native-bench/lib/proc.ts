@@ -88,24 +88,28 @@ export interface CpuShare {
 }
 
 /** Measures the CPU the server, this client and the rest of the machine use over an interval, in cores. */
+/**
+ * CPU shares over a window. `pid` null: the server is not a process here (or its id is unknown);
+ * server cores are NaN and its CPU counts as other cores.
+ */
 export class CpuMeter {
-  readonly #pid: number;
+  readonly #pid: number | null;
   readonly #server0: number;
   readonly #machine0 = machineBusySeconds();
   readonly #client0 = process.cpuUsage();
   readonly #wall0 = performance.now();
 
-  constructor(pid: number) {
+  constructor(pid: number | null) {
     this.#pid = pid;
-    this.#server0 = cpuSeconds(pid);
+    this.#server0 = pid === null ? 0 : cpuSeconds(pid);
   }
 
   read(): CpuShare {
     const wallS = (performance.now() - this.#wall0) / 1000;
     const usage = process.cpuUsage(this.#client0);
-    const server = cpuSeconds(this.#pid) - this.#server0;
+    const server = this.#pid === null ? 0 : cpuSeconds(this.#pid) - this.#server0;
     const client = (usage.user + usage.system) / 1e6;
     const machine = machineBusySeconds() - this.#machine0;
-    return { serverCores: server / wallS, clientCores: client / wallS, otherCores: Math.max(0, machine - server - client) / wallS };
+    return { serverCores: this.#pid === null ? Number.NaN : server / wallS, clientCores: client / wallS, otherCores: Math.max(0, machine - server - client) / wallS };
   }
 }

@@ -38,14 +38,15 @@ export class GrpcClient {
   readonly #clients: Record<ServiceName, grpc.Client>;
   readonly #metadata = new grpc.Metadata();
 
-  constructor(opts: { port: number; apiKey: string }) {
+  /** `host` defaults to 127.0.0.1 (the suite's own server); side-by-side runs name any hebbs.v1 server. */
+  constructor(opts: { port: number; apiKey: string; host?: string }) {
     const pkg = loadHebbs();
-    const address = `127.0.0.1:${opts.port}`;
+    const address = `${opts.host ?? '127.0.0.1'}:${opts.port}`;
     const memory = new (pkg['MemoryService'] as grpc.ServiceClientConstructor)(address, grpc.credentials.createInsecure());
     // The second client shares the first one's channel.
     const subscribe = new (pkg['SubscribeService'] as grpc.ServiceClientConstructor)(address, grpc.credentials.createInsecure(), { channelOverride: memory.getChannel() });
     this.#clients = { MemoryService: memory, SubscribeService: subscribe };
-    this.#metadata.set('authorization', `Bearer ${opts.apiKey}`);
+    if (opts.apiKey !== '') this.#metadata.set('authorization', `Bearer ${opts.apiKey}`);
   }
 
   /** One unary call; the reply is typed by the caller (messages are plain objects). */

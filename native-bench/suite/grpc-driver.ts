@@ -52,7 +52,7 @@ export class GrpcDriver implements Driver {
   readonly protocol = 'grpc';
   readonly #client: GrpcClient;
 
-  constructor(endpoint: { port: number; apiKey: string }) {
+  constructor(endpoint: { port: number; apiKey: string; host?: string }) {
     this.#client = new GrpcClient(endpoint);
   }
 

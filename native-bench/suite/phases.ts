@@ -42,8 +42,10 @@ export interface PhaseResult extends CpuShare {
 }
 
 export interface PhaseContext {
-  endpoint: { rest: Endpoint; grpc: Endpoint };
-  serverPid: number;
+  /** REST is absent when the target speaks only hebbs.v1 gRPC (side-by-side runs). */
+  endpoint: { rest?: Endpoint; grpc: Endpoint & { host?: string } };
+  /** null: the server's CPU cannot be read (another machine, or its pid was not given). */
+  serverPid: number | null;
   ds: Dataset;
   spec: TierSpec;
   busyRetries: number;
@@ -52,7 +54,9 @@ export interface PhaseContext {
 }
 
 function driverFor(ctx: PhaseContext, protocol: Protocol, clients: number): Driver {
-  return protocol === 'rest' ? new RestDriver(ctx.endpoint.rest, { sockets: clients }) : new GrpcDriver(ctx.endpoint.grpc);
+  if (protocol === 'grpc') return new GrpcDriver(ctx.endpoint.grpc);
+  if (!ctx.endpoint.rest) throw new Error('this target has no REST endpoint');
+  return new RestDriver(ctx.endpoint.rest, { sockets: clients });
 }
 
 function latencyStats(latencies: readonly number[]): Pick<PhaseResult, 'p50Ms' | 'p95Ms' | 'p99Ms' | 'maxMs'> {

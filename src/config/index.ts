@@ -27,6 +27,8 @@ export interface Config {
   /** Embedding worker threads and ONNX Runtime intra-op threads per worker. */
   readonly embedWorkers: number;
   readonly embedThreads: number;
+  /** Idle ONNX intra-op threads busy-wait for work (lower latency on dedicated cores, more CPU). */
+  readonly embedSpin: boolean;
   /** Embeddings kept in the LRU cache (0 disables it). */
   readonly embedCacheSize: number;
   /** Per-workspace token-bucket rates (requests per second); 0 disables the limit. */
@@ -71,6 +73,7 @@ export const DEFAULTS = {
   FLASHBULB_MODEL_DIR: fileURLToPath(new URL('../../models/all-MiniLM-L6-v2', import.meta.url)),
   FLASHBULB_EMBED_WORKERS: '1',
   FLASHBULB_EMBED_THREADS: '2',
+  FLASHBULB_EMBED_SPIN: 'false',
   FLASHBULB_EMBED_CACHE: '10000',
   FLASHBULB_RATE_LIMIT_WRITES: '20000',
   FLASHBULB_RATE_LIMIT_READS: '100000',
@@ -154,6 +157,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     modelDir: resolve(read(env, 'FLASHBULB_MODEL_DIR')),
     embedWorkers: int(env, 'FLASHBULB_EMBED_WORKERS', 1, 16),
     embedThreads: int(env, 'FLASHBULB_EMBED_THREADS', 1, 64),
+    embedSpin: bool(env, 'FLASHBULB_EMBED_SPIN'),
     embedCacheSize: int(env, 'FLASHBULB_EMBED_CACHE', 0, 10_000_000),
     rateLimitWrites: int(env, 'FLASHBULB_RATE_LIMIT_WRITES', 0, 1e9),
     rateLimitReads: int(env, 'FLASHBULB_RATE_LIMIT_READS', 0, 1e9),

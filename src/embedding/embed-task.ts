@@ -8,13 +8,14 @@ import { createOnnxEmbedder, type OnnxEmbedder } from './onnx-embedder.ts';
 interface TaskData {
   modelDir: string;
   threads: number;
+  spin: boolean;
 }
 
 let model: Promise<OnnxEmbedder> | null = null;
 
 function load(): Promise<OnnxEmbedder> {
   const data = workerData as TaskData;
-  model ??= createOnnxEmbedder({ modelDir: data.modelDir, threads: data.threads });
+  model ??= createOnnxEmbedder({ modelDir: data.modelDir, threads: data.threads, spin: data.spin });
   return model;
 }
 

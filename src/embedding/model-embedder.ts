@@ -18,6 +18,7 @@ export function createModelEmbedder(config: Config): Promise<Embedder> {
     modelDir: config.modelDir,
     workers: config.embedWorkers,
     threads: config.embedThreads,
+    spin: config.embedSpin,
     maxBatch: 32,
     cacheSize: config.embedCacheSize,
     maxQueued: 8192,

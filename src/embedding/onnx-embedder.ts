@@ -34,6 +34,12 @@ export interface OnnxEmbedderOptions {
   maxBatch?: number;
   /** Largest ratio of padded to real tokens in one run (default 1.15); see paddedChunks. */
   maxPadding?: number;
+  /**
+   * Let idle intra-op threads spin (busy-wait) for the next piece of work instead of sleeping
+   * (ONNX Runtime's `session.intra_op.allow_spinning`, default here: false). Spinning burns CPU that
+   * the router and shards need on a small machine.
+   */
+  spin?: boolean;
 }
 
 
@@ -127,6 +133,7 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
     executionMode: 'sequential',
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
+    extra: { session: { intra_op: { allow_spinning: opts.spin === true ? '1' : '0' }, inter_op: { allow_spinning: opts.spin === true ? '1' : '0' } } },
   });
   const inputNames = new Set(session.inputNames);
   if (!inputNames.has('input_ids') || !inputNames.has('attention_mask')) {

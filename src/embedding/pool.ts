@@ -18,6 +18,8 @@ export interface PoolOptions {
   workers: number;
   /** ONNX Runtime intra-op threads per worker. */
   threads: number;
+  /** Whether idle intra-op threads spin (see OnnxEmbedderOptions.spin); default false. */
+  spin?: boolean;
   maxBatch: number;
   cacheSize: number;
   maxQueued: number;
@@ -37,7 +39,7 @@ export async function createEmbeddingPool(opts: PoolOptions): Promise<Embedder> 
     maxThreads: opts.workers,
     idleTimeout: Number.POSITIVE_INFINITY,
     atomics: 'disabled',
-    workerData: { ...task.workerData, modelDir: opts.modelDir, threads: opts.threads },
+    workerData: { ...task.workerData, modelDir: opts.modelDir, threads: opts.threads, spin: opts.spin ?? false },
   });
   try {
     const info = (await piscina.run({ info: true })) as { name: string; dim: number };

@@ -23,6 +23,7 @@ interface SubscribeRequestMsg {
   text?: string;
   close: boolean;
   filter?: Struct | null;
+  max_pushes_per_chunk?: number;
 }
 
 interface FeedRequestMsg {
@@ -105,6 +106,7 @@ function subscribe(svc: Services, call: grpc.ServerDuplexStream<SubscribeRequest
         confidence_threshold: msg.confidence_threshold === 0 ? undefined : msg.confidence_threshold,
         time_scope_us: u64(msg.time_scope_us),
         filter: structToJson(msg.filter),
+        max_pushes_per_chunk: msg.max_pushes_per_chunk,
       }, sink);
       sink.handshake(id);
       state = { ctx, id };

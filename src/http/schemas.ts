@@ -193,6 +193,7 @@ export const SubscribeBody = T.Object({
   kind_filter: T.Optional(T.Array(T.String())),
   confidence_threshold: T.Optional(T.Number()),
   time_scope_us: T.Optional(T.Number()),
+  max_pushes_per_chunk: T.Optional(T.Integer()),
 });
 
 export const FeedBody = T.Object({ text: T.String() });

@@ -3,6 +3,8 @@
  * workspace. A subscription remembers its recent chunk vectors and the memories it has pushed:
  * a memory is pushed at most once, when its relevance to a chunk reaches the threshold and it
  * passes the entity, kind and time-scope filters. New writes are checked against recent chunks.
+ * A chunk (or a batch of writes) pushes at most `maxPushes` memories, the most relevant first; the
+ * rest stay unpushed, so a later chunk may still push them.
  */
 import type { MemoryKind, MemoryRecord, MemoryView } from '../model/memory.ts';
 import { compileFilter, type FilterNode } from '../recall/filter.ts';
@@ -27,6 +29,8 @@ export interface SubscriptionSpec {
   timeScopeUs: number | null;
   /** Metadata filter a memory must pass to be pushed (applied inside the search). */
   filter?: FilterNode | null;
+  /** Most pushes one chunk (or one batch of new writes) may produce, best first. */
+  maxPushes: number;
 }
 
 export interface Push {
@@ -77,14 +81,24 @@ export class Subscriptions {
     sub.recent.push({ vector, offset });
     if (sub.recent.length > RECENT_CHUNKS) sub.recent.shift();
     if (!w) return [];
-    const hits = aboveThreshold(w, vector, sub);
-    const out: Push[] = [];
-    for (const { id: memoryId, sim } of hits) {
-      if (sim < sub.threshold) break;
-      const m = w.memories.get(memoryId);
-      if (m && this.#passes(sub, m, nowUs)) out.push(this.#push(sub, m, sim, offset, nowUs));
+    const chosen: Array<{ m: MemoryRecord; sim: number }> = [];
+    const seen = new Set<string>();
+    const src = recallSource(w, sub.filter ?? null);
+    // Widen the search while it still finds memories above the threshold and places are left.
+    for (let k = SEARCH_K; ; k *= 4) {
+      const hits = src.nearest(vector, { k, ef: Math.max(64, k), entityId: sub.entityId });
+      for (const { id: memoryId, sim } of hits) {
+        if (sim < sub.threshold || chosen.length === sub.maxPushes) break;
+        if (seen.has(memoryId)) continue;
+        seen.add(memoryId);
+        const m = w.memories.get(memoryId);
+        if (m && this.#passes(sub, m, nowUs)) chosen.push({ m, sim });
+      }
+      const last = hits[hits.length - 1];
+      if (chosen.length === sub.maxPushes || hits.length < k || !last || last.sim < sub.threshold || k >= w.vectors.size) break;
     }
-    return out;
+    chosen.sort((a, b) => b.sim - a.sim);
+    return chosen.map(({ m, sim }) => this.#push(sub, m, sim, offset, nowUs));
   }
 
   /** Checks freshly written memories against every open subscription's recent chunks. */
@@ -93,6 +107,7 @@ export class Subscriptions {
     if (!subs) return [];
     const out: Push[] = [];
     for (const sub of subs.values()) {
+      const found: Array<{ m: MemoryRecord; sim: number; offset: number }> = [];
       for (const m of memories) {
         if (m.supersededBy !== null || (sub.entityId !== null && m.entityId !== sub.entityId) || !this.#passes(sub, m, nowUs)) continue;
         let best: { sim: number; offset: number } | null = null;
@@ -100,8 +115,10 @@ export class Subscriptions {
           const sim = dot(c.vector, m.embedding);
           if (sim >= sub.threshold && (!best || sim > best.sim)) best = { sim, offset: c.offset };
         }
-        if (best) out.push(this.#push(sub, m, best.sim, best.offset, nowUs));
+        if (best) found.push({ m, ...best });
       }
+      if (found.length > sub.maxPushes) found.sort((a, b) => b.sim - a.sim).length = sub.maxPushes;
+      for (const f of found) out.push(this.#push(sub, f.m, f.sim, f.offset, nowUs));
     }
     return out;
   }
@@ -116,15 +133,5 @@ export class Subscriptions {
     if (sub.pushed.size > PUSHED_MAX) sub.pushed.delete(sub.pushed.values().next().value as string);
     // The embedding rides along: gRPC pushes carry Memory.embedding like every other RPC.
     return { subscription: sub.id, memory: view(m, true), confidence: sim, score: compositeScore(m, sim, DEFAULT_WEIGHTS, nowUs), chunkOffset: offset };
-  }
-}
-
-/** Every memory at or above the threshold: the search widens while its last hit still qualifies. */
-function aboveThreshold(w: Workspace, vector: Float32Array, sub: Sub): Array<{ id: string; sim: number }> {
-  const src = recallSource(w, sub.filter ?? null);
-  for (let k = SEARCH_K; ; k *= 4) {
-    const hits = src.nearest(vector, { k, ef: Math.max(64, k), entityId: sub.entityId });
-    const last = hits[hits.length - 1];
-    if (hits.length < k || !last || last.sim < sub.threshold || k >= w.vectors.size) return hits;
   }
 }

@@ -46,9 +46,7 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   const filter = req.filter === undefined || req.filter === null ? null : parseFilter(req.filter);
   const weights = scoringWeights(req.scoring_weights);
   const similarityMode = similarityModeOf(req.similarity_mode);
-  const contextText = renderContext(req.cue_context);
-  const text = contextText === '' ? req.cue : `${req.cue}\n${contextText}`;
-  const cue = (await ctx.svc.embedder.embed([text])).slice(0, ctx.svc.embedder.dim);
+  const cue = needsCueVector(strategies) ? await embedCue(ctx, req) : NO_CUE_VECTOR();
   const cueContext = typeof req.cue_context === 'object' ? req.cue_context : null;
   return ctx.svc.shards.call(
     ctx.workspace,
@@ -56,6 +54,25 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
     { cue, cueText: req.cue, similarityMode, cueContext, strategies, weights, filter, withEmbedding: req.withEmbedding ?? false },
     [cue.buffer as ArrayBuffer],
   );
+}
+
+/**
+ * Whether any strategy chooses or orders memories by the cue's vector. Temporal, and causal from a
+ * `seed_memory_id`, do not: a recall made only of those skips the embedding (the model's ~7 ms of
+ * CPU), and every result then reports `relevance` 0 and a score without the relevance term, as
+ * HEBBS does. Add a similarity strategy to get cosine relevance.
+ */
+export function needsCueVector(strategies: readonly StrategySpec[]): boolean {
+  return strategies.some((s) => s.strategy === 'similarity' || s.strategy === 'analogical' || (s.strategy === 'causal' && s.seedId === null));
+}
+
+/** An empty vector: the shard's dot product over it is 0, so relevance is 0 for every result. */
+const NO_CUE_VECTOR = (): Float32Array => new Float32Array(0);
+
+async function embedCue(ctx: Ctx, req: RecallRequest): Promise<Float32Array> {
+  const contextText = renderContext(req.cue_context);
+  const text = contextText === '' ? req.cue : `${req.cue}\n${contextText}`;
+  return (await ctx.svc.embedder.embed([text])).slice(0, ctx.svc.embedder.dim);
 }
 
 function strategySpec(s: { strategy: string } & StrategyOptions, req: StrategyOptions, field: string): StrategySpec {

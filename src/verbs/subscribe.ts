@@ -4,9 +4,13 @@ import { MEMORY_KINDS, type MemoryKind } from '../model/memory.ts';
 import type { PushSink } from '../subscribe/registry.ts';
 import { parseFilter } from '../recall/filter.ts';
 import { charge, type Ctx } from './context.ts';
+import { intInRange } from './recall-options.ts';
 import { checkEntity, checkNonNegative, checkUnit, LIMITS } from './validate.ts';
 
 const DEFAULT_KINDS: MemoryKind[] = ['episode', 'insight', 'revision'];
+/** Pushes one fed chunk (or one batch of new writes) may produce unless the subscriber asks otherwise. */
+export const DEFAULT_MAX_PUSHES_PER_CHUNK = 5;
+export const MAX_PUSHES_PER_CHUNK_LIMIT = 1000;
 
 export interface SubscribeRequest {
   entity_id?: string | undefined;
@@ -15,6 +19,8 @@ export interface SubscribeRequest {
   time_scope_us?: number | undefined;
   /** Metadata filter (recall/filter.ts) a memory must pass to be pushed. */
   filter?: unknown;
+  /** Flashbulb addition: the most relevant memories pushed per chunk (default 5, at most 1000). */
+  max_pushes_per_chunk?: number | undefined;
 }
 
 export function openSubscription(ctx: Ctx, req: SubscribeRequest, sink: PushSink): Promise<number> {
@@ -32,6 +38,7 @@ export function openSubscription(ctx: Ctx, req: SubscribeRequest, sink: PushSink
       threshold: req.confidence_threshold === undefined ? 0.5 : checkUnit('confidence_threshold', req.confidence_threshold),
       timeScopeUs: req.time_scope_us === undefined || req.time_scope_us === 0 ? null : checkNonNegative('time_scope_us', req.time_scope_us),
       filter: req.filter === undefined || req.filter === null ? null : parseFilter(req.filter),
+      maxPushes: intInRange('max_pushes_per_chunk', req.max_pushes_per_chunk, DEFAULT_MAX_PUSHES_PER_CHUNK, 1, MAX_PUSHES_PER_CHUNK_LIMIT),
     },
     sink,
   );

@@ -265,7 +265,8 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
 describe('SSE subscribe: many matches', () => {
   it('pushes every memory at or above the threshold, however many there are, and re-feeding reaches none twice', async () => {
     // More matches than the shard's per-chunk search size (32): all must be pushed, and memories
-    // already pushed must not hide the rest from later chunks.
+    // already pushed must not hide the rest from later chunks. (The default cap of 5 pushes per
+    // chunk is lifted here; test/integration/subscribe-max-pushes.test.ts covers the cap.)
     const ws = await createWorkspace(t, 'sub-many');
     const N = 40;
     const mems: any[] = [];
@@ -273,7 +274,7 @@ describe('SSE subscribe: many matches', () => {
     await remember(t, ws.key, { content: 'Seagulls steal chips from tourists at the pier.' });
     const s = 'quarterly budget review meeting notes.';
     for (const m of mems) expect(cos(s, m.content)).toBeGreaterThanOrEqual(0.5);
-    const { stream, id } = await subscribe(ws.key, { confidence_threshold: 0.5 });
+    const { stream, id } = await subscribe(ws.key, { confidence_threshold: 0.5, max_pushes_per_chunk: 1000 });
     await feed(t, ws.key, id, s);
     await feed(t, ws.key, id, ` ${s}`);
     await stream.until((evs) => evs.filter((e) => e.event === 'message').length >= N, 3000, `${N} pushes`);

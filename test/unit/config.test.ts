@@ -15,6 +15,7 @@ describe('loadConfig', () => {
     expect(c.durability).toBe('fsync');
     expect(c.eraseWithinS).toBe(60);
     expect(c.embedder).toBe('model');
+    expect(c.embedSpin).toBe(false);
     expect(c.shutdownTimeoutS).toBe(10);
     expect(c.shards).toBe(Number(DEFAULTS.FLASHBULB_SHARDS));
     expect(c.shards).toBeGreaterThanOrEqual(1);
@@ -34,6 +35,7 @@ describe('loadConfig', () => {
       FLASHBULB_DURABILITY: 'OS',
       FLASHBULB_ERASE_WITHIN_S: '2',
       FLASHBULB_EMBEDDER: 'hash',
+      FLASHBULB_EMBED_SPIN: 'true',
     });
     expect(c).toMatchObject({
       httpPort: 0,
@@ -44,6 +46,7 @@ describe('loadConfig', () => {
       durability: 'os',
       eraseWithinS: 2,
       embedder: 'hash',
+      embedSpin: true,
     });
   });
 

@@ -110,7 +110,7 @@ describe('shard expiry', () => {
       if (e.kind === 'push') pushed.push(...e.pushes.map((p) => p.memory.id));
     });
     shards.push(shard);
-    await shard.handle('subOpen', 'w', { id: 7, entityId: null, kinds: ['episode'], threshold: 0.5, timeScopeUs: null });
+    await shard.handle('subOpen', 'w', { id: 7, entityId: null, kinds: ['episode'], threshold: 0.5, timeScopeUs: null, maxPushes: 5 });
     await put(shard, item('expires before the chunk arrives', 3, nowUs() + 1 * SEC));
     vi.setSystemTime(T0 + 1_000);
     expect(await shard.handle('subMatch', 'w', { id: 7, vector: vec(3), offset: 0 })).toEqual([]);

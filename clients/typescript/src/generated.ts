@@ -378,6 +378,7 @@ export type SubscribeBody = {
   kind_filter?: Array<string>;
   confidence_threshold?: number;
   time_scope_us?: number;
+  max_pushes_per_chunk?: number;
 };
 export type SubscribeSubscribedEvent = {
   subscription_id: number;

@@ -8,7 +8,7 @@ import type { Driver } from '../driver.ts';
 import { forgetOp, getOp, rememberOp, reviseOp } from './memory.ts';
 import type { OpName } from './names.ts';
 import { primeOp, recallOp } from './recall.ts';
-import { PushProbes } from './subscribe.ts';
+import { firstPushOp, PushProbes } from './subscribe.ts';
 
 export interface PreparedOp {
   run: Operation;
@@ -17,14 +17,15 @@ export interface PreparedOp {
 
 const nothing = async (): Promise<void> => undefined;
 
-type PushOpName = 'subscribe_push' | 'subscribe_push_10_open' | 'subscribe_push_100_open' | 'write_push_100_open';
+type PushOpName = 'subscribe_push' | 'subscribe_push_10_open' | 'subscribe_push_100_open' | 'write_push_100_open' | 'subscribe_first_push';
 
 /** Subscriptions each push operation keeps open in the workspace (its clients' included). */
-const PUSH_OPS: Readonly<Record<PushOpName, { open: number; kind: 'feed' | 'write' }>> = {
+const PUSH_OPS: Readonly<Record<PushOpName, { open: number; kind: 'feed' | 'write' | 'first' }>> = {
   subscribe_push: { open: 0, kind: 'feed' },
   subscribe_push_10_open: { open: 10, kind: 'feed' },
   subscribe_push_100_open: { open: 100, kind: 'feed' },
   write_push_100_open: { open: 100, kind: 'write' },
+  subscribe_first_push: { open: 0, kind: 'first' },
 };
 
 function isPushOp(name: OpName): name is PushOpName {
@@ -65,6 +66,7 @@ function simpleOp(name: Exclude<OpName, PushOpName>, d: Driver, ds: Dataset): Op
 export async function prepareOp(name: OpName, d: Driver, opts: { ds: Dataset; clients: number }): Promise<PreparedOp> {
   if (!isPushOp(name)) return { run: simpleOp(name, d, opts.ds), dispose: nothing };
   const { open, kind } = PUSH_OPS[name];
+  if (kind === 'first') return { run: firstPushOp(d, opts.ds), dispose: nothing };
   const probes = await PushProbes.open(d, opts.ds, opts.clients, Math.max(open, opts.clients));
   return { run: kind === 'feed' ? probes.feedOp : probes.writeOp, dispose: () => probes.close() };
 }

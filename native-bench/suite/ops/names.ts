@@ -16,6 +16,7 @@ export const OP_NAMES = [
   'subscribe_push_10_open',
   'subscribe_push_100_open',
   'write_push_100_open',
+  'subscribe_first_push',
   'forget',
 ] as const;
 
