@@ -127,7 +127,8 @@ function requestBody(route: Route): Json | null {
     };
   }
   if (route.raw === 'ndjson') {
-    return { required: true, content: { 'application/x-ndjson': { schema: { type: 'string', description: 'One JSON object a line, in the export format' } } } };
+    const ndjson = { schema: { type: 'string', description: 'One JSON object a line, in the export format' } };
+    return { required: true, content: { 'application/x-ndjson': ndjson, 'text/plain': ndjson } };
   }
   if (route.raw === 'json-rpc') {
     return { required: true, content: { 'application/json': { schema: { type: 'object', properties: { jsonrpc: { const: '2.0' }, method: { type: 'string' } }, required: ['jsonrpc'] } } } };
