@@ -23,8 +23,3 @@ export function reciprocalRankFusion(lists: readonly RankedList[], k = RRF_K): M
   }
   return fused;
 }
-
-/** The largest fused score a memory can get: first in every list. */
-export function maxFused(lists: readonly RankedList[], k = RRF_K): number {
-  return lists.reduce((sum, l) => sum + (l.ids.length > 0 ? l.weight / (k + 1) : 0), 0);
-}

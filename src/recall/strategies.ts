@@ -67,16 +67,15 @@ export function similarity(src: RecallSource, q: SimilarityQuery, spec: Strategy
   const dense = q.mode === 'lexical' ? [] : src.nearest(q.vector, { k: depth, ef: Math.max(spec.efSearch, depth), entityId: spec.entityId });
   const matcher = src.lexical(q.text);
   const lexical = q.mode === 'dense' || matcher.empty ? [] : matcher.search(depth, spec.entityId);
-  const cosines = new Map(dense.map((h) => [h.id, clamp01(h.sim)]));
-  const cosine = (m: MemoryRecord): number => cosines.get(m.id) ?? clamp01(dot(q.vector, m.embedding));
+  const sims = new Map(dense.map((h) => [h.id, h.sim]));
+  const cosine = (m: MemoryRecord): number => clamp01(sims.get(m.id) ?? dot(q.vector, m.embedding));
   const memories = (ids: Iterable<string>): MemoryRecord[] => [...ids].flatMap((id) => src.memory(id) ?? []);
   let ranked: Array<{ memory: MemoryRecord; relevance: number }>;
-  if (q.mode === 'dense') ranked = memories(cosines.keys()).map((m) => ({ memory: m, relevance: cosine(m) }));
+  if (q.mode === 'dense') ranked = memories(sims.keys()).map((m) => ({ memory: m, relevance: cosine(m) }));
   else if (q.mode === 'lexical') ranked = lexical.flatMap((h) => memories([h.id]).map((m) => ({ memory: m, relevance: h.norm })));
-  else ranked = hybridRanking(src, q, spec, { depth, cosine, lexical: matcher, dense: [...cosines.keys()], lexicalIds: lexical.map((h) => h.id) });
+  else ranked = hybridRanking(src, q, spec, { depth, cosine, lexical: matcher, dense: [...sims.keys()], lexicalIds: lexical.map((h) => h.id) });
   // Ties (cosines below 0 all clamp to 0) keep the raw cosine order, then the id order.
-  const raw = new Map(dense.map((h) => [h.id, h.sim]));
-  const rawOf = (m: MemoryRecord): number => raw.get(m.id) ?? Number.NEGATIVE_INFINITY;
+  const rawOf = (m: MemoryRecord): number => sims.get(m.id) ?? Number.NEGATIVE_INFINITY;
   ranked.sort((a, b) => b.relevance - a.relevance || rawOf(b.memory) - rawOf(a.memory) || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0));
   return ranked.slice(0, spec.topK).map(({ memory, relevance }) => ({
     memory,

@@ -1,7 +1,7 @@
 /** Dates in memories and cues (recall/dates.ts) and weighted reciprocal rank fusion (recall/fusion.ts). */
 import { describe, expect, it } from 'vitest';
 import { dateKeysIn, timeCueOf } from '../../src/recall/dates.ts';
-import { maxFused, reciprocalRankFusion } from '../../src/recall/fusion.ts';
+import { reciprocalRankFusion } from '../../src/recall/fusion.ts';
 
 const us = (iso: string): number => Date.parse(iso) * 1000;
 /** Wednesday 2026-11-18, 15:00 UTC. */
@@ -62,6 +62,5 @@ describe('reciprocal rank fusion', () => {
     expect(fused.get('a')).toBeCloseTo(1 / 61, 12);
     expect(fused.get('c')).toBeCloseTo(1 / 63 + 0.5 / 61, 12);
     expect(fused.get('d')).toBeCloseTo(0.5 / 62, 12);
-    expect(maxFused([{ weight: 1, ids: ['a'] }, { weight: 0.5, ids: ['x'] }, { weight: 3, ids: [] }])).toBeCloseTo(1.5 / 61, 12);
   });
 });
