@@ -48,6 +48,8 @@ export interface Config {
   /** `flashbulb mcp`: the server to relay to (empty: none) and the API key to use there. */
   readonly url: string;
   readonly apiKey: string;
+  /** The built web dashboard served at `/` on the REST port (a missing directory serves none). */
+  readonly webDir: string;
 }
 
 /** Defaults in one place (name of the variable → default). */
@@ -83,6 +85,7 @@ export const DEFAULTS = {
   FLASHBULB_SHUTDOWN_TIMEOUT_S: '10',
   FLASHBULB_URL: '',
   FLASHBULB_API_KEY: '',
+  FLASHBULB_WEB_DIR: fileURLToPath(new URL('../../dist/web', import.meta.url)),
 } as const satisfies Record<string, string>;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -165,6 +168,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     shutdownTimeoutS: int(env, 'FLASHBULB_SHUTDOWN_TIMEOUT_S', 1, 3600),
     url: url(env, 'FLASHBULB_URL'),
     apiKey: read(env, 'FLASHBULB_API_KEY'),
+    webDir: resolve(read(env, 'FLASHBULB_WEB_DIR')),
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {

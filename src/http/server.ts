@@ -6,6 +6,7 @@ import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
 import { ERRORS, FlashbulbError } from '../errors/codes.ts';
 import { requestDuration } from '../metrics/index.ts';
 import type { Services } from '../verbs/context.ts';
+import { openStaticSite } from './static.ts';
 import { ROUTES, type Access, type Route, type RouteOutput } from './routes.ts';
 import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type StreamResponse } from './uws.ts';
 
@@ -20,13 +21,14 @@ interface Match {
 }
 
 export function startHttp(svc: Services): Promise<HttpServer> {
+  const site = openStaticSite(svc.config.webDir);
   return listenHttp({
     host: svc.config.bind,
     port: svc.config.httpPort,
     maxBodyBytes: (path) => (path.endsWith('/upload') ? MAX_UPLOAD : MAX_BODY),
     tooLarge: (limit) => errorResponse(new FlashbulbError('payload_too_large', `request body exceeds the limit of ${limit} bytes`)),
     unavailable: () => errorResponse(new FlashbulbError('unavailable', 'the server is shutting down')),
-    handler: (req) => handle(svc, req),
+    handler: async (req) => site.serve(req) ?? handle(svc, req),
   });
 }
 

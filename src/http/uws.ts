@@ -18,7 +18,7 @@ export interface HttpRequest {
 export interface HttpResponse {
   status: number;
   headers?: Record<string, string>;
-  body: string;
+  body: string | Buffer;
 }
 
 /** A response that stays open (Server-Sent Events). */
@@ -86,7 +86,7 @@ class Traffic {
   }
 }
 
-const HEADERS_OF_INTEREST = ['authorization', 'content-type', 'content-length', 'transfer-encoding', 'accept', 'mcp-protocol-version', 'mcp-session-id'];
+const HEADERS_OF_INTEREST = ['authorization', 'content-type', 'content-length', 'transfer-encoding', 'accept', 'mcp-protocol-version', 'mcp-session-id', 'accept-encoding', 'if-none-match'];
 
 export function listenHttp(opts: HttpServerOptions): Promise<HttpServer> {
   const app = uWS.App();

@@ -1,0 +1,121 @@
+/**
+ * @module http/static — serves the built web dashboard (`npm run build` writes it to dist/web) at
+ * `/` on the REST port. The files are read once at start-up, with their gzip and brotli forms,
+ * content types and ETags, so a request is a map look-up. It claims only GET/HEAD for `/` and for
+ * files that exist in the site; every other request goes to the API, which keeps its routes.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { extname, join, relative, sep } from 'node:path';
+import { brotliCompressSync, constants, gzipSync } from 'node:zlib';
+import type { HttpRequest, HttpResponse } from './uws.ts';
+
+const TYPES: Readonly<Record<string, string>> = {
+  '.html': 'text/html; charset=utf-8',
+  '.js': 'text/javascript; charset=utf-8',
+  '.css': 'text/css; charset=utf-8',
+  '.json': 'application/json',
+  '.svg': 'image/svg+xml',
+  '.png': 'image/png',
+  '.ico': 'image/x-icon',
+  '.txt': 'text/plain; charset=utf-8',
+  '.woff2': 'font/woff2',
+  '.map': 'application/json',
+};
+
+/** Text types worth compressing; images and fonts already are. */
+const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.json', '.svg', '.txt', '.map']);
+
+/**
+ * The dashboard talks only to its own origin: no CDN, no inline script, no framing. Styles may be
+ * inline because the graph library sets element styles.
+ */
+const SECURITY_HEADERS: Readonly<Record<string, string>> = {
+  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+interface Asset {
+  type: string;
+  etag: string;
+  /** Vite names assets by content hash: those may be cached for a year; the rest are revalidated. */
+  immutable: boolean;
+  raw: Buffer;
+  gzip: Buffer | null;
+  br: Buffer | null;
+}
+
+export interface StaticSite {
+  /** Files served (URL paths). */
+  readonly paths: readonly string[];
+  /** The reply for a dashboard request, or null when the request is the API's. */
+  serve(req: Pick<HttpRequest, 'method' | 'path' | 'headers'>): HttpResponse | null;
+}
+
+/** Loads the site in `dir`; an absent directory gives a site that serves nothing. */
+export function openStaticSite(dir: string): StaticSite {
+  const assets = new Map<string, Asset>();
+  if (existsSync(dir)) for (const file of walk(dir)) assets.set(`/${relative(dir, file).split(sep).join('/')}`, load(file));
+  return {
+    paths: [...assets.keys()],
+    serve: (req) => serve(assets, req),
+  };
+}
+
+function serve(assets: ReadonlyMap<string, Asset>, req: Pick<HttpRequest, 'method' | 'path' | 'headers'>): HttpResponse | null {
+  if (req.method !== 'GET' && req.method !== 'HEAD') return null;
+  const asset = assets.get(req.path === '/' ? '/index.html' : req.path);
+  if (!asset) return null;
+  const headers: Record<string, string> = {
+    ...SECURITY_HEADERS,
+    'content-type': asset.type,
+    etag: asset.etag,
+    'cache-control': asset.immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
+    vary: 'Accept-Encoding',
+  };
+  if (matchesEtag(req.headers.get('if-none-match'), asset.etag)) return { status: 304, headers, body: '' };
+  const [encoding, body] = pickEncoding(asset, req.headers.get('accept-encoding') ?? '');
+  if (encoding !== null) headers['content-encoding'] = encoding;
+  return { status: 200, headers, body: req.method === 'HEAD' ? '' : body };
+}
+
+function pickEncoding(asset: Asset, accept: string): [string | null, Buffer] {
+  const accepted = new Set<string>();
+  for (const part of accept.toLowerCase().split(',')) {
+    const [name, ...params] = part.split(';').map((s) => s.trim());
+    const q = params.find((p) => p.startsWith('q='));
+    if (name && !(q !== undefined && Number(q.slice(2)) === 0)) accepted.add(name);
+  }
+  if (asset.br && accepted.has('br')) return ['br', asset.br];
+  if (asset.gzip && accepted.has('gzip')) return ['gzip', asset.gzip];
+  return [null, asset.raw];
+}
+
+function matchesEtag(header: string | undefined, etag: string): boolean {
+  if (header === undefined) return false;
+  return header.trim() === '*' || header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+}
+
+function load(file: string): Asset {
+  const raw = readFileSync(file);
+  const ext = extname(file).toLowerCase();
+  const compress = COMPRESSIBLE.has(ext) && raw.length > 512;
+  return {
+    type: TYPES[ext] ?? 'application/octet-stream',
+    etag: `"${createHash('sha256').update(raw).digest('base64url').slice(0, 22)}"`,
+    immutable: /[-.][A-Za-z0-9_-]{8,}\.\w+$/.test(file) && file.includes(`${sep}assets${sep}`),
+    raw,
+    gzip: compress ? gzipSync(raw, { level: 9 }) : null,
+    br: compress ? brotliCompressSync(raw, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: raw.length } }) : null,
+  };
+}
+
+function* walk(dir: string): Generator<string> {
+  for (const name of readdirSync(dir)) {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) yield* walk(path);
+    else yield path;
+  }
+}
