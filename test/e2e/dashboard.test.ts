@@ -107,6 +107,54 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await shows('#live-state', /^closed$/);
   });
 
+  it('revises a memory (the old state becomes a version) and forgets it after confirmation', async () => {
+    const made = await t.req('POST', '/v1/memories', { body: { content: 'The observatory opens at nine', entity_id: 'ada' } });
+    const id = made.body.memory_id as string;
+    await page.goto(`${t.base}/#/memories/${id}`);
+    await shows('#memory-content', 'opens at nine');
+    await page.fill('#rev-content', 'The observatory opens at ten');
+    await page.click('button:has-text("Revise")');
+    await shows('#memory-content', 'opens at ten');
+    expect(await shows('ol.versions li', 'opens at nine')).toContain('importance 0.50');
+    await shows('#versions-h', 'Versions (1)');
+    await page.click('button:has-text("Forget…")');
+    await page.locator('dialog[open]').waitFor();
+    await shot('07-forget-confirm');
+    await page.click('dialog[open] button:has-text("Cancel")');
+    await page.locator('dialog[open]').waitFor({ state: 'detached' });
+    expect((await t.req('GET', `/v1/memories/${id}`)).status).toBe(200);
+    await page.click('button:has-text("Forget…")');
+    await page.click('dialog[open] button:has-text("Forget")');
+    await page.waitForURL(/#\/memories$/);
+    expect((await t.req('GET', `/v1/memories/${id}`)).status).toBe(404);
+  });
+
+  it('reflects on demand and lists the insight with its sources', async () => {
+    for (const night of ['Monday', 'Tuesday', 'Wednesday']) {
+      const r = await t.req('POST', '/v1/memories', { body: { content: `Ada watched Jupiter's moons through the telescope on ${night} night`, entity_id: 'stars' } });
+      expect(r.status).toBe(201);
+    }
+    await page.click('nav a:has-text("Insights")');
+    await page.click('button:has-text("Reflect now")');
+    await shows('[role=status]', /Reflection: [1-9]\d* created/);
+    const insight = page.locator('article.memory:has(.kind-insight)').first();
+    await insight.locator('summary').click();
+    expect(await insight.textContent()).toMatch(/[3-9] sources/);
+    await shows('article.memory:has(.kind-insight) li', 'on Tuesday night');
+  });
+
+  it('shows contradicting memories side by side', async () => {
+    const a = await t.req('POST', '/v1/memories', { body: { content: 'Ada never drinks coffee' } });
+    const b = await t.req('POST', '/v1/memories', { body: { content: 'Ada drinks coffee every morning', edges: [{ target_id: a.body.memory_id, edge_type: 'contradicts', confidence: 0.9 }] } });
+    expect(b.status).toBe(201);
+    await page.click('nav a:has-text("Insights")');
+    await page.click('button:has-text("Rescan")');
+    const pair = await shows('.pair', 'Ada never drinks coffee');
+    expect(pair).toContain('Ada drinks coffee every morning');
+    expect(pair).toContain('0.90');
+    await shot('08-contradictions');
+  });
+
   it('creates a key shown once and revokes it', async () => {
     await page.click('nav a:has-text("Workspaces")');
     await page.fill('#key-label', 'e2e-temp');
@@ -114,7 +162,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     const secret = await shows('#new-key-value', /^fb_/);
     expect(secret).toMatch(/^fb_/);
     expect((await t.req('GET', '/v1/auth/whoami', { key: secret })).status).toBe(200);
-    await shot('06-new-key');
+    await shot('09-new-key');
     const row = page.locator('#keys-table tr:has-text("e2e-temp")');
     await row.locator('button:has-text("Revoke")').click();
     await page.locator('dialog[open] button:has-text("Revoke")').click();
@@ -129,6 +177,6 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     expect(await shows('#health-tiles .tile', 'Memories (all workspaces)')).toMatch(/^[1-9]\d*Memories/);
     await page.click('button:has-text("Dark")');
     expect(await page.evaluate('document.documentElement.dataset.theme')).toBe('dark');
-    await shot('07-health-dark');
+    await shot('10-health-dark');
   });
 });

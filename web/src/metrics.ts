@@ -31,10 +31,12 @@ export interface OpStats {
   op: string;
   /** Requests per second between the two samples. */
   rate: number;
-  /** Mean latency between the samples (ms); null without requests. */
+  /** Mean latency (ms) over the interval, or since start when the interval saw no request; null without any. */
   meanMs: number | null;
-  /** 95th percentile upper bound from the histogram buckets (ms); null without requests. */
+  /** 95th percentile upper bound from the histogram buckets (ms), over the same span as `meanMs`. */
   p95Ms: number | null;
+  /** Whether the latencies cover the whole run rather than the last interval. */
+  sinceStart: boolean;
   count: number;
 }
 
@@ -48,20 +50,23 @@ export function requestStats(before: readonly Sample[] | null, after: readonly S
     const of = (samples: readonly Sample[] | null, suffix: string, le?: string): number =>
       samples === null ? 0 : total(samples, `${DURATION}${suffix}`, (l) => l['operation'] === op && (le === undefined || l['le'] === le));
     const count = of(after, '_count');
-    const dCount = count - of(before, '_count');
-    const dSum = of(after, '_sum') - of(before, '_sum');
+    const inInterval = before !== null && count - of(before, '_count') > 0;
+    const base = inInterval ? before : null;
+    const dCount = count - of(base, '_count');
+    const dSum = of(after, '_sum') - of(base, '_sum');
     const bounds = [...new Set(after.filter((s) => s.name === `${DURATION}_bucket` && s.labels['operation'] === op).map((s) => s.labels['le'] ?? '+Inf'))]
       .sort((a, b) => Number(a === '+Inf' ? Infinity : a) - Number(b === '+Inf' ? Infinity : b));
     let p95: number | null = null;
     if (dCount > 0) {
       for (const le of bounds) {
-        if (of(after, '_bucket', le) - of(before, '_bucket', le) >= 0.95 * dCount) {
+        if (of(after, '_bucket', le) - of(base, '_bucket', le) >= 0.95 * dCount) {
           p95 = le === '+Inf' ? Infinity : Number(le) * 1000;
           break;
         }
       }
     }
-    stats.push({ op, rate: before === null ? 0 : dCount / seconds, meanMs: dCount > 0 ? (dSum / dCount) * 1000 : null, p95Ms: p95, count });
+    const rate = before === null ? 0 : (count - of(before, '_count')) / seconds;
+    stats.push({ op, rate, meanMs: dCount > 0 ? (dSum / dCount) * 1000 : null, p95Ms: p95, sinceStart: !inInterval, count });
   }
   return stats.sort((a, b) => b.rate - a.rate || b.count - a.count);
 }

@@ -67,6 +67,7 @@ function signInMessage(err: unknown): string {
 
 /** One line for an error from any call, for the pages' error banners. */
 export function describeError(err: unknown): string {
+  if (err instanceof FlashbulbError && err.code === 'unauthenticated') return `Your API key is no longer accepted (revoked?): sign out and sign in with a valid key. (${err.message})`;
   if (err instanceof FlashbulbError) return `${err.message} (${err.code}, HTTP ${err.status})`;
   return err instanceof Error ? err.message : String(err);
 }

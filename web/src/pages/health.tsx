@@ -71,10 +71,11 @@ export function HealthPage({ session }: { session: Session }) {
         <thead><tr><th>Operation</th><th>Rate (/s)</th><th>Mean (ms)</th><th>p95 ≤ (ms)</th><th>Total</th></tr></thead>
         <tbody>
           {ops.map((o) => (
-            <tr key={o.op}><td>{o.op}</td><td>{num(o.rate, 2)}</td><td>{o.meanMs === null ? '–' : num(o.meanMs, 2)}</td><td>{o.p95Ms === null ? '–' : num(o.p95Ms, 1)}</td><td>{o.count}</td></tr>
+            <tr key={o.op}><td>{o.op}</td><td>{num(o.rate, 2)}</td><td>{o.meanMs === null ? '–' : num(o.meanMs, 2)}{o.sinceStart && o.meanMs !== null ? ' *' : ''}</td><td>{o.p95Ms === null ? '–' : num(o.p95Ms, 1)}</td><td>{o.count}</td></tr>
           ))}
         </tbody>
       </table>
+      <p class="sub">Rates and latencies cover the last {EVERY_MS / 1000} s; * marks latencies since the server started, for operations idle in that interval. p95 is the upper bound of the histogram bucket holding the 95th percentile.</p>
     </>
   );
 }

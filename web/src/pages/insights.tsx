@@ -112,6 +112,7 @@ function Contradictions({ session }: { session: Session }) {
   return (
     <section aria-labelledby="contra-h">
       <h2 id="contra-h">Contradictions</h2>
+      <div class="row"><button type="button" onClick={data.reload} disabled={data.loading}>Rescan</button></div>
       <ErrorBanner error={data.error} />
       {data.loading && <p role="status">Scanning edges…</p>}
       {data.data && <p class="sub">{data.data.pairs.length} pair(s) among the {data.data.more ? `newest ${data.data.scanned}` : data.data.scanned} memories.</p>}
