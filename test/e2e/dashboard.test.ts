@@ -171,6 +171,28 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     expect((await t.req('GET', '/v1/auth/whoami', { key: secret })).status).toBe(401);
   });
 
+  it('is usable from the keyboard: skip link, navigation, forms', async () => {
+    await page.goto(`${t.base}/#/memories`);
+    await page.reload(); // a fresh load: the session resumes from sessionStorage, focus starts at the top
+    await shows('h1', 'Memories');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate('document.activeElement.textContent')).toBe('Skip to content');
+    let focused = '';
+    for (let i = 0; i < 10 && focused !== 'Graph'; i++) {
+      await page.keyboard.press('Tab');
+      focused = String(await page.evaluate('document.activeElement.textContent'));
+    }
+    expect(focused).toBe('Graph');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/#\/graph$/);
+    await shows('h1', 'Graph');
+    await page.goto(`${t.base}/#/memories`);
+    await page.focus('#search-cue');
+    await page.keyboard.type('observatory telescope');
+    await page.keyboard.press('Enter');
+    await shows('#search-results .memory', 'telescope');
+  });
+
   it('shows health from the metrics, in the dark theme too', async () => {
     await page.click('nav a:has-text("Health")');
     await page.locator('#ops-table td:has-text("recall")').waitFor();
