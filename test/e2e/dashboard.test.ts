@@ -92,6 +92,20 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await page.click('#graph-nodes a:has-text("centre here")');
     await page.waitForURL(new RegExp(`#/graph/${other.body.memory_id}$`));
     await shows('#graph-nodes li.center', 'The balcony faces the harbour');
+    // Click the other node on the canvas itself; Cytoscape keeps its instance on the container.
+    await page.locator('#graph-canvas canvas').first().waitFor();
+    const at = await page.waitForFunction(`(() => {
+      const box = document.querySelector('#graph-canvas');
+      const node = box && box._cyreg && box._cyreg.cy && box._cyreg.cy.getElementById(${JSON.stringify(id)});
+      if (!node || node.length === 0) return null;
+      const r = box.getBoundingClientRect();
+      const p = node.renderedPosition();
+      return { x: r.left + p.x, y: r.top + p.y };
+    })()`);
+    const point = (await at.jsonValue()) as { x: number; y: number };
+    await page.mouse.click(point.x, point.y);
+    await page.waitForURL(new RegExp(`#/graph/${id}$`));
+    await shows('#graph-nodes li.center', 'Ada keeps her telescope');
   });
 
   it('shows a live push after feeding text', async () => {

@@ -52,6 +52,11 @@ export async function drawGraph(container: HTMLElement, data: GraphData, onPick:
   return cy;
 }
 
+/** Redraws with the colours of the other theme. */
+export function restyle(cy: Core, dark: boolean): void {
+  cy.style(stylesheet(dark));
+}
+
 function label(content: string): string {
   return content.length > 40 ? `${content.slice(0, 39)}…` : content;
 }

@@ -7,7 +7,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Core } from 'cytoscape';
 import type { Edge, GraphBody, GraphResponse } from '../../../clients/typescript/src/index.ts';
 import { clip, shortId } from '../format.ts';
-import { drawGraph, EDGE_STYLES } from '../graph-view.ts';
+import { drawGraph, EDGE_STYLES, restyle } from '../graph-view.ts';
 import { href, navigate } from '../router.ts';
 import type { Session } from '../session.ts';
 import { ErrorBanner, MemorySummary, Notice, useAsync } from '../ui.tsx';
@@ -71,7 +71,11 @@ function GraphCanvas({ data, center }: { data: GraphResponse; center: string }) 
   useEffect(() => {
     let cy: Core | null = null;
     let live = true;
-    const dark = document.documentElement.dataset['theme'] === 'dark';
+    const isDark = (): boolean => document.documentElement.dataset['theme'] === 'dark';
+    const dark = isDark();
+    // The theme switch lives in the header; follow it without redrawing the layout.
+    const themes = new MutationObserver(() => cy && restyle(cy, isDark()));
+    themes.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
     if (box.current) {
       drawGraph(box.current, { center, nodes: data.nodes, edges: data.edges, dark }, (id) => id !== center && navigate(href('graph', id))).then(
         (c) => (live ? (cy = c) : c.destroy()),
@@ -80,6 +84,7 @@ function GraphCanvas({ data, center }: { data: GraphResponse; center: string }) 
     }
     return () => {
       live = false;
+      themes.disconnect();
       cy?.destroy();
     };
   }, [data, center]);
