@@ -43,7 +43,8 @@ export async function drawGraph(container: HTMLElement, data: GraphData, onPick:
     container,
     elements,
     style: stylesheet(data.dark),
-    layout: { name: 'cose', animate: false, nodeRepulsion: () => 9000, idealEdgeLength: () => 110, randomize: false },
+    // Force-directed, with room for the labels; the centre is pinned in the middle.
+    layout: { name: 'cose', animate: false, randomize: true, nodeRepulsion: () => 400_000, idealEdgeLength: () => 120, nodeOverlap: 20, padding: 40 },
     wheelSensitivity: 0.3,
     minZoom: 0.2,
     maxZoom: 1.6,
@@ -77,6 +78,7 @@ function stylesheet(dark: boolean): StylesheetJson {
       selector: 'edge',
       style: {
         width: 2, 'curve-style': 'bezier', 'target-arrow-shape': 'triangle', 'arrow-scale': 0.9,
+        label: 'data(type)', 'font-size': 8, color: dark ? '#adb5bd' : '#5c636a', 'text-rotation': 'autorotate', 'text-margin-y': -8,
         'line-color': (ele: { data: (k: string) => unknown }) => EDGE_STYLES[ele.data('type') as Edge['edge_type']]?.color ?? '#999',
         'target-arrow-color': (ele: { data: (k: string) => unknown }) => EDGE_STYLES[ele.data('type') as Edge['edge_type']]?.color ?? '#999',
         'line-style': (ele: { data: (k: string) => unknown }) => EDGE_STYLES[ele.data('type') as Edge['edge_type']]?.line ?? 'solid',

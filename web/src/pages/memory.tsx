@@ -48,7 +48,7 @@ export function MemoryPage({ session, id }: { session: Session; id: string }) {
           <dt>Entity</dt><dd>{memory.entity_id ?? '—'}</dd>
           <dt>Importance</dt><dd>{num(memory.importance, 2)}</dd>
           <dt>Decay score</dt><dd>{num(memory.decay_score)}</dd>
-          <dt>Accesses</dt><dd>{memory.access_count} (last {when(memory.last_accessed_at)})</dd>
+          <dt>Accesses</dt><dd>{memory.access_count === 0 ? 'never read' : `${memory.access_count} (last ${when(memory.last_accessed_at)})`}</dd>
           <dt>Created</dt><dd>{when(memory.created_at)}</dd>
           <dt>Updated</dt><dd>{when(memory.updated_at)}</dd>
           {memory.superseded_by !== undefined && <><dt>Superseded by</dt><dd><a href={href('memories', memory.superseded_by)}>{shortId(memory.superseded_by)}</a></dd></>}
