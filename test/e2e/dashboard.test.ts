@@ -215,4 +215,19 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     expect(await page.evaluate('document.documentElement.dataset.theme')).toBe('dark');
     await shot('10-health-dark');
   });
+
+  it('opens without a key when the server runs with authentication off', async () => {
+    const open = await startTestApp({ webDir: WEB_DIR, authEnabled: false });
+    const other = await browser.newPage();
+    try {
+      other.setDefaultTimeout(15_000);
+      await other.goto(open.base);
+      await other.locator('nav[aria-label=Sections]').waitFor();
+      await other.locator('.who', { hasText: 'authentication off' }).waitFor();
+      expect(await other.locator('#api-key').count()).toBe(0);
+    } finally {
+      await other.close();
+      await open.stop();
+    }
+  });
 });

@@ -12,7 +12,7 @@ import { MemoryPage } from './pages/memory.tsx';
 import { SignIn } from './pages/signin.tsx';
 import { AdminPage } from './pages/admin.tsx';
 import { href, useLocation, type Location } from './router.ts';
-import { signIn, signOut, storedKey, withWorkspace, type Session } from './session.ts';
+import { openWithoutKey, signIn, signOut, storedKey, withWorkspace, type Session } from './session.ts';
 import { applyTheme, initialTheme, type Theme } from './theme.ts';
 import { useAsync } from './ui.tsx';
 
@@ -28,12 +28,13 @@ const NAV: ReadonlyArray<[string, string]> = [
 export function App() {
   const [theme, setTheme] = useState<Theme>(initialTheme);
   const [session, setSession] = useState<Session | null>(null);
-  const [resuming, setResuming] = useState(() => storedKey() !== null);
+  const [resuming, setResuming] = useState(true);
   useEffect(() => applyTheme(theme, false), []);
   useEffect(() => {
+    // A key from earlier in this tab, or none needed (authentication off); else the sign-in form.
     const key = storedKey();
-    if (key === null) return;
-    signIn(key).then(setSession, () => signOut()).finally(() => setResuming(false));
+    const resume = key === null ? openWithoutKey() : signIn(key).catch(() => (signOut(), null));
+    resume.then(setSession).finally(() => setResuming(false));
   }, []);
   const toggleTheme = (): void => {
     const next = theme === 'dark' ? 'light' : 'dark';
@@ -74,9 +75,9 @@ function Shell({ session, setSession, themeButton }: { session: Session; setSess
         </nav>
         <span class="grow" />
         <WorkspacePicker session={session} onChange={(slug) => setSession(withWorkspace(session, slug))} />
-        <span class="who" title={session.whoami.key_id ?? 'authentication off'}>{session.whoami.role}</span>
+        <span class="who" title={session.whoami.key_id ?? 'authentication off'}>{session.whoami.auth_enabled ? session.whoami.role : 'authentication off'}</span>
         {themeButton}
-        <button type="button" class="ghost" onClick={() => { signOut(); setSession(null); }}>Sign out</button>
+        {session.whoami.auth_enabled && <button type="button" class="ghost" onClick={() => { signOut(); setSession(null); }}>Sign out</button>}
       </header>
       <main id="main" tabIndex={-1}>
         <Page loc={loc} session={session} />

@@ -19,7 +19,7 @@ export interface Session {
 }
 
 function makeClient(key: string, workspace?: string): FlashbulbClient {
-  return new FlashbulbClient({ baseUrl: window.location.origin, apiKey: key, retry: { retries: 1 }, ...(workspace === undefined ? {} : { workspace }) });
+  return new FlashbulbClient({ baseUrl: window.location.origin, retry: { retries: 1 }, ...(key === '' ? {} : { apiKey: key }), ...(workspace === undefined ? {} : { workspace }) });
 }
 
 /** Checks the key with whoami; throws a message fit to show when it is not accepted. */
@@ -35,6 +35,17 @@ export async function signIn(key: string, workspace?: string): Promise<Session> 
   }
   sessionStorage.setItem(KEY_ITEM, trimmed);
   return withWorkspace({ key: trimmed, whoami, root }, workspace ?? sessionStorage.getItem(WORKSPACE_ITEM) ?? whoami.workspace.slug);
+}
+
+/** A session without a key, when the server runs with authentication off; null when it wants one. */
+export async function openWithoutKey(): Promise<Session | null> {
+  const root = makeClient('');
+  try {
+    const whoami = await root.whoami();
+    return whoami.auth_enabled ? null : withWorkspace({ key: '', whoami, root }, sessionStorage.getItem(WORKSPACE_ITEM) ?? whoami.workspace.slug);
+  } catch {
+    return null;
+  }
 }
 
 /** The same session acting in another workspace (admins). */
