@@ -1,8 +1,9 @@
 /**
  * @module http/static — serves the built web dashboard (`npm run build` writes it to dist/web) at
- * `/` on the REST port. The files are read once at start-up, with their gzip and brotli forms,
- * content types and ETags, so a request is a map look-up. It claims only GET/HEAD for `/` and for
- * files that exist in the site; every other request goes to the API, which keeps its routes.
+ * `/` on the REST port. The files are read once at start-up with their content types and ETags,
+ * and with the brotli and gzip forms the build wrote beside them (`x.js.br`, `x.js.gz`); a file
+ * without them is compressed on its first request and kept. It claims only GET/HEAD for `/` and
+ * for files that exist in the site; every other request goes to the API, which keeps its routes.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -37,14 +38,17 @@ const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-frame-options': 'DENY',
 };
 
+type Encoding = 'br' | 'gzip';
+
 interface Asset {
   type: string;
   etag: string;
   /** Vite names assets by content hash: those may be cached for a year; the rest are revalidated. */
   immutable: boolean;
   raw: Buffer;
-  gzip: Buffer | null;
-  br: Buffer | null;
+  /** Whether compressing is worth it (text, over 512 bytes). */
+  compressible: boolean;
+  encoded: Partial<Record<Encoding, Buffer>>;
 }
 
 export interface StaticSite {
@@ -57,7 +61,13 @@ export interface StaticSite {
 /** Loads the site in `dir`; an absent directory gives a site that serves nothing. */
 export function openStaticSite(dir: string): StaticSite {
   const assets = new Map<string, Asset>();
-  if (existsSync(dir)) for (const file of walk(dir)) assets.set(`/${relative(dir, file).split(sep).join('/')}`, load(file));
+  if (existsSync(dir)) {
+    for (const file of walk(dir)) {
+      // x.js.br and x.js.gz are x.js's compressed forms, not files of their own.
+      if (/\.(br|gz)$/.test(file) && existsSync(file.slice(0, -3).replace(/\.$/, ''))) continue;
+      assets.set(`/${relative(dir, file).split(sep).join('/')}`, load(file));
+    }
+  }
   return {
     paths: [...assets.keys()],
     serve: (req) => serve(assets, req),
@@ -81,16 +91,21 @@ function serve(assets: ReadonlyMap<string, Asset>, req: Pick<HttpRequest, 'metho
   return { status: 200, headers, body: req.method === 'HEAD' ? '' : body };
 }
 
-function pickEncoding(asset: Asset, accept: string): [string | null, Buffer] {
+function pickEncoding(asset: Asset, accept: string): [Encoding | null, Buffer] {
+  if (!asset.compressible) return [null, asset.raw];
   const accepted = new Set<string>();
   for (const part of accept.toLowerCase().split(',')) {
     const [name, ...params] = part.split(';').map((s) => s.trim());
     const q = params.find((p) => p.startsWith('q='));
     if (name && !(q !== undefined && Number(q.slice(2)) === 0)) accepted.add(name);
   }
-  if (asset.br && accepted.has('br')) return ['br', asset.br];
-  if (asset.gzip && accepted.has('gzip')) return ['gzip', asset.gzip];
-  return [null, asset.raw];
+  const encoding: Encoding | null = accepted.has('br') ? 'br' : accepted.has('gzip') ? 'gzip' : null;
+  if (encoding === null) return [null, asset.raw];
+  // Not pre-compressed by the build: compress once, at a level fast enough for a request.
+  asset.encoded[encoding] ??= encoding === 'br'
+    ? brotliCompressSync(asset.raw, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: asset.raw.length } })
+    : gzipSync(asset.raw, { level: 6 });
+  return [encoding, asset.encoded[encoding]];
 }
 
 function matchesEtag(header: string | undefined, etag: string): boolean {
@@ -101,14 +116,16 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 function load(file: string): Asset {
   const raw = readFileSync(file);
   const ext = extname(file).toLowerCase();
-  const compress = COMPRESSIBLE.has(ext) && raw.length > 512;
+  const encoded: Partial<Record<Encoding, Buffer>> = {};
+  if (existsSync(`${file}.br`)) encoded.br = readFileSync(`${file}.br`);
+  if (existsSync(`${file}.gz`)) encoded.gzip = readFileSync(`${file}.gz`);
   return {
     type: TYPES[ext] ?? 'application/octet-stream',
     etag: `"${createHash('sha256').update(raw).digest('base64url').slice(0, 22)}"`,
     immutable: /[-.][A-Za-z0-9_-]{8,}\.\w+$/.test(file) && file.includes(`${sep}assets${sep}`),
     raw,
-    gzip: compress ? gzipSync(raw, { level: 9 }) : null,
-    br: compress ? brotliCompressSync(raw, { params: { [constants.BROTLI_PARAM_QUALITY]: 11, [constants.BROTLI_PARAM_SIZE_HINT]: raw.length } }) : null,
+    compressible: COMPRESSIBLE.has(ext) && raw.length > 512,
+    encoded,
   };
 }
 

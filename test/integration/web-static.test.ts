@@ -5,7 +5,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { brotliDecompressSync, gunzipSync } from 'node:zlib';
+import { brotliCompressSync, brotliDecompressSync, gzipSync, gunzipSync } from 'node:zlib';
 import { request } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -36,6 +36,11 @@ describe('static dashboard files', () => {
     writeFileSync(join(site, 'assets', 'index-AbCdEf12.js'), SCRIPT);
     writeFileSync(join(site, 'assets', 'index-Zz9Yy8Xx.css'), 'body{color:red}');
     writeFileSync(join(site, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
+    // Compressed forms written by the build (marked, to tell them from ones made by the server).
+    writeFileSync(join(site, 'assets', 'chunk-Qq1Ww2Ee.js'), SCRIPT);
+    writeFileSync(join(site, 'assets', 'chunk-Qq1Ww2Ee.js.br'), brotliCompressSync(`// br from the build\n${SCRIPT}`));
+    writeFileSync(join(site, 'assets', 'chunk-Qq1Ww2Ee.js.gz'), gzipSync(`// gz from the build\n${SCRIPT}`));
+    writeFileSync(join(site, 'notes.txt.gz'), 'a file of its own');
     t = await startTestApp({ webDir: site });
   });
 
@@ -75,6 +80,17 @@ describe('static dashboard files', () => {
     const plain = await get(t.base, '/assets/index-AbCdEf12.js');
     expect(plain.headers['content-encoding']).toBeUndefined();
     expect(plain.body.toString()).toBe(SCRIPT);
+  });
+
+  it('sends the compressed forms the build wrote, and does not serve them as files', async () => {
+    const br = await get(t.base, '/assets/chunk-Qq1Ww2Ee.js', { 'accept-encoding': 'br' });
+    expect(br.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    expect(brotliDecompressSync(br.body).toString()).toBe(`// br from the build\n${SCRIPT}`);
+    const gz = await get(t.base, '/assets/chunk-Qq1Ww2Ee.js', { 'accept-encoding': 'gzip' });
+    expect(gunzipSync(gz.body).toString()).toBe(`// gz from the build\n${SCRIPT}`);
+    expect((await get(t.base, '/assets/chunk-Qq1Ww2Ee.js.br')).status).toBe(404);
+    // A .gz whose base name is not in the site is an ordinary file.
+    expect((await get(t.base, '/notes.txt.gz')).body.toString()).toBe('a file of its own');
   });
 
   it('gives each file its content type', async () => {
