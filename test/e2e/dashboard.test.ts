@@ -185,6 +185,28 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     expect((await t.req('GET', '/v1/auth/whoami', { key: secret })).status).toBe(401);
   });
 
+  it('creates a workspace (its key shown once), works in it, and deletes it after confirmation', async () => {
+    await page.click('nav a:has-text("Workspaces")');
+    await page.fill('form:has(button:has-text("Create workspace")) input[required]', 'lab');
+    await page.click('button:has-text("Create workspace")');
+    expect(await shows('#new-key', 'Workspace lab created')).toMatch(/fb_live_/);
+    await page.selectOption('select[aria-label=Workspace]', 'lab');
+    await page.click('nav a:has-text("Memories")');
+    await shows('h1', 'in lab');
+    await page.click('summary:has-text("Store a memory")');
+    await page.fill('#new-content', 'Only the lab knows this');
+    await page.click('button:has-text("Remember")');
+    await shows('#memory-list .memory', 'Only the lab knows this');
+    expect((await t.req('GET', '/v1/workspaces/lab/memories')).body.memories).toHaveLength(1);
+    expect((await t.req('GET', '/v1/memories?limit=100')).text).not.toContain('Only the lab knows this');
+    await page.selectOption('select[aria-label=Workspace]', 'default');
+    await page.click('nav a:has-text("Workspaces")');
+    await page.locator('tr:has(td:text-is("lab")) button:has-text("Delete")').click();
+    await page.locator('dialog[open] button:has-text("Delete")').click();
+    await shows('#admin-status', 'Deleted lab: 1 memories');
+    expect((await t.req('GET', '/v1/workspaces/lab')).status).toBe(404);
+  });
+
   it('is usable from the keyboard: skip link, navigation, forms', async () => {
     await page.goto(`${t.base}/#/memories`);
     await page.reload(); // a fresh load: the session resumes from sessionStorage, focus starts at the top

@@ -12,7 +12,7 @@ import { MemoryPage } from './pages/memory.tsx';
 import { SignIn } from './pages/signin.tsx';
 import { AdminPage } from './pages/admin.tsx';
 import { href, useLocation, type Location } from './router.ts';
-import { openWithoutKey, signIn, signOut, storedKey, withWorkspace, type Session } from './session.ts';
+import { onWorkspacesChanged, openWithoutKey, signIn, signOut, storedKey, withWorkspace, type Session } from './session.ts';
 import { applyTheme, initialTheme, type Theme } from './theme.ts';
 import { useAsync } from './ui.tsx';
 
@@ -111,6 +111,7 @@ function Page({ loc, session }: { loc: Location; session: Session }) {
 function WorkspacePicker({ session, onChange }: { session: Session; onChange: (slug: string) => void }) {
   const admin = session.whoami.can_access === 'all';
   const list = useAsync(async () => (admin ? (await session.root.workspacesList()).workspaces.map((w) => w.slug) : [session.workspace]), [admin, session.key]);
+  useEffect(() => onWorkspacesChanged(list.reload), [list.reload]);
   if (!admin) return <span class="badge" title="workspace">{session.workspace}</span>;
   const slugs = list.data ?? [session.workspace];
   return (

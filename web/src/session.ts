@@ -82,3 +82,16 @@ export function describeError(err: unknown): string {
   if (err instanceof FlashbulbError) return `${err.message} (${err.code}, HTTP ${err.status})`;
   return err instanceof Error ? err.message : String(err);
 }
+
+const WORKSPACES_CHANGED = 'flashbulb:workspaces-changed';
+
+/** Tells the workspace picker that workspaces were created or deleted. */
+export function notifyWorkspacesChanged(): void {
+  window.dispatchEvent(new Event(WORKSPACES_CHANGED));
+}
+
+/** Calls `cb` whenever workspaces change; returns the unsubscribe function. */
+export function onWorkspacesChanged(cb: () => void): () => void {
+  window.addEventListener(WORKSPACES_CHANGED, cb);
+  return () => window.removeEventListener(WORKSPACES_CHANGED, cb);
+}

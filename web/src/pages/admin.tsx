@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import type { KeyInfo } from '../../../clients/typescript/src/index.ts';
 import { when } from '../format.ts';
-import { describeError, type Session } from '../session.ts';
+import { describeError, notifyWorkspacesChanged, type Session } from '../session.ts';
 import { Confirm, ErrorBanner, useAsync } from '../ui.tsx';
 
 interface Pending {
@@ -62,6 +62,7 @@ export function AdminPage({ session }: { session: Session }) {
         <CreateWorkspace onCreate={(slug, name) => act(async () => {
           const r = await session.root.workspacesCreate({ slug, ...(name === '' ? {} : { name }) });
           setSecret({ key: r.api_key, what: `Workspace ${r.workspace.slug} created with key ${r.key_id}.` });
+          notifyWorkspacesChanged();
           workspaces.reload();
           keys.reload();
         })} />
@@ -76,6 +77,7 @@ export function AdminPage({ session }: { session: Session }) {
                     onClick={() => setPending({ title: `Delete workspace ${w.slug}?`, text: `Its ${w.memory_count} memories are erased and its keys revoked. This cannot be undone.`, label: 'Delete', run: async () => {
                       const r = await session.root.workspacesDelete(w.slug);
                       setMessage(`Deleted ${r.deleted}: ${r.memories_deleted} memories, ${r.keys_revoked} keys revoked.`);
+                      notifyWorkspacesChanged();
                       workspaces.reload();
                       keys.reload();
                     } })}>Delete</button>
