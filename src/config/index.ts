@@ -54,6 +54,8 @@ export interface Config {
   /** Where CLI commands that talk to a running server (export, import, backup) send requests, and with which key. */
   readonly serverUrl: string;
   readonly apiKey: string;
+  /** The built web dashboard served at `/` on the REST port (a missing directory serves none). */
+  readonly webDir: string;
 }
 
 /** Defaults in one place (name of the variable → default). */
@@ -91,6 +93,7 @@ export const DEFAULTS = {
   FLASHBULB_SHUTDOWN_TIMEOUT_S: '10',
   FLASHBULB_URL: '',
   FLASHBULB_API_KEY: '',
+  FLASHBULB_WEB_DIR: fileURLToPath(new URL('../../dist/web', import.meta.url)),
 } as const satisfies Record<string, string>;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -176,6 +179,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     url: url(env, 'FLASHBULB_URL'),
     serverUrl: url(env, 'FLASHBULB_URL') || `http://127.0.0.1:${int(env, 'FLASHBULB_HTTP_PORT', 0, 65535)}`,
     apiKey: read(env, 'FLASHBULB_API_KEY'),
+    webDir: resolve(read(env, 'FLASHBULB_WEB_DIR')),
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {

@@ -21,7 +21,8 @@ export interface HttpRequest {
 export interface HttpResponse {
   status: number;
   headers?: Record<string, string>;
-  body: string;
+  /** Text, or bytes (the dashboard's precompressed files). */
+  body: string | Buffer;
 }
 
 /** A response that stays open (Server-Sent Events). */
@@ -96,7 +97,11 @@ class Traffic {
   }
 }
 
-const HEADERS_OF_INTEREST = ['authorization', 'content-type', 'content-length', 'transfer-encoding', 'accept'];
+const HEADERS_OF_INTEREST = [
+  'authorization', 'content-type', 'content-length', 'transfer-encoding', 'accept',
+  // MCP's Streamable HTTP transport; the dashboard's static files (http/static.ts).
+  'mcp-protocol-version', 'mcp-session-id', 'accept-encoding', 'if-none-match',
+];
 
 export function listenHttp(opts: HttpServerOptions): Promise<HttpServer> {
   const traffic = new Traffic();

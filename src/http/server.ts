@@ -8,6 +8,7 @@ import { requestDuration } from '../metrics/index.ts';
 import { JSON_LIMITS, jsonTextDepth } from '../model/json-shape.ts';
 import type { Services } from '../verbs/context.ts';
 import { checkJsonShape } from '../verbs/validate.ts';
+import { openStaticSite } from './static.ts';
 import { ROUTES, type Access, type Route, type RouteOutput } from './routes.ts';
 import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type StreamResponse } from './listener.ts';
 
@@ -24,6 +25,7 @@ interface Match {
 }
 
 export function startHttp(svc: Services): Promise<HttpServer> {
+  const site = openStaticSite(svc.config.webDir);
   return listenHttp({
     host: svc.config.bind,
     port: svc.config.httpPort,
@@ -31,7 +33,7 @@ export function startHttp(svc: Services): Promise<HttpServer> {
     tooLarge: (limit) => errorResponse(new FlashbulbError('payload_too_large', `request body exceeds the limit of ${limit} bytes`)),
     unavailable: () => errorResponse(new FlashbulbError('unavailable', 'the server is shutting down')),
     malformed: (reason) => errorResponse(new FlashbulbError('invalid_input', reason)),
-    handler: (req) => handle(svc, req),
+    handler: async (req) => site.serve(req) ?? handle(svc, req),
   });
 }
 

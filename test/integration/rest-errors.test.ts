@@ -168,7 +168,8 @@ describe('unknown routes and methods', () => {
   it.each([
     ['GET', '/v1/nope'],
     ['GET', '/v2/memories'],
-    ['GET', '/'],
+    ['POST', '/'], // GET / is the dashboard (test/integration/web-static.test.ts)
+    ['GET', '/no-such-file.js'],
     ['POST', '/v1/nothing-here'],
     ['GET', '/v1/memories/abc/def/ghi'],
     ['GET', `/v1/workspaces/some-ws/auth/whoami`],
