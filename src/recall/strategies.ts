@@ -56,8 +56,9 @@ export const HYBRID_TIME_WEIGHT = 0.1;
  *   match is the IDF-weighted share of the cue's words the memory holds, see LexicalIndex.score), so
  *   relevance means the same from query to query. A neighbour is the memory written just before or
  *   after in the same stretch of conversation (RecallSource.neighbours): in a dialogue the answer
- *   to a question often sits next to the turn that names its topic. A memory that repeats the cue
- *   has match 1 and relevance ≥ 1/1.4 ≈ 0.71, reaching 1 only when its neighbours match too. (A cap
+ *   to a question often sits next to the turn that names its topic; a memory with no neighbour is
+ *   its own context. A memory that repeats the cue has match 1, and relevance 1 when it stands
+ *   alone or its neighbours match too, at least 1/1.4 ≈ 0.71 otherwise. (A cap
  *   at 1 instead of the division ties every strong match at the top; a neighbour term that can only
  *   lift, never dilute, recalled 2 points less on the development data: a memory inside a stretch
  *   of conversation about the cue is more likely what was asked for than an isolated one.)
@@ -116,8 +117,10 @@ function hybridRanking(
   const scale = 1 + HYBRID_CONTEXT_WEIGHT + (q.time === null ? 0 : HYBRID_TIME_WEIGHT);
   const out: Array<{ memory: MemoryRecord; relevance: number }> = [];
   for (const m of pool.values()) {
-    let context = 0;
-    for (const n of neighbours(m)) context = Math.max(context, match(n));
+    // A memory written on its own (no neighbour) is its own context: no evidence either way.
+    const near = neighbours(m);
+    let context = near.length === 0 ? match(m) : 0;
+    for (const n of near) context = Math.max(context, match(n));
     const time = dated.all.has(m.id) ? HYBRID_TIME_WEIGHT : 0;
     out.push({ memory: m, relevance: (match(m) + HYBRID_CONTEXT_WEIGHT * context + time) / scale });
   }

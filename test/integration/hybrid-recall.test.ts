@@ -105,6 +105,11 @@ describe('hybrid similarity finds exact names, numbers and rare words (hash embe
     expect(top.relevance).toBeLessThan(1);
     expect(top.score).toBeCloseTo(top.relevance, 9);
     expect(d.distance).toBeCloseTo(1 - d.relevance, 9);
+    // Written on its own (no neighbour), a memory that repeats the cue has relevance 1.
+    const alone = await workspace();
+    await put(alone, 'Anneliese booked the ferry');
+    const [only] = await recall(alone, { cue: 'Anneliese booked the ferry', scoring_weights: ONLY_RELEVANCE });
+    expect(only.relevance).toBeCloseTo(1, 5);
   });
 });
 
