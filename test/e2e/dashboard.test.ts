@@ -94,17 +94,23 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await shows('#graph-nodes li.center', 'The balcony faces the harbour');
     // Click the other node on the canvas itself; Cytoscape keeps its instance on the container.
     await page.locator('#graph-canvas canvas').first().waitFor();
-    const at = await page.waitForFunction(`(() => {
-      const box = document.querySelector('#graph-canvas');
-      const node = box && box._cyreg && box._cyreg.cy && box._cyreg.cy.getElementById(${JSON.stringify(id)});
-      if (!node || node.length === 0) return null;
-      const r = box.getBoundingClientRect();
-      const p = node.renderedPosition();
-      return { x: r.left + p.x, y: r.top + p.y };
-    })()`);
-    const point = (await at.jsonValue()) as { x: number; y: number };
-    await page.mouse.click(point.x, point.y);
-    await page.waitForURL(new RegExp(`#/graph/${id}$`));
+    // The layout may still be settling on a busy machine: read the node's place, click, and try
+    // again (a few times) until the page re-centres.
+    const target = new RegExp(`#/graph/${id}$`);
+    for (let attempt = 0; attempt < 10 && !target.test(page.url()); attempt++) {
+      const at = await page.waitForFunction(`(() => {
+        const box = document.querySelector('#graph-canvas');
+        const node = box && box._cyreg && box._cyreg.cy && box._cyreg.cy.getElementById(${JSON.stringify(id)});
+        if (!node || node.length === 0) return null;
+        const r = box.getBoundingClientRect();
+        const p = node.renderedPosition();
+        return { x: r.left + p.x, y: r.top + p.y };
+      })()`);
+      const point = (await at.jsonValue()) as { x: number; y: number };
+      await page.mouse.click(point.x, point.y);
+      await page.waitForURL(target, { timeout: 1500 }).catch(() => undefined);
+    }
+    await page.waitForURL(target);
     await shows('#graph-nodes li.center', 'Ada keeps her telescope');
   });
 
