@@ -121,6 +121,10 @@ export function checkContradictions(w: Workspace, memories: readonly MemoryRecor
     for (const { id, sim } of w.vectors.search(m.embedding, { k: NEIGHBOURS + 1, ef: 64 })) {
       const other = w.memories.get(id);
       if (!other || id === m.id || sim < MIN_SIMILARITY || !CHECKED_KINDS.has(other.kind) || linked(w, m.id, id)) continue;
+      // Each pair is judged once, by the check of its most recently written member: a check that
+      // runs late (the queue lags under load) must not judge a pair again that the newer memory's
+      // own check already judged — and perhaps a verdict already dismissed.
+      if (other.updatedAt > m.updatedAt || (other.updatedAt === m.updatedAt && other.id > m.id)) continue;
       const [older, newer] = other.createdAt <= m.createdAt ? [other, m] : [m, other];
       const c = classifyPair(older.content, newer.content, sim);
       if (c.verdict === 'none' || c.score < UNCERTAIN) continue;
