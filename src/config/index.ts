@@ -48,6 +48,18 @@ export interface Config {
   /** `flashbulb mcp`: the server to relay to (empty: none) and the API key to use there. */
   readonly url: string;
   readonly apiKey: string;
+  /** Cluster mode (src/cluster) when non-empty: the NATS servers to connect to. */
+  readonly natsUrls: readonly string[];
+  /** This node's id in the cluster (required with natsUrls). */
+  readonly nodeId: string;
+  /** Name prefixing the cluster's streams, buckets and subjects (several clusters can share NATS). */
+  readonly clusterName: string;
+  /** Partition count, used only when the cluster is created; later read from NATS. */
+  readonly clusterPartitions: number;
+  /** JetStream replicas for the partition streams and buckets (1, or 3 on a 3-server NATS). */
+  readonly natsReplicas: number;
+  /** How long an ownership lease lasts without renewal; renewed every third of it. */
+  readonly clusterLeaseMs: number;
 }
 
 /** Defaults in one place (name of the variable → default). */
@@ -83,6 +95,12 @@ export const DEFAULTS = {
   FLASHBULB_SHUTDOWN_TIMEOUT_S: '10',
   FLASHBULB_URL: '',
   FLASHBULB_API_KEY: '',
+  FLASHBULB_NATS_URL: '',
+  FLASHBULB_NODE_ID: '',
+  FLASHBULB_CLUSTER_NAME: 'flashbulb',
+  FLASHBULB_CLUSTER_PARTITIONS: '64',
+  FLASHBULB_NATS_REPLICAS: '1',
+  FLASHBULB_CLUSTER_LEASE_MS: '5000',
 } as const satisfies Record<string, string>;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -131,6 +149,30 @@ function oneOf<T extends string>(env: Env, name: keyof typeof DEFAULTS, values: 
   return found;
 }
 
+function natsUrls(env: Env): string[] {
+  const text = read(env, 'FLASHBULB_NATS_URL');
+  if (text === '') return [];
+  return text.split(',').map((part) => {
+    const u = part.trim();
+    let ok = false;
+    try {
+      ok = ['nats:', 'tls:'].includes(new URL(u).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new ConfigError(`FLASHBULB_NATS_URL must be comma-separated nats:// or tls:// URLs, got '${u}'`);
+    return u;
+  });
+}
+
+function name(env: Env, key: keyof typeof DEFAULTS): string {
+  const text = read(env, key);
+  if (text !== '' && !/^[A-Za-z0-9_-]{1,64}$/.test(text)) {
+    throw new ConfigError(`${key} must be 1 to 64 letters, digits, '-' or '_', got '${text}'`);
+  }
+  return text;
+}
+
 /** Builds the frozen Config from an environment (process.env by default) and overrides. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const config: Config = {
@@ -165,10 +207,19 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     shutdownTimeoutS: int(env, 'FLASHBULB_SHUTDOWN_TIMEOUT_S', 1, 3600),
     url: url(env, 'FLASHBULB_URL'),
     apiKey: read(env, 'FLASHBULB_API_KEY'),
+    natsUrls: natsUrls(env),
+    nodeId: name(env, 'FLASHBULB_NODE_ID'),
+    clusterName: name(env, 'FLASHBULB_CLUSTER_NAME'),
+    clusterPartitions: int(env, 'FLASHBULB_CLUSTER_PARTITIONS', 1, 1024),
+    natsReplicas: int(env, 'FLASHBULB_NATS_REPLICAS', 1, 5),
+    clusterLeaseMs: int(env, 'FLASHBULB_CLUSTER_LEASE_MS', 1000, 600_000),
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {
     throw new ConfigError('FLASHBULB_LLM_MODEL is required when FLASHBULB_LLM_BASE_URL is set');
+  }
+  if (config.natsUrls.length > 0 && config.nodeId === '') {
+    throw new ConfigError('FLASHBULB_NODE_ID is required when FLASHBULB_NATS_URL is set (cluster mode)');
   }
   return Object.freeze(config);
 }
