@@ -26,7 +26,8 @@ import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardWorke
 import { Shard } from '../shard/shard.ts';
 import { encodeEntry, ensureStream, FencedError, replayStream, StreamLog } from './stream-log.ts';
 
-const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+/** Typed arrays (embeddings, cue vectors) must cross as themselves: moreTypes. */
+const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: true });
 /** How long a request waits for a partition to get a ready owner before a retryable 503. */
 const ROUTE_WAIT_MS = 3000;
 const FENCE_ATTEMPTS = 20;
@@ -108,6 +109,9 @@ export class ClusterNode implements ShardRouter {
   readonly #startedAt = Date.now();
   #timer: NodeJS.Timeout | null = null;
   #ticking: Promise<void> | null = null;
+  /** Renewals run on their own timer, so a slow balancing round never lets a lease lapse. */
+  #renewTimer: NodeJS.Timeout | null = null;
+  #renewing: Promise<void> | null = null;
   #inflight = 0;
   #stopping = false;
 
@@ -140,7 +144,11 @@ export class ClusterNode implements ShardRouter {
       const node = new ClusterNode(o, nc, jsm, leases, nodes, partitions);
       node.#listen();
       await node.#tick();
-      node.#timer = setInterval(() => void node.#scheduleTick(), Math.max(200, Math.floor(config.clusterLeaseMs / 3)));
+      const every = Math.max(200, Math.floor(config.clusterLeaseMs / 3));
+      node.#timer = setInterval(() => void node.#scheduleTick(), every);
+      node.#renewTimer = setInterval(() => {
+        node.#renewing ??= node.#renew().finally(() => (node.#renewing = null));
+      }, every);
       o.log(`cluster: node ${config.nodeId} joined '${config.clusterName}' on ${config.natsUrls.join(',')} (${partitions} partitions, replicas ${replicas})`);
       return node;
     } catch (err) {
@@ -301,7 +309,6 @@ export class ClusterNode implements ShardRouter {
   }
 
   async #tick(): Promise<void> {
-    await this.#renew();
     await this.#nodes.put(`n.${this.#id}`, JSON.stringify(this.#nodeRecord()));
     await this.#readNodes();
     await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.#refreshOwner(p)));
@@ -505,7 +512,9 @@ export class ClusterNode implements ShardRouter {
   async shutdown(): Promise<void> {
     this.#stopping = true;
     if (this.#timer) clearInterval(this.#timer);
+    if (this.#renewTimer) clearInterval(this.#renewTimer);
     while (this.#ticking) await this.#ticking;
+    while (this.#renewing) await this.#renewing;
     await Promise.all([...this.#owned.values()].map((o) => this.#release(o, 'shutting down')));
     await this.#nodes.delete(`n.${this.#id}`).catch(() => undefined);
     for (const s of this.#subs) s.unsubscribe();
