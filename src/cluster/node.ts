@@ -16,6 +16,9 @@
 import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
+import { Objm } from '@nats-io/obj';
+import { ShardState } from '../shard/store/apply.ts';
+import { PartitionSnapshots } from './snapshots.ts';
 import { Packr } from 'msgpackr';
 import type { Config } from '../config/index.ts';
 import { FlashbulbError } from '../errors/codes.ts';
@@ -97,6 +100,7 @@ export class ClusterNode implements ShardRouter {
   readonly #jsm: JetStreamManager;
   readonly #leases: KV;
   readonly #nodes: KV;
+  readonly #snapshots: PartitionSnapshots;
   readonly partitions: number;
   readonly #owned = new Map<number, Owned>();
   readonly #owners = new Map<number, Lease>();
@@ -115,7 +119,7 @@ export class ClusterNode implements ShardRouter {
   #inflight = 0;
   #stopping = false;
 
-  private constructor(o: ClusterOptions, nc: NatsConnection, jsm: JetStreamManager, leases: KV, nodes: KV, partitions: number) {
+  private constructor(o: ClusterOptions, nc: NatsConnection, jsm: JetStreamManager, leases: KV, nodes: KV, snapshots: PartitionSnapshots, partitions: number) {
     this.#o = o;
     this.#id = o.config.nodeId;
     this.#name = o.config.clusterName;
@@ -124,6 +128,7 @@ export class ClusterNode implements ShardRouter {
     this.#jsm = jsm;
     this.#leases = leases;
     this.#nodes = nodes;
+    this.#snapshots = snapshots;
     this.partitions = partitions;
   }
 
@@ -137,11 +142,12 @@ export class ClusterNode implements ShardRouter {
       const meta = await kvm.create(`${config.clusterName}-meta`, { history: 1, replicas });
       const leases = await kvm.create(`${config.clusterName}-leases`, { history: 1, replicas, ttl: config.clusterLeaseMs });
       const nodes = await kvm.create(`${config.clusterName}-nodes`, { history: 1, replicas, ttl: config.clusterLeaseMs });
+      const objects = await new Objm(nc).create(`${config.clusterName}-snapshots`, { replicas });
       const partitions = await partitionCount(meta, config.clusterPartitions);
       if (partitions !== config.clusterPartitions) {
         o.log(`cluster: ${partitions} partitions (fixed when the cluster was created; FLASHBULB_CLUSTER_PARTITIONS=${config.clusterPartitions} ignored)`);
       }
-      const node = new ClusterNode(o, nc, jsm, leases, nodes, partitions);
+      const node = new ClusterNode(o, nc, jsm, leases, nodes, new PartitionSnapshots(objects, meta), partitions);
       node.#listen();
       await node.#tick();
       const every = Math.max(200, Math.floor(config.clusterLeaseMs / 3));
@@ -404,6 +410,7 @@ export class ClusterNode implements ShardRouter {
         lastSeq: fenceSeq,
         timeoutMs: this.#o.config.shardTimeoutMs,
         onFailed: (err) => this.#lose(o, err instanceof FencedError ? err.message : `log failed: ${err.message}`),
+        snapshots: { store: this.#snapshots, partition: p, jsm: this.#jsm, stream: this.#stream(p) },
       });
       o.log = log;
       o.fenceSeq = fenceSeq;
@@ -423,7 +430,13 @@ export class ClusterNode implements ShardRouter {
     for (let attempt = 0; attempt < FENCE_ATTEMPTS; attempt++) {
       const info = await this.#jsm.streams.info(this.#stream(p));
       const last = info.state.last_seq;
-      const { recovered } = await replayStream(this.#js, this.#stream(p), info.state.first_seq, last);
+      const state = new ShardState();
+      const snap = await this.#snapshots.load(p, state);
+      const from = Math.max(info.state.first_seq, snap.seq + 1);
+      if (snap.seq + 1 < info.state.first_seq && info.state.messages > 0) {
+        throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap.seq}`);
+      }
+      const { recovered } = await replayStream(this.#js, this.#stream(p), from, last, state);
       try {
         const ack = await this.#js.publish(this.#subject(p), encodeEntry({ node: this.#id, fence: term }), {
           msgID: `${this.#id}.${term}.fence`,

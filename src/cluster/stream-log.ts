@@ -15,6 +15,7 @@ import type { ExternalLog } from '../shard/shard.ts';
 import type { LogRecord } from '../shard/persist/records.ts';
 import { applyRecord, pruneDanglingEdges, ShardState } from '../shard/store/apply.ts';
 import type { Recovered } from '../shard/persist/recovery.ts';
+import type { PartitionSnapshots } from './snapshots.ts';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
@@ -50,6 +51,8 @@ export interface StreamLogOptions {
   timeoutMs: number;
   /** Called once when the log stops taking appends (fenced or storage failure). */
   onFailed: (err: Error) => void;
+  /** Where snapshots go, and the stream to trim below them. */
+  snapshots?: { store: PartitionSnapshots; partition: number; jsm: JetStreamManager; stream: string };
 }
 
 interface Waiter {
@@ -67,6 +70,8 @@ export class StreamLog implements ExternalLog {
   #closed = false;
   /** Publishes acknowledged by JetStream, for the cluster view. */
   published = 0;
+  /** Sequence the newest snapshot stored by this owner covers. */
+  snapshotSeq = 0;
 
   constructor(opts: StreamLogOptions) {
     this.#o = opts;
@@ -159,6 +164,23 @@ export class StreamLog implements ExternalLog {
     throw new Error(`publish to ${this.#o.subject} failed: ${lastErr instanceof Error ? lastErr.message : String(lastErr)}`);
   }
 
+  /**
+   * Snapshots `state` at a moment when every record applied to it is published (so the snapshot
+   * holds no write that could still fail), moves the pointer, then trims the stream below it.
+   */
+  async snapshot(state: ShardState): Promise<void> {
+    const s = this.#o.snapshots;
+    if (!s) return;
+    for (let i = 0; i < 200 && (this.#flushing || this.#pending.length > 0); i++) await (this.#flushing ?? new Promise((r) => setTimeout(r, 1)));
+    if (this.#failed) throw this.#failed;
+    if (this.#flushing || this.#pending.length > 0) return; // writes keep coming: the next interval tries again
+    const seq = this.#lastSeq;
+    const data = s.store.encode(s.partition, state, seq);
+    if (!(await s.store.save(s.partition, seq, data))) return;
+    this.snapshotSeq = seq;
+    await s.jsm.streams.purge(s.stream, { seq });
+  }
+
   #fail(err: Error): void {
     if (this.#failed) return;
     this.#failed = err;
@@ -171,14 +193,14 @@ export class StreamLog implements ExternalLog {
   }
 }
 
-/** Reads a partition's stream from `fromSeq` to `toSeq` into a fresh shard state. */
+/** Reads a partition's stream from `fromSeq` to `toSeq` into `state` (a fresh one by default). */
 export async function replayStream(
   js: JetStreamClient,
   stream: string,
   fromSeq: number,
   toSeq: number,
+  state: ShardState = new ShardState(),
 ): Promise<{ recovered: Recovered; messages: number }> {
-  const state = new ShardState();
   let replayed = 0;
   let messages = 0;
   if (toSeq >= fromSeq && toSeq > 0) {

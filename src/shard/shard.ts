@@ -45,6 +45,11 @@ export interface ExternalLog {
   readonly failed: Error | null;
   append(records: readonly LogRecord[]): Promise<void>;
   close(): Promise<void>;
+  /**
+   * Stores a snapshot of `state` wherever the log keeps them and trims the log below it; called
+   * on the snapshot interval and when forgotten content must leave storage.
+   */
+  snapshot?(state: ShardState): Promise<void>;
 }
 
 /** State recovered by the caller and the log to write to, instead of the shard's own files. */
@@ -63,6 +68,7 @@ export class Shard {
   /** The local log, or null when the log is external (then there are no local snapshots). */
   readonly #wal: Wal | null;
   readonly #log: Pick<ExternalLog, 'failed' | 'append'>;
+  readonly #external: ExternalLog | null;
   readonly #ids = new IdGenerator();
   readonly #ctx: OpContext;
   readonly #handlers: { [M in ShardMethod]: Handler<M> };
@@ -88,6 +94,7 @@ export class Shard {
       this.recovered = backend.recovered;
       this.#wal = null;
       this.#log = backend.log;
+      this.#external = backend.log;
     } else {
       mkdirSync(opts.dir, { recursive: true });
       this.recovered = recoverShard(opts.dir, { afterSnapshot: (state, walSeq) => loadGraphs(opts.dir, walSeq, state) });
@@ -98,6 +105,7 @@ export class Shard {
         onSync: (ms) => this.syncMs.push(ms),
       });
       this.#log = this.#wal;
+      this.#external = null;
     }
     this.#state = this.recovered.state;
     for (const ws of this.#state.workspaces.values()) for (const id of ws.memories.keys()) this.#ids.observe(id);
@@ -287,9 +295,9 @@ export class Shard {
   }
 
   #maybeSnapshot(): void {
-    if (!this.#wal || this.#snapshotting || !this.#dirtySinceSnapshot) return;
+    if (this.#snapshotting || !this.#dirtySinceSnapshot) return;
     const due = Date.now() - this.#lastSnapshotAt >= this.#opts.snapshotIntervalS * 1000;
-    if (due || this.#wal.segmentBytes >= this.#opts.snapshotWalBytes) {
+    if (due || (this.#wal?.segmentBytes ?? 0) >= this.#opts.snapshotWalBytes) {
       void this.snapshot().catch((err: unknown) => console.error(`shard ${this.#opts.shard}: snapshot failed:`, err));
     }
   }
@@ -297,12 +305,14 @@ export class Shard {
   /** Rotates the log, writes a snapshot, then deletes the files it covers. */
   snapshot(opts: { final?: boolean } = {}): Promise<void> {
     const wal = this.#wal;
-    if (!wal) return Promise.resolve(); // an external log keeps its own history
+    const external = this.#external;
+    if (!wal && !external?.snapshot) return Promise.resolve(); // an external log without snapshots keeps its whole history
     if (this.#snapshotting) {
       this.#snapshotAgain = true;
       return this.#snapshotting;
     }
-    this.#snapshotting = this.#runSnapshot(wal, opts.final ?? false).finally(() => {
+    const run = wal ? this.#runSnapshot(wal, opts.final ?? false) : this.#runExternalSnapshot(external);
+    this.#snapshotting = run.finally(() => {
       this.#snapshotting = null;
       if (this.#snapshotAgain && !this.#draining) {
         this.#snapshotAgain = false;
@@ -310,6 +320,14 @@ export class Shard {
       }
     });
     return this.#snapshotting;
+  }
+
+  async #runExternalSnapshot(external: ExternalLog | null): Promise<void> {
+    const start = performance.now();
+    this.#dirtySinceSnapshot = false;
+    this.#lastSnapshotAt = Date.now();
+    await external?.snapshot?.(this.#state);
+    this.snapshotMs.push(performance.now() - start);
   }
 
   async #runSnapshot(wal: Wal, final: boolean): Promise<void> {

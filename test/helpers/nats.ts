@@ -95,6 +95,8 @@ export interface StreamMessage {
   kind: 'fence' | 'records';
   /** Memory ids of the `put` records in the message. */
   puts: string[];
+  /** The message as stored. */
+  data: Uint8Array;
 }
 
 /** Every message of a partition stream, in order (an empty list when the stream does not exist). */
@@ -114,8 +116,8 @@ export async function readStream(servers: string[], stream: string): Promise<Str
       for await (const m of batch) {
         got += 1;
         const e = decodeEntry(m.data);
-        if ('fence' in e) out.push({ seq: m.seq, node: e.node, kind: 'fence', puts: [] });
-        else out.push({ seq: m.seq, node: e.node, kind: 'records', puts: e.records.flatMap((r) => (r.t === 'put' ? [r.m.id] : [])) });
+        if ('fence' in e) out.push({ seq: m.seq, node: e.node, kind: 'fence', puts: [], data: m.data });
+        else out.push({ seq: m.seq, node: e.node, kind: 'records', puts: e.records.flatMap((r) => (r.t === 'put' ? [r.m.id] : [])), data: m.data });
         if (m.seq >= last) break;
       }
       if (got === 0) throw new Error(`stream ${stream}: read stopped before sequence ${last}`);
@@ -129,11 +131,12 @@ export async function readStream(servers: string[], stream: string): Promise<Str
 
 /**
  * The fencing invariant: every batch of records in a partition stream was appended by the node
- * whose fence came last before it, i.e. no deposed owner ever appended after a takeover.
+ * whose fence came last before it, i.e. no deposed owner ever appended after a takeover. A stream
+ * trimmed below a snapshot may start after its owner's fence: its first writer stands in for it.
  */
 export function appendsAfterFence(messages: readonly StreamMessage[]): string[] {
   const violations: string[] = [];
-  let owner: string | null = null;
+  let owner: string | null = messages[0]?.node ?? null;
   for (const m of messages) {
     if (m.kind === 'fence') owner = m.node;
     else if (m.node !== owner) violations.push(`seq ${m.seq}: records from ${m.node} while ${owner ?? 'nobody'} held the fence`);
