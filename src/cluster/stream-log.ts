@@ -36,6 +36,23 @@ export function decodeEntry(data: Uint8Array): StreamEntry {
   return packr.unpack(data) as StreamEntry;
 }
 
+/** Encodes `records` as several entries, each below the batch limit (a single record may not be). */
+function* splitRecords(records: readonly LogRecord[], node: string): Generator<Uint8Array> {
+  let part: LogRecord[] = [];
+  let bytes = 0;
+  for (const r of records) {
+    const size = encodeEntry({ node, records: [r] }).length;
+    if (part.length > 0 && bytes + size > MAX_BATCH_BYTES) {
+      yield encodeEntry({ node, records: part });
+      part = [];
+      bytes = 0;
+    }
+    part.push(r);
+    bytes += size;
+  }
+  if (part.length > 0) yield encodeEntry({ node, records: part });
+}
+
 export class FencedError extends Error {
   override name = 'FencedError';
 }
@@ -113,19 +130,31 @@ export class StreamLog implements ExternalLog {
         const group: typeof taken = [];
         const records: LogRecord[] = [];
         let bytes = 0;
-        let data: Uint8Array = new Uint8Array(0);
         while (i < taken.length) {
           const next = taken[i];
           if (!next) break;
-          const trial = encodeEntry({ node: this.#o.node, records: [...records, ...next.records] });
-          if (group.length > 0 && trial.length > MAX_BATCH_BYTES) break;
-          bytes = trial.length;
-          data = trial;
+          const size = encodeEntry({ node: this.#o.node, records: next.records }).length;
+          if (group.length > 0 && bytes + size > MAX_BATCH_BYTES) break;
+          if (size > MAX_BATCH_BYTES) {
+            // One write too large for a message (a big upload): its records go in several.
+            i += 1;
+            try {
+              for (const part of splitRecords(next.records, this.#o.node)) await this.#publish(part);
+              next.waiter.resolve();
+            } catch (err) {
+              this.#fail(err instanceof Error ? err : new Error(String(err)));
+              for (const g of [next, ...taken.slice(i), ...this.#pending.splice(0)]) g.waiter.reject(this.#failed ?? new Error('log failed'));
+              return;
+            }
+            continue;
+          }
+          bytes += size;
           records.push(...next.records);
           group.push(next);
           i += 1;
         }
-        void bytes;
+        if (group.length === 0) continue;
+        const data = encodeEntry({ node: this.#o.node, records });
         try {
           await this.#publish(data);
           for (const g of group) g.waiter.resolve();
