@@ -19,7 +19,6 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { Objm } from '@nats-io/obj';
 import { ShardState } from '../shard/store/apply.ts';
 import { PartitionSnapshots } from './snapshots.ts';
-import { Packr } from 'msgpackr';
 import type { Config } from '../config/index.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { fromWireError, toWireError } from '../errors/wire.ts';
@@ -28,9 +27,9 @@ import { shardFor } from '../router/shard-map.ts';
 import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardWorkerData } from '../shard/protocol.ts';
 import { Shard } from '../shard/shard.ts';
 import { encodeEntry, ensureStream, FencedError, replayStream, StreamLog } from './stream-log.ts';
+import { forward, pack, unpack, type Forward, type ForwardReply } from './forward.ts';
+import { LeaseTable, type Lease } from './leases.ts';
 
-/** Typed arrays (embeddings, cue vectors) must cross as themselves: moreTypes. */
-const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: true });
 /** How long a request waits for a partition to get a ready owner before a retryable 503. */
 const ROUTE_WAIT_MS = 3000;
 const FENCE_ATTEMPTS = 20;
@@ -59,11 +58,6 @@ interface Owned {
   inflight: number;
 }
 
-interface Lease {
-  node: string;
-  at: number;
-}
-
 interface NodeRecord {
   id: string;
   started_at: number;
@@ -71,8 +65,6 @@ interface NodeRecord {
   owned: Record<string, { status: PartitionStatus; applied_seq: number }>;
 }
 
-type Forward = { p: number; ws: string; m: ShardMethod; i: unknown; o: string };
-type ForwardReply = { ok: true; v: unknown } | { ok: false; code: string; message: string; notOwner?: boolean };
 
 export interface ClusterStatus {
   node: string;
@@ -98,7 +90,7 @@ export class ClusterNode implements ShardRouter {
   readonly #nc: NatsConnection;
   readonly #js: JetStreamClient;
   readonly #jsm: JetStreamManager;
-  readonly #leases: KV;
+  readonly #leases: LeaseTable;
   readonly #nodes: KV;
   readonly #snapshots: PartitionSnapshots;
   readonly partitions: number;
@@ -126,7 +118,7 @@ export class ClusterNode implements ShardRouter {
     this.#nc = nc;
     this.#js = jetstream(nc);
     this.#jsm = jsm;
-    this.#leases = leases;
+    this.#leases = new LeaseTable(leases, o.config.nodeId);
     this.#nodes = nodes;
     this.#snapshots = snapshots;
     this.partitions = partitions;
@@ -202,7 +194,7 @@ export class ClusterNode implements ShardRouter {
       if (local?.status === 'ready' && local.shard) return structuredClone(await this.#handleLocal(local, method, ws, structuredClone(input), this.#id));
       const owner = this.#owners.get(p);
       if (owner && owner.node !== this.#id && !local) {
-        const reply = await this.#forward(owner.node, { p, ws, m: method, i: input, o: this.#id });
+        const reply = await forward(this.#nc, this.#nodeSubject(owner.node, 'call'), { p, ws, m: method, i: input, o: this.#id }, this.#o.config.shardTimeoutMs);
         if (reply.ok) return reply.v as ShardOutput<M>;
         if (!reply.notOwner) throw fromWireError(reply);
       }
@@ -233,32 +225,17 @@ export class ClusterNode implements ShardRouter {
     }
   }
 
-  async #forward(node: string, req: Forward): Promise<ForwardReply> {
-    try {
-      const msg = await this.#nc.request(this.#nodeSubject(node, 'call'), packr.pack(req), { timeout: this.#o.config.shardTimeoutMs });
-      return packr.unpack(msg.data) as ForwardReply;
-    } catch (err) {
-      const text = err instanceof Error ? err.message : String(err);
-      // No responders: the owner's process is gone, nothing was applied; wait for the takeover.
-      if (/no responders|503/i.test(text) || (err instanceof Error && err.name === 'NoRespondersError')) {
-        return { ok: false, code: 'unavailable', message: `node ${node} is not answering`, notOwner: true };
-      }
-      return { ok: false, code: 'unavailable', message: `node ${node} did not answer in ${this.#o.config.shardTimeoutMs} ms (${text}); the write may or may not have been applied` };
-    }
-  }
-
   #listen(): void {
     const calls = this.#nc.subscribe(this.#nodeSubject(this.#id, 'call'), {
       callback: (err, msg) => {
         if (err) return;
-        const req = packr.unpack(msg.data) as Forward;
-        void this.#serveForward(req).then((reply) => msg.respond(packr.pack(reply)));
+        void this.#serveForward(unpack<Forward>(msg.data)).then((reply) => msg.respond(pack(reply)));
       },
     });
     const pushes = this.#nc.subscribe(this.#nodeSubject(this.#id, 'push'), {
       callback: (err, msg) => {
         if (err) return;
-        const e = packr.unpack(msg.data) as { ws: string; pushes: Push[] };
+        const e = unpack<{ ws: string; pushes: Push[] }>(msg.data);
         this.#o.emit({ kind: 'push', ws: e.ws, pushes: e.pushes });
       },
     });
@@ -290,7 +267,7 @@ export class ClusterNode implements ShardRouter {
     }
     for (const [origin, pushes] of byOrigin) {
       if (origin === this.#id) this.#o.emit({ kind: 'push', ws: e.ws, pushes });
-      else this.#nc.publish(this.#nodeSubject(origin, 'push'), packr.pack({ ws: e.ws, pushes }));
+      else this.#nc.publish(this.#nodeSubject(origin, 'push'), pack({ ws: e.ws, pushes }));
     }
   }
 
@@ -333,7 +310,7 @@ export class ClusterNode implements ShardRouter {
       [...this.#owned.values()].map(async (o) => {
         if (o.status === 'releasing') return;
         try {
-          o.leaseRev = await this.#leases.update(leaseKey(o.partition), leaseValue(this.#id), o.leaseRev);
+          o.leaseRev = await this.#leases.renew(o.partition, o.leaseRev);
         } catch (err) {
           this.#lose(o, `lease lost (${err instanceof Error ? err.message : String(err)})`);
         }
@@ -359,8 +336,8 @@ export class ClusterNode implements ShardRouter {
   }
 
   async #refreshOwner(p: number): Promise<void> {
-    const e = await this.#leases.get(leaseKey(p)).catch(() => null);
-    if (e && e.operation === 'PUT') this.#owners.set(p, JSON.parse(e.string()) as Lease);
+    const holder = await this.#leases.holder(p);
+    if (holder) this.#owners.set(p, holder);
     else this.#owners.delete(p);
   }
 
@@ -388,12 +365,8 @@ export class ClusterNode implements ShardRouter {
   }
 
   async #acquire(p: number): Promise<void> {
-    let rev: number;
-    try {
-      rev = await this.#leases.create(leaseKey(p), leaseValue(this.#id));
-    } catch {
-      return; // someone else holds it
-    }
+    const rev = await this.#leases.acquire(p);
+    if (rev === null) return; // someone else holds it
     const o: Owned = { partition: p, status: 'recovering', leaseRev: rev, shard: null, log: null, fenceSeq: 0, since: Date.now(), replayedRecords: 0, recoveryMs: 0, inflight: 0 };
     this.#owned.set(p, o);
     this.#owners.set(p, { node: this.#id, at: Date.now() });
@@ -466,7 +439,7 @@ export class ClusterNode implements ShardRouter {
     void o.shard?.shutdown().catch(() => undefined);
     void o.log?.close().catch(() => undefined);
     // Our lease, if it is still ours, goes too, so that a fresh owner replays the stream.
-    void this.#leases.delete(leaseKey(o.partition), { previousSeq: o.leaseRev }).catch(() => undefined);
+    void this.#leases.release(o.partition, o.leaseRev);
   }
 
   /** Hands a partition over: stop taking requests, finish the ones in flight, free the lease. */
@@ -477,7 +450,7 @@ export class ClusterNode implements ShardRouter {
     while (o.inflight > 0) await sleep(5);
     await o.shard?.shutdown().catch(() => undefined);
     await o.log?.close().catch(() => undefined);
-    await this.#leases.delete(leaseKey(o.partition), { previousSeq: o.leaseRev }).catch(() => undefined);
+    await this.#leases.release(o.partition, o.leaseRev);
     if (this.#owned.get(o.partition) === o) this.#owned.delete(o.partition);
     this.#owners.delete(o.partition);
     this.#o.log(`cluster: partition ${o.partition} released by ${this.#id} (${reason})`);
@@ -545,14 +518,6 @@ async function partitionCount(meta: KV, wanted: number): Promise<number> {
     if (!Number.isInteger(n) || n < 1) throw new Error(`cluster metadata holds an invalid partition count '${e?.string() ?? ''}'`);
     return n;
   }
-}
-
-function leaseKey(p: number): string {
-  return `p${p}`;
-}
-
-function leaseValue(node: string): string {
-  return JSON.stringify({ node, at: Date.now() } satisfies Lease);
 }
 
 function sleep(ms: number): Promise<void> {
