@@ -19,6 +19,7 @@ import { RestClient } from './lib/rest-client.ts';
 import { freePort, startServer, type RunningServer } from './lib/server-process.ts';
 import { summarize, type Summary } from './lib/stats.ts';
 import { formatMarkdown } from './lib/table.ts';
+import { shardFor } from '../src/router/shard-map.ts';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' }, concurrency: { type: 'string' } } });
 const SECONDS = numberFlag(values, 'seconds', 8);
@@ -110,8 +111,31 @@ async function waitOwned(node: RunningServer, owners: number): Promise<void> {
   }
 }
 
+/** The forwarding hop alone: one client reading one memory through its owner, then through another node. */
+async function hop(nodes: RunningServer[]): Promise<Array<[string, Summary]>> {
+  const ws = 'hop-bench';
+  const partition = shardFor(ws, PARTITIONS);
+  const any = new RestClient({ host: '127.0.0.1', port: (nodes[0] as RunningServer).port, apiKey: 'unused', maxSockets: 1 });
+  const id = (JSON.parse((await any.post(`/v1/workspaces/${ws}/memories`, { content: 'the hop under test' })).body.toString()) as { memory_id: string }).memory_id;
+  const status = JSON.parse((await any.get('/v1/cluster')).body.toString()) as { nodes: Array<{ id: string; partitions: number[] }> };
+  any.close();
+  const ownerId = status.nodes.find((n) => n.partitions.includes(partition))?.id;
+  const owner = nodes.find((_, k) => `n${k}` === ownerId);
+  const other = nodes.find((_, k) => `n${k}` !== ownerId);
+  if (!owner || !other) throw new Error(`no owner found for partition ${partition}`);
+  const out: Array<[string, Summary]> = [];
+  for (const [label, node] of [['through the owner', owner], ['through another node (one NATS request-reply hop)', other]] as const) {
+    const c = new RestClient({ host: '127.0.0.1', port: node.port, apiKey: 'unused', maxSockets: 1 });
+    const r = await runClosedLoop(async () => (await c.get(`/v1/workspaces/${ws}/memories/${id}`)).status === 200, { concurrency: 1, durationMs: SECONDS * 500 });
+    c.close();
+    out.push([label, summarize(r.latenciesMs, r.errors, r.seconds)]);
+  }
+  return out;
+}
+
 async function main(): Promise<void> {
   const runs: Run[] = [];
+  let hops: Array<[string, Summary]> = [];
   for (const durability of ['fsync', 'os'] as const) {
     const single = await startNode({ FLASHBULB_SHARDS: '2', FLASHBULB_DURABILITY: durability });
     runs.push(await measure(`single process (2 shards, durability ${durability})`, [single]));
@@ -129,6 +153,7 @@ async function main(): Promise<void> {
       }
       await waitOwned(nodes[0] as RunningServer, size);
       runs.push(await measure(`cluster, ${size} node${size > 1 ? 's' : ''} (1 nats-server, replicas 1)`, nodes));
+      if (size === 3) hops = await hop(nodes);
       for (const n of nodes) await n.stop();
     }
   } finally {
@@ -142,6 +167,8 @@ async function main(): Promise<void> {
       runs.map((r) => [r.label, Math.round(r.write.opsPerS), f(r.write.p50Ms), f(r.write.p99Ms), Math.round(r.recall.opsPerS), f(r.recall.p50Ms), f(r.recall.p99Ms), r.write.errors + r.recall.errors]),
     ),
   );
+  console.log(`\nGET one memory, one client, 3-node cluster:\n`);
+  console.log(formatMarkdown(['path', 'reads/s', 'p50 ms', 'p99 ms'], hops.map(([label, s]) => [label, Math.round(s.opsPerS), f(s.p50Ms), f(s.p99Ms)])));
 }
 
 try {
