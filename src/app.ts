@@ -15,6 +15,8 @@ import type { HttpServer } from './http/listener.ts';
 import { startGrpc, type GrpcServer } from './grpc/server.ts';
 import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, snapshotDuration } from './metrics/index.ts';
 import { ShardPool } from './router/shard-client.ts';
+import type { ShardRouter } from './router/router.ts';
+import { ClusterNode } from './cluster/node.ts';
 import type { ShardEvent } from './shard/protocol.ts';
 import type { Services } from './verbs/context.ts';
 import { SubscriptionRegistry } from './subscribe/registry.ts';
@@ -45,15 +47,20 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
   const memories = new Array<number>(meta.shards).fill(0);
   let subscriptions: SubscriptionRegistry | null = null;
-  const shards = await ShardPool.start({
+  const onEvent = (e: ShardEvent): void => {
+    if (e.kind === 'push') subscriptions?.deliverPushes(e.pushes);
+    else onShardEvent(e, memories, log);
+  };
+  const cluster = config.natsUrls.length > 0 ? await ClusterNode.start({ config, emit: onEvent, log }).catch((err: unknown) => {
+    unlock();
+    throw err;
+  }) : null;
+  const shards: ShardRouter = cluster ?? await ShardPool.start({
     shards: shardOptions(config, meta.shards),
     maxInflight: config.maxInflightPerShard,
     maxInflightPerWorkspace: config.maxInflightPerWorkspace,
     timeoutMs: config.shardTimeoutMs,
-    onEvent: (e) => {
-      if (e.kind === 'push') subscriptions?.deliverPushes(e.pushes);
-      else onShardEvent(e, memories, log);
-    },
+    onEvent,
   }).catch((err: unknown) => {
     unlock();
     throw err;
@@ -80,6 +87,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     startedAt: Date.now(),
     version: VERSION,
     health: { ready: true, reason: '' },
+    ...(cluster ? { cluster } : {}),
   };
   const http = await startHttp(svc);
   const grpc = await startGrpc(svc).catch((err: unknown) => {
@@ -91,7 +99,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   if (config.authEnabled && !auth.hasKeys()) {
     createdAdminKey = auth.createKey({ workspace: DEFAULT_WORKSPACE, role: 'admin', label: 'first start' }).apiKey;
   }
-  log(`flashbulb ${VERSION} listening: REST http://${config.bind}:${http.port} · gRPC ${config.bind}:${grpc.port} · data ${config.dataDir} · ${meta.shards} shards · auth ${config.authEnabled ? 'on' : 'off'}`);
+  log(`flashbulb ${VERSION} listening: REST http://${config.bind}:${http.port} · gRPC ${config.bind}:${grpc.port} · data ${config.dataDir} · ${cluster ? `cluster node ${config.nodeId}, ${cluster.partitions} partitions` : `${meta.shards} shards`} · auth ${config.authEnabled ? 'on' : 'off'}`);
   if (createdAdminKey) printAdminKey(log, createdAdminKey, http.port);
   let stopping: Promise<void> | null = null;
   return {

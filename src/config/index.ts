@@ -56,6 +56,18 @@ export interface Config {
   readonly apiKey: string;
   /** The built web dashboard served at `/` on the REST port (a missing directory serves none). */
   readonly webDir: string;
+  /** Cluster mode (src/cluster) when non-empty: the NATS servers to connect to. */
+  readonly natsUrls: readonly string[];
+  /** This node's id in the cluster (required with natsUrls). */
+  readonly nodeId: string;
+  /** Name prefixing the cluster's streams, buckets and subjects (several clusters can share NATS). */
+  readonly clusterName: string;
+  /** Partition count, used only when the cluster is created; later read from NATS. */
+  readonly clusterPartitions: number;
+  /** JetStream replicas for the partition streams and buckets (1, or 3 on a 3-server NATS). */
+  readonly natsReplicas: number;
+  /** How long an ownership lease lasts without renewal; renewed every third of it. */
+  readonly clusterLeaseMs: number;
 }
 
 /** Defaults in one place (name of the variable → default). */
@@ -94,6 +106,12 @@ export const DEFAULTS = {
   FLASHBULB_URL: '',
   FLASHBULB_API_KEY: '',
   FLASHBULB_WEB_DIR: fileURLToPath(new URL('../../dist/web', import.meta.url)),
+  FLASHBULB_NATS_URL: '',
+  FLASHBULB_NODE_ID: '',
+  FLASHBULB_CLUSTER_NAME: 'flashbulb',
+  FLASHBULB_CLUSTER_PARTITIONS: '64',
+  FLASHBULB_NATS_REPLICAS: '1',
+  FLASHBULB_CLUSTER_LEASE_MS: '5000',
 } as const satisfies Record<string, string>;
 
 type Env = Readonly<Record<string, string | undefined>>;
@@ -142,6 +160,30 @@ function oneOf<T extends string>(env: Env, name: keyof typeof DEFAULTS, values: 
   return found;
 }
 
+function natsUrls(env: Env): string[] {
+  const text = read(env, 'FLASHBULB_NATS_URL');
+  if (text === '') return [];
+  return text.split(',').map((part) => {
+    const u = part.trim();
+    let ok = false;
+    try {
+      ok = ['nats:', 'tls:'].includes(new URL(u).protocol);
+    } catch {
+      ok = false;
+    }
+    if (!ok) throw new ConfigError(`FLASHBULB_NATS_URL must be comma-separated nats:// or tls:// URLs, got '${u}'`);
+    return u;
+  });
+}
+
+function name(env: Env, key: keyof typeof DEFAULTS): string {
+  const text = read(env, key);
+  if (text !== '' && !/^[A-Za-z0-9_-]{1,64}$/.test(text)) {
+    throw new ConfigError(`${key} must be 1 to 64 letters, digits, '-' or '_', got '${text}'`);
+  }
+  return text;
+}
+
 /** Builds the frozen Config from an environment (process.env by default) and overrides. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const config: Config = {
@@ -180,10 +222,19 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     serverUrl: url(env, 'FLASHBULB_URL') || `http://127.0.0.1:${int(env, 'FLASHBULB_HTTP_PORT', 0, 65535)}`,
     apiKey: read(env, 'FLASHBULB_API_KEY'),
     webDir: resolve(read(env, 'FLASHBULB_WEB_DIR')),
+    natsUrls: natsUrls(env),
+    nodeId: name(env, 'FLASHBULB_NODE_ID'),
+    clusterName: name(env, 'FLASHBULB_CLUSTER_NAME'),
+    clusterPartitions: int(env, 'FLASHBULB_CLUSTER_PARTITIONS', 1, 1024),
+    natsReplicas: int(env, 'FLASHBULB_NATS_REPLICAS', 1, 5),
+    clusterLeaseMs: int(env, 'FLASHBULB_CLUSTER_LEASE_MS', 1000, 600_000),
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {
     throw new ConfigError('FLASHBULB_LLM_MODEL is required when FLASHBULB_LLM_BASE_URL is set');
+  }
+  if (config.natsUrls.length > 0 && config.nodeId === '') {
+    throw new ConfigError('FLASHBULB_NODE_ID is required when FLASHBULB_NATS_URL is set (cluster mode)');
   }
   return Object.freeze(config);
 }

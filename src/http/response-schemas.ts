@@ -208,6 +208,26 @@ export const Whoami = T.Object({
   auth_enabled: T.Boolean(),
 });
 
+const PartitionStatus = literals(['recovering', 'ready', 'releasing', 'unowned', 'unknown']);
+export const ClusterStatus = T.Object({
+  node: T.String({ description: 'The node that answered' }),
+  cluster: T.String(),
+  partitions: T.Integer(),
+  replicas: T.Integer(),
+  lease_ms: T.Integer(),
+  nodes: T.Array(T.Object({ id: T.String(), started_at: T.String(), partitions: T.Array(T.Integer()), self: T.Boolean() })),
+  partition_owners: T.Array(
+    T.Object({
+      partition: T.Integer(),
+      owner: Nullable(T.String()),
+      status: PartitionStatus,
+      stream_last_seq: T.Integer({ description: 'Last sequence of the partition stream (its write-ahead log)' }),
+      applied_seq: Nullable(T.Integer({ description: 'Last sequence the owner has applied, as of its last heartbeat' })),
+      lag: Nullable(T.Integer()),
+    }),
+  ),
+});
+
 export const Health = T.Object({ status: literals(['alive', 'ready', 'not_ready']), reason: T.Optional(T.String()) });
 
 /** The events of a subscription's SSE stream, by SSE event name (`message` is the unnamed push). */

@@ -316,6 +316,11 @@ export const ROUTES: readonly Route[] = [
     handle: (i) => ({ body: admin.whoami(i.svc, i.principal) }),
   }),
   route({
+    method: 'GET', path: '/v1/cluster', op: 'cluster_status', scoped: false, admin: true, summary: 'Cluster mode: nodes, partitions, owners, lag (404 when cluster mode is off)',
+    reply: { status: 200, schema: R.ClusterStatus },
+    handle: async (i) => ({ body: await admin.clusterStatus(i.svc, i.principal) }),
+  }),
+  route({
     method: 'GET', path: '/v1/workspaces', op: 'workspaces_list', scoped: false, admin: true, summary: 'All workspaces with their memory counts',
     reply: { status: 200, schema: R.WorkspaceList },
     handle: async (i) => ({ body: { workspaces: await admin.listWorkspaces(i.svc, i.principal) } }),

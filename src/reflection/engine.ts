@@ -15,7 +15,7 @@ import { llmFailures, reflectionRuns } from '../metrics/index.ts';
 import type { JsonObject } from '../model/memory.ts';
 import { extractiveInsight } from '../reflect/summarize.ts';
 import type { ClusterResult, ReflectTaskInput } from '../reflect/task.ts';
-import type { ShardPool } from '../router/shard-client.ts';
+import type { ShardRouter } from '../router/router.ts';
 import { taskModule } from '../router/worker-url.ts';
 import type { GatherOutput, InsightWrite } from '../shard/protocol.ts';
 import { contradictionMessages, insightMessages } from './prompts.ts';
@@ -54,7 +54,7 @@ export interface Analysis {
 
 export class ReflectionEngine {
   readonly #config: Config;
-  readonly #shards: ShardPool;
+  readonly #shards: ShardRouter;
   readonly #embedder: Embedder;
   readonly #llm: LlmClient | null;
   readonly #running = new Map<string, Promise<ReflectResult>>();
@@ -63,7 +63,7 @@ export class ReflectionEngine {
   #pool: Piscina | null = null;
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(opts: { config: Config; shards: ShardPool; embedder: Embedder; llm: LlmClient | null }) {
+  constructor(opts: { config: Config; shards: ShardRouter; embedder: Embedder; llm: LlmClient | null }) {
     this.#config = opts.config;
     this.#shards = opts.shards;
     this.#embedder = opts.embedder;

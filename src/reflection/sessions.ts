@@ -7,7 +7,7 @@
 import { FlashbulbError, invalid } from '../errors/codes.ts';
 import type { Embedder } from '../embedding/embedder.ts';
 import { hexToUlidText, IdGenerator } from '../model/ids.ts';
-import type { ShardPool } from '../router/shard-client.ts';
+import type { ShardRouter } from '../router/router.ts';
 import type { ReflectionEngine, ReflectScope } from './engine.ts';
 import { INSIGHT_SYSTEM_PROMPT, insightUserPrompt } from './prompts.ts';
 
@@ -51,7 +51,7 @@ export class ReflectSessions {
 
   constructor(
     private readonly engine: ReflectionEngine,
-    private readonly shards: ShardPool,
+    private readonly shards: ShardRouter,
     private readonly embedder: Embedder,
   ) {}
 

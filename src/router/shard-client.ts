@@ -15,6 +15,7 @@ import type {
   ShardRequest,
   ShardWorkerData,
 } from '../shard/protocol.ts';
+import type { ShardRouter } from './router.ts';
 import { shardFor } from './shard-map.ts';
 import { startWorker } from './worker-url.ts';
 
@@ -88,7 +89,7 @@ export function shardProblem(
   return null;
 }
 
-export class ShardPool {
+export class ShardPool implements ShardRouter {
   readonly #handles: ShardHandle[];
   readonly #opts: ShardPoolOptions;
   #nextId = 1;

@@ -37,6 +37,28 @@ const INDEX_SLICE_MS = 4;
  */
 const PENDING_URGENT = 1024;
 
+/**
+ * A log kept elsewhere than the shard's directory (cluster mode: a JetStream stream). The shard
+ * applies records, then awaits `append`; a write is acknowledged only once it resolves.
+ */
+export interface ExternalLog {
+  /** Set once the log can no longer take appends; the shard then refuses requests. */
+  readonly failed: Error | null;
+  append(records: readonly LogRecord[]): Promise<void>;
+  close(): Promise<void>;
+  /**
+   * Stores a snapshot of `state` wherever the log keeps them and trims the log below it; called
+   * on the snapshot interval and when forgotten content must leave storage.
+   */
+  snapshot?(state: ShardState): Promise<void>;
+}
+
+/** State recovered by the caller and the log to write to, instead of the shard's own files. */
+export interface ShardBackend {
+  recovered: Recovered;
+  log: ExternalLog;
+}
+
 type Handler<M extends ShardMethod> = (ctx: OpContext, ws: string, input: ShardInput<M>) => ShardOutput<M> | Promise<ShardOutput<M>>;
 
 export class Shard {
@@ -44,7 +66,10 @@ export class Shard {
   readonly #emit: (e: ShardEvent) => void;
   readonly #subs = new Subscriptions();
   readonly #state: ShardState;
-  readonly #wal: Wal;
+  /** The local log, or null when the log is external (then there are no local snapshots). */
+  readonly #wal: Wal | null;
+  readonly #log: Pick<ExternalLog, 'failed' | 'append'>;
+  readonly #external: ExternalLog | null;
   readonly #ids = new IdGenerator();
   readonly #ctx: OpContext;
   readonly #handlers: { [M in ShardMethod]: Handler<M> };
@@ -65,19 +90,28 @@ export class Shard {
   /** Memories forgotten on expiry since the last `takeExpired()` (for metrics). */
   #expired = 0;
 
-  constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}) {
+  constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}, backend?: ShardBackend) {
     this.#opts = opts;
     this.#emit = emit;
-    mkdirSync(opts.dir, { recursive: true });
-    this.recovered = recoverShard(opts.dir, { afterSnapshot: (state, walSeq) => loadGraphs(opts.dir, walSeq, state) });
+    if (backend) {
+      this.recovered = backend.recovered;
+      this.#wal = null;
+      this.#log = backend.log;
+      this.#external = backend.log;
+    } else {
+      mkdirSync(opts.dir, { recursive: true });
+      this.recovered = recoverShard(opts.dir, { afterSnapshot: (state, walSeq) => loadGraphs(opts.dir, walSeq, state) });
+      this.#wal = new Wal({
+        dir: opts.dir,
+        seq: this.recovered.nextWalSeq,
+        durability: opts.durability,
+        onSync: (ms) => this.syncMs.push(ms),
+      });
+      this.#log = this.#wal;
+      this.#external = null;
+    }
     this.#state = this.recovered.state;
     for (const ws of this.#state.workspaces.values()) for (const id of ws.memories.keys()) this.#ids.observe(id);
-    this.#wal = new Wal({
-      dir: opts.dir,
-      seq: this.recovered.nextWalSeq,
-      durability: opts.durability,
-      onSync: (ms) => this.syncMs.push(ms),
-    });
     this.#checker = new ContradictionChecker(
       this.#state,
       (records) => this.#commit(records),
@@ -203,7 +237,7 @@ export class Shard {
 
   async handle<M extends ShardMethod>(method: M, ws: string, input: ShardInput<M>): Promise<ShardOutput<M>> {
     if (this.#draining) throw new FlashbulbError('unavailable', 'shard is shutting down');
-    if (this.#wal.failed) throw new FlashbulbError('unavailable', `storage failure: ${this.#wal.failed.message}`);
+    if (this.#log.failed) throw new FlashbulbError('unavailable', `storage failure: ${this.#log.failed.message}`);
     const handler = this.#handlers[method] as Handler<M> | undefined;
     if (!handler) throw new FlashbulbError('internal_error', `unknown shard method ${String(method)}`);
     this.#inflight += 1;
@@ -246,14 +280,14 @@ export class Shard {
   stats(): ShardStats {
     let edgesCount = 0;
     for (const w of this.#state.workspaces.values()) edgesCount += w.graph.edgeCount;
-    return { memories: this.memoryCount, workspaces: this.#state.workspaces.size, edges: edgesCount, walSeq: this.#wal.seq };
+    return { memories: this.memoryCount, workspaces: this.#state.workspaces.size, edges: edgesCount, walSeq: this.#wal?.seq ?? 0 };
   }
 
   async #commit(records: LogRecord[], opts: { quiet?: boolean } = {}): Promise<void> {
     for (const r of records) applyRecord(this.#state, r);
     this.#dirtySinceSnapshot = true;
     this.#scheduleIndexing();
-    await this.#wal.append(records);
+    await this.#log.append(records);
     if (opts.quiet) return;
     this.#notifySubscribers(records);
     if (this.#opts.contradictions) this.#checker.enqueue(records);
@@ -279,7 +313,7 @@ export class Shard {
     const records = this.#accesses.drain(this.#state);
     if (records.length === 0) return;
     this.#dirtySinceSnapshot = true;
-    this.#wal.append(records).catch((err: unknown) => console.error(`shard ${this.#opts.shard}: access log failed:`, err));
+    this.#log.append(records).catch((err: unknown) => console.error(`shard ${this.#opts.shard}: access log failed:`, err));
   }
 
   async #dropWorkspace(ws: string): Promise<{ memories: number }> {
@@ -302,18 +336,22 @@ export class Shard {
   #maybeSnapshot(): void {
     if (this.#snapshotting || !this.#dirtySinceSnapshot) return;
     const due = Date.now() - this.#lastSnapshotAt >= this.#opts.snapshotIntervalS * 1000;
-    if (due || this.#wal.segmentBytes >= this.#opts.snapshotWalBytes) {
+    if (due || (this.#wal?.segmentBytes ?? 0) >= this.#opts.snapshotWalBytes) {
       void this.snapshot().catch((err: unknown) => console.error(`shard ${this.#opts.shard}: snapshot failed:`, err));
     }
   }
 
   /** Rotates the log, writes a snapshot, then deletes the files it covers. */
   snapshot(opts: { final?: boolean } = {}): Promise<void> {
+    const wal = this.#wal;
+    const external = this.#external;
+    if (!wal && !external?.snapshot) return Promise.resolve(); // an external log without snapshots keeps its whole history
     if (this.#snapshotting) {
       this.#snapshotAgain = true;
       return this.#snapshotting;
     }
-    this.#snapshotting = this.#runSnapshot(opts.final ?? false).finally(() => {
+    const run = wal ? this.#runSnapshot(wal, opts.final ?? false) : this.#runExternalSnapshot(external);
+    this.#snapshotting = run.finally(() => {
       this.#snapshotting = null;
       if (this.#snapshotAgain && !this.#draining) {
         this.#snapshotAgain = false;
@@ -323,16 +361,24 @@ export class Shard {
     return this.#snapshotting;
   }
 
-  async #runSnapshot(final: boolean): Promise<void> {
+  async #runExternalSnapshot(external: ExternalLog | null): Promise<void> {
     const start = performance.now();
     this.#dirtySinceSnapshot = false;
     this.#lastSnapshotAt = Date.now();
-    const walSeq = await this.#wal.rotate();
+    await external?.snapshot?.(this.#state);
+    this.snapshotMs.push(performance.now() - start);
+  }
+
+  async #runSnapshot(wal: Wal, final: boolean): Promise<void> {
+    const start = performance.now();
+    this.#dirtySinceSnapshot = false;
+    this.#lastSnapshotAt = Date.now();
+    const walSeq = await wal.rotate();
     await writeSnapshot(this.#opts.dir, { shard: this.#opts.shard, walSeq, state: this.#state });
     // Graphs are saved only when nothing can change under them (the final snapshot).
     if (final) saveGraphs(this.#opts.dir, walSeq, this.#state);
     deleteGraphsBefore(this.#opts.dir, walSeq);
-    this.#wal.deleteBefore(walSeq, listSeqs(this.#opts.dir, 'wal', 'log'));
+    wal.deleteBefore(walSeq, listSeqs(this.#opts.dir, 'wal', 'log'));
     for (const seq of listSeqs(this.#opts.dir, 'snap', 'snap')) {
       if (seq < walSeq) unlinkSync(join(this.#opts.dir, seqName('snap', seq, 'snap')));
     }
@@ -363,13 +409,15 @@ export class Shard {
   }
 
   async #runBackup(dir: string): Promise<BackupResult> {
+    const wal = this.#wal;
+    if (wal === null) throw new FlashbulbError('invalid_input', 'this shard logs to JetStream (cluster mode); there is no local log to back up');
     mkdirSync(dir, { recursive: true });
-    const walSeq = await this.#wal.rotate();
+    const walSeq = await wal.rotate();
     const memories = this.#state.memoryCount();
     await writeSnapshot(dir, { shard: this.#opts.shard, walSeq, state: this.#state });
     // Records applied while the snapshot was written must reach the copied segment.
-    await this.#wal.drain();
-    await this.#wal.rotate();
+    await wal.drain();
+    await wal.rotate();
     const segment = seqName('wal', walSeq, 'log');
     copyFileSync(join(this.#opts.dir, segment), join(dir, segment));
     const fd = openSync(join(dir, segment), 'r');
@@ -391,6 +439,7 @@ export class Shard {
     while (this.#inflight > 0) await new Promise((r) => setTimeout(r, 5));
     while (this.#snapshotting) await this.#snapshotting;
     this.#flushAccess();
+    if (!this.#wal) return;
     await this.#wal.drain();
     await this.snapshot({ final: true });
     await this.#wal.close();

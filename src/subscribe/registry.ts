@@ -9,7 +9,7 @@ import { FlashbulbError } from '../errors/codes.ts';
 import type { Embedder } from '../embedding/embedder.ts';
 import { openSubscriptions, subscriptionDropped, subscriptionPushes } from '../metrics/index.ts';
 import { isExpired, type MemoryView } from '../model/memory.ts';
-import type { ShardPool } from '../router/shard-client.ts';
+import type { ShardRouter } from '../router/router.ts';
 import type { Push, SubscriptionSpec } from '../shard/protocol.ts';
 import { Chunker, type Chunk } from './chunker.ts';
 
@@ -55,11 +55,11 @@ class Subscription {
 }
 
 export class SubscriptionRegistry {
-  readonly #shards: ShardPool;
+  readonly #shards: ShardRouter;
   readonly #embedder: Embedder;
   readonly #subs = new Map<number, Subscription>();
 
-  constructor(shards: ShardPool, embedder: Embedder) {
+  constructor(shards: ShardRouter, embedder: Embedder) {
     this.#shards = shards;
     this.#embedder = embedder;
   }

@@ -4,6 +4,7 @@ import { DEFAULT_WORKSPACE } from '../auth/principal.ts';
 import type { KeyInfo, WorkspaceInfo } from '../auth/store.ts';
 import type { Role } from '../auth/keys.ts';
 import { FlashbulbError } from '../errors/codes.ts';
+import type { ClusterStatus } from '../cluster/node.ts';
 import { requireAdmin, type Services } from './context.ts';
 import { checkTtl } from './validate.ts';
 
@@ -24,6 +25,13 @@ export function whoami(svc: Services, principal: Principal): Whoami {
     can_access: principal.role === 'admin' ? 'all' : [principal.workspace],
     auth_enabled: svc.config.authEnabled,
   };
+}
+
+/** Cluster mode only: who owns which partition, and how far each owner is behind its stream. */
+export async function clusterStatus(svc: Services, principal: Principal): Promise<ClusterStatus> {
+  requireAdmin({ principal });
+  if (!svc.cluster) throw new FlashbulbError('not_found', 'cluster mode is off (it needs FLASHBULB_NATS_URL and FLASHBULB_NODE_ID)');
+  return svc.cluster.status();
 }
 
 export type WorkspaceView = WorkspaceInfo & { memory_count: number };

@@ -8,6 +8,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { isAbsolute, join } from 'node:path';
 import { shardDir } from '../data-dir.ts';
 import { FlashbulbError, invalid } from '../errors/codes.ts';
+import { ShardPool } from '../router/shard-client.ts';
 import { fsyncDir } from '../shard/persist/fsutil.ts';
 import { requireAdmin, type Ctx } from './context.ts';
 
@@ -27,6 +28,10 @@ export async function backup(ctx: Pick<Ctx, 'svc' | 'principal'>, input: { to: s
   const to = input.to;
   if (!isAbsolute(to)) throw invalid(`to must be an absolute path on the server's machine, got '${to}'`);
   if (existsSync(to) && readdirSync(to).length > 0) throw new FlashbulbError('conflict', `${to} exists and is not empty; back up into a new directory`);
+  const pool = ctx.svc.shards;
+  if (!(pool instanceof ShardPool)) {
+    throw invalid('online backup copies a single-process data directory; in cluster mode each partition is snapshotted to JetStream (README, Cluster mode)');
+  }
   if (running) throw new FlashbulbError('conflict', 'a backup is already running');
   running = true;
   try {
@@ -35,7 +40,7 @@ export async function backup(ctx: Pick<Ctx, 'svc' | 'principal'>, input: { to: s
     mkdirSync(to, { recursive: true });
     for (const file of ['meta.json', 'auth.json']) if (existsSync(join(from, file))) copyFileSync(join(from, file), join(to, file));
     const shards = await Promise.all(
-      Array.from({ length: ctx.svc.shards.size }, async (_, shard) => ({ shard, ...(await ctx.svc.shards.callShard(shard, '', 'backup', { dir: shardDir(to, shard) }, [], { timeoutMs: SHARD_BACKUP_TIMEOUT_MS })) })),
+      Array.from({ length: pool.size }, async (_, shard) => ({ shard, ...(await pool.callShard(shard, '', 'backup', { dir: shardDir(to, shard) }, [], { timeoutMs: SHARD_BACKUP_TIMEOUT_MS })) })),
     );
     fsyncDir(to);
     return { to, started_at: startedAt, finished_at: Date.now() * 1000, shards };

@@ -9,14 +9,15 @@ import type { Config } from '../config/index.ts';
 import type { Embedder } from '../embedding/embedder.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { rateLimited } from '../metrics/index.ts';
-import type { ShardPool } from '../router/shard-client.ts';
+import type { ShardRouter } from '../router/router.ts';
+import type { ClusterStatus } from '../cluster/node.ts';
 import type { SubscriptionRegistry } from '../subscribe/registry.ts';
 import type { ReflectionEngine } from '../reflection/engine.ts';
 import type { ReflectSessions } from '../reflection/sessions.ts';
 
 export interface Services {
   readonly config: Config;
-  readonly shards: ShardPool;
+  readonly shards: ShardRouter;
   readonly embedder: Embedder;
   readonly auth: AuthStore;
   readonly limiter: RateLimiter;
@@ -27,6 +28,8 @@ export interface Services {
   readonly version: string;
   /** Mutable readiness: false while starting or draining, with the reason. */
   readonly health: { ready: boolean; reason: string };
+  /** Present in cluster mode (src/cluster). */
+  readonly cluster?: { status(): Promise<ClusterStatus> };
 }
 
 export interface Ctx {

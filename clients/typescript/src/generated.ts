@@ -513,6 +513,30 @@ export type WhoamiResponse = {
   auth_enabled: boolean;
 };
 
+export type ClusterStatusResponse = {
+  /** The node that answered */
+  node: string;
+  cluster: string;
+  partitions: number;
+  replicas: number;
+  lease_ms: number;
+  nodes: Array<{
+    id: string;
+    started_at: string;
+    partitions: Array<number>;
+    self: boolean;
+  }>;
+  partition_owners: Array<{
+    partition: number;
+    owner: string | null;
+    status: "recovering" | "ready" | "releasing" | "unowned" | "unknown";
+    /** Last sequence of the partition stream (its write-ahead log) */
+    stream_last_seq: number;
+    applied_seq: number | null;
+    lag: number | null;
+  }>;
+};
+
 export type WorkspacesListResponse = {
   workspaces: Array<{
     slug: string;
@@ -641,6 +665,7 @@ export const OPERATIONS = {
   mcp_v1: { method: 'POST', path: '/v1/mcp', scoped: true, response: 'json' },
   mcp: { method: 'POST', path: '/mcp', scoped: true, response: 'json' },
   whoami: { method: 'GET', path: '/v1/auth/whoami', scoped: false, response: 'json' },
+  cluster_status: { method: 'GET', path: '/v1/cluster', scoped: false, response: 'json' },
   workspaces_list: { method: 'GET', path: '/v1/workspaces', scoped: false, response: 'json' },
   workspaces_create: { method: 'POST', path: '/v1/workspaces', scoped: false, response: 'json' },
   workspaces_get: { method: 'GET', path: '/v1/workspaces/{slug}', scoped: false, response: 'json' },
@@ -780,6 +805,11 @@ export abstract class GeneratedClient<Options> {
   /** The calling key: role, workspace, reach (`GET /v1/auth/whoami`) */
   whoami(options?: Options): Promise<WhoamiResponse> {
     return this.call<WhoamiResponse>('whoami', {  }, options);
+  }
+
+  /** Cluster mode: nodes, partitions, owners, lag (404 when cluster mode is off) (`GET /v1/cluster`) */
+  clusterStatus(options?: Options): Promise<ClusterStatusResponse> {
+    return this.call<ClusterStatusResponse>('cluster_status', {  }, options);
   }
 
   /** All workspaces with their memory counts (`GET /v1/workspaces`) */

@@ -54,7 +54,8 @@ export async function writeSnapshot(
   }
 }
 
-function* snapshotRecords(state: ShardState): Generator<LogRecord> {
+/** The records that rebuild `state` (also what cluster snapshots hold). */
+export function* snapshotRecords(state: ShardState): Generator<LogRecord> {
   for (const [ws, w] of state.workspaces) {
     for (const m of w.memories.values()) yield { t: 'put', ws, m: toStored(m) };
   }

@@ -1,0 +1,178 @@
+/**
+ * Cluster cost and scaling (issue 16): write and recall latency through a cluster of Flashbulb
+ * nodes on one nats-server (JetStream, replicas 1) versus the single process, and aggregate write
+ * throughput with 1, 2 and 3 nodes on a many-workspace load (clients spread round-robin over the
+ * nodes, so about (n-1)/n of the requests take a forwarding hop).
+ *
+ *   npm run build && node --import tsx native-bench/cluster.ts [--seconds 8] [--concurrency 16]
+ *
+ * Needs nats-server on PATH. Hash embedder, auth off (the auth store is per node in cluster mode).
+ */
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { numberFlag } from './lib/args.ts';
+import { runClosedLoop } from './lib/closed-loop.ts';
+import { RestClient } from './lib/rest-client.ts';
+import { freePort, startServer, type RunningServer } from './lib/server-process.ts';
+import { summarize, type Summary } from './lib/stats.ts';
+import { formatMarkdown } from './lib/table.ts';
+import { shardFor } from '../src/router/shard-map.ts';
+
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, concurrency: { type: 'string' } } });
+const SECONDS = numberFlag(values, 'seconds', 8);
+const CONCURRENCY = numberFlag(values, 'concurrency', 16);
+const WORKSPACES = 64;
+const PARTITIONS = 16;
+
+const dirs: string[] = [];
+function temp(prefix: string): string {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  dirs.push(d);
+  return d;
+}
+
+async function startNats(): Promise<{ url: string; stop: () => void }> {
+  const proc = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', '-1', '-sd', temp('bench-nats-')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  proc.stderr?.setEncoding('utf8').on('data', (d: string) => (log += d));
+  for (let i = 0; i < 400; i++) {
+    const m = /client connections on 127\.0\.0\.1:(\d+)/.exec(log);
+    if (m && /Server is ready/.test(log)) return { url: `nats://127.0.0.1:${m[1]}`, stop: () => proc.kill('SIGKILL') };
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  proc.kill('SIGKILL');
+  throw new Error(`nats-server did not start (is it installed?):\n${log}`);
+}
+
+async function startNode(env: Record<string, string>): Promise<RunningServer> {
+  return startServer({
+    dataDir: temp('bench-node-'),
+    port: await freePort(),
+    apiKey: 'unused',
+    env: { FLASHBULB_AUTH_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', FLASHBULB_REFLECT_ENABLED: 'false', ...env },
+  });
+}
+
+interface Run {
+  label: string;
+  write: Summary;
+  recall: Summary;
+}
+
+async function measure(label: string, nodes: RunningServer[]): Promise<Run> {
+  const clients = nodes.map((n) => new RestClient({ host: '127.0.0.1', port: n.port, apiKey: 'unused', maxSockets: CONCURRENCY }));
+  let i = 0;
+  const pick = (): { c: RestClient; ws: string; n: number } => {
+    const n = i++;
+    return { c: clients[n % clients.length] as RestClient, ws: `bench-${n % WORKSPACES}`, n };
+  };
+  // Every workspace gets a first write (and its partition an owner) before timing.
+  for (let w = 0; w < WORKSPACES; w++) {
+    const reply = await (clients[w % clients.length] as RestClient).post(`/v1/workspaces/bench-${w}/memories`, { content: `warm-up ${w}` });
+    if (reply.status !== 201 && reply.status !== 200) throw new Error(`${label}: warm-up write answered ${reply.status} ${reply.body.toString()}`);
+  }
+  const write = await runClosedLoop(
+    async () => {
+      const { c, ws, n } = pick();
+      const r = await c.post(`/v1/workspaces/${ws}/memories`, { content: `measured write ${n}: herons${n % 97} wade the estuary at low tide` });
+      return r.status === 201 || r.status === 200;
+    },
+    { concurrency: CONCURRENCY, durationMs: SECONDS * 1000 },
+  );
+  const recall = await runClosedLoop(
+    async () => {
+      const { c, ws, n } = pick();
+      const r = await c.post(`/v1/workspaces/${ws}/recall`, { cue: `herons${n % 97} estuary`, strategies: ['similarity'], top_k: 10 });
+      return r.status === 200;
+    },
+    { concurrency: CONCURRENCY, durationMs: SECONDS * 1000 },
+  );
+  for (const c of clients) c.close();
+  if (write.firstError || recall.firstError) console.error(`${label}: first error: ${write.firstError ?? recall.firstError}`);
+  return { label, write: summarize(write.latenciesMs, write.errors, write.seconds), recall: summarize(recall.latenciesMs, recall.errors, recall.seconds) };
+}
+
+async function waitOwned(node: RunningServer, owners: number): Promise<void> {
+  const c = new RestClient({ host: '127.0.0.1', port: node.port, apiKey: 'unused', maxSockets: 1 });
+  try {
+    for (let i = 0; i < 300; i++) {
+      const r = await c.get('/v1/cluster');
+      const body = JSON.parse(r.body.toString()) as { partition_owners: Array<{ owner: string | null; status: string }> };
+      const ownersSeen = new Set(body.partition_owners.map((p) => p.owner));
+      if (body.partition_owners.every((p) => p.owner !== null && p.status === 'ready') && ownersSeen.size === owners) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error('partitions did not settle');
+  } finally {
+    c.close();
+  }
+}
+
+/** The forwarding hop alone: one client reading one memory through its owner, then through another node. */
+async function hop(nodes: RunningServer[]): Promise<Array<[string, Summary]>> {
+  const ws = 'hop-bench';
+  const partition = shardFor(ws, PARTITIONS);
+  const any = new RestClient({ host: '127.0.0.1', port: (nodes[0] as RunningServer).port, apiKey: 'unused', maxSockets: 1 });
+  const id = (JSON.parse((await any.post(`/v1/workspaces/${ws}/memories`, { content: 'the hop under test' })).body.toString()) as { memory_id: string }).memory_id;
+  const status = JSON.parse((await any.get('/v1/cluster')).body.toString()) as { nodes: Array<{ id: string; partitions: number[] }> };
+  any.close();
+  const ownerId = status.nodes.find((n) => n.partitions.includes(partition))?.id;
+  const owner = nodes.find((_, k) => `n${k}` === ownerId);
+  const other = nodes.find((_, k) => `n${k}` !== ownerId);
+  if (!owner || !other) throw new Error(`no owner found for partition ${partition}`);
+  const out: Array<[string, Summary]> = [];
+  for (const [label, node] of [['through the owner', owner], ['through another node (one NATS request-reply hop)', other]] as const) {
+    const c = new RestClient({ host: '127.0.0.1', port: node.port, apiKey: 'unused', maxSockets: 1 });
+    const r = await runClosedLoop(async () => (await c.get(`/v1/workspaces/${ws}/memories/${id}`)).status === 200, { concurrency: 1, durationMs: SECONDS * 500 });
+    c.close();
+    out.push([label, summarize(r.latenciesMs, r.errors, r.seconds)]);
+  }
+  return out;
+}
+
+async function main(): Promise<void> {
+  const runs: Run[] = [];
+  let hops: Array<[string, Summary]> = [];
+  for (const durability of ['fsync', 'os'] as const) {
+    const single = await startNode({ FLASHBULB_SHARDS: '2', FLASHBULB_DURABILITY: durability });
+    runs.push(await measure(`single process (2 shards, durability ${durability})`, [single]));
+    await single.stop();
+  }
+  const nats = await startNats();
+  try {
+    for (const size of [1, 2, 3]) {
+      const name = `bench${size}`;
+      const nodes: RunningServer[] = [];
+      for (let k = 0; k < size; k++) {
+        nodes.push(
+          await startNode({ FLASHBULB_NATS_URL: nats.url, FLASHBULB_NODE_ID: `n${k}`, FLASHBULB_CLUSTER_NAME: name, FLASHBULB_CLUSTER_PARTITIONS: String(PARTITIONS) }),
+        );
+      }
+      await waitOwned(nodes[0] as RunningServer, size);
+      runs.push(await measure(`cluster, ${size} node${size > 1 ? 's' : ''} (1 nats-server, replicas 1)`, nodes));
+      if (size === 3) hops = await hop(nodes);
+      for (const n of nodes) await n.stop();
+    }
+  } finally {
+    nats.stop();
+  }
+  const f = (x: number): string => x.toFixed(2);
+  console.log(`\n${SECONDS} s per phase, ${CONCURRENCY} concurrent clients, ${WORKSPACES} workspaces, hash embedder; cluster: ${PARTITIONS} partitions\n`);
+  console.log(
+    formatMarkdown(
+      ['setup', 'write/s', 'write p50 ms', 'write p99 ms', 'recall/s', 'recall p50 ms', 'recall p99 ms', 'errors'],
+      runs.map((r) => [r.label, Math.round(r.write.opsPerS), f(r.write.p50Ms), f(r.write.p99Ms), Math.round(r.recall.opsPerS), f(r.recall.p50Ms), f(r.recall.p99Ms), r.write.errors + r.recall.errors]),
+    ),
+  );
+  console.log(`\nGET one memory, one client, 3-node cluster:\n`);
+  console.log(formatMarkdown(['path', 'reads/s', 'p50 ms', 'p99 ms'], hops.map(([label, s]) => [label, Math.round(s.opsPerS), f(s.p50Ms), f(s.p99Ms)])));
+}
+
+try {
+  await main();
+} finally {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+}

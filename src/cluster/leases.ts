@@ -1,0 +1,55 @@
+/**
+ * @module cluster/leases — partition ownership in the `<name>-leases` KV bucket. Key `p<n>` holds
+ * the owner; it is created only when absent and renewed or deleted only with compare-and-set on
+ * the revision the holder last saw. The bucket's max age removes a lease nobody renews.
+ */
+import type { KV } from '@nats-io/kv';
+
+export interface Lease {
+  node: string;
+  /** Wall-clock time of the last renewal, as the holder saw it (for display only). */
+  at: number;
+}
+
+export class LeaseTable {
+  readonly #kv: KV;
+  readonly #node: string;
+
+  constructor(kv: KV, node: string) {
+    this.#kv = kv;
+    this.#node = node;
+  }
+
+  /** Takes the lease if nobody holds it; returns its revision, or null when it is held. */
+  async acquire(partition: number): Promise<number | null> {
+    try {
+      return await this.#kv.create(key(partition), this.#value());
+    } catch {
+      return null;
+    }
+  }
+
+  /** Renews a lease held at `revision`; rejects when it is no longer ours (expired or taken). */
+  renew(partition: number, revision: number): Promise<number> {
+    return this.#kv.update(key(partition), this.#value(), revision);
+  }
+
+  /** Gives a lease back, if it is still the one held at `revision`. */
+  async release(partition: number, revision: number): Promise<void> {
+    await this.#kv.delete(key(partition), { previousSeq: revision }).catch(() => undefined);
+  }
+
+  /** The current holder, or null (never taken, released or expired). */
+  async holder(partition: number): Promise<Lease | null> {
+    const e = await this.#kv.get(key(partition)).catch(() => null);
+    return e && e.operation === 'PUT' ? (JSON.parse(e.string()) as Lease) : null;
+  }
+
+  #value(): string {
+    return JSON.stringify({ node: this.#node, at: Date.now() } satisfies Lease);
+  }
+}
+
+function key(partition: number): string {
+  return `p${partition}`;
+}

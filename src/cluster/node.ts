@@ -1,0 +1,530 @@
+/**
+ * @module cluster/node — one Flashbulb node of a cluster on NATS JetStream.
+ *
+ * Workspaces hash to P partitions (P stored once in the `<name>-meta` bucket). Each partition has
+ * a stream `<name>_p<n>` that is its write-ahead log, and at most one owner: the node holding the
+ * lease key `p<n>` in the `<name>-leases` bucket. Leases are created and renewed with
+ * compare-and-set on the key's revision; the bucket's max age makes a lease that is not renewed
+ * disappear after FLASHBULB_CLUSTER_LEASE_MS. The owner replays the stream into an ordinary Shard
+ * (in this process's main thread), publishes a fence, and from then on every write the shard
+ * makes is published (StreamLog) and acknowledged only after JetStream acknowledges it.
+ *
+ * Requests for a partition owned elsewhere are forwarded over NATS request-reply to
+ * `<name>.node.<owner>.call`: the nodes already share the NATS connection, so there is no second
+ * address to configure, discover or secure, and "no responders" tells at once that an owner is gone.
+ */
+import { connect, type NatsConnection, type Subscription } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { Objm } from '@nats-io/obj';
+import { ShardState } from '../shard/store/apply.ts';
+import { PartitionSnapshots } from './snapshots.ts';
+import type { Config } from '../config/index.ts';
+import { FlashbulbError } from '../errors/codes.ts';
+import { fromWireError, toWireError } from '../errors/wire.ts';
+import type { ShardRouter } from '../router/router.ts';
+import { shardFor } from '../router/shard-map.ts';
+import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardWorkerData } from '../shard/protocol.ts';
+import { Shard } from '../shard/shard.ts';
+import { encodeEntry, ensureStream, FencedError, replayStream, StreamLog } from './stream-log.ts';
+import { forward, pack, unpack, type Forward, type ForwardReply } from './forward.ts';
+import { LeaseTable, type Lease } from './leases.ts';
+
+/** How long a request waits for a partition to get a ready owner before a retryable 503. */
+const ROUTE_WAIT_MS = 3000;
+const FENCE_ATTEMPTS = 20;
+
+export interface ClusterOptions {
+  config: Config;
+  /** Events of the local shards (pushes for subscriptions opened on this node). */
+  emit: (e: ShardEvent) => void;
+  log: (line: string) => void;
+}
+
+type PartitionStatus = 'recovering' | 'ready' | 'releasing';
+
+interface Owned {
+  partition: number;
+  status: PartitionStatus;
+  /** Revision of our lease key; the next renewal must match it. */
+  leaseRev: number;
+  shard: Shard | null;
+  log: StreamLog | null;
+  /** Stream sequence of our fence (where our ownership starts). */
+  fenceSeq: number;
+  since: number;
+  replayedRecords: number;
+  recoveryMs: number;
+  inflight: number;
+}
+
+interface NodeRecord {
+  id: string;
+  started_at: number;
+  /** Partition → the last stream sequence this node appended or replayed. */
+  owned: Record<string, { status: PartitionStatus; applied_seq: number }>;
+}
+
+
+export interface ClusterStatus {
+  node: string;
+  cluster: string;
+  partitions: number;
+  replicas: number;
+  lease_ms: number;
+  nodes: Array<{ id: string; started_at: string; partitions: number[]; self: boolean }>;
+  partition_owners: Array<{
+    partition: number;
+    owner: string | null;
+    status: PartitionStatus | 'unowned' | 'unknown';
+    stream_last_seq: number;
+    applied_seq: number | null;
+    lag: number | null;
+  }>;
+}
+
+export class ClusterNode implements ShardRouter {
+  readonly #o: ClusterOptions;
+  readonly #id: string;
+  readonly #name: string;
+  readonly #nc: NatsConnection;
+  readonly #js: JetStreamClient;
+  readonly #jsm: JetStreamManager;
+  readonly #leases: LeaseTable;
+  readonly #nodes: KV;
+  readonly #snapshots: PartitionSnapshots;
+  readonly partitions: number;
+  readonly #owned = new Map<number, Owned>();
+  readonly #owners = new Map<number, Lease>();
+  #live = new Map<string, NodeRecord>();
+  /** Subscriptions opened through another node: id → that node. */
+  readonly #subOrigins = new Map<number, string>();
+  /** Partitions released on purpose recently: not taken back at once (partition → until). */
+  readonly #cooldown = new Map<number, number>();
+  readonly #subs: Subscription[] = [];
+  readonly #startedAt = Date.now();
+  #timer: NodeJS.Timeout | null = null;
+  #ticking: Promise<void> | null = null;
+  /** Renewals run on their own timer, so a slow balancing round never lets a lease lapse. */
+  #renewTimer: NodeJS.Timeout | null = null;
+  #renewing: Promise<void> | null = null;
+  #inflight = 0;
+  #stopping = false;
+
+  private constructor(o: ClusterOptions, nc: NatsConnection, jsm: JetStreamManager, leases: KV, nodes: KV, snapshots: PartitionSnapshots, partitions: number) {
+    this.#o = o;
+    this.#id = o.config.nodeId;
+    this.#name = o.config.clusterName;
+    this.#nc = nc;
+    this.#js = jetstream(nc);
+    this.#jsm = jsm;
+    this.#leases = new LeaseTable(leases, o.config.nodeId);
+    this.#nodes = nodes;
+    this.#snapshots = snapshots;
+    this.partitions = partitions;
+  }
+
+  static async start(o: ClusterOptions): Promise<ClusterNode> {
+    const { config } = o;
+    const nc = await connect({ servers: [...config.natsUrls], name: `flashbulb-${config.nodeId}`, maxReconnectAttempts: -1 });
+    try {
+      const jsm = await jetstreamManager(nc);
+      const kvm = new Kvm(nc);
+      const replicas = config.natsReplicas;
+      const meta = await kvm.create(`${config.clusterName}-meta`, { history: 1, replicas });
+      const leases = await kvm.create(`${config.clusterName}-leases`, { history: 1, replicas, ttl: config.clusterLeaseMs });
+      const nodes = await kvm.create(`${config.clusterName}-nodes`, { history: 1, replicas, ttl: config.clusterLeaseMs });
+      const objects = await new Objm(nc).create(`${config.clusterName}-snapshots`, { replicas });
+      const partitions = await partitionCount(meta, config.clusterPartitions);
+      if (partitions !== config.clusterPartitions) {
+        o.log(`cluster: ${partitions} partitions (fixed when the cluster was created; FLASHBULB_CLUSTER_PARTITIONS=${config.clusterPartitions} ignored)`);
+      }
+      const node = new ClusterNode(o, nc, jsm, leases, nodes, new PartitionSnapshots(objects, meta), partitions);
+      node.#listen();
+      await node.#tick();
+      const every = Math.max(200, Math.floor(config.clusterLeaseMs / 3));
+      node.#timer = setInterval(() => void node.#scheduleTick(), every);
+      node.#renewTimer = setInterval(() => {
+        node.#renewing ??= node.#renew().finally(() => (node.#renewing = null));
+      }, every);
+      o.log(`cluster: node ${config.nodeId} joined '${config.clusterName}' on ${config.natsUrls.join(',')} (${partitions} partitions, replicas ${replicas})`);
+      return node;
+    } catch (err) {
+      await nc.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  get nodeId(): string {
+    return this.#id;
+  }
+
+  partitionOf(ws: string): number {
+    return shardFor(ws, this.partitions);
+  }
+
+  #stream(p: number): string {
+    return `${this.#name}_p${p}`;
+  }
+
+  #subject(p: number): string {
+    return `${this.#name}.p.${p}.log`;
+  }
+
+  #nodeSubject(node: string, what: 'call' | 'push'): string {
+    return `${this.#name}.node.${node}.${what}`;
+  }
+
+  // ---- requests ----------------------------------------------------------------------------
+
+  async call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>): Promise<ShardOutput<M>> {
+    this.#inflight += 1;
+    try {
+      return await this.#route(ws, method, input);
+    } finally {
+      this.#inflight -= 1;
+    }
+  }
+
+  async #route<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>): Promise<ShardOutput<M>> {
+    const p = this.partitionOf(ws);
+    const deadline = Date.now() + ROUTE_WAIT_MS;
+    for (;;) {
+      const local = this.#owned.get(p);
+      if (local?.status === 'ready' && local.shard) return structuredClone(await this.#handleLocal(local, method, ws, structuredClone(input), this.#id));
+      const owner = this.#owners.get(p);
+      if (owner && owner.node !== this.#id && !local) {
+        const reply = await forward(this.#nc, this.#nodeSubject(owner.node, 'call'), { p, ws, m: method, i: input, o: this.#id }, this.#o.config.shardTimeoutMs);
+        if (reply.ok) return reply.v as ShardOutput<M>;
+        if (!reply.notOwner) throw fromWireError(reply);
+      }
+      if (this.#stopping || Date.now() >= deadline) {
+        throw new FlashbulbError('unavailable', `partition ${p} has no ready owner at the moment (failover or move in progress); retry shortly`, { retryAfterS: 1 });
+      }
+      await sleep(100);
+      await this.#refreshOwner(p);
+    }
+  }
+
+  async #handleLocal<M extends ShardMethod>(local: Owned, method: M, ws: string, input: ShardInput<M>, origin: string): Promise<ShardOutput<M>> {
+    const shard = local.shard;
+    if (!shard) throw new FlashbulbError('unavailable', `partition ${local.partition} is not ready`);
+    local.inflight += 1;
+    try {
+      if (method === 'subOpen' && origin !== this.#id) this.#subOrigins.set((input as ShardInput<'subOpen'>).id, origin);
+      const out = await shard.handle(method, ws, input);
+      if (method === 'subClose') this.#subOrigins.delete((input as ShardInput<'subClose'>).id);
+      return out;
+    } catch (err) {
+      if (err instanceof FencedError || local.log?.failed) {
+        throw new FlashbulbError('unavailable', `partition ${local.partition} changed owner during the write; it was not acknowledged, retry`, { retryAfterS: 1 });
+      }
+      throw err;
+    } finally {
+      local.inflight -= 1;
+    }
+  }
+
+  #listen(): void {
+    const calls = this.#nc.subscribe(this.#nodeSubject(this.#id, 'call'), {
+      callback: (err, msg) => {
+        if (err) return;
+        void this.#serveForward(unpack<Forward>(msg.data)).then((reply) => msg.respond(pack(reply)));
+      },
+    });
+    const pushes = this.#nc.subscribe(this.#nodeSubject(this.#id, 'push'), {
+      callback: (err, msg) => {
+        if (err) return;
+        const e = unpack<{ ws: string; pushes: Push[] }>(msg.data);
+        this.#o.emit({ kind: 'push', ws: e.ws, pushes: e.pushes });
+      },
+    });
+    this.#subs.push(calls, pushes);
+  }
+
+  async #serveForward(req: Forward): Promise<ForwardReply> {
+    const local = this.#owned.get(req.p);
+    if (local?.status !== 'ready' || !local.shard) {
+      return { ok: false, code: 'unavailable', message: `node ${this.#id} does not serve partition ${req.p}`, notOwner: true };
+    }
+    this.#inflight += 1;
+    try {
+      return { ok: true, v: await this.#handleLocal(local, req.m, req.ws, req.i as ShardInput<ShardMethod>, req.o) };
+    } catch (err) {
+      return toWireError(err);
+    } finally {
+      this.#inflight -= 1;
+    }
+  }
+
+  /** Pushes of a local shard go to the node where each subscription was opened. */
+  #onShardEvent(e: ShardEvent): void {
+    if (e.kind !== 'push') return this.#o.emit(e);
+    const byOrigin = new Map<string, Push[]>();
+    for (const push of e.pushes) {
+      const origin = this.#subOrigins.get(push.subscription) ?? this.#id;
+      byOrigin.set(origin, [...(byOrigin.get(origin) ?? []), push]);
+    }
+    for (const [origin, pushes] of byOrigin) {
+      if (origin === this.#id) this.#o.emit({ kind: 'push', ws: e.ws, pushes });
+      else this.#nc.publish(this.#nodeSubject(origin, 'push'), pack({ ws: e.ws, pushes }));
+    }
+  }
+
+  async broadcast<M extends ShardMethod>(method: M, input: ShardInput<M>): Promise<ShardOutput<M>[]> {
+    const out: ShardOutput<M>[] = [];
+    for (const o of this.#owned.values()) if (o.status === 'ready' && o.shard) out.push(await o.shard.handle(method, '', input));
+    return out;
+  }
+
+  inflight(): number {
+    return this.#inflight;
+  }
+
+  problems(): string[] {
+    return this.#nc.isClosed() ? ['the NATS connection is closed'] : [];
+  }
+
+  // ---- ownership -----------------------------------------------------------------------------
+
+  #scheduleTick(): Promise<void> {
+    if (this.#ticking || this.#stopping) return this.#ticking ?? Promise.resolve();
+    this.#ticking = this.#tick()
+      .catch((err: unknown) => this.#o.log(`cluster: heartbeat failed: ${err instanceof Error ? err.message : String(err)}`))
+      .finally(() => (this.#ticking = null));
+    return this.#ticking;
+  }
+
+  async #tick(): Promise<void> {
+    await this.#nodes.put(`n.${this.#id}`, JSON.stringify(this.#nodeRecord()));
+    await this.#readNodes();
+    await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.#refreshOwner(p)));
+    if (this.#stopping) return;
+    this.#balance();
+  }
+
+  #nodeRecord(): NodeRecord {
+    const owned: NodeRecord['owned'] = {};
+    for (const o of this.#owned.values()) owned[String(o.partition)] = { status: o.status, applied_seq: o.log?.lastSeq ?? 0 };
+    return { id: this.#id, started_at: this.#startedAt, owned };
+  }
+
+  async #renew(): Promise<void> {
+    await Promise.all(
+      [...this.#owned.values()].map(async (o) => {
+        if (o.status === 'releasing') return;
+        try {
+          o.leaseRev = await this.#leases.renew(o.partition, o.leaseRev);
+        } catch (err) {
+          this.#lose(o, `lease lost (${err instanceof Error ? err.message : String(err)})`);
+        }
+      }),
+    );
+  }
+
+  async #readNodes(): Promise<void> {
+    const live = new Map<string, NodeRecord>();
+    const keys: string[] = [];
+    for await (const k of await this.#nodes.keys()) keys.push(k);
+    await Promise.all(
+      keys.map(async (k) => {
+        const e = await this.#nodes.get(k);
+        if (e && e.operation === 'PUT') {
+          const rec = JSON.parse(e.string()) as NodeRecord;
+          live.set(rec.id, rec);
+        }
+      }),
+    );
+    live.set(this.#id, this.#nodeRecord());
+    this.#live = live;
+  }
+
+  async #refreshOwner(p: number): Promise<void> {
+    const holder = await this.#leases.holder(p);
+    if (holder) this.#owners.set(p, holder);
+    else this.#owners.delete(p);
+  }
+
+  /** Takes free partitions up to a fair share; gives one away per heartbeat above it. */
+  #balance(): void {
+    const nodes = [...this.#live.keys()].sort();
+    const target = Math.ceil(this.partitions / Math.max(1, nodes.length));
+    const now = Date.now();
+    let mine = this.#owned.size;
+    const offset = nodes.indexOf(this.#id) * Math.ceil(this.partitions / Math.max(1, nodes.length));
+    for (let k = 0; k < this.partitions && mine < target; k++) {
+      const p = (offset + k) % this.partitions;
+      if (this.#owners.has(p) || this.#owned.has(p) || (this.#cooldown.get(p) ?? 0) > now) continue;
+      mine += 1;
+      void this.#acquire(p);
+    }
+    if (mine <= target) return;
+    const counts = new Map<string, number>(nodes.map((n) => [n, 0]));
+    for (const l of this.#owners.values()) counts.set(l.node, (counts.get(l.node) ?? 0) + 1);
+    const floor = Math.floor(this.partitions / nodes.length);
+    const starving = nodes.some((n) => n !== this.#id && (counts.get(n) ?? 0) < floor);
+    if (!starving) return;
+    const give = [...this.#owned.values()].find((o) => o.status === 'ready');
+    if (give) void this.#release(give, 'rebalancing');
+  }
+
+  async #acquire(p: number): Promise<void> {
+    const rev = await this.#leases.acquire(p);
+    if (rev === null) return; // someone else holds it
+    const o: Owned = { partition: p, status: 'recovering', leaseRev: rev, shard: null, log: null, fenceSeq: 0, since: Date.now(), replayedRecords: 0, recoveryMs: 0, inflight: 0 };
+    this.#owned.set(p, o);
+    this.#owners.set(p, { node: this.#id, at: Date.now() });
+    const started = performance.now();
+    try {
+      await ensureStream(this.#jsm, this.#stream(p), this.#subject(p), this.#o.config.natsReplicas);
+      const { recovered, fenceSeq } = await this.#recoverAndFence(p, rev);
+      if (this.#owned.get(p) !== o) return; // lost while recovering
+      const log = new StreamLog({
+        js: this.#js,
+        subject: this.#subject(p),
+        node: this.#id,
+        term: rev,
+        lastSeq: fenceSeq,
+        timeoutMs: this.#o.config.shardTimeoutMs,
+        onFailed: (err) => this.#lose(o, err instanceof FencedError ? err.message : `log failed: ${err.message}`),
+        snapshots: { store: this.#snapshots, partition: p, jsm: this.#jsm, stream: this.#stream(p) },
+      });
+      o.log = log;
+      o.fenceSeq = fenceSeq;
+      o.shard = new Shard(this.#shardOptions(p), (e) => this.#onShardEvent(e), { recovered, log });
+      o.replayedRecords = recovered.replayedRecords;
+      o.recoveryMs = performance.now() - started;
+      o.status = 'ready';
+      this.#o.log(`cluster: partition ${p} owned by ${this.#id}: ${o.shard.memoryCount} memories (${recovered.replayedRecords} records replayed) in ${o.recoveryMs.toFixed(0)} ms`);
+    } catch (err) {
+      this.#o.log(`cluster: taking partition ${p} failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.#lose(o, 'takeover failed');
+    }
+  }
+
+  /** Replays the whole stream, then appends a fence; a deposed owner's later appends fail. */
+  async #recoverAndFence(p: number, term: number): Promise<{ recovered: Awaited<ReturnType<typeof replayStream>>['recovered']; fenceSeq: number }> {
+    for (let attempt = 0; attempt < FENCE_ATTEMPTS; attempt++) {
+      const info = await this.#jsm.streams.info(this.#stream(p));
+      const last = info.state.last_seq;
+      const state = new ShardState();
+      const snap = await this.#snapshots.load(p, state);
+      const from = Math.max(info.state.first_seq, snap.seq + 1);
+      if (snap.seq + 1 < info.state.first_seq && info.state.messages > 0) {
+        throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap.seq}`);
+      }
+      const { recovered } = await replayStream(this.#js, this.#stream(p), from, last, state);
+      try {
+        const ack = await this.#js.publish(this.#subject(p), encodeEntry({ node: this.#id, fence: term }), {
+          msgID: `${this.#id}.${term}.fence`,
+          expect: { lastSubjectSequence: last },
+          timeout: this.#o.config.shardTimeoutMs,
+        });
+        return { recovered, fenceSeq: ack.seq };
+      } catch (err) {
+        // The previous owner appended after we read: read again.
+        if (attempt === FENCE_ATTEMPTS - 1) throw err;
+      }
+    }
+    throw new Error('unreachable');
+  }
+
+  #shardOptions(p: number): ShardWorkerData {
+    const c = this.#o.config;
+    return { shard: p, dir: '', durability: c.durability, snapshotIntervalS: c.snapshotIntervalS, snapshotWalBytes: c.snapshotWalBytes, eraseWithinS: c.eraseWithinS, contradictions: c.contradictionsEnabled };
+  }
+
+  /** Drops a partition at once (lease or log lost): its state may hold writes never acknowledged. */
+  #lose(o: Owned, reason: string): void {
+    if (this.#owned.get(o.partition) !== o) return;
+    this.#owned.delete(o.partition);
+    if (this.#owners.get(o.partition)?.node === this.#id) this.#owners.delete(o.partition);
+    this.#o.log(`cluster: partition ${o.partition} dropped by ${this.#id}: ${reason}`);
+    void o.shard?.shutdown().catch(() => undefined);
+    void o.log?.close().catch(() => undefined);
+    // Our lease, if it is still ours, goes too, so that a fresh owner replays the stream.
+    void this.#leases.release(o.partition, o.leaseRev);
+  }
+
+  /** Hands a partition over: stop taking requests, finish the ones in flight, free the lease. */
+  async #release(o: Owned, reason: string): Promise<void> {
+    if (o.status !== 'ready') return;
+    o.status = 'releasing';
+    this.#cooldown.set(o.partition, Date.now() + 3 * this.#o.config.clusterLeaseMs);
+    while (o.inflight > 0) await sleep(5);
+    await o.shard?.shutdown().catch(() => undefined);
+    await o.log?.close().catch(() => undefined);
+    await this.#leases.release(o.partition, o.leaseRev);
+    if (this.#owned.get(o.partition) === o) this.#owned.delete(o.partition);
+    this.#owners.delete(o.partition);
+    this.#o.log(`cluster: partition ${o.partition} released by ${this.#id} (${reason})`);
+  }
+
+  // ---- status and shutdown -------------------------------------------------------------------
+
+  async status(): Promise<ClusterStatus> {
+    await this.#readNodes().catch(() => undefined);
+    await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.#refreshOwner(p)));
+    const byNode = new Map<string, number[]>();
+    for (const [p, l] of this.#owners) byNode.set(l.node, [...(byNode.get(l.node) ?? []), p]);
+    const rows: ClusterStatus['partition_owners'] = [];
+    for (let p = 0; p < this.partitions; p++) {
+      const owner = this.#owners.get(p)?.node ?? null;
+      const lastSeq = await this.#jsm.streams
+        .info(this.#stream(p))
+        .then((i) => i.state.last_seq)
+        .catch(() => 0);
+      const reported = owner ? this.#live.get(owner)?.owned[String(p)] : undefined;
+      const applied = reported?.applied_seq ?? null;
+      rows.push({
+        partition: p,
+        owner,
+        status: owner === null ? 'unowned' : (reported?.status ?? 'unknown'),
+        stream_last_seq: lastSeq,
+        applied_seq: applied,
+        lag: applied === null ? null : Math.max(0, lastSeq - applied),
+      });
+    }
+    return {
+      node: this.#id,
+      cluster: this.#name,
+      partitions: this.partitions,
+      replicas: this.#o.config.natsReplicas,
+      lease_ms: this.#o.config.clusterLeaseMs,
+      nodes: [...this.#live.values()]
+        .sort((a, b) => a.id.localeCompare(b.id))
+        .map((n) => ({ id: n.id, started_at: new Date(n.started_at).toISOString(), partitions: (byNode.get(n.id) ?? []).sort((a, b) => a - b), self: n.id === this.#id })),
+      partition_owners: rows,
+    };
+  }
+
+  /** Hands every partition over (so others take them at once), leaves the cluster, closes NATS. */
+  async shutdown(): Promise<void> {
+    this.#stopping = true;
+    if (this.#timer) clearInterval(this.#timer);
+    if (this.#renewTimer) clearInterval(this.#renewTimer);
+    while (this.#ticking) await this.#ticking;
+    while (this.#renewing) await this.#renewing;
+    await Promise.all([...this.#owned.values()].map((o) => this.#release(o, 'shutting down')));
+    await this.#nodes.delete(`n.${this.#id}`).catch(() => undefined);
+    for (const s of this.#subs) s.unsubscribe();
+    await this.#nc.drain().catch(() => undefined);
+  }
+}
+
+async function partitionCount(meta: KV, wanted: number): Promise<number> {
+  try {
+    await meta.create('partitions', String(wanted));
+    return wanted;
+  } catch {
+    const e = await meta.get('partitions');
+    const n = Number(e?.string());
+    if (!Number.isInteger(n) || n < 1) throw new Error(`cluster metadata holds an invalid partition count '${e?.string() ?? ''}'`);
+    return n;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+

@@ -1,0 +1,278 @@
+/**
+ * @module cluster/stream-log — one partition's write-ahead log on a JetStream stream.
+ *
+ * Appends that arrive while a publish is in flight share the next one (group commit), so the
+ * publishes of one owner form a chain: each carries the stream sequence it expects to follow
+ * (`expect.lastSubjectSequence`). A node that lost its partition therefore cannot append: the new
+ * owner published a fence message on taking over, the old owner's expectation no longer holds and
+ * JetStream refuses the publish (wrong last sequence). Each publish carries a message id, so
+ * retrying a publish whose acknowledgement was lost is stored once (JetStream's duplicate window).
+ */
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { DeliverPolicy, JetStreamApiError } from '@nats-io/jetstream';
+import { Packr } from 'msgpackr';
+import type { ExternalLog } from '../shard/shard.ts';
+import type { LogRecord } from '../shard/persist/records.ts';
+import { applyRecord, pruneDanglingEdges, ShardState } from '../shard/store/apply.ts';
+import type { Recovered } from '../shard/persist/recovery.ts';
+import type { PartitionSnapshots } from './snapshots.ts';
+
+const packr = new Packr({ useRecords: false, mapsAsObjects: true });
+
+/** JetStream's default max_payload is 1 MiB; batches stay well below it. */
+const MAX_BATCH_BYTES = 768 * 1024;
+const PUBLISH_ATTEMPTS = 4;
+/** JetStream API error: the expected last sequence did not hold. */
+const WRONG_LAST_SEQUENCE = 10071;
+
+/** What one stream message holds: a batch of records, or the fence of a new owner. */
+export type StreamEntry = { node: string; records: LogRecord[] } | { node: string; fence: number };
+
+export function encodeEntry(e: StreamEntry): Uint8Array {
+  return packr.pack(e);
+}
+
+export function decodeEntry(data: Uint8Array): StreamEntry {
+  return packr.unpack(data) as StreamEntry;
+}
+
+/** Encodes `records` as several entries, each below the batch limit (a single record may not be). */
+function* splitRecords(records: readonly LogRecord[], node: string): Generator<Uint8Array> {
+  let part: LogRecord[] = [];
+  let bytes = 0;
+  for (const r of records) {
+    const size = encodeEntry({ node, records: [r] }).length;
+    if (part.length > 0 && bytes + size > MAX_BATCH_BYTES) {
+      yield encodeEntry({ node, records: part });
+      part = [];
+      bytes = 0;
+    }
+    part.push(r);
+    bytes += size;
+  }
+  if (part.length > 0) yield encodeEntry({ node, records: part });
+}
+
+export class FencedError extends Error {
+  override name = 'FencedError';
+}
+
+export interface StreamLogOptions {
+  js: JetStreamClient;
+  subject: string;
+  node: string;
+  /** Distinguishes this ownership term in message ids. */
+  term: number;
+  /** The stream sequence of this owner's fence: the first publish must follow it. */
+  lastSeq: number;
+  timeoutMs: number;
+  /** Called once when the log stops taking appends (fenced or storage failure). */
+  onFailed: (err: Error) => void;
+  /** Where snapshots go, and the stream to trim below them. */
+  snapshots?: { store: PartitionSnapshots; partition: number; jsm: JetStreamManager; stream: string };
+}
+
+interface Waiter {
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
+export class StreamLog implements ExternalLog {
+  readonly #o: StreamLogOptions;
+  #lastSeq: number;
+  #batch = 0;
+  #pending: { records: LogRecord[]; waiter: Waiter }[] = [];
+  #flushing: Promise<void> | null = null;
+  #failed: Error | null = null;
+  #closed = false;
+  /** Publishes acknowledged by JetStream, for the cluster view. */
+  published = 0;
+  /** Sequence the newest snapshot stored by this owner covers. */
+  snapshotSeq = 0;
+
+  constructor(opts: StreamLogOptions) {
+    this.#o = opts;
+    this.#lastSeq = opts.lastSeq;
+  }
+
+  get failed(): Error | null {
+    return this.#failed;
+  }
+
+  get lastSeq(): number {
+    return this.#lastSeq;
+  }
+
+  append(records: readonly LogRecord[]): Promise<void> {
+    if (this.#failed) return Promise.reject(this.#failed);
+    if (this.#closed) return Promise.reject(new Error('partition log is closed'));
+    if (records.length === 0) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      this.#pending.push({ records: [...records], waiter: { resolve, reject } });
+      this.#kick();
+    });
+  }
+
+  #kick(): void {
+    if (this.#flushing || this.#pending.length === 0) return;
+    this.#flushing = this.#flushLoop().finally(() => {
+      this.#flushing = null;
+      this.#kick();
+    });
+  }
+
+  async #flushLoop(): Promise<void> {
+    while (this.#pending.length > 0 && !this.#failed) {
+      const taken = this.#pending.splice(0, this.#pending.length);
+      // Split into messages below the payload limit, each appended in order.
+      let i = 0;
+      while (i < taken.length) {
+        const group: typeof taken = [];
+        const records: LogRecord[] = [];
+        let bytes = 0;
+        while (i < taken.length) {
+          const next = taken[i];
+          if (!next) break;
+          const size = encodeEntry({ node: this.#o.node, records: next.records }).length;
+          if (group.length > 0 && bytes + size > MAX_BATCH_BYTES) break;
+          if (size > MAX_BATCH_BYTES) {
+            // One write too large for a message (a big upload): its records go in several.
+            i += 1;
+            try {
+              for (const part of splitRecords(next.records, this.#o.node)) await this.#publish(part);
+              next.waiter.resolve();
+            } catch (err) {
+              this.#fail(err instanceof Error ? err : new Error(String(err)));
+              for (const g of [next, ...taken.slice(i), ...this.#pending.splice(0)]) g.waiter.reject(this.#failed ?? new Error('log failed'));
+              return;
+            }
+            continue;
+          }
+          bytes += size;
+          records.push(...next.records);
+          group.push(next);
+          i += 1;
+        }
+        if (group.length === 0) continue;
+        const data = encodeEntry({ node: this.#o.node, records });
+        try {
+          await this.#publish(data);
+          for (const g of group) g.waiter.resolve();
+        } catch (err) {
+          this.#fail(err instanceof Error ? err : new Error(String(err)));
+          for (const g of [...group, ...taken.slice(i), ...this.#pending.splice(0)]) g.waiter.reject(this.#failed ?? new Error('log failed'));
+          return;
+        }
+      }
+    }
+  }
+
+  async #publish(data: Uint8Array): Promise<void> {
+    this.#batch += 1;
+    const msgID = `${this.#o.node}.${this.#o.term}.${this.#batch}`;
+    let lastErr: unknown = null;
+    for (let attempt = 0; attempt < PUBLISH_ATTEMPTS; attempt++) {
+      try {
+        const ack = await this.#o.js.publish(this.#o.subject, data, {
+          msgID,
+          expect: { lastSubjectSequence: this.#lastSeq },
+          timeout: this.#o.timeoutMs,
+        });
+        this.#lastSeq = ack.seq;
+        this.published += 1;
+        return;
+      } catch (err) {
+        if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) {
+          throw new FencedError(`partition log ${this.#o.subject} was appended to by another owner (lease lost)`);
+        }
+        lastErr = err;
+        // The same message id: if the lost attempt was stored, JetStream answers it as a duplicate.
+        await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+      }
+    }
+    throw new Error(`publish to ${this.#o.subject} failed: ${lastErr instanceof Error ? lastErr.message : String(lastErr)}`);
+  }
+
+  /**
+   * Snapshots `state` at a moment when every record applied to it is published (so the snapshot
+   * holds no write that could still fail), moves the pointer, then trims the stream below it.
+   */
+  async snapshot(state: ShardState): Promise<void> {
+    const s = this.#o.snapshots;
+    if (!s) return;
+    for (let i = 0; i < 200 && (this.#flushing || this.#pending.length > 0); i++) await (this.#flushing ?? new Promise((r) => setTimeout(r, 1)));
+    if (this.#failed) throw this.#failed;
+    if (this.#flushing || this.#pending.length > 0) return; // writes keep coming: the next interval tries again
+    const seq = this.#lastSeq;
+    const data = s.store.encode(s.partition, state, seq);
+    if (!(await s.store.save(s.partition, seq, data))) return;
+    this.snapshotSeq = seq;
+    await s.jsm.streams.purge(s.stream, { seq });
+  }
+
+  #fail(err: Error): void {
+    if (this.#failed) return;
+    this.#failed = err;
+    this.#o.onFailed(err);
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    while (this.#flushing) await this.#flushing;
+  }
+}
+
+/** Reads a partition's stream from `fromSeq` to `toSeq` into `state` (a fresh one by default). */
+export async function replayStream(
+  js: JetStreamClient,
+  stream: string,
+  fromSeq: number,
+  toSeq: number,
+  state: ShardState = new ShardState(),
+): Promise<{ recovered: Recovered; messages: number }> {
+  let replayed = 0;
+  let messages = 0;
+  if (toSeq >= fromSeq && toSeq > 0) {
+    const consumer = await js.consumers.get(stream, { opt_start_seq: Math.max(1, fromSeq), deliver_policy: DeliverPolicy.StartSequence });
+    let seq = 0;
+    while (seq < toSeq) {
+      const batch = await consumer.fetch({ max_messages: 512, expires: 5000 });
+      let got = 0;
+      for await (const m of batch) {
+        got += 1;
+        seq = m.seq;
+        if (seq > toSeq) break;
+        messages += 1;
+        const entry = decodeEntry(m.data);
+        if ('records' in entry) {
+          for (const r of entry.records) applyRecord(state, r);
+          replayed += entry.records.length;
+        }
+        if (seq >= toSeq) break;
+      }
+      if (got === 0) throw new Error(`stream ${stream}: replay stopped at sequence ${seq}, expected up to ${toSeq}`);
+    }
+    await consumer.delete().catch(() => undefined);
+  }
+  pruneDanglingEdges(state);
+  return {
+    recovered: { state, nextWalSeq: 0, walSegments: [], snapshots: [], replayedRecords: replayed, truncatedTail: null, staleFiles: false },
+    messages,
+  };
+}
+
+/** The stream of a partition exists with the wanted replicas and de-duplication window. */
+export async function ensureStream(jsm: JetStreamManager, name: string, subject: string, replicas: number): Promise<void> {
+  try {
+    await jsm.streams.info(name);
+  } catch {
+    await jsm.streams
+      .add({ name, subjects: [subject], num_replicas: replicas, duplicate_window: 120_000_000_000, max_msg_size: 1024 * 1024 })
+      .catch(async (err: unknown) => {
+        // Another node created it in between.
+        await jsm.streams.info(name).catch(() => {
+          throw err;
+        });
+      });
+  }
+}

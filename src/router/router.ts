@@ -1,0 +1,18 @@
+/**
+ * @module router/router — what the verbs need from the layer that owns state: a typed command to
+ * the owner of a workspace. The single-process ShardPool (worker threads) implements it, and so
+ * does the cluster node (src/cluster), which forwards to the node that owns the partition.
+ */
+import type { ShardInput, ShardMethod, ShardOutput } from '../shard/protocol.ts';
+
+export interface ShardRouter {
+  /** Sends a command to the owner of `ws`; `transfer` buffers may be detached. */
+  call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, transfer?: ArrayBuffer[]): Promise<ShardOutput<M>>;
+  /** Runs `method` on every shard this process owns (workspace-independent stats). */
+  broadcast<M extends ShardMethod>(method: M, input: ShardInput<M>): Promise<ShardOutput<M>[]>;
+  /** Commands sent and not yet answered. */
+  inflight(): number;
+  /** What keeps this process from answering now (readiness lists it); empty when nothing does. */
+  problems(): string[];
+  shutdown(): Promise<void>;
+}

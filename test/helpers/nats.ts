@@ -1,0 +1,145 @@
+/**
+ * nats-server (JetStream) as a child process for the cluster tests: one server, or a 3-server
+ * JetStream cluster on loopback. Also reads a partition stream back, to audit who appended what.
+ */
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { connect } from '@nats-io/transport-node';
+import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { decodeEntry } from '../../src/cluster/stream-log.ts';
+import { freePort } from './child.ts';
+
+/** True when a nats-server binary is on PATH (CI installs Debian's package). */
+export function natsServerAvailable(): boolean {
+  try {
+    execFileSync('nats-server', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export interface NatsServer {
+  proc: ChildProcess;
+  url: string;
+  log(): string;
+  exited: Promise<void>;
+}
+
+interface StartNatsOptions {
+  storeDir: string;
+  /** For a cluster member: its name, its route port, and every member's route port. */
+  cluster?: { name: string; port: number; routes: number[] };
+}
+
+/** Starts nats-server with JetStream on 127.0.0.1 and a port it picks; resolves once it listens. */
+export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
+  const args = ['-js', '-a', '127.0.0.1', '-p', '-1', '-sd', opts.storeDir];
+  if (opts.cluster) {
+    const { name, port, routes } = opts.cluster;
+    args.push('-n', name, '--cluster_name', 'fbtest', '--cluster', `nats://127.0.0.1:${port}`);
+    args.push('--routes', routes.filter((r) => r !== port).map((r) => `nats://127.0.0.1:${r}`).join(','));
+  }
+  const proc = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  let log = '';
+  proc.stdout?.setEncoding('utf8').on('data', (d: string) => (log += d));
+  proc.stderr?.setEncoding('utf8').on('data', (d: string) => (log += d));
+  const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const m = /Listening for client connections on 127\.0\.0\.1:(\d+)/.exec(log);
+    if (m && /Server is ready/.test(log)) return { proc, url: `nats://127.0.0.1:${m[1]}`, log: () => log, exited };
+    if (proc.exitCode !== null || Date.now() > deadline) {
+      proc.kill('SIGKILL');
+      throw new Error(`nats-server did not start:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Three JetStream servers routed to each other (replicas 3 possible). */
+export async function startNatsCluster(storeDir: (i: number) => string): Promise<NatsServer[]> {
+  const ports = [await freePort(), await freePort(), await freePort()];
+  return Promise.all(ports.map((port, i) => startNats({ storeDir: storeDir(i), cluster: { name: `n${i}`, port, routes: ports } })));
+}
+
+/** Waits until a replicated (R3) stream can be made and written through every server: the meta leader is elected. */
+export async function waitJetStreamCluster(urls: string[], timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (const url of urls) {
+    for (;;) {
+      const nc = await connect({ servers: [url] });
+      try {
+        const jsm = await jetstreamManager(nc, { timeout: 2000 });
+        await jsm.streams.add({ name: 'readiness', subjects: ['readiness'], num_replicas: 3 }).catch(() => undefined);
+        await jetstream(nc, { timeout: 2000 }).publish('readiness', 'ok');
+        break;
+      } catch (err) {
+        if (Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+      } finally {
+        await nc.close();
+      }
+    }
+  }
+}
+
+export async function stopNats(s: NatsServer | undefined): Promise<void> {
+  if (!s || s.proc.exitCode !== null || s.proc.signalCode !== null) return;
+  s.proc.kill('SIGKILL');
+  await s.exited;
+}
+
+export interface StreamMessage {
+  seq: number;
+  node: string;
+  kind: 'fence' | 'records';
+  /** Memory ids of the `put` records in the message. */
+  puts: string[];
+  /** The message as stored. */
+  data: Uint8Array;
+}
+
+/** Every message of a partition stream, in order (an empty list when the stream does not exist). */
+export async function readStream(servers: string[], stream: string): Promise<StreamMessage[]> {
+  const nc = await connect({ servers });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const info = await jsm.streams.info(stream).catch(() => null);
+    if (!info || info.state.messages === 0) return [];
+    const last = info.state.last_seq;
+    const js = jetstream(nc);
+    const consumer = await js.consumers.get(stream, { opt_start_seq: info.state.first_seq, deliver_policy: DeliverPolicy.StartSequence });
+    const out: StreamMessage[] = [];
+    while ((out[out.length - 1]?.seq ?? 0) < last) {
+      const batch = await consumer.fetch({ max_messages: 256, expires: 3000 });
+      let got = 0;
+      for await (const m of batch) {
+        got += 1;
+        const e = decodeEntry(m.data);
+        if ('fence' in e) out.push({ seq: m.seq, node: e.node, kind: 'fence', puts: [], data: m.data });
+        else out.push({ seq: m.seq, node: e.node, kind: 'records', puts: e.records.flatMap((r) => (r.t === 'put' ? [r.m.id] : [])), data: m.data });
+        if (m.seq >= last) break;
+      }
+      if (got === 0) throw new Error(`stream ${stream}: read stopped before sequence ${last}`);
+    }
+    await consumer.delete().catch(() => undefined);
+    return out;
+  } finally {
+    await nc.close();
+  }
+}
+
+/**
+ * The fencing invariant: every batch of records in a partition stream was appended by the node
+ * whose fence came last before it, i.e. no deposed owner ever appended after a takeover. A stream
+ * trimmed below a snapshot may start after its owner's fence: its first writer stands in for it.
+ */
+export function appendsAfterFence(messages: readonly StreamMessage[]): string[] {
+  const violations: string[] = [];
+  let owner: string | null = messages[0]?.node ?? null;
+  for (const m of messages) {
+    if (m.kind === 'fence') owner = m.node;
+    else if (m.node !== owner) violations.push(`seq ${m.seq}: records from ${m.node} while ${owner ?? 'nobody'} held the fence`);
+  }
+  return violations;
+}
