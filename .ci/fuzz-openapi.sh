@@ -21,12 +21,14 @@ trap cleanup EXIT
 node -e "(async()=>{for(let i=0;i<150;i++){try{if((await fetch(process.argv[1])).ok)return}catch{}await new Promise(r=>setTimeout(r,200))}process.exit(1)})()" "http://127.0.0.1:$PORT/v1/openapi.json" \
   || { echo "the server did not start:"; cat "$LOG"; exit 1; }
 status=0
-# Left out: the MCP endpoints (JSON-RPC, tested with the MCP SDK's own client) and subscribe
-# (an SSE stream stays open until closed; tested in test/integration/subscribe-*.test.ts).
+# Left out: the MCP endpoints (JSON-RPC, tested with the MCP SDK's own client), subscribe
+# (an SSE stream stays open until closed; tested in test/integration/subscribe-*.test.ts) and
+# import (a raw NDJSON body: schemathesis 4.32.5's coverage phase fails inside itself on it;
+# tested line by line in test/integration/export-import.test.ts).
 "$ST" --config-file .ci/schemathesis.toml run "http://127.0.0.1:$PORT/v1/openapi.json" \
   --header "Authorization: Bearer $KEY" \
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
-  --exclude-operation-id-regex '^(mcp|subscribe$|subscribe_in_workspace$)' \
+  --exclude-operation-id-regex '^(mcp|subscribe$|subscribe_in_workspace$|import$|import_in_workspace$)' \
   --max-examples "${FUZZ_MAX_EXAMPLES:-25}" --max-time "${FUZZ_MAX_TIME_S:-240}" \
   --request-timeout 10 --workers 2 --seed 13 --no-color || status=$?
 if grep -q "failed:" "$LOG"; then echo "server logged unexpected failures:"; grep -A5 "failed:" "$LOG" | head -40; status=1; fi
