@@ -63,6 +63,14 @@ function strategy(c: StrategyConfigMsg, i: number): Parameters<typeof recall>[1]
   };
 }
 
+/**
+ * `SIMILARITY_MODE_DENSE` → `dense`. A number (a value the enum does not define) goes through as
+ * text, so the verb's check answers INVALID_ARGUMENT naming it.
+ */
+function similarityMode(mode: string | number | undefined): string | undefined {
+  return typeof mode === 'number' ? String(mode) : mode?.replace(/^SIMILARITY_MODE_/, '');
+}
+
 export function memoryService(svc: Services): grpc.UntypedServiceImplementation {
   return {
     Remember: unary('remember', async (req: RememberRequestMsg, md): Promise<MemoryResponseMsg> => {
@@ -90,7 +98,7 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         top_k: req.top_k,
         scoring_weights: weights(req.scoring_weights),
         cue_context: structToJson(req.cue_context, 'cue_context'),
-        similarity_mode: req.similarity_mode?.replace(/^SIMILARITY_MODE_/, ''),
+        similarity_mode: similarityMode(req.similarity_mode),
         filter: structToJson(req.filter),
         withEmbedding: true,
       });

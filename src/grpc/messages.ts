@@ -72,7 +72,8 @@ export interface RecallRequestMsg {
   scoring_weights?: ScoringWeightsMsg | null;
   cue_context?: Struct | null;
   tenant_id?: string;
-  similarity_mode?: string;
+  /** An enum name; a number when the client sent a value this schema does not define. */
+  similarity_mode?: string | number;
   filter?: Struct | null;
 }
 

@@ -198,6 +198,9 @@ describe('gRPC Recall and Prime (auth off, one workspace per test via tenant_id)
       expect(d.relevance).not.toBeCloseTo(d.cosine, 3);
       expect((await top({ similarity_mode: 'SIMILARITY_MODE_HYBRID' })).memory.content).toBe('Anneliese made a lentil stew');
       expect((await top({ similarity_mode: 'SIMILARITY_MODE_LEXICAL' })).memory.content).toBe('Anneliese made a lentil stew');
+      // A value the enum does not define (a newer client, or garbage) is a client error.
+      const bad = await failsWith(w.recall({ cue: 'x', strategies: [{ strategy_type: 'SIMILARITY' }], similarity_mode: 7 }), grpc.status.INVALID_ARGUMENT);
+      expect(bad.details).toMatch(/similarity_mode/);
       const dense = await top({ similarity_mode: 'SIMILARITY_MODE_DENSE' });
       expect(dense.memory.content).toBe('what did the kids cook');
       expect(dense.strategy_details[0].relevance).toBeCloseTo(dense.strategy_details[0].cosine, 5);
