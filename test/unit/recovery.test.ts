@@ -650,3 +650,60 @@ describe('property: snapshot + log replay ≡ live state', () => {
     expect(failures).toEqual([]);
   });
 });
+
+describe('recovery defers the lexical index', () => {
+  it('leaves live memories queued, and the first read of the index completes it with the scores of the live state', async () => {
+    const dir = tempDir();
+    const records: LogRecord[] = [];
+    for (let n = 1; n <= 40; n++) records.push(put(n, { content: `note ${n} about ${n % 3 === 0 ? 'invoices' : 'deploys'} and topic${n % 7}`, entityId: n % 2 ? 'alice' : null }));
+    const live = applyAll(records);
+    await writeSnapshot(dir, { shard: 0, walSeq: 1, state: live });
+    // After the snapshot: a revision (its old version leaves the index), a delete, a new memory.
+    const after: LogRecord[] = [
+      put(3, { content: 'invoices were revised', kind: 'revision', logicalClock: 1 }),
+      put(41, { supersededBy: hexId(3), content: 'note 3 about invoices and topic3' }),
+      { t: 'del', ws: 'w', id: hexId(5) },
+      put(42, { content: 'a brand new note about invoices' }),
+    ];
+    applyAll(after, live);
+    writeSegment(dir, 1, after);
+
+    const r = recoverShard(dir);
+    const w = r.state.workspaces.get('w');
+    const lw = live.workspaces.get('w');
+    if (!w || !lw) throw new Error('workspace missing');
+    expect(w.lexicalBacklog).toBe(40);
+    expect(w.deferLexical).toBe(false);
+    const index = w.lexical;
+    expect(w.lexicalBacklog).toBe(0);
+    expect(index.size).toBe(lw.lexical.size);
+    for (const text of ['invoices', 'deploys topic3', 'alice brand new', 'revised']) {
+      const hits = (s: ShardState): Array<[string, number]> =>
+        {
+          const ix = s.workspaces.get('w')?.lexical;
+          if (!ix) throw new Error('workspace missing');
+          return ix.search(ix.query(text), 50).map((h): [string, number] => [h.id, h.score]).sort((a, b) => a[0].localeCompare(b[0]));
+        };
+      const got = hits(r.state);
+      const want = hits(live);
+      expect(got.map(([id]) => id)).toEqual(want.map(([id]) => id));
+      got.forEach(([, score], i) => expect(score).toBeCloseTo((want[i] as [string, number])[1], 9));
+    }
+    expect(index.has(hexId(5))).toBe(false);
+    expect(index.has(hexId(41))).toBe(false);
+  });
+
+  it('a shard indexes the queue in the background after start-up', async () => {
+    const dir = tempDir();
+    await writeSnapshot(dir, { shard: 0, walSeq: 1, state: applyAll([put(1), put(2), put(3)]) });
+    const shard = new Shard({ shard: 0, dir, durability: 'os', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 60 });
+    try {
+      const w = shard.recovered.state.workspaces.get('w');
+      expect(w?.lexicalBacklog).toBe(3);
+      await vi.waitFor(() => expect(w?.lexicalBacklog).toBe(0));
+      expect(w?.lexical.has(hexId(2))).toBe(true);
+    } finally {
+      await shard.shutdown();
+    }
+  });
+});

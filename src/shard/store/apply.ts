@@ -8,14 +8,23 @@ import { Workspace } from './workspace.ts';
 
 export class ShardState {
   readonly workspaces = new Map<string, Workspace>();
+  /** Set by recovery: workspaces queue memories for their lexical index (see Workspace.deferLexical). */
+  #deferLexical = false;
 
   workspace(slug: string): Workspace {
     let ws = this.workspaces.get(slug);
     if (!ws) {
       ws = new Workspace(slug);
+      ws.deferLexical = this.#deferLexical;
       this.workspaces.set(slug, ws);
     }
     return ws;
+  }
+
+  /** Turns lexical deferral on or off for every workspace, present and future. */
+  deferLexical(on: boolean): void {
+    this.#deferLexical = on;
+    for (const ws of this.workspaces.values()) ws.deferLexical = on;
   }
 
   memoryCount(): number {

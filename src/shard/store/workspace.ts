@@ -21,8 +21,15 @@ export class Workspace {
   readonly graph = new Graph();
   /** Embeddings of live (not superseded) memories, for similarity search. */
   readonly vectors = new VectorIndex();
-  /** BM25 over the text of live (not superseded) memories, for hybrid similarity. */
-  readonly lexical = new LexicalIndex();
+  readonly #lexical = new LexicalIndex();
+  /**
+   * Live memories not yet in the lexical index: recovery defers tokenizing (half of its CPU) to
+   * the shard's background indexer, so a restart is ready sooner; reading {@link lexical} first
+   * indexes whatever is left, so no query ever sees a partial index.
+   */
+  readonly #lexicalBacklog = new Set<string>();
+  /** While true (during recovery), puts queue memories for the lexical index instead of indexing them. */
+  deferLexical = false;
   /** One tombstone per forgotten memory (keyed by memory id and time, so replay is idempotent). */
   readonly tombstones = new Map<string, Tombstone>();
   /** Uncertain contradictions awaiting a verdict, by pending id. */
@@ -34,6 +41,30 @@ export class Workspace {
     this.slug = slug;
   }
 
+  /** BM25 over the text of live (not superseded) memories, for hybrid similarity; always complete. */
+  get lexical(): LexicalIndex {
+    if (this.#lexicalBacklog.size > 0) this.indexLexicalSome(Infinity);
+    return this.#lexical;
+  }
+
+  /** Memories waiting for the lexical index. */
+  get lexicalBacklog(): number {
+    return this.#lexicalBacklog.size;
+  }
+
+  /** Adds queued memories to the lexical index for at most `budgetMs`; true when some remain. */
+  indexLexicalSome(budgetMs: number): boolean {
+    const start = performance.now();
+    let n = 0;
+    for (const id of this.#lexicalBacklog) {
+      this.#lexicalBacklog.delete(id);
+      const m = this.memories.get(id);
+      if (m) this.#lexical.add(id, m);
+      if ((++n & 63) === 0 && performance.now() - start >= budgetMs) break;
+    }
+    return this.#lexicalBacklog.size > 0;
+  }
+
   /** Inserts or replaces a record, keeping every index in step. */
   put(m: MemoryRecord): void {
     const old = this.memories.get(m.id);
@@ -43,7 +74,8 @@ export class Workspace {
     if (m.expiresAt !== null && m.expiresAt !== old?.expiresAt) this.expiring.add(m.id, m.expiresAt);
     if (m.supersededBy === null) {
       this.vectors.upsert(m.id, m.embedding);
-      this.lexical.add(m.id, m);
+      if (this.deferLexical) this.#lexicalBacklog.add(m.id);
+      else this.#lexical.add(m.id, m);
     } else this.vectors.remove(m.id);
     if (m.entityId !== null) entityIds(this.byEntity, m.entityId).add(m.id);
     if (m.supersededBy !== null) {
@@ -79,7 +111,7 @@ export class Workspace {
   }
 
   #unindex(m: MemoryRecord): void {
-    if (m.supersededBy === null) this.lexical.remove(m.id, m);
+    if (m.supersededBy === null && !this.#lexicalBacklog.delete(m.id)) this.#lexical.remove(m.id, m);
     if (m.entityId !== null) {
       const ids = this.byEntity.get(m.entityId);
       ids?.delete(m.id);
