@@ -191,6 +191,15 @@ describe('recoverShard: snapshot and replay', () => {
     expect(r.replayedRecords).toBe(1);
   });
 
+  it('reads a snapshot larger than its read chunk (16 MiB), frames crossing chunk boundaries', async () => {
+    const records: LogRecord[] = [];
+    for (let n = 1; n <= 60; n++) records.push(put(n, { content: `${n} `.repeat(200_000 + n * 997) }));
+    const state = applyAll(records);
+    const snap = await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
+    expect(snap.bytes).toBeGreaterThan(2 * 16 * 1024 * 1024);
+    expect(canonical(recoverShard(dir).state)).toEqual(canonical(state));
+  });
+
   it('uses the newest snapshot when several exist', async () => {
     await writeSnapshot(dir, { shard: 0, walSeq: 2, state: applyAll([put(1)]) });
     await writeSnapshot(dir, { shard: 0, walSeq: 5, state: applyAll([put(1), put(2)]) });
