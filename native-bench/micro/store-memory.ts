@@ -15,43 +15,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { numberFlag, stringFlag } from '../lib/args.ts';
-import { IdGenerator } from '../../src/model/ids.ts';
-import type { EdgeType } from '../../src/model/edge.ts';
-import { toStored, type LogRecord } from '../../src/shard/persist/records.ts';
 import { recoverShard } from '../../src/shard/persist/recovery.ts';
 import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { loadGraphs, saveGraphs } from '../../src/shard/persist/graph-files.ts';
 import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
-import { rememberBody } from '../lib/corpus.ts';
-import { Rng } from '../lib/prng.ts';
-import { memory } from './graph-fixture.ts';
 import { microFlags } from './flags.ts';
-import { VectorSource } from './vectors.ts';
+import { storeRecords as records, STORE_WS as WS } from './store-fixture.ts';
 
-const WS = 'bench';
-const TYPES: readonly EdgeType[] = ['caused_by', 'followed_by', 'related_to'];
 const KB = 1024;
 const MB = 2 ** 20;
-
-/** `n` memories and `n - 1` edges, generated one record at a time (nothing else is kept). */
-function* records(n: number, seed: number): Generator<LogRecord> {
-  const rng = new Rng(seed);
-  const vectors = new VectorSource({ kind: 'clustered', dim: 384, seed });
-  const gen = new IdGenerator();
-  const t0 = Date.now() - n;
-  const recent: string[] = [];
-  for (let i = 0; i < n; i++) {
-    const body = rememberBody(rng);
-    const m = { ...memory(gen.next(t0 + i), (t0 + i) * 1000, vectors.next(), body.content), context: body.context, entityId: body.entity_id ?? null, importance: body.importance };
-    yield { t: 'put', ws: WS, m: toStored(m) };
-    if (recent.length > 0) {
-      const target = recent[recent.length - 1 - rng.int(recent.length)] as string;
-      yield { t: 'edge', ws: WS, e: { source_id: m.id, target_id: target, edge_type: rng.pick(TYPES), confidence: 0.8, timestamp_us: (t0 + i) * 1000 } };
-    }
-    recent.push(m.id);
-    if (recent.length > 100) recent.shift();
-  }
-}
 
 function gc(): void {
   const g = (globalThis as { gc?: () => void }).gc;
