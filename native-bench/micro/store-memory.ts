@@ -106,7 +106,11 @@ function recoverOnly(dir: string): void {
   const recoverS = (performance.now() - t) / 1000;
   const n = rec.state.memoryCount();
   const after = mem();
-  console.log(`recovery of ${n} memories ${recoverS.toFixed(2)} s (graphs adopted ${adopted}); RSS ${perMemory(after.rss, idle.rss, n)} per memory`);
+  console.log(`recovery of ${n} memories ${recoverS.toFixed(2)} s (graphs adopted ${adopted}); per memory: RSS ${perMemory(after.rss, idle.rss, n)},` +
+    ` V8 heap used ${perMemory(after.heap, idle.heap, n)}, committed ${perMemory(after.heapTotal, idle.heapTotal, n)}, ArrayBuffers ${perMemory(after.arrayBuffers, idle.arrayBuffers, n)}`);
+  if (rec.state.workspaces.get(WS)?.lexical.size !== n) throw new Error('lexical index incomplete');
+  const full = mem();
+  console.log(`with the lexical index built: RSS ${perMemory(full.rss, idle.rss, n)}, V8 heap used ${perMemory(full.heap, idle.heap, n)}`);
 }
 
 await main();

@@ -42,9 +42,11 @@ export function applyRecord(state: ShardState, r: LogRecord): void {
     case 'del':
       state.workspaces.get(r.ws)?.delete(r.id);
       return;
-    case 'edge':
-      state.workspace(r.ws).graph.put(r.e);
+    case 'edge': {
+      const w = state.workspace(r.ws);
+      w.graph.put(w.sharedStrings(r.e));
       return;
+    }
     case 'unedge':
       state.workspaces.get(r.ws)?.graph.remove(r.s, r.d, r.y);
       return;

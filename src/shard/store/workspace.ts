@@ -2,6 +2,7 @@
  * @module shard/store/workspace — all state of one workspace inside its shard: memory records,
  * creation-ordered ids (overall and per entity), the edge graph and the tombstones.
  */
+import { EDGE_TYPES, type Edge } from '../../model/edge.ts';
 import type { MemoryRecord } from '../../model/memory.ts';
 import { Graph } from '../index/graph.ts';
 import { LexicalIndex } from '../index/lexical.ts';
@@ -16,6 +17,8 @@ export class Workspace {
   readonly memories = new Map<string, MemoryRecord>();
   readonly order = new OrderedIds();
   readonly byEntity = new Map<string, OrderedIds>();
+  /** One string per entity id, shared by its memories (a decoded record brings its own copy). */
+  readonly #entityNames = new Map<string, string>();
   /** Live id → ids of its superseded versions. */
   readonly versions = new Map<string, Set<string>>();
   readonly graph = new Graph();
@@ -69,6 +72,11 @@ export class Workspace {
   put(m: MemoryRecord): void {
     const old = this.memories.get(m.id);
     if (old) this.#unindex(old);
+    if (m.entityId !== null) {
+      const name = this.#entityNames.get(m.entityId);
+      if (name === undefined) this.#entityNames.set(m.entityId, m.entityId);
+      else m.entityId = name;
+    }
     this.memories.set(m.id, m);
     this.order.add(m.id);
     if (m.expiresAt !== null && m.expiresAt !== old?.expiresAt) this.expiring.add(m.id, m.expiresAt);
@@ -97,6 +105,17 @@ export class Workspace {
     return m;
   }
 
+  /**
+   * The edge with its ends and type pointing at strings this workspace already holds (the
+   * memories' ids, the type constants), so a decoded edge does not keep copies of them.
+   */
+  sharedStrings(e: Edge): Edge {
+    e.source_id = this.memories.get(e.source_id)?.id ?? e.source_id;
+    e.target_id = this.memories.get(e.target_id)?.id ?? e.target_id;
+    e.edge_type = EDGE_TYPES.find((t) => t === e.edge_type) ?? e.edge_type;
+    return e;
+  }
+
   /** Removes from the expiry queue and returns the memories whose expiry `now` has reached. */
   takeExpired(now: number): MemoryRecord[] {
     const ids = this.expiring.due(now, (id) => this.memories.get(id)?.expiresAt ?? null);
@@ -115,7 +134,10 @@ export class Workspace {
     if (m.entityId !== null) {
       const ids = this.byEntity.get(m.entityId);
       ids?.delete(m.id);
-      if (ids && ids.size === 0) this.byEntity.delete(m.entityId);
+      if (ids && ids.size === 0) {
+        this.byEntity.delete(m.entityId);
+        this.#entityNames.delete(m.entityId);
+      }
     }
     if (m.supersededBy !== null) {
       const set = this.versions.get(m.supersededBy);
