@@ -55,6 +55,8 @@ export function loadGraphs(dir: string, walSeq: number, state: ShardState): numb
     const w = state.workspaces.get(g.ws);
     if (!w) continue;
     const live = g.nextLabel === undefined ? undefined : g.labels.map(([, label]) => label);
+    // The index keys its maps by the memories' own id strings, not the manifest's decoded copies.
+    for (const pair of g.labels) pair[0] = w.memories.get(pair[0])?.id ?? pair[0];
     w.vectors.adoptGraph(Hnsw.load(join(dir, g.file), g.dim, live), g.labels, g.nextLabel ?? 0);
     adopted += 1;
   }
