@@ -12,7 +12,7 @@ import { EDGE_TYPES, type Edge } from '../../src/model/edge.ts';
 import { MEMORY_KINDS } from '../../src/model/memory.ts';
 import { encodeFrame } from '../../src/shard/persist/frames.ts';
 import { seqName } from '../../src/shard/persist/fsutil.ts';
-import type { LogRecord, StoredMemory, Tombstone } from '../../src/shard/persist/records.ts';
+import { toStored, type LogRecord, type StoredMemory, type Tombstone } from '../../src/shard/persist/records.ts';
 import { CorruptionError, listSeqs, recoverShard } from '../../src/shard/persist/recovery.ts';
 import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
@@ -714,5 +714,24 @@ describe('recovery defers the lexical index', () => {
     } finally {
       await shard.shutdown();
     }
+  });
+});
+
+describe('recovered vectors', () => {
+  it('share buffers, keep their own values, and are stored back byte for byte', async () => {
+    const dir = tempDir();
+    const state = applyAll([put(1), put(2), put(3, { embedding: embeddingBytes(Array.from({ length: 20_000 }, (_, i) => i / 7)) })]);
+    await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
+    const w = recoverShard(dir).state.workspaces.get('w');
+    const a = w?.memories.get(hexId(1));
+    const b = w?.memories.get(hexId(2));
+    const big = w?.memories.get(hexId(3));
+    if (!a || !b || !big) throw new Error('memories missing');
+    expect(a.embedding.buffer).toBe(b.embedding.buffer);
+    expect(Array.from(a.embedding)).toEqual([1, -1, 0.5, 1]);
+    expect(Array.from(b.embedding)).toEqual([2, -2, 1, 1]);
+    expect(big.embedding.length).toBe(20_000);
+    expect(big.embedding[7]).toBeCloseTo(1, 6);
+    expect(Buffer.from(toStored(b).embedding)).toEqual(Buffer.from(embeddingBytes([2, -2, 1, 1])));
   });
 });

@@ -44,7 +44,7 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
   for (const name of readdirSync(dir)) if (name.endsWith('.tmp')) unlinkSync(join(dir, name));
   const state = new ShardState();
   // The lexical index is built after start-up, by the shard's background indexer (or on first use).
-  state.deferLexical(true);
+  state.recovering(true);
   const snapshots = listSeqs(dir, 'snap', 'snap');
   const walSegments = listSeqs(dir, 'wal', 'log');
   const newest = snapshots[snapshots.length - 1];
@@ -61,7 +61,7 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
     if (result.torn) truncatedTail = result.torn;
   });
   pruneDanglingEdges(state);
-  state.deferLexical(false);
+  state.recovering(false);
   const lastSeq = Math.max(fromSeq, ...walSegments, 0);
   const staleFiles = walSegments.some((s) => s < fromSeq) || snapshots.length > 1;
   return { state, nextWalSeq: lastSeq + 1, walSegments, snapshots, replayedRecords: replayed, truncatedTail, staleFiles };

@@ -4,6 +4,7 @@
  */
 import type { LogRecord } from '../persist/records.ts';
 import { fromStored } from '../persist/records.ts';
+import { VectorSlab } from './vector-slab.ts';
 import { Workspace } from './workspace.ts';
 
 export class ShardState {
@@ -21,8 +22,15 @@ export class ShardState {
     return ws;
   }
 
-  /** Turns lexical deferral on or off for every workspace, present and future. */
-  deferLexical(on: boolean): void {
+  /** Set by recovery: decoded vectors are packed into shared buffers (see VectorSlab). */
+  slab: VectorSlab | null = null;
+
+  /**
+   * Recovery mode on or off: lexical deferral for every workspace, present and future, and
+   * vectors packed into shared buffers.
+   */
+  recovering(on: boolean): void {
+    this.slab = on ? new VectorSlab() : null;
     this.#deferLexical = on;
     for (const ws of this.workspaces.values()) ws.deferLexical = on;
   }
@@ -37,7 +45,7 @@ export class ShardState {
 export function applyRecord(state: ShardState, r: LogRecord): void {
   switch (r.t) {
     case 'put':
-      state.workspace(r.ws).put(fromStored(r.m));
+      state.workspace(r.ws).put(fromStored(r.m, state.slab));
       return;
     case 'del':
       state.workspaces.get(r.ws)?.delete(r.id);
