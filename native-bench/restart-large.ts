@@ -11,7 +11,8 @@
  *     [--dir DIR] [--reuse 1] [--keep 1] [--shards 2] [--cli dist/cli.js] [--settle-limit-s 600]
  *
  * `--reuse 1` with `--dir` starts from a directory an earlier run kept (generating 1M memories with
- * their graph takes about 15–25 minutes on one core; without the graph about 2 minutes).
+ * their graph takes about 20 minutes on one core; without the graph about 4 minutes); its
+ * auth.json is deleted so that the server prints a new admin key.
  */
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -128,6 +129,9 @@ async function main(): Promise<void> {
   if (reuse && !existsSync(join(dir, 'meta.json'))) throw new Error(`--reuse 1: ${dir} holds no data directory`);
   try {
     if (!reuse) generate(dir, { memories, shards, graph });
+    // The admin key printed on the first start is the only way in: a kept directory's key is gone,
+    // so its auth file goes too and the server prints a new one.
+    else rmSync(join(dir, 'auth.json'), { force: true });
     console.log(`data directory ${(dirBytes(dir) / MB).toFixed(0)} MiB (${(dirBytes(dir) / memories).toFixed(0)} B per memory)`);
     const base = await emptyServerRss(cli);
     console.log(`an empty server's RSS: ${(base / MB).toFixed(0)} MiB (subtracted below)`);
