@@ -182,7 +182,7 @@ export class Shard {
     if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles) this.#requestErasure();
   }
 
-  /** Moves pending vectors into HNSW graphs in slices of a few ms, between requests. */
+  /** Moves pending vectors into HNSW graphs (and memories recovery left into lexical indexes) in slices of a few ms, between requests. */
   #scheduleIndexing(): void {
     if (this.#indexing || this.#draining) return;
     this.#indexing = true;
@@ -204,13 +204,15 @@ export class Shard {
     const deadline = performance.now() + INDEX_SLICE_MS;
     let more = false;
     for (const w of this.#state.workspaces.values()) {
-      if (!w.vectors.needsIndexing) continue;
+      if (!w.vectors.needsIndexing && w.lexicalBacklog === 0) continue;
       const left = deadline - performance.now();
       if (left <= 0) {
         more = true;
         break;
       }
-      more = w.vectors.indexSome(left) || more;
+      // Lexical entries left by recovery first: a query that finds them missing must wait for all.
+      if (w.lexicalBacklog > 0) more = w.indexLexicalSome(left) || w.vectors.needsIndexing || more;
+      else more = w.vectors.indexSome(left) || more;
     }
     this.#indexing = false;
     if (more) this.#scheduleIndexing();

@@ -12,7 +12,7 @@ import { EDGE_TYPES, type Edge } from '../../src/model/edge.ts';
 import { MEMORY_KINDS } from '../../src/model/memory.ts';
 import { encodeFrame } from '../../src/shard/persist/frames.ts';
 import { seqName } from '../../src/shard/persist/fsutil.ts';
-import type { LogRecord, StoredMemory, Tombstone } from '../../src/shard/persist/records.ts';
+import { toStored, type LogRecord, type StoredMemory, type Tombstone } from '../../src/shard/persist/records.ts';
 import { CorruptionError, listSeqs, recoverShard } from '../../src/shard/persist/recovery.ts';
 import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
@@ -189,6 +189,15 @@ describe('recoverShard: snapshot and replay', () => {
     const r = recoverShard(dir);
     expect([...(r.state.workspaces.get('w')?.memories.keys() ?? [])].sort()).toEqual([hexId(1), hexId(2)]);
     expect(r.replayedRecords).toBe(1);
+  });
+
+  it('reads a snapshot larger than its read chunk (16 MiB), frames crossing chunk boundaries', async () => {
+    const records: LogRecord[] = [];
+    for (let n = 1; n <= 60; n++) records.push(put(n, { content: `${n} `.repeat(200_000 + n * 997) }));
+    const state = applyAll(records);
+    const snap = await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
+    expect(snap.bytes).toBeGreaterThan(2 * 16 * 1024 * 1024);
+    expect(canonical(recoverShard(dir).state)).toEqual(canonical(state));
   });
 
   it('uses the newest snapshot when several exist', async () => {
@@ -648,5 +657,81 @@ describe('property: snapshot + log replay ≡ live state', () => {
       if (failure) failures.push(failure);
     }
     expect(failures).toEqual([]);
+  });
+});
+
+describe('recovery defers the lexical index', () => {
+  it('leaves live memories queued, and the first read of the index completes it with the scores of the live state', async () => {
+    const dir = tempDir();
+    const records: LogRecord[] = [];
+    for (let n = 1; n <= 40; n++) records.push(put(n, { content: `note ${n} about ${n % 3 === 0 ? 'invoices' : 'deploys'} and topic${n % 7}`, entityId: n % 2 ? 'alice' : null }));
+    const live = applyAll(records);
+    await writeSnapshot(dir, { shard: 0, walSeq: 1, state: live });
+    // After the snapshot: a revision (its old version leaves the index), a delete, a new memory.
+    const after: LogRecord[] = [
+      put(3, { content: 'invoices were revised', kind: 'revision', logicalClock: 1 }),
+      put(41, { supersededBy: hexId(3), content: 'note 3 about invoices and topic3' }),
+      { t: 'del', ws: 'w', id: hexId(5) },
+      put(42, { content: 'a brand new note about invoices' }),
+    ];
+    applyAll(after, live);
+    writeSegment(dir, 1, after);
+
+    const r = recoverShard(dir);
+    const w = r.state.workspaces.get('w');
+    const lw = live.workspaces.get('w');
+    if (!w || !lw) throw new Error('workspace missing');
+    expect(w.lexicalBacklog).toBe(40);
+    expect(w.deferLexical).toBe(false);
+    const index = w.lexical;
+    expect(w.lexicalBacklog).toBe(0);
+    expect(index.size).toBe(lw.lexical.size);
+    for (const text of ['invoices', 'deploys topic3', 'alice brand new', 'revised']) {
+      const hits = (s: ShardState): Array<[string, number]> =>
+        {
+          const ix = s.workspaces.get('w')?.lexical;
+          if (!ix) throw new Error('workspace missing');
+          return ix.search(ix.query(text), 50).map((h): [string, number] => [h.id, h.score]).sort((a, b) => a[0].localeCompare(b[0]));
+        };
+      const got = hits(r.state);
+      const want = hits(live);
+      expect(got.map(([id]) => id)).toEqual(want.map(([id]) => id));
+      got.forEach(([, score], i) => expect(score).toBeCloseTo((want[i] as [string, number])[1], 9));
+    }
+    expect(index.has(hexId(5))).toBe(false);
+    expect(index.has(hexId(41))).toBe(false);
+  });
+
+  it('a shard indexes the queue in the background after start-up', async () => {
+    const dir = tempDir();
+    await writeSnapshot(dir, { shard: 0, walSeq: 1, state: applyAll([put(1), put(2), put(3)]) });
+    const shard = new Shard({ shard: 0, dir, durability: 'os', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 60 });
+    try {
+      const w = shard.recovered.state.workspaces.get('w');
+      expect(w?.lexicalBacklog).toBe(3);
+      await vi.waitFor(() => expect(w?.lexicalBacklog).toBe(0));
+      expect(w?.lexical.has(hexId(2))).toBe(true);
+    } finally {
+      await shard.shutdown();
+    }
+  });
+});
+
+describe('recovered vectors', () => {
+  it('share buffers, keep their own values, and are stored back byte for byte', async () => {
+    const dir = tempDir();
+    const state = applyAll([put(1), put(2), put(3, { embedding: embeddingBytes(Array.from({ length: 20_000 }, (_, i) => i / 7)) })]);
+    await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
+    const w = recoverShard(dir).state.workspaces.get('w');
+    const a = w?.memories.get(hexId(1));
+    const b = w?.memories.get(hexId(2));
+    const big = w?.memories.get(hexId(3));
+    if (!a || !b || !big) throw new Error('memories missing');
+    expect(a.embedding.buffer).toBe(b.embedding.buffer);
+    expect(Array.from(a.embedding)).toEqual([1, -1, 0.5, 1]);
+    expect(Array.from(b.embedding)).toEqual([2, -2, 1, 1]);
+    expect(big.embedding.length).toBe(20_000);
+    expect(big.embedding[7]).toBeCloseTo(1, 6);
+    expect(Buffer.from(toStored(b).embedding)).toEqual(Buffer.from(embeddingBytes([2, -2, 1, 1])));
   });
 });

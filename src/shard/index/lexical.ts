@@ -10,8 +10,9 @@
  * memory of 20–40 words at 100k memories (native-bench/micro/lexical.ts). A removal re-tokenizes
  * the removed memory and takes its entries out of each of its terms' postings (order within a list
  * does not matter, so it is a swap with the last entry); a term whose last memory goes leaves the
- * dictionary, so forgotten words do not linger. Nothing here is persisted: recovery replays every
- * memory through {@link LexicalIndex.add}.
+ * dictionary, so forgotten words do not linger. Nothing here is persisted: after recovery the shard's
+ * background indexer adds every live memory through {@link LexicalIndex.add} (Workspace.lexical
+ * finishes the job first when a query comes sooner).
  */
 import type { JsonObject, JsonValue } from '../../model/memory.ts';
 import { dateKeysIn } from '../../recall/dates.ts';

@@ -18,7 +18,8 @@ export interface Neighbour {
 export class VectorIndex {
   readonly #vectors = new Map<string, Float32Array>();
   readonly #labelOf = new Map<string, number>();
-  readonly #idOf = new Map<number, string>();
+  /** Label → id (labels are small integers handed out in order, so an array). */
+  readonly #idOf: Array<string | undefined> = [];
   readonly #pending = new Set<string>();
   #nextLabel = 0;
   #hnsw: Hnsw | null = null;
@@ -53,7 +54,7 @@ export class VectorIndex {
     if (label === undefined) return;
     this.#hnsw?.remove(label);
     this.#labelOf.delete(id);
-    this.#idOf.delete(label);
+    this.#idOf[label] = undefined;
   }
 
   /** Moves pending vectors into the graph for at most `budgetMs`; true when some remain. */
@@ -81,7 +82,7 @@ export class VectorIndex {
       // Labels are never reused; the graph reuses deleted slots for new labels instead.
       label = this.#nextLabel++;
       this.#labelOf.set(id, label);
-      this.#idOf.set(label, id);
+      this.#idOf[label] = id;
     }
     return label;
   }
@@ -96,10 +97,10 @@ export class VectorIndex {
     if (opts.only) return this.#exact(query, opts.k, opts.only, opts.filter);
     if (!this.#hnsw || opts.exact) return this.#exact(query, opts.k, this.#vectors.keys(), opts.filter);
     const filter = opts.filter;
-    const fromGraph = this.#hnsw.search(query, opts.k, opts.ef, filter ? (label) => filter(this.#idOf.get(label) ?? '') : undefined);
+    const fromGraph = this.#hnsw.search(query, opts.k, opts.ef, filter ? (label) => filter(this.#idOf[label] ?? '') : undefined);
     const out: Neighbour[] = [];
     for (const { label } of fromGraph) {
-      const id = this.#idOf.get(label);
+      const id = this.#idOf[label];
       const vector = id === undefined ? undefined : this.#vectors.get(id);
       // Pending ids are scored below from their current vector, so skip possibly stale graph hits.
       if (id === undefined || !vector || this.#pending.has(id)) continue;
@@ -146,7 +147,7 @@ export class VectorIndex {
       maxLabel = Math.max(maxLabel, label);
       if (this.#vectors.has(id)) {
         this.#labelOf.set(id, label);
-        this.#idOf.set(label, id);
+        this.#idOf[label] = id;
       } else {
         hnsw.remove(label);
       }

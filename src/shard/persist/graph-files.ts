@@ -6,6 +6,7 @@
 import { existsSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hnsw } from '../index/hnsw.ts';
+import type { VectorIndex } from '../index/vector-index.ts';
 import type { ShardState } from '../store/apply.ts';
 import { encodeFrame, readFrame } from './frames.ts';
 import { fsyncDir } from './fsutil.ts';
@@ -21,10 +22,15 @@ function manifestName(walSeq: number): string {
 
 /** Saves every workspace graph of a quiescent state (final snapshot). */
 export function saveGraphs(dir: string, walSeq: number, state: ShardState): number {
+  return saveIndexGraphs(dir, walSeq, [...state.workspaces].map(([ws, w]): [string, VectorIndex] => [ws, w.vectors]));
+}
+
+/** Saves the graphs of these workspaces' vector indexes (the benchmarks' store generator uses it too). */
+export function saveIndexGraphs(dir: string, walSeq: number, indexes: Iterable<[string, VectorIndex]>): number {
   const manifest: Manifest = { walSeq, graphs: [] };
   let n = 0;
-  for (const [ws, w] of state.workspaces) {
-    const graph = w.vectors.exportGraph();
+  for (const [ws, vectors] of indexes) {
+    const graph = vectors.exportGraph();
     if (!graph) continue;
     const file = `hnsw-${String(walSeq).padStart(8, '0')}-${n++}.bin`;
     graph.hnsw.save(join(dir, file));
@@ -49,6 +55,8 @@ export function loadGraphs(dir: string, walSeq: number, state: ShardState): numb
     const w = state.workspaces.get(g.ws);
     if (!w) continue;
     const live = g.nextLabel === undefined ? undefined : g.labels.map(([, label]) => label);
+    // The index keys its maps by the memories' own id strings, not the manifest's decoded copies.
+    for (const pair of g.labels) pair[0] = w.memories.get(pair[0])?.id ?? pair[0];
     w.vectors.adoptGraph(Hnsw.load(join(dir, g.file), g.dim, live), g.labels, g.nextLabel ?? 0);
     adopted += 1;
   }

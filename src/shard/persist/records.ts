@@ -4,7 +4,8 @@
  */
 import { cutAtDepth, withinDepth } from '../../model/json-shape.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
-import type { JsonObject, MemoryKind, MemoryRecord } from '../../model/memory.ts';
+import { MEMORY_KINDS, type JsonObject, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
+import type { VectorSlab } from '../store/vector-slab.ts';
 
 /** A memory as persisted: the embedding travels as raw little-endian float32 bytes. */
 export interface StoredMemory {
@@ -79,12 +80,20 @@ export function toStored(m: MemoryRecord): StoredMemory {
   return { ...m, embedding: new Uint8Array(e.buffer, e.byteOffset, e.byteLength) };
 }
 
-export function fromStored(s: StoredMemory): MemoryRecord {
+/** The record a stored memory decodes to; `slab` (recovery) packs the vector with others. */
+export function fromStored(s: StoredMemory, slab: VectorSlab | null = null): MemoryRecord {
   const bytes = s.embedding;
-  const copy = new Uint8Array(bytes.byteLength);
-  copy.set(bytes);
+  let embedding: Float32Array;
+  if (slab) embedding = slab.copy(bytes);
+  else {
+    const copy = new Uint8Array(bytes.byteLength);
+    copy.set(bytes);
+    embedding = new Float32Array(copy.buffer);
+  }
   // Contexts stored before nesting was limited may be thousands of levels deep; no reply could
   // carry them (structured clone and JSON recurse), so they are cut at the limit on load.
   const context = withinDepth(s.context) ? s.context : (cutAtDepth(s.context) as JsonObject);
-  return { ...s, context, expiresAt: s.expiresAt ?? null, embedding: new Float32Array(copy.buffer) };
+  // The kind is one of a few strings: share the constant instead of keeping one decoded copy per memory.
+  const kind = MEMORY_KINDS.find((k) => k === s.kind) ?? s.kind;
+  return { ...s, kind, context, expiresAt: s.expiresAt ?? null, embedding };
 }

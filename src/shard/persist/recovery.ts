@@ -3,10 +3,10 @@
  * A torn frame at the very end of the last segment is truncated away; damage anywhere else stops
  * start-up with an error naming the file and offset.
  */
-import { closeSync, fsyncSync, ftruncateSync, openSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
+import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyRecord, pruneDanglingEdges, ShardState } from '../store/apply.ts';
-import { readFrame } from './frames.ts';
+import { FRAME_HEADER, FRAME_MAGIC, readFrame, type FrameRead } from './frames.ts';
 import { parseSeq } from './fsutil.ts';
 import type { LogRecord, SnapshotHeader } from './records.ts';
 
@@ -43,6 +43,8 @@ export interface RecoverOptions {
 export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered {
   for (const name of readdirSync(dir)) if (name.endsWith('.tmp')) unlinkSync(join(dir, name));
   const state = new ShardState();
+  // The lexical index is built after start-up, by the shard's background indexer (or on first use).
+  state.recovering(true);
   const snapshots = listSeqs(dir, 'snap', 'snap');
   const walSegments = listSeqs(dir, 'wal', 'log');
   const newest = snapshots[snapshots.length - 1];
@@ -59,6 +61,7 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
     if (result.torn) truncatedTail = result.torn;
   });
   pruneDanglingEdges(state);
+  state.recovering(false);
   const lastSeq = Math.max(fromSeq, ...walSegments, 0);
   const staleFiles = walSegments.some((s) => s < fromSeq) || snapshots.length > 1;
   return { state, nextWalSeq: lastSeq + 1, walSegments, snapshots, replayedRecords: replayed, truncatedTail, staleFiles };
@@ -73,24 +76,75 @@ function walName(seq: number): string {
 }
 
 function loadSnapshot(file: string, state: ShardState): SnapshotHeader {
-  const buf = readFileSync(file);
-  const first = readFrame(buf, 0);
-  if (first.kind !== 'frame' || !isHeader(first.value)) throw new CorruptionError(`${file} at offset 0: not a snapshot header`);
-  let offset = first.next;
+  const frames = fileFrames(file);
+  const first = frames.next().value;
+  if (!first || first.f.kind !== 'frame' || !isHeader(first.f.value)) throw new CorruptionError(`${file} at offset 0: not a snapshot header`);
   let records = 0;
-  for (;;) {
-    const f = readFrame(buf, offset);
+  for (const { f, offset } of frames) {
     if (f.kind !== 'frame') {
       throw new CorruptionError(`${file} at offset ${offset}: ${f.kind === 'end' ? 'snapshot has no footer' : f.reason}`);
     }
     const value = f.value as LogRecord | { t: 'end'; records: number };
     if (value.t === 'end') {
       if (value.records !== records) throw new CorruptionError(`${file}: footer counts ${value.records} records, found ${records}`);
-      return first.value;
+      return first.f.value;
     }
     applyRecord(state, value);
     records += 1;
-    offset = f.next;
+  }
+  throw new CorruptionError(`${file}: snapshot has no footer`);
+}
+
+/** Bytes read from a snapshot at a time. */
+const READ_CHUNK = 16 * 1024 * 1024;
+/** Frames longer than this are not read ahead for (readFrame reports them as implausible). */
+const MAX_READ_AHEAD = 256 * 1024 * 1024;
+
+/**
+ * The frames of a file, read a chunk at a time: a large shard's snapshot passes the 2 GiB that one
+ * readFileSync can return, and holding the whole file would double recovery's peak memory. Each
+ * frame is read from a window that holds all of it, or everything up to the end of the file, so
+ * readFrame's verdicts are those it gives on the whole file; offsets are file offsets. Stops after
+ * the first result that is not a frame.
+ */
+function* fileFrames(file: string): Generator<{ f: FrameRead; offset: number }> {
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    let buf = Buffer.alloc(0);
+    let base = 0; // file offset of buf[0]
+    let pos = 0; // read position in buf
+    let filePos = 0; // bytes of the file read so far
+    const want = (n: number): void => {
+      if (buf.length - pos >= n || filePos >= size) return;
+      const keep = buf.length - pos;
+      const more = Math.min(size - filePos, Math.max(READ_CHUNK, n - keep));
+      const next = Buffer.allocUnsafe(keep + more);
+      buf.copy(next, 0, pos);
+      let got = 0;
+      while (got < more) {
+        const r = readSync(fd, next, keep + got, more - got, filePos);
+        if (r === 0) break;
+        got += r;
+        filePos += r;
+      }
+      base += pos;
+      buf = next.subarray(0, keep + got);
+      pos = 0;
+    };
+    for (;;) {
+      want(FRAME_HEADER);
+      if (buf.length - pos >= FRAME_HEADER && buf[pos] === FRAME_MAGIC) {
+        const len = buf.readUInt32LE(pos + 1);
+        if (len <= MAX_READ_AHEAD) want(FRAME_HEADER + len);
+      }
+      const f = readFrame(buf, pos);
+      yield { f, offset: base + pos };
+      if (f.kind !== 'frame') return;
+      pos = f.next;
+    }
+  } finally {
+    closeSync(fd);
   }
 }
 

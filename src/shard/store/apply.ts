@@ -4,18 +4,35 @@
  */
 import type { LogRecord } from '../persist/records.ts';
 import { fromStored } from '../persist/records.ts';
+import { VectorSlab } from './vector-slab.ts';
 import { Workspace } from './workspace.ts';
 
 export class ShardState {
   readonly workspaces = new Map<string, Workspace>();
+  /** Set by recovery: workspaces queue memories for their lexical index (see Workspace.deferLexical). */
+  #deferLexical = false;
 
   workspace(slug: string): Workspace {
     let ws = this.workspaces.get(slug);
     if (!ws) {
       ws = new Workspace(slug);
+      ws.deferLexical = this.#deferLexical;
       this.workspaces.set(slug, ws);
     }
     return ws;
+  }
+
+  /** Set by recovery: decoded vectors are packed into shared buffers (see VectorSlab). */
+  slab: VectorSlab | null = null;
+
+  /**
+   * Recovery mode on or off: lexical deferral for every workspace, present and future, and
+   * vectors packed into shared buffers.
+   */
+  recovering(on: boolean): void {
+    this.slab = on ? new VectorSlab() : null;
+    this.#deferLexical = on;
+    for (const ws of this.workspaces.values()) ws.deferLexical = on;
   }
 
   memoryCount(): number {
@@ -28,14 +45,16 @@ export class ShardState {
 export function applyRecord(state: ShardState, r: LogRecord): void {
   switch (r.t) {
     case 'put':
-      state.workspace(r.ws).put(fromStored(r.m));
+      state.workspace(r.ws).put(fromStored(r.m, state.slab));
       return;
     case 'del':
       state.workspaces.get(r.ws)?.delete(r.id);
       return;
-    case 'edge':
-      state.workspace(r.ws).graph.put(r.e);
+    case 'edge': {
+      const w = state.workspace(r.ws);
+      w.graph.put(w.sharedStrings(r.e));
       return;
+    }
     case 'unedge':
       state.workspaces.get(r.ws)?.graph.remove(r.s, r.d, r.y);
       return;

@@ -2,6 +2,7 @@
  * @module shard/store/workspace — all state of one workspace inside its shard: memory records,
  * creation-ordered ids (overall and per entity), the edge graph and the tombstones.
  */
+import { EDGE_TYPES, type Edge } from '../../model/edge.ts';
 import type { MemoryRecord } from '../../model/memory.ts';
 import { Graph } from '../index/graph.ts';
 import { LexicalIndex } from '../index/lexical.ts';
@@ -16,13 +17,22 @@ export class Workspace {
   readonly memories = new Map<string, MemoryRecord>();
   readonly order = new OrderedIds();
   readonly byEntity = new Map<string, OrderedIds>();
+  /** One string per entity id, shared by its memories (a decoded record brings its own copy). */
+  readonly #entityNames = new Map<string, string>();
   /** Live id → ids of its superseded versions. */
   readonly versions = new Map<string, Set<string>>();
   readonly graph = new Graph();
   /** Embeddings of live (not superseded) memories, for similarity search. */
   readonly vectors = new VectorIndex();
-  /** BM25 over the text of live (not superseded) memories, for hybrid similarity. */
-  readonly lexical = new LexicalIndex();
+  readonly #lexical = new LexicalIndex();
+  /**
+   * Live memories not yet in the lexical index: recovery defers tokenizing (half of its CPU) to
+   * the shard's background indexer, so a restart is ready sooner; reading {@link lexical} first
+   * indexes whatever is left, so no query ever sees a partial index.
+   */
+  readonly #lexicalBacklog = new Set<string>();
+  /** While true (during recovery), puts queue memories for the lexical index instead of indexing them. */
+  deferLexical = false;
   /** One tombstone per forgotten memory (keyed by memory id and time, so replay is idempotent). */
   readonly tombstones = new Map<string, Tombstone>();
   /** Uncertain contradictions awaiting a verdict, by pending id. */
@@ -34,16 +44,46 @@ export class Workspace {
     this.slug = slug;
   }
 
+  /** BM25 over the text of live (not superseded) memories, for hybrid similarity; always complete. */
+  get lexical(): LexicalIndex {
+    if (this.#lexicalBacklog.size > 0) this.indexLexicalSome(Infinity);
+    return this.#lexical;
+  }
+
+  /** Memories waiting for the lexical index. */
+  get lexicalBacklog(): number {
+    return this.#lexicalBacklog.size;
+  }
+
+  /** Adds queued memories to the lexical index for at most `budgetMs`; true when some remain. */
+  indexLexicalSome(budgetMs: number): boolean {
+    const start = performance.now();
+    let n = 0;
+    for (const id of this.#lexicalBacklog) {
+      this.#lexicalBacklog.delete(id);
+      const m = this.memories.get(id);
+      if (m) this.#lexical.add(id, m);
+      if ((++n & 63) === 0 && performance.now() - start >= budgetMs) break;
+    }
+    return this.#lexicalBacklog.size > 0;
+  }
+
   /** Inserts or replaces a record, keeping every index in step. */
   put(m: MemoryRecord): void {
     const old = this.memories.get(m.id);
     if (old) this.#unindex(old);
+    if (m.entityId !== null) {
+      const name = this.#entityNames.get(m.entityId);
+      if (name === undefined) this.#entityNames.set(m.entityId, m.entityId);
+      else m.entityId = name;
+    }
     this.memories.set(m.id, m);
     this.order.add(m.id);
     if (m.expiresAt !== null && m.expiresAt !== old?.expiresAt) this.expiring.add(m.id, m.expiresAt);
     if (m.supersededBy === null) {
       this.vectors.upsert(m.id, m.embedding);
-      this.lexical.add(m.id, m);
+      if (this.deferLexical) this.#lexicalBacklog.add(m.id);
+      else this.#lexical.add(m.id, m);
     } else this.vectors.remove(m.id);
     if (m.entityId !== null) entityIds(this.byEntity, m.entityId).add(m.id);
     if (m.supersededBy !== null) {
@@ -65,6 +105,17 @@ export class Workspace {
     return m;
   }
 
+  /**
+   * The edge with its ends and type pointing at strings this workspace already holds (the
+   * memories' ids, the type constants), so a decoded edge does not keep copies of them.
+   */
+  sharedStrings(e: Edge): Edge {
+    e.source_id = this.memories.get(e.source_id)?.id ?? e.source_id;
+    e.target_id = this.memories.get(e.target_id)?.id ?? e.target_id;
+    e.edge_type = EDGE_TYPES.find((t) => t === e.edge_type) ?? e.edge_type;
+    return e;
+  }
+
   /** Removes from the expiry queue and returns the memories whose expiry `now` has reached. */
   takeExpired(now: number): MemoryRecord[] {
     const ids = this.expiring.due(now, (id) => this.memories.get(id)?.expiresAt ?? null);
@@ -79,11 +130,14 @@ export class Workspace {
   }
 
   #unindex(m: MemoryRecord): void {
-    if (m.supersededBy === null) this.lexical.remove(m.id, m);
+    if (m.supersededBy === null && !this.#lexicalBacklog.delete(m.id)) this.#lexical.remove(m.id, m);
     if (m.entityId !== null) {
       const ids = this.byEntity.get(m.entityId);
       ids?.delete(m.id);
-      if (ids && ids.size === 0) this.byEntity.delete(m.entityId);
+      if (ids && ids.size === 0) {
+        this.byEntity.delete(m.entityId);
+        this.#entityNames.delete(m.entityId);
+      }
     }
     if (m.supersededBy !== null) {
       const set = this.versions.get(m.supersededBy);
