@@ -207,7 +207,9 @@ describe('recovery', () => {
   });
 
   it('after kill -9 the recovered lexical index answers every query exactly as before', async () => {
-    child = await startServer({ dataDir });
+    // Background reflection would write insights on its own schedule (between the two asks).
+    const env = { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' };
+    child = await startServer({ dataDir, env });
     const words = ['harbour', 'lantern', 'orchard', 'violin', 'glacier', 'saffron', 'meteor', 'quarry'];
     const ids: string[] = [];
     for (let i = 0; i < 60; i++) {
@@ -231,7 +233,7 @@ describe('recovery', () => {
     expect(before.flat().length).toBeGreaterThan(50);
     child.proc.kill('SIGKILL');
     await child.exited;
-    child = await startServer({ dataDir });
+    child = await startServer({ dataDir, env });
     expect(await ask()).toEqual(before);
   });
 });
