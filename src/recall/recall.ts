@@ -33,7 +33,8 @@ export function runRecall(src: RecallSource, input: RecallInput, nowUs: number):
     vector: input.cue,
     text: input.cueText,
     mode: input.similarityMode,
-    time: input.similarityMode === 'hybrid' ? timeCueOf(input.cueText, nowUs) : null,
+    // Only hybrid similarity reads the time a cue names; other recalls skip parsing it.
+    time: input.similarityMode === 'hybrid' && input.strategies.some((s) => s.strategy === 'similarity') ? timeCueOf(input.cueText, nowUs) : null,
   };
   const byId = new Map<string, Merged>();
   const errors: StrategyError[] = [];
