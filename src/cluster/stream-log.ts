@@ -25,8 +25,13 @@ const PUBLISH_ATTEMPTS = 4;
 /** JetStream API error: the expected last sequence did not hold. */
 const WRONG_LAST_SEQUENCE = 10071;
 
-/** What one stream message holds: a batch of records, or the fence of a new owner. */
-export type StreamEntry = { node: string; records: LogRecord[] } | { node: string; fence: number };
+/**
+ * What one stream message holds: a batch of records, or the fence of a new owner. A write too large
+ * for one message is published as consecutive parts, each marked `part: [i, n]` (1-based); replay
+ * applies such a write only once all `n` parts have been read in order, so an owner that fails
+ * between two parts leaves nothing of the unacknowledged write visible.
+ */
+export type StreamEntry = { node: string; records: LogRecord[]; part?: [number, number] } | { node: string; fence: number };
 
 export function encodeEntry(e: StreamEntry): Uint8Array {
   return packr.pack(e);
@@ -36,21 +41,73 @@ export function decodeEntry(data: Uint8Array): StreamEntry {
   return packr.unpack(data) as StreamEntry;
 }
 
-/** Encodes `records` as several entries, each below the batch limit (a single record may not be). */
-function* splitRecords(records: readonly LogRecord[], node: string): Generator<Uint8Array> {
+/** Encodes `records` as several entries, each below the batch limit (a single record may not be), numbered as parts. */
+function splitRecords(records: readonly LogRecord[], node: string): Uint8Array[] {
+  const parts: LogRecord[][] = [];
   let part: LogRecord[] = [];
   let bytes = 0;
   for (const r of records) {
     const size = encodeEntry({ node, records: [r] }).length;
     if (part.length > 0 && bytes + size > MAX_BATCH_BYTES) {
-      yield encodeEntry({ node, records: part });
+      parts.push(part);
       part = [];
       bytes = 0;
     }
     part.push(r);
     bytes += size;
   }
-  if (part.length > 0) yield encodeEntry({ node, records: part });
+  if (part.length > 0) parts.push(part);
+  return parts.map((records, i) => encodeEntry({ node, records, part: [i + 1, parts.length] }));
+}
+
+/**
+ * Turns stream entries, in stream order, into the records to apply: whole batches at once, a
+ * write split into parts only when its last part arrives. A part group interrupted by any other
+ * entry (a fence, another batch, a part out of order) or left open at the end was never
+ * acknowledged, and is dropped.
+ */
+export class EntryReplayer {
+  #open: { node: string; next: number; n: number; records: LogRecord[] } | null = null;
+  /** Records of incomplete multi-part writes that were dropped. */
+  dropped = 0;
+
+  constructor(private readonly apply: (records: readonly LogRecord[]) => void) {}
+
+  push(entry: StreamEntry): void {
+    if (!('records' in entry) || entry.part === undefined) {
+      this.#dropOpen();
+      if ('records' in entry) this.apply(entry.records);
+      return;
+    }
+    const [i, n] = entry.part;
+    const open = this.#open;
+    if (open && open.node === entry.node && open.n === n && open.next === i) {
+      open.records.push(...entry.records);
+      open.next += 1;
+    } else {
+      this.#dropOpen();
+      if (i !== 1) {
+        this.dropped += entry.records.length;
+        return;
+      }
+      this.#open = { node: entry.node, next: 2, n, records: [...entry.records] };
+    }
+    const now = this.#open;
+    if (now && now.next > now.n) {
+      this.#open = null;
+      this.apply(now.records);
+    }
+  }
+
+  /** The end of the stream: an open group is an unfinished write. */
+  finish(): void {
+    this.#dropOpen();
+  }
+
+  #dropOpen(): void {
+    if (this.#open) this.dropped += this.#open.records.length;
+    this.#open = null;
+  }
 }
 
 export class FencedError extends Error {
@@ -232,6 +289,10 @@ export async function replayStream(
 ): Promise<{ recovered: Recovered; messages: number }> {
   let replayed = 0;
   let messages = 0;
+  const replayer = new EntryReplayer((records) => {
+    for (const r of records) applyRecord(state, r);
+    replayed += records.length;
+  });
   if (toSeq >= fromSeq && toSeq > 0) {
     const consumer = await js.consumers.get(stream, { opt_start_seq: Math.max(1, fromSeq), deliver_policy: DeliverPolicy.StartSequence });
     let seq = 0;
@@ -243,17 +304,15 @@ export async function replayStream(
         seq = m.seq;
         if (seq > toSeq) break;
         messages += 1;
-        const entry = decodeEntry(m.data);
-        if ('records' in entry) {
-          for (const r of entry.records) applyRecord(state, r);
-          replayed += entry.records.length;
-        }
+        replayer.push(decodeEntry(m.data));
         if (seq >= toSeq) break;
       }
       if (got === 0) throw new Error(`stream ${stream}: replay stopped at sequence ${seq}, expected up to ${toSeq}`);
     }
     await consumer.delete().catch(() => undefined);
   }
+  replayer.finish();
+  if (replayer.dropped > 0) console.error(`stream ${stream}: dropped ${replayer.dropped} records of a write its owner did not finish publishing (never acknowledged)`);
   pruneDanglingEdges(state);
   return {
     recovered: { state, nextWalSeq: 0, walSegments: [], snapshots: [], replayedRecords: replayed, truncatedTail: null, staleFiles: false },

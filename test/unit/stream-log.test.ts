@@ -1,11 +1,12 @@
 /**
  * cluster/stream-log against a fake JetStream (the real one is exercised by the cluster
  * integration tests): group commit, the chain of expected sequences, message ids reused on retry,
- * fencing on a refused expectation, and writes too large for one message.
+ * fencing on a refused expectation, writes too large for one message, and replay of those (whole
+ * or not at all).
  */
 import { describe, expect, it } from 'vitest';
 import { JetStreamApiError, type JetStreamClient, type JetStreamPublishOptions } from '@nats-io/jetstream';
-import { decodeEntry, FencedError, StreamLog } from '../../src/cluster/stream-log.ts';
+import { decodeEntry, EntryReplayer, FencedError, StreamLog, type StreamEntry } from '../../src/cluster/stream-log.ts';
 import type { LogRecord } from '../../src/shard/persist/records.ts';
 
 interface Call {
@@ -113,4 +114,46 @@ describe('StreamLog', () => {
     });
     expect(replayed).toEqual(big);
   });
+
+  it('numbers the parts of a split write, and replay applies it only whole', async () => {
+    const stream = new FakeStream();
+    const log = open(stream);
+    const big: LogRecord[] = Array.from({ length: 60 }, (_, i) => ({ t: 'access', ws: 'w'.repeat(30_000), id: `m${i}`, n: i, at: i }));
+    await log.append([access(0)]);
+    await log.append(big);
+    const entries = stream.stored.map((d) => decodeEntry(d));
+    const parts = entries.flatMap((e) => ('records' in e && e.part ? [e.part] : []));
+    expect(parts.length).toBe(entries.length - 1);
+    expect(parts.map(([i]) => i)).toEqual(parts.map((_, k) => k + 1));
+    expect(new Set(parts.map(([, n]) => n))).toEqual(new Set([parts.length]));
+
+    const whole = replay(entries);
+    expect(whole.applied).toEqual([access(0), ...big]);
+    expect(whole.dropped).toBe(0);
+
+    // The owner died before its last part: nothing of the write is applied.
+    const cut = replay(entries.slice(0, -1));
+    expect(cut.applied).toEqual([access(0)]);
+    expect(cut.dropped).toBeGreaterThan(0);
+
+    // A new owner's fence (and its writes) after the unfinished parts: still dropped, the rest applied.
+    const fenced = replay([...entries.slice(0, -1), { node: 'b', fence: 9 }, { node: 'b', records: [access(1)] }]);
+    expect(fenced.applied).toEqual([access(0), access(1)]);
+  });
+
+  it('replay drops parts out of order or from a group that never started', () => {
+    const r = (node: string, i: number, n: number, k: number): StreamEntry => ({ node, records: [access(k)], part: [i, n] });
+    expect(replay([r('a', 2, 2, 1)]).applied).toEqual([]);
+    expect(replay([r('a', 1, 3, 1), r('a', 3, 3, 3)]).applied).toEqual([]);
+    expect(replay([r('a', 1, 2, 1), r('b', 2, 2, 2)]).applied).toEqual([]);
+    expect(replay([r('a', 1, 2, 1), r('a', 1, 2, 5), r('a', 2, 2, 6)]).applied).toEqual([access(5), access(6)]);
+  });
 });
+
+function replay(entries: StreamEntry[]): { applied: LogRecord[]; dropped: number } {
+  const applied: LogRecord[] = [];
+  const replayer = new EntryReplayer((records) => applied.push(...records));
+  for (const e of entries) replayer.push(e);
+  replayer.finish();
+  return { applied, dropped: replayer.dropped };
+}
