@@ -48,6 +48,11 @@ interface Owned {
   status: PartitionStatus;
   /** Revision of our lease key; the next renewal must match it. */
   leaseRev: number;
+  /**
+   * `performance.now()` when the create or update that gave us `leaseRev` was sent. JetStream
+   * stamps the key no earlier, so nobody else can hold the lease before this plus the lease time.
+   */
+  leaseSentAt: number;
   shard: Shard | null;
   log: StreamLog | null;
   /** Stream sequence of our fence (where our ownership starts). */
@@ -207,6 +212,7 @@ export class ClusterNode implements ShardRouter {
   }
 
   async #handleLocal<M extends ShardMethod>(local: Owned, method: M, ws: string, input: ShardInput<M>, origin: string): Promise<ShardOutput<M>> {
+    if (!this.#leaseSure(local)) await this.#confirmLease(local);
     const shard = local.shard;
     if (!shard) throw new FlashbulbError('unavailable', `partition ${local.partition} is not ready`);
     local.inflight += 1;
@@ -222,6 +228,25 @@ export class ClusterNode implements ShardRouter {
       throw err;
     } finally {
       local.inflight -= 1;
+    }
+  }
+
+  /**
+   * Whether no other node can own the partition yet: our last successful renewal was sent less
+   * than the lease time ago, minus a margin for clock rates. Outside that window the state may be
+   * stale (this process was paused, or NATS was slow to renew), so a request waits for a renewal.
+   */
+  #leaseSure(o: Owned): boolean {
+    const lease = this.#o.config.clusterLeaseMs;
+    return performance.now() - o.leaseSentAt < lease - Math.max(200, lease / 10);
+  }
+
+  /** Renews now; a partition whose lease is gone is dropped and the request answered 503 (retryable). */
+  async #confirmLease(o: Owned): Promise<void> {
+    this.#renewing ??= this.#renew().finally(() => (this.#renewing = null));
+    await this.#renewing;
+    if (this.#owned.get(o.partition) !== o || !this.#leaseSure(o)) {
+      throw new FlashbulbError('unavailable', `partition ${o.partition}: this node could not confirm its ownership (it may have been paused or cut off); retry`, { retryAfterS: 1 });
     }
   }
 
@@ -314,7 +339,9 @@ export class ClusterNode implements ShardRouter {
       [...this.#owned.values()].map(async (o) => {
         if (o.status === 'releasing') return;
         try {
+          const sent = performance.now();
           o.leaseRev = await this.#leases.renew(o.partition, o.leaseRev);
+          o.leaseSentAt = sent;
         } catch (err) {
           this.#lose(o, `lease lost (${err instanceof Error ? err.message : String(err)})`);
         }
@@ -369,9 +396,10 @@ export class ClusterNode implements ShardRouter {
   }
 
   async #acquire(p: number): Promise<void> {
+    const sent = performance.now();
     const rev = await this.#leases.acquire(p);
     if (rev === null) return; // someone else holds it
-    const o: Owned = { partition: p, status: 'recovering', leaseRev: rev, shard: null, log: null, fenceSeq: 0, since: Date.now(), replayedRecords: 0, recoveryMs: 0, inflight: 0 };
+    const o: Owned = { partition: p, status: 'recovering', leaseRev: rev, leaseSentAt: sent, shard: null, log: null, fenceSeq: 0, since: Date.now(), replayedRecords: 0, recoveryMs: 0, inflight: 0 };
     this.#owned.set(p, o);
     this.#owners.set(p, { node: this.#id, at: Date.now() });
     const started = performance.now();

@@ -342,8 +342,14 @@ describe.skipIf(!HAVE_NATS)('cluster mode on one NATS server (replicas 1)', () =
       const toPaused = Array.from({ length: 3 }, (_, i) => http(a.child.base, 'POST', `/v1/workspaces/${ws}/memories`, { content: `sent to the paused owner ${i}` }));
       const viaB = await write(b.child.base, ws as string, 'written by the new owner');
       expect(viaB).not.toBeNull();
+      // Reads queued at the paused node must not be answered from its stale state.
+      const readsAtPaused = Array.from({ length: 40 }, () => http(a.child.base, 'GET', `/v1/workspaces/${ws}/memories/${viaB?.id ?? ''}`));
       await new Promise((r) => setTimeout(r, 300));
       a.child.proc.kill('SIGCONT');
+      for (const res of await Promise.all(readsAtPaused)) {
+        if (res.status === 200) expect(res.body.content).toBe('written by the new owner');
+        else expect(res.status, `a read at the resumed old owner: ${JSON.stringify(res.body)}`).toBe(503);
+      }
       const answers = await Promise.all(toPaused);
       const ackedByPaused: Acked[] = [];
       answers.forEach((res, i) => {
