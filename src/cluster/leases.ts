@@ -7,6 +7,8 @@ import type { KV } from '@nats-io/kv';
 
 export interface Lease {
   node: string;
+  /** Chosen by the holder when it took the lease; renewals keep it, a new owner has a new one. */
+  term: string;
   /** Wall-clock time of the last renewal, as the holder saw it (for display only). */
   at: number;
 }
@@ -21,17 +23,17 @@ export class LeaseTable {
   }
 
   /** Takes the lease if nobody holds it; returns its revision, or null when it is held. */
-  async acquire(partition: number): Promise<number | null> {
+  async acquire(partition: number, term: string): Promise<number | null> {
     try {
-      return await this.#kv.create(key(partition), this.#value());
+      return await this.#kv.create(key(partition), this.#value(term));
     } catch {
       return null;
     }
   }
 
   /** Renews a lease held at `revision`; rejects when it is no longer ours (expired or taken). */
-  renew(partition: number, revision: number): Promise<number> {
-    return this.#kv.update(key(partition), this.#value(), revision);
+  renew(partition: number, revision: number, term: string): Promise<number> {
+    return this.#kv.update(key(partition), this.#value(term), revision);
   }
 
   /** Gives a lease back, if it is still the one held at `revision`. */
@@ -42,11 +44,14 @@ export class LeaseTable {
   /** The current holder, or null (never taken, released or expired). */
   async holder(partition: number): Promise<Lease | null> {
     const e = await this.#kv.get(key(partition)).catch(() => null);
-    return e && e.operation === 'PUT' ? (JSON.parse(e.string()) as Lease) : null;
+    if (!e || e.operation !== 'PUT') return null;
+    const l = JSON.parse(e.string()) as Partial<Lease>;
+    // A lease written by a version without terms: its holder stands in for the term.
+    return { node: String(l.node), term: l.term ?? `node:${String(l.node)}`, at: Number(l.at ?? 0) };
   }
 
-  #value(): string {
-    return JSON.stringify({ node: this.#node, at: Date.now() } satisfies Lease);
+  #value(term: string): string {
+    return JSON.stringify({ node: this.#node, term, at: Date.now() } satisfies Lease);
   }
 }
 

@@ -29,6 +29,8 @@ import { Shard } from '../shard/shard.ts';
 import { encodeEntry, ensureStream, FencedError, replayStream, StreamLog } from './stream-log.ts';
 import { forward, pack, unpack, type Forward, type ForwardReply } from './forward.ts';
 import { LeaseTable, type Lease } from './leases.ts';
+import { FollowedSubscriptions } from './follow.ts';
+import { randomBytes } from 'node:crypto';
 
 /** How long a request waits for a partition to get a ready owner before a retryable 503. */
 const ROUTE_WAIT_MS = 3000;
@@ -48,6 +50,8 @@ interface Owned {
   status: PartitionStatus;
   /** Revision of our lease key; the next renewal must match it. */
   leaseRev: number;
+  /** Our ownership term (in the lease value; subscriptions are registered per term). */
+  term: string;
   /**
    * `performance.now()` when the create or update that gave us `leaseRev` was sent. JetStream
    * stamps the key no earlier, so nobody else can hold the lease before this plus the lease time.
@@ -102,8 +106,10 @@ export class ClusterNode implements ShardRouter {
   readonly #owned = new Map<number, Owned>();
   readonly #owners = new Map<number, Lease>();
   #live = new Map<string, NodeRecord>();
-  /** Subscriptions opened through another node: id → that node. */
-  readonly #subOrigins = new Map<number, string>();
+  /** Subscriptions opened through another node, registered here: id → that node and the workspace. */
+  readonly #subOrigins = new Map<number, { origin: string; ws: string; missingSince: number | null }>();
+  /** Subscriptions whose stream this node holds, re-registered whenever their partition's owner changes. */
+  readonly #followed: FollowedSubscriptions;
   /** Partitions released on purpose recently: not taken back at once (partition → until). */
   readonly #cooldown = new Map<number, number>();
   readonly #subs: Subscription[] = [];
@@ -127,6 +133,7 @@ export class ClusterNode implements ShardRouter {
     this.#nodes = nodes;
     this.#snapshots = snapshots;
     this.partitions = partitions;
+    this.#followed = new FollowedSubscriptions(o.config.clusterLeaseMs);
   }
 
   static async start(o: ClusterOptions): Promise<ClusterNode> {
@@ -185,10 +192,41 @@ export class ClusterNode implements ShardRouter {
   async call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>): Promise<ShardOutput<M>> {
     this.#inflight += 1;
     try {
+      if (method === 'subOpen' || method === 'subMatch' || method === 'subClose') return await this.#subscriptionCall(ws, method, input);
       return await this.#route(ws, method, input);
     } finally {
       this.#inflight -= 1;
     }
+  }
+
+  /** Subscription calls from this node's streams: remembered here, so they can follow their partition. */
+  async #subscriptionCall<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>): Promise<ShardOutput<M>> {
+    const termNow = (): string | null => this.#owners.get(this.partitionOf(ws))?.term ?? null;
+    if (method === 'subOpen') {
+      const spec = input as ShardInput<'subOpen'>;
+      const term = termNow();
+      const out = await this.#route(ws, method, input);
+      this.#followed.opened(ws, spec, term);
+      return out;
+    }
+    if (method === 'subClose') {
+      this.#followed.closed((input as ShardInput<'subClose'>).id);
+      return await this.#route(ws, method, input);
+    }
+    const m = input as ShardInput<'subMatch'>;
+    const vector = Float32Array.from(m.vector);
+    let pushes: ShardOutput<'subMatch'>;
+    try {
+      pushes = await this.#route(ws, 'subMatch', m);
+    } catch (err) {
+      // The owner does not know the subscription (it took the partition over since): register it, match again.
+      if (!(err instanceof FlashbulbError && err.code === 'not_found' && this.#followed.has(m.id))) throw err;
+      const term = termNow();
+      await this.#followed.reopen(m.id, term, (w, spec) => this.#route(w, 'subOpen', spec).then(() => undefined));
+      pushes = await this.#route(ws, 'subMatch', { ...m, vector: Float32Array.from(vector) });
+    }
+    this.#followed.matched(m.id, vector, m.offset, pushes);
+    return pushes as ShardOutput<M>;
   }
 
   async #route<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>): Promise<ShardOutput<M>> {
@@ -217,7 +255,7 @@ export class ClusterNode implements ShardRouter {
     if (!shard) throw new FlashbulbError('unavailable', `partition ${local.partition} is not ready`);
     local.inflight += 1;
     try {
-      if (method === 'subOpen' && origin !== this.#id) this.#subOrigins.set((input as ShardInput<'subOpen'>).id, origin);
+      if (method === 'subOpen' && origin !== this.#id) this.#subOrigins.set((input as ShardInput<'subOpen'>).id, { origin, ws, missingSince: null });
       const out = await shard.handle(method, ws, input);
       if (method === 'subClose') this.#subOrigins.delete((input as ShardInput<'subClose'>).id);
       return out;
@@ -261,6 +299,7 @@ export class ClusterNode implements ShardRouter {
       callback: (err, msg) => {
         if (err) return;
         const e = unpack<{ ws: string; pushes: Push[] }>(msg.data);
+        this.#followed.pushed(e.pushes);
         this.#o.emit({ kind: 'push', ws: e.ws, pushes: e.pushes });
       },
     });
@@ -287,11 +326,14 @@ export class ClusterNode implements ShardRouter {
     if (e.kind !== 'push') return this.#o.emit(e);
     const byOrigin = new Map<string, Push[]>();
     for (const push of e.pushes) {
-      const origin = this.#subOrigins.get(push.subscription) ?? this.#id;
+      const origin = this.#subOrigins.get(push.subscription)?.origin ?? this.#id;
       byOrigin.set(origin, [...(byOrigin.get(origin) ?? []), push]);
     }
     for (const [origin, pushes] of byOrigin) {
-      if (origin === this.#id) this.#o.emit({ kind: 'push', ws: e.ws, pushes });
+      if (origin === this.#id) {
+        this.#followed.pushed(pushes);
+        this.#o.emit({ kind: 'push', ws: e.ws, pushes });
+      }
       else this.#nc.publish(this.#nodeSubject(origin, 'push'), pack({ ws: e.ws, pushes }));
     }
   }
@@ -326,6 +368,36 @@ export class ClusterNode implements ShardRouter {
     await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.#refreshOwner(p)));
     if (this.#stopping) return;
     this.#balance();
+    this.#followSubscriptions();
+  }
+
+  /**
+   * Registers this node's subscriptions with owners that took their partitions since, and drops
+   * subscriptions registered here whose node has been gone for three leases (its streams died with it).
+   */
+  #followSubscriptions(): void {
+    this.#followed.reconcile(
+      (ws) => {
+        const owner = this.#owners.get(this.partitionOf(ws));
+        // Our own partition only once it is ready (a recovering shard cannot take the registration yet).
+        if (owner?.node === this.#id && this.#owned.get(this.partitionOf(ws))?.status !== 'ready') return null;
+        return owner?.term ?? null;
+      },
+      (ws, spec) => this.#route(ws, 'subOpen', spec).then(() => undefined),
+      (id, err) => this.#o.log(`cluster: subscription ${id} could not be registered with its partition's new owner yet: ${err instanceof Error ? err.message : String(err)}`),
+    );
+    const now = Date.now();
+    for (const [id, s] of this.#subOrigins) {
+      if (this.#live.has(s.origin)) {
+        s.missingSince = null;
+        continue;
+      }
+      s.missingSince ??= now;
+      if (now - s.missingSince < 3 * this.#o.config.clusterLeaseMs) continue;
+      this.#subOrigins.delete(id);
+      const local = this.#owned.get(this.partitionOf(s.ws));
+      if (local?.status === 'ready' && local.shard) void local.shard.handle('subClose', s.ws, { id }).catch(() => undefined);
+    }
   }
 
   #nodeRecord(): NodeRecord {
@@ -340,7 +412,7 @@ export class ClusterNode implements ShardRouter {
         if (o.status === 'releasing') return;
         try {
           const sent = performance.now();
-          o.leaseRev = await this.#leases.renew(o.partition, o.leaseRev);
+          o.leaseRev = await this.#leases.renew(o.partition, o.leaseRev, o.term);
           o.leaseSentAt = sent;
         } catch (err) {
           this.#lose(o, `lease lost (${err instanceof Error ? err.message : String(err)})`);
@@ -397,11 +469,12 @@ export class ClusterNode implements ShardRouter {
 
   async #acquire(p: number): Promise<void> {
     const sent = performance.now();
-    const rev = await this.#leases.acquire(p);
+    const term = randomBytes(6).toString('hex');
+    const rev = await this.#leases.acquire(p, term);
     if (rev === null) return; // someone else holds it
-    const o: Owned = { partition: p, status: 'recovering', leaseRev: rev, leaseSentAt: sent, shard: null, log: null, fenceSeq: 0, since: Date.now(), replayedRecords: 0, recoveryMs: 0, inflight: 0 };
+    const o: Owned = { partition: p, status: 'recovering', leaseRev: rev, term, leaseSentAt: sent, shard: null, log: null, fenceSeq: 0, since: Date.now(), replayedRecords: 0, recoveryMs: 0, inflight: 0 };
     this.#owned.set(p, o);
-    this.#owners.set(p, { node: this.#id, at: Date.now() });
+    this.#owners.set(p, { node: this.#id, term, at: Date.now() });
     const started = performance.now();
     try {
       await ensureStream(this.#jsm, this.#stream(p), this.#subject(p), this.#o.config.natsReplicas);

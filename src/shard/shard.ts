@@ -36,6 +36,8 @@ const INDEX_SLICE_MS = 4;
  * contradiction checks pause: every search scans the unindexed vectors exactly (~0.5 µs each).
  */
 const PENDING_URGENT = 1024;
+/** Memories a subscription arriving from another owner checks for writes it may have missed (newest first). */
+const RESUME_SCAN_MAX = 10_000;
 
 /**
  * A log kept elsewhere than the shard's directory (cluster mode: a JetStream stream). The shard
@@ -153,8 +155,21 @@ export class Shard {
         await ctx.commit(records);
         return result;
       },
-      subOpen: (_ctx, ws, spec) => {
+      subOpen: (ctx, ws, spec) => {
         this.#subs.open(ws, spec);
+        const w = ctx.state.workspaces.get(ws);
+        if (spec.resume && w) {
+          // Moved here from another owner: writes since the move (or just before it) get their pushes now.
+          const since: MemoryRecord[] = [];
+          for (const id of w.order.newestFirst()) {
+            const m = w.memories.get(id);
+            if (!m) continue;
+            if (m.createdAt < spec.resume.sinceUs || since.length === RESUME_SCAN_MAX) break;
+            since.push(m);
+          }
+          const pushes = this.#subs.matchWrites(w, since.reverse(), nowUs(), spec.id);
+          if (pushes.length > 0) this.#emit({ kind: 'push', ws, pushes });
+        }
         return { opened: true };
       },
       subMatch: (ctx, ws, input) => {

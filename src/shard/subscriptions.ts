@@ -31,6 +31,16 @@ export interface SubscriptionSpec {
   filter?: FilterNode | null;
   /** Most pushes one chunk (or one batch of new writes) may produce, best first. */
   maxPushes: number;
+  /**
+   * Cluster mode: state carried from the previous owner of the workspace's partition when the
+   * subscription is registered with a new one (cluster/follow.ts).
+   */
+  resume?: {
+    recent: Array<{ vector: Float32Array; offset: number }>;
+    pushed: string[];
+    /** Memories created from this time on are matched against `recent` at once (writes the subscription may have missed while it moved). */
+    sinceUs: number;
+  };
 }
 
 export interface Push {
@@ -60,7 +70,9 @@ export class Subscriptions {
       subs = new Map();
       this.#byWorkspace.set(ws, subs);
     }
-    subs.set(spec.id, { ...spec, accepts: spec.filter ? compileFilter(spec.filter) : () => true, pushed: new Set(), recent: [] });
+    const { resume, ...plain } = spec;
+    const recent = (resume?.recent ?? []).slice(-RECENT_CHUNKS).map((r) => ({ vector: Float32Array.from(r.vector), offset: r.offset }));
+    subs.set(spec.id, { ...plain, accepts: spec.filter ? compileFilter(spec.filter) : () => true, pushed: new Set(resume?.pushed ?? []), recent });
   }
 
   close(ws: string, id: number): boolean {
@@ -101,12 +113,13 @@ export class Subscriptions {
     return chosen.map(({ m, sim }) => this.#push(sub, m, sim, offset, nowUs));
   }
 
-  /** Checks freshly written memories against every open subscription's recent chunks. */
-  matchWrites(w: Workspace, memories: readonly MemoryRecord[], nowUs: number): Push[] {
+  /** Checks freshly written memories against every open subscription's recent chunks (or only subscription `only`'s). */
+  matchWrites(w: Workspace, memories: readonly MemoryRecord[], nowUs: number, only: number | null = null): Push[] {
     const subs = this.#byWorkspace.get(w.slug);
     if (!subs) return [];
     const out: Push[] = [];
     for (const sub of subs.values()) {
+      if (only !== null && sub.id !== only) continue;
       const found: Array<{ m: MemoryRecord; sim: number; offset: number }> = [];
       for (const m of memories) {
         if (m.supersededBy !== null || (sub.entityId !== null && m.entityId !== sub.entityId) || !this.#passes(sub, m, nowUs)) continue;

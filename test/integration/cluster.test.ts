@@ -367,6 +367,59 @@ describe.skipIf(!HAVE_NATS)('cluster mode on one NATS server (replicas 1)', () =
       a.child.proc.kill('SIGCONT');
     }
   });
+  it('open subscriptions follow their partition: pushes and feeds go on after the owner is killed and after partitions move to a joining node', async () => {
+    const c = cluster('follow');
+    const a = await c.start('a');
+    const b = await c.start('b');
+    const cc = await c.start('c');
+    const before = await c.settled(a, ['a', 'b', 'c'], 2);
+    // One subscription per partition, all opened through node a; each fed its own sentence.
+    const topics = ['kite', 'ferry', 'quarry', 'violin', 'glacier', 'orchard', 'comet', 'saddle'];
+    const subs = await Promise.all(
+      Array.from({ length: P }, async (_, p) => {
+        const [ws] = workspacesIn([p], 1, 'follow');
+        const sentence = `the ${topics[p] ?? p} number ${p} waits by the northern gate`;
+        const { stream, id } = await subscribeSse(a.child.base, null, { confidence_threshold: 0.8 }, `/v1/workspaces/${ws}/subscribe`);
+        const fed = await http(a.child.base, 'POST', `/v1/workspaces/${ws}/subscribe/${id}/feed`, { text: `${sentence}.` });
+        expect(fed.status, JSON.stringify(fed.body)).toBe(200);
+        return { p, ws: ws as string, sentence, stream, id };
+      }),
+    );
+    const pushedIds = (s: (typeof subs)[number]): string[] => s.stream.pushes.map((x) => x.memory.memory_id as string);
+    const expectPushOf = async (s: (typeof subs)[number], via: Node, label: string): Promise<void> => {
+      const acked = await write(via.child.base, s.ws, s.sentence);
+      expect(acked, `${label}: write to ${s.ws}`).not.toBeNull();
+      await until(async () => pushedIds(s).includes(acked?.id ?? ''), 10_000, () => `${label}: a push of ${acked?.id} to subscription ${s.id} (partition ${s.p}); got ${JSON.stringify(pushedIds(s))}\nA:${a.child.stderr().slice(-3000)}\nB:${b.child.stderr().slice(-3000)}`);
+    };
+    try {
+      const ofC = subs.filter((s) => before.partition_owners[s.p]?.owner === 'c');
+      expect(ofC.length).toBeGreaterThan(0);
+      for (const s of ofC) await expectPushOf(s, b, 'before the kill');
+
+      cc.child.proc.kill('SIGKILL');
+      await cc.child.exited;
+      await c.settled(a, ['a', 'b'], 1, TAKEOVER_BOUND_MS);
+      for (const s of ofC) await expectPushOf(s, b, 'after the owner was killed');
+      // A feed after the takeover works, and pushes nothing that was pushed before it.
+      for (const s of ofC) {
+        const seen = pushedIds(s).length;
+        const fed = await http(a.child.base, 'POST', `/v1/workspaces/${s.ws}/subscribe/${s.id}/feed`, { text: `${s.sentence}.` });
+        expect(fed.status, JSON.stringify(fed.body)).toBe(200);
+        const ids = pushedIds(s);
+        expect(new Set(ids).size, `pushes after a feed at the new owner: ${JSON.stringify(ids)} (had ${seen})`).toBe(ids.length);
+      }
+
+      // A node joins: partitions move to it; every subscription still gets pushes.
+      const d = await c.start('d');
+      const after = await c.settled(a, ['a', 'b', 'd'], 2);
+      const moved = subs.filter((s) => after.partition_owners[s.p]?.owner === 'd');
+      expect(moved.length).toBeGreaterThan(0);
+      for (const s of subs) await expectPushOf(s, d, 'after the join');
+      for (const s of subs) expect(new Set(pushedIds(s)).size, `no memory pushed twice to ${s.id}`).toBe(pushedIds(s).length);
+    } finally {
+      for (const s of subs) s.stream.destroy();
+    }
+  });
 });
 
 describe.skipIf(!HAVE_NATS)('cluster mode: snapshots in the object store', () => {
