@@ -119,6 +119,9 @@ export class ClusterNode implements ShardRouter {
   /** Renewals run on their own timer, so a slow balancing round never lets a lease lapse. */
   #renewTimer: NodeJS.Timeout | null = null;
   #renewing: Promise<void> | null = null;
+  #metricsTimer: NodeJS.Timeout | null = null;
+  /** Partitions whose metrics were reported (a dropped one is reported once more, as empty). */
+  readonly #reported = new Set<number>();
   #inflight = 0;
   #stopping = false;
 
@@ -159,6 +162,8 @@ export class ClusterNode implements ShardRouter {
       node.#renewTimer = setInterval(() => {
         node.#renewing ??= node.#renew().finally(() => (node.#renewing = null));
       }, every);
+      node.#metricsTimer = setInterval(() => node.#emitMetrics(), 1000);
+      node.#metricsTimer.unref();
       o.log(`cluster: node ${config.nodeId} joined '${config.clusterName}' on ${config.natsUrls.join(',')} (${partitions} partitions, replicas ${replicas})`);
       return node;
     } catch (err) {
@@ -561,6 +566,37 @@ export class ClusterNode implements ShardRouter {
     this.#o.log(`cluster: partition ${o.partition} released by ${this.#id} (${reason})`);
   }
 
+  /**
+   * The same per-shard metrics a worker sends once a second, one series per owned partition (the
+   * `shard` label is the partition number); a partition given up reports empty once.
+   */
+  #emitMetrics(): void {
+    for (const p of this.#reported) {
+      if (this.#owned.get(p)?.shard) continue;
+      this.#reported.delete(p);
+      this.#o.emit({ kind: 'metrics', shard: p, memories: 0, syncMs: [], snapshotMs: [], expired: 0, contradictions: 0, checksSkipped: 0, checkBacklog: 0, indexBacklog: 0 });
+    }
+    for (const o of this.#owned.values()) {
+      const shard = o.shard;
+      if (!shard) continue;
+      this.#reported.add(o.partition);
+      const c = shard.takeContradictions();
+      const b = shard.backlogs();
+      this.#o.emit({
+        kind: 'metrics',
+        shard: o.partition,
+        memories: shard.memoryCount,
+        syncMs: o.log ? o.log.publishMs.splice(0) : [],
+        snapshotMs: shard.snapshotMs.splice(0),
+        expired: shard.takeExpired(),
+        contradictions: c.found,
+        checksSkipped: c.skipped,
+        checkBacklog: b.checks,
+        indexBacklog: b.index,
+      });
+    }
+  }
+
   // ---- status and shutdown -------------------------------------------------------------------
 
   async status(): Promise<ClusterStatus> {
@@ -604,6 +640,7 @@ export class ClusterNode implements ShardRouter {
     this.#stopping = true;
     if (this.#timer) clearInterval(this.#timer);
     if (this.#renewTimer) clearInterval(this.#renewTimer);
+    if (this.#metricsTimer) clearInterval(this.#metricsTimer);
     while (this.#ticking) await this.#ticking;
     while (this.#renewing) await this.#renewing;
     await Promise.all([...this.#owned.values()].map((o) => this.#release(o, 'shutting down')));

@@ -144,6 +144,8 @@ export class StreamLog implements ExternalLog {
   #closed = false;
   /** Publishes acknowledged by JetStream, for the cluster view. */
   published = 0;
+  /** How long each acknowledged publish took, in ms, until the metrics take them (the log sync histogram). */
+  readonly publishMs: number[] = [];
   /** Sequence the newest snapshot stored by this owner covers. */
   snapshotSeq = 0;
 
@@ -228,6 +230,7 @@ export class StreamLog implements ExternalLog {
     this.#batch += 1;
     const msgID = `${this.#o.node}.${this.#o.term}.${this.#batch}`;
     let lastErr: unknown = null;
+    const started = performance.now();
     for (let attempt = 0; attempt < PUBLISH_ATTEMPTS; attempt++) {
       try {
         const ack = await this.#o.js.publish(this.#o.subject, data, {
@@ -237,6 +240,7 @@ export class StreamLog implements ExternalLog {
         });
         this.#lastSeq = ack.seq;
         this.published += 1;
+        if (this.publishMs.length < 10_000) this.publishMs.push(performance.now() - started);
         return;
       } catch (err) {
         if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) {

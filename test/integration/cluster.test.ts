@@ -289,6 +289,18 @@ describe.skipIf(!HAVE_NATS)('cluster mode on one NATS server (replicas 1)', () =
     expect(push.memory.memory_id).toBe(hit?.id);
     stream.destroy();
 
+    // Each node's memory gauge counts its own partitions: together, every memory (a 503'd write may have landed too).
+    const total = duringMoves.length + roundRobin.length + 1;
+    const gauges = async (): Promise<number[]> =>
+      Promise.all(
+        c.nodes.map(async (n) => {
+          const res = await fetch(`${n.child.base}/v1/metrics`);
+          return Number(/^flashbulb_memories (\d+)$/m.exec(await res.text())?.[1] ?? NaN);
+        }),
+      );
+    await until(async () => (await gauges()).reduce((x, y) => x + y, 0) >= total, 5000, () => `memory gauges summing to at least ${total}`);
+    expect((await gauges()).every((g) => g > 0)).toBe(true);
+
     expectConsistent(await c.audit());
   });
 
