@@ -4,7 +4,11 @@
  * throughput with 1, 2 and 3 nodes on a many-workspace load (clients spread round-robin over the
  * nodes, so about (n-1)/n of the requests take a forwarding hop).
  *
- *   npm run build && node --import tsx native-bench/cluster.ts [--seconds 8] [--concurrency 16]
+ * Then a move: write load over every workspace through 2 nodes while a third joins; for each
+ * partition that moves, the longest time without a successful write to it (the unavailable
+ * window of the hand-over) and the retryable 503s it answered.
+ *
+ *   npm run build && node --import tsx native-bench/cluster.ts [--seconds 8] [--concurrency 16] [--move-only]
  *
  * Needs nats-server on PATH. Hash embedder, auth off (the auth store is per node in cluster mode).
  */
@@ -21,7 +25,7 @@ import { summarize, type Summary } from './lib/stats.ts';
 import { formatMarkdown } from './lib/table.ts';
 import { shardFor } from '../src/router/shard-map.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, concurrency: { type: 'string' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, concurrency: { type: 'string' }, 'move-only': { type: 'boolean' } } });
 const SECONDS = numberFlag(values, 'seconds', 8);
 const CONCURRENCY = numberFlag(values, 'concurrency', 16);
 const WORKSPACES = 64;
@@ -133,7 +137,93 @@ async function hop(nodes: RunningServer[]): Promise<Array<[string, Summary]>> {
   return out;
 }
 
+interface Ownership {
+  nodes: Array<{ id: string; partitions: number[] }>;
+}
+
+async function owners(node: RunningServer): Promise<Map<number, string>> {
+  const c = new RestClient({ host: '127.0.0.1', port: node.port, apiKey: 'unused', maxSockets: 1 });
+  try {
+    const body = JSON.parse((await c.get('/v1/cluster')).body.toString()) as Ownership;
+    return new Map(body.nodes.flatMap((n) => n.partitions.map((p) => [p, n.id] as const)));
+  } finally {
+    c.close();
+  }
+}
+
+/** Writes to every workspace through two nodes while a third joins; per partition, the longest gap between acknowledged writes. */
+async function move(natsUrl: string): Promise<void> {
+  const env = (k: number): Record<string, string> => ({ FLASHBULB_NATS_URL: natsUrl, FLASHBULB_NODE_ID: `n${k}`, FLASHBULB_CLUSTER_NAME: 'benchmove', FLASHBULB_CLUSTER_PARTITIONS: String(PARTITIONS) });
+  const nodes = [await startNode(env(0)), await startNode(env(1))];
+  let joined: RunningServer | null = null;
+  try {
+    await waitOwned(nodes[0] as RunningServer, 2);
+    const before = await owners(nodes[0] as RunningServer);
+    const clients = nodes.map((n) => new RestClient({ host: '127.0.0.1', port: n.port, apiKey: 'unused', maxSockets: CONCURRENCY }));
+    const lastOk = new Map<number, number>();
+    const maxGap = new Map<number, number>();
+    const unavailable = new Map<number, number>();
+    let other = 0;
+    let i = 0;
+    const seconds = Math.max(12, SECONDS);
+    const load = runClosedLoop(
+      async () => {
+        const n = i++;
+        const ws = `move-${n % WORKSPACES}`;
+        const p = shardFor(ws, PARTITIONS);
+        const r = await (clients[n % clients.length] as RestClient).post(`/v1/workspaces/${ws}/memories`, { content: `write ${n} during the move` });
+        const now = performance.now();
+        if (r.status === 200 || r.status === 201) {
+          const last = lastOk.get(p);
+          if (last !== undefined) maxGap.set(p, Math.max(maxGap.get(p) ?? 0, now - last));
+          lastOk.set(p, now);
+          return true;
+        }
+        if (r.status === 503) unavailable.set(p, (unavailable.get(p) ?? 0) + 1);
+        else other += 1;
+        return false;
+      },
+      { concurrency: CONCURRENCY, durationMs: seconds * 1000 },
+    );
+    await new Promise((r) => setTimeout(r, 3000));
+    joined = await startNode(env(2));
+    const result = await load;
+    for (const c of clients) c.close();
+    await waitOwned(nodes[0] as RunningServer, 3);
+    const after = await owners(nodes[0] as RunningServer);
+    const moved = [...after].filter(([p, o]) => before.get(p) !== o).map(([p]) => p).sort((a, b) => a - b);
+    const stayed = [...after.keys()].filter((p) => !moved.includes(p));
+    const gaps = (ps: number[]): number[] => ps.map((p) => maxGap.get(p) ?? 0).sort((a, b) => a - b);
+    const f = (x: number): string => (x / 1000).toFixed(2);
+    const mg = gaps(moved);
+    const sg = gaps(stayed);
+    console.log(`
+Move: ${CONCURRENCY} writers over ${WORKSPACES} workspaces through 2 nodes for ${seconds} s; a third node joins at 3 s. ${result.latenciesMs.length} writes acknowledged, ${[...unavailable.values()].reduce((a, b) => a + b, 0)} answered 503 (retryable), ${other} other errors.
+`);
+    console.log(
+      formatMarkdown(
+        ['partitions', 'count', 'longest gap without an acknowledged write, s: median', 'max', '503s'],
+        [
+          ['moved to the new node', moved.length, f(mg[Math.floor(mg.length / 2)] ?? 0), f(mg[mg.length - 1] ?? 0), moved.reduce((a, p) => a + (unavailable.get(p) ?? 0), 0)],
+          ['stayed', stayed.length, f(sg[Math.floor(sg.length / 2)] ?? 0), f(sg[sg.length - 1] ?? 0), stayed.reduce((a, p) => a + (unavailable.get(p) ?? 0), 0)],
+        ],
+      ),
+    );
+  } finally {
+    for (const n of [...nodes, ...(joined ? [joined] : [])]) await n.stop();
+  }
+}
+
 async function main(): Promise<void> {
+  if (values['move-only']) {
+    const nats = await startNats();
+    try {
+      await move(nats.url);
+    } finally {
+      nats.stop();
+    }
+    return;
+  }
   const runs: Run[] = [];
   let hops: Array<[string, Summary]> = [];
   for (const durability of ['fsync', 'os'] as const) {
@@ -156,6 +246,7 @@ async function main(): Promise<void> {
       if (size === 3) hops = await hop(nodes);
       for (const n of nodes) await n.stop();
     }
+    await move(nats.url);
   } finally {
     nats.stop();
   }

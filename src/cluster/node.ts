@@ -188,7 +188,7 @@ export class ClusterNode implements ShardRouter {
     return `${this.#name}.p.${p}.log`;
   }
 
-  #nodeSubject(node: string, what: 'call' | 'push'): string {
+  #nodeSubject(node: string, what: 'call' | 'push' | 'take'): string {
     return `${this.#name}.node.${node}.${what}`;
   }
 
@@ -308,7 +308,15 @@ export class ClusterNode implements ShardRouter {
         this.#o.emit({ kind: 'push', ws: e.ws, pushes: e.pushes });
       },
     });
-    this.#subs.push(calls, pushes);
+    // A node handing a partition over names us: take it now (the lease decides if someone was faster).
+    const takes = this.#nc.subscribe(this.#nodeSubject(this.#id, 'take'), {
+      callback: (err, msg) => {
+        if (err || this.#stopping) return;
+        const { p } = unpack<{ p: number }>(msg.data);
+        if (Number.isInteger(p) && p >= 0 && p < this.partitions && !this.#owned.has(p)) void this.#acquire(p);
+      },
+    });
+    this.#subs.push(calls, pushes, takes);
   }
 
   async #serveForward(req: Forward): Promise<ForwardReply> {
@@ -466,10 +474,10 @@ export class ClusterNode implements ShardRouter {
     const counts = new Map<string, number>(nodes.map((n) => [n, 0]));
     for (const l of this.#owners.values()) counts.set(l.node, (counts.get(l.node) ?? 0) + 1);
     const floor = Math.floor(this.partitions / nodes.length);
-    const starving = nodes.some((n) => n !== this.#id && (counts.get(n) ?? 0) < floor);
-    if (!starving) return;
+    const starving = nodes.filter((n) => n !== this.#id && (counts.get(n) ?? 0) < floor).sort((x, y) => (counts.get(x) ?? 0) - (counts.get(y) ?? 0));
+    if (starving.length === 0) return;
     const give = [...this.#owned.values()].find((o) => o.status === 'ready');
-    if (give) void this.#release(give, 'rebalancing');
+    if (give) void this.#release(give, 'rebalancing', starving[0]);
   }
 
   async #acquire(p: number): Promise<void> {
@@ -553,7 +561,8 @@ export class ClusterNode implements ShardRouter {
   }
 
   /** Hands a partition over: stop taking requests, finish the ones in flight, free the lease. */
-  async #release(o: Owned, reason: string): Promise<void> {
+  /** `to`: the node that should take the partition; it is told at once instead of finding it free on its next heartbeat. */
+  async #release(o: Owned, reason: string, to?: string): Promise<void> {
     if (o.status !== 'ready') return;
     o.status = 'releasing';
     this.#cooldown.set(o.partition, Date.now() + 3 * this.#o.config.clusterLeaseMs);
@@ -563,7 +572,8 @@ export class ClusterNode implements ShardRouter {
     await this.#leases.release(o.partition, o.leaseRev);
     if (this.#owned.get(o.partition) === o) this.#owned.delete(o.partition);
     this.#owners.delete(o.partition);
-    this.#o.log(`cluster: partition ${o.partition} released by ${this.#id} (${reason})`);
+    if (to) this.#nc.publish(this.#nodeSubject(to, 'take'), pack({ p: o.partition }));
+    this.#o.log(`cluster: partition ${o.partition} released by ${this.#id} (${reason}${to ? `, to ${to}` : ''})`);
   }
 
   /**
