@@ -72,7 +72,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   });
   if (embedder.name === 'hash') log('embedder: deterministic hash embedder (FLASHBULB_EMBEDDER=hash) — for tests, not for real recall');
   else log(`embedder: ${embedder.name} (${embedder.dim} dims) from ${config.modelDir}`);
-  subscriptions = new SubscriptionRegistry(shards, embedder);
+  subscriptions = new SubscriptionRegistry(shards, embedder, cluster ? cluster.relay() : null);
   const llm = config.llmBaseUrl === '' ? null : createLlmClient({ baseUrl: config.llmBaseUrl, model: config.llmModel, apiKey: config.llmApiKey, timeoutMs: config.llmTimeoutMs });
   const reflection = new ReflectionEngine({ config, shards, embedder, llm });
   const svc: Services = {

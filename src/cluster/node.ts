@@ -31,6 +31,7 @@ import { forward, pack, unpack, type Forward, type ForwardReply } from './forwar
 import { LeaseTable, type Lease } from './leases.ts';
 import { FollowedSubscriptions } from './follow.ts';
 import { randomBytes } from 'node:crypto';
+import type { RelayedRequest, SubscriptionRelay } from '../subscribe/registry.ts';
 
 /** How long a request waits for a partition to get a ready owner before a retryable 503. */
 const ROUTE_WAIT_MS = 3000;
@@ -605,6 +606,39 @@ export class ClusterNode implements ShardRouter {
         indexBacklog: b.index,
       });
     }
+  }
+
+  /**
+   * Feeds and closes for a subscription reach the node holding its stream, whichever node they
+   * arrived at: the holder answers on `<name>.sub.<id>` while the subscription is open.
+   */
+  relay(): SubscriptionRelay {
+    const subject = (id: number): string => `${this.#name}.sub.${id}`;
+    return {
+      serve: (id, handler) => {
+        const sub = this.#nc.subscribe(subject(id), {
+          callback: (err, msg) => {
+            if (err) return;
+            void handler(unpack<RelayedRequest>(msg.data)).then(
+              () => msg.respond(pack({ ok: true, v: null } satisfies ForwardReply)),
+              (e: unknown) => msg.respond(pack(toWireError(e))),
+            );
+          },
+        });
+        return () => sub.unsubscribe();
+      },
+      send: async (id, req) => {
+        let reply: ForwardReply;
+        try {
+          reply = unpack<ForwardReply>((await this.#nc.request(subject(id), pack(req), { timeout: this.#o.config.shardTimeoutMs })).data);
+        } catch (err) {
+          const text = err instanceof Error ? err.message : String(err);
+          if (/no responders/i.test(text)) throw new FlashbulbError('not_found', `subscription ${id} not found`);
+          throw new FlashbulbError('unavailable', `the node holding subscription ${id} did not answer (${text}); retry`, { retryAfterS: 1 });
+        }
+        if (!reply.ok) throw fromWireError(reply);
+      },
+    };
   }
 
   // ---- status and shutdown -------------------------------------------------------------------

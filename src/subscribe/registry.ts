@@ -28,6 +28,20 @@ export interface PushEvent {
   push_timestamp_us: number;
 }
 
+/** A feed or close that arrived at another node for a subscription held here (cluster mode). */
+export type RelayedRequest = { op: 'feed'; ws: string; text: string } | { op: 'close'; ws: string };
+
+/**
+ * Cluster mode: a subscription's stream is held by the node it was opened on, but feeds and
+ * closes may arrive at any node. The holder serves its subscriptions; other nodes send to it.
+ */
+export interface SubscriptionRelay {
+  /** Serves requests for subscription `id` sent from other nodes; returns the function that stops serving. */
+  serve(id: number, handler: (req: RelayedRequest) => Promise<void>): () => void;
+  /** Sends a request to the node holding `id`; rejects with not_found when no node holds it. */
+  send(id: number, req: RelayedRequest): Promise<void>;
+}
+
 /** Where pushes go (an SSE stream, a gRPC stream). `send` returns false when the reader lags. */
 export interface PushSink {
   send(event: PushEvent): boolean;
@@ -44,6 +58,7 @@ class Subscription {
   closed = false;
   idle: NodeJS.Timeout | null = null;
   work: Promise<void> = Promise.resolve();
+  unserve: (() => void) | null = null;
 
   constructor(
     readonly id: number,
@@ -58,10 +73,12 @@ export class SubscriptionRegistry {
   readonly #shards: ShardRouter;
   readonly #embedder: Embedder;
   readonly #subs = new Map<number, Subscription>();
+  readonly #relay: SubscriptionRelay | null;
 
-  constructor(shards: ShardRouter, embedder: Embedder) {
+  constructor(shards: ShardRouter, embedder: Embedder, relay: SubscriptionRelay | null = null) {
     this.#shards = shards;
     this.#embedder = embedder;
+    this.#relay = relay;
   }
 
   get size(): number {
@@ -85,11 +102,15 @@ export class SubscriptionRegistry {
       throw err;
     }
     sink.onDrain(() => this.#drain(sub));
+    if (this.#relay && !sub.closed) {
+      sub.unserve = this.#relay.serve(id, (req) => (req.op === 'feed' ? this.feed(req.ws, id, req.text) : this.close(req.ws, id)));
+    }
     return id;
   }
 
   /** Buffers text; complete chunks are embedded and matched in order. */
   feed(workspace: string, id: number, text: string): Promise<void> {
+    if (this.#relay && !this.#subs.has(id)) return this.#relay.send(id, { op: 'feed', ws: workspace, text });
     const sub = this.#find(workspace, id);
     const chunks = sub.chunker.feed(text);
     if (sub.idle) clearTimeout(sub.idle);
@@ -101,6 +122,7 @@ export class SubscriptionRegistry {
   }
 
   async close(workspace: string, id: number, reason: 'closed' | 'shutdown' = 'closed'): Promise<void> {
+    if (this.#relay && !this.#subs.has(id)) return this.#relay.send(id, { op: 'close', ws: workspace });
     const sub = this.#find(workspace, id);
     this.#forget(sub);
     sub.sink.close(reason);
@@ -135,6 +157,8 @@ export class SubscriptionRegistry {
 
   #forget(sub: Subscription): void {
     sub.closed = true;
+    sub.unserve?.();
+    sub.unserve = null;
     if (sub.idle) clearTimeout(sub.idle);
     this.#subs.delete(sub.id);
     openSubscriptions.set(this.#subs.size);

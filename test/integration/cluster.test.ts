@@ -287,6 +287,17 @@ describe.skipIf(!HAVE_NATS)('cluster mode on one NATS server (replicas 1)', () =
     const hit = await write(b.child.base, ws, sentence);
     const [push] = await stream.waitForPushes(1, 5000);
     expect(push.memory.memory_id).toBe(hit?.id);
+    // Feeds and the close may arrive at any node: they reach the node holding the stream.
+    const other = 'A lighthouse keeper counts the gannets on the western rocks.';
+    const hit2 = await write(b.child.base, ws, other);
+    const fedElsewhere = await http(cc.child.base, 'POST', `/v1/workspaces/${ws}/subscribe/${id}/feed`, { text: other });
+    expect(fedElsewhere.status, JSON.stringify(fedElsewhere.body)).toBe(200);
+    await stream.until(() => stream.pushes.some((x) => x.memory.memory_id === hit2?.id), 5000, 'a push for a feed sent through another node');
+    const closedElsewhere = await http(b.child.base, 'DELETE', `/v1/workspaces/${ws}/subscribe/${id}`);
+    expect(closedElsewhere.status, JSON.stringify(closedElsewhere.body)).toBe(200);
+    await stream.waitFor('closed', 1, 5000);
+    const afterClose = await http(cc.child.base, 'POST', `/v1/workspaces/${ws}/subscribe/${id}/feed`, { text: other });
+    expect(afterClose.status, JSON.stringify(afterClose.body)).toBe(404);
     stream.destroy();
 
     // Each node's memory gauge counts its own partitions: together, every memory (a 503'd write may have landed too).
