@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { RateLimiter } from './auth/rate-limit.ts';
-import { AuthStore } from './auth/store.ts';
+import { AuthStore, type AuthDirectory } from './auth/store.ts';
 import { DEFAULT_WORKSPACE } from './auth/principal.ts';
 import type { Config } from './config/index.ts';
 import { lockDataDir, openDataDir, shardOptions } from './data-dir.ts';
@@ -17,6 +17,7 @@ import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, log
 import { ShardPool } from './router/shard-client.ts';
 import type { ShardRouter } from './router/router.ts';
 import { ClusterNode } from './cluster/node.ts';
+import { ClusterAuth } from './cluster/auth-sync.ts';
 import type { ShardEvent } from './shard/protocol.ts';
 import type { Services } from './verbs/context.ts';
 import { SubscriptionRegistry } from './subscribe/registry.ts';
@@ -43,16 +44,30 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
   const meta = openDataDir(config.dataDir, config.shards);
   const unlock = lockDataDir(config.dataDir);
-  const auth = new AuthStore(config.dataDir);
-  auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
+  // Cluster mode: one key store for the whole cluster, in a JetStream KV bucket (it also waits
+  // for JetStream to be ready, which a NATS cluster that has just started is not).
+  const clusterAuth = config.natsUrls.length > 0 ? await ClusterAuth.start({ config, log }).catch((err: unknown) => {
+    unlock();
+    throw err;
+  }) : null;
+  const auth: AuthDirectory = clusterAuth ?? new AuthStore(config.dataDir);
+  const release = async (): Promise<void> => {
+    await clusterAuth?.close();
+    unlock();
+  };
+  if (clusterAuth) await clusterAuth.ensureWorkspaceShared(DEFAULT_WORKSPACE, 'Default workspace').catch(async (err: unknown) => {
+    await release();
+    throw err;
+  });
+  else auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
   const memories = new Array<number>(meta.shards).fill(0);
   let subscriptions: SubscriptionRegistry | null = null;
   const onEvent = (e: ShardEvent): void => {
     if (e.kind === 'push') subscriptions?.deliverPushes(e.pushes);
     else onShardEvent(e, memories, log);
   };
-  const cluster = config.natsUrls.length > 0 ? await ClusterNode.start({ config, emit: onEvent, log }).catch((err: unknown) => {
-    unlock();
+  const cluster = config.natsUrls.length > 0 ? await ClusterNode.start({ config, emit: onEvent, log }).catch(async (err: unknown) => {
+    await release();
     throw err;
   }) : null;
   const shards: ShardRouter = cluster ?? await ShardPool.start({
@@ -61,13 +76,13 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     maxInflightPerWorkspace: config.maxInflightPerWorkspace,
     timeoutMs: config.shardTimeoutMs,
     onEvent,
-  }).catch((err: unknown) => {
-    unlock();
+  }).catch(async (err: unknown) => {
+    await release();
     throw err;
   });
   const embedder = await createEmbedder(config).catch(async (err: unknown) => {
     await shards.shutdown();
-    unlock();
+    await release();
     throw err;
   });
   if (embedder.name === 'hash') log('embedder: deterministic hash embedder (FLASHBULB_EMBEDDER=hash) — for tests, not for real recall');
@@ -96,11 +111,10 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   });
   // Created only once everything is up, so a failed first start never swallows the key.
   let createdAdminKey: string | null = null;
-  if (config.authEnabled && !auth.hasKeys()) {
-    createdAdminKey = auth.createKey({ workspace: DEFAULT_WORKSPACE, role: 'admin', label: 'first start' }).apiKey;
-  }
+  // In a cluster exactly one node creates it (compare-and-set in the key store) and prints it.
+  if (config.authEnabled) createdAdminKey = await auth.firstAdminKey();
   log(`flashbulb ${VERSION} listening: REST http://${config.bind}:${http.port} · gRPC ${config.bind}:${grpc.port} · data ${config.dataDir} · ${cluster ? `cluster node ${config.nodeId}, ${cluster.partitions} partitions` : `${meta.shards} shards`} · auth ${config.authEnabled ? 'on' : 'off'}`);
-  if (createdAdminKey) printAdminKey(log, createdAdminKey, http.port);
+  if (createdAdminKey) printAdminKey(log, createdAdminKey, http.port, cluster ? config.nodeId : null);
   let stopping: Promise<void> | null = null;
   return {
     svc,
@@ -114,7 +128,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         await drain(svc, { http, grpc, log });
         await shards.shutdown();
         await embedder.close();
-        unlock();
+        await release();
       })();
       return stopping;
     },
@@ -168,14 +182,16 @@ function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => 
   memoriesGauge.set(memories.reduce((a, b) => a + b, 0));
 }
 
-function printAdminKey(log: (line: string) => void, key: string, port: number): void {
+function printAdminKey(log: (line: string) => void, key: string, port: number, clusterNode: string | null): void {
   log('');
   log('================================================================================');
-  log(' First start: an admin API key was created. It is shown only this once.');
+  if (clusterNode) log(` First start of the cluster: node ${clusterNode} created its admin API key (valid on every node). It is shown only this once.`);
+  else log(' First start: an admin API key was created. It is shown only this once.');
   log(`   ${key}`);
   log(' Use it as a bearer token, for example:');
   log(`   curl -H "Authorization: Bearer ${key}" http://localhost:${port}/v1/auth/whoami`);
-  log(' Lost it? `node dist/cli.js keys create --role admin --data-dir <data dir>` makes another.');
+  if (clusterNode) log(' Lost it? `node dist/cli.js keys create --role admin` with this node\'s FLASHBULB_NATS_URL makes another.');
+  else log(' Lost it? `node dist/cli.js keys create --role admin --data-dir <data dir>` makes another.');
   log('================================================================================');
   log('');
 }

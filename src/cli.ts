@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
  * @module cli — `flashbulb serve | keys … | workspaces … | export | import | backup`. Key and
- * workspace commands work offline against a data directory, so a lost admin key is never a dead
- * end; export, import and backup talk to a running server (FLASHBULB_URL, FLASHBULB_API_KEY).
+ * workspace commands work offline against a data directory (in cluster mode, with FLASHBULB_NATS_URL
+ * set, against the cluster's key store in NATS), so a lost admin key is never a dead end; export, import and backup talk to a running server (FLASHBULB_URL, FLASHBULB_API_KEY).
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { AuthStore } from './auth/store.ts';
+import { AuthStore, type AuthDirectory } from './auth/store.ts';
+import { ClusterAuth } from './cluster/auth-sync.ts';
 import { DEFAULT_WORKSPACE } from './auth/principal.ts';
 import { loadConfig, type Config } from './config/index.ts';
 import { lockHolder, openDataDir, shardOptions } from './data-dir.ts';
@@ -58,29 +59,51 @@ async function main(argv: string[]): Promise<number> {
     const client = { ...config, serverUrl: values.url?.replace(/\/+$/, '') ?? config.serverUrl, apiKey: values.key ?? config.apiKey };
     return remote(command, { config: client, workspace: values.workspace, embeddings: values.embeddings ?? false, to: values.to });
   }
+  if (command !== 'keys' && command !== 'workspaces') return usage(2);
+  if (config.natsUrls.length > 0) {
+    // Cluster mode: keys and workspaces live in the cluster's key store, not in a data directory.
+    if (command === 'workspaces' && sub === 'delete') return fail(`in cluster mode a workspace is deleted through a running node: DELETE /v1/workspaces/${arg ?? '<slug>'}`);
+    const auth = await ClusterAuth.start({ config, log: (line) => process.stderr.write(`${line}\n`), role: 'cli' });
+    try {
+      await auth.ensureWorkspaceShared(DEFAULT_WORKSPACE, 'Default workspace');
+      return await keysAndWorkspaces(auth, command, sub, arg, values);
+    } finally {
+      await auth.close();
+    }
+  }
   openDataDir(config.dataDir, config.shards);
   const auth = new AuthStore(config.dataDir);
   auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
+  if (command === 'workspaces' && sub === 'delete' && arg) return deleteWorkspaceOffline(config, auth, arg);
+  return keysAndWorkspaces(auth, command, sub, arg, values);
+}
+
+async function keysAndWorkspaces(
+  auth: AuthDirectory,
+  command: 'keys' | 'workspaces',
+  sub: string | undefined,
+  arg: string | undefined,
+  values: { workspace?: string | undefined; role?: string | undefined; label?: string | undefined; name?: string | undefined; 'default-ttl'?: string | undefined },
+): Promise<number> {
   if (command === 'keys' && sub === 'create') {
     const role = values.role ?? 'workspace';
     if (role !== 'admin' && role !== 'workspace') return fail('--role must be admin or workspace');
-    const { info, apiKey } = auth.createKey({ workspace: values.workspace ?? DEFAULT_WORKSPACE, role, label: values.label ?? null });
+    const { info, apiKey } = await auth.createKey({ workspace: values.workspace ?? DEFAULT_WORKSPACE, role, label: values.label ?? null });
     print({ ...info, api_key: apiKey });
     process.stderr.write('Store this key now: it is not shown again.\n');
     return 0;
   }
   if (command === 'keys' && sub === 'list') return print(auth.keys());
-  if (command === 'keys' && sub === 'revoke' && arg) return print({ revoked: auth.revokeKey(arg) });
+  if (command === 'keys' && sub === 'revoke' && arg) return print({ revoked: await auth.revokeKey(arg) });
   if (command === 'workspaces' && sub === 'list') return print(auth.workspaces());
   if (command === 'workspaces' && sub === 'create' && arg) {
     const ttl = values['default-ttl'] === undefined ? undefined : Number(values['default-ttl']);
     if (ttl !== undefined && !(Number.isFinite(ttl) && ttl > 0)) return fail(`--default-ttl must be a positive number of seconds, got '${values['default-ttl']}'`);
-    let workspace = auth.createWorkspace(arg, values.name ?? arg);
-    if (ttl !== undefined) workspace = auth.updateWorkspace(arg, { default_ttl_s: ttl });
-    const { info, apiKey } = auth.createKey({ workspace: arg, role: 'workspace', label: 'created with the workspace' });
+    let workspace = await auth.createWorkspace(arg, values.name ?? arg);
+    if (ttl !== undefined) workspace = await auth.updateWorkspace(arg, { default_ttl_s: ttl });
+    const { info, apiKey } = await auth.createKey({ workspace: arg, role: 'workspace', label: 'created with the workspace' });
     return print({ workspace, key_id: info.key_id, api_key: apiKey });
   }
-  if (command === 'workspaces' && sub === 'delete' && arg) return deleteWorkspaceOffline(config, auth, arg);
   return usage(2);
 }
 

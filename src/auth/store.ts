@@ -26,7 +26,7 @@ export interface KeyInfo {
   created_at: number;
 }
 
-interface StoredKey extends KeyInfo {
+export interface StoredKey extends KeyInfo {
   sha256: string;
 }
 
@@ -36,10 +36,33 @@ interface AuthFile {
   keys: StoredKey[];
 }
 
+/**
+ * What the server needs from a key store. Reads answer from memory (they sit on every request's
+ * path); changes may go over the network (cluster mode: src/cluster/auth-sync.ts), so callers
+ * await them. `ensureWorkspace` stays synchronous: with auth off every request may name a new
+ * workspace, and a cluster store records it in the background.
+ */
+export interface AuthDirectory {
+  reload(now?: number): void;
+  authenticate(apiKey: string): Principal | null;
+  hasKeys(): boolean;
+  workspaces(): WorkspaceInfo[];
+  workspace(slug: string): WorkspaceInfo | undefined;
+  ensureWorkspace(slug: string, name?: string): WorkspaceInfo;
+  createWorkspace(slug: string, name?: string): WorkspaceInfo | Promise<WorkspaceInfo>;
+  updateWorkspace(slug: string, change: { name?: string; default_ttl_s?: number | null }): WorkspaceInfo | Promise<WorkspaceInfo>;
+  deleteWorkspace(slug: string): { revokedKeys: number } | Promise<{ revokedKeys: number }>;
+  keys(): KeyInfo[];
+  createKey(opts: { workspace: string; role: Role; label?: string | null }): { info: KeyInfo; apiKey: string } | Promise<{ info: KeyInfo; apiKey: string }>;
+  revokeKey(keyId: string): KeyInfo | Promise<KeyInfo>;
+  /** Creates the first admin key when there is no key at all; null when keys exist (or, in a cluster, another node is creating it). */
+  firstAdminKey(): string | null | Promise<string | null>;
+}
+
 /** How often the server looks for changes made by the CLI. */
 const RELOAD_CHECK_MS = 1000;
 
-export class AuthStore {
+export class AuthStore implements AuthDirectory {
   readonly #path: string;
   #data: AuthFile;
   #byHash = new Map<string, StoredKey>();
@@ -153,6 +176,10 @@ export class AuthStore {
     this.#data.keys.push({ ...info, sha256: hashKey(apiKey) });
     this.#save();
     return { info, apiKey };
+  }
+
+  firstAdminKey(): string | null {
+    return this.hasKeys() ? null : this.createKey({ workspace: DEFAULT_WORKSPACE, role: 'admin', label: 'first start' }).apiKey;
   }
 
   revokeKey(keyId: string): KeyInfo {

@@ -328,7 +328,7 @@ export const ROUTES: readonly Route[] = [
   route({
     method: 'POST', path: '/v1/workspaces', op: 'workspaces_create', scoped: false, admin: true, summary: 'Create a workspace and a workspace key for it', body: S.CreateWorkspaceBody,
     reply: { status: 201, schema: R.WorkspaceCreated },
-    handle: (i, { body }) => ({ status: 201, body: admin.createWorkspace(i.svc, i.principal, body) }),
+    handle: async (i, { body }) => ({ status: 201, body: await admin.createWorkspace(i.svc, i.principal, body) }),
   }),
   route({
     method: 'GET', path: '/v1/workspaces/:slug', op: 'workspaces_get', scoped: false, admin: true, summary: 'One workspace', params: { slug: 'Workspace slug' },
@@ -339,7 +339,7 @@ export const ROUTES: readonly Route[] = [
     method: 'PUT', path: '/v1/workspaces/:slug', op: 'workspaces_update', scoped: false, admin: true, body: S.UpdateWorkspaceBody,
     summary: 'Rename a workspace or set its default TTL (null removes it)', params: { slug: 'Workspace slug' },
     reply: { status: 200, schema: R.Workspace },
-    handle: (i, { body }) => ({ body: admin.updateWorkspace(i.svc, i.principal, param(i, 'slug'), body) }),
+    handle: async (i, { body }) => ({ body: await admin.updateWorkspace(i.svc, i.principal, param(i, 'slug'), body) }),
   }),
   route({
     method: 'POST', path: '/v1/admin/backup', op: 'backup', scoped: false, admin: true, body: S.BackupBody,
@@ -360,12 +360,12 @@ export const ROUTES: readonly Route[] = [
   route({
     method: 'POST', path: '/v1/keys', op: 'keys_create', scoped: false, admin: true, summary: 'Create an API key', body: S.CreateKeyBody,
     reply: { status: 201, schema: R.KeyCreated },
-    handle: (i, { body }) => ({ status: 201, body: admin.createKey(i.svc, i.principal, body) }),
+    handle: async (i, { body }) => ({ status: 201, body: await admin.createKey(i.svc, i.principal, body) }),
   }),
   route({
     method: 'DELETE', path: '/v1/keys/:key_id', op: 'keys_revoke', scoped: false, admin: true, summary: 'Revoke an API key', params: { key_id: 'Key id (key_…)' },
     reply: { status: 200, schema: R.KeyRevoked },
-    handle: (i) => ({ body: admin.revokeKey(i.svc, i.principal, param(i, 'key_id')) }),
+    handle: async (i) => ({ body: await admin.revokeKey(i.svc, i.principal, param(i, 'key_id')) }),
   }),
   route({
     method: 'GET', path: '/v1/health/live', op: 'health_live', scoped: false, access: 'health', summary: 'Liveness',

@@ -52,32 +52,32 @@ async function withCount(svc: Services, w: WorkspaceInfo): Promise<WorkspaceView
   return { ...w, memory_count: await svc.shards.call(w.slug, 'count', {}) };
 }
 
-export function createWorkspace(
+export async function createWorkspace(
   svc: Services,
   principal: Principal,
   input: { slug: string; name?: string | undefined; default_ttl_s?: number | null | undefined },
-): { workspace: WorkspaceInfo; api_key: string; key_id: string } {
+): Promise<{ workspace: WorkspaceInfo; api_key: string; key_id: string }> {
   requireAdmin({ principal });
   const ttl = input.default_ttl_s == null ? undefined : checkTtl('default_ttl_s', input.default_ttl_s);
-  let workspace = svc.auth.createWorkspace(input.slug, input.name ?? input.slug);
-  if (ttl !== undefined) workspace = svc.auth.updateWorkspace(workspace.slug, { default_ttl_s: ttl });
-  const { info, apiKey } = svc.auth.createKey({ workspace: workspace.slug, role: 'workspace', label: 'created with the workspace' });
+  let workspace = await svc.auth.createWorkspace(input.slug, input.name ?? input.slug);
+  if (ttl !== undefined) workspace = await svc.auth.updateWorkspace(workspace.slug, { default_ttl_s: ttl });
+  const { info, apiKey } = await svc.auth.createKey({ workspace: workspace.slug, role: 'workspace', label: 'created with the workspace' });
   return { workspace, api_key: apiKey, key_id: info.key_id };
 }
 
 /** Renames a workspace or sets its default TTL (`default_ttl_s: null` removes it). */
-export function updateWorkspace(
+export async function updateWorkspace(
   svc: Services,
   principal: Principal,
   slug: string,
   input: { name?: string | undefined; default_ttl_s?: number | null | undefined },
-): WorkspaceInfo {
+): Promise<WorkspaceInfo> {
   requireAdmin({ principal });
   const change: { name?: string; default_ttl_s?: number | null } = {};
   if (input.name !== undefined) change.name = input.name;
   if (input.default_ttl_s !== undefined) change.default_ttl_s = input.default_ttl_s === null ? null : checkTtl('default_ttl_s', input.default_ttl_s);
   if (Object.keys(change).length === 0) throw new FlashbulbError('invalid_input', 'nothing to change: give name or default_ttl_s');
-  return svc.auth.updateWorkspace(slug, change);
+  return await svc.auth.updateWorkspace(slug, change);
 }
 
 export async function deleteWorkspace(svc: Services, principal: Principal, slug: string): Promise<{ deleted: string; memories_deleted: number; keys_revoked: number }> {
@@ -86,7 +86,7 @@ export async function deleteWorkspace(svc: Services, principal: Principal, slug:
   if (!svc.auth.workspace(slug)) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
   await svc.subscriptions.closeAll(slug);
   const { memories } = await svc.shards.call(slug, 'dropWorkspace', {});
-  const { revokedKeys } = svc.auth.deleteWorkspace(slug);
+  const { revokedKeys } = await svc.auth.deleteWorkspace(slug);
   return { deleted: slug, memories_deleted: memories, keys_revoked: revokedKeys };
 }
 
@@ -95,18 +95,18 @@ export function listKeys(svc: Services, principal: Principal): KeyInfo[] {
   return svc.auth.keys();
 }
 
-export function createKey(
+export async function createKey(
   svc: Services,
   principal: Principal,
   input: { workspace: string; role: Role; label?: string | undefined },
-): KeyInfo & { api_key: string } {
+): Promise<KeyInfo & { api_key: string }> {
   requireAdmin({ principal });
-  const { info, apiKey } = svc.auth.createKey({ workspace: input.workspace, role: input.role, label: input.label ?? null });
+  const { info, apiKey } = await svc.auth.createKey({ workspace: input.workspace, role: input.role, label: input.label ?? null });
   return { ...info, api_key: apiKey };
 }
 
-export function revokeKey(svc: Services, principal: Principal, keyId: string): { revoked: KeyInfo } {
+export async function revokeKey(svc: Services, principal: Principal, keyId: string): Promise<{ revoked: KeyInfo }> {
   requireAdmin({ principal });
   if (principal.keyId === keyId) throw new FlashbulbError('invalid_input', 'a key cannot revoke itself');
-  return { revoked: svc.auth.revokeKey(keyId) };
+  return { revoked: await svc.auth.revokeKey(keyId) };
 }

@@ -3,7 +3,7 @@
  * acts on. Transports build a Ctx with `resolveCtx`; verbs never see protocol types.
  */
 import type { RateClass, RateLimiter } from '../auth/rate-limit.ts';
-import type { AuthStore } from '../auth/store.ts';
+import type { AuthDirectory } from '../auth/store.ts';
 import { targetWorkspace, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config/index.ts';
 import type { Embedder } from '../embedding/embedder.ts';
@@ -19,7 +19,7 @@ export interface Services {
   readonly config: Config;
   readonly shards: ShardRouter;
   readonly embedder: Embedder;
-  readonly auth: AuthStore;
+  readonly auth: AuthDirectory;
   readonly limiter: RateLimiter;
   readonly subscriptions: SubscriptionRegistry;
   readonly reflection: ReflectionEngine;
