@@ -115,4 +115,21 @@ describe('Graph', () => {
       expect(sorted(g.outgoing(n))).toEqual(sorted([...model.values()].filter((x) => x.source_id === n)));
     }
   });
+  it('finds an existing edge from either end when one end is a hub (lists past the short-list size)', () => {
+    const g = new Graph();
+    for (let i = 0; i < 40; i++) g.put(e(`m${i}`, 'hub', 'related_to'));
+    for (let i = 0; i < 30; i++) g.put(e('hub', `m${i}`, 'caused_by'));
+    // Out of m5 is short, into hub is long: the edge is found from the short side and replaced.
+    g.put(e('m5', 'hub', 'related_to', 0.5));
+    // Out of hub is long, into m7 is short.
+    g.put(e('hub', 'm7', 'caused_by', 0.25));
+    expect(g.edgeCount).toBe(70);
+    expect(g.incoming('hub').filter((x) => x.source_id === 'm5')).toEqual([e('m5', 'hub', 'related_to', 0.5)]);
+    expect(g.outgoing('hub').filter((x) => x.target_id === 'm7')).toEqual([e('hub', 'm7', 'caused_by', 0.25)]);
+    expect(g.remove('m5', 'hub', 'caused_by')).toBe(false);
+    expect(g.remove('hub', 'm39', 'caused_by')).toBe(false);
+    expect(g.remove('m39', 'hub', 'related_to')).toBe(true);
+    expect(g.edgeCount).toBe(69);
+    expect(g.incoming('hub')).toHaveLength(39);
+  });
 });

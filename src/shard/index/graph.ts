@@ -1,31 +1,47 @@
 /**
  * @module shard/index/graph — the typed edge graph of one workspace in adjacency form, indexed in
  * both directions. At most one edge per (source, target, type); writing it again replaces it.
+ *
+ * Whether an edge exists is answered from the shorter of the source's outgoing and the target's
+ * incoming list (so a new edge to a hub costs a scan of the new memory's few edges, not of the
+ * hub's), without a key string per edge: at a million edges those strings were about 170 bytes
+ * per edge and four heap objects each for the collector to trace during recovery.
  */
 import type { Edge, EdgeType } from '../../model/edge.ts';
+
+/** Lists up to this long are replaced by an exact-size copy on push instead of growing in place. */
+const SMALL_LIST = 8;
 
 export class Graph {
   readonly #out = new Map<string, Edge[]>();
   readonly #in = new Map<string, Edge[]>();
-  /** Keys of the edges present, so writing a new edge needs no scan of a hub's list. */
-  readonly #keys = new Set<string>();
+  #edges = 0;
 
   get edgeCount(): number {
-    return this.#keys.size;
+    return this.#edges;
   }
 
   put(edge: Edge): void {
     this.remove(edge.source_id, edge.target_id, edge.edge_type);
     push(this.#out, edge.source_id, edge);
     push(this.#in, edge.target_id, edge);
-    this.#keys.add(key(edge.source_id, edge.target_id, edge.edge_type));
+    this.#edges += 1;
   }
 
   remove(source: string, target: string, type: EdgeType): boolean {
-    if (!this.#keys.delete(key(source, target, type))) return false;
+    if (!this.#has(source, target, type)) return false;
     drop(this.#out, source, (e) => e.target_id === target && e.edge_type === type);
     drop(this.#in, target, (e) => e.source_id === source && e.edge_type === type);
+    this.#edges -= 1;
     return true;
+  }
+
+  #has(source: string, target: string, type: EdgeType): boolean {
+    const out = this.#out.get(source);
+    const inc = this.#in.get(target);
+    if (!out || !inc) return false;
+    if (out.length <= inc.length) return out.some((e) => e.target_id === target && e.edge_type === type);
+    return inc.some((e) => e.source_id === source && e.edge_type === type);
   }
 
   outgoing(id: string): readonly Edge[] {
@@ -48,14 +64,16 @@ export class Graph {
   }
 }
 
+/**
+ * Appends to a node's list. Most lists hold one or two edges, and V8 grows an array's backing store
+ * by half plus 16 slots on push, so short lists are copied at their exact size instead (the old
+ * list is left as it was, which a snapshot iterating it between slices also tolerates; see drop).
+ */
 function push(map: Map<string, Edge[]>, k: string, edge: Edge): void {
   const list = map.get(k);
-  if (list) list.push(edge);
-  else map.set(k, [edge]);
-}
-
-function key(source: string, target: string, type: EdgeType): string {
-  return `${source}|${target}|${type}`;
+  if (!list) map.set(k, [edge]);
+  else if (list.length < SMALL_LIST) map.set(k, [...list, edge]);
+  else list.push(edge);
 }
 
 /**

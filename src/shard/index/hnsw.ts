@@ -10,8 +10,8 @@ const EF_CONSTRUCTION = 200;
 export class Hnsw {
   readonly #index: InstanceType<typeof hnswlib.HierarchicalNSW>;
   readonly dim: number;
-  /** Live labels, and how many deleted slots wait for reuse. */
-  readonly #labels: Set<number>;
+  /** Live labels (one byte per label: labels are small integers handed out in order), and how many deleted slots wait for reuse. */
+  readonly #labels = new LabelSet();
   #deleted: number;
 
   private constructor(index: InstanceType<typeof hnswlib.HierarchicalNSW>, dim: number, live?: Iterable<number>) {
@@ -19,7 +19,7 @@ export class Hnsw {
     this.dim = dim;
     // getIdsList() includes points marked deleted; getPoint() throws for those.
     const all = index.getIdsList();
-    this.#labels = live ? new Set(live) : new Set(all.filter((label) => isLive(index, label)));
+    for (const label of live ?? all.filter((l) => isLive(index, l))) this.#labels.add(label);
     this.#deleted = index.getCurrentCount() - this.#labels.size;
     this.maxLabel = all.reduce((m, l) => Math.max(m, l), -1);
   }
@@ -77,6 +77,35 @@ export class Hnsw {
     this.#index.setEf(Math.max(ef, k));
     const res = this.#index.searchKnn(Array.from(query), Math.min(k, count), filter);
     return res.neighbors.map((label, i) => ({ label, sim: 1 - (res.distances[i] ?? 1) }));
+  }
+}
+
+/** A set of small non-negative integers as a byte per integer (a Set of a million numbers costs ~40 bytes each). */
+class LabelSet {
+  #has = new Uint8Array(1024);
+  size = 0;
+
+  has(label: number): boolean {
+    return this.#has[label] === 1;
+  }
+
+  add(label: number): void {
+    if (!Number.isInteger(label) || label < 0 || label >= 2 ** 32) throw new Error(`HNSW label ${label} is not a 32-bit unsigned integer`);
+    if (label >= this.#has.length) {
+      const next = new Uint8Array(Math.max(label + 1, this.#has.length * 2));
+      next.set(this.#has);
+      this.#has = next;
+    }
+    if (this.#has[label] === 1) return;
+    this.#has[label] = 1;
+    this.size += 1;
+  }
+
+  delete(label: number): boolean {
+    if (this.#has[label] !== 1) return false;
+    this.#has[label] = 0;
+    this.size -= 1;
+    return true;
   }
 }
 

@@ -4,7 +4,7 @@
  */
 import { cutAtDepth, withinDepth } from '../../model/json-shape.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
-import { MEMORY_KINDS, type JsonObject, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
+import { MEMORY_KINDS, type JsonObject, type JsonValue, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
 import type { VectorSlab } from '../store/vector-slab.ts';
 
 /** A memory as persisted: the embedding travels as raw little-endian float32 bytes. */
@@ -92,8 +92,51 @@ export function fromStored(s: StoredMemory, slab: VectorSlab | null = null): Mem
   }
   // Contexts stored before nesting was limited may be thousands of levels deep; no reply could
   // carry them (structured clone and JSON recurse), so they are cut at the limit on load.
-  const context = withinDepth(s.context) ? s.context : (cutAtDepth(s.context) as JsonObject);
+  const context = detachJson(withinDepth(s.context) ? s.context : (cutAtDepth(s.context) as JsonObject)) as JsonObject;
   // The kind is one of a few strings: share the constant instead of keeping one decoded copy per memory.
   const kind = MEMORY_KINDS.find((k) => k === s.kind) ?? s.kind;
-  return { ...s, kind, context, expiresAt: s.expiresAt ?? null, embedding };
+  // Every field written out (not spread): the record keeps them all in the object itself, with no
+  // separate property store, and fields of other versions' files are not carried along.
+  return {
+    id: detach(s.id),
+    content: detach(s.content),
+    importance: s.importance,
+    context,
+    entityId: s.entityId === null ? null : detach(s.entityId),
+    kind,
+    createdAt: s.createdAt,
+    updatedAt: s.updatedAt,
+    lastAccessedAt: s.lastAccessedAt,
+    accessCount: s.accessCount,
+    logicalClock: s.logicalClock,
+    sourceMemoryIds: s.sourceMemoryIds === null ? null : s.sourceMemoryIds.map(detach),
+    supersededBy: s.supersededBy === null ? null : detach(s.supersededBy),
+    expiresAt: s.expiresAt ?? null,
+    embedding,
+  };
+}
+
+/**
+ * V8 keeps a substring of 13 or more characters as a slice of its parent, and msgpackr decodes a
+ * frame's strings as slices of one string holding all of them (field names, the workspace, the
+ * kind...): a kept slice keeps that whole parent alive. A copy is a string of its own. Pure ASCII
+ * (nearly every id and most text) is copied through a Buffer; anything else through JSON, which
+ * round-trips every JS string exactly (lone surrogates included).
+ */
+export function detach(s: string): string {
+  if (s.length < 13) return s;
+  if (Buffer.byteLength(s, 'utf8') === s.length) return Buffer.from(s, 'latin1').toString('latin1');
+  return JSON.parse(JSON.stringify(s)) as string;
+}
+
+/** The JSON value with its strings (keys are interned by the decoder) detached; see {@link detach}. */
+function detachJson(v: JsonValue): JsonValue {
+  if (typeof v === 'string') return detach(v);
+  if (v === null || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    for (let i = 0; i < v.length; i++) v[i] = detachJson(v[i] as JsonValue);
+    return v;
+  }
+  for (const k of Object.keys(v)) v[k] = detachJson(v[k] as JsonValue);
+  return v;
 }

@@ -106,12 +106,18 @@ const MAX_READ_AHEAD = 256 * 1024 * 1024;
  * frame is read from a window that holds all of it, or everything up to the end of the file, so
  * readFrame's verdicts are those it gives on the whole file; offsets are file offsets. Stops after
  * the first result that is not a frame.
+ *
+ * One buffer is reused for the whole file (the unread rest moves to its front before each read):
+ * a fresh 16 MiB buffer per chunk left freed chunks in the allocator's heap, part of recovery's RSS
+ * afterwards. So a decoded frame's binary fields (views into that buffer) are only valid until the
+ * next frame is asked for: the caller applies each frame, which copies its vector, before that.
  */
 function* fileFrames(file: string): Generator<{ f: FrameRead; offset: number }> {
   const fd = openSync(file, 'r');
   try {
     const size = fstatSync(fd).size;
-    let buf = Buffer.alloc(0);
+    let store = Buffer.allocUnsafe(Math.min(size, READ_CHUNK));
+    let buf = store.subarray(0, 0); // the bytes read so far that are still held, at the start of store
     let base = 0; // file offset of buf[0]
     let pos = 0; // read position in buf
     let filePos = 0; // bytes of the file read so far
@@ -119,17 +125,20 @@ function* fileFrames(file: string): Generator<{ f: FrameRead; offset: number }> 
       if (buf.length - pos >= n || filePos >= size) return;
       const keep = buf.length - pos;
       const more = Math.min(size - filePos, Math.max(READ_CHUNK, n - keep));
-      const next = Buffer.allocUnsafe(keep + more);
-      buf.copy(next, 0, pos);
+      if (keep + more > store.length) {
+        const bigger = Buffer.allocUnsafe(keep + more);
+        buf.copy(bigger, 0, pos);
+        store = bigger;
+      } else store.copyWithin(0, pos, buf.length); // buf is store's first bytes; copyWithin allows the overlap
       let got = 0;
       while (got < more) {
-        const r = readSync(fd, next, keep + got, more - got, filePos);
+        const r = readSync(fd, store, keep + got, more - got, filePos);
         if (r === 0) break;
         got += r;
         filePos += r;
       }
       base += pos;
-      buf = next.subarray(0, keep + got);
+      buf = store.subarray(0, keep + got);
       pos = 0;
     };
     for (;;) {

@@ -2,6 +2,7 @@
  * @module shard/store/apply — applies one log record to shard state. Live operations and
  * recovery both go through here, so replay is the same code as the first write.
  */
+import type { Edge } from '../../model/edge.ts';
 import type { LogRecord } from '../persist/records.ts';
 import { fromStored } from '../persist/records.ts';
 import { VectorSlab } from './vector-slab.ts';
@@ -85,11 +86,13 @@ export function applyRecord(state: ShardState, r: LogRecord): void {
 export function pruneDanglingEdges(state: ShardState): number {
   let pruned = 0;
   for (const ws of state.workspaces.values()) {
-    for (const e of [...ws.graph.all()]) {
-      if (!ws.memories.has(e.source_id) || !ws.memories.has(e.target_id)) {
-        ws.graph.remove(e.source_id, e.target_id, e.edge_type);
-        pruned += 1;
-      }
+    // Only the dangling edges are collected (not a copy of every edge): removal must wait until
+    // the walk over the graph is done.
+    const dangling: Edge[] = [];
+    for (const e of ws.graph.all()) if (!ws.memories.has(e.source_id) || !ws.memories.has(e.target_id)) dangling.push(e);
+    for (const e of dangling) {
+      ws.graph.remove(e.source_id, e.target_id, e.edge_type);
+      pruned += 1;
     }
   }
   return pruned;

@@ -26,11 +26,17 @@ export class Workspace {
   readonly vectors = new VectorIndex();
   readonly #lexical = new LexicalIndex();
   /**
-   * Live memories not yet in the lexical index: recovery defers tokenizing (half of its CPU) to
+   * Ids of memories queued for the lexical index: recovery defers tokenizing (half of its CPU) to
    * the shard's background indexer, so a restart is ready sooner; reading {@link lexical} first
-   * indexes whatever is left, so no query ever sees a partial index.
+   * indexes whatever is left, so no query ever sees a partial index. A list read from
+   * {@link #backlogAt} on, not a set (a million set entries cost ~40 bytes each during recovery):
+   * an entry may be stale (the memory was removed, superseded or already indexed since), and the
+   * indexer skips those, so the index always holds exactly the live memories' current text.
+   * {@link #unindexed} counts the live memories not in the index, which is what the queue holds.
    */
-  readonly #lexicalBacklog = new Set<string>();
+  #lexicalBacklog: string[] = [];
+  #backlogAt = 0;
+  #unindexed = 0;
   /** While true (during recovery), puts queue memories for the lexical index instead of indexing them. */
   deferLexical = false;
   /** One tombstone per forgotten memory (keyed by memory id and time, so replay is idempotent). */
@@ -46,26 +52,39 @@ export class Workspace {
 
   /** BM25 over the text of live (not superseded) memories, for hybrid similarity; always complete. */
   get lexical(): LexicalIndex {
-    if (this.#lexicalBacklog.size > 0) this.indexLexicalSome(Infinity);
+    if (this.lexicalBacklog > 0) this.indexLexicalSome(Infinity);
     return this.#lexical;
   }
 
   /** Memories waiting for the lexical index. */
   get lexicalBacklog(): number {
-    return this.#lexicalBacklog.size;
+    return this.#unindexed;
   }
 
   /** Adds queued memories to the lexical index for at most `budgetMs`; true when some remain. */
   indexLexicalSome(budgetMs: number): boolean {
     const start = performance.now();
+    const queue = this.#lexicalBacklog;
     let n = 0;
-    for (const id of this.#lexicalBacklog) {
-      this.#lexicalBacklog.delete(id);
+    while (this.#unindexed > 0 && this.#backlogAt < queue.length) {
+      const id = queue[this.#backlogAt++] as string;
       const m = this.memories.get(id);
-      if (m) this.#lexical.add(id, m);
+      if (m && m.supersededBy === null && !this.#lexical.has(id)) {
+        this.#lexical.add(id, m);
+        this.#unindexed -= 1;
+      }
       if ((++n & 63) === 0 && performance.now() - start >= budgetMs) break;
     }
-    return this.#lexicalBacklog.size > 0;
+    if (this.#unindexed > 0 && this.#backlogAt < queue.length) return true;
+    if (this.#unindexed > 0) {
+      // Unreachable while the count is kept right; if it ever is not, index what is missing
+      // rather than report a backlog forever.
+      for (const [id, m] of this.memories) if (m.supersededBy === null && !this.#lexical.has(id)) this.#lexical.add(id, m);
+    }
+    this.#unindexed = 0;
+    this.#lexicalBacklog = [];
+    this.#backlogAt = 0;
+    return false;
   }
 
   /** Inserts or replaces a record, keeping every index in step. */
@@ -82,7 +101,10 @@ export class Workspace {
     if (m.expiresAt !== null && m.expiresAt !== old?.expiresAt) this.expiring.add(m.id, m.expiresAt);
     if (m.supersededBy === null) {
       this.vectors.upsert(m.id, m.embedding);
-      if (this.deferLexical) this.#lexicalBacklog.add(m.id);
+      if (this.deferLexical) {
+        this.#lexicalBacklog.push(m.id);
+        this.#unindexed += 1;
+      }
       else this.#lexical.add(m.id, m);
     } else this.vectors.remove(m.id);
     if (m.entityId !== null) entityIds(this.byEntity, m.entityId).add(m.id);
@@ -107,13 +129,18 @@ export class Workspace {
 
   /**
    * The edge with its ends and type pointing at strings this workspace already holds (the
-   * memories' ids, the type constants), so a decoded edge does not keep copies of them.
+   * memories' ids, the type constants), so a decoded edge does not keep copies of them; a new
+   * object with its five fields written out, which V8 keeps inside the object (a decoded one
+   * grows a separate property store past its fourth field).
    */
   sharedStrings(e: Edge): Edge {
-    e.source_id = this.memories.get(e.source_id)?.id ?? e.source_id;
-    e.target_id = this.memories.get(e.target_id)?.id ?? e.target_id;
-    e.edge_type = EDGE_TYPES.find((t) => t === e.edge_type) ?? e.edge_type;
-    return e;
+    return {
+      source_id: this.memories.get(e.source_id)?.id ?? e.source_id,
+      target_id: this.memories.get(e.target_id)?.id ?? e.target_id,
+      edge_type: EDGE_TYPES.find((t) => t === e.edge_type) ?? e.edge_type,
+      confidence: e.confidence,
+      timestamp_us: e.timestamp_us,
+    };
   }
 
   /** Removes from the expiry queue and returns the memories whose expiry `now` has reached. */
@@ -130,7 +157,11 @@ export class Workspace {
   }
 
   #unindex(m: MemoryRecord): void {
-    if (m.supersededBy === null && !this.#lexicalBacklog.delete(m.id)) this.#lexical.remove(m.id, m);
+    // A live memory is in the lexical index or still queued for it (then the queue skips it later).
+    if (m.supersededBy === null) {
+      if (this.#lexical.has(m.id)) this.#lexical.remove(m.id, m);
+      else this.#unindexed -= 1;
+    }
     if (m.entityId !== null) {
       const ids = this.byEntity.get(m.entityId);
       ids?.delete(m.id);

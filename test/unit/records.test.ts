@@ -1,0 +1,49 @@
+/** Persisted memory records: decoding keeps every field and every string exactly. */
+import { describe, expect, it } from 'vitest';
+import type { MemoryRecord } from '../../src/model/memory.ts';
+import { encodeFrame, readFrame } from '../../src/shard/persist/frames.ts';
+import { detach, fromStored, toStored, type StoredMemory } from '../../src/shard/persist/records.ts';
+
+/** Encodes a stored memory as a frame and decodes it again, as the log and snapshots do. */
+function decodeFrameForTest(m: StoredMemory): StoredMemory {
+  const f = readFrame(encodeFrame({ t: 'put', ws: 'w', m }), 0);
+  if (f.kind !== 'frame') throw new Error(`frame did not decode: ${f.kind}`);
+  return (f.value as { m: StoredMemory }).m;
+}
+
+function record(over: Partial<MemoryRecord> = {}): MemoryRecord {
+  return {
+    id: '0192f0c0a1b2c3d4e5f60718293a4b5c', content: 'The deploy of the payments service failed at 14:05 because the TLS certificate had expired.',
+    importance: 0.42, context: { source: 'pager-duty-incident-channel', tags: ['deploy-pipeline-stage', 'x'], nested: { who: 'on-call engineer of the week' } },
+    entityId: 'payments-service-production', kind: 'episode', createdAt: 1_730_000_000_000_001, updatedAt: 1_730_000_000_000_002,
+    lastAccessedAt: 1_730_000_000_000_003, accessCount: 3, logicalClock: 2, sourceMemoryIds: ['0192f0c0a1b2c3d4e5f60718293a4b5d'],
+    supersededBy: null, expiresAt: null, embedding: new Float32Array([0.25, -0.5, 0.125, 1]),
+    ...over,
+  };
+}
+
+describe('detach', () => {
+  it('returns an equal string for ASCII, non-Latin text, astral characters and lone surrogates', () => {
+    for (const s of ['short', 'a plain ASCII sentence of some length', 'café au lait, crème brûlée, ÿ', 'Grüße aus Zürich — 東京 🚀 emoji', 'lone \ud800 high and \udc00 low surrogates here', '']) {
+      expect(detach(s)).toBe(s);
+      expect(detach(s).length).toBe(s.length);
+    }
+  });
+});
+
+describe('fromStored', () => {
+  it('restores every field of a record through the frame encoding, strings and vector exact', () => {
+    const m = record({ content: 'Grüße aus Zürich — 東京 🚀, long enough to be kept as a slice', supersededBy: '0192f0c0a1b2c3d4e5f60718293a4b5e', expiresAt: 1_740_000_000_000_000 });
+    const back = fromStored(decodeFrameForTest(toStored(m)));
+    expect(back).toEqual(m);
+    expect(Object.keys(back).sort()).toEqual(Object.keys(m).sort());
+  });
+
+  it('reads a record written before expiry existed (no expiresAt) as never expiring, and drops fields it does not know', () => {
+    const { expiresAt: _, ...old } = toStored(record());
+    const back = fromStored(decodeFrameForTest({ ...old, somethingElse: 1 } as unknown as StoredMemory));
+    expect(back.expiresAt).toBeNull();
+    expect('somethingElse' in back).toBe(false);
+    expect(back).toEqual(record());
+  });
+});
