@@ -144,20 +144,22 @@ export class ClusterNode implements ShardRouter {
     const { config } = o;
     const nc = await connect({ servers: [...config.natsUrls], name: `flashbulb-${config.nodeId}`, maxReconnectAttempts: -1 });
     try {
-      const jsm = await jetstreamManager(nc);
-      const kvm = new Kvm(nc);
       const replicas = config.natsReplicas;
-      const meta = await kvm.create(`${config.clusterName}-meta`, { history: 1, replicas });
-      const leases = await kvm.create(`${config.clusterName}-leases`, { history: 1, replicas, ttl: config.clusterLeaseMs });
-      const nodes = await kvm.create(`${config.clusterName}-nodes`, { history: 1, replicas, ttl: config.clusterLeaseMs });
-      const objects = await new Objm(nc).create(`${config.clusterName}-snapshots`, { replicas });
-      const partitions = await partitionCount(meta, config.clusterPartitions);
+      // A NATS cluster that is still forming (meta leader, peers for the replicas) refuses for a while.
+      const setup = <T>(what: string, fn: () => Promise<T>): Promise<T> => untilAccepted(what, fn, o.log);
+      const jsm = await setup('JetStream', () => jetstreamManager(nc));
+      const kvm = new Kvm(nc);
+      const meta = await setup('the meta bucket', () => kvm.create(`${config.clusterName}-meta`, { history: 1, replicas }));
+      const leases = await setup('the lease bucket', () => kvm.create(`${config.clusterName}-leases`, { history: 1, replicas, ttl: config.clusterLeaseMs }));
+      const nodes = await setup('the node bucket', () => kvm.create(`${config.clusterName}-nodes`, { history: 1, replicas, ttl: config.clusterLeaseMs }));
+      const objects = await setup('the snapshot store', () => new Objm(nc).create(`${config.clusterName}-snapshots`, { replicas }));
+      const partitions = await setup('the partition count', () => partitionCount(meta, config.clusterPartitions));
       if (partitions !== config.clusterPartitions) {
         o.log(`cluster: ${partitions} partitions (fixed when the cluster was created; FLASHBULB_CLUSTER_PARTITIONS=${config.clusterPartitions} ignored)`);
       }
       const node = new ClusterNode(o, nc, jsm, leases, nodes, new PartitionSnapshots(objects, meta), partitions);
       node.#listen();
-      await node.#tick();
+      await node.#scheduleTick();
       const every = Math.max(200, Math.floor(config.clusterLeaseMs / 3));
       node.#timer = setInterval(() => void node.#scheduleTick(), every);
       node.#renewTimer = setInterval(() => {
@@ -703,6 +705,23 @@ async function partitionCount(meta: KV, wanted: number): Promise<number> {
     const n = Number(e?.string());
     if (!Number.isInteger(n) || n < 1) throw new Error(`cluster metadata holds an invalid partition count '${e?.string() ?? ''}'`);
     return n;
+  }
+}
+
+/** How long a starting node keeps retrying JetStream set-up before it gives up. */
+const SETUP_WAIT_MS = 60_000;
+
+async function untilAccepted<T>(what: string, fn: () => Promise<T>, log: (line: string) => void): Promise<T> {
+  const deadline = Date.now() + SETUP_WAIT_MS;
+  for (let said = false; ; said = true) {
+    try {
+      return await fn();
+    } catch (err) {
+      const text = err instanceof Error ? err.message : String(err);
+      if (Date.now() > deadline || /invalid partition count/.test(text)) throw new Error(`cluster: ${what} could not be set up within ${SETUP_WAIT_MS / 1000} s: ${text}`);
+      if (!said) log(`cluster: waiting for JetStream to accept ${what} (${text})`);
+      await sleep(500);
+    }
   }
 }
 
