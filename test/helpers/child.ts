@@ -122,18 +122,27 @@ export async function killQuietly(child: ChildServer | undefined): Promise<void>
   await child.exited;
 }
 
+const HTTP_TIMEOUT_MS = 45_000;
+
 export async function http(
   base: string,
   method: string,
   path: string,
   body?: unknown,
 ): Promise<{ status: number; body: any }> {
+  // A request the server never answers fails here, naming itself, instead of as a test timeout.
+  const signal = AbortSignal.timeout(HTTP_TIMEOUT_MS);
+  const fail = (err: unknown): never => {
+    if (signal.aborted) throw new Error(`${method} ${base}${path}: no answer within ${HTTP_TIMEOUT_MS} ms`);
+    throw err;
+  };
   const res = await fetch(`${base}${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
     body: body === undefined ? null : JSON.stringify(body),
-  });
-  const text = await res.text();
+    signal,
+  }).catch(fail);
+  const text = await res.text().catch(fail);
   let parsed: unknown = text;
   try {
     parsed = JSON.parse(text);

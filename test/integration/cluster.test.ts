@@ -121,7 +121,13 @@ class TestCluster {
 
 async function until(cond: () => Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!(await cond().catch(() => false))) {
+  for (;;) {
+    // One check may not outlive the deadline (an audit read or a request that never answers).
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), Math.max(1000, deadline - Date.now()))));
+    const ok = await Promise.race([cond().catch(() => false), late]);
+    clearTimeout(timer);
+    if (ok) return;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
     await new Promise((r) => setTimeout(r, 100));
   }
@@ -497,7 +503,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode: snapshots in the object store', () =>
     expectConsistent(audit);
     // Some acknowledged writes are no longer in any stream: b could only have them from the snapshot.
     expect(acked.filter((x) => !audit.puts.includes(x.id)).length).toBeGreaterThan(0);
-  });
+  }, 150_000); // its bounded waits (settling, erasure, takeover, reads retried on 503) add up past the default
 });
 
 describe.skipIf(!HAVE_NATS)('cluster mode on a 3-server NATS cluster (replicas 3)', () => {
