@@ -1,0 +1,191 @@
+/**
+ * The house rules on imports, enforced (ARCHITECTURE.md reproduces the table and the fences).
+ * Every import in src/ and native-bench/ counts, type-only ones included (see
+ * test/helpers/import-graph.ts). Four checks, each naming the offending file and import:
+ * no file-level cycle, no folder-level cycle (each folder one unit, so shard/store ⇄ shard/persist
+ * is a cycle even when no two files form one; each file at src/'s root is a unit of its own), the who-may-import-whom table by top-level room of
+ * src/, and the library fences.
+ */
+import { dirname } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { cyclePath, cycles, readSources, type ImportEdge } from '../helpers/import-graph.ts';
+
+const sources = readSources(['src', 'native-bench']);
+const edges = sources.flatMap((s) => s.imports);
+const local = edges.filter((e): e is ImportEdge & { to: string } => e.to !== null);
+
+/**
+ * Who may import whom, by room: the first folder under src/, or the file name for the files at its
+ * root (app, cli, data-dir). Arrows point down; a room not listed as a key imports nothing of ours.
+ * native-bench/ may import any room; no room may import native-bench/.
+ */
+export const MAY_IMPORT: Record<string, readonly string[]> = {
+  cli: ['app', 'auth', 'cluster', 'config', 'data-dir', 'mcp', 'router', 'verbs'],
+  app: ['auth', 'cluster', 'config', 'data-dir', 'embedding', 'grpc', 'http', 'llm', 'metrics', 'reflection', 'router', 'shard', 'subscribe', 'verbs'],
+  http: ['api', 'auth', 'errors', 'mcp', 'metrics', 'model', 'recall', 'subscribe', 'verbs'],
+  grpc: ['api', 'auth', 'errors', 'metrics', 'model', 'recall', 'subscribe', 'verbs'],
+  mcp: ['api', 'auth', 'errors', 'model', 'verbs'],
+  api: ['auth', 'errors', 'model', 'recall', 'verbs'],
+  verbs: ['auth', 'cluster', 'config', 'embedding', 'errors', 'ingest', 'metrics', 'model', 'recall', 'reflection', 'router', 'shard', 'subscribe'],
+  cluster: ['auth', 'config', 'errors', 'router', 'shard', 'subscribe'],
+  'data-dir': ['config', 'shard'],
+  reflection: ['config', 'embedding', 'errors', 'llm', 'metrics', 'model', 'reflect', 'router', 'shard', 'threads'],
+  subscribe: ['embedding', 'errors', 'metrics', 'model', 'router', 'shard'],
+  embedding: ['config', 'errors', 'metrics', 'threads'],
+  router: ['errors', 'shard', 'threads'],
+  auth: ['errors'],
+  shard: ['errors', 'ingest', 'model', 'recall', 'reflect'],
+  reflect: ['errors', 'model', 'recall'],
+  recall: ['errors', 'model'],
+};
+
+/** Libraries (and `process.env`) fenced in: the files or folders (ending in `/`) that may use each. */
+export const FENCES: Record<string, readonly string[]> = {
+  'uWebSockets.js': ['src/http/multipart.ts'],
+  'hnswlib-node': ['src/shard/index/hnsw.ts'],
+  'onnxruntime-node': ['src/embedding/onnx-embedder.ts'],
+  '@huggingface/tokenizers': ['src/embedding/onnx-embedder.ts'],
+  // Frames on disk; cluster mode's forwarded requests and stream-log messages are msgpack too.
+  msgpackr: ['src/shard/persist/frames.ts', 'src/cluster/forward.ts', 'src/cluster/stream-log.ts'],
+  '@nats-io/': ['src/cluster/'],
+  '@modelcontextprotocol/sdk': ['src/mcp/', 'src/cli/mcp-stdio.ts'],
+  // The benchmarks are clients of a running server and may speak its protocols.
+  '@grpc/grpc-js': ['src/grpc/', 'native-bench/'],
+  '@grpc/proto-loader': ['src/grpc/', 'native-bench/'],
+  'node:http': ['src/http/listener.ts', 'native-bench/'],
+  // The benchmarks start servers as child processes and hand them the environment.
+  'process.env': ['src/config/', 'native-bench/'],
+};
+
+/**
+ * Today's violations, marked as known so that main stays green while they are cut. Each entry must
+ * still be found (a stale entry fails too), so the list only shrinks.
+ */
+const KNOWN = new Set<string>([
+  'file cycle: src/http/openapi.ts → src/http/routes.ts → src/http/openapi.ts',
+  'file cycle: native-bench/suite/goals.ts → native-bench/suite/report.ts → native-bench/suite/goals.ts',
+  'folder cycle: src/shard/persist → src/shard/store → src/shard/persist',
+  'folder cycle: src/shard → src/shard/ops → src/shard',
+  'folder cycle: src/app.ts → src/http → src/mcp → src/app.ts',
+  'folder cycle: native-bench/suite → native-bench/suite/ops → native-bench/suite',
+  'arrow cli → server-client: src/cli.ts imports ./server-client.ts',
+  'arrow embedding → router: src/embedding/pool.ts imports ../router/worker-url.ts',
+  'arrow mcp → http: src/mcp/server.ts imports ../http/response-schemas.ts',
+  'arrow mcp → http: src/mcp/server.ts imports ../http/views.ts',
+  'arrow mcp → app: src/mcp/stdio.ts imports ../app.ts',
+  'arrow mcp → config: src/mcp/stdio.ts imports ../config/index.ts',
+  'arrow mcp → http: src/mcp/tools.ts imports ../http/schema.ts',
+  'arrow mcp → http: src/mcp/tools.ts imports ../http/schemas.ts',
+  'arrow mcp → http: src/mcp/tools.ts imports ../http/response-schemas.ts',
+  'arrow mcp → http: src/mcp/tools.ts imports ../http/views.ts',
+  'arrow server-client → config: src/server-client.ts imports ./config/index.ts',
+  'arrow verbs → data-dir: src/verbs/backup.ts imports ../data-dir.ts',
+  'fence uWebSockets.js: src/http/uws.ts uses uWebSockets.js',
+  'fence process.env: src/cli.ts uses process.env',
+]);
+
+/** A violation is known when it is listed; a folder cycle's list of witness imports may change. */
+function isKnown(violation: string): boolean {
+  return KNOWN.has(violation.replace(/ \(.*\)$/, ''));
+}
+
+function room(path: string): string {
+  const parts = path.split('/');
+  if (parts[0] !== 'src') return parts[0]!;
+  return parts.length === 2 ? parts[1]!.replace(/\.ts$/, '') : parts[1]!;
+}
+
+function fileCycles(): string[] {
+  const next = adjacency(local.map((e) => [e.from, e.to]));
+  return cycles(sources.map((s) => s.path), (n) => next.get(n) ?? []).map((c) => `file cycle: ${cyclePath(c, (n) => next.get(n) ?? [])}`);
+}
+
+/** A file's folder, except that each file at the root of src/ (app, cli, data-dir) is a unit of its own. */
+function folder(path: string): string {
+  return dirname(path) === 'src' ? path : dirname(path);
+}
+
+function folderCycles(): string[] {
+  const pairs = local.map((e) => [folder(e.from), folder(e.to)] as const).filter(([a, b]) => a !== b);
+  const next = adjacency(pairs);
+  const folders = [...new Set(sources.map((s) => folder(s.path)))];
+  return cycles(folders, (n) => next.get(n) ?? []).map((c) => `folder cycle: ${cyclePath(c, (n) => next.get(n) ?? [])} (${witnesses(c).join('; ')})`);
+}
+
+/** The imports that make a folder cycle, so the message names files, not only folders. */
+function witnesses(component: string[]): string[] {
+  const members = new Set(component);
+  const found = local.filter((e) => folder(e.from) !== folder(e.to) && members.has(folder(e.from)) && members.has(folder(e.to)));
+  return found.map((e) => `${e.from} imports ${e.spec}`);
+}
+
+function adjacency(pairs: ReadonlyArray<readonly [string, string]>): Map<string, Set<string>> {
+  const next = new Map<string, Set<string>>();
+  for (const [a, b] of pairs) next.set(a, (next.get(a) ?? new Set()).add(b));
+  return next;
+}
+
+function directionViolations(): string[] {
+  return local.flatMap((e) => {
+    const [from, to] = [room(e.from), room(e.to)];
+    if (from === to || from === 'native-bench') return [];
+    if ((MAY_IMPORT[from] ?? []).includes(to)) return [];
+    return [`arrow ${from} → ${to}: ${e.from} imports ${e.spec}`];
+  });
+}
+
+function fenceViolations(): string[] {
+  const uses = [
+    ...edges.filter((e) => e.to === null).map((e) => ({ from: e.from, what: e.spec })),
+    ...sources.filter((s) => s.readsEnv).map((s) => ({ from: s.path, what: 'process.env' })),
+  ];
+  return uses.flatMap(({ from, what }) => {
+    const fence = Object.keys(FENCES).find((lib) => what === lib || what.startsWith(lib.endsWith('/') ? lib : `${lib}/`));
+    if (fence === undefined) return [];
+    const allowed = FENCES[fence]!.some((p) => (p.endsWith('/') ? from.startsWith(p) : from === p));
+    return allowed ? [] : [`fence ${fence}: ${from} uses ${what}`];
+  });
+}
+
+function unknown(found: string[]): string[] {
+  return found.filter((v) => !isKnown(v));
+}
+
+const all = [...fileCycles(), ...folderCycles(), ...directionViolations(), ...fenceViolations()];
+
+describe('architecture', () => {
+  it('reads the whole tree (the scan is not empty)', () => {
+    expect(sources.length).toBeGreaterThan(100);
+    expect(local.length).toBeGreaterThan(300);
+  });
+
+  it('has no file-level import cycle', () => {
+    expect(unknown(fileCycles())).toEqual([]);
+  });
+
+  it('has no folder-level import cycle', () => {
+    expect(unknown(folderCycles())).toEqual([]);
+  });
+
+  it('imports only down the who-may-import-whom table', () => {
+    expect(unknown(directionViolations())).toEqual([]);
+  });
+
+  it('keeps native and transport libraries, and process.env, inside their fences', () => {
+    expect(unknown(fenceViolations())).toEqual([]);
+  });
+
+  it('lists no known violation that is gone (the list only shrinks)', () => {
+    const found = new Set(all.map((v) => v.replace(/ \(.*\)$/, '')));
+    expect([...KNOWN].filter((v) => !found.has(v))).toEqual([]);
+  });
+
+  it('detects what it is meant to detect', () => {
+    const next = adjacency([['a', 'b'], ['b', 'c'], ['c', 'a'], ['c', 'd']]);
+    const found = cycles(['a', 'b', 'c', 'd'], (n) => next.get(n) ?? []);
+    expect(found).toEqual([['a', 'b', 'c']]);
+    expect(cyclePath(found[0]!, (n) => next.get(n) ?? [])).toBe('a → b → c → a');
+    expect(room('src/http/routes.ts')).toBe('http');
+    expect(room('src/app.ts')).toBe('app');
+  });
+});
