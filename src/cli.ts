@@ -51,8 +51,7 @@ async function main(argv: string[]): Promise<number> {
   const { values, positionals } = parseArgs({ args: argv, options: OPTIONS, allowPositionals: true });
   const [command, sub, arg] = positionals;
   if (values.help || !command) return usage(command ? 0 : 2);
-  const env = values['data-dir'] ? { ...process.env, FLASHBULB_DATA_DIR: values['data-dir'] } : process.env;
-  const config = loadConfig(env);
+  const config = loadConfig(undefined, values['data-dir'] ? { dataDir: resolve(values['data-dir']) } : {});
   if (command === 'serve') return serve(config);
   if (command === 'mcp') return mcp(config, values.workspace, values['data-dir'] !== undefined);
   if (command === 'export' || command === 'import' || command === 'backup') {
