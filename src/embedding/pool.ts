@@ -8,7 +8,7 @@ import { createHash } from 'node:crypto';
 import { Piscina } from 'piscina';
 import { FlashbulbError } from '../errors/codes.ts';
 import { embeddingBatchSize, embeddingDuration } from '../metrics/index.ts';
-import { taskModule } from '../router/worker-url.ts';
+import { taskModule } from '../threads/worker-url.ts';
 import type { Embedder } from './embedder.ts';
 import { Lru } from './lru.ts';
 

@@ -16,7 +16,7 @@ import type { JsonObject } from '../model/memory.ts';
 import { extractiveInsight } from '../reflect/summarize.ts';
 import type { ClusterResult, ReflectTaskInput } from '../reflect/task.ts';
 import type { ShardRouter } from '../router/router.ts';
-import { taskModule } from '../router/worker-url.ts';
+import { taskModule } from '../threads/worker-url.ts';
 import type { GatherOutput, InsightWrite } from '../shard/protocol.ts';
 import { contradictionMessages, insightMessages } from './prompts.ts';
 

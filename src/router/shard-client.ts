@@ -17,7 +17,7 @@ import type {
 } from '../shard/protocol.ts';
 import type { ShardRouter } from './router.ts';
 import { shardFor } from './shard-map.ts';
-import { startWorker } from './worker-url.ts';
+import { startWorker } from '../threads/worker-url.ts';
 
 interface Pending {
   resolve: (value: unknown) => void;

@@ -69,7 +69,6 @@ const KNOWN = new Set<string>([
   'folder cycle: src/app.ts → src/http → src/mcp → src/app.ts',
   'folder cycle: native-bench/suite → native-bench/suite/ops → native-bench/suite',
   'arrow cli → server-client: src/cli.ts imports ./server-client.ts',
-  'arrow embedding → router: src/embedding/pool.ts imports ../router/worker-url.ts',
   'arrow mcp → http: src/mcp/server.ts imports ../http/response-schemas.ts',
   'arrow mcp → http: src/mcp/server.ts imports ../http/views.ts',
   'arrow mcp → app: src/mcp/stdio.ts imports ../app.ts',

@@ -1,5 +1,5 @@
 /**
- * @module router/worker-url — starts a worker entry next to the running code. From `dist/` the
+ * @module threads/worker-url — starts a worker entry next to the running code. From `dist/` the
  * entry is `.js`; from the TypeScript sources (tests, tsx) it is `.ts`, loaded through a small
  * bootstrap that registers tsx, since Node 20 cannot start a worker from a `.ts` file by itself.
  */
