@@ -13,8 +13,8 @@ import { loadConfig, type Config } from './config/index.ts';
 import { lockHolder, openDataDir, shardOptions } from './data-dir.ts';
 import { startApp } from './app.ts';
 import { ShardPool } from './router/shard-client.ts';
-import { embeddedStdio, relayStdio } from './mcp/stdio.ts';
-import { backupCommand, exportCommand, importCommand } from './server-client.ts';
+import { embeddedStdio, relayStdio } from './cli/mcp-stdio.ts';
+import { backupCommand, exportCommand, importCommand } from './cli/remote.ts';
 
 const USAGE = `usage:
   flashbulb serve

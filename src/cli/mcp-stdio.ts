@@ -1,5 +1,5 @@
 /**
- * @module mcp/stdio — `flashbulb mcp`: MCP over stdin/stdout for clients that start a command.
+ * @module cli/mcp-stdio — `flashbulb mcp`: MCP over stdin/stdout for clients that start a command.
  * Two modes. Relay (FLASHBULB_URL set): every message goes to the server's /mcp over Streamable
  * HTTP with FLASHBULB_API_KEY, so the tools and their workspace are exactly the server's.
  * Embedded (no URL): a Flashbulb instance runs in this process on the data directory, and the
@@ -13,7 +13,7 @@ import { startApp } from '../app.ts';
 import { ANONYMOUS_ADMIN, DEFAULT_WORKSPACE } from '../auth/principal.ts';
 import type { Config } from '../config/index.ts';
 import { resolveCtx } from '../verbs/context.ts';
-import { createMcpServer } from './server.ts';
+import { createMcpServer } from '../mcp/server.ts';
 
 /** Relays stdio to `${url}/mcp` (or `${url}/v1/workspaces/<slug>/mcp`); resolves when stdin closes. */
 export async function relayStdio(config: Config, opts: { workspace?: string | undefined } = {}): Promise<void> {

@@ -1,11 +1,11 @@
 /**
- * @module server-client — the CLI commands that talk to a running server over REST: export (NDJSON
+ * @module cli/remote — the CLI commands that talk to a running server over REST: export (NDJSON
  * to stdout), import (NDJSON from stdin, sent in parts) and backup. Progress goes to stderr, and
  * only when stderr is a terminal.
  */
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { Config } from './config/index.ts';
+import type { Config } from '../config/index.ts';
 
 /** Lines and bytes per import request: well under the server's body limit. */
 const IMPORT_PART_LINES = 2000;
