@@ -4,7 +4,7 @@
  * taken the previous one), and a request body split into decoded, validated lines.
  */
 import { FlashbulbError } from '../errors/codes.ts';
-import type { Validator } from './schema.ts';
+import type { Validator } from '../api/compile.ts';
 import type { OutStream, StreamResponse } from './listener.ts';
 
 /**

@@ -26,16 +26,16 @@ import { SseSink } from './sse.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
 import * as reflection from '../verbs/reflect.ts';
 import { registry } from '../metrics/index.ts';
-import { compile } from './schema.ts';
+import { compile } from '../api/compile.ts';
 import { ndjsonLines, ndjsonStream } from './ndjson.ts';
 import { exportWorkspace, importLines, type LineInput } from '../verbs/transfer.ts';
 import { backup } from '../verbs/backup.ts';
-import * as S from './schemas.ts';
-import * as R from './response-schemas.ts';
+import * as S from '../api/requests.ts';
+import * as R from '../api/replies.ts';
 
 /** Each import line is checked against the export line schema (http/ndjson.ts reads them). */
 const transferLine = compile(S.TransferLine);
-import { hitJson, memoryJson as json, recallRequest } from './views.ts';
+import { hitJson, memoryJson as json, recallRequest } from '../api/views.ts';
 import { openApiDocument } from './openapi.ts';
 import { serveMcp } from '../mcp/http.ts';
 

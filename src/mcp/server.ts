@@ -17,8 +17,8 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import type { TSchema } from '@sinclair/typebox';
 import { FlashbulbError } from '../errors/codes.ts';
-import { NAMED_SCHEMAS } from '../http/response-schemas.ts';
-import { memoryJson } from '../http/views.ts';
+import { NAMED_SCHEMAS } from '../api/replies.ts';
+import { memoryJson } from '../api/views.ts';
 import type { Ctx } from '../verbs/context.ts';
 import { getMemory, listMemories } from '../verbs/read.ts';
 import { TOOLS } from './tools.ts';

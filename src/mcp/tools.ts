@@ -6,10 +6,10 @@
  */
 import { Type as T, type Static, type TSchema } from '@sinclair/typebox';
 import type { JsonObject } from '../model/memory.ts';
-import { compile } from '../http/schema.ts';
-import * as S from '../http/schemas.ts';
-import * as R from '../http/response-schemas.ts';
-import { hitJson, memoryJson, recallRequest } from '../http/views.ts';
+import { compile } from '../api/compile.ts';
+import * as S from '../api/requests.ts';
+import * as R from '../api/replies.ts';
+import { hitJson, memoryJson, recallRequest } from '../api/views.ts';
 import type { Ctx } from '../verbs/context.ts';
 import { forget } from '../verbs/forget.ts';
 import { graph } from '../verbs/graph.ts';

@@ -1,7 +1,7 @@
 /**
  * @module verbs/transfer — export a workspace as NDJSON lines, page by page (so memory use does
  * not grow with the workspace), and import such lines: each line validated and applied whole or
- * not at all, idempotent by memory id. The line format is `TransferLine` in http/schemas.ts:
+ * not at all, idempotent by memory id. The line format is `TransferLine` in api/requests.ts:
  * `{memory, versions, edges}`; embeddings travel as base64 of little-endian float32.
  */
 import { invalid } from '../errors/codes.ts';

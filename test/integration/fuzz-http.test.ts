@@ -1,6 +1,6 @@
 /**
  * Property-based fuzzing of the REST surface (issue 12), time-boxed. Every route gets requests
- * built from its own schema (src/http/schemas.ts), with any part of them swapped, at random, for
+ * built from its own schema (src/api/requests.ts), with any part of them swapped, at random, for
  * arbitrary JSON, plus malformed JSON text, deep nesting and odd content types; raw sockets get
  * malformed HTTP. Whatever comes in: no 5xx, every request is answered in time, the server stays
  * ready, and a sentinel workspace nobody fuzzes keeps exactly what it held.
@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import type { TSchema } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ROUTES, type Route } from '../../src/http/routes.ts';
-import * as S from '../../src/http/schemas.ts';
+import * as S from '../../src/api/requests.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 /** A request that takes longer than this counts as hung (every answer here takes milliseconds). */

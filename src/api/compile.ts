@@ -1,5 +1,5 @@
 /**
- * @module http/schema — compiles TypeBox schemas with ajv once, at start-up, and turns the first
+ * @module api/compile — compiles TypeBox schemas with ajv once, at start-up, and turns the first
  * validation error into a message that names the field.
  */
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';

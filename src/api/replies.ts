@@ -1,5 +1,5 @@
 /**
- * @module http/response-schemas — what each REST route answers, as TypeBox schemas. They feed the
+ * @module api/replies — what each REST route answers, as TypeBox schemas. They feed the
  * OpenAPI document (and through it the TypeScript client) and the MCP tools' output schemas.
  * Objects stay open (extra properties allowed), so a field added to a reply never breaks a client
  * that validates replies against an older document.

@@ -1,5 +1,5 @@
 /**
- * @module http/views — the JSON shapes of replies and the REST-to-verb conversion of a recall
+ * @module api/views — the JSON shapes of replies and the REST-to-verb conversion of a recall
  * request, shared by the REST routes and the MCP tools so both answer alike.
  */
 import { invalid } from '../errors/codes.ts';
@@ -7,7 +7,7 @@ import { memoryToJson, nowUs, type JsonObject, type MemoryJson, type MemoryView 
 import type { RecallHit } from '../recall/types.ts';
 import type { RecallRequest, TimeRangeInput } from '../verbs/recall.ts';
 import type { Static } from '@sinclair/typebox';
-import type { RecallBody } from './schemas.ts';
+import type { RecallBody } from './requests.ts';
 
 export function memoryJson(m: MemoryView): MemoryJson {
   return memoryToJson(m, nowUs());

@@ -1,4 +1,4 @@
-/** @module http/schemas — one schema per REST body (types only; value limits live in verbs/validate). */
+/** @module api/requests — one schema per REST body (types only; value limits live in verbs/validate). */
 import { Type as T } from '@sinclair/typebox';
 import { EDGE_TYPES } from '../model/edge.ts';
 import { MEMORY_KINDS } from '../model/memory.ts';
