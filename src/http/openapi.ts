@@ -8,7 +8,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { SLUG_RE } from '../auth/principal.ts';
 import { ERRORS, type ErrorCode } from '../errors/codes.ts';
 import { ErrorBody, NAMED_SCHEMAS } from '../api/replies.ts';
-import type { Reply, Route } from './routes.ts';
+import type { Reply, Route } from './route.ts';
 
 type Json = Record<string, unknown>;
 

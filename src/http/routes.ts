@@ -3,140 +3,40 @@
  * route names its method, path, request and query schemas, reply schema and status, and the
  * server validates with those same schemas, the OpenAPI document (http/openapi) is generated
  * from them, and through it the TypeScript client's types. A handler decodes nothing itself; it
- * calls one verb and shapes the result.
+ * calls one verb and shapes the result (the two that take raw bodies are in http/raw-bodies; what
+ * a route is, and `route()`, in http/route).
  */
-import type { Static, TObject, TSchema } from '@sinclair/typebox';
-import type { Principal } from '../auth/principal.ts';
-import { FlashbulbError, invalid } from '../errors/codes.ts';
+import * as R from '../api/replies.ts';
+import * as S from '../api/requests.ts';
+import { hitJson, memoryJson as json, recallRequest } from '../api/views.ts';
+import { invalid } from '../errors/codes.ts';
+import { serveMcp } from '../mcp/http.ts';
+import { registry } from '../metrics/index.ts';
 import type { JsonObject } from '../model/memory.ts';
 import * as admin from '../verbs/admin.ts';
-import { readiness, resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
+import { backup } from '../verbs/backup.ts';
+import { readiness } from '../verbs/context.ts';
 import { forget } from '../verbs/forget.ts';
+import { graph } from '../verbs/graph.ts';
+import { insights } from '../verbs/insights.ts';
+import { prime } from '../verbs/prime.ts';
 import { batchGet, entities, getMemory, listMemories, memoryEdges } from '../verbs/read.ts';
+import { recall } from '../verbs/recall.ts';
+import * as reflection from '../verbs/reflect.ts';
 import { remember } from '../verbs/remember.ts';
 import { revise } from '../verbs/revise.ts';
-import { recall } from '../verbs/recall.ts';
-import { prime } from '../verbs/prime.ts';
-import { graph } from '../verbs/graph.ts';
-import { upload } from '../verbs/upload.ts';
-import { insights } from '../verbs/insights.ts';
-import type { StreamResponse } from './listener.ts';
-import { parseMultipart } from './uws.ts';
-import { SseSink } from './sse.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
-import * as reflection from '../verbs/reflect.ts';
-import { registry } from '../metrics/index.ts';
-import { compile } from '../api/compile.ts';
-import { ndjsonLines, ndjsonStream } from './ndjson.ts';
-import { exportWorkspace, importLines, type LineInput } from '../verbs/transfer.ts';
-import { backup } from '../verbs/backup.ts';
-import * as S from '../api/requests.ts';
-import * as R from '../api/replies.ts';
-
-/** Each import line is checked against the export line schema (http/ndjson.ts reads them). */
-const transferLine = compile(S.TransferLine);
-import { hitJson, memoryJson as json, recallRequest } from '../api/views.ts';
+import { exportWorkspace } from '../verbs/transfer.ts';
+import type { StreamResponse } from './listener.ts';
+import { ndjsonStream } from './ndjson.ts';
 import { openApiDocument } from './openapi.ts';
-import { serveMcp } from '../mcp/http.ts';
-
-export interface RouteInput {
-  svc: Services;
-  principal: Principal;
-  params: Record<string, string>;
-  query: URLSearchParams;
-  body: unknown;
-  /** Raw body and content type, for routes marked `raw`. */
-  rawBody: Buffer;
-  contentType: string;
-  /** Request headers the server reads (lower-case names). */
-  headers: ReadonlyMap<string, string>;
-  /** Workspace named by a /v1/workspaces/<slug>/ prefix. */
-  workspace: string | undefined;
-}
-
-export interface RouteOutput {
-  status?: number;
-  /** Sent as JSON, unless `text` is set. */
-  body: unknown;
-  /** A body sent as it is (with its own content-type header). */
-  text?: string;
-  headers?: Record<string, string>;
-}
-
-/** What a route answers on success: a JSON body, an SSE stream, or text. */
-export type Reply =
-  | { status: number; schema: TSchema; also?: readonly number[] }
-  | { status: number; events: Readonly<Record<string, TSchema>> }
-  | { status: number; text: string; also?: readonly number[] };
-
-/**
- * Who may call: `key` (a bearer key, unless auth is off), `public` (anyone) or `health` (anyone
- * when FLASHBULB_PUBLIC_HEALTH is on, else a key).
- */
-export type Access = 'key' | 'public' | 'health';
-
-export interface Route {
-  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
-  path: string;
-  /** Operation name: metrics label, OpenAPI operationId, client method. */
-  op: string;
-  /** One line for the OpenAPI document. */
-  summary: string;
-  /** Data-plane routes may be prefixed with /v1/workspaces/<slug>/. */
-  scoped: boolean;
-  access?: Access;
-  /** Only admin keys may call it (documented; the verb enforces it). */
-  admin?: boolean;
-  /** The JSON body's schema; the server parses and validates the body with it. */
-  body?: TSchema;
-  /** An empty body reads as {}. */
-  bodyOptional?: boolean;
-  /** The query string's schema; integer, number and boolean fields are converted before validation. */
-  query?: TSchema;
-  /** Takes the raw body: `multipart` (form-data upload), `json-rpc` (MCP messages) or `ndjson` (import). */
-  raw?: 'multipart' | 'json-rpc' | 'ndjson';
-  /** Parameter descriptions for the path's `:name` segments. */
-  params?: Readonly<Record<string, string>>;
-  reply: Reply;
-  /** Deprecated: every answer, errors included, carries `Deprecation: true`. */
-  deprecated?: boolean;
-  handle: (input: RouteInput) => Promise<RouteOutput | StreamResponse> | RouteOutput;
-}
-
-type NoInput = TObject<{}>;
-
-/** A route whose handler gets its body and query already validated against the route's own schemas. */
-interface TypedRoute<B extends TSchema, Q extends TSchema> extends Omit<Route, 'handle' | 'body' | 'query'> {
-  body?: B;
-  query?: Q;
-  handle: (input: RouteInput, valid: { body: Static<B>; query: Static<Q> }) => Promise<RouteOutput | StreamResponse> | RouteOutput;
-}
-
-function route<B extends TSchema = NoInput, Q extends TSchema = NoInput>(def: TypedRoute<B, Q>): Route {
-  const checkBody = def.body === undefined ? null : compile(def.body);
-  const checkQuery = def.query === undefined ? null : compile(def.query);
-  const types = def.query === undefined ? {} : queryTypes(def.query);
-  return {
-    ...def,
-    handle: (i) => {
-      const body = (checkBody === null ? {} : checkBody(i.body)) as Static<B>;
-      const query = (checkQuery === null ? {} : checkQuery(queryObject(i.query, types))) as Static<Q>;
-      return def.handle(i, { body, query });
-    },
-  };
-}
+import { importNdjson, uploadFiles } from './raw-bodies.ts';
+import { ctxOf, param, route, type Route, type RouteInput, type RouteOutput } from './route.ts';
+import { SseSink } from './sse.ts';
 
 const DEPRECATED = { deprecation: 'true' };
 const ID = { id: 'A memory id: 32 hex characters or a 26-character ULID' };
 const SUB = { id: 'A subscription id, from the `subscribed` event' };
-
-function ctxOf(i: RouteInput): Ctx {
-  return resolveCtx(i.svc, i.principal, i.workspace, { strict: true });
-}
-
-function param(i: RouteInput, name: string): string {
-  return i.params[name] ?? '';
-}
 
 export const ROUTES: readonly Route[] = [
   route({
@@ -207,13 +107,7 @@ export const ROUTES: readonly Route[] = [
   route({
     method: 'POST', path: '/v1/upload', op: 'upload', scoped: true, summary: 'Upload .md / .txt documents (multipart "files" parts; the filename is the path)', raw: 'multipart',
     reply: { status: 200, schema: R.UploadResult },
-    handle: async (i) => {
-      const parts = parseMultipart(i.rawBody, i.contentType);
-      if (!parts) throw new FlashbulbError('unsupported_media_type', 'upload needs Content-Type multipart/form-data with "files" parts');
-      const files = parts.filter((p) => p.name === 'files' || p.name === 'file');
-      for (const p of files) if (!p.filename) throw invalid(`a "${p.name}" part has no filename; the filename is the file's relative path`);
-      return { body: await upload(ctxOf(i), { files: files.map((p) => ({ filePath: p.filename ?? '', data: p.data })) }) };
-    },
+    handle: async (i) => ({ body: await uploadFiles(i) }),
   }),
   route({
     method: 'GET', path: '/v1/export', op: 'export', scoped: true, query: S.ExportQuery,
@@ -225,14 +119,7 @@ export const ROUTES: readonly Route[] = [
     method: 'POST', path: '/v1/import', op: 'import', scoped: true, raw: 'ndjson', query: S.ImportQuery,
     summary: 'Import NDJSON in the export format: idempotent by memory id, each line applied whole or not at all',
     reply: { status: 200, schema: R.ImportSummary },
-    handle: async (i, { query }) => {
-      const type = i.contentType;
-      if (type !== '' && !/^(application\/(x-)?ndjson|application\/jsonl|application\/json|text\/plain)\b/i.test(type)) {
-        throw new FlashbulbError('unsupported_media_type', `import takes NDJSON (Content-Type application/x-ndjson), got '${type}'`);
-      }
-      const lines = ndjsonLines<LineInput>(i.rawBody, query.first_line ?? 1, transferLine as (value: unknown) => LineInput);
-      return { body: await importLines(ctxOf(i), { lines }) };
-    },
+    handle: async (i, { query }) => ({ body: await importNdjson(i, query) }),
   }),
   route({
     method: 'GET', path: '/v1/insights', op: 'insights', scoped: true, summary: 'Insight memories, most confident first', query: S.InsightsQuery,
@@ -400,37 +287,4 @@ async function mcpRoute(i: RouteInput): Promise<RouteOutput> {
 function subscriptionId(text: string): number {
   if (!/^\d{1,16}$/.test(text) || Number(text) > Number.MAX_SAFE_INTEGER) throw invalid(`'${text}' is not a subscription id`);
   return Number(text);
-}
-
-type QueryType = 'int' | 'bool' | 'num';
-
-/** How each query field converts from text, read off the route's query schema. */
-function queryTypes(schema: TSchema): Record<string, QueryType> {
-  const out: Record<string, QueryType> = {};
-  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
-  for (const [name, prop] of Object.entries(props)) {
-    if (prop.type === 'integer') out[name] = 'int';
-    else if (prop.type === 'number') out[name] = 'num';
-    else if (prop.type === 'boolean') out[name] = 'bool';
-  }
-  return out;
-}
-
-/** Turns a query string into an object, converting the named fields; bad values are 400s. */
-export function queryObject(q: URLSearchParams, types: Readonly<Record<string, QueryType>>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, raw] of q) {
-    const type = types[k];
-    if (type === 'int') {
-      if (!/^-?\d+$/.test(raw)) throw invalid(`${k} must be an integer, got '${raw}'`);
-      out[k] = Number(raw);
-    } else if (type === 'num') {
-      if (raw.trim() === '' || !Number.isFinite(Number(raw))) throw invalid(`${k} must be a number, got '${raw}'`);
-      out[k] = Number(raw);
-    } else if (type === 'bool') {
-      if (raw !== 'true' && raw !== 'false') throw invalid(`${k} must be true or false, got '${raw}'`);
-      out[k] = raw === 'true';
-    } else out[k] = raw;
-  }
-  return out;
 }

@@ -9,7 +9,8 @@ import { JSON_LIMITS, jsonTextDepth } from '../model/json-shape.ts';
 import type { Services } from '../verbs/context.ts';
 import { checkJsonShape } from '../verbs/validate.ts';
 import { openStaticSite } from './static.ts';
-import { ROUTES, type Access, type Route, type RouteOutput } from './routes.ts';
+import type { Access, Route, RouteOutput } from './route.ts';
+import { ROUTES } from './routes.ts';
 import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type StreamResponse } from './listener.ts';
 
 const MAX_BODY = 1024 * 1024;

@@ -9,7 +9,8 @@ import net from 'node:net';
 import fc from 'fast-check';
 import type { TSchema } from '@sinclair/typebox';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTES, type Route } from '../../src/http/routes.ts';
+import type { Route } from '../../src/http/route.ts';
+import { ROUTES } from '../../src/http/routes.ts';
 import * as S from '../../src/api/requests.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
