@@ -12,7 +12,7 @@ import { importLines, type ImportSummary, type LineInput } from '../verbs/transf
 import { upload } from '../verbs/upload.ts';
 import { ndjsonLines } from './ndjson.ts';
 import { ctxOf, type RouteInput } from './route.ts';
-import { parseMultipart } from './uws.ts';
+import { parseMultipart } from './multipart.ts';
 
 /** Each import line is checked against the export line schema. */
 const transferLine = compile(S.TransferLine);

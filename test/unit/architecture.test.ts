@@ -67,7 +67,6 @@ const KNOWN = new Set<string>([
   'folder cycle: src/shard → src/shard/ops → src/shard',
   'folder cycle: native-bench/suite → native-bench/suite/ops → native-bench/suite',
   'arrow verbs → data-dir: src/verbs/backup.ts imports ../data-dir.ts',
-  'fence uWebSockets.js: src/http/uws.ts uses uWebSockets.js',
 ]);
 
 /** A violation is known when it is listed; a folder cycle's list of witness imports may change. */

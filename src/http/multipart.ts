@@ -1,5 +1,5 @@
 /**
- * @module http/uws — the one file that imports uWebSockets.js, for its multipart/form-data parser.
+ * @module http/multipart — the one file that imports uWebSockets.js, for its multipart/form-data parser.
  * REST itself listens on node:http (http/listener.ts): uWebSockets.js 20.30 cannot answer
  * HTTP/1.0, closes connections that pipeline requests to asynchronous routes, and holds
  * malformed requests until its idle timeout (issue 12).
