@@ -6,7 +6,15 @@
  */
 import type { OpName } from './ops/names.ts';
 import type { Protocol } from './options.ts';
-import type { OpStats } from './report.ts';
+
+/** Latency and throughput of one operation, as measured and as the goals read them. */
+export interface OpStats {
+  p50_ms: number;
+  p95_ms: number;
+  p99_ms: number;
+  max_ms: number;
+  ops_per_s: number;
+}
 
 interface OpGoal {
   op: OpName;

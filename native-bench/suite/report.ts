@@ -7,20 +7,12 @@
 import { writeFileSync } from 'node:fs';
 import { availableParallelism, cpus, release, totalmem } from 'node:os';
 import { formatMarkdown, formatTable, type Cell } from '../lib/table.ts';
-import { checkOpGoals, checkResourceGoals, type GoalCheck } from './goals.ts';
+import { checkOpGoals, checkResourceGoals, type GoalCheck, type OpStats } from './goals.ts';
 import type { LoadResult } from './load.ts';
 import { OP_NAMES, type OpName } from './ops/names.ts';
 import type { EmbedderKind, Protocol, Tier } from './options.ts';
 import type { PhaseResult } from './phases.ts';
 import type { LoadFootprint, RestartCost } from './resources.ts';
-
-export interface OpStats {
-  p50_ms: number;
-  p95_ms: number;
-  p99_ms: number;
-  max_ms: number;
-  ops_per_s: number;
-}
 
 export interface Machine {
   cores: number;
