@@ -16,7 +16,7 @@ import { listFlag, numberFlag, stringFlag } from './lib/args.ts';
 import { runClosedLoop } from './lib/closed-loop.ts';
 import { Rng } from './lib/prng.ts';
 import { formatMarkdown, formatTable, type Cell } from './lib/table.ts';
-import { Dataset } from './suite/dataset.ts';
+import { Dataset } from './suite/ops/dataset.ts';
 import { GrpcDriver } from './suite/grpc-driver.ts';
 import { isOpName, OP_NAMES, type OpName } from './suite/ops/names.ts';
 import { rememberOp } from './suite/ops/memory.ts';

@@ -2,7 +2,7 @@
  * @module native-bench/suite/grpc-driver — the Driver over gRPC hebbs.v1: MemoryService unary
  * calls, and SubscribeService.Subscribe (pushes) with unary Feed for subscriptions.
  */
-import type { ContextValue, Driver, MemoryInput, PrimeInput, RecallInput, StrategyInput, Subscription } from './driver.ts';
+import type { ContextValue, Driver, MemoryInput, PrimeInput, RecallInput, StrategyInput, Subscription } from './ops/driver.ts';
 import { GrpcClient } from './grpc-client.ts';
 
 interface MemoryMsg {

@@ -4,7 +4,7 @@
  * server's RSS after each once its background indexing is done (RSS per memory is the slope).
  */
 import { runClosedLoop } from '../lib/closed-loop.ts';
-import type { Dataset } from './dataset.ts';
+import type { Dataset } from './ops/dataset.ts';
 import { rememberOp } from './ops/memory.ts';
 import type { RunningServer } from '../lib/server-process.ts';
 import { loadFootprint, rssPoint, type LoadFootprint } from './resources.ts';

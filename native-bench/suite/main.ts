@@ -17,7 +17,7 @@ import { join } from 'node:path';
 import { Rng } from '../lib/prng.ts';
 import { rssBytes } from '../lib/proc.ts';
 import type { RunningServer } from '../lib/server-process.ts';
-import { Dataset } from './dataset.ts';
+import { Dataset } from './ops/dataset.ts';
 import { loadInHalves } from './load.ts';
 import { parseOptions, type SuiteOptions } from './options.ts';
 import { measurePhase, type PhaseContext, type PhaseResult } from './phases.ts';

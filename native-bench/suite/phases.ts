@@ -8,8 +8,8 @@
 import { runClosedLoop, type LoopOptions } from '../lib/closed-loop.ts';
 import { CpuMeter, waitForQuiet, type CpuShare } from '../lib/proc.ts';
 import { percentile } from '../lib/stats.ts';
-import type { Dataset } from './dataset.ts';
-import type { Driver } from './driver.ts';
+import type { Dataset } from './ops/dataset.ts';
+import type { Driver } from './ops/driver.ts';
 import { GrpcDriver } from './grpc-driver.ts';
 import { holdsSubscriptions, prepareOp, type OpName } from './ops/index.ts';
 import type { Protocol, TierSpec } from './options.ts';

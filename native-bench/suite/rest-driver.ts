@@ -3,7 +3,7 @@
  * concurrent client) and Server-Sent Events for subscriptions.
  */
 import { expectJson, RestClient } from '../lib/rest-client.ts';
-import type { Driver, MemoryInput, PrimeInput, RecallInput, StrategyInput, Subscription } from './driver.ts';
+import type { Driver, MemoryInput, PrimeInput, RecallInput, StrategyInput, Subscription } from './ops/driver.ts';
 import { openSse, type SseEvent } from './sse-client.ts';
 
 export interface Endpoint {

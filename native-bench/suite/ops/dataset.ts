@@ -1,5 +1,5 @@
 /**
- * @module native-bench/suite/dataset — the seeded synthetic corpus and what the suite remembers
+ * @module native-bench/suite/ops/dataset — the seeded synthetic corpus and what the suite remembers
  * about it: every stored id, the ids that have edges (seeds for causal recall), and a bounded
  * sample of single-sentence memories with their text (targets for subscribe_push), which revise
  * and forget leave alone so their text stays what was stored.
@@ -8,8 +8,8 @@
  * entities, a small context object, and edges to recent memories: 35% of memories get one,
  * 10% a second (caused_by, followed_by or related_to).
  */
-import { ENTITIES, rememberBody, sentence } from '../lib/corpus.ts';
-import type { Rng } from '../lib/prng.ts';
+import { ENTITIES, rememberBody, sentence } from '../../lib/corpus.ts';
+import type { Rng } from '../../lib/prng.ts';
 import type { EdgeKind, MemoryInput } from './driver.ts';
 
 const EDGE_KINDS: readonly EdgeKind[] = ['caused_by', 'followed_by', 'related_to'];

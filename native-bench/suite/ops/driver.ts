@@ -1,5 +1,5 @@
 /**
- * @module native-bench/suite/driver — what the measured operations need from a protocol: one
+ * @module native-bench/suite/ops/driver — what the measured operations need from a protocol: one
  * method per verb, in protocol-neutral terms (ids are 32-hex strings). REST and gRPC implement it;
  * each method rejects on an error reply, so the closed loop counts it.
  */

@@ -3,8 +3,8 @@
  * closed-loop Operation plus what must be released after the phase (subscriptions).
  */
 import type { Operation } from '../../lib/closed-loop.ts';
-import type { Dataset } from '../dataset.ts';
-import type { Driver } from '../driver.ts';
+import type { Dataset } from './dataset.ts';
+import type { Driver } from './driver.ts';
 import { forgetOp, getOp, rememberOp, reviseOp } from './memory.ts';
 import type { OpName } from './names.ts';
 import { primeOp, recallOp } from './recall.ts';

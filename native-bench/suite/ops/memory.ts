@@ -1,7 +1,7 @@
 /** @module native-bench/suite/ops/memory — remember, get, revise and forget as closed-loop operations. */
 import type { Operation } from '../../lib/closed-loop.ts';
-import type { Dataset } from '../dataset.ts';
-import type { Driver } from '../driver.ts';
+import type { Dataset } from './dataset.ts';
+import type { Driver } from './driver.ts';
 
 /** Stores a new memory of the corpus (embedding and durable ack included) and records its id. */
 export function rememberOp(d: Driver, ds: Dataset): Operation {

@@ -4,8 +4,8 @@
  * recall_cached's. An operation succeeds when it returns at least one result.
  */
 import type { Operation } from '../../lib/closed-loop.ts';
-import type { Dataset } from '../dataset.ts';
-import type { Driver, StrategyInput } from '../driver.ts';
+import type { Dataset } from './dataset.ts';
+import type { Driver, StrategyInput } from './driver.ts';
 
 const TOP_K = 10;
 const CAUSAL_DEPTH = 3;

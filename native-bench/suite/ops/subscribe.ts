@@ -20,8 +20,8 @@
  */
 import type { Operation } from '../../lib/closed-loop.ts';
 import type { Rng } from '../../lib/prng.ts';
-import type { Dataset, Sample } from '../dataset.ts';
-import type { Driver, Subscription } from '../driver.ts';
+import type { Dataset, Sample } from './dataset.ts';
+import type { Driver, Subscription } from './driver.ts';
 
 /**
  * A fed sentence pushes itself (cosine ~1) and its closest near-duplicates only: with the model on
