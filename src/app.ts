@@ -71,6 +71,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     throw err;
   }) : null;
   const shards: ShardRouter = cluster ?? await ShardPool.start({
+    dataDir: config.dataDir,
     shards: shardOptions(config, meta.shards),
     maxInflight: config.maxInflightPerShard,
     maxInflightPerWorkspace: config.maxInflightPerWorkspace,

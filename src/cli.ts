@@ -149,6 +149,7 @@ async function deleteWorkspaceOffline(config: Config, auth: AuthStore, slug: str
   if (!auth.workspace(slug)) return fail(`workspace '${slug}' not found`);
   const meta = openDataDir(dir, config.shards);
   const pool = await ShardPool.start({
+    dataDir: config.dataDir,
     shards: shardOptions({ ...config, contradictionsEnabled: false }, meta.shards),
     maxInflight: 16,
     timeoutMs: 60_000,

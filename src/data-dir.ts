@@ -1,11 +1,12 @@
 /**
  * @module data-dir — the data directory's layout: meta.json (format and shard count, fixed at
- * creation), auth.json, and one folder per shard.
+ * creation), auth.json, and one folder per shard; its lock, and its online copy (backup).
  */
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config/index.ts';
-import type { ShardWorkerData } from './shard/protocol.ts';
+import { fsyncDir } from './shard/persist/fsutil.ts';
+import type { BackupResult, ShardWorkerData } from './shard/protocol.ts';
 
 export interface DataDirMeta {
   format: 1;
@@ -71,4 +72,26 @@ export function shardOptions(config: Config, shards: number): ShardWorkerData[] 
     eraseWithinS: config.eraseWithinS,
     contradictions: config.contradictionsEnabled,
   }));
+}
+
+/** What one shard's backup wrote. */
+export type ShardBackup = { shard: number } & BackupResult;
+
+/**
+ * Copies the data directory `from` into `to` (new or empty) while its server keeps serving: the
+ * description and key file, then every shard through `copyShard` (a consistent copy the shard
+ * writes itself, shard/shard.ts `backup`), then makes the new directory's entries durable.
+ */
+export async function backupDataDir(
+  from: string,
+  to: string,
+  opts: { shards: number; copyShard: (shard: number, dir: string) => Promise<BackupResult> },
+): Promise<ShardBackup[]> {
+  mkdirSync(to, { recursive: true });
+  for (const file of ['meta.json', 'auth.json']) if (existsSync(join(from, file))) copyFileSync(join(from, file), join(to, file));
+  const shards = await Promise.all(
+    Array.from({ length: opts.shards }, async (_, shard) => ({ shard, ...(await opts.copyShard(shard, shardDir(to, shard))) })),
+  );
+  fsyncDir(to);
+  return shards;
 }

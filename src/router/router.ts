@@ -3,7 +3,7 @@
  * the owner of a workspace. The single-process ShardPool (worker threads) implements it, and so
  * does the cluster node (src/cluster), which forwards to the node that owns the partition.
  */
-import type { ShardInput, ShardMethod, ShardOutput } from '../shard/protocol.ts';
+import type { BackupResult, ShardInput, ShardMethod, ShardOutput } from '../shard/protocol.ts';
 
 export interface ShardRouter {
   /** Sends a command to the owner of `ws`; `transfer` buffers may be detached. */
@@ -15,4 +15,9 @@ export interface ShardRouter {
   /** What keeps this process from answering now (readiness lists it); empty when nothing does. */
   problems(): string[];
   shutdown(): Promise<void>;
+  /**
+   * Writes a consistent copy of the data directory into `to` (new or empty) while serving. Absent
+   * where state lives in no local data directory (cluster mode snapshots to JetStream instead).
+   */
+  backup?(to: string): Promise<Array<{ shard: number } & BackupResult>>;
 }

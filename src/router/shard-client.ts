@@ -4,6 +4,7 @@
  * typed errors from the data they send back.
  */
 import type { Worker } from 'node:worker_threads';
+import { backupDataDir, type ShardBackup } from '../data-dir.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { fromWireError } from '../errors/wire.ts';
 import type {
@@ -32,8 +33,12 @@ interface Pending {
  * oldest request has waited this long with no reply since is not answering: readiness says so.
  */
 export const UNRESPONSIVE_MS = 5000;
+/** A shard's backup writes its whole state: far longer than any request may take. */
+const SHARD_BACKUP_TIMEOUT_MS = 30 * 60_000;
 
 export interface ShardPoolOptions {
+  /** The data directory the shards' folders are in (backup copies its description and key file). */
+  dataDir: string;
   shards: readonly Omit<ShardWorkerData, never>[];
   maxInflight: number;
   /** In-flight requests one workspace may hold on its shard (default: maxInflight). */
@@ -153,6 +158,14 @@ export class ShardPool implements ShardRouter {
   /** Sends a command to the shard that owns `ws`. */
   call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, transfer: ArrayBuffer[] = []): Promise<ShardOutput<M>> {
     return this.callShard(shardFor(ws, this.#handles.length), ws, method, input, transfer);
+  }
+
+  /** A consistent copy of the data directory into `to`, each shard copying itself while it serves. */
+  backup(to: string): Promise<ShardBackup[]> {
+    return backupDataDir(this.#opts.dataDir, to, {
+      shards: this.#handles.length,
+      copyShard: (shard, dir) => this.callShard(shard, '', 'backup', { dir }, [], { timeoutMs: SHARD_BACKUP_TIMEOUT_MS }),
+    });
   }
 
   callShard<M extends ShardMethod>(
