@@ -32,6 +32,7 @@ import { LeaseTable, type Lease } from './leases.ts';
 import { FollowedSubscriptions } from './follow.ts';
 import { randomBytes } from 'node:crypto';
 import type { RelayedRequest, SubscriptionRelay } from '../subscribe/registry.ts';
+import type { ClusterStatus, PartitionStatus } from './status.ts';
 
 /** How long a request waits for a partition to get a ready owner before a retryable 503. */
 const ROUTE_WAIT_MS = 3000;
@@ -43,8 +44,6 @@ export interface ClusterOptions {
   emit: (e: ShardEvent) => void;
   log: (line: string) => void;
 }
-
-type PartitionStatus = 'recovering' | 'ready' | 'releasing';
 
 interface Owned {
   partition: number;
@@ -73,24 +72,6 @@ interface NodeRecord {
   started_at: number;
   /** Partition → the last stream sequence this node appended or replayed. */
   owned: Record<string, { status: PartitionStatus; applied_seq: number }>;
-}
-
-
-export interface ClusterStatus {
-  node: string;
-  cluster: string;
-  partitions: number;
-  replicas: number;
-  lease_ms: number;
-  nodes: Array<{ id: string; started_at: string; partitions: number[]; self: boolean }>;
-  partition_owners: Array<{
-    partition: number;
-    owner: string | null;
-    status: PartitionStatus | 'unowned' | 'unknown';
-    stream_last_seq: number;
-    applied_seq: number | null;
-    lag: number | null;
-  }>;
 }
 
 export class ClusterNode implements ShardRouter {

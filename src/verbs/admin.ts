@@ -4,7 +4,7 @@ import { DEFAULT_WORKSPACE } from '../auth/principal.ts';
 import type { KeyInfo, WorkspaceInfo } from '../auth/store.ts';
 import type { Role } from '../auth/keys.ts';
 import { FlashbulbError } from '../errors/codes.ts';
-import type { ClusterStatus } from '../cluster/node.ts';
+import type { ClusterStatus } from '../cluster/status.ts';
 import { requireAdmin, type Services } from './context.ts';
 import { checkTtl } from './validate.ts';
 

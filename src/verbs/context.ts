@@ -10,7 +10,7 @@ import type { Embedder } from '../embedding/embedder.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { rateLimited } from '../metrics/index.ts';
 import type { ShardRouter } from '../router/router.ts';
-import type { ClusterStatus } from '../cluster/node.ts';
+import type { ClusterStatus } from '../cluster/status.ts';
 import type { SubscriptionRegistry } from '../subscribe/registry.ts';
 import type { ReflectionEngine } from '../reflection/engine.ts';
 import type { ReflectSessions } from '../reflection/sessions.ts';
