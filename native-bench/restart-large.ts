@@ -28,7 +28,7 @@ import { shardFor } from '../src/router/shard-map.ts';
 import { VectorIndex } from '../src/shard/index/vector-index.ts';
 import { encodeFrame } from '../src/shard/persist/frames.ts';
 import { saveIndexGraphs } from '../src/shard/persist/graph-files.ts';
-import type { SnapshotFooter, SnapshotHeader } from '../src/shard/persist/records.ts';
+import type { SnapshotFooter, SnapshotHeader } from '../src/shard/store/records.ts';
 
 const MB = 2 ** 20;
 

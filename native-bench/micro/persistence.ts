@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { stringFlag } from '../lib/args.ts';
 import { formatTable, type Cell } from '../lib/table.ts';
 import { encodeFrame, readFrame } from '../../src/shard/persist/frames.ts';
-import type { LogRecord } from '../../src/shard/persist/records.ts';
+import type { LogRecord } from '../../src/shard/store/records.ts';
 import { recoverShard } from '../../src/shard/persist/recovery.ts';
 import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';

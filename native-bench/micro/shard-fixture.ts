@@ -5,7 +5,7 @@
  */
 import { IdGenerator } from '../../src/model/ids.ts';
 import type { EdgeType } from '../../src/model/edge.ts';
-import { toStored, type LogRecord } from '../../src/shard/persist/records.ts';
+import { toStored, type LogRecord } from '../../src/shard/store/records.ts';
 import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
 import { rememberBody } from '../lib/corpus.ts';
 import { Rng } from '../lib/prng.ts';

@@ -6,7 +6,7 @@
  */
 import type { EdgeType } from '../../src/model/edge.ts';
 import { IdGenerator } from '../../src/model/ids.ts';
-import { toStored, type LogRecord } from '../../src/shard/persist/records.ts';
+import { toStored, type LogRecord } from '../../src/shard/store/records.ts';
 import { rememberBody } from '../lib/corpus.ts';
 import { Rng } from '../lib/prng.ts';
 import { memory } from './graph-fixture.ts';

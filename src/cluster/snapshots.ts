@@ -10,7 +10,7 @@
 import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
 import { encodeFrame, readFrame } from '../shard/persist/frames.ts';
-import type { LogRecord, SnapshotFooter, SnapshotHeader } from '../shard/persist/records.ts';
+import type { LogRecord, SnapshotFooter, SnapshotHeader } from '../shard/store/records.ts';
 import { snapshotRecords } from '../shard/persist/snapshot.ts';
 import { applyRecord, type ShardState } from '../shard/store/apply.ts';
 

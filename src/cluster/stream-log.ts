@@ -12,7 +12,7 @@ import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { DeliverPolicy, JetStreamApiError } from '@nats-io/jetstream';
 import { Packr } from 'msgpackr';
 import type { ExternalLog } from '../shard/shard.ts';
-import type { LogRecord } from '../shard/persist/records.ts';
+import type { LogRecord } from '../shard/store/records.ts';
 import { applyRecord, pruneDanglingEdges, ShardState } from '../shard/store/apply.ts';
 import type { Recovered } from '../shard/persist/recovery.ts';
 import type { PartitionSnapshots } from './snapshots.ts';

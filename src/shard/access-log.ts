@@ -4,7 +4,7 @@
  * the request path; a crash may lose about a second of them, never a memory.
  */
 import type { MemoryRecord } from '../model/memory.ts';
-import type { LogRecord } from './persist/records.ts';
+import type { LogRecord } from './store/records.ts';
 import type { ShardState } from './store/apply.ts';
 
 export class AccessLog {

@@ -6,7 +6,7 @@ import type { EdgeType, Edge } from '../model/edge.ts';
 import type { JsonObject, MemoryKind, MemoryRecord, MemoryView } from '../model/memory.ts';
 import type { ErrorCode } from '../errors/codes.ts';
 import type { Push, SubscriptionSpec } from './subscriptions.ts';
-import type { PendingContradiction } from './persist/records.ts';
+import type { PendingContradiction } from './store/records.ts';
 import type { PrimeInput, PrimeOutput, RecallInput, RecallOutput } from '../recall/types.ts';
 import type { FilterNode } from '../recall/filter.ts';
 

@@ -8,7 +8,7 @@ import { FlashbulbError } from '../errors/codes.ts';
 import { IdGenerator } from '../model/ids.ts';
 import { isExpired, nowUs, type MemoryRecord } from '../model/memory.ts';
 import { fsyncDir, seqName } from './persist/fsutil.ts';
-import type { LogRecord } from './persist/records.ts';
+import type { LogRecord } from './store/records.ts';
 import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
 import { writeSnapshot } from './persist/snapshot.ts';
 import { deleteGraphsBefore, loadGraphs, saveGraphs } from './persist/graph-files.ts';

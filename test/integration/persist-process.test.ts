@@ -12,7 +12,7 @@ import { shardDir } from '../../src/data-dir.ts';
 import { shardFor } from '../../src/router/shard-map.ts';
 import { encodeFrame } from '../../src/shard/persist/frames.ts';
 import { seqName } from '../../src/shard/persist/fsutil.ts';
-import type { LogRecord } from '../../src/shard/persist/records.ts';
+import type { LogRecord } from '../../src/shard/store/records.ts';
 import {
   ensureBuilt,
   filesContaining,

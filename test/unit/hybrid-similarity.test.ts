@@ -9,7 +9,7 @@ import type { MemoryRecord } from '../../src/model/memory.ts';
 import { runRecall } from '../../src/recall/recall.ts';
 import { DEFAULT_WEIGHTS, type RecallInput, type StrategySpec } from '../../src/recall/types.ts';
 import { recallSource } from '../../src/shard/ops/recall-source.ts';
-import { toStored, type LogRecord } from '../../src/shard/persist/records.ts';
+import { toStored, type LogRecord } from '../../src/shard/store/records.ts';
 import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
 import { Workspace } from '../../src/shard/store/workspace.ts';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import type { MemoryRecord } from '../../src/model/memory.ts';
 import { encodeFrame, readFrame } from '../../src/shard/persist/frames.ts';
-import { detach, fromStored, toStored, type StoredMemory } from '../../src/shard/persist/records.ts';
+import { detach, fromStored, toStored, type StoredMemory } from '../../src/shard/store/records.ts';
 
 /** Encodes a stored memory as a frame and decodes it again, as the log and snapshots do. */
 function decodeFrameForTest(m: StoredMemory): StoredMemory {

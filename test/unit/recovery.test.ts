@@ -12,7 +12,7 @@ import { EDGE_TYPES, type Edge } from '../../src/model/edge.ts';
 import { MEMORY_KINDS } from '../../src/model/memory.ts';
 import { encodeFrame } from '../../src/shard/persist/frames.ts';
 import { seqName } from '../../src/shard/persist/fsutil.ts';
-import { toStored, type LogRecord, type StoredMemory, type Tombstone } from '../../src/shard/persist/records.ts';
+import { toStored, type LogRecord, type StoredMemory, type Tombstone } from '../../src/shard/store/records.ts';
 import { CorruptionError, listSeqs, recoverShard } from '../../src/shard/persist/recovery.ts';
 import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';

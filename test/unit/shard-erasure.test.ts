@@ -6,7 +6,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { LogRecord, StoredMemory } from '../../src/shard/persist/records.ts';
+import type { LogRecord, StoredMemory } from '../../src/shard/store/records.ts';
 import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';

@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { StoredMemory } from '../../src/shard/persist/records.ts';
+import type { StoredMemory } from '../../src/shard/store/records.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';
 import { ExpiryQueue } from '../../src/shard/store/expiry-queue.ts';

@@ -7,7 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { JetStreamApiError, type JetStreamClient, type JetStreamPublishOptions } from '@nats-io/jetstream';
 import { decodeEntry, EntryReplayer, FencedError, StreamLog, type StreamEntry } from '../../src/cluster/stream-log.ts';
-import type { LogRecord } from '../../src/shard/persist/records.ts';
+import type { LogRecord } from '../../src/shard/store/records.ts';
 
 interface Call {
   data: Uint8Array;

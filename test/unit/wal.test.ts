@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { readFrame } from '../../src/shard/persist/frames.ts';
 import { seqName } from '../../src/shard/persist/fsutil.ts';
-import type { LogRecord } from '../../src/shard/persist/records.ts';
+import type { LogRecord } from '../../src/shard/store/records.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 
 let dir: string;

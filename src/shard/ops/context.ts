@@ -1,7 +1,7 @@
 /** @module shard/ops/context — what every in-shard operation gets: state, ids, clock and commit. */
 import type { IdGenerator } from '../../model/ids.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
-import type { LogRecord } from '../persist/records.ts';
+import type { LogRecord } from '../store/records.ts';
 import type { ShardState } from '../store/apply.ts';
 import type { Workspace } from '../store/workspace.ts';
 import { notFound } from '../../errors/codes.ts';

@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto';
 import type { JsonObject, MemoryRecord } from '../../model/memory.ts';
 import { centralStatements, distinguishingTerms, extractiveInsight } from '../../reflect/summarize.ts';
-import type { LogRecord } from '../persist/records.ts';
-import { toStored } from '../persist/records.ts';
+import type { LogRecord } from '../store/records.ts';
+import { toStored } from '../store/records.ts';
 import type { Workspace } from '../store/workspace.ts';
 
 export interface SourceLoss {

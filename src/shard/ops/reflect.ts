@@ -4,8 +4,8 @@
  * refreshed in place, with insight_from edges to their sources.
  */
 import type { MemoryRecord } from '../../model/memory.ts';
-import type { LogRecord } from '../persist/records.ts';
-import { toStored } from '../persist/records.ts';
+import type { LogRecord } from '../store/records.ts';
+import { toStored } from '../store/records.ts';
 import type { GatherInput, GatherOutput, InsightWrite } from '../protocol.ts';
 import { newMemory, type OpContext } from './context.ts';
 import { rewrittenInsight } from './insight-sources.ts';

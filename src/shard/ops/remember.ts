@@ -1,8 +1,8 @@
 /** @module shard/ops/remember — stores new memories and their outgoing edges. */
 import { invalid } from '../../errors/codes.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
-import type { LogRecord } from '../persist/records.ts';
-import { toStored } from '../persist/records.ts';
+import type { LogRecord } from '../store/records.ts';
+import { toStored } from '../store/records.ts';
 import type { RememberItem } from '../protocol.ts';
 import { newMemory, view, type OpContext } from './context.ts';
 

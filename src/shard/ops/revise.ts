@@ -5,8 +5,8 @@
  */
 import { invalid } from '../../errors/codes.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
-import type { LogRecord } from '../persist/records.ts';
-import { toStored } from '../persist/records.ts';
+import type { LogRecord } from '../store/records.ts';
+import { toStored } from '../store/records.ts';
 import type { ReviseInput } from '../protocol.ts';
 import { requireMemory, view, type OpContext } from './context.ts';
 

@@ -7,8 +7,8 @@
  */
 import type { Edge } from '../../model/edge.ts';
 import { isExpired, type MemoryRecord } from '../../model/memory.ts';
-import type { LogRecord } from '../persist/records.ts';
-import { toStored } from '../persist/records.ts';
+import type { LogRecord } from '../store/records.ts';
+import { toStored } from '../store/records.ts';
 import type { ExportLine, ExportPageInput, ImportItem, ImportOutcome } from '../protocol.ts';
 import type { Workspace } from '../store/workspace.ts';
 import { view, type OpContext } from './context.ts';

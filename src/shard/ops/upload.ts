@@ -10,8 +10,8 @@
 import { mentions } from '../../ingest/document.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
 import type { MemoryRecord } from '../../model/memory.ts';
-import type { LogRecord } from '../persist/records.ts';
-import { toStored } from '../persist/records.ts';
+import type { LogRecord } from '../store/records.ts';
+import { toStored } from '../store/records.ts';
 import type { UploadFile, UploadFileResult } from '../protocol.ts';
 import type { Workspace } from '../store/workspace.ts';
 import { newMemory, type OpContext } from './context.ts';

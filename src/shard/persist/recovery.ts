@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { applyRecord, pruneDanglingEdges, ShardState } from '../store/apply.ts';
 import { FRAME_HEADER, FRAME_MAGIC, readFrame, type FrameRead } from './frames.ts';
 import { parseSeq } from './fsutil.ts';
-import type { LogRecord, SnapshotHeader } from './records.ts';
+import type { LogRecord, SnapshotHeader } from '../store/records.ts';
 
 export class CorruptionError extends Error {
   override name = 'CorruptionError';

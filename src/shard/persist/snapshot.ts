@@ -10,7 +10,7 @@ import { promisify } from 'node:util';
 import type { ShardState } from '../store/apply.ts';
 import { encodeFrame } from './frames.ts';
 import { fsyncDir, seqName } from './fsutil.ts';
-import { toStored, type LogRecord, type SnapshotFooter, type SnapshotHeader } from './records.ts';
+import { toStored, type LogRecord, type SnapshotFooter, type SnapshotHeader } from '../store/records.ts';
 
 const writeAsync = promisify(write);
 const datasyncAsync = promisify(fdatasync);

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { encodeFrame } from './frames.ts';
 import { fsyncDir, seqName } from './fsutil.ts';
-import type { LogRecord } from './records.ts';
+import type { LogRecord } from '../store/records.ts';
 
 const writeAsync = promisify(write);
 const datasyncAsync = promisify(fdatasync);

@@ -3,8 +3,8 @@
  * recovery both go through here, so replay is the same code as the first write.
  */
 import type { Edge } from '../../model/edge.ts';
-import type { LogRecord } from '../persist/records.ts';
-import { fromStored } from '../persist/records.ts';
+import type { LogRecord } from './records.ts';
+import { fromStored } from './records.ts';
 import { VectorSlab } from './vector-slab.ts';
 import { Workspace } from './workspace.ts';
 

@@ -7,7 +7,7 @@ import type { MemoryRecord } from '../../model/memory.ts';
 import { Graph } from '../index/graph.ts';
 import { LexicalIndex } from '../index/lexical.ts';
 import { VectorIndex } from '../index/vector-index.ts';
-import type { Tombstone } from '../persist/records.ts';
+import type { Tombstone } from './records.ts';
 import { ExpiryQueue } from './expiry-queue.ts';
 import { PendingContradictions } from './pending.ts';
 import { OrderedIds } from './ordered-ids.ts';

@@ -1,11 +1,12 @@
 /**
- * @module shard/persist/records — what the log and snapshots hold. Every record is idempotent
+ * @module shard/store/records — the store's vocabulary: the records it applies, which the log and
+ * snapshots hold (shard/persist encodes them). Every record is idempotent
  * (it carries absolute state, never a delta), so a fuzzy snapshot plus the log replays exactly.
  */
 import { cutAtDepth, withinDepth } from '../../model/json-shape.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
 import { MEMORY_KINDS, type JsonObject, type JsonValue, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
-import type { VectorSlab } from '../store/vector-slab.ts';
+import type { VectorSlab } from './vector-slab.ts';
 
 /** A memory as persisted: the embedding travels as raw little-endian float32 bytes. */
 export interface StoredMemory {
