@@ -18,7 +18,7 @@ import { ShardPool } from './router/shard-client.ts';
 import type { ShardRouter } from './router/router.ts';
 import { ClusterNode } from './cluster/node.ts';
 import { ClusterAuth } from './cluster/auth-sync.ts';
-import type { ShardEvent } from './shard/protocol.ts';
+import type { ShardEvent } from './protocol/shard.ts';
 import type { Services } from './verbs/context.ts';
 import { SubscriptionRegistry } from './subscribe/registry.ts';
 import { ReflectionEngine } from './reflection/engine.ts';

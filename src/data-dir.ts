@@ -6,7 +6,7 @@ import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSyn
 import { join } from 'node:path';
 import type { Config } from './config/index.ts';
 import { fsyncDir } from './shard/persist/fsutil.ts';
-import type { BackupResult, ShardWorkerData } from './shard/protocol.ts';
+import type { BackupResult, ShardWorkerData } from './protocol/shard.ts';
 
 export interface DataDirMeta {
   format: 1;

@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import { IdGenerator } from '../../src/model/ids.ts';
 import { toStored, type LogRecord } from '../../src/shard/store/records.ts';
 import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
-import type { RememberItem } from '../../src/shard/protocol.ts';
+import type { RememberItem } from '../../src/protocol/shard.ts';
 import { sentence } from '../lib/corpus.ts';
 import { Rng } from '../lib/prng.ts';
 import { memory } from './graph-fixture.ts';

@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { numberFlag } from '../lib/args.ts';
 import { formatTable, type Cell } from '../lib/table.ts';
-import type { RememberItem } from '../../src/shard/protocol.ts';
+import type { RememberItem } from '../../src/protocol/shard.ts';
 import type { MemoryRecord } from '../../src/model/memory.ts';
 import { checkContradictions } from '../../src/shard/contradictions.ts';
 import { loadGraphs } from '../../src/shard/persist/graph-files.ts';

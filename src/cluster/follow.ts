@@ -9,7 +9,7 @@
  * memory already pushed is not pushed again. A feed that reaches an owner that does not know the
  * subscription registers it there and is matched again.
  */
-import type { Push, SubscriptionSpec } from '../shard/protocol.ts';
+import type { Push, SubscriptionSpec } from '../protocol/shard.ts';
 
 /** What a new owner needs to carry on a subscription as the old owner would have. */
 export interface SubscriptionResume {

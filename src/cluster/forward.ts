@@ -5,7 +5,7 @@
  */
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Packr } from 'msgpackr';
-import type { ShardMethod } from '../shard/protocol.ts';
+import type { ShardMethod } from '../protocol/shard.ts';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: true });
 

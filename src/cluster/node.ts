@@ -24,7 +24,7 @@ import { FlashbulbError } from '../errors/codes.ts';
 import { fromWireError, toWireError } from '../errors/wire.ts';
 import type { ShardRouter } from '../router/router.ts';
 import { shardFor } from '../router/shard-map.ts';
-import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardWorkerData } from '../shard/protocol.ts';
+import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardWorkerData } from '../protocol/shard.ts';
 import { Shard } from '../shard/shard.ts';
 import { encodeEntry, ensureStream, FencedError, replayStream, StreamLog } from './stream-log.ts';
 import { forward, pack, unpack, type Forward, type ForwardReply } from './forward.ts';

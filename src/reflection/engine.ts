@@ -17,7 +17,7 @@ import { extractiveInsight } from '../reflect/summarize.ts';
 import type { ClusterResult, ReflectTaskInput } from '../reflect/task.ts';
 import type { ShardRouter } from '../router/router.ts';
 import { taskModule } from '../threads/worker-url.ts';
-import type { GatherOutput, InsightWrite } from '../shard/protocol.ts';
+import type { GatherOutput, InsightWrite } from '../protocol/shard.ts';
 import { contradictionMessages, insightMessages } from './prompts.ts';
 
 /** Episodes considered per reflection (newest first). */

@@ -3,7 +3,7 @@
  * the owner of a workspace. The single-process ShardPool (worker threads) implements it, and so
  * does the cluster node (src/cluster), which forwards to the node that owns the partition.
  */
-import type { BackupResult, ShardInput, ShardMethod, ShardOutput } from '../shard/protocol.ts';
+import type { BackupResult, ShardInput, ShardMethod, ShardOutput } from '../protocol/shard.ts';
 
 export interface ShardRouter {
   /** Sends a command to the owner of `ws`; `transfer` buffers may be detached. */

@@ -15,7 +15,7 @@ import type {
   ShardReply,
   ShardRequest,
   ShardWorkerData,
-} from '../shard/protocol.ts';
+} from '../protocol/shard.ts';
 import type { ShardRouter } from './router.ts';
 import { shardFor } from './shard-map.ts';
 import { startWorker } from '../threads/worker-url.ts';

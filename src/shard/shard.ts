@@ -23,7 +23,7 @@ import { exportPage, importItems } from './ops/transfer.ts';
 import { upload } from './ops/upload.ts';
 import { prime, recall } from './ops/recall.ts';
 import { revise } from './ops/revise.ts';
-import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from './protocol.ts';
+import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from '../protocol/shard.ts';
 import { Subscriptions } from './subscriptions.ts';
 import { AccessLog } from './access-log.ts';
 import { commitVerdicts, ContradictionChecker } from './contradictions.ts';

@@ -4,7 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { toWireError } from '../errors/wire.ts';
-import type { GatherOutput, ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from './protocol.ts';
+import type { GatherOutput, ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from '../protocol/shard.ts';
 import { Shard } from './shard.ts';
 
 const port = parentPort;

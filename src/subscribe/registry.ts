@@ -10,7 +10,7 @@ import type { Embedder } from '../embedding/embedder.ts';
 import { openSubscriptions, subscriptionDropped, subscriptionPushes } from '../metrics/index.ts';
 import { isExpired, type MemoryView } from '../model/memory.ts';
 import type { ShardRouter } from '../router/router.ts';
-import type { Push, SubscriptionSpec } from '../shard/protocol.ts';
+import type { Push, SubscriptionSpec } from '../protocol/shard.ts';
 import { Chunker, type Chunk } from './chunker.ts';
 
 export const MAX_PER_WORKSPACE = 100;

@@ -1,7 +1,7 @@
 /** @module verbs/forget — remove memories matching all given criteria. */
 import { invalid } from '../errors/codes.ts';
 import type { MemoryKind } from '../model/memory.ts';
-import type { ForgetCriteria, ForgetResult } from '../shard/protocol.ts';
+import type { ForgetCriteria, ForgetResult } from '../protocol/shard.ts';
 import { charge, type Ctx } from './context.ts';
 import { checkEntity, checkId, checkNonNegative, LIMITS } from './validate.ts';
 

@@ -5,7 +5,7 @@
 import { invalid } from '../errors/codes.ts';
 import type { ReflectResult, ReflectScope } from '../reflection/engine.ts';
 import type { PrepareResult, ProducedInsight } from '../reflection/sessions.ts';
-import type { PendingContradiction, VerdictResult } from '../shard/protocol.ts';
+import type { PendingContradiction, VerdictResult } from '../protocol/shard.ts';
 import { charge, type Ctx } from './context.ts';
 import { checkEntity, checkId, checkNonNegative, checkUnit } from './validate.ts';
 

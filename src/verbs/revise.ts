@@ -2,7 +2,7 @@
 import { invalid } from '../errors/codes.ts';
 import { row } from '../embedding/embedder.ts';
 import type { JsonObject, MemoryView } from '../model/memory.ts';
-import type { ReviseInput as ShardReviseInput } from '../shard/protocol.ts';
+import type { ReviseInput as ShardReviseInput } from '../protocol/shard.ts';
 import { charge, type Ctx } from './context.ts';
 import { nowUs } from '../model/memory.ts';
 import { toShardExpiry } from './remember.ts';

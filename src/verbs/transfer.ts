@@ -8,7 +8,7 @@ import { invalid } from '../errors/codes.ts';
 import { parseEdgeType, type Edge } from '../model/edge.ts';
 import { IdGenerator } from '../model/ids.ts';
 import { memoryToJson, nowUs, type JsonObject, type MemoryKind, type MemoryRecord, type MemoryView } from '../model/memory.ts';
-import type { ExportLine, ImportItem, ImportOutcome } from '../shard/protocol.ts';
+import type { ExportLine, ImportItem, ImportOutcome } from '../protocol/shard.ts';
 import { charge, type Ctx } from './context.ts';
 import { checkContent, checkContext, checkEntity, checkId, checkUnit } from './validate.ts';
 

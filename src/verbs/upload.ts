@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { extname } from 'node:path';
 import { invalid } from '../errors/codes.ts';
 import { parseDocument } from '../ingest/document.ts';
-import type { UploadFile, UploadFileResult } from '../shard/protocol.ts';
+import type { UploadFile, UploadFileResult } from '../protocol/shard.ts';
 import { charge, type Ctx } from './context.ts';
 import { checkEntity, LIMITS } from './validate.ts';
 

@@ -7,7 +7,7 @@ import { parseEdgeType } from '../model/edge.ts';
 import { parseId } from '../model/ids.ts';
 import { jsonShapeProblem } from '../model/json-shape.ts';
 import type { JsonObject } from '../model/memory.ts';
-import type { EdgeInput } from '../shard/protocol.ts';
+import type { EdgeInput } from '../protocol/shard.ts';
 
 export const LIMITS = {
   contentBytes: 64 * 1024,

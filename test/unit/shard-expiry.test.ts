@@ -11,7 +11,7 @@ import type { StoredMemory } from '../../src/shard/store/records.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';
 import { ExpiryQueue } from '../../src/shard/store/expiry-queue.ts';
-import type { RememberItem } from '../../src/shard/protocol.ts';
+import type { RememberItem } from '../../src/protocol/shard.ts';
 import { DEFAULT_WEIGHTS } from '../../src/recall/types.ts';
 
 const T0 = Date.UTC(2026, 0, 1);

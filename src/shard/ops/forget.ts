@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { decayScore, type JsonObject, type MemoryRecord } from '../../model/memory.ts';
 import type { LogRecord } from '../store/records.ts';
-import type { ForgetCriteria, ForgetResult } from '../protocol.ts';
+import type { ForgetCriteria, ForgetResult } from '../../protocol/shard.ts';
 import type { Workspace } from '../store/workspace.ts';
 import type { OpContext } from './context.ts';
 import { insightsAfterLoss } from './insight-sources.ts';

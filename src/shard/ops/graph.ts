@@ -5,7 +5,7 @@
  */
 import type { Edge, EdgeType } from '../../model/edge.ts';
 import type { MemoryView } from '../../model/memory.ts';
-import type { GraphInput } from '../protocol.ts';
+import type { GraphInput } from '../../protocol/shard.ts';
 import { requireMemory, view, type OpContext } from './context.ts';
 
 export function graph(ctx: OpContext, ws: string, input: GraphInput): { nodes: MemoryView[]; edges: Edge[]; truncated: boolean } {

@@ -1,7 +1,7 @@
 /** @module shard/ops/read — get, batch get, list, entities, edges and counts. */
 import type { Edge } from '../../model/edge.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
-import type { ListInput } from '../protocol.ts';
+import type { ListInput } from '../../protocol/shard.ts';
 import { compileFilter } from '../../recall/filter.ts';
 import { requireMemory, view, type OpContext } from './context.ts';
 

@@ -6,7 +6,7 @@
 import type { MemoryRecord } from '../../model/memory.ts';
 import type { LogRecord } from '../store/records.ts';
 import { toStored } from '../store/records.ts';
-import type { GatherInput, GatherOutput, InsightWrite } from '../protocol.ts';
+import type { GatherInput, GatherOutput, InsightWrite } from '../../protocol/shard.ts';
 import { newMemory, type OpContext } from './context.ts';
 import { rewrittenInsight } from './insight-sources.ts';
 

@@ -3,7 +3,7 @@ import { invalid } from '../../errors/codes.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
 import type { LogRecord } from '../store/records.ts';
 import { toStored } from '../store/records.ts';
-import type { RememberItem } from '../protocol.ts';
+import type { RememberItem } from '../../protocol/shard.ts';
 import { newMemory, view, type OpContext } from './context.ts';
 
 export async function remember(ctx: OpContext, ws: string, input: { items: RememberItem[]; withEmbedding?: boolean }): Promise<MemoryView[]> {

@@ -7,7 +7,7 @@ import { invalid } from '../../errors/codes.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
 import type { LogRecord } from '../store/records.ts';
 import { toStored } from '../store/records.ts';
-import type { ReviseInput } from '../protocol.ts';
+import type { ReviseInput } from '../../protocol/shard.ts';
 import { requireMemory, view, type OpContext } from './context.ts';
 
 export async function revise(ctx: OpContext, ws: string, input: ReviseInput): Promise<MemoryView> {

@@ -9,7 +9,7 @@ import type { Edge } from '../../model/edge.ts';
 import { isExpired, type MemoryRecord } from '../../model/memory.ts';
 import type { LogRecord } from '../store/records.ts';
 import { toStored } from '../store/records.ts';
-import type { ExportLine, ExportPageInput, ImportItem, ImportOutcome } from '../protocol.ts';
+import type { ExportLine, ExportPageInput, ImportItem, ImportOutcome } from '../../protocol/shard.ts';
 import type { Workspace } from '../store/workspace.ts';
 import { view, type OpContext } from './context.ts';
 

@@ -12,7 +12,7 @@ import type { Edge, EdgeType } from '../../model/edge.ts';
 import type { MemoryRecord } from '../../model/memory.ts';
 import type { LogRecord } from '../store/records.ts';
 import { toStored } from '../store/records.ts';
-import type { UploadFile, UploadFileResult } from '../protocol.ts';
+import type { UploadFile, UploadFileResult } from '../../protocol/shard.ts';
 import type { Workspace } from '../store/workspace.ts';
 import { newMemory, type OpContext } from './context.ts';
 

@@ -1,12 +1,12 @@
 /**
- * @module shard/protocol — the only contract between the router and the shards: typed commands
+ * @module protocol/shard — the only contract between the router and the shards: typed commands
  * in, results (or errors as data) out. Types only, so both sides import it freely.
  */
 import type { EdgeType, Edge } from '../model/edge.ts';
 import type { JsonObject, MemoryKind, MemoryRecord, MemoryView } from '../model/memory.ts';
 import type { ErrorCode } from '../errors/codes.ts';
-import type { Push, SubscriptionSpec } from './subscriptions.ts';
-import type { PendingContradiction } from './store/records.ts';
+import type { Push, SubscriptionSpec } from '../shard/subscriptions.ts';
+import type { PendingContradiction } from '../shard/store/records.ts';
 import type { PrimeInput, PrimeOutput, RecallInput, RecallOutput } from '../recall/types.ts';
 import type { FilterNode } from '../recall/filter.ts';
 
