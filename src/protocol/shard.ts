@@ -1,14 +1,58 @@
 /**
  * @module protocol/shard — the only contract between the router and the shards: typed commands
- * in, results (or errors as data) out. Types only, so both sides import it freely.
+ * in, results (or errors as data) out. Types only, importing nothing of the shard (the
+ * subscription and pending-contradiction shapes it carries are declared here), so both sides import
+ * it freely.
  */
 import type { EdgeType, Edge } from '../model/edge.ts';
 import type { JsonObject, MemoryKind, MemoryRecord, MemoryView } from '../model/memory.ts';
 import type { ErrorCode } from '../errors/codes.ts';
-import type { Push, SubscriptionSpec } from '../shard/subscriptions.ts';
-import type { PendingContradiction } from '../shard/store/records.ts';
 import type { PrimeInput, PrimeOutput, RecallInput, RecallOutput } from '../recall/types.ts';
 import type { FilterNode } from '../recall/filter.ts';
+
+export interface SubscriptionSpec {
+  id: number;
+  entityId: string | null;
+  kinds: MemoryKind[];
+  threshold: number;
+  timeScopeUs: number | null;
+  /** Metadata filter a memory must pass to be pushed (applied inside the search). */
+  filter?: FilterNode | null;
+  /** Most pushes one chunk (or one batch of new writes) may produce, best first. */
+  maxPushes: number;
+  /**
+   * Cluster mode: state carried from the previous owner of the workspace's partition when the
+   * subscription is registered with a new one (cluster/follow.ts).
+   */
+  resume?: {
+    recent: Array<{ vector: Float32Array; offset: number }>;
+    pushed: string[];
+    /** Memories created from this time on are matched against `recent` at once (writes the subscription may have missed while it moved). */
+    sinceUs: number;
+  };
+}
+
+export interface Push {
+  subscription: number;
+  memory: MemoryView;
+  confidence: number;
+  score: number;
+  chunkOffset: number | null;
+}
+
+export interface PendingContradiction {
+  pending_id: string;
+  memory_id_a: string;
+  memory_id_b: string;
+  content_a_snippet: string;
+  content_b_snippet: string;
+  classifier_score: number;
+  classifier_method: 'heuristic' | 'llm';
+  similarity: number;
+  created_at: number;
+  /** What the classifier leaned towards. */
+  proposed: 'contradiction' | 'revision';
+}
 
 export interface EdgeInput {
   targetId: string;
@@ -225,7 +269,6 @@ export type ShardEvent =
   | { kind: 'stopped'; shard: number }
   | { kind: 'push'; ws: string; pushes: Push[] };
 
-export type { PendingContradiction, Push, SubscriptionSpec };
 export type ShardControl = { kind: 'shutdown' };
 
 export interface ShardWorkerData {

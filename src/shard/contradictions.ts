@@ -8,8 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { notFound } from '../errors/codes.ts';
 import type { MemoryRecord } from '../model/memory.ts';
 import { classifyPair, CONFIDENT, UNCERTAIN } from '../reflect/contradiction.ts';
-import type { LogRecord, PendingContradiction } from './store/records.ts';
-import type { Verdicts, VerdictResult } from '../protocol/shard.ts';
+import type { LogRecord } from './store/records.ts';
+import type { PendingContradiction, Verdicts, VerdictResult } from '../protocol/shard.ts';
 import type { Workspace } from './store/workspace.ts';
 import type { ShardState } from './store/apply.ts';
 

@@ -14,42 +14,13 @@ import { dot } from '../recall/vector.ts';
 import { view } from './ops/context.ts';
 import { recallSource } from './ops/recall-source.ts';
 import type { Workspace } from './store/workspace.ts';
+import type { Push, SubscriptionSpec } from '../protocol/shard.ts';
 
 /** Chunks a subscription keeps for matching new writes. */
 const RECENT_CHUNKS = 8;
 const SEARCH_K = 32;
 /** Memories a subscription remembers having pushed (older ones may be pushed again). */
 const PUSHED_MAX = 100_000;
-
-export interface SubscriptionSpec {
-  id: number;
-  entityId: string | null;
-  kinds: MemoryKind[];
-  threshold: number;
-  timeScopeUs: number | null;
-  /** Metadata filter a memory must pass to be pushed (applied inside the search). */
-  filter?: FilterNode | null;
-  /** Most pushes one chunk (or one batch of new writes) may produce, best first. */
-  maxPushes: number;
-  /**
-   * Cluster mode: state carried from the previous owner of the workspace's partition when the
-   * subscription is registered with a new one (cluster/follow.ts).
-   */
-  resume?: {
-    recent: Array<{ vector: Float32Array; offset: number }>;
-    pushed: string[];
-    /** Memories created from this time on are matched against `recent` at once (writes the subscription may have missed while it moved). */
-    sinceUs: number;
-  };
-}
-
-export interface Push {
-  subscription: number;
-  memory: MemoryView;
-  confidence: number;
-  score: number;
-  chunkOffset: number | null;
-}
 
 interface Sub extends SubscriptionSpec {
   accepts: (m: MemoryRecord) => boolean;

@@ -58,21 +58,6 @@ export const FENCES: Record<string, readonly string[]> = {
   'process.env': ['src/config/', 'native-bench/'],
 };
 
-/**
- * Today's violations, marked as known so that main stays green while they are cut. Each entry must
- * still be found (a stale entry fails too), so the list only shrinks.
- */
-const KNOWN = new Set<string>([
-  'folder cycle: src/protocol → src/shard → src/protocol',
-  'arrow protocol → shard: src/protocol/shard.ts imports ../shard/subscriptions.ts',
-  'arrow protocol → shard: src/protocol/shard.ts imports ../shard/store/records.ts',
-]);
-
-/** A violation is known when it is listed; a folder cycle's list of witness imports may change. */
-function isKnown(violation: string): boolean {
-  return KNOWN.has(violation.replace(/ \(.*\)$/, ''));
-}
-
 function room(path: string): string {
   const parts = path.split('/');
   if (parts[0] !== 'src') return parts[0]!;
@@ -131,12 +116,6 @@ function fenceViolations(): string[] {
   });
 }
 
-function unknown(found: string[]): string[] {
-  return found.filter((v) => !isKnown(v));
-}
-
-const all = [...fileCycles(), ...folderCycles(), ...directionViolations(), ...fenceViolations()];
-
 describe('architecture', () => {
   it('reads the whole tree (the scan is not empty)', () => {
     expect(sources.length).toBeGreaterThan(100);
@@ -144,24 +123,19 @@ describe('architecture', () => {
   });
 
   it('has no file-level import cycle', () => {
-    expect(unknown(fileCycles())).toEqual([]);
+    expect(fileCycles()).toEqual([]);
   });
 
   it('has no folder-level import cycle', () => {
-    expect(unknown(folderCycles())).toEqual([]);
+    expect(folderCycles()).toEqual([]);
   });
 
   it('imports only down the who-may-import-whom table', () => {
-    expect(unknown(directionViolations())).toEqual([]);
+    expect(directionViolations()).toEqual([]);
   });
 
   it('keeps native and transport libraries, and process.env, inside their fences', () => {
-    expect(unknown(fenceViolations())).toEqual([]);
-  });
-
-  it('lists no known violation that is gone (the list only shrinks)', () => {
-    const found = new Set(all.map((v) => v.replace(/ \(.*\)$/, '')));
-    expect([...KNOWN].filter((v) => !found.has(v))).toEqual([]);
+    expect(fenceViolations()).toEqual([]);
   });
 
   it('detects what it is meant to detect', () => {

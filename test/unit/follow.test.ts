@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { FollowedSubscriptions, RESUME_RECENT } from '../../src/cluster/follow.ts';
-import { Subscriptions, type Push, type SubscriptionSpec } from '../../src/shard/subscriptions.ts';
+import type { Push, SubscriptionSpec } from '../../src/protocol/shard.ts';
+import { Subscriptions } from '../../src/shard/subscriptions.ts';
 import { Workspace } from '../../src/shard/store/workspace.ts';
 import type { MemoryRecord } from '../../src/model/memory.ts';
 

@@ -7,6 +7,7 @@ import { cutAtDepth, withinDepth } from '../../model/json-shape.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
 import { MEMORY_KINDS, type JsonObject, type JsonValue, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
 import type { VectorSlab } from './vector-slab.ts';
+import type { PendingContradiction } from '../../protocol/shard.ts';
 
 /** A memory as persisted: the embedding travels as raw little-endian float32 bytes. */
 export interface StoredMemory {
@@ -37,20 +38,6 @@ export interface Tombstone {
 }
 
 /** A contradiction the classifier was unsure of, waiting for a verdict. */
-export interface PendingContradiction {
-  pending_id: string;
-  memory_id_a: string;
-  memory_id_b: string;
-  content_a_snippet: string;
-  content_b_snippet: string;
-  classifier_score: number;
-  classifier_method: 'heuristic' | 'llm';
-  similarity: number;
-  created_at: number;
-  /** What the classifier leaned towards. */
-  proposed: 'contradiction' | 'revision';
-}
-
 export type LogRecord =
   | { t: 'put'; ws: string; m: StoredMemory }
   | { t: 'del'; ws: string; id: string }
