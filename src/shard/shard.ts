@@ -1,13 +1,14 @@
 /**
  * @module shard/shard — one shard: the single-threaded owner of its workspaces' state, its log and
- * its snapshots. States: starting → replaying → ready ⇄ snapshotting → draining → stopped.
+ * its snapshots. States: starting → replaying → ready ⇄ snapshotting → draining → stopped. Its
+ * method table is shard/dispatch; background work (indexing, expiry, compaction) runs here.
  */
-import { closeSync, copyFileSync, fsyncSync, mkdirSync, openSync, statSync, unlinkSync } from 'node:fs';
+import { mkdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlashbulbError } from '../errors/codes.ts';
 import { IdGenerator } from '../model/ids.ts';
 import { isExpired, nowUs, type MemoryRecord } from '../model/memory.ts';
-import { fsyncDir, seqName } from './persist/fsutil.ts';
+import { copyDurably, fsyncDir, seqName } from './persist/fsutil.ts';
 import type { LogRecord } from './store/records.ts';
 import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
 import { writeSnapshot } from './persist/snapshot.ts';
@@ -15,19 +16,12 @@ import { deleteGraphsBefore, loadGraphs, saveGraphs } from './persist/graph-file
 import { Wal } from './persist/wal.ts';
 import { applyRecord, type ShardState } from './store/apply.ts';
 import type { OpContext } from './ops/context.ts';
-import { forget, forgetRecords } from './ops/forget.ts';
-import { batchGet, count, edges, entities, get, insights, list } from './ops/read.ts';
-import { remember } from './ops/remember.ts';
-import { graph } from './ops/graph.ts';
-import { exportPage, importItems } from './ops/transfer.ts';
-import { upload } from './ops/upload.ts';
-import { prime, recall } from './ops/recall.ts';
-import { revise } from './ops/revise.ts';
+import { forgetRecords } from './ops/forget.ts';
 import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from '../protocol/shard.ts';
 import { Subscriptions } from './subscriptions.ts';
 import { AccessLog } from './access-log.ts';
-import { commitVerdicts, ContradictionChecker } from './contradictions.ts';
-import { reflectGather, writeInsights } from './ops/reflect.ts';
+import { ContradictionChecker } from './contradictions.ts';
+import { shardHandlers, type Handler, type Handlers } from './dispatch.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
 const INDEX_SLICE_MS = 4;
@@ -36,8 +30,6 @@ const INDEX_SLICE_MS = 4;
  * contradiction checks pause: every search scans the unindexed vectors exactly (~0.5 µs each).
  */
 const PENDING_URGENT = 1024;
-/** Memories a subscription arriving from another owner checks for writes it may have missed (newest first). */
-const RESUME_SCAN_MAX = 10_000;
 
 /**
  * A log kept elsewhere than the shard's directory (cluster mode: a JetStream stream). The shard
@@ -61,8 +53,6 @@ export interface ShardBackend {
   log: ExternalLog;
 }
 
-type Handler<M extends ShardMethod> = (ctx: OpContext, ws: string, input: ShardInput<M>) => ShardOutput<M> | Promise<ShardOutput<M>>;
-
 export class Shard {
   readonly #opts: ShardWorkerData;
   readonly #emit: (e: ShardEvent) => void;
@@ -74,7 +64,7 @@ export class Shard {
   readonly #external: ExternalLog | null;
   readonly #ids = new IdGenerator();
   readonly #ctx: OpContext;
-  readonly #handlers: { [M in ShardMethod]: Handler<M> };
+  readonly #handlers: Handlers;
   readonly recovered: Recovered;
   #snapshotting: Promise<void> | null = null;
   #snapshotAgain = false;
@@ -128,62 +118,14 @@ export class Shard {
       requestErasure: () => this.#requestErasure(),
       touch: (ws, memories) => this.#accesses.touch(ws, memories, nowUs()),
     };
-    this.#handlers = {
-      remember,
-      get,
-      batchGet,
-      list,
-      revise,
-      forget,
-      recall,
-      prime,
-      upload,
-      entities,
-      insights,
-      edges,
-      graph,
-      exportPage,
-      importItems,
-      count,
-      dropWorkspace: (ctx, ws) => this.#dropWorkspace(ws),
+    this.#handlers = shardHandlers({
+      subs: this.#subs,
+      emit: (e) => this.#emit(e),
+      dropWorkspace: (ws) => this.#dropWorkspace(ws),
       stats: () => this.stats(),
-      reflectGather,
-      writeInsights,
-      pendingContradictions: (ctx, ws) => [...(ctx.state.workspaces.get(ws)?.pending.values() ?? [])].sort((a, b) => a.created_at - b.created_at),
-      commitVerdicts: async (ctx, ws, input) => {
-        const { records, result } = commitVerdicts(ctx.state.workspaces.get(ws), input, nowUs());
-        await ctx.commit(records);
-        return result;
-      },
-      subOpen: (ctx, ws, spec) => {
-        this.#subs.open(ws, spec);
-        const w = ctx.state.workspaces.get(ws);
-        if (spec.resume && w) {
-          // Moved here from another owner: writes since the move (or just before it) get their pushes now.
-          const since: MemoryRecord[] = [];
-          for (const id of w.order.newestFirst()) {
-            const m = w.memories.get(id);
-            if (!m) continue;
-            if (m.createdAt < spec.resume.sinceUs || since.length === RESUME_SCAN_MAX) break;
-            since.push(m);
-          }
-          const pushes = this.#subs.matchWrites(w, since.reverse(), nowUs(), spec.id);
-          if (pushes.length > 0) this.#emit({ kind: 'push', ws, pushes });
-        }
-        return { opened: true };
-      },
-      subMatch: (ctx, ws, input) => {
-        const pushes = this.#subs.matchChunk(ws, ctx.state.workspaces.get(ws), input.id, input.vector, input.offset, nowUs());
-        if (pushes === null) throw new FlashbulbError('not_found', `subscription ${input.id} not found`);
-        return pushes;
-      },
-      subClose: (_ctx, ws, input) => ({ closed: this.#subs.close(ws, input.id) }),
-      backup: (_ctx, _ws, input) => this.backup(input.dir),
-      snapshot: async () => {
-        await this.snapshot();
-        return { records: this.#state.memoryCount() };
-      },
-    };
+      backup: (dir) => this.backup(dir),
+      snapshot: () => this.snapshot(),
+    });
     // Expired before the crash (or while the server was down): forgotten before the first request.
     this.#expireDue(null);
     this.#tick = setInterval(() => {
@@ -436,13 +378,7 @@ export class Shard {
     await wal.drain();
     await wal.rotate();
     const segment = seqName('wal', walSeq, 'log');
-    copyFileSync(join(this.#opts.dir, segment), join(dir, segment));
-    const fd = openSync(join(dir, segment), 'r');
-    try {
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
+    copyDurably(join(this.#opts.dir, segment), join(dir, segment));
     fsyncDir(dir);
     const bytes = statSync(join(dir, segment)).size + statSync(join(dir, seqName('snap', walSeq, 'snap'))).size;
     return { memories, bytes };

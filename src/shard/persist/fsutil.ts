@@ -1,9 +1,20 @@
 /** @module shard/persist/fsutil — small durable-file helpers (fsync of files and directories). */
-import { closeSync, fsyncSync, openSync } from 'node:fs';
+import { closeSync, copyFileSync, fsyncSync, openSync } from 'node:fs';
 
 /** Makes a directory entry change (create, rename, unlink) durable. */
 export function fsyncDir(dir: string): void {
   const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Copies a file and makes its content durable (the caller syncs the directory once for all). */
+export function copyDurably(from: string, to: string): void {
+  copyFileSync(from, to);
+  const fd = openSync(to, 'r');
   try {
     fsyncSync(fd);
   } finally {

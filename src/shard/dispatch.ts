@@ -1,0 +1,96 @@
+/**
+ * @module shard/dispatch — the shard's method table: which op answers each protocol method. Most
+ * are ops/ functions over the op context; the few that need the shard itself (subscriptions,
+ * dropping a workspace, stats, backup, snapshot) reach it through `ShardSelf`.
+ */
+import { FlashbulbError } from '../errors/codes.ts';
+import { nowUs, type MemoryRecord } from '../model/memory.ts';
+import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats } from '../protocol/shard.ts';
+import { commitVerdicts } from './contradictions.ts';
+import type { OpContext } from './ops/context.ts';
+import { forget } from './ops/forget.ts';
+import { graph } from './ops/graph.ts';
+import { batchGet, count, edges, entities, get, insights, list } from './ops/read.ts';
+import { prime, recall } from './ops/recall.ts';
+import { reflectGather, writeInsights } from './ops/reflect.ts';
+import { remember } from './ops/remember.ts';
+import { revise } from './ops/revise.ts';
+import { exportPage, importItems } from './ops/transfer.ts';
+import { upload } from './ops/upload.ts';
+import type { Subscriptions } from './subscriptions.ts';
+
+/** Memories a subscription arriving from another owner checks for writes it may have missed (newest first). */
+const RESUME_SCAN_MAX = 10_000;
+
+export type Handler<M extends ShardMethod> = (ctx: OpContext, ws: string, input: ShardInput<M>) => ShardOutput<M> | Promise<ShardOutput<M>>;
+
+export type Handlers = { [M in ShardMethod]: Handler<M> };
+
+/** What the table needs of the shard beyond the op context. */
+export interface ShardSelf {
+  readonly subs: Subscriptions;
+  emit(e: ShardEvent): void;
+  dropWorkspace(ws: string): Promise<{ memories: number }>;
+  stats(): ShardStats;
+  backup(dir: string): Promise<BackupResult>;
+  snapshot(): Promise<void>;
+}
+
+export function shardHandlers(self: ShardSelf): Handlers {
+  return {
+    remember,
+    get,
+    batchGet,
+    list,
+    revise,
+    forget,
+    recall,
+    prime,
+    upload,
+    entities,
+    insights,
+    edges,
+    graph,
+    exportPage,
+    importItems,
+    count,
+    dropWorkspace: (_ctx, ws) => self.dropWorkspace(ws),
+    stats: () => self.stats(),
+    reflectGather,
+    writeInsights,
+    pendingContradictions: (ctx, ws) => [...(ctx.state.workspaces.get(ws)?.pending.values() ?? [])].sort((a, b) => a.created_at - b.created_at),
+    commitVerdicts: async (ctx, ws, input) => {
+      const { records, result } = commitVerdicts(ctx.state.workspaces.get(ws), input, nowUs());
+      await ctx.commit(records);
+      return result;
+    },
+    subOpen: (ctx, ws, spec) => {
+      self.subs.open(ws, spec);
+      const w = ctx.state.workspaces.get(ws);
+      if (spec.resume && w) {
+        // Moved here from another owner: writes since the move (or just before it) get their pushes now.
+        const since: MemoryRecord[] = [];
+        for (const id of w.order.newestFirst()) {
+          const m = w.memories.get(id);
+          if (!m) continue;
+          if (m.createdAt < spec.resume.sinceUs || since.length === RESUME_SCAN_MAX) break;
+          since.push(m);
+        }
+        const pushes = self.subs.matchWrites(w, since.reverse(), nowUs(), spec.id);
+        if (pushes.length > 0) self.emit({ kind: 'push', ws, pushes });
+      }
+      return { opened: true };
+    },
+    subMatch: (ctx, ws, input) => {
+      const pushes = self.subs.matchChunk(ws, ctx.state.workspaces.get(ws), input.id, input.vector, input.offset, nowUs());
+      if (pushes === null) throw new FlashbulbError('not_found', `subscription ${input.id} not found`);
+      return pushes;
+    },
+    subClose: (_ctx, ws, input) => ({ closed: self.subs.close(ws, input.id) }),
+    backup: (_ctx, _ws, input) => self.backup(input.dir),
+    snapshot: async (ctx) => {
+      await self.snapshot();
+      return { records: ctx.state.memoryCount() };
+    },
+  };
+}
