@@ -8,6 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { connectGrpc, failsWith, hex, struct, type GrpcClient } from '../helpers/grpc.ts';
+import { sleep } from '../helpers/wait.ts';
 
 /**
  * Background reflection writes insight memories whenever enough new episodes arrive, which would
@@ -17,7 +18,6 @@ const QUIET_ENV = { FLASHBULB_REFLECT_ENABLED: 'false' };
 
 const contents = (results: any[]): string[] => results.map((r) => r.memory.content);
 const detailsOf = (results: any[], type: string): any[] => results.flatMap((r) => r.strategy_details.filter((d: any) => d.strategy_type === type));
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 // ─── tests ───────────────────────────────────────────────────────────────────────────────
 

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const QUIET = { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' };
 
@@ -60,7 +61,6 @@ async function prime(body: Record<string, unknown>): Promise<{ results: any[]; t
 }
 
 const idsOf = (out: { results: any[] }): string[] => out.results.map((r) => r.memory.memory_id);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   t = await startTestApp({}, QUIET);

@@ -10,6 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHashEmbedder } from '../../src/embedding/hash-embedder.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const QUIET = { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' };
 const ONLY_RELEVANCE = { w_relevance: 1, w_recency: 0, w_importance: 0, w_reinforcement: 0 };
@@ -63,7 +64,6 @@ async function bruteForce(cue: string, k: number): Promise<Array<{ id: string; s
 }
 
 const ids = (out: { results: any[] }): string[] => out.results.map((r) => r.memory.memory_id);
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   t = await startTestApp({ durability: 'os' }, QUIET);

@@ -8,6 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const QUIET = { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' };
 const WORDS = [
@@ -82,7 +83,6 @@ function causalView(w: W, out: { results: any[] }, seed: string): string[] {
     .sort();
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   t = await startTestApp({}, QUIET);

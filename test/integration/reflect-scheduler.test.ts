@@ -5,6 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { sleep } from '../helpers/wait.ts';
 
 const GARDEN = [
   'Garden tomato plants need garden watering each morning.',
@@ -20,7 +21,6 @@ afterAll(async () => {
   for (const a of apps) await a.stop();
 });
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function writeAll(t: TestApp, texts: readonly string[]): Promise<string[]> {
   const ids: string[] = [];

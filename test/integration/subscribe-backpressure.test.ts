@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_MAX } from '../../src/subscribe/registry.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { subscribeSse, type SseStream } from '../helpers/sse.ts';
+import { sleep } from '../helpers/wait.ts';
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 let t: TestApp;
 let stream: SseStream | null = null;

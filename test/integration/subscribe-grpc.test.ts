@@ -8,20 +8,15 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { connectGrpc, failsWith, type GrpcClient } from '../helpers/grpc.ts';
 import { subscribeSse } from '../helpers/sse.ts';
+import { sleep } from '../helpers/wait.ts';
+import { hashCosine } from '../helpers/hash-cosine.ts';
 
 const DIM = 384;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function cos(a: string, b: string): number {
-  const v = hashEmbedBatch([a, b], DIM);
-  let d = 0;
-  for (let i = 0; i < DIM; i++) d += (v[i] ?? 0) * (v[DIM + i] ?? 0);
-  return d;
-}
+const cos = (a: string, b: string): number => hashCosine(a, b, DIM);
 
 let t: TestApp;
 let rpc: GrpcClient;

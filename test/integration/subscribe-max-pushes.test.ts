@@ -6,22 +6,17 @@
  */
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { connectGrpc, type GrpcClient } from '../helpers/grpc.ts';
 import { openSse, subscribeSse, type SseStream } from '../helpers/sse.ts';
+import { sleep } from '../helpers/wait.ts';
+import { hashCosine } from '../helpers/hash-cosine.ts';
 
 const DIM = 384;
 const THRESHOLD = 0.3;
 const FED = 'harbor crates cranes ships dock workers cargo tide';
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function cos(a: string, b: string): number {
-  const v = hashEmbedBatch([a, b], DIM);
-  let d = 0;
-  for (let i = 0; i < DIM; i++) d += (v[i] ?? 0) * (v[DIM + i] ?? 0);
-  return d;
-}
+const cos = (a: string, b: string): number => hashCosine(a, b, DIM);
 
 /** Twelve memories that share more or fewer words with FED, so their relevance differs. */
 const WORDS = FED.split(' ');

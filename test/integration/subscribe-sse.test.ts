@@ -9,19 +9,14 @@
  * is computed here with the same embedder: relevance = cosine of the chunk and the content.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { openSse, subscribeSse, type SseStream } from '../helpers/sse.ts';
+import { sleep } from '../helpers/wait.ts';
+import { hashCosine } from '../helpers/hash-cosine.ts';
 
 const DIM = 384;
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
-function cos(a: string, b: string): number {
-  const v = hashEmbedBatch([a, b], DIM);
-  let d = 0;
-  for (let i = 0; i < DIM; i++) d += (v[i] ?? 0) * (v[DIM + i] ?? 0);
-  return d;
-}
+const cos = (a: string, b: string): number => hashCosine(a, b, DIM);
 
 let seq = 0;
 const uniqueSlug = (prefix: string): string => `${prefix}-${process.pid}-${++seq}`;

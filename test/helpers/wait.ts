@@ -1,0 +1,55 @@
+/**
+ * Waiting in tests: for a condition, never for a stretch of time. `until` polls a predicate until
+ * it holds or a deadline passes (and then fails naming what it waited for); `untilIdle` waits until
+ * the server reports no background work (contradiction checks, vector indexing) left, which is
+ * what a "nothing happened" check must wait for before asserting; `sleep` is the one fixed pause,
+ * for the few places that need time itself to pass (each says why).
+ */
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+export interface UntilOptions {
+  /** What is awaited, for the failure message. */
+  what: string;
+  /** How long to keep trying (default 10 s). */
+  deadlineMs?: number;
+  /** Pause between tries (default 20 ms). */
+  everyMs?: number;
+}
+
+/** Resolves with the first truthy value of `check`; rejects naming `what` once the deadline passes. */
+export async function until<T>(check: () => T | Promise<T>, opts: UntilOptions): Promise<NonNullable<T>> {
+  const deadline = Date.now() + (opts.deadlineMs ?? 10_000);
+  for (;;) {
+    const value = await check();
+    if (value) return value as NonNullable<T>;
+    if (Date.now() > deadline) throw new Error(`timed out after ${opts.deadlineMs ?? 10_000} ms waiting for ${opts.what}`);
+    await sleep(opts.everyMs ?? 20);
+  }
+}
+
+/** The sum of `flashbulb_background_backlog` over shards and kinds of work, from Prometheus text. */
+export function backlogOf(metricsText: string): number {
+  let total = 0;
+  for (const line of metricsText.split('\n')) {
+    if (!line.startsWith('flashbulb_background_backlog{')) continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+/** Shards report their backlog about once a second; two zero readings a report apart mean idle. */
+const REPORT_MS = 1100;
+
+/**
+ * Waits until the server has no background work left: the backlog gauges read zero twice, one
+ * shard report apart (a single zero may predate the report of work just queued).
+ */
+export async function untilIdle(metrics: () => Promise<string>, opts: { deadlineMs?: number } = {}): Promise<void> {
+  const deadline = opts.deadlineMs ?? 30_000;
+  await until(async () => backlogOf(await metrics()) === 0, { what: 'an empty background backlog', deadlineMs: deadline, everyMs: 50 });
+  await sleep(REPORT_MS); // one shard report: no condition tells that a report has happened
+  await until(async () => backlogOf(await metrics()) === 0, { what: 'an empty background backlog (confirmed)', deadlineMs: deadline, everyMs: 50 });
+}
