@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHashEmbedder } from '../../src/embedding/hash-embedder.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { sleep } from '../helpers/wait.ts';
+import { untilIdle } from '../helpers/wait.ts';
 
 const QUIET = { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' };
 const ONLY_RELEVANCE = { w_relevance: 1, w_recency: 0, w_importance: 0, w_reinforcement: 0 };
@@ -26,6 +26,7 @@ const X_CONTENT = [
 const hash = createHashEmbedder(384);
 let t: TestApp;
 let req: (method: string, path: string, opts?: { body?: unknown }) => ReturnType<TestApp['req']>;
+const metrics = async (): Promise<string> => (await req('GET', '/v1/metrics')).text;
 /** id → content of every memory written. */
 const contents = new Map<string, string>();
 const xIds: string[] = [];
@@ -180,7 +181,7 @@ describe(`recall over ${OTHERS} memories`, () => {
       const content = `${w} ${w} ${w} appears in this note only`;
       fresh.push({ id: (await remember({ content })).memory_id, content });
     }
-    await sleep(500); // the shard moves the new vectors into the graph between requests
+    await untilIdle(metrics); // the shard moves the new vectors into the graph between requests
     for (const { id, content } of fresh) {
       const out = await recall({ cue: content, strategies: ['similarity'], top_k: 1 });
       expect(ids(out)).toEqual([id]);
@@ -195,7 +196,7 @@ describe(`recall over ${OTHERS} memories`, () => {
     after.id = (await remember({ content: after.content })).memory_id;
     const more = { id: '', content: 'tambourine tambourine written after the restart' };
     more.id = (await remember({ content: more.content })).memory_id;
-    await sleep(500);
+    await untilIdle(metrics);
     for (const { id, content } of [after, more, ...fresh]) {
       const out = await recall({ cue: content, strategies: ['similarity'], top_k: 1 });
       expect(ids(out)).toEqual([id]);

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { openSse, subscribeSse, type SseStream } from '../helpers/sse.ts';
-import { sleep } from '../helpers/wait.ts';
+import { sleep, until } from '../helpers/wait.ts';
 import { hashCosine } from '../helpers/hash-cosine.ts';
 
 const DIM = 384;
@@ -47,11 +47,7 @@ function expectedFor(chunk: string, memories: ReadonlyArray<{ memory_id: string;
 }
 
 async function waitUntil(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
+  await until(pred, { what, deadlineMs: timeoutMs });
 }
 
 let t: TestApp;
