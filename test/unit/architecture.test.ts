@@ -6,6 +6,7 @@
  * is a cycle even when no two files form one; each file at src/'s root is a unit of its own), the who-may-import-whom table by top-level room of
  * src/, and the library fences.
  */
+import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { cyclePath, cycles, readSources, type ImportEdge } from '../helpers/import-graph.ts';
@@ -116,6 +117,20 @@ function fenceViolations(): string[] {
   });
 }
 
+/** The room table of ARCHITECTURE.md ("may import"; notes in parentheses dropped), rooms importing nothing left out. */
+function documentedTable(): Record<string, string[]> {
+  const text = readFileSync(new URL('../../ARCHITECTURE.md', import.meta.url), 'utf8');
+  const section = text.slice(text.indexOf('### Which room may import which'), text.indexOf('### Library fences'));
+  const rows = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| room') && !l.startsWith('|---'));
+  const table: Record<string, string[]> = {};
+  for (const row of rows) {
+    const [room = '', allowed = ''] = row.split('|').slice(1, 3).map((c) => c.replace(/\([^)]*\)/g, '').trim());
+    if (allowed === 'nothing of ours') continue;
+    table[room] = allowed.split(',').map((r) => r.trim()).sort();
+  }
+  return table;
+}
+
 describe('architecture', () => {
   it('reads the whole tree (the scan is not empty)', () => {
     expect(sources.length).toBeGreaterThan(100);
@@ -136,6 +151,10 @@ describe('architecture', () => {
 
   it('keeps native and transport libraries, and process.env, inside their fences', () => {
     expect(fenceViolations()).toEqual([]);
+  });
+
+  it('matches the table ARCHITECTURE.md shows', () => {
+    expect(documentedTable()).toEqual(Object.fromEntries(Object.entries(MAY_IMPORT).map(([k, v]) => [k, [...v].sort()])));
   });
 
   it('detects what it is meant to detect', () => {
