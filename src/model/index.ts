@@ -1,3 +1,0 @@
-export * from './ids.ts';
-export * from './memory.ts';
-export * from './edge.ts';
