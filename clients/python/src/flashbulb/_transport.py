@@ -152,12 +152,23 @@ class _Base:
     """What both transports share: settings, workspace scoping, building a request."""
 
     _OPERATIONS: Mapping[str, Operation] = {}
-    _settings: _Settings
-    _owns_http: bool
+    #: The httpx client class a transport makes when it is not given one.
+    _HTTP: type[httpx.Client] | type[httpx.AsyncClient]
 
-    def _configure(self, base_url: str, api_key: str | None, workspace: str | None, timeout: float,
-                   retry: RetryPolicy | None, headers: Mapping[str, str] | None) -> None:
+    def __init__(
+        self,
+        base_url: str = "http://127.0.0.1:6381",
+        api_key: str | None = None,
+        *,
+        workspace: str | None = None,
+        timeout: float = 30.0,
+        retry: RetryPolicy | None = None,
+        headers: Mapping[str, str] | None = None,
+        http_client: Any = None,
+    ) -> None:
         self._settings = _Settings(base_url, api_key, workspace, timeout, retry or RetryPolicy(), dict(headers or {}))
+        self._owns_http = http_client is None
+        self._http = http_client or self._HTTP(timeout=timeout)
 
     def with_workspace(self, workspace: str) -> Any:
         """The same client acting in another workspace (admin keys); it shares the connection pool."""
@@ -180,20 +191,8 @@ class _Base:
 class SyncTransport(_Base):
     """Sends requests with an :class:`httpx.Client`; subclasses add one method per operation."""
 
-    def __init__(
-        self,
-        base_url: str = "http://127.0.0.1:6381",
-        api_key: str | None = None,
-        *,
-        workspace: str | None = None,
-        timeout: float = 30.0,
-        retry: RetryPolicy | None = None,
-        headers: Mapping[str, str] | None = None,
-        http_client: httpx.Client | None = None,
-    ) -> None:
-        self._configure(base_url, api_key, workspace, timeout, retry, headers)
-        self._owns_http = http_client is None
-        self._http = http_client or httpx.Client(timeout=timeout)
+    _HTTP = httpx.Client
+    _http: httpx.Client
 
     def close(self) -> None:
         if self._owns_http:
@@ -239,20 +238,8 @@ class SyncTransport(_Base):
 class AsyncTransport(_Base):
     """Sends requests with an :class:`httpx.AsyncClient`; subclasses add one method per operation."""
 
-    def __init__(
-        self,
-        base_url: str = "http://127.0.0.1:6381",
-        api_key: str | None = None,
-        *,
-        workspace: str | None = None,
-        timeout: float = 30.0,
-        retry: RetryPolicy | None = None,
-        headers: Mapping[str, str] | None = None,
-        http_client: httpx.AsyncClient | None = None,
-    ) -> None:
-        self._configure(base_url, api_key, workspace, timeout, retry, headers)
-        self._owns_http = http_client is None
-        self._http = http_client or httpx.AsyncClient(timeout=timeout)
+    _HTTP = httpx.AsyncClient
+    _http: httpx.AsyncClient
 
     async def aclose(self) -> None:
         if self._owns_http:
