@@ -24,6 +24,7 @@ import { SubscriptionRegistry } from './subscribe/registry.ts';
 import { ReflectionEngine } from './reflection/engine.ts';
 import { ReflectSessions } from './reflection/sessions.ts';
 import { createLlmClient } from './llm/client.ts';
+import { startTracing, tracer } from './tracing/index.ts';
 
 export interface RunningApp {
   readonly svc: Services;
@@ -42,6 +43,7 @@ export const VERSION = readVersion();
 
 export async function startApp(config: Config, opts: StartOptions = {}): Promise<RunningApp> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (config.otelExporter === 'otlp' && !tracer().enabled) startTracing({ serviceName: config.otelServiceName, exporter: 'otlp' });
   const meta = openDataDir(config.dataDir, config.shards);
   const unlock = lockDataDir(config.dataDir);
   // Cluster mode: one key store for the whole cluster, in a JetStream KV bucket (it also waits
@@ -130,6 +132,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         await shards.shutdown();
         await embedder.close();
         await release();
+        if (config.otelExporter === 'otlp') await tracer().shutdown(); // flushes the spans still batched
       })();
       return stopping;
     },

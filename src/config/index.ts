@@ -68,10 +68,16 @@ export interface Config {
   readonly natsReplicas: number;
   /** How long an ownership lease lasts without renewal; renewed every third of it. */
   readonly clusterLeaseMs: number;
+  /** OpenTelemetry spans: `none` (default) or `otlp` (OTLP/HTTP, endpoint from the standard OTEL_* variables). */
+  readonly otelExporter: 'none' | 'otlp';
+  /** The `service.name` spans carry (OTEL_SERVICE_NAME, default flashbulb). */
+  readonly otelServiceName: string;
 }
 
 /** Defaults in one place (name of the variable → default). */
 export const DEFAULTS = {
+  FLASHBULB_OTEL_EXPORTER: 'none',
+  OTEL_SERVICE_NAME: 'flashbulb',
   FLASHBULB_HTTP_PORT: '6381',
   FLASHBULB_GRPC_PORT: '6380',
   FLASHBULB_BIND: '0.0.0.0',
@@ -228,6 +234,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     clusterPartitions: int(env, 'FLASHBULB_CLUSTER_PARTITIONS', 1, 1024),
     natsReplicas: int(env, 'FLASHBULB_NATS_REPLICAS', 1, 5),
     clusterLeaseMs: int(env, 'FLASHBULB_CLUSTER_LEASE_MS', 1000, 600_000),
+    otelExporter: oneOf(env, 'FLASHBULB_OTEL_EXPORTER', ['none', 'otlp'] as const),
+    otelServiceName: read(env, 'OTEL_SERVICE_NAME'),
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {

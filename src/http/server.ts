@@ -8,6 +8,7 @@ import { requestDuration } from '../metrics/index.ts';
 import { JSON_LIMITS, jsonTextDepth } from '../model/json-shape.ts';
 import type { Services } from '../verbs/context.ts';
 import { checkJsonShape } from '../verbs/validate.ts';
+import { tracer, type SpanHandle } from '../tracing/index.ts';
 import { openStaticSite } from './static.ts';
 import type { Access, Route, RouteOutput } from './route.ts';
 import { ROUTES } from './routes.ts';
@@ -38,8 +39,15 @@ export function startHttp(svc: Services): Promise<HttpServer> {
   });
 }
 
-/** Handles one request; exported so tests can drive the router without sockets. */
-export async function handle(svc: Services, req: HttpRequest): Promise<HttpResponse | StreamResponse> {
+/**
+ * Handles one request; exported so tests can drive the router without sockets. With tracing on,
+ * in a span for the request (the child of an incoming W3C `traceparent`) holding one for the verb.
+ */
+export function handle(svc: Services, req: HttpRequest): Promise<HttpResponse | StreamResponse> {
+  return tracer().span(`${req.method} ${req.path}`, (span) => handleRequest(svc, req, span), { parent: req.headers.get('traceparent'), attributes: { 'http.request.method': req.method } });
+}
+
+async function handleRequest(svc: Services, req: HttpRequest, span: SpanHandle): Promise<HttpResponse | StreamResponse> {
   const start = performance.now();
   let op = 'unknown';
   let outcome = 'ok';
@@ -49,7 +57,10 @@ export async function handle(svc: Services, req: HttpRequest): Promise<HttpRespo
     op = match.route.op;
     deprecated = match.route.deprecated === true;
     const principal = authorize(svc, req, match.route.access ?? 'key');
-    const out = await match.route.handle({
+    span.updateName(`${req.method} ${match.route.path}`);
+    span.setAttribute('flashbulb.operation', op);
+    span.setAttribute('flashbulb.workspace', match.workspace ?? principal.workspace);
+    const out = await tracer().span(`verb ${op}`, async () => match.route.handle({
       svc,
       principal,
       params: match.params,
@@ -59,7 +70,7 @@ export async function handle(svc: Services, req: HttpRequest): Promise<HttpRespo
       contentType: req.headers.get('content-type') ?? '',
       headers: req.headers,
       workspace: match.workspace,
-    });
+    }));
     return 'kind' in out ? out : jsonResponse(out);
   } catch (err) {
     outcome = err instanceof FlashbulbError ? err.code : 'internal_error';
