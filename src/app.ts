@@ -43,7 +43,7 @@ export const VERSION = readVersion();
 
 export async function startApp(config: Config, opts: StartOptions = {}): Promise<RunningApp> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  if (config.otelExporter === 'otlp' && !tracer().enabled) startTracing({ serviceName: config.otelServiceName, exporter: 'otlp' });
+  if (config.otelExporter === 'otlp' && !tracer().enabled) startTracing({ exporter: 'otlp' });
   const meta = openDataDir(config.dataDir, config.shards);
   const unlock = lockDataDir(config.dataDir);
   // Cluster mode: one key store for the whole cluster, in a JetStream KV bucket (it also waits

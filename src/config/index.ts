@@ -70,14 +70,11 @@ export interface Config {
   readonly clusterLeaseMs: number;
   /** OpenTelemetry spans: `none` (default) or `otlp` (OTLP/HTTP, endpoint from the standard OTEL_* variables). */
   readonly otelExporter: 'none' | 'otlp';
-  /** The `service.name` spans carry (OTEL_SERVICE_NAME, default flashbulb). */
-  readonly otelServiceName: string;
 }
 
 /** Defaults in one place (name of the variable → default). */
 export const DEFAULTS = {
   FLASHBULB_OTEL_EXPORTER: 'none',
-  OTEL_SERVICE_NAME: 'flashbulb',
   FLASHBULB_HTTP_PORT: '6381',
   FLASHBULB_GRPC_PORT: '6380',
   FLASHBULB_BIND: '0.0.0.0',
@@ -235,7 +232,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     natsReplicas: int(env, 'FLASHBULB_NATS_REPLICAS', 1, 5),
     clusterLeaseMs: int(env, 'FLASHBULB_CLUSTER_LEASE_MS', 1000, 600_000),
     otelExporter: oneOf(env, 'FLASHBULB_OTEL_EXPORTER', ['none', 'otlp'] as const),
-    otelServiceName: read(env, 'OTEL_SERVICE_NAME'),
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {

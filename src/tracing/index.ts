@@ -13,7 +13,7 @@ import { context, propagation, trace, SpanStatusCode, type Attributes, type Cont
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
+import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
 import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
 
 /** What a span site may do with its span while it runs. */
@@ -51,7 +51,8 @@ export function tracer(): Tracer {
 }
 
 export interface TracingOptions {
-  serviceName: string;
+  /** `service.name` unless OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES (read by the SDK) say otherwise (default flashbulb). */
+  serviceName?: string;
   /** `otlp`, or an exporter (tests pass an in-memory one, exported at once). */
   exporter: 'otlp' | SpanExporter;
 }
@@ -62,7 +63,8 @@ export function startTracing(opts: TracingOptions): Tracer {
   context.setGlobalContextManager(manager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   const processor = opts.exporter === 'otlp' ? new BatchSpanProcessor(new OTLPTraceExporter()) : new SimpleSpanProcessor(opts.exporter);
-  const provider = new BasicTracerProvider({ resource: resourceFromAttributes({ 'service.name': opts.serviceName }), spanProcessors: [processor] });
+  const resource = resourceFromAttributes({ 'service.name': opts.serviceName ?? 'flashbulb' }).merge(detectResources({ detectors: [envDetector] }));
+  const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
   const otel = provider.getTracer('flashbulb');
   current = {
     enabled: true,
