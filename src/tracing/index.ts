@@ -53,8 +53,10 @@ export function tracer(): Tracer {
 export interface TracingOptions {
   /** `service.name` unless OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES (read by the SDK) say otherwise (default flashbulb). */
   serviceName?: string;
-  /** `otlp`, or an exporter (tests pass an in-memory one, exported at once). */
+  /** `otlp`, or an exporter (tests pass an in-memory one). */
   exporter: 'otlp' | SpanExporter;
+  /** Hand spans to the exporter in batches, as `otlp` does (default for `otlp`), or one by one as they end. */
+  batch?: boolean;
 }
 
 /** Turns tracing on for this process; returns the tracer (also what `tracer()` gives from now on). */
@@ -62,7 +64,8 @@ export function startTracing(opts: TracingOptions): Tracer {
   const manager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(manager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
-  const processor = opts.exporter === 'otlp' ? new BatchSpanProcessor(new OTLPTraceExporter()) : new SimpleSpanProcessor(opts.exporter);
+  const exporter = opts.exporter === 'otlp' ? new OTLPTraceExporter() : opts.exporter;
+  const processor = opts.batch ?? opts.exporter === 'otlp' ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter);
   const resource = resourceFromAttributes({ 'service.name': opts.serviceName ?? 'flashbulb' }).merge(detectResources({ detectors: [envDetector] }));
   const provider = new BasicTracerProvider({ resource, spanProcessors: [processor] });
   const otel = provider.getTracer('flashbulb');
