@@ -1,8 +1,7 @@
 /**
- * @module shard/shard — one shard: the single-threaded owner of its workspaces' state, its log and
- * its snapshots. States: starting → replaying → ready ⇄ snapshotting → draining → stopped. Its
- * method table is shard/dispatch; background work (indexing, expiry, compaction) runs here.
- */
+ * @module shard/shard — one shard, the single-threaded owner of its workspaces' state, log and snapshots
+ * (starting → replaying → ready ⇄ snapshotting → draining → stopped), its background work (indexing,
+ * expiry, compaction) and backup; which op answers each method is shard/dispatch. */
 import { mkdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlashbulbError } from '../errors/codes.ts';
