@@ -127,9 +127,12 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         svc.health.ready = false;
         svc.health.reason = 'shutting down';
         await drain(svc, { http, grpc, log });
-        await shards.shutdown();
+        // The final snapshot gets its own budget of the shutdown timeout; a failure is reported
+        // (a non-zero exit) only after everything else is released.
+        const stopped = await shards.shutdown(config.shutdownTimeoutS * 1000).then(() => null, (err: unknown) => err);
         await embedder.close();
         await release();
+        if (stopped !== null) throw stopped;
       })();
       return stopping;
     },
