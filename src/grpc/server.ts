@@ -7,8 +7,9 @@ import net, { type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { wellFormedDeep } from '../model/unicode.ts';
 import type { Services } from '../verbs/context.ts';
-import { Undecodable } from './call.ts';
+import { invalidUtf8Field, Undecodable } from './call.ts';
 import { healthService } from './health-service.ts';
 import { memoryService } from './memory-service.ts';
 import { reflectService } from './reflect-service.ts';
@@ -47,11 +48,16 @@ function serviceOf(pkg: grpc.GrpcObject, name: string): grpc.ServiceDefinition {
       ...def,
       requestDeserialize: (bytes: Buffer): unknown => {
         try {
-          return def.requestDeserialize(bytes);
+          const message = def.requestDeserialize(bytes);
+          const notUtf8 = invalidUtf8Field(message, bytes);
+          return notUtf8 === null ? message : new Undecodable(notUtf8, { field: true });
         } catch (err) {
           return new Undecodable(err instanceof Error ? err.message : String(err));
         }
       },
+      // protobufjs writes a lone surrogate as bytes that are not UTF-8: text stored before the
+      // check is repaired on the way out (the hand-written encoders' Buffer.write does the same).
+      responseSerialize: (value: unknown): Buffer => def.responseSerialize(wellFormedDeep(value)),
     },
   ];
   return Object.fromEntries(Object.entries(service).map(wrap));

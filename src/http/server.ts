@@ -6,6 +6,7 @@ import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
 import { ERRORS, FlashbulbError } from '../errors/codes.ts';
 import { requestDuration } from '../metrics/index.ts';
 import { JSON_LIMITS, jsonTextDepth } from '../model/json-shape.ts';
+import { wellFormedJson } from '../model/unicode.ts';
 import type { Services } from '../verbs/context.ts';
 import { checkJsonShape } from '../verbs/validate.ts';
 import { openStaticSite } from './static.ts';
@@ -107,7 +108,7 @@ export async function handle(svc: Services, req: HttpRequest, admitted?: Admitte
 function jsonResponse(out: RouteOutput): HttpResponse {
   const status = out.status ?? 200;
   if (out.text !== undefined) return { status, headers: { ...out.headers }, body: out.text };
-  return { status, headers: { ...JSON_HEADERS, ...out.headers }, body: JSON.stringify(out.body) };
+  return { status, headers: { ...JSON_HEADERS, ...out.headers }, body: wellFormedJson(out.body) };
 }
 
 export function errorResponse(err: unknown): HttpResponse {
@@ -115,7 +116,7 @@ export function errorResponse(err: unknown): HttpResponse {
   const headers: Record<string, string> = { ...JSON_HEADERS };
   if (e.retryAfterS !== undefined) headers['retry-after'] = String(e.retryAfterS);
   if (e.allow !== undefined) headers['allow'] = e.allow.join(', ');
-  return { status: ERRORS[e.code].http, headers, body: JSON.stringify({ error_code: e.code, message: e.message }) };
+  return { status: ERRORS[e.code].http, headers, body: wellFormedJson({ error_code: e.code, message: e.message }) };
 }
 
 /** The caller of a route: health routes are open when FLASHBULB_PUBLIC_HEALTH is on, public ones always. */
