@@ -13,7 +13,7 @@ import { invalidUtf8Field, Undecodable } from './call.ts';
 import { healthService } from './health-service.ts';
 import { memoryService } from './memory-service.ts';
 import { reflectService } from './reflect-service.ts';
-import { useResponseEncoders } from './response-encoder.ts';
+import { HAND_WRITTEN, useResponseEncoders } from './response-encoder.ts';
 import { subscribeService } from './subscribe-service.ts';
 
 export const PROTO_PATH = fileURLToPath(new URL('../../proto/hebbs.proto', import.meta.url));
@@ -57,7 +57,7 @@ function serviceOf(pkg: grpc.GrpcObject, name: string): grpc.ServiceDefinition {
       },
       // protobufjs writes a lone surrogate as bytes that are not UTF-8: text stored before the
       // check is repaired on the way out (the hand-written encoders' Buffer.write does the same).
-      responseSerialize: (value: unknown): Buffer => def.responseSerialize(wellFormedDeep(value)),
+      responseSerialize: HAND_WRITTEN.has(def.responseSerialize) ? def.responseSerialize : (value: unknown): Buffer => def.responseSerialize(wellFormedDeep(value)),
     },
   ];
   return Object.fromEntries(Object.entries(service).map(wrap));

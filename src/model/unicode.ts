@@ -81,7 +81,11 @@ function repaired(v: unknown, depth: number): unknown {
     return out ?? v;
   }
   let out: Record<string, unknown> | null = null;
-  for (const [k, child] of Object.entries(v)) {
+  const obj = v as Record<string, unknown>;
+  for (const k in obj) {
+    if (!Object.hasOwn(obj, k)) continue;
+    const child = obj[k];
+    if (typeof child !== 'string' && (typeof child !== 'object' || child === null) && k.isWellFormed()) continue;
     const r = repaired(child, depth + 1);
     const key = k.isWellFormed() ? k : k.toWellFormed();
     if (r === child && key === k) continue;
