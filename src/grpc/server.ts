@@ -7,6 +7,7 @@ import net, { type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { connectionsTimedOut } from '../metrics/index.ts';
 import { wellFormedDeep } from '../model/unicode.ts';
 import type { Services } from '../verbs/context.ts';
 import { invalidUtf8Field, Undecodable } from './call.ts';
@@ -110,6 +111,14 @@ export async function startGrpc(svc: Services, admit: AdmitConnection): Promise<
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
     injector.injectConnection(socket);
+    // A connection that has sent nothing (not even the HTTP/2 preface) by the headers timeout goes.
+    const silent = setTimeout(() => {
+      if (socket.bytesRead > 0 || socket.destroyed) return;
+      connectionsTimedOut.labels('grpc_preface').inc();
+      socket.destroy();
+    }, svc.config.headersTimeoutMs);
+    silent.unref();
+    socket.once('close', () => clearTimeout(silent));
   });
   const port = await new Promise<number>((resolve, reject) => {
     listener.once('error', reject);

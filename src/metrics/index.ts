@@ -130,7 +130,7 @@ export const connectionsRefused = new Counter({
 
 export const connectionsTimedOut = new Counter({
   name: 'flashbulb_connections_timed_out_total',
-  help: 'REST connections closed because the client was too slow: phase="request" (headers or the whole request past FLASHBULB_HEADERS_TIMEOUT_MS / FLASHBULB_REQUEST_TIMEOUT_S), "body" (no body bytes for FLASHBULB_BODY_TIMEOUT_MS)',
+  help: 'Connections closed because the client was too slow: phase="request" (REST headers or the whole request past FLASHBULB_HEADERS_TIMEOUT_MS / FLASHBULB_REQUEST_TIMEOUT_S), "body" (REST: no body bytes for FLASHBULB_BODY_TIMEOUT_MS), "grpc_preface" (gRPC: nothing sent within FLASHBULB_HEADERS_TIMEOUT_MS)',
   labelNames: ['phase'] as const,
   registers: [registry],
 });

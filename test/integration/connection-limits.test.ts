@@ -136,6 +136,22 @@ describe('a body that stalls', () => {
   });
 });
 
+describe('silent connections', () => {
+  it('a connection that sends nothing is closed after the headers timeout, on both ports', async () => {
+    const quick = await startTestApp({}, { FLASHBULB_HEADERS_TIMEOUT_MS: '300' });
+    try {
+      const rest = await connect(quick.app.httpPort, '127.0.0.1', '');
+      const grpcSocket = await connect(quick.app.grpcPort, '127.0.0.1', '');
+      expect(await rest.closed(PROMPT_MS), 'REST connection held open').not.toBeNull();
+      expect(await grpcSocket.closed(PROMPT_MS), 'gRPC connection held open').not.toBeNull();
+      expect(await metric(quick, /^flashbulb_connections_timed_out_total\{phase="grpc_preface"\}/)).toBeGreaterThanOrEqual(1);
+    } finally {
+      for (const s of open.splice(0)) s.destroy();
+      await quick.stop();
+    }
+  });
+});
+
 describe('connection caps', () => {
   it('one address holding many stalled connections and partial bodies cannot shut out a tenant or the health checks', async () => {
     const strangers = await Promise.all([
