@@ -2,7 +2,7 @@
  * Text is valid Unicode everywhere (issue 23, item 2). Before the fix REST stored content holding
  * a lone UTF-16 surrogate (`"\ud800"`), and from then on every MCP answer carrying it held the
  * JSON escape `\ud800`, which strict parsers refuse: pydantic's, which the Python MCP SDK parses
- * every message with (`model_validate_json`), fails with "unexpected end of hex escape"; the
+ * messages with (`JSONRPCMessage.model_validate_json`), fails with "unexpected end of hex escape"; the
  * TypeScript SDK's client (JSON.parse) accepts it, so `strictJson` below parses as strictly as
  * pydantic: bytes must be UTF-8 and no string may hold a lone surrogate.
  *
