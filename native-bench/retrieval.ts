@@ -22,6 +22,7 @@ import { parseArgs } from 'node:util';
 import { envFlag, listFlag, numberFlag, stringFlag } from './lib/args.ts';
 import { expectJson, RestClient } from './lib/rest-client.ts';
 import { freePort, startServer } from './lib/server-process.ts';
+import { chooseOnOthers, type PerConversation } from './lib/retrieval-cv.ts';
 import { percentile } from './lib/stats.ts';
 import { formatMarkdown, formatTable } from './lib/table.ts';
 
@@ -61,6 +62,8 @@ const KS = [5, 10, 25] as const;
 interface Scores {
   /** Per category (and 0 = overall): summed recall@k and the number of questions. */
   sums: Map<number, { n: number; at: number[] }>;
+  /** The overall sums per conversation (its index in the data file), for `--cv`. */
+  byConv: PerConversation;
   latenciesMs: number[];
 }
 
@@ -76,6 +79,9 @@ async function main(): Promise<void> {
       verbose: { type: 'boolean' },
       markdown: { type: 'boolean' },
       extra: { type: 'string' },
+      cv: { type: 'boolean' },
+      dump: { type: 'string' },
+      'dump-k': { type: 'string' },
     },
   });
   const dataPath = resolve(stringFlag(values, 'data') ?? '../shared/data/locomo-dev.json');
@@ -98,6 +104,8 @@ async function main(): Promise<void> {
   });
   const concurrency = numberFlag(values, 'concurrency', 8);
   const extra = JSON.parse(stringFlag(values, 'extra') ?? '{}') as Record<string, unknown>;
+  const dumpPath = stringFlag(values, 'dump');
+  const dump: Dump | null = dumpPath ? { k: numberFlag(values, 'dump-k', 200), rows: [] } : null;
 
   const dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-retrieval-'));
   const port = await freePort();
@@ -113,23 +121,25 @@ async function main(): Promise<void> {
   try {
     await warmCues(client, conversations);
     for (const config of configs) {
-      const scores: Scores = { sums: new Map(), latenciesMs: [] };
+      const scores: Scores = { sums: new Map(), byConv: new Map(), latenciesMs: [] };
       for (const [n, conv] of conversations.entries()) {
         const ws = `${config.name}-c${picked[n]}`;
         expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
         const ids = await load(client, ws, conv, concurrency);
-        await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores);
+        await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, picked[n] as number, dump);
       }
       printScores(config.name, scores);
       summaries.push([config.name, scores]);
       (report.configs as Record<string, unknown>)[config.name] = summary(scores);
     }
     if (values.markdown) printMarkdown(summaries);
+    if (values.cv) report.cv = printCv(summaries, picked);
   } finally {
     client.close();
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+  if (dump && dumpPath) writeFileSync(dumpPath, dump.rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
   const out = stringFlag(values, 'out') ?? join('.bench', `retrieval-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   mkdirSync(resolve(out, '..'), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
@@ -180,9 +190,19 @@ async function load(client: RestClient, ws: string, conv: Conversation, concurre
   return byMemory;
 }
 
-async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<string, string>, config: Config, scores: Scores): Promise<void> {
-  for (const q of conv.qa) {
+/**
+ * `--dump FILE`: per question, the similarity features of the first `k` results (one JSON line per
+ * question and configuration), for native-bench/fit-ranker.ts.
+ */
+interface Dump {
+  k: number;
+  rows: Array<Record<string, unknown>>;
+}
+
+async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<string, string>, config: Config, scores: Scores, convIndex: number, dump: Dump | null): Promise<void> {
+  for (const [qi, q] of conv.qa.entries()) {
     if (!(q.category in CATEGORY_NAMES) || q.evidence.length === 0) continue;
+    if (dump) await dumpQuestion(client, ws, ids, config, dump, { conv: convIndex, qi, q });
     const at: number[] = [];
     for (const k of [10, 25]) {
       const t0 = performance.now();
@@ -191,13 +211,40 @@ async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<
       const found = expectJson<{ results: Array<{ memory: { memory_id: string } }> }>(reply, 200, 'recall').results.map((r) => ids.get(r.memory.memory_id));
       for (const cut of k === 10 ? [5, 10] : [25]) at.push(share(q.evidence, found.slice(0, cut)));
     }
-    for (const cat of [0, q.category]) {
-      const s = scores.sums.get(cat) ?? { n: 0, at: KS.map(() => 0) };
+    for (const [map, key] of [[scores.sums, 0], [scores.sums, q.category], [scores.byConv, convIndex]] as const) {
+      const s = map.get(key) ?? { n: 0, at: KS.map(() => 0) };
       s.n += 1;
       at.forEach((v, i) => (s.at[i] = (s.at[i] ?? 0) + v));
-      scores.sums.set(cat, s);
+      map.set(key, s);
     }
   }
+}
+
+async function dumpQuestion(client: RestClient, ws: string, ids: Map<string, string>, config: Config, dump: Dump, o: { conv: number; qi: number; q: Question }): Promise<void> {
+  const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: o.q.question, ...config.body, top_k: dump.k });
+  type Hit = { memory: { memory_id: string }; strategy_details: Array<Record<string, unknown>> };
+  const evidence = new Set(o.q.evidence.map((e) => e.trim()));
+  const results = expectJson<{ results: Hit[] }>(reply, 200, 'recall').results.map((r) => {
+    const sim = r.strategy_details.find((d) => d.strategy === 'similarity') ?? {};
+    const { strategy: _s, distance: _d, ...features } = sim;
+    return { hit: evidence.has(ids.get(r.memory.memory_id) ?? ''), ...features };
+  });
+  dump.rows.push({ config: config.name, conv: o.conv, qi: o.qi, category: o.q.category, evidence: evidence.size, results });
+}
+
+/** `--cv`: leave-one-conversation-out recall@5/@10 per configuration, mean ± sd and range over folds. */
+function printCv(summaries: ReadonlyArray<[string, Scores]>, convs: readonly number[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const headers = ['configuration', 'folds', 'R@5 mean', 'R@5 sd', 'R@5 min–max', 'R@10 mean', 'R@10 sd', 'R@10 min–max'];
+  const rows = summaries.map(([name, s]) => {
+    const f = chooseOnOthers([[name, s.byConv]], convs, KS.length, 1);
+    out[name] = f;
+    const cell = (i: number): string[] => [round3(f.mean[i] ?? 0), round3(f.sd[i] ?? 0), `${round3(f.min[i] ?? 0)}–${round3(f.max[i] ?? 0)}`];
+    return [name, f.folds.map((x) => `${x.heldOut}:${round3(x.at[1] ?? 0)}`).join(' '), ...cell(0), ...cell(1)];
+  });
+  console.log(`\n## leave-one-conversation-out (held-out recall per fold; nothing in a configuration is fitted per fold)\n`);
+  console.log(formatMarkdown(headers, rows));
+  return out;
 }
 
 /** Share of the evidence turns among the found ones (evidence ids are de-duplicated first). */
