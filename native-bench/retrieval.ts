@@ -3,7 +3,8 @@
  * end to end over REST against a fresh server with the real model.
  *
  * Every dialogue turn becomes one memory (`[<session date>] <speaker>: <text>`, plus
- * ` [image: <caption>]` when the turn shares an image). Each question of categories 1–4 is a cue;
+ * ` [image: <caption>]` when the turn shares an image), with the speaker also in its context
+ * (`{"speaker": …}`), as an agent that knows who said what would store it (`--no-speaker`: without). Each question of categories 1–4 is a cue;
  * the score is the share of its evidence turns found in the first k results (evidence recall@k),
  * averaged per category and overall. Each configuration gets its own workspace per conversation, so
  * the access counts one configuration's recalls leave behind never reach another's ranking.
@@ -80,6 +81,7 @@ async function main(): Promise<void> {
       markdown: { type: 'boolean' },
       extra: { type: 'string' },
       cv: { type: 'boolean' },
+      'no-speaker': { type: 'boolean' },
       dump: { type: 'string' },
       'dump-k': { type: 'string' },
     },
@@ -125,7 +127,7 @@ async function main(): Promise<void> {
       for (const [n, conv] of conversations.entries()) {
         const ws = `${config.name}-c${picked[n]}`;
         expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
-        const ids = await load(client, ws, conv, concurrency);
+        const ids = await load(client, ws, conv, concurrency, !values['no-speaker']);
         await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, picked[n] as number, dump);
       }
       printScores(config.name, scores);
@@ -147,7 +149,7 @@ async function main(): Promise<void> {
 }
 
 /** The turns of a conversation as memory texts, in session order. */
-function turnsOf(conv: Conversation): Array<{ diaId: string; content: string }> {
+function turnsOf(conv: Conversation): Array<{ diaId: string; speaker: string; content: string }> {
   const c = conv.conversation;
   const sessions = Object.keys(c)
     .map((k) => /^session_(\d+)$/.exec(k)?.[1])
@@ -158,6 +160,7 @@ function turnsOf(conv: Conversation): Array<{ diaId: string; content: string }> 
     const date = String(c[`session_${s}_date_time`] ?? '');
     return (c[`session_${s}`] as Turn[]).map((t) => ({
       diaId: t.dia_id,
+      speaker: t.speaker,
       content: `[${date}] ${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`,
     }));
   });
@@ -175,14 +178,14 @@ async function warmCues(client: RestClient, conversations: readonly Conversation
 }
 
 /** Stores every turn (`concurrency` at a time, in order); returns memory id → dia_id. */
-async function load(client: RestClient, ws: string, conv: Conversation, concurrency: number): Promise<Map<string, string>> {
+async function load(client: RestClient, ws: string, conv: Conversation, concurrency: number, speaker: boolean): Promise<Map<string, string>> {
   const turns = turnsOf(conv);
   const byMemory = new Map<string, string>();
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < turns.length) {
-      const t = turns[next++] as { diaId: string; content: string };
-      const reply = await client.post(`/v1/workspaces/${ws}/memories`, { content: t.content });
+      const t = turns[next++] as { diaId: string; speaker: string; content: string };
+      const reply = await client.post(`/v1/workspaces/${ws}/memories`, { content: t.content, ...(speaker ? { context: { speaker: t.speaker } } : {}) });
       byMemory.set(expectJson<{ memory_id: string }>(reply, 201, 'remember').memory_id, t.diaId);
     }
   };
@@ -227,7 +230,8 @@ async function dumpQuestion(client: RestClient, ws: string, ids: Map<string, str
   const results = expectJson<{ results: Hit[] }>(reply, 200, 'recall').results.map((r) => {
     const sim = r.strategy_details.find((d) => d.strategy === 'similarity') ?? {};
     const { strategy: _s, distance: _d, ...features } = sim;
-    return { hit: evidence.has(ids.get(r.memory.memory_id) ?? ''), ...features };
+    const turn = ids.get(r.memory.memory_id) ?? '';
+    return { turn, hit: evidence.has(turn), ...features };
   });
   dump.rows.push({ config: config.name, conv: o.conv, qi: o.qi, category: o.q.category, evidence: evidence.size, results });
 }
