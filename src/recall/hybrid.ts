@@ -4,8 +4,9 @@
  *   lexical  the IDF-weighted share of the cue's words the memory holds (LexicalIndex.score);
  *   context  the best match among the memory's neighbours (the memories written just before and
  *            after it in the same stretch of conversation), its own match when it has none;
- *   named    1 when the cue names who the memory is attributed to: its entity id, or a short string
- *            value of its context (a speaker, an author, a person), appears in the cue as whole words;
+ *   named    1 when the cue names who the memory is attributed to: its entity id, or a short context
+ *            string value written like a name (a speaker, an author, a person: it starts with a
+ *            capital letter), appears in the cue as whole words, in any case;
  *   time     1 when the memory is dated inside the time the cue names.
  * where match(m) = 0.65·cosine(m) + 0.35·lexical(m). The names are read from the memory's fields,
  * never from its content: a memory whose content mentions a name already matches it lexically.
@@ -17,6 +18,7 @@ import type { LexicalMatcher, RecallSource } from './types.ts';
 export const MATCH_COSINE_WEIGHT = 0.65;
 /** A context value longer than this is text, not a name. */
 const NAME_MAX_CHARS = 60;
+const CAPITAL = /^\p{Lu}/u;
 
 export interface Features {
   cosine: number;
@@ -91,9 +93,10 @@ export class FeatureScorer {
     return Object.values(m.context).some((v) => this.#nameIn(v));
   }
 
+  /** A context value names someone when it is written like a name: it starts with a capital letter. */
   #nameIn(v: JsonValue): boolean {
-    if (typeof v === 'string') return this.#names(v);
-    return Array.isArray(v) && v.some((x) => typeof x === 'string' && this.#names(x));
+    const named = (x: JsonValue): boolean => typeof x === 'string' && CAPITAL.test(x) && this.#names(x);
+    return Array.isArray(v) ? v.some(named) : named(v);
   }
 
   #names(value: string): boolean {

@@ -69,12 +69,16 @@ describe('a cue naming who a memory is attributed to', () => {
     expect(recall(w, 'where did Ada go hiking').map((h) => h.named)).toEqual([undefined, undefined]);
   });
 
-  it('never reads names from the content, and a long context value is not a name', () => {
+  it('never reads names from the content; a long context value, or one not written like a name, is not a name', () => {
     const w = new Workspace('c');
-    w.put(memory('Caroline: we went hiking', NOW - DAY_US, { context: { notes: 'Caroline wrote this down while we went hiking in the hills that day' } }));
-    const [hit] = recall(w, 'where did Caroline go hiking');
-    expect(hit?.content).toBe('Caroline: we went hiking');
-    expect(hit?.named).toBeUndefined();
+    w.put(memory('Caroline: we went hiking', NOW - DAY_US, { context: { notes: 'Caroline wrote this down while we went hiking in the hills that day', mood: 'happy' } }));
+    for (const cue of ['where did Caroline go hiking', 'was Caroline happy hiking']) {
+      const [hit] = recall(w, cue);
+      expect(hit?.content).toBe('Caroline: we went hiking');
+      expect(hit?.named).toBeUndefined();
+    }
+    w.put(memory('we went hiking', NOW, { context: { with: ['Bob', 'Ada Lovelace'] } }));
+    expect(recall(w, 'did we go hiking with ada lovelace').find((h) => h.content === 'we went hiking')?.named).toBe(1);
   });
 
   it('without a name in the cue, relevance is the blend without the name weight', () => {
