@@ -12,6 +12,8 @@
  *   npm run bench:retrieval                       # ../shared/data/locomo-dev.json, every configuration
  *   npm run bench:retrieval -- --data FILE --configs hybrid,all --env FLASHBULB_EMBED_THREADS=2
  *   npm run bench:retrieval -- --extra '{"scoring_weights":{"w_relevance":1,"w_recency":0,"w_importance":0,"w_reinforcement":0}}'
+ *   npm run bench:retrieval -- --cv              # leave-one-conversation-out mean and spread (lib/retrieval-cv.ts)
+ *   npm run bench:retrieval -- --configs hybrid --dump .bench/dump.jsonl --dump-k 200   # for fit-ranker.ts
  *
  * Skips (exit 0) with a message when the data file is absent: the data is licensed for evaluation
  * only and never copied into this repository.
