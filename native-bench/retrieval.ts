@@ -3,7 +3,8 @@
  * end to end over REST against a fresh server with the real model.
  *
  * Every dialogue turn becomes one memory (`[<session date>] <speaker>: <text>`, plus
- * ` [image: <caption>]` when the turn shares an image). Each question of categories 1–4 is a cue;
+ * ` [image: <caption>]` when the turn shares an image), with the speaker also in its context
+ * (`{"speaker": …}`), as an agent that knows who said what would store it (`--no-speaker`: without). Each question of categories 1–4 is a cue;
  * the score is the share of its evidence turns found in the first k results (evidence recall@k),
  * averaged per category and overall. Each configuration gets its own workspace per conversation, so
  * the access counts one configuration's recalls leave behind never reach another's ranking.
@@ -11,6 +12,8 @@
  *   npm run bench:retrieval                       # ../shared/data/locomo-dev.json, every configuration
  *   npm run bench:retrieval -- --data FILE --configs hybrid,all --env FLASHBULB_EMBED_THREADS=2
  *   npm run bench:retrieval -- --extra '{"scoring_weights":{"w_relevance":1,"w_recency":0,"w_importance":0,"w_reinforcement":0}}'
+ *   npm run bench:retrieval -- --cv              # leave-one-conversation-out mean and spread (lib/retrieval-cv.ts)
+ *   npm run bench:retrieval -- --configs hybrid --dump .bench/dump.jsonl --dump-k 200   # for fit-ranker.ts
  *
  * Skips (exit 0) with a message when the data file is absent: the data is licensed for evaluation
  * only and never copied into this repository.
@@ -22,6 +25,7 @@ import { parseArgs } from 'node:util';
 import { envFlag, listFlag, numberFlag, stringFlag } from './lib/args.ts';
 import { expectJson, RestClient } from './lib/rest-client.ts';
 import { freePort, startServer } from './lib/server-process.ts';
+import { chooseOnOthers, type PerConversation } from './lib/retrieval-cv.ts';
 import { percentile } from './lib/stats.ts';
 import { formatMarkdown, formatTable } from './lib/table.ts';
 
@@ -61,6 +65,8 @@ const KS = [5, 10, 25] as const;
 interface Scores {
   /** Per category (and 0 = overall): summed recall@k and the number of questions. */
   sums: Map<number, { n: number; at: number[] }>;
+  /** The overall sums per conversation (its index in the data file), for `--cv`. */
+  byConv: PerConversation;
   latenciesMs: number[];
 }
 
@@ -76,6 +82,10 @@ async function main(): Promise<void> {
       verbose: { type: 'boolean' },
       markdown: { type: 'boolean' },
       extra: { type: 'string' },
+      cv: { type: 'boolean' },
+      'no-speaker': { type: 'boolean' },
+      dump: { type: 'string' },
+      'dump-k': { type: 'string' },
     },
   });
   const dataPath = resolve(stringFlag(values, 'data') ?? '../shared/data/locomo-dev.json');
@@ -98,6 +108,8 @@ async function main(): Promise<void> {
   });
   const concurrency = numberFlag(values, 'concurrency', 8);
   const extra = JSON.parse(stringFlag(values, 'extra') ?? '{}') as Record<string, unknown>;
+  const dumpPath = stringFlag(values, 'dump');
+  const dump: Dump | null = dumpPath ? { k: numberFlag(values, 'dump-k', 200), rows: [] } : null;
 
   const dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-retrieval-'));
   const port = await freePort();
@@ -113,23 +125,25 @@ async function main(): Promise<void> {
   try {
     await warmCues(client, conversations);
     for (const config of configs) {
-      const scores: Scores = { sums: new Map(), latenciesMs: [] };
+      const scores: Scores = { sums: new Map(), byConv: new Map(), latenciesMs: [] };
       for (const [n, conv] of conversations.entries()) {
         const ws = `${config.name}-c${picked[n]}`;
         expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
-        const ids = await load(client, ws, conv, concurrency);
-        await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores);
+        const ids = await load(client, ws, conv, concurrency, !values['no-speaker']);
+        await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, picked[n] as number, dump);
       }
       printScores(config.name, scores);
       summaries.push([config.name, scores]);
       (report.configs as Record<string, unknown>)[config.name] = summary(scores);
     }
     if (values.markdown) printMarkdown(summaries);
+    if (values.cv) report.cv = printCv(summaries, picked);
   } finally {
     client.close();
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
+  if (dump && dumpPath) writeFileSync(dumpPath, dump.rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
   const out = stringFlag(values, 'out') ?? join('.bench', `retrieval-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   mkdirSync(resolve(out, '..'), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
@@ -137,7 +151,7 @@ async function main(): Promise<void> {
 }
 
 /** The turns of a conversation as memory texts, in session order. */
-function turnsOf(conv: Conversation): Array<{ diaId: string; content: string }> {
+function turnsOf(conv: Conversation): Array<{ diaId: string; speaker: string; content: string }> {
   const c = conv.conversation;
   const sessions = Object.keys(c)
     .map((k) => /^session_(\d+)$/.exec(k)?.[1])
@@ -148,6 +162,7 @@ function turnsOf(conv: Conversation): Array<{ diaId: string; content: string }> 
     const date = String(c[`session_${s}_date_time`] ?? '');
     return (c[`session_${s}`] as Turn[]).map((t) => ({
       diaId: t.dia_id,
+      speaker: t.speaker,
       content: `[${date}] ${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`,
     }));
   });
@@ -165,14 +180,14 @@ async function warmCues(client: RestClient, conversations: readonly Conversation
 }
 
 /** Stores every turn (`concurrency` at a time, in order); returns memory id → dia_id. */
-async function load(client: RestClient, ws: string, conv: Conversation, concurrency: number): Promise<Map<string, string>> {
+async function load(client: RestClient, ws: string, conv: Conversation, concurrency: number, speaker: boolean): Promise<Map<string, string>> {
   const turns = turnsOf(conv);
   const byMemory = new Map<string, string>();
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < turns.length) {
-      const t = turns[next++] as { diaId: string; content: string };
-      const reply = await client.post(`/v1/workspaces/${ws}/memories`, { content: t.content });
+      const t = turns[next++] as { diaId: string; speaker: string; content: string };
+      const reply = await client.post(`/v1/workspaces/${ws}/memories`, { content: t.content, ...(speaker ? { context: { speaker: t.speaker } } : {}) });
       byMemory.set(expectJson<{ memory_id: string }>(reply, 201, 'remember').memory_id, t.diaId);
     }
   };
@@ -180,9 +195,19 @@ async function load(client: RestClient, ws: string, conv: Conversation, concurre
   return byMemory;
 }
 
-async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<string, string>, config: Config, scores: Scores): Promise<void> {
-  for (const q of conv.qa) {
+/**
+ * `--dump FILE`: per question, the similarity features of the first `k` results (one JSON line per
+ * question and configuration), for native-bench/fit-ranker.ts.
+ */
+interface Dump {
+  k: number;
+  rows: Array<Record<string, unknown>>;
+}
+
+async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<string, string>, config: Config, scores: Scores, convIndex: number, dump: Dump | null): Promise<void> {
+  for (const [qi, q] of conv.qa.entries()) {
     if (!(q.category in CATEGORY_NAMES) || q.evidence.length === 0) continue;
+    if (dump) await dumpQuestion(client, ws, ids, config, dump, { conv: convIndex, qi, q });
     const at: number[] = [];
     for (const k of [10, 25]) {
       const t0 = performance.now();
@@ -191,13 +216,41 @@ async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<
       const found = expectJson<{ results: Array<{ memory: { memory_id: string } }> }>(reply, 200, 'recall').results.map((r) => ids.get(r.memory.memory_id));
       for (const cut of k === 10 ? [5, 10] : [25]) at.push(share(q.evidence, found.slice(0, cut)));
     }
-    for (const cat of [0, q.category]) {
-      const s = scores.sums.get(cat) ?? { n: 0, at: KS.map(() => 0) };
+    for (const [map, key] of [[scores.sums, 0], [scores.sums, q.category], [scores.byConv, convIndex]] as const) {
+      const s = map.get(key) ?? { n: 0, at: KS.map(() => 0) };
       s.n += 1;
       at.forEach((v, i) => (s.at[i] = (s.at[i] ?? 0) + v));
-      scores.sums.set(cat, s);
+      map.set(key, s);
     }
   }
+}
+
+async function dumpQuestion(client: RestClient, ws: string, ids: Map<string, string>, config: Config, dump: Dump, o: { conv: number; qi: number; q: Question }): Promise<void> {
+  const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: o.q.question, ...config.body, top_k: dump.k });
+  type Hit = { memory: { memory_id: string }; strategy_details: Array<Record<string, unknown>> };
+  const evidence = new Set(o.q.evidence.map((e) => e.trim()));
+  const results = expectJson<{ results: Hit[] }>(reply, 200, 'recall').results.map((r) => {
+    const sim = r.strategy_details.find((d) => d.strategy === 'similarity') ?? {};
+    const { strategy: _s, distance: _d, ...features } = sim;
+    const turn = ids.get(r.memory.memory_id) ?? '';
+    return { turn, hit: evidence.has(turn), ...features };
+  });
+  dump.rows.push({ config: config.name, conv: o.conv, qi: o.qi, category: o.q.category, evidence: evidence.size, results });
+}
+
+/** `--cv`: leave-one-conversation-out recall@5/@10 per configuration, mean ± sd and range over folds. */
+function printCv(summaries: ReadonlyArray<[string, Scores]>, convs: readonly number[]): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const headers = ['configuration', 'folds', 'R@5 mean', 'R@5 sd', 'R@5 min–max', 'R@10 mean', 'R@10 sd', 'R@10 min–max'];
+  const rows = summaries.map(([name, s]) => {
+    const f = chooseOnOthers([[name, s.byConv]], convs, KS.length, 1);
+    out[name] = f;
+    const cell = (i: number): string[] => [round3(f.mean[i] ?? 0), round3(f.sd[i] ?? 0), `${round3(f.min[i] ?? 0)}–${round3(f.max[i] ?? 0)}`];
+    return [name, f.folds.map((x) => `${x.heldOut}:${round3(x.at[1] ?? 0)}`).join(' '), ...cell(0), ...cell(1)];
+  });
+  console.log(`\n## leave-one-conversation-out (held-out recall per fold; nothing in a configuration is fitted per fold)\n`);
+  console.log(formatMarkdown(headers, rows));
+  return out;
 }
 
 /** Share of the evidence turns among the found ones (evidence ids are de-duplicated first). */

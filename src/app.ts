@@ -11,6 +11,7 @@ import type { Config } from './config/index.ts';
 import { lockDataDir, openDataDir, shardOptions } from './data-dir.ts';
 import { createEmbedder } from './embedding/index.ts';
 import { startHttp } from './http/server.ts';
+import { ConnectionGate } from './http/connection-gate.ts';
 import type { HttpServer } from './http/listener.ts';
 import { startGrpc, type GrpcServer } from './grpc/server.ts';
 import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, snapshotDuration } from './metrics/index.ts';
@@ -107,8 +108,10 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     health: { ready: true, reason: '' },
     ...(cluster ? { cluster } : {}),
   };
-  const http = await startHttp(svc);
-  const grpc = await startGrpc(svc).catch((err: unknown) => {
+  // One set of connection caps for both ports (README, Operations).
+  const gate = new ConnectionGate({ max: config.maxConnections, perClient: config.maxConnectionsPerClient, healthReserve: config.healthConnections });
+  const http = await startHttp(svc, gate);
+  const grpc = await startGrpc(svc, (socket) => gate.admit(socket, 'grpc', false) === 'open').catch((err: unknown) => {
     http.close();
     throw err;
   });
@@ -129,10 +132,13 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         svc.health.ready = false;
         svc.health.reason = 'shutting down';
         await drain(svc, { http, grpc, log });
-        await shards.shutdown();
+        // The final snapshot gets its own budget of the shutdown timeout; a failure is reported
+        // (a non-zero exit) only after everything else is released.
+        const stopped = await shards.shutdown(config.shutdownTimeoutS * 1000).then(() => null, (err: unknown) => err);
         await embedder.close();
         await release();
         if (config.otelExporter === 'otlp') await tracer().shutdown(); // flushes the spans still batched
+        if (stopped !== null) throw stopped;
       })();
       return stopping;
     },

@@ -126,6 +126,11 @@ async function serve(config: Config): Promise<number> {
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
       process.stderr.write(`${signal}: draining requests and writing a final snapshot…\n`);
+      // The drain and the final snapshot each have the shutdown timeout; this ends whatever else might hang.
+      setTimeout(() => {
+        process.stderr.write(`flashbulb: shutdown did not finish within ${2 * config.shutdownTimeoutS + 5} s; exiting\n`);
+        process.exit(1);
+      }, (2 * config.shutdownTimeoutS + 5) * 1000).unref();
       resolve();
     };
     process.once('SIGTERM', () => stop('SIGTERM'));

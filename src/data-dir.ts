@@ -5,7 +5,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config/index.ts';
-import { fsyncDir } from './shard/persist/fsutil.ts';
+import { fsyncDir, writeFileDurably } from './files/durable.ts';
 import type { BackupResult, ShardWorkerData } from './protocol/shard.ts';
 
 export interface DataDirMeta {
@@ -26,7 +26,7 @@ export function openDataDir(dir: string, shards: number): DataDirMeta {
     return meta;
   }
   const meta: DataDirMeta = { format: 1, shards, created_at: Date.now() * 1000 };
-  writeFileSync(path, JSON.stringify(meta, null, 2));
+  writeFileDurably(path, JSON.stringify(meta, null, 2));
   return meta;
 }
 

@@ -3,10 +3,11 @@
  * replaced atomically on every change. The server re-reads the file when another process (the CLI)
  * changes it, so keys created offline work without a restart.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { timingSafeEqual } from 'node:crypto';
 import { FlashbulbError } from '../errors/codes.ts';
+import { writeFileDurably } from '../files/durable.ts';
 import { generateApiKey, generateKeyId, hashKey, type Role } from './keys.ts';
 import { DEFAULT_WORKSPACE, SLUG_RE, type Principal } from './principal.ts';
 
@@ -89,18 +90,7 @@ export class AuthStore implements AuthDirectory {
   }
 
   #save(): void {
-    const tmp = `${this.#path}.tmp`;
-    const fd = openSync(tmp, 'w', 0o600);
-    try {
-      writeSync(fd, JSON.stringify(this.#data, null, 2));
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, this.#path);
-    const dirFd = openSync(dirname(this.#path), 'r');
-    fsyncSync(dirFd);
-    closeSync(dirFd);
+    writeFileDurably(this.#path, JSON.stringify(this.#data, null, 2), { mode: 0o600 });
     this.#mtimeMs = statSync(this.#path).mtimeMs;
     this.#byHash = new Map(this.#data.keys.map((k) => [k.sha256, k]));
   }

@@ -13,6 +13,7 @@ import { startApp } from '../app.ts';
 import { ANONYMOUS_ADMIN, DEFAULT_WORKSPACE } from '../auth/principal.ts';
 import type { Config } from '../config/index.ts';
 import { resolveCtx } from '../verbs/context.ts';
+import { connectGuarded } from '../mcp/guard.ts';
 import { createMcpServer } from '../mcp/server.ts';
 
 /** Relays stdio to `${url}/mcp` (or `${url}/v1/workspaces/<slug>/mcp`); resolves when stdin closes. */
@@ -59,7 +60,7 @@ export async function embeddedStdio(config: Config, opts: { workspace?: string |
   const closed = new Promise<void>((resolve) => {
     server.onclose = () => resolve();
   });
-  await server.connect(transport);
+  await connectGuarded(server, transport);
   closeOnEnd(() => server.close());
   await closed;
   await app.stop();

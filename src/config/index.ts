@@ -2,6 +2,7 @@
  * @module config — the only reader of process.env. Turns the environment into one frozen,
  * typed Config; every variable is listed in DEFAULTS and documented in the README.
  */
+import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,6 +71,18 @@ export interface Config {
   readonly clusterLeaseMs: number;
   /** OpenTelemetry spans: `none` (default) or `otlp` (OTLP/HTTP, endpoint from the standard OTEL_* variables). */
   readonly otelExporter: 'none' | 'otlp';
+  /** Open connections on the REST and gRPC listeners together, and from one client address (0: no per-address cap). */
+  readonly maxConnections: number;
+  readonly maxConnectionsPerClient: number;
+  /** Places below maxConnections kept for health checks. */
+  readonly healthConnections: number;
+  /** A request head must arrive within this; a body may pause at most `bodyTimeoutMs`; the whole request must arrive within `requestTimeoutS`. */
+  readonly headersTimeoutMs: number;
+  readonly bodyTimeoutMs: number;
+  readonly requestTimeoutS: number;
+  /** gRPC: concurrent streams per connection and the largest request message. */
+  readonly grpcMaxStreams: number;
+  readonly grpcMaxMessageBytes: number;
 }
 
 /** Defaults in one place (name of the variable → default). */
@@ -115,7 +128,30 @@ export const DEFAULTS = {
   FLASHBULB_CLUSTER_PARTITIONS: '64',
   FLASHBULB_NATS_REPLICAS: '1',
   FLASHBULB_CLUSTER_LEASE_MS: '5000',
+  FLASHBULB_MAX_CONNECTIONS: String(defaultMaxConnections()),
+  FLASHBULB_MAX_CONNECTIONS_PER_CLIENT: '256',
+  FLASHBULB_HEALTH_CONNECTIONS: '16',
+  FLASHBULB_HEADERS_TIMEOUT_MS: '10000',
+  FLASHBULB_BODY_TIMEOUT_MS: '10000',
+  FLASHBULB_REQUEST_TIMEOUT_S: '60',
+  FLASHBULB_GRPC_MAX_STREAMS: '256',
+  FLASHBULB_GRPC_MAX_MESSAGE_BYTES: String(16 * 1024 * 1024),
 } as const satisfies Record<string, string>;
+
+/**
+ * Half the process's open-file limit (the rest is for the data files, the embedder and NATS),
+ * between 64 and 10 000; 512 where the limit cannot be read (it is 1 024 on many systems).
+ */
+function defaultMaxConnections(): number {
+  let soft = 1024;
+  try {
+    const line = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    if (line?.[1] !== undefined) soft = line[1] === 'unlimited' ? Infinity : Number(line[1]);
+  } catch {
+    /* not Linux: keep the common limit */
+  }
+  return Math.max(64, Math.min(10_000, Math.floor(soft / 2)));
+}
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -232,10 +268,21 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     natsReplicas: int(env, 'FLASHBULB_NATS_REPLICAS', 1, 5),
     clusterLeaseMs: int(env, 'FLASHBULB_CLUSTER_LEASE_MS', 1000, 600_000),
     otelExporter: oneOf(env, 'FLASHBULB_OTEL_EXPORTER', ['none', 'otlp'] as const),
+    maxConnections: int(env, 'FLASHBULB_MAX_CONNECTIONS', 2, 1_000_000),
+    maxConnectionsPerClient: int(env, 'FLASHBULB_MAX_CONNECTIONS_PER_CLIENT', 0, 1_000_000),
+    healthConnections: int(env, 'FLASHBULB_HEALTH_CONNECTIONS', 0, 1000),
+    headersTimeoutMs: int(env, 'FLASHBULB_HEADERS_TIMEOUT_MS', 100, 600_000),
+    bodyTimeoutMs: int(env, 'FLASHBULB_BODY_TIMEOUT_MS', 100, 600_000),
+    requestTimeoutS: int(env, 'FLASHBULB_REQUEST_TIMEOUT_S', 1, 3600),
+    grpcMaxStreams: int(env, 'FLASHBULB_GRPC_MAX_STREAMS', 1, 1_000_000),
+    grpcMaxMessageBytes: int(env, 'FLASHBULB_GRPC_MAX_MESSAGE_BYTES', 1024, 1024 * 1024 * 1024),
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {
     throw new ConfigError('FLASHBULB_LLM_MODEL is required when FLASHBULB_LLM_BASE_URL is set');
+  }
+  if (config.healthConnections >= config.maxConnections) {
+    throw new ConfigError(`FLASHBULB_HEALTH_CONNECTIONS (${config.healthConnections}) must be below FLASHBULB_MAX_CONNECTIONS (${config.maxConnections})`);
   }
   if (config.natsUrls.length > 0 && config.nodeId === '') {
     throw new ConfigError('FLASHBULB_NODE_ID is required when FLASHBULB_NATS_URL is set (cluster mode)');

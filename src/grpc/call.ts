@@ -4,6 +4,7 @@ import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
 import { ERRORS, FlashbulbError, invalid } from '../errors/codes.ts';
 import { requestDuration } from '../metrics/index.ts';
 import { tracer } from '../tracing/index.ts';
+import { unicodeProblem } from '../model/unicode.ts';
 import { resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
 
 /**
@@ -12,15 +13,39 @@ import { resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
  * every deserializer to return this instead, and the handlers refuse it.
  */
 export class Undecodable {
-  readonly reason: string;
-  constructor(reason: string) {
-    this.reason = reason;
+  readonly message: string;
+  constructor(reason: string, opts: { field?: boolean } = {}) {
+    this.message = opts.field === true ? reason : `the request message could not be decoded as protobuf: ${reason}`;
   }
+}
+
+/**
+ * The first string field of a decoded request that was not valid UTF-8 on the wire, as a sentence
+ * naming it, or null. The decoder replaces each invalid sequence with U+FFFD, so only strings
+ * holding U+FFFD are looked at (rarely any): one whose UTF-8 is not in `raw` as it is was repaired.
+ */
+export function invalidUtf8Field(message: unknown, raw: Buffer): string | null {
+  const stack: Array<{ v: unknown; path: string }> = [{ v: message, path: '' }];
+  for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
+    const { v, path } = top;
+    if (typeof v === 'string') {
+      if (v.includes('\ufffd') && !raw.includes(Buffer.from(v))) return `${path} is not valid UTF-8 (proto3 strings must be)`;
+      continue;
+    }
+    if (typeof v !== 'object' || v === null || ArrayBuffer.isView(v)) continue;
+    for (const [k, child] of Object.entries(v)) {
+      if (typeof child === 'string' || (typeof child === 'object' && child !== null)) stack.push({ v: child, path: path === '' ? k : Array.isArray(v) ? `${path}[${k}]` : `${path}.${k}` });
+    }
+  }
+  return null;
 }
 
 /** Throws INVALID_ARGUMENT for a request that could not be decoded; otherwise returns it. */
 export function decoded<Req>(req: Req | Undecodable): Req {
-  if (req instanceof Undecodable) throw invalid(`the request message could not be decoded as protobuf: ${req.reason}`);
+  if (req instanceof Undecodable) throw invalid(req.message);
+  // protobufjs decodes invalid UTF-8 (ED A0 80) into lone surrogates; proto3 strings must be UTF-8.
+  const text = unicodeProblem('request', req);
+  if (text !== null) throw invalid(text.replace(/^request\./, ''));
   return req;
 }
 

@@ -167,6 +167,12 @@ function serializer<T>(write: (w: ProtoWriter, value: T) => void): (value: T) =>
  * Replaces `responseSerialize` of every method whose reply carries memories, in the package
  * definition the server loads (clients only use the request serializers and reply deserializers).
  */
+/**
+ * The serializers written here. Their strings go through Buffer#write, which already writes a lone
+ * surrogate as U+FFFD, so grpc/server.ts does not repair their values first.
+ */
+export const HAND_WRITTEN = new WeakSet<object>();
+
 export function useResponseEncoders(def: protoLoader.PackageDefinition): void {
   const e = encoders({ kind: enumNumbers(def, 'MemoryKind'), edge: enumNumbers(def, 'EdgeType'), strategy: enumNumbers(def, 'RecallStrategyType') });
   const memoryResponse = serializer(e.memoryResponse);
@@ -182,6 +188,7 @@ export function useResponseEncoders(def: protoLoader.PackageDefinition): void {
       const m = definition[method];
       if (!m) throw new Error(`hebbs.proto has no method ${service}.${method}`);
       definition[method] = { ...m, responseSerialize: serialize as (value: unknown) => Buffer };
+      HAND_WRITTEN.add(serialize);
     }
   }
 }

@@ -3,15 +3,18 @@
  * imports @grpc/grpc-js. Handlers decode, call the same verbs as REST, encode; errors map through
  * errors/codes.ts.
  */
+import net, { type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
+import { connectionsTimedOut } from '../metrics/index.ts';
+import { wellFormedDeep } from '../model/unicode.ts';
 import type { Services } from '../verbs/context.ts';
-import { Undecodable } from './call.ts';
+import { invalidUtf8Field, Undecodable } from './call.ts';
 import { healthService } from './health-service.ts';
 import { memoryService } from './memory-service.ts';
 import { reflectService } from './reflect-service.ts';
-import { useResponseEncoders } from './response-encoder.ts';
+import { HAND_WRITTEN, useResponseEncoders } from './response-encoder.ts';
 import { subscribeService } from './subscribe-service.ts';
 
 export const PROTO_PATH = fileURLToPath(new URL('../../proto/hebbs.proto', import.meta.url));
@@ -46,11 +49,16 @@ function serviceOf(pkg: grpc.GrpcObject, name: string): grpc.ServiceDefinition {
       ...def,
       requestDeserialize: (bytes: Buffer): unknown => {
         try {
-          return def.requestDeserialize(bytes);
+          const message = def.requestDeserialize(bytes);
+          const notUtf8 = invalidUtf8Field(message, bytes);
+          return notUtf8 === null ? message : new Undecodable(notUtf8, { field: true });
         } catch (err) {
           return new Undecodable(err instanceof Error ? err.message : String(err));
         }
       },
+      // protobufjs writes a lone surrogate as bytes that are not UTF-8: text stored before the
+      // check is repaired on the way out (the hand-written encoders' Buffer.write does the same).
+      responseSerialize: HAND_WRITTEN.has(def.responseSerialize) ? def.responseSerialize : (value: unknown): Buffer => def.responseSerialize(wellFormedDeep(value)),
     },
   ];
   return Object.fromEntries(Object.entries(service).map(wrap));
@@ -67,20 +75,70 @@ export interface GrpcServer {
   close(): void;
 }
 
-export async function startGrpc(svc: Services): Promise<GrpcServer> {
+/** Keepalive: the server pings a silent client this often, and drops it if the ping is not answered in time. */
+const KEEPALIVE_TIME_MS = 60_000;
+const KEEPALIVE_TIMEOUT_MS = 20_000;
+/** A connection with no call for this long is closed (GOAWAY; clients reconnect when they next call). */
+const MAX_CONNECTION_IDLE_MS = 5 * 60_000;
+
+/**
+ * Decides whether a new connection may stay open (the shared connection caps of
+ * http/connection-gate); false closes it before anything is read.
+ */
+export type AdmitConnection = (socket: Socket) => boolean;
+
+/**
+ * Listens with its own net.Server and hands the connections the caps admit to grpc-js (a
+ * connection injector), so the same caps hold on both ports.
+ */
+export async function startGrpc(svc: Services, admit: AdmitConnection): Promise<GrpcServer> {
   const pkg = loadHebbs();
-  const server = new grpc.Server({ 'grpc.max_receive_message_length': 16 * 1024 * 1024 });
+  const server = new grpc.Server({
+    'grpc.max_receive_message_length': svc.config.grpcMaxMessageBytes,
+    'grpc.max_concurrent_streams': svc.config.grpcMaxStreams,
+    'grpc.keepalive_time_ms': KEEPALIVE_TIME_MS,
+    'grpc.keepalive_timeout_ms': KEEPALIVE_TIMEOUT_MS,
+    'grpc.max_connection_idle_ms': MAX_CONNECTION_IDLE_MS,
+  });
   server.addService(serviceOf(pkg, 'MemoryService'), memoryService(svc));
   server.addService(serviceOf(pkg, 'ReflectService'), reflectService(svc));
   server.addService(serviceOf(pkg, 'HealthService'), healthService(svc));
   server.addService(serviceOf(pkg, 'SubscribeService'), subscribeService(svc));
+  const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
+  const sockets = new Set<Socket>();
+  const listener = net.createServer({ noDelay: true }, (socket) => {
+    if (!admit(socket)) return void socket.destroy();
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    injector.injectConnection(socket);
+    // A connection that has sent nothing (not even the HTTP/2 preface) by the headers timeout goes.
+    const silent = setTimeout(() => {
+      if (socket.bytesRead > 0 || socket.destroyed) return;
+      connectionsTimedOut.labels('grpc_preface').inc();
+      socket.destroy();
+    }, svc.config.headersTimeoutMs);
+    silent.unref();
+    socket.once('close', () => clearTimeout(silent));
+  });
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${svc.config.bind}:${svc.config.grpcPort}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p)));
+    listener.once('error', reject);
+    listener.listen(svc.config.grpcPort, svc.config.bind, () => {
+      listener.off('error', reject);
+      const address = listener.address();
+      resolve(typeof address === 'object' && address !== null ? address.port : svc.config.grpcPort);
+    });
   });
   let drained: Promise<void> | null = null;
   return {
     port,
-    drain: () => (drained ??= new Promise<void>((resolve) => server.tryShutdown(() => resolve()))),
-    close: () => server.forceShutdown(),
+    drain: () => (drained ??= new Promise<void>((resolve) => {
+      listener.close();
+      server.tryShutdown(() => resolve());
+    })),
+    close: () => {
+      listener.close();
+      server.forceShutdown();
+      for (const socket of sockets) socket.destroy();
+    },
   };
 }

@@ -9,6 +9,8 @@
  */
 import http from 'node:http';
 import net, { type Socket } from 'node:net';
+import { connectionsRefused, connectionsTimedOut, requestsRejectedBeforeBody } from '../metrics/index.ts';
+import type { ConnectionGate } from './connection-gate.ts';
 
 export interface HttpRequest {
   method: string;
@@ -42,17 +44,39 @@ export interface OutStream {
   end(): void;
 }
 
-export interface HttpServerOptions {
+/** What a request's head says: enough to route and authenticate it before reading its body. */
+export type RequestHead = Omit<HttpRequest, 'body'>;
+
+/** The caps and timeouts that keep strangers from holding the listener (README, Operations). */
+export interface ListenerLimits {
+  gate: ConnectionGate;
+  /** A request head must arrive within this (and an idle keep-alive connection closes after it). */
+  headersTimeoutMs: number;
+  /** A body that sends nothing for this long gets 408 and its connection closes. */
+  bodyTimeoutMs: number;
+  /** The whole request, body included, must arrive within this. */
+  requestTimeoutMs: number;
+}
+
+export interface HttpServerOptions<A> {
   host: string;
   port: number;
+  limits: ListenerLimits;
+  /** Health routes: the only ones served on the connections kept for health checks. */
+  isHealth: (path: string) => boolean;
+  /**
+   * Decides from the head alone, before any body byte is read: `admitted` goes to the handler,
+   * `reply` is sent at once (an unauthenticated caller), closing the connection if a body was coming.
+   */
+  admit: (head: RequestHead) => { admitted: A } | { reply: HttpResponse };
   /** Largest body accepted for a path; larger ones get `tooLarge` without being read. */
   maxBodyBytes: (path: string) => number;
   tooLarge: (limit: number) => HttpResponse;
-  /** The reply to requests that arrive while the server drains (sent with `Connection: close`). */
-  unavailable: () => HttpResponse;
+  /** A 503 naming why (draining, over a connection cap), sent with `Connection: close`. */
+  unavailable: (reason: string) => HttpResponse;
   /** The reply to a request that is not HTTP (sent with `Connection: close`). */
   malformed: (reason: string) => HttpResponse;
-  handler: (req: HttpRequest) => Promise<HttpResponse | StreamResponse>;
+  handler: (req: HttpRequest, admitted: A) => Promise<HttpResponse | StreamResponse>;
 }
 
 export interface HttpServer {
@@ -69,10 +93,10 @@ export interface HttpServer {
   close(): void;
 }
 
-/** An idle keep-alive connection, or one that has not sent a whole request head, is closed after this. */
-const IDLE_TIMEOUT_MS = 10_000;
-/** The whole request, body included, must arrive within this. */
-const REQUEST_TIMEOUT_MS = 60_000;
+/** A connection on a place kept for health checks is closed after this long without traffic. */
+const HEALTH_ONLY_IDLE_MS = 1000;
+/** How often node:http checks the header and request timeouts (its default, 30 s, let them run 30 s over). */
+const TIMEOUT_CHECK_MS = 500;
 
 /** Requests being handled, and whether the server is draining. */
 class Traffic {
@@ -105,19 +129,28 @@ const HEADERS_OF_INTEREST = [
   'traceparent',
 ];
 
-export function listenHttp(opts: HttpServerOptions): Promise<HttpServer> {
+export function listenHttp<A>(opts: HttpServerOptions<A>): Promise<HttpServer> {
   const traffic = new Traffic();
   const sockets = new Set<Socket>();
+  const { limits } = opts;
   const server = http.createServer({
-    keepAliveTimeout: IDLE_TIMEOUT_MS,
-    headersTimeout: IDLE_TIMEOUT_MS,
-    requestTimeout: REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: limits.headersTimeoutMs,
+    headersTimeout: limits.headersTimeoutMs,
+    requestTimeout: Math.max(limits.requestTimeoutMs, limits.headersTimeoutMs + 1),
+    connectionsCheckingInterval: TIMEOUT_CHECK_MS,
     noDelay: true,
     // The Host header is not needed (one virtual host), and HTTP/1.0 clients often leave it out.
     requireHostHeader: false,
   });
   server.on('connection', (socket: Socket) => {
     if (traffic.draining) return void socket.destroy();
+    const admission = limits.gate.admit(socket, 'rest', true);
+    if (admission === 'refused') return refuseConnection(opts, socket);
+    if (admission === 'health_only') {
+      // A reserved place is held briefly: one health check, then the connection closes.
+      healthOnly.add(socket);
+      socket.setTimeout(Math.min(HEALTH_ONLY_IDLE_MS, limits.headersTimeoutMs), () => socket.destroy());
+    }
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
@@ -146,15 +179,28 @@ export function listenHttp(opts: HttpServerOptions): Promise<HttpServer> {
   });
 }
 
+/** Connections admitted on the places kept for health checks. */
+const healthOnly = new WeakSet<Socket>();
+
 /** A request llhttp could not parse: a 400 naming the problem, then the connection closes. */
-function rejectMalformed(opts: HttpServerOptions, err: NodeJS.ErrnoException, socket: Socket): void {
+function rejectMalformed<A>(opts: HttpServerOptions<A>, err: NodeJS.ErrnoException, socket: Socket): void {
   if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
   const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
-  const reply = timedOut ? { status: 408, body: '' } : opts.malformed(describeParseError(err));
+  if (timedOut) connectionsTimedOut.labels('request').inc();
+  endWith(socket, timedOut ? { status: 408, body: '' } : opts.malformed(describeParseError(err)));
+}
+
+/** Over a connection cap: told so before anything is read, then closed. */
+function refuseConnection<A>(opts: HttpServerOptions<A>, socket: Socket): void {
+  endWith(socket, opts.unavailable('too many connections (from this address or in all); retry shortly'));
+}
+
+/** Writes a whole reply on a bare socket and closes it once written. */
+function endWith(socket: Socket, reply: HttpResponse): void {
   const body = Buffer.from(reply.body);
   const head = [`HTTP/1.1 ${reply.status} ${http.STATUS_CODES[reply.status] ?? ''}`, 'connection: close', `content-length: ${body.length}`];
   for (const [k, v] of Object.entries(reply.headers ?? {})) head.push(`${k}: ${v}`);
-  socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`), body]));
+  socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`), body]), () => socket.destroy());
 }
 
 function describeParseError(err: NodeJS.ErrnoException): string {
@@ -163,13 +209,13 @@ function describeParseError(err: NodeJS.ErrnoException): string {
   return `malformed HTTP request: ${detail}${err.code === undefined ? '' : ` (${err.code})`}`;
 }
 
-function onRequest(opts: HttpServerOptions, traffic: Traffic, req: http.IncomingMessage, res: http.ServerResponse): void {
+function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.IncomingMessage, res: http.ServerResponse): void {
   const state: ResState = { done: false, onClose: [], settle: traffic.begin(), traffic };
   res.once('close', () => {
     state.settle();
     for (const cb of state.onClose.splice(0)) cb();
   });
-  if (traffic.draining) return send(res, state, opts.unavailable(), true);
+  if (traffic.draining) return send(res, state, opts.unavailable('the server is shutting down'), true);
   const headers = new Map<string, string>();
   for (const name of HEADERS_OF_INTEREST) {
     const v = req.headers[name];
@@ -180,39 +226,62 @@ function onRequest(opts: HttpServerOptions, traffic: Traffic, req: http.Incoming
   const path = q < 0 ? url : url.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : url.slice(q + 1));
   const method = (req.method ?? 'GET').toUpperCase();
-  const limit = opts.maxBodyBytes(path);
   const declared = Number(headers.get('content-length') ?? '0');
+  const hasBody = declared > 0 || headers.has('transfer-encoding');
+  const reserved = healthOnly.has(req.socket);
+  if (reserved && !opts.isHealth(path)) {
+    connectionsRefused.labels('rest', 'reserved').inc();
+    return send(res, state, opts.unavailable('too many connections: the last places are kept for health checks; retry shortly'), true);
+  }
+  const limit = opts.maxBodyBytes(path);
   if (declared > limit) return send(res, state, opts.tooLarge(limit), true);
+  const decided = opts.admit({ method, path, query, headers });
+  if ('reply' in decided) {
+    if (hasBody) requestsRejectedBeforeBody.inc();
+    return send(res, state, decided.reply, hasBody);
+  }
   const respond = (body: Buffer): void => {
-    opts.handler({ method, path, query, headers, body }).then(
-      (reply) => ('kind' in reply ? openStream(res, state, reply) : send(res, state, reply, false)),
+    opts.handler({ method, path, query, headers, body }, decided.admitted).then(
+      (reply) => ('kind' in reply ? openStream(res, state, reply) : send(res, state, reply, reserved)),
       () => send(res, state, { status: 500, body: '{"error_code":"internal_error","message":"internal error"}' }, false),
     );
   };
   // Without a body there is nothing to wait for (node:http discards the empty stream itself).
-  if (!(declared > 0) && !headers.has('transfer-encoding')) return respond(EMPTY);
-  readBody(req, limit, (body) => (body === null ? send(res, state, opts.tooLarge(limit), true) : respond(body)));
+  if (!hasBody) return respond(EMPTY);
+  readBody(req, { limit, idleMs: opts.limits.bodyTimeoutMs }, (body) => {
+    if (body === 'too_large') return send(res, state, opts.tooLarge(limit), true);
+    if (body === 'stalled') {
+      connectionsTimedOut.labels('body').inc();
+      return send(res, state, { status: 408, body: '' }, true);
+    }
+    respond(body);
+  });
 }
 
 const EMPTY = Buffer.alloc(0);
 
-function readBody(req: http.IncomingMessage, limit: number, done: (body: Buffer | null) => void): void {
+/** Reads a body up to `limit` bytes; a body that sends nothing for `idleMs` is `stalled`. */
+function readBody(req: http.IncomingMessage, bounds: { limit: number; idleMs: number }, done: (body: Buffer | 'too_large' | 'stalled') => void): void {
   const chunks: Buffer[] = [];
   let size = 0;
-  let over = false;
+  let finished = false;
+  const finish = (body: Buffer | 'too_large' | 'stalled'): void => {
+    if (finished) return;
+    finished = true;
+    clearTimeout(timer);
+    done(body);
+  };
+  const stalled = (): void => finish('stalled');
+  const timer = setTimeout(stalled, bounds.idleMs);
   req.on('data', (chunk: Buffer) => {
-    if (over) return;
+    if (finished) return;
+    timer.refresh();
     size += chunk.length;
-    if (size > limit) {
-      over = true;
-      done(null);
-      return;
-    }
+    if (size > bounds.limit) return finish('too_large');
     chunks.push(chunk);
   });
-  req.on('end', () => {
-    if (!over) done(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
-  });
+  req.on('end', () => finish(chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks)));
+  req.on('close', () => clearTimeout(timer));
 }
 
 interface ResState {

@@ -5,6 +5,7 @@
  */
 import { FlashbulbError } from '../errors/codes.ts';
 import type { Validator } from '../api/compile.ts';
+import { repairJsonText, unicodeProblem, wellFormedJson } from '../model/unicode.ts';
 import type { OutStream, StreamResponse } from './listener.ts';
 
 /**
@@ -28,14 +29,14 @@ async function pump(stream: OutStream, it: AsyncIterator<string>): Promise<void>
     for (;;) {
       const next = await it.next();
       if (next.done || stream.closed) break;
-      if (!stream.write(next.value)) await new Promise<void>((resolve) => (writable = resolve));
+      if (!stream.write(repairJsonText(next.value))) await new Promise<void>((resolve) => (writable = resolve));
       writable = null;
       if (stream.closed) break;
     }
   } catch (err) {
     if (!(err instanceof FlashbulbError)) console.error('NDJSON stream failed:', err);
     const e = err instanceof FlashbulbError ? err : new FlashbulbError('internal_error', 'internal error');
-    stream.write(`${JSON.stringify({ error_code: e.code, message: e.message })}\n`);
+    stream.write(`${wellFormedJson({ error_code: e.code, message: e.message })}\n`);
   } finally {
     await it.return?.();
     stream.end();
@@ -55,6 +56,11 @@ export function ndjsonLines<T>(body: Buffer, firstLine: number, validate: Valida
       parsed = JSON.parse(raw);
     } catch (err) {
       out.push({ line: n, error: `not valid JSON: ${(err as Error).message}` });
+      continue;
+    }
+    const text = unicodeProblem('line', parsed);
+    if (text !== null) {
+      out.push({ line: n, error: text });
       continue;
     }
     try {

@@ -6,13 +6,15 @@ import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
 import { ERRORS, FlashbulbError } from '../errors/codes.ts';
 import { requestDuration } from '../metrics/index.ts';
 import { JSON_LIMITS, jsonTextDepth } from '../model/json-shape.ts';
+import { wellFormedJson } from '../model/unicode.ts';
 import type { Services } from '../verbs/context.ts';
 import { checkJsonShape } from '../verbs/validate.ts';
 import { tracer, type SpanHandle } from '../tracing/index.ts';
 import { openStaticSite } from './static.ts';
 import type { Access, Route, RouteOutput } from './route.ts';
 import { ROUTES } from './routes.ts';
-import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type StreamResponse } from './listener.ts';
+import type { ConnectionGate } from './connection-gate.ts';
+import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type RequestHead, type StreamResponse } from './listener.ts';
 
 const MAX_BODY = 1024 * 1024;
 const MAX_UPLOAD = 16 * 1024 * 1024;
@@ -26,37 +28,67 @@ interface Match {
   workspace: string | undefined;
 }
 
-export function startHttp(svc: Services): Promise<HttpServer> {
+/** What a request's head decided: its route and caller (null: leave it to the static site or a 404). */
+type Admitted = { match: Match; principal: Principal } | null;
+
+export function startHttp(svc: Services, gate: ConnectionGate): Promise<HttpServer> {
   const site = openStaticSite(svc.config.webDir);
-  return listenHttp({
-    host: svc.config.bind,
-    port: svc.config.httpPort,
+  const { config } = svc;
+  return listenHttp<Admitted>({
+    host: config.bind,
+    port: config.httpPort,
+    limits: { gate, headersTimeoutMs: config.headersTimeoutMs, bodyTimeoutMs: config.bodyTimeoutMs, requestTimeoutMs: config.requestTimeoutS * 1000 },
+    isHealth: (path) => HEALTH_PATHS.has(path),
+    admit: (head) => admitHead(svc, head),
     maxBodyBytes: (path) => (path.endsWith('/upload') ? MAX_UPLOAD : path.endsWith('/import') ? MAX_IMPORT : MAX_BODY),
     tooLarge: (limit) => errorResponse(new FlashbulbError('payload_too_large', `request body exceeds the limit of ${limit} bytes`)),
-    unavailable: () => errorResponse(new FlashbulbError('unavailable', 'the server is shutting down')),
+    unavailable: (reason) => errorResponse(new FlashbulbError('unavailable', reason)),
     malformed: (reason) => errorResponse(new FlashbulbError('invalid_input', reason)),
-    handler: async (req) => site.serve(req) ?? handle(svc, req),
+    handler: async (req, admitted) => site.serve(req) ?? handle(svc, req, admitted ?? undefined),
   });
 }
 
+const HEALTH_PATHS = new Set(ROUTES.filter((r) => r.access === 'health').map((r) => r.path));
+
 /**
- * Handles one request; exported so tests can drive the router without sockets. With tracing on,
- * in a span for the request (the child of an incoming W3C `traceparent`) holding one for the verb.
+ * Routes and authenticates from the headers alone, so a caller without a valid key gets its 401
+ * before any body is read. Paths that match no route are left to the handler (static files, 404).
  */
-export function handle(svc: Services, req: HttpRequest): Promise<HttpResponse | StreamResponse> {
-  return tracer().span(`${req.method} ${req.path}`, (span) => handleRequest(svc, req, span), { parent: req.headers.get('traceparent'), attributes: { 'http.request.method': req.method } });
+function admitHead(svc: Services, head: RequestHead): { admitted: Admitted } | { reply: HttpResponse } {
+  let match: Match;
+  try {
+    match = matchRoute(head.method, head.path);
+  } catch {
+    return { admitted: null };
+  }
+  try {
+    return { admitted: { match, principal: authorize(svc, head, match.route.access ?? 'key') } };
+  } catch (err) {
+    requestDuration.labels(match.route.op, 'rest', err instanceof FlashbulbError ? err.code : 'internal_error').observe(0);
+    const res = errorResponse(err);
+    return { reply: match.route.deprecated === true ? { ...res, headers: { ...res.headers, deprecation: 'true' } } : res };
+  }
 }
 
-async function handleRequest(svc: Services, req: HttpRequest, span: SpanHandle): Promise<HttpResponse | StreamResponse> {
+/**
+ * Handles one request; exported so tests can drive the router without sockets. `admitted`: what
+ * the listener already decided from the head (otherwise it is decided here). With tracing on, in a
+ * span for the request (the child of an incoming W3C `traceparent`) holding one for the verb.
+ */
+export function handle(svc: Services, req: HttpRequest, admitted?: Admitted & object): Promise<HttpResponse | StreamResponse> {
+  return tracer().span(`${req.method} ${req.path}`, (span) => handleRequest(svc, req, span, admitted), { parent: req.headers.get('traceparent'), attributes: { 'http.request.method': req.method } });
+}
+
+async function handleRequest(svc: Services, req: HttpRequest, span: SpanHandle, admitted?: Admitted & object): Promise<HttpResponse | StreamResponse> {
   const start = performance.now();
   let op = 'unknown';
   let outcome = 'ok';
   let deprecated = false;
   try {
-    const match = matchRoute(req.method, req.path);
+    const match = admitted?.match ?? matchRoute(req.method, req.path);
     op = match.route.op;
     deprecated = match.route.deprecated === true;
-    const principal = authorize(svc, req, match.route.access ?? 'key');
+    const principal = admitted?.principal ?? authorize(svc, req, match.route.access ?? 'key');
     span.updateName(`${req.method} ${match.route.path}`);
     span.setAttribute('flashbulb.operation', op);
     span.setAttribute('flashbulb.workspace', match.workspace ?? principal.workspace);
@@ -85,7 +117,7 @@ async function handleRequest(svc: Services, req: HttpRequest, span: SpanHandle):
 function jsonResponse(out: RouteOutput): HttpResponse {
   const status = out.status ?? 200;
   if (out.text !== undefined) return { status, headers: { ...out.headers }, body: out.text };
-  return { status, headers: { ...JSON_HEADERS, ...out.headers }, body: JSON.stringify(out.body) };
+  return { status, headers: { ...JSON_HEADERS, ...out.headers }, body: wellFormedJson(out.body) };
 }
 
 export function errorResponse(err: unknown): HttpResponse {
@@ -93,11 +125,11 @@ export function errorResponse(err: unknown): HttpResponse {
   const headers: Record<string, string> = { ...JSON_HEADERS };
   if (e.retryAfterS !== undefined) headers['retry-after'] = String(e.retryAfterS);
   if (e.allow !== undefined) headers['allow'] = e.allow.join(', ');
-  return { status: ERRORS[e.code].http, headers, body: JSON.stringify({ error_code: e.code, message: e.message }) };
+  return { status: ERRORS[e.code].http, headers, body: wellFormedJson({ error_code: e.code, message: e.message }) };
 }
 
 /** The caller of a route: health routes are open when FLASHBULB_PUBLIC_HEALTH is on, public ones always. */
-function authorize(svc: Services, req: HttpRequest, access: Access): Principal {
+function authorize(svc: Services, req: Pick<HttpRequest, 'headers'>, access: Access): Principal {
   if (access === 'public' || (access === 'health' && svc.config.publicHealth)) return ANONYMOUS_ADMIN;
   return authenticate(svc, req);
 }

@@ -5,6 +5,7 @@
  * line every 15 s, and `event: closed` when the subscription ends.
  */
 import { memoryToJson, nowUs } from '../model/memory.ts';
+import { wellFormedJson } from '../model/unicode.ts';
 import type { PushEvent, PushSink } from '../subscribe/registry.ts';
 import type { OutStream } from './listener.ts';
 
@@ -24,7 +25,7 @@ export class SseSink implements PushSink {
       onGone();
     });
     stream.onWritable(() => this.#drain?.());
-    stream.write(`event: subscribed\ndata: ${JSON.stringify({ subscription_id: subscriptionId })}\n\n`);
+    stream.write(`event: subscribed\ndata: ${wellFormedJson({ subscription_id: subscriptionId })}\n\n`);
     for (const chunk of this.#early.splice(0)) stream.write(chunk);
     this.#heartbeat = setInterval(() => stream.write(': keep-alive\n\n'), HEARTBEAT_MS);
     if (this.#closed) this.#finish();
@@ -32,7 +33,7 @@ export class SseSink implements PushSink {
 
   send(event: PushEvent): boolean {
     const data = { ...event, memory: memoryToJson(event.memory, nowUs()) };
-    const chunk = `id: ${event.sequence_number}\ndata: ${JSON.stringify(data)}\n\n`;
+    const chunk = `id: ${event.sequence_number}\ndata: ${wellFormedJson(data)}\n\n`;
     if (!this.#stream) {
       this.#early.push(chunk);
       return true;
@@ -57,7 +58,7 @@ export class SseSink implements PushSink {
     const stream = this.#stream;
     this.#stop();
     if (!stream || stream.closed) return;
-    stream.write(`event: closed\ndata: ${JSON.stringify({ reason: this.#reason })}\n\n`);
+    stream.write(`event: closed\ndata: ${wellFormedJson({ reason: this.#reason })}\n\n`);
     stream.end();
   }
 

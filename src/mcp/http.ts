@@ -7,6 +7,7 @@
  */
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Ctx } from '../verbs/context.ts';
+import { connectGuarded } from './guard.ts';
 import { createMcpServer } from './server.ts';
 
 export interface McpHttpRequest {
@@ -27,7 +28,7 @@ const PASSED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-s
 export async function serveMcp(ctx: Ctx, req: McpHttpRequest): Promise<McpHttpReply> {
   const server = createMcpServer(ctx);
   const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }) // no sessionIdGenerator: stateless;
-  await server.connect(transport);
+  await connectGuarded(server, transport);
   try {
     const headers = new Headers();
     for (const name of PASSED_HEADERS) {

@@ -10,6 +10,7 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
+  ErrorCode,
   McpError,
   ReadResourceRequestSchema,
   type CallToolResult,
@@ -19,6 +20,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { FlashbulbError } from '../errors/codes.ts';
 import { NAMED_SCHEMAS } from '../api/replies.ts';
 import { memoryJson } from '../api/views.ts';
+import { wellFormedJson } from '../model/unicode.ts';
 import type { Ctx } from '../verbs/context.ts';
 import { getMemory, listMemories } from '../verbs/read.ts';
 import { TOOLS } from './tools.ts';
@@ -40,7 +42,11 @@ export function createMcpServer(ctx: Ctx): Server {
   server.setRequestHandler(CallToolRequestSchema, (req) => callTool(ctx, req.params.name, req.params.arguments));
   server.setRequestHandler(ListResourcesRequestSchema, async (req) => {
     const cursor = req.params?.cursor;
-    const page = await listMemories(ctx, { limit: RESOURCE_PAGE, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await (async () => listMemories(ctx, { limit: RESOURCE_PAGE, ...(cursor === undefined ? {} : { cursor }) }))().catch((err: unknown) => {
+      // The only client input here is the cursor: a bad one is the caller's mistake, not a fault.
+      if (err instanceof FlashbulbError && err.code === 'invalid_input') throw new McpError(ErrorCode.InvalidParams, `Invalid params: params.cursor: ${err.message}`);
+      throw err;
+    });
     return {
       resources: page.memories.map((m) => ({ uri: `${MEMORY_URI}${m.id}`, name: title(m.content), mimeType: 'application/json' })),
       ...(page.nextCursor === null ? {} : { nextCursor: page.nextCursor }),
@@ -54,7 +60,7 @@ export function createMcpServer(ctx: Ctx): Server {
     if (!uri.startsWith(MEMORY_URI)) throw new McpError(RESOURCE_NOT_FOUND, `unknown resource '${uri}'; memories are ${MEMORY_URI}<memory_id>`);
     try {
       const memory = await getMemory(ctx, { id: uri.slice(MEMORY_URI.length) });
-      return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(memoryJson(memory)) }] };
+      return { contents: [{ uri, mimeType: 'application/json', text: wellFormedJson(memoryJson(memory)) }] };
     } catch (err) {
       if (err instanceof FlashbulbError && (err.code === 'not_found' || err.code === 'invalid_input')) throw new McpError(RESOURCE_NOT_FOUND, `${err.code}: ${err.message}`);
       throw err;
@@ -68,7 +74,7 @@ async function callTool(ctx: Ctx, name: string, args: unknown): Promise<CallTool
   if (!tool) return toolError('invalid_input', `unknown tool '${name}'; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
   try {
     const result = await tool.call(ctx, args);
-    return { content: [{ type: 'text', text: JSON.stringify(result) }], structuredContent: result };
+    return { content: [{ type: 'text', text: wellFormedJson(result) }], structuredContent: result };
   } catch (err) {
     if (err instanceof FlashbulbError) return toolError(err.code, err.message);
     console.error(`MCP tool ${name} failed:`, err);

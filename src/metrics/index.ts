@@ -113,3 +113,30 @@ export const contradictionChecksSkipped = new Counter({
   help: 'New memories not checked for contradictions because the check backlog overflowed',
   registers: [registry],
 });
+
+export const connectionsOpen = new Gauge({
+  name: 'flashbulb_connections_open',
+  help: 'Open client connections by protocol (rest, grpc)',
+  labelNames: ['protocol'] as const,
+  registers: [registry],
+});
+
+export const connectionsRefused = new Counter({
+  name: 'flashbulb_connections_refused_total',
+  help: 'Connections refused by a cap: reason="total" (FLASHBULB_MAX_CONNECTIONS), "per_client" (FLASHBULB_MAX_CONNECTIONS_PER_CLIENT), "reserved" (a request other than a health check on a place kept for health checks)',
+  labelNames: ['protocol', 'reason'] as const,
+  registers: [registry],
+});
+
+export const connectionsTimedOut = new Counter({
+  name: 'flashbulb_connections_timed_out_total',
+  help: 'Connections closed because the client was too slow: phase="request" (REST headers or the whole request past FLASHBULB_HEADERS_TIMEOUT_MS / FLASHBULB_REQUEST_TIMEOUT_S), "body" (REST: no body bytes for FLASHBULB_BODY_TIMEOUT_MS), "grpc_preface" (gRPC: nothing sent within FLASHBULB_HEADERS_TIMEOUT_MS)',
+  labelNames: ['phase'] as const,
+  registers: [registry],
+});
+
+export const requestsRejectedBeforeBody = new Counter({
+  name: 'flashbulb_requests_rejected_before_body_total',
+  help: 'REST requests answered from their headers alone (401/403/404/405 before any body byte was read), their connection closed',
+  registers: [registry],
+});

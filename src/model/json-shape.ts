@@ -4,6 +4,7 @@
  * Deeply nested values are refused at every edge: structured clone, msgpack and JSON.stringify
  * all recurse, and a value nested a few thousand levels deep makes a shard's reply undecodable.
  */
+import { stringProblem } from './unicode.ts';
 
 export const JSON_LIMITS = {
   /** Levels of objects and arrays, the outermost counting as 1. */
@@ -37,12 +38,18 @@ export function jsonTextDepth(text: string, stopAbove: number = JSON_LIMITS.dept
 
 /**
  * The first way `value` breaks the limits, as a sentence naming the place (`field.a.b`), or null.
+ * Text that is not valid Unicode (a lone surrogate in a string or a key) breaks them too.
  * Iterative, so any depth is safe to check.
  */
 export function jsonShapeProblem(field: string, value: unknown): string | null {
   const stack: Array<{ v: unknown; path: string; depth: number }> = [{ v: value, path: field, depth: 1 }];
   for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
     const { v, path, depth } = top;
+    if (typeof v === 'string') {
+      const problem = stringProblem(path, v);
+      if (problem !== null) return problem;
+      continue;
+    }
     if (typeof v !== 'object' || v === null) continue;
     if (depth > JSON_LIMITS.depth) return `${path} nests objects and arrays deeper than the limit of ${JSON_LIMITS.depth} levels`;
     if (Array.isArray(v)) {
@@ -51,7 +58,11 @@ export function jsonShapeProblem(field: string, value: unknown): string | null {
     }
     const keys = Object.keys(v);
     if (keys.length > JSON_LIMITS.keysPerObject) return `${path} has ${keys.length} keys; the limit is ${JSON_LIMITS.keysPerObject} keys per object`;
-    for (const k of keys) stack.push({ v: (v as Record<string, unknown>)[k], path: `${path}.${k}`, depth: depth + 1 });
+    for (const k of keys) {
+      const problem = stringProblem(`${path}.${k.toWellFormed()}`, k, 'key');
+      if (problem !== null) return problem;
+      stack.push({ v: (v as Record<string, unknown>)[k], path: `${path}.${k}`, depth: depth + 1 });
+    }
   }
   return null;
 }

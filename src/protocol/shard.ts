@@ -268,7 +268,8 @@ export type ShardEvent =
   | { kind: 'ready'; shard: number; memories: number; replayedRecords: number; recoveryMs: number; truncatedTail: string | null }
   | { kind: 'fatal'; shard: number; message: string }
   | { kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[]; contradictions: number; checksSkipped: number; checkBacklog: number; indexBacklog: number; expired: number }
-  | { kind: 'stopped'; shard: number }
+  /** The shard has stopped; `error` says why its final snapshot could not be written. */
+  | { kind: 'stopped'; shard: number; error?: string }
   | { kind: 'push'; ws: string; pushes: Push[] };
 
 export type ShardControl = { kind: 'shutdown' };

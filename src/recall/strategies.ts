@@ -7,6 +7,7 @@
 import type { EdgeType } from '../model/edge.ts';
 import type { JsonObject, MemoryRecord } from '../model/memory.ts';
 import type { TimeCue } from './dates.ts';
+import { FeatureScorer, hybridRelevance } from './hybrid.ts';
 import { clamp01 } from './scoring.ts';
 import { structuralSimilarity, structureOf, type Structure } from './structure.ts';
 import type { LexicalMatcher, RecallSource, SimilarityMode, StrategyDetail, StrategySpec } from './types.ts';
@@ -32,26 +33,31 @@ export interface SimilarityQuery {
 /**
  * How deep each candidate list goes (at least top_k): three times the default top_k. On the
  * development data 20, 30 and 50 recall the same at 10; 30 keeps recall at 25 and costs 0.3 ms
- * less than 50 at 10k memories (native-bench/micro/lexical.ts).
+ * less than 50 at 10k memories (native-bench/micro/lexical.ts); re-ranking 200 of each instead
+ * (issue 22) recalled no more at 10 under cross-validation.
  */
 export const CANDIDATE_DEPTH = 30;
 /** At most this many memories dated inside a cue's time are ranked for the time list. */
 const TIME_SCAN_MAX = 5000;
-/** Hybrid blend: the weight of the cosine (the lexical match gets the rest). */
-export const HYBRID_COSINE_WEIGHT = 0.65;
-/** Hybrid blend: the weight of the best neighbour's match (conversation context). */
-export const HYBRID_CONTEXT_WEIGHT = 0.4;
-/** Hybrid blend: the bonus of a memory dated inside the time a cue names. */
-export const HYBRID_TIME_WEIGHT = 0.1;
+
+interface Ranked {
+  memory: MemoryRecord;
+  relevance: number;
+  named?: number;
+}
 
 /**
  * Similarity, in one of three modes.
  * - `dense`: the nearest memories by cosine (relevance = the cosine).
  * - `lexical`: the best by BM25 (relevance = BM25 over its bound for the cue).
  * - `hybrid` (default): candidates from both indexes (and, when the cue names a time, the memories
- *   dated in it), each with the neighbours it was written beside, ranked by a calibrated blend
+ *   dated in it), each with the neighbours it was written beside, ranked by a calibrated blend of
+ *   the features of recall/hybrid.ts
  *     match(m)   = 0.65·cosine(m) + 0.35·lexical(m)
- *     relevance  = (match(m) + 0.4·max match(neighbour) + 0.1·[m dated in the cue's time]) / (1.4 [+ 0.1])
+ *     relevance  = (match(m) + 0.4·max match(neighbour) + 0.15·[cue names m's entity or speaker]
+ *                   + 0.1·[m dated in the cue's time]) / (1.4 [+ 0.15] [+ 0.1])
+ *   (a bracketed weight counts only when the cue names a time, or names someone a candidate is
+ *   attributed to).
  *   Both parts of the match are absolute ([0, 1] for any cue, not rescaled per query; the lexical
  *   match is the IDF-weighted share of the cue's words the memory holds, see LexicalIndex.score), so
  *   relevance means the same from query to query. A neighbour is the memory written just before or
@@ -71,16 +77,16 @@ export function similarity(src: RecallSource, q: SimilarityQuery, spec: Strategy
   const sims = new Map(dense.map((h) => [h.id, h.sim]));
   const cosine = (m: MemoryRecord): number => clamp01(sims.get(m.id) ?? dot(q.vector, m.embedding));
   const memories = (ids: Iterable<string>): MemoryRecord[] => [...ids].flatMap((id) => src.memory(id) ?? []);
-  let ranked: Array<{ memory: MemoryRecord; relevance: number }>;
+  let ranked: Ranked[];
   if (q.mode === 'dense') ranked = memories(sims.keys()).map((m) => ({ memory: m, relevance: cosine(m) }));
   else if (q.mode === 'lexical') ranked = lexical.flatMap((h) => memories([h.id]).map((m) => ({ memory: m, relevance: h.norm })));
   else ranked = hybridRanking(src, q, spec, { depth, cosine, lexical: matcher, dense: [...sims.keys()], lexicalIds: lexical.map((h) => h.id) });
   // Ties (cosines below 0 all clamp to 0) keep the raw cosine order, then the id order.
   const rawOf = (m: MemoryRecord): number => sims.get(m.id) ?? Number.NEGATIVE_INFINITY;
   ranked.sort((a, b) => b.relevance - a.relevance || rawOf(b.memory) - rawOf(a.memory) || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0));
-  return ranked.slice(0, spec.topK).map(({ memory, relevance }) => ({
+  return ranked.slice(0, spec.topK).map(({ memory, relevance, named }) => ({
     memory,
-    detail: { strategy: 'similarity', relevance, distance: 1 - relevance, cosine: cosine(memory), lexical: matcher.normOf(memory.id) },
+    detail: { strategy: 'similarity', relevance, distance: 1 - relevance, cosine: cosine(memory), lexical: matcher.normOf(memory.id), ...(named === undefined ? {} : { named }) },
   }));
 }
 
@@ -90,41 +96,20 @@ function hybridRanking(
   q: SimilarityQuery,
   spec: StrategySpec,
   c: { depth: number; cosine: (m: MemoryRecord) => number; lexical: LexicalMatcher; dense: string[]; lexicalIds: string[] },
-): Array<{ memory: MemoryRecord; relevance: number }> {
-  const matches = new Map<string, number>();
-  const match = (m: MemoryRecord): number => {
-    let v = matches.get(m.id);
-    if (v === undefined) {
-      v = HYBRID_COSINE_WEIGHT * c.cosine(m) + (1 - HYBRID_COSINE_WEIGHT) * c.lexical.normOf(m.id);
-      matches.set(m.id, v);
-    }
-    return v;
-  };
+): Ranked[] {
+  const scorer = new FeatureScorer(src, q.text, c.cosine, c.lexical);
   const dated = q.time === null ? { all: new Set<string>(), best: [] } : datedIn(src, q.time, spec.entityId, c.depth, c.cosine);
-  const near = new Map<string, MemoryRecord[]>();
-  const neighbours = (m: MemoryRecord): MemoryRecord[] => {
-    let found = near.get(m.id);
-    if (found === undefined) near.set(m.id, (found = src.neighbours(m)));
-    return found;
-  };
   const pool = new Map<string, MemoryRecord>();
   for (const id of [...c.dense, ...c.lexicalIds, ...dated.best]) {
     const m = pool.get(id) ?? src.memory(id);
     if (m === undefined) continue;
     pool.set(id, m);
-    for (const n of neighbours(m)) pool.set(n.id, n);
+    for (const n of scorer.neighbours(m)) pool.set(n.id, n);
   }
-  const scale = 1 + HYBRID_CONTEXT_WEIGHT + (q.time === null ? 0 : HYBRID_TIME_WEIGHT);
-  const out: Array<{ memory: MemoryRecord; relevance: number }> = [];
-  for (const m of pool.values()) {
-    // A memory written on its own (no neighbour) is its own context: no evidence either way.
-    const near = neighbours(m);
-    let context = near.length === 0 ? match(m) : 0;
-    for (const n of near) context = Math.max(context, match(n));
-    const time = dated.all.has(m.id) ? HYBRID_TIME_WEIGHT : 0;
-    out.push({ memory: m, relevance: (match(m) + HYBRID_CONTEXT_WEIGHT * context + time) / scale });
-  }
-  return out;
+  const scored = [...pool.values()].map((m) => ({ memory: m, features: scorer.features(m, dated.all.has(m.id)) }));
+  const applies = { time: q.time !== null, named: scored.some((x) => x.features.named > 0) };
+  // `named` joins the details only when the cue names someone: it then explains the rank.
+  return scored.map(({ memory, features }) => ({ memory, relevance: hybridRelevance(features, applies), ...(applies.named ? { named: features.named } : {}) }));
 }
 
 /**

@@ -14,7 +14,8 @@ export interface ShardRouter {
   inflight(): number;
   /** What keeps this process from answering now (readiness lists it); empty when nothing does. */
   problems(): string[];
-  shutdown(): Promise<void>;
+  /** Drains, writes final snapshots and stops; rejects when a snapshot could not be written or took longer than `deadlineMs`. */
+  shutdown(deadlineMs?: number): Promise<void>;
   /**
    * Writes a consistent copy of the data directory into `to` (new or empty) while serving. Absent
    * where state lives in no local data directory (cluster mode snapshots to JetStream instead).

@@ -57,6 +57,8 @@ class ShardHandle {
   readonly perWorkspace = new Map<string, number>();
   ready = false;
   stopped = false;
+  /** Why the shard's final snapshot failed, when it did. */
+  stopError: string | null = null;
   /** When the shard last sent anything, and last replied (performance.now()). */
   lastHeardAt = performance.now();
   lastReplyAt = performance.now();
@@ -128,7 +130,10 @@ export class ShardPool implements ShardRouter {
           h.ready = true;
           resolve();
         } else if (msg.kind === 'fatal' && !h.ready) reject(new Error(`shard ${index}: ${msg.message}`));
-        else if (msg.kind === 'stopped') h.stopped = true;
+        else if (msg.kind === 'stopped') {
+          h.stopped = true;
+          if (msg.error !== undefined) h.stopError = msg.error;
+        }
         this.#opts.onEvent?.(msg);
       });
       // A message this thread cannot deserialise names no request; the shard's own guards make
@@ -244,17 +249,32 @@ export class ShardPool implements ShardRouter {
     return this.#handles.reduce((n, h) => n + h.pending.size, 0);
   }
 
-  /** Asks every shard to drain, snapshot and stop; resolves when all have exited. */
-  async shutdown(): Promise<void> {
-    await Promise.all(
-      this.#handles.map(
-        (h) =>
-          new Promise<void>((resolve) => {
-            if (!h.ready) return resolve();
-            h.worker.once('exit', () => resolve());
-            h.worker.postMessage({ kind: 'shutdown' });
-          }),
-      ),
-    );
+  /**
+   * Asks every shard to drain, snapshot and stop; resolves when all have exited. Rejects, naming
+   * the shards, when a final snapshot failed or a shard did not exit within `deadlineMs` (it is
+   * then terminated); the log still holds every acknowledged write either way.
+   */
+  async shutdown(deadlineMs = SHUTDOWN_DEADLINE_MS): Promise<void> {
+    const failures = await Promise.all(this.#handles.map((h, i) => this.#stop(h, deadlineMs).then((problem) => (problem === null ? null : `shard ${i}: ${problem}`))));
+    const failed = failures.filter((f): f is string => f !== null);
+    if (failed.length > 0) throw new Error(`the final snapshot was not written (${failed.join('; ')})`);
+  }
+
+  #stop(h: ShardHandle, deadlineMs: number): Promise<string | null> {
+    if (!h.ready) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        h.stopError ??= `did not stop within ${deadlineMs} ms`;
+        void h.worker.terminate();
+      }, deadlineMs);
+      h.worker.once('exit', () => {
+        clearTimeout(timer);
+        resolve(h.stopError);
+      });
+      h.worker.postMessage({ kind: 'shutdown' });
+    });
   }
 }
+
+/** How long a shard may take to drain and write its final snapshot before it is terminated. */
+const SHUTDOWN_DEADLINE_MS = 60_000;

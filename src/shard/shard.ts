@@ -1,14 +1,14 @@
 /**
- * @module shard/shard — one shard: the single-threaded owner of its workspaces' state, its log and
- * its snapshots. States: starting → replaying → ready ⇄ snapshotting → draining → stopped. Its
- * method table is shard/dispatch; background work (indexing, expiry, compaction) runs here.
- */
+ * @module shard/shard — one shard, the single-threaded owner of its workspaces' state, log and snapshots
+ * (starting → replaying → ready ⇄ snapshotting → draining → stopped), its background work (indexing,
+ * expiry, compaction) and backup; which op answers each method is shard/dispatch. */
 import { mkdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlashbulbError } from '../errors/codes.ts';
 import { IdGenerator } from '../model/ids.ts';
 import { isExpired, nowUs, type MemoryRecord } from '../model/memory.ts';
-import { copyDurably, fsyncDir, seqName } from './persist/fsutil.ts';
+import { copyDurably, fsyncDir } from '../files/durable.ts';
+import { seqName } from './persist/fsutil.ts';
 import type { LogRecord } from './store/records.ts';
 import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
 import { writeSnapshot } from './persist/snapshot.ts';

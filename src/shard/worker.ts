@@ -62,13 +62,12 @@ metricsTimer.unref();
 port.on('message', (msg: ShardRequest | ShardControl) => {
   if (msg.kind === 'shutdown') {
     clearInterval(metricsTimer);
+    // Either way the port closes so the thread can end: a failed final snapshot is reported,
+    // not waited on (the process exits non-zero; the log still holds every acknowledged write).
     shard.shutdown().then(
-      () => {
-        send({ kind: 'stopped', shard: opts.shard });
-        port.close();
-      },
-      (err: unknown) => send({ kind: 'fatal', shard: opts.shard, message: `shutdown failed: ${String(err)}` }),
-    );
+      () => send({ kind: 'stopped', shard: opts.shard }),
+      (err: unknown) => send({ kind: 'stopped', shard: opts.shard, error: err instanceof Error ? err.message : String(err) }),
+    ).finally(() => port.close());
     return;
   }
   const startMs = msg.trace ? performance.timeOrigin + performance.now() : 0;

@@ -19,6 +19,7 @@ export interface SourceFile {
   path: string;
   imports: ImportEdge[];
   readsEnv: boolean;
+  lines: number;
 }
 
 const ROOT = join(dirname(new URL(import.meta.url).pathname), '..', '..');
@@ -41,7 +42,8 @@ export function readSources(folders: string[]): SourceFile[] {
       spec,
       to: spec.startsWith('.') ? normalize(join(dirname(path), spec)) : null,
     }));
-    return { path, imports, readsEnv: /\bprocess\.env\b/.test(stripComments(text)) };
+    const lines = text.endsWith('\n') ? text.split('\n').length - 1 : text.split('\n').length;
+    return { path, imports, readsEnv: /\bprocess\.env\b/.test(stripComments(text)), lines };
   });
 }
 

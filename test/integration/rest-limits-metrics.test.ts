@@ -59,7 +59,8 @@ describe('rate limits', () => {
     const neighbour = await t.req('POST', '/v1/memories', { key: otherKey, body: { content: 'not throttled' } });
     expect(neighbour.status).toBe(201);
 
-    // After waiting Retry-After seconds, a write passes again.
+    // After waiting Retry-After seconds, a write passes again (time itself must pass: the bucket
+    // refills by the clock, and the wait Retry-After names is what is under test).
     await sleep(Number(limited[0]?.headers.get('retry-after') ?? '1') * 1000 + 50);
     const again = await t.req('POST', '/v1/memories', { key: wsKey, body: { content: 'after the wait' } });
     expect(again.status).toBe(201);

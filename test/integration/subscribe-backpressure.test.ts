@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_MAX } from '../../src/subscribe/registry.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { subscribeSse, type SseStream } from '../helpers/sse.ts';
-import { sleep } from '../helpers/wait.ts';
+import { sleep, until } from '../helpers/wait.ts';
 
 
 let t: TestApp;
@@ -108,7 +108,7 @@ describe('slow SSE reader', () => {
 
     const size = t.app.svc.subscriptions.size;
     stream.destroy();
-    for (let i = 0; i < 100 && t.app.svc.subscriptions.size !== size - 1; i++) await sleep(20);
+    await until(() => t.app.svc.subscriptions.size === size - 1, { what: 'the closed stream to leave the registry', deadlineMs: 2000 });
     expect(t.app.svc.subscriptions.size).toBe(size - 1);
   });
 });

@@ -1,10 +1,10 @@
 /**
  * The house rules on imports, enforced (ARCHITECTURE.md reproduces the table and the fences).
  * Every import in src/ and native-bench/ counts, type-only ones included (see
- * test/helpers/import-graph.ts). Four checks, each naming the offending file and import:
+ * test/helpers/import-graph.ts). Each check names the offending file and import:
  * no file-level cycle, no folder-level cycle (each folder one unit, so shard/store ⇄ shard/persist
  * is a cycle even when no two files form one; each file at src/'s root is a unit of its own), the who-may-import-whom table by top-level room of
- * src/, and the library fences.
+ * src/, and the library fences; and no source file over 400 lines.
  */
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
@@ -29,17 +29,26 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   api: ['auth', 'errors', 'model', 'recall', 'verbs'],
   verbs: ['auth', 'cluster', 'config', 'embedding', 'errors', 'ingest', 'metrics', 'model', 'protocol', 'recall', 'reflection', 'router', 'shard', 'subscribe'],
   cluster: ['auth', 'config', 'errors', 'protocol', 'router', 'shard', 'subscribe'],
-  'data-dir': ['config', 'protocol', 'shard'],
+  'data-dir': ['config', 'files', 'protocol', 'shard'],
   reflection: ['config', 'embedding', 'errors', 'llm', 'metrics', 'model', 'protocol', 'reflect', 'router', 'shard', 'threads'],
   subscribe: ['embedding', 'errors', 'metrics', 'model', 'protocol', 'router', 'shard'],
   embedding: ['config', 'errors', 'metrics', 'threads', 'tracing'],
   router: ['data-dir', 'errors', 'protocol', 'shard', 'threads', 'tracing'],
-  auth: ['errors'],
-  shard: ['errors', 'ingest', 'model', 'protocol', 'recall', 'reflect'],
+  auth: ['errors', 'files'],
+  shard: ['errors', 'files', 'ingest', 'model', 'protocol', 'recall', 'reflect'],
   protocol: ['errors', 'model', 'recall'],
   reflect: ['errors', 'model', 'recall'],
   recall: ['errors', 'model'],
 };
+
+/** The longest a source file may be. */
+const MAX_LINES = 400;
+/**
+ * Files allowed past MAX_LINES for now, each with its reason. cluster/node.ts (set-up, partition
+ * ownership, balancing, forwarding, subscription relay, status) is being edited for issue 23; its
+ * split by concept waits until that work is merged.
+ */
+const LONG_FILES = new Set(['src/cluster/node.ts']);
 
 /** Libraries (and `process.env`) fenced in: the files or folders (ending in `/`) that may use each. */
 export const FENCES: Record<string, readonly string[]> = {
@@ -156,6 +165,12 @@ describe('architecture', () => {
 
   it('matches the table ARCHITECTURE.md shows', () => {
     expect(documentedTable()).toEqual(Object.fromEntries(Object.entries(MAY_IMPORT).map(([k, v]) => [k, [...v].sort()])));
+  });
+
+  it(`keeps every source file within ${MAX_LINES} lines`, () => {
+    const long = sources.filter((s) => s.lines > MAX_LINES && !LONG_FILES.has(s.path)).map((s) => `${s.path}: ${s.lines} lines`);
+    expect(long).toEqual([]);
+    for (const path of LONG_FILES) expect(sources.find((s) => s.path === path)?.lines ?? 0, `${path} is short now: drop it from LONG_FILES`).toBeGreaterThan(MAX_LINES);
   });
 
   it('detects what it is meant to detect', () => {

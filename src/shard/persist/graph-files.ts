@@ -3,13 +3,13 @@
  * a normal restart adopts them instead of rebuilding. A manifest `hnsw-<walSeq>.manifest` names
  * each workspace's graph file and its id ↔ label map; it is valid only with snapshot <walSeq>.
  */
-import { existsSync, readFileSync, readdirSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hnsw } from '../index/hnsw.ts';
 import type { VectorIndex } from '../index/vector-index.ts';
 import type { ShardState } from '../store/apply.ts';
 import { encodeFrame, readFrame } from './frames.ts';
-import { fsyncDir } from './fsutil.ts';
+import { writeFileDurably } from '../../files/durable.ts';
 
 interface Manifest {
   walSeq: number;
@@ -36,10 +36,7 @@ export function saveIndexGraphs(dir: string, walSeq: number, indexes: Iterable<[
     graph.hnsw.save(join(dir, file));
     manifest.graphs.push({ ws, file, dim: graph.hnsw.dim, labels: graph.labels, nextLabel: graph.nextLabel });
   }
-  const tmp = join(dir, `${manifestName(walSeq)}.tmp`);
-  writeFileSync(tmp, encodeFrame(manifest));
-  renameSync(tmp, join(dir, manifestName(walSeq)));
-  fsyncDir(dir);
+  writeFileDurably(join(dir, manifestName(walSeq)), encodeFrame(manifest));
   return manifest.graphs.length;
 }
 

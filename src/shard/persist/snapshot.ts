@@ -4,12 +4,13 @@
  * while it is written, in slices so the shard keeps serving); it is correct because the log
  * segment started just before it is replayed on top, and every record is idempotent.
  */
-import { closeSync, fdatasync, openSync, renameSync, write } from 'node:fs';
+import { closeSync, fdatasync, openSync, write } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ShardState } from '../store/apply.ts';
 import { encodeFrame } from './frames.ts';
-import { fsyncDir, seqName } from './fsutil.ts';
+import { renameDurably } from '../../files/durable.ts';
+import { seqName } from './fsutil.ts';
 import { toStored, type LogRecord, type SnapshotFooter, type SnapshotHeader } from '../store/records.ts';
 
 const writeAsync = promisify(write);
@@ -41,8 +42,7 @@ export async function writeSnapshot(
     await out.flush();
     await datasyncAsync(fd);
     closeSync(fd);
-    renameSync(tmp, join(dir, name));
-    fsyncDir(dir);
+    renameDurably(tmp, join(dir, name));
     return { path: join(dir, name), records, bytes: out.bytes };
   } catch (err) {
     try {

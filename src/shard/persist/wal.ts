@@ -7,7 +7,8 @@ import { closeSync, fdatasync, openSync, unlinkSync, write } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { encodeFrame } from './frames.ts';
-import { fsyncDir, seqName } from './fsutil.ts';
+import { fsyncDir } from '../../files/durable.ts';
+import { seqName } from './fsutil.ts';
 import type { LogRecord } from '../store/records.ts';
 
 const writeAsync = promisify(write);

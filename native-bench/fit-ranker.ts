@@ -1,0 +1,126 @@
+/**
+ * @module native-bench/fit-ranker — chooses the weight of the `named` feature of hybrid relevance
+ * (src/recall/hybrid.ts, HYBRID_WEIGHTS.named) by leave-one-conversation-out cross-validation over
+ * what bench:retrieval dumps (`--configs hybrid --dump FILE --dump-k 200`: each question's first 200
+ * hybrid results with their similarity details).
+ *
+ * Results are re-ranked by relevance alone (without the composite score's recency, importance and
+ * reinforcement). Changing the name weight from the shipped W to v moves a memory's relevance,
+ * up to the common scale, by (v − W)·named / S with S the shipped weights' sum (time not counted:
+ * the development questions name no time), so any v is scored from one dump. Per fold:
+ *   - `served`: the order the server returned; `shipped`: relevance as served;
+ *   - `named`: v chosen from GRID on the other conversations (recall@5 + recall@10), scored on the
+ *     held-out one; the line after it gives v chosen on all conversations (the shipped value);
+ *   - `logistic`: a logistic regression on cosine, lexical, named and relevance (balanced classes,
+ *     L2), its linear part ranking — a learned ranker, for comparison.
+ *
+ *   node --import tsx native-bench/fit-ranker.ts .bench/dump-hybrid.jsonl
+ */
+import { readFileSync } from 'node:fs';
+import { HYBRID_WEIGHTS } from '../src/recall/hybrid.ts';
+
+type Vec = number[];
+interface Q {
+  conv: number;
+  evidence: number;
+  /** Per result: cosine, lexical, named, relevance. */
+  x: Vec[];
+  hit: boolean[];
+}
+
+const GRID = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6];
+const W = HYBRID_WEIGHTS.named;
+const S = HYBRID_WEIGHTS.cosine + HYBRID_WEIGHTS.lexical + HYBRID_WEIGHTS.context + W;
+
+function load(path: string): Q[] {
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const r = JSON.parse(line) as { conv: number; evidence: number; results: Array<Record<string, number | boolean | string>> };
+      const num = (h: Record<string, unknown>, k: string): number => Number(h[k] ?? 0);
+      return { conv: r.conv, evidence: r.evidence, x: r.results.map((h) => [num(h, 'cosine'), num(h, 'lexical'), num(h, 'named'), num(h, 'relevance')]), hit: r.results.map((h) => h.hit === true) };
+    });
+}
+
+/** Mean evidence recall@k over questions when ranking by `score` (ties, and null, keep the served order). */
+function recallAt(qs: readonly Q[], score: ((x: Vec) => number) | null, k: number): number {
+  let sum = 0;
+  for (const q of qs) {
+    const order = q.x.map((x, i) => ({ i, s: score ? score(x) : -i }));
+    order.sort((a, b) => b.s - a.s || a.i - b.i);
+    sum += order.slice(0, k).filter((o) => q.hit[o.i]).length / q.evidence;
+  }
+  return qs.length === 0 ? 0 : sum / qs.length;
+}
+
+const withName = (v: number) => (x: Vec): number => (x[3] ?? 0) + ((v - W) * (x[2] ?? 0)) / S;
+const linear = (w: Vec) => (x: Vec): number => x.reduce((s, v, i) => s + v * (w[i] ?? 0), 0);
+
+function chooseName(train: readonly Q[]): number {
+  let best = W;
+  let bestScore = -1;
+  for (const v of GRID) {
+    const s = recallAt(train, withName(v), 10) + recallAt(train, withName(v), 5);
+    if (s > bestScore) [best, bestScore] = [v, s];
+  }
+  return best;
+}
+
+/** Logistic regression by full-batch gradient descent, positives weighted to balance the classes. */
+function fitLogistic(train: readonly Q[], l2 = 1e-3, steps = 300, rate = 0.5): Vec {
+  const xs = train.flatMap((q) => q.x);
+  const ys = train.flatMap((q) => q.hit.map((h) => (h ? 1 : 0)));
+  const pos = ys.reduce((a: number, b) => a + b, 0);
+  const wPos = (ys.length - pos) / Math.max(1, pos);
+  let w: Vec = [0, 0, 0, 0];
+  let b = 0;
+  for (let t = 0; t < steps; t++) {
+    const g: Vec = [0, 0, 0, 0];
+    let gb = 0;
+    let wsum = 0;
+    xs.forEach((x, n) => {
+      const y = ys[n] as number;
+      const c = y === 1 ? wPos : 1;
+      const e = c * (1 / (1 + Math.exp(-(linear(w)(x) + b))) - y);
+      x.forEach((v, i) => (g[i] = (g[i] ?? 0) + e * v));
+      gb += e;
+      wsum += c;
+    });
+    w = w.map((v, i) => v - rate * ((g[i] ?? 0) / wsum + l2 * v));
+    b -= rate * (gb / wsum);
+  }
+  return w;
+}
+
+function report(qs: readonly Q[]): void {
+  const convs = [...new Set(qs.map((q) => q.conv))].sort((a, b) => a - b);
+  const fmt = (v: number): string => v.toFixed(3);
+  const methods: Record<string, (train: readonly Q[]) => { score: ((x: Vec) => number) | null; note: string }> = {
+    served: () => ({ score: null, note: '' }),
+    shipped: () => ({ score: withName(W), note: `named ${W}` }),
+    named: (train) => {
+      const v = chooseName(train);
+      return { score: withName(v), note: `named ${v}` };
+    },
+    logistic: (train) => {
+      const w = fitLogistic(train);
+      return { score: linear(w), note: `w ${w.map((v) => v.toFixed(2)).join(',')}` };
+    },
+  };
+  for (const [name, fit] of Object.entries(methods)) {
+    const folds = convs.map((c) => {
+      const { score, note } = fit(qs.filter((q) => q.conv !== c));
+      const test = qs.filter((q) => q.conv === c);
+      return { c, note, r5: recallAt(test, score, 5), r10: recallAt(test, score, 10) };
+    });
+    const mean = (f: (x: (typeof folds)[number]) => number): number => folds.reduce((s, x) => s + f(x), 0) / folds.length;
+    const sd = (f: (x: (typeof folds)[number]) => number): number => Math.sqrt(mean((x) => (f(x) - mean(f)) ** 2));
+    console.log(`${name.padEnd(9)} R@5 ${fmt(mean((x) => x.r5))} ±${fmt(sd((x) => x.r5))}  R@10 ${fmt(mean((x) => x.r10))} ±${fmt(sd((x) => x.r10))}  held out ${folds.map((x) => `${x.c}: ${fmt(x.r5)}/${fmt(x.r10)}${x.note ? ` (${x.note})` : ''}`).join('  ')}`);
+  }
+  console.log(`named weight chosen on all conversations: ${chooseName(qs)}`);
+}
+
+const path = process.argv[2];
+if (!path) throw new Error('usage: fit-ranker.ts DUMP.jsonl');
+report(load(path));

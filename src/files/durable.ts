@@ -1,0 +1,48 @@
+/**
+ * @module files/durable — the one way a file is made durable: content fsynced before it is
+ * renamed into place (so a crash leaves the old file or the new one, never a torn one), and the
+ * directory fsynced after (so the rename itself survives). The auth file, the data directory's
+ * description, snapshots, saved graph manifests and backup copies all go through here.
+ */
+import { closeSync, copyFileSync, fsyncSync, openSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+
+/** Makes a directory entry change (create, rename, unlink) durable. */
+export function fsyncDir(dir: string): void {
+  const fd = openSync(dir, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Moves a finished, already-synced temporary file into place and makes the move durable. */
+export function renameDurably(tmp: string, path: string): void {
+  renameSync(tmp, path);
+  fsyncDir(dirname(path));
+}
+
+/** Replaces `path` with `data` atomically and durably: temp file → fsync → rename → fsync dir. */
+export function writeFileDurably(path: string, data: string | Uint8Array, opts: { mode?: number } = {}): void {
+  const tmp = `${path}.tmp`;
+  const fd = openSync(tmp, 'w', opts.mode ?? 0o666);
+  try {
+    writeFileSync(fd, data);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameDurably(tmp, path);
+}
+
+/** Copies a file and makes its content durable (the caller syncs the directory once for all). */
+export function copyDurably(from: string, to: string): void {
+  copyFileSync(from, to);
+  const fd = openSync(to, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}

@@ -1,0 +1,112 @@
+/**
+ * @module recall/hybrid — the features hybrid similarity ranks a candidate by, all in [0, 1]:
+ *   cosine   the cue's cosine with the memory (clamped at 0);
+ *   lexical  the IDF-weighted share of the cue's words the memory holds (LexicalIndex.score);
+ *   context  the best match among the memory's neighbours (the memories written just before and
+ *            after it in the same stretch of conversation), its own match when it has none;
+ *   named    1 when the cue names who the memory is attributed to: its entity id, or a short context
+ *            string value written like a name (a speaker, an author, a person: it starts with a
+ *            capital letter), appears in the cue as whole words, in any case;
+ *   time     1 when the memory is dated inside the time the cue names.
+ * where match(m) = 0.65·cosine(m) + 0.35·lexical(m). The names are read from the memory's fields,
+ * never from its content: a memory whose content mentions a name already matches it lexically.
+ */
+import type { JsonValue, MemoryRecord } from '../model/memory.ts';
+import type { LexicalMatcher, RecallSource } from './types.ts';
+
+/** Match: the weight of the cosine (the lexical share gets the rest). */
+export const MATCH_COSINE_WEIGHT = 0.65;
+/** A context value longer than this is text, not a name. */
+const NAME_MAX_CHARS = 60;
+const CAPITAL = /^\p{Lu}/u;
+
+export interface Features {
+  cosine: number;
+  lexical: number;
+  context: number;
+  named: number;
+  time: number;
+}
+
+/**
+ * Weights of the features in the relevance, chosen by leave-one-conversation-out cross-validation
+ * on the development data (native-bench/fit-ranker.ts; README, "Retrieval steps"). cosine, lexical,
+ * context and time are the earlier calibrated blend; `named` was chosen per fold on the other
+ * conversations (0.15 or 0.2 in every fold; 0.15 on all three).
+ */
+export const HYBRID_WEIGHTS: Readonly<Features> = { cosine: 0.65, lexical: 0.35, context: 0.4, named: 0.15, time: 0.1 };
+
+/**
+ * Relevance in [0, 1]: the weighted features over the sum of the weights that apply. The time
+ * weight applies only when the cue names a time, the name weight only when it names someone a
+ * candidate is attributed to, so a recall without either means what it always meant.
+ */
+export function hybridRelevance(f: Features, applies: { time: boolean; named: boolean }, w: Readonly<Features> = HYBRID_WEIGHTS): number {
+  const time = applies.time ? w.time : 0;
+  const named = applies.named ? w.named : 0;
+  const sum = w.cosine * f.cosine + w.lexical * f.lexical + w.context * f.context + named * f.named + time * f.time;
+  return sum / (w.cosine + w.lexical + w.context + named + time);
+}
+
+/** Computes (and caches) the features of candidates for one cue. */
+export class FeatureScorer {
+  readonly #matches = new Map<string, number>();
+  readonly #near = new Map<string, MemoryRecord[]>();
+  /** The cue's words, lower-cased, space-separated and space-padded (for whole-word search). */
+  readonly #cueWords: string;
+
+  constructor(
+    private readonly src: RecallSource,
+    cueText: string,
+    private readonly cosineOf: (m: MemoryRecord) => number,
+    private readonly lexical: LexicalMatcher,
+  ) {
+    this.#cueWords = ` ${wordsOf(cueText).join(' ')} `;
+  }
+
+  neighbours(m: MemoryRecord): MemoryRecord[] {
+    let found = this.#near.get(m.id);
+    if (found === undefined) this.#near.set(m.id, (found = this.src.neighbours(m)));
+    return found;
+  }
+
+  match(m: MemoryRecord): number {
+    let v = this.#matches.get(m.id);
+    if (v === undefined) {
+      v = MATCH_COSINE_WEIGHT * this.cosineOf(m) + (1 - MATCH_COSINE_WEIGHT) * this.lexical.normOf(m.id);
+      this.#matches.set(m.id, v);
+    }
+    return v;
+  }
+
+  features(m: MemoryRecord, dated: boolean): Features {
+    const near = this.neighbours(m);
+    // A memory written on its own (no neighbour) is its own context: no evidence either way.
+    let context = near.length === 0 ? this.match(m) : 0;
+    for (const n of near) context = Math.max(context, this.match(n));
+    return { cosine: this.cosineOf(m), lexical: this.lexical.normOf(m.id), context, named: this.named(m) ? 1 : 0, time: dated ? 1 : 0 };
+  }
+
+  /** Whether the cue names the memory's entity or one of its short context string values. */
+  named(m: MemoryRecord): boolean {
+    if (m.entityId !== null && this.#names(m.entityId)) return true;
+    return Object.values(m.context).some((v) => this.#nameIn(v));
+  }
+
+  /** A context value names someone when it is written like a name: it starts with a capital letter. */
+  #nameIn(v: JsonValue): boolean {
+    const named = (x: JsonValue): boolean => typeof x === 'string' && CAPITAL.test(x) && this.#names(x);
+    return Array.isArray(v) ? v.some(named) : named(v);
+  }
+
+  #names(value: string): boolean {
+    if (value.length > NAME_MAX_CHARS) return false;
+    const words = wordsOf(value);
+    return words.length > 0 && this.#cueWords.includes(` ${words.join(' ')} `);
+  }
+}
+
+/** Lower-cased letter/number runs, a possessive `'s` dropped (`Caroline's` names Caroline). */
+function wordsOf(text: string): string[] {
+  return [...text.normalize('NFKC').toLowerCase().matchAll(/[\p{L}\p{M}\p{N}]+(?:['’]\p{L}+)?/gu)].map((w) => w[0].replace(/['’]s$/u, ''));
+}
