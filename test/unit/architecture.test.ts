@@ -66,7 +66,8 @@ export const FENCES: Record<string, readonly string[]> = {
   'node:http': ['src/http/listener.ts', 'native-bench/'],
   // The benchmarks start servers as child processes and hand them the environment.
   'process.env': ['src/config/', 'native-bench/'],
-  '@opentelemetry/': ['src/tracing/'],
+  // The tracing benchmark collects spans with the SDK's in-memory exporter.
+  '@opentelemetry/': ['src/tracing/', 'native-bench/'],
 };
 
 function room(path: string): string {
