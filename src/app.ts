@@ -25,6 +25,7 @@ import { SubscriptionRegistry } from './subscribe/registry.ts';
 import { ReflectionEngine } from './reflection/engine.ts';
 import { ReflectSessions } from './reflection/sessions.ts';
 import { createLlmClient } from './llm/client.ts';
+import { startTracing, tracer } from './tracing/index.ts';
 
 export interface RunningApp {
   readonly svc: Services;
@@ -43,6 +44,7 @@ export const VERSION = readVersion();
 
 export async function startApp(config: Config, opts: StartOptions = {}): Promise<RunningApp> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
+  if (config.otelExporter === 'otlp' && !tracer().enabled) startTracing({ exporter: 'otlp' });
   const meta = openDataDir(config.dataDir, config.shards);
   const unlock = lockDataDir(config.dataDir);
   // Cluster mode: one key store for the whole cluster, in a JetStream KV bucket (it also waits
@@ -135,6 +137,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         const stopped = await shards.shutdown(config.shutdownTimeoutS * 1000).then(() => null, (err: unknown) => err);
         await embedder.close();
         await release();
+        if (config.otelExporter === 'otlp') await tracer().shutdown(); // flushes the spans still batched
         if (stopped !== null) throw stopped;
       })();
       return stopping;

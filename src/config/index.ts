@@ -69,6 +69,8 @@ export interface Config {
   readonly natsReplicas: number;
   /** How long an ownership lease lasts without renewal; renewed every third of it. */
   readonly clusterLeaseMs: number;
+  /** OpenTelemetry spans: `none` (default) or `otlp` (OTLP/HTTP, endpoint from the standard OTEL_* variables). */
+  readonly otelExporter: 'none' | 'otlp';
   /** Open connections on the REST and gRPC listeners together, and from one client address (0: no per-address cap). */
   readonly maxConnections: number;
   readonly maxConnectionsPerClient: number;
@@ -85,6 +87,7 @@ export interface Config {
 
 /** Defaults in one place (name of the variable → default). */
 export const DEFAULTS = {
+  FLASHBULB_OTEL_EXPORTER: 'none',
   FLASHBULB_HTTP_PORT: '6381',
   FLASHBULB_GRPC_PORT: '6380',
   FLASHBULB_BIND: '0.0.0.0',
@@ -264,6 +267,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     clusterPartitions: int(env, 'FLASHBULB_CLUSTER_PARTITIONS', 1, 1024),
     natsReplicas: int(env, 'FLASHBULB_NATS_REPLICAS', 1, 5),
     clusterLeaseMs: int(env, 'FLASHBULB_CLUSTER_LEASE_MS', 1000, 600_000),
+    otelExporter: oneOf(env, 'FLASHBULB_OTEL_EXPORTER', ['none', 'otlp'] as const),
     maxConnections: int(env, 'FLASHBULB_MAX_CONNECTIONS', 2, 1_000_000),
     maxConnectionsPerClient: int(env, 'FLASHBULB_MAX_CONNECTIONS_PER_CLIENT', 0, 1_000_000),
     healthConnections: int(env, 'FLASHBULB_HEALTH_CONNECTIONS', 0, 1000),

@@ -3,6 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
 import { ERRORS, FlashbulbError, invalid } from '../errors/codes.ts';
 import { requestDuration } from '../metrics/index.ts';
+import { tracer } from '../tracing/index.ts';
 import { unicodeProblem } from '../model/unicode.ts';
 import { resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
 
@@ -71,12 +72,16 @@ export function toServiceError(err: unknown): grpc.ServiceError {
   return out as grpc.ServiceError;
 }
 
-/** Wraps a unary handler: metrics, error mapping. */
+/** Wraps a unary handler: metrics, error mapping, and (tracing on) a span per call and verb. */
 export function unary<Req, Res>(op: string, fn: (req: Req, metadata: grpc.Metadata) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     const start = performance.now();
-    Promise.resolve()
-      .then(() => fn(decoded(call.request as Req | Undecodable), call.metadata))
+    const parent = call.metadata.get('traceparent')[0];
+    tracer()
+      .span(`grpc ${op}`, () => tracer().span(`verb ${op}`, async () => fn(decoded(call.request as Req | Undecodable), call.metadata)), {
+        parent: typeof parent === 'string' ? parent : undefined,
+        attributes: { 'rpc.system': 'grpc', 'rpc.method': op },
+      })
       .then(
         (res) => {
           requestDuration.labels(op, 'grpc', 'ok').observe((performance.now() - start) / 1000);

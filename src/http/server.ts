@@ -9,6 +9,7 @@ import { JSON_LIMITS, jsonTextDepth } from '../model/json-shape.ts';
 import { wellFormedJson } from '../model/unicode.ts';
 import type { Services } from '../verbs/context.ts';
 import { checkJsonShape } from '../verbs/validate.ts';
+import { tracer, type SpanHandle } from '../tracing/index.ts';
 import { openStaticSite } from './static.ts';
 import type { Access, Route, RouteOutput } from './route.ts';
 import { ROUTES } from './routes.ts';
@@ -71,9 +72,14 @@ function admitHead(svc: Services, head: RequestHead): { admitted: Admitted } | {
 
 /**
  * Handles one request; exported so tests can drive the router without sockets. `admitted`: what
- * the listener already decided from the head (otherwise it is decided here).
+ * the listener already decided from the head (otherwise it is decided here). With tracing on, in a
+ * span for the request (the child of an incoming W3C `traceparent`) holding one for the verb.
  */
-export async function handle(svc: Services, req: HttpRequest, admitted?: Admitted & object): Promise<HttpResponse | StreamResponse> {
+export function handle(svc: Services, req: HttpRequest, admitted?: Admitted & object): Promise<HttpResponse | StreamResponse> {
+  return tracer().span(`${req.method} ${req.path}`, (span) => handleRequest(svc, req, span, admitted), { parent: req.headers.get('traceparent'), attributes: { 'http.request.method': req.method } });
+}
+
+async function handleRequest(svc: Services, req: HttpRequest, span: SpanHandle, admitted?: Admitted & object): Promise<HttpResponse | StreamResponse> {
   const start = performance.now();
   let op = 'unknown';
   let outcome = 'ok';
@@ -83,7 +89,10 @@ export async function handle(svc: Services, req: HttpRequest, admitted?: Admitte
     op = match.route.op;
     deprecated = match.route.deprecated === true;
     const principal = admitted?.principal ?? authorize(svc, req, match.route.access ?? 'key');
-    const out = await match.route.handle({
+    span.updateName(`${req.method} ${match.route.path}`);
+    span.setAttribute('flashbulb.operation', op);
+    span.setAttribute('flashbulb.workspace', match.workspace ?? principal.workspace);
+    const out = await tracer().span(`verb ${op}`, async () => match.route.handle({
       svc,
       principal,
       params: match.params,
@@ -93,7 +102,7 @@ export async function handle(svc: Services, req: HttpRequest, admitted?: Admitte
       contentType: req.headers.get('content-type') ?? '',
       headers: req.headers,
       workspace: match.workspace,
-    });
+    }));
     return 'kind' in out ? out : jsonResponse(out);
   } catch (err) {
     outcome = err instanceof FlashbulbError ? err.code : 'internal_error';

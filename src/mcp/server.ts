@@ -95,7 +95,7 @@ function title(content: string): string {
 const NAMED = new Map(NAMED_SCHEMAS.map((s) => [String(s.$id), s]));
 
 /** Tools as MCP lists them: schemas inlined (MCP clients do not resolve `$ref`s across documents). */
-const LISTED: McpTool[] = TOOLS.map((t) => ({
+export const LISTED: McpTool[] = TOOLS.map((t) => ({
   name: t.name,
   title: t.title,
   description: t.description,

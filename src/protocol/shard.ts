@@ -255,10 +255,12 @@ export interface ShardRequest<M extends ShardMethod = ShardMethod> {
   method: M;
   ws: string;
   input: ShardInput<M>;
+  /** Tracing is on: the reply carries `took`, when the shard started and ended the work. */
+  trace?: true;
 }
 
 export type ShardReply =
-  | { kind: 'reply'; id: number; ok: true; value: unknown }
+  | { kind: 'reply'; id: number; ok: true; value: unknown; took?: readonly [startMs: number, endMs: number] }
   | { kind: 'reply'; id: number; ok: false; code: ErrorCode; message: string };
 
 /** Messages a shard sends without being asked. */

@@ -19,6 +19,7 @@ import type {
 import type { ShardRouter } from './router.ts';
 import { shardFor } from './shard-map.ts';
 import { startWorker } from '../threads/worker-url.ts';
+import { tracer, type Took } from '../tracing/index.ts';
 
 interface Pending {
   resolve: (value: unknown) => void;
@@ -26,6 +27,8 @@ interface Pending {
   timer: NodeJS.Timeout;
   ws: string;
   sentAt: number;
+  /** Tracing on: records the shard's own span from the `took` its reply carries. */
+  took?: (took: Took) => void;
 }
 
 /**
@@ -152,6 +155,7 @@ export class ShardPool implements ShardRouter {
     h.lastReplyAt = performance.now();
     const p = h.take(msg.id);
     if (!p) return;
+    if (msg.ok && msg.took) p.took?.(msg.took);
     if (msg.ok) p.resolve(msg.value);
     else p.reject(fromWireError(msg));
   }
@@ -181,6 +185,21 @@ export class ShardPool implements ShardRouter {
     transfer: ArrayBuffer[] = [],
     opts: { timeoutMs?: number } = {},
   ): Promise<ShardOutput<M>> {
+    const t = tracer();
+    if (!t.enabled) return this.#callShard(shard, ws, method, input, transfer, opts);
+    const attributes = { 'flashbulb.shard': shard, 'flashbulb.workspace': ws };
+    return t.span(`shard ${method}`, () => this.#callShard(shard, ws, method, input, transfer, opts, t.recorder(`shard ${method} (in the shard)`, attributes)), { attributes });
+  }
+
+  #callShard<M extends ShardMethod>(
+    shard: number,
+    ws: string,
+    method: M,
+    input: ShardInput<M>,
+    transfer: ArrayBuffer[] = [],
+    opts: { timeoutMs?: number },
+    took?: (took: Took) => void,
+  ): Promise<ShardOutput<M>> {
     const timeoutMs = opts.timeoutMs ?? this.#opts.timeoutMs;
     const h = this.#handles[shard];
     if (!h?.ready) return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is not available`));
@@ -194,13 +213,13 @@ export class ShardPool implements ShardRouter {
       );
     }
     const id = this.#nextId++;
-    const req: ShardRequest<M> = { kind: 'request', id, method, ws, input };
+    const req: ShardRequest<M> = { kind: 'request', id, method, ws, input, ...(took ? { trace: true as const } : {}) };
     return new Promise<ShardOutput<M>>((resolve, reject) => {
       const timer = setTimeout(() => {
         h.take(id);
         reject(new FlashbulbError('unavailable', `shard ${shard} did not answer ${method} in ${timeoutMs} ms`));
       }, timeoutMs);
-      h.add(id, { resolve: resolve as (v: unknown) => void, reject, timer, ws, sentAt: performance.now() });
+      h.add(id, { resolve: resolve as (v: unknown) => void, reject, timer, ws, sentAt: performance.now(), ...(took ? { took } : {}) });
       h.worker.postMessage(req, transfer);
     });
   }

@@ -70,8 +70,9 @@ port.on('message', (msg: ShardRequest | ShardControl) => {
     ).finally(() => port.close());
     return;
   }
+  const startMs = msg.trace ? performance.timeOrigin + performance.now() : 0;
   shard.handle(msg.method, msg.ws, msg.input).then(
-    (value) => reply(msg, { kind: 'reply', id: msg.id, ok: true, value }),
+    (value) => reply(msg, { kind: 'reply', id: msg.id, ok: true, value, ...(msg.trace ? { took: [startMs, performance.timeOrigin + performance.now()] as const } : {}) }),
     (err: unknown) => {
       if (!(err instanceof Error && err.name === 'FlashbulbError')) console.error(`shard ${opts.shard}: ${msg.method} failed:`, err);
       reply(msg, { kind: 'reply', id: msg.id, ...toWireError(err) });

@@ -101,6 +101,8 @@ export type MethodOf<S extends ServiceName> = keyof HebbsReplies[S] & string;
 export interface GrpcAuth {
   key?: string;
   authorization?: string;
+  /** Further metadata sent with the call (e.g. a W3C `traceparent`). */
+  extra?: Record<string, string>;
 }
 
 export interface GrpcClient {
@@ -122,6 +124,7 @@ export function grpcMetadata(auth: GrpcAuth): grpc.Metadata {
   const md = new grpc.Metadata();
   if (auth.authorization !== undefined) md.set('authorization', auth.authorization);
   else if (auth.key !== undefined) md.set('authorization', `Bearer ${auth.key}`);
+  for (const [k, v] of Object.entries(auth.extra ?? {})) md.set(k, v);
   return md;
 }
 

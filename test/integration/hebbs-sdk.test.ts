@@ -8,6 +8,7 @@
  * Skipped only when python3 or its venv module is missing. A failing pip install is a failure.
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
@@ -19,6 +20,8 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 const QUIET_ENV = { FLASHBULB_REFLECT_ENABLED: 'false' };
 
 const RUN_SH = fileURLToPath(new URL('../compat/run.sh', import.meta.url));
+const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const VENV_PYTHON = fileURLToPath(new URL('../../node_modules/.cache/hebbs-venv/bin/python', import.meta.url));
 const PYTHON = process.env['PYTHON'] ?? 'python3';
 
 /** Why the suite cannot run here, or null when python3 can create a venv with pip. */
@@ -71,4 +74,24 @@ describe.skipIf(unavailable !== null)('the hebbs Python SDK (0.4.1) against Flas
     // With a key, a second workspace and the schema descriptor, every test must really have run.
     expect(output).toMatch(/\d+ passed, 0 failed, 0 skipped/);
   }, 300_000);
+
+  it("runs the README's example as printed (with this server's address and key)", async () => {
+    const readme = readFileSync(README, 'utf8');
+    const section = readme.slice(readme.indexOf('### Python over gRPC (the `hebbs` SDK)'));
+    const example = /```python\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
+    expect(example).toContain('HebbsClient("localhost:6380", api_key="fb_live_…")');
+    const code = example.replace('localhost:6380', `127.0.0.1:${t.app.grpcPort}`).replace('fb_live_…', workspaceKey);
+    // Asynchronous, like the suite above: the server answering it lives in this process.
+    const { code: exit, out, err } = await new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
+      const child = spawn(VENV_PYTHON, ['-c', code], { stdio: ['ignore', 'pipe', 'pipe'] });
+      let stdout = '';
+      let stderr = '';
+      child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      child.on('error', reject);
+      child.on('close', (c) => resolve({ code: c, out: stdout, err: stderr }));
+    });
+    expect(exit, err).toBe(0);
+    expect(out.trim()).toBe('Alice flies to Lisbon in May');
+  }, 90_000);
 });

@@ -22,9 +22,9 @@ const local = edges.filter((e): e is ImportEdge & { to: string } => e.to !== nul
  */
 export const MAY_IMPORT: Record<string, readonly string[]> = {
   cli: ['app', 'auth', 'cluster', 'config', 'data-dir', 'mcp', 'router', 'verbs'],
-  app: ['auth', 'cluster', 'config', 'data-dir', 'embedding', 'grpc', 'http', 'llm', 'metrics', 'protocol', 'reflection', 'router', 'shard', 'subscribe', 'verbs'],
-  http: ['api', 'auth', 'errors', 'mcp', 'metrics', 'model', 'recall', 'subscribe', 'verbs'],
-  grpc: ['api', 'auth', 'errors', 'metrics', 'model', 'recall', 'subscribe', 'verbs'],
+  app: ['auth', 'cluster', 'config', 'data-dir', 'embedding', 'grpc', 'http', 'llm', 'metrics', 'protocol', 'reflection', 'router', 'shard', 'subscribe', 'tracing', 'verbs'],
+  http: ['api', 'auth', 'errors', 'mcp', 'metrics', 'model', 'recall', 'subscribe', 'tracing', 'verbs'],
+  grpc: ['api', 'auth', 'errors', 'metrics', 'model', 'recall', 'subscribe', 'tracing', 'verbs'],
   mcp: ['api', 'auth', 'errors', 'model', 'verbs'],
   api: ['auth', 'errors', 'model', 'recall', 'verbs'],
   verbs: ['auth', 'cluster', 'config', 'embedding', 'errors', 'ingest', 'metrics', 'model', 'protocol', 'recall', 'reflection', 'router', 'shard', 'subscribe'],
@@ -32,8 +32,8 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   'data-dir': ['config', 'files', 'protocol', 'shard'],
   reflection: ['config', 'embedding', 'errors', 'llm', 'metrics', 'model', 'protocol', 'reflect', 'router', 'shard', 'threads'],
   subscribe: ['embedding', 'errors', 'metrics', 'model', 'protocol', 'router', 'shard'],
-  embedding: ['config', 'errors', 'metrics', 'threads'],
-  router: ['data-dir', 'errors', 'protocol', 'shard', 'threads'],
+  embedding: ['config', 'errors', 'metrics', 'threads', 'tracing'],
+  router: ['data-dir', 'errors', 'protocol', 'shard', 'threads', 'tracing'],
   auth: ['errors', 'files'],
   shard: ['errors', 'files', 'ingest', 'model', 'protocol', 'recall', 'reflect'],
   protocol: ['errors', 'model', 'recall'],
@@ -66,6 +66,8 @@ export const FENCES: Record<string, readonly string[]> = {
   'node:http': ['src/http/listener.ts', 'native-bench/'],
   // The benchmarks start servers as child processes and hand them the environment.
   'process.env': ['src/config/', 'native-bench/'],
+  // The tracing benchmark collects spans with the SDK's in-memory exporter.
+  '@opentelemetry/': ['src/tracing/', 'native-bench/'],
 };
 
 function room(path: string): string {

@@ -12,6 +12,7 @@ import { describe, expect, it } from 'vitest';
 import { VERSION } from '../../src/app.ts';
 import { openApiDocument } from '../../src/http/openapi.ts';
 import { ROUTES } from '../../src/http/routes.ts';
+import { mcpToolsModule } from '../../scripts/write-mcp-tools.ts';
 
 const CLIENT = fileURLToPath(new URL('../../clients/typescript/', import.meta.url));
 const STALE = 'stale: run `npm run client:generate` and commit the result';
@@ -31,5 +32,9 @@ describe('clients/typescript generated files', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('src/mcp-tools.ts is the MCP tool list the server serves (the AI SDK tools read it)', () => {
+    expect(readFileSync(join(CLIENT, 'src/mcp-tools.ts'), 'utf8') === mcpToolsModule(), STALE).toBe(true);
   });
 });

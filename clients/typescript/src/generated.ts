@@ -57,6 +57,8 @@ export type RecallHit = {
     cosine: number;
     /** IDF-weighted share of the cue's words the memory holds, in [0, 1] */
     lexical: number;
+    /** Hybrid, when the cue names an entity or context value of some candidate: 1 when it names this memory's entity or a context value written like a name, else 0 */
+    named?: number;
   } | {
     strategy: "temporal";
     timestamp: number;

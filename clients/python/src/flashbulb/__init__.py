@@ -1,0 +1,16 @@
+"""Flashbulb's Python client: ``Flashbulb`` (sync) and ``AsyncFlashbulb`` over the REST API.
+
+    from flashbulb import Flashbulb
+    fb = Flashbulb(base_url="http://localhost:6381", api_key="fb_live_…")
+    m = fb.remember(content="Alice prefers green tea", entity_id="alice")
+    hits = fb.recall(cue="what does Alice drink?", top_k=5)["results"]
+"""
+from ._client import AsyncFlashbulb, AsyncSubscription, Flashbulb, Subscription
+from ._generated import HAND_WRITTEN, NOT_REST, OPERATIONS
+from ._transport import NOT_GIVEN, FlashbulbError, NotGiven, RequestOptions, RetryPolicy
+
+__all__ = [
+    "Flashbulb", "AsyncFlashbulb", "Subscription", "AsyncSubscription", "FlashbulbError", "RetryPolicy",
+    "RequestOptions", "NOT_GIVEN", "NotGiven", "OPERATIONS", "HAND_WRITTEN", "NOT_REST",
+]
+__version__ = "0.1.0"
