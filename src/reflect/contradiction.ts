@@ -59,6 +59,14 @@ for (const [a, b] of ANTONYM_PAIRS) {
   ANTONYMS.set(stem(b), stem(a));
 }
 
+/** Pairs less similar than this are about different things. */
+export const MIN_SIMILARITY = 0.55;
+
+/** Whether the check compares a pair at all (the shard's neighbour search found it with cosine `similarity`). */
+export function isCandidate(older: string, newer: string, similarity: number): boolean {
+  return similarity >= MIN_SIMILARITY;
+}
+
 /** Classifies `newer` against `older` (both texts); `similarity` is their embedding cosine. */
 export function classifyPair(older: string, newer: string, similarity: number): Classification {
   // Statements are compared on their opening: long documents are not single claims.

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../errors/codes.ts';
 import type { MemoryRecord } from '../model/memory.ts';
-import { classifyPair, CONFIDENT, UNCERTAIN } from '../reflect/contradiction.ts';
+import { classifyPair, CONFIDENT, isCandidate, UNCERTAIN } from '../reflect/contradiction.ts';
 import type { LogRecord } from './store/records.ts';
 import type { PendingContradiction, Verdicts, VerdictResult } from '../protocol/shard.ts';
 import type { Workspace } from './store/workspace.ts';
@@ -22,8 +22,6 @@ const NEIGHBOURS = 6;
 const MAX_BACKLOG = 100_000;
 /** Backlog below which checks give way to the vector indexer when it is far behind. */
 const YIELD_BELOW = 2048;
-/** Pairs less similar than this are about different things. */
-const MIN_SIMILARITY = 0.55;
 const CHECKED_KINDS = new Set(['episode', 'revision']);
 
 /** Longest stretch one slice of checks holds the shard's thread. */
@@ -120,12 +118,13 @@ export function checkContradictions(w: Workspace, memories: readonly MemoryRecor
     if (!CHECKED_KINDS.has(m.kind) || m.supersededBy !== null) continue;
     for (const { id, sim } of w.vectors.search(m.embedding, { k: NEIGHBOURS + 1, ef: 64 })) {
       const other = w.memories.get(id);
-      if (!other || id === m.id || sim < MIN_SIMILARITY || !CHECKED_KINDS.has(other.kind) || linked(w, m.id, id)) continue;
+      if (!other || id === m.id || !CHECKED_KINDS.has(other.kind) || linked(w, m.id, id)) continue;
       // Each pair is judged once, by the check of its most recently written member: a check that
       // runs late (the queue lags under load) must not judge a pair again that the newer memory's
       // own check already judged — and perhaps a verdict already dismissed.
       if (other.updatedAt > m.updatedAt || (other.updatedAt === m.updatedAt && other.id > m.id)) continue;
       const [older, newer] = other.createdAt <= m.createdAt ? [other, m] : [m, other];
+      if (!isCandidate(older.content, newer.content, sim)) continue;
       const c = classifyPair(older.content, newer.content, sim);
       if (c.verdict === 'none' || c.score < UNCERTAIN) continue;
       found += 1;
