@@ -8,20 +8,24 @@
  *   node --import tsx native-bench/contradictions-dev.ts                        # dev: train pairs with an odd pair id
  *   node --import tsx native-bench/contradictions-dev.ts --part check           # train pairs with an even pair id
  *   node --import tsx native-bench/contradictions-dev.ts --split trial --explain
+ *   node --import tsx native-bench/contradictions-dev.ts --part all --without scope,opposites   # a rule's gain
+ *
+ * Flags: --rules (hits and false alarms per rule), --without R1,R2 (rules left out, see
+ * ClassifyOptions), --no-lexicon (no WordNet), --cosine-only (candidates by the cosine cut-off alone).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createOnnxEmbedder } from '../src/embedding/onnx-embedder.ts';
-import { classifyPair, CONFIDENT, isCandidate, UNCERTAIN, type ClassifyOptions } from '../src/reflect/contradiction.ts';
+import { classifyPair, CONFIDENT, isCandidate, MIN_SIMILARITY, UNCERTAIN, type ClassifyOptions } from '../src/reflect/contradiction.ts';
 import { EMPTY_LEXICON } from '../src/reflect/lexicon.ts';
 import { loadLexicon } from '../src/shard/lexicon-loader.ts';
 import { listFlag, stringFlag } from './lib/args.ts';
 import { explain, printScore, readSick, score, type Outcome, type SickPair } from './lib/sick.ts';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { split: { type: 'string' }, part: { type: 'string' }, explain: { type: 'boolean' }, rules: { type: 'boolean' }, without: { type: 'string' }, 'no-lexicon': { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { split: { type: 'string' }, part: { type: 'string' }, explain: { type: 'boolean' }, rules: { type: 'boolean' }, without: { type: 'string' }, 'no-lexicon': { type: 'boolean' }, 'cosine-only': { type: 'boolean' } } });
   const split = stringFlag(values, 'split') ?? 'train';
   const path = [`../shared/data/sick/SICK_${split}.txt`, `../../shared/data/sick/SICK_${split}.txt`].map((p) => resolve(p)).find((p) => existsSync(p));
   const all = path ? readSick(path) : null;
@@ -33,14 +37,15 @@ async function main(): Promise<void> {
   const pairs = all.filter((p) => part === 'all' || (Number(p.id) % 2 === 1) === (part === 'dev'));
   const cosines = await cosinesOf(split, all);
   const opts: ClassifyOptions = { lexicon: values['no-lexicon'] ? EMPTY_LEXICON : await loadLexicon(), without: new Set(listFlag(values, 'without', [])) };
-  const outcomes = pairs.map((p) => judge(p, cosines.get(p.id) ?? 0, opts));
+  const candidate = values['cosine-only'] ? (_a: string, _b: string, sim: number) => sim >= MIN_SIMILARITY : isCandidate;
+  const outcomes = pairs.map((p) => judge(p, cosines.get(p.id) ?? 0, opts, candidate));
   if (values.explain) explain(outcomes);
   printScore(`SICK ${split} (${part})`, score(outcomes));
   if (values.rules) byRule(outcomes);
 }
 
-function judge(pair: SickPair, cosine: number, opts: ClassifyOptions): Outcome {
-  if (!isCandidate(pair.a, pair.b, cosine)) return { pair, found: 'none', compared: false, reason: `cosine ${cosine.toFixed(2)}: not a candidate` };
+function judge(pair: SickPair, cosine: number, opts: ClassifyOptions, candidate: typeof isCandidate): Outcome {
+  if (!candidate(pair.a, pair.b, cosine)) return { pair, found: 'none', compared: false, reason: `cosine ${cosine.toFixed(2)}: not a candidate` };
   const c = classifyPair(pair.a, pair.b, cosine, opts);
   const found = c.verdict === 'none' || c.score < UNCERTAIN ? 'none' : c.score >= CONFIDENT ? 'edge' : 'pending';
   return { pair, found, compared: true, reason: `cosine ${cosine.toFixed(2)}, score ${c.score.toFixed(2)}: ${c.reason}` };

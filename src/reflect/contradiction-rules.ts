@@ -93,7 +93,7 @@ export function negationScope(olderWords: readonly string[], newerWords: readonl
 }
 
 function sameSubject(a: string, b: string | undefined, lx: Lexicon): boolean {
-  return b !== undefined && ((lx.covers(a, b) && lx.covers(b, a)) || lx.near(a, b) || lx.near(b, a));
+  return b !== undefined && lx.covers(a, b) && lx.covers(b, a);
 }
 
 /** Every number the negated side names is named by the other side too. */

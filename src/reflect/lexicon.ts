@@ -106,6 +106,8 @@ export function buildLexicon(files: WordNetFiles): Lexicon {
   const first = (w: string): number[] => lemmas(w).flatMap((l) => (senses.get(l) ?? []).slice(0, 1)).filter((s) => s % 4 === 0);
   return {
     near: (specific, general) => {
+      // A gerund's noun sense ("frying" under "cooking") names a narrower act, not another name for it.
+      if (specific.endsWith('ing')) return false;
       const up = new Set(first(specific).flatMap((s) => hypernyms.get(s) ?? []));
       return first(general).some((s) => up.has(s));
     },
