@@ -104,6 +104,9 @@ function numbersAgree(negated: readonly string[], plain: readonly string[]): boo
 
 const NUMBER_WORDS = new Set('two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred thousand'.split(' '));
 
+/** Words of its own the less talkative side of an opposites pair may have (the opposite, synonyms). */
+const MAX_OWN_WORDS = 3;
+
 /** Opposites: one word against its antonym, the rest of the statements saying the same. */
 export function opposites(olderWords: readonly string[], newerWords: readonly string[], lx: Lexicon, builtIn: (a: string, b: string) => boolean): RuleFinding | null {
   if (negationCount(olderWords) !== negationCount(newerWords)) return null;
@@ -112,6 +115,9 @@ export function opposites(olderWords: readonly string[], newerWords: readonly st
   const b = new Set(newerWords);
   const onlyA = [...a].filter((w) => !b.has(w) && !NEGATION_WORDS.has(w));
   const onlyB = [...b].filter((w) => !a.has(w) && !NEGATION_WORDS.has(w));
+  // One side must say nothing but the other's words (or their synonyms) and the opposite: when
+  // both say several words of their own, no opposite can make them disagree about one thing.
+  if (Math.min(contentWords(onlyA).length, contentWords(onlyB).length) > MAX_OWN_WORDS) return null;
   for (const x of onlyA) {
     for (const y of onlyB) {
       const particle = OPPOSITE_PARTICLE.get(x)?.has(y) ?? false;

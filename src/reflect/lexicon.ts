@@ -78,30 +78,35 @@ export function buildLexicon(files: WordNetFiles): Lexicon {
     readIndex(files[pos].index, p, senses, known);
     readData(files[pos].data, p, data);
   });
-  const antonymPairs = new Set<string>();
+  const antonymsOfLemma = new Map<string, Set<string>>();
+  const addAntonym = (a: string, b: string): void => {
+    const set = antonymsOfLemma.get(a);
+    if (set) set.add(b);
+    else antonymsOfLemma.set(a, new Set([b]));
+  };
   for (const { source, target, word } of data.antonymRefs) {
     const opposite = data.words.get(target)?.[word - 1];
-    if (opposite !== undefined) antonymPairs.add(`${source} ${opposite}`).add(`${opposite} ${source}`);
-  }
-  const lemmaCache = new Map<string, readonly string[]>();
-  const lemmas = (word: string): readonly string[] => {
-    let out = lemmaCache.get(word);
-    if (!out) {
-      out = baseForms(word, known);
-      if (lemmaCache.size > 50_000) lemmaCache.clear();
-      lemmaCache.set(word, out);
+    if (opposite !== undefined) {
+      addAntonym(source, opposite);
+      addAntonym(opposite, source);
     }
-    return out;
-  };
-  const ancestors = (synset: number): Set<number> => {
-    const seen = new Set([synset]);
-    let frontier = [synset];
-    for (let d = 0; d < DEPTH && frontier.length > 0; d++) {
-      frontier = frontier.flatMap((s) => hypernyms.get(s) ?? []).filter((s) => !seen.has(s));
+  }
+  const lemmas = cached((word: string): readonly string[] => baseForms(word, known));
+  // Per word: every sense's ancestors within DEPTH steps, and the senses themselves.
+  const ancestry = cached((word: string): ReadonlySet<number> => {
+    const seen = new Set<number>();
+    for (const l of lemmas(word)) {
+      let frontier = senses.get(l) ?? [];
       for (const s of frontier) seen.add(s);
+      for (let d = 0; d < DEPTH && frontier.length > 0; d++) {
+        frontier = frontier.flatMap((s) => hypernyms.get(s) ?? []).filter((s) => !seen.has(s));
+        for (const s of frontier) seen.add(s);
+      }
     }
     return seen;
-  };
+  });
+  const ownSenses = cached((word: string): readonly number[] => lemmas(word).flatMap((l) => senses.get(l) ?? []));
+  const oppositesOf = cached((word: string): ReadonlySet<string> => new Set(lemmas(word).flatMap((l) => [...(antonymsOfLemma.get(l) ?? [])])));
   // Nouns only: a verb one step under another is a narrower act ("fry" under "cook"), not another name for it.
   const first = (w: string): number[] => lemmas(w).flatMap((l) => (senses.get(l) ?? []).slice(0, 1)).filter((s) => s % 4 === 0);
   return {
@@ -112,16 +117,30 @@ export function buildLexicon(files: WordNetFiles): Lexicon {
       return first(general).some((s) => up.has(s));
     },
     lemmas,
-    antonyms: (a, b) => lemmas(a).some((x) => lemmas(b).some((y) => antonymPairs.has(`${x} ${y}`))),
+    antonyms: (a, b) => {
+      const opposite = oppositesOf(a);
+      return opposite.size > 0 && lemmas(b).some((y) => opposite.has(y));
+    },
     covers: (general, specific) => {
       if (general === specific) return true;
-      const generalSenses = new Set(lemmas(general).flatMap((l) => senses.get(l) ?? []));
-      if (generalSenses.size === 0) return lemmas(general).some((g) => lemmas(specific).includes(g));
-      for (const l of lemmas(specific)) {
-        for (const s of senses.get(l) ?? []) for (const a of ancestors(s)) if (generalSenses.has(a)) return true;
-      }
+      const up = ancestry(specific);
+      if (ownSenses(general).some((s) => up.has(s))) return true;
       return lemmas(general).some((g) => lemmas(specific).includes(g));
     },
+  };
+}
+
+/** A per-word function memoised (bounded: cleared when it reaches 20 000 words). */
+function cached<T>(f: (word: string) => T): (word: string) => T {
+  const memo = new Map<string, T>();
+  return (word) => {
+    let v = memo.get(word);
+    if (v === undefined) {
+      if (memo.size >= 20_000) memo.clear();
+      v = f(word);
+      memo.set(word, v);
+    }
+    return v;
   };
 }
 
