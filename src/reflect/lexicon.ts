@@ -70,14 +70,38 @@ function stemS(w: string): string {
 export type WordNetFiles = Record<PosFile, { index: string; data: string }>;
 
 export function buildLexicon(files: WordNetFiles): Lexicon {
+  const steps = buildSteps(files);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+/**
+ * The same, a slice of lines at a time with `pause()` between slices, so the thread that builds
+ * it (a shard's) keeps answering requests meanwhile.
+ */
+export async function buildLexiconInSlices(files: WordNetFiles, pause: () => Promise<void>): Promise<Lexicon> {
+  const steps = buildSteps(files);
+  let step = steps.next();
+  while (!step.done) {
+    await pause();
+    step = steps.next();
+  }
+  return step.value;
+}
+
+/** Lines parsed between two pauses (a few milliseconds). */
+const SLICE_LINES = 1000;
+
+function* buildSteps(files: WordNetFiles): Generator<void, Lexicon> {
   const senses = new Map<string, number[]>();
   const hypernyms = new Map<number, number[]>();
   const known = new Set<string>();
   const data: DataTables = { hypernyms, words: new Map(), antonymRefs: [] };
-  POS_FILES.forEach((pos, p) => {
-    readIndex(files[pos].index, p, senses, known);
-    readData(files[pos].data, p, data);
-  });
+  for (const [p, pos] of POS_FILES.entries()) {
+    yield* readIndex(files[pos].index, p, senses, known);
+    yield* readData(files[pos].data, p, data);
+  }
   const antonymsOfLemma = new Map<string, Set<string>>();
   const addAntonym = (a: string, b: string): void => {
     const set = antonymsOfLemma.get(a);
@@ -162,8 +186,10 @@ function baseForms(word: string, known: Set<string>): string[] {
 }
 
 /** index.*: `lemma pos synset_cnt p_cnt [ptr…] sense_cnt tagsense_cnt offset…` (commonest sense first). */
-function readIndex(text: string, p: number, senses: Map<string, number[]>, known: Set<string>): void {
-  for (const line of text.split('\n')) {
+function* readIndex(text: string, p: number, senses: Map<string, number[]>, known: Set<string>): Generator<void> {
+  let n = 0;
+  for (const line of lines(text)) {
+    if (++n % SLICE_LINES === 0) yield;
     if (line.length === 0 || line.startsWith(' ')) continue;
     const f = line.trimEnd().split(' ');
     const lemma = f[0] as string;
@@ -185,14 +211,17 @@ interface DataTables {
 }
 
 /** data.*: `offset lex_filenum ss_type w_cnt word lex_id … p_cnt [symbol offset pos source/target]… | gloss`. */
-function readData(text: string, p: number, out: DataTables): void {
-  for (const line of text.split('\n')) {
+function* readData(text: string, p: number, out: DataTables): Generator<void> {
+  let n = 0;
+  for (const line of lines(text)) {
+    if (++n % SLICE_LINES === 0) yield;
     if (line.length === 0 || line.startsWith(' ')) continue;
     const f = line.slice(0, line.indexOf(' | ') >>> 0).split(' ');
     const self = key(Number(f[0]), p);
     const wordCount = parseInt(f[3] as string, 16);
     const words = Array.from({ length: wordCount }, (_, i) => (f[4 + 2 * i] as string).toLowerCase().replace(/\(.*\)$/, '').replaceAll('_', ' '));
-    out.words.set(self, words);
+    // Antonym pointers are kept between verbs, adjectives and adverbs only: nouns' words are not needed.
+    if (p !== 0) out.words.set(self, words);
     const at = 4 + 2 * wordCount;
     const pointerCount = Number(f[at]);
     for (let i = 0; i < pointerCount; i++) {
@@ -208,6 +237,17 @@ function readData(text: string, p: number, out: DataTables): void {
         if (source !== undefined) out.antonymRefs.push({ source, target: other, word: parseInt(st.slice(2), 16) });
       }
     }
+  }
+}
+
+/** The lines of a text, one at a time (a 15 MB file split at once would stall the thread). */
+function* lines(text: string): Generator<string> {
+  let at = 0;
+  while (at < text.length) {
+    const end = text.indexOf('\n', at);
+    const stop = end < 0 ? text.length : end;
+    yield text.slice(at, stop);
+    at = stop + 1;
   }
 }
 

@@ -7,11 +7,14 @@
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildLexicon, EMPTY_LEXICON, type Lexicon, type PosFile, type WordNetFiles } from '../reflect/lexicon.ts';
+import { buildLexiconInSlices, EMPTY_LEXICON, type Lexicon, type PosFile, type WordNetFiles } from '../reflect/lexicon.ts';
 
 let loading: Promise<Lexicon> | null = null;
 
-/** The lexicon, built on the first call (≈1 s of one core, see the README); later calls share it. */
+/**
+ * The lexicon, built on the first call (about 1 s of one core and 60–70 MB of heap per process,
+ * see the README) in slices of a few milliseconds; later calls share it.
+ */
 export function loadLexicon(): Promise<Lexicon> {
   loading ??= build().catch((err: unknown) => {
     console.error(`contradiction check: WordNet not loaded (${String(err)}); using the built-in word lists only`);
@@ -27,5 +30,5 @@ async function build(): Promise<Lexicon> {
     return [pos, { index, data }];
   };
   const files = Object.fromEntries(await Promise.all((['noun', 'verb', 'adj', 'adv'] as const).map(read))) as WordNetFiles;
-  return buildLexicon(files);
+  return buildLexiconInSlices(files, () => new Promise((r) => setImmediate(r)));
 }
