@@ -145,6 +145,22 @@ describe('contradiction checks after a write', () => {
     expect(await pending(ws)).toEqual([]);
   });
 
+  it("export → import keeps a contradicts edge's reason", async () => {
+    const ws = await freshWorkspace();
+    const older = await remember(ws, 'The harbour ferry runs on Sundays.');
+    const newer = await remember(ws, 'The harbour ferry does not run on Sundays.');
+    const made = await poll(() => edgesOf(ws, newer), (e) => ofType(e.outgoing, 'contradicts').length > 0);
+    const reason = ofType(made.outgoing, 'contradicts')[0].reason as string;
+    expect(reason).toMatch(/^negation scope: /);
+    const exported = await t.req('GET', `/v1/workspaces/${ws.slug}/export?embeddings=true`);
+    expect(exported.status, exported.text).toBe(200);
+    const copy = await freshWorkspace();
+    const imported = await t.req('POST', `/v1/workspaces/${copy.slug}/import`, { raw: exported.text, headers: { 'content-type': 'application/x-ndjson' } });
+    expect(imported.status, imported.text).toBe(200);
+    const copied = ofType((await edgesOf(copy, newer)).outgoing, 'contradicts');
+    expect(copied.map((e) => [e.target_id, e.reason])).toEqual([[older, reason]]);
+  });
+
   it('an update gets one revised_from edge, newer → older, and no contradicts edges', async () => {
     const ws = await freshWorkspace();
     const older = await remember(ws, 'Bob lives in Berlin.');
