@@ -1,10 +1,9 @@
 /**
  * @module reflect/contradiction — a heuristic classifier for a pair of similar statements:
  *
- * - negation asymmetry: one side negates what the other asserts (shared content words, one
- *   negation more on one side, and the negation governs a word both sides share — "does not speak
- *   French" — not a detail only one side adds — "…and nothing was damaged");
- * - antonyms: the sides differ by a word and its opposite (likes / hates, open / closed …);
+ * - negation scope and opposites about one particular subject (reflect/contradiction-rules, with
+ *   WordNet's word relations when a lexicon is given: reflect/lexicon);
+ * - antonyms from a built-in list: the sides differ by a word and its opposite (likes / hates …);
  * - disagreeing numbers or dates about the same subject (digits, number words, ordinals, months);
  * - revision wording ("now", "no longer", "moved to", "changed to" …) on the newer side turns a
  *   disagreement into an update (verdict `revision`, newer revises older).
@@ -15,6 +14,8 @@
  * things, not a disagreement.
  *
  * Scores ≥ CONFIDENT create edges; scores in [UNCERTAIN, CONFIDENT) become pending candidates.
+ * Every finding's `reason` starts with the rule's name ("negation scope: …", "antonyms: …",
+ * "numbers: …", "update: …"); the shard stores it on the edge or candidate.
  */
 import { NEGATION_WORDS, negationScope, opposites, words as ruleWords } from './contradiction-rules.ts';
 import { EMPTY_LEXICON, type Lexicon } from './lexicon.ts';
