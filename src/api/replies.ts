@@ -49,6 +49,7 @@ export const Edge = T.Object(
     edge_type: literals(EDGE_TYPES),
     confidence: T.Number(),
     timestamp_us: Us('When the edge was made'),
+    reason: T.Optional(T.String({ description: 'Edges the contradiction check made: the rule that fired, e.g. "negation scope: one statement says there is no such thing"' })),
   },
   { $id: 'Edge' },
 );
@@ -159,6 +160,7 @@ export const PendingContradictions = T.Array(
     similarity: T.Number(),
     created_at: T.Number(),
     proposed: literals(['contradiction', 'revision']),
+    reason: T.Optional(T.String({ description: 'The rule that fired, e.g. "antonyms (WordNet): \'warm\' versus \'cold\'"' })),
   }),
 );
 

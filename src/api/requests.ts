@@ -69,6 +69,7 @@ export const TransferLine = T.Object({
         edge_type: T.String(),
         confidence: T.Optional(T.Number()),
         timestamp_us: T.Optional(T.Integer({ minimum: 0 })),
+        reason: T.Optional(T.String({ maxLength: 1000 })),
       }),
     ),
   ),

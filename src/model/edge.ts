@@ -20,6 +20,8 @@ export interface Edge {
   edge_type: EdgeType;
   confidence: number;
   timestamp_us: number;
+  /** `contradicts` and `revised_from` edges the checker made: the rule that fired ("negation scope: …"). */
+  reason?: string;
 }
 
 const BY_SQUASHED = new Map<string, EdgeType>(EDGE_TYPES.map((t) => [t.replaceAll('_', ''), t]));

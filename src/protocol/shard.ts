@@ -52,6 +52,8 @@ export interface PendingContradiction {
   created_at: number;
   /** What the classifier leaned towards. */
   proposed: 'contradiction' | 'revision';
+  /** The rule that fired ("negation scope: …"); absent in files written before it was recorded. */
+  reason?: string;
 }
 
 export interface EdgeInput {

@@ -1,10 +1,9 @@
 /**
  * @module reflect/contradiction — a heuristic classifier for a pair of similar statements:
  *
- * - negation asymmetry: one side negates what the other asserts (shared content words, one
- *   negation more on one side, and the negation governs a word both sides share — "does not speak
- *   French" — not a detail only one side adds — "…and nothing was damaged");
- * - antonyms: the sides differ by a word and its opposite (likes / hates, open / closed …);
+ * - negation scope and opposites about one particular subject (reflect/contradiction-rules, with
+ *   WordNet's word relations when a lexicon is given: reflect/lexicon);
+ * - antonyms from a built-in list: the sides differ by a word and its opposite (likes / hates …);
  * - disagreeing numbers or dates about the same subject (digits, number words, ordinals, months);
  * - revision wording ("now", "no longer", "moved to", "changed to" …) on the newer side turns a
  *   disagreement into an update (verdict `revision`, newer revises older).
@@ -15,7 +14,11 @@
  * things, not a disagreement.
  *
  * Scores ≥ CONFIDENT create edges; scores in [UNCERTAIN, CONFIDENT) become pending candidates.
+ * Every finding's `reason` starts with the rule's name ("negation scope: …", "antonyms: …",
+ * "numbers: …", "update: …"); the shard stores it on the edge or candidate.
  */
+import { NEGATION_WORDS, negationScope, opposites, words as ruleWords } from './contradiction-rules.ts';
+import { EMPTY_LEXICON, type Lexicon } from './lexicon.ts';
 import { tokens } from './summarize.ts';
 
 export const CONFIDENT = 0.7;
@@ -30,10 +33,6 @@ export interface Classification {
 }
 
 const MAX_CHARS = 600;
-const NEGATION_WORDS = new Set([
-  'not', 'no', 'never', 'none', 'nobody', 'nothing', 'neither', 'nor', 'cannot', "can't", "won't", "don't", "doesn't", "didn't",
-  "isn't", "aren't", "wasn't", "weren't", "hasn't", "haven't", "hadn't", "shouldn't", "wouldn't", "couldn't", 'unable',
-]);
 const REVISION = /\b(now|no longer|any ?more|changed|moved|switched|updated|renamed|replaced|instead|actually|nowadays|these days|as of|from now on|has become|became|used to)\b/i;
 /** Words that carry no content of their own for comparing the two sides. */
 const FILLER = new Set(['now', 'longer', 'anymore', 'changed', 'moved', 'switched', 'updated', 'renamed', 'replaced', 'instead', 'actually', 'nowadays', 'became', 'become', 'yet', 'still', 'already']);
@@ -59,15 +58,55 @@ for (const [a, b] of ANTONYM_PAIRS) {
   ANTONYMS.set(stem(b), stem(a));
 }
 
+/** Pairs less similar than this are about different things. */
+export const MIN_SIMILARITY = 0.55;
+
+/**
+ * Below MIN_SIMILARITY a pair is still compared when the statements share most of their words: a
+ * negation moves the embedding ("A person is playing a guitar" / "Nobody is playing the guitar",
+ * cosine 0.46) while the words stay.
+ */
+export const LEXICAL_MIN_SIMILARITY = 0.3;
+/** Share of the shorter statement's content terms the other must hold to be compared below MIN_SIMILARITY. */
+export const LEXICAL_OVERLAP = 0.5;
+
+/** Whether the check compares a pair at all (the shard's neighbour search found it with cosine `similarity`). */
+export function isCandidate(older: string, newer: string, similarity: number): boolean {
+  if (similarity >= MIN_SIMILARITY) return true;
+  if (similarity < LEXICAL_MIN_SIMILARITY) return false;
+  const a = terms(normalise(older.slice(0, MAX_CHARS)));
+  const b = terms(normalise(newer.slice(0, MAX_CHARS)));
+  const [small, large] = a.size <= b.size ? [a, b] : [b, a];
+  let shared = 0;
+  for (const t of small) if (large.has(t)) shared += 1;
+  return shared >= 2 && shared >= LEXICAL_OVERLAP * small.size;
+}
+
+export interface ClassifyOptions {
+  /** Word relations (WordNet's, see shard/lexicon-loader); without it words match only themselves. */
+  lexicon?: Lexicon;
+  /** Rules left out (for measuring each rule's gain): 'scope', 'opposites', 'antonym', 'number', 'update'. */
+  without?: ReadonlySet<string>;
+}
+
 /** Classifies `newer` against `older` (both texts); `similarity` is their embedding cosine. */
-export function classifyPair(older: string, newer: string, similarity: number): Classification {
+export function classifyPair(older: string, newer: string, similarity: number, opts: ClassifyOptions = {}): Classification {
   // Statements are compared on their opening: long documents are not single claims.
   const olderText = normalise(older.slice(0, MAX_CHARS));
   const newerText = normalise(newer.slice(0, MAX_CHARS));
   const a = terms(olderText);
   const b = terms(newerText);
+  const lx = opts.lexicon ?? EMPTY_LEXICON;
+  const on = (rule: string): boolean => !(opts.without?.has(rule) ?? false);
+  const wa = ruleWords(olderText);
+  const wb = ruleWords(newerText);
   const revisionWording = REVISION.test(newerText) && !REVISION.test(olderText);
-  const finding = negation(olderText, newerText, a, b) ?? antonym(a, b) ?? numbers(olderText, newerText, a, b) ?? (revisionWording ? update(a, b) : null);
+  const finding =
+    (on('scope') ? negationScope(wa, wb, lx) : null) ??
+    (on('opposites') ? opposites(wa, wb, lx, (x, y) => ANTONYMS.get(stem(x)) === stem(y)) : null) ??
+    (on('antonym') ? antonym(a, b) : null) ??
+    (on('number') ? numbers(olderText, newerText, a, b) : null) ??
+    (revisionWording && on('update') ? update(a, b) : null);
   if (!finding) return { verdict: 'none', score: 0, reason: 'no disagreement found' };
   // Similar embeddings make the disagreement about the same thing more likely.
   const score = Math.min(0.98, finding.score + (similarity >= 0.8 ? 0.08 : similarity >= 0.6 ? 0.03 : -0.1));
@@ -116,37 +155,9 @@ function terms(text: string): Set<string> {
   return out;
 }
 
-function countNegations(text: string): number {
-  return words(text).filter((w) => NEGATION_WORDS.has(w)).length;
-}
-
-/** Whether some negation in `text` governs (is followed within three words by) a term the other side has. */
-function negatesShared(text: string, other: Set<string>): boolean {
-  const ws = words(text);
-  for (let i = 0; i < ws.length; i++) {
-    if (!NEGATION_WORDS.has(ws[i] as string)) continue;
-    for (let j = i + 1; j < Math.min(ws.length, i + 4); j++) {
-      const t = term(ws[j] as string);
-      if (t === null) continue;
-      if (other.has(t)) return true;
-      break;
-    }
-  }
-  return false;
-}
-
 /** Both sides say something the other does not: likely different subjects, not a disagreement. */
 function bothAdd(a: Set<string>, b: Set<string>): boolean {
   return [...a].some((w) => !b.has(w)) && [...b].some((w) => !a.has(w));
-}
-
-function negation(older: string, newer: string, a: Set<string>, b: Set<string>): Finding | null {
-  const na = countNegations(older);
-  const nb = countNegations(newer);
-  const overlap = jaccard(a, b);
-  if (na === nb || overlap < 0.5 || bothAdd(a, b)) return null;
-  if (!(nb > na ? negatesShared(newer, a) : negatesShared(older, b))) return null;
-  return { kind: 'negation', score: 0.55 + 0.35 * overlap, reason: 'one statement negates the other' };
 }
 
 function antonym(a: Set<string>, b: Set<string>): Finding | null {
@@ -156,7 +167,7 @@ function antonym(a: Set<string>, b: Set<string>): Finding | null {
       const restA = without(a, w);
       const restB = without(b, opposite);
       const rest = jaccard(restA, restB);
-      if (rest >= 0.4 && !bothAdd(restA, restB)) return { kind: 'antonym', score: 0.5 + 0.4 * rest, reason: `'${w}' versus '${opposite}'` };
+      if (rest >= 0.4 && !bothAdd(restA, restB)) return { kind: 'antonym', score: 0.5 + 0.4 * rest, reason: `antonyms: '${w}' versus '${opposite}'` };
     }
   }
   return null;
@@ -168,7 +179,7 @@ function update(a: Set<string>, b: Set<string>): Finding | null {
   const onlyA = [...a].filter((w) => !b.has(w));
   const onlyB = [...b].filter((w) => !a.has(w));
   if (overlap < 0.4 || onlyA.length === 0 || onlyB.length === 0) return null;
-  return { kind: 'update', score: 0.5 + 0.4 * overlap, reason: `'${onlyA.join(' ')}' is replaced by '${onlyB.join(' ')}'` };
+  return { kind: 'update', score: 0.5 + 0.4 * overlap, reason: `update: '${onlyA.join(' ')}' is replaced by '${onlyB.join(' ')}'` };
 }
 
 /** Digits not glued to a word ("IPv6", "HTTP/2" are names), clock times, percentages, months. */
@@ -198,7 +209,7 @@ function numbers(older: string, newer: string, a: Set<string>, b: Set<string>): 
   if (shared === 0 && na.size >= 2 && nb.size >= 2) return null;
   const subject = jaccard(without(a, ...NUMBER_TERMS), without(b, ...NUMBER_TERMS));
   if (subject < 0.5) return null;
-  return { kind: 'number', score: 0.45 + 0.4 * subject, reason: `the statements disagree on ${[...na].join('/')} versus ${[...nb].join('/')}` };
+  return { kind: 'number', score: 0.45 + 0.4 * subject, reason: `numbers: the statements disagree on ${[...na].join('/')} versus ${[...nb].join('/')}` };
 }
 
 const NUMBER_TERMS = [...Object.keys(NUMBER_WORDS), 'jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec',

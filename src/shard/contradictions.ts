@@ -7,7 +7,9 @@
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../errors/codes.ts';
 import type { MemoryRecord } from '../model/memory.ts';
-import { classifyPair, CONFIDENT, UNCERTAIN } from '../reflect/contradiction.ts';
+import { classifyPair, CONFIDENT, isCandidate, UNCERTAIN } from '../reflect/contradiction.ts';
+import { EMPTY_LEXICON, type Lexicon } from '../reflect/lexicon.ts';
+import { loadLexicon } from './lexicon-loader.ts';
 import type { LogRecord } from './store/records.ts';
 import type { PendingContradiction, Verdicts, VerdictResult } from '../protocol/shard.ts';
 import type { Workspace } from './store/workspace.ts';
@@ -22,8 +24,6 @@ const NEIGHBOURS = 6;
 const MAX_BACKLOG = 100_000;
 /** Backlog below which checks give way to the vector indexer when it is far behind. */
 const YIELD_BELOW = 2048;
-/** Pairs less similar than this are about different things. */
-const MIN_SIMILARITY = 0.55;
 const CHECKED_KINDS = new Set(['episode', 'revision']);
 
 /** Longest stretch one slice of checks holds the shard's thread. */
@@ -40,6 +40,7 @@ export class ContradictionChecker {
   #queue: Array<[string, string]> = [];
   #head = 0;
   #running = false;
+  #lexicon: Lexicon | null = null;
   /** Contradictions found since the last metrics report. */
   found = 0;
   /** Checks skipped because the backlog overflowed. */
@@ -71,6 +72,8 @@ export class ContradictionChecker {
 
   async #run(): Promise<void> {
     try {
+      // WordNet is read once, on the first check (not on start-up, nor on a write's path).
+      this.#lexicon ??= await loadLexicon();
       while (this.backlog > 0 && !this.stopping()) {
         if (this.backlog < YIELD_BELOW && this.wait()) {
           await new Promise((r) => setTimeout(r, SLICE_MS));
@@ -95,7 +98,7 @@ export class ContradictionChecker {
       const w = this.state.workspaces.get(ws);
       const m = w?.memories.get(id);
       if (w && m) {
-        const checked = checkContradictions(w, [m], Date.now() * 1000);
+        const checked = checkContradictions(w, [m], Date.now() * 1000, this.#lexicon ?? EMPTY_LEXICON);
         this.found += checked.found;
         records.push(...checked.records);
       }
@@ -113,24 +116,25 @@ export class ContradictionChecker {
 }
 
 /** Records (edges, pending candidates) for the new memories of one write. */
-export function checkContradictions(w: Workspace, memories: readonly MemoryRecord[], nowUs: number): { records: LogRecord[]; found: number } {
+export function checkContradictions(w: Workspace, memories: readonly MemoryRecord[], nowUs: number, lexicon: Lexicon = EMPTY_LEXICON): { records: LogRecord[]; found: number } {
   const records: LogRecord[] = [];
   let found = 0;
   for (const m of memories) {
     if (!CHECKED_KINDS.has(m.kind) || m.supersededBy !== null) continue;
     for (const { id, sim } of w.vectors.search(m.embedding, { k: NEIGHBOURS + 1, ef: 64 })) {
       const other = w.memories.get(id);
-      if (!other || id === m.id || sim < MIN_SIMILARITY || !CHECKED_KINDS.has(other.kind) || linked(w, m.id, id)) continue;
+      if (!other || id === m.id || !CHECKED_KINDS.has(other.kind) || linked(w, m.id, id)) continue;
       // Each pair is judged once, by the check of its most recently written member: a check that
       // runs late (the queue lags under load) must not judge a pair again that the newer memory's
       // own check already judged — and perhaps a verdict already dismissed.
       if (other.updatedAt > m.updatedAt || (other.updatedAt === m.updatedAt && other.id > m.id)) continue;
       const [older, newer] = other.createdAt <= m.createdAt ? [other, m] : [m, other];
-      const c = classifyPair(older.content, newer.content, sim);
+      if (!isCandidate(older.content, newer.content, sim)) continue;
+      const c = classifyPair(older.content, newer.content, sim, { lexicon });
       if (c.verdict === 'none' || c.score < UNCERTAIN) continue;
       found += 1;
-      if (c.score >= CONFIDENT) records.push(...verdictEdges(w.slug, older.id, newer.id, c.verdict, c.score, nowUs));
-      else records.push({ t: 'pending', ws: w.slug, p: pending(older, newer, c.score, sim, c.verdict, nowUs) });
+      if (c.score >= CONFIDENT) records.push(...verdictEdges(w.slug, older.id, newer.id, c.verdict, c.score, nowUs, c.reason));
+      else records.push({ t: 'pending', ws: w.slug, p: { ...pending(older, newer, c.score, sim, c.verdict, nowUs), reason: c.reason } });
     }
   }
   return { records, found };
@@ -161,13 +165,13 @@ function snippet(text: string): string {
   return text.length > 200 ? `${text.slice(0, 197)}…` : text;
 }
 
-function verdictEdges(ws: string, older: string, newer: string, verdict: 'contradiction' | 'revision', confidence: number, now: number): LogRecord[] {
+function verdictEdges(ws: string, older: string, newer: string, verdict: 'contradiction' | 'revision', confidence: number, now: number, reason: string): LogRecord[] {
   if (verdict === 'revision') {
-    return [{ t: 'edge', ws, e: { source_id: newer, target_id: older, edge_type: 'revised_from', confidence, timestamp_us: now } }];
+    return [{ t: 'edge', ws, e: { source_id: newer, target_id: older, edge_type: 'revised_from', confidence, timestamp_us: now, reason } }];
   }
   return [
-    { t: 'edge', ws, e: { source_id: newer, target_id: older, edge_type: 'contradicts', confidence, timestamp_us: now } },
-    { t: 'edge', ws, e: { source_id: older, target_id: newer, edge_type: 'contradicts', confidence, timestamp_us: now } },
+    { t: 'edge', ws, e: { source_id: newer, target_id: older, edge_type: 'contradicts', confidence, timestamp_us: now, reason } },
+    { t: 'edge', ws, e: { source_id: older, target_id: newer, edge_type: 'contradicts', confidence, timestamp_us: now, reason } },
   ];
 }
 
@@ -180,11 +184,12 @@ export function commitVerdicts(w: Workspace | undefined, input: Verdicts, nowUs:
   for (const v of input.verdicts) {
     const p = w.pending.get(v.pendingId) as PendingContradiction;
     records.push({ t: 'unpending', ws: w.slug, id: p.pending_id });
+    const reason = `confirmed by a verdict${p.reason === undefined ? '' : ` (${p.reason})`}`;
     if (v.verdict === 'contradiction') {
-      records.push(...verdictEdges(w.slug, p.memory_id_a, p.memory_id_b, 'contradiction', v.confidence, nowUs));
+      records.push(...verdictEdges(w.slug, p.memory_id_a, p.memory_id_b, 'contradiction', v.confidence, nowUs, reason));
       result.contradictions_confirmed += 1;
     } else if (v.verdict === 'revision') {
-      records.push(...verdictEdges(w.slug, p.memory_id_a, p.memory_id_b, 'revision', v.confidence, nowUs));
+      records.push(...verdictEdges(w.slug, p.memory_id_a, p.memory_id_b, 'revision', v.confidence, nowUs, reason));
       result.revisions_created += 1;
     } else {
       result.dismissed += 1;

@@ -40,7 +40,7 @@ export interface LineMemoryInput {
 export interface LineInput {
   memory: LineMemoryInput;
   versions?: LineMemoryInput[] | undefined;
-  edges?: Array<{ source_id: string; target_id: string; edge_type: string; confidence?: number | undefined; timestamp_us?: number | undefined }> | undefined;
+  edges?: Array<{ source_id: string; target_id: string; edge_type: string; confidence?: number | undefined; timestamp_us?: number | undefined; reason?: string | undefined }> | undefined;
 }
 
 /** A line as the transport decoded it: a typed value, or why it could not be decoded. */
@@ -132,13 +132,16 @@ function toItem(line: LineInput, ids: IdGenerator, dim: number): ImportItem {
   const edges = (line.edges ?? []).map((e, i): Edge => {
     const type = parseEdgeType(e.edge_type);
     if (type === null) throw invalid(`edges[${i}].edge_type '${e.edge_type}' is not a known edge type`);
-    return {
+    const edge: Edge = {
       source_id: checkId(`edges[${i}].source_id`, e.source_id),
       target_id: checkId(`edges[${i}].target_id`, e.target_id),
       edge_type: type,
       confidence: e.confidence === undefined ? 1 : checkUnit(`edges[${i}].confidence`, e.confidence),
       timestamp_us: e.timestamp_us ?? memory.createdAt,
     };
+    // The contradiction check's account travels with its edge (export → import keeps it).
+    if (e.reason !== undefined) edge.reason = e.reason;
+    return edge;
   });
   return { memory, versions, edges };
 }

@@ -68,8 +68,8 @@ async function edgesOf(ws: Ws, id: string): Promise<{ outgoing: any[]; incoming:
   return res.body;
 }
 
-/** Polls until `done` holds (or ~5 s pass) and returns the last value. */
-async function poll<T>(get: () => Promise<T>, done: (v: T) => boolean, ms = 5000): Promise<T> {
+/** Polls until `done` holds (or ~20 s pass: the first check of a shard waits for WordNet to load) and returns the last value. */
+async function poll<T>(get: () => Promise<T>, done: (v: T) => boolean, ms = 20_000): Promise<T> {
   const until = Date.now() + ms;
   for (;;) {
     const v = await get();
@@ -87,6 +87,18 @@ async function pending(ws: Ws): Promise<any[]> {
 }
 
 const ofType = (edges: any[], type: string): any[] => edges.filter((e) => e.edge_type === type);
+
+/**
+ * Waits until the shards have checked everything written so far: their check backlog reads 0 in a
+ * report made after the last write (shards report once a second).
+ */
+async function checksSettled(ms = 15_000): Promise<void> {
+  const writtenAt = Date.now();
+  const backlog = async (): Promise<number[]> =>
+    [...(await t.req('GET', '/v1/metrics')).text.matchAll(/^flashbulb_background_backlog\{[^}]*work="contradiction_checks"[^}]*\} (\S+)$/gm)].map((m) => Number(m[1]));
+  const settled = await poll(backlog, (b) => b.length > 0 && b.every((n) => n === 0) && Date.now() - writtenAt >= 1200, ms);
+  expect(settled.every((n) => n === 0), `check backlog ${settled.join(', ')}`).toBe(true);
+}
 
 /** Writes the named uncertain pairs (older first) and waits until each has its candidate. */
 async function pendingPairs(ws: Ws, names: Array<keyof typeof UNCERTAIN_PAIRS>): Promise<Map<string, { older: string; newer: string; pending: any }>> {
@@ -123,11 +135,30 @@ describe('contradiction checks after a write', () => {
     const fromOlder = await edgesOf(ws, older);
     const edge = ofType(fromOlder.outgoing, 'contradicts')[0];
     expect(edge).toMatchObject({ source_id: older, target_id: newer, edge_type: 'contradicts' });
+    // The edge names the rule that fired, both ways.
+    expect(edge.reason).toMatch(/^negation scope: /);
+    expect(ofType(fromNewer.outgoing, 'contradicts')[0].reason).toBe(edge.reason);
     expect(edge.confidence).toBeGreaterThanOrEqual(CONFIDENT);
     expect(edge.confidence).toBeLessThanOrEqual(1);
     expect(ofType(fromOlder.outgoing, 'revised_from')).toEqual([]);
     // A confident finding is not left pending.
     expect(await pending(ws)).toEqual([]);
+  });
+
+  it("export → import keeps a contradicts edge's reason", async () => {
+    const ws = await freshWorkspace();
+    const older = await remember(ws, 'The harbour ferry runs on Sundays.');
+    const newer = await remember(ws, 'The harbour ferry does not run on Sundays.');
+    const made = await poll(() => edgesOf(ws, newer), (e) => ofType(e.outgoing, 'contradicts').length > 0);
+    const reason = ofType(made.outgoing, 'contradicts')[0].reason as string;
+    expect(reason).toMatch(/^negation scope: /);
+    const exported = await t.req('GET', `/v1/workspaces/${ws.slug}/export?embeddings=true`);
+    expect(exported.status, exported.text).toBe(200);
+    const copy = await freshWorkspace();
+    const imported = await t.req('POST', `/v1/workspaces/${copy.slug}/import`, { raw: exported.text, headers: { 'content-type': 'application/x-ndjson' } });
+    expect(imported.status, imported.text).toBe(200);
+    const copied = ofType((await edgesOf(copy, newer)).outgoing, 'contradicts');
+    expect(copied.map((e) => [e.target_id, e.reason])).toEqual([[older, reason]]);
   });
 
   it('an update gets one revised_from edge, newer → older, and no contradicts edges', async () => {
@@ -152,7 +183,7 @@ describe('contradiction checks after a write', () => {
     const a = await remember(ws, 'Tom is allergic to peanuts.');
     const b = await remember(ws, 'Tom is allergic to peanuts and to shellfish.');
     const c = await remember(ws, 'The museum opens at nine on weekdays.');
-    await sleep(400);
+    await checksSettled();
     for (const id of [a, b, c]) {
       const e = await edgesOf(ws, id);
       expect([...e.outgoing, ...e.incoming].filter((x) => x.edge_type === 'contradicts' || x.edge_type === 'revised_from')).toEqual([]);
@@ -167,7 +198,7 @@ describe('contradiction checks after a write', () => {
     const ws = await freshWorkspace();
     await remember(ws, 'The harbour ferry is running today.');
     await remember(ws, 'The harbour ferry is not running today.');
-    const after = await poll(value, (v) => v > before, 4000);
+    const after = await poll(value, (v) => v > before);
     expect(after).toBeGreaterThan(before);
   });
 });
@@ -185,6 +216,7 @@ describe('pending candidates (POST /v1/contradictions/prepare)', () => {
     expect(p.classifier_score).toBeGreaterThanOrEqual(UNCERTAIN);
     expect(p.classifier_score).toBeLessThan(CONFIDENT);
     expect(p.classifier_method).toBe('heuristic');
+    expect(p.reason).toMatch(/^numbers: the statements disagree on 32 versus 48/);
     expect(p.similarity).toBeGreaterThan(0.5);
     expect(p.similarity).toBeLessThanOrEqual(1);
     expect(Number.isInteger(p.created_at)).toBe(true);
@@ -226,6 +258,8 @@ describe('POST /v1/contradictions/commit', () => {
     expect(ofType(c.outgoing, 'contradicts').map((e) => e.target_id)).toEqual([chess.older]);
     expect(ofType(c.incoming, 'contradicts').map((e) => e.source_id)).toEqual([chess.older]);
     expect(ofType(c.outgoing, 'contradicts')[0].confidence).toBeCloseTo(0.9, 5);
+    // A confirmed candidate's edge says so and keeps the rule that proposed it.
+    expect(ofType(c.outgoing, 'contradicts')[0].reason).toBe(`confirmed by a verdict (${chess.pending.reason})`);
 
     const k = await edgesOf(ws, kiln.newer);
     expect(ofType(k.outgoing, 'revised_from').map((e) => e.target_id)).toEqual([kiln.older]);

