@@ -26,7 +26,7 @@ import type { ShardRouter } from '../router/router.ts';
 import { shardFor } from '../router/shard-map.ts';
 import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardWorkerData } from '../protocol/shard.ts';
 import { Shard } from '../shard/shard.ts';
-import { encodeEntry, ensureStream, FencedError, replayStream, StreamLog } from './stream-log.ts';
+import { encodeEntry, ensureStream, FencedError, replayStream, StreamGapError, StreamLog } from './stream-log.ts';
 import { forward, pack, unpack, type Forward, type ForwardReply } from './forward.ts';
 import { LeaseTable, type Lease } from './leases.ts';
 import { FollowedSubscriptions } from './follow.ts';
@@ -37,6 +37,8 @@ import type { ClusterStatus, PartitionStatus } from './status.ts';
 /** How long a request waits for a partition to get a ready owner before a retryable 503. */
 const ROUTE_WAIT_MS = 3000;
 const FENCE_ATTEMPTS = 20;
+/** How long after a snapshot pointer moves the stream is trimmed below it (after reading the pointer back). */
+const TRIM_SETTLE_MS = 1000;
 
 export interface ClusterOptions {
   config: Config;
@@ -138,7 +140,7 @@ export class ClusterNode implements ShardRouter {
       if (partitions !== config.clusterPartitions) {
         o.log(`cluster: ${partitions} partitions (fixed when the cluster was created; FLASHBULB_CLUSTER_PARTITIONS=${config.clusterPartitions} ignored)`);
       }
-      const node = new ClusterNode(o, nc, jsm, leases, nodes, new PartitionSnapshots(objects, meta), partitions);
+      const node = new ClusterNode(o, nc, jsm, leases, nodes, new PartitionSnapshots(objects, meta, jsm, `${config.clusterName}-meta`), partitions);
       node.#listen();
       await node.#scheduleTick();
       const every = Math.max(200, Math.floor(config.clusterLeaseMs / 3));
@@ -266,6 +268,21 @@ export class ClusterNode implements ShardRouter {
   #leaseSure(o: Owned): boolean {
     const lease = this.#o.config.clusterLeaseMs;
     return performance.now() - o.leaseSentAt < lease - Math.max(200, lease / 10);
+  }
+
+  /**
+   * The fence of snapshot pointer moves and stream trims: resolves only if a renewal of our lease
+   * was sent less than a third of a lease ago and succeeded (renewing now if needed). A node that
+   * lost its lease, or that was paused since its last renewal, gets an error and changes nothing.
+   */
+  async #confirmFresh(o: Owned): Promise<void> {
+    const fresh = (): boolean => this.#owned.get(o.partition) === o && performance.now() - o.leaseSentAt < this.#o.config.clusterLeaseMs / 3;
+    for (let round = 0; round < 2 && !fresh(); round++) {
+      if (this.#owned.get(o.partition) !== o) break;
+      this.#renewing ??= this.#renew().finally(() => (this.#renewing = null));
+      await this.#renewing;
+    }
+    if (!fresh()) throw new FencedError(`partition ${o.partition}: ownership not confirmed; the snapshot pointer and the stream are left as they are`);
   }
 
   /** Renews now; a partition whose lease is gone is dropped and the request answered 503 (retryable). */
@@ -485,7 +502,7 @@ export class ClusterNode implements ShardRouter {
         lastSeq: fenceSeq,
         timeoutMs: this.#o.config.shardTimeoutMs,
         onFailed: (err) => this.#lose(o, err instanceof FencedError ? err.message : `log failed: ${err.message}`),
-        snapshots: { store: this.#snapshots, partition: p, jsm: this.#jsm, stream: this.#stream(p) },
+        snapshots: { store: this.#snapshots, partition: p, jsm: this.#jsm, stream: this.#stream(p), confirm: () => this.#confirmFresh(o), settleMs: TRIM_SETTLE_MS },
       });
       o.log = log;
       o.fenceSeq = fenceSeq;
@@ -511,7 +528,15 @@ export class ClusterNode implements ShardRouter {
       if (snap.seq + 1 < info.state.first_seq && info.state.messages > 0) {
         throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap.seq}`);
       }
-      const { recovered } = await replayStream(this.#js, this.#stream(p), from, last, state);
+      let replayed: Awaited<ReturnType<typeof replayStream>>;
+      try {
+        replayed = await replayStream(this.#js, this.#stream(p), from, last, state);
+      } catch (err) {
+        // Trimmed between reading the pointer and reading the stream: the pointer has moved on.
+        if (err instanceof StreamGapError && attempt < FENCE_ATTEMPTS - 1) continue;
+        throw err;
+      }
+      const { recovered } = replayed;
       try {
         const ack = await this.#js.publish(this.#subject(p), encodeEntry({ node: this.#id, fence: term }), {
           msgID: `${this.#id}.${term}.fence`,
