@@ -4,6 +4,7 @@
  * the revision the holder last saw. The bucket's max age removes a lease nobody renews.
  */
 import type { KV } from '@nats-io/kv';
+import { isWrongLastSequence } from './stream-log.ts';
 
 export interface Lease {
   node: string;
@@ -53,6 +54,18 @@ export class LeaseTable {
   #value(term: string): string {
     return JSON.stringify({ node: this.#node, term, at: Date.now() } satisfies Lease);
   }
+}
+
+/**
+ * What a failed renewal means. A refused compare-and-set: the lease expired or another node holds
+ * it (`lost`). Anything else (a timeout, no responders while JetStream elects a leader) says
+ * nothing about the lease: the holder keeps the partition and retries (`retry`) until a whole
+ * lease has passed since its last successful renewal was sent, after which another node may
+ * hold it (`lost`). Dropping the partition on every failed renewal turned each NATS leader
+ * election into a round of takeovers, which need JetStream's meta leader (issue 23, item 3).
+ */
+export function renewalFailure(err: unknown, sinceSentMs: number, leaseMs: number): 'lost' | 'retry' {
+  return isWrongLastSequence(err) || sinceSentMs >= leaseMs ? 'lost' : 'retry';
 }
 
 function key(partition: number): string {

@@ -28,7 +28,7 @@ import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardWorke
 import { Shard } from '../shard/shard.ts';
 import { encodeEntry, ensureStream, FencedError, replayStream, StreamGapError, StreamLog } from './stream-log.ts';
 import { forward, pack, unpack, type Forward, type ForwardReply } from './forward.ts';
-import { LeaseTable, type Lease } from './leases.ts';
+import { LeaseTable, renewalFailure, type Lease } from './leases.ts';
 import { FollowedSubscriptions } from './follow.ts';
 import { randomBytes } from 'node:crypto';
 import type { RelayedRequest, SubscriptionRelay } from '../subscribe/registry.ts';
@@ -429,7 +429,9 @@ export class ClusterNode implements ShardRouter {
           o.leaseRev = await this.#leases.renew(o.partition, o.leaseRev, o.term);
           o.leaseSentAt = sent;
         } catch (err) {
-          this.#lose(o, `lease lost (${err instanceof Error ? err.message : String(err)})`);
+          const why = err instanceof Error ? err.message : String(err);
+          if (renewalFailure(err, performance.now() - o.leaseSentAt, this.#o.config.clusterLeaseMs) === 'lost') this.#lose(o, `lease lost (${why})`);
+          else this.#o.log(`cluster: renewing the lease of partition ${o.partition} failed (${why}); retrying`);
         }
       }),
     );

@@ -24,6 +24,8 @@ const MAX_BATCH_BYTES = 768 * 1024;
 const PUBLISH_ATTEMPTS = 4;
 /** JetStream API error: the expected last sequence did not hold. */
 const WRONG_LAST_SEQUENCE = 10071;
+/** The same, when the server cannot tell the subject's last sequence (it refuses the expectation). */
+const WRONG_LAST_SEQUENCE_UNKNOWN = 10164;
 
 /**
  * What one stream message holds: a batch of records, or the fence of a new owner. A write too large
@@ -108,6 +110,11 @@ export class EntryReplayer {
     if (this.#open) this.dropped += this.#open.records.length;
     this.#open = null;
   }
+}
+
+/** A publish (or KV compare-and-set) refused because the expected last sequence did not hold. */
+export function isWrongLastSequence(err: unknown): boolean {
+  return err instanceof JetStreamApiError && (err.code === WRONG_LAST_SEQUENCE || err.code === WRONG_LAST_SEQUENCE_UNKNOWN);
 }
 
 export class FencedError extends Error {
