@@ -494,7 +494,7 @@ export class ClusterNode implements ShardRouter {
     const started = performance.now();
     try {
       await ensureStream(this.#jsm, this.#stream(p), this.#subject(p), this.#o.config.natsReplicas);
-      const { recovered, fenceSeq } = await this.#recoverAndFence(p, rev);
+      const { recovered, fenceSeq } = await this.#recoverAndFence(p, rev, o);
       if (this.#owned.get(p) !== o) return; // lost while recovering
       const log = new StreamLog({
         js: this.#js,
@@ -520,7 +520,7 @@ export class ClusterNode implements ShardRouter {
   }
 
   /** Replays the whole stream, then appends a fence; a deposed owner's later appends fail. */
-  async #recoverAndFence(p: number, term: number): Promise<{ recovered: Awaited<ReturnType<typeof replayStream>>['recovered']; fenceSeq: number }> {
+  async #recoverAndFence(p: number, term: number, o: Owned): Promise<{ recovered: Awaited<ReturnType<typeof replayStream>>['recovered']; fenceSeq: number }> {
     for (let attempt = 0; attempt < FENCE_ATTEMPTS; attempt++) {
       const info = await this.#jsm.streams.info(this.#stream(p));
       const last = info.state.last_seq;
@@ -539,6 +539,7 @@ export class ClusterNode implements ShardRouter {
         throw err;
       }
       const { recovered } = replayed;
+      if (this.#owned.get(p) !== o) throw new Error(`partition ${p}: lost while recovering`); // no fence from a takeover given up
       try {
         const ack = await this.#js.publish(this.#subject(p), encodeEntry({ node: this.#id, fence: term }), {
           msgID: `${this.#id}.${term}.fence`,

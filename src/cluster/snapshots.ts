@@ -25,6 +25,9 @@ import type { LogRecord, SnapshotFooter, SnapshotHeader } from '../shard/store/r
 import { snapshotRecords } from '../shard/persist/snapshot.ts';
 import { applyRecord, ShardState } from '../shard/store/apply.ts';
 
+/** How long reading one snapshot object may take. */
+const READ_MS = 30_000;
+
 export interface Pointer {
   seq: number;
   object: string;
@@ -114,7 +117,12 @@ export class PartitionSnapshots {
   }
 
   async #read(partition: number, object: string, state: ShardState): Promise<number> {
-    const blob = await this.#os.getBlob(object);
+    // The object store reads chunks through a push consumer and waits for the last one: chunks
+    // purged under it (the object deleted) or a consumer lost with a NATS server leave it waiting
+    // for good. Give up, so a takeover gives its lease back and reads the pointer again.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`partition ${partition}: reading snapshot ${object} took over ${READ_MS / 1000} s`)), READ_MS)));
+    const blob = await Promise.race([this.#os.getBlob(object), late]).finally(() => clearTimeout(timer));
     if (!blob) throw new Error(`partition ${partition}: snapshot object ${object} is missing`);
     const buf = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength);
     let offset = 0;

@@ -32,8 +32,12 @@ export interface FaultRunReport {
   violations: string[];
   /** Partitions without a ready owner at the end. */
   unowned: number[];
-  /** Per phase, how long until writes were acknowledged again (ms). */
-  phases: Array<{ round: number; phase: string; who: string; ms: number }>;
+  /**
+   * Per fault: `ms` until 10 more writes were acknowledged; `gapMs` the longest time without any
+   * acknowledged write from the fault until the next one (at most 20 s); `ownedMs` (a node
+   * killed) until every partition had a ready owner among the running nodes again.
+   */
+  phases: Array<{ round: number; phase: string; who: string; ms: number; gapMs: number; ownedMs?: number }>;
 }
 
 interface Acked {
@@ -85,7 +89,8 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
   };
   const live = (): Member[] => members.filter((m) => m.child.proc.exitCode === null && m.child.proc.signalCode === null);
   const acked: Acked[] = [];
-  const phases: FaultRunReport['phases'] = [];
+  const ackedAt: number[] = [];
+  const phases: Array<Omit<FaultRunReport['phases'][number], 'gapMs'> & { at: number }> = [];
   let running = true;
   let loops: Promise<void>[] = [];
   try {
@@ -106,25 +111,30 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
         }
         const content = `fault write ${w}-${n}: the tide turns at the lighthouse`;
         const res = await http(node.child.base, 'POST', `/v1/workspaces/${ws}/memories`, { content }).catch(() => null);
-        if (res && (res.status === 200 || res.status === 201)) acked.push({ ws, id: res.body.memory_id as string, content });
+        if (res && (res.status === 200 || res.status === 201)) {
+          acked.push({ ws, id: res.body.memory_id as string, content });
+          ackedAt.push(Date.now());
+        }
         else await sleep(50);
       }
     });
-    const progress = async (round: number, phase: string, who = ''): Promise<void> => {
+    const progress = async (round: number, phase: string, who = '', at = Date.now(), ownedMs?: number): Promise<void> => {
       const from = acked.length;
-      const started = Date.now();
       await until(async () => acked.length >= from + 10, 90_000, () => `10 acknowledged writes after ${phase} ${who} (round ${round})`);
-      phases.push({ round, phase, who, ms: Date.now() - started });
-      o.log(`round ${round}: ${phase} ${who}: writes acknowledged again after ${Date.now() - started} ms (${acked.length} in all)`);
+      const ms = Date.now() - at;
+      phases.push({ round, phase, who, at, ms, ...(ownedMs === undefined ? {} : { ownedMs }) });
+      o.log(`round ${round}: ${phase} ${who}: 10 writes acknowledged after ${ms} ms${ownedMs === undefined ? '' : `, partitions owned again after ${ownedMs} ms`} (${acked.length} in all)`);
     };
     await progress(0, 'start');
     for (let round = 1; round <= o.rounds; round++) {
       // kill -9 of a node, restarted.
       const victim = live()[round % live().length] as Member;
+      const killedAt = Date.now();
       victim.child.proc.kill('SIGKILL');
       await victim.child.exited;
       members.splice(members.indexOf(victim), 1);
-      await progress(round, 'kill -9 of a node', victim.id);
+      await settled(live, o.partitions, 60_000);
+      await progress(round, 'kill -9 of a node', victim.id, killedAt, Date.now() - killedAt);
       await startWhenReady(() => startNode(victim.id));
       await settled(live, o.partitions, 60_000);
 
@@ -135,8 +145,9 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
         const idx = nats.findIndex((s) => s.opts.cluster?.name === leader);
         const target = which === 'leader' ? idx : (idx + 1) % nats.length;
         const server = nats[target] as NatsServer;
+        const killedAt = Date.now();
         await stopNats(server);
-        await progress(round, `kill -9 of the NATS ${which === 'leader' ? 'meta leader' : 'follower'}`, server.opts.cluster?.name ?? '');
+        await progress(round, `kill -9 of the NATS ${which === 'leader' ? 'meta leader' : 'follower'}`, server.opts.cluster?.name ?? '', killedAt);
         nats[target] = await restartNats(server);
         await waitJetStreamCluster(urls, 60_000);
         await settled(live, o.partitions, 60_000);
@@ -147,6 +158,7 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
       const status = await statusOf(live());
       const owner = live().find((m) => status.partition_owners.some((p) => p.owner === m.id)) as Member;
       paused.add(owner.id);
+      const stoppedAt = Date.now();
       owner.child.proc.kill('SIGSTOP');
       const pauseMs = Math.round(o.leaseMs * (0.8 + 1.2 * Math.random()));
       try {
@@ -162,7 +174,7 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
         paused.delete(owner.id);
       }
       await settled(live, o.partitions, 60_000);
-      await progress(round, 'SIGSTOP, then SIGCONT of an owner', owner.id);
+      await progress(round, 'SIGSTOP, then SIGCONT of an owner', owner.id, stoppedAt);
     }
     running = false;
     await Promise.all(loops);
@@ -182,7 +194,10 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
       const msgs = await readStream(urls, `${NAME}_p${p}`);
       violations.push(...appendsAfterFence(msgs).map((v) => `partition ${p}: ${v}`));
     }
-    return { acked: acked.length, missing, violations, unowned, phases };
+    return { acked: acked.length, missing, violations, unowned, phases: phases.map((p, i) => ({ ...p, gapMs: longestGap(ackedAt, p.at, Math.min(p.at + 20_000, phases[i + 1]?.at ?? Infinity)) })) };
+  } catch (err) {
+    for (const m of members) o.log(`node ${m.id} events:\n${nodeEvents(m).join('\n')}`);
+    throw err;
   } finally {
     running = false;
     for (const m of members) m.child.proc.kill('SIGCONT');
@@ -193,6 +208,24 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
 }
 
 const paused = new Set<string>();
+
+/** The longest time in [from, to] without a timestamp in `at` (sorted), counting from `from`. */
+function longestGap(at: readonly number[], from: number, to: number): number {
+  let longest = 0;
+  let prev = from;
+  for (const t of at) {
+    if (t <= from) continue;
+    if (t > to) break;
+    longest = Math.max(longest, t - prev);
+    prev = t;
+  }
+  return Math.max(longest, Math.min(to, at[at.length - 1] ?? from) - prev);
+}
+
+/** The ownership events a node logged (takeovers, drops, failures), the last 40. */
+function nodeEvents(m: Member): string[] {
+  return m.child.stderr().split('\n').filter((l) => /dropped|failed|stream starts|owned by|released/.test(l)).slice(-40);
+}
 
 /** One read; a 503 (failover in progress, as its contract says) is retried for up to 30 s. */
 async function readBack(m: Member, a: Acked): Promise<{ status: number; body: any }> {
