@@ -32,9 +32,22 @@ export class LeaseTable {
     }
   }
 
-  /** Renews a lease held at `revision`; rejects when it is no longer ours (expired or taken). */
-  renew(partition: number, revision: number, term: string): Promise<number> {
-    return this.#kv.update(key(partition), this.#value(term), revision);
+  /**
+   * Renews a lease held at `revision`, waiting at most `timeoutMs`; rejects when it is no longer
+   * ours (expired or taken). A refused compare-and-set whose key still holds our term means an
+   * earlier renewal was stored although its acknowledgement was lost: its revision is taken up.
+   */
+  async renew(partition: number, revision: number, term: string, timeoutMs: number): Promise<number> {
+    try {
+      return await this.#kv.update(key(partition), this.#value(term), revision, timeoutMs);
+    } catch (err) {
+      if (!isWrongLastSequence(err)) throw err;
+      const e = await this.#kv.get(key(partition));
+      if (!e || e.operation !== 'PUT' || e.revision <= revision) throw err;
+      const l = JSON.parse(e.string()) as Partial<Lease>;
+      if (l.node !== this.#node || l.term !== term) throw err;
+      return await this.#kv.update(key(partition), this.#value(term), e.revision, timeoutMs);
+    }
   }
 
   /** Gives a lease back, if it is still the one held at `revision`. */

@@ -426,7 +426,8 @@ export class ClusterNode implements ShardRouter {
         if (o.status === 'releasing') return;
         try {
           const sent = performance.now();
-          o.leaseRev = await this.#leases.renew(o.partition, o.leaseRev, o.term);
+          // A renewal sent on a connection that just died must not wait past the next one.
+          o.leaseRev = await this.#leases.renew(o.partition, o.leaseRev, o.term, Math.max(500, Math.floor(this.#o.config.clusterLeaseMs / 3)));
           o.leaseSentAt = sent;
         } catch (err) {
           const why = err instanceof Error ? err.message : String(err);
