@@ -26,7 +26,7 @@ import type { ShardRouter } from '../router/router.ts';
 import { shardFor } from '../router/shard-map.ts';
 import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardWorkerData } from '../protocol/shard.ts';
 import { Shard } from '../shard/shard.ts';
-import { encodeEntry, ensureStream, FencedError, replayStream, StreamGapError, StreamLog } from './stream-log.ts';
+import { encodeEntry, ensureStream, FencedError, isWrongLastSequence, replayStream, StreamGapError, StreamLog } from './stream-log.ts';
 import { forward, pack, unpack, type Forward, type ForwardReply } from './forward.ts';
 import { LeaseTable, renewalFailure, type Lease } from './leases.ts';
 import { FollowedSubscriptions } from './follow.ts';
@@ -549,8 +549,9 @@ export class ClusterNode implements ShardRouter {
         });
         return { recovered, fenceSeq: ack.seq };
       } catch (err) {
-        // The previous owner appended after we read: read again.
-        if (attempt === FENCE_ATTEMPTS - 1) throw err;
+        // The previous owner appended after we read: read again. Anything else (NATS did not
+        // answer): give the lease back rather than hold the partition through more timeouts.
+        if (!isWrongLastSequence(err) || attempt === FENCE_ATTEMPTS - 1) throw err;
       }
     }
     throw new Error('unreachable');

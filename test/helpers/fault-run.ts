@@ -197,6 +197,7 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
     return { acked: acked.length, missing, violations, unowned, phases: phases.map((p, i) => ({ ...p, gapMs: longestGap(ackedAt, p.at, Math.min(p.at + 20_000, phases[i + 1]?.at ?? Infinity)) })) };
   } catch (err) {
     for (const m of members) o.log(`node ${m.id} events:\n${nodeEvents(m).join('\n')}`);
+    for (const n of nats) o.log(`nats-server ${n.opts.cluster?.name ?? ''} log (end):\n${n.log().split('\n').slice(-25).join('\n')}`);
     throw err;
   } finally {
     running = false;
