@@ -271,18 +271,18 @@ export class ClusterNode implements ShardRouter {
   }
 
   /**
-   * The fence of snapshot pointer moves and stream trims: resolves only if a renewal of our lease
-   * was sent less than a third of a lease ago and succeeded (renewing now if needed). A node that
-   * lost its lease, or that was paused since its last renewal, gets an error and changes nothing.
+   * The fence of snapshot pointer moves and stream trims: resolves only while no other node can
+   * hold our lease, i.e. a renewal sent less than a lease (minus the margin) ago succeeded; one
+   * older than a third of a lease is renewed first. A node that lost its lease, or that was
+   * paused since its last renewal, gets an error and changes nothing.
    */
   async #confirmFresh(o: Owned): Promise<void> {
-    const fresh = (): boolean => this.#owned.get(o.partition) === o && performance.now() - o.leaseSentAt < this.#o.config.clusterLeaseMs / 3;
-    for (let round = 0; round < 2 && !fresh(); round++) {
-      if (this.#owned.get(o.partition) !== o) break;
+    const ours = (): boolean => this.#owned.get(o.partition) === o;
+    if (ours() && performance.now() - o.leaseSentAt >= this.#o.config.clusterLeaseMs / 3) {
       this.#renewing ??= this.#renew().finally(() => (this.#renewing = null));
       await this.#renewing;
     }
-    if (!fresh()) throw new FencedError(`partition ${o.partition}: ownership not confirmed; the snapshot pointer and the stream are left as they are`);
+    if (!ours() || !this.#leaseSure(o)) throw new FencedError(`partition ${o.partition}: ownership not confirmed; the snapshot pointer and the stream are left as they are`);
   }
 
   /** Renews now; a partition whose lease is gone is dropped and the request answered 503 (retryable). */

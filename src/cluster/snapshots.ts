@@ -72,7 +72,8 @@ export class PartitionSnapshots {
   /**
    * Stores a snapshot, reads it back and decodes it, then, if `confirm` resolves (the caller
    * still owns the partition), moves the pointer to it. Returns the pointer it replaced (null:
-   * none), or false when the pointer was not moved (a newer one is there, or someone moved it first).
+   * none), or false when a newer one is there or someone moved it first; rejects (the object
+   * deleted again) when the read-back or `confirm` fails.
    */
   async save(partition: number, seq: number, data: Buffer, confirm: () => Promise<void>): Promise<{ object: string; previous: Pointer | null } | false> {
     const current = await this.pointer(partition);
@@ -82,13 +83,17 @@ export class PartitionSnapshots {
     try {
       await this.#verify(partition, object);
       await confirm();
+    } catch (err) {
+      await this.#os.delete(object).catch(() => undefined);
+      throw err; // damaged, unreadable, or no longer ours: the caller says so
+    }
+    try {
       const value = JSON.stringify({ seq, object, at: Date.now() } satisfies Pointer);
       if (current) await this.#meta.update(pointerKey(partition), value, current.revision);
       else await this.#meta.create(pointerKey(partition), value);
-    } catch (err) {
-      // Not moved (someone moved it first, or we are no longer the owner): the object is ours alone.
+    } catch {
+      // Someone moved the pointer first: the object is ours alone.
       await this.#os.delete(object).catch(() => undefined);
-      if (err instanceof SnapshotDamagedError) throw err;
       return false;
     }
     return { object, previous: current?.pointer ?? null };

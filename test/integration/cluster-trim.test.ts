@@ -98,7 +98,7 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
   it('an owner whose lease is not confirmed neither moves the snapshot pointer nor trims the stream', async () => {
     const part = await partition(8);
     const l = log(part, 8, () => Promise.reject(new Error('lease lost')));
-    await l.snapshot(new ShardState());
+    await expect(l.snapshot(new ShardState())).rejects.toThrow('lease lost');
     await l.trimmed;
     expect(await store.pointer(part.p)).toBeNull();
     expect((await jsm.streams.info(part.stream)).state.first_seq).toBe(1);
