@@ -12,6 +12,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, killQuietly, startServer, type ChildServer } from './child.ts';
+import { sleep } from './wait.ts';
 import { appendsAfterFence, metaLeader, readStream, restartNats, startNatsCluster, stopNats, waitJetStreamCluster, type NatsServer } from './nats.ts';
 
 export interface FaultRunOptions {
@@ -275,6 +276,7 @@ async function startWhenReady<T>(start: () => Promise<T>): Promise<T> {
   throw lastErr;
 }
 
+/** Like wait.ts `until`, but a check that throws counts as not yet, and one that hangs is cut at the deadline (faults make both happen). */
 async function until(cond: () => Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -288,6 +290,3 @@ async function until(cond: () => Promise<boolean>, timeoutMs: number, what: () =
   }
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}

@@ -20,19 +20,12 @@ import { encodeEntry, ensureStream, replayStream, StreamGapError, StreamLog } fr
 import type { LogRecord } from '../../src/shard/store/records.ts';
 import { ShardState } from '../../src/shard/store/apply.ts';
 import { natsServerAvailable, startNats, stopNats, type NatsServer } from '../helpers/nats.ts';
+import { until } from '../helpers/wait.ts';
 
 const HAVE_NATS = natsServerAvailable();
 
 function access(i: number): LogRecord {
   return { t: 'access', ws: 'w', id: `m${i}`, n: i, at: i };
-}
-
-async function until(cond: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }
 
 describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () => {
@@ -146,7 +139,7 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     await l.trimmed;
     const two = (await store.pointer(part.p))?.pointer.object;
     expect(two).not.toBe(one);
-    await until(async () => (await os.info(one ?? '')) === null || (await os.info(one ?? ''))?.deleted === true, 5000, 'the replaced snapshot to be deleted');
+    await until(async () => ((await os.info(one ?? '')) ?? { deleted: true }).deleted, { what: 'the replaced snapshot to be deleted', deadlineMs: 5000, everyMs: 50 });
     expect((await os.info(two ?? ''))?.deleted ?? false).toBe(false);
   });
 });
