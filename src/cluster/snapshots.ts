@@ -26,7 +26,7 @@ import { snapshotRecords } from '../shard/persist/snapshot.ts';
 import { applyRecord, ShardState } from '../shard/store/apply.ts';
 
 /** How long reading one snapshot object may take. */
-const READ_MS = 30_000;
+const READ_MS = 10_000;
 
 export interface Pointer {
   seq: number;
