@@ -4,6 +4,7 @@
  * the revision the holder last saw. The bucket's max age removes a lease nobody renews.
  */
 import type { KV } from '@nats-io/kv';
+import { isWrongLastSequence } from './stream-log.ts';
 
 export interface Lease {
   node: string;
@@ -31,9 +32,22 @@ export class LeaseTable {
     }
   }
 
-  /** Renews a lease held at `revision`; rejects when it is no longer ours (expired or taken). */
-  renew(partition: number, revision: number, term: string): Promise<number> {
-    return this.#kv.update(key(partition), this.#value(term), revision);
+  /**
+   * Renews a lease held at `revision`, waiting at most `timeoutMs`; rejects when it is no longer
+   * ours (expired or taken). A refused compare-and-set whose key still holds our term means an
+   * earlier renewal was stored although its acknowledgement was lost: its revision is taken up.
+   */
+  async renew(partition: number, revision: number, term: string, timeoutMs: number): Promise<number> {
+    try {
+      return await this.#kv.update(key(partition), this.#value(term), revision, timeoutMs);
+    } catch (err) {
+      if (!isWrongLastSequence(err)) throw err;
+      const e = await this.#kv.get(key(partition));
+      if (!e || e.operation !== 'PUT' || e.revision <= revision) throw err;
+      const l = JSON.parse(e.string()) as Partial<Lease>;
+      if (l.node !== this.#node || l.term !== term) throw err;
+      return await this.#kv.update(key(partition), this.#value(term), e.revision, timeoutMs);
+    }
   }
 
   /** Gives a lease back, if it is still the one held at `revision`. */
@@ -53,6 +67,18 @@ export class LeaseTable {
   #value(term: string): string {
     return JSON.stringify({ node: this.#node, term, at: Date.now() } satisfies Lease);
   }
+}
+
+/**
+ * What a failed renewal means. A refused compare-and-set: the lease expired or another node holds
+ * it (`lost`). Anything else (a timeout, no responders while JetStream elects a leader) says
+ * nothing about the lease: the holder keeps the partition and retries (`retry`) until a whole
+ * lease has passed since its last successful renewal was sent, after which another node may
+ * hold it (`lost`). Dropping the partition on every failed renewal turned each NATS leader
+ * election into a round of takeovers, which need JetStream's meta leader (issue 23, item 3).
+ */
+export function renewalFailure(err: unknown, sinceSentMs: number, leaseMs: number): 'lost' | 'retry' {
+  return isWrongLastSequence(err) || sinceSentMs >= leaseMs ? 'lost' : 'retry';
 }
 
 function key(partition: number): string {

@@ -26,9 +26,9 @@ import type { ShardRouter } from '../router/router.ts';
 import { shardFor } from '../router/shard-map.ts';
 import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardWorkerData } from '../protocol/shard.ts';
 import { Shard } from '../shard/shard.ts';
-import { encodeEntry, ensureStream, FencedError, replayStream, StreamLog } from './stream-log.ts';
+import { encodeEntry, ensureStream, FencedError, isWrongLastSequence, replayStream, StreamGapError, StreamLog } from './stream-log.ts';
 import { forward, pack, unpack, type Forward, type ForwardReply } from './forward.ts';
-import { LeaseTable, type Lease } from './leases.ts';
+import { LeaseTable, renewalFailure, type Lease } from './leases.ts';
 import { FollowedSubscriptions } from './follow.ts';
 import { randomBytes } from 'node:crypto';
 import type { RelayedRequest, SubscriptionRelay } from '../subscribe/registry.ts';
@@ -37,6 +37,8 @@ import type { ClusterStatus, PartitionStatus } from './status.ts';
 /** How long a request waits for a partition to get a ready owner before a retryable 503. */
 const ROUTE_WAIT_MS = 3000;
 const FENCE_ATTEMPTS = 20;
+/** How long after a snapshot pointer moves the stream is trimmed below it (after reading the pointer back). */
+const TRIM_SETTLE_MS = 1000;
 
 export interface ClusterOptions {
   config: Config;
@@ -138,7 +140,7 @@ export class ClusterNode implements ShardRouter {
       if (partitions !== config.clusterPartitions) {
         o.log(`cluster: ${partitions} partitions (fixed when the cluster was created; FLASHBULB_CLUSTER_PARTITIONS=${config.clusterPartitions} ignored)`);
       }
-      const node = new ClusterNode(o, nc, jsm, leases, nodes, new PartitionSnapshots(objects, meta), partitions);
+      const node = new ClusterNode(o, nc, jsm, leases, nodes, new PartitionSnapshots(objects, meta, jsm, `${config.clusterName}-meta`), partitions);
       node.#listen();
       await node.#scheduleTick();
       const every = Math.max(200, Math.floor(config.clusterLeaseMs / 3));
@@ -266,6 +268,21 @@ export class ClusterNode implements ShardRouter {
   #leaseSure(o: Owned): boolean {
     const lease = this.#o.config.clusterLeaseMs;
     return performance.now() - o.leaseSentAt < lease - Math.max(200, lease / 10);
+  }
+
+  /**
+   * The fence of snapshot pointer moves and stream trims: resolves only while no other node can
+   * hold our lease, i.e. a renewal sent less than a lease (minus the margin) ago succeeded; one
+   * older than a third of a lease is renewed first. A node that lost its lease, or that was
+   * paused since its last renewal, gets an error and changes nothing.
+   */
+  async #confirmFresh(o: Owned): Promise<void> {
+    const ours = (): boolean => this.#owned.get(o.partition) === o;
+    if (ours() && performance.now() - o.leaseSentAt >= this.#o.config.clusterLeaseMs / 3) {
+      this.#renewing ??= this.#renew().finally(() => (this.#renewing = null));
+      await this.#renewing;
+    }
+    if (!ours() || !this.#leaseSure(o)) throw new FencedError(`partition ${o.partition}: ownership not confirmed; the snapshot pointer and the stream are left as they are`);
   }
 
   /** Renews now; a partition whose lease is gone is dropped and the request answered 503 (retryable). */
@@ -409,10 +426,13 @@ export class ClusterNode implements ShardRouter {
         if (o.status === 'releasing') return;
         try {
           const sent = performance.now();
-          o.leaseRev = await this.#leases.renew(o.partition, o.leaseRev, o.term);
+          // A renewal sent on a connection that just died must not wait past the next one.
+          o.leaseRev = await this.#leases.renew(o.partition, o.leaseRev, o.term, Math.max(500, Math.floor(this.#o.config.clusterLeaseMs / 3)));
           o.leaseSentAt = sent;
         } catch (err) {
-          this.#lose(o, `lease lost (${err instanceof Error ? err.message : String(err)})`);
+          const why = err instanceof Error ? err.message : String(err);
+          if (renewalFailure(err, performance.now() - o.leaseSentAt, this.#o.config.clusterLeaseMs) === 'lost') this.#lose(o, `lease lost (${why})`);
+          else this.#o.log(`cluster: renewing the lease of partition ${o.partition} failed (${why}); retrying`);
         }
       }),
     );
@@ -475,7 +495,7 @@ export class ClusterNode implements ShardRouter {
     const started = performance.now();
     try {
       await ensureStream(this.#jsm, this.#stream(p), this.#subject(p), this.#o.config.natsReplicas);
-      const { recovered, fenceSeq } = await this.#recoverAndFence(p, rev);
+      const { recovered, fenceSeq } = await this.#recoverAndFence(p, rev, o);
       if (this.#owned.get(p) !== o) return; // lost while recovering
       const log = new StreamLog({
         js: this.#js,
@@ -485,7 +505,7 @@ export class ClusterNode implements ShardRouter {
         lastSeq: fenceSeq,
         timeoutMs: this.#o.config.shardTimeoutMs,
         onFailed: (err) => this.#lose(o, err instanceof FencedError ? err.message : `log failed: ${err.message}`),
-        snapshots: { store: this.#snapshots, partition: p, jsm: this.#jsm, stream: this.#stream(p) },
+        snapshots: { store: this.#snapshots, partition: p, jsm: this.#jsm, stream: this.#stream(p), confirm: () => this.#confirmFresh(o), settleMs: TRIM_SETTLE_MS },
       });
       o.log = log;
       o.fenceSeq = fenceSeq;
@@ -501,7 +521,7 @@ export class ClusterNode implements ShardRouter {
   }
 
   /** Replays the whole stream, then appends a fence; a deposed owner's later appends fail. */
-  async #recoverAndFence(p: number, term: number): Promise<{ recovered: Awaited<ReturnType<typeof replayStream>>['recovered']; fenceSeq: number }> {
+  async #recoverAndFence(p: number, term: number, o: Owned): Promise<{ recovered: Awaited<ReturnType<typeof replayStream>>['recovered']; fenceSeq: number }> {
     for (let attempt = 0; attempt < FENCE_ATTEMPTS; attempt++) {
       const info = await this.#jsm.streams.info(this.#stream(p));
       const last = info.state.last_seq;
@@ -511,7 +531,16 @@ export class ClusterNode implements ShardRouter {
       if (snap.seq + 1 < info.state.first_seq && info.state.messages > 0) {
         throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap.seq}`);
       }
-      const { recovered } = await replayStream(this.#js, this.#stream(p), from, last, state);
+      let replayed: Awaited<ReturnType<typeof replayStream>>;
+      try {
+        replayed = await replayStream(this.#js, this.#stream(p), from, last, state);
+      } catch (err) {
+        // Trimmed between reading the pointer and reading the stream: the pointer has moved on.
+        if (err instanceof StreamGapError && attempt < FENCE_ATTEMPTS - 1) continue;
+        throw err;
+      }
+      const { recovered } = replayed;
+      if (this.#owned.get(p) !== o) throw new Error(`partition ${p}: lost while recovering`); // no fence from a takeover given up
       try {
         const ack = await this.#js.publish(this.#subject(p), encodeEntry({ node: this.#id, fence: term }), {
           msgID: `${this.#id}.${term}.fence`,
@@ -520,8 +549,9 @@ export class ClusterNode implements ShardRouter {
         });
         return { recovered, fenceSeq: ack.seq };
       } catch (err) {
-        // The previous owner appended after we read: read again.
-        if (attempt === FENCE_ATTEMPTS - 1) throw err;
+        // The previous owner appended after we read: read again. Anything else (NATS did not
+        // answer): give the lease back rather than hold the partition through more timeouts.
+        if (!isWrongLastSequence(err) || attempt === FENCE_ATTEMPTS - 1) throw err;
       }
     }
     throw new Error('unreachable');

@@ -24,6 +24,8 @@ const MAX_BATCH_BYTES = 768 * 1024;
 const PUBLISH_ATTEMPTS = 4;
 /** JetStream API error: the expected last sequence did not hold. */
 const WRONG_LAST_SEQUENCE = 10071;
+/** The same, when the server cannot tell the subject's last sequence (it refuses the expectation). */
+const WRONG_LAST_SEQUENCE_UNKNOWN = 10164;
 
 /**
  * What one stream message holds: a batch of records, or the fence of a new owner. A write too large
@@ -110,8 +112,18 @@ export class EntryReplayer {
   }
 }
 
+/** A publish (or KV compare-and-set) refused because the expected last sequence did not hold. */
+export function isWrongLastSequence(err: unknown): boolean {
+  return err instanceof JetStreamApiError && (err.code === WRONG_LAST_SEQUENCE || err.code === WRONG_LAST_SEQUENCE_UNKNOWN);
+}
+
 export class FencedError extends Error {
   override name = 'FencedError';
+}
+
+/** A replay found the stream trimmed past where it started reading: read the snapshot pointer again. */
+export class StreamGapError extends Error {
+  override name = 'StreamGapError';
 }
 
 export interface StreamLogOptions {
@@ -126,7 +138,18 @@ export interface StreamLogOptions {
   /** Called once when the log stops taking appends (fenced or storage failure). */
   onFailed: (err: Error) => void;
   /** Where snapshots go, and the stream to trim below them. */
-  snapshots?: { store: PartitionSnapshots; partition: number; jsm: JetStreamManager; stream: string };
+  snapshots?: SnapshotTarget;
+}
+
+export interface SnapshotTarget {
+  store: PartitionSnapshots;
+  partition: number;
+  jsm: JetStreamManager;
+  stream: string;
+  /** Resolves only while this node still holds the partition's lease (renewed just now); the fence of pointer moves and trims. */
+  confirm: () => Promise<void>;
+  /** How long after moving the pointer the stream is trimmed below it (the pointer is read back first). */
+  settleMs: number;
 }
 
 interface Waiter {
@@ -256,7 +279,8 @@ export class StreamLog implements ExternalLog {
 
   /**
    * Snapshots `state` at a moment when every record applied to it is published (so the snapshot
-   * holds no write that could still fail), moves the pointer, then trims the stream below it.
+   * holds no write that could still fail), reads it back, and moves the pointer to it while the
+   * lease is confirmed. The stream is trimmed below it later (`#trim`), not here.
    */
   async snapshot(state: ShardState): Promise<void> {
     const s = this.#o.snapshots;
@@ -266,9 +290,33 @@ export class StreamLog implements ExternalLog {
     if (this.#flushing || this.#pending.length > 0) return; // writes keep coming: the next interval tries again
     const seq = this.#lastSeq;
     const data = s.store.encode(s.partition, state, seq);
-    if (!(await s.store.save(s.partition, seq, data))) return;
+    const saved = await s.store.save(s.partition, seq, data, () => this.#confirm(s));
+    if (!saved) return;
     this.snapshotSeq = seq;
+    this.trimmed = this.#trim(s, seq, saved.object, saved.previous?.object ?? null).catch((err: unknown) => {
+      console.error(`partition log ${this.#o.subject}: trim below ${seq} skipped: ${err instanceof Error ? err.message : String(err)}`);
+    });
+  }
+
+  /** The last trim started (tests and shutdown wait on it). */
+  trimmed: Promise<void> = Promise.resolve();
+
+  /**
+   * Trims the stream below a snapshot once the pointer, read again from the leader after
+   * `settleMs`, still names it and the lease is confirmed again; then deletes the snapshot it
+   * replaced. A pointer move NATS did not keep, or an owner deposed meanwhile, trims nothing.
+   */
+  async #trim(s: SnapshotTarget, seq: number, object: string, previous: string | null): Promise<void> {
+    await new Promise((r) => setTimeout(r, s.settleMs));
+    if (!(await s.store.stillCurrent(s.partition, object))) return;
+    await this.#confirm(s);
     await s.jsm.streams.purge(s.stream, { seq });
+    if (previous) await s.store.discard(previous);
+  }
+
+  async #confirm(s: SnapshotTarget): Promise<void> {
+    if (this.#failed) throw this.#failed;
+    await s.confirm();
   }
 
   #fail(err: Error): void {
@@ -298,22 +346,29 @@ export async function replayStream(
     replayed += records.length;
   });
   if (toSeq >= fromSeq && toSeq > 0) {
-    const consumer = await js.consumers.get(stream, { opt_start_seq: Math.max(1, fromSeq), deliver_policy: DeliverPolicy.StartSequence });
-    let seq = 0;
-    while (seq < toSeq) {
-      const batch = await consumer.fetch({ max_messages: 512, expires: 5000 });
-      let got = 0;
-      for await (const m of batch) {
-        got += 1;
-        seq = m.seq;
-        if (seq > toSeq) break;
-        messages += 1;
-        replayer.push(decodeEntry(m.data));
-        if (seq >= toSeq) break;
+    let expected = Math.max(1, fromSeq);
+    const consumer = await js.consumers.get(stream, { opt_start_seq: expected, deliver_policy: DeliverPolicy.StartSequence });
+    try {
+      let seq = 0;
+      while (seq < toSeq) {
+        const batch = await consumer.fetch({ max_messages: 512, expires: 5000 });
+        let got = 0;
+        for await (const m of batch) {
+          got += 1;
+          // A message missing: the stream was trimmed below it since the snapshot pointer was read.
+          if (m.seq !== expected) throw new StreamGapError(`stream ${stream}: replay expected sequence ${expected}, got ${m.seq} (trimmed meanwhile)`);
+          seq = m.seq;
+          expected = seq + 1;
+          if (seq > toSeq) break;
+          messages += 1;
+          replayer.push(decodeEntry(m.data));
+          if (seq >= toSeq) break;
+        }
+        if (got === 0) throw new Error(`stream ${stream}: replay stopped at sequence ${seq}, expected up to ${toSeq}`);
       }
-      if (got === 0) throw new Error(`stream ${stream}: replay stopped at sequence ${seq}, expected up to ${toSeq}`);
+    } finally {
+      await consumer.delete().catch(() => undefined);
     }
-    await consumer.delete().catch(() => undefined);
   }
   replayer.finish();
   if (replayer.dropped > 0) console.error(`stream ${stream}: dropped ${replayer.dropped} records of a write its owner did not finish publishing (never acknowledged)`);

@@ -23,17 +23,24 @@ export interface NatsServer {
   url: string;
   log(): string;
   exited: Promise<void>;
+  /** How it was started (a restart reuses them, with the client port it got). */
+  opts: StartNatsOptions;
 }
 
-interface StartNatsOptions {
+export interface StartNatsOptions {
   storeDir: string;
   /** For a cluster member: its name, its route port, and every member's route port. */
   cluster?: { name: string; port: number; routes: number[] };
+  /** The client port (default: one the server picks). */
+  port?: number;
+  /** The HTTP monitoring port (/jsz), if any. */
+  monitorPort?: number | undefined;
 }
 
 /** Starts nats-server with JetStream on 127.0.0.1 and a port it picks; resolves once it listens. */
 export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
-  const args = ['-js', '-a', '127.0.0.1', '-p', '-1', '-sd', opts.storeDir];
+  const args = ['-js', '-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-sd', opts.storeDir];
+  if (opts.monitorPort) args.push('-m', String(opts.monitorPort));
   if (opts.cluster) {
     const { name, port, routes } = opts.cluster;
     args.push('-n', name, '--cluster_name', 'fbtest', '--cluster', `nats://127.0.0.1:${port}`);
@@ -47,7 +54,7 @@ export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
   const deadline = Date.now() + 15_000;
   for (;;) {
     const m = /Listening for client connections on 127\.0\.0\.1:(\d+)/.exec(log);
-    if (m && /Server is ready/.test(log)) return { proc, url: `nats://127.0.0.1:${m[1]}`, log: () => log, exited };
+    if (m && /Server is ready/.test(log)) return { proc, url: `nats://127.0.0.1:${m[1]}`, log: () => log, exited, opts: { ...opts, port: Number(m[1]) } };
     if (proc.exitCode !== null || Date.now() > deadline) {
       proc.kill('SIGKILL');
       throw new Error(`nats-server did not start:\n${log}`);
@@ -56,10 +63,28 @@ export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
   }
 }
 
-/** Three JetStream servers routed to each other (replicas 3 possible). */
-export async function startNatsCluster(storeDir: (i: number) => string): Promise<NatsServer[]> {
+/** Three JetStream servers routed to each other (replicas 3 possible); `monitor`: each with an HTTP monitoring port. */
+export async function startNatsCluster(storeDir: (i: number) => string, monitor = false): Promise<NatsServer[]> {
   const ports = [await freePort(), await freePort(), await freePort()];
-  return Promise.all(ports.map((port, i) => startNats({ storeDir: storeDir(i), cluster: { name: `n${i}`, port, routes: ports } })));
+  const monitors = monitor ? [await freePort(), await freePort(), await freePort()] : [];
+  return Promise.all(ports.map((port, i) => startNats({ storeDir: storeDir(i), cluster: { name: `n${i}`, port, routes: ports }, monitorPort: monitors[i] })));
+}
+
+/** Starts a stopped server again on the same client port and store (its clients reconnect to the same URL). */
+export function restartNats(s: NatsServer): Promise<NatsServer> {
+  return startNats(s.opts);
+}
+
+/** The JetStream meta leader's server name as `s` sees it (its monitoring /jsz), or null (none elected, or no answer). */
+export async function metaLeader(s: NatsServer): Promise<string | null> {
+  if (!s.opts.monitorPort) throw new Error('nats-server started without a monitoring port');
+  try {
+    const res = await fetch(`http://127.0.0.1:${s.opts.monitorPort}/jsz`, { signal: AbortSignal.timeout(2000) });
+    const body = (await res.json()) as { meta_cluster?: { leader?: string } };
+    return body.meta_cluster?.leader || null;
+  } catch {
+    return null;
+  }
 }
 
 /** Waits until a replicated (R3) stream can be made and written through every server: the meta leader is elected. */

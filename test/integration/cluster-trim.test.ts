@@ -1,0 +1,145 @@
+/**
+ * Snapshot pointer and stream trim of a cluster partition (cluster/snapshots.ts, stream-log.ts)
+ * against a real nats-server on loopback, without Flashbulb nodes: a replay that meets a stream
+ * trimmed under it fails instead of skipping the trimmed writes (issue 23, 0a: a resumed owner's
+ * trim raced a takeover's replay); an owner whose lease is not confirmed neither moves the
+ * pointer nor trims; the stream is trimmed only once the pointer, read back, still names the
+ * snapshot, so a pointer move NATS did not keep never leaves the stream starting after the
+ * pointer (issue 23, 0b: "the stream starts at 57 but the newest snapshot covers only up to 55").
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type NatsConnection } from '@nats-io/transport-node';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { Kvm, type KV } from '@nats-io/kv';
+import { Objm, type ObjectStore } from '@nats-io/obj';
+import { PartitionSnapshots } from '../../src/cluster/snapshots.ts';
+import { encodeEntry, ensureStream, replayStream, StreamGapError, StreamLog } from '../../src/cluster/stream-log.ts';
+import type { LogRecord } from '../../src/shard/store/records.ts';
+import { ShardState } from '../../src/shard/store/apply.ts';
+import { natsServerAvailable, startNats, stopNats, type NatsServer } from '../helpers/nats.ts';
+import { until } from '../helpers/wait.ts';
+
+const HAVE_NATS = natsServerAvailable();
+
+function access(i: number): LogRecord {
+  return { t: 'access', ws: 'w', id: `m${i}`, n: i, at: i };
+}
+
+describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () => {
+  let dir = '';
+  let nats: NatsServer | undefined;
+  let nc: NatsConnection;
+  let js: JetStreamClient;
+  let jsm: JetStreamManager;
+  let meta: KV;
+  let os: ObjectStore;
+  let store: PartitionSnapshots;
+  let n = 0;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'fb-trim-'));
+    nats = await startNats({ storeDir: dir });
+    nc = await connect({ servers: [nats.url] });
+    js = jetstream(nc);
+    jsm = await jetstreamManager(nc);
+    meta = await new Kvm(nc).create('trim-meta', { history: 1 });
+    os = await new Objm(nc).create('trim-snapshots');
+    store = new PartitionSnapshots(os, meta, jsm, 'trim-meta');
+  });
+
+  afterAll(async () => {
+    await nc?.close();
+    await stopNats(nats);
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  /** A fresh partition stream holding `count` messages of one record each. */
+  async function partition(count: number): Promise<{ p: number; stream: string; subject: string }> {
+    n += 1;
+    const p = n;
+    const stream = `trim_p${p}`;
+    const subject = `trim.p.${p}.log`;
+    await ensureStream(jsm, stream, subject, 1);
+    for (let i = 1; i <= count; i++) await js.publish(subject, encodeEntry({ node: 'a', records: [access(i)] }));
+    return { p, stream, subject };
+  }
+
+  function log(part: { p: number; stream: string; subject: string }, lastSeq: number, confirm: () => Promise<void>, settleMs = 300): StreamLog {
+    return new StreamLog({
+      js,
+      subject: part.subject,
+      node: 'a',
+      term: part.p,
+      lastSeq,
+      timeoutMs: 5000,
+      onFailed: () => undefined,
+      snapshots: { store, partition: part.p, jsm, stream: part.stream, confirm, settleMs },
+    });
+  }
+
+  it('a replay that meets a stream trimmed below where it reads fails (the takeover reads the pointer again) instead of skipping writes', async () => {
+    const part = await partition(10);
+    await jsm.streams.purge(part.stream, { seq: 6 }); // what a deposed owner's trim did after the new owner read the pointer
+    await expect(replayStream(js, part.stream, 2, 10)).rejects.toBeInstanceOf(StreamGapError);
+    const whole = await replayStream(js, part.stream, 6, 10);
+    expect(whole.messages).toBe(5);
+  });
+
+  it('an owner whose lease is not confirmed neither moves the snapshot pointer nor trims the stream', async () => {
+    const part = await partition(8);
+    const l = log(part, 8, () => Promise.reject(new Error('lease lost')));
+    await expect(l.snapshot(new ShardState())).rejects.toThrow('lease lost');
+    await l.trimmed;
+    expect(await store.pointer(part.p)).toBeNull();
+    expect((await jsm.streams.info(part.stream)).state.first_seq).toBe(1);
+    // The object it stored for the refused snapshot is gone again.
+    const names: string[] = [];
+    for (const o of await os.list()) names.push(o.name);
+    expect(names.filter((x) => x.startsWith(`p${part.p}-`))).toEqual([]);
+  });
+
+  it('the stream is trimmed below a snapshot only after the settle time, and not when the pointer no longer names it', async () => {
+    const part = await partition(6);
+    const l = log(part, 6, () => Promise.resolve(), 400);
+    await l.snapshot(new ShardState());
+    const first = await store.pointer(part.p);
+    expect(first?.pointer.seq).toBe(6);
+    expect((await jsm.streams.info(part.stream)).state.first_seq).toBe(1); // not yet: the pointer is read back first
+    await l.trimmed;
+    expect((await jsm.streams.info(part.stream)).state.first_seq).toBe(6);
+
+    // A second snapshot whose pointer move NATS does not keep: the pointer goes back before the trim.
+    for (let i = 7; i <= 12; i++) await l.append([access(i)]);
+    await l.snapshot(new ShardState());
+    const second = await store.pointer(part.p);
+    expect(second?.pointer.seq).toBe(12);
+    await meta.update('snap.p' + String(part.p), JSON.stringify(first?.pointer), second?.revision ?? 0);
+    await l.trimmed;
+    const info = await jsm.streams.info(part.stream);
+    const pointer = await store.pointer(part.p);
+    // A takeover can still load: the stream starts no later than just after the pointer.
+    expect(info.state.first_seq).toBeLessThanOrEqual((pointer?.pointer.seq ?? 0) + 1);
+    const state = new ShardState();
+    const snap = await store.load(part.p, state);
+    const replay = await replayStream(js, part.stream, snap.seq + 1, info.state.last_seq, state);
+    expect(replay.messages).toBe(6);
+  });
+
+  it('a snapshot is read back before the pointer moves; the replaced one is deleted once the stream is trimmed', async () => {
+    const part = await partition(3);
+    const l = log(part, 3, () => Promise.resolve(), 50);
+    await l.snapshot(new ShardState());
+    await l.trimmed;
+    const one = (await store.pointer(part.p))?.pointer.object;
+    await l.append([access(4)]);
+    await l.snapshot(new ShardState());
+    await l.trimmed;
+    const two = (await store.pointer(part.p))?.pointer.object;
+    expect(two).not.toBe(one);
+    await until(async () => ((await os.info(one ?? '')) ?? { deleted: true }).deleted, { what: 'the replaced snapshot to be deleted', deadlineMs: 5000, everyMs: 50 });
+    expect((await os.info(two ?? ''))?.deleted ?? false).toBe(false);
+  });
+});
