@@ -495,7 +495,7 @@ export class ClusterNode implements ShardRouter {
     const started = performance.now();
     try {
       await ensureStream(this.#jsm, this.#stream(p), this.#subject(p), this.#o.config.natsReplicas);
-      const { recovered, fenceSeq } = await this.#recoverAndFence(p, rev, o);
+      const { recovered, fenceSeq, loaded } = await this.#recoverAndFence(p, rev, o);
       if (this.#owned.get(p) !== o) return; // lost while recovering
       const log = new StreamLog({
         js: this.#js,
@@ -509,6 +509,7 @@ export class ClusterNode implements ShardRouter {
       });
       o.log = log;
       o.fenceSeq = fenceSeq;
+      if (loaded) log.trimBelowLoaded(loaded.seq, loaded.object);
       o.shard = new Shard(this.#shardOptions(p), (e) => this.#onShardEvent(e), { recovered, log });
       o.replayedRecords = recovered.replayedRecords;
       o.recoveryMs = performance.now() - started;
@@ -521,7 +522,7 @@ export class ClusterNode implements ShardRouter {
   }
 
   /** Replays the whole stream, then appends a fence; a deposed owner's later appends fail. */
-  async #recoverAndFence(p: number, term: number, o: Owned): Promise<{ recovered: Awaited<ReturnType<typeof replayStream>>['recovered']; fenceSeq: number }> {
+  async #recoverAndFence(p: number, term: number, o: Owned): Promise<{ recovered: Awaited<ReturnType<typeof replayStream>>['recovered']; fenceSeq: number; loaded: { seq: number; object: string } | null }> {
     for (let attempt = 0; attempt < FENCE_ATTEMPTS; attempt++) {
       const info = await this.#jsm.streams.info(this.#stream(p));
       const last = info.state.last_seq;
@@ -547,7 +548,9 @@ export class ClusterNode implements ShardRouter {
           expect: { lastSubjectSequence: last },
           timeout: this.#o.config.shardTimeoutMs,
         });
-        return { recovered, fenceSeq: ack.seq };
+        // Records the loaded snapshot covers are still in the stream: trim them once we own it.
+        const loaded = snap.object !== null && info.state.messages > 0 && info.state.first_seq < snap.seq ? { seq: snap.seq, object: snap.object } : null;
+        return { recovered, fenceSeq: ack.seq, loaded };
       } catch (err) {
         // The previous owner appended after we read: read again. Anything else (NATS did not
         // answer): give the lease back rather than hold the partition through more timeouts.

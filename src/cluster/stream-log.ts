@@ -121,6 +121,9 @@ export class FencedError extends Error {
   override name = 'FencedError';
 }
 
+/** Tries at confirming the lease before a trim (waits double from `settleMs`: 1 + 2 + 4 + 8 + 16 s by default). */
+const TRIM_ATTEMPTS = 5;
+
 /** A replay found the stream trimmed past where it started reading: read the snapshot pointer again. */
 export class StreamGapError extends Error {
   override name = 'StreamGapError';
@@ -302,14 +305,38 @@ export class StreamLog implements ExternalLog {
   trimmed: Promise<void> = Promise.resolve();
 
   /**
+   * After a takeover: trims below the snapshot this owner has just loaded (so it can be loaded)
+   * when the stream still holds records it covers — the previous owner moved the pointer but lost
+   * the partition (a release, a kill) before its own trim ran. Forgotten content would otherwise
+   * stay in the stream until this owner's next snapshot.
+   */
+  trimBelowLoaded(seq: number, object: string): void {
+    const s = this.#o.snapshots;
+    if (!s) return;
+    this.trimmed = this.#trim(s, seq, object, null).catch((err: unknown) => {
+      console.error(`partition log ${this.#o.subject}: trim below the loaded snapshot (${seq}) skipped: ${err instanceof Error ? err.message : String(err)}`);
+    });
+  }
+
+  /**
    * Trims the stream below a snapshot once the pointer, read again from the leader after
    * `settleMs`, still names it and the lease is confirmed again; then deletes the snapshot it
    * replaced. A pointer move NATS did not keep, or an owner deposed meanwhile, trims nothing.
    */
   async #trim(s: SnapshotTarget, seq: number, object: string, previous: string | null): Promise<void> {
-    await new Promise((r) => setTimeout(r, s.settleMs));
-    if (!(await s.store.stillCurrent(s.partition, object))) return;
-    await this.#confirm(s);
+    for (let attempt = 0; ; attempt++) {
+      await new Promise((r) => setTimeout(r, s.settleMs * 2 ** attempt));
+      if (!(await s.store.stillCurrent(s.partition, object))) return;
+      try {
+        await this.#confirm(s);
+        break;
+      } catch (err) {
+        // A lease that could not be confirmed in time (NATS slow or electing) is tried again: a
+        // trim skipped for good would keep forgotten content in the stream until the next
+        // snapshot. A log that failed (lease lost) or closed trims nothing.
+        if (this.#failed || this.#closed || attempt >= TRIM_ATTEMPTS - 1) throw err;
+      }
+    }
     await s.jsm.streams.purge(s.stream, { seq });
     if (previous) await s.store.discard(previous);
   }
