@@ -69,6 +69,8 @@ export class Shard {
   #snapshotting: Promise<void> | null = null;
   #snapshotAgain = false;
   #lastSnapshotAt = Date.now();
+  /** How long the last snapshot took (`snapshotMs` is drained by metrics). */
+  #lastSnapshotMs = 0;
   #dirtySinceSnapshot = false;
   #erasureTimer: NodeJS.Timeout | null = null;
   #tick: NodeJS.Timeout;

@@ -9,6 +9,7 @@ import { LexicalIndex } from '../index/lexical.ts';
 import { VectorIndex } from '../index/vector-index.ts';
 import type { Tombstone } from './records.ts';
 import { ExpiryQueue } from './expiry-queue.ts';
+import type { InsightSummary } from './insight-summary.ts';
 import { PendingContradictions } from './pending.ts';
 import { OrderedIds } from './ordered-ids.ts';
 
@@ -45,6 +46,8 @@ export class Workspace {
   readonly pending = new PendingContradictions();
   /** Memories with an expiry, soonest first. */
   readonly expiring = new ExpiryQueue();
+  /** Running totals of large insights' sources, by insight id (ops/insight-sources; not persisted). */
+  readonly insightSummaries = new Map<string, InsightSummary>();
 
   constructor(slug: string) {
     this.slug = slug;
@@ -124,6 +127,7 @@ export class Workspace {
     this.vectors.remove(id);
     this.graph.removeNode(id);
     this.pending.deleteMemory(id);
+    this.insightSummaries.delete(id);
     return m;
   }
 
