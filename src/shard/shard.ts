@@ -259,7 +259,7 @@ export class Shard {
     if (!this.#subs.active) return;
     const byWs = new Map<string, MemoryRecord[]>();
     for (const r of records) {
-      if (r.t !== 'put' || r.m.supersededBy !== null) continue;
+      if ((r.t !== 'put' && r.t !== 'unsource') || r.m.supersededBy !== null) continue;
       const m = this.#state.workspaces.get(r.ws)?.memories.get(r.m.id);
       if (m && !isExpired(m, nowUs())) byWs.set(r.ws, [...(byWs.get(r.ws) ?? []), m]);
     }
@@ -284,10 +284,16 @@ export class Shard {
     return { memories };
   }
 
-  /** Forgotten content must leave every file: a snapshot started after now, then old files go. */
+  /**
+   * Forgotten content must leave every file: a snapshot started after now, then old files go. The
+   * snapshot rewrites the whole store, so it starts as late as the deadline safely allows (a
+   * quarter of it, less twice the last snapshot's duration), and one snapshot erases every forget
+   * before it: under steady forgets the store is rewritten once per window, not once a second.
+   */
   #requestErasure(): void {
     if (this.#erasureTimer) return;
-    const delayMs = Math.min(1000, (this.#opts.eraseWithinS * 1000) / 4);
+    const budgetMs = this.#opts.eraseWithinS * 1000;
+    const delayMs = Math.max(Math.min(1000, budgetMs / 4), budgetMs / 4 - 2 * this.#lastSnapshotMs);
     this.#erasureTimer = setTimeout(() => {
       this.#erasureTimer = null;
       void this.snapshot().catch((err: unknown) => console.error(`shard ${this.#opts.shard}: erasure snapshot failed:`, err));
@@ -327,7 +333,8 @@ export class Shard {
     this.#dirtySinceSnapshot = false;
     this.#lastSnapshotAt = Date.now();
     await external?.snapshot?.(this.#state);
-    this.snapshotMs.push(performance.now() - start);
+    this.#lastSnapshotMs = performance.now() - start;
+    this.snapshotMs.push(this.#lastSnapshotMs);
   }
 
   async #runSnapshot(wal: Wal, final: boolean): Promise<void> {
@@ -343,7 +350,8 @@ export class Shard {
     for (const seq of listSeqs(this.#opts.dir, 'snap', 'snap')) {
       if (seq < walSeq) unlinkSync(join(this.#opts.dir, seqName('snap', seq, 'snap')));
     }
-    this.snapshotMs.push(performance.now() - start);
+    this.#lastSnapshotMs = performance.now() - start;
+    this.snapshotMs.push(this.#lastSnapshotMs);
   }
 
   /**
