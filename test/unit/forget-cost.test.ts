@@ -123,6 +123,24 @@ describe('an insight losing sources', () => {
     expect(after.logicalClock).toBe(before.logicalClock + 1);
   });
 
+  it('a source written again since the totals were built is counted as it is now', () => {
+    const { state, w, insight } = themed(2 * INCREMENTAL_MIN_SOURCES);
+    lose(state, w, [idOf(1)], 10);
+    // Revised in place (as revise keeps the live id): new text and vector.
+    const v = new Float32Array(DIM).fill(0);
+    v[0] = 1;
+    applyRecord(state, { t: 'put', ws: 'w', m: stored(idOf(20), 'Note 20: pepper pepper trellis mulch today.', v) });
+    const before = w.memories.get(insight) as MemoryRecord;
+    const remaining = (before.sourceMemoryIds ?? []).filter((s) => s !== idOf(21));
+    const full = rewrittenInsight(w, before, remaining, 11);
+    lose(state, w, [idOf(21)], 11);
+    const after = w.memories.get(insight) as MemoryRecord;
+    expect(after.content).toBe(full.content);
+    // One source of ~1000 moves the centroid by ~1e-3; summation order alone by ~1e-7.
+    const drift = Math.max(...Array.from(full.embedding, (x, i) => Math.abs(x - (after.embedding[i] as number))));
+    expect(drift).toBeLessThan(1e-5);
+  });
+
   it('replays from the log to the same state (the unsource record applied to the insight as it was)', () => {
     const { state, w, insight } = themed(2 * INCREMENTAL_MIN_SOURCES);
     const { records } = lose(state, w, [idOf(9)], 10);

@@ -93,7 +93,11 @@ export class Workspace {
   /** Inserts or replaces a record, keeping every index in step. */
   put(m: MemoryRecord): void {
     const old = this.memories.get(m.id);
-    if (old) this.#unindex(old);
+    if (old) {
+      this.#unindex(old);
+      // A source written again (revised): the totals of insights drawn from it counted its old text and vector.
+      if (this.insightSummaries.size > 0) for (const e of this.graph.incoming(m.id)) if (e.edge_type === 'insight_from') this.insightSummaries.delete(e.source_id);
+    }
     if (m.entityId !== null) {
       const name = this.#entityNames.get(m.entityId);
       if (name === undefined) this.#entityNames.set(m.entityId, m.entityId);
