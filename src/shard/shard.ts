@@ -22,6 +22,7 @@ import { Subscriptions } from './subscriptions.ts';
 import { AccessLog } from './access-log.ts';
 import { ContradictionChecker } from './contradictions.ts';
 import { shardHandlers, type Handler, type Handlers } from './dispatch.ts';
+import { ErasureTimer } from './erasure.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
 const INDEX_SLICE_MS = 4;
@@ -69,10 +70,9 @@ export class Shard {
   #snapshotting: Promise<void> | null = null;
   #snapshotAgain = false;
   #lastSnapshotAt = Date.now();
-  /** How long the last snapshot took (`snapshotMs` is drained by metrics). */
-  #lastSnapshotMs = 0;
   #dirtySinceSnapshot = false;
-  #erasureTimer: NodeJS.Timeout | null = null;
+  /** Forgotten content must leave every file: a snapshot started after a forget, then old files go. */
+  readonly #erasure: ErasureTimer;
   #tick: NodeJS.Timeout;
   #inflight = 0;
   #draining = false;
@@ -86,6 +86,9 @@ export class Shard {
 
   constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}, backend?: ShardBackend) {
     this.#opts = opts;
+    this.#erasure = new ErasureTimer(opts.eraseWithinS, () => {
+      void this.snapshot().catch((err: unknown) => console.error(`shard ${opts.shard}: erasure snapshot failed:`, err));
+    });
     this.#emit = emit;
     if (backend) {
       this.recovered = backend.recovered;
@@ -117,7 +120,7 @@ export class Shard {
       ids: this.#ids,
       nowUs,
       commit: (records, opts) => this.#commit(records, opts),
-      requestErasure: () => this.#requestErasure(),
+      requestErasure: () => this.#erasure.request(),
       touch: (ws, memories) => this.#accesses.touch(ws, memories, nowUs()),
     };
     this.#handlers = shardHandlers({
@@ -138,7 +141,7 @@ export class Shard {
     this.#scheduleIndexing();
     // A crash can leave replayed log (perhaps holding forgotten content) or files a snapshot
     // should have deleted: compact soon, so erasure holds across crashes too.
-    if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles) this.#requestErasure();
+    if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles) this.#erasure.request();
   }
 
   /** Moves pending vectors into HNSW graphs (and memories recovery left into lexical indexes) in slices of a few ms, between requests. */
@@ -234,7 +237,7 @@ export class Shard {
       const { records, all } = forgetRecords(w, due, { expired: true }, now);
       this.#expired += all;
       this.#commit(records).catch((err: unknown) => console.error(`shard ${this.#opts.shard}: expiry failed:`, err));
-      this.#requestErasure();
+      this.#erasure.request();
     }
   }
 
@@ -280,24 +283,8 @@ export class Shard {
   async #dropWorkspace(ws: string): Promise<{ memories: number }> {
     const memories = this.#state.workspaces.get(ws)?.memories.size ?? 0;
     await this.#commit([{ t: 'drop', ws }]);
-    this.#requestErasure();
+    this.#erasure.request();
     return { memories };
-  }
-
-  /**
-   * Forgotten content must leave every file: a snapshot started after now, then old files go. The
-   * snapshot rewrites the whole store, so it starts as late as the deadline safely allows (a
-   * quarter of it, less twice the last snapshot's duration), and one snapshot erases every forget
-   * before it: under steady forgets the store is rewritten once per window, not once a second.
-   */
-  #requestErasure(): void {
-    if (this.#erasureTimer) return;
-    const budgetMs = this.#opts.eraseWithinS * 1000;
-    const delayMs = Math.max(Math.min(1000, budgetMs / 4), budgetMs / 4 - 2 * this.#lastSnapshotMs);
-    this.#erasureTimer = setTimeout(() => {
-      this.#erasureTimer = null;
-      void this.snapshot().catch((err: unknown) => console.error(`shard ${this.#opts.shard}: erasure snapshot failed:`, err));
-    }, delayMs);
   }
 
   #maybeSnapshot(): void {
@@ -333,8 +320,8 @@ export class Shard {
     this.#dirtySinceSnapshot = false;
     this.#lastSnapshotAt = Date.now();
     await external?.snapshot?.(this.#state);
-    this.#lastSnapshotMs = performance.now() - start;
-    this.snapshotMs.push(this.#lastSnapshotMs);
+    this.#erasure.lastSnapshotMs = performance.now() - start;
+    this.snapshotMs.push(this.#erasure.lastSnapshotMs);
   }
 
   async #runSnapshot(wal: Wal, final: boolean): Promise<void> {
@@ -350,8 +337,8 @@ export class Shard {
     for (const seq of listSeqs(this.#opts.dir, 'snap', 'snap')) {
       if (seq < walSeq) unlinkSync(join(this.#opts.dir, seqName('snap', seq, 'snap')));
     }
-    this.#lastSnapshotMs = performance.now() - start;
-    this.snapshotMs.push(this.#lastSnapshotMs);
+    this.#erasure.lastSnapshotMs = performance.now() - start;
+    this.snapshotMs.push(this.#erasure.lastSnapshotMs);
   }
 
   /**
@@ -398,7 +385,7 @@ export class Shard {
   async shutdown(): Promise<void> {
     this.#draining = true;
     clearInterval(this.#tick);
-    if (this.#erasureTimer) clearTimeout(this.#erasureTimer);
+    this.#erasure.cancel();
     while (this.#inflight > 0) await new Promise((r) => setTimeout(r, 5));
     while (this.#snapshotting) await this.#snapshotting;
     this.#flushAccess();
