@@ -25,24 +25,40 @@ export function tokens(text: string): string[] {
 
 /** Terms frequent in the cluster and rare elsewhere. */
 export function distinguishingTerms(clusterTexts: readonly string[], allTexts: readonly string[], max = 5): string[] {
+  return topTerms(documentCounts(clusterTexts), clusterTexts.length, documentCounts(allTexts), allTexts.length, max);
+}
+
+/** For each term, the number of texts holding it. */
+export function documentCounts(texts: Iterable<string>): Map<string, number> {
   const df = new Map<string, number>();
-  for (const t of allTexts) for (const w of new Set(tokens(t))) df.set(w, (df.get(w) ?? 0) + 1);
-  const tf = new Map<string, number>();
-  for (const t of clusterTexts) for (const w of new Set(tokens(t))) tf.set(w, (tf.get(w) ?? 0) + 1);
-  const n = allTexts.length;
+  for (const t of texts) for (const w of new Set(tokens(t))) df.set(w, (df.get(w) ?? 0) + 1);
+  return df;
+}
+
+/**
+ * The distinguishing terms from document counts: `tf` in the cluster's `size` texts, `df` in all
+ * `n` texts (so a caller keeping the counts up to date need not read the texts again).
+ */
+export function topTerms(tf: ReadonlyMap<string, number>, size: number, df: ReadonlyMap<string, number>, n: number, max = 5): string[] {
   return [...tf]
-    .filter(([, count]) => count >= Math.min(2, clusterTexts.length))
-    .map(([w, count]) => ({ w, score: (count / clusterTexts.length) * Math.log(1 + n / (df.get(w) ?? 1)) }))
+    .filter(([, count]) => count >= Math.min(2, size))
+    .map(([w, count]) => ({ w, score: (count / size) * Math.log(1 + n / (df.get(w) ?? 1)) }))
     .sort((a, b) => b.score - a.score || a.w.localeCompare(b.w))
     .slice(0, max)
     .map((x) => x.w);
 }
 
-/** Indices (into `members`) of the most central, mutually distinct statements. */
+/**
+ * Indices (into `members`) of the most central, mutually distinct statements. Each member's
+ * similarity to the centroid is computed once (not inside the sort's comparisons).
+ */
 export function centralStatements(members: readonly number[], rows: (i: number) => Float32Array, centroid: Float32Array, max = 3): number[] {
-  const ranked = [...members].sort((a, b) => dot(rows(b), centroid) - dot(rows(a), centroid));
+  const sim = new Float64Array(members.length);
+  for (let k = 0; k < members.length; k++) sim[k] = dot(rows(members[k] as number), centroid);
+  const order = Array.from(members.keys()).sort((a, b) => (sim[b] as number) - (sim[a] as number) || a - b);
   const chosen: number[] = [];
-  for (const i of ranked) {
+  for (const k of order) {
+    const i = members[k] as number;
     if (chosen.some((j) => dot(rows(i), rows(j)) > 0.92)) continue;
     chosen.push(i);
     if (chosen.length === max) break;

@@ -22,6 +22,7 @@ import { Subscriptions } from './subscriptions.ts';
 import { AccessLog } from './access-log.ts';
 import { ContradictionChecker } from './contradictions.ts';
 import { shardHandlers, type Handler, type Handlers } from './dispatch.ts';
+import { ErasureTimer } from './erasure.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
 const INDEX_SLICE_MS = 4;
@@ -70,7 +71,8 @@ export class Shard {
   #snapshotAgain = false;
   #lastSnapshotAt = Date.now();
   #dirtySinceSnapshot = false;
-  #erasureTimer: NodeJS.Timeout | null = null;
+  /** Forgotten content must leave every file: a snapshot started after a forget, then old files go. */
+  readonly #erasure: ErasureTimer;
   #tick: NodeJS.Timeout;
   #inflight = 0;
   #draining = false;
@@ -84,6 +86,9 @@ export class Shard {
 
   constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}, backend?: ShardBackend) {
     this.#opts = opts;
+    this.#erasure = new ErasureTimer(opts.eraseWithinS, () => {
+      void this.snapshot().catch((err: unknown) => console.error(`shard ${opts.shard}: erasure snapshot failed:`, err));
+    });
     this.#emit = emit;
     if (backend) {
       this.recovered = backend.recovered;
@@ -115,7 +120,7 @@ export class Shard {
       ids: this.#ids,
       nowUs,
       commit: (records, opts) => this.#commit(records, opts),
-      requestErasure: () => this.#requestErasure(),
+      requestErasure: () => this.#erasure.request(),
       touch: (ws, memories) => this.#accesses.touch(ws, memories, nowUs()),
     };
     this.#handlers = shardHandlers({
@@ -136,7 +141,7 @@ export class Shard {
     this.#scheduleIndexing();
     // A crash can leave replayed log (perhaps holding forgotten content) or files a snapshot
     // should have deleted: compact soon, so erasure holds across crashes too.
-    if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles) this.#requestErasure();
+    if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles) this.#erasure.request();
   }
 
   /** Moves pending vectors into HNSW graphs (and memories recovery left into lexical indexes) in slices of a few ms, between requests. */
@@ -232,7 +237,7 @@ export class Shard {
       const { records, all } = forgetRecords(w, due, { expired: true }, now);
       this.#expired += all;
       this.#commit(records).catch((err: unknown) => console.error(`shard ${this.#opts.shard}: expiry failed:`, err));
-      this.#requestErasure();
+      this.#erasure.request();
     }
   }
 
@@ -257,7 +262,7 @@ export class Shard {
     if (!this.#subs.active) return;
     const byWs = new Map<string, MemoryRecord[]>();
     for (const r of records) {
-      if (r.t !== 'put' || r.m.supersededBy !== null) continue;
+      if ((r.t !== 'put' && r.t !== 'unsource') || r.m.supersededBy !== null) continue;
       const m = this.#state.workspaces.get(r.ws)?.memories.get(r.m.id);
       if (m && !isExpired(m, nowUs())) byWs.set(r.ws, [...(byWs.get(r.ws) ?? []), m]);
     }
@@ -278,18 +283,8 @@ export class Shard {
   async #dropWorkspace(ws: string): Promise<{ memories: number }> {
     const memories = this.#state.workspaces.get(ws)?.memories.size ?? 0;
     await this.#commit([{ t: 'drop', ws }]);
-    this.#requestErasure();
+    this.#erasure.request();
     return { memories };
-  }
-
-  /** Forgotten content must leave every file: a snapshot started after now, then old files go. */
-  #requestErasure(): void {
-    if (this.#erasureTimer) return;
-    const delayMs = Math.min(1000, (this.#opts.eraseWithinS * 1000) / 4);
-    this.#erasureTimer = setTimeout(() => {
-      this.#erasureTimer = null;
-      void this.snapshot().catch((err: unknown) => console.error(`shard ${this.#opts.shard}: erasure snapshot failed:`, err));
-    }, delayMs);
   }
 
   #maybeSnapshot(): void {
@@ -325,7 +320,8 @@ export class Shard {
     this.#dirtySinceSnapshot = false;
     this.#lastSnapshotAt = Date.now();
     await external?.snapshot?.(this.#state);
-    this.snapshotMs.push(performance.now() - start);
+    this.#erasure.lastSnapshotMs = performance.now() - start;
+    this.snapshotMs.push(this.#erasure.lastSnapshotMs);
   }
 
   async #runSnapshot(wal: Wal, final: boolean): Promise<void> {
@@ -341,7 +337,8 @@ export class Shard {
     for (const seq of listSeqs(this.#opts.dir, 'snap', 'snap')) {
       if (seq < walSeq) unlinkSync(join(this.#opts.dir, seqName('snap', seq, 'snap')));
     }
-    this.snapshotMs.push(performance.now() - start);
+    this.#erasure.lastSnapshotMs = performance.now() - start;
+    this.snapshotMs.push(this.#erasure.lastSnapshotMs);
   }
 
   /**
@@ -388,7 +385,7 @@ export class Shard {
   async shutdown(): Promise<void> {
     this.#draining = true;
     clearInterval(this.#tick);
-    if (this.#erasureTimer) clearTimeout(this.#erasureTimer);
+    this.#erasure.cancel();
     while (this.#inflight > 0) await new Promise((r) => setTimeout(r, 5));
     while (this.#snapshotting) await this.#snapshotting;
     this.#flushAccess();

@@ -10,7 +10,7 @@ const EF_CONSTRUCTION = 200;
 export class Hnsw {
   readonly #index: InstanceType<typeof hnswlib.HierarchicalNSW>;
   readonly dim: number;
-  /** Live labels (one byte per label: labels are small integers handed out in order), and how many deleted slots wait for reuse. */
+  /** Live labels (one byte per label: labels are small integers handed out in order), and how many points are marked deleted. */
   readonly #labels = new LabelSet();
   #deleted: number;
 
@@ -48,20 +48,24 @@ export class Hnsw {
   }
 
   /**
-   * Adds the vector under `label` (or replaces the vector of a live label), reusing the slot of a
-   * deleted point when there is one, and growing the index when it is full.
+   * Adds the vector under a new `label`, growing the index when it is full. Slots of deleted
+   * points are not reused and a live label is never updated in place: hnswlib does both through
+   * updatePoint, which repairs every neighbour's links (measured ~20–27 ms per call at 5k points,
+   * against ~1.5 ms for an insertion), in one native call that holds the shard's thread.
+   * VectorIndex gives a changed vector a new label instead.
    */
   add(label: number, vector: Float32Array): void {
-    if (this.#labels.has(label)) {
-      this.#index.addPoint(Array.from(vector), label, false);
-      return;
-    }
-    if (this.#deleted === 0 && this.#index.getCurrentCount() >= this.#index.getMaxElements()) {
+    if (this.#labels.has(label)) throw new Error(`HNSW label ${label} is already in the graph`);
+    if (this.#index.getCurrentCount() >= this.#index.getMaxElements()) {
       this.#index.resizeIndex(Math.max(1024, this.#index.getMaxElements() * 2));
     }
-    this.#index.addPoint(Array.from(vector), label, this.#deleted > 0);
-    if (this.#deleted > 0) this.#deleted -= 1;
+    this.#index.addPoint(Array.from(vector), label, false);
     this.#labels.add(label);
+  }
+
+  /** Points marked deleted, still held by the graph (their slots are not reused). */
+  get deletedCount(): number {
+    return this.#deleted;
   }
 
   remove(label: number): void {

@@ -9,6 +9,12 @@ import { Hnsw } from './hnsw.ts';
 
 /** Below this many vectors an exact scan is as fast as HNSW (measured: ~0.7 µs per 384-d vector). */
 export const EXACT_MAX = 1024;
+/**
+ * The graph keeps deleted points (see Hnsw.add); once they outnumber both this and half the live
+ * ones, a new graph is built from the live vectors in the background, in the indexer's slices,
+ * while searches use the old one. Each deletion so pays for about two insertions, later.
+ */
+const REBUILD_DELETED_MIN = 1024;
 
 export interface Neighbour {
   id: string;
@@ -23,6 +29,8 @@ export class VectorIndex {
   readonly #pending = new Set<string>();
   #nextLabel = 0;
   #hnsw: Hnsw | null = null;
+  /** A graph being built from the live labels below `end`, next at `at`; labels from `end` on go into both graphs. */
+  #rebuild: { hnsw: Hnsw; at: number; end: number } | null = null;
 
   get size(): number {
     return this.#vectors.size;
@@ -30,7 +38,7 @@ export class VectorIndex {
 
   /** True while some vectors are not yet in the graph (or the graph is due but not built). */
   get needsIndexing(): boolean {
-    return this.#hnsw ? this.#pending.size > 0 : this.#vectors.size > EXACT_MAX;
+    return this.#hnsw ? this.#pending.size > 0 || this.#rebuild !== null : this.#vectors.size > EXACT_MAX;
   }
 
   /** Vectors waiting to enter the graph (searched by exact scan meanwhile). */
@@ -50,11 +58,17 @@ export class VectorIndex {
   remove(id: string): void {
     this.#vectors.delete(id);
     this.#pending.delete(id);
+    this.#forgetLabel(id);
+  }
+
+  #forgetLabel(id: string): void {
     const label = this.#labelOf.get(id);
     if (label === undefined) return;
     this.#hnsw?.remove(label);
+    this.#rebuild?.hnsw.remove(label);
     this.#labelOf.delete(id);
     this.#idOf[label] = undefined;
+    this.#maybeRebuild();
   }
 
   /** Moves pending vectors into the graph for at most `budgetMs`; true when some remain. */
@@ -70,10 +84,38 @@ export class VectorIndex {
     for (const id of this.#pending) {
       const vector = this.#vectors.get(id);
       this.#pending.delete(id);
-      if (vector) hnsw.add(this.#label(id), vector);
+      if (vector) {
+        // A changed vector goes in under a new label (see Hnsw.add); its old point is deleted.
+        this.#forgetLabel(id);
+        const label = this.#label(id);
+        hnsw.add(label, vector);
+        this.#rebuild?.hnsw.add(label, vector);
+      }
       if (performance.now() - start >= budgetMs) break;
     }
-    return this.#pending.size > 0;
+    if (this.#pending.size === 0) this.#rebuildSome(start + budgetMs);
+    return this.#pending.size > 0 || this.#rebuild !== null;
+  }
+
+  /** Adds live points to the graph being rebuilt until `deadline`; swaps it in when complete. */
+  #rebuildSome(deadline: number): void {
+    const r = this.#rebuild;
+    if (!r) return;
+    while (r.at < r.end && performance.now() < deadline) {
+      const label = r.at++;
+      const id = this.#idOf[label];
+      const vector = id === undefined ? undefined : this.#vectors.get(id);
+      if (vector) r.hnsw.add(label, vector);
+    }
+    if (r.at < r.end) return;
+    this.#hnsw = r.hnsw;
+    this.#rebuild = null;
+  }
+
+  #maybeRebuild(): void {
+    const hnsw = this.#hnsw;
+    if (!hnsw || this.#rebuild || hnsw.deletedCount < Math.max(REBUILD_DELETED_MIN, this.#labelOf.size / 2)) return;
+    this.#rebuild = { hnsw: Hnsw.create(hnsw.dim, Math.max(EXACT_MAX, this.#labelOf.size * 2)), at: 0, end: this.#nextLabel };
   }
 
   #label(id: string): number {
@@ -155,6 +197,7 @@ export class VectorIndex {
     // Deleted points keep their labels inside the graph file, so new labels start past all of them.
     this.#nextLabel = Math.max(maxLabel + 1, nextLabel, hnsw.maxLabel + 1);
     for (const id of this.#vectors.keys()) if (!this.#labelOf.has(id)) this.#pending.add(id);
+    this.#maybeRebuild();
   }
 }
 

@@ -13,27 +13,90 @@ import type { OpContext } from './context.ts';
 import { insightsAfterLoss } from './insight-sources.ts';
 
 export const FORGET_LIMIT = 1000;
+/** Longest stretch a criteria scan holds the shard's thread before letting other requests run. */
+const SCAN_SLICE_MS = 4;
 
 export async function forget(ctx: OpContext, ws: string, criteria: ForgetCriteria): Promise<ForgetResult> {
-  const w = ctx.state.workspaces.get(ws);
   const empty: ForgetResult = { forgotten_count: 0, cascade_count: 0, truncated: false, tombstone_count: 0 };
-  if (!w) return empty;
   const now = ctx.nowUs();
+  const scan = criteria.memoryIds ? byIds(ctx, ws, criteria, now) : await scanInSlices(ctx, ws, criteria, now);
+  const w = ctx.state.workspaces.get(ws);
+  if (!w || !scan) return empty;
+  const { selected, truncated } = scan;
+  const { records, cascaded, all } = forgetRecords(w, selected, criteriaJson(criteria), now);
+  if (all === 0) return empty;
+  await ctx.commit(records);
+  ctx.requestErasure();
+  return { forgotten_count: selected.length, cascade_count: cascaded, truncated, tombstone_count: all };
+}
+
+interface Scan {
+  selected: MemoryRecord[];
+  truncated: boolean;
+}
+
+/** The memories named (live or superseded versions) that match the other criteria too. */
+function byIds(ctx: OpContext, ws: string, c: ForgetCriteria, now: number): Scan | null {
+  const w = ctx.state.workspaces.get(ws);
+  if (!w) return null;
   const selected: MemoryRecord[] = [];
   let truncated = false;
-  for (const m of candidates(w, criteria)) {
-    if (!matches(m, criteria, now)) continue;
+  for (const id of new Set(c.memoryIds)) {
+    const m = w.memories.get(id);
+    if (!m || !matches(m, c, now)) continue;
     if (selected.length === FORGET_LIMIT) {
       truncated = true;
       break;
     }
     selected.push(m);
   }
-  const { records, cascaded, all } = forgetRecords(w, selected, criteriaJson(criteria), now);
-  if (all === 0) return empty;
-  await ctx.commit(records);
-  ctx.requestErasure();
-  return { forgotten_count: selected.length, cascade_count: cascaded, truncated, tombstone_count: all };
+  return { selected, truncated };
+}
+
+/**
+ * The live memories matching every criterion (at most FORGET_LIMIT), read in creation order in
+ * slices of SCAN_SLICE_MS with other requests served between them: a criteria forget reads the
+ * workspace (or the entity's memories), and must not hold the shard while it does. Each slice
+ * resumes after the last id read (ids sort by creation), so writes between slices cannot shift
+ * it; what a slice selected is checked again at the end, as it may have changed meanwhile.
+ */
+async function scanInSlices(ctx: OpContext, ws: string, c: ForgetCriteria, now: number): Promise<Scan | null> {
+  const picked: string[] = [];
+  let cursor: string | null = null;
+  let truncated = false;
+  for (let more = true; more; ) {
+    const w = ctx.state.workspaces.get(ws);
+    const ids = c.entityId === undefined ? w?.order : w?.byEntity.get(c.entityId);
+    if (!w || !ids) break;
+    more = false;
+    const deadline = performance.now() + SCAN_SLICE_MS;
+    let n = 0;
+    for (const id of ids.after(cursor)) {
+      cursor = id;
+      const m = w.memories.get(id);
+      if (m && m.supersededBy === null && matches(m, c, now)) {
+        if (picked.length === FORGET_LIMIT) {
+          truncated = true;
+          break;
+        }
+        picked.push(id);
+      }
+      if ((++n & 63) === 0 && performance.now() >= deadline) {
+        more = true;
+        break;
+      }
+    }
+    if (more) await new Promise((resolve) => setImmediate(resolve));
+  }
+  const w = ctx.state.workspaces.get(ws);
+  if (!w) return null;
+  const selected: MemoryRecord[] = [];
+  for (const id of picked) {
+    const m = w.memories.get(id);
+    // Criteria other than explicit ids select live memories; versions leave with them.
+    if (m && m.supersededBy === null && matches(m, c, now)) selected.push(m);
+  }
+  return { selected, truncated };
 }
 
 /**
@@ -61,23 +124,6 @@ export function forgetRecords(w: Workspace, selected: readonly MemoryRecord[], c
   const loss = insightsAfterLoss(w, w.slug, primary, { now, criteria });
   records.push(...loss.records);
   return { records, cascaded: cascaded.length + loss.removed, all: selected.length + cascaded.length + loss.removed };
-}
-
-function* candidates(w: Workspace, c: ForgetCriteria): Generator<MemoryRecord> {
-  if (c.memoryIds) {
-    for (const id of new Set(c.memoryIds)) {
-      const m = w.memories.get(id);
-      if (m) yield m;
-    }
-    return;
-  }
-  const ids = c.entityId === undefined ? w.order : w.byEntity.get(c.entityId);
-  if (!ids) return;
-  for (const id of ids.after(null)) {
-    const m = w.memories.get(id);
-    // Criteria other than explicit ids select live memories; versions leave with them.
-    if (m && m.supersededBy === null) yield m;
-  }
 }
 
 function matches(m: MemoryRecord, c: ForgetCriteria, now: number): boolean {

@@ -4,18 +4,35 @@
  * is forgotten, or vanishes while a reflection runs, the insight is written again in the shard,
  * extractively, from the sources that remain; an insight left with none is removed. Superseded
  * versions of an affected insight go too: they quote the same text.
+ *
+ * An insight can have as many sources as its workspace has memories (one theme), so rewriting it
+ * from every remaining source made each forget cost the store. From INCREMENTAL_MIN_SOURCES
+ * sources on, a loss is taken out of running totals instead (store/insight-summary): the centroid
+ * and the distinguishing terms follow from them exactly, and the quoted statements are chosen, as
+ * in a full rewrite, as the most central distinct sources, among the CENTRAL_CANDIDATES sources
+ * nearest the new centroid that the vector index finds. The work is the sources lost, plus one
+ * pass over an insight's sources when its totals are first needed (after start-up, or after the
+ * insight was written by a reflection).
  */
 import { createHash } from 'node:crypto';
 import type { JsonObject, MemoryRecord } from '../../model/memory.ts';
-import { centralStatements, distinguishingTerms, extractiveInsight } from '../../reflect/summarize.ts';
+import { centralStatements, distinguishingTerms, extractiveInsight, topTerms } from '../../reflect/summarize.ts';
 import type { LogRecord } from '../store/records.ts';
 import { toStored } from '../store/records.ts';
+import { InsightSummary, versionKey } from '../store/insight-summary.ts';
 import type { Workspace } from '../store/workspace.ts';
+
+/** Insights left with at least this many sources are rewritten from running totals (see the module note). */
+export const INCREMENTAL_MIN_SOURCES = 512;
+/** Sources nearest an incrementally rewritten insight's centroid considered for its quoted statements. */
+const CENTRAL_CANDIDATES = 24;
 
 export interface SourceLoss {
   records: LogRecord[];
   /** Insights (and their versions) removed; each has a tombstone among `records`. */
   removed: number;
+  /** Source memories whose text or vector was read to rewrite insights: the work the loss cost. */
+  visited: number;
 }
 
 /** Records that rewrite or remove every insight drawn from any of `gone` (ids about to be deleted). */
@@ -24,7 +41,7 @@ export function insightsAfterLoss(w: Workspace, ws: string, gone: ReadonlySet<st
   for (const id of gone) {
     for (const e of w.graph.incoming(id)) if (e.edge_type === 'insight_from' && !gone.has(e.source_id)) affected.add(e.source_id);
   }
-  const out: SourceLoss = { records: [], removed: 0 };
+  const out: SourceLoss = { records: [], removed: 0, visited: 0 };
   const remove = (m: MemoryRecord): void => {
     out.records.push({ t: 'del', ws, id: m.id });
     out.records.push({ t: 'tomb', ws, tomb: { memory_id: m.id, forgotten_at: opts.now, criteria: { ...opts.criteria, source_forgotten: true }, content_sha256: sha256(m.content) } });
@@ -41,9 +58,74 @@ export function insightsAfterLoss(w: Workspace, ws: string, gone: ReadonlySet<st
       const v = w.memories.get(vid);
       if (v && !gone.has(vid)) remove(v);
     }
-    const remaining = (m.sourceMemoryIds ?? []).filter((s) => !gone.has(s) && w.memories.has(s));
+    const left: string[] = [];
+    const lost: string[] = [];
+    for (const s of m.sourceMemoryIds ?? []) (gone.has(s) ? lost : left).push(s);
+    if (left.length >= INCREMENTAL_MIN_SOURCES) {
+      const next = rewrittenFromTotals(w, m, { left, lost, gone, now: opts.now }, out);
+      out.records.push({ t: 'unsource', ws, m: { ...toStored(next), sourceMemoryIds: null }, lost });
+      continue;
+    }
+    const remaining = left.filter((s) => w.memories.has(s));
+    out.visited += remaining.length;
     if (remaining.length === 0) remove(m);
     else out.records.push({ t: 'put', ws, m: toStored(rewrittenInsight(w, m, remaining, opts.now)) });
+  }
+  return out;
+}
+
+/**
+ * The large insight `m` written again without its `lost` sources, from its running totals (built
+ * first when missing or stale): reads the lost sources and CENTRAL_CANDIDATES others, not all.
+ */
+function rewrittenFromTotals(
+  w: Workspace,
+  m: MemoryRecord,
+  loss: { left: string[]; lost: readonly string[]; gone: ReadonlySet<string>; now: number },
+  out: SourceLoss,
+): MemoryRecord {
+  let totals = w.insightSummaries.get(m.id);
+  if (!totals || totals.version !== versionKey(m)) {
+    const all = present(w, m.sourceMemoryIds ?? []);
+    out.visited += all.length;
+    totals = InsightSummary.of(m, all);
+    w.insightSummaries.set(m.id, totals);
+  }
+  for (const s of present(w, loss.lost)) totals.remove(s);
+  out.visited += loss.lost.length;
+  const centroid = totals.centroid();
+  const isLeft = (id: string): boolean => !loss.gone.has(id) && w.graph.incoming(id).some((e) => e.source_id === m.id && e.edge_type === 'insight_from');
+  let candidates = present(
+    w,
+    w.vectors.search(centroid, { k: CENTRAL_CANDIDATES, ef: 4 * CENTRAL_CANDIDATES, filter: isLeft }).map((n) => n.id),
+  );
+  // Sources all superseded (so outside the vector index): quote the first that remain.
+  if (candidates.length === 0) candidates = present(w, loss.left.slice(0, CENTRAL_CANDIDATES));
+  out.visited += candidates.length;
+  const central = centralStatements(
+    candidates.map((_, i) => i),
+    (i) => (candidates[i] as MemoryRecord).embedding,
+    centroid,
+  );
+  const tags = topTerms(totals.terms, totals.count, totals.terms, totals.count);
+  const next: MemoryRecord = {
+    ...m,
+    content: extractiveInsight({ texts: candidates.map((s) => s.content), central, tags, size: loss.left.length }),
+    embedding: centroid,
+    context: { ...m.context, source_count: loss.left.length, tags, method: 'extractive', rewritten_at_us: loss.now },
+    sourceMemoryIds: loss.left,
+    updatedAt: loss.now,
+    logicalClock: m.logicalClock + 1,
+  };
+  totals.version = versionKey(next);
+  return next;
+}
+
+function present(w: Workspace, ids: readonly string[]): MemoryRecord[] {
+  const out: MemoryRecord[] = [];
+  for (const id of ids) {
+    const m = w.memories.get(id);
+    if (m) out.push(m);
   }
   return out;
 }

@@ -48,6 +48,17 @@ export function applyRecord(state: ShardState, r: LogRecord): void {
     case 'put':
       state.workspace(r.ws).put(fromStored(r.m, state.slab));
       return;
+    case 'unsource': {
+      // Absent: deleted later in the log (a fuzzy snapshot taken after that has no trace of it).
+      const w = state.workspaces.get(r.ws);
+      const old = w?.memories.get(r.m.id);
+      if (!w || !old) return;
+      const lost = new Set(r.lost);
+      const m = fromStored({ ...r.m, sourceMemoryIds: null }, state.slab);
+      m.sourceMemoryIds = (old.sourceMemoryIds ?? []).filter((s) => !lost.has(s));
+      w.put(m);
+      return;
+    }
     case 'del':
       state.workspaces.get(r.ws)?.delete(r.id);
       return;

@@ -1,7 +1,8 @@
 /**
  * @module shard/store/records — the store's vocabulary: the records it applies, which the log and
- * snapshots hold (shard/persist encodes them). Every record is idempotent
- * (it carries absolute state, never a delta), so a fuzzy snapshot plus the log replays exactly.
+ * snapshots hold (shard/persist encodes them). Every record is idempotent (it carries absolute
+ * state; `unsource` states its one delta as a removal, which applied twice removes the same ids),
+ * so a fuzzy snapshot plus the log replays exactly.
  */
 import { cutAtDepth, withinDepth } from '../../model/json-shape.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
@@ -40,6 +41,12 @@ export interface Tombstone {
 /** A contradiction the classifier was unsure of, waiting for a verdict. */
 export type LogRecord =
   | { t: 'put'; ws: string; m: StoredMemory }
+  /**
+   * A memory written again with some of its sources removed (an insight that lost sources): `m`
+   * is its whole new state except `m.sourceMemoryIds`, written as null; its sources become the
+   * current ones less `lost`. So the record costs the sources lost, not every source kept.
+   */
+  | { t: 'unsource'; ws: string; m: StoredMemory; lost: string[] }
   | { t: 'del'; ws: string; id: string }
   | { t: 'edge'; ws: string; e: Edge }
   | { t: 'unedge'; ws: string; s: string; d: string; y: EdgeType }

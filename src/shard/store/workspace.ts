@@ -9,6 +9,7 @@ import { LexicalIndex } from '../index/lexical.ts';
 import { VectorIndex } from '../index/vector-index.ts';
 import type { Tombstone } from './records.ts';
 import { ExpiryQueue } from './expiry-queue.ts';
+import type { InsightSummary } from './insight-summary.ts';
 import { PendingContradictions } from './pending.ts';
 import { OrderedIds } from './ordered-ids.ts';
 
@@ -45,6 +46,8 @@ export class Workspace {
   readonly pending = new PendingContradictions();
   /** Memories with an expiry, soonest first. */
   readonly expiring = new ExpiryQueue();
+  /** Running totals of large insights' sources, by insight id (ops/insight-sources; not persisted). */
+  readonly insightSummaries = new Map<string, InsightSummary>();
 
   constructor(slug: string) {
     this.slug = slug;
@@ -90,7 +93,11 @@ export class Workspace {
   /** Inserts or replaces a record, keeping every index in step. */
   put(m: MemoryRecord): void {
     const old = this.memories.get(m.id);
-    if (old) this.#unindex(old);
+    if (old) {
+      this.#unindex(old);
+      // A source written again (revised): the totals of insights drawn from it counted its old text and vector.
+      if (this.insightSummaries.size > 0) for (const e of this.graph.incoming(m.id)) if (e.edge_type === 'insight_from') this.insightSummaries.delete(e.source_id);
+    }
     if (m.entityId !== null) {
       const name = this.#entityNames.get(m.entityId);
       if (name === undefined) this.#entityNames.set(m.entityId, m.entityId);
@@ -124,6 +131,7 @@ export class Workspace {
     this.vectors.remove(id);
     this.graph.removeNode(id);
     this.pending.deleteMemory(id);
+    this.insightSummaries.delete(id);
     return m;
   }
 

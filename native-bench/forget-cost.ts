@@ -1,0 +1,284 @@
+/**
+ * @module native-bench/forget-cost — what a forget costs as the store grows, on a real server
+ * (hash embedder), over REST.
+ *
+ * Sizes mode (default): for each store size, a fresh server is loaded with N memories
+ * (POST /v1/import), then gets run alone at a fixed rate (the baseline), then forgets of one
+ * random memory each run at a fixed rate with the same gets beside them. Both loops are open
+ * (requests leave on a timer, whatever the answers do), so a shard held by a forget or by the
+ * erasure snapshot it asks for shows up as get latency. Prints forget p50/p99 and the gets' p99
+ * with and without forgets.
+ *
+ * Soak mode (`--soak`): a mixed load at a fixed rate (50% remember, 25% recall, 10% get, 10%
+ * list, 5% forget) on a store that grows from `--preload`, with p50/p99 per operation for every
+ * `--interval-s`, and the ratio of the last interval's p99 to the first's.
+ *
+ *   npm run build && node --import tsx native-bench/forget-cost.ts [--sizes 1000,10000,100000]
+ *     [--forgets 200] [--forget-rate 10] [--get-rate 100] [--baseline-s 5]
+ *   npm run build && node --import tsx native-bench/forget-cost.ts --soak [--duration-s 300]
+ *     [--rate 100] [--interval-s 60] [--preload 2000]
+ *   common: [--cli PATH] [--server-env FLASHBULB_X=value ...] [--json FILE] [--no-reflect]
+ *     [--cpu-prof-dir DIR] (the server runs under --cpu-prof; read with profile-summary.ts)
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { envFlag, listFlag, numberFlag, stringFlag } from './lib/args.ts';
+import { cpuSeconds } from './lib/proc.ts';
+import { freePort, startServer, type RunningServer } from './lib/server-process.ts';
+import { summarize, type Summary } from './lib/stats.ts';
+
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string' },
+    forgets: { type: 'string' },
+    'forget-rate': { type: 'string' },
+    'get-rate': { type: 'string' },
+    'baseline-s': { type: 'string' },
+    soak: { type: 'boolean', default: false },
+    'duration-s': { type: 'string' },
+    rate: { type: 'string' },
+    'interval-s': { type: 'string' },
+    preload: { type: 'string' },
+    cli: { type: 'string' },
+    'server-env': { type: 'string', multiple: true, default: [] },
+    json: { type: 'string' },
+    'cpu-prof-dir': { type: 'string' },
+    'no-reflect': { type: 'boolean', default: false },
+  },
+});
+
+const TOPICS = ['garden tomato watering', 'marathon training run', 'postgres index query', 'sourdough bread starter', 'budget review meeting', 'travel plans to lisbon'];
+let seq = 0;
+/** Sentences like the issue's soak: a few topics and shared words, so common terms have long postings. */
+const sentence = (): string => `${TOPICS[seq % TOPICS.length]} note ${seq++} about item ${Math.floor(Math.random() * 1e6)}`;
+
+class Client {
+  readonly pid: number;
+  readonly #base: string;
+  readonly #headers: Record<string, string>;
+
+  constructor(server: RunningServer) {
+    this.pid = server.pid;
+    this.#base = `http://127.0.0.1:${server.port}`;
+    this.#headers = { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' };
+  }
+
+  async call(method: string, path: string, body?: unknown, contentType?: string): Promise<unknown> {
+    const headers = contentType ? { ...this.#headers, 'content-type': contentType } : this.#headers;
+    const payload = body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body);
+    const res = await fetch(`${this.#base}${path}`, { method, headers, body: payload });
+    const text = await res.text();
+    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
+    return text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text;
+  }
+}
+
+async function withServer<T>(work: (c: Client) => Promise<T>): Promise<T> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-forget-cost-'));
+  const env = { FLASHBULB_DURABILITY: 'os', ...envFlag(values, 'server-env') };
+  const cli = stringFlag(values, 'cli');
+  const profDir = stringFlag(values, 'cpu-prof-dir');
+  const nodeArgs = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
+  const server = await startServer({ dataDir, port: await freePort(), env, nodeArgs, ...(cli ? { cli } : {}) });
+  try {
+    return await work(new Client(server));
+  } finally {
+    await server.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Imports `n` memories and returns every id in the workspace. */
+async function load(c: Client, n: number): Promise<string[]> {
+  for (let at = 0; at < n; at += 2000) {
+    const lines = Array.from({ length: Math.min(2000, n - at) }, () => JSON.stringify({ memory: { content: sentence(), entity_id: `e${seq % 20}` } }));
+    await c.call('POST', `/v1/import?first_line=${at + 1}`, lines.join('\n'), 'application/x-ndjson');
+  }
+  const ids: string[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = (await c.call('GET', `/v1/memories?limit=1000${cursor ? `&cursor=${cursor}` : ''}`)) as { memories: Array<{ memory_id: string }>; next_cursor: string | null };
+    for (const m of page.memories) ids.push(m.memory_id);
+    cursor = page.next_cursor;
+  } while (cursor !== null);
+  return ids;
+}
+
+/** Runs `op` every 1/rate s for `seconds` without waiting for answers; resolves with the latencies once all are back. */
+async function openLoop(rate: number, seconds: number, op: () => Promise<unknown>): Promise<{ ms: number[]; errors: number }> {
+  const ms: number[] = [];
+  let errors = 0;
+  const inflight: Array<Promise<void>> = [];
+  const start = performance.now();
+  for (let i = 0; i < rate * seconds; i++) {
+    const due = start + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    const t0 = performance.now();
+    inflight.push(
+      op().then(
+        () => void ms.push(performance.now() - t0),
+        (err: unknown) => {
+          errors += 1;
+          if (errors <= 3) console.error(String(err));
+        },
+      ),
+    );
+  }
+  await Promise.all(inflight);
+  return { ms, errors };
+}
+
+/**
+ * Reflects once, as the server's scheduler would after a load: insights quote their sources, so
+ * forgetting a source rewrites them. `--no-reflect` skips it.
+ */
+async function reflect(c: Client): Promise<void> {
+  if (values['no-reflect']) return;
+  const t0 = performance.now();
+  const r = (await c.call('POST', '/v1/reflect', {})) as Record<string, unknown>;
+  const insights = (await c.call('GET', '/v1/insights')) as Array<{ source_memory_ids?: string[] | null }>;
+  const sizes = insights.map((i) => i.source_memory_ids?.length ?? 0);
+  console.error(`  reflected in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${JSON.stringify(r).slice(0, 120)}; ${sizes.length} insights, largest ${Math.max(0, ...sizes)} sources`);
+}
+
+/** Waits until the server's background work (indexing, contradiction checks) is done. */
+async function settle(c: Client): Promise<void> {
+  const deadline = Date.now() + 600_000;
+  while (Date.now() < deadline) {
+    const text = String(await c.call('GET', '/v1/metrics'));
+    let waiting = 0;
+    for (const m of text.matchAll(/^flashbulb_background_backlog\{[^}]*\} ([0-9.e+-]+)$/gm)) waiting += Number(m[1]);
+    if (waiting === 0) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  await new Promise((r) => setTimeout(r, 2000));
+}
+
+interface SizeRow {
+  memories: number;
+  getAlone: Summary;
+  forget: Summary;
+  getBeside: Summary;
+  /** Server CPU per forget: the forget phase's server CPU less the gets' (at the get-alone phase's rate), over the forgets. */
+  cpuMsPerForget: number;
+}
+
+async function sizeRun(n: number): Promise<SizeRow> {
+  const forgets = numberFlag(values, 'forgets', 200);
+  const forgetRate = numberFlag(values, 'forget-rate', 10);
+  const getRate = numberFlag(values, 'get-rate', 100);
+  const baselineS = numberFlag(values, 'baseline-s', 5);
+  return withServer(async (c) => {
+    const t0 = performance.now();
+    const ids = await load(c, n);
+    console.error(`  loaded ${ids.length} memories in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    await reflect(c);
+    await settle(c);
+    const doomed = new Set<string>();
+    const pick = (): string => ids[Math.floor(Math.random() * ids.length)] as string;
+    const get = (): Promise<unknown> => {
+      let id = pick();
+      while (doomed.has(id)) id = pick();
+      return c.call('GET', `/v1/memories/${id}`);
+    };
+    let cpu = cpuSeconds(c.pid);
+    const alone = await openLoop(getRate, baselineS, get);
+    const getCpuPerS = (cpuSeconds(c.pid) - cpu) / baselineS;
+    const seconds = forgets / forgetRate;
+    cpu = cpuSeconds(c.pid);
+    const forgetOne = (): Promise<unknown> => {
+      let id = pick();
+      while (doomed.has(id)) id = pick();
+      doomed.add(id);
+      return c.call('POST', '/v1/forget', { memory_ids: [id] });
+    };
+    const [f, g] = await Promise.all([openLoop(forgetRate, seconds, forgetOne), openLoop(getRate, seconds, get)]);
+    // The erasure snapshot the last forgets asked for is part of their cost.
+    await new Promise((r) => setTimeout(r, 3000));
+    const forgetCpu = cpuSeconds(c.pid) - cpu - getCpuPerS * seconds;
+    return {
+      cpuMsPerForget: (forgetCpu * 1000) / forgets,
+      memories: n,
+      getAlone: summarize(alone.ms, alone.errors, baselineS),
+      forget: summarize(f.ms, f.errors, seconds),
+      getBeside: summarize(g.ms, g.errors, seconds),
+    };
+  });
+}
+
+const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(1) : '–');
+
+async function sizesMode(): Promise<unknown> {
+  const sizes = listFlag(values, 'sizes', ['1000', '10000', '100000']).map(Number);
+  const rows: SizeRow[] = [];
+  console.log('| memories | forget p50 ms | forget p99 ms | forget max ms | get p99 beside forgets ms | get max beside ms | get p99 alone ms | server CPU ms per forget | errors |');
+  console.log('|---|---|---|---|---|---|---|---|---|');
+  for (const n of sizes) {
+    const r = await sizeRun(n);
+    rows.push(r);
+    const errors = r.forget.errors + r.getBeside.errors + r.getAlone.errors;
+    console.log(`| ${n} | ${ms(r.forget.p50Ms)} | ${ms(r.forget.p99Ms)} | ${ms(r.forget.maxMs)} | ${ms(r.getBeside.p99Ms)} | ${ms(r.getBeside.maxMs)} | ${ms(r.getAlone.p99Ms)} | ${ms(r.cpuMsPerForget)} | ${errors} |`);
+  }
+  return rows;
+}
+
+type OpName = 'remember' | 'recall' | 'get' | 'list' | 'forget';
+const OPS: readonly OpName[] = ['remember', 'recall', 'get', 'list', 'forget'];
+
+async function soakMode(): Promise<unknown> {
+  const durationS = numberFlag(values, 'duration-s', 300);
+  const rate = numberFlag(values, 'rate', 100);
+  const intervalS = numberFlag(values, 'interval-s', 60);
+  const preload = numberFlag(values, 'preload', 2000);
+  return withServer(async (c) => {
+    const ids = await load(c, preload);
+    await reflect(c);
+    await settle(c);
+    const pickIndex = (): number => Math.floor(Math.random() * ids.length);
+    const run = async (name: OpName): Promise<void> => {
+      if (name === 'remember') ids.push(((await c.call('POST', '/v1/memories', { content: sentence(), entity_id: `e${seq % 20}` })) as { memory_id: string }).memory_id);
+      else if (name === 'recall') await c.call('POST', '/v1/recall', { cue: sentence(), strategies: ['similarity'], top_k: 10 });
+      else if (name === 'get') await c.call('GET', `/v1/memories/${ids[pickIndex()]}`);
+      else if (name === 'list') await c.call('GET', '/v1/memories?limit=50');
+      else {
+        const id = ids.splice(pickIndex(), 1)[0];
+        if (id !== undefined) await c.call('POST', '/v1/forget', { memory_ids: [id] });
+      }
+    };
+    const choose = (): OpName => {
+      const r = Math.random();
+      return r < 0.5 ? 'remember' : r < 0.75 ? 'recall' : r < 0.85 ? 'get' : r < 0.95 ? 'list' : 'forget';
+    };
+    const intervals: Array<Record<OpName | 'all', Summary> & { t: number; memories: number }> = [];
+    console.log(`| t s | memories | ops/s | all p50 | all p99 | ${OPS.map((o) => `${o} p50 / p99`).join(' | ')} | errors |`);
+    console.log(`|---|---|---|---|---|${OPS.map(() => '---').join('|')}|---|`);
+    for (let t = intervalS; t <= durationS; t += intervalS) {
+      const lat: Record<OpName, number[]> = { remember: [], recall: [], get: [], list: [], forget: [] };
+      const loop = await openLoop(rate, intervalS, async () => {
+        const name = choose();
+        const t0 = performance.now();
+        await run(name);
+        lat[name].push(performance.now() - t0);
+      });
+      const row = {
+        t,
+        memories: ids.length,
+        all: summarize(loop.ms, loop.errors, intervalS),
+        ...(Object.fromEntries(OPS.map((o) => [o, summarize(lat[o], 0, intervalS)])) as Record<OpName, Summary>),
+      };
+      intervals.push(row);
+      console.log(`| ${t} | ${ids.length} | ${row.all.opsPerS.toFixed(0)} | ${ms(row.all.p50Ms)} | ${ms(row.all.p99Ms)} | ${OPS.map((o) => `${ms(row[o].p50Ms)} / ${ms(row[o].p99Ms)}`).join(' | ')} | ${loop.errors} |`);
+    }
+    const first = intervals[0];
+    const last = intervals[intervals.length - 1];
+    if (first && last) console.log(`p99 last / first interval: all ${(last.all.p99Ms / first.all.p99Ms).toFixed(2)}×, ${OPS.map((o) => `${o} ${(last[o].p99Ms / first[o].p99Ms).toFixed(2)}×`).join(', ')}`);
+    return intervals;
+  });
+}
+
+const result = values.soak ? await soakMode() : await sizesMode();
+const jsonFile = stringFlag(values, 'json');
+if (jsonFile) writeFileSync(jsonFile, JSON.stringify(result, null, 2));
