@@ -16,7 +16,8 @@ import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManage
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { PartitionSnapshots } from '../../src/cluster/snapshots.ts';
-import { encodeEntry, ensureStream, replayStream, StreamGapError, StreamLog } from '../../src/cluster/stream-log.ts';
+import { encodeEntry, StreamLog } from '../../src/cluster/stream-log.ts';
+import { ensureStream, replayStream, StreamGapError } from '../../src/cluster/stream-replay.ts';
 import type { LogRecord } from '../../src/shard/store/records.ts';
 import { ShardState } from '../../src/shard/store/apply.ts';
 import { natsServerAvailable, startNats, stopNats, type NatsServer } from '../helpers/nats.ts';

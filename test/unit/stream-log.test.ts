@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { JetStreamApiError, type JetStreamClient, type JetStreamPublishOptions } from '@nats-io/jetstream';
-import { decodeEntry, EntryReplayer, FencedError, StreamLog, type StreamEntry } from '../../src/cluster/stream-log.ts';
+import { decodeEntry, FencedError, StreamLog, type StreamEntry } from '../../src/cluster/stream-log.ts';
+import { EntryReplayer } from '../../src/cluster/stream-replay.ts';
 import type { LogRecord } from '../../src/shard/store/records.ts';
 
 interface Call {
