@@ -77,13 +77,7 @@ export function startTracing(opts: TracingOptions): Tracer {
     },
     recorder: (name, attributes) => {
       const parent = context.active();
-      const opened = nowMs();
-      // Another thread's clock origin differs by a fraction of a millisecond: keep the recorded
-      // span inside the one it belongs to (opened here, and ended after the reply arrives).
-      return (took) => {
-        const end = Math.min(took[1], nowMs());
-        otel.startSpan(name, { startTime: Math.min(Math.max(took[0], opened), end), ...(attributes ? { attributes } : {}) }, parent).end(end);
-      };
+      return (took) => otel.startSpan(name, { startTime: took[0], ...(attributes ? { attributes } : {}) }, parent).end(took[1]);
     },
     shutdown: async () => {
       current = NOOP;
@@ -94,10 +88,6 @@ export function startTracing(opts: TracingOptions): Tracer {
     },
   };
   return current;
-}
-
-function nowMs(): number {
-  return performance.timeOrigin + performance.now();
 }
 
 async function run<T>(span: Span, fn: (span: SpanHandle) => Promise<T>): Promise<T> {
