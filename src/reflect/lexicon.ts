@@ -90,8 +90,12 @@ export async function buildLexiconInSlices(files: WordNetFiles, pause: () => Pro
   return step.value;
 }
 
-/** Lines parsed between two pauses (a few milliseconds). */
-const SLICE_LINES = 1000;
+/**
+ * A slice parses lines until it has run this long (looking at the clock every CHECK_LINES lines):
+ * a count of lines alone let one slice take 150 ms on a loaded machine, holding the shard.
+ */
+const SLICE_MS = 3;
+const CHECK_LINES = 64;
 
 function* buildSteps(files: WordNetFiles): Generator<void, Lexicon> {
   const senses = new Map<string, number[]>();
@@ -188,8 +192,12 @@ function baseForms(word: string, known: Set<string>): string[] {
 /** index.*: `lemma pos synset_cnt p_cnt [ptr…] sense_cnt tagsense_cnt offset…` (commonest sense first). */
 function* readIndex(text: string, p: number, senses: Map<string, number[]>, known: Set<string>): Generator<void> {
   let n = 0;
+  let start = performance.now();
   for (const line of lines(text)) {
-    if (++n % SLICE_LINES === 0) yield;
+    if (++n % CHECK_LINES === 0 && performance.now() - start >= SLICE_MS) {
+      yield;
+      start = performance.now();
+    }
     if (line.length === 0 || line.startsWith(' ')) continue;
     const f = line.trimEnd().split(' ');
     const lemma = f[0] as string;
@@ -213,8 +221,12 @@ interface DataTables {
 /** data.*: `offset lex_filenum ss_type w_cnt word lex_id … p_cnt [symbol offset pos source/target]… | gloss`. */
 function* readData(text: string, p: number, out: DataTables): Generator<void> {
   let n = 0;
+  let start = performance.now();
   for (const line of lines(text)) {
-    if (++n % SLICE_LINES === 0) yield;
+    if (++n % CHECK_LINES === 0 && performance.now() - start >= SLICE_MS) {
+      yield;
+      start = performance.now();
+    }
     if (line.length === 0 || line.startsWith(' ')) continue;
     const f = line.slice(0, line.indexOf(' | ') >>> 0).split(' ');
     const self = key(Number(f[0]), p);
