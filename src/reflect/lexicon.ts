@@ -97,6 +97,17 @@ export async function buildLexiconInSlices(files: WordNetFiles, pause: () => Pro
 const SLICE_MS = 3;
 const CHECK_LINES = 64;
 
+/** True once per SLICE_MS of work: the caller yields then (the clock is read every CHECK_LINES calls). */
+function sliceTimer(): () => boolean {
+  let n = 0;
+  let start = performance.now();
+  return () => {
+    if (++n % CHECK_LINES !== 0 || performance.now() - start < SLICE_MS) return false;
+    start = performance.now();
+    return true;
+  };
+}
+
 function* buildSteps(files: WordNetFiles): Generator<void, Lexicon> {
   const senses = new Map<string, number[]>();
   const hypernyms = new Map<number, number[]>();
@@ -191,13 +202,9 @@ function baseForms(word: string, known: Set<string>): string[] {
 
 /** index.*: `lemma pos synset_cnt p_cnt [ptr…] sense_cnt tagsense_cnt offset…` (commonest sense first). */
 function* readIndex(text: string, p: number, senses: Map<string, number[]>, known: Set<string>): Generator<void> {
-  let n = 0;
-  let start = performance.now();
+  const due = sliceTimer();
   for (const line of lines(text)) {
-    if (++n % CHECK_LINES === 0 && performance.now() - start >= SLICE_MS) {
-      yield;
-      start = performance.now();
-    }
+    if (due()) yield;
     if (line.length === 0 || line.startsWith(' ')) continue;
     const f = line.trimEnd().split(' ');
     const lemma = f[0] as string;
@@ -220,13 +227,9 @@ interface DataTables {
 
 /** data.*: `offset lex_filenum ss_type w_cnt word lex_id … p_cnt [symbol offset pos source/target]… | gloss`. */
 function* readData(text: string, p: number, out: DataTables): Generator<void> {
-  let n = 0;
-  let start = performance.now();
+  const due = sliceTimer();
   for (const line of lines(text)) {
-    if (++n % CHECK_LINES === 0 && performance.now() - start >= SLICE_MS) {
-      yield;
-      start = performance.now();
-    }
+    if (due()) yield;
     if (line.length === 0 || line.startsWith(' ')) continue;
     const f = line.slice(0, line.indexOf(' | ') >>> 0).split(' ');
     const self = key(Number(f[0]), p);
