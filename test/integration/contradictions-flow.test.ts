@@ -17,7 +17,7 @@
  * other.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONFIDENT, UNCERTAIN } from '../../src/reflect/contradiction.ts';
+import { CONFIDENT, UNCERTAIN } from '../../src/analysis/contradiction.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const UNCERTAIN_PAIRS = {

@@ -30,14 +30,14 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   verbs: ['auth', 'cluster', 'config', 'embedding', 'errors', 'ingest', 'metrics', 'model', 'protocol', 'recall', 'reflection', 'router', 'shard', 'subscribe'],
   cluster: ['auth', 'config', 'errors', 'protocol', 'router', 'shard', 'subscribe'],
   'data-dir': ['config', 'files', 'protocol', 'shard'],
-  reflection: ['config', 'embedding', 'errors', 'llm', 'metrics', 'model', 'protocol', 'reflect', 'router', 'shard', 'threads'],
+  reflection: ['config', 'embedding', 'errors', 'llm', 'metrics', 'model', 'protocol', 'analysis', 'router', 'shard', 'threads'],
   subscribe: ['embedding', 'errors', 'metrics', 'model', 'protocol', 'router', 'shard'],
   embedding: ['config', 'errors', 'metrics', 'threads', 'tracing'],
   router: ['data-dir', 'errors', 'protocol', 'shard', 'threads', 'tracing'],
   auth: ['errors', 'files'],
-  shard: ['errors', 'files', 'ingest', 'model', 'protocol', 'recall', 'reflect'],
+  shard: ['errors', 'files', 'ingest', 'model', 'protocol', 'recall', 'analysis'],
   protocol: ['errors', 'model', 'recall'],
-  reflect: ['errors', 'model', 'recall'],
+  analysis: ['errors', 'model', 'recall'],
   recall: ['errors', 'model'],
 };
 

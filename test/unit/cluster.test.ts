@@ -6,7 +6,7 @@
  * theme, never split, and never padded with noise; noise alone forms no theme.
  */
 import { describe, expect, it } from 'vitest';
-import { clusterVectors, MIN_SIZE, mulberry32 } from '../../src/reflect/cluster.ts';
+import { clusterVectors, MIN_SIZE, mulberry32 } from '../../src/analysis/cluster.ts';
 
 const DIM = 128;
 

@@ -15,7 +15,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { classifyPair, CONFIDENT, UNCERTAIN, type Verdict } from '../../src/reflect/contradiction.ts';
+import { classifyPair, CONFIDENT, UNCERTAIN, type Verdict } from '../../src/analysis/contradiction.ts';
 
 interface Pair {
   id: number;

@@ -5,8 +5,8 @@
  * sentences are written here, in the shapes issue 25 names; none is taken from a benchmark.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { classifyPair, CONFIDENT, isCandidate, MIN_SIMILARITY, UNCERTAIN } from '../../src/reflect/contradiction.ts';
-import { EMPTY_LEXICON, type Lexicon } from '../../src/reflect/lexicon.ts';
+import { classifyPair, CONFIDENT, isCandidate, MIN_SIMILARITY, UNCERTAIN } from '../../src/analysis/contradiction.ts';
+import { EMPTY_LEXICON, type Lexicon } from '../../src/analysis/lexicon.ts';
 import { loadLexicon } from '../../src/shard/lexicon-loader.ts';
 
 let lexicon: Lexicon = EMPTY_LEXICON;

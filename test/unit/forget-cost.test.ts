@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MemoryRecord } from '../../src/model/memory.ts';
-import { distinguishingTerms } from '../../src/reflect/summarize.ts';
+import { distinguishingTerms } from '../../src/analysis/summarize.ts';
 import { INCREMENTAL_MIN_SOURCES, insightsAfterLoss, rewrittenInsight } from '../../src/shard/ops/insight-sources.ts';
 import { toStored, type LogRecord, type StoredMemory } from '../../src/shard/store/records.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';

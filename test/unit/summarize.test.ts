@@ -4,7 +4,7 @@
  * episode in scope) — so it reads as a summary of the theme, not a template around a few words.
  */
 import { describe, expect, it } from 'vitest';
-import { centralStatements, distinguishingTerms, extractiveInsight, tokens } from '../../src/reflect/summarize.ts';
+import { centralStatements, distinguishingTerms, extractiveInsight, tokens } from '../../src/analysis/summarize.ts';
 
 const GARDEN = [
   'The tomato plants in the garden need watering every morning.',

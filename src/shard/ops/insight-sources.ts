@@ -16,7 +16,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { JsonObject, MemoryRecord } from '../../model/memory.ts';
-import { centralStatements, distinguishingTerms, extractiveInsight, topTerms } from '../../reflect/summarize.ts';
+import { centralStatements, distinguishingTerms, extractiveInsight, topTerms } from '../../analysis/summarize.ts';
 import type { LogRecord } from '../store/records.ts';
 import { toStored } from '../store/records.ts';
 import { InsightSummary, versionKey } from '../store/insight-summary.ts';

@@ -6,7 +6,7 @@
  * after start-up or after the insight was written by anything else (see Workspace.insightSummaries).
  */
 import type { MemoryRecord } from '../../model/memory.ts';
-import { documentCounts, tokens } from '../../reflect/summarize.ts';
+import { documentCounts, tokens } from '../../analysis/summarize.ts';
 
 export class InsightSummary {
   /** Which version of the insight the totals describe (see {@link versionKey}). */

@@ -1,8 +1,8 @@
 /**
- * @module reflect/contradiction — a heuristic classifier for a pair of similar statements:
+ * @module analysis/contradiction — a heuristic classifier for a pair of similar statements:
  *
- * - negation scope and opposites about one particular subject (reflect/contradiction-rules, with
- *   WordNet's word relations when a lexicon is given: reflect/lexicon);
+ * - negation scope and opposites about one particular subject (analysis/contradiction-rules, with
+ *   WordNet's word relations when a lexicon is given: analysis/lexicon);
  * - antonyms from a built-in list: the sides differ by a word and its opposite (likes / hates …);
  * - disagreeing numbers or dates about the same subject (digits, number words, ordinals, months);
  * - revision wording ("now", "no longer", "moved to", "changed to" …) on the newer side turns a

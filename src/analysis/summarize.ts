@@ -1,5 +1,5 @@
 /**
- * @module reflect/summarize — the extractive insight for a cluster, written without a language
+ * @module analysis/summarize — the extractive insight for a cluster, written without a language
  * model: the cluster's distinguishing terms (tf-idf against all episodes in scope) and its most
  * central statements (closest to the centroid, near-duplicates skipped).
  */

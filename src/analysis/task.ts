@@ -1,5 +1,5 @@
 /**
- * @module reflect/task — the CPU-heavy half of reflection, run in a Piscina worker so neither the
+ * @module analysis/task — the CPU-heavy half of reflection, run in a Piscina worker so neither the
  * router nor a shard stalls: cluster the episode vectors, then pick each cluster's central
  * statements and distinguishing terms.
  */

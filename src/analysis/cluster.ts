@@ -1,5 +1,5 @@
 /**
- * @module reflect/cluster — groups episode embeddings into themes by average-linkage
+ * @module analysis/cluster — groups episode embeddings into themes by average-linkage
  * agglomerative clustering (nearest-neighbour chain, O(n²)) cut at LINK_MIN_SIM: two groups join
  * only while their members are, on average, at least that similar to each other, so separate
  * themes are never merged and unrelated statements stay alone (noise) instead of being pulled into

@@ -1,6 +1,6 @@
 /**
- * @module reflect/contradiction-rules — the lexical rules of the contradiction classifier that
- * read a statement's content words with a lexicon (reflect/lexicon):
+ * @module analysis/contradiction-rules — the lexical rules of the contradiction classifier that
+ * read a statement's content words with a lexicon (analysis/lexicon):
  *
  * - negation scope: one side negates ("there is no man …", "nobody …", "… is not …") and every
  *   content word the negation governs is said by the other side, exactly or more specifically
