@@ -30,6 +30,17 @@ export async function until<T>(check: () => T | Promise<T>, opts: UntilOptions):
   }
 }
 
+/**
+ * Proves a subscriber has every push it will get for what it was fed so far, instead of waiting a
+ * while and hoping none is late: `produced` is the server's own count (the registry's `pushed`),
+ * which is final once the feed or write that caused the pushes has been answered, or once any
+ * push of a chunk has arrived (a chunk's pushes are produced together). Waits until `received`
+ * reaches it; an extra push the server should not have made is then seen by the caller's asserts.
+ */
+export async function untilAllPushes(produced: () => number, received: () => number, opts: { deadlineMs?: number } = {}): Promise<void> {
+  await until(() => received() >= produced(), { what: 'every push the server produced', deadlineMs: opts.deadlineMs ?? 5_000, everyMs: 10 });
+}
+
 /** The sum of `flashbulb_background_backlog` over shards and kinds of work, from Prometheus text. */
 export function backlogOf(metricsText: string): number {
   let total = 0;
