@@ -41,6 +41,15 @@ export async function untilAllPushes(produced: () => number, received: () => num
   await until(() => received() >= produced(), { what: 'every push the server produced', deadlineMs: opts.deadlineMs ?? 5_000, everyMs: 10 });
 }
 
+/**
+ * Waits until the wall clock (the server's, in-process or on this machine) has passed `us` µs since
+ * the epoch, so the next write gets a later timestamp than one already made. The condition is the
+ * clock itself, read, not a pause guessed to be long enough.
+ */
+export async function untilClockPasses(us: number): Promise<void> {
+  await until(() => Date.now() * 1000 > us, { what: `the clock to pass ${us} µs`, deadlineMs: 5_000, everyMs: 1 });
+}
+
 /** The sum of `flashbulb_background_backlog` over shards and kinds of work, from Prometheus text. */
 export function backlogOf(metricsText: string): number {
   let total = 0;

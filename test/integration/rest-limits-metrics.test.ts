@@ -100,7 +100,7 @@ describe('metrics and health', () => {
       text = res.text;
       const line = text.split('\n').find((l) => /^flashbulb_memories(\{[^}]*\})? /.test(l));
       gauge = line === undefined ? -1 : Number(line.split(' ').pop());
-      if (gauge < 3) await sleep(100);
+      if (gauge < 3) await sleep(100); // a poll, bounded by the loop: the gauge comes with a shard's report
     }
     expect(text).toContain('# TYPE flashbulb_request_duration_seconds histogram');
     expect(text).toMatch(/flashbulb_request_duration_seconds_bucket\{[^}]*operation="remember"[^}]*\}/);
