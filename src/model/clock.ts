@@ -1,0 +1,13 @@
+/**
+ * @module model/clock — the time source for code whose behaviour depends on "now" (expiry, time
+ * scopes, prime windows, the reflection scheduler). It is passed in rather than read from
+ * `Date.now()`, so tests can set the time by hand instead of waiting for it to pass.
+ */
+
+export interface Clock {
+  /** Microseconds since the Unix epoch. */
+  nowUs(): number;
+}
+
+/** The real time. */
+export const wallClock: Clock = { nowUs: () => Date.now() * 1000 };
