@@ -10,12 +10,12 @@ import { isExpired, type MemoryRecord } from '../model/memory.ts';
 import { wallClock, type Clock } from '../model/clock.ts';
 import { copyDurably, fsyncDir } from '../files/durable.ts';
 import { seqName } from './persist/fsutil.ts';
-import type { LogRecord } from './store/records.ts';
+import { encodeRecord, type LiveRecord, type LogRecord } from './store/records.ts';
 import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
 import { writeSnapshot } from './persist/snapshot.ts';
 import { deleteGraphsBefore, loadGraphs, saveGraphs } from './persist/graph-files.ts';
 import { Wal } from './persist/wal.ts';
-import { applyRecord, type ShardState } from './store/apply.ts';
+import { applyLive, type ShardState } from './store/apply.ts';
 import type { OpContext } from './ops/context.ts';
 import { forgetRecords } from './ops/forget.ts';
 import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from '../protocol/shard.ts';
@@ -251,18 +251,18 @@ export class Shard {
     return { memories: this.memoryCount, workspaces: this.#state.workspaces.size, edges: edgesCount, walSeq: this.#wal?.seq ?? 0 };
   }
 
-  async #commit(records: LogRecord[], opts: { quiet?: boolean } = {}): Promise<void> {
-    for (const r of records) applyRecord(this.#state, r);
+  async #commit(records: LiveRecord[], opts: { quiet?: boolean } = {}): Promise<void> {
+    for (const r of records) applyLive(this.#state, r);
     this.#dirtySinceSnapshot = true;
     this.#scheduleIndexing();
-    await this.#log.append(records);
+    await this.#log.append(records.map(encodeRecord));
     if (opts.quiet) return;
     this.#notifySubscribers(records);
     if (this.#opts.contradictions) this.#checker.enqueue(records);
   }
 
   /** Durable new or changed memories are offered to the workspace's open subscriptions. */
-  #notifySubscribers(records: readonly LogRecord[]): void {
+  #notifySubscribers(records: readonly LiveRecord[]): void {
     if (!this.#subs.active) return;
     const byWs = new Map<string, MemoryRecord[]>();
     for (const r of records) {
