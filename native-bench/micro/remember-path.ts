@@ -3,7 +3,9 @@
  * the state and the log: CPU per op and heap bytes allocated per op, for one memory per call
  * (384-d hash-embedder vector, a sentence, a small context), with the log in memory (a no-op
  * external log: the op, the record and its application only) and with the shard's own log file
- * (durability 'os': the frame encoding and write, no fsync). Contradiction checks are off.
+ * (durability 'os': the frame encoding and write, no fsync). Contradiction checks are off. Then
+ * the other direction: CPU to apply 50k memories' records read back from frames (recovery's and
+ * cluster replay's `applyRecord`, in recovery mode).
  *
  * Allocation is the heap growth over a batch with no collection in between: run with a young
  * generation large enough that the batch fits (the command below), after a forced collection.
@@ -16,7 +18,8 @@ import { join } from 'node:path';
 import { createHashEmbedder } from '../../src/embedding/hash-embedder.ts';
 import type { RememberItem } from '../../src/protocol/shard.ts';
 import { Shard, type ExternalLog } from '../../src/shard/shard.ts';
-import { ShardState } from '../../src/shard/store/apply.ts';
+import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
+import { shardRecords } from './shard-fixture.ts';
 import type { Recovered } from '../../src/shard/persist/recovery.ts';
 import { formatTable, type Cell } from '../lib/table.ts';
 import { rememberBody } from '../lib/corpus.ts';
@@ -73,6 +76,21 @@ async function round(shard: Shard, batch: readonly RememberItem[]): Promise<Roun
   };
 }
 
+/** CPU ms to apply `records` (as decoded from frames) to a fresh state in recovery mode, per round. */
+function replayRounds(rounds: number, n: number): number[] {
+  const records = shardRecords(n, 3);
+  const out: number[] = [];
+  for (let r = 0; r <= rounds; r++) {
+    const state = new ShardState();
+    state.recovering(true);
+    const before = process.cpuUsage();
+    for (const rec of records) applyRecord(state, rec);
+    const cpu = process.cpuUsage(before);
+    if (r > 0) out.push((cpu.user + cpu.system) / 1000); // round 0 warms up
+  }
+  return out;
+}
+
 const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 async function main(): Promise<void> {
@@ -103,6 +121,13 @@ async function main(): Promise<void> {
     `remember inside a shard: ${rounds} rounds of ${batchSize} single-memory calls, ${DIM}-d vectors`,
     formatTable(['log', 'CPU µs/op (median)', 'CPU µs/op (range)', 'heap KiB allocated/op', 'ArrayBuffer KiB/op'], rows),
     'the in-shard cost of a write (op, record, apply, and with the file log its frame), per call',
+  );
+  const n = quick ? 10_000 : 50_000;
+  const replay = replayRounds(quick ? 3 : 5, n);
+  report(
+    `replay: ${n} memories and ${n - 1} edges read back from frames, applied in recovery mode`,
+    formatTable(['CPU ms (median)', 'CPU ms (range)'], [[median(replay).toFixed(0), `${Math.min(...replay).toFixed(0)}–${Math.max(...replay).toFixed(0)}`]]),
+    'what decoding a frame and applying it costs (applyRecord), per round',
   );
 }
 
