@@ -10,6 +10,11 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** One turn of the event loop: callbacks already due (settled promises, I/O done) run first. Not a wait for time. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 export interface UntilOptions {
   /** What is awaited, for the failure message. */
   what: string;
