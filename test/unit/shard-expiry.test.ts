@@ -1,6 +1,7 @@
 /**
  * Expiry inside one shard, on a clock the test sets (the shard's `clock`; the log's I/O and the
- * shard's timers run on real time). An expired memory is invisible to every read from the moment it
+ * shard's timers run on real time), and the subscription time scopes and prime windows that count
+ * back from that clock. An expired memory is invisible to every read from the moment it
  * expires, then forgotten with forget's cascade and tombstones, crashes included.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -141,6 +142,18 @@ describe('shard expiry', () => {
     // A write is pushed when it is inside the scope at the time it is written.
     const later = await put(shard, item('written later', 4, null));
     expect(pushed).toEqual([later]);
+  });
+
+  it('prime’s recency window counts back from the shard clock', async () => {
+    const { shard } = open();
+    const old = await put(shard, item('written at T0', 5, null));
+    clock.setMs(T0 + 600_000);
+    const fresh = await put(shard, item('written ten minutes later', 6, null));
+    clock.advanceMs(1_000);
+    const prime = (windowUs: number) =>
+      shard.handle('prime', 'w', { entityId: null, maxMemories: 10, cue: null, recencyWindowUs: windowUs, weights: DEFAULT_WEIGHTS, withEmbedding: false });
+    expect((await prime(60 * SEC)).results.map((r) => r.memory.id)).toEqual([fresh]);
+    expect((await prime(3600 * SEC)).results.map((r) => r.memory.id).sort()).toEqual([old, fresh].sort());
   });
 
   it('takes superseded versions with it, and a revise that extends the expiry wins over the old one', async () => {
