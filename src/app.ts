@@ -26,6 +26,7 @@ import { ReflectionEngine } from './reflection/engine.ts';
 import { ReflectSessions } from './reflection/sessions.ts';
 import { createLlmClient } from './llm/client.ts';
 import { startTracing, tracer } from './tracing/index.ts';
+import type { Clock } from './model/clock.ts';
 
 export interface RunningApp {
   readonly svc: Services;
@@ -38,6 +39,8 @@ export interface RunningApp {
 
 export interface StartOptions {
   log?: (line: string) => void;
+  /** The router's clock: rate-limit refills and the reflection scheduler (shards keep the real time in their threads). */
+  clock?: Clock;
 }
 
 export const VERSION = readVersion();
@@ -93,7 +96,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   else log(`embedder: ${embedder.name} (${embedder.dim} dims) from ${config.modelDir}`);
   subscriptions = new SubscriptionRegistry(shards, embedder, cluster ? cluster.relay() : null);
   const llm = config.llmBaseUrl === '' ? null : createLlmClient({ baseUrl: config.llmBaseUrl, model: config.llmModel, apiKey: config.llmApiKey, timeoutMs: config.llmTimeoutMs });
-  const reflection = new ReflectionEngine({ config, shards, embedder, llm });
+  const reflection = new ReflectionEngine({ config, shards, embedder, llm, ...(opts.clock ? { clock: opts.clock } : {}) });
   const svc: Services = {
     subscriptions,
     reflection,
@@ -102,7 +105,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     shards,
     embedder,
     auth,
-    limiter: new RateLimiter({ read: config.rateLimitReads, write: config.rateLimitWrites }),
+    limiter: new RateLimiter({ read: config.rateLimitReads, write: config.rateLimitWrites }, opts.clock),
     startedAt: Date.now(),
     version: VERSION,
     health: { ready: true, reason: '' },

@@ -5,7 +5,7 @@
  * one intra-op thread each: CPU per sentence (user + system of this process) one at a time and in
  * runs of 8 and 32, wall latency of one sentence, and how far the two vectors differ.
  *
- * The library is not a dependency of the server (ARCHITECTURE.md says why), so install it where
+ * The library is not a dependency of the server (docs/architecture-notes.md says why), so install it where
  * this script can find it first; its onnxruntime-node install script only fetches GPU builds:
  *
  *   npm install --no-save --ignore-scripts @huggingface/transformers@4.3.1

@@ -1,5 +1,6 @@
 /** @module auth/rate-limit — per-workspace token buckets, reads and writes counted separately. */
 import { FlashbulbError } from '../errors/codes.ts';
+import { steadyClock, type Clock } from '../model/clock.ts';
 
 export type RateClass = 'read' | 'write';
 
@@ -11,14 +12,16 @@ interface Bucket {
 export class RateLimiter {
   readonly #rates: Record<RateClass, number>;
   readonly #buckets = new Map<string, Bucket>();
+  readonly #clock: Clock;
 
-  /** Rates are requests per second; bursts of one second's worth are allowed. 0 disables. */
-  constructor(rates: Record<RateClass, number>) {
+  /** Rates are requests per second; bursts of one second's worth are allowed. 0 disables. `clock`: what refills the buckets. */
+  constructor(rates: Record<RateClass, number>, clock: Clock = steadyClock) {
     this.#rates = rates;
+    this.#clock = clock;
   }
 
   /** Takes one token or throws rate_limited with the seconds until one is available. */
-  take(workspace: string, cls: RateClass, now: number = performance.now()): void {
+  take(workspace: string, cls: RateClass, now: number = this.#clock.nowUs() / 1000): void {
     const rate = this.#rates[cls];
     if (rate === 0) return;
     const key = `${cls}:${workspace}`;

@@ -1,7 +1,7 @@
 /**
  * @module mcp/server — an MCP server over one workspace: the tools of mcp/tools and the
  * workspace's memories as `flashbulb://memories/<id>` resources. Built on the SDK's low-level
- * `Server` because our schemas are JSON Schema (TypeBox) already; see ARCHITECTURE.md.
+ * `Server` because our schemas are JSON Schema (TypeBox) already; see docs/architecture-notes.md.
  * The workspace is fixed by whoever builds the server (from the key), never by tool arguments.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';

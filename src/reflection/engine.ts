@@ -13,6 +13,7 @@ import type { LlmClient } from '../llm/client.ts';
 import { parseJsonReply } from '../llm/client.ts';
 import { llmFailures, reflectionRuns } from '../metrics/index.ts';
 import type { JsonObject } from '../model/memory.ts';
+import { wallClock, type Clock } from '../model/clock.ts';
 import { extractiveInsight } from '../analysis/summarize.ts';
 import type { ClusterResult, ReflectTaskInput } from '../analysis/task.ts';
 import type { ShardRouter } from '../router/router.ts';
@@ -60,11 +61,14 @@ export class ReflectionEngine {
   readonly #running = new Map<string, Promise<ReflectResult>>();
   readonly #newEpisodes = new Map<string, number>();
   readonly #lastBackground = new Map<string, number>();
+  readonly #clock: Clock;
   #pool: Piscina | null = null;
   #timer: NodeJS.Timeout | null = null;
 
-  constructor(opts: { config: Config; shards: ShardRouter; embedder: Embedder; llm: LlmClient | null }) {
+  /** `clock`: the time MIN_GAP_MS is measured on (tests set it by hand). */
+  constructor(opts: { config: Config; shards: ShardRouter; embedder: Embedder; llm: LlmClient | null; clock?: Clock }) {
     this.#config = opts.config;
+    this.#clock = opts.clock ?? wallClock;
     this.#shards = opts.shards;
     this.#embedder = opts.embedder;
     this.#llm = opts.llm;
@@ -79,7 +83,7 @@ export class ReflectionEngine {
     if (!this.#config.reflectEnabled) return;
     const n = (this.#newEpisodes.get(ws) ?? 0) + 1;
     this.#newEpisodes.set(ws, n);
-    const since = Date.now() - (this.#lastBackground.get(ws) ?? 0);
+    const since = this.#clock.nowUs() / 1000 - (this.#lastBackground.get(ws) ?? -Infinity);
     // A steady stream of writes reflects at most every MIN_GAP_MS, not every MIN_NEW episodes.
     if (n >= this.#config.reflectMinNew && !this.#running.has(ws) && since >= MIN_GAP_MS) this.#background(ws);
   }
@@ -89,7 +93,7 @@ export class ReflectionEngine {
   }
 
   #background(ws: string): void {
-    this.#lastBackground.set(ws, Date.now());
+    this.#lastBackground.set(ws, this.#clock.nowUs() / 1000);
     this.reflect(ws, { entityId: null, sinceUs: null, maxEpisodes: BACKGROUND_EPISODES }).catch((err: unknown) => console.error(`reflection of '${ws}' failed:`, err));
   }
 

@@ -4,7 +4,7 @@
  * the request path; a crash may lose about a second of them, never a memory.
  */
 import type { MemoryRecord } from '../model/memory.ts';
-import type { LogRecord } from './store/records.ts';
+import type { PlainRecord } from './store/records.ts';
 import type { ShardState } from './store/apply.ts';
 
 export class AccessLog {
@@ -25,8 +25,8 @@ export class AccessLog {
   }
 
   /** The records for everything touched since the last call. */
-  drain(state: ShardState): LogRecord[] {
-    const records: LogRecord[] = [];
+  drain(state: ShardState): PlainRecord[] {
+    const records: PlainRecord[] = [];
     for (const [ws, ids] of this.#dirty) {
       const w = state.workspaces.get(ws);
       for (const id of ids) {

@@ -10,7 +10,7 @@ import type { MemoryRecord } from '../model/memory.ts';
 import { classifyPair, CONFIDENT, isCandidate, UNCERTAIN } from '../analysis/contradiction.ts';
 import { EMPTY_LEXICON, type Lexicon } from '../analysis/lexicon.ts';
 import { loadLexicon } from './lexicon-loader.ts';
-import type { LogRecord } from './store/records.ts';
+import type { LiveRecord } from './store/records.ts';
 import type { PendingContradiction, Verdicts, VerdictResult } from '../protocol/shard.ts';
 import type { Workspace } from './store/workspace.ts';
 import type { ShardState } from './store/apply.ts';
@@ -48,7 +48,7 @@ export class ContradictionChecker {
 
   constructor(
     private readonly state: ShardState,
-    private readonly commit: (records: LogRecord[]) => Promise<void>,
+    private readonly commit: (records: LiveRecord[]) => Promise<void>,
     private readonly stopping: () => boolean,
     private readonly wait: () => boolean = () => false,
   ) {}
@@ -57,7 +57,7 @@ export class ContradictionChecker {
     return this.#queue.length - this.#head;
   }
 
-  enqueue(records: readonly LogRecord[]): void {
+  enqueue(records: readonly LiveRecord[]): void {
     for (const r of records) if (r.t === 'put' && r.m.supersededBy === null) this.#queue.push([r.ws, r.m.id]);
     // Under a write burst the checks fall behind; the backlog is bounded and the oldest skipped.
     const over = this.backlog - MAX_BACKLOG;
@@ -91,8 +91,8 @@ export class ContradictionChecker {
   }
 
   /** Checks queued memories until the deadline; returns what they found. */
-  #slice(deadline: number): LogRecord[] {
-    const records: LogRecord[] = [];
+  #slice(deadline: number): LiveRecord[] {
+    const records: LiveRecord[] = [];
     while (this.#head < this.#queue.length) {
       const [ws, id] = this.#queue[this.#head++] as [string, string];
       const w = this.state.workspaces.get(ws);
@@ -116,8 +116,8 @@ export class ContradictionChecker {
 }
 
 /** Records (edges, pending candidates) for the new memories of one write. */
-export function checkContradictions(w: Workspace, memories: readonly MemoryRecord[], nowUs: number, lexicon: Lexicon = EMPTY_LEXICON): { records: LogRecord[]; found: number } {
-  const records: LogRecord[] = [];
+export function checkContradictions(w: Workspace, memories: readonly MemoryRecord[], nowUs: number, lexicon: Lexicon = EMPTY_LEXICON): { records: LiveRecord[]; found: number } {
+  const records: LiveRecord[] = [];
   let found = 0;
   for (const m of memories) {
     if (!CHECKED_KINDS.has(m.kind) || m.supersededBy !== null) continue;
@@ -165,7 +165,7 @@ function snippet(text: string): string {
   return text.length > 200 ? `${text.slice(0, 197)}…` : text;
 }
 
-function verdictEdges(ws: string, older: string, newer: string, verdict: 'contradiction' | 'revision', confidence: number, now: number, reason: string): LogRecord[] {
+function verdictEdges(ws: string, older: string, newer: string, verdict: 'contradiction' | 'revision', confidence: number, now: number, reason: string): LiveRecord[] {
   if (verdict === 'revision') {
     return [{ t: 'edge', ws, e: { source_id: newer, target_id: older, edge_type: 'revised_from', confidence, timestamp_us: now, reason } }];
   }
@@ -176,11 +176,11 @@ function verdictEdges(ws: string, older: string, newer: string, verdict: 'contra
 }
 
 /** Applies verdicts all or nothing: an unknown pending id fails the whole commit. */
-export function commitVerdicts(w: Workspace | undefined, input: Verdicts, nowUs: number): { records: LogRecord[]; result: VerdictResult } {
+export function commitVerdicts(w: Workspace | undefined, input: Verdicts, nowUs: number): { records: LiveRecord[]; result: VerdictResult } {
   const unknown = input.verdicts.filter((v) => !w?.pending.has(v.pendingId)).map((v) => v.pendingId);
   if (!w || unknown.length > 0) throw notFound(`pending contradictions not found: ${unknown.join(', ')}`);
   const result: VerdictResult = { contradictions_confirmed: 0, revisions_created: 0, dismissed: 0 };
-  const records: LogRecord[] = [];
+  const records: LiveRecord[] = [];
   for (const v of input.verdicts) {
     const p = w.pending.get(v.pendingId) as PendingContradiction;
     records.push({ t: 'unpending', ws: w.slug, id: p.pending_id });

@@ -4,7 +4,7 @@
  * dropping a workspace, stats, backup, snapshot) reach it through `ShardSelf`.
  */
 import { FlashbulbError } from '../errors/codes.ts';
-import { nowUs, type MemoryRecord } from '../model/memory.ts';
+import type { MemoryRecord } from '../model/memory.ts';
 import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats } from '../protocol/shard.ts';
 import { commitVerdicts } from './contradictions.ts';
 import type { OpContext } from './ops/context.ts';
@@ -60,7 +60,7 @@ export function shardHandlers(self: ShardSelf): Handlers {
     writeInsights,
     pendingContradictions: (ctx, ws) => [...(ctx.state.workspaces.get(ws)?.pending.values() ?? [])].sort((a, b) => a.created_at - b.created_at),
     commitVerdicts: async (ctx, ws, input) => {
-      const { records, result } = commitVerdicts(ctx.state.workspaces.get(ws), input, nowUs());
+      const { records, result } = commitVerdicts(ctx.state.workspaces.get(ws), input, ctx.nowUs());
       await ctx.commit(records);
       return result;
     },
@@ -76,13 +76,13 @@ export function shardHandlers(self: ShardSelf): Handlers {
           if (m.createdAt < spec.resume.sinceUs || since.length === RESUME_SCAN_MAX) break;
           since.push(m);
         }
-        const pushes = self.subs.matchWrites(w, since.reverse(), nowUs(), spec.id);
+        const pushes = self.subs.matchWrites(w, since.reverse(), ctx.nowUs(), spec.id);
         if (pushes.length > 0) self.emit({ kind: 'push', ws, pushes });
       }
       return { opened: true };
     },
     subMatch: (ctx, ws, input) => {
-      const pushes = self.subs.matchChunk(ws, ctx.state.workspaces.get(ws), input.id, input.vector, input.offset, nowUs());
+      const pushes = self.subs.matchChunk(ws, ctx.state.workspaces.get(ws), input.id, input.vector, input.offset, ctx.nowUs());
       if (pushes === null) throw new FlashbulbError('not_found', `subscription ${input.id} not found`);
       return pushes;
     },

@@ -6,15 +6,16 @@ import { mkdirSync, statSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlashbulbError } from '../errors/codes.ts';
 import { IdGenerator } from '../model/ids.ts';
-import { isExpired, nowUs, type MemoryRecord } from '../model/memory.ts';
+import { isExpired, type MemoryRecord } from '../model/memory.ts';
+import { wallClock, type Clock } from '../model/clock.ts';
 import { copyDurably, fsyncDir } from '../files/durable.ts';
 import { seqName } from './persist/fsutil.ts';
-import type { LogRecord } from './store/records.ts';
+import { encodeRecord, type LiveRecord, type LogRecord } from './store/records.ts';
 import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
 import { writeSnapshot } from './persist/snapshot.ts';
 import { deleteGraphsBefore, loadGraphs, saveGraphs } from './persist/graph-files.ts';
 import { Wal } from './persist/wal.ts';
-import { applyRecord, type ShardState } from './store/apply.ts';
+import { applyLive, type ShardState } from './store/apply.ts';
 import type { OpContext } from './ops/context.ts';
 import { forgetRecords } from './ops/forget.ts';
 import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from '../protocol/shard.ts';
@@ -65,6 +66,7 @@ export class Shard {
   readonly #external: ExternalLog | null;
   readonly #ids = new IdGenerator();
   readonly #ctx: OpContext;
+  readonly #clock: Clock;
   readonly #handlers: Handlers;
   readonly recovered: Recovered;
   #snapshotting: Promise<void> | null = null;
@@ -84,8 +86,10 @@ export class Shard {
   /** Memories forgotten on expiry since the last `takeExpired()` (for metrics). */
   #expired = 0;
 
-  constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}, backend?: ShardBackend) {
+  /** `clock`: "now" for expiry, time scopes, windows and timestamps (snapshots and erasure keep real time). */
+  constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}, backend?: ShardBackend, clock: Clock = wallClock) {
     this.#opts = opts;
+    this.#clock = clock;
     this.#erasure = new ErasureTimer(opts.eraseWithinS, () => {
       void this.snapshot().catch((err: unknown) => console.error(`shard ${opts.shard}: erasure snapshot failed:`, err));
     });
@@ -118,10 +122,10 @@ export class Shard {
     this.#ctx = {
       state: this.#state,
       ids: this.#ids,
-      nowUs,
+      nowUs: () => clock.nowUs(),
       commit: (records, opts) => this.#commit(records, opts),
       requestErasure: () => this.#erasure.request(),
-      touch: (ws, memories) => this.#accesses.touch(ws, memories, nowUs()),
+      touch: (ws, memories) => this.#accesses.touch(ws, memories, clock.nowUs()),
     };
     this.#handlers = shardHandlers({
       subs: this.#subs,
@@ -228,7 +232,7 @@ export class Shard {
    * completes in the background (a crash before it lands is covered by the sweep at start-up).
    */
   #expireDue(ws: string | null): void {
-    const now = nowUs();
+    const now = this.#clock.nowUs();
     const workspaces = ws === null ? [...this.#state.workspaces.values()] : [this.#state.workspaces.get(ws)];
     for (const w of workspaces) {
       if (!w || w.expiring.next === null || w.expiring.next > now) continue;
@@ -247,28 +251,28 @@ export class Shard {
     return { memories: this.memoryCount, workspaces: this.#state.workspaces.size, edges: edgesCount, walSeq: this.#wal?.seq ?? 0 };
   }
 
-  async #commit(records: LogRecord[], opts: { quiet?: boolean } = {}): Promise<void> {
-    for (const r of records) applyRecord(this.#state, r);
+  async #commit(records: LiveRecord[], opts: { quiet?: boolean } = {}): Promise<void> {
+    for (const r of records) applyLive(this.#state, r);
     this.#dirtySinceSnapshot = true;
     this.#scheduleIndexing();
-    await this.#log.append(records);
+    await this.#log.append(records.map(encodeRecord));
     if (opts.quiet) return;
     this.#notifySubscribers(records);
     if (this.#opts.contradictions) this.#checker.enqueue(records);
   }
 
   /** Durable new or changed memories are offered to the workspace's open subscriptions. */
-  #notifySubscribers(records: readonly LogRecord[]): void {
+  #notifySubscribers(records: readonly LiveRecord[]): void {
     if (!this.#subs.active) return;
     const byWs = new Map<string, MemoryRecord[]>();
     for (const r of records) {
       if ((r.t !== 'put' && r.t !== 'unsource') || r.m.supersededBy !== null) continue;
       const m = this.#state.workspaces.get(r.ws)?.memories.get(r.m.id);
-      if (m && !isExpired(m, nowUs())) byWs.set(r.ws, [...(byWs.get(r.ws) ?? []), m]);
+      if (m && !isExpired(m, this.#clock.nowUs())) byWs.set(r.ws, [...(byWs.get(r.ws) ?? []), m]);
     }
     for (const [ws, memories] of byWs) {
       const w = this.#state.workspaces.get(ws);
-      const pushes = w ? this.#subs.matchWrites(w, memories, nowUs()) : [];
+      const pushes = w ? this.#subs.matchWrites(w, memories, this.#clock.nowUs()) : [];
       if (pushes.length > 0) this.#emit({ kind: 'push', ws, pushes });
     }
   }
@@ -351,10 +355,7 @@ export class Shard {
   async backup(dir: string): Promise<BackupResult> {
     while (this.#snapshotting) await this.#snapshotting.catch(() => {});
     const job = this.#runBackup(dir);
-    this.#snapshotting = job.then(
-      () => {},
-      () => {},
-    ).finally(() => {
+    this.#snapshotting = job.then(() => {}, () => {}).finally(() => {
       this.#snapshotting = null;
       if (this.#snapshotAgain && !this.#draining) {
         this.#snapshotAgain = false;

@@ -222,6 +222,15 @@ export class SubscriptionRegistry {
     }
   }
 
+  /**
+   * Pushes produced for subscription `id` so far (the last sequence number; 0 when none or when
+   * it is gone). A feed is answered, and a write's reply arrives, only after its pushes are
+   * counted here, so tests compare it with what a reader received to prove no push is missing.
+   */
+  pushed(id: number): number {
+    return this.#subs.get(id)?.seq ?? 0;
+  }
+
   /** Pushes waiting for a slow reader (for tests and metrics). */
   queued(id: number): number {
     return this.#subs.get(id)?.queue.length ?? 0;

@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startApp, type RunningApp } from '../../src/app.ts';
+import { startApp, type RunningApp, type StartOptions } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
 
 export interface TestApp {
@@ -19,7 +19,8 @@ export interface TestApp {
   stop: () => Promise<void>;
 }
 
-export async function startTestApp(overrides: Partial<Config> = {}, env: Record<string, string> = {}): Promise<TestApp> {
+/** `opts.clock`: the router's clock (rate limits, the reflection scheduler), e.g. a ManualClock. */
+export async function startTestApp(overrides: Partial<Config> = {}, env: Record<string, string> = {}, opts: StartOptions = {}): Promise<TestApp> {
   const dataDir = overrides.dataDir ?? mkdtempSync(join(tmpdir(), 'flashbulb-test-'));
   const config = loadConfig({ FLASHBULB_EMBEDDER: 'hash', FLASHBULB_HTTP_PORT: '0', FLASHBULB_GRPC_PORT: '0', FLASHBULB_BIND: '127.0.0.1', FLASHBULB_SHARDS: '2',
     // Background reflection and contradiction checks write on their own schedule; tests that
@@ -27,7 +28,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, env: Record<
     FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', ...env }, { dataDir, ...overrides });
   const t = {} as TestApp;
   const boot = async (cfg: Config): Promise<void> => {
-    t.app = await startApp(cfg, { log: () => {} });
+    t.app = await startApp(cfg, { ...opts, log: () => {} });
     t.base = `http://127.0.0.1:${t.app.httpPort}`;
     t.config = cfg;
   };

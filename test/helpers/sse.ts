@@ -15,6 +15,8 @@ export interface SseEvent {
   id: string | null;
   /** `data` parsed as JSON (undefined when it is not JSON). */
   json: any;
+  /** When the event was received (Date.now(), ms). */
+  at: number;
 }
 
 export interface SseOpenFailure {
@@ -157,7 +159,7 @@ export class SseStream {
       } catch {
         json = undefined;
       }
-      this.events.push({ event: cur.event ?? 'message', data, id: cur.id, json });
+      this.events.push({ event: cur.event ?? 'message', data, id: cur.id, json, at: Date.now() });
       return true;
     }
     if (line.startsWith(':')) {

@@ -10,6 +10,11 @@ export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
+/** One turn of the event loop: callbacks already due (settled promises, I/O done) run first. Not a wait for time. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}
+
 export interface UntilOptions {
   /** What is awaited, for the failure message. */
   what: string;
@@ -28,6 +33,26 @@ export async function until<T>(check: () => T | Promise<T>, opts: UntilOptions):
     if (Date.now() > deadline) throw new Error(`timed out after ${opts.deadlineMs ?? 10_000} ms waiting for ${opts.what}`);
     await sleep(opts.everyMs ?? 20);
   }
+}
+
+/**
+ * Proves a subscriber has every push it will get for what it was fed so far, instead of waiting a
+ * while and hoping none is late: `produced` is the server's own count (the registry's `pushed`),
+ * which is final once the feed or write that caused the pushes has been answered, or once any
+ * push of a chunk has arrived (a chunk's pushes are produced together). Waits until `received`
+ * reaches it; an extra push the server should not have made is then seen by the caller's asserts.
+ */
+export async function untilAllPushes(produced: () => number, received: () => number, opts: { deadlineMs?: number } = {}): Promise<void> {
+  await until(() => received() >= produced(), { what: 'every push the server produced', deadlineMs: opts.deadlineMs ?? 5_000, everyMs: 10 });
+}
+
+/**
+ * Waits until the wall clock (the server's, in-process or on this machine) has passed `us` µs since
+ * the epoch, so the next write gets a later timestamp than one already made. The condition is the
+ * clock itself, read, not a pause guessed to be long enough.
+ */
+export async function untilClockPasses(us: number): Promise<void> {
+  await until(() => Date.now() * 1000 > us, { what: `the clock to pass ${us} µs`, deadlineMs: 5_000, everyMs: 1 });
 }
 
 /** The sum of `flashbulb_background_backlog` over shards and kinds of work, from Prometheus text. */

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ensureBuilt, http, killQuietly, ROOT, startServer, waitExit, type ChildServer } from '../helpers/child.ts';
+import { until } from '../helpers/wait.ts';
 
 const run = promisify(execFile);
 const dirs: string[] = [];
@@ -64,7 +65,7 @@ describe('online backup', () => {
       }
     };
     const writers = Array.from({ length: 8 }, (_, w) => writer(w));
-    while (acked.length < 200) await new Promise((r) => setTimeout(r, 10));
+    await until(() => acked.length >= 200, { what: '200 acknowledged writes', deadlineMs: 30_000, everyMs: 10 });
     const to = join(tempDir('flashbulb-backup-'), 'copy');
     const began = Date.now();
     const ackedBefore = acked.filter((a) => a.at < began);
@@ -72,7 +73,7 @@ describe('online backup', () => {
     expect(res.status, JSON.stringify(res.body)).toBe(200);
     expect(res.body.shards).toHaveLength(2);
     const ackedAfterBackup = acked.length;
-    while (acked.length < ackedAfterBackup + 100) await new Promise((r) => setTimeout(r, 10));
+    await until(() => acked.length >= ackedAfterBackup + 100, { what: '100 more acknowledged writes', deadlineMs: 30_000, everyMs: 10 });
     writing = false;
     await Promise.all(writers);
     const again = await http(live.base, 'POST', '/v1/admin/backup', { to });

@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadHebbs } from '../../src/grpc/server.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { until as untilHolds } from '../helpers/wait.ts';
 
 /** How long a prompt answer may take on a loaded machine; the stalls tested last 30 s or more. */
 const PROMPT_MS = 5000;
@@ -57,14 +58,9 @@ function connect(port: number, localAddress: string, first: string): Promise<Raw
   });
 }
 
-/** Polls `check` until it returns true or the deadline passes. */
-async function until(check: () => Promise<boolean>, ms = PROMPT_MS): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return false;
+/** Polls `check` until it returns true (true) or the deadline passes (false). */
+function until(check: () => Promise<boolean>, ms = PROMPT_MS): Promise<boolean> {
+  return untilHolds(check, { what: 'the condition', deadlineMs: ms, everyMs: 50 }).then(() => true, () => false);
 }
 
 const PARTIAL_HEAD = 'GET /v1/health/live HTTP/1.1\r\nHost: x\r\n';

@@ -28,6 +28,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ensureBuilt, freePort, ROOT } from '../helpers/child.ts';
 import { connectGrpc } from '../helpers/grpc.ts';
 import { natsServerAvailable } from '../helpers/nats.ts';
+import { until } from '../helpers/wait.ts';
 import { subscribeSse } from '../helpers/sse.ts';
 
 const REQUIRED = process.env['FLASHBULB_E2E_REQUIRED'] !== undefined;
@@ -179,6 +180,11 @@ async function call(base: string, method: string, path: string, key: string, bod
   }
 }
 
+/** Waits until `probe` answers 200 on every node: each node's key store has seen a change made through another. */
+async function seenByEveryNode(bases: readonly string[], probe: (base: string) => Promise<Reply>, what: string): Promise<void> {
+  for (const base of bases) await until(async () => (await probe(base)).status === 200, { what: `${what} at ${base}`, deadlineMs: 5_000, everyMs: 50 });
+}
+
 describe.skipIf(!HAVE_NATS || NGINX === null)('deploy topology with local processes: 3 nats-server, 3 nodes, nginx from deploy/nginx.conf', () => {
   const procs: Proc[] = [];
   let dir = '';
@@ -327,7 +333,7 @@ describe.skipIf(!HAVE_NATS || NGINX === null)('deploy topology with local proces
   it('through nginx: an SSE subscription receives a push for a write sent through nginx (unbuffered: proxy_buffering off, and the node sends X-Accel-Buffering: no)', async () => {
     const ws = 'deploy-sse';
     expect((await call(gateway, 'POST', '/v1/workspaces', admin, { slug: ws })).status).toBe(201);
-    await new Promise((r) => setTimeout(r, 200)); // let every node's key store see the new workspace
+    await seenByEveryNode(fbNames.map((n) => `http://127.0.0.1:${node.get(n)?.http}`), (base) => call(base, 'GET', `/v1/workspaces/${ws}`, admin), 'the new workspace');
     const { stream, id } = await subscribeSse(gateway, admin, { confidence_threshold: 0.8 }, `/v1/workspaces/${ws}/subscribe`);
     try {
       const sentence = 'The lighthouse keeper lights the lamp at dusk.';
@@ -348,7 +354,7 @@ describe.skipIf(!HAVE_NATS || NGINX === null)('deploy topology with local proces
   it('through nginx: gRPC (h2c on the second listen port) remembers and reads back with a workspace key', async () => {
     const made = await call(gateway, 'POST', '/v1/workspaces', admin, { slug: 'deploy-grpc' });
     expect(made.status).toBe(201);
-    await new Promise((r) => setTimeout(r, 200)); // let every node's key store see the new key
+    await seenByEveryNode(fbNames.map((n) => `http://127.0.0.1:${node.get(n)?.http}`), (base) => call(base, 'GET', '/v1/auth/whoami', made.body.api_key), 'the new key');
     const client = connectGrpc(gatewayGrpc, { auth: { key: made.body.api_key } });
     try {
       const health = await client.call('HealthService', 'Check', {});

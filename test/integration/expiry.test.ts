@@ -1,6 +1,9 @@
 /**
  * Expiry over the wire (REST and gRPC), with real short TTLs: validation, the workspace default
- * TTL, revise, the expirations metric, and a memory that expires across a `kill -9`.
+ * TTL, revise, the expirations metric, and a memory that expires across a `kill -9`. The server
+ * runs in worker threads and child processes on the real clock, so these wait until the clock has
+ * passed an expiry (a condition read from the clock); the shard's own expiry rules are tested on
+ * a clock the test sets, in test/unit/shard-expiry.test.ts.
  */
 import * as grpc from '@grpc/grpc-js';
 import { randomUUID } from 'node:crypto';
@@ -11,22 +14,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { ensureBuilt, filesContaining, http, killQuietly, startServer, waitExit, type ChildServer } from '../helpers/child.ts';
 import { connectGrpc, failsWith, type GrpcClient } from '../helpers/grpc.ts';
+import { until, untilClockPasses } from '../helpers/wait.ts';
 
 const nowUs = (): number => Date.now() * 1000;
 
 /** Polls `check` until it is true or `limitMs` passes; returns its last answer. */
 async function eventually(check: () => Promise<boolean>, limitMs = 10_000): Promise<boolean> {
-  const deadline = Date.now() + limitMs;
-  for (;;) {
-    if (await check()) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return until(check, { what: 'the condition', deadlineMs: limitMs, everyMs: 50 }).then(() => true, () => false);
 }
 
-async function sleepUntilUs(us: number): Promise<void> {
-  while (nowUs() <= us) await new Promise((r) => setTimeout(r, Math.max(5, (us - nowUs()) / 1000)));
-}
 
 describe('expiry over REST and gRPC', () => {
   let t: TestApp;
@@ -72,7 +68,7 @@ describe('expiry over REST and gRPC', () => {
     const m = await t.req('POST', '/v1/memories', { body: { content: `the ${word} note`, ttl_s: 0.4, entity_id: word } });
     expect(m.status).toBe(201);
     expect((await t.req('GET', `/v1/memories/${m.body.memory_id}`)).status).toBe(200);
-    await sleepUntilUs(m.body.expires_at);
+    await untilClockPasses(m.body.expires_at);
     expect((await t.req('GET', `/v1/memories/${m.body.memory_id}`)).status).toBe(404);
     expect((await t.req('GET', `/v1/memories?entity_id=${word}&include_superseded=true`)).body.memories).toEqual([]);
     const recall = await t.req('POST', '/v1/recall', { body: { cue: `the ${word} note`, strategies: ['similarity', 'temporal'], entity_id: word } });
@@ -92,7 +88,7 @@ describe('expiry over REST and gRPC', () => {
     const extended = await t.req('PUT', `/v1/revise/${m.body.memory_id}`, { body: { ttl_s: 3600 } });
     expect(extended.status).toBe(200);
     expect(extended.body.expires_at).toBe(extended.body.updated_at + 3600 * 1e6);
-    await sleepUntilUs(m.body.expires_at);
+    await untilClockPasses(m.body.expires_at);
     const cleared = await t.req('PUT', `/v1/revise/${m.body.memory_id}`, { body: { expires_at_us: null } });
     expect(cleared.body.expires_at).toBeNull();
     expect(cleared.body.logical_clock).toBe(2);
@@ -161,7 +157,7 @@ describe('expiry across kill -9 (the real server process)', () => {
     first.proc.kill('SIGKILL');
     expect((await waitExit(first)).signal).toBe('SIGKILL');
     expect(filesContaining(dataDir, secret).length, 'precondition: the content is on disk').toBeGreaterThan(0);
-    await sleepUntilUs(short.body.expires_at);
+    await untilClockPasses(short.body.expires_at);
 
     const eraseWithinS = 2;
     const second = await startServer({ dataDir, env: { FLASHBULB_ERASE_WITHIN_S: String(eraseWithinS) } });

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, filesContaining, http, killQuietly, startServer, waitExit, type ChildServer } from '../helpers/child.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { until } from '../helpers/wait.ts';
 
 const ERASE_WITHIN_S = 2;
 
@@ -64,13 +65,10 @@ async function theInsight(req: Req): Promise<any> {
 
 /** Polls until no file under the data dir holds any needle, or the erasure deadline passes. */
 async function expectErasedWithin(needles: string[], since: number): Promise<void> {
-  const deadline = since + ERASE_WITHIN_S * 1000;
   let holding: string[] = [];
-  for (;;) {
-    holding = needles.flatMap((n) => filesContaining(t.dataDir, n).map((f) => `${n} in ${f}`));
-    if (holding.length === 0 || Date.now() > deadline) break;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const left = since + ERASE_WITHIN_S * 1000 - Date.now();
+  const find = (): string[] => (holding = needles.flatMap((n) => filesContaining(t.dataDir, n).map((f) => `${n} in ${f}`)));
+  await until(() => find().length === 0, { what: 'forgotten content to leave every file', deadlineMs: Math.max(0, left), everyMs: 50 }).catch(() => undefined);
   expect(holding, `still on disk ${Date.now() - since} ms after the forget`).toEqual([]);
 }
 
@@ -164,10 +162,8 @@ describe('forgetting the sources of an insight, then a crash', () => {
     expect(after.memory_id).toBe(insight.memory_id);
     for (const m of gone) expect(after.content).not.toContain(m);
     let holding = gone.filter((m) => filesContaining(dir, m).length > 0);
-    while (holding.length > 0 && Date.now() < since + ERASE_WITHIN_S * 1000) {
-      await new Promise((r) => setTimeout(r, 50));
-      holding = gone.filter((m) => filesContaining(dir, m).length > 0);
-    }
+    const left = since + ERASE_WITHIN_S * 1000 - Date.now();
+    await until(() => (holding = gone.filter((m) => filesContaining(dir, m).length > 0)).length === 0, { what: 'forgotten text to leave every file', deadlineMs: Math.max(0, left), everyMs: 50 }).catch(() => undefined);
     expect(holding, 'forgotten text still on disk after the restart').toEqual([]);
   });
 });

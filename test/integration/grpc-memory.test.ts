@@ -9,6 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { connectGrpc, failsWith, hex, plain, struct, type GrpcClient } from '../helpers/grpc.ts';
+import { untilClockPasses } from '../helpers/wait.ts';
 
 /**
  * Background reflection writes insight memories whenever enough new episodes arrive, which would
@@ -274,7 +275,7 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
     it('by staleness_threshold_us (last access older than the cutoff), combined with entity_id', async () => {
       const old = await remember({ content: 'stale memory', entity_id: 'f-stale' });
       const cutoff = BigInt(old.last_accessed_at) + 1n;
-      await new Promise((r) => setTimeout(r, 5));
+      await untilClockPasses(Number(old.last_accessed_at));
       const fresh = await remember({ content: 'fresh memory', entity_id: 'f-stale' });
       expect(BigInt(fresh.last_accessed_at) >= cutoff).toBe(true);
       const res = await mem('Forget', { entity_id: 'f-stale', staleness_threshold_us: cutoff.toString() });

@@ -8,7 +8,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { connectGrpc, failsWith, hex, struct, type GrpcClient } from '../helpers/grpc.ts';
-import { sleep } from '../helpers/wait.ts';
+import { until, untilClockPasses } from '../helpers/wait.ts';
 
 /**
  * Background reflection writes insight memories whenever enough new episodes arrive, which would
@@ -75,7 +75,7 @@ describe('gRPC Recall and Prime (auth off, one workspace per test via tenant_id)
       const made: any[] = [];
       for (const word of ['one', 'two', 'three', 'four']) {
         made.push(await w.put({ content: `event ${word}` }));
-        await sleep(2);
+        await untilClockPasses(Number(made[made.length - 1].created_at));
       }
       const res = await w.recall({ cue: 'events', strategies: [{ strategy_type: 'TEMPORAL' }] });
       expect(contents(res.results)).toEqual(['event four', 'event three', 'event two', 'event one']);
@@ -285,8 +285,11 @@ describe('gRPC Recall and Prime (auth off, one workspace per test via tenant_id)
       expect(Number.isFinite(reinf)).toBe(true);
       expect(reinf).toBeGreaterThanOrEqual(0);
       expect(reinf).toBeLessThan(1);
-      await sleep(50);
-      const got = (await rpc.call('MemoryService', 'Get', { tenant_id: w.ws, memory_id: m.memory_id })).memory;
+      let got: any;
+      await until(async () => {
+        got = (await rpc.call('MemoryService', 'Get', { tenant_id: w.ws, memory_id: m.memory_id })).memory;
+        return Number(got.access_count) > 0;
+      }, { what: 'the recalls to be counted as accesses', deadlineMs: 2_000 }).catch(() => undefined);
       const accesses = Number(got.access_count);
       expect(accesses).toBeGreaterThan(0);
       expect(await score({ w_relevance: 0, w_recency: 0, w_importance: 0, w_reinforcement: 1, reinforcement_cap: '1' })).toBeCloseTo(1, 5);
@@ -325,11 +328,10 @@ describe('gRPC Recall and Prime (auth off, one workspace per test via tenant_id)
       await w.recall({ cue: 'count my reads', strategies: [{ strategy_type: 'SIMILARITY' }] });
       await w.recall({ cue: 'count my reads', strategies: [{ strategy_type: 'SIMILARITY' }] });
       let got: any;
-      for (let i = 0; i < 40; i++) {
+      await until(async () => {
         got = (await rpc.call('MemoryService', 'Get', { tenant_id: w.ws, memory_id: m.memory_id })).memory;
-        if (got.access_count === '2') break;
-        await sleep(25);
-      }
+        return got.access_count === '2';
+      }, { what: 'access_count 2', deadlineMs: 2_000 }).catch(() => undefined);
       expect(got.access_count).toBe('2');
       expect(BigInt(got.last_accessed_at) > BigInt(m.last_accessed_at)).toBe(true);
     });
@@ -370,8 +372,8 @@ describe('gRPC Recall and Prime (auth off, one workspace per test via tenant_id)
 
     it('recency_window_us limits the temporal half; similarity fills the places', async () => {
       const w = workspace();
-      await w.put({ content: 'old enough memory about budgets', entity_id: 'r' });
-      await sleep(20);
+      const old = await w.put({ content: 'old enough memory about budgets', entity_id: 'r' });
+      await untilClockPasses(Number(old.created_at) + 1000);
       const res = await w.prime({ entity_id: 'r', recency_window_us: '1000', similarity_cue: 'budgets' });
       expect(res.temporal_count).toBe(0);
       expect(res.similarity_count).toBe(1);

@@ -12,6 +12,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { until } from '../helpers/wait.ts';
 
 const THEMES: Record<string, string[]> = {
   garden: [
@@ -228,10 +229,7 @@ describe('reflection with an OpenAI-compatible model', () => {
     const older = (await t.req('POST', '/v1/memories', { key, body: { content: 'The chess club has 32 members.' } })).body.memory_id as string;
     const newer = (await t.req('POST', '/v1/memories', { key, body: { content: 'The chess club has 48 paying adult junior members.' } })).body.memory_id as string;
     let pending: any[] = [];
-    for (let i = 0; i < 50 && pending.length === 0; i++) {
-      pending = (await t.req('POST', '/v1/contradictions/prepare', { key })).body;
-      if (pending.length === 0) await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(async () => (pending = (await t.req('POST', '/v1/contradictions/prepare', { key })).body).length > 0, { what: 'a pending contradiction', deadlineMs: 2_500, everyMs: 50 }).catch(() => undefined);
     expect(pending).toHaveLength(1);
     const res = await t.req('POST', '/v1/reflect', { key, body: {} });
     expect(res.status, res.text).toBe(200);

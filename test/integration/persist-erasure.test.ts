@@ -6,6 +6,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { filesContaining } from '../helpers/child.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { until } from '../helpers/wait.ts';
 
 const ERASE_WITHIN_S = 2;
 
@@ -24,13 +25,10 @@ describe('erasure of forgotten content', () => {
 
   /** Polls until no file under the data dir holds any needle, or the erasure deadline passes. */
   async function expectErasedWithin(needles: string[], since: number): Promise<void> {
-    const deadline = since + ERASE_WITHIN_S * 1000;
     let holding: string[] = [];
-    for (;;) {
-      holding = needles.flatMap((n) => filesContaining(t.dataDir, n).map((f) => `${n} in ${f}`));
-      if (holding.length === 0 || Date.now() > deadline) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    const left = since + ERASE_WITHIN_S * 1000 - Date.now();
+    const find = (): string[] => (holding = needles.flatMap((n) => filesContaining(t.dataDir, n).map((f) => `${n} in ${f}`)));
+    await until(() => find().length === 0, { what: 'forgotten content to leave every file', deadlineMs: Math.max(0, left), everyMs: 50 }).catch(() => undefined);
     expect(holding, `still on disk ${Date.now() - since} ms after the forget`).toEqual([]);
   }
 

@@ -4,7 +4,7 @@
  * a corrupted log segment stops start-up naming file and offset; erasure survives a crash.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,7 @@ import { shardFor } from '../../src/router/shard-map.ts';
 import { encodeFrame } from '../../src/shard/persist/frames.ts';
 import { seqName } from '../../src/shard/persist/fsutil.ts';
 import type { LogRecord } from '../../src/shard/store/records.ts';
+import { until } from '../helpers/wait.ts';
 import {
   ensureBuilt,
   filesContaining,
@@ -59,7 +60,7 @@ interface Acked {
 }
 
 /** Writers that keep posting until the server goes away; returns every write answered 201. */
-function writers(base: string, opts: { count: number; workspaces: string[] }): { stop: () => void; done: Promise<Acked[]> } {
+function writers(base: string, opts: { count: number; workspaces: string[] }): { acked: readonly Acked[]; stop: () => void; done: Promise<Acked[]> } {
   let stopped = false;
   const acked: Acked[] = [];
   const one = async (w: number): Promise<void> => {
@@ -80,7 +81,7 @@ function writers(base: string, opts: { count: number; workspaces: string[] }): {
     }
   };
   const done = Promise.all(Array.from({ length: opts.count }, (_, w) => one(w))).then(() => acked);
-  return { stop: () => (stopped = true), done };
+  return { acked, stop: () => (stopped = true), done };
 }
 
 /** Slugs that between them land on both shards. */
@@ -136,7 +137,7 @@ describe('the server process', () => {
     const dataDir = tempDataDir();
     const first = await start(dataDir);
     const load = writers(first.base, { count: 8, workspaces: workspacesOnBothShards('term') });
-    await new Promise((r) => setTimeout(r, 400));
+    await until(() => load.acked.length >= 50, { what: '50 acknowledged writes under load', deadlineMs: 20_000 });
     await sigterm(first);
     load.stop();
     const acked = await load.done;
@@ -167,7 +168,9 @@ describe('the server process', () => {
     const env = { FLASHBULB_SNAPSHOT_INTERVAL_S: '1', FLASHBULB_SNAPSHOT_WAL_BYTES: '65536' };
     const first = await start(dataDir, env);
     const load = writers(first.base, { count: 16, workspaces: workspacesOnBothShards('crash') });
-    await new Promise((r) => setTimeout(r, 1500));
+    // Crash once the load has run long enough for both shards to have snapshotted under it.
+    const snapped = (shard: number): boolean => existsSync(shardDir(dataDir, shard)) && readdirSync(shardDir(dataDir, shard)).some((f) => /^snap-\d{8}\.snap$/.test(f));
+    await until(() => load.acked.length > 100 && snapped(0) && snapped(1), { what: 'writes acknowledged and a snapshot on each shard', deadlineMs: 20_000 });
     await kill9(first);
     const acked = await load.done;
     expect(acked.length, 'writes acknowledged before the crash').toBeGreaterThan(50);
@@ -279,12 +282,8 @@ describe('the server process', () => {
 
     const eraseWithinS = 2;
     const second = await start(dataDir, { FLASHBULB_ERASE_WITHIN_S: String(eraseWithinS) });
-    const deadline = Date.now() + eraseWithinS * 1000;
     let holding = filesContaining(dataDir, secret);
-    while (holding.length > 0 && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      holding = filesContaining(dataDir, secret);
-    }
+    await until(() => (holding = filesContaining(dataDir, secret)).length === 0, { what: 'the forgotten content to leave every file', deadlineMs: eraseWithinS * 1000, everyMs: 50 }).catch(() => undefined);
     expect(holding, 'forgotten content still on disk after the restart').toEqual([]);
     expect((await http(second.base, 'GET', `/v1/memories/${secretRes.body.memory_id}`)).status).toBe(404);
     expect((await http(second.base, 'GET', `/v1/memories/${keepRes.body.memory_id}`)).body.content).toBe(keep);

@@ -7,7 +7,6 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { sleep } from '../helpers/wait.ts';
 
 const QUIET = { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' };
 
@@ -20,11 +19,14 @@ const OLD = [
 ];
 const RECENT = Array.from({ length: 8 }, (_, i) => `kitchen log ${i}: baked bread and simmered vegetable soup`);
 const LATEST = 'garden diary: pruned the roses after lunch';
-/** RECENT is written this long after OLD, LATEST this long after RECENT. */
-const GAP_MS = 700;
+/**
+ * RECENT is written this long after OLD, LATEST this long after RECENT. OLD and RECENT are
+ * imported with creation times in the past, so no test waits for the gap to pass.
+ */
+const GAP_MS = 10 * 60 * 1000;
 
 let t: TestApp;
-let req: (method: string, path: string, opts?: { body?: unknown }) => ReturnType<TestApp['req']>;
+let req: (method: string, path: string, opts?: { body?: unknown; raw?: string; headers?: Record<string, string> }) => ReturnType<TestApp['req']>;
 const ids = { old: [] as string[], recent: [] as string[], latest: '' };
 const created = { recentFirst: 0, latest: 0 };
 
@@ -34,6 +36,18 @@ const created = { recentFirst: 0, latest: 0 };
  */
 function windowReaching(createdUs: number): number {
   return Date.now() * 1000 - createdUs + (GAP_MS * 1000) / 2;
+}
+
+/** Imports memories created `agoMs` before now (1 ms apart, in order); returns their ids. */
+async function importAgo(agoMs: number, lines: Array<Record<string, unknown>>): Promise<string[]> {
+  const start = (Date.now() - agoMs) * 1000;
+  // Ids are ULIDs: their first 48 bits are the creation millisecond, which the newest-first order reads.
+  const ids = lines.map((_, i) => `${(start / 1000 + i).toString(16).padStart(12, '0')}${i.toString(16).padStart(20, '0')}`);
+  const text = lines.map((m, i) => JSON.stringify({ memory: { ...m, memory_id: ids[i], created_at: start + i * 1000 } })).join('\n');
+  const res = await req('POST', '/v1/import', { raw: `${text}\n`, headers: { 'content-type': 'application/x-ndjson' } });
+  expect(res.status, res.text).toBe(200);
+  expect(res.body.imported).toBe(lines.length);
+  return ids;
 }
 
 async function remember(body: Record<string, unknown>): Promise<any> {
@@ -69,14 +83,9 @@ beforeAll(async () => {
   expect(ws.status, ws.text).toBe(201);
   const key = ws.body.api_key as string;
   req = (method, path, opts = {}) => t.req(method, path, { ...opts, key });
-  for (const content of OLD) ids.old.push((await remember({ content, entity_id: 'stargazers' })).memory_id);
-  await sleep(GAP_MS);
-  for (const content of RECENT) {
-    const m = await remember({ content });
-    ids.recent.push(m.memory_id);
-    if (created.recentFirst === 0) created.recentFirst = m.created_at;
-  }
-  await sleep(GAP_MS);
+  ids.old.push(...(await importAgo(2 * GAP_MS, OLD.map((content) => ({ content, entity_id: 'stargazers' })))));
+  ids.recent.push(...(await importAgo(GAP_MS, RECENT.map((content) => ({ content })))));
+  created.recentFirst = (await req('GET', `/v1/memories/${ids.recent[0]}`)).body.created_at;
   const latest = await remember({ content: LATEST });
   ids.latest = latest.memory_id;
   created.latest = latest.created_at;

@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHashEmbedder } from '../../src/embedding/hash-embedder.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { until } from '../helpers/wait.ts';
 
 const QUIET = { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' };
 const ONLY_RELEVANCE = { w_relevance: 1, w_recency: 0, w_importance: 0, w_reinforcement: 0 };
@@ -325,11 +326,7 @@ describe('access counting', () => {
     expect(ids(out.results)).toEqual([m.memory_id]);
     await recall(req, { cue: 'observatory dome at dusk', strategies: ['similarity'], top_k: 1 });
     let got: any;
-    for (let i = 0; i < 60; i++) {
-      got = (await req('GET', `/v1/memories/${m.memory_id}`)).body;
-      if (got.access_count >= 2) break;
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(async () => (got = (await req('GET', `/v1/memories/${m.memory_id}`)).body).access_count >= 2, { what: 'access_count 2', deadlineMs: 3_000, everyMs: 50 }).catch(() => undefined);
     expect(got.access_count).toBe(2);
     expect(got.last_accessed_at).toBeGreaterThanOrEqual(m.created_at);
     // A memory that was not returned was not accessed.
@@ -343,10 +340,7 @@ describe('access counting', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.results.map((r: any) => r.memory.memory_id)).toContain(m.memory_id);
     let count = 0;
-    for (let i = 0; i < 60 && count < 1; i++) {
-      count = (await req('GET', `/v1/memories/${m.memory_id}`)).body.access_count;
-      if (count < 1) await new Promise((r) => setTimeout(r, 50));
-    }
+    await until(async () => (count = (await req('GET', `/v1/memories/${m.memory_id}`)).body.access_count) >= 1, { what: 'access_count 1', deadlineMs: 3_000, everyMs: 50 }).catch(() => undefined);
     expect(count).toBe(1);
   });
 });

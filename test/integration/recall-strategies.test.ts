@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { sleep } from '../helpers/wait.ts';
+import { untilClockPasses } from '../helpers/wait.ts';
 
 const QUIET = { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' };
 const WORDS = [
@@ -213,7 +213,7 @@ describe('temporal', () => {
     const m: any[] = [];
     for (let i = 0; i < 6; i++) {
       m.push(await w.add(`T${i}`, [], { entity_id: i % 2 === 0 ? 'even' : 'odd', importance: 1 - i / 10 }));
-      await sleep(3);
+      await untilClockPasses(m[i].created_at);
     }
     expect(new Set(m.map((x) => x.created_at)).size).toBe(6);
     return { w, m };

@@ -5,7 +5,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { sleep } from '../helpers/wait.ts';
+import { until } from '../helpers/wait.ts';
 
 const GARDEN = [
   'Garden tomato plants need garden watering each morning.',
@@ -34,13 +34,14 @@ async function writeAll(t: TestApp, texts: readonly string[]): Promise<string[]>
 
 /** Polls GET /v1/insights until it is non-empty or `ms` pass. */
 async function pollInsights(t: TestApp, ms: number): Promise<any[]> {
-  const until = Date.now() + ms;
-  for (;;) {
+  let insights: any[] = [];
+  await until(async () => {
     const res = await t.req('GET', '/v1/insights');
     expect(res.status).toBe(200);
-    if ((res.body as any[]).length > 0 || Date.now() > until) return res.body;
-    await sleep(100);
-  }
+    insights = res.body;
+    return insights.length > 0;
+  }, { what: 'an insight', deadlineMs: ms, everyMs: 100 }).catch(() => undefined);
+  return insights;
 }
 
 async function reflectionRuns(t: TestApp): Promise<number> {

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { BACKGROUND_EPISODES } from '../../src/reflection/engine.ts';
 import type { ShardPool } from '../../src/router/shard-client.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { until } from '../helpers/wait.ts';
 
 let t: TestApp;
 const gathers: number[] = [];
@@ -30,7 +31,7 @@ it('a background reflection gathers at most BACKGROUND_EPISODES; an explicit one
     const res = await t.req('POST', '/v1/memories', { body: { content: `Garden tomato plants need garden watering ${i}` } });
     expect(res.status).toBe(201);
   }
-  for (let i = 0; i < 100 && gathers.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  await until(() => gathers.length > 0, { what: 'a background gather', deadlineMs: 5_000, everyMs: 50 }).catch(() => undefined);
   expect(gathers).toEqual([BACKGROUND_EPISODES]);
   const res = await t.req('POST', '/v1/reflect', {});
   expect(res.status).toBe(200);

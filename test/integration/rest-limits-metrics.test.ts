@@ -5,14 +5,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { sleep } from '../helpers/wait.ts';
+import { ManualClock } from '../helpers/clock.ts';
 
 
 describe('rate limits', () => {
   let t: TestApp;
   let wsKey: string;
   let otherKey: string;
+  // The buckets refill by this clock only, so a slow burst cannot refill them and the wait
+  // Retry-After names is made by moving it, not by waiting.
+  const clock = new ManualClock(Date.now());
   beforeAll(async () => {
-    t = await startTestApp({ rateLimitWrites: 5 });
+    t = await startTestApp({ rateLimitWrites: 5 }, {}, { clock });
     wsKey = (await t.req('POST', '/v1/workspaces', { body: { slug: 'limited' } })).body.api_key;
     otherKey = (await t.req('POST', '/v1/workspaces', { body: { slug: 'unlimited-neighbour' } })).body.api_key;
   });
@@ -59,9 +63,11 @@ describe('rate limits', () => {
     const neighbour = await t.req('POST', '/v1/memories', { key: otherKey, body: { content: 'not throttled' } });
     expect(neighbour.status).toBe(201);
 
-    // After waiting Retry-After seconds, a write passes again (time itself must pass: the bucket
-    // refills by the clock, and the wait Retry-After names is what is under test).
-    await sleep(Number(limited[0]?.headers.get('retry-after') ?? '1') * 1000 + 50);
+    // Just before Retry-After seconds have passed a write is still refused; once they have, it passes.
+    const retryMs = Number(limited[0]?.headers.get('retry-after') ?? '1') * 1000;
+    clock.advanceMs(retryMs - 900);
+    expect((await t.req('POST', '/v1/memories', { key: wsKey, body: { content: 'too soon' } })).status).toBe(429);
+    clock.advanceMs(900);
     const again = await t.req('POST', '/v1/memories', { key: wsKey, body: { content: 'after the wait' } });
     expect(again.status).toBe(201);
   });
@@ -100,7 +106,7 @@ describe('metrics and health', () => {
       text = res.text;
       const line = text.split('\n').find((l) => /^flashbulb_memories(\{[^}]*\})? /.test(l));
       gauge = line === undefined ? -1 : Number(line.split(' ').pop());
-      if (gauge < 3) await sleep(100);
+      if (gauge < 3) await sleep(100); // a poll, bounded by the loop: the gauge comes with a shard's report
     }
     expect(text).toContain('# TYPE flashbulb_request_duration_seconds histogram');
     expect(text).toMatch(/flashbulb_request_duration_seconds_bucket\{[^}]*operation="remember"[^}]*\}/);

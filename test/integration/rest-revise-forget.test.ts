@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { dataFiles } from '../helpers/data-files.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { until, untilClockPasses } from '../helpers/wait.ts';
 
 let t: TestApp;
 let seq = 0;
@@ -56,7 +57,6 @@ function randomHex(): string {
   return s;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   t = await startTestApp();
@@ -67,7 +67,7 @@ describe('PUT /v1/revise/:id', () => {
   it('keeps the id, becomes a revision, bumps logical_clock and keeps the old state as a superseded version', async () => {
     const req = await freshWorkspace();
     const m = await remember(req, { content: 'the meeting is on Monday', importance: 0.4, context: { room: 'A' }, entity_id: 'team' });
-    await sleep(2);
+    await untilClockPasses(m.updated_at);
     const r = await revise(req, m.memory_id, { content: 'the meeting is on Tuesday' });
     expect(r.memory_id).toBe(m.memory_id);
     expect(r.kind).toBe('revision');
@@ -275,7 +275,7 @@ describe('POST /v1/forget', () => {
   it('forgets by staleness_threshold_us alone (last_accessed_at older than the cutoff)', async () => {
     const req = await freshWorkspace();
     const old = await remember(req, { content: 'old' });
-    await sleep(5);
+    await untilClockPasses(old.last_accessed_at);
     const fresh = await remember(req, { content: 'fresh' });
     expect(fresh.last_accessed_at).toBeGreaterThan(old.last_accessed_at);
     const none = await forget(req, { staleness_threshold_us: old.last_accessed_at });
@@ -567,12 +567,8 @@ describe('forgotten content leaves the data directory', () => {
     expect(filesContaining(r.dataDir, secret).length).toBeGreaterThan(0);
     const f = await forget(req, { memory_ids: [m.memory_id] });
     expect(f.tombstone_count).toBe(2);
-    const deadline = Date.now() + 2000 + 1500;
     let hits = filesContaining(r.dataDir, secret);
-    while (hits.length > 0 && Date.now() < deadline) {
-      await sleep(100);
-      hits = filesContaining(r.dataDir, secret);
-    }
+    await until(() => (hits = filesContaining(r.dataDir, secret)).length === 0, { what: 'the forgotten text to leave every file', deadlineMs: 2000 + 1500, everyMs: 100 }).catch(() => undefined);
     expect(hits).toEqual([]);
     // What was not forgotten is still stored and served.
     expect(filesContaining(r.dataDir, keep).length).toBeGreaterThan(0);

@@ -15,6 +15,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadHebbs } from '../../src/grpc/server.ts';
 import { ensureBuilt, freePort, http as request, killQuietly, startServer, waitExit, type ChildServer } from '../helpers/child.ts';
 import { subscribeSse } from '../helpers/sse.ts';
+import { until } from '../helpers/wait.ts';
 
 const WRITERS = 32;
 /** A request that takes this long counts as hung (the server answers in milliseconds). */
@@ -113,7 +114,7 @@ describe('SIGTERM under keep-alive load', () => {
     const { stream } = await subscribeSse(server.base, null);
 
     const load = writers(server.base, keepAlive(WRITERS));
-    while (load.acked.length < 100) await new Promise((r) => setTimeout(r, 20));
+    await until(() => load.acked.length >= 100, { what: '100 acknowledged writes', deadlineMs: 30_000 });
     server.proc.kill('SIGTERM');
 
     // The probe's connection was open before the drain: once the drain starts, it is told to go.

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_MAX } from '../../src/subscribe/registry.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { subscribeSse, type SseStream } from '../helpers/sse.ts';
-import { sleep, until } from '../helpers/wait.ts';
+import { until } from '../helpers/wait.ts';
 
 
 let t: TestApp;
@@ -72,11 +72,10 @@ describe('slow SSE reader', () => {
     const writeMs = Date.now() - started;
     // Keep well inside uWS's 10 s timeout for a stalled response (it would close the stream).
     expect(writeMs).toBeLessThan(8000);
-    // Pushes for the last writes may still be on their way from the shard.
-    for (let i = 0; i < 20; i++) {
-      maxQueued = Math.max(maxQueued, t.app.svc.subscriptions.queued(id));
-      await sleep(25);
-    }
+    // Every write's push was produced before its reply (the registry counts it first): wait for
+    // that count rather than for a while, in case a reply ever overtakes its push.
+    await until(() => t.app.svc.subscriptions.pushed(id) === N, { what: `all ${N} pushes produced`, deadlineMs: 5000 });
+    maxQueued = Math.max(maxQueued, t.app.svc.subscriptions.queued(id));
     const queued = t.app.svc.subscriptions.queued(id);
     expect(maxQueued).toBeLessThanOrEqual(QUEUE_MAX);
     // The reader really was slow: the queue filled up.

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { connectGrpc, failsWith, type GrpcClient } from '../helpers/grpc.ts';
 import { subscribeSse } from '../helpers/sse.ts';
-import { sleep } from '../helpers/wait.ts';
+import { until, untilAllPushes } from '../helpers/wait.ts';
 import { hashCosine } from '../helpers/hash-cosine.ts';
 
 const DIM = 384;
@@ -112,11 +112,12 @@ async function remember(key: string, body: Record<string, unknown>): Promise<any
 }
 
 async function waitUntil(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!pred()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
+  await until(pred, { what, deadlineMs: timeoutMs });
+}
+
+/** Waits until `sub` holds every push the server produced for it (no late push can follow). */
+function allPushes(sub: Sub): Promise<void> {
+  return untilAllPushes(() => t.app.svc.subscriptions.pushed(Number(sub.id)), () => sub.pushes.length);
 }
 
 const CONTENTS = [
@@ -160,22 +161,21 @@ describe('gRPC Subscribe, server-streaming style', () => {
     expect(String(hs.sequence_number ?? '0')).toBe('0');
     expect(t.app.svc.subscriptions.size).toBe(size + 1);
 
-    // Half-closing did not close it.
-    await sleep(100);
-    expect(sub.status).toBeNull();
-    expect(t.app.svc.subscriptions.size).toBe(size + 1);
-
     const s1 = 'Please prepare for the quarterly budget review meeting.';
     const want1 = mems.filter((m) => cos(s1, m.content) >= THRESHOLD);
     expect(want1.length).toBeGreaterThanOrEqual(2);
     expect(await unary('Feed', { subscription_id: hs.subscription_id, text: s1 }, ws.key)).toEqual({});
     await sub.waitForPushes(want1.length);
+    // Half-closing did not close it. The half-close went out on the same connection before the
+    // Feed, so by the time the Feed's pushes are here the server has read it.
+    expect(sub.status).toBeNull();
+    expect(t.app.svc.subscriptions.size).toBe(size + 1);
     const s2 = ' The purple cat sat on the mat today.';
     const want2 = mems.filter((m) => cos(s2.trim(), m.content) >= THRESHOLD && !want1.includes(m));
     expect(want2.length).toBeGreaterThanOrEqual(1);
     await unary('Feed', { subscription_id: hs.subscription_id, text: s2 }, ws.key);
     await sub.waitForPushes(want1.length + want2.length);
-    await sleep(150);
+    await allPushes(sub);
 
     const pushes = sub.pushes;
     expect(pushes).toHaveLength(want1.length + want2.length);
@@ -216,7 +216,7 @@ describe('gRPC Subscribe, server-streaming style', () => {
     const sub = await subscribeGrpc(ws.key, { confidence_threshold: THRESHOLD });
     const chunk = 'Seagulls steal chips from tourists at the pier.';
     await unary('Feed', { subscription_id: sub.id, text: chunk }, ws.key);
-    await sleep(100);
+    await allPushes(sub);
     expect(sub.pushes).toHaveLength(0);
     const m = await remember(ws.key, { content: 'Seagulls steal chips from tourists.' });
     await sub.waitForPushes(1);
@@ -239,14 +239,14 @@ describe('gRPC Subscribe, server-streaming style', () => {
     const byEntity = await subscribeGrpc(own.key, { confidence_threshold: 0.35, entity_id: 'alice' });
     await unary('Feed', { subscription_id: byEntity.id, text: s }, own.key);
     await byEntity.waitForPushes(1);
-    await sleep(150);
+    await allPushes(byEntity);
     expect(byEntity.pushes.map((p) => p.memory.memory_id.toString('hex'))).toEqual([alice.memory_id]);
     expect(byEntity.pushes[0].memory.entity_id).toBe('alice');
 
     const byKind = await subscribeGrpc(own.key, { confidence_threshold: 0.35, kind_filter: ['MEMORY_KIND_REVISION'] });
     await unary('Feed', { subscription_id: byKind.id, text: s }, own.key);
     await byKind.waitForPushes(1);
-    await sleep(150);
+    await allPushes(byKind);
     expect(byKind.pushes.map((p) => p.memory.memory_id.toString('hex'))).toEqual([toRevise.memory_id]);
     expect(byKind.pushes[0].memory.kind).toBe('MEMORY_KIND_REVISION');
     byEntity.call.cancel();
@@ -270,7 +270,7 @@ describe('gRPC Subscribe, bidirectional style', () => {
     sub.call.write({ text: 'The purple cat ' });
     sub.call.write({ text: 'sat on the mat today.' });
     await sub.waitForPushes(want.length);
-    await sleep(150);
+    await allPushes(sub);
     expect(sub.pushes.map((p) => p.memory.memory_id.toString('hex')).sort()).toEqual(want);
     for (const p of sub.pushes) expect(String(p.chunk_offset)).toBe('0');
     expect(sub.pushes.map((p) => String(p.sequence_number))).toEqual(sub.pushes.map((_, i) => String(i + 1)));
@@ -365,7 +365,8 @@ describe('gRPC Feed / CloseSubscription errors and transports', () => {
     await failsWith(unary('CloseSubscription', { subscription_id: sub.id }, b.key), grpc.status.NOT_FOUND);
     // An admin key naming the wrong workspace: NOT_FOUND too.
     await failsWith(unary('Feed', { subscription_id: sub.id, text: s, tenant_id: b.slug }, t.adminKey), grpc.status.NOT_FOUND);
-    await sleep(100);
+    await allPushes(sub);
+    expect(t.app.svc.subscriptions.pushed(Number(sub.id))).toBe(0);
     expect(sub.pushes).toHaveLength(0);
     expect(sub.status).toBeNull();
     // The owner can.

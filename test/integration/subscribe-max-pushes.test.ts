@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { connectGrpc, type GrpcClient } from '../helpers/grpc.ts';
 import { openSse, subscribeSse, type SseStream } from '../helpers/sse.ts';
-import { sleep } from '../helpers/wait.ts';
+import { until, untilAllPushes } from '../helpers/wait.ts';
 import { hashCosine } from '../helpers/hash-cosine.ts';
 
 const DIM = 384;
@@ -32,6 +32,11 @@ let ranked: Array<{ id: string; content: string; sim: number }> = [];
 async function feed(id: number | string, text: string): Promise<void> {
   const res = await t.req('POST', `/v1/subscribe/${id}/feed`, { key, body: { text } });
   expect(res.status, res.text).toBe(200);
+}
+
+/** Waits until `received` holds every push the server produced for subscription `id` (no late push can follow). */
+function allPushes(id: number | string, received: () => number): Promise<void> {
+  return untilAllPushes(() => t.app.svc.subscriptions.pushed(Number(id)), received);
 }
 
 async function sse(body: Record<string, unknown>): Promise<{ stream: SseStream; id: number }> {
@@ -67,14 +72,14 @@ describe('max_pushes_per_chunk over REST/SSE', () => {
     const { stream, id } = await sse({});
     await feed(id, `${FED}.`);
     const first = await stream.waitForPushes(5);
-    await sleep(150);
+    await allPushes(id, () => stream.pushes.length);
     expect(stream.pushes).toHaveLength(5);
     expect(first.map((p) => p.memory.memory_id)).toEqual(ranked.slice(0, 5).map((m) => m.id));
     for (let i = 1; i < first.length; i++) expect(first[i].confidence).toBeLessThanOrEqual(first[i - 1].confidence);
 
     await feed(id, `${FED}.`);
     const both = await stream.waitForPushes(10);
-    await sleep(150);
+    await allPushes(id, () => stream.pushes.length);
     expect(stream.pushes).toHaveLength(10);
     expect(both.slice(5).map((p) => p.memory.memory_id)).toEqual(ranked.slice(5, 10).map((m) => m.id));
   });
@@ -83,13 +88,13 @@ describe('max_pushes_per_chunk over REST/SSE', () => {
     const { stream, id } = await sse({ max_pushes_per_chunk: 2 });
     await feed(id, `${FED}.`);
     await stream.waitForPushes(2);
-    await sleep(150);
+    await allPushes(id, () => stream.pushes.length);
     expect(stream.pushes.map((p) => p.memory.memory_id)).toEqual(ranked.slice(0, 2).map((m) => m.id));
 
     const { stream: all, id: allId } = await sse({ max_pushes_per_chunk: 1000 });
     await feed(allId, `${FED}.`);
     await all.waitForPushes(ranked.length);
-    await sleep(150);
+    await allPushes(allId, () => all.pushes.length);
     expect(all.pushes.map((p) => p.memory.memory_id)).toEqual(ranked.map((m) => m.id));
   });
 
@@ -97,7 +102,7 @@ describe('max_pushes_per_chunk over REST/SSE', () => {
     const chunk = 'zebra quokka walrus lemur ocelot.';
     const { stream, id } = await sse({ max_pushes_per_chunk: 3, kind_filter: ['proposition'] });
     await feed(id, chunk);
-    await sleep(100);
+    await allPushes(id, () => stream.pushes.length);
     expect(stream.pushes).toHaveLength(0);
     const text = 'Zebra quokka walrus lemur ocelot tapir. Zebra quokka walrus lemur ocelot graze. Zebra quokka walrus lemur sleep. Zebra quokka walrus swim today. Zebra quokka walrus lemur ocelot run.';
     const form = new FormData();
@@ -112,7 +117,7 @@ describe('max_pushes_per_chunk over REST/SSE', () => {
       .sort((a, b) => b.sim - a.sim);
     expect(want.length).toBeGreaterThan(3);
     await stream.waitForPushes(3);
-    await sleep(150);
+    await allPushes(id, () => stream.pushes.length);
     expect(stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(want.slice(0, 3).map((m) => m.id).sort());
   });
 
@@ -137,8 +142,7 @@ describe('max_pushes_per_chunk over gRPC (SubscribeRequest field 11)', () => {
     });
     call.write({ confidence_threshold: THRESHOLD, ...req });
     call.end();
-    const deadline = Date.now() + 5000;
-    while (messages.length === 0 && error === null && Date.now() < deadline) await sleep(10);
+    await until(() => messages.length > 0 || error !== null, { what: 'the handshake or an error', deadlineMs: 5000, everyMs: 10 }).catch(() => undefined);
     return { messages, id: String(messages[0]?.subscription_id), error: () => error };
   }
 
@@ -147,9 +151,8 @@ describe('max_pushes_per_chunk over gRPC (SubscribeRequest field 11)', () => {
   async function pushesAfterFeed(req: object, n: number): Promise<any[]> {
     const sub = await subscribe(req);
     await rpc.call('SubscribeService', 'Feed', { subscription_id: sub.id, text: `${FED}.` }, { key });
-    const deadline = Date.now() + 5000;
-    while (pushesOf(sub.messages).length < n && Date.now() < deadline) await sleep(10);
-    await sleep(150);
+    await until(() => pushesOf(sub.messages).length >= n, { what: `${n} pushes`, deadlineMs: 5000, everyMs: 10 }).catch(() => undefined);
+    await allPushes(sub.id, () => pushesOf(sub.messages).length);
     return pushesOf(sub.messages);
   }
 

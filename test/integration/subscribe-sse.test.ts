@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { openSse, subscribeSse, type SseStream } from '../helpers/sse.ts';
-import { sleep, until } from '../helpers/wait.ts';
+import { until, untilAllPushes } from '../helpers/wait.ts';
 import { hashCosine } from '../helpers/hash-cosine.ts';
 
 const DIM = 384;
@@ -44,6 +44,11 @@ async function feed(t: TestApp, key: string, id: number, text: string, base = '/
 /** Memories whose relevance to `chunk` reaches `threshold`, by content. */
 function expectedFor(chunk: string, memories: ReadonlyArray<{ memory_id: string; content: string }>, threshold: number): string[] {
   return memories.filter((m) => cos(chunk, m.content) >= threshold).map((m) => m.memory_id).sort();
+}
+
+/** Waits until `stream` holds every push the server produced for subscription `id` (no late push can follow). */
+function allPushes(stream: SseStream, id: number): Promise<void> {
+  return untilAllPushes(() => t.app.svc.subscriptions.pushed(id), () => stream.pushes.length);
 }
 
 async function waitUntil(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -110,7 +115,7 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     const before = Date.now() * 1000;
     await feed(t, ws.key, id, s1);
     const p1 = await res.waitForPushes(want1.length);
-    await sleep(150);
+    await allPushes(res, id);
     expect(res.pushes).toHaveLength(want1.length);
     expect(p1.map((p) => p.memory.memory_id).sort()).toEqual(want1);
     for (const [i, p] of p1.entries()) {
@@ -138,7 +143,7 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     expect(want3.length).toBeGreaterThanOrEqual(1);
     await feed(t, ws.key, id, s3);
     const all = await res.waitForPushes(want1.length + want3.length);
-    await sleep(150);
+    await allPushes(res, id);
     expect(res.pushes).toHaveLength(want1.length + want3.length);
     const p3 = all.slice(want1.length);
     // Nothing arrived between the two batches: the re-fed sentence pushed nothing.
@@ -161,7 +166,7 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     expect(between.length).toBeGreaterThanOrEqual(1);
     await feed(t, ws.key, id, s);
     await stream.waitForPushes(want.length);
-    await sleep(150);
+    await allPushes(stream, id);
     expect(stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(want);
   });
 
@@ -172,10 +177,11 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     expect(want.length).toBeGreaterThanOrEqual(1);
     const fedAt = Date.now();
     await feed(t, ws.key, id, text);
-    await sleep(100);
-    expect(stream.pushes).toHaveLength(0);
     await stream.waitForPushes(want.length, 3000);
     const elapsed = Date.now() - fedAt;
+    // Nothing was pushed in the first 100 ms (nor, below, before the idle timeout).
+    expect(stream.named('message').filter((e) => e.at - fedAt < 100)).toHaveLength(0);
+    expect(stream.named('message')[0]!.at - fedAt).toBeGreaterThanOrEqual(250);
     expect(elapsed).toBeGreaterThanOrEqual(250);
     expect(elapsed).toBeLessThan(2500);
     expect(stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(want);
@@ -205,7 +211,7 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     const pre = 'Hello and welcome everyone. ';
     const chunk = 'The orchestra rehearses the symphony on Friday evening.';
     await feed(t, own.key, id, pre + chunk);
-    await sleep(100);
+    await allPushes(stream, id);
     expect(stream.pushes).toHaveLength(0);
 
     const miss = 'Kangaroos jump over tall fences in the outback.';
@@ -216,7 +222,7 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     await remember(t, own.key, { content: miss });
     const m = await remember(t, own.key, { content: hit });
     const [p] = await stream.waitForPushes(1);
-    await sleep(150);
+    await allPushes(stream, id);
     expect(stream.pushes).toHaveLength(1);
     expect(p).toMatchObject({ subscription_id: id, sequence_number: 1, strategy: 'similarity', chunk_offset: pre.length });
     expect(p.memory).toMatchObject({ memory_id: m.memory_id, content: hit });
@@ -227,7 +233,7 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     await feed(t, own.key, id, chunk);
     const hit2 = await remember(t, own.key, { content: 'The orchestra plays the symphony on Friday.' });
     await stream.waitForPushes(2);
-    await sleep(150);
+    await allPushes(stream, id);
     expect(stream.pushes.map((x) => x.memory.memory_id)).toEqual([m.memory_id, hit2.memory_id]);
     expect(stream.pushes[1].sequence_number).toBe(2);
     expect(stream.named('message').map((e) => e.id)).toEqual(['1', '2']);
@@ -269,7 +275,7 @@ describe('SSE subscribe: many matches', () => {
     await feed(t, ws.key, id, s);
     await feed(t, ws.key, id, ` ${s}`);
     await stream.until((evs) => evs.filter((e) => e.event === 'message').length >= N, 3000, `${N} pushes`);
-    await sleep(150);
+    await allPushes(stream, id);
     expect(stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(mems.map((m) => m.memory_id).sort());
     expect(stream.pushes.map((p) => p.sequence_number)).toEqual(mems.map((_, i) => i + 1));
   });
@@ -288,14 +294,14 @@ describe('SSE subscribe: filters', () => {
     for (const m of [alice, bob, none]) expect(cos(s, m.content)).toBeGreaterThanOrEqual(THRESHOLD);
     await feed(t, ws.key, id, s);
     await stream.waitForPushes(1);
-    await sleep(150);
+    await allPushes(stream, id);
     expect(stream.pushes.map((p) => p.memory.memory_id)).toEqual([alice.memory_id]);
     expect(stream.pushes[0].memory.entity_id).toBe('alice');
 
     await remember(t, ws.key, { content: 'Bob also booked flights to Lisbon.', entity_id: 'bob' });
     const alice2 = await remember(t, ws.key, { content: 'Alice also booked flights to Lisbon.', entity_id: 'alice' });
     await stream.waitForPushes(2);
-    await sleep(150);
+    await allPushes(stream, id);
     expect(stream.pushes.map((p) => p.memory.memory_id)).toEqual([alice.memory_id, alice2.memory_id]);
   });
 
@@ -328,7 +334,7 @@ describe('SSE subscribe: filters', () => {
     expect(wantDefault).toEqual([episode.memory_id, toRevise.memory_id].sort());
     await feed(t, ws.key, def.id, s);
     await def.stream.waitForPushes(wantDefault.length);
-    await sleep(200);
+    await allPushes(def.stream, def.id);
     expect(def.stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(wantDefault);
     const revPush = def.stream.pushes.find((p) => p.memory.memory_id === toRevise.memory_id);
     expect(revPush.memory).toMatchObject({ kind: 'revision', content: 'Final agenda for the quarterly budget review meeting.' });
@@ -338,13 +344,13 @@ describe('SSE subscribe: filters', () => {
     const wantDocs = relevant.filter((m) => m.kind === 'document' || m.kind === 'proposition').map((m) => m.memory_id).sort();
     await feed(t, ws.key, only.id, s);
     await only.stream.waitForPushes(wantDocs.length);
-    await sleep(200);
+    await allPushes(only.stream, only.id);
     expect(only.stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(wantDocs);
 
     const revOnly = await subscribe(ws.key, { confidence_threshold: THRESHOLD, kind_filter: ['revision'] });
     await feed(t, ws.key, revOnly.id, s);
     await revOnly.stream.waitForPushes(1);
-    await sleep(200);
+    await allPushes(revOnly.stream, revOnly.id);
     expect(revOnly.stream.pushes.map((p) => p.memory.memory_id)).toEqual([toRevise.memory_id]);
   });
 
@@ -358,16 +364,20 @@ describe('SSE subscribe: filters', () => {
 
   it('time_scope_us: only memories created within that many µs before now', async () => {
     const ws = await createWorkspace(t, 'sub-scope');
-    const old = await remember(t, ws.key, { content: 'The lighthouse keeper polished the brass lamp.' });
-    await sleep(1200);
+    // The old memory is imported with a creation time a minute back, instead of waiting for one.
+    const old = { memory_id: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', content: 'The lighthouse keeper polished the brass lamp.' };
+    const line = JSON.stringify({ memory: { ...old, created_at: Date.now() * 1000 - 60_000_000 } });
+    const imported = await t.req('POST', `/v1/workspaces/${ws.slug}/import`, { raw: `${line}\n`, headers: { 'content-type': 'application/x-ndjson' } });
+    expect(imported.status, imported.text).toBe(200);
+    expect(imported.body.imported).toBe(1);
     const fresh = await remember(t, ws.key, { content: 'The lighthouse keeper polished the lamp again.' });
-    const { stream, id } = await subscribe(ws.key, { confidence_threshold: THRESHOLD, time_scope_us: 700_000 });
+    const { stream, id } = await subscribe(ws.key, { confidence_threshold: THRESHOLD, time_scope_us: 30_000_000 });
     const s = 'The lighthouse keeper polished the lamp.';
     expect(cos(s, old.content)).toBeGreaterThanOrEqual(THRESHOLD);
     expect(cos(s, fresh.content)).toBeGreaterThanOrEqual(THRESHOLD);
     await feed(t, ws.key, id, s);
     await stream.waitForPushes(1);
-    await sleep(150);
+    await allPushes(stream, id);
     expect(stream.pushes.map((p) => p.memory.memory_id)).toEqual([fresh.memory_id]);
 
     // Without a time scope both match.
@@ -431,7 +441,8 @@ describe('SSE subscribe: workspaces and limits', () => {
     // An admin key naming the wrong workspace is also a 404.
     expect((await t.req('POST', `/v1/workspaces/${b.slug}/subscribe/${id}/feed`, { body: { text: s } })).status).toBe(404);
     expect((await t.req('DELETE', `/v1/workspaces/${b.slug}/subscribe/${id}`)).status).toBe(404);
-    await sleep(150);
+    await allPushes(stream, id);
+    expect(t.app.svc.subscriptions.pushed(id)).toBe(0);
     expect(stream.pushes).toHaveLength(0);
     expect(stream.isEnded).toBe(false);
 

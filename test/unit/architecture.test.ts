@@ -22,7 +22,7 @@ const local = edges.filter((e): e is ImportEdge & { to: string } => e.to !== nul
  */
 export const MAY_IMPORT: Record<string, readonly string[]> = {
   cli: ['app', 'auth', 'cluster', 'config', 'data-dir', 'mcp', 'router', 'verbs'],
-  app: ['auth', 'cluster', 'config', 'data-dir', 'embedding', 'grpc', 'http', 'llm', 'metrics', 'protocol', 'reflection', 'router', 'shard', 'subscribe', 'tracing', 'verbs'],
+  app: ['auth', 'cluster', 'config', 'data-dir', 'embedding', 'grpc', 'http', 'llm', 'metrics', 'model', 'protocol', 'reflection', 'router', 'shard', 'subscribe', 'tracing', 'verbs'],
   http: ['api', 'auth', 'errors', 'mcp', 'metrics', 'model', 'recall', 'subscribe', 'tracing', 'verbs'],
   grpc: ['api', 'auth', 'errors', 'metrics', 'model', 'recall', 'subscribe', 'tracing', 'verbs'],
   mcp: ['api', 'auth', 'errors', 'model', 'verbs'],
@@ -34,7 +34,7 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   subscribe: ['embedding', 'errors', 'metrics', 'model', 'protocol', 'router', 'shard'],
   embedding: ['config', 'errors', 'metrics', 'threads', 'tracing'],
   router: ['data-dir', 'errors', 'protocol', 'shard', 'threads', 'tracing'],
-  auth: ['errors', 'files'],
+  auth: ['errors', 'files', 'model'],
   shard: ['errors', 'files', 'ingest', 'model', 'protocol', 'recall', 'analysis'],
   protocol: ['errors', 'model', 'recall'],
   analysis: ['errors', 'model', 'recall'],

@@ -2,7 +2,7 @@
  * The TypeScript client's generated types (clients/typescript/src/generated.ts, from our own small
  * generator) agree with what the ecosystem's generator, openapi-typescript, makes of the same
  * OpenAPI document: for every operation, our body, query and JSON reply types and openapi-typescript's
- * are assignable to each other, checked by the TypeScript compiler. ARCHITECTURE.md says why the
+ * are assignable to each other, checked by the TypeScript compiler. docs/architecture-notes.md says why the
  * client keeps its generator (named methods) while this test holds it to openapi-typescript's reading.
  */
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';

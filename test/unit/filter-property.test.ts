@@ -13,6 +13,7 @@ import type { MemoryView } from '../../src/model/memory.ts';
 import { parseFilter } from '../../src/recall/filter.ts';
 import { DEFAULT_WEIGHTS, type StrategySpec } from '../../src/recall/types.ts';
 import { Shard } from '../../src/shard/shard.ts';
+import { until } from '../helpers/wait.ts';
 
 const DIM = 16;
 const dirs: string[] = [];
@@ -191,7 +192,7 @@ async function build(n: number, seed: number): Promise<{ shard: Shard; vectors: 
     vectors.set(m?.id as string, embedding);
   }
   vi.useRealTimers();
-  while (shard.backlogs().index > 0) await new Promise((res) => setTimeout(res, 10));
+  await until(() => shard.backlogs().index === 0, { what: 'the background indexer to finish', deadlineMs: 30_000, everyMs: 10 });
   return { shard, vectors };
 }
 

@@ -4,6 +4,7 @@
  * new owner gets, and what it does with it.
  */
 import { describe, expect, it } from 'vitest';
+import { nextTurn } from '../helpers/wait.ts';
 import { FollowedSubscriptions, RESUME_RECENT } from '../../src/cluster/follow.ts';
 import type { Push, SubscriptionSpec } from '../../src/protocol/shard.ts';
 import { Subscriptions } from '../../src/shard/subscriptions.ts';
@@ -59,7 +60,7 @@ describe('FollowedSubscriptions', () => {
     expect(sent).toHaveLength(0);
 
     f.reconcile(() => 't2', register, () => undefined);
-    await new Promise((r) => setTimeout(r, 0));
+    await nextTurn();
     expect(sent).toHaveLength(1);
     const resume = sent[0]?.resume;
     expect(sent[0]?.id).toBe(7);
@@ -68,7 +69,7 @@ describe('FollowedSubscriptions', () => {
     expect(resume?.sinceUs).toBeLessThan(Date.now() * 1000 - 1_900_000);
 
     f.reconcile(() => 't2', register, () => undefined);
-    await new Promise((r) => setTimeout(r, 0));
+    await nextTurn();
     expect(sent).toHaveLength(1);
   });
 
@@ -85,12 +86,12 @@ describe('FollowedSubscriptions', () => {
       if (fail) throw new Error('owner not ready');
     };
     f.reconcile(() => 't2', register, (id) => errors.push(id));
-    await new Promise((r) => setTimeout(r, 0));
+    await nextTurn();
     fail = false;
     f.reconcile(() => 't2', register, (id) => errors.push(id));
-    await new Promise((r) => setTimeout(r, 0));
+    await nextTurn();
     f.reconcile(() => 't2', register, (id) => errors.push(id));
-    await new Promise((r) => setTimeout(r, 0));
+    await nextTurn();
     expect(tried).toEqual([1, 1]);
     expect(errors).toEqual([1]);
   });

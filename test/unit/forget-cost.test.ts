@@ -10,10 +10,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { MemoryRecord } from '../../src/model/memory.ts';
 import { distinguishingTerms } from '../../src/analysis/summarize.ts';
 import { INCREMENTAL_MIN_SOURCES, insightsAfterLoss, rewrittenInsight } from '../../src/shard/ops/insight-sources.ts';
-import { toStored, type LogRecord, type StoredMemory } from '../../src/shard/store/records.ts';
+import { encodeRecord, toStored, type LiveRecord, type LogRecord, type StoredMemory } from '../../src/shard/store/records.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';
-import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
+import { applyLive, applyRecord, ShardState } from '../../src/shard/store/apply.ts';
 import type { Workspace } from '../../src/shard/store/workspace.ts';
 
 const DIM = 16;
@@ -73,9 +73,9 @@ function themed(n: number): { state: ShardState; w: Workspace; insight: string }
 }
 
 /** Forgets `ids` as ops/forget does (the insight's records, then the deletions); returns the sources read. */
-function lose(state: ShardState, w: Workspace, ids: string[], now: number): { visited: number; records: LogRecord[] } {
+function lose(state: ShardState, w: Workspace, ids: string[], now: number): { visited: number; records: LiveRecord[] } {
   const loss = insightsAfterLoss(w, 'w', new Set(ids), { now, criteria: {} });
-  for (const r of [...ids.map((id): LogRecord => ({ t: 'del', ws: 'w', id })), ...loss.records]) applyRecord(state, r);
+  for (const r of [...ids.map((id): LiveRecord => ({ t: 'del', ws: 'w', id })), ...loss.records]) applyLive(state, r);
   return { visited: loss.visited, records: loss.records };
 }
 
@@ -94,7 +94,9 @@ describe('an insight losing sources', () => {
       expect(r?.t).toBe('unsource');
       if (r?.t === 'unsource') {
         expect(r.lost).toEqual([idOf(2), idOf(3)]);
-        expect(r.m.sourceMemoryIds).toBeNull();
+        // As written to the log: the sources kept are not in it.
+        const frame = encodeRecord(r);
+        expect(frame.t === 'unsource' ? frame.m.sourceMemoryIds : 'not an unsource frame').toBeNull();
       }
     }
     // Two lost plus a bounded set of candidates to quote, the same at 1k and 4k sources.
@@ -145,7 +147,8 @@ describe('an insight losing sources', () => {
     const { state, w, insight } = themed(2 * INCREMENTAL_MIN_SOURCES);
     const { records } = lose(state, w, [idOf(9)], 10);
     const copy = themed(2 * INCREMENTAL_MIN_SOURCES);
-    for (const r of [{ t: 'del', ws: 'w', id: idOf(9) } as LogRecord, ...records, ...records]) applyRecord(copy.state, r);
+    const frames = records.map(encodeRecord);
+    for (const r of [{ t: 'del', ws: 'w', id: idOf(9) } as LogRecord, ...frames, ...frames]) applyRecord(copy.state, r);
     const a = w.memories.get(insight) as MemoryRecord;
     const b = copy.w.memories.get(insight) as MemoryRecord;
     expect(b.sourceMemoryIds).toEqual(a.sourceMemoryIds);

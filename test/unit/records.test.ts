@@ -1,8 +1,12 @@
-/** Persisted memory records: decoding keeps every field and every string exactly. */
+/**
+ * Persisted memory records: decoding keeps every field and every string exactly; a live write puts
+ * the op's own memory into state and converts it to the stored form only for a frame.
+ */
 import { describe, expect, it } from 'vitest';
 import type { MemoryRecord } from '../../src/model/memory.ts';
 import { encodeFrame, readFrame } from '../../src/shard/persist/frames.ts';
-import { detach, fromStored, toStored, type StoredMemory } from '../../src/shard/store/records.ts';
+import { applyLive, applyRecord, ShardState } from '../../src/shard/store/apply.ts';
+import { decodeRecord, detach, encodeRecord, fromStored, toStored, type LogRecord, type StoredMemory } from '../../src/shard/store/records.ts';
 
 /** Encodes a stored memory as a frame and decodes it again, as the log and snapshots do. */
 function decodeFrameForTest(m: StoredMemory): StoredMemory {
@@ -45,5 +49,42 @@ describe('fromStored', () => {
     expect(back.expiresAt).toBeNull();
     expect('somethingElse' in back).toBe(false);
     expect(back).toEqual(record());
+  });
+});
+
+describe('live records and frames', () => {
+  it('a live put leaves the memory the op built in state: no decode, no copy of the vector', () => {
+    const state = new ShardState();
+    const m = record();
+    applyLive(state, { t: 'put', ws: 'w', m });
+    const kept = state.workspaces.get('w')?.memories.get(m.id);
+    expect(kept).toBe(m);
+    expect(kept?.embedding).toBe(m.embedding);
+  });
+
+  it('encodes to the stored form only as a view of the same vector bytes, and a frame read back applies to an equal memory', () => {
+    const m = record();
+    const frame = encodeRecord({ t: 'put', ws: 'w', m });
+    if (frame.t !== 'put') throw new Error('not a put');
+    expect(frame.m.embedding.buffer).toBe(m.embedding.buffer);
+    const read = readFrame(encodeFrame(frame), 0);
+    if (read.kind !== 'frame') throw new Error(`frame did not decode: ${read.kind}`);
+    const state = new ShardState();
+    applyRecord(state, read.value as LogRecord);
+    const replayed = state.workspaces.get('w')?.memories.get(m.id);
+    expect(replayed).not.toBe(m);
+    expect({ ...replayed, embedding: Array.from(replayed?.embedding ?? []) }).toEqual({ ...m, embedding: Array.from(m.embedding) });
+  });
+
+  it('an unsource record is written without the sources it keeps and decodes with them read from state', () => {
+    const m = record({ sourceMemoryIds: ['a', 'b', 'c'] });
+    const frame = encodeRecord({ t: 'unsource', ws: 'w', m, lost: ['b'] });
+    expect(frame.t === 'unsource' ? frame.m.sourceMemoryIds : 'not an unsource').toBeNull();
+    const live = decodeRecord(frame);
+    expect(live.t === 'unsource' ? live.lost : null).toEqual(['b']);
+    const state = new ShardState();
+    applyLive(state, { t: 'put', ws: 'w', m: record({ sourceMemoryIds: ['a', 'b', 'c'] }) });
+    applyRecord(state, frame);
+    expect(state.workspaces.get('w')?.memories.get(m.id)?.sourceMemoryIds).toEqual(['a', 'c']);
   });
 });

@@ -11,6 +11,7 @@ import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';
 import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
+import { until } from '../helpers/wait.ts';
 
 const ERASE_WITHIN_S = 1;
 const dirs: string[] = [];
@@ -46,10 +47,8 @@ function filesHolding(dir: string, text: string): string[] {
 
 async function expectGoneWithin(dir: string, text: string, since: number): Promise<void> {
   let holding = filesHolding(dir, text);
-  while (holding.length > 0 && Date.now() < since + ERASE_WITHIN_S * 1000) {
-    await new Promise((r) => setTimeout(r, 25));
-    holding = filesHolding(dir, text);
-  }
+  const left = since + ERASE_WITHIN_S * 1000 - Date.now();
+  await until(() => (holding = filesHolding(dir, text)).length === 0, { what: 'forgotten content to leave every file', deadlineMs: Math.max(0, left), everyMs: 25 }).catch(() => undefined);
   expect(holding, `files still holding forgotten content after ${Date.now() - since} ms`).toEqual([]);
 }
 

@@ -1,12 +1,15 @@
 /**
- * Expiry inside one shard, on a fake clock (only Date is faked: the log's I/O and the shard's
- * timers run for real). An expired memory is invisible to every read from the moment it
+ * Expiry inside one shard, on a clock the test sets (the shard's `clock`; the log's I/O and the
+ * shard's timers run on real time), and the subscription time scopes and prime windows that count
+ * back from that clock. An expired memory is invisible to every read from the moment it
  * expires, then forgotten with forget's cascade and tombstones, crashes included.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../helpers/clock.ts';
+import { until } from '../helpers/wait.ts';
 import type { StoredMemory } from '../../src/shard/store/records.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';
@@ -19,20 +22,20 @@ const SEC = 1_000_000;
 const dirs: string[] = [];
 const shards: Shard[] = [];
 
+let clock = new ManualClock(T0);
+
 beforeEach(() => {
-  vi.useFakeTimers({ toFake: ['Date'] });
-  vi.setSystemTime(T0);
+  clock = new ManualClock(T0);
 });
 
 afterEach(async () => {
-  vi.useRealTimers();
   for (const s of shards.splice(0)) await s.shutdown();
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
 function open(dir = mkdtempSync(join(tmpdir(), 'flashbulb-expiry-'))): { shard: Shard; dir: string } {
   if (!dirs.includes(dir)) dirs.push(dir);
-  const shard = new Shard({ shard: 0, dir, durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 1 });
+  const shard = new Shard({ shard: 0, dir, durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 1 }, undefined, undefined, clock);
   shards.push(shard);
   return { shard, dir };
 }
@@ -52,7 +55,7 @@ async function put(shard: Shard, it: RememberItem): Promise<string> {
   return m?.id as string;
 }
 
-const nowUs = (): number => Date.now() * 1000;
+const nowUs = (): number => clock.nowUs();
 
 describe('expiry queue', () => {
   it('returns due ids soonest first, once, skipping entries that are no longer current', () => {
@@ -80,10 +83,10 @@ describe('shard expiry', () => {
     const gone = await put(shard, item('short lived', 1, nowUs() + 60 * SEC, { edges: [{ targetId: keep, edgeType: 'caused_by', confidence: 1 }] }));
     expect((await shard.handle('get', 'w', { id: gone, withEmbedding: false })).expiresAt).toBe(nowUs() + 60 * SEC);
 
-    vi.setSystemTime(T0 + 59_999);
+    clock.setMs(T0 + 59_999);
     expect((await shard.handle('list', 'w', { entityId: null, kind: null, cursor: null, limit: 10, includeSuperseded: false })).memories).toHaveLength(2);
 
-    vi.setSystemTime(T0 + 60_000);
+    clock.setMs(T0 + 60_000);
     await expect(shard.handle('get', 'w', { id: gone, withEmbedding: false })).rejects.toMatchObject({ code: 'not_found' });
     const listed = await shard.handle('list', 'w', { entityId: 'e', kind: null, cursor: null, limit: 10, includeSuperseded: true });
     expect(listed.memories.map((m) => m.id)).toEqual([keep]);
@@ -108,11 +111,11 @@ describe('shard expiry', () => {
     const pushed: string[] = [];
     const shard = new Shard({ shard: 0, dir, durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 1 }, (e) => {
       if (e.kind === 'push') pushed.push(...e.pushes.map((p) => p.memory.id));
-    });
+    }, undefined, clock);
     shards.push(shard);
     await shard.handle('subOpen', 'w', { id: 7, entityId: null, kinds: ['episode'], threshold: 0.5, timeScopeUs: null, maxPushes: 5 });
     await put(shard, item('expires before the chunk arrives', 3, nowUs() + 1 * SEC));
-    vi.setSystemTime(T0 + 1_000);
+    clock.setMs(T0 + 1_000);
     expect(await shard.handle('subMatch', 'w', { id: 7, vector: vec(3), offset: 0 })).toEqual([]);
     // A write that matches the recent chunk is pushed at once; one that has already expired is not.
     const live = await put(shard, item('still here', 3, null));
@@ -120,16 +123,49 @@ describe('shard expiry', () => {
     expect(pushed).toEqual([live]);
   });
 
+  it('a subscription time scope counts back from the shard clock, for fed text and for later writes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flashbulb-expiry-'));
+    dirs.push(dir);
+    const pushed: string[] = [];
+    const shard = new Shard({ shard: 0, dir, durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 1 }, (e) => {
+      if (e.kind === 'push') pushed.push(...e.pushes.map((p) => p.memory.id));
+    }, undefined, clock);
+    shards.push(shard);
+    const old = await put(shard, item('written an hour ago', 4, null));
+    clock.setMs(T0 + 3_600_000);
+    const fresh = await put(shard, item('written just now', 4, null));
+    clock.advanceMs(59_000);
+    await shard.handle('subOpen', 'w', { id: 9, entityId: null, kinds: ['episode'], threshold: 0.5, timeScopeUs: 60 * SEC, maxPushes: 5 });
+    const matched = await shard.handle('subMatch', 'w', { id: 9, vector: vec(4), offset: 0 });
+    expect(matched.map((p) => p.memory.id)).toEqual([fresh]);
+    expect(matched.map((p) => p.memory.id)).not.toContain(old);
+    // A write is pushed when it is inside the scope at the time it is written.
+    const later = await put(shard, item('written later', 4, null));
+    expect(pushed).toEqual([later]);
+  });
+
+  it('prime’s recency window counts back from the shard clock', async () => {
+    const { shard } = open();
+    const old = await put(shard, item('written at T0', 5, null));
+    clock.setMs(T0 + 600_000);
+    const fresh = await put(shard, item('written ten minutes later', 6, null));
+    clock.advanceMs(1_000);
+    const prime = (windowUs: number) =>
+      shard.handle('prime', 'w', { entityId: null, maxMemories: 10, cue: null, recencyWindowUs: windowUs, weights: DEFAULT_WEIGHTS, withEmbedding: false });
+    expect((await prime(60 * SEC)).results.map((r) => r.memory.id)).toEqual([fresh]);
+    expect((await prime(3600 * SEC)).results.map((r) => r.memory.id).sort()).toEqual([old, fresh].sort());
+  });
+
   it('takes superseded versions with it, and a revise that extends the expiry wins over the old one', async () => {
     const { shard } = open();
     const id = await put(shard, item('first text', 0, nowUs() + 10 * SEC));
     await shard.handle('revise', 'w', { id, content: 'second text', embedding: vec(2), contextMode: 'merge', edges: [], expiresAt: nowUs() + 30 * SEC });
-    vi.setSystemTime(T0 + 20_000);
+    clock.setMs(T0 + 20_000);
     expect((await shard.handle('get', 'w', { id, withEmbedding: false })).content).toBe('second text');
     const all = await shard.handle('list', 'w', { entityId: null, kind: null, cursor: null, limit: 10, includeSuperseded: true });
     expect(all.memories).toHaveLength(2);
 
-    vi.setSystemTime(T0 + 30_000);
+    clock.setMs(T0 + 30_000);
     const after = await shard.handle('list', 'w', { entityId: null, kind: null, cursor: null, limit: 10, includeSuperseded: true });
     expect(after.memories).toEqual([]);
     expect(shard.takeExpired()).toBe(2);
@@ -139,7 +175,7 @@ describe('shard expiry', () => {
     const { shard } = open();
     const id = await put(shard, item('was temporary', 0, nowUs() + 5 * SEC));
     await shard.handle('revise', 'w', { id, contextMode: 'merge', edges: [], expiresAt: null });
-    vi.setSystemTime(T0 + 3_600_000);
+    clock.setMs(T0 + 3_600_000);
     expect((await shard.handle('get', 'w', { id, withEmbedding: false })).expiresAt).toBeNull();
   });
 
@@ -147,10 +183,9 @@ describe('shard expiry', () => {
     const { shard, dir } = open();
     await put(shard, item('secret-expiring-7d2a', 0, nowUs() + 1 * SEC));
     await put(shard, item('kept', 1, null));
-    vi.setSystemTime(T0 + 1_000);
-    vi.useRealTimers(); // from here on, wait for the real tick and the erasure snapshot
-    const since = Date.now();
-    while (filesHolding(dir, 'secret-expiring-7d2a').length > 0 && Date.now() - since < 10_000) await new Promise((r) => setTimeout(r, 25));
+    clock.setMs(T0 + 1_000);
+    // The shard's tick (real time, once a second) finds the expiry on the clock; erasure follows.
+    await until(() => filesHolding(dir, 'secret-expiring-7d2a').length === 0, { what: 'the expired content to leave every file', everyMs: 25 }).catch(() => undefined);
     expect(filesHolding(dir, 'secret-expiring-7d2a')).toEqual([]);
     expect(shard.memoryCount).toBe(1);
     expect(filesHolding(dir, 'kept').length).toBeGreaterThan(0);
@@ -165,13 +200,11 @@ describe('shard expiry', () => {
       { t: 'put', ws: 'w', m: stored('0'.repeat(31) + '2', 'still here', null) },
     ]);
     await wal.close();
-    vi.setSystemTime(T0 + 10_000);
+    clock.setMs(T0 + 10_000);
     const { shard } = open(dir);
     expect(shard.memoryCount).toBe(1);
     await expect(shard.handle('get', 'w', { id: '0'.repeat(31) + '1', withEmbedding: false })).rejects.toMatchObject({ code: 'not_found' });
-    vi.useRealTimers();
-    const since = Date.now();
-    while (filesHolding(dir, 'expired-while-down-91c3').length > 0 && Date.now() - since < 10_000) await new Promise((r) => setTimeout(r, 25));
+    await until(() => filesHolding(dir, 'expired-while-down-91c3').length === 0, { what: 'the expired content to leave every file', everyMs: 25 }).catch(() => undefined);
     expect(filesHolding(dir, 'expired-while-down-91c3')).toEqual([]);
   });
 });

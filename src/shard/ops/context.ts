@@ -1,7 +1,7 @@
 /** @module shard/ops/context — what every in-shard operation gets: state, ids, clock and commit. */
 import type { IdGenerator } from '../../model/ids.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
-import type { LogRecord } from '../store/records.ts';
+import type { LiveRecord } from '../store/records.ts';
 import type { ShardState } from '../store/apply.ts';
 import type { Workspace } from '../store/workspace.ts';
 import { notFound } from '../../errors/codes.ts';
@@ -14,7 +14,7 @@ export interface OpContext {
    * Applies records to state and resolves when they are durable in the log. `quiet`: no
    * after-write work (contradiction checks, subscription pushes), as for imported memories.
    */
-  commit(records: LogRecord[], opts?: { quiet?: boolean }): Promise<void>;
+  commit(records: LiveRecord[], opts?: { quiet?: boolean }): Promise<void>;
   /** Asks for a compaction that removes forgotten content from disk. */
   requestErasure(): void;
   /** Counts an access to each memory (access_count, last_accessed_at), logged lazily. */

@@ -6,7 +6,7 @@
  */
 import { createHash } from 'node:crypto';
 import { decayScore, type JsonObject, type MemoryRecord } from '../../model/memory.ts';
-import type { LogRecord } from '../store/records.ts';
+import type { LiveRecord } from '../store/records.ts';
 import type { ForgetCriteria, ForgetResult } from '../../protocol/shard.ts';
 import type { Workspace } from '../store/workspace.ts';
 import type { OpContext } from './context.ts';
@@ -103,7 +103,7 @@ async function scanInSlices(ctx: OpContext, ws: string, c: ForgetCriteria, now: 
  * The log records that forget `selected` and, with them, their superseded versions: one `del`
  * and one tombstone (content hash only) per memory. Used by forget and by expiry.
  */
-export function forgetRecords(w: Workspace, selected: readonly MemoryRecord[], criteria: JsonObject, now: number): { records: LogRecord[]; cascaded: number; all: number } {
+export function forgetRecords(w: Workspace, selected: readonly MemoryRecord[], criteria: JsonObject, now: number): { records: LiveRecord[]; cascaded: number; all: number } {
   const primary = new Set(selected.map((m) => m.id));
   const cascaded: MemoryRecord[] = [];
   for (const m of selected) {
@@ -115,7 +115,7 @@ export function forgetRecords(w: Workspace, selected: readonly MemoryRecord[], c
       }
     }
   }
-  const records: LogRecord[] = [];
+  const records: LiveRecord[] = [];
   for (const m of [...selected, ...cascaded]) {
     records.push({ t: 'del', ws: w.slug, id: m.id });
     records.push({ t: 'tomb', ws: w.slug, tomb: { memory_id: m.id, forgotten_at: now, criteria, content_sha256: sha256(m.content) } });

@@ -17,8 +17,7 @@
 import { createHash } from 'node:crypto';
 import type { JsonObject, MemoryRecord } from '../../model/memory.ts';
 import { centralStatements, distinguishingTerms, extractiveInsight, topTerms } from '../../analysis/summarize.ts';
-import type { LogRecord } from '../store/records.ts';
-import { toStored } from '../store/records.ts';
+import type { LiveRecord } from '../store/records.ts';
 import { InsightSummary, versionKey } from '../store/insight-summary.ts';
 import type { Workspace } from '../store/workspace.ts';
 
@@ -28,7 +27,7 @@ export const INCREMENTAL_MIN_SOURCES = 512;
 const CENTRAL_CANDIDATES = 24;
 
 export interface SourceLoss {
-  records: LogRecord[];
+  records: LiveRecord[];
   /** Insights (and their versions) removed; each has a tombstone among `records`. */
   removed: number;
   /** Source memories whose text or vector was read to rewrite insights: the work the loss cost. */
@@ -63,13 +62,13 @@ export function insightsAfterLoss(w: Workspace, ws: string, gone: ReadonlySet<st
     for (const s of m.sourceMemoryIds ?? []) (gone.has(s) ? lost : left).push(s);
     if (left.length >= INCREMENTAL_MIN_SOURCES) {
       const next = rewrittenFromTotals(w, m, { left, lost, gone, now: opts.now }, out);
-      out.records.push({ t: 'unsource', ws, m: { ...toStored(next), sourceMemoryIds: null }, lost });
+      out.records.push({ t: 'unsource', ws, m: next, lost });
       continue;
     }
     const remaining = left.filter((s) => w.memories.has(s));
     out.visited += remaining.length;
     if (remaining.length === 0) remove(m);
-    else out.records.push({ t: 'put', ws, m: toStored(rewrittenInsight(w, m, remaining, opts.now)) });
+    else out.records.push({ t: 'put', ws, m: rewrittenInsight(w, m, remaining, opts.now) });
   }
   return out;
 }

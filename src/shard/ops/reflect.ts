@@ -4,8 +4,7 @@
  * refreshed in place, with insight_from edges to their sources.
  */
 import type { MemoryRecord } from '../../model/memory.ts';
-import type { LogRecord } from '../store/records.ts';
-import { toStored } from '../store/records.ts';
+import type { LiveRecord } from '../store/records.ts';
 import type { GatherInput, GatherOutput, InsightWrite } from '../../protocol/shard.ts';
 import { newMemory, type OpContext } from './context.ts';
 import { rewrittenInsight } from './insight-sources.ts';
@@ -40,7 +39,7 @@ export function reflectGather(ctx: OpContext, ws: string, input: GatherInput): G
 export async function writeInsights(ctx: OpContext, ws: string, input: { insights: InsightWrite[] }): Promise<{ created: string[]; refreshed: string[] }> {
   const w = ctx.state.workspace(ws);
   const now = ctx.nowUs();
-  const records: LogRecord[] = [];
+  const records: LiveRecord[] = [];
   const created: string[] = [];
   const refreshed: string[] = [];
   for (const ins of input.insights) {
@@ -53,7 +52,7 @@ export async function writeInsights(ctx: OpContext, ws: string, input: { insight
       ? { ...old, content: ins.content, context: ins.context, embedding: ins.embedding, sourceMemoryIds: sources, updatedAt: now, logicalClock: old.logicalClock + 1 }
       : newMemory(ctx, now, { content: ins.content, importance: ins.importance, context: ins.context, entityId: ins.entityId, kind: 'insight', embedding: ins.embedding, sourceMemoryIds: sources });
     const m = sources.length === ins.sources.length ? drafted : rewrittenInsight(w, drafted, sources, now);
-    records.push({ t: 'put', ws, m: toStored(m) });
+    records.push({ t: 'put', ws, m });
     const keep = new Set(sources);
     for (const e of w.graph.outgoing(m.id)) {
       if (e.edge_type === 'insight_from' && !keep.has(e.target_id)) records.push({ t: 'unedge', ws, s: m.id, d: e.target_id, y: 'insight_from' });

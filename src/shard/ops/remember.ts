@@ -1,8 +1,7 @@
 /** @module shard/ops/remember — stores new memories and their outgoing edges. */
 import { invalid } from '../../errors/codes.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
-import type { LogRecord } from '../store/records.ts';
-import { toStored } from '../store/records.ts';
+import type { LiveRecord } from '../store/records.ts';
 import type { RememberItem } from '../../protocol/shard.ts';
 import { newMemory, view, type OpContext } from './context.ts';
 
@@ -14,12 +13,12 @@ export async function remember(ctx: OpContext, ws: string, input: { items: Remem
     }
   }
   const now = ctx.nowUs();
-  const records: LogRecord[] = [];
+  const records: LiveRecord[] = [];
   const created: MemoryRecord[] = [];
   for (const item of input.items) {
     const m = newMemory(ctx, now, { ...item, expiresAt: item.ttlUs === undefined ? (item.expiresAt ?? null) : now + item.ttlUs });
     created.push(m);
-    records.push({ t: 'put', ws, m: toStored(m) });
+    records.push({ t: 'put', ws, m });
     for (const e of item.edges) {
       records.push({
         t: 'edge',

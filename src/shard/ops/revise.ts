@@ -5,8 +5,7 @@
  */
 import { invalid } from '../../errors/codes.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
-import type { LogRecord } from '../store/records.ts';
-import { toStored } from '../store/records.ts';
+import type { LiveRecord } from '../store/records.ts';
 import type { ReviseInput } from '../../protocol/shard.ts';
 import { requireMemory, view, type OpContext } from './context.ts';
 
@@ -35,9 +34,9 @@ export async function revise(ctx: OpContext, ws: string, input: ReviseInput): Pr
     logicalClock: live.logicalClock + 1,
     embedding: contentChanged && input.embedding ? input.embedding : live.embedding,
   };
-  const records: LogRecord[] = [
-    { t: 'put', ws, m: toStored(version) },
-    { t: 'put', ws, m: toStored(next) },
+  const records: LiveRecord[] = [
+    { t: 'put', ws, m: version },
+    { t: 'put', ws, m: next },
     { t: 'edge', ws, e: { source_id: live.id, target_id: version.id, edge_type: 'revised_from', confidence: 1, timestamp_us: now } },
   ];
   for (const e of input.edges) {

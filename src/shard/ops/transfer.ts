@@ -7,8 +7,7 @@
  */
 import type { Edge } from '../../model/edge.ts';
 import { isExpired, type MemoryRecord } from '../../model/memory.ts';
-import type { LogRecord } from '../store/records.ts';
-import { toStored } from '../store/records.ts';
+import type { LiveRecord } from '../store/records.ts';
 import type { ExportLine, ExportPageInput, ImportItem, ImportOutcome } from '../../protocol/shard.ts';
 import type { Workspace } from '../store/workspace.ts';
 import { view, type OpContext } from './context.ts';
@@ -60,7 +59,7 @@ export async function importItems(ctx: OpContext, ws: string, input: { items: Im
   return outcomes;
 }
 
-function planItem(w: Workspace, item: ImportItem, now: number): { result: ImportOutcome; records: LogRecord[] } {
+function planItem(w: Workspace, item: ImportItem, now: number): { result: ImportOutcome; records: LiveRecord[] } {
   const ws = w.slug;
   const exists = w.memories.get(item.memory.id);
   const members = [item.memory, ...item.versions];
@@ -80,7 +79,7 @@ function planItem(w: Workspace, item: ImportItem, now: number): { result: Import
   const taken = item.versions.find((v) => w.memories.has(v.id));
   if (taken) return { result: { status: 'error', message: `version ${taken.id} already exists in this workspace` }, records: [] };
   if (isExpired(item.memory, now)) return { result: { status: 'expired' }, records: [] };
-  const records: LogRecord[] = members.map((m) => ({ t: 'put', ws, m: toStored(m) }));
+  const records: LiveRecord[] = members.map((m) => ({ t: 'put', ws, m }));
   for (const e of item.edges) records.push({ t: 'edge', ws, e });
   return { result: { status: 'imported' }, records };
 }

@@ -10,8 +10,7 @@
 import { mentions } from '../../ingest/document.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
 import type { MemoryRecord } from '../../model/memory.ts';
-import type { LogRecord } from '../store/records.ts';
-import { toStored } from '../store/records.ts';
+import type { LiveRecord } from '../store/records.ts';
 import type { UploadFile, UploadFileResult } from '../../protocol/shard.ts';
 import type { Workspace } from '../store/workspace.ts';
 import { newMemory, type OpContext } from './context.ts';
@@ -22,7 +21,7 @@ export async function upload(ctx: OpContext, ws: string, input: { files: UploadF
   const w = ctx.state.workspace(ws);
   const now = ctx.nowUs();
   const expiresAt = input.ttlUs === undefined ? null : now + input.ttlUs;
-  const records: LogRecord[] = [];
+  const records: LiveRecord[] = [];
   const results: UploadFileResult[] = [];
   const newProps: MemoryRecord[] = [];
   for (const file of input.files) {
@@ -35,7 +34,7 @@ export async function upload(ctx: OpContext, ws: string, input: { files: UploadF
 }
 
 /** `expiresAt`: for the memories this creates (an updated document keeps its own). */
-function uploadFile(ctx: OpContext, w: Workspace, file: UploadFile, at: { now: number; expiresAt: number | null }, records: LogRecord[], newProps: MemoryRecord[]): UploadFileResult {
+function uploadFile(ctx: OpContext, w: Workspace, file: UploadFile, at: { now: number; expiresAt: number | null }, records: LiveRecord[], newProps: MemoryRecord[]): UploadFileResult {
   const ws = w.slug;
   const { now, expiresAt } = at;
   const existing = findDocument(w, file.filePath);
@@ -45,7 +44,7 @@ function uploadFile(ctx: OpContext, w: Workspace, file: UploadFile, at: { now: n
   const doc: MemoryRecord = existing
     ? { ...existing, content: file.content, context: { ...existing.context, content_hash: file.contentHash }, entityId: file.entityId, embedding: file.embedding, updatedAt: now, logicalClock: existing.logicalClock + 1 }
     : newMemory(ctx, now, { importance: 0.5, content: file.content, kind: 'document', entityId: file.entityId, embedding: file.embedding, context: { file_path: file.filePath, content_hash: file.contentHash }, expiresAt });
-  records.push({ t: 'put', ws, m: toStored(doc) });
+  records.push({ t: 'put', ws, m: doc });
   const old = existing ? propositionsOf(w, existing.id) : [];
   const keep = new Map(old.map((p) => [p.content, p]));
   const wanted = new Set(file.propositions.map((p) => p.text));
@@ -56,18 +55,18 @@ function uploadFile(ctx: OpContext, w: Workspace, file: UploadFile, at: { now: n
     const kept = keep.get(p.text);
     if (kept) {
       // A statement that stays follows its file to a new entity.
-      if (kept.entityId !== file.entityId) records.push({ t: 'put', ws, m: toStored({ ...kept, entityId: file.entityId, updatedAt: now }) });
+      if (kept.entityId !== file.entityId) records.push({ t: 'put', ws, m: { ...kept, entityId: file.entityId, updatedAt: now } });
       continue;
     }
     const prop = newMemory(ctx, now, { importance: 0.5, content: p.text, kind: 'proposition', entityId: file.entityId, embedding: p.embedding, context: { file_path: file.filePath }, expiresAt });
-    records.push({ t: 'put', ws, m: toStored(prop) });
+    records.push({ t: 'put', ws, m: prop });
     records.push(edge(ws, prop.id, doc.id, 'proposition_of', now));
     newProps.push(prop);
   }
   return { file_path: file.filePath, document_id: doc.id, propositions: count, status: existing ? 'updated' : 'created' };
 }
 
-function linkEntities(w: Workspace, ws: string, props: MemoryRecord[], now: number, records: LogRecord[]): void {
+function linkEntities(w: Workspace, ws: string, props: MemoryRecord[], now: number, records: LiveRecord[]): void {
   const docs = new Map<string, string>();
   const entityProps = new Map<string, string[]>();
   for (const r of records) {
@@ -109,7 +108,7 @@ function propositionsOf(w: Workspace, docId: string): MemoryRecord[] {
     .flatMap((e) => w.memories.get(e.source_id) ?? []);
 }
 
-function edge(ws: string, source: string, target: string, type: EdgeType, now: number): LogRecord {
+function edge(ws: string, source: string, target: string, type: EdgeType, now: number): LiveRecord {
   const e: Edge = { source_id: source, target_id: target, edge_type: type, confidence: 1, timestamp_us: now };
   return { t: 'edge', ws, e };
 }

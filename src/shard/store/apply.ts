@@ -1,10 +1,10 @@
 /**
- * @module shard/store/apply — applies one log record to shard state. Live operations and
- * recovery both go through here, so replay is the same code as the first write.
+ * @module shard/store/apply — applies one record to shard state. Live operations and recovery
+ * both go through `applyLive`, so replay is the same code as the first write: a live write puts
+ * the memory the op built, a frame read back (recovery, cluster replay) is decoded first.
  */
 import type { Edge } from '../../model/edge.ts';
-import type { LogRecord } from './records.ts';
-import { fromStored } from './records.ts';
+import { decodeRecord, type LiveRecord, type LogRecord } from './records.ts';
 import { VectorSlab } from './vector-slab.ts';
 import { Workspace } from './workspace.ts';
 
@@ -43,10 +43,16 @@ export class ShardState {
   }
 }
 
+/** Applies a record read from a frame (recovery, cluster replay): decoded, then applied as a live write is. */
 export function applyRecord(state: ShardState, r: LogRecord): void {
+  applyLive(state, decodeRecord(r, state.slab));
+}
+
+/** Applies a live record: the state keeps the memory object it carries. */
+export function applyLive(state: ShardState, r: LiveRecord): void {
   switch (r.t) {
     case 'put':
-      state.workspace(r.ws).put(fromStored(r.m, state.slab));
+      state.workspace(r.ws).put(r.m);
       return;
     case 'unsource': {
       // Absent: deleted later in the log (a fuzzy snapshot taken after that has no trace of it).
@@ -54,9 +60,8 @@ export function applyRecord(state: ShardState, r: LogRecord): void {
       const old = w?.memories.get(r.m.id);
       if (!w || !old) return;
       const lost = new Set(r.lost);
-      const m = fromStored({ ...r.m, sourceMemoryIds: null }, state.slab);
-      m.sourceMemoryIds = (old.sourceMemoryIds ?? []).filter((s) => !lost.has(s));
-      w.put(m);
+      r.m.sourceMemoryIds = (old.sourceMemoryIds ?? []).filter((s) => !lost.has(s));
+      w.put(r.m);
       return;
     }
     case 'del':

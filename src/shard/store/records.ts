@@ -1,6 +1,7 @@
 /**
- * @module shard/store/records — the store's vocabulary: the records it applies, which the log and
- * snapshots hold (shard/persist encodes them). Every record is idempotent (it carries absolute
+ * @module shard/store/records — the store's vocabulary: the records it applies (live, carrying the
+ * memory objects the state keeps) and their stored form, which the log and snapshots hold
+ * (shard/persist frames them); one converts to the other only at a frame. Every record is idempotent (it carries absolute
  * state; `unsource` states its one delta as a removal, which applied twice removes the same ids),
  * so a fuzzy snapshot plus the log replays exactly.
  */
@@ -38,15 +39,8 @@ export interface Tombstone {
   content_sha256: string;
 }
 
-/** A contradiction the classifier was unsure of, waiting for a verdict. */
-export type LogRecord =
-  | { t: 'put'; ws: string; m: StoredMemory }
-  /**
-   * A memory written again with some of its sources removed (an insight that lost sources): `m`
-   * is its whole new state except `m.sourceMemoryIds`, written as null; its sources become the
-   * current ones less `lost`. So the record costs the sources lost, not every source kept.
-   */
-  | { t: 'unsource'; ws: string; m: StoredMemory; lost: string[] }
+/** Records that read the same live and in a frame (no memory inside). */
+export type PlainRecord =
   | { t: 'del'; ws: string; id: string }
   | { t: 'edge'; ws: string; e: Edge }
   | { t: 'unedge'; ws: string; s: string; d: string; y: EdgeType }
@@ -55,6 +49,41 @@ export type LogRecord =
   | { t: 'drop'; ws: string }
   | { t: 'pending'; ws: string; p: PendingContradiction }
   | { t: 'unpending'; ws: string; id: string };
+
+/**
+ * What ops produce and state applies: memories as the live records the state keeps. Encoded to
+ * a {@link LogRecord} only when a frame is written (log, snapshot, stream), never decoded back.
+ */
+export type LiveRecord =
+  | PlainRecord
+  | { t: 'put'; ws: string; m: MemoryRecord }
+  /**
+   * A memory written again with some of its sources removed (an insight that lost sources): `m`
+   * is its whole new state except `m.sourceMemoryIds`, which is not read; its sources become the
+   * current ones less `lost`. So the record costs the sources lost, not every source kept.
+   */
+  | { t: 'unsource'; ws: string; m: MemoryRecord; lost: string[] };
+
+/** What a frame holds (the log, snapshots, the cluster stream): memories in their stored form. */
+export type LogRecord =
+  | PlainRecord
+  | { t: 'put'; ws: string; m: StoredMemory }
+  /** See {@link LiveRecord}; `m.sourceMemoryIds` is written as null. */
+  | { t: 'unsource'; ws: string; m: StoredMemory; lost: string[] };
+
+/** The frame form of a live record (the vector viewed as bytes, not copied). */
+export function encodeRecord(r: LiveRecord): LogRecord {
+  if (r.t === 'put') return { t: 'put', ws: r.ws, m: toStored(r.m) };
+  if (r.t === 'unsource') return { t: 'unsource', ws: r.ws, m: { ...toStored(r.m), sourceMemoryIds: null }, lost: r.lost };
+  return r;
+}
+
+/** The live form of a record read from a frame; `slab` (recovery) packs vectors together. */
+export function decodeRecord(r: LogRecord, slab: VectorSlab | null = null): LiveRecord {
+  if (r.t === 'put') return { t: 'put', ws: r.ws, m: fromStored(r.m, slab) };
+  if (r.t === 'unsource') return { t: 'unsource', ws: r.ws, m: fromStored({ ...r.m, sourceMemoryIds: null }, slab), lost: r.lost };
+  return r;
+}
 
 export interface SnapshotHeader {
   t: 'snap';
