@@ -3,6 +3,8 @@
  * thread, an LRU cache keyed by the text's hash, and dynamic micro-batching: while a batch is
  * being embedded, new texts queue up and go together in the next one (length-sorted inside the
  * model). The queue is bounded; past it, callers get `unavailable` instead of unbounded memory.
+ * A worker that has embedded nothing for `idleMs` exits, and the model's ~200 MB with it; the next
+ * embedding starts one again (it loads the model first).
  */
 import { createHash } from 'node:crypto';
 import { Piscina } from 'piscina';
@@ -23,6 +25,8 @@ export interface PoolOptions {
   maxBatch: number;
   cacheSize: number;
   maxQueued: number;
+  /** A worker idle this long exits (its model freed) until the next embedding; 0: never. */
+  idleMs?: number;
 }
 
 interface Waiting {
@@ -33,11 +37,14 @@ interface Waiting {
 
 export async function createEmbeddingPool(opts: PoolOptions): Promise<Embedder> {
   const task = taskModule('embedding/embed-task');
+  const idleMs = opts.idleMs ?? 0;
+  const idle = idleMs > 0;
   const piscina = new Piscina({
     filename: task.filename,
-    minThreads: opts.workers,
+    // Workers are started when there is something to embed and stop when idle (idleMs).
+    minThreads: idle ? 0 : opts.workers,
     maxThreads: opts.workers,
-    idleTimeout: Number.POSITIVE_INFINITY,
+    idleTimeout: idle ? idleMs : Number.POSITIVE_INFINITY,
     atomics: 'disabled',
     workerData: { ...task.workerData, modelDir: opts.modelDir, threads: opts.threads, spin: opts.spin ?? false },
   });
