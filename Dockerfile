@@ -10,5 +10,8 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev
 ENV FLASHBULB_BIND=0.0.0.0 FLASHBULB_DATA_DIR=/data
+# glibc: blocks of 128 KiB and more are mapped on their own and unmapped when freed, so the memory of
+# a model that is loaded and released (FLASHBULB_EMBED_IDLE_S) goes back to the system (README, footprint).
+ENV MALLOC_MMAP_THRESHOLD_=131072
 EXPOSE 6381 6380
 CMD ["node", "dist/cli.js", "serve"]

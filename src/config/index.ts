@@ -32,6 +32,8 @@ export interface Config {
   readonly embedSpin: boolean;
   /** Embeddings kept in the LRU cache (0 disables it). */
   readonly embedCacheSize: number;
+  /** Seconds without an embedding after which the model's worker exits (0: it stays). */
+  readonly embedIdleS: number;
   /** Per-workspace token-bucket rates (requests per second); 0 disables the limit. */
   readonly rateLimitWrites: number;
   readonly rateLimitReads: number;
@@ -105,6 +107,7 @@ export const DEFAULTS = {
   FLASHBULB_EMBED_THREADS: '2',
   FLASHBULB_EMBED_SPIN: 'false',
   FLASHBULB_EMBED_CACHE: '10000',
+  FLASHBULB_EMBED_IDLE_S: '300',
   FLASHBULB_RATE_LIMIT_WRITES: '20000',
   FLASHBULB_RATE_LIMIT_READS: '100000',
   FLASHBULB_MAX_INFLIGHT_PER_SHARD: '8192',
@@ -243,6 +246,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     embedThreads: int(env, 'FLASHBULB_EMBED_THREADS', 1, 64),
     embedSpin: bool(env, 'FLASHBULB_EMBED_SPIN'),
     embedCacheSize: int(env, 'FLASHBULB_EMBED_CACHE', 0, 10_000_000),
+    embedIdleS: int(env, 'FLASHBULB_EMBED_IDLE_S', 0, 86_400),
     rateLimitWrites: int(env, 'FLASHBULB_RATE_LIMIT_WRITES', 0, 1e9),
     rateLimitReads: int(env, 'FLASHBULB_RATE_LIMIT_READS', 0, 1e9),
     maxInflightPerShard: int(env, 'FLASHBULB_MAX_INFLIGHT_PER_SHARD', 1, 1e7),

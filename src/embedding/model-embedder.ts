@@ -22,5 +22,6 @@ export function createModelEmbedder(config: Config): Promise<Embedder> {
     maxBatch: 32,
     cacheSize: config.embedCacheSize,
     maxQueued: 8192,
+    idleMs: config.embedIdleS * 1000,
   });
 }

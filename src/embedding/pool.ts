@@ -3,6 +3,8 @@
  * thread, an LRU cache keyed by the text's hash, and dynamic micro-batching: while a batch is
  * being embedded, new texts queue up and go together in the next one (length-sorted inside the
  * model). The queue is bounded; past it, callers get `unavailable` instead of unbounded memory.
+ * With `idleMs`, workers start when there is something to embed (the model is loaded first, 0.3–1 s)
+ * and a worker that has embedded nothing for `idleMs` exits, and the model's memory with it.
  */
 import { createHash } from 'node:crypto';
 import { Piscina } from 'piscina';
@@ -23,6 +25,8 @@ export interface PoolOptions {
   maxBatch: number;
   cacheSize: number;
   maxQueued: number;
+  /** A worker idle this long exits (its model freed) until the next embedding; 0: never. */
+  idleMs?: number;
 }
 
 interface Waiting {
@@ -32,22 +36,32 @@ interface Waiting {
 }
 
 export async function createEmbeddingPool(opts: PoolOptions): Promise<Embedder> {
-  const task = taskModule('embedding/embed-task');
-  const piscina = new Piscina({
-    filename: task.filename,
-    minThreads: opts.workers,
-    maxThreads: opts.workers,
-    idleTimeout: Number.POSITIVE_INFINITY,
-    atomics: 'disabled',
-    workerData: { ...task.workerData, modelDir: opts.modelDir, threads: opts.threads, spin: opts.spin ?? false },
-  });
+  const idleMs = opts.idleMs ?? 0;
+  // The model is loaded once at start either way, so a bad model fails the start. With an idle
+  // timeout, that worker goes at once and the serving workers start when there is work.
+  const probe = idleMs > 0 ? workers(opts, { min: 1, idleMs: 0 }) : null;
+  const piscina = workers(opts, idleMs > 0 ? { min: 0, idleMs } : { min: opts.workers, idleMs: 0 });
   try {
-    const info = (await piscina.run({ info: true })) as { name: string; dim: number };
+    const info = (await (probe ?? piscina).run({ info: true })) as { name: string; dim: number };
     return new EmbeddingPool(piscina, info, opts);
   } catch (err) {
     await piscina.destroy();
     throw new Error(`cannot load the embedding model from ${opts.modelDir}: ${(err as Error).message}`);
+  } finally {
+    await probe?.destroy();
   }
+}
+
+function workers(opts: PoolOptions, life: { min: number; idleMs: number }): Piscina {
+  const task = taskModule('embedding/embed-task');
+  return new Piscina({
+    filename: task.filename,
+    minThreads: life.min,
+    maxThreads: opts.workers,
+    idleTimeout: life.idleMs > 0 ? life.idleMs : Number.POSITIVE_INFINITY,
+    atomics: 'disabled',
+    workerData: { ...task.workerData, modelDir: opts.modelDir, threads: opts.threads, spin: opts.spin ?? false },
+  });
 }
 
 class EmbeddingPool implements Embedder {

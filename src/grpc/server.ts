@@ -99,6 +99,9 @@ export async function startGrpc(svc: Services, admit: AdmitConnection): Promise<
     'grpc.keepalive_time_ms': KEEPALIVE_TIME_MS,
     'grpc.keepalive_timeout_ms': KEEPALIVE_TIMEOUT_MS,
     'grpc.max_connection_idle_ms': MAX_CONNECTION_IDLE_MS,
+    // Channelz (per-call counters and traces for grpc's debugging service, which is not served
+    // here) took ~4 % of the router's CPU per get.
+    'grpc.enable_channelz': 0,
   });
   server.addService(serviceOf(pkg, 'MemoryService'), memoryService(svc));
   server.addService(serviceOf(pkg, 'ReflectService'), reflectService(svc));

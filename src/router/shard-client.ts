@@ -7,6 +7,7 @@ import type { Worker } from 'node:worker_threads';
 import { backupDataDir, type ShardBackup } from '../data-dir.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { fromWireError } from '../errors/wire.ts';
+import { BatchPoster, unbatch } from '../protocol/batch-post.ts';
 import type {
   ShardEvent,
   ShardInput,
@@ -52,6 +53,8 @@ export interface ShardPoolOptions {
 
 class ShardHandle {
   readonly worker: Worker;
+  /** Requests sent in one turn of the event loop cross as one message. */
+  readonly requests: BatchPoster<ShardRequest>;
   readonly pending = new Map<number, Pending>();
   /** In-flight requests per workspace. */
   readonly perWorkspace = new Map<string, number>();
@@ -65,6 +68,7 @@ class ShardHandle {
 
   constructor(worker: Worker) {
     this.worker = worker;
+    this.requests = new BatchPoster(worker);
   }
 
   add(id: number, p: Pending): void {
@@ -123,8 +127,10 @@ export class ShardPool implements ShardRouter {
 
   #wire(h: ShardHandle, index: number): Promise<void> {
     return new Promise((resolve, reject) => {
-      h.worker.on('message', (msg: ShardReply | ShardEvent) => {
+      h.worker.on('message', (data: ShardReply | ShardEvent | ShardReply[]) => {
         h.lastHeardAt = performance.now();
+        if (Array.isArray(data)) return void unbatch(data).forEach((r) => this.#settle(h, r));
+        const msg = data;
         if (msg.kind === 'reply') return this.#settle(h, msg);
         if (msg.kind === 'ready') {
           h.ready = true;
@@ -220,7 +226,10 @@ export class ShardPool implements ShardRouter {
         reject(new FlashbulbError('unavailable', `shard ${shard} did not answer ${method} in ${timeoutMs} ms`));
       }, timeoutMs);
       h.add(id, { resolve: resolve as (v: unknown) => void, reject, timer, ws, sentAt: performance.now(), ...(took ? { took } : {}) });
-      h.worker.postMessage(req, transfer);
+      h.requests.post(req, transfer, (err) => {
+        h.take(id);
+        reject(new FlashbulbError('internal_error', `the ${method} request could not be sent to shard ${shard}: ${err.message}`));
+      });
     });
   }
 
@@ -271,6 +280,7 @@ export class ShardPool implements ShardRouter {
         clearTimeout(timer);
         resolve(h.stopError);
       });
+      h.requests.flush();
       h.worker.postMessage({ kind: 'shutdown' });
     });
   }

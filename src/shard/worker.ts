@@ -4,6 +4,7 @@
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { toWireError } from '../errors/wire.ts';
+import { BatchPoster, unbatch } from '../protocol/batch-post.ts';
 import type { GatherOutput, ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from '../protocol/shard.ts';
 import { Shard } from './shard.ts';
 
@@ -11,7 +12,12 @@ const port = parentPort;
 if (!port) throw new Error('shard worker must run in a worker thread');
 const opts = workerData as ShardWorkerData;
 
+/** Replies finished in one turn of the event loop cross to the router as one message. */
+const replies = new BatchPoster<ShardReply>(port);
+
+/** Events go at once, after the replies queued before them (the router sees them in order). */
 function send(msg: ShardEvent | ShardReply): void {
+  replies.flush();
   port?.postMessage(msg);
 }
 
@@ -20,14 +26,12 @@ function send(msg: ShardEvent | ShardReply): void {
  * replaced by an internal_error, so the router never waits out its timeout for it.
  */
 function reply(req: ShardRequest, msg: ShardReply): void {
-  try {
-    // Gathered episode vectors are a fresh buffer, moved rather than cloned (megabytes).
-    if (msg.ok && req.method === 'reflectGather') port?.postMessage(msg, [(msg.value as GatherOutput).vectors.buffer as ArrayBuffer]);
-    else send(msg);
-  } catch (err) {
+  // Gathered episode vectors are a fresh buffer, moved rather than cloned (megabytes).
+  const transfer = msg.ok && req.method === 'reflectGather' ? [(msg.value as GatherOutput).vectors.buffer as ArrayBuffer] : [];
+  replies.post(msg, transfer, (err) => {
     console.error(`shard ${opts.shard}: the reply to ${req.method} could not be sent:`, err);
-    send({ kind: 'reply', id: req.id, ok: false, code: 'internal_error', message: `the reply to ${req.method} could not be encoded` });
-  }
+    port?.postMessage({ kind: 'reply', id: req.id, ok: false, code: 'internal_error', message: `the reply to ${req.method} could not be encoded` });
+  });
 }
 
 let shard: Shard;
@@ -59,7 +63,11 @@ const metricsTimer = setInterval(() => {
 }, 1000);
 metricsTimer.unref();
 
-port.on('message', (msg: ShardRequest | ShardControl) => {
+port.on('message', (data: ShardRequest | ShardControl | ShardRequest[]) => {
+  for (const msg of unbatch(data)) serve(msg);
+});
+
+function serve(msg: ShardRequest | ShardControl): void {
   if (msg.kind === 'shutdown') {
     clearInterval(metricsTimer);
     // Either way the port closes so the thread can end: a failed final snapshot is reported,
@@ -67,7 +75,7 @@ port.on('message', (msg: ShardRequest | ShardControl) => {
     shard.shutdown().then(
       () => send({ kind: 'stopped', shard: opts.shard }),
       (err: unknown) => send({ kind: 'stopped', shard: opts.shard, error: err instanceof Error ? err.message : String(err) }),
-    ).finally(() => port.close());
+    ).finally(() => port?.close());
     return;
   }
   const startMs = msg.trace ? performance.timeOrigin + performance.now() : 0;
@@ -78,4 +86,4 @@ port.on('message', (msg: ShardRequest | ShardControl) => {
       reply(msg, { kind: 'reply', id: msg.id, ...toWireError(err) });
     },
   );
-});
+}

@@ -1,0 +1,65 @@
+/**
+ * The embedding pool with the real model: a worker idle for `idleMs` exits (its model's memory
+ * and threads go with it) and the next embedding starts one again with the same vectors; texts
+ * embedded together in one batch get the vectors they get alone (float noise only).
+ */
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import { createEmbeddingPool } from '../../src/embedding/pool.ts';
+
+const MODEL_DIR = fileURLToPath(new URL('../../models/all-MiniLM-L6-v2', import.meta.url));
+
+const threads = (): number => Number(/Threads:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  for (let k = 0; k < a.length; k++) dot += (a[k] ?? 0) * (b[k] ?? 0);
+  return dot;
+}
+
+async function until(what: string, ok: () => boolean, deadlineMs: number): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!ok()) {
+    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+describe('embedding pool', () => {
+  it('stops an idle worker and starts it again for the next embedding, with the same vectors', async () => {
+    const before = threads();
+    const pool = await createEmbeddingPool({ modelDir: MODEL_DIR, workers: 1, threads: 2, maxBatch: 32, cacheSize: 0, maxQueued: 64, idleMs: 300 });
+    try {
+      const first = await pool.embed(['The marathon starts at 7 a.m. near the city harbor on Sunday.']);
+      const loaded = threads();
+      expect(loaded).toBeGreaterThan(before);
+      // The worker thread and ONNX Runtime's intra-op thread go once it has been idle.
+      await until('the idle worker has exited', () => threads() < loaded, 15_000);
+      const again = await pool.embed(['The marathon starts at 7 a.m. near the city harbor on Sunday.']);
+      expect(cosine(first, again)).toBeGreaterThan(0.99999);
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+
+  it('embeds texts queued together in one batch as it embeds them alone', async () => {
+    const pool = await createEmbeddingPool({ modelDir: MODEL_DIR, workers: 1, threads: 2, maxBatch: 32, cacheSize: 0, maxQueued: 64 });
+    try {
+      const texts = [
+        'Mark prefers his coffee black with no sugar.',
+        'The office printer jams whenever you use thick cardstock.',
+        'Photosynthesis turns sunlight, water and carbon dioxide into sugar and oxygen, which is how plants make their food from light.',
+        'Jupiter is the largest planet.',
+        'The babysitter charges twenty dollars per hour on weekends, and thirty on public holidays.',
+      ];
+      const together = await Promise.all(texts.map((t) => pool.embed([t])));
+      for (const [i, t] of texts.entries()) {
+        const alone = await pool.embed([`${t}`]);
+        expect(cosine(together[i] as Float32Array, alone)).toBeGreaterThan(0.9999);
+      }
+    } finally {
+      await pool.close();
+    }
+  }, 60_000);
+});
