@@ -6,7 +6,8 @@
  *
  * - lemmas: a word's base forms that WordNet knows ("men" → "man", "peeled" → "peel"), found by
  *   WordNet's own detachment rules (morphy) without its exception lists;
- * - antonyms: WordNet's antonym pointers (`!`) between words (hot / cold, fold / unfold);
+ * - antonyms: WordNet's antonym pointers (`!`) between words (hot / cold, fold / unfold), and an
+ *   adjective's indirect antonyms through its similar-to pointers (`&`: huge ~ large, large ! small);
  * - covers: whether a general word names what a specific word does (same synset, or an ancestor
  *   within a few hypernym steps among the commonest senses): "person" covers "woman",
  *   "cut" covers "chop", "telephone" and "phone" cover each other.
@@ -41,13 +42,19 @@ const DETACH: Record<PosFile, Array<[string, string]>> = {
   adv: [],
 };
 
-/** Common irregular forms (WordNet's exception lists are not in the package). */
+/** Common irregular forms of English nouns and verbs (WordNet's exception lists are not in the package). */
 const IRREGULAR = new Map(
   ('children child people person men man women woman feet foot teeth tooth mice mouse geese goose ran run sat sit stood stand ' +
     'lay lie lain lie swam swim swum swim ate eat eaten eat drove drive driven drive rode ride ridden ride wrote write written write ' +
     'threw throw thrown throw caught catch held hold fell fall fallen fall bought buy sold sell spoke speak spoken speak ' +
     'wore wear worn wear took take taken take gave give given give made make went go gone go saw see seen see better good best good ' +
-    'worse bad worst bad fed feed led lead left leave met meet paid pay put put cut cut hit hit shut shut').split(' ').flatMap((w, i, all) => (i % 2 === 0 ? [[w, all[i + 1] as string] as const] : [])),
+    'worse bad worst bad fed feed led lead left leave met meet paid pay put put cut cut hit hit shut shut ' +
+    'drank drink drunk drink began begin begun begin bit bite bitten bite blew blow blown blow broke break broken break ' +
+    'dug dig drew draw drawn draw flew fly flown fly got get gotten get grew grow grown grow hung hang kept keep knew know known know ' +
+    'lit light lost lose rang ring rung ring rose rise risen rise shook shake shaken shake sang sing sung sing slept sleep slid slide ' +
+    'spun spin swept sweep swung swing tore tear torn tear threw throw woke wake woken wake won win built build brought bring ' +
+    'taught teach thought think fought fight felt feel sent send spent spend stole steal stolen steal chose choose chosen choose ' +
+    'froze freeze frozen freeze hid hide hidden hide wove weave woven weave shot shoot struck strike stuck stick').split(' ').flatMap((w, i, all) => (i % 2 === 0 ? [[w, all[i + 1] as string] as const] : [])),
 );
 
 /** Without WordNet: words match themselves and their plural / third-person -s forms. */
@@ -112,7 +119,7 @@ function* buildSteps(files: WordNetFiles): Generator<void, Lexicon> {
   const senses = new Map<string, number[]>();
   const hypernyms = new Map<number, number[]>();
   const known = new Set<string>();
-  const data: DataTables = { hypernyms, words: new Map(), antonymRefs: [] };
+  const data: DataTables = { hypernyms, words: new Map(), antonymRefs: [], heads: new Map(), opposedHeads: new Map() };
   for (const [p, pos] of POS_FILES.entries()) {
     yield* readIndex(files[pos].index, p, senses, known);
     yield* readData(files[pos].data, p, data);
@@ -146,6 +153,9 @@ function* buildSteps(files: WordNetFiles): Generator<void, Lexicon> {
   });
   const ownSenses = cached((word: string): readonly number[] => lemmas(word).flatMap((l) => senses.get(l) ?? []));
   const oppositesOf = cached((word: string): ReadonlySet<string> => new Set(lemmas(word).flatMap((l) => [...(antonymsOfLemma.get(l) ?? [])])));
+  // An adjective's heads: its own head synsets, and the heads its satellite senses are similar to ("huge" → "large").
+  const headsOf = cached((word: string): readonly number[] =>
+    lemmas(word).flatMap((l) => (senses.get(l) ?? []).filter((s) => s % 4 === 2).flatMap((s) => data.heads.get(s) ?? [s])));
   // Nouns only: a verb one step under another is a narrower act ("fry" under "cook"), not another name for it.
   const first = (w: string): number[] => lemmas(w).flatMap((l) => (senses.get(l) ?? []).slice(0, 1)).filter((s) => s % 4 === 0);
   return {
@@ -158,7 +168,10 @@ function* buildSteps(files: WordNetFiles): Generator<void, Lexicon> {
     lemmas,
     antonyms: (a, b) => {
       const opposite = oppositesOf(a);
-      return opposite.size > 0 && lemmas(b).some((y) => opposite.has(y));
+      if (opposite.size > 0 && lemmas(b).some((y) => opposite.has(y))) return true;
+      // Indirect antonyms of adjectives: "huge" is similar to "large", whose antonym is "small".
+      const hb = headsOf(b);
+      return hb.length > 0 && headsOf(a).some((h) => data.opposedHeads.get(h)?.some((o) => hb.includes(o)) ?? false);
     },
     covers: (general, specific) => {
       if (general === specific) return true;
@@ -223,6 +236,10 @@ interface DataTables {
   /** Each synset's words, to resolve antonym pointers (they name a word of the target synset by number). */
   words: Map<number, string[]>;
   antonymRefs: Array<{ source: string; target: number; word: number }>;
+  /** Adjective satellites' head synsets (WordNet's similar-to pointers, `&`, from a satellite). */
+  heads: Map<number, number[]>;
+  /** Adjective head synsets whose words are antonyms of another head's words. */
+  opposedHeads: Map<number, number[]>;
 }
 
 /** data.*: `offset lex_filenum ss_type w_cnt word lex_id … p_cnt [symbol offset pos source/target]… | gloss`. */
@@ -246,7 +263,10 @@ function* readData(text: string, p: number, out: DataTables): Generator<void> {
         const list = out.hypernyms.get(self);
         if (list) list.push(other);
         else out.hypernyms.set(self, [other]);
+      } else if (symbol === '&' && f[2] === 's') {
+        push(out.heads, self, other);
       } else if (symbol === '!' && p !== 0) {
+        if (p === 2) push(out.opposedHeads, self, other);
         // Noun antonyms (man / woman) name different things, not opposite claims about one thing.
         const source = words[parseInt(st.slice(0, 2), 16) - 1];
         if (source !== undefined) out.antonymRefs.push({ source, target: other, word: parseInt(st.slice(2), 16) });
@@ -264,6 +284,12 @@ function* lines(text: string): Generator<string> {
     yield text.slice(at, stop);
     at = stop + 1;
   }
+}
+
+function push(map: Map<number, number[]>, k: number, v: number): void {
+  const list = map.get(k);
+  if (list) list.push(v);
+  else map.set(k, [v]);
 }
 
 function key(offset: number, p: number): number {
