@@ -23,9 +23,9 @@ export function loadLexicon(): Promise<Lexicon> {
 
 function build(): Promise<Lexicon> {
   return new Promise((resolve, reject) => {
+    // Not unref'd: a process whose only work is waiting for the tables must not exit first. The
+    // worker exits by itself once it has replied (and with its shard, which terminates it).
     const worker: Worker = startWorker('shard/lexicon-worker', {});
-    // The worker must not keep a stopping process alive.
-    worker.unref();
     worker.once('message', (reply: { tables?: LexiconTables; error?: string }) => {
       if (reply.tables) resolve(lexiconOf(reply.tables));
       else reject(new Error(reply.error ?? 'no tables'));
