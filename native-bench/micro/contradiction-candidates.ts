@@ -3,10 +3,12 @@
  * remember on an agent's real memory stream: the turns of LoCoMo conversations (default
  * ../shared/data/locomo-dev.json, skipped when absent; embedded once in process with the default
  * model and cached in the temporary directory), remembered in order. For each turn, its 6 nearest
- * earlier turns (as the shard's neighbour search finds them) are the pairs looked at; the table
- * gives the pairs compared per remember under the cosine cut-off alone and under the candidate
- * rule (cut-off, or a lower cut-off with shared words), the pairs flagged, and the CPU time of the
- * candidate rule plus the classifier per remember (the neighbour search, unchanged, not included).
+ * earlier turns (as the shard's neighbour search finds them) are the pairs looked at, and in the
+ * last row also its 3 best earlier turns by BM25 (the workspace's lexical index, as
+ * src/shard/contradictions.ts looks them up); the table gives the pairs compared per remember
+ * under the cosine cut-off alone and under the candidate rule (cut-off, or a lower cut-off with
+ * shared words), the pairs flagged, and the CPU time of the candidate rule plus the classifier per
+ * remember (the vector search, unchanged, not included; the BM25 search is, in the last row).
  *
  *   node --import tsx native-bench/micro/contradiction-candidates.ts [--conversations 0,1,2]
  */
@@ -18,10 +20,12 @@ import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
 import { classifyPair, isCandidate, MIN_SIMILARITY, UNCERTAIN } from '../../src/analysis/contradiction.ts';
 import type { Lexicon } from '../../src/analysis/lexicon.ts';
 import { loadLexicon } from '../../src/shard/lexicon-loader.ts';
+import { LexicalIndex } from '../../src/shard/index/lexical.ts';
 import { listFlag } from '../lib/args.ts';
 import { formatTable } from '../lib/table.ts';
 
 const NEIGHBOURS = 6;
+const LEXICAL_NEIGHBOURS = 3;
 const DIM = 384;
 
 type Rule = (a: string, b: string, sim: number) => boolean;
@@ -40,16 +44,20 @@ async function main(): Promise<void> {
   const texts = turns(path, picked);
   const vectors = await embed(texts, picked);
   const lexicon = await loadLexicon();
+  const near = neighbourPairs(vectors);
+  const c0 = process.cpuUsage();
+  const words = lexicalPairs(texts, vectors, near);
+  const search = process.cpuUsage(c0);
   const rows = [
-    row('cosine ≥ 0.55 only', texts, vectors, (_a, _b, sim) => sim >= MIN_SIMILARITY, lexicon),
-    row('candidate rule (this branch)', texts, vectors, isCandidate, lexicon),
+    row('cosine ≥ 0.55 only', texts, near, (_a, _b, sim) => sim >= MIN_SIMILARITY, lexicon),
+    row('candidate rule', texts, near, isCandidate, lexicon),
+    row(`candidate rule, + ${LEXICAL_NEIGHBOURS} by BM25`, texts, [...near, ...words], isCandidate, lexicon, (search.user + search.system) / texts.length),
   ];
   console.log(`${texts.length} turns of LoCoMo conversations ${picked.join(', ')}, ${NEIGHBOURS} nearest earlier turns each`);
   console.log(formatTable(['pairs compared', 'per remember', 'flagged', 'µs CPU per remember'], rows));
 }
 
-function row(name: string, texts: readonly string[], vectors: readonly Float32Array[], rule: Rule, lexicon: Lexicon): Array<string | number> {
-  const pairs = neighbourPairs(vectors);
+function row(name: string, texts: readonly string[], pairs: ReadonlyArray<[number, number, number]>, rule: Rule, lexicon: Lexicon, searchUs = 0): Array<string | number> {
   let compared = 0;
   let flagged = 0;
   const c0 = process.cpuUsage();
@@ -65,7 +73,24 @@ function row(name: string, texts: readonly string[], vectors: readonly Float32Ar
     }
   }
   const cpu = process.cpuUsage(c0);
-  return [name, compared, compared / texts.length, flagged, (cpu.user + cpu.system) / 5 / texts.length];
+  return [name, compared, compared / texts.length, flagged, (cpu.user + cpu.system) / 5 / texts.length + searchUs];
+}
+
+/** For each turn, its best earlier turns by BM25 that are not among its nearest by vector: [turn, earlier turn, cosine]. */
+function lexicalPairs(texts: readonly string[], vectors: readonly Float32Array[], near: ReadonlyArray<[number, number, number]>): Array<[number, number, number]> {
+  const nearOf = new Map<number, Set<string>>();
+  for (const [t, j] of near) nearOf.set(t, (nearOf.get(t) ?? new Set()).add(String(j)));
+  const index = new LexicalIndex();
+  const out: Array<[number, number, number]> = [];
+  for (let i = 0; i < texts.length; i++) {
+    const seen = nearOf.get(i) ?? new Set();
+    for (const hit of index.search(index.query(texts[i] as string), LEXICAL_NEIGHBOURS, (id) => !seen.has(id))) {
+      const j = Number(hit.id);
+      out.push([i, j, dot(vectors[i] as Float32Array, vectors[j] as Float32Array)]);
+    }
+    index.add(String(i), { content: texts[i] as string, entityId: null, context: {} });
+  }
+  return out;
 }
 
 /** For each turn, its nearest earlier turns: [turn, earlier turn, cosine]. */

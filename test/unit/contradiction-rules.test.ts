@@ -26,6 +26,8 @@ describe('the WordNet lexicon', () => {
     expect(lexicon.lemmas('running')).toContain('run');
     expect(lexicon.lemmas('women')).toContain('woman');
     expect(lexicon.lemmas('children')).toContain('child');
+    expect(lexicon.lemmas('drunk')).toContain('drink');
+    expect(lexicon.lemmas('swung')).toContain('swing');
   });
 
   it('a general word covers a more specific one, not the other way round', () => {
@@ -40,6 +42,13 @@ describe('the WordNet lexicon', () => {
     expect(lexicon.antonyms('shallow', 'deep')).toBe(true);
     expect(lexicon.antonyms('man', 'woman')).toBe(false);
   });
+
+  it("has adjectives' indirect antonyms through similar-to links (huge is similar to large, whose antonym is small)", () => {
+    expect(lexicon.antonyms('huge', 'small')).toBe(true);
+    expect(lexicon.antonyms('tiny', 'big')).toBe(true);
+    expect(lexicon.antonyms('huge', 'large')).toBe(false);
+    expect(lexicon.antonyms('red', 'blue')).toBe(false);
+  });
 });
 
 describe('negation scope', () => {
@@ -49,6 +58,8 @@ describe('negation scope', () => {
     ['Nobody is holding a hedgehog', 'Someone is holding a hedgehog'],
     ['A woman is chopping an onion', 'There is no person cutting an onion'],
     ['The man is not talking on the telephone', 'The man is talking on the phone'],
+    ['Two people are sitting on the porch and reading', 'There is no one sitting on the porch and reading'],
+    ['Someone is watering the tomatoes', 'There is nobody watering the tomatoes'],
   ])('%j / %j is a confident contradiction', (a, b) => {
     const c = classify(a, b);
     expect(c.verdict).toBe('contradiction');
@@ -80,6 +91,12 @@ describe('opposites', () => {
     expect(c.reason).toBe("antonyms (WordNet): 'shallow' versus 'deep'");
     expect(c.score).toBeGreaterThanOrEqual(UNCERTAIN);
     expect(c.score).toBeLessThan(CONFIDENT);
+  });
+
+  it('an indirect antonym (WordNet similar-to) about one particular subject makes a pending candidate', () => {
+    const c = classify('The tent in the garden is huge', 'The tent in the garden is small', 0.9);
+    expect(c).toMatchObject({ verdict: 'contradiction', reason: "antonyms (WordNet): 'huge' versus 'small'" });
+    expect(c.score).toBeGreaterThanOrEqual(UNCERTAIN);
   });
 
   it('opposites about "a man" or "people" are not flagged: they may be different people', () => {
