@@ -84,6 +84,7 @@ async function main(): Promise<void> {
       extra: { type: 'string' },
       cv: { type: 'boolean' },
       'no-speaker': { type: 'boolean' },
+      'same-minute': { type: 'boolean' },
       dump: { type: 'string' },
       'dump-k': { type: 'string' },
     },
@@ -129,7 +130,8 @@ async function main(): Promise<void> {
       for (const [n, conv] of conversations.entries()) {
         const ws = `${config.name}-c${picked[n]}`;
         expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
-        const ids = await load(client, ws, conv, concurrency, !values['no-speaker']);
+        const speaker = !values['no-speaker'];
+        const ids = values['same-minute'] ? await load(client, ws, conv, concurrency, speaker) : await importAtTimes(client, ws, conv, speaker);
         await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, picked[n] as number, dump);
       }
       printScores(config.name, scores);
@@ -150,8 +152,29 @@ async function main(): Promise<void> {
   console.log(`\nwritten: ${out}`);
 }
 
+interface TurnMemory {
+  diaId: string;
+  speaker: string;
+  content: string;
+  /** When an agent taking part would have written it: its session's start + TURN_SECONDS per turn. */
+  atMs: number;
+}
+
+/** Seconds between two turns of a session as the bench writes them (a chat's pace). */
+const TURN_SECONDS = 20;
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+
+/** A LoCoMo session time (`1:56 pm on 8 May, 2023`) in ms since the epoch, read as UTC. */
+function sessionStartMs(text: string): number {
+  const m = /^(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})$/i.exec(text.trim());
+  const month = m ? MONTHS.indexOf((m[5] ?? '').toLowerCase()) : -1;
+  if (!m || month < 0) throw new Error(`session date '${text}' is not in the form '1:56 pm on 8 May, 2023'`);
+  const hour = (Number(m[1]) % 12) + ((m[3] ?? '').toLowerCase() === 'pm' ? 12 : 0);
+  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
+}
+
 /** The turns of a conversation as memory texts, in session order. */
-function turnsOf(conv: Conversation): Array<{ diaId: string; speaker: string; content: string }> {
+function turnsOf(conv: Conversation): TurnMemory[] {
   const c = conv.conversation;
   const sessions = Object.keys(c)
     .map((k) => /^session_(\d+)$/.exec(k)?.[1])
@@ -160,8 +183,10 @@ function turnsOf(conv: Conversation): Array<{ diaId: string; speaker: string; co
     .sort((a, b) => a - b);
   return sessions.flatMap((s) => {
     const date = String(c[`session_${s}_date_time`] ?? '');
-    return (c[`session_${s}`] as Turn[]).map((t) => ({
+    const start = sessionStartMs(date);
+    return (c[`session_${s}`] as Turn[]).map((t, i) => ({
       diaId: t.dia_id,
+      atMs: start + i * TURN_SECONDS * 1000,
       speaker: t.speaker,
       content: `[${date}] ${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`,
     }));
@@ -186,12 +211,32 @@ async function load(client: RestClient, ws: string, conv: Conversation, concurre
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < turns.length) {
-      const t = turns[next++] as { diaId: string; speaker: string; content: string };
+      const t = turns[next++] as TurnMemory;
       const reply = await client.post(`/v1/workspaces/${ws}/memories`, { content: t.content, ...(speaker ? { context: { speaker: t.speaker } } : {}) });
       byMemory.set(expectJson<{ memory_id: string }>(reply, 201, 'remember').memory_id, t.diaId);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+  return byMemory;
+}
+
+/**
+ * Stores every turn at the time it was said (POST /v1/import with `created_at`, one call per
+ * conversation), as an agent taking part in the conversation would have written it: so sessions
+ * days apart are separate stretches of conversation for the neighbour rule. Memory ids are made
+ * here (a ULID of the turn's time), since an import answers with counts, not ids.
+ */
+async function importAtTimes(client: RestClient, ws: string, conv: Conversation, speaker: boolean): Promise<Map<string, string>> {
+  const byMemory = new Map<string, string>();
+  const lines = turnsOf(conv).map((t, i) => {
+    const id = `${t.atMs.toString(16).padStart(12, '0')}${i.toString(16).padStart(20, '0')}`;
+    byMemory.set(id, t.diaId);
+    const memory = { memory_id: id, content: t.content, created_at: t.atMs * 1000, ...(speaker ? { context: { speaker: t.speaker } } : {}) };
+    return JSON.stringify({ memory });
+  });
+  const reply = await client.send('POST', `/v1/workspaces/${ws}/import`, lines.join('\n'));
+  const summary = expectJson<{ imported: number; error_count: number; errors: unknown[] }>(reply, 200, 'import');
+  if (summary.imported !== lines.length) throw new Error(`import: ${summary.imported} of ${lines.length} imported: ${JSON.stringify(summary.errors.slice(0, 3))}`);
   return byMemory;
 }
 
