@@ -4,6 +4,9 @@
  *   lexical  the IDF-weighted share of the cue's words the memory holds (LexicalIndex.score);
  *   context  the best match among the memory's neighbours (the memories written just before and
  *            after it in the same stretch of conversation), its own match when it has none;
+ *   thread   the best match among the other candidates of the memory's thread (the stretch of
+ *            conversation its neighbours chain into: a session), its own match when it has no
+ *            neighbour;
  *   named    1 when the cue names who the memory is attributed to: its entity id, or a short context
  *            string value written like a name (a speaker, an author, a person: it starts with a
  *            capital letter), appears in the cue as whole words, in any case;
@@ -24,6 +27,7 @@ export interface Features {
   cosine: number;
   lexical: number;
   context: number;
+  thread: number;
   named: number;
   time: number;
 }
@@ -32,9 +36,9 @@ export interface Features {
  * Weights of the features in the relevance, chosen by leave-one-conversation-out cross-validation
  * on the development data (native-bench/fit-ranker.ts; README, "Retrieval steps"). cosine, lexical,
  * context and time are the earlier calibrated blend; `named` was chosen per fold on the other
- * conversations (0.15 or 0.2 in every fold; 0.15 on all three).
+ * conversations (0.15 or 0.2 in every fold; 0.15 on all three); `thread` the same way (0.2).
  */
-export const HYBRID_WEIGHTS: Readonly<Features> = { cosine: 0.65, lexical: 0.35, context: 0.4, named: 0.15, time: 0.1 };
+export const HYBRID_WEIGHTS: Readonly<Features> = { cosine: 0.65, lexical: 0.35, context: 0.4, thread: 0.2, named: 0.15, time: 0.1 };
 
 /**
  * Relevance in [0, 1]: the weighted features over the sum of the weights that apply. The time
@@ -44,8 +48,8 @@ export const HYBRID_WEIGHTS: Readonly<Features> = { cosine: 0.65, lexical: 0.35,
 export function hybridRelevance(f: Features, applies: { time: boolean; named: boolean }, w: Readonly<Features> = HYBRID_WEIGHTS): number {
   const time = applies.time ? w.time : 0;
   const named = applies.named ? w.named : 0;
-  const sum = w.cosine * f.cosine + w.lexical * f.lexical + w.context * f.context + named * f.named + time * f.time;
-  return sum / (w.cosine + w.lexical + w.context + named + time);
+  const sum = w.cosine * f.cosine + w.lexical * f.lexical + w.context * f.context + w.thread * f.thread + named * f.named + time * f.time;
+  return sum / (w.cosine + w.lexical + w.context + w.thread + named + time);
 }
 
 /** Computes (and caches) the features of candidates for one cue. */
@@ -79,12 +83,40 @@ export class FeatureScorer {
     return v;
   }
 
-  features(m: MemoryRecord, dated: boolean): Features {
+  /** `thread`: the value of {@link threads} for this memory. */
+  features(m: MemoryRecord, dated: boolean, thread: number): Features {
     const near = this.neighbours(m);
     // A memory written on its own (no neighbour) is its own context: no evidence either way.
     let context = near.length === 0 ? this.match(m) : 0;
     for (const n of near) context = Math.max(context, this.match(n));
-    return { cosine: this.cosineOf(m), lexical: this.lexical.normOf(m.id), context, named: this.named(m) ? 1 : 0, time: dated ? 1 : 0 };
+    return { cosine: this.cosineOf(m), lexical: this.lexical.normOf(m.id), context, thread, named: this.named(m) ? 1 : 0, time: dated ? 1 : 0 };
+  }
+
+  /**
+   * The thread feature of each candidate: the best match among the other candidates of its thread
+   * (0 when none is a candidate), or its own match when it has no neighbour (a memory written on
+   * its own: no evidence either way). Threads are asked for oldest first (RecallSource.thread).
+   */
+  threads(pool: readonly MemoryRecord[]): Map<string, number> {
+    const oldestFirst = [...pool].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const keyOf = new Map<string, string>();
+    const top = new Map<string, { id: string; best: number; second: number }>();
+    for (const m of oldestFirst) {
+      const key = this.src.thread(m);
+      keyOf.set(m.id, key);
+      const v = this.match(m);
+      const t = top.get(key);
+      if (t === undefined) top.set(key, { id: m.id, best: v, second: 0 });
+      else if (v > t.best) [t.second, t.best, t.id] = [t.best, v, m.id];
+      else if (v > t.second) t.second = v;
+    }
+    return new Map(
+      oldestFirst.map((m) => {
+        if (this.neighbours(m).length === 0) return [m.id, this.match(m)];
+        const t = top.get(keyOf.get(m.id) ?? '');
+        return [m.id, t === undefined ? 0 : t.id === m.id ? t.second : t.best];
+      }),
+    );
   }
 
   /** Whether the cue names the memory's entity or one of its short context string values. */

@@ -41,7 +41,7 @@ export const SIMILARITY_MODES = ['hybrid', 'dense', 'lexical'] as const;
 export type SimilarityMode = (typeof SIMILARITY_MODES)[number];
 
 export type StrategyDetail =
-  | { strategy: 'similarity'; relevance: number; distance: number; cosine: number; lexical: number; named?: number }
+  | { strategy: 'similarity'; relevance: number; distance: number; cosine: number; lexical: number; named?: number; thread?: number }
   | { strategy: 'temporal'; timestamp: number; rank: number }
   | { strategy: 'causal'; depth: number; edge_type: EdgeType; seed_id: string }
   | { strategy: 'analogical'; embedding_similarity: number; structural_similarity: number };
@@ -114,6 +114,12 @@ export interface RecallSource {
    * within an hour of it (at most 2).
    */
   neighbours(memory: MemoryRecord): MemoryRecord[];
+  /**
+   * The thread a memory belongs to (a key equal for the memories of one thread): the stretch of
+   * conversation its neighbours, their neighbours and so on form. Ask oldest first: a recall
+   * remembers the threads it found.
+   */
+  thread(memory: MemoryRecord): string;
   /** The lexical index, prepared for one query text. */
   lexical(text: string): LexicalMatcher;
   /** Live memories whose content names a date among `keys` (see recall/dates.ts), at most `limit`. */

@@ -26,6 +26,7 @@ export function recallSource(w: Workspace, filter: FilterNode | null = null): Re
     return m !== undefined && accepts(m);
   };
   let selective: boolean | undefined;
+  const threads = new Map<string, string>();
   const exact = (): boolean => passes !== undefined && w.vectors.hasGraph && (selective ??= estimate(w, accepts) < SELECTIVE);
   return {
     memory: (id) => w.memories.get(id),
@@ -40,6 +41,7 @@ export function recallSource(w: Workspace, filter: FilterNode | null = null): Re
     newestFirst: (entityId) => liveNewestFirst(w, entityId, accepts),
     lexical: (text) => lexicalMatcher(w, text, accepts),
     neighbours: (m) => neighbours(w, m, accepts),
+    thread: (m) => threadOf(w, m, threads),
     createdBetween: (startUs, endUs, entityId, limit) => createdBetween(w, { startUs, endUs, entityId, limit, accepts }),
     withDateKeys: (keys, limit, entityId) =>
       w.lexical.withDateKeys(keys, limit).flatMap((id) => {
@@ -104,6 +106,42 @@ function neighbours(w: Workspace, m: MemoryRecord, accepts: (m: MemoryRecord) =>
     const n = w.memories.get(id) as MemoryRecord;
     return Math.abs(n.createdAt - m.createdAt) <= NEIGHBOUR_GAP_US ? [n] : [];
   });
+}
+
+/** How many ids (of any kind or entity) a thread's walk back looks at, at most. */
+const THREAD_SCAN = 256;
+
+/**
+ * The thread of `m`: the id of its first memory, walking back in creation order through live
+ * memories of the same kind and entity while each is within NEIGHBOUR_GAP_US of the one after it
+ * (the neighbour rule, followed to its end), looking at most THREAD_SCAN ids back. `memo` holds
+ * the threads already found during this recall: a walk that reaches one of them joins it, so a
+ * recall walks each stretch of the order once when asked about its memories oldest first.
+ */
+function threadOf(w: Workspace, m: MemoryRecord, memo: Map<string, string>): string {
+  const known = memo.get(m.id);
+  if (known !== undefined) return known;
+  const ids = m.entityId === null ? w.order : w.byEntity.get(m.entityId);
+  const walked = [m.id];
+  let first = m;
+  let start = m.id;
+  let scanned = 0;
+  for (const id of ids?.newestFirst(m.id) ?? []) {
+    if (++scanned > THREAD_SCAN) break;
+    const n = w.memories.get(id);
+    if (n === undefined || n.supersededBy !== null || n.kind !== m.kind || n.entityId !== m.entityId) continue;
+    if (Math.abs(first.createdAt - n.createdAt) > NEIGHBOUR_GAP_US) break;
+    const joined = memo.get(id);
+    if (joined !== undefined) {
+      start = joined;
+      break;
+    }
+    walked.push(id);
+    first = n;
+    start = id;
+  }
+  for (const id of walked) memo.set(id, start);
+  return start;
 }
 
 /**
