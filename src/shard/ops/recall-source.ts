@@ -109,7 +109,7 @@ function neighbours(w: Workspace, m: MemoryRecord, accepts: (m: MemoryRecord) =>
 }
 
 /** How many ids (of any kind or entity) a thread's walk back looks at, at most. */
-const THREAD_SCAN = 256;
+const THREAD_SCAN = 64;
 
 /**
  * The thread of `m`: the id of its first memory, walking back in creation order through live
