@@ -85,6 +85,7 @@ async function main(): Promise<void> {
       cv: { type: 'boolean' },
       'no-speaker': { type: 'boolean' },
       'same-minute': { type: 'boolean' },
+      twice: { type: 'boolean' },
       dump: { type: 'string' },
       'dump-k': { type: 'string' },
     },
@@ -132,7 +133,7 @@ async function main(): Promise<void> {
         expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
         const speaker = !values['no-speaker'];
         const ids = values['same-minute'] ? await load(client, ws, conv, concurrency, speaker) : await importAtTimes(client, ws, conv, speaker);
-        await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, picked[n] as number, dump);
+        await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, { convIndex: picked[n] as number, dump, twice: values.twice ?? false });
       }
       printScores(config.name, scores);
       summaries.push([config.name, scores]);
@@ -249,22 +250,33 @@ interface Dump {
   rows: Array<Record<string, unknown>>;
 }
 
-async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<string, string>, config: Config, scores: Scores, convIndex: number, dump: Dump | null): Promise<void> {
-  for (const [qi, q] of conv.qa.entries()) {
-    if (!(q.category in CATEGORY_NAMES) || q.evidence.length === 0) continue;
-    if (dump) await dumpQuestion(client, ws, ids, config, dump, { conv: convIndex, qi, q });
-    const at: number[] = [];
-    for (const k of [10, 25]) {
-      const t0 = performance.now();
-      const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: q.question, top_k: k, ...config.body });
-      if (k === 10) scores.latenciesMs.push(performance.now() - t0);
-      const found = expectJson<{ results: Array<{ memory: { memory_id: string } }> }>(reply, 200, 'recall').results.map((r) => ids.get(r.memory.memory_id));
-      for (const cut of k === 10 ? [5, 10] : [25]) at.push(share(q.evidence, found.slice(0, cut)));
-    }
-    for (const [map, key] of [[scores.sums, 0], [scores.sums, q.category], [scores.byConv, convIndex]] as const) {
+/**
+ * Asks every question with `top_k` 10 (recall@5 and @10, latency), then, in a second pass, with
+ * `top_k` 25 (recall@25): an agent asks each question once, so the access counts the ranking reads
+ * (the composite score's reinforcement term) are those the top-10 recalls of earlier questions
+ * left. (`--twice`: each question at 10 then at 25 before the next, as until issue 22's third step.)
+ */
+async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<string, string>, config: Config, scores: Scores, o: { convIndex: number; dump: Dump | null; twice: boolean }): Promise<void> {
+  const questions = conv.qa.flatMap((q, qi) => (q.category in CATEGORY_NAMES && q.evidence.length > 0 ? [{ q, qi }] : []));
+  const found = async (q: Question, k: number): Promise<Array<string | undefined>> => {
+    const t0 = performance.now();
+    const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: q.question, top_k: k, ...config.body });
+    if (k === 10) scores.latenciesMs.push(performance.now() - t0);
+    return expectJson<{ results: Array<{ memory: { memory_id: string } }> }>(reply, 200, 'recall').results.map((r) => ids.get(r.memory.memory_id));
+  };
+  const at = new Map<number, number[]>();
+  for (const { q, qi } of questions) {
+    if (o.dump) await dumpQuestion(client, ws, ids, config, o.dump, { conv: o.convIndex, qi, q });
+    const top = await found(q, 10);
+    at.set(qi, [share(q.evidence, top.slice(0, 5)), share(q.evidence, top)]);
+    if (o.twice) at.get(qi)?.push(share(q.evidence, await found(q, 25)));
+  }
+  if (!o.twice) for (const { q, qi } of questions) at.get(qi)?.push(share(q.evidence, await found(q, 25)));
+  for (const { q, qi } of questions) {
+    for (const [map, key] of [[scores.sums, 0], [scores.sums, q.category], [scores.byConv, o.convIndex]] as const) {
       const s = map.get(key) ?? { n: 0, at: KS.map(() => 0) };
       s.n += 1;
-      at.forEach((v, i) => (s.at[i] = (s.at[i] ?? 0) + v));
+      (at.get(qi) ?? []).forEach((v, i) => (s.at[i] = (s.at[i] ?? 0) + v));
       map.set(key, s);
     }
   }
