@@ -10,14 +10,18 @@
  * the development questions name no time), so any v is scored from one dump. Per fold:
  *   - `served`: the order the server returned; `shipped`: relevance as served;
  *   - `named`, `thread`: that feature's v chosen from GRID on the other conversations (recall@5 +
- *     recall@10), scored on the held-out one; the last lines give v chosen on all conversations;
+ *     recall@10), scored on the held-out one; the last lines give v chosen on all conversations.
+ *     `thread` is not a detail the server returns, so it is rebuilt here: the best match
+ *     (0.65·cosine + 0.35·lexical) among the other results of the same LoCoMo session (`D3:12` is
+ *     in session D3, which is its thread when the bench writes turns at their times) within the
+ *     first THREAD_POOL results, standing in for the server's candidate pool;
  *   - `logistic`: a logistic regression on cosine, lexical, named and relevance (balanced classes,
  *     L2), its linear part ranking — a learned ranker, for comparison.
  *
  *   node --import tsx native-bench/fit-ranker.ts .bench/dump-hybrid.jsonl
  */
 import { readFileSync } from 'node:fs';
-import { HYBRID_WEIGHTS } from '../src/recall/hybrid.ts';
+import { HYBRID_WEIGHTS, MATCH_COSINE_WEIGHT } from '../src/recall/hybrid.ts';
 
 type Vec = number[];
 interface Q {
@@ -29,6 +33,8 @@ interface Q {
 }
 
 const GRID = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6];
+/** How many of a question's results stand in for the server's candidate pool (30 + 30 and neighbours). */
+const THREAD_POOL = 60;
 const S = HYBRID_WEIGHTS.cosine + HYBRID_WEIGHTS.lexical + HYBRID_WEIGHTS.context + HYBRID_WEIGHTS.thread + HYBRID_WEIGHTS.named;
 /** The re-weighted features: their column in Q.x and their shipped weight. */
 const FEATURES = { named: { col: 2, shipped: HYBRID_WEIGHTS.named }, thread: { col: 4, shipped: HYBRID_WEIGHTS.thread } } as const;
@@ -41,7 +47,15 @@ function load(path: string): Q[] {
     .map((line) => {
       const r = JSON.parse(line) as { conv: number; evidence: number; results: Array<Record<string, number | boolean | string>> };
       const num = (h: Record<string, unknown>, k: string): number => Number(h[k] ?? 0);
-      return { conv: r.conv, evidence: r.evidence, x: r.results.map((h) => [num(h, 'cosine'), num(h, 'lexical'), num(h, 'named'), num(h, 'relevance'), num(h, 'thread')]), hit: r.results.map((h) => h.hit === true) };
+      const x = r.results.map((h) => [num(h, 'cosine'), num(h, 'lexical'), num(h, 'named'), num(h, 'relevance')]);
+      const session = r.results.map((h) => String(h.turn).split(':')[0]);
+      const match = x.map((v) => MATCH_COSINE_WEIGHT * (v[0] ?? 0) + (1 - MATCH_COSINE_WEIGHT) * (v[1] ?? 0));
+      x.forEach((v, i) => {
+        let best = 0;
+        for (let j = 0; j < Math.min(THREAD_POOL, x.length); j++) if (j !== i && session[j] === session[i]) best = Math.max(best, match[j] ?? 0);
+        v.push(best);
+      });
+      return { conv: r.conv, evidence: r.evidence, x, hit: r.results.map((h) => h.hit === true) };
     });
 }
 

@@ -74,7 +74,6 @@ const StrategyDetail = T.Union(
       distance: T.Number({ description: '1 − relevance' }),
       cosine: T.Number({ description: 'Cosine of cue and memory, clamped to [0, 1]' }),
       lexical: T.Number({ description: "IDF-weighted share of the cue's words the memory holds, in [0, 1]" }),
-      thread: T.Optional(T.Number({ description: "Hybrid: the best match (0.65·cosine + 0.35·lexical) among the other candidates of this memory's thread, the stretch of conversation its neighbours chain into; its own match when it has no neighbour" })),
       named: T.Optional(T.Number({ description: "Hybrid, when the cue names an entity or context value of some candidate: 1 when it names this memory's entity or a context value written like a name, else 0" })),
     }),
     T.Object({ strategy: T.Literal('temporal'), timestamp: T.Integer(), rank: T.Integer() }),

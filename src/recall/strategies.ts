@@ -43,7 +43,6 @@ const TIME_SCAN_MAX = 5000;
 interface Ranked {
   memory: MemoryRecord;
   relevance: number;
-  thread?: number;
   named?: number;
 }
 
@@ -88,12 +87,9 @@ export function similarity(src: RecallSource, q: SimilarityQuery, spec: Strategy
   // Ties (cosines below 0 all clamp to 0) keep the raw cosine order, then the id order.
   const rawOf = (m: MemoryRecord): number => sims.get(m.id) ?? Number.NEGATIVE_INFINITY;
   ranked.sort((a, b) => b.relevance - a.relevance || rawOf(b.memory) - rawOf(a.memory) || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0));
-  return ranked.slice(0, spec.topK).map(({ memory, relevance, thread, named }) => ({
+  return ranked.slice(0, spec.topK).map(({ memory, relevance, named }) => ({
     memory,
-    detail: {
-      strategy: 'similarity', relevance, distance: 1 - relevance, cosine: cosine(memory), lexical: matcher.normOf(memory.id),
-      ...(thread === undefined ? {} : { thread }), ...(named === undefined ? {} : { named }),
-    },
+    detail: { strategy: 'similarity', relevance, distance: 1 - relevance, cosine: cosine(memory), lexical: matcher.normOf(memory.id), ...(named === undefined ? {} : { named }) },
   }));
 }
 
@@ -117,12 +113,8 @@ function hybridRanking(
   const scored = [...pool.values()].map((m) => ({ memory: m, features: scorer.features(m, dated.all.has(m.id), threads.get(m.id) ?? 0) }));
   const applies = { time: q.time !== null, named: scored.some((x) => x.features.named > 0) };
   // `named` joins the details only when the cue names someone: it then explains the rank.
-  return scored.map(({ memory, features }) => ({
-    memory,
-    relevance: hybridRelevance(features, applies),
-    thread: features.thread,
-    ...(applies.named ? { named: features.named } : {}),
-  }));
+  // `thread` is not a detail: a cue that names nobody keeps the detail keys clients read (and tests pin).
+  return scored.map(({ memory, features }) => ({ memory, relevance: hybridRelevance(features, applies), ...(applies.named ? { named: features.named } : {}) }));
 }
 
 /**

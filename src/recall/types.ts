@@ -41,7 +41,7 @@ export const SIMILARITY_MODES = ['hybrid', 'dense', 'lexical'] as const;
 export type SimilarityMode = (typeof SIMILARITY_MODES)[number];
 
 export type StrategyDetail =
-  | { strategy: 'similarity'; relevance: number; distance: number; cosine: number; lexical: number; named?: number; thread?: number }
+  | { strategy: 'similarity'; relevance: number; distance: number; cosine: number; lexical: number; named?: number }
   | { strategy: 'temporal'; timestamp: number; rank: number }
   | { strategy: 'causal'; depth: number; edge_type: EdgeType; seed_id: string }
   | { strategy: 'analogical'; embedding_similarity: number; structural_similarity: number };

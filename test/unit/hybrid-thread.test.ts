@@ -37,12 +37,9 @@ function session(w: Workspace, start: number, texts: readonly string[], extra: P
   });
 }
 
-function recall(w: Workspace, cue: string): Array<{ content: string; thread: number | undefined }> {
+function recall(w: Workspace, cue: string): Array<{ content: string; relevance: number }> {
   const input: RecallInput = { cue: hashEmbedBatch([cue], 384), cueText: cue, similarityMode: 'hybrid', cueContext: null, strategies: [SPEC], weights: ONLY_RELEVANCE, withEmbedding: false };
-  return runRecall(recallSource(w), input, NOW).hits.map((h) => {
-    const d = h.details[0];
-    return { content: h.memory.content, thread: d?.strategy === 'similarity' ? d.thread : undefined };
-  });
+  return runRecall(recallSource(w), input, NOW).hits.map((h) => ({ content: h.memory.content, relevance: h.relevance }));
 }
 
 const FILLER = ['the weather was lovely on the coast', 'we cooked pasta with basil for dinner', 'my dog chased the neighbour cat twice'];
@@ -78,15 +75,15 @@ describe('threads', () => {
     const got = recall(w, 'which adoption agency did we pick downtown?');
     const picked = got.filter((h) => h.content.startsWith('we picked'));
     expect(picked.map((h) => h.content)).toEqual(['we picked the one downtown!', 'we picked the one downtown']);
-    expect((picked[0]?.thread ?? 0) > (picked[1]?.thread ?? 1)).toBe(true);
+    expect((picked[0]?.relevance ?? 0) > (picked[1]?.relevance ?? 1)).toBe(true);
   });
 
-  it('a memory with no neighbour is its own thread evidence', () => {
+  it('a memory with no neighbour is its own thread evidence: repeating the cue, it has relevance 1', () => {
     const w = new Workspace('s');
     w.put(memory('the printer on floor three is broken', NOW - 2 * DAY_US));
     w.put(memory('the coffee machine needs descaling', NOW - DAY_US));
     const [hit] = recall(w, 'the printer on floor three is broken');
     expect(hit?.content).toBe('the printer on floor three is broken');
-    expect(hit?.thread).toBeGreaterThan(0.9);
+    expect(hit?.relevance).toBeCloseTo(1, 5);
   });
 });
