@@ -55,8 +55,8 @@ interface Ranked {
  *   the features of recall/hybrid.ts
  *     match(m)   = 0.65·cosine(m) + 0.35·lexical(m)
  *     relevance  = (match(m) + 0.4·max match(neighbour) + 0.2·max match(other candidate of m's thread)
- *                   + 0.15·[cue names m's entity or speaker] + 0.1·[m dated in the cue's time])
- *                  / (1.6 [+ 0.15] [+ 0.1])
+ *                   + 0.2·[cue names m's entity or speaker] + 0.1·[m dated in the cue's time])
+ *                  / (1.6 [+ 0.2] [+ 0.1])
  *   (a bracketed weight counts only when the cue names a time, or names someone a candidate is
  *   attributed to).
  *   Both parts of the match are absolute ([0, 1] for any cue, not rescaled per query; the lexical
