@@ -165,11 +165,15 @@ interface TurnMemory {
 const TURN_SECONDS = 20;
 const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 
-/** A LoCoMo session time (`1:56 pm on 8 May, 2023`) in ms since the epoch, read as UTC. */
+/** A LoCoMo session time (`1:56 pm on 8 May, 2023`, read as UTC; or anything Date.parse reads) in ms since the epoch. */
 function sessionStartMs(text: string): number {
   const m = /^(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})$/i.exec(text.trim());
   const month = m ? MONTHS.indexOf((m[5] ?? '').toLowerCase()) : -1;
-  if (!m || month < 0) throw new Error(`session date '${text}' is not in the form '1:56 pm on 8 May, 2023'`);
+  if (!m || month < 0) {
+    const parsed = Date.parse(text);
+    if (Number.isFinite(parsed)) return parsed;
+    throw new Error(`session date '${text}' is neither '1:56 pm on 8 May, 2023' nor a date Date.parse reads; --same-minute loads without session times`);
+  }
   const hour = (Number(m[1]) % 12) + ((m[3] ?? '').toLowerCase() === 'pm' ? 12 : 0);
   return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
 }

@@ -6,7 +6,7 @@
  *            after it in the same stretch of conversation), its own match when it has none;
  *   thread   the best match among the other candidates of the memory's thread (the stretch of
  *            conversation its neighbours chain into: a session), its own match when it has no
- *            neighbour;
+ *            neighbour or its stretch is longer than a session (RecallSource.thread is null);
  *   named    1 when the cue names who the memory is attributed to: its entity id, or a short context
  *            string value written like a name (a speaker, an author, a person: it starts with a
  *            capital letter), appears in the cue as whole words, in any case;
@@ -95,8 +95,9 @@ export class FeatureScorer {
 
   /**
    * The thread feature of each candidate: the best match among the other candidates of its thread
-   * (0 when none is a candidate), or its own match when it has no neighbour (a memory written on
-   * its own: no evidence either way). Threads are asked for oldest first (RecallSource.thread).
+   * (0 when none is a candidate), or its own match when it has no neighbour or no bounded thread (a
+   * memory written on its own, or inside a stream without pauses: no evidence either way).
+   * Threads are asked for oldest first, so the answer does not depend on the pool's order.
    */
   threads(pool: readonly MemoryRecord[]): Map<string, number> {
     const oldestFirst = [...pool].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -104,6 +105,7 @@ export class FeatureScorer {
     const top = new Map<string, { id: string; best: number; second: number }>();
     for (const m of oldestFirst) {
       const key = this.src.thread(m);
+      if (key === null) continue;
       keyOf.set(m.id, key);
       const v = this.match(m);
       const t = top.get(key);
@@ -113,8 +115,9 @@ export class FeatureScorer {
     }
     return new Map(
       oldestFirst.map((m) => {
-        if (this.neighbours(m).length === 0) return [m.id, this.match(m)];
-        const t = top.get(keyOf.get(m.id) ?? '');
+        const key = keyOf.get(m.id);
+        if (key === undefined || this.neighbours(m).length === 0) return [m.id, this.match(m)];
+        const t = top.get(key);
         return [m.id, t === undefined ? 0 : t.id === m.id ? t.second : t.best];
       }),
     );

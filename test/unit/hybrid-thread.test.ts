@@ -57,11 +57,12 @@ describe('threads', () => {
     });
     const c = session(w, NOW - 3 * 60 * MINUTE_US, ['later', 'still later']);
     const src = recallSource(w);
-    const keys = (ms: MemoryRecord[]): Set<string> => new Set([...ms].sort((x, y) => (x.id < y.id ? -1 : 1)).map((m) => src.thread(m)));
+    const keys = (ms: MemoryRecord[]): Set<string | null> => new Set([...ms].sort((x, y) => (x.id < y.id ? -1 : 1)).map((m) => src.thread(m)));
     expect(keys(a).size).toBe(1);
     expect(keys(b).size).toBe(1);
     expect(keys(c).size).toBe(1);
     expect(keys([...a, ...b, ...c]).size).toBe(3);
+    expect(keys([...a, ...b, ...c]).has(null)).toBe(false);
     // Asked newest first, in a fresh recall, the answer is the same.
     const fresh = recallSource(w);
     expect(new Set([...b].reverse().map((m) => fresh.thread(m)))).toEqual(new Set([src.thread(b[0] as MemoryRecord)]));
@@ -76,6 +77,20 @@ describe('threads', () => {
     const picked = got.filter((h) => h.content.startsWith('we picked'));
     expect(picked.map((h) => h.content)).toEqual(['we picked the one downtown!', 'we picked the one downtown']);
     expect((picked[0]?.relevance ?? 0) > (picked[1]?.relevance ?? 1)).toBe(true);
+  });
+
+  it('a stream written without pauses is no thread: longer than 64 memories, it gives no evidence either way', () => {
+    const w = new Workspace('s');
+    const stream = session(w, NOW - 2 * DAY_US, Array.from({ length: 100 }, (_, i) => `stream message ${i}`));
+    const short = session(w, NOW - DAY_US, Array.from({ length: 60 }, (_, i) => `short message ${i}`));
+    const src = recallSource(w);
+    expect(new Set(stream.map((m) => src.thread(m)))).toEqual(new Set([null]));
+    expect(new Set(short.map((m) => src.thread(m)))).toEqual(new Set([short[0]?.id]));
+    // Inside the stream, the turn after the topic is not lifted over the same words elsewhere in it.
+    const v = new Workspace('v');
+    session(v, NOW - 2 * DAY_US, [...Array.from({ length: 40 }, (_, i) => `filler ${i}`), 'Caroline: I am researching adoption agencies', ...FILLER, 'we picked the one downtown!', ...Array.from({ length: 40 }, (_, i) => `more ${i}`), 'we picked the one downtown']);
+    const got = recall(v, 'which adoption agency did we pick downtown?').filter((h) => h.content.startsWith('we picked'));
+    expect(got[0]?.relevance).toBeCloseTo(got[1]?.relevance ?? 0, 1);
   });
 
   it('a memory with no neighbour is its own thread evidence: repeating the cue, it has relevance 1', () => {
