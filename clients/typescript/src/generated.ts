@@ -59,8 +59,6 @@ export type RecallHit = {
     cosine: number;
     /** IDF-weighted share of the cue's words the memory holds, in [0, 1] */
     lexical: number;
-    /** Hybrid: the best match (0.65·cosine + 0.35·lexical) among the other candidates of this memory's thread, the stretch of conversation its neighbours chain into; its own match when it has no neighbour */
-    thread?: number;
     /** Hybrid, when the cue names an entity or context value of some candidate: 1 when it names this memory's entity or a context value written like a name, else 0 */
     named?: number;
   } | {
