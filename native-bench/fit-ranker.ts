@@ -12,7 +12,7 @@
  *   - `named`, `thread`: that feature's v chosen from GRID on the other conversations (recall@5 +
  *     recall@10), scored on the held-out one; the last lines give v chosen on all conversations.
  *     `thread` is not a detail the server returns, so it is rebuilt here: the best match
- *     (0.65·cosine + 0.35·lexical) among the other results of the same LoCoMo session (`D3:12` is
+ *     (0.65·cosine + 0.35·lexical) among the results of the same LoCoMo session, itself included (`D3:12` is
  *     in session D3, which is its thread when the bench writes turns at their times) within the
  *     first THREAD_POOL results, standing in for the server's candidate pool;
  *   - `logistic`: a logistic regression on cosine, lexical, named and relevance (balanced classes,
@@ -51,8 +51,8 @@ function load(path: string): Q[] {
       const session = r.results.map((h) => String(h.turn).split(':')[0]);
       const match = x.map((v) => MATCH_COSINE_WEIGHT * (v[0] ?? 0) + (1 - MATCH_COSINE_WEIGHT) * (v[1] ?? 0));
       x.forEach((v, i) => {
-        let best = 0;
-        for (let j = 0; j < Math.min(THREAD_POOL, x.length); j++) if (j !== i && session[j] === session[i]) best = Math.max(best, match[j] ?? 0);
+        let best = match[i] ?? 0;
+        for (let j = 0; j < Math.min(THREAD_POOL, x.length); j++) if (session[j] === session[i]) best = Math.max(best, match[j] ?? 0);
         v.push(best);
       });
       return { conv: r.conv, evidence: r.evidence, x, hit: r.results.map((h) => h.hit === true) };

@@ -4,8 +4,8 @@
  *   lexical  the IDF-weighted share of the cue's words the memory holds (LexicalIndex.score);
  *   context  the best match among the memory's neighbours (the memories written just before and
  *            after it in the same stretch of conversation), its own match when it has none;
- *   thread   the best match among the other candidates of the memory's thread (the stretch of
- *            conversation its neighbours chain into: a session), its own match when it has no
+ *   thread   the best match among the candidates of the memory's thread, itself included (the
+ *            stretch of conversation its neighbours chain into: a session), its own match when it has no
  *            neighbour or its stretch is longer than a session (RecallSource.thread is null);
  *   named    1 when the cue names who the memory is attributed to: its entity id, or a short context
  *            string value written like a name (a speaker, an author, a person: it starts with a
@@ -94,31 +94,26 @@ export class FeatureScorer {
   }
 
   /**
-   * The thread feature of each candidate: the best match among the other candidates of its thread
-   * (0 when none is a candidate), or its own match when it has no neighbour or no bounded thread (a
-   * memory written on its own, or inside a stream without pauses: no evidence either way).
-   * Threads are asked for oldest first, so the answer does not depend on the pool's order.
+   * The thread feature of each candidate: the best match among the candidates of its thread, itself
+   * included (a thread's best match lifts its other members and never dilutes its own), or its own
+   * match when it has no neighbour or no bounded thread (a memory written on its own, or inside a
+   * stream without pauses: no evidence either way). Threads are asked for oldest first, so the
+   * answer does not depend on the pool's order.
    */
   threads(pool: readonly MemoryRecord[]): Map<string, number> {
     const oldestFirst = [...pool].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const keyOf = new Map<string, string>();
-    const top = new Map<string, { id: string; best: number; second: number }>();
+    const best = new Map<string, number>();
     for (const m of oldestFirst) {
       const key = this.src.thread(m);
       if (key === null) continue;
       keyOf.set(m.id, key);
-      const v = this.match(m);
-      const t = top.get(key);
-      if (t === undefined) top.set(key, { id: m.id, best: v, second: 0 });
-      else if (v > t.best) [t.second, t.best, t.id] = [t.best, v, m.id];
-      else if (v > t.second) t.second = v;
+      best.set(key, Math.max(best.get(key) ?? 0, this.match(m)));
     }
     return new Map(
       oldestFirst.map((m) => {
         const key = keyOf.get(m.id);
-        if (key === undefined || this.neighbours(m).length === 0) return [m.id, this.match(m)];
-        const t = top.get(key);
-        return [m.id, t === undefined ? 0 : t.id === m.id ? t.second : t.best];
+        return [m.id, key === undefined || this.neighbours(m).length === 0 ? this.match(m) : (best.get(key) ?? 0)];
       }),
     );
   }

@@ -54,7 +54,7 @@ interface Ranked {
  *   dated in it), each with the neighbours it was written beside, ranked by a calibrated blend of
  *   the features of recall/hybrid.ts
  *     match(m)   = 0.65·cosine(m) + 0.35·lexical(m)
- *     relevance  = (match(m) + 0.4·max match(neighbour) + 0.2·max match(other candidate of m's thread)
+ *     relevance  = (match(m) + 0.4·max match(neighbour) + 0.2·max match(candidate of m's thread, m included)
  *                   + 0.2·[cue names m's entity or speaker] + 0.1·[m dated in the cue's time])
  *                  / (1.6 [+ 0.2] [+ 0.1])
  *   (a bracketed weight counts only when the cue names a time, or names someone a candidate is
@@ -66,8 +66,8 @@ interface Ranked {
  *   to a question often sits next to the turn that names its topic; a memory with no neighbour is
  *   its own context. A thread is the stretch its neighbours chain into (a session of a conversation,
  *   RecallSource.thread): a question's answer is often said a few turns after the words it uses. A
- *   memory that repeats the cue has match 1, and relevance 1 when it stands alone or its neighbours
- *   and thread match too, at least 1/1.6 ≈ 0.63 otherwise. (A cap
+ *   memory that repeats the cue has match 1 (so thread 1), and relevance 1 when it stands alone or
+ *   its neighbours match too, at least 1.2/1.6 = 0.75 otherwise. (A cap
  *   at 1 instead of the division ties every strong match at the top; a neighbour term that can only
  *   lift, never dilute, recalled 2 points less on the development data: a memory inside a stretch
  *   of conversation about the cue is more likely what was asked for than an isolated one.)

@@ -73,7 +73,7 @@ describe('threads', () => {
     // The other session comes first, so every tie (relevance, cosine, id) favours its turn.
     session(w, NOW - 3 * DAY_US, [FILLER[0] as string, 'we picked the one downtown', FILLER[1] as string]);
     session(w, NOW - DAY_US, ['Caroline: I am researching adoption agencies', ...FILLER, 'we picked the one downtown!']);
-    const got = recall(w, 'which adoption agency did we pick downtown?');
+    const got = recall(w, 'which adoption agency did Caroline pick?');
     const picked = got.filter((h) => h.content.startsWith('we picked'));
     expect(picked.map((h) => h.content)).toEqual(['we picked the one downtown!', 'we picked the one downtown']);
     expect((picked[0]?.relevance ?? 0) > (picked[1]?.relevance ?? 1)).toBe(true);
