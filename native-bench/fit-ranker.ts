@@ -32,7 +32,7 @@ interface Q {
   hit: boolean[];
 }
 
-const GRID = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6];
+const GRID = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1];
 /** How many of a question's results stand in for the server's candidate pool (30 + 30 and neighbours). */
 const THREAD_POOL = 60;
 const S = HYBRID_WEIGHTS.cosine + HYBRID_WEIGHTS.lexical + HYBRID_WEIGHTS.context + HYBRID_WEIGHTS.thread + HYBRID_WEIGHTS.named;

@@ -6,6 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
 import type { MemoryRecord } from '../../src/model/memory.ts';
+import { HYBRID_WEIGHTS, hybridRelevance } from '../../src/recall/hybrid.ts';
 import { runRecall } from '../../src/recall/recall.ts';
 import { DEFAULT_WEIGHTS, type RecallInput, type StrategySpec } from '../../src/recall/types.ts';
 import { recallSource } from '../../src/shard/ops/recall-source.ts';
@@ -93,7 +94,15 @@ describe('threads', () => {
     expect(got[0]?.relevance).toBeCloseTo(got[1]?.relevance ?? 0, 1);
   });
 
-  it('a memory with no neighbour is its own thread evidence: repeating the cue, it has relevance 1', () => {
+  it('no thread evidence leaves the thread weight out of the relevance', () => {
+    const w = HYBRID_WEIGHTS;
+    const f = { cosine: 0.8, lexical: 0.5, context: 0.6, thread: null, named: 0, time: 0 };
+    const without = (w.cosine * 0.8 + w.lexical * 0.5 + w.context * 0.6) / (w.cosine + w.lexical + w.context);
+    expect(hybridRelevance(f, { time: false, named: false })).toBeCloseTo(without, 12);
+    expect(hybridRelevance({ ...f, thread: 0.9 }, { time: false, named: false })).toBeGreaterThan(without);
+  });
+
+  it('a memory with no neighbour has no thread evidence: repeating the cue, it has relevance 1', () => {
     const w = new Workspace('s');
     w.put(memory('the printer on floor three is broken', NOW - 2 * DAY_US));
     w.put(memory('the coffee machine needs descaling', NOW - DAY_US));
