@@ -84,6 +84,8 @@ async function main(): Promise<void> {
       extra: { type: 'string' },
       cv: { type: 'boolean' },
       'no-speaker': { type: 'boolean' },
+      'same-minute': { type: 'boolean' },
+      twice: { type: 'boolean' },
       dump: { type: 'string' },
       'dump-k': { type: 'string' },
     },
@@ -129,8 +131,9 @@ async function main(): Promise<void> {
       for (const [n, conv] of conversations.entries()) {
         const ws = `${config.name}-c${picked[n]}`;
         expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
-        const ids = await load(client, ws, conv, concurrency, !values['no-speaker']);
-        await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, picked[n] as number, dump);
+        const speaker = !values['no-speaker'];
+        const ids = values['same-minute'] ? await load(client, ws, conv, concurrency, speaker) : await importAtTimes(client, ws, conv, speaker);
+        await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, { convIndex: picked[n] as number, dump, twice: values.twice ?? false });
       }
       printScores(config.name, scores);
       summaries.push([config.name, scores]);
@@ -150,8 +153,33 @@ async function main(): Promise<void> {
   console.log(`\nwritten: ${out}`);
 }
 
+interface TurnMemory {
+  diaId: string;
+  speaker: string;
+  content: string;
+  /** When an agent taking part would have written it: its session's start + TURN_SECONDS per turn. */
+  atMs: number;
+}
+
+/** Seconds between two turns of a session as the bench writes them (a chat's pace). */
+const TURN_SECONDS = 20;
+const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+
+/** A LoCoMo session time (`1:56 pm on 8 May, 2023`, read as UTC; or anything Date.parse reads) in ms since the epoch. */
+function sessionStartMs(text: string): number {
+  const m = /^(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})$/i.exec(text.trim());
+  const month = m ? MONTHS.indexOf((m[5] ?? '').toLowerCase()) : -1;
+  if (!m || month < 0) {
+    const parsed = Date.parse(text);
+    if (Number.isFinite(parsed)) return parsed;
+    throw new Error(`session date '${text}' is neither '1:56 pm on 8 May, 2023' nor a date Date.parse reads; --same-minute loads without session times`);
+  }
+  const hour = (Number(m[1]) % 12) + ((m[3] ?? '').toLowerCase() === 'pm' ? 12 : 0);
+  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
+}
+
 /** The turns of a conversation as memory texts, in session order. */
-function turnsOf(conv: Conversation): Array<{ diaId: string; speaker: string; content: string }> {
+function turnsOf(conv: Conversation): TurnMemory[] {
   const c = conv.conversation;
   const sessions = Object.keys(c)
     .map((k) => /^session_(\d+)$/.exec(k)?.[1])
@@ -160,8 +188,10 @@ function turnsOf(conv: Conversation): Array<{ diaId: string; speaker: string; co
     .sort((a, b) => a - b);
   return sessions.flatMap((s) => {
     const date = String(c[`session_${s}_date_time`] ?? '');
-    return (c[`session_${s}`] as Turn[]).map((t) => ({
+    const start = sessionStartMs(date);
+    return (c[`session_${s}`] as Turn[]).map((t, i) => ({
       diaId: t.dia_id,
+      atMs: start + i * TURN_SECONDS * 1000,
       speaker: t.speaker,
       content: `[${date}] ${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`,
     }));
@@ -186,12 +216,32 @@ async function load(client: RestClient, ws: string, conv: Conversation, concurre
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < turns.length) {
-      const t = turns[next++] as { diaId: string; speaker: string; content: string };
+      const t = turns[next++] as TurnMemory;
       const reply = await client.post(`/v1/workspaces/${ws}/memories`, { content: t.content, ...(speaker ? { context: { speaker: t.speaker } } : {}) });
       byMemory.set(expectJson<{ memory_id: string }>(reply, 201, 'remember').memory_id, t.diaId);
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+  return byMemory;
+}
+
+/**
+ * Stores every turn at the time it was said (POST /v1/import with `created_at`, one call per
+ * conversation), as an agent taking part in the conversation would have written it: so sessions
+ * days apart are separate stretches of conversation for the neighbour rule. Memory ids are made
+ * here (a ULID of the turn's time), since an import answers with counts, not ids.
+ */
+async function importAtTimes(client: RestClient, ws: string, conv: Conversation, speaker: boolean): Promise<Map<string, string>> {
+  const byMemory = new Map<string, string>();
+  const lines = turnsOf(conv).map((t, i) => {
+    const id = `${t.atMs.toString(16).padStart(12, '0')}${i.toString(16).padStart(20, '0')}`;
+    byMemory.set(id, t.diaId);
+    const memory = { memory_id: id, content: t.content, created_at: t.atMs * 1000, ...(speaker ? { context: { speaker: t.speaker } } : {}) };
+    return JSON.stringify({ memory });
+  });
+  const reply = await client.send('POST', `/v1/workspaces/${ws}/import`, lines.join('\n'));
+  const summary = expectJson<{ imported: number; error_count: number; errors: unknown[] }>(reply, 200, 'import');
+  if (summary.imported !== lines.length) throw new Error(`import: ${summary.imported} of ${lines.length} imported: ${JSON.stringify(summary.errors.slice(0, 3))}`);
   return byMemory;
 }
 
@@ -204,22 +254,33 @@ interface Dump {
   rows: Array<Record<string, unknown>>;
 }
 
-async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<string, string>, config: Config, scores: Scores, convIndex: number, dump: Dump | null): Promise<void> {
-  for (const [qi, q] of conv.qa.entries()) {
-    if (!(q.category in CATEGORY_NAMES) || q.evidence.length === 0) continue;
-    if (dump) await dumpQuestion(client, ws, ids, config, dump, { conv: convIndex, qi, q });
-    const at: number[] = [];
-    for (const k of [10, 25]) {
-      const t0 = performance.now();
-      const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: q.question, top_k: k, ...config.body });
-      if (k === 10) scores.latenciesMs.push(performance.now() - t0);
-      const found = expectJson<{ results: Array<{ memory: { memory_id: string } }> }>(reply, 200, 'recall').results.map((r) => ids.get(r.memory.memory_id));
-      for (const cut of k === 10 ? [5, 10] : [25]) at.push(share(q.evidence, found.slice(0, cut)));
-    }
-    for (const [map, key] of [[scores.sums, 0], [scores.sums, q.category], [scores.byConv, convIndex]] as const) {
+/**
+ * Asks every question with `top_k` 10 (recall@5 and @10, latency), then, in a second pass, with
+ * `top_k` 25 (recall@25): an agent asks each question once, so the access counts the ranking reads
+ * (the composite score's reinforcement term) are those the top-10 recalls of earlier questions
+ * left. (`--twice`: each question at 10 then at 25 before the next, as until issue 22's third step.)
+ */
+async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<string, string>, config: Config, scores: Scores, o: { convIndex: number; dump: Dump | null; twice: boolean }): Promise<void> {
+  const questions = conv.qa.flatMap((q, qi) => (q.category in CATEGORY_NAMES && q.evidence.length > 0 ? [{ q, qi }] : []));
+  const found = async (q: Question, k: number): Promise<Array<string | undefined>> => {
+    const t0 = performance.now();
+    const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: q.question, top_k: k, ...config.body });
+    if (k === 10) scores.latenciesMs.push(performance.now() - t0);
+    return expectJson<{ results: Array<{ memory: { memory_id: string } }> }>(reply, 200, 'recall').results.map((r) => ids.get(r.memory.memory_id));
+  };
+  const at = new Map<number, number[]>();
+  for (const { q, qi } of questions) {
+    if (o.dump) await dumpQuestion(client, ws, ids, config, o.dump, { conv: o.convIndex, qi, q });
+    const top = await found(q, 10);
+    at.set(qi, [share(q.evidence, top.slice(0, 5)), share(q.evidence, top)]);
+    if (o.twice) at.get(qi)?.push(share(q.evidence, await found(q, 25)));
+  }
+  if (!o.twice) for (const { q, qi } of questions) at.get(qi)?.push(share(q.evidence, await found(q, 25)));
+  for (const { q, qi } of questions) {
+    for (const [map, key] of [[scores.sums, 0], [scores.sums, q.category], [scores.byConv, o.convIndex]] as const) {
       const s = map.get(key) ?? { n: 0, at: KS.map(() => 0) };
       s.n += 1;
-      at.forEach((v, i) => (s.at[i] = (s.at[i] ?? 0) + v));
+      (at.get(qi) ?? []).forEach((v, i) => (s.at[i] = (s.at[i] ?? 0) + v));
       map.set(key, s);
     }
   }

@@ -4,6 +4,10 @@
  *   lexical  the IDF-weighted share of the cue's words the memory holds (LexicalIndex.score);
  *   context  the best match among the memory's neighbours (the memories written just before and
  *            after it in the same stretch of conversation), its own match when it has none;
+ *   thread   the best match among the candidates of the memory's thread, itself included (the
+ *            stretch of conversation its neighbours chain into: a session); none (its weight left
+ *            out of the memory's relevance) when it has no neighbour or its stretch is longer than a
+ *            session (RecallSource.thread is null);
  *   named    1 when the cue names who the memory is attributed to: its entity id, or a short context
  *            string value written like a name (a speaker, an author, a person: it starts with a
  *            capital letter), appears in the cue as whole words, in any case;
@@ -24,6 +28,8 @@ export interface Features {
   cosine: number;
   lexical: number;
   context: number;
+  /** null: no thread evidence either way (the weight is left out). */
+  thread: number | null;
   named: number;
   time: number;
 }
@@ -32,20 +38,24 @@ export interface Features {
  * Weights of the features in the relevance, chosen by leave-one-conversation-out cross-validation
  * on the development data (native-bench/fit-ranker.ts; README, "Retrieval steps"). cosine, lexical,
  * context and time are the earlier calibrated blend; `named` was chosen per fold on the other
- * conversations (0.15 or 0.2 in every fold; 0.15 on all three).
+ * conversations (0.15 or 0.2 in every fold before `thread`; with it, 0.2 in every fold); `thread` the
+ * same way (0.6, 0.6, 0.8 per fold; 0.6 on all three).
  */
-export const HYBRID_WEIGHTS: Readonly<Features> = { cosine: 0.65, lexical: 0.35, context: 0.4, named: 0.15, time: 0.1 };
+export type Weights = Record<keyof Features, number>;
+
+export const HYBRID_WEIGHTS: Readonly<Weights> = { cosine: 0.65, lexical: 0.35, context: 0.4, thread: 0.6, named: 0.2, time: 0.1 };
 
 /**
  * Relevance in [0, 1]: the weighted features over the sum of the weights that apply. The time
  * weight applies only when the cue names a time, the name weight only when it names someone a
  * candidate is attributed to, so a recall without either means what it always meant.
  */
-export function hybridRelevance(f: Features, applies: { time: boolean; named: boolean }, w: Readonly<Features> = HYBRID_WEIGHTS): number {
+export function hybridRelevance(f: Features, applies: { time: boolean; named: boolean }, w: Readonly<Weights> = HYBRID_WEIGHTS): number {
   const time = applies.time ? w.time : 0;
   const named = applies.named ? w.named : 0;
-  const sum = w.cosine * f.cosine + w.lexical * f.lexical + w.context * f.context + named * f.named + time * f.time;
-  return sum / (w.cosine + w.lexical + w.context + named + time);
+  const thread = f.thread === null ? 0 : w.thread;
+  const sum = w.cosine * f.cosine + w.lexical * f.lexical + w.context * f.context + thread * (f.thread ?? 0) + named * f.named + time * f.time;
+  return sum / (w.cosine + w.lexical + w.context + thread + named + time);
 }
 
 /** Computes (and caches) the features of candidates for one cue. */
@@ -79,12 +89,38 @@ export class FeatureScorer {
     return v;
   }
 
-  features(m: MemoryRecord, dated: boolean): Features {
+  /** `thread`: the value of {@link threads} for this memory. */
+  features(m: MemoryRecord, dated: boolean, thread: number | null): Features {
     const near = this.neighbours(m);
     // A memory written on its own (no neighbour) is its own context: no evidence either way.
     let context = near.length === 0 ? this.match(m) : 0;
     for (const n of near) context = Math.max(context, this.match(n));
-    return { cosine: this.cosineOf(m), lexical: this.lexical.normOf(m.id), context, named: this.named(m) ? 1 : 0, time: dated ? 1 : 0 };
+    return { cosine: this.cosineOf(m), lexical: this.lexical.normOf(m.id), context, thread, named: this.named(m) ? 1 : 0, time: dated ? 1 : 0 };
+  }
+
+  /**
+   * The thread feature of each candidate: the best match among the candidates of its thread, itself
+   * included (a thread's best match lifts its other members and never dilutes its own), or null
+   * when it has no neighbour or no bounded thread (a memory written on its own, or inside a stream
+   * without pauses: no evidence either way, and it ranks as without the feature). Threads are asked
+   * for oldest first, so the answer does not depend on the pool's order.
+   */
+  threads(pool: readonly MemoryRecord[]): Map<string, number | null> {
+    const oldestFirst = [...pool].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const keyOf = new Map<string, string>();
+    const best = new Map<string, number>();
+    for (const m of oldestFirst) {
+      const key = this.src.thread(m);
+      if (key === null) continue;
+      keyOf.set(m.id, key);
+      best.set(key, Math.max(best.get(key) ?? 0, this.match(m)));
+    }
+    return new Map(
+      oldestFirst.map((m) => {
+        const key = keyOf.get(m.id);
+        return [m.id, key === undefined || this.neighbours(m).length === 0 ? null : (best.get(key) ?? null)];
+      }),
+    );
   }
 
   /** Whether the cue names the memory's entity or one of its short context string values. */

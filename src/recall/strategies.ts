@@ -54,8 +54,9 @@ interface Ranked {
  *   dated in it), each with the neighbours it was written beside, ranked by a calibrated blend of
  *   the features of recall/hybrid.ts
  *     match(m)   = 0.65·cosine(m) + 0.35·lexical(m)
- *     relevance  = (match(m) + 0.4·max match(neighbour) + 0.15·[cue names m's entity or speaker]
- *                   + 0.1·[m dated in the cue's time]) / (1.4 [+ 0.15] [+ 0.1])
+ *     relevance  = (match(m) + 0.4·max match(neighbour) + 0.6·max match(candidate of m's thread, m included)
+ *                   + 0.2·[cue names m's entity or speaker] + 0.1·[m dated in the cue's time])
+ *                  / (1.4 [+ 0.6] [+ 0.2] [+ 0.1])
  *   (a bracketed weight counts only when the cue names a time, or names someone a candidate is
  *   attributed to).
  *   Both parts of the match are absolute ([0, 1] for any cue, not rescaled per query; the lexical
@@ -63,8 +64,11 @@ interface Ranked {
  *   relevance means the same from query to query. A neighbour is the memory written just before or
  *   after in the same stretch of conversation (RecallSource.neighbours): in a dialogue the answer
  *   to a question often sits next to the turn that names its topic; a memory with no neighbour is
- *   its own context. A memory that repeats the cue has match 1, and relevance 1 when it stands
- *   alone or its neighbours match too, at least 1/1.4 ≈ 0.71 otherwise. (A cap
+ *   its own context. A thread is the stretch its neighbours chain into (a session of a conversation,
+ *   RecallSource.thread): a question's answer is often said a few turns after the words it uses;
+ *   the thread weight counts only for a memory that has one (a neighbour, and a bounded stretch). A
+ *   memory that repeats the cue has match 1 (so thread 1), and relevance 1 when it stands alone or
+ *   its neighbours match too, at least 1/1.4 ≈ 0.71 otherwise (1.6/2.0 = 0.8 in a thread). (A cap
  *   at 1 instead of the division ties every strong match at the top; a neighbour term that can only
  *   lift, never dilute, recalled 2 points less on the development data: a memory inside a stretch
  *   of conversation about the cue is more likely what was asked for than an isolated one.)
@@ -106,9 +110,11 @@ function hybridRanking(
     pool.set(id, m);
     for (const n of scorer.neighbours(m)) pool.set(n.id, n);
   }
-  const scored = [...pool.values()].map((m) => ({ memory: m, features: scorer.features(m, dated.all.has(m.id)) }));
+  const threads = scorer.threads([...pool.values()]);
+  const scored = [...pool.values()].map((m) => ({ memory: m, features: scorer.features(m, dated.all.has(m.id), threads.get(m.id) ?? null) }));
   const applies = { time: q.time !== null, named: scored.some((x) => x.features.named > 0) };
   // `named` joins the details only when the cue names someone: it then explains the rank.
+  // `thread` is not a detail: a cue that names nobody keeps the detail keys clients read (and tests pin).
   return scored.map(({ memory, features }) => ({ memory, relevance: hybridRelevance(features, applies), ...(applies.named ? { named: features.named } : {}) }));
 }
 

@@ -114,6 +114,12 @@ export interface RecallSource {
    * within an hour of it (at most 2).
    */
   neighbours(memory: MemoryRecord): MemoryRecord[];
+  /**
+   * The thread a memory belongs to (a key equal for the memories of one thread): the stretch of
+   * conversation its neighbours, their neighbours and so on form; null when that stretch is longer
+   * than a session (a stream written without pauses). A recall remembers the threads it found.
+   */
+  thread(memory: MemoryRecord): string | null;
   /** The lexical index, prepared for one query text. */
   lexical(text: string): LexicalMatcher;
   /** Live memories whose content names a date among `keys` (see recall/dates.ts), at most `limit`. */

@@ -88,7 +88,7 @@ export async function importLines(ctx: Ctx, input: { lines: readonly ParsedLine[
     summary.error_count += 1;
     if (summary.errors.length < MAX_ERRORS) summary.errors.push({ line, message });
   };
-  const ids = new IdGenerator();
+  const newId = idsByTime();
   for (let at = 0; at < input.lines.length; at += IMPORT_BATCH) {
     const batch: Array<{ line: number; item: ImportItem }> = [];
     for (const p of input.lines.slice(at, at + IMPORT_BATCH)) {
@@ -97,7 +97,7 @@ export async function importLines(ctx: Ctx, input: { lines: readonly ParsedLine[
         continue;
       }
       try {
-        batch.push({ line: p.line, item: toItem(p.value, ids, ctx.svc.embedder.dim) });
+        batch.push({ line: p.line, item: toItem(p.value, newId, ctx.svc.embedder.dim) });
       } catch (err) {
         fail(p.line, err instanceof Error ? err.message : String(err));
       }
@@ -116,9 +116,26 @@ export async function importLines(ctx: Ctx, input: { lines: readonly ParsedLine[
 
 const NO_VECTOR = new Float32Array(0);
 
+/**
+ * Ids for imported memories that come without one, of their `created_at` (now when absent): ids sort
+ * by creation time, and creation order is what neighbours, threads and time windows walk. Lines in
+ * time order get monotonic ids (in line order within a millisecond); a line older than the one
+ * before it gets a fresh random suffix at its own time.
+ */
+function idsByTime(): (createdAtUs: number | undefined) => string {
+  const ids = new IdGenerator();
+  let lastMs = Number.NEGATIVE_INFINITY;
+  return (createdAtUs) => {
+    const ms = createdAtUs === undefined ? Date.now() : Math.floor(createdAtUs / 1000);
+    if (ms < lastMs) return new IdGenerator().next(ms);
+    lastMs = ms;
+    return ids.next(ms);
+  };
+}
+
 /** Checks a decoded line's values and builds the records (embeddings left empty when absent). */
-function toItem(line: LineInput, ids: IdGenerator, dim: number): ImportItem {
-  const memory = toRecord('memory', line.memory, dim, () => ids.next(Date.now()));
+function toItem(line: LineInput, newId: (createdAtUs: number | undefined) => string, dim: number): ImportItem {
+  const memory = toRecord('memory', line.memory, dim, () => newId(line.memory.created_at));
   if (line.memory.superseded_by !== undefined) throw invalid('memory.superseded_by: the memory of a line must be live; superseded versions go in versions');
   const versions = (line.versions ?? []).map((v, i) => {
     const version = toRecord(`versions[${i}]`, v, dim, () => {

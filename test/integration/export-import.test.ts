@@ -179,6 +179,24 @@ describe('import validation', () => {
     expect((await t.req('GET', `/v1/memories/${b}/edges`)).body.outgoing).toMatchObject([{ target_id: a, edge_type: 'caused_by' }]);
   });
 
+  it('a memory imported with created_at and no id gets an id of that time, so creation order is created_at order', async () => {
+    const at = (iso: string): number => Date.parse(iso) * 1000;
+    const lines = [
+      { content: 'dated import: June', created_at: at('2023-06-09T19:55:00Z') },
+      { content: 'dated import: May', created_at: at('2023-05-08T13:56:00Z') },
+      { content: 'dated import: May, a minute later', created_at: at('2023-05-08T13:57:00Z') },
+    ].map((memory) => JSON.stringify({ memory }));
+    expect((await importText(t, lines.join('\n'))).imported).toBe(3);
+    const dated = (await exportText(t))
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l).memory)
+      .filter((m: any) => m.content.startsWith('dated import'));
+    // The export walks ids in order: ids sort by creation time.
+    expect(dated.map((m: any) => m.content)).toEqual(['dated import: May', 'dated import: May, a minute later', 'dated import: June']);
+    for (const m of dated) expect(parseInt(m.memory_id.slice(0, 12), 16)).toBe(Math.floor(m.created_at / 1000));
+  });
+
   it('refuses a body that is not NDJSON, and an export of a workspace the key cannot reach', async () => {
     const res = await t.req('POST', '/v1/import', { raw: '<xml/>', headers: { 'content-type': 'application/xml' } });
     expect(res.status).toBe(415);

@@ -26,6 +26,7 @@ export function recallSource(w: Workspace, filter: FilterNode | null = null): Re
     return m !== undefined && accepts(m);
   };
   let selective: boolean | undefined;
+  const threads = new Map<string, string | null>();
   const exact = (): boolean => passes !== undefined && w.vectors.hasGraph && (selective ??= estimate(w, accepts) < SELECTIVE);
   return {
     memory: (id) => w.memories.get(id),
@@ -40,6 +41,7 @@ export function recallSource(w: Workspace, filter: FilterNode | null = null): Re
     newestFirst: (entityId) => liveNewestFirst(w, entityId, accepts),
     lexical: (text) => lexicalMatcher(w, text, accepts),
     neighbours: (m) => neighbours(w, m, accepts),
+    thread: (m) => threadOf(w, m, threads),
     createdBetween: (startUs, endUs, entityId, limit) => createdBetween(w, { startUs, endUs, entityId, limit, accepts }),
     withDateKeys: (keys, limit, entityId) =>
       w.lexical.withDateKeys(keys, limit).flatMap((id) => {
@@ -104,6 +106,41 @@ function neighbours(w: Workspace, m: MemoryRecord, accepts: (m: MemoryRecord) =>
     const n = w.memories.get(id) as MemoryRecord;
     return Math.abs(n.createdAt - m.createdAt) <= NEIGHBOUR_GAP_US ? [n] : [];
   });
+}
+
+/** How many ids (of any kind or entity) a thread's walk looks at each way, at most. */
+const THREAD_SCAN = 64;
+
+/**
+ * The thread of `m`: the id of its first memory, when the neighbour rule followed both ways (live
+ * memories of the same kind and entity, each within NEIGHBOUR_GAP_US of the next) reaches a gap or
+ * the end of the order within THREAD_SCAN ids each way; null when it does not (a stream written
+ * without pauses is no session: no evidence either way). `memo` holds what this recall found: a
+ * walk that reaches a memory already placed takes that memory's answer for the whole thread.
+ */
+function threadOf(w: Workspace, m: MemoryRecord, memo: Map<string, string | null>): string | null {
+  if (memo.has(m.id)) return memo.get(m.id) ?? null;
+  const ids = m.entityId === null ? w.order : w.byEntity.get(m.entityId);
+  const members = [m.id];
+  const walk = (order: Iterable<string>): { ended: boolean; first: string; joined?: string | null } => {
+    let last = m;
+    let scanned = 0;
+    for (const id of order) {
+      if (++scanned > THREAD_SCAN) return { ended: false, first: last.id };
+      const n = w.memories.get(id);
+      if (n === undefined || n.supersededBy !== null || n.kind !== m.kind || n.entityId !== m.entityId) continue;
+      if (Math.abs(last.createdAt - n.createdAt) > NEIGHBOUR_GAP_US) return { ended: true, first: last.id };
+      if (memo.has(id)) return { ended: true, first: last.id, joined: memo.get(id) ?? null };
+      members.push(id);
+      last = n;
+    }
+    return { ended: true, first: last.id };
+  };
+  const back = walk(ids?.newestFirst(m.id) ?? []);
+  const ahead = back.joined === undefined && back.ended ? walk(ids?.after(m.id) ?? []) : back;
+  const key = back.joined !== undefined ? back.joined : ahead.joined !== undefined ? ahead.joined : back.ended && ahead.ended ? back.first : null;
+  for (const id of members) memo.set(id, key);
+  return key;
 }
 
 /**
