@@ -27,7 +27,7 @@ import { shardFor } from '../router/shard-map.ts';
 import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardWorkerData } from '../protocol/shard.ts';
 import { Shard } from '../shard/shard.ts';
 import { encodeEntry, FencedError, isWrongLastSequence, StreamLog } from './stream-log.ts';
-import { ensureStream, replayStream, StreamGapError } from './stream-replay.ts';
+import { ensureStream, replayStream, StreamGapError, type StreamReader } from './stream-replay.ts';
 import { forward, pack, unpack, type Forward, type ForwardReply } from './forward.ts';
 import { LeaseTable, renewalFailure, type Lease } from './leases.ts';
 import { FollowedSubscriptions } from './follow.ts';
@@ -38,6 +38,8 @@ import type { ClusterStatus, PartitionStatus } from './status.ts';
 /** How long a request waits for a partition to get a ready owner before a retryable 503. */
 const ROUTE_WAIT_MS = 3000;
 const FENCE_ATTEMPTS = 20;
+/** How long one read of a takeover (a get) waits for its answer before it is asked again. */
+const READ_TRY_MS = 2000;
 /** How long after a snapshot pointer moves the stream is trimmed below it (after reading the pointer back). */
 const TRIM_SETTLE_MS = 1000;
 
@@ -84,6 +86,7 @@ export class ClusterNode implements ShardRouter {
   readonly #nc: NatsConnection;
   readonly #js: JetStreamClient;
   readonly #jsm: JetStreamManager;
+  readonly #reader: StreamReader;
   readonly #leases: LeaseTable;
   readonly #nodes: KV;
   readonly #snapshots: PartitionSnapshots;
@@ -110,13 +113,14 @@ export class ClusterNode implements ShardRouter {
   #inflight = 0;
   #stopping = false;
 
-  private constructor(o: ClusterOptions, nc: NatsConnection, jsm: JetStreamManager, leases: KV, nodes: KV, snapshots: PartitionSnapshots, partitions: number) {
+  private constructor(o: ClusterOptions, nc: NatsConnection, jsm: JetStreamManager, reader: StreamReader, leases: KV, nodes: KV, snapshots: PartitionSnapshots, partitions: number) {
     this.#o = o;
     this.#id = o.config.nodeId;
     this.#name = o.config.clusterName;
     this.#nc = nc;
     this.#js = jetstream(nc);
     this.#jsm = jsm;
+    this.#reader = reader;
     this.#leases = new LeaseTable(leases, o.config.nodeId);
     this.#nodes = nodes;
     this.#snapshots = snapshots;
@@ -141,7 +145,12 @@ export class ClusterNode implements ShardRouter {
       if (partitions !== config.clusterPartitions) {
         o.log(`cluster: ${partitions} partitions (fixed when the cluster was created; FLASHBULB_CLUSTER_PARTITIONS=${config.clusterPartitions} ignored)`);
       }
-      const node = new ClusterNode(o, nc, jsm, leases, nodes, new PartitionSnapshots(objects, meta, jsm, `${config.clusterName}-meta`), partitions);
+      // Reads on a takeover (snapshot, replay) are gets with a short timeout each, retried.
+      const readJs = jetstream(nc, { timeout: READ_TRY_MS });
+      const readJsm = await setup('JetStream', () => jetstreamManager(nc, { timeout: READ_TRY_MS }));
+      const readOs = await setup('the snapshot store', () => new Objm(readJs).open(`${config.clusterName}-snapshots`, false));
+      const snapshots = new PartitionSnapshots(objects, meta, jsm, `${config.clusterName}-meta`, { os: readOs, jsm: readJsm });
+      const node = new ClusterNode(o, nc, jsm, { js: readJs, jsm: readJsm }, leases, nodes, snapshots, partitions);
       node.#listen();
       await node.#scheduleTick();
       const every = Math.max(200, Math.floor(config.clusterLeaseMs / 3));
@@ -535,7 +544,7 @@ export class ClusterNode implements ShardRouter {
       }
       let replayed: Awaited<ReturnType<typeof replayStream>>;
       try {
-        replayed = await replayStream(this.#js, this.#stream(p), from, last, state);
+        replayed = await replayStream(this.#reader, this.#stream(p), from, last, state);
       } catch (err) {
         // Trimmed between reading the pointer and reading the stream: the pointer has moved on.
         if (err instanceof StreamGapError && attempt < FENCE_ATTEMPTS - 1) continue;

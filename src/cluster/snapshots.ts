@@ -24,8 +24,9 @@ import { encodeFrame, readFrame } from '../shard/persist/frames.ts';
 import type { LogRecord, SnapshotFooter, SnapshotHeader } from '../shard/store/records.ts';
 import { snapshotRecords } from '../shard/persist/snapshot.ts';
 import { applyRecord, ShardState } from '../shard/store/apply.ts';
+import { readObject, retryUntil } from './message-get.ts';
 
-/** How long reading one snapshot object may take. */
+/** How long reading one snapshot object may take, all tries together (each get has its own, shorter, deadline). */
 const READ_MS = 10_000;
 
 export interface Pointer {
@@ -34,18 +35,26 @@ export interface Pointer {
   at: number;
 }
 
+/** Where snapshots are read from: the object store and a manager whose requests have a short timeout (each get is retried). */
+export interface SnapshotReader {
+  os: ObjectStore;
+  jsm: JetStreamManager;
+}
+
 export class PartitionSnapshots {
   readonly #os: ObjectStore;
   readonly #meta: KV;
   readonly #jsm: JetStreamManager;
   readonly #bucket: string;
+  readonly #reader: SnapshotReader;
 
-  /** `bucket`: the meta bucket's name (its stream is `KV_<bucket>`). */
-  constructor(os: ObjectStore, meta: KV, jsm: JetStreamManager, bucket: string) {
+  /** `bucket`: the meta bucket's name (its stream is `KV_<bucket>`); `reader`: for reading objects back (default: `os` and `jsm`). */
+  constructor(os: ObjectStore, meta: KV, jsm: JetStreamManager, bucket: string, reader: SnapshotReader = { os, jsm }) {
     this.#os = os;
     this.#meta = meta;
     this.#jsm = jsm;
     this.#bucket = bucket;
+    this.#reader = reader;
   }
 
   /** Encodes `state` now (synchronously: a consistent cut) as a snapshot covering `seq`. */
@@ -63,8 +72,8 @@ export class PartitionSnapshots {
   }
 
   /** The pointer as the meta stream's leader holds it, with its revision; null when none was saved. */
-  async pointer(partition: number): Promise<{ pointer: Pointer; revision: number } | null> {
-    const m = await this.#jsm.streams.getMessage(`KV_${this.#bucket}`, { last_by_subj: `$KV.${this.#bucket}.${pointerKey(partition)}` });
+  async pointer(partition: number, jsm: JetStreamManager = this.#jsm): Promise<{ pointer: Pointer; revision: number } | null> {
+    const m = await jsm.streams.getMessage(`KV_${this.#bucket}`, { last_by_subj: `$KV.${this.#bucket}.${pointerKey(partition)}` });
     if (!m || m.data.length === 0) return null;
     return { pointer: JSON.parse(m.string()) as Pointer, revision: m.seq };
   }
@@ -111,7 +120,7 @@ export class PartitionSnapshots {
 
   /** Loads the newest snapshot into `state`; returns the stream sequence it covers (0: none). */
   async load(partition: number, state: ShardState): Promise<{ seq: number; records: number; object: string | null }> {
-    const p = await this.pointer(partition);
+    const p = await retryUntil(`partition ${partition}: reading the snapshot pointer`, performance.now() + READ_MS, () => this.pointer(partition, this.#reader.jsm));
     if (!p) return { seq: 0, records: 0, object: null };
     const records = await this.#read(partition, p.pointer.object, state);
     return { seq: p.pointer.seq, records, object: p.pointer.object };
@@ -122,14 +131,10 @@ export class PartitionSnapshots {
   }
 
   async #read(partition: number, object: string, state: ShardState): Promise<number> {
-    // The object store reads chunks through a push consumer and waits for the last one: chunks
-    // purged under it (the object deleted) or a consumer lost with a NATS server leave it waiting
-    // for good. Give up, so a takeover gives its lease back and reads the pointer again.
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`partition ${partition}: reading snapshot ${object} took over ${READ_MS / 1000} s`)), READ_MS)));
-    const blob = await Promise.race([this.#os.getBlob(object), late]).finally(() => clearTimeout(timer));
-    if (!blob) throw new Error(`partition ${partition}: snapshot object ${object} is missing`);
-    const buf = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength);
+    // Chunks are read with gets, each retried: the object store's own reader (a push consumer)
+    // waited for good for chunks that never came after a NATS server was killed (issue 23).
+    const buf = await readObject(this.#reader.os, this.#reader.jsm, object, performance.now() + READ_MS);
+    if (!buf) throw new Error(`partition ${partition}: snapshot object ${object} is missing`);
     let offset = 0;
     let records = 0;
     for (;;) {

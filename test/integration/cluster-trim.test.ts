@@ -84,8 +84,8 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
   it('a replay that meets a stream trimmed below where it reads fails (the takeover reads the pointer again) instead of skipping writes', async () => {
     const part = await partition(10);
     await jsm.streams.purge(part.stream, { seq: 6 }); // what a deposed owner's trim did after the new owner read the pointer
-    await expect(replayStream(js, part.stream, 2, 10)).rejects.toBeInstanceOf(StreamGapError);
-    const whole = await replayStream(js, part.stream, 6, 10);
+    await expect(replayStream({ js, jsm }, part.stream, 2, 10)).rejects.toBeInstanceOf(StreamGapError);
+    const whole = await replayStream({ js, jsm }, part.stream, 6, 10);
     expect(whole.messages).toBe(5);
   });
 
@@ -125,7 +125,7 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     expect(info.state.first_seq).toBeLessThanOrEqual((pointer?.pointer.seq ?? 0) + 1);
     const state = new ShardState();
     const snap = await store.load(part.p, state);
-    const replay = await replayStream(js, part.stream, snap.seq + 1, info.state.last_seq, state);
+    const replay = await replayStream({ js, jsm }, part.stream, snap.seq + 1, info.state.last_seq, state);
     expect(replay.messages).toBe(6);
   });
 
