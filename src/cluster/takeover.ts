@@ -1,0 +1,76 @@
+/**
+ * @module cluster/takeover — what a node does between taking a partition's lease and serving it:
+ * load the newest snapshot, replay the stream after it, and publish a fence that expects the last
+ * sequence read, so that a deposed owner's later appends are refused. Someone appending between
+ * the read and the fence makes it read again; a stream trimmed under the replay (a gap) makes it
+ * read the pointer again.
+ */
+import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import { ShardState } from '../shard/store/apply.ts';
+import type { Recovered } from '../shard/persist/recovery.ts';
+import { encodeEntry, isWrongLastSequence } from './stream-log.ts';
+import { ensureStream, replayStream, StreamGapError, type StreamReader } from './stream-replay.ts';
+import type { PartitionSnapshots } from './snapshots.ts';
+import type { ClusterSubjects } from './subjects.ts';
+
+const FENCE_ATTEMPTS = 20;
+
+export interface TakeoverDeps {
+  node: string;
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+  reader: StreamReader;
+  snapshots: PartitionSnapshots;
+  subjects: ClusterSubjects;
+  replicas: number;
+  timeoutMs: number;
+}
+
+export interface Recovery {
+  recovered: Recovered;
+  /** Stream sequence of our fence (where our ownership starts). */
+  fenceSeq: number;
+  /** The snapshot loaded, when the stream still holds records it covers (to be trimmed once we own it). */
+  loaded: { seq: number; object: string } | null;
+}
+
+/** Replays the whole stream, then appends a fence; a deposed owner's later appends fail. `ours`: false once the lease was given up meanwhile. */
+export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, ours: () => boolean): Promise<Recovery> {
+  const stream = d.subjects.stream(p);
+  await ensureStream(d.jsm, stream, d.subjects.log(p), d.replicas);
+  for (let attempt = 0; attempt < FENCE_ATTEMPTS; attempt++) {
+    const info = await d.jsm.streams.info(stream);
+    const last = info.state.last_seq;
+    const state = new ShardState();
+    const snap = await d.snapshots.load(p, state);
+    const from = Math.max(info.state.first_seq, snap.seq + 1);
+    if (snap.seq + 1 < info.state.first_seq && info.state.messages > 0) {
+      throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap.seq}`);
+    }
+    let replayed: Awaited<ReturnType<typeof replayStream>>;
+    try {
+      replayed = await replayStream(d.reader, stream, from, last, state);
+    } catch (err) {
+      // Trimmed between reading the pointer and reading the stream: the pointer has moved on.
+      if (err instanceof StreamGapError && attempt < FENCE_ATTEMPTS - 1) continue;
+      throw err;
+    }
+    const { recovered } = replayed;
+    if (!ours()) throw new Error(`partition ${p}: lost while recovering`); // no fence from a takeover given up
+    try {
+      const ack = await d.js.publish(d.subjects.log(p), encodeEntry({ node: d.node, fence: term }), {
+        msgID: `${d.node}.${term}.fence`,
+        expect: { lastSubjectSequence: last },
+        timeout: d.timeoutMs,
+      });
+      // Records the loaded snapshot covers are still in the stream: trim them once we own it.
+      const loaded = snap.object !== null && info.state.messages > 0 && info.state.first_seq < snap.seq ? { seq: snap.seq, object: snap.object } : null;
+      return { recovered, fenceSeq: ack.seq, loaded };
+    } catch (err) {
+      // The previous owner appended after we read: read again. Anything else (NATS did not
+      // answer): give the lease back rather than hold the partition through more timeouts.
+      if (!isWrongLastSequence(err) || attempt === FENCE_ATTEMPTS - 1) throw err;
+    }
+  }
+  throw new Error('unreachable');
+}
