@@ -126,6 +126,39 @@ export class PartitionSnapshots {
     return { seq: p.pointer.seq, records, object: p.pointer.object };
   }
 
+  /**
+   * The newest snapshot object of `partition` covering at least `minSeq`, found by name (objects
+   * are named `p<n>-<seq>-<suffix>`) and loaded into a fresh state; null when none loads. For a
+   * pointer that reads older than the stream's start: after a NATS meta leader was killed, a
+   * pointer move that had been read back from the leader before the stream was trimmed was later
+   * read as the value before it (nats-server 2.9.10; issue 23), and the partition could not be
+   * taken. The object that move named is deleted only after a later trim, so it (or a newer one)
+   * is still there. Each object was read back and decoded before any pointer named it, and covers
+   * a prefix of the stream its writer had published and read back.
+   */
+  async loadCovering(partition: number, minSeq: number): Promise<{ state: ShardState; seq: number; records: number; object: string } | null> {
+    const deadline = performance.now() + READ_MS;
+    const bucket = (await retryUntil('reading the snapshot store', deadline, () => this.#reader.os.status())).bucket;
+    const prefix = `$O.${bucket}.M.`;
+    const info = await retryUntil('listing snapshot objects', deadline, () => this.#reader.jsm.streams.info(`OBJ_${bucket}`, { subjects_filter: `${prefix}>` }));
+    const candidates = Object.keys(info.state.subjects ?? {})
+      .map((subject) => Buffer.from(subject.slice(prefix.length), 'base64').toString('latin1'))
+      .map((name) => ({ name, m: new RegExp(`^p${partition}-(\\d+)-[0-9a-f]+$`).exec(name) }))
+      .flatMap(({ name, m }) => (m ? [{ name, seq: Number(m[1]) }] : []))
+      .filter((c) => c.seq >= minSeq)
+      .sort((a, b) => b.seq - a.seq);
+    for (const c of candidates) {
+      const state = new ShardState();
+      try {
+        const records = await this.#read(partition, c.name, state);
+        return { state, seq: c.seq, records, object: c.name };
+      } catch {
+        // deleted, damaged or unreadable: the next older one
+      }
+    }
+    return null;
+  }
+
   async #verify(partition: number, object: string): Promise<void> {
     await this.#read(partition, object, new ShardState());
   }
@@ -134,7 +167,7 @@ export class PartitionSnapshots {
     // Chunks are read with gets, each retried: the object store's own reader (a push consumer)
     // waited for good for chunks that never came after a NATS server was killed (issue 23).
     const buf = await readObject(this.#reader.os, this.#reader.jsm, object, performance.now() + READ_MS);
-    if (!buf) throw new Error(`partition ${partition}: snapshot object ${object} is missing`);
+    if (!buf) throw new SnapshotMissingError(`partition ${partition}: snapshot object ${object} is missing`);
     let offset = 0;
     let records = 0;
     for (;;) {
@@ -155,6 +188,11 @@ export class PartitionSnapshots {
 
 export class SnapshotDamagedError extends Error {
   override name = 'SnapshotDamagedError';
+}
+
+/** The object a pointer names is gone (deleted once a newer pointer replaced it: this pointer was read stale). */
+export class SnapshotMissingError extends Error {
+  override name = 'SnapshotMissingError';
 }
 
 function pointerKey(partition: number): string {

@@ -10,7 +10,7 @@ import { ShardState } from '../shard/store/apply.ts';
 import type { Recovered } from '../shard/persist/recovery.ts';
 import { encodeEntry, isWrongLastSequence } from './stream-log.ts';
 import { ensureStream, replayStream, StreamGapError, type StreamReader } from './stream-replay.ts';
-import type { PartitionSnapshots } from './snapshots.ts';
+import { SnapshotMissingError, type PartitionSnapshots } from './snapshots.ts';
 import type { ClusterSubjects } from './subjects.ts';
 
 const FENCE_ATTEMPTS = 20;
@@ -41,12 +41,17 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
   for (let attempt = 0; attempt < FENCE_ATTEMPTS; attempt++) {
     const info = await d.jsm.streams.info(stream);
     const last = info.state.last_seq;
-    const state = new ShardState();
-    const snap = await d.snapshots.load(p, state);
-    const from = Math.max(info.state.first_seq, snap.seq + 1);
-    if (snap.seq + 1 < info.state.first_seq && info.state.messages > 0) {
-      throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap.seq}`);
+    let state = new ShardState();
+    let snap = await d.snapshots.load(p, state).catch((err: unknown) => (err instanceof SnapshotMissingError ? null : Promise.reject(err)));
+    if (!snap || (snap.seq + 1 < info.state.first_seq && info.state.messages > 0)) {
+      // The pointer reads older than the stream's start, or names an object already replaced and
+      // deleted: load the newest snapshot object that covers the stream's start instead.
+      const covering = await d.snapshots.loadCovering(p, info.state.first_seq - 1);
+      if (!covering) throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap?.seq ?? 'a missing object'}, and no snapshot object covers it`);
+      ({ state } = covering);
+      snap = covering;
     }
+    const from = Math.max(info.state.first_seq, snap.seq + 1);
     let replayed: Awaited<ReturnType<typeof replayStream>>;
     try {
       replayed = await replayStream(d.reader, stream, from, last, state);
