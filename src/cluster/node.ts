@@ -13,7 +13,6 @@
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
-import type { KV } from '@nats-io/kv';
 import type { Config } from '../config/index.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { fromWireError, toWireError } from '../errors/wire.ts';
@@ -33,6 +32,8 @@ import { OwnedPartitions, type Owned } from './partitions.ts';
 import { balancePlan } from './balance.ts';
 import { subscriptionRelay } from './relay.ts';
 import { SubscriptionOrigins } from './sub-origins.ts';
+import { LapseWatch } from './lapse-watch.ts';
+import { NodeRecords } from './node-records.ts';
 import { followedCall } from './sub-calls.ts';
 
 /** How long a request waits for a partition to get a ready owner before a retryable 503. */
@@ -52,12 +53,11 @@ export class ClusterNode implements ShardRouter {
   readonly #h: ClusterHandles;
   readonly #subjects: ClusterSubjects;
   readonly #leases: LeaseTable;
-  readonly #nodes: KV;
+  readonly #nodes: NodeRecords;
   readonly partitions: number;
   readonly #owners = new Map<number, Lease>();
   /** The partitions held here and their state machine. */
   readonly #parts: OwnedPartitions;
-  #live = new Map<string, NodeRecord>();
   /** Subscriptions opened through another node, registered here. */
   readonly #subOrigins = new SubscriptionOrigins();
   /** Subscriptions whose stream this node holds, re-registered whenever their partition's owner changes. */
@@ -66,6 +66,9 @@ export class ClusterNode implements ShardRouter {
   readonly #startedAt = Date.now();
   #timer: NodeJS.Timeout | null = null;
   #ticking: Promise<void> | null = null;
+  #tickAgain = false;
+  /** Other nodes' leases, each watched for the moment it lapses unless renewed. */
+  readonly #lapses: LapseWatch;
   /** Renewals run on their own timer, so a slow balancing round never lets a lease lapse. */
   #renewTimer: NodeJS.Timeout | null = null;
   #metricsTimer: NodeJS.Timeout | null = null;
@@ -79,9 +82,10 @@ export class ClusterNode implements ShardRouter {
     this.#h = h;
     this.#subjects = new ClusterSubjects(o.config.clusterName);
     this.#leases = new LeaseTable(h.leases, o.config.nodeId);
-    this.#nodes = h.nodes;
+    this.#nodes = new NodeRecords(h.nodes, h.jsm, `${o.config.clusterName}-nodes`, this.#id);
     this.partitions = h.partitions;
     this.#followed = new FollowedSubscriptions(o.config.clusterLeaseMs);
+    this.#lapses = new LapseWatch(o.config.clusterLeaseMs, () => this.#tickSoon());
     this.#parts = new OwnedPartitions({
       config: o.config,
       log: o.log,
@@ -247,13 +251,28 @@ export class ClusterNode implements ShardRouter {
     if (this.#ticking || this.#stopping) return this.#ticking ?? Promise.resolve();
     this.#ticking = this.#tick()
       .catch((err: unknown) => this.#o.log(`cluster: heartbeat failed: ${err instanceof Error ? err.message : String(err)}`))
-      .finally(() => (this.#ticking = null));
+      .finally(() => {
+        this.#ticking = null;
+        if (this.#tickAgain) void this.#scheduleTick();
+        this.#tickAgain = false;
+      });
     return this.#ticking;
   }
 
+  /** A heartbeat now (after the one in flight, if any): another node's lease has just lapsed. */
+  #tickSoon(): void {
+    if (this.#ticking) this.#tickAgain = true;
+    else void this.#scheduleTick();
+  }
+
+  /**
+   * One heartbeat. Its steps fail on their own: a node bucket whose stream leader is being elected
+   * again (seconds, after a NATS server is lost) must not stop lease reads and takeovers.
+   */
   async #tick(): Promise<void> {
-    await this.#nodes.put(`n.${this.#id}`, JSON.stringify(this.#nodeRecord()));
-    await this.#readNodes();
+    const failed = (what: string) => (err: unknown) => this.#o.log(`cluster: heartbeat: ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
+    await this.#nodes.write(this.#nodeRecord()).catch(failed('writing this node\'s record'));
+    await this.#nodes.read(this.#nodeRecord()).catch(failed('reading the node records'));
     await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.#refreshOwner(p)));
     if (this.#stopping) return;
     this.#balance();
@@ -275,7 +294,7 @@ export class ClusterNode implements ShardRouter {
       (ws, spec) => this.#route(ws, 'subOpen', spec).then(() => undefined),
       (id, err) => this.#o.log(`cluster: subscription ${id} could not be registered with its partition's new owner yet: ${err instanceof Error ? err.message : String(err)}`),
     );
-    this.#subOrigins.dropGone(this.#live, Date.now(), 3 * this.#o.config.clusterLeaseMs, (id, ws) => {
+    this.#subOrigins.dropGone(this.#nodes.live, Date.now(), 3 * this.#o.config.clusterLeaseMs, (id, ws) => {
       const local = this.#parts.get(this.partitionOf(ws));
       if (local?.status === 'ready' && local.shard) void local.shard.handle('subClose', ws, { id }).catch(() => undefined);
     });
@@ -287,27 +306,12 @@ export class ClusterNode implements ShardRouter {
     return { id: this.#id, started_at: this.#startedAt, owned };
   }
 
-  async #readNodes(): Promise<void> {
-    const live = new Map<string, NodeRecord>();
-    const keys: string[] = [];
-    for await (const k of await this.#nodes.keys()) keys.push(k);
-    await Promise.all(
-      keys.map(async (k) => {
-        const e = await this.#nodes.get(k);
-        if (e && e.operation === 'PUT') {
-          const rec = JSON.parse(e.string()) as NodeRecord;
-          live.set(rec.id, rec);
-        }
-      }),
-    );
-    live.set(this.#id, this.#nodeRecord());
-    this.#live = live;
-  }
-
   async #refreshOwner(p: number): Promise<void> {
     const holder = await this.#leases.holder(p);
     if (holder) this.#owners.set(p, holder);
     else this.#owners.delete(p);
+    if (holder && holder.node !== this.#id && !this.#stopping) this.#lapses.seen(p, holder.revision, holder.renewedAt);
+    else this.#lapses.forget(p);
   }
 
   /** Takes free partitions up to a fair share; gives one away per heartbeat above it. */
@@ -315,7 +319,8 @@ export class ClusterNode implements ShardRouter {
     const now = Date.now();
     const plan = balancePlan({
       self: this.#id,
-      nodes: [...this.#live.keys()],
+      // A node whose record was not written for two heartbeats is not counted (cluster/node-records.ts).
+      nodes: this.#nodes.recent((2 * this.#o.config.clusterLeaseMs) / 3, now),
       partitions: this.partitions,
       owners: this.#owners,
       owned: new Set([...this.#parts.values()].map((o) => o.partition)),
@@ -343,14 +348,14 @@ export class ClusterNode implements ShardRouter {
   // ---- status and shutdown -------------------------------------------------------------------
 
   async status(): Promise<ClusterStatus> {
-    await this.#readNodes().catch(() => undefined);
+    await this.#nodes.read(this.#nodeRecord()).catch(() => undefined);
     await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.#refreshOwner(p)));
     return clusterStatus({
       self: this.#id,
       config: this.#o.config,
       partitions: this.partitions,
       owners: this.#owners,
-      live: this.#live,
+      live: this.#nodes.live,
       lastSeq: (p) => this.#h.jsm.streams.info(this.#subjects.stream(p)).then((i) => i.state.last_seq, () => 0),
     });
   }
@@ -361,10 +366,11 @@ export class ClusterNode implements ShardRouter {
     if (this.#timer) clearInterval(this.#timer);
     if (this.#renewTimer) clearInterval(this.#renewTimer);
     if (this.#metricsTimer) clearInterval(this.#metricsTimer);
+    this.#lapses.stop();
     while (this.#ticking) await this.#ticking;
     await this.#parts.settled();
     await Promise.all([...this.#parts.values()].map((o) => this.#parts.release(o, 'shutting down')));
-    await this.#nodes.delete(`n.${this.#id}`).catch(() => undefined);
+    await this.#nodes.remove().catch(() => undefined);
     for (const s of this.#subs) s.unsubscribe();
     await this.#nc.drain().catch(() => undefined);
   }
