@@ -25,6 +25,7 @@ import type { LogRecord, SnapshotFooter, SnapshotHeader } from '../shard/store/r
 import { snapshotRecords } from '../shard/persist/snapshot.ts';
 import { applyRecord, ShardState } from '../shard/store/apply.ts';
 import { readObject, retryUntil } from './message-get.ts';
+import { isWrongLastSequence } from './js-errors.ts';
 
 /** How long reading one snapshot object may take, all tries together (each get has its own, shorter, deadline). */
 const READ_MS = 10_000;
@@ -100,9 +101,11 @@ export class PartitionSnapshots {
       const value = JSON.stringify({ seq, object, at: Date.now() } satisfies Pointer);
       if (current) await this.#meta.update(pointerKey(partition), value, current.revision);
       else await this.#meta.create(pointerKey(partition), value);
-    } catch {
-      // Someone moved the pointer first: the object is ours alone.
-      await this.#os.delete(object).catch(() => undefined);
+    } catch (err) {
+      // Refused (someone moved the pointer first): the object is ours alone. Any other failure (a
+      // timeout while NATS elects a leader) leaves it unknown whether the pointer names it now:
+      // keep it (a later trim removes the partition's older objects, `discardBelow`).
+      if (isWrongLastSequence(err)) await this.#os.delete(object).catch(() => undefined);
       return false;
     }
     return { object, previous: current?.pointer ?? null };
@@ -113,9 +116,31 @@ export class PartitionSnapshots {
     return (await this.pointer(partition))?.pointer.object === object;
   }
 
-  /** Deletes a snapshot object no pointer names any more. */
-  async discard(object: string): Promise<void> {
-    await this.#os.delete(object).catch(() => undefined);
+  /**
+   * After the stream was trimmed below `seq`: deletes the partition's snapshot objects older than
+   * it (`previous`, the one the pointer named before, and any left by a pointer move whose outcome
+   * was unknown), so forgotten content leaves the store too.
+   */
+  async discardBelow(partition: number, seq: number, previous: string | null): Promise<void> {
+    const names = await this.#objects(partition, this.#jsm).catch(() => []);
+    const older = names.filter((c) => c.seq < seq).map((c) => c.name);
+    if (previous && !older.includes(previous)) older.push(previous);
+    for (const name of older) await this.#os.delete(name).catch(() => undefined);
+  }
+
+  /** The partition's snapshot objects by name (`p<n>-<seq>-<suffix>`), newest first, listed from the store stream's leader. */
+  async #objects(partition: number, jsm: JetStreamManager): Promise<Array<{ name: string; seq: number }>> {
+    const bucket = (await this.#reader.os.status()).bucket;
+    const prefix = `$O.${bucket}.M.`;
+    const info = await jsm.streams.info(`OBJ_${bucket}`, { subjects_filter: `${prefix}>` });
+    const pattern = new RegExp(`^p${partition}-(\\d+)-[0-9a-f]+$`);
+    return Object.keys(info.state.subjects ?? {})
+      .map((subject) => Buffer.from(subject.slice(prefix.length), 'base64').toString('latin1'))
+      .flatMap((name) => {
+        const m = pattern.exec(name);
+        return m ? [{ name, seq: Number(m[1]) }] : [];
+      })
+      .sort((a, b) => b.seq - a.seq);
   }
 
   /** Loads the newest snapshot into `state`; returns the stream sequence it covers (0: none). */
@@ -137,16 +162,8 @@ export class PartitionSnapshots {
    * a prefix of the stream its writer had published and read back.
    */
   async loadCovering(partition: number, minSeq: number): Promise<{ state: ShardState; seq: number; records: number; object: string } | null> {
-    const deadline = performance.now() + READ_MS;
-    const bucket = (await retryUntil('reading the snapshot store', deadline, () => this.#reader.os.status())).bucket;
-    const prefix = `$O.${bucket}.M.`;
-    const info = await retryUntil('listing snapshot objects', deadline, () => this.#reader.jsm.streams.info(`OBJ_${bucket}`, { subjects_filter: `${prefix}>` }));
-    const candidates = Object.keys(info.state.subjects ?? {})
-      .map((subject) => Buffer.from(subject.slice(prefix.length), 'base64').toString('latin1'))
-      .map((name) => ({ name, m: new RegExp(`^p${partition}-(\\d+)-[0-9a-f]+$`).exec(name) }))
-      .flatMap(({ name, m }) => (m ? [{ name, seq: Number(m[1]) }] : []))
-      .filter((c) => c.seq >= minSeq)
-      .sort((a, b) => b.seq - a.seq);
+    const all = await retryUntil('listing snapshot objects', performance.now() + READ_MS, () => this.#objects(partition, this.#reader.jsm));
+    const candidates = all.filter((c) => c.seq >= minSeq);
     for (const c of candidates) {
       const state = new ShardState();
       try {

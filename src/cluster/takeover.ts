@@ -38,6 +38,7 @@ export interface Recovery {
 export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, ours: () => boolean): Promise<Recovery> {
   const stream = d.subjects.stream(p);
   await ensureStream(d.jsm, stream, d.subjects.log(p), d.replicas);
+  let lastGap: Error | null = null;
   for (let attempt = 0; attempt < FENCE_ATTEMPTS; attempt++) {
     const info = await d.jsm.streams.info(stream);
     const last = info.state.last_seq;
@@ -45,19 +46,26 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
     let snap = await d.snapshots.load(p, state).catch((err: unknown) => (err instanceof SnapshotMissingError ? null : Promise.reject(err)));
     if (!snap || (snap.seq + 1 < info.state.first_seq && info.state.messages > 0)) {
       // The pointer reads older than the stream's start, or names an object already replaced and
-      // deleted: load the newest snapshot object that covers the stream's start instead.
+      // deleted: load the newest snapshot object that covers the stream's start instead. With
+      // none, replay from the pointer all the same: the replay reads every sequence and refuses a
+      // gap, so a stream start reported wrongly costs nothing and a real gap still fails.
       const covering = await d.snapshots.loadCovering(p, info.state.first_seq - 1);
-      if (!covering) throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap?.seq ?? 'a missing object'}, and no snapshot object covers it`);
-      ({ state } = covering);
-      snap = covering;
+      if (covering) {
+        ({ state } = covering);
+        snap = covering;
+      } else if (!snap) throw new Error(`partition ${p}: the snapshot pointer names a deleted object, and no snapshot object covers the stream's start (${info.state.first_seq})`);
     }
-    const from = Math.max(info.state.first_seq, snap.seq + 1);
+    const from = snap.seq + 1;
     let replayed: Awaited<ReturnType<typeof replayStream>>;
     try {
       replayed = await replayStream(d.reader, stream, from, last, state);
     } catch (err) {
       // Trimmed between reading the pointer and reading the stream: the pointer has moved on.
-      if (err instanceof StreamGapError && attempt < FENCE_ATTEMPTS - 1) continue;
+      if (err instanceof StreamGapError && attempt < FENCE_ATTEMPTS - 1) {
+        lastGap = err;
+        continue;
+      }
+      if (err instanceof StreamGapError) throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap.seq} (${err.message})`);
       throw err;
     }
     const { recovered } = replayed;
@@ -77,5 +85,5 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
       if (!isWrongLastSequence(err) || attempt === FENCE_ATTEMPTS - 1) throw err;
     }
   }
-  throw new Error('unreachable');
+  throw lastGap ?? new Error('unreachable');
 }
