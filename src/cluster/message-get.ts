@@ -51,11 +51,12 @@ function getNext(jsm: JetStreamManager, stream: string, subject: string, seq: nu
 
 /**
  * An object of `os`, read chunk by chunk with gets (its size and SHA-256 digest checked); null when
- * the object is missing or deleted. `os` must come from a JetStream context with a short timeout:
- * its description is read through it.
+ * the object is missing or deleted. Fails when one read gets no answer for `stallMs` (so a large
+ * object is not cut short by an overall deadline). `os` must come from a JetStream context with
+ * a short timeout: its description is read through it.
  */
-export async function readObject(os: ObjectStore, jsm: JetStreamManager, name: string, deadline: number): Promise<Buffer | null> {
-  const info = await retryUntil(`reading the description of object ${name}`, deadline, () => os.info(name));
+export async function readObject(os: ObjectStore, jsm: JetStreamManager, name: string, stallMs: number): Promise<Buffer | null> {
+  const info = await retryUntil(`reading the description of object ${name}`, performance.now() + stallMs, () => os.info(name));
   if (!info || info.deleted) return null;
   const stream = `OBJ_${info.bucket}`;
   const subject = `$O.${info.bucket}.C.${info.nuid}`;
@@ -64,7 +65,7 @@ export async function readObject(os: ObjectStore, jsm: JetStreamManager, name: s
   let bytes = 0;
   let seq = 1;
   while (bytes < info.size) {
-    const m = await getNext(jsm, stream, subject, seq, deadline);
+    const m = await getNext(jsm, stream, subject, seq, performance.now() + stallMs);
     if (!m) throw new Error(`object ${name}: chunks end after ${bytes} of ${info.size} bytes`);
     chunks.push(m.data);
     sha.update(m.data);

@@ -27,7 +27,7 @@ import { applyRecord, ShardState } from '../shard/store/apply.ts';
 import { readObject, retryUntil } from './message-get.ts';
 import { isWrongLastSequence } from './js-errors.ts';
 
-/** How long reading one snapshot object may take, all tries together (each get has its own, shorter, deadline). */
+/** How long one read of a snapshot (its pointer, a chunk of it) may go unanswered, all tries together (each try has a shorter deadline). */
 const READ_MS = 10_000;
 
 export interface Pointer {
@@ -183,7 +183,7 @@ export class PartitionSnapshots {
   async #read(partition: number, object: string, state: ShardState): Promise<number> {
     // Chunks are read with gets, each retried: the object store's own reader (a push consumer)
     // waited for good for chunks that never came after a NATS server was killed (issue 23).
-    const buf = await readObject(this.#reader.os, this.#reader.jsm, object, performance.now() + READ_MS);
+    const buf = await readObject(this.#reader.os, this.#reader.jsm, object, READ_MS);
     if (!buf) throw new SnapshotMissingError(`partition ${partition}: snapshot object ${object} is missing`);
     let offset = 0;
     let records = 0;
