@@ -14,17 +14,12 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { connect } from '@nats-io/transport-node';
-import { jetstreamManager } from '@nats-io/jetstream';
-import { Kvm } from '@nats-io/kv';
-import { Objm } from '@nats-io/obj';
 import { numberFlag } from './lib/args.ts';
 import { rssBytes } from './lib/proc.ts';
 import { freePort, startServer } from './lib/server-process.ts';
 import { storeRecords } from './micro/store-fixture.ts';
-import { PartitionSnapshots } from '../src/cluster/snapshots.ts';
 import { applyRecord, ShardState } from '../src/shard/store/apply.ts';
-import { startNats, stopNats } from '../test/helpers/nats.ts';
+import { startNats, stopNats, writePartitionSnapshot } from '../test/helpers/nats.ts';
 
 const { values } = parseArgs({ options: { memories: { type: 'string' }, runs: { type: 'string' } } });
 const MEMORIES = numberFlag(values, 'memories', 100_000);
@@ -42,21 +37,9 @@ function peakRss(pid: number): number {
 }
 
 async function seed(url: string, name: string): Promise<number> {
-  const nc = await connect({ servers: [url] });
-  try {
-    const jsm = await jetstreamManager(nc);
-    const meta = await new Kvm(nc).create(`${name}-meta`, { history: 1 });
-    await meta.create('partitions', '1');
-    const os = await new Objm(nc).create(`${name}-snapshots`);
-    const store = new PartitionSnapshots(os, meta, jsm, `${name}-meta`);
-    const state = new ShardState();
-    for (const r of storeRecords(MEMORIES, 7, 'takeover')) applyRecord(state, r);
-    const data = store.encode(0, state, 0);
-    await store.save(0, 0, data, () => Promise.resolve());
-    return data.length;
-  } finally {
-    await nc.close();
-  }
+  const state = new ShardState();
+  for (const r of storeRecords(MEMORIES, 7, 'takeover')) applyRecord(state, r);
+  return writePartitionSnapshot(url, name, state);
 }
 
 async function main(): Promise<void> {

@@ -20,10 +20,11 @@ import { randomBytes } from 'node:crypto';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
-import { encodeFrame, readFrame } from '../shard/persist/frames.ts';
-import type { LogRecord, SnapshotFooter, SnapshotHeader } from '../shard/store/records.ts';
+import { encodeFrame } from '../shard/persist/frames.ts';
+import { applySnapshot, beginRecovery, bufferFrames } from '../shard/persist/recovery.ts';
+import type { SnapshotFooter, SnapshotHeader } from '../shard/store/records.ts';
 import { snapshotRecords } from '../shard/persist/snapshot.ts';
-import { applyRecord, ShardState } from '../shard/store/apply.ts';
+import { ShardState } from '../shard/store/apply.ts';
 import { readObject, retryUntil } from './message-get.ts';
 import { isWrongLastSequence } from './js-errors.ts';
 
@@ -143,7 +144,7 @@ export class PartitionSnapshots {
       .sort((a, b) => b.seq - a.seq);
   }
 
-  /** Loads the newest snapshot into `state`; returns the stream sequence it covers (0: none). */
+  /** Loads the newest snapshot into `state` (in recovery mode: the caller's `beginRecovery`); returns the stream sequence it covers (0: none). */
   async load(partition: number, state: ShardState): Promise<{ seq: number; records: number; object: string | null }> {
     const p = await retryUntil(`partition ${partition}: reading the snapshot pointer`, performance.now() + READ_MS, () => this.pointer(partition, this.#reader.jsm));
     if (!p) return { seq: 0, records: 0, object: null };
@@ -166,6 +167,7 @@ export class PartitionSnapshots {
     const candidates = all.filter((c) => c.seq >= minSeq);
     for (const c of candidates) {
       const state = new ShardState();
+      beginRecovery(state);
       try {
         const records = await this.#read(partition, c.name, state);
         return { state, seq: c.seq, records, object: c.name };
@@ -177,7 +179,9 @@ export class PartitionSnapshots {
   }
 
   async #verify(partition: number, object: string): Promise<void> {
-    await this.#read(partition, object, new ShardState());
+    const state = new ShardState();
+    beginRecovery(state); // decoded only to check it: nothing indexed
+    await this.#read(partition, object, state);
   }
 
   async #read(partition: number, object: string, state: ShardState): Promise<number> {
@@ -185,26 +189,8 @@ export class PartitionSnapshots {
     // waited for good for chunks that never came after a NATS server was killed (issue 23).
     const buf = await readObject(this.#reader.os, this.#reader.jsm, object, READ_MS);
     if (!buf) throw new SnapshotMissingError(`partition ${partition}: snapshot object ${object} is missing`);
-    let offset = 0;
-    let records = 0;
-    for (;;) {
-      const f = readFrame(buf, offset);
-      if (f.kind !== 'frame') throw new SnapshotDamagedError(`partition ${partition}: snapshot ${object} is damaged at offset ${offset}`);
-      offset = f.next;
-      const v = f.value as LogRecord | SnapshotHeader | SnapshotFooter;
-      if (v.t === 'snap') continue;
-      if (v.t === 'end') {
-        if (v.records !== records) throw new SnapshotDamagedError(`partition ${partition}: snapshot ${object} footer counts ${v.records} records, found ${records}`);
-        return records;
-      }
-      applyRecord(state, v);
-      records += 1;
-    }
+    return applySnapshot(bufferFrames(buf), state, `partition ${partition}: snapshot ${object}`).records;
   }
-}
-
-export class SnapshotDamagedError extends Error {
-  override name = 'SnapshotDamagedError';
 }
 
 /** The object a pointer names is gone (deleted once a newer pointer replaced it: this pointer was read stale). */

@@ -7,7 +7,7 @@
 import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jetstream';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { LogRecord } from '../shard/store/records.ts';
-import { applyRecord, pruneDanglingEdges, ShardState } from '../shard/store/apply.ts';
+import { applyRecord, ShardState } from '../shard/store/apply.ts';
 import type { Recovered } from '../shard/persist/recovery.ts';
 import { decodeEntry, type StreamEntry } from './stream-log.ts';
 import { readRange } from './message-get.ts';
@@ -82,7 +82,7 @@ export class EntryReplayer {
   }
 }
 
-/** Reads a partition's stream from `fromSeq` to `toSeq` into `state` (a fresh one by default). */
+/** Reads a partition's stream from `fromSeq` to `toSeq` into `state` (a fresh one by default); a takeover ends recovery mode after it (`endRecovery`). */
 export async function replayStream(
   reader: StreamReader,
   stream: string,
@@ -109,7 +109,6 @@ export async function replayStream(
   }
   replayer.finish();
   if (replayer.dropped > 0) console.error(`stream ${stream}: dropped ${replayer.dropped} records of a write its owner did not finish publishing (never acknowledged)`);
-  pruneDanglingEdges(state);
   return {
     recovered: { state, nextWalSeq: 0, walSegments: [], snapshots: [], replayedRecords: replayed, truncatedTail: null, staleFiles: false },
     messages,

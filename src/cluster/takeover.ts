@@ -7,7 +7,7 @@
  */
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { ShardState } from '../shard/store/apply.ts';
-import type { Recovered } from '../shard/persist/recovery.ts';
+import { beginRecovery, endRecovery, type Recovered } from '../shard/persist/recovery.ts';
 import { encodeEntry, isWrongLastSequence } from './stream-log.ts';
 import { ensureStream, replayStream, StreamGapError, type StreamReader } from './stream-replay.ts';
 import { SnapshotMissingError, type PartitionSnapshots } from './snapshots.ts';
@@ -42,7 +42,10 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
   for (let attempt = 0; attempt < FENCE_ATTEMPTS; attempt++) {
     const info = await d.jsm.streams.info(stream);
     const last = info.state.last_seq;
+    // One recovery path with a local restart (shard/persist/recovery.ts): recovery mode while the
+    // snapshot and the stream after it are applied, the same snapshot decoder.
     let state = new ShardState();
+    beginRecovery(state);
     let snap = await d.snapshots.load(p, state).catch((err: unknown) => (err instanceof SnapshotMissingError ? null : Promise.reject(err)));
     if (!snap || (snap.seq + 1 < info.state.first_seq && info.state.messages > 0)) {
       // The pointer reads older than the stream's start, or names an object already replaced and
@@ -69,6 +72,7 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
       throw err;
     }
     const { recovered } = replayed;
+    endRecovery(state);
     if (!ours()) throw new Error(`partition ${p}: lost while recovering`); // no fence from a takeover given up
     try {
       const ack = await d.js.publish(d.subjects.log(p), encodeEntry({ node: d.node, fence: term }), {
