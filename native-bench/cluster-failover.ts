@@ -70,6 +70,11 @@ export async function failover(natsUrl: string, rounds: number, d: FailoverDeps)
         samples.push({ servedMs: at === undefined ? Infinity : at - killedAt, takeoverMs: took.get(p) ?? NaN });
       }
       console.log(`round ${round}: n${victimIdx} killed, its partitions ${ofVictim.join(',')} served again after ${ofVictim.map((p) => ((servedAt.get(p) ?? Infinity) - killedAt).toFixed(0)).join(', ')} ms`);
+      const unserved = ofVictim.filter((p) => !servedAt.has(p));
+      if (unserved.length > 0) {
+        const about = new RegExp(`partition (${unserved.join('|')})\\b`);
+        console.log(`  not served: ${unserved.join(',')}; the survivors logged:\n${survivors.flatMap((n, k) => n.log.slice(logFrom[k]).filter((l) => about.test(l)).map((l) => `    ${l}`)).join('\n')}`);
+      }
       nodes[victimIdx] = await d.startNode(env(victimIdx));
     }
   } finally {
