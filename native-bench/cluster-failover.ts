@@ -42,7 +42,7 @@ export async function failover(natsUrl: string, rounds: number, d: FailoverDeps)
       const survivors = live.filter((n) => n !== victim);
       const logFrom = survivors.map((n) => n.log.length);
       const servedAt = new Map<number, number>();
-      /** After the kill, the last answers other than success per partition (statuses). */
+      /** After the kill, the last answer other than success per partition (status and body). */
       const answers = new Map<number, string>();
       let killedAt = Infinity;
       const clients = survivors.map((n) => new RestClient({ host: '127.0.0.1', port: n.port, apiKey: 'unused', maxSockets: d.concurrency }));
@@ -55,7 +55,7 @@ export async function failover(natsUrl: string, rounds: number, d: FailoverDeps)
           const r = await (clients[n % clients.length] as RestClient).post(`/v1/workspaces/${ws}/memories`, { content: `write ${n} across a failover` });
           const ok = r.status === 200 || r.status === 201;
           if (ok && performance.now() > killedAt && !servedAt.has(p)) servedAt.set(p, performance.now());
-          if (!ok && performance.now() > killedAt) answers.set(p, `${answers.get(p) ?? ''}${r.status} `.slice(-60));
+          if (!ok && performance.now() > killedAt) answers.set(p, `${r.status} ${r.body.toString().slice(0, 160)}`);
           return ok;
         },
         { concurrency: d.concurrency, durationMs: 2000 + 3 * lease },
@@ -76,7 +76,7 @@ export async function failover(natsUrl: string, rounds: number, d: FailoverDeps)
       const unserved = ofVictim.filter((p) => !servedAt.has(p));
       if (unserved.length > 0) {
         const about = new RegExp(`partition (${unserved.join('|')})\\b`);
-        console.log(`  not served: ${unserved.map((p) => `${p} (answers: ${answers.get(p) ?? 'none'})`).join(', ')}; the survivors logged:\n${survivors.flatMap((n, k) => n.log.slice(logFrom[k]).filter((l) => about.test(l) || !/partition \d/.test(l)).slice(-15).map((l) => `    ${l}`)).join('\n')}`);
+        console.log(`  not served: ${unserved.map((p) => `${p} (last answer: ${answers.get(p) ?? 'none'})`).join(', ')}; the survivors logged:\n${survivors.flatMap((n, k) => n.log.slice(logFrom[k]).filter((l) => about.test(l) || !/partition \d/.test(l)).slice(-15).map((l) => `    ${l}`)).join('\n')}`);
       }
       nodes[victimIdx] = await d.startNode(env(victimIdx));
     }
