@@ -8,7 +8,11 @@
  * partition that moves, the longest time without a successful write to it (the unavailable
  * window of the hand-over) and the retryable 503s it answered.
  *
- *   npm run build && node --import tsx native-bench/cluster.ts [--seconds 8] [--concurrency 16] [--move-only]
+ * Failover (`--failover N`): N rounds of kill -9 of one of three nodes under write load; per
+ * partition it owned, the time from the kill until a write to it was acknowledged again, and how
+ * long its takeover took (lease acquired → serving, from the new owner's log).
+ *
+ *   npm run build && node --import tsx native-bench/cluster.ts [--seconds 8] [--concurrency 16] [--move-only] [--failover 10]
  *
  * Needs nats-server on PATH. Hash embedder, auth off (the auth store is per node in cluster mode).
  */
@@ -24,8 +28,9 @@ import { freePort, startServer, type RunningServer } from './lib/server-process.
 import { summarize, type Summary } from './lib/stats.ts';
 import { formatMarkdown } from './lib/table.ts';
 import { shardFor } from '../src/router/shard-map.ts';
+import { failover } from './cluster-failover.ts';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, concurrency: { type: 'string' }, 'move-only': { type: 'boolean' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, concurrency: { type: 'string' }, 'move-only': { type: 'boolean' }, failover: { type: 'string' } } });
 const SECONDS = numberFlag(values, 'seconds', 8);
 const CONCURRENCY = numberFlag(values, 'concurrency', 16);
 const WORKSPACES = 64;
@@ -215,6 +220,15 @@ Move: ${CONCURRENCY} writers over ${WORKSPACES} workspaces through 2 nodes for $
 }
 
 async function main(): Promise<void> {
+  if (values['failover']) {
+    const nats = await startNats();
+    try {
+      await failover(nats.url, numberFlag(values, 'failover', 10), { startNode, waitOwned, owners, concurrency: CONCURRENCY, workspaces: WORKSPACES, partitions: PARTITIONS });
+    } finally {
+      nats.stop();
+    }
+    return;
+  }
   if (values['move-only']) {
     const nats = await startNats();
     try {

@@ -14,6 +14,13 @@ export interface Lease {
   at: number;
 }
 
+/** A lease as read from the bucket: its revision and the server's time of its last renewal too. */
+export interface HeldLease extends Lease {
+  revision: number;
+  /** Milliseconds since the epoch, as the NATS server stamped the last renewal. */
+  renewedAt: number;
+}
+
 export class LeaseTable {
   readonly #kv: KV;
   readonly #node: string;
@@ -56,12 +63,12 @@ export class LeaseTable {
   }
 
   /** The current holder, or null (never taken, released or expired). */
-  async holder(partition: number): Promise<Lease | null> {
+  async holder(partition: number): Promise<HeldLease | null> {
     const e = await this.#kv.get(key(partition)).catch(() => null);
     if (!e || e.operation !== 'PUT') return null;
     const l = JSON.parse(e.string()) as Partial<Lease>;
     // A lease written by a version without terms: its holder stands in for the term.
-    return { node: String(l.node), term: l.term ?? `node:${String(l.node)}`, at: Number(l.at ?? 0) };
+    return { node: String(l.node), term: l.term ?? `node:${String(l.node)}`, at: Number(l.at ?? 0), revision: e.revision, renewedAt: e.created.getTime() };
   }
 
   #value(term: string): string {

@@ -20,12 +20,15 @@ import { randomBytes } from 'node:crypto';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
-import { encodeFrame, readFrame } from '../shard/persist/frames.ts';
-import type { LogRecord, SnapshotFooter, SnapshotHeader } from '../shard/store/records.ts';
+import { encodeFrame } from '../shard/persist/frames.ts';
+import { applySnapshot, beginRecovery, bufferFrames } from '../shard/persist/recovery.ts';
+import type { SnapshotFooter, SnapshotHeader } from '../shard/store/records.ts';
 import { snapshotRecords } from '../shard/persist/snapshot.ts';
-import { applyRecord, ShardState } from '../shard/store/apply.ts';
+import { ShardState } from '../shard/store/apply.ts';
+import { readObject, retryUntil } from './message-get.ts';
+import { isWrongLastSequence } from './js-errors.ts';
 
-/** How long reading one snapshot object may take. */
+/** How long one read of a snapshot (its pointer, a chunk of it) may go unanswered, all tries together (each try has a shorter deadline). */
 const READ_MS = 10_000;
 
 export interface Pointer {
@@ -34,18 +37,26 @@ export interface Pointer {
   at: number;
 }
 
+/** Where snapshots are read from: the object store and a manager whose requests have a short timeout (each get is retried). */
+export interface SnapshotReader {
+  os: ObjectStore;
+  jsm: JetStreamManager;
+}
+
 export class PartitionSnapshots {
   readonly #os: ObjectStore;
   readonly #meta: KV;
   readonly #jsm: JetStreamManager;
   readonly #bucket: string;
+  readonly #reader: SnapshotReader;
 
-  /** `bucket`: the meta bucket's name (its stream is `KV_<bucket>`). */
-  constructor(os: ObjectStore, meta: KV, jsm: JetStreamManager, bucket: string) {
+  /** `bucket`: the meta bucket's name (its stream is `KV_<bucket>`); `reader`: for reading objects back (default: `os` and `jsm`). */
+  constructor(os: ObjectStore, meta: KV, jsm: JetStreamManager, bucket: string, reader: SnapshotReader = { os, jsm }) {
     this.#os = os;
     this.#meta = meta;
     this.#jsm = jsm;
     this.#bucket = bucket;
+    this.#reader = reader;
   }
 
   /** Encodes `state` now (synchronously: a consistent cut) as a snapshot covering `seq`. */
@@ -63,8 +74,8 @@ export class PartitionSnapshots {
   }
 
   /** The pointer as the meta stream's leader holds it, with its revision; null when none was saved. */
-  async pointer(partition: number): Promise<{ pointer: Pointer; revision: number } | null> {
-    const m = await this.#jsm.streams.getMessage(`KV_${this.#bucket}`, { last_by_subj: `$KV.${this.#bucket}.${pointerKey(partition)}` });
+  async pointer(partition: number, jsm: JetStreamManager = this.#jsm): Promise<{ pointer: Pointer; revision: number } | null> {
+    const m = await jsm.streams.getMessage(`KV_${this.#bucket}`, { last_by_subj: `$KV.${this.#bucket}.${pointerKey(partition)}` });
     if (!m || m.data.length === 0) return null;
     return { pointer: JSON.parse(m.string()) as Pointer, revision: m.seq };
   }
@@ -91,9 +102,11 @@ export class PartitionSnapshots {
       const value = JSON.stringify({ seq, object, at: Date.now() } satisfies Pointer);
       if (current) await this.#meta.update(pointerKey(partition), value, current.revision);
       else await this.#meta.create(pointerKey(partition), value);
-    } catch {
-      // Someone moved the pointer first: the object is ours alone.
-      await this.#os.delete(object).catch(() => undefined);
+    } catch (err) {
+      // Refused (someone moved the pointer first): the object is ours alone. Any other failure (a
+      // timeout while NATS elects a leader) leaves it unknown whether the pointer names it now:
+      // keep it (a later trim removes the partition's older objects, `discardBelow`).
+      if (isWrongLastSequence(err)) await this.#os.delete(object).catch(() => undefined);
       return false;
     }
     return { object, previous: current?.pointer ?? null };
@@ -104,52 +117,85 @@ export class PartitionSnapshots {
     return (await this.pointer(partition))?.pointer.object === object;
   }
 
-  /** Deletes a snapshot object no pointer names any more. */
-  async discard(object: string): Promise<void> {
-    await this.#os.delete(object).catch(() => undefined);
+  /**
+   * After the stream was trimmed below `seq`: deletes the partition's snapshot objects older than
+   * it (`previous`, the one the pointer named before, and any left by a pointer move whose outcome
+   * was unknown), so forgotten content leaves the store too.
+   */
+  async discardBelow(partition: number, seq: number, previous: string | null): Promise<void> {
+    const names = await this.#objects(partition, this.#jsm).catch(() => []);
+    const older = names.filter((c) => c.seq < seq).map((c) => c.name);
+    if (previous && !older.includes(previous)) older.push(previous);
+    for (const name of older) await this.#os.delete(name).catch(() => undefined);
   }
 
-  /** Loads the newest snapshot into `state`; returns the stream sequence it covers (0: none). */
+  /** The partition's snapshot objects by name (`p<n>-<seq>-<suffix>`), newest first, listed from the store stream's leader. */
+  async #objects(partition: number, jsm: JetStreamManager): Promise<Array<{ name: string; seq: number }>> {
+    const bucket = (await this.#reader.os.status()).bucket;
+    const prefix = `$O.${bucket}.M.`;
+    const info = await jsm.streams.info(`OBJ_${bucket}`, { subjects_filter: `${prefix}>` });
+    const pattern = new RegExp(`^p${partition}-(\\d+)-[0-9a-f]+$`);
+    return Object.keys(info.state.subjects ?? {})
+      .map((subject) => Buffer.from(subject.slice(prefix.length), 'base64').toString('latin1'))
+      .flatMap((name) => {
+        const m = pattern.exec(name);
+        return m ? [{ name, seq: Number(m[1]) }] : [];
+      })
+      .sort((a, b) => b.seq - a.seq);
+  }
+
+  /** Loads the newest snapshot into `state` (in recovery mode: the caller's `beginRecovery`); returns the stream sequence it covers (0: none). */
   async load(partition: number, state: ShardState): Promise<{ seq: number; records: number; object: string | null }> {
-    const p = await this.pointer(partition);
+    const p = await retryUntil(`partition ${partition}: reading the snapshot pointer`, performance.now() + READ_MS, () => this.pointer(partition, this.#reader.jsm));
     if (!p) return { seq: 0, records: 0, object: null };
     const records = await this.#read(partition, p.pointer.object, state);
     return { seq: p.pointer.seq, records, object: p.pointer.object };
   }
 
+  /**
+   * The newest snapshot object of `partition` covering at least `minSeq`, found by name (objects
+   * are named `p<n>-<seq>-<suffix>`) and loaded into a fresh state; null when none loads. For a
+   * pointer that reads older than the stream's start: after a NATS meta leader was killed, a
+   * pointer move that had been read back from the leader before the stream was trimmed was later
+   * read as the value before it (nats-server 2.9.10; issue 23), and the partition could not be
+   * taken. The object that move named is deleted only after a later trim, so it (or a newer one)
+   * is still there. Each object was read back and decoded before any pointer named it, and covers
+   * a prefix of the stream its writer had published and read back.
+   */
+  async loadCovering(partition: number, minSeq: number): Promise<{ state: ShardState; seq: number; records: number; object: string } | null> {
+    const all = await retryUntil('listing snapshot objects', performance.now() + READ_MS, () => this.#objects(partition, this.#reader.jsm));
+    const candidates = all.filter((c) => c.seq >= minSeq);
+    for (const c of candidates) {
+      const state = new ShardState();
+      beginRecovery(state);
+      try {
+        const records = await this.#read(partition, c.name, state);
+        return { state, seq: c.seq, records, object: c.name };
+      } catch {
+        // deleted, damaged or unreadable: the next older one
+      }
+    }
+    return null;
+  }
+
   async #verify(partition: number, object: string): Promise<void> {
-    await this.#read(partition, object, new ShardState());
+    const state = new ShardState();
+    beginRecovery(state); // decoded only to check it: nothing indexed
+    await this.#read(partition, object, state);
   }
 
   async #read(partition: number, object: string, state: ShardState): Promise<number> {
-    // The object store reads chunks through a push consumer and waits for the last one: chunks
-    // purged under it (the object deleted) or a consumer lost with a NATS server leave it waiting
-    // for good. Give up, so a takeover gives its lease back and reads the pointer again.
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`partition ${partition}: reading snapshot ${object} took over ${READ_MS / 1000} s`)), READ_MS)));
-    const blob = await Promise.race([this.#os.getBlob(object), late]).finally(() => clearTimeout(timer));
-    if (!blob) throw new Error(`partition ${partition}: snapshot object ${object} is missing`);
-    const buf = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength);
-    let offset = 0;
-    let records = 0;
-    for (;;) {
-      const f = readFrame(buf, offset);
-      if (f.kind !== 'frame') throw new SnapshotDamagedError(`partition ${partition}: snapshot ${object} is damaged at offset ${offset}`);
-      offset = f.next;
-      const v = f.value as LogRecord | SnapshotHeader | SnapshotFooter;
-      if (v.t === 'snap') continue;
-      if (v.t === 'end') {
-        if (v.records !== records) throw new SnapshotDamagedError(`partition ${partition}: snapshot ${object} footer counts ${v.records} records, found ${records}`);
-        return records;
-      }
-      applyRecord(state, v);
-      records += 1;
-    }
+    // Chunks are read with gets, each retried: the object store's own reader (a push consumer)
+    // waited for good for chunks that never came after a NATS server was killed (issue 23).
+    const buf = await readObject(this.#reader.os, this.#reader.jsm, object, READ_MS);
+    if (!buf) throw new SnapshotMissingError(`partition ${partition}: snapshot object ${object} is missing`);
+    return applySnapshot(bufferFrames(buf), state, `partition ${partition}: snapshot ${object}`).records;
   }
 }
 
-export class SnapshotDamagedError extends Error {
-  override name = 'SnapshotDamagedError';
+/** The object a pointer names is gone (deleted once a newer pointer replaced it: this pointer was read stale). */
+export class SnapshotMissingError extends Error {
+  override name = 'SnapshotMissingError';
 }
 
 function pointerKey(partition: number): string {

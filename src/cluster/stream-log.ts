@@ -15,16 +15,13 @@ import type { ExternalLog } from '../shard/shard.ts';
 import type { LogRecord } from '../shard/store/records.ts';
 import type { ShardState } from '../shard/store/apply.ts';
 import type { PartitionSnapshots } from './snapshots.ts';
+import { WRONG_LAST_SEQUENCE } from './js-errors.ts';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
 /** JetStream's default max_payload is 1 MiB; batches stay well below it. */
 const MAX_BATCH_BYTES = 768 * 1024;
 const PUBLISH_ATTEMPTS = 4;
-/** JetStream API error: the expected last sequence did not hold. */
-const WRONG_LAST_SEQUENCE = 10071;
-/** The same, when the server cannot tell the subject's last sequence (it refuses the expectation). */
-const WRONG_LAST_SEQUENCE_UNKNOWN = 10164;
 
 /**
  * What one stream message holds: a batch of records, or the fence of a new owner. A write too large
@@ -61,10 +58,7 @@ function splitRecords(records: readonly LogRecord[], node: string): Uint8Array[]
   return parts.map((records, i) => encodeEntry({ node, records, part: [i + 1, parts.length] }));
 }
 
-/** A publish (or KV compare-and-set) refused because the expected last sequence did not hold. */
-export function isWrongLastSequence(err: unknown): boolean {
-  return err instanceof JetStreamApiError && (err.code === WRONG_LAST_SEQUENCE || err.code === WRONG_LAST_SEQUENCE_UNKNOWN);
-}
+export { isWrongLastSequence } from './js-errors.ts';
 
 export class FencedError extends Error {
   override name = 'FencedError';
@@ -282,7 +276,7 @@ export class StreamLog implements ExternalLog {
       }
     }
     await s.jsm.streams.purge(s.stream, { seq });
-    if (previous) await s.store.discard(previous);
+    await s.store.discardBelow(s.partition, seq, previous);
   }
 
   async #confirm(s: SnapshotTarget): Promise<void> {

@@ -4,12 +4,28 @@
  * snapshot a takeover loaded, refusing any gap (a trim that ran past the pointer it read); and
  * creating the stream.
  */
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jetstream';
 import { DeliverPolicy } from '@nats-io/jetstream';
 import type { LogRecord } from '../shard/store/records.ts';
-import { applyRecord, pruneDanglingEdges, ShardState } from '../shard/store/apply.ts';
+import { applyRecord, ShardState } from '../shard/store/apply.ts';
 import type { Recovered } from '../shard/persist/recovery.ts';
 import { decodeEntry, type StreamEntry } from './stream-log.ts';
+import { readRange } from './message-get.ts';
+
+/**
+ * Replays up to this many messages are read with gets (no consumer: no JetStream meta leader
+ * needed, each get retried); longer ones through a consumer, which reads about three times faster
+ * (20,000 messages: 0.5 s against 1.7 s on one nats-server here).
+ */
+const GET_REPLAY_MAX = 4096;
+/** How long a replay read with gets may take, all tries together. */
+const GET_REPLAY_MS = 15_000;
+
+/** How a replay reads: a JetStream client (consumers) and a manager with a short request timeout (gets). */
+export interface StreamReader {
+  js: JetStreamClient;
+  jsm: JetStreamManager;
+}
 
 /** A replay found the stream trimmed past where it started reading: read the snapshot pointer again. */
 export class StreamGapError extends Error {
@@ -66,9 +82,9 @@ export class EntryReplayer {
   }
 }
 
-/** Reads a partition's stream from `fromSeq` to `toSeq` into `state` (a fresh one by default). */
+/** Reads a partition's stream from `fromSeq` to `toSeq` into `state` (a fresh one by default); a takeover ends recovery mode after it (`endRecovery`). */
 export async function replayStream(
-  js: JetStreamClient,
+  reader: StreamReader,
   stream: string,
   fromSeq: number,
   toSeq: number,
@@ -80,38 +96,45 @@ export async function replayStream(
     for (const r of records) applyRecord(state, r);
     replayed += records.length;
   });
-  if (toSeq >= fromSeq && toSeq > 0) {
-    let expected = Math.max(1, fromSeq);
-    const consumer = await js.consumers.get(stream, { opt_start_seq: expected, deliver_policy: DeliverPolicy.StartSequence });
-    try {
-      let seq = 0;
-      while (seq < toSeq) {
-        const batch = await consumer.fetch({ max_messages: 512, expires: 5000 });
-        let got = 0;
-        for await (const m of batch) {
-          got += 1;
-          // A message missing: the stream was trimmed below it since the snapshot pointer was read.
-          if (m.seq !== expected) throw new StreamGapError(`stream ${stream}: replay expected sequence ${expected}, got ${m.seq} (trimmed meanwhile)`);
-          seq = m.seq;
-          expected = seq + 1;
-          if (seq > toSeq) break;
-          messages += 1;
-          replayer.push(decodeEntry(m.data));
-          if (seq >= toSeq) break;
-        }
-        if (got === 0) throw new Error(`stream ${stream}: replay stopped at sequence ${seq}, expected up to ${toSeq}`);
-      }
-    } finally {
-      await consumer.delete().catch(() => undefined);
-    }
+  const from = Math.max(1, fromSeq);
+  const each = (m: StoredMsg | { seq: number; data: Uint8Array }): void => {
+    messages += 1;
+    replayer.push(decodeEntry(m.data));
+  };
+  // A message missing: the stream was trimmed below it since the snapshot pointer was read.
+  const gap = (seq: number): Error => new StreamGapError(`stream ${stream}: replay expected sequence ${seq}, which is gone (trimmed meanwhile)`);
+  if (toSeq >= from) {
+    if (toSeq - from < GET_REPLAY_MAX) await readRange(reader.jsm, stream, from, toSeq, performance.now() + GET_REPLAY_MS, each, gap);
+    else await consumeRange(reader.js, stream, from, toSeq, each, gap);
   }
   replayer.finish();
   if (replayer.dropped > 0) console.error(`stream ${stream}: dropped ${replayer.dropped} records of a write its owner did not finish publishing (never acknowledged)`);
-  pruneDanglingEdges(state);
   return {
     recovered: { state, nextWalSeq: 0, walSegments: [], snapshots: [], replayedRecords: replayed, truncatedTail: null, staleFiles: false },
     messages,
   };
+}
+
+/** Reads `from`..`to` through an ordered consumer, every sequence in order (a gap throws). */
+async function consumeRange(js: JetStreamClient, stream: string, from: number, to: number, each: (m: { seq: number; data: Uint8Array }) => void, gap: (seq: number) => Error): Promise<void> {
+  let expected = from;
+  const consumer = await js.consumers.get(stream, { opt_start_seq: expected, deliver_policy: DeliverPolicy.StartSequence });
+  try {
+    while (expected <= to) {
+      const batch = await consumer.fetch({ max_messages: 512, expires: 5000 });
+      let got = 0;
+      for await (const m of batch) {
+        got += 1;
+        if (m.seq !== expected) throw gap(expected);
+        expected += 1;
+        each(m);
+        if (m.seq >= to) break;
+      }
+      if (got === 0) throw new Error(`stream ${stream}: replay stopped at sequence ${expected - 1}, expected up to ${to}`);
+    }
+  } finally {
+    await consumer.delete().catch(() => undefined);
+  }
 }
 
 /** The stream of a partition exists with the wanted replicas and de-duplication window. */

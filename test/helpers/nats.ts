@@ -5,7 +5,11 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { connect } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import { Objm } from '@nats-io/obj';
 import { decodeEntry } from '../../src/cluster/stream-log.ts';
+import { PartitionSnapshots } from '../../src/cluster/snapshots.ts';
+import type { ShardState } from '../../src/shard/store/apply.ts';
 import { freePort } from './child.ts';
 
 /** True when a nats-server binary is on PATH (CI installs Debian's package). */
@@ -167,4 +171,25 @@ export function appendsAfterFence(messages: readonly StreamMessage[]): string[] 
     else if (m.node !== owner) violations.push(`seq ${m.seq}: records from ${m.node} while ${owner ?? 'nobody'} held the fence`);
   }
   return violations;
+}
+
+/**
+ * Sets up a one-partition cluster `name` whose partition 0 starts from a snapshot of `state`
+ * (object store and pointer, as an owner's snapshot leaves them; an empty stream): a node that
+ * joins takes it over. Returns the snapshot's size in bytes.
+ */
+export async function writePartitionSnapshot(url: string, name: string, state: ShardState): Promise<number> {
+  const nc = await connect({ servers: [url] });
+  try {
+    const jsm = await jetstreamManager(nc);
+    const meta = await new Kvm(nc).create(`${name}-meta`, { history: 1 });
+    await meta.create('partitions', '1');
+    const os = await new Objm(nc).create(`${name}-snapshots`);
+    const store = new PartitionSnapshots(os, meta, jsm, `${name}-meta`);
+    const data = store.encode(0, state, 0);
+    await store.save(0, 0, data, () => Promise.resolve());
+    return data.length;
+  } finally {
+    await nc.close();
+  }
 }

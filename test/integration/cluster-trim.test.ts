@@ -20,6 +20,8 @@ import { encodeEntry, StreamLog } from '../../src/cluster/stream-log.ts';
 import { ensureStream, replayStream, StreamGapError } from '../../src/cluster/stream-replay.ts';
 import type { LogRecord } from '../../src/shard/store/records.ts';
 import { ShardState } from '../../src/shard/store/apply.ts';
+import { recoverAndFence } from '../../src/cluster/takeover.ts';
+import { ClusterSubjects } from '../../src/cluster/subjects.ts';
 import { natsServerAvailable, startNats, stopNats, type NatsServer } from '../helpers/nats.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -84,8 +86,8 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
   it('a replay that meets a stream trimmed below where it reads fails (the takeover reads the pointer again) instead of skipping writes', async () => {
     const part = await partition(10);
     await jsm.streams.purge(part.stream, { seq: 6 }); // what a deposed owner's trim did after the new owner read the pointer
-    await expect(replayStream(js, part.stream, 2, 10)).rejects.toBeInstanceOf(StreamGapError);
-    const whole = await replayStream(js, part.stream, 6, 10);
+    await expect(replayStream({ js, jsm }, part.stream, 2, 10)).rejects.toBeInstanceOf(StreamGapError);
+    const whole = await replayStream({ js, jsm }, part.stream, 6, 10);
     expect(whole.messages).toBe(5);
   });
 
@@ -125,7 +127,7 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     expect(info.state.first_seq).toBeLessThanOrEqual((pointer?.pointer.seq ?? 0) + 1);
     const state = new ShardState();
     const snap = await store.load(part.p, state);
-    const replay = await replayStream(js, part.stream, snap.seq + 1, info.state.last_seq, state);
+    const replay = await replayStream({ js, jsm }, part.stream, snap.seq + 1, info.state.last_seq, state);
     expect(replay.messages).toBe(6);
   });
 
@@ -142,5 +144,26 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     expect(two).not.toBe(one);
     await until(async () => ((await os.info(one ?? '')) ?? { deleted: true }).deleted, { what: 'the replaced snapshot to be deleted', deadlineMs: 5000, everyMs: 50 });
     expect((await os.info(two ?? ''))?.deleted ?? false).toBe(false);
+  });
+
+  it('a pointer read older than the stream start after a trim (seen after a NATS meta leader kill) does not make the partition untakeable: the newest snapshot object covering the stream is loaded', async () => {
+    const part = await partition(6);
+    const l = log(part, 6, () => Promise.resolve(), 50);
+    await l.snapshot(new ShardState());
+    await l.trimmed;
+    const old = await store.pointer(part.p);
+    for (let i = 7; i <= 12; i++) await l.append([access(i)]);
+    await l.snapshot(new ShardState());
+    await l.trimmed;
+    expect((await jsm.streams.info(part.stream)).state.first_seq).toBe(12);
+    // The pointer reads as it was before the last move, the stream already trimmed past it.
+    const now = await store.pointer(part.p);
+    await meta.update(`snap.p${part.p}`, JSON.stringify({ ...old?.pointer }), now?.revision ?? 0);
+    for (let i = 13; i <= 14; i++) await l.append([access(i)]);
+    const deps = { node: 'b', js, jsm, reader: { js, jsm }, snapshots: store, subjects: new ClusterSubjects('trim'), replicas: 1, timeoutMs: 5000 };
+    const taken = await recoverAndFence(deps, part.p, 99, () => true);
+    // Loaded the snapshot at 12 (the object the lost move named), replayed 13 and 14 (and the fence at 12's place is after them).
+    expect(taken.recovered.replayedRecords).toBe(2);
+    expect(taken.fenceSeq).toBe(15);
   });
 });

@@ -70,6 +70,11 @@ class TestCluster {
     return node;
   }
 
+  /** What each node logged about ownership (takeovers, drops, failures), the last 30 lines each: for failure messages. */
+  events(): string {
+    return this.nodes.map((n) => `${n.id}:\n${n.child.stderr().split('\n').filter((l) => /dropped|failed|owned by|released/.test(l)).slice(-30).join('\n')}`).join('\n');
+  }
+
   node(id: string): Node {
     const n = this.nodes.find((x) => x.id === id);
     if (!n) throw new Error(`no node ${id}`);
@@ -93,7 +98,7 @@ class TestCluster {
         return ready && counts.every((c) => c >= min);
       },
       timeoutMs,
-      () => `partitions owned by ${owners.join(', ')} (at least ${min} each): ${JSON.stringify(last?.partition_owners)}`,
+      () => `partitions owned by ${owners.join(', ')} (at least ${min} each): ${JSON.stringify(last?.partition_owners)}\nownership events:\n${this.events()}`,
     );
     return last as unknown as ClusterStatusBody;
   }

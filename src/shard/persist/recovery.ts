@@ -44,7 +44,7 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
   for (const name of readdirSync(dir)) if (name.endsWith('.tmp')) unlinkSync(join(dir, name));
   const state = new ShardState();
   // The lexical index is built after start-up, by the shard's background indexer (or on first use).
-  state.recovering(true);
+  beginRecovery(state);
   const snapshots = listSeqs(dir, 'snap', 'snap');
   const walSegments = listSeqs(dir, 'wal', 'log');
   const newest = snapshots[snapshots.length - 1];
@@ -60,8 +60,7 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
     replayed += result.records;
     if (result.torn) truncatedTail = result.torn;
   });
-  pruneDanglingEdges(state);
-  state.recovering(false);
+  endRecovery(state);
   const lastSeq = Math.max(fromSeq, ...walSegments, 0);
   const staleFiles = walSegments.some((s) => s < fromSeq) || snapshots.length > 1;
   return { state, nextWalSeq: lastSeq + 1, walSegments, snapshots, replayedRecords: replayed, truncatedTail, staleFiles };
@@ -76,23 +75,57 @@ function walName(seq: number): string {
 }
 
 function loadSnapshot(file: string, state: ShardState): SnapshotHeader {
-  const frames = fileFrames(file);
-  const first = frames.next().value;
-  if (!first || first.f.kind !== 'frame' || !isHeader(first.f.value)) throw new CorruptionError(`${file} at offset 0: not a snapshot header`);
+  return applySnapshot(fileFrames(file), state, file).header;
+}
+
+/**
+ * Applies a snapshot's frames to `state`: a header, the records, a footer that counts them. The
+ * one snapshot decoder, for a local restart (frames from a file) and a cluster takeover (frames
+ * from an object read over NATS, `bufferFrames`). `where` names the snapshot in errors.
+ */
+export function applySnapshot(frames: Iterable<{ f: FrameRead; offset: number }>, state: ShardState, where: string): { header: SnapshotHeader; records: number } {
+  const it = frames[Symbol.iterator]();
+  const first = it.next().value;
+  if (!first || first.f.kind !== 'frame' || !isHeader(first.f.value)) throw new CorruptionError(`${where} at offset 0: not a snapshot header`);
   let records = 0;
-  for (const { f, offset } of frames) {
+  for (let next = it.next(); !next.done; next = it.next()) {
+    const { f, offset } = next.value;
     if (f.kind !== 'frame') {
-      throw new CorruptionError(`${file} at offset ${offset}: ${f.kind === 'end' ? 'snapshot has no footer' : f.reason}`);
+      throw new CorruptionError(`${where} at offset ${offset}: ${f.kind === 'end' ? 'snapshot has no footer' : f.reason}`);
     }
     const value = f.value as LogRecord | { t: 'end'; records: number };
     if (value.t === 'end') {
-      if (value.records !== records) throw new CorruptionError(`${file}: footer counts ${value.records} records, found ${records}`);
-      return first.f.value;
+      if (value.records !== records) throw new CorruptionError(`${where}: footer counts ${value.records} records, found ${records}`);
+      return { header: first.f.value, records };
     }
     applyRecord(state, value);
     records += 1;
   }
-  throw new CorruptionError(`${file}: snapshot has no footer`);
+  throw new CorruptionError(`${where}: snapshot has no footer`);
+}
+
+/** The frames of a snapshot held in memory, until the first that is not a frame. */
+export function* bufferFrames(buf: Buffer): Generator<{ f: FrameRead; offset: number }> {
+  for (let offset = 0; ; ) {
+    const f = readFrame(buf, offset);
+    yield { f, offset };
+    if (f.kind !== 'frame') return;
+    offset = f.next;
+  }
+}
+
+/**
+ * Recovery mode, for a local restart and a cluster takeover alike: while a snapshot and the log
+ * after it are applied, vectors are packed into shared slabs and lexical indexing is deferred to
+ * the shard's background indexer; at the end, edges whose ends are gone are dropped.
+ */
+export function beginRecovery(state: ShardState): void {
+  state.recovering(true);
+}
+
+export function endRecovery(state: ShardState): void {
+  pruneDanglingEdges(state);
+  state.recovering(false);
 }
 
 /** Bytes read from a snapshot at a time. */
