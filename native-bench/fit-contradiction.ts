@@ -60,7 +60,7 @@ async function main(): Promise<void> {
   FEATURES.forEach((f, i) => console.log(`  ${f.padEnd(24)} ${(weights[i] ?? 0).toFixed(3)}`));
   console.log(`  bias ${bias.toFixed(3)}; threshold ${threshold.toFixed(4)}`);
   report(set, weights, bias, threshold);
-  if (!values['dry-run']) write(weights, bias, threshold);
+  if (!values['dry-run']) write(weights, bias, threshold, means(set.examples));
 }
 
 interface TrainingSet {
@@ -129,16 +129,23 @@ function report({ examples, totals, ruleAlarms }: TrainingSet, w: readonly numbe
   console.log(`  rules + learned: recall ${((ruleAlarms.CONTRADICTION + caught.CONTRADICTION) / totals.CONTRADICTION).toFixed(3)}, false alarms per 100 entailment ${per100('ENTAILMENT')}, per 100 neutral ${per100('NEUTRAL')}`);
 }
 
-function write(w: readonly number[], b: number, t: number): void {
+/** Each feature's mean over the examples: the learned `reason` names the feature furthest above its mean, by weight. */
+function means(examples: readonly Example[]): number[] {
+  return FEATURES.map((_, i) => examples.reduce((sum, e) => sum + (e.x[i] ?? 0), 0) / Math.max(1, examples.length));
+}
+
+function write(w: readonly number[], b: number, t: number, m: readonly number[]): void {
   const lines = [
     '/**',
     ' * @module analysis/contradiction-weights — the learned contradiction decision\'s weights (FEATURES',
-    ' * order, analysis/contradiction-features), bias and threshold. Written by',
+    ' * order, analysis/contradiction-features), bias, threshold, and the features\' means over the',
+    ' * training examples (for naming the feature that decided). Written by',
     ' * `node --import tsx native-bench/fit-contradiction.ts` from SICK\'s training split; do not edit by hand.',
     ' */',
     `export const WEIGHTS: readonly number[] = [${w.map((v) => v.toFixed(6)).join(', ')}];`,
     `export const BIAS = ${b.toFixed(6)};`,
     `export const THRESHOLD = ${t.toFixed(6)};`,
+    `export const MEANS: readonly number[] = [${m.map((v) => v.toFixed(6)).join(', ')}];`,
     '',
   ];
   writeFileSync(resolve('src/analysis/contradiction-weights.ts'), lines.join('\n'));

@@ -6,12 +6,12 @@
  * together at most 1 per 100 entailing and per 100 neutral training pairs.
  */
 import { FEATURES, type FeatureName } from './contradiction-features.ts';
-import { BIAS, THRESHOLD, WEIGHTS } from './contradiction-weights.ts';
+import { BIAS, MEANS, THRESHOLD, WEIGHTS } from './contradiction-weights.ts';
 
 export interface LearnedDecision {
   /** The model's probability that the pair contradicts. */
   p: number;
-  /** The feature that pushed the decision most towards contradiction. */
+  /** The feature that pushed the decision most towards contradiction, compared with an average training pair. */
   top: FeatureName;
 }
 
@@ -28,9 +28,10 @@ export function probability(features: readonly number[], weights: readonly numbe
 export function learnedDecision(features: readonly number[]): LearnedDecision | null {
   const p = probability(features);
   if (p < THRESHOLD) return null;
+  const push = (i: number): number => ((features[i] ?? 0) - (MEANS[i] ?? 0)) * (WEIGHTS[i] ?? 0);
   let best = 0;
-  features.forEach((x, i) => {
-    if (x * (WEIGHTS[i] ?? 0) > (features[best] ?? 0) * (WEIGHTS[best] ?? 0)) best = i;
+  features.forEach((_, i) => {
+    if (push(i) > push(best)) best = i;
   });
   return { p, top: FEATURES[best] ?? FEATURES[0] };
 }

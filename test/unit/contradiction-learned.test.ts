@@ -41,6 +41,8 @@ describe('the learned decision', () => {
     const c = classifyPair(...NEGATED_WITH_DETAIL, 0.85, { lexicon, learned: true });
     expect(c.verdict).toBe('contradiction');
     expect(c.reason).toMatch(/^learned: [a-z-]+ \(p=0\.\d\d\)$/);
+    // Named against an average training pair: the negated side's words are said by the other side, not "cosine".
+    expect(c.reason).toContain('negated-covered');
     expect(learnedDecision(featuresOf(...NEGATED_WITH_DETAIL, 0.85, lexicon))).not.toBeNull();
   });
 
