@@ -11,21 +11,20 @@
  *   node --import tsx native-bench/contradictions-dev.ts --part all --without scope,opposites   # a rule's gain
  *
  * Flags: --rules (hits and false alarms per rule), --without R1,R2 (rules left out, see
- * ClassifyOptions), --no-lexicon (no WordNet), --cosine-only (candidates by the cosine cut-off alone).
+ * ClassifyOptions), --no-lexicon (no WordNet), --cosine-only (candidates by the cosine cut-off alone),
+ * --learned (the learned decision after the rules; measured and dropped, native-bench/fit-contradiction.ts).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createOnnxEmbedder } from '../src/embedding/onnx-embedder.ts';
 import { classifyPair, CONFIDENT, isCandidate, MIN_SIMILARITY, UNCERTAIN, type ClassifyOptions } from '../src/analysis/contradiction.ts';
 import { EMPTY_LEXICON } from '../src/analysis/lexicon.ts';
 import { loadLexicon } from '../src/shard/lexicon-loader.ts';
 import { listFlag, stringFlag } from './lib/args.ts';
-import { explain, printScore, readSick, score, type Outcome, type SickPair } from './lib/sick.ts';
+import { cosinesOf, explain, printScore, readSick, score, type Outcome, type SickPair } from './lib/sick.ts';
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { split: { type: 'string' }, part: { type: 'string' }, explain: { type: 'boolean' }, rules: { type: 'boolean' }, without: { type: 'string' }, 'no-lexicon': { type: 'boolean' }, 'cosine-only': { type: 'boolean' } } });
+  const { values } = parseArgs({ options: { split: { type: 'string' }, part: { type: 'string' }, explain: { type: 'boolean' }, rules: { type: 'boolean' }, without: { type: 'string' }, 'no-lexicon': { type: 'boolean' }, 'cosine-only': { type: 'boolean' }, learned: { type: 'boolean' } } });
   const split = stringFlag(values, 'split') ?? 'train';
   const path = [`../shared/data/sick/SICK_${split}.txt`, `../../shared/data/sick/SICK_${split}.txt`].map((p) => resolve(p)).find((p) => existsSync(p));
   const all = path ? readSick(path) : null;
@@ -36,7 +35,7 @@ async function main(): Promise<void> {
   const part = stringFlag(values, 'part') ?? (split === 'train' ? 'dev' : 'all');
   const pairs = all.filter((p) => part === 'all' || (Number(p.id) % 2 === 1) === (part === 'dev'));
   const cosines = await cosinesOf(split, all);
-  const opts: ClassifyOptions = { lexicon: values['no-lexicon'] ? EMPTY_LEXICON : await loadLexicon(), without: new Set(listFlag(values, 'without', [])) };
+  const opts: ClassifyOptions = { lexicon: values['no-lexicon'] ? EMPTY_LEXICON : await loadLexicon(), without: new Set(listFlag(values, 'without', [])), learned: values.learned === true };
   const candidate = values['cosine-only'] ? (_a: string, _b: string, sim: number) => sim >= MIN_SIMILARITY : isCandidate;
   const outcomes = pairs.map((p) => judge(p, cosines.get(p.id) ?? 0, opts, candidate));
   if (values.explain) explain(outcomes);
@@ -63,29 +62,6 @@ function byRule(outcomes: readonly Outcome[]): void {
     rows.set(rule, r);
   }
   for (const [rule, r] of [...rows].sort((x, y) => y[1].hits - x[1].hits)) console.log(`  ${String(r.hits).padStart(4)} hits ${String(r.alarms).padStart(3)} false alarms  ${rule}`);
-}
-
-/** Cosine of A and B per pair id, from the default model (cached). */
-async function cosinesOf(split: string, pairs: readonly SickPair[]): Promise<Map<string, number>> {
-  const cache = join(tmpdir(), `flashbulb-sick-${split}-cosines.json`);
-  if (existsSync(cache)) return new Map(Object.entries(JSON.parse(readFileSync(cache, 'utf8')) as Record<string, number>));
-  const embedder = await createOnnxEmbedder({ modelDir: resolve('models/all-MiniLM-L6-v2'), threads: 1 });
-  const out = new Map<string, number>();
-  try {
-    for (let i = 0; i < pairs.length; i += 64) {
-      const chunk = pairs.slice(i, i + 64);
-      const v = await embedder.embed(chunk.flatMap((p) => [p.a, p.b]));
-      chunk.forEach((p, j) => {
-        let dot = 0;
-        for (let d = 0; d < embedder.dim; d++) dot += (v[2 * j * embedder.dim + d] as number) * (v[(2 * j + 1) * embedder.dim + d] as number);
-        out.set(p.id, dot);
-      });
-    }
-  } finally {
-    await embedder.close();
-  }
-  writeFileSync(cache, JSON.stringify(Object.fromEntries(out)));
-  return out;
 }
 
 await main();

@@ -5,7 +5,10 @@
  * and per 100 NEUTRAL pairs. The data is licensed for evaluation only and read from
  * ../shared/data/sick/, never copied into this repository.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
 import { Rng } from './prng.ts';
 
 export const LABELS = ['CONTRADICTION', 'ENTAILMENT', 'NEUTRAL'] as const;
@@ -101,4 +104,27 @@ export function explain(outcomes: readonly Outcome[]): void {
     const what = flagged ? `FALSE ALARM (${o.pair.label.toLowerCase()}, ${o.found})` : o.compared === false ? 'MISS (never compared)' : 'MISS';
     console.log(`${what} #${o.pair.id} [${o.reason}]\n    A: ${o.pair.a}\n    B: ${o.pair.b}`);
   }
+}
+
+/** Cosine of A and B per pair id, from the default model (cached). */
+export async function cosinesOf(split: string, pairs: readonly SickPair[]): Promise<Map<string, number>> {
+  const cache = join(tmpdir(), `flashbulb-sick-${split}-cosines.json`);
+  if (existsSync(cache)) return new Map(Object.entries(JSON.parse(readFileSync(cache, 'utf8')) as Record<string, number>));
+  const embedder = await createOnnxEmbedder({ modelDir: resolve('models/all-MiniLM-L6-v2'), threads: 1 });
+  const out = new Map<string, number>();
+  try {
+    for (let i = 0; i < pairs.length; i += 64) {
+      const chunk = pairs.slice(i, i + 64);
+      const v = await embedder.embed(chunk.flatMap((p) => [p.a, p.b]));
+      chunk.forEach((p, j) => {
+        let dot = 0;
+        for (let d = 0; d < embedder.dim; d++) dot += (v[2 * j * embedder.dim + d] as number) * (v[(2 * j + 1) * embedder.dim + d] as number);
+        out.set(p.id, dot);
+      });
+    }
+  } finally {
+    await embedder.close();
+  }
+  writeFileSync(cache, JSON.stringify(Object.fromEntries(out)));
+  return out;
 }

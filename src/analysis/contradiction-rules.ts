@@ -46,7 +46,7 @@ const PARTICLES: Array<[string, string]> = [
   ['inside', 'outside'], ['above', 'below'], ['over', 'under'], ['toward', 'away'], ['towards', 'away'], ['open', 'closed'],
   ['with', 'without'], ['upstairs', 'downstairs'], ['forward', 'backward'], ['forwards', 'backwards'],
 ];
-const OPPOSITE_PARTICLE = new Map<string, Set<string>>();
+export const OPPOSITE_PARTICLE = new Map<string, Set<string>>();
 for (const [a, b] of PARTICLES) {
   OPPOSITE_PARTICLE.set(a, (OPPOSITE_PARTICLE.get(a) ?? new Set()).add(b));
   OPPOSITE_PARTICLE.set(b, (OPPOSITE_PARTICLE.get(b) ?? new Set()).add(a));
@@ -72,12 +72,12 @@ export function contentWords(ws: readonly string[]): string[] {
 }
 
 /** Words of `claim` that nothing in `other` says, exactly or more specifically. */
-function uncovered(claim: readonly string[], other: readonly string[], lx: Lexicon): string[] {
+export function uncovered(claim: readonly string[], other: readonly string[], lx: Lexicon): string[] {
   return claim.filter((c) => !other.some((o) => lx.covers(c, o) || lx.near(c, o)));
 }
 
 /** "There is no …", "there is nobody …", "nobody …", "no …": the negated side denies that such a thing exists. */
-const THERE_IS_NO = /^(there (is|are) (no|noone|nobody|none)|nobody|noone|no|none)\b/;
+export const THERE_IS_NO = /^(there (is|are) (no|noone|nobody|none)|nobody|noone|no|none)\b/;
 
 /** Negation scope: one side denies what the other asserts, and adds nothing of its own. */
 export function negationScope(olderWords: readonly string[], newerWords: readonly string[], lx: Lexicon): RuleFinding | null {
@@ -95,7 +95,7 @@ export function negationScope(olderWords: readonly string[], newerWords: readonl
   return { kind: 'negation', score: 0.85, reason: there ? 'negation scope: one statement says there is no such thing' : 'negation scope: one statement denies all the other asserts' };
 }
 
-function sameSubject(a: string, b: string | undefined, lx: Lexicon): boolean {
+export function sameSubject(a: string, b: string | undefined, lx: Lexicon): boolean {
   return b !== undefined && lx.covers(a, b) && lx.covers(b, a);
 }
 
@@ -104,7 +104,7 @@ function isNumber(w: string): boolean {
 }
 
 /** Every number the negated side names is named by the other side too. */
-function numbersAgree(negated: readonly string[], plain: readonly string[]): boolean {
+export function numbersAgree(negated: readonly string[], plain: readonly string[]): boolean {
   return negated.filter(isNumber).every((n) => plain.includes(n));
 }
 

@@ -18,6 +18,8 @@
  * "numbers: …", "update: …"); the shard stores it on the edge or candidate.
  */
 import { NEGATION_WORDS, negationScope, opposites, words as ruleWords } from './contradiction-rules.ts';
+import { pairFeatures } from './contradiction-features.ts';
+import { learnedDecision } from './contradiction-learned.ts';
 import { EMPTY_LEXICON, type Lexicon } from './lexicon.ts';
 import { tokens } from './summarize.ts';
 
@@ -58,6 +60,10 @@ for (const [a, b] of ANTONYM_PAIRS) {
   ANTONYMS.set(stem(b), stem(a));
 }
 
+function builtInAntonym(x: string, y: string): boolean {
+  return ANTONYMS.get(stem(x)) === stem(y);
+}
+
 /** Pairs less similar than this are about different things. */
 export const MIN_SIMILARITY = 0.55;
 
@@ -87,6 +93,12 @@ export interface ClassifyOptions {
   lexicon?: Lexicon;
   /** Rules left out (for measuring each rule's gain): 'scope', 'opposites', 'antonym', 'number', 'update'. */
   without?: ReadonlySet<string>;
+  /**
+   * Ask the learned decision (analysis/contradiction-learned) when no rule fires. Off in the
+   * service: measured and dropped, as on SICK's trial split it doubled the false alarms on neutral
+   * pairs (README, "Contradiction detection"); kept to reproduce that measurement.
+   */
+  learned?: boolean;
 }
 
 /** Classifies `newer` against `older` (both texts); `similarity` is their embedding cosine. */
@@ -103,10 +115,11 @@ export function classifyPair(older: string, newer: string, similarity: number, o
   const revisionWording = REVISION.test(newerText) && !REVISION.test(olderText);
   const finding =
     (on('scope') ? negationScope(wa, wb, lx) : null) ??
-    (on('opposites') ? opposites(wa, wb, lx, (x, y) => ANTONYMS.get(stem(x)) === stem(y)) : null) ??
+    (on('opposites') ? opposites(wa, wb, lx, builtInAntonym) : null) ??
     (on('antonym') ? antonym(a, b) : null) ??
     (on('number') ? numbers(olderText, newerText, a, b) : null) ??
-    (revisionWording && on('update') ? update(a, b) : null);
+    (revisionWording && on('update') ? update(a, b) : null) ??
+    (opts.learned === true ? learned(wa, wb, similarity, lx) : null);
   if (!finding) return { verdict: 'none', score: 0, reason: 'no disagreement found' };
   // Similar embeddings make the disagreement about the same thing more likely.
   const score = Math.min(0.98, finding.score + (similarity >= 0.8 ? 0.08 : similarity >= 0.6 ? 0.03 : -0.1));
@@ -117,9 +130,20 @@ export function classifyPair(older: string, newer: string, similarity: number, o
 }
 
 interface Finding {
-  kind: 'negation' | 'antonym' | 'number' | 'update';
+  kind: 'negation' | 'antonym' | 'number' | 'update' | 'learned';
   score: number;
   reason: string;
+}
+
+/** The features of a pair for the learned decision (native-bench/fit-contradiction.ts fits on them). */
+export function featuresOf(older: string, newer: string, similarity: number, lexicon: Lexicon = EMPTY_LEXICON): number[] {
+  return pairFeatures(ruleWords(normalise(older.slice(0, MAX_CHARS))), ruleWords(normalise(newer.slice(0, MAX_CHARS))), similarity, lexicon, builtInAntonym);
+}
+
+/** When no rule fired: the logistic regression over the pair's features (analysis/contradiction-learned). */
+function learned(wa: readonly string[], wb: readonly string[], similarity: number, lx: Lexicon): Finding | null {
+  const d = learnedDecision(pairFeatures(wa, wb, similarity, lx, builtInAntonym));
+  return d && { kind: 'learned', score: 0.8, reason: `learned: ${d.top} (p=${d.p.toFixed(2)})` };
 }
 
 function normalise(text: string): string {
