@@ -14,6 +14,7 @@ import { parseFilter } from '../../src/recall/filter.ts';
 import { DEFAULT_WEIGHTS, type StrategySpec } from '../../src/recall/types.ts';
 import { Shard } from '../../src/shard/shard.ts';
 import { until } from '../helpers/wait.ts';
+import { mulberry32 } from '../../src/analysis/cluster.ts';
 
 const DIM = 16;
 const dirs: string[] = [];
@@ -24,17 +25,8 @@ afterAll(async () => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-/** mulberry32: a small seeded generator, so every run sees the same cases. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (analysis/cluster.ts): seeded, so every run sees the same cases and a failure names its seed. */
+const rng = mulberry32;
 
 type R = () => number;
 const pick = <T>(r: R, xs: readonly T[]): T => xs[Math.floor(r() * xs.length)] as T;

@@ -11,6 +11,7 @@ import { runRecall } from '../../src/recall/recall.ts';
 import { DEFAULT_WEIGHTS, type RecallInput, type StrategySpec } from '../../src/recall/types.ts';
 import { recallSource } from '../../src/shard/ops/recall-source.ts';
 import { Workspace } from '../../src/shard/store/workspace.ts';
+import { memoryRecord } from '../helpers/memory-record.ts';
 
 const MINUTE_US = 60_000_000;
 const DAY_US = 86_400_000_000;
@@ -18,16 +19,7 @@ const NOW = Date.parse('2026-11-25T12:00:00Z') * 1000;
 const ONLY_RELEVANCE = { ...DEFAULT_WEIGHTS, w_relevance: 1, w_recency: 0, w_importance: 0, w_reinforcement: 0 };
 const SPEC: StrategySpec = { strategy: 'similarity', topK: 10, efSearch: 50, entityId: null, timeRange: null, seedId: null, edgeTypes: null, maxDepth: 3, alpha: 0.5 };
 
-let seq = 0;
-function memory(content: string, createdAt: number, extra: Partial<MemoryRecord> = {}): MemoryRecord {
-  const ms = Math.floor(createdAt / 1000);
-  const id = `${ms.toString(16).padStart(12, '0')}${(++seq).toString(16).padStart(20, '0')}`;
-  return {
-    id, content, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt, updatedAt: createdAt,
-    lastAccessedAt: createdAt, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null,
-    embedding: hashEmbedBatch([content], 384), ...extra,
-  };
-}
+const memory = memoryRecord;
 
 /** Puts the texts a minute apart from `start`; returns the records. */
 function session(w: Workspace, start: number, texts: readonly string[], extra: Partial<MemoryRecord> = {}): MemoryRecord[] {

@@ -18,6 +18,7 @@ import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';
 import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
+import { mulberry32 } from '../../src/analysis/cluster.ts';
 
 // ---------------------------------------------------------------------------------------------
 // fixtures
@@ -478,17 +479,8 @@ describe('fuzzy snapshots', () => {
 // ---------------------------------------------------------------------------------------------
 // property: log replay ≡ snapshot, over random record sequences
 
-/** mulberry32: a small seeded PRNG, so every failure names a seed that reproduces it. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (analysis/cluster.ts): seeded, so every run sees the same cases and a failure names its seed. */
+const prng = mulberry32;
 
 class RecordGen {
   readonly #rand: () => number;
