@@ -8,7 +8,7 @@
  * heals, and every key is read through every node. Used by test/integration/cluster-partition.test.ts
  * (one partition) and native-bench/cluster-partition.ts (as many as asked).
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { shardFor } from '../../src/router/shard-map.ts';
@@ -276,6 +276,10 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     for (const p of used) violations.push(...appendsAfterFence(await readStream(urls, `${NAME}_p${p}`)).map((v) => `partition ${p}: ${v}`));
     return { history, finals, violations, ackedByCutOff, cycles };
   } catch (err) {
+    // The history so far is kept: the failure message names where.
+    const keep = mkdtempSync(join(tmpdir(), 'fb-partition-history-'));
+    writeFileSync(join(keep, 'history.json'), JSON.stringify(history));
+    if (err instanceof Error) err.message += ` (the history so far is kept in ${keep}/history.json)`;
     for (const n of nodes) o.log(`node ${n.id} log (end):\n${n.child.stderr().split('\n').slice(-30).join('\n')}`);
     natsLogs.forEach((log, i) => o.log(`nats-${ids[i] ?? i} log (end):\n${log().split('\n').slice(-15).join('\n')}`));
     throw err;
