@@ -38,8 +38,9 @@ export function versionOf(value: string): number {
 }
 
 /**
- * Reads that go back in time: a read that began after the write of version v was acknowledged, and
- * returned an older version whose own write was acknowledged (an unknown write may land late).
+ * Reads that go back in time: a read that began after version v was acknowledged, or after another
+ * read had returned v, and returned an older version whose own write was acknowledged (a write of
+ * unknown outcome may land late; once a read saw it, it has landed).
  */
 export function staleReads(history: readonly Op[]): string[] {
   const out: string[] = [];
@@ -50,9 +51,10 @@ export function staleReads(history: readonly Op[]): string[] {
     if (r.op !== 'read' || r.unknown) continue;
     const got = versionOf(r.value);
     const acked = ackedOf.get(r.key) ?? [];
-    const newest = Math.max(-1, ...acked.filter((w) => w.ret < r.call).map((w) => versionOf(w.value)));
+    const seen = history.filter((o) => o.op === 'read' && !o.unknown && o.key === r.key && o.ret < r.call);
+    const newest = Math.max(-1, ...[...acked.filter((w) => w.ret < r.call), ...seen].map((w) => versionOf(w.value)));
     const gotWasAcked = got < 0 || acked.some((w) => w.value === r.value);
-    if (got < newest && gotWasAcked) out.push(`read of ${r.key} via ${r.via ?? '?'} returned ${r.value || 'nothing'} after ${`v${newest}`} was acknowledged`);
+    if (got < newest && gotWasAcked) out.push(`read of ${r.key} via ${r.via ?? '?'} returned ${r.value || 'nothing'} after v${newest} was acknowledged or read`);
   }
   return out;
 }
