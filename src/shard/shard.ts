@@ -294,11 +294,13 @@ export class Shard {
   #maybeSnapshot(): void {
     if (this.#snapshotting || !this.#dirtySinceSnapshot) return;
     const due = Date.now() - this.#lastSnapshotAt >= this.#opts.snapshotIntervalS * 1000;
-    if (due || (this.#wal?.segmentBytes ?? 0) >= this.#opts.snapshotWalBytes) {
-      void this.snapshot().catch((err: unknown) => console.error(`shard ${this.#opts.shard}: snapshot failed:`, err));
-    }
+    if (due || (this.#wal?.segmentBytes ?? 0) >= this.#opts.snapshotWalBytes) this.#snapshotInBackground('snapshot');
   }
 
+  /** A snapshot nobody awaits: its failure is logged (an unhandled rejection would end the process). */
+  #snapshotInBackground(what: string): void {
+    void this.snapshot().catch((err: unknown) => console.error(`shard ${this.#opts.shard}: ${what} failed:`, err));
+  }
   /** Rotates the log, writes a snapshot, then deletes the files it covers. */
   snapshot(opts: { final?: boolean } = {}): Promise<void> {
     const wal = this.#wal;
@@ -313,7 +315,7 @@ export class Shard {
       this.#snapshotting = null;
       if (this.#snapshotAgain && !this.#draining) {
         this.#snapshotAgain = false;
-        void this.snapshot();
+        this.#snapshotInBackground('snapshot (again)');
       }
     });
     return this.#snapshotting;
@@ -359,7 +361,7 @@ export class Shard {
       this.#snapshotting = null;
       if (this.#snapshotAgain && !this.#draining) {
         this.#snapshotAgain = false;
-        void this.snapshot();
+        this.#snapshotInBackground('snapshot (again)');
       }
     });
     return job;

@@ -1,0 +1,68 @@
+/**
+ * Issue 23, item 4: a real network partition (test/helpers/partition-run.ts). Three nats-servers
+ * and three nodes, each in its own network namespace; an owner and its local nats-server are cut
+ * off from the majority while clients write and read through both sides, then the network heals.
+ * The whole history is checked with Porcupine (tools/linearizability) and directly: no
+ * acknowledged write lost (every key read through every node at the end), no read behind an
+ * acknowledged write, no append by a node after another node's fence. A failing run keeps its
+ * history and Porcupine's visualisation under the directory its failure message names.
+ *
+ * Needs root and `ip netns` (skipped otherwise, with the reason; under FLASHBULB_E2E_REQUIRED=1 it
+ * fails instead, unless FLASHBULB_NETNS=0), nats-server and a Go toolchain.
+ * `npm run bench:cluster-partition -- --cycles N` runs it longer.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureBuilt } from '../helpers/child.ts';
+import { checkWithPorcupine, goBinary, lostWrites, staleReads } from '../helpers/linearizability.ts';
+import { natsServerAvailable } from '../helpers/nats.ts';
+import { netnsUnavailable, removeLeftovers } from '../helpers/netns.ts';
+import { runPartitions } from '../helpers/partition-run.ts';
+
+const REQUIRED = process.env['FLASHBULB_E2E_REQUIRED'] === '1';
+/**
+ * Opt-in (FLASHBULB_PARTITION_TESTS=1) until the bug it found is fixed: a write sent to the owner
+ * as it is cut off times out, yet reads through the other nodes return it; after the takeover it
+ * is gone (the new owner never got it), so reads go back in time. Porcupine refused 1 of 3 runs on
+ * main at 0e204b1 and later for it; test/unit/linearizability-check.test.ts keeps one such key's history.
+ */
+const OPTED_IN = process.env['FLASHBULB_PARTITION_TESTS'] === '1';
+const OPTED_OUT = process.env['FLASHBULB_NETNS'] === '0' || !OPTED_IN;
+const missing = [netnsUnavailable(), natsServerAvailable() ? null : 'no nats-server on PATH', goBinary() ? null : 'no Go toolchain to build tools/linearizability'].filter((m) => m !== null);
+const SKIP = OPTED_OUT || (missing.length > 0 && !REQUIRED);
+if (!OPTED_IN) console.warn('cluster-partition: skipped (set FLASHBULB_PARTITION_TESTS=1 to run it; it finds a known bug, see the file)');
+else if (OPTED_OUT) console.warn('cluster-partition: skipped (FLASHBULB_NETNS=0)');
+else if (SKIP) console.warn(`cluster-partition: skipped: ${missing.join('; ')} (FLASHBULB_E2E_REQUIRED=1 makes this a failure)`);
+const dirs: string[] = [];
+
+describe.skipIf(SKIP)('a real network partition (network namespaces, 3 nats-servers, 3 nodes)', () => {
+  beforeAll(() => {
+    if (missing.length > 0) throw new Error(`cluster-partition cannot run: ${missing.join('; ')} (FLASHBULB_E2E_REQUIRED=1; set FLASHBULB_NETNS=0 to skip it on purpose)`);
+    ensureBuilt();
+  });
+  afterAll(() => {
+    removeLeftovers();
+    for (const d of dirs) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('an owner cut off from the majority with its nats-server: the history is linearizable, nothing acknowledged is lost, no read goes back, no append after a fence', async () => {
+    const log = (l: string): void => console.log(`cluster partition: ${l}`);
+    const report = await runPartitions({ cycles: 1, leaseMs: 3000, partitions: 6, keys: 8, readers: 3, dirs, log });
+    const writes = report.history.filter((o) => o.op === 'write');
+    log(`${report.history.length} operations: ${writes.filter((o) => !o.unknown).length} writes acknowledged, ${writes.filter((o) => o.unknown).length} unknown, ${report.ackedByCutOff} acknowledged through the cut-off node while cut off; ${JSON.stringify(report.cycles)}`);
+    const keep = mkdtempSync(join(tmpdir(), 'fb-partition-history-'));
+    const porcupine = checkWithPorcupine(report.history, keep);
+    const lost = lostWrites(report.history, report.finals);
+    const stale = staleReads(report.history);
+    const failed = !porcupine.linearizable || lost.length > 0 || stale.length > 0 || report.violations.length > 0;
+    if (!failed) rmSync(keep, { recursive: true, force: true });
+    const where = `history kept in ${keep} (history.json${porcupine.linearizable ? '' : ', porcupine.html'})`;
+    expect(lost, where).toEqual([]);
+    expect(stale, where).toEqual([]);
+    expect(report.violations, where).toEqual([]);
+    expect(porcupine.linearizable, `${porcupine.output}; ${where}`).toBe(true);
+    expect(writes.filter((o) => !o.unknown).length).toBeGreaterThan(60);
+  }, 240_000);
+});
