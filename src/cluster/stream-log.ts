@@ -11,7 +11,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { Packr } from 'msgpackr';
-import type { ExternalLog } from '../shard/shard.ts';
+import type { ExternalLog } from '../shard/external-log.ts';
 import type { LogRecord } from '../shard/store/records.ts';
 import type { ShardState } from '../shard/store/apply.ts';
 import type { PartitionSnapshots } from './snapshots.ts';

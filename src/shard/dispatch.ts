@@ -36,6 +36,18 @@ export interface ShardSelf {
   snapshot(): Promise<void>;
 }
 
+/**
+ * Which methods read what writes leave (shard/commit-barrier): they wait until the appends of
+ * their workspace in flight have landed. Every method must say, so a new one cannot forget.
+ */
+export const READS_COMMITTED: { readonly [M in ShardMethod]: boolean } = {
+  get: true, batchGet: true, list: true, recall: true, prime: true, entities: true, insights: true, edges: true,
+  graph: true, count: true, exportPage: true, pendingContradictions: true, reflectGather: true, subOpen: true,
+  subMatch: true,
+  remember: false, revise: false, forget: false, upload: false, importItems: false, writeInsights: false,
+  commitVerdicts: false, subClose: false, dropWorkspace: false, stats: false, snapshot: false, backup: false,
+};
+
 export function shardHandlers(self: ShardSelf): Handlers {
   return {
     remember,

@@ -22,7 +22,9 @@ import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, Sh
 import { Subscriptions } from './subscriptions.ts';
 import { AccessLog } from './access-log.ts';
 import { ContradictionChecker } from './contradictions.ts';
-import { shardHandlers, type Handler, type Handlers } from './dispatch.ts';
+import { CommitBarrier } from './commit-barrier.ts';
+import type { ExternalLog, ShardBackend } from './external-log.ts';
+import { READS_COMMITTED, shardHandlers, type Handler, type Handlers } from './dispatch.ts';
 import { ErasureTimer } from './erasure.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
@@ -32,28 +34,6 @@ const INDEX_SLICE_MS = 4;
  * contradiction checks pause: every search scans the unindexed vectors exactly (~0.5 µs each).
  */
 const PENDING_URGENT = 1024;
-
-/**
- * A log kept elsewhere than the shard's directory (cluster mode: a JetStream stream). The shard
- * applies records, then awaits `append`; a write is acknowledged only once it resolves.
- */
-export interface ExternalLog {
-  /** Set once the log can no longer take appends; the shard then refuses requests. */
-  readonly failed: Error | null;
-  append(records: readonly LogRecord[]): Promise<void>;
-  close(): Promise<void>;
-  /**
-   * Stores a snapshot of `state` wherever the log keeps them and trims the log below it; called
-   * on the snapshot interval and when forgotten content must leave storage.
-   */
-  snapshot?(state: ShardState): Promise<void>;
-}
-
-/** State recovered by the caller and the log to write to, instead of the shard's own files. */
-export interface ShardBackend {
-  recovered: Recovered;
-  log: ExternalLog;
-}
 
 export class Shard {
   readonly #opts: ShardWorkerData;
@@ -77,6 +57,7 @@ export class Shard {
   readonly #erasure: ErasureTimer;
   #tick: NodeJS.Timeout;
   #inflight = 0;
+  readonly #barrier = new CommitBarrier();
   #draining = false;
   readonly #accesses = new AccessLog();
   readonly #checker: ContradictionChecker;
@@ -213,6 +194,7 @@ export class Shard {
       // Expired memories leave the state before any operation reads it, so no read, recall,
       // prime, graph walk or subscription match can return one.
       this.#expireDue(ws);
+      if (READS_COMMITTED[method]) await this.#barrier.settled(ws, this.#log);
       return await handler(this.#ctx, ws, input);
     } finally {
       this.#inflight -= 1;
@@ -255,7 +237,9 @@ export class Shard {
     for (const r of records) applyLive(this.#state, r);
     this.#dirtySinceSnapshot = true;
     this.#scheduleIndexing();
-    await this.#log.append(records.map(encodeRecord));
+    const appended = this.#log.append(records.map(encodeRecord));
+    this.#barrier.track(records.map((r) => r.ws), appended);
+    await appended;
     if (opts.quiet) return;
     this.#notifySubscribers(records);
     if (this.#opts.contradictions) this.#checker.enqueue(records);
