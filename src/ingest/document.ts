@@ -1,12 +1,11 @@
 /**
  * @module ingest/document — turns an uploaded text or markdown file into a document body, its
- * entity and its propositions (one per self-contained statement). Pure; no I/O.
- *
- * - Front matter (`---` … `---` at the top) may set `entity_id: <name>`; otherwise a path of the
- *   form `entities/<name>/…` names the entity.
- * - Propositions are sentences and list items of the body, with markdown syntax removed; a
- *   statement under a heading that is only a fragment (fewer than 4 words, or starting lower-case)
- *   is prefixed with the heading so it stands on its own. Statements under 3 words are dropped.
+ * entity and its propositions (one per self-contained statement); pure, no I/O. Front matter
+ * (`---` … `---` at the top) may set `entity_id: <name>`, otherwise a path `entities/<name>/…`
+ * names the entity. Propositions are the body's sentences and list items with markdown syntax
+ * removed; a statement under a heading that is only a fragment (fewer than 4 words, or starting
+ * lower-case) is prefixed with the heading so it stands on its own; statements under 3 words are
+ * dropped.
  */
 
 export interface ParsedDocument {

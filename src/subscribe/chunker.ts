@@ -2,11 +2,10 @@
  * @module subscribe/chunker — cuts streamed text into chunks worth embedding: at a sentence end
  * (once the chunk has at least MIN_WORDS words), when MAX_WORDS words have accumulated, or when
  * the caller flushes after an idle pause. Offsets are character offsets in everything fed so far.
- *
- * One pass over each character, whatever the feed: the scan resumes where the last feed stopped
- * (its state is kept between feeds), and consumed text is dropped once per feed. A feed that
- * completes more than MAX_CHUNKS_PER_FEED chunks has neighbouring chunks joined, so one feed
- * never queues more than that many embeddings and shard matches.
+ * One pass over each character, whatever the feed (the scan resumes where the last feed stopped,
+ * and consumed text is dropped once per feed); a feed that completes more than
+ * MAX_CHUNKS_PER_FEED chunks has neighbouring chunks joined, so one feed never queues more than
+ * that many embeddings and shard matches.
  */
 
 export interface Chunk {

@@ -1,11 +1,8 @@
 /**
  * @module shard/index/graph — the typed edge graph of one workspace in adjacency form, indexed in
  * both directions. At most one edge per (source, target, type); writing it again replaces it.
- *
- * Whether an edge exists is answered from the shorter of the source's outgoing and the target's
- * incoming list (so a new edge to a hub costs a scan of the new memory's few edges, not of the
- * hub's), without a key string per edge: at a million edges those strings were about 170 bytes
- * per edge and four heap objects each for the collector to trace during recovery.
+ * Whether an edge exists is answered from the shorter of the two ends' lists, with no key string
+ * per edge (why: docs/architecture-notes.md, "The edge graph").
  */
 import type { Edge, EdgeType } from '../../model/edge.ts';
 

@@ -2,17 +2,8 @@
  * @module shard/index/lexical — a BM25F index over one workspace's live memories, beside the
  * vector index. The content is the main field; the entity id and the context's string values are
  * minor fields counted at {@link MINOR_FIELD_WEIGHT}. Dates written in the content are kept as
- * extra keys (not scored by BM25) so that time-aware recall can find memories by the time they name.
- *
- * A posting is one number, `document number · 64 + 2·tf` (tf in halves, at most 31.5: BM25 has
- * saturated long before), and a term's postings are one array of them — or the bare number while
- * only one memory has the term, which most terms are (names, numbers, typos): about 940 bytes per
- * memory of 20–40 words at 100k memories (native-bench/micro/lexical.ts). A removal re-tokenizes
- * the removed memory and takes its entries out of each of its terms' postings (order within a list
- * does not matter, so it is a swap with the last entry); a term whose last memory goes leaves the
- * dictionary, so forgotten words do not linger. Nothing here is persisted: after recovery the shard's
- * background indexer adds every live memory through {@link LexicalIndex.add} (Workspace.lexical
- * finishes the job first when a query comes sooner).
+ * extra keys (not scored by BM25) so that time-aware recall can find memories by the time they
+ * name. Postings, removal and recovery: docs/architecture-notes.md ("The lexical index").
  */
 import type { JsonObject, JsonValue } from '../../model/memory.ts';
 import { dateKeysIn } from '../../recall/dates.ts';

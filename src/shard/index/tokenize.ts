@@ -1,11 +1,10 @@
 /**
- * @module shard/index/tokenize — the one tokenizer behind the lexical index and its queries.
- *
- * Lower-cased (NFKC first), split into Unicode letter/number runs; a decimal or grouped number
- * (`3.5`, `1,000`) stays one token; the possessive `'s` goes; English stop words go; scripts written
- * without spaces (Han, Hiragana, Katakana, Hangul, Thai) become overlapping character bigrams. Each
- * remaining word is lightly stemmed ({@link stem}) so `paints`, `painted` and `painting` meet.
- * Names, numbers and dates survive as tokens: they are what a lexical match is for.
+ * @module shard/index/tokenize — the one tokenizer behind the lexical index and its queries:
+ * lower-cased (NFKC first), split into Unicode letter/number runs; a decimal or grouped number
+ * (`3.5`, `1,000`) stays one token; the possessive `'s` goes; English stop words go; scripts
+ * written without spaces (Han, Hiragana, Katakana, Hangul, Thai) become overlapping character
+ * bigrams. Each remaining word is lightly stemmed ({@link stem}) so `paints`, `painted` and
+ * `painting` meet. Names, numbers and dates survive as tokens: they are what a lexical match is for.
  */
 
 const WORD = /[\p{L}\p{M}\p{N}]+(?:['’][\p{L}]+)?(?:[.,]\p{N}+)*/gu;

@@ -2,17 +2,11 @@
  * @module shard/ops/insight-sources — keeps insights true to the sources they still have. An
  * insight quotes its sources (extractive) or paraphrases them (model-written), so when a source
  * is forgotten, or vanishes while a reflection runs, the insight is written again in the shard,
- * extractively, from the sources that remain; an insight left with none is removed. Superseded
- * versions of an affected insight go too: they quote the same text.
- *
- * An insight can have as many sources as its workspace has memories (one theme), so rewriting it
- * from every remaining source made each forget cost the store. From INCREMENTAL_MIN_SOURCES
- * sources on, a loss is taken out of running totals instead (store/insight-summary): the centroid
- * and the distinguishing terms follow from them exactly, and the quoted statements are chosen, as
- * in a full rewrite, as the most central distinct sources, among the CENTRAL_CANDIDATES sources
- * nearest the new centroid that the vector index finds. The work is the sources lost, plus one
- * pass over an insight's sources when its totals are first needed (after start-up, or after the
- * insight was written by a reflection).
+ * extractively, from the sources that remain; an insight left with none is removed, and so are
+ * the superseded versions of an affected insight (they quote the same text). From
+ * INCREMENTAL_MIN_SOURCES sources on, a loss is taken out of running totals (store/insight-summary)
+ * instead of rereading every source kept, and the quoted statements are chosen among the
+ * CENTRAL_CANDIDATES sources nearest the new centroid (docs/architecture-notes.md, Persistence).
  */
 import { createHash } from 'node:crypto';
 import type { JsonObject, MemoryRecord } from '../../model/memory.ts';

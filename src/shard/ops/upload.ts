@@ -2,10 +2,9 @@
  * @module shard/ops/upload — stores uploaded files as a document memory plus proposition
  * memories. Re-uploading a path replaces what changed: an unchanged file is left alone; a changed
  * one keeps its document id (content, hash and vector replaced), keeps propositions whose text is
- * still there, drops the others and adds the new ones.
- *
- * Edges: proposition —proposition_of→ document; proposition —has_entity→ the document of an entity
- * it names; proposition —entity_relation→ (up to 3) propositions of that entity's own document.
+ * still there, drops the others and adds the new ones. Edges: proposition —proposition_of→
+ * document; proposition —has_entity→ the document of an entity it names; proposition
+ * —entity_relation→ (up to 3) propositions of that entity's own document.
  */
 import { mentions } from '../../ingest/document.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';

@@ -1,19 +1,9 @@
 /**
  * @module shard/store/vector-slab — recovery copies the vectors it decodes into shared buffers
- * instead of one ArrayBuffer per vector, and the buffers grow: the first holds 64 KiB (about 42
- * vectors of 384 dimensions), each next one as much as all before it together, up to 256 MiB.
- *
- * Why: V8 counts every ArrayBuffer's bytes as external memory, and each 64 MiB of it allocated
- * since the last full collection starts another one. A million small buffers made recovery spend
- * most of its time collecting; a million vectors in 64 KiB buffers (1.5 GB) still started about
- * 23 full collections, each over a larger heap. Growing buffers start a handful. A buffer's unused
- * tail costs address space only: the allocator hands out fresh zero pages, which the process
- * takes on when they are first written.
- *
- * A buffer is freed when its last vector is dropped, so after a restart a workspace whose recovered
- * memories are mostly revised or forgotten can hold on to buffers until the next restart packs
- * them again (at worst one 256 MiB buffer for one surviving vector). Replies never carry a view:
- * `view()` copies embeddings before they leave the shard.
+ * that grow (from 64 KiB, each next one as large as all before it, up to 256 MiB) instead of one
+ * ArrayBuffer per vector, so V8's external-memory accounting starts a handful of full collections
+ * rather than thousands; why, and what a buffer costs after a restart: docs/architecture-notes.md
+ * ("Vector buffers").
  */
 
 const FIRST_SLAB_BYTES = 64 * 1024;
