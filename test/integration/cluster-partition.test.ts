@@ -23,16 +23,18 @@ import { runPartitions } from '../helpers/partition-run.ts';
 
 const REQUIRED = process.env['FLASHBULB_E2E_REQUIRED'] === '1';
 /**
- * Opt-in (FLASHBULB_PARTITION_TESTS=1) until the bug it found is fixed: a write sent to the owner
- * as it is cut off times out, yet reads through the other nodes return it; after the takeover it
- * is gone (the new owner never got it), so reads go back in time. Porcupine refused 1 of 3 runs on
- * main at 0e204b1 and later for it; test/unit/linearizability-check.test.ts keeps one such key's history.
+ * Opt-in (FLASHBULB_PARTITION_TESTS=1): it found reads going back in time (a write sent to the
+ * owner as it was cut off timed out, reads through other nodes returned it, the takeover lost it;
+ * Porcupine refused 1 of 3 runs at 0e204b1; test/unit/linearizability-check.test.ts keeps one such
+ * key's history). Fixed by shard/commit-barrier.ts (reads wait for their workspace's appends); the
+ * test passed 2 of 2 runs since, and stays opt-in until it has more runs behind it and the hang
+ * after repeated heals (README, bench:cluster-partition) is understood.
  */
 const OPTED_IN = process.env['FLASHBULB_PARTITION_TESTS'] === '1';
 const OPTED_OUT = process.env['FLASHBULB_NETNS'] === '0' || !OPTED_IN;
 const missing = [netnsUnavailable(), natsServerAvailable() ? null : 'no nats-server on PATH', goBinary() ? null : 'no Go toolchain to build tools/linearizability'].filter((m) => m !== null);
 const SKIP = OPTED_OUT || (missing.length > 0 && !REQUIRED);
-if (!OPTED_IN) console.warn('cluster-partition: skipped (set FLASHBULB_PARTITION_TESTS=1 to run it; it finds a known bug, see the file)');
+if (!OPTED_IN) console.warn('cluster-partition: skipped (set FLASHBULB_PARTITION_TESTS=1 to run it; see the file for why it is opt-in)');
 else if (OPTED_OUT) console.warn('cluster-partition: skipped (FLASHBULB_NETNS=0)');
 else if (SKIP) console.warn(`cluster-partition: skipped: ${missing.join('; ')} (FLASHBULB_E2E_REQUIRED=1 makes this a failure)`);
 const dirs: string[] = [];
