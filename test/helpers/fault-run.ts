@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, killQuietly, startServer, type ChildServer } from './child.ts';
 import { sleep } from './wait.ts';
-import { appendsAfterFence, metaLeader, readStream, restartNats, startNatsCluster, stopNats, waitJetStreamCluster, type NatsServer } from './nats.ts';
+import { appendsAfterFence, clusterNodeEnv, metaLeader, readStream, restartNats, startNatsCluster, stopNats, waitJetStreamCluster, type NatsServer } from './nats.ts';
 
 export interface FaultRunOptions {
   rounds: number;
@@ -70,19 +70,8 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
   const startNode = async (id: string): Promise<Member> => {
     const child = await startServer({
       dataDir: temp(`fb-faults-${id}-`),
-      env: {
-        FLASHBULB_NATS_URL: urls.join(','),
-        FLASHBULB_NODE_ID: id,
-        FLASHBULB_CLUSTER_NAME: NAME,
-        FLASHBULB_CLUSTER_PARTITIONS: String(o.partitions),
-        FLASHBULB_CLUSTER_LEASE_MS: String(o.leaseMs),
-        FLASHBULB_NATS_REPLICAS: '3',
-        FLASHBULB_SHARD_TIMEOUT_MS: '5000',
-        // Snapshots (and trims) every second: the race between an owner's trim and a takeover comes often.
-        FLASHBULB_SNAPSHOT_INTERVAL_S: '1',
-        FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
-        FLASHBULB_REFLECT_ENABLED: 'false',
-      },
+      // Snapshots (and trims) every second: the race between an owner's trim and a takeover comes often.
+      env: clusterNodeEnv({ urls, id, name: NAME, partitions: o.partitions, leaseMs: o.leaseMs, snapshotIntervalS: 1 }),
     });
     const m = { id, child };
     members.push(m);

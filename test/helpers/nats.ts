@@ -12,6 +12,26 @@ import { PartitionSnapshots } from '../../src/cluster/snapshots.ts';
 import type { ShardState } from '../../src/shard/store/apply.ts';
 import { freePort } from './child.ts';
 
+/**
+ * The environment of one Flashbulb node of a 3-replica test cluster (the fault and partition runs):
+ * short shard timeouts, and no contradiction checks or reflection, whose background work only adds
+ * noise to what those runs measure.
+ */
+export function clusterNodeEnv(o: { urls: readonly string[]; id: string; name: string; partitions: number; leaseMs: number; snapshotIntervalS: number }): Record<string, string> {
+  return {
+    FLASHBULB_NATS_URL: o.urls.join(','),
+    FLASHBULB_NODE_ID: o.id,
+    FLASHBULB_CLUSTER_NAME: o.name,
+    FLASHBULB_CLUSTER_PARTITIONS: String(o.partitions),
+    FLASHBULB_CLUSTER_LEASE_MS: String(o.leaseMs),
+    FLASHBULB_NATS_REPLICAS: '3',
+    FLASHBULB_SHARD_TIMEOUT_MS: '5000',
+    FLASHBULB_SNAPSHOT_INTERVAL_S: String(o.snapshotIntervalS),
+    FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
+    FLASHBULB_REFLECT_ENABLED: 'false',
+  };
+}
+
 /** True when a nats-server binary is on PATH (CI installs Debian's package). */
 export function natsServerAvailable(): boolean {
   try {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { shardFor } from '../../src/router/shard-map.ts';
 import { killQuietly, waitReady, type ChildServer } from './child.ts';
 import { now, type Op } from './linearizability.ts';
-import { appendsAfterFence, readStream, waitJetStreamCluster } from './nats.ts';
+import { appendsAfterFence, clusterNodeEnv, readStream, waitJetStreamCluster } from './nats.ts';
 import { createNet, spawnNodeIn, startNatsIn, type Net } from './netns.ts';
 import { sleep } from './wait.ts';
 
@@ -143,16 +143,7 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     for (const id of ids) {
       const child = spawnNodeIn(member(`node-${id}`), {
         FLASHBULB_DATA_DIR: temp(`fb-part-${id}-`),
-        FLASHBULB_NATS_URL: urls.join(','),
-        FLASHBULB_NODE_ID: id,
-        FLASHBULB_CLUSTER_NAME: NAME,
-        FLASHBULB_CLUSTER_PARTITIONS: String(o.partitions),
-        FLASHBULB_CLUSTER_LEASE_MS: String(o.leaseMs),
-        FLASHBULB_NATS_REPLICAS: '3',
-        FLASHBULB_SHARD_TIMEOUT_MS: '5000',
-        FLASHBULB_SNAPSHOT_INTERVAL_S: '2',
-        FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
-        FLASHBULB_REFLECT_ENABLED: 'false',
+        ...clusterNodeEnv({ urls, id, name: NAME, partitions: o.partitions, leaseMs: o.leaseMs, snapshotIntervalS: 2 }),
       });
       nodes.push({ id, child });
       procs.push(child.proc);
