@@ -2,7 +2,7 @@
  * `flashbulb mcp` on stdio, driven by the SDK's Client as an MCP host would start it: relaying to
  * a running server with FLASHBULB_URL + FLASHBULB_API_KEY, and embedded on a data directory.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -10,7 +10,6 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { CLI, ROOT, ensureBuilt } from '../helpers/child.ts';
-import { readFileSync } from 'node:fs';
 
 let t: TestApp;
 let wsKey: string;
@@ -59,21 +58,29 @@ describe('flashbulb mcp (stdio)', () => {
     }
   });
 
-  it("works as configured by the README's snippet (npx flashbulb mcp)", async () => {
+  it("works as configured by the README's snippet, started from another directory", async () => {
     const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const block = [...readme.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').find((b) => b.includes('"command": "npx"'));
+    const block = [...readme.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').find((b) => b.includes('"command": "node"'));
     const server = JSON.parse(block ?? '{}').mcpServers.flashbulb as { command: string; args: string[]; env: Record<string, string> };
     expect(server.env.FLASHBULB_URL).toBe('http://localhost:6381');
+    expect(server.args).toEqual(['/path/to/flashbulb/dist/cli.js', 'mcp']);
+    const args = server.args.map((a) => a.replace('/path/to/flashbulb/dist/cli.js', CLI));
     const env = { ...baseEnv(), ...server.env, FLASHBULB_URL: t.base, FLASHBULB_API_KEY: wsKey };
-    const transport = new StdioClientTransport({ command: server.command, args: server.args, env, cwd: ROOT, stderr: 'pipe' });
+    const cwd = mkdtempSync(join(tmpdir(), 'flashbulb-mcp-host-'));
+    const transport = new StdioClientTransport({ command: server.command, args, env, cwd, stderr: 'pipe' });
+    let stderr = '';
+    transport.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     const client = new Client({ name: 'readme-host', version: '1.0.0' });
-    await client.connect(transport);
     try {
+      await client.connect(transport);
       expect((await client.listTools()).tools).toHaveLength(11);
       const m = await call(client, 'remember', { content: 'configured from the README' });
       expect((await call(client, 'recall', { cue: 'configured from the README' })).results[0].memory.memory_id).toBe(m.memory_id);
+    } catch (err) {
+      throw new Error(`${String(err)}; the command's stderr: ${stderr || '(empty)'}`);
     } finally {
       await client.close();
+      rmSync(cwd, { recursive: true, force: true });
     }
   });
 
