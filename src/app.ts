@@ -39,7 +39,7 @@ export interface RunningApp {
 
 export interface StartOptions {
   log?: (line: string) => void;
-  /** The router's clock: rate-limit refills and the reflection scheduler (shards keep the real time in their threads). */
+  /** The router's clock: rate-limit refills, the reflection scheduler and reflect sessions' expiry (shards keep the real time in their threads). */
   clock?: Clock;
 }
 
@@ -100,7 +100,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   const svc: Services = {
     subscriptions,
     reflection,
-    reflectSessions: new ReflectSessions(reflection, shards, embedder),
+    reflectSessions: new ReflectSessions(reflection, { shards, embedder, ...(opts.clock ? { clock: opts.clock } : {}) }),
     config,
     shards,
     embedder,

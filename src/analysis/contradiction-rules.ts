@@ -1,19 +1,7 @@
 /**
- * @module analysis/contradiction-rules — the lexical rules of the contradiction classifier that
- * read a statement's content words with a lexicon (analysis/lexicon):
- *
- * - negation scope: one side negates ("there is no man …", "nobody …", "… is not …") and every
- *   content word the negation governs is said by the other side, exactly or more specifically
- *   ("no person boiling noodles" / "a woman is boiling noodles in water"). A negated side that
- *   adds a detail of its own ("no man running down the road" / "a man is running") does not
- *   contradict: it denies the detail, not the claim;
- * - opposites: two statements about one particular subject ("the man", "Sarah" — not "a man",
- *   who may be another man) that differ by a word and its opposite and otherwise say the same:
- *   built-in pairs and the particles of phrasal verbs (on / off, in / out, up / down, before /
- *   after …) are confident; WordNet's antonym pointers (sitting / standing, arrive / leave) only
- *   make a pending candidate, as on the development data they were right in 2 of 5 pairs.
- * A swapped-roles rule ("the doctor is helping the patient" / "the patient is helping the
- * doctor") was measured and dropped: most such swaps are both true.
+ * @module analysis/contradiction-rules — the lexical rules of the contradiction classifier that read
+ * a statement's content words with a lexicon (analysis/lexicon): negation scope (one side denies
+ * what the other asserts) and opposites (one particular subject, a word against its opposite).
  */
 import type { Lexicon } from './lexicon.ts';
 
@@ -79,7 +67,13 @@ export function uncovered(claim: readonly string[], other: readonly string[], lx
 /** "There is no …", "there is nobody …", "nobody …", "no …": the negated side denies that such a thing exists. */
 export const THERE_IS_NO = /^(there (is|are) (no|noone|nobody|none)|nobody|noone|no|none)\b/;
 
-/** Negation scope: one side denies what the other asserts, and adds nothing of its own. */
+/**
+ * Negation scope: one side negates ("there is no man …", "nobody …", "… is not …") and every content
+ * word the negation governs is said by the other side, exactly or more specifically ("no person
+ * boiling noodles" / "a woman is boiling noodles in water"). A negated side that adds a detail of
+ * its own ("no man running down the road" / "a man is running") does not contradict: it denies the
+ * detail, not the claim.
+ */
 export function negationScope(olderWords: readonly string[], newerWords: readonly string[], lx: Lexicon): RuleFinding | null {
   const no = negationCount(olderWords);
   const nn = negationCount(newerWords);
@@ -113,7 +107,13 @@ const NUMBER_WORDS = new Set('two three four five six seven eight nine ten eleve
 /** Words of its own the less talkative side of an opposites pair may have (the opposite, synonyms). */
 const MAX_OWN_WORDS = 3;
 
-/** Opposites: one word against its antonym, the rest of the statements saying the same. */
+/**
+ * Opposites: two statements about one particular subject ("the man", "Sarah" — not "a man", who may
+ * be another man) that differ by a word and its opposite and otherwise say the same. Built-in pairs
+ * and the particles of phrasal verbs (on / off, in / out, up / down, before / after …) are
+ * confident; WordNet's antonym pointers (sitting / standing, arrive / leave) only make a pending
+ * candidate (README, Contradiction detection, says how often they were right).
+ */
 export function opposites(olderWords: readonly string[], newerWords: readonly string[], lx: Lexicon, builtIn: (a: string, b: string) => boolean): RuleFinding | null {
   if (negationCount(olderWords) !== negationCount(newerWords)) return null;
   if (!definite(olderWords, lx) || !definite(newerWords, lx)) return null;

@@ -1,21 +1,7 @@
 /**
- * @module analysis/contradiction — a heuristic classifier for a pair of similar statements:
- *
- * - negation scope and opposites about one particular subject (analysis/contradiction-rules, with
- *   WordNet's word relations when a lexicon is given: analysis/lexicon);
- * - antonyms from a built-in list: the sides differ by a word and its opposite (likes / hates …);
- * - disagreeing numbers or dates about the same subject (digits, number words, ordinals, months);
- * - revision wording ("now", "no longer", "moved to", "changed to" …) on the newer side turns a
- *   disagreement into an update (verdict `revision`, newer revises older).
- *
- * Words are compared after light normalisation (possessive 's and plural/third-person -s removed;
- * negations and revision wording left out), and a pair whose sides BOTH say something the other
- * does not ("The north entrance is closed" / "The south entrance is open") is about different
- * things, not a disagreement.
- *
- * Scores ≥ CONFIDENT create edges; scores in [UNCERTAIN, CONFIDENT) become pending candidates.
- * Every finding's `reason` starts with the rule's name ("negation scope: …", "antonyms: …",
- * "numbers: …", "update: …"); the shard stores it on the edge or candidate.
+ * @module analysis/contradiction — a heuristic classifier for a pair of similar statements: which
+ * pairs are compared at all ({@link isCandidate}), and whether the newer contradicts the older or
+ * revises it ({@link classifyPair}), with a score and a `reason` naming the rule that fired.
  */
 import { NEGATION_WORDS, negationScope, opposites, words as ruleWords } from './contradiction-rules.ts';
 import { pairFeatures } from './contradiction-features.ts';
@@ -23,6 +9,7 @@ import { learnedDecision } from './contradiction-learned.ts';
 import { EMPTY_LEXICON, type Lexicon } from './lexicon.ts';
 import { tokens } from './summarize.ts';
 
+/** Scores at or above this create edges; scores in [UNCERTAIN, CONFIDENT) become pending candidates. */
 export const CONFIDENT = 0.7;
 export const UNCERTAIN = 0.45;
 
@@ -101,7 +88,19 @@ export interface ClassifyOptions {
   learned?: boolean;
 }
 
-/** Classifies `newer` against `older` (both texts); `similarity` is their embedding cosine. */
+/**
+ * Classifies `newer` against `older` (both texts); `similarity` is their embedding cosine. The rules,
+ * in order: negation scope and opposites about one particular subject (analysis/contradiction-rules,
+ * with WordNet's word relations when a lexicon is given); antonyms from a built-in list (likes /
+ * hates …); disagreeing numbers or dates about the same subject (digits, number words, ordinals,
+ * months). Revision wording ("now", "no longer", "moved to", "changed to" …) on the newer side
+ * turns a disagreement into an update (verdict `revision`, newer revises older). Words are compared
+ * after light normalisation (possessive 's and plural/third-person -s removed; negations and
+ * revision wording left out), and a pair whose sides both say something the other does not ("The
+ * north entrance is closed" / "The south entrance is open") is about different things. Every
+ * `reason` starts with the rule's name ("negation scope: …", "antonyms: …", "numbers: …",
+ * "update: …"); the shard stores it on the edge or candidate.
+ */
 export function classifyPair(older: string, newer: string, similarity: number, opts: ClassifyOptions = {}): Classification {
   // Statements are compared on their opening: long documents are not single claims.
   const olderText = normalise(older.slice(0, MAX_CHARS));

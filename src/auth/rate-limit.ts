@@ -26,7 +26,8 @@ export class RateLimiter {
     if (rate === 0) return;
     const key = `${cls}:${workspace}`;
     const b = this.#buckets.get(key) ?? { tokens: rate, at: now };
-    b.tokens = Math.min(rate, b.tokens + ((now - b.at) / 1000) * rate);
+    // A clock set back (a test's ManualClock) refills nothing rather than draining the bucket.
+    b.tokens = Math.min(rate, b.tokens + (Math.max(0, now - b.at) / 1000) * rate);
     b.at = now;
     this.#buckets.set(key, b);
     if (b.tokens >= 1) {

@@ -1,18 +1,8 @@
 /**
- * @module embedding/onnx-embedder — the real sentence-embedding model, run with onnxruntime-node
- * and tokenised with @huggingface/tokenizers (pure JS). This is the only file that imports either.
- *
- * The model directory is what scripts/fetch-model.mjs installs (sentence-transformers layout):
- *   model.onnx               graph: inputs input_ids / attention_mask [/ token_type_ids] (int64),
- *                            output last_hidden_state [batch, seq, dim] (or a 2-D pooled output)
- *   tokenizer.json, tokenizer_config.json
- *   config.json              hidden_size, max_position_embeddings
- *   1_Pooling/config.json    pooling_mode_cls_token / pooling_mode_mean_tokens  (the model's own choice)
- *   sentence_bert_config.json (optional) max_seq_length
- *
- * Rows come out L2-normalised. Inputs longer than `maxTokens` are truncated (content cut, the
- * trailing [SEP] kept), as the Python tokenizers / sentence-transformers do. Meant to be created
- * once per Piscina worker; `threads` is the ONNX Runtime intra-op thread count for this instance.
+ * @module embedding/onnx-embedder — the real sentence-embedding model, run with onnxruntime-node and
+ * tokenised with @huggingface/tokenizers (pure JS), the only file that imports either: it loads a
+ * sentence-transformers model directory and turns texts into L2-normalised rows, meant to be created
+ * once per Piscina worker.
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,10 +13,23 @@ import { DEFAULT_MAX_BATCH, DEFAULT_MAX_PADDING, paddedChunks } from './padding.
 export type Pooling = 'cls' | 'mean';
 
 export interface OnnxEmbedderOptions {
+  /**
+   * What scripts/fetch-model.mjs installs (sentence-transformers layout):
+   *   model.onnx               graph: inputs input_ids / attention_mask [/ token_type_ids] (int64),
+   *                            output last_hidden_state [batch, seq, dim] (or a 2-D pooled output)
+   *   tokenizer.json, tokenizer_config.json
+   *   config.json              hidden_size, max_position_embeddings
+   *   1_Pooling/config.json    pooling_mode_cls_token / pooling_mode_mean_tokens  (the model's own choice)
+   *   sentence_bert_config.json (optional) max_seq_length
+   */
   modelDir: string;
   /** ONNX Runtime intra-op threads for this instance (default 1: one per worker). */
   threads?: number;
-  /** Override the truncation length (default: from the model files, capped at max_position_embeddings). */
+  /**
+   * Override the truncation length (default: from the model files, capped at max_position_embeddings).
+   * Longer inputs are truncated as the Python tokenizers / sentence-transformers do: content cut,
+   * the trailing [SEP] kept.
+   */
   maxTokens?: number;
   /** Override the pooling (default: from 1_Pooling/config.json; required if that file is absent). */
   pooling?: Pooling;

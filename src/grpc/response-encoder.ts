@@ -1,15 +1,9 @@
 /**
  * @module grpc/response-encoder — the replies that carry memories (Remember, Get, Revise, Recall,
  * Prime, GetInsights, Subscribe pushes), written by hand with grpc/proto-writer.ts instead of by
- * protobufjs.
- *
- * Why: every hebbs.v1 Memory carries its 384-float embedding. protobufjs first copies the message
- * (`fromObject`, one `Number()` per float), then queues one write operation per float, so a Recall
- * reply of 10 memories cost about 0.3 ms of router time plus the garbage, more than the rest of
- * the call (native-bench/micro/grpc-encode.ts). Here the embedding goes out as one block copy.
- * The bytes are the ones protobufjs writes for the same message (test/unit/response-encoder.test.ts
- * compares them), so nothing changes on the wire. Field numbers are those of proto/hebbs.proto;
- * enum numbers are read from the loaded schema.
+ * protobufjs so that each 384-float embedding goes out as one block copy, in the bytes protobufjs
+ * writes for the same message (field numbers from proto/hebbs.proto, enum numbers from the loaded
+ * schema).
  */
 import type * as protoLoader from '@grpc/proto-loader';
 import type {
@@ -164,15 +158,15 @@ function serializer<T>(write: (w: ProtoWriter, value: T) => void): (value: T) =>
 }
 
 /**
- * Replaces `responseSerialize` of every method whose reply carries memories, in the package
- * definition the server loads (clients only use the request serializers and reply deserializers).
- */
-/**
  * The serializers written here. Their strings go through Buffer#write, which already writes a lone
  * surrogate as U+FFFD, so grpc/server.ts does not repair their values first.
  */
 export const HAND_WRITTEN = new WeakSet<object>();
 
+/**
+ * Replaces `responseSerialize` of every method whose reply carries memories, in the package
+ * definition the server loads (clients only use the request serializers and reply deserializers).
+ */
 export function useResponseEncoders(def: protoLoader.PackageDefinition): void {
   const e = encoders({ kind: enumNumbers(def, 'MemoryKind'), edge: enumNumbers(def, 'EdgeType'), strategy: enumNumbers(def, 'RecallStrategyType') });
   const memoryResponse = serializer(e.memoryResponse);

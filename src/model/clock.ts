@@ -1,7 +1,8 @@
 /**
  * @module model/clock — the time source for code whose behaviour depends on "now" (expiry, time
- * scopes, prime windows, the reflection scheduler). It is passed in rather than read from
- * `Date.now()`, so tests can set the time by hand instead of waiting for it to pass.
+ * scopes, prime windows, contradiction edges, the reflection scheduler, reflect sessions, rate
+ * limits). It is passed in rather than read from `Date.now()`, so tests can set the time by hand
+ * instead of waiting for it to pass.
  */
 
 export interface Clock {

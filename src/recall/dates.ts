@@ -1,14 +1,7 @@
 /**
- * @module recall/dates — the dates a text names, for time-aware recall. Deterministic, local, English.
- *
- * Memories: {@link dateKeysIn} turns every date written in a memory's content into keys the lexical
- * index keeps beside its words: `§d:2023-05-08` (a day), `§m:2023-05` (a month), `§y:2023` (a year)
- * and `§b:05` (a month of any year). A full date gives all four.
- *
- * Cues: {@link timeCueOf} finds the time a cue names — absolute ("on 8 May 2023", "in May 2023",
- * "2022", "in June") or relative to now ("today", "yesterday", "last week", "this month",
- * "3 days ago", "last year") — as a window of creation times plus the date keys that fall in it.
- * Calendar arithmetic is in UTC; weeks start on Monday.
+ * @module recall/dates — the dates a text names, for time-aware recall (deterministic, local,
+ * English): date keys for the lexical index from a memory's content ({@link dateKeysIn}) and the
+ * window of time a cue names ({@link timeCueOf}); calendar arithmetic is in UTC, weeks start on Monday.
  */
 
 const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'] as const;
@@ -39,14 +32,23 @@ export interface TimeCue {
   keys: string[];
 }
 
-/** Date keys of every date written in `text` (see the module comment), without repeats. */
+/**
+ * Date keys of every date written in `text`, without repeats, which the lexical index keeps beside
+ * its words: `§d:2023-05-08` (a day), `§m:2023-05` (a month), `§y:2023` (a year) and `§b:05` (a
+ * month of any year). A full date gives all four.
+ */
 export function dateKeysIn(text: string): string[] {
   const keys = new Set<string>();
   for (const p of mentions(text)) for (const k of keysOf(p)) keys.add(k);
   return [...keys];
 }
 
-/** The time a cue names, or null when it names none. Several mentions give their union's span. */
+/**
+ * The time a cue names, or null when it names none: absolute ("on 8 May 2023", "in May 2023",
+ * "2022", "in June") or relative to `nowUs` ("today", "yesterday", "last week", "this month",
+ * "3 days ago", "last year"), as a window of creation times plus the date keys that fall in it.
+ * Several mentions give their union's span.
+ */
 export function timeCueOf(cue: string, nowUs: number): TimeCue | null {
   const windows: TimeCue[] = [];
   for (const p of mentions(cue)) windows.push(absolute(p, nowUs));

@@ -2,16 +2,6 @@
  * @module recall/filter — metadata filters on memories: parsed once from their JSON form (at the
  * edge, with errors naming the place), carried as plain data to the shard, compiled there into a
  * predicate that the indexes apply while they search.
- *
- * JSON form (the style of Pinecone and Chroma metadata filters):
- *   filter   := { clause, clause, … }                  every clause must hold (AND; {} holds always)
- *   clause   := "$and": [filter, …] | "$or": [filter, …]
- *             | FIELD: scalar                          equality
- *             | FIELD: { op: value, … }                every operator must hold
- *   op       := $eq $ne (scalar) | $in $nin ([scalar]) | $gt $gte $lt $lte (number or string)
- *             | $exists (boolean)
- *   FIELD    := importance | created_at | updated_at | last_accessed_at | access_count
- *             | kind | entity_id | context.KEY[.KEY…]
  */
 import { invalid } from '../errors/codes.ts';
 import type { JsonValue, MemoryRecord } from '../model/memory.ts';
@@ -36,7 +26,19 @@ const COMPARISONS = ['$eq', '$ne', '$in', '$nin', '$gt', '$gte', '$lt', '$lte', 
 const MAX_DEPTH = 8;
 const MAX_CONDITIONS = 256;
 
-/** Parses the JSON form; throws invalid_input naming the offending place (`where` is its root). */
+/**
+ * Parses the JSON form (the style of Pinecone and Chroma metadata filters); throws invalid_input
+ * naming the offending place (`where` is its root).
+ *
+ *   filter   := { clause, clause, … }                  every clause must hold (AND; {} holds always)
+ *   clause   := "$and": [filter, …] | "$or": [filter, …]
+ *             | FIELD: scalar                          equality
+ *             | FIELD: { op: value, … }                every operator must hold
+ *   op       := $eq $ne (scalar) | $in $nin ([scalar]) | $gt $gte $lt $lte (number or string)
+ *             | $exists (boolean)
+ *   FIELD    := importance | created_at | updated_at | last_accessed_at | access_count
+ *             | kind | entity_id | context.KEY[.KEY…]
+ */
 export function parseFilter(json: unknown, where = 'filter'): FilterNode {
   const count = { n: 0 };
   return parseObject(json, where, 0, count);

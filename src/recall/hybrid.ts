@@ -1,5 +1,19 @@
 /**
- * @module recall/hybrid — the features hybrid similarity ranks a candidate by, all in [0, 1]:
+ * @module recall/hybrid — the features hybrid similarity ranks a candidate by (all in [0, 1]: cosine,
+ * lexical share, the neighbours' and the thread's best match, a named attribution, a date in the
+ * cue's time), their fixed weights, and the relevance that blends them.
+ */
+import type { JsonValue, MemoryRecord } from '../model/memory.ts';
+import type { LexicalMatcher, RecallSource } from './types.ts';
+
+/** Match: the weight of the cosine (the lexical share gets the rest). */
+export const MATCH_COSINE_WEIGHT = 0.65;
+/** A context value longer than this is text, not a name. */
+const NAME_MAX_CHARS = 60;
+const CAPITAL = /^\p{Lu}/u;
+
+/**
+ * A candidate's features:
  *   cosine   the cue's cosine with the memory (clamped at 0);
  *   lexical  the IDF-weighted share of the cue's words the memory holds (LexicalIndex.score);
  *   context  the best match among the memory's neighbours (the memories written just before and
@@ -15,15 +29,6 @@
  * where match(m) = 0.65·cosine(m) + 0.35·lexical(m). The names are read from the memory's fields,
  * never from its content: a memory whose content mentions a name already matches it lexically.
  */
-import type { JsonValue, MemoryRecord } from '../model/memory.ts';
-import type { LexicalMatcher, RecallSource } from './types.ts';
-
-/** Match: the weight of the cosine (the lexical share gets the rest). */
-export const MATCH_COSINE_WEIGHT = 0.65;
-/** A context value longer than this is text, not a name. */
-const NAME_MAX_CHARS = 60;
-const CAPITAL = /^\p{Lu}/u;
-
 export interface Features {
   cosine: number;
   lexical: number;

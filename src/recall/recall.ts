@@ -1,17 +1,8 @@
 /**
- * @module recall/recall — runs the requested strategies and merges their lists. Each strategy's list
- * is in the order that strategy alone would answer (newest first for temporal, composite score for
- * the others); a memory found by several keeps every strategy's detail. One failing strategy becomes
- * a `strategy_errors` entry.
- *
- * The merged order lets the cue lead. Similarity's results come first, in similarity's own order:
- * asking for more strategies never pushes out, or reorders, what similarity found for the cue.
- * The memories only the other strategies found follow, ordered by weighted reciprocal rank fusion
- * of their lists (recall/fusion.ts): analogical, causal and a temporal list with a time range weigh
- * 1; a temporal list without one weighs 0.5, since "newest first" says nothing about the cue. So a
- * memory two strategies agree on comes before one that only one of them found. (Fusing similarity
- * with equal rank weights let three weak cue-blind lists lift a memory over the cue's exact match:
- * RRF with k = 60 credits ranks 1 and 2 nearly alike.)
+ * @module recall/recall — runs the requested strategies over a `RecallSource` and merges their
+ * lists into one answer in which the cue leads (similarity's results first, the other strategies'
+ * after them); a memory found by several keeps every strategy's detail, and one failing strategy
+ * becomes a `strategy_errors` entry.
  */
 import type { MemoryRecord } from '../model/memory.ts';
 import { timeCueOf } from './dates.ts';
@@ -28,6 +19,16 @@ export interface Merged {
   details: StrategyDetail[];
 }
 
+/**
+ * Runs `input.strategies` and merges their lists. Each strategy's list is in the order that strategy
+ * alone would answer (newest first for temporal, composite score for the others). Similarity's
+ * results come first, in similarity's own order: asking for more strategies never pushes out, or
+ * reorders, what similarity found for the cue. The memories only the other strategies found follow,
+ * ordered by weighted reciprocal rank fusion of their lists (recall/fusion.ts): analogical, causal
+ * and a temporal list with a time range weigh 1; a temporal list without one weighs 0.5, since
+ * "newest first" says nothing about the cue. So a memory two strategies agree on comes before one
+ * that only one of them found.
+ */
 export function runRecall(src: RecallSource, input: RecallInput, nowUs: number): { hits: Merged[]; errors: StrategyError[] } {
   const query: SimilarityQuery = {
     vector: input.cue,

@@ -1,13 +1,7 @@
 /**
  * @module recall/structure — structural similarity for analogical recall: it compares shape, not
- * words. A memory's structure is its context keys with their value types, its kind, its entity,
- * and the profile of edge types around it.
- *
- *   structural = 0.4·keys + 0.3·edges + 0.15·kind + 0.15·entity
- *   keys   = Σ_{k ∈ A∩B} (type equal ? 1 : 0.5) / |A ∪ B|   (0.5 when both have no keys)
- *   edges  = cosine of the edge-type count vectors            (0.5 when both have none)
- *   kind   = 1 if equal, else 0 (0.5 when the reference has none)
- *   entity = 1 if both name the same entity, 0.5 if neither has one, else 0
+ * words, where a memory's structure is its context keys with their value types, its kind, its
+ * entity, and the profile of edge types around it.
  */
 import { EDGE_TYPES, type Edge } from '../model/edge.ts';
 import type { JsonObject, JsonValue, MemoryKind } from '../model/memory.ts';
@@ -33,6 +27,13 @@ function typeOf(v: JsonValue): string {
   return typeof v;
 }
 
+/**
+ * `0.4·keys + 0.3·edges + 0.15·kind + 0.15·entity`, where
+ *   keys   = Σ_{k ∈ A∩B} (type equal ? 1 : 0.5) / |A ∪ B|   (0.5 when both have no keys)
+ *   edges  = cosine of the edge-type count vectors            (0.5 when both have none)
+ *   kind   = 1 if equal, else 0 (0.5 when the reference has none)
+ *   entity = 1 if both name the same entity, 0.5 if neither has one, else 0
+ */
 export function structuralSimilarity(a: Structure, b: Structure): number {
   return 0.4 * keySimilarity(a, b) + 0.3 * edgeSimilarity(a, b) + 0.15 * kindSimilarity(a, b) + 0.15 * entitySimilarity(a, b);
 }

@@ -6,6 +6,7 @@
  */
 import { FlashbulbError, invalid } from '../errors/codes.ts';
 import type { Embedder } from '../embedding/embedder.ts';
+import { wallClock, type Clock } from '../model/clock.ts';
 import { hexToUlidText, IdGenerator } from '../model/ids.ts';
 import type { ShardRouter } from '../router/router.ts';
 import type { ReflectionEngine, ReflectScope } from './engine.ts';
@@ -49,16 +50,27 @@ export class ReflectSessions {
   readonly #sessions = new Map<string, Session>();
   readonly #ids = new IdGenerator();
 
-  constructor(
-    private readonly engine: ReflectionEngine,
-    private readonly shards: ShardRouter,
-    private readonly embedder: Embedder,
-  ) {}
+  readonly #engine: ReflectionEngine;
+  readonly #shards: ShardRouter;
+  readonly #embedder: Embedder;
+  readonly #clock: Clock;
+
+  /** `clock`: the time sessions expire on (default the wall clock; tests set it by hand). */
+  constructor(engine: ReflectionEngine, opts: { shards: ShardRouter; embedder: Embedder; clock?: Clock }) {
+    this.#engine = engine;
+    this.#shards = opts.shards;
+    this.#embedder = opts.embedder;
+    this.#clock = opts.clock ?? wallClock;
+  }
+
+  #nowMs(): number {
+    return this.#clock.nowUs() / 1000;
+  }
 
   async prepare(ws: string, scope: ReflectScope): Promise<PrepareResult> {
     this.#sweep();
-    const { gathered: g, clusters } = await this.engine.analyse(ws, scope);
-    const sessionId = hexToUlidText(this.#ids.next());
+    const { gathered: g, clusters } = await this.#engine.analyse(ws, scope);
+    const sessionId = hexToUlidText(this.#ids.next(this.#nowMs()));
     const prompts = clusters.map((c, clusterId): ClusterPrompt => {
       const ids = c.members.map((i) => g.ids[i] as string);
       return {
@@ -78,7 +90,7 @@ export class ReflectSessions {
       };
     });
     const ids = new Set(prompts.flatMap((p) => p.memory_ids));
-    this.#sessions.set(sessionId, { ws, expiresAt: Date.now() + SESSION_TTL_MS, scope, ids });
+    this.#sessions.set(sessionId, { ws, expiresAt: this.#nowMs() + SESSION_TTL_MS, scope, ids });
     return { session_id: sessionId, memories_processed: g.ids.length, clusters: prompts, existing_insight_count: g.insights.length };
   }
 
@@ -94,9 +106,9 @@ export class ReflectSessions {
       if (outside.length > 0) throw invalid(`insights[${i}].source_memory_ids are not in this session's clusters: ${outside.join(', ')}`);
     });
     if (insights.length === 0) return { insights_created: 0 };
-    const vectors = await this.embedder.embed(insights.map((i) => i.content));
-    const dim = this.embedder.dim;
-    const written = await this.shards.call(ws, 'writeInsights', {
+    const vectors = await this.#embedder.embed(insights.map((i) => i.content));
+    const dim = this.#embedder.dim;
+    const written = await this.#shards.call(ws, 'writeInsights', {
       insights: insights.map((ins, i) => ({
         content: ins.content,
         embedding: vectors.slice(i * dim, (i + 1) * dim),
@@ -113,7 +125,7 @@ export class ReflectSessions {
   }
 
   #sweep(): void {
-    const now = Date.now();
+    const now = this.#nowMs();
     for (const [id, s] of this.#sessions) if (s.expiresAt <= now) this.#sessions.delete(id);
   }
 }

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../errors/codes.ts';
+import { wallClock, type Clock } from '../model/clock.ts';
 import type { MemoryRecord } from '../model/memory.ts';
 import { classifyPair, CONFIDENT, isCandidate, UNCERTAIN } from '../analysis/contradiction.ts';
 import { EMPTY_LEXICON, type Lexicon } from '../analysis/lexicon.ts';
@@ -37,6 +38,17 @@ const CHECKED_KINDS = new Set(['episode', 'revision']);
 /** Longest stretch one slice of checks holds the shard's thread. */
 const SLICE_MS = 4;
 
+export interface CheckerOptions {
+  /** Applies and logs what the checks find. */
+  commit: (records: LiveRecord[]) => Promise<void>;
+  /** True once the shard drains: checks stop. */
+  stopping: () => boolean;
+  /** True while checks should give way to the vector indexer (default: never). */
+  wait?: () => boolean;
+  /** "Now" for the edges and candidates the checks write (the shard's clock; default the wall clock). */
+  clock?: Clock;
+}
+
 /**
  * Queues new memories and checks them between requests, in slices of a few milliseconds, after
  * their write has been answered. `commit` applies and logs what the checks find. While `wait()`
@@ -54,12 +66,19 @@ export class ContradictionChecker {
   /** Checks skipped because the backlog overflowed. */
   skipped = 0;
 
-  constructor(
-    private readonly state: ShardState,
-    private readonly commit: (records: LiveRecord[]) => Promise<void>,
-    private readonly stopping: () => boolean,
-    private readonly wait: () => boolean = () => false,
-  ) {}
+  readonly #state: ShardState;
+  readonly #commit: (records: LiveRecord[]) => Promise<void>;
+  readonly #stopping: () => boolean;
+  readonly #wait: () => boolean;
+  readonly #clock: Clock;
+
+  constructor(state: ShardState, opts: CheckerOptions) {
+    this.#state = state;
+    this.#commit = opts.commit;
+    this.#stopping = opts.stopping;
+    this.#wait = opts.wait ?? (() => false);
+    this.#clock = opts.clock ?? wallClock;
+  }
 
   get backlog(): number {
     return this.#queue.length - this.#head;
@@ -82,13 +101,13 @@ export class ContradictionChecker {
     try {
       // WordNet is read once, on the first check (not on start-up, nor on a write's path).
       this.#lexicon ??= await loadLexicon();
-      while (this.backlog > 0 && !this.stopping()) {
-        if (this.backlog < YIELD_BELOW && this.wait()) {
+      while (this.backlog > 0 && !this.#stopping()) {
+        if (this.backlog < YIELD_BELOW && this.#wait()) {
           await new Promise((r) => setTimeout(r, SLICE_MS));
           continue;
         }
         const records = this.#slice(performance.now() + SLICE_MS);
-        if (records.length > 0) await this.commit(records);
+        if (records.length > 0) await this.#commit(records);
         await new Promise((r) => setImmediate(r));
       }
     } catch (err) {
@@ -103,10 +122,10 @@ export class ContradictionChecker {
     const records: LiveRecord[] = [];
     while (this.#head < this.#queue.length) {
       const [ws, id] = this.#queue[this.#head++] as [string, string];
-      const w = this.state.workspaces.get(ws);
+      const w = this.#state.workspaces.get(ws);
       const m = w?.memories.get(id);
       if (w && m) {
-        const checked = checkContradictions(w, [m], Date.now() * 1000, this.#lexicon ?? EMPTY_LEXICON);
+        const checked = checkContradictions(w, [m], this.#clock.nowUs(), this.#lexicon ?? EMPTY_LEXICON);
         this.found += checked.found;
         records.push(...checked.records);
       }

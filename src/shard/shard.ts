@@ -67,7 +67,7 @@ export class Shard {
   /** Memories forgotten on expiry since the last `takeExpired()` (for metrics). */
   #expired = 0;
 
-  /** `clock`: "now" for expiry, time scopes, windows and timestamps (snapshots and erasure keep real time). */
+  /** `clock`: "now" for expiry, time scopes, windows and timestamps, contradiction edges and candidates included (snapshots and erasure keep real time). */
   constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}, backend?: ShardBackend, clock: Clock = wallClock) {
     this.#opts = opts;
     this.#clock = clock;
@@ -94,12 +94,12 @@ export class Shard {
     }
     this.#state = this.recovered.state;
     for (const ws of this.#state.workspaces.values()) for (const id of ws.memories.keys()) this.#ids.observe(id);
-    this.#checker = new ContradictionChecker(
-      this.#state,
-      (records) => this.#commit(records),
-      () => this.#draining,
-      () => this.#indexBacklog() >= PENDING_URGENT,
-    );
+    this.#checker = new ContradictionChecker(this.#state, {
+      commit: (records) => this.#commit(records),
+      stopping: () => this.#draining,
+      wait: () => this.#indexBacklog() >= PENDING_URGENT,
+      clock,
+    });
     this.#ctx = {
       state: this.#state,
       ids: this.#ids,

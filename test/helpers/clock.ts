@@ -1,6 +1,7 @@
 /**
  * A clock that moves only when a test moves it, for code that takes a `Clock` (model/clock.ts):
- * expiry, time scopes and windows, the reflection scheduler. Timers and I/O keep real time.
+ * expiry, time scopes and windows, contradiction edges, the reflection scheduler, reflect sessions,
+ * rate limits. Timers and I/O keep real time.
  */
 import type { Clock } from '../../src/model/clock.ts';
 

@@ -20,6 +20,8 @@ export interface SourceFile {
   imports: ImportEdge[];
   readsEnv: boolean;
   lines: number;
+  /** Paragraphs (runs of lines between blank ones) of the file's opening `@module` comment; null without one. */
+  headerParagraphs: number | null;
 }
 
 const ROOT = join(dirname(new URL(import.meta.url).pathname), '..', '..');
@@ -43,8 +45,15 @@ export function readSources(folders: string[]): SourceFile[] {
       to: spec.startsWith('.') ? normalize(join(dirname(path), spec)) : null,
     }));
     const lines = text.endsWith('\n') ? text.split('\n').length - 1 : text.split('\n').length;
-    return { path, imports, readsEnv: /\bprocess\.env\b/.test(stripComments(text)), lines };
+    return { path, imports, readsEnv: /\bprocess\.env\b/.test(stripComments(text)), lines, headerParagraphs: headerParagraphs(text) };
   });
+}
+
+function headerParagraphs(text: string): number | null {
+  const header = /^(?:#![^\n]*\n)?\s*\/\*\*([\s\S]*?)\*\//.exec(text)?.[1];
+  if (header === undefined || !header.includes('@module')) return null;
+  const lines = header.split('\n').map((l) => l.replace(/^\s*\*?\s?/, '').trim());
+  return lines.filter((l, i) => l !== '' && (i === 0 || lines[i - 1] === '')).length;
 }
 
 function stripComments(text: string): string {

@@ -6,13 +6,14 @@
  * another workspace's — is a 404; source ids outside the session's clusters are a 400 naming them;
  * a commit applies all or nothing. Both routes carry `Deprecation: true`.
  *
- * Expiry is tested by faking the clock of this process only (`vi.useFakeTimers({ toFake: ['Date'] })`):
- * the app runs in-process, and sessions live in the router on the main thread, so the server's
- * Date.now() is the faked one (shards run in worker threads and keep the real clock).
+ * Expiry is tested on the router's clock (the app's `clock`, a ManualClock set years away from the
+ * real time): sessions live in the router and expire on that clock, so the test moves it past the
+ * ten minutes instead of waiting or faking `Date` (shards run in worker threads and keep the real clock).
  */
-import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hexToUlidText } from '../../src/model/ids.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { ManualClock } from '../helpers/clock.ts';
 
 const GARDEN = [
   'Garden tomato plants need garden watering each morning.',
@@ -41,17 +42,16 @@ interface Ws {
   contentOf: Map<string, string>;
 }
 
+const T0 = Date.UTC(2001, 0, 1);
+const clock = new ManualClock(T0);
 let t: TestApp;
 let n = 0;
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({}, {}, { clock });
 });
 afterAll(async () => {
   await t?.stop();
-});
-afterEach(() => {
-  vi.useRealTimers();
 });
 
 /** A fresh workspace holding the garden and baking episodes (the garden ones with entity_id 'gardener'). */
@@ -278,23 +278,22 @@ describe('POST /v1/reflect/commit', () => {
     const ws = await workspaceWithEpisodes();
     const early = await prepare(ws);
     const late = await prepare(ws);
-    const createdBy = Date.now();
+    const createdAt = clock.nowUs() / 1000;
     const insight = (prep: any): unknown => ({ session_id: prep.session_id, insights: [{ content: 'Timed.', confidence: 0.5, source_memory_ids: sessionIds(prep).slice(0, 3) }] });
 
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(createdBy + TEN_MINUTES - 5_000);
+    clock.setMs(createdAt + TEN_MINUTES - 5_000);
     const before = await ws.req('POST', '/v1/reflect/commit', insight(early));
     expect(before.status, before.text).toBe(200);
     expect(before.body.insights_created).toBe(1);
 
-    vi.setSystemTime(createdBy + TEN_MINUTES + 5_000);
+    clock.setMs(createdAt + TEN_MINUTES + 5_000);
     const after = await ws.req('POST', '/v1/reflect/commit', insight(late));
     expect(after.status, after.text).toBe(404);
     expect(after.body.error_code).toBe('not_found');
-    vi.useRealTimers();
 
     expect(await insightCount(ws)).toBe(1);
-    // Still expired with the real clock back: the sweep removed it.
+    // Still gone with the clock set back inside its ten minutes: the sweep removed it.
+    clock.setMs(createdAt);
     const again = await ws.req('POST', '/v1/reflect/commit', insight(late));
     expect(again.status).toBe(404);
   });
