@@ -18,8 +18,12 @@ import type { PartitionStatus } from './status.ts';
 import { FencedError, StreamLog } from './stream-log.ts';
 import { recoverAndFence, type TakeoverDeps } from './takeover.ts';
 
-/** How long after a snapshot pointer moves the stream is trimmed below it (after reading the pointer back). */
-const TRIM_SETTLE_MS = 1000;
+/**
+ * How long a snapshot is kept before the stream is trimmed below it (cluster/trim.ts): longer than
+ * a NATS failover (elections took 4–9 s with nats-server 2.9), at most a quarter of the erasure
+ * window so that forgotten content still leaves the stream within it.
+ */
+const TRIM_RETAIN_MS = 10_000;
 
 export interface Owned {
   partition: number;
@@ -100,8 +104,9 @@ export class OwnedPartitions {
     this.#o.owners.set(p, { node: this.#id, term, at: Date.now() });
     const started = performance.now();
     try {
-      const { recovered, fenceSeq, loaded } = await recoverAndFence(this.#o.takeover, p, rev, () => this.#owned.get(p) === o);
+      const { recovered, fenceSeq, loaded, fellBack } = await recoverAndFence(this.#o.takeover, p, rev, () => this.#owned.get(p) === o);
       if (this.#owned.get(p) !== o) return; // lost while recovering
+      if (fellBack) this.#o.log(`cluster: partition ${p}: snapshot ${fellBack}`);
       const t = this.#o.takeover;
       const log = new StreamLog({
         js: t.js,
@@ -111,11 +116,11 @@ export class OwnedPartitions {
         lastSeq: fenceSeq,
         timeoutMs: this.#o.config.shardTimeoutMs,
         onFailed: (err) => this.lose(o, err instanceof FencedError ? err.message : `log failed: ${err.message}`),
-        snapshots: { store: t.snapshots, partition: p, jsm: t.jsm, stream: t.subjects.stream(p), confirm: () => this.confirmFresh(o), settleMs: TRIM_SETTLE_MS },
+        snapshots: { store: t.snapshots, partition: p, jsm: t.jsm, stream: t.subjects.stream(p), confirm: () => this.confirmFresh(o), retainMs: Math.min(TRIM_RETAIN_MS, (this.#o.config.eraseWithinS * 1000) / 4) },
       });
       o.log = log;
       o.fenceSeq = fenceSeq;
-      if (loaded) log.trimBelowLoaded(loaded.seq, loaded.object);
+      if (loaded) log.keepLoaded(loaded.seq, loaded.object);
       o.shard = new Shard(this.#shardOptions(p), (e) => this.#o.onShardEvent(e), { recovered, log });
       o.replayedRecords = recovered.replayedRecords;
       o.recoveryMs = performance.now() - started;

@@ -12,9 +12,8 @@
  * server restart, and an old pointer read as current would name an object already deleted, or a
  * sequence the stream was already trimmed past.
  *
- * A snapshot is read back and decoded before the pointer moves to it (`save`), and the stream is
- * trimmed only after the pointer, read again from the leader, still names it (`stillCurrent`):
- * the stream is cut only below a snapshot a node has loaded.
+ * A snapshot is read back and decoded before the pointer moves to it (`save`); when the stream is
+ * cut below it is cluster/trim.ts's rule.
  */
 import { randomBytes } from 'node:crypto';
 import type { JetStreamManager } from '@nats-io/jetstream';
@@ -112,21 +111,20 @@ export class PartitionSnapshots {
     return { object, previous: current?.pointer ?? null };
   }
 
-  /** Whether the pointer, read from the leader, still names `object`. */
-  async stillCurrent(partition: number, object: string): Promise<boolean> {
-    return (await this.pointer(partition))?.pointer.object === object;
-  }
-
   /**
    * After the stream was trimmed below `seq`: deletes the partition's snapshot objects older than
-   * it (`previous`, the one the pointer named before, and any left by a pointer move whose outcome
-   * was unknown), so forgotten content leaves the store too.
+   * it (listed, plus `older`, the ones the trimming owner knows of), so forgotten content leaves
+   * the store too. The object at `seq` and newer ones stay.
    */
-  async discardBelow(partition: number, seq: number, previous: string | null): Promise<void> {
+  async discardBelow(partition: number, seq: number, older: readonly string[]): Promise<void> {
     const names = await this.#objects(partition, this.#jsm).catch(() => []);
-    const older = names.filter((c) => c.seq < seq).map((c) => c.name);
-    if (previous && !older.includes(previous)) older.push(previous);
-    for (const name of older) await this.#os.delete(name).catch(() => undefined);
+    const doomed = new Set([...names.filter((c) => c.seq < seq).map((c) => c.name), ...older]);
+    for (const name of doomed) await this.#os.delete(name).catch(() => undefined);
+  }
+
+  /** Whether the store's leader lists `object` among the partition's snapshot objects. */
+  async exists(partition: number, object: string): Promise<boolean> {
+    return (await this.#objects(partition, this.#jsm)).some((c) => c.name === object);
   }
 
   /** The partition's snapshot objects by name (`p<n>-<seq>-<suffix>`), newest first, listed from the store stream's leader. */
@@ -162,20 +160,25 @@ export class PartitionSnapshots {
    * is still there. Each object was read back and decoded before any pointer named it, and covers
    * a prefix of the stream its writer had published and read back.
    */
-  async loadCovering(partition: number, minSeq: number): Promise<{ state: ShardState; seq: number; records: number; object: string } | null> {
+  async loadCovering(partition: number, minSeq: number): Promise<{ state: ShardState; seq: number; records: number; object: string } | { failed: string }> {
     const all = await retryUntil('listing snapshot objects', performance.now() + READ_MS, () => this.#objects(partition, this.#reader.jsm));
-    const candidates = all.filter((c) => c.seq >= minSeq);
-    for (const c of candidates) {
+    const tried: string[] = [];
+    for (const c of all) {
+      if (c.seq < minSeq) {
+        tried.push(`${c.name} (covers too little)`);
+        continue;
+      }
       const state = new ShardState();
       beginRecovery(state);
       try {
         const records = await this.#read(partition, c.name, state);
         return { state, seq: c.seq, records, object: c.name };
-      } catch {
+      } catch (err) {
         // deleted, damaged or unreadable: the next older one
+        tried.push(`${c.name} (${err instanceof Error ? err.message : String(err)})`);
       }
     }
-    return null;
+    return { failed: `snapshot objects of partition ${partition}: ${tried.length > 0 ? tried.join('; ') : 'none'}` };
   }
 
   async #verify(partition: number, object: string): Promise<void> {

@@ -14,8 +14,10 @@ import { Packr } from 'msgpackr';
 import type { ExternalLog } from '../shard/external-log.ts';
 import type { LogRecord } from '../shard/store/records.ts';
 import type { ShardState } from '../shard/store/apply.ts';
-import type { PartitionSnapshots } from './snapshots.ts';
+import { Trimmer, type SnapshotTarget } from './trim.ts';
 import { WRONG_LAST_SEQUENCE } from './js-errors.ts';
+
+export type { SnapshotTarget } from './trim.ts';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
@@ -64,9 +66,6 @@ export class FencedError extends Error {
   override name = 'FencedError';
 }
 
-/** Tries at confirming the lease before a trim (waits double from `settleMs`: 1 + 2 + 4 + 8 + 16 s by default). */
-const TRIM_ATTEMPTS = 5;
-
 export interface StreamLogOptions {
   js: JetStreamClient;
   subject: string;
@@ -82,16 +81,6 @@ export interface StreamLogOptions {
   snapshots?: SnapshotTarget;
 }
 
-export interface SnapshotTarget {
-  store: PartitionSnapshots;
-  partition: number;
-  jsm: JetStreamManager;
-  stream: string;
-  /** Resolves only while this node still holds the partition's lease (renewed just now); the fence of pointer moves and trims. */
-  confirm: () => Promise<void>;
-  /** How long after moving the pointer the stream is trimmed below it (the pointer is read back first). */
-  settleMs: number;
-}
 
 interface Waiter {
   resolve: () => void;
@@ -106,6 +95,7 @@ export class StreamLog implements ExternalLog {
   #flushing: Promise<void> | null = null;
   #failed: Error | null = null;
   #closed = false;
+  readonly #trimmer: Trimmer | null;
   /** Publishes acknowledged by JetStream, for the cluster view. */
   published = 0;
   /** How long each acknowledged publish took, in ms, until the metrics take them (the log sync histogram). */
@@ -116,6 +106,7 @@ export class StreamLog implements ExternalLog {
   constructor(opts: StreamLogOptions) {
     this.#o = opts;
     this.#lastSeq = opts.lastSeq;
+    this.#trimmer = opts.snapshots ? new Trimmer(opts.snapshots, () => !this.#failed && !this.#closed) : null;
   }
 
   get failed(): Error | null {
@@ -221,7 +212,7 @@ export class StreamLog implements ExternalLog {
   /**
    * Snapshots `state` at a moment when every record applied to it is published (so the snapshot
    * holds no write that could still fail), reads it back, and moves the pointer to it while the
-   * lease is confirmed. The stream is trimmed below it later (`#trim`), not here.
+   * lease is confirmed. The stream is trimmed below it later (cluster/trim.ts), not here.
    */
   async snapshot(state: ShardState): Promise<void> {
     const s = this.#o.snapshots;
@@ -234,49 +225,21 @@ export class StreamLog implements ExternalLog {
     const saved = await s.store.save(s.partition, seq, data, () => this.#confirm(s));
     if (!saved) return;
     this.snapshotSeq = seq;
-    this.trimmed = this.#trim(s, seq, saved.object, saved.previous?.object ?? null).catch((err: unknown) => {
-      console.error(`partition log ${this.#o.subject}: trim below ${seq} skipped: ${err instanceof Error ? err.message : String(err)}`);
-    });
+    this.#trimmer?.keep(seq, saved.object);
   }
 
-  /** The last trim started (tests and shutdown wait on it). */
-  trimmed: Promise<void> = Promise.resolve();
-
-  /**
-   * After a takeover: trims below the snapshot this owner has just loaded (so it can be loaded)
-   * when the stream still holds records it covers — the previous owner moved the pointer but lost
-   * the partition (a release, a kill) before its own trim ran. Forgotten content would otherwise
-   * stay in the stream until this owner's next snapshot.
-   */
-  trimBelowLoaded(seq: number, object: string): void {
-    const s = this.#o.snapshots;
-    if (!s) return;
-    this.trimmed = this.#trim(s, seq, object, null).catch((err: unknown) => {
-      console.error(`partition log ${this.#o.subject}: trim below the loaded snapshot (${seq}) skipped: ${err instanceof Error ? err.message : String(err)}`);
-    });
+  /** The trim that runs once the last snapshot kept is old enough (tests and shutdown wait on it). */
+  get trimmed(): Promise<void> {
+    return this.#trimmer?.trimmed ?? Promise.resolve();
   }
 
   /**
-   * Trims the stream below a snapshot once the pointer, read again from the leader after
-   * `settleMs`, still names it and the lease is confirmed again; then deletes the snapshot it
-   * replaced. A pointer move NATS did not keep, or an owner deposed meanwhile, trims nothing.
+   * After a takeover: the snapshot this owner loaded, when the stream still holds records it
+   * covers (the previous owner moved the pointer but lost the partition before its trim ran).
+   * The stream is trimmed below it once it is old enough, as below a snapshot of this owner's.
    */
-  async #trim(s: SnapshotTarget, seq: number, object: string, previous: string | null): Promise<void> {
-    for (let attempt = 0; ; attempt++) {
-      await new Promise((r) => setTimeout(r, s.settleMs * 2 ** attempt));
-      if (!(await s.store.stillCurrent(s.partition, object))) return;
-      try {
-        await this.#confirm(s);
-        break;
-      } catch (err) {
-        // A lease that could not be confirmed in time (NATS slow or electing) is tried again: a
-        // trim skipped for good would keep forgotten content in the stream until the next
-        // snapshot. A log that failed (lease lost) or closed trims nothing.
-        if (this.#failed || this.#closed || attempt >= TRIM_ATTEMPTS - 1) throw err;
-      }
-    }
-    await s.jsm.streams.purge(s.stream, { seq });
-    await s.store.discardBelow(s.partition, seq, previous);
+  keepLoaded(seq: number, object: string): void {
+    this.#trimmer?.keep(seq, object);
   }
 
   async #confirm(s: SnapshotTarget): Promise<void> {
@@ -292,6 +255,7 @@ export class StreamLog implements ExternalLog {
 
   async close(): Promise<void> {
     this.#closed = true;
+    this.#trimmer?.close();
     while (this.#flushing) await this.#flushing;
   }
 }

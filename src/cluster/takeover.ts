@@ -10,7 +10,7 @@ import { ShardState } from '../shard/store/apply.ts';
 import { beginRecovery, endRecovery, type Recovered } from '../shard/persist/recovery.ts';
 import { encodeEntry, isWrongLastSequence } from './stream-log.ts';
 import { ensureStream, replayStream, StreamGapError, type StreamReader } from './stream-replay.ts';
-import { SnapshotMissingError, type PartitionSnapshots } from './snapshots.ts';
+import type { PartitionSnapshots } from './snapshots.ts';
 import type { ClusterSubjects } from './subjects.ts';
 
 const FENCE_ATTEMPTS = 20;
@@ -32,6 +32,8 @@ export interface Recovery {
   fenceSeq: number;
   /** The snapshot loaded, when the stream still holds records it covers (to be trimmed once we own it). */
   loaded: { seq: number; object: string } | null;
+  /** Why the snapshot the pointer names was passed over for an older object, when it was. */
+  fellBack: string | null;
 }
 
 /** Replays the whole stream, then appends a fence; a deposed owner's later appends fail. `ours`: false once the lease was given up meanwhile. */
@@ -46,17 +48,29 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
     // snapshot and the stream after it are applied, the same snapshot decoder.
     let state = new ShardState();
     beginRecovery(state);
-    let snap = await d.snapshots.load(p, state).catch((err: unknown) => (err instanceof SnapshotMissingError ? null : Promise.reject(err)));
+    let coveringFailed = '';
+    let loadFailed = '';
+    let fellBack: string | null = null;
+    let snap = await d.snapshots.load(p, state).catch((err: unknown) => {
+      loadFailed = err instanceof Error ? err.message : String(err);
+      return null;
+    });
     if (!snap || (snap.seq + 1 < info.state.first_seq && info.state.messages > 0)) {
-      // The pointer reads older than the stream's start, or names an object already replaced and
-      // deleted: load the newest snapshot object that covers the stream's start instead. With
-      // none, replay from the pointer all the same: the replay reads every sequence and refuses a
-      // gap, so a stream start reported wrongly costs nothing and a real gap still fails.
+      // The pointer reads older than the stream's start, or its object is gone or damaged (NATS
+      // 2.9.10 lost chunks of an object read back before the pointer moved, after a meta-leader
+      // kill): load the newest snapshot object that covers the stream's start instead (the stream
+      // is trimmed only below a snapshot kept a while, so an older one covers it). With none,
+      // replay from the pointer all the same: the replay reads every sequence and refuses a gap,
+      // so a stream start reported wrongly costs nothing and a real gap still fails.
       const covering = await d.snapshots.loadCovering(p, info.state.first_seq - 1);
-      if (covering) {
+      if ('failed' in covering) {
+        coveringFailed = covering.failed;
+        if (!snap) throw new Error(`partition ${p}: the snapshot the pointer names could not be loaded (${loadFailed}), and no snapshot object covers the stream's start (${info.state.first_seq}); ${coveringFailed}`);
+      } else {
+        fellBack = `pointer ${snap ? `at ${snap.seq}, before the stream's start ${info.state.first_seq}` : `unusable (${loadFailed})`}: loaded ${covering.object}`;
         ({ state } = covering);
         snap = covering;
-      } else if (!snap) throw new Error(`partition ${p}: the snapshot pointer names a deleted object, and no snapshot object covers the stream's start (${info.state.first_seq})`);
+      }
     }
     const from = snap.seq + 1;
     let replayed: Awaited<ReturnType<typeof replayStream>>;
@@ -68,7 +82,7 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
         lastGap = err;
         continue;
       }
-      if (err instanceof StreamGapError) throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap.seq} (${err.message})`);
+      if (err instanceof StreamGapError) throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap.seq} (${err.message}; ${coveringFailed || 'pointer read as current'})`);
       throw err;
     }
     const { recovered } = replayed;
@@ -82,7 +96,7 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
       });
       // Records the loaded snapshot covers are still in the stream: trim them once we own it.
       const loaded = snap.object !== null && info.state.messages > 0 && info.state.first_seq < snap.seq ? { seq: snap.seq, object: snap.object } : null;
-      return { recovered, fenceSeq: ack.seq, loaded };
+      return { recovered, fenceSeq: ack.seq, loaded, fellBack };
     } catch (err) {
       // The previous owner appended after we read: read again. Anything else (NATS did not
       // answer): give the lease back rather than hold the partition through more timeouts.

@@ -8,7 +8,7 @@
  * Used by test/integration/cluster-faults.test.ts (one or two rounds) and by
  * native-bench/cluster-faults.ts (as many rounds as asked). Waits are conditions with deadlines.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, killQuietly, startServer, type ChildServer } from './child.ts';
@@ -190,6 +190,13 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
     for (const n of nats) o.log(`nats-server ${n.opts.cluster?.name ?? ''} log (end):\n${n.log().split('\n').slice(-25).join('\n')}`);
     throw err;
   } finally {
+    // FLASHBULB_FAULT_LOG_DIR: every node's and nats-server's whole log, for reading a failure afterwards.
+    const logDir = process.env['FLASHBULB_FAULT_LOG_DIR'];
+    if (logDir) {
+      mkdirSync(logDir, { recursive: true });
+      members.forEach((m, i) => writeFileSync(join(logDir, `node-${i}-${m.id}.log`), m.child.stderr()));
+      nats.forEach((n, i) => writeFileSync(join(logDir, `nats-${i}.log`), n.log()));
+    }
     running = false;
     for (const m of members) m.child.proc.kill('SIGCONT');
     await Promise.all(loops);

@@ -1,11 +1,12 @@
 /**
- * Snapshot pointer and stream trim of a cluster partition (cluster/snapshots.ts, stream-log.ts)
- * against a real nats-server on loopback, without Flashbulb nodes: a replay that meets a stream
- * trimmed under it fails instead of skipping the trimmed writes (issue 23, 0a: a resumed owner's
- * trim raced a takeover's replay); an owner whose lease is not confirmed neither moves the
- * pointer nor trims; the stream is trimmed only once the pointer, read back, still names the
- * snapshot, so a pointer move NATS did not keep never leaves the stream starting after the
- * pointer (issue 23, 0b: "the stream starts at 57 but the newest snapshot covers only up to 55").
+ * Snapshot pointer and stream trim of a cluster partition (cluster/snapshots.ts, stream-log.ts,
+ * trim.ts) against a real nats-server on loopback, without Flashbulb nodes: a replay that meets a
+ * stream trimmed under it fails instead of skipping the trimmed writes (issue 23, 0a: a resumed
+ * owner's trim raced a takeover's replay); an owner whose lease is not confirmed neither moves the
+ * pointer nor trims; the stream is trimmed below a snapshot only once it was kept for the retain
+ * time and the pointer does not read older than it, so NATS losing its newest pointer move and
+ * object in a failover never leaves the stream starting after every snapshot there is (issue 23:
+ * "the stream starts at 86 but the newest snapshot covers only up to 84").
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -70,7 +71,7 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     return { p, stream, subject };
   }
 
-  function log(part: { p: number; stream: string; subject: string }, lastSeq: number, confirm: () => Promise<void>, settleMs = 300): StreamLog {
+  function log(part: { p: number; stream: string; subject: string }, lastSeq: number, confirm: () => Promise<void>, retainMs = 300): StreamLog {
     return new StreamLog({
       js,
       subject: part.subject,
@@ -79,7 +80,7 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
       lastSeq,
       timeoutMs: 5000,
       onFailed: () => undefined,
-      snapshots: { store, partition: part.p, jsm, stream: part.stream, confirm, settleMs },
+      snapshots: { store, partition: part.p, jsm, stream: part.stream, confirm, retainMs },
     });
   }
 
@@ -104,13 +105,13 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     expect(names.filter((x) => x.startsWith(`p${part.p}-`))).toEqual([]);
   });
 
-  it('the stream is trimmed below a snapshot only after the settle time, and not when the pointer no longer names it', async () => {
+  it('the stream is trimmed below a snapshot only once it was kept for the retain time, and not while the pointer reads older than it', async () => {
     const part = await partition(6);
     const l = log(part, 6, () => Promise.resolve(), 400);
     await l.snapshot(new ShardState());
     const first = await store.pointer(part.p);
     expect(first?.pointer.seq).toBe(6);
-    expect((await jsm.streams.info(part.stream)).state.first_seq).toBe(1); // not yet: the pointer is read back first
+    expect((await jsm.streams.info(part.stream)).state.first_seq).toBe(1); // not yet: kept for the retain time first
     await l.trimmed;
     expect((await jsm.streams.info(part.stream)).state.first_seq).toBe(6);
 
@@ -122,16 +123,52 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     await meta.update('snap.p' + String(part.p), JSON.stringify(first?.pointer), second?.revision ?? 0);
     await l.trimmed;
     const info = await jsm.streams.info(part.stream);
-    const pointer = await store.pointer(part.p);
-    // A takeover can still load: the stream starts no later than just after the pointer.
-    expect(info.state.first_seq).toBeLessThanOrEqual((pointer?.pointer.seq ?? 0) + 1);
+    expect(info.state.first_seq).toBe(6);
     const state = new ShardState();
     const snap = await store.load(part.p, state);
     const replay = await replayStream({ js, jsm }, part.stream, snap.seq + 1, info.state.last_seq, state);
     expect(replay.messages).toBe(6);
   });
 
-  it('a snapshot is read back before the pointer moves; the replaced one is deleted once the stream is trimmed', async () => {
+  it('NATS losing its newest pointer move and snapshot object (seen after a meta-leader kill) loses no record: the stream still starts at the snapshot before', async () => {
+    const part = await partition(6);
+    const l = log(part, 6, () => Promise.resolve(), 300);
+    await l.snapshot(new ShardState());
+    await l.trimmed;
+    const first = await store.pointer(part.p);
+    for (let i = 7; i <= 12; i++) await l.append([access(i)]);
+    await l.snapshot(new ShardState());
+    const second = await store.pointer(part.p);
+    expect(second?.pointer.seq).toBe(12);
+    // The failover: the pointer reads its previous value and the newest object is gone.
+    await meta.update(`snap.p${part.p}`, JSON.stringify(first?.pointer), second?.revision ?? 0);
+    await os.delete(second?.pointer.object ?? '');
+    await l.trimmed;
+    for (let i = 13; i <= 14; i++) await l.append([access(i)]);
+    expect((await jsm.streams.info(part.stream)).state.first_seq).toBe(6);
+    const deps = { node: 'b', js, jsm, reader: { js, jsm }, snapshots: store, subjects: new ClusterSubjects('trim'), replicas: 1, timeoutMs: 5000 };
+    const taken = await recoverAndFence(deps, part.p, 98, () => true);
+    expect(taken.recovered.replayedRecords).toBe(8); // 7–14, on top of the snapshot at 6
+    expect(taken.fenceSeq).toBe(15);
+  });
+
+  it('a snapshot object the pointer names that no longer reads whole (NATS lost some of its chunks) is passed over for the one before it', async () => {
+    const part = await partition(6);
+    const l = log(part, 6, () => Promise.resolve(), 100);
+    await l.snapshot(new ShardState());
+    await l.trimmed;
+    for (let i = 7; i <= 12; i++) await l.append([access(i)]);
+    const damaged = `p${part.p}-12-0badc0de`;
+    await os.putBlob({ name: damaged }, Buffer.from('not a snapshot'));
+    const now = await store.pointer(part.p);
+    await meta.update(`snap.p${part.p}`, JSON.stringify({ seq: 12, object: damaged, at: Date.now() }), now?.revision ?? 0);
+    const deps = { node: 'b', js, jsm, reader: { js, jsm }, snapshots: store, subjects: new ClusterSubjects('trim'), replicas: 1, timeoutMs: 5000 };
+    const taken = await recoverAndFence(deps, part.p, 97, () => true);
+    expect(taken.recovered.replayedRecords).toBe(6); // 7–12, on top of the snapshot at 6
+    expect(taken.fenceSeq).toBe(13);
+  });
+
+  it('a snapshot is read back before the pointer moves; older ones are deleted once the stream is trimmed below a newer one', async () => {
     const part = await partition(3);
     const l = log(part, 3, () => Promise.resolve(), 50);
     await l.snapshot(new ShardState());

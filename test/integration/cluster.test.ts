@@ -63,6 +63,8 @@ class TestCluster {
         FLASHBULB_SHARD_TIMEOUT_MS: '5000',
         FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
         FLASHBULB_REFLECT_ENABLED: 'false',
+        // Forgotten content leaves the streams within 8 s (a snapshot, kept 2 s, then the trim).
+        FLASHBULB_ERASE_WITHIN_S: '8',
       },
     });
     const node = { id, child };
