@@ -1,16 +1,9 @@
 /**
- * @module cluster/auth-sync — the cluster's one key store: workspaces and API keys in the
- * JetStream KV bucket `<name>-auth` (replicated like the other buckets), so a key or workspace
- * created through any node is known to every node.
- *
- * Keys of the bucket: `ws.<slug>` → WorkspaceInfo; `key.<key_id>` → the key's record with its
- * SHA-256 (never the key itself); `bootstrap` → which node is creating the first admin key.
- * Each node keeps the whole bucket in memory (it is small) and a KV watch applies every change as
- * it is committed, so reads — authentication above all — never leave the process, and a revoked
- * key stops working on every node as soon as the watch delivers the delete (milliseconds on a
- * healthy cluster). Creations use compare-and-set (`create` fails when the key exists), so two
- * nodes can never both create a workspace, and only one node of a cluster starting for the first
- * time creates (and prints) the first admin key.
+ * @module cluster/auth-sync — the cluster's one key store: workspaces (`ws.<slug>`) and API keys
+ * (`key.<key_id>`, SHA-256 only) in the KV bucket `<name>-auth`, held whole in memory on every
+ * node and kept current by a KV watch, so authentication never leaves the process; creations are
+ * compare-and-set, so two nodes never both create a workspace, and only one node of a new cluster
+ * creates (and prints) the first admin key (`bootstrap`).
  */
 import { timingSafeEqual } from 'node:crypto';
 import { connect, type NatsConnection } from '@nats-io/transport-node';

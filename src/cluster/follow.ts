@@ -1,13 +1,8 @@
 /**
- * @module cluster/follow — subscriptions follow their partition.
- *
- * The node that holds a subscriber's stream (SSE or gRPC) is the source of truth for the
- * subscription: it keeps the spec, the last chunk vectors it sent to be matched and the memories
- * pushed so far. A partition's owner keeps only what it was told. When the owner changes (a
- * takeover after a failure, or a rebalancing move), the node registers each of its subscriptions
- * with the new owner, passing that state along as `resume`, so pushes for new writes go on and a
- * memory already pushed is not pushed again. A feed that reaches an owner that does not know the
- * subscription registers it there and is matched again.
+ * @module cluster/follow — subscriptions follow their partition: the node holding a subscriber's
+ * stream keeps the subscription's spec, last chunk vectors and memories pushed, and registers it
+ * with each new owner of the partition (takeover or move) with that state as `resume`, so pushes
+ * go on and nothing is pushed twice.
  */
 import type { Push, SubscriptionSpec } from '../protocol/shard.ts';
 

@@ -1,13 +1,8 @@
 /**
- * @module cluster/message-get — reading stored messages without a consumer. Each read is one
- * `STREAM.MSG.GET` request, answered by the stream's leader alone, with a deadline of its own
- * (the `JetStreamManager`'s timeout) and retried until an overall deadline.
- *
- * Why not consumers: the object store reads an object's chunks through a push consumer, and a
- * replay through an ordered consumer. In a NATS cluster every consumer is created through the
- * JetStream meta leader, and a push consumer delivers on its own: after a NATS server was killed
- * (the meta leader among them) a snapshot read waited for chunks that never came (issue 23). A get
- * needs only the stream's leader, and a get that gets no answer is simply asked again.
+ * @module cluster/message-get — reading stored messages without a consumer: each read is one
+ * `STREAM.MSG.GET` answered by the stream's leader alone, with a deadline of its own, retried
+ * until an overall deadline (consumers need the JetStream meta leader, and a push consumer waited
+ * for good for chunks after a NATS server was killed: docs/architecture-notes.md, issue 23).
  */
 import { createHash } from 'node:crypto';
 import type { JetStreamManager, MsgRequest, StoredMsg } from '@nats-io/jetstream';

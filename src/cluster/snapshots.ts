@@ -1,19 +1,9 @@
 /**
- * @module cluster/snapshots — partition snapshots in a JetStream object store.
- *
- * A snapshot is the shard's compacted log (the same frames as a local snapshot) covering the
- * partition stream up to a sequence. The pointer `snap.p<n>` in the meta bucket names the newest
- * one and is moved with compare-and-set only forward, so an owner that was deposed while it wrote
- * a snapshot can never replace a newer one. Each object has a name of its own (sequence and a
- * random suffix), so two writers never overwrite or delete each other's object.
- *
- * The pointer is read from the meta stream's leader (a JetStream API request), never with a
- * direct get: a direct get may be answered by a replica that is still catching up after a NATS
- * server restart, and an old pointer read as current would name an object already deleted, or a
- * sequence the stream was already trimmed past.
- *
- * A snapshot is read back and decoded before the pointer moves to it (`save`); when the stream is
- * cut below it is cluster/trim.ts's rule.
+ * @module cluster/snapshots — partition snapshots in a JetStream object store: the shard's
+ * compacted log covering the stream up to a sequence, each object named by sequence and a random
+ * suffix, read back and decoded before the pointer `snap.p<n>` (meta bucket, compare-and-set, only
+ * forward, always read from the leader) moves to it; when the stream is cut below one is
+ * cluster/trim.ts's rule.
  */
 import { randomBytes } from 'node:crypto';
 import type { JetStreamManager } from '@nats-io/jetstream';

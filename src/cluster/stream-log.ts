@@ -1,12 +1,8 @@
 /**
- * @module cluster/stream-log — one partition's write-ahead log on a JetStream stream.
- *
- * Appends that arrive while a publish is in flight share the next one (group commit), so the
- * publishes of one owner form a chain: each carries the stream sequence it expects to follow
- * (`expect.lastSubjectSequence`). A node that lost its partition therefore cannot append: the new
- * owner published a fence message on taking over, the old owner's expectation no longer holds and
- * JetStream refuses the publish (wrong last sequence). Each publish carries a message id, so
- * retrying a publish whose acknowledgement was lost is stored once (JetStream's duplicate window).
+ * @module cluster/stream-log — one partition's write-ahead log on a JetStream stream: appends
+ * that arrive while a publish is in flight share the next one (group commit), each publish expects
+ * the sequence it follows (so an owner deposed by another's fence can no longer append) and
+ * carries a message id (so a retried publish is stored once).
  */
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { JetStreamApiError } from '@nats-io/jetstream';

@@ -48,11 +48,6 @@ const MAX_LINES = 400;
 /** Files allowed past MAX_LINES, each with its reason: none (cluster/node.ts was split by concept for issue 24). */
 const LONG_FILES = new Set<string>();
 
-/**
- * Folders whose module headers are not yet held to one paragraph, each with its reason: cluster/ is
- * being reworked on another branch (issue 24's header pass left it to that change).
- */
-const HEADERS_PENDING = ['src/cluster/'];
 
 /** Libraries (and `process.env`) fenced in: the files or folders (ending in `/`) that may use each. */
 export const FENCES: Record<string, readonly string[]> = {
@@ -179,7 +174,7 @@ describe('architecture', () => {
   });
 
   it('opens every file in src/ with a one-paragraph @module header', () => {
-    const held = sources.filter((s) => s.path.startsWith('src/') && !HEADERS_PENDING.some((p) => s.path.startsWith(p)));
+    const held = sources.filter((s) => s.path.startsWith('src/'));
     expect(held.filter((s) => s.headerParagraphs === null).map((s) => `${s.path}: no @module header`)).toEqual([]);
     expect(held.filter((s) => (s.headerParagraphs ?? 0) > 1).map((s) => `${s.path}: ${s.headerParagraphs} paragraphs`)).toEqual([]);
   });
