@@ -29,7 +29,29 @@ export interface Forward {
 /** `notOwner`: nothing was applied; the caller may look up the owner again and retry. */
 export type ForwardReply = { ok: true; v: unknown } | { ok: false; code: string; message: string; notOwner?: boolean };
 
-export async function forward(nc: NatsConnection, subject: string, req: Forward, timeoutMs: number): Promise<ForwardReply> {
+/** How often a forwarded call waiting for its answer checks that its partition's owner is still the node called. */
+const OWNER_CHECK_MS = 250;
+
+/**
+ * Sends `req` to `subject` and waits for the answer, at most `timeoutMs`, and only while
+ * `stillOwner()` holds: a call sent to an owner that died or lost its lease meanwhile is given up
+ * as soon as this node sees another owner (or none), not after the whole timeout.
+ */
+export async function forward(nc: NatsConnection, subject: string, req: Forward, timeoutMs: number, stillOwner: () => boolean = () => true): Promise<ForwardReply> {
+  let timer: NodeJS.Timeout | undefined;
+  const ownerChanged = new Promise<ForwardReply>((resolve) => {
+    timer = setInterval(() => {
+      if (!stillOwner()) resolve({ ok: false, code: 'unavailable', message: `partition ${req.p} changed owner while ${subject} had the call; it may or may not have been applied` });
+    }, OWNER_CHECK_MS);
+  });
+  try {
+    return await Promise.race([ask(nc, subject, req, timeoutMs), ownerChanged]);
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+async function ask(nc: NatsConnection, subject: string, req: Forward, timeoutMs: number): Promise<ForwardReply> {
   try {
     const msg = await nc.request(subject, pack(req), { timeout: timeoutMs });
     return unpack<ForwardReply>(msg.data);

@@ -1,15 +1,9 @@
 /**
  * @module cluster/node — one Flashbulb node of a cluster on NATS JetStream: a `ShardRouter` that
  * routes each request to its partition's owner (here, or forwarded over NATS request-reply to
- * `<name>.node.<owner>.call`: the nodes already share the NATS connection, so there is no second
- * address to configure, discover or secure, and "no responders" tells at once that an owner is
- * gone), runs the heartbeat (node record, partition holders, balancing, subscriptions following
- * their partition) and reports the cluster's status.
- *
- * Workspaces hash to P partitions (P stored once in the `<name>-meta` bucket). Each partition has
- * a stream `<name>_p<n>` that is its write-ahead log, and at most one owner: the node holding the
- * lease key `p<n>` in the `<name>-leases` bucket (cluster/partitions.ts: the state machine of the
- * partitions held here; cluster/takeover.ts: snapshot, replay and fence).
+ * `<name>.node.<owner>.call`), runs the heartbeat (node record, partition holders, balancing,
+ * subscriptions following their partition) and reports the cluster's status; partitions.ts holds
+ * the state machine of the partitions owned here, takeover.ts the snapshot, replay and fence.
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
@@ -145,7 +139,8 @@ export class ClusterNode implements ShardRouter {
       if (local?.status === 'ready' && local.shard) return structuredClone(await this.#handleLocal(local, method, ws, structuredClone(input), this.#id));
       const owner = this.#owners.get(p);
       if (owner && owner.node !== this.#id && !local) {
-        const reply = await forward(this.#nc, this.#subjects.node(owner.node, 'call'), { p, ws, m: method, i: input, o: this.#id }, this.#o.config.shardTimeoutMs);
+        const called = (o: Lease | undefined): boolean => o?.node === owner.node && o.term === owner.term;
+        const reply = await forward(this.#nc, this.#subjects.node(owner.node, 'call'), { p, ws, m: method, i: input, o: this.#id }, this.#o.config.shardTimeoutMs, () => called(this.#owners.get(p)));
         if (reply.ok) return reply.v as ShardOutput<M>;
         if (!reply.notOwner) throw fromWireError(reply);
       }
