@@ -27,7 +27,7 @@ interface Sample {
 }
 
 export async function failover(natsUrl: string, rounds: number, d: FailoverDeps): Promise<void> {
-  const lease = Number(process.env['FLASHBULB_CLUSTER_LEASE_MS'] ?? 5000);
+  const lease = Number(process.env['FLASHBULB_CLUSTER_LEASE_MS'] ?? 3500); // the server's default
   const env = (k: number): Record<string, string> => ({ FLASHBULB_NATS_URL: natsUrl, FLASHBULB_NODE_ID: `n${k}`, FLASHBULB_CLUSTER_NAME: 'benchfail', FLASHBULB_CLUSTER_PARTITIONS: String(d.partitions), FLASHBULB_CLUSTER_LEASE_MS: String(lease) });
   const nodes: Array<RunningServer | null> = [await d.startNode(env(0)), await d.startNode(env(1)), await d.startNode(env(2))];
   const samples: Sample[] = [];

@@ -6,7 +6,7 @@
  * writes took to be acknowledged again after each fault, and exits non-zero on any lost write,
  * fencing violation or partition left without an owner.
  *
- *   npm run bench:cluster-faults -- [--rounds 10] [--lease-ms 5000] [--partitions 6] [--writers 2]
+ *   npm run bench:cluster-faults -- [--rounds 10] [--lease-ms 3500] [--partitions 6] [--writers 2]
  *
  * Needs nats-server on PATH.
  */
@@ -22,7 +22,7 @@ async function main(): Promise<void> {
   const started = Date.now();
   const report = await runFaultSequence({
     rounds: numberFlag(values, 'rounds', 10),
-    leaseMs: numberFlag(values, 'lease-ms', 5000),
+    leaseMs: numberFlag(values, 'lease-ms', 3500),
     partitions: numberFlag(values, 'partitions', 6),
     writers: numberFlag(values, 'writers', 2),
     dirs,
