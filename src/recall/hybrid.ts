@@ -131,7 +131,9 @@ export class FeatureScorer {
    */
   reply(m: MemoryRecord): number {
     const before = this.neighbours(m).find((n) => n.id < m.id);
-    return before === undefined || !ASKS.test(before.content) ? 0 : Math.max(0, this.match(before) - this.match(m));
+    if (before === undefined) return 0;
+    const lift = this.match(before) - this.match(m);
+    return lift > 0 && ASKS.test(before.content) ? lift : 0;
   }
 
   /**

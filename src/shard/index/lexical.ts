@@ -239,10 +239,11 @@ export class LexicalIndex {
   }
 
   #clearScores(): void {
+    const words = this.#words;
     for (const d of this.#touched) {
       this.#scratch[d] = 0;
       this.#shares[d] = 0;
-      this.#held.fill(0, d * this.#words, (d + 1) * this.#words);
+      for (let i = d * words; i < (d + 1) * words; i++) this.#held[i] = 0;
     }
     this.#touched.length = 0;
   }
