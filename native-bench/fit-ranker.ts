@@ -1,5 +1,5 @@
 /**
- * @module native-bench/fit-ranker — chooses the weights of the `named` and `thread` features of
+ * @module native-bench/fit-ranker — chooses the weights of the `named`, `thread` and `reply` features of
  * hybrid relevance (src/recall/hybrid.ts, HYBRID_WEIGHTS) by leave-one-conversation-out
  * cross-validation over what bench:retrieval dumps (`--configs hybrid --dump FILE --dump-k 200`:
  * each question's first 200 hybrid results with their similarity details).
@@ -7,14 +7,18 @@
  * Results are re-ranked by relevance alone (without the composite score's recency, importance and
  * reinforcement). Changing a feature's weight from the shipped W to v moves a memory's relevance,
  * up to the common scale, by (v − W)·feature / S with S the shipped weights' sum (time not counted:
- * the development questions name no time), so any v is scored from one dump. Per fold:
+ * the development questions name no time; `reply` is not in the sum, see hybridRelevance), so any v
+ * is scored from one dump. Per fold:
  *   - `served`: the order the server returned; `shipped`: relevance as served;
- *   - `named`, `thread`: that feature's v chosen from GRID on the other conversations (recall@5 +
- *     recall@10), scored on the held-out one; the last lines give v chosen on all conversations.
- *     `thread` is not a detail the server returns, so it is rebuilt here: the best match
+ *   - `named`, `thread`, `reply`: that feature's v chosen from GRID on the other conversations
+ *     (recall@5 + recall@10), scored on the held-out one; the last lines give v chosen on all
+ *     conversations. `reply` is a detail the server returns when some candidate follows a question.
+ *     `thread` is not, so it is rebuilt here, approximately: the best match
  *     (0.65·cosine + 0.35·lexical) among the results of the same LoCoMo session, itself included (`D3:12` is
  *     in session D3, which is its thread when the bench writes turns at their times) within the
- *     first THREAD_POOL results, standing in for the server's candidate pool;
+ *     first THREAD_POOL results, standing in for the server's candidate pool (the server's thread
+ *     match also reads the thread as one text, THREAD_UNION; that part needs the texts, which a dump
+ *     does not hold: it was chosen end to end, README "Recall that generalises");
  *   - `logistic`: a logistic regression on cosine, lexical, named and relevance (balanced classes,
  *     L2), its linear part ranking — a learned ranker, for comparison.
  *
@@ -27,7 +31,7 @@ type Vec = number[];
 interface Q {
   conv: number;
   evidence: number;
-  /** Per result: cosine, lexical, named, relevance, thread. */
+  /** Per result: cosine, lexical, named, relevance, thread, reply. */
   x: Vec[];
   hit: boolean[];
 }
@@ -37,7 +41,11 @@ const GRID = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1];
 const THREAD_POOL = 60;
 const S = HYBRID_WEIGHTS.cosine + HYBRID_WEIGHTS.lexical + HYBRID_WEIGHTS.context + HYBRID_WEIGHTS.thread + HYBRID_WEIGHTS.named;
 /** The re-weighted features: their column in Q.x and their shipped weight. */
-const FEATURES = { named: { col: 2, shipped: HYBRID_WEIGHTS.named }, thread: { col: 4, shipped: HYBRID_WEIGHTS.thread } } as const;
+const FEATURES = {
+  named: { col: 2, shipped: HYBRID_WEIGHTS.named },
+  thread: { col: 4, shipped: HYBRID_WEIGHTS.thread },
+  reply: { col: 5, shipped: HYBRID_WEIGHTS.reply },
+} as const;
 type Feature = keyof typeof FEATURES;
 
 function load(path: string): Q[] {
@@ -53,7 +61,7 @@ function load(path: string): Q[] {
       x.forEach((v, i) => {
         let best = match[i] ?? 0;
         for (let j = 0; j < Math.min(THREAD_POOL, x.length); j++) if (session[j] === session[i]) best = Math.max(best, match[j] ?? 0);
-        v.push(best);
+        v.push(best, num(r.results[i] ?? {}, 'reply'));
       });
       return { conv: r.conv, evidence: r.evidence, x, hit: r.results.map((h) => h.hit === true) };
     });
@@ -122,6 +130,10 @@ function report(qs: readonly Q[]): void {
     thread: (train) => {
       const v = choose('thread', train);
       return { score: withWeight('thread', v), note: `thread ${v}` };
+    },
+    reply: (train) => {
+      const v = choose('reply', train);
+      return { score: withWeight('reply', v), note: `reply ${v}` };
     },
     logistic: (train) => {
       const w = fitLogistic(train);

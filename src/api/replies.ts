@@ -75,6 +75,7 @@ const StrategyDetail = T.Union(
       cosine: T.Number({ description: 'Cosine of cue and memory, clamped to [0, 1]' }),
       lexical: T.Number({ description: "IDF-weighted share of the cue's words the memory holds, in [0, 1]" }),
       named: T.Optional(T.Number({ description: "Hybrid, when the cue names an entity or context value of some candidate: 1 when it names this memory's entity or a context value written like a name, else 0" })),
+      reply: T.Optional(T.Number({ description: 'Hybrid, when some candidate follows a question (a memory asking something, written just before it) that matches the cue better than it does: by how much that question matches better, in [0, 1]; 0 for the others' })),
     }),
     T.Object({ strategy: T.Literal('temporal'), timestamp: T.Integer(), rank: T.Integer() }),
     T.Object({ strategy: T.Literal('causal'), depth: T.Integer(), edge_type: T.String(), seed_id: T.String() }),

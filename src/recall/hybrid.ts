@@ -1,27 +1,40 @@
 /**
  * @module recall/hybrid — the features hybrid similarity ranks a candidate by (all in [0, 1]: cosine,
- * lexical share, the neighbours' and the thread's best match, a named attribution, a date in the
- * cue's time), their fixed weights, and the relevance that blends them.
+ * lexical share, the lift toward the question before it, the neighbours' best match, the thread's
+ * match, a named attribution, a date in the cue's time), their fixed weights, and the relevance
+ * that blends them.
  */
 import type { JsonValue, MemoryRecord } from '../model/memory.ts';
 import type { LexicalMatcher, RecallSource } from './types.ts';
 
 /** Match: the weight of the cosine (the lexical share gets the rest). */
 export const MATCH_COSINE_WEIGHT = 0.65;
+/**
+ * The thread match's share given to the thread read as one text (the rest: its best member's
+ * match). Chosen per fold end to end among 0, 0.25, 0.5, 0.75 and 1: 0.5 in every fold (README,
+ * "Recall that generalises").
+ */
+export const THREAD_UNION = 0.5;
 /** A context value longer than this is text, not a name. */
 const NAME_MAX_CHARS = 60;
 const CAPITAL = /^\p{Lu}/u;
+/** A question mark (Latin, full-width, Arabic): the text asks something. */
+const ASKS = /[?？؟]/u;
 
 /**
  * A candidate's features:
  *   cosine   the cue's cosine with the memory (clamped at 0);
  *   lexical  the IDF-weighted share of the cue's words the memory holds (LexicalIndex.score);
+ *   reply    when the memory written just before it asks something (a question mark), how much
+ *            better that question matches than the memory itself: max(0, match(question) − match(m));
  *   context  the best match among the memory's neighbours (the memories written just before and
  *            after it in the same stretch of conversation), its own match when it has none;
- *   thread   the best match among the candidates of the memory's thread, itself included (the
- *            stretch of conversation its neighbours chain into: a session); none (its weight left
- *            out of the memory's relevance) when it has no neighbour or its stretch is longer than a
- *            session (RecallSource.thread is null);
+ *   thread   the match of the memory's thread (the stretch of conversation its neighbours chain
+ *            into: a session) over its candidates, the memory included: half the best member's
+ *            match, half the thread read as one text (its best cosine, and the IDF-weighted share
+ *            of the cue's words its members hold together); none (its weight left out of the
+ *            memory's relevance) when it has no neighbour or its stretch is longer than a session
+ *            (RecallSource.thread is null);
  *   named    1 when the cue names who the memory is attributed to: its entity id, or a short context
  *            string value written like a name (a speaker, an author, a person: it starts with a
  *            capital letter), appears in the cue as whole words, in any case;
@@ -36,30 +49,38 @@ export interface Features {
   /** null: no thread evidence either way (the weight is left out). */
   thread: number | null;
   named: number;
+  /** How much better the memory just before it matches, when that memory asks something (else 0). */
+  reply: number;
   time: number;
 }
 
 /**
  * Weights of the features in the relevance, chosen by leave-one-conversation-out cross-validation
- * on the development data (native-bench/fit-ranker.ts; README, "Retrieval steps"). cosine, lexical,
- * context and time are the earlier calibrated blend; `named` was chosen per fold on the other
- * conversations (0.15 or 0.2 in every fold before `thread`; with it, 0.2 in every fold); `thread` the
- * same way (0.6, 0.6, 0.8 per fold; 0.6 on all three).
+ * on the development data (native-bench/fit-ranker.ts; README, "Recall that generalises"). cosine,
+ * lexical, context and time are the earlier calibrated blend; `named` was chosen per fold on the
+ * other conversations (0.15 or 0.2 in every fold before `thread`; with it, 0.2 in every fold);
+ * `thread` the same way (0.6, 0.6, 0.8 per fold; 0.6 on all three); `reply` the same way (0.8 in
+ * every fold). `reply` must not exceed cosine + lexical (see {@link hybridRelevance}).
  */
 export type Weights = Record<keyof Features, number>;
 
-export const HYBRID_WEIGHTS: Readonly<Weights> = { cosine: 0.65, lexical: 0.35, context: 0.4, thread: 0.6, named: 0.2, time: 0.1 };
+export const HYBRID_WEIGHTS: Readonly<Weights> = { cosine: 0.65, lexical: 0.35, reply: 0.8, context: 0.4, thread: 0.6, named: 0.2, time: 0.1 };
 
 /**
  * Relevance in [0, 1]: the weighted features over the sum of the weights that apply. The time
  * weight applies only when the cue names a time, the name weight only when it names someone a
- * candidate is attributed to, so a recall without either means what it always meant.
+ * candidate is attributed to, so a recall without either means what it always meant. `reply` adds
+ * to the sum but not to the weights it is divided by: it moves the memory's own match (cosine and
+ * lexical, whose weights sum to 1) toward its question's, 0.8 of the way
+ * (0.65·cosine + 0.35·lexical + 0.8·max(0, match(question) − match(m)) ≤ 1 while 0.8 ≤ 1), so a
+ * memory that repeats the cue still has relevance 1 written alone, and one that follows no
+ * question ranks as without the feature.
  */
 export function hybridRelevance(f: Features, applies: { time: boolean; named: boolean }, w: Readonly<Weights> = HYBRID_WEIGHTS): number {
   const time = applies.time ? w.time : 0;
   const named = applies.named ? w.named : 0;
   const thread = f.thread === null ? 0 : w.thread;
-  const sum = w.cosine * f.cosine + w.lexical * f.lexical + w.context * f.context + thread * (f.thread ?? 0) + named * f.named + time * f.time;
+  const sum = w.cosine * f.cosine + w.lexical * f.lexical + w.reply * f.reply + w.context * f.context + thread * (f.thread ?? 0) + named * f.named + time * f.time;
   return sum / (w.cosine + w.lexical + w.context + thread + named + time);
 }
 
@@ -100,7 +121,19 @@ export class FeatureScorer {
     // A memory written on its own (no neighbour) is its own context: no evidence either way.
     let context = near.length === 0 ? this.match(m) : 0;
     for (const n of near) context = Math.max(context, this.match(n));
-    return { cosine: this.cosineOf(m), lexical: this.lexical.normOf(m.id), context, thread, named: this.named(m) ? 1 : 0, time: dated ? 1 : 0 };
+    return { cosine: this.cosineOf(m), lexical: this.lexical.normOf(m.id), context, thread, named: this.named(m) ? 1 : 0, reply: this.reply(m), time: dated ? 1 : 0 };
+  }
+
+  /**
+   * `reply`: when the memory written just before it (its earlier neighbour) asks something, how
+   * much better that question matches the cue than the memory does (0 when it does not): in a
+   * dialogue the answer follows its question, often without repeating the question's words.
+   */
+  reply(m: MemoryRecord): number {
+    const before = this.neighbours(m).find((n) => n.id < m.id);
+    if (before === undefined) return 0;
+    const lift = this.match(before) - this.match(m);
+    return lift > 0 && ASKS.test(before.content) ? lift : 0;
   }
 
   /**
@@ -113,19 +146,37 @@ export class FeatureScorer {
   threads(pool: readonly MemoryRecord[]): Map<string, number | null> {
     const oldestFirst = [...pool].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
     const keyOf = new Map<string, string>();
-    const best = new Map<string, number>();
+    const members = new Map<string, MemoryRecord[]>();
     for (const m of oldestFirst) {
       const key = this.src.thread(m);
       if (key === null) continue;
       keyOf.set(m.id, key);
-      best.set(key, Math.max(best.get(key) ?? 0, this.match(m)));
+      members.get(key)?.push(m) ?? members.set(key, [m]);
     }
+    const best = new Map<string, number>();
+    for (const [key, ms] of members) best.set(key, this.#threadMatch(ms));
     return new Map(
       oldestFirst.map((m) => {
         const key = keyOf.get(m.id);
         return [m.id, key === undefined || this.neighbours(m).length === 0 ? null : (best.get(key) ?? null)];
       }),
     );
+  }
+
+  /**
+   * A thread's match: half its best member's match, half the thread read as one text (its best
+   * cosine, and the share of the cue's words its members hold together): a question whose words
+   * are spread over several turns of a session finds that session.
+   */
+  #threadMatch(ms: readonly MemoryRecord[]): number {
+    let best = 0;
+    let cos = 0;
+    for (const m of ms) {
+      best = Math.max(best, this.match(m));
+      cos = Math.max(cos, this.cosineOf(m));
+    }
+    const whole = MATCH_COSINE_WEIGHT * cos + (1 - MATCH_COSINE_WEIGHT) * this.lexical.unionOf(ms.map((m) => m.id));
+    return (1 - THREAD_UNION) * best + THREAD_UNION * whole;
   }
 
   /** Whether the cue names the memory's entity or one of its short context string values. */

@@ -44,6 +44,7 @@ interface Ranked {
   memory: MemoryRecord;
   relevance: number;
   named?: number;
+  reply?: number;
 }
 
 /**
@@ -54,11 +55,14 @@ interface Ranked {
  *   dated in it), each with the neighbours it was written beside, ranked by a calibrated blend of
  *   the features of recall/hybrid.ts
  *     match(m)   = 0.65·cosine(m) + 0.35·lexical(m)
- *     relevance  = (match(m) + 0.4·max match(neighbour) + 0.6·max match(candidate of m's thread, m included)
+ *     reply(m)   = max(0, match(q) − match(m)) when q, the memory written just before m, asks something
+ *     thread(m)  = ½·max match(candidate of m's thread, m included)
+ *                  + ½·(0.65·max cosine(those candidates) + 0.35·lexical(those candidates as one text))
+ *     relevance  = (match(m) + 0.8·reply(m) + 0.4·max match(neighbour) + 0.6·thread(m)
  *                   + 0.2·[cue names m's entity or speaker] + 0.1·[m dated in the cue's time])
  *                  / (1.4 [+ 0.6] [+ 0.2] [+ 0.1])
- *   (a bracketed weight counts only when the cue names a time, or names someone a candidate is
- *   attributed to).
+ *   (a bracketed weight counts only when m has a thread, when the cue names a time, or names someone
+ *   a candidate is attributed to).
  *   Both parts of the match are absolute ([0, 1] for any cue, not rescaled per query; the lexical
  *   match is the IDF-weighted share of the cue's words the memory holds, see LexicalIndex.score), so
  *   relevance means the same from query to query. A neighbour is the memory written just before or
@@ -71,7 +75,10 @@ interface Ranked {
  *   its neighbours match too, at least 1/1.4 ≈ 0.71 otherwise (1.6/2.0 = 0.8 in a thread). (A cap
  *   at 1 instead of the division ties every strong match at the top; a neighbour term that can only
  *   lift, never dilute, recalled 2 points less on the development data: a memory inside a stretch
- *   of conversation about the cue is more likely what was asked for than an isolated one.)
+ *   of conversation about the cue is more likely what was asked for than an isolated one.) An
+ *   answer is lifted toward the question before it: in a dialogue the answer ("Yeah, I play
+ *   clarinet!") often shares few words with a question about it ("What instruments does Melanie
+ *   play?"), and the question it answers ("You play any instruments?") many.
  */
 export function similarity(src: RecallSource, q: SimilarityQuery, spec: StrategySpec): Candidate[] {
   const depth = q.mode === 'hybrid' ? Math.max(spec.topK, CANDIDATE_DEPTH) : spec.topK;
@@ -88,9 +95,17 @@ export function similarity(src: RecallSource, q: SimilarityQuery, spec: Strategy
   // Ties (cosines below 0 all clamp to 0) keep the raw cosine order, then the id order.
   const rawOf = (m: MemoryRecord): number => sims.get(m.id) ?? Number.NEGATIVE_INFINITY;
   ranked.sort((a, b) => b.relevance - a.relevance || rawOf(b.memory) - rawOf(a.memory) || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0));
-  return ranked.slice(0, spec.topK).map(({ memory, relevance, named }) => ({
+  return ranked.slice(0, spec.topK).map(({ memory, relevance, named, reply }) => ({
     memory,
-    detail: { strategy: 'similarity', relevance, distance: 1 - relevance, cosine: cosine(memory), lexical: matcher.normOf(memory.id), ...(named === undefined ? {} : { named }) },
+    detail: {
+      strategy: 'similarity',
+      relevance,
+      distance: 1 - relevance,
+      cosine: cosine(memory),
+      lexical: matcher.normOf(memory.id),
+      ...(named === undefined ? {} : { named }),
+      ...(reply === undefined ? {} : { reply }),
+    },
   }));
 }
 
@@ -113,9 +128,16 @@ function hybridRanking(
   const threads = scorer.threads([...pool.values()]);
   const scored = [...pool.values()].map((m) => ({ memory: m, features: scorer.features(m, dated.all.has(m.id), threads.get(m.id) ?? null) }));
   const applies = { time: q.time !== null, named: scored.some((x) => x.features.named > 0) };
-  // `named` joins the details only when the cue names someone: it then explains the rank.
-  // `thread` is not a detail: a cue that names nobody keeps the detail keys clients read (and tests pin).
-  return scored.map(({ memory, features }) => ({ memory, relevance: hybridRelevance(features, applies), ...(applies.named ? { named: features.named } : {}) }));
+  const replies = scored.some((x) => x.features.reply > 0);
+  // `named` and `reply` join the details only when they count (the cue names someone; some
+  // candidate follows a question that matches better): they then explain the rank. `thread` is not
+  // a detail: a recall without them keeps the detail keys clients read (and tests pin).
+  return scored.map(({ memory, features }) => ({
+    memory,
+    relevance: hybridRelevance(features, applies),
+    ...(applies.named ? { named: features.named } : {}),
+    ...(replies ? { reply: features.reply } : {}),
+  }));
 }
 
 /**

@@ -41,7 +41,7 @@ export const SIMILARITY_MODES = ['hybrid', 'dense', 'lexical'] as const;
 export type SimilarityMode = (typeof SIMILARITY_MODES)[number];
 
 export type StrategyDetail =
-  | { strategy: 'similarity'; relevance: number; distance: number; cosine: number; lexical: number; named?: number }
+  | { strategy: 'similarity'; relevance: number; distance: number; cosine: number; lexical: number; named?: number; reply?: number }
   | { strategy: 'temporal'; timestamp: number; rank: number }
   | { strategy: 'causal'; depth: number; edge_type: EdgeType; seed_id: string }
   | { strategy: 'analogical'; embedding_similarity: number; structural_similarity: number };
@@ -135,4 +135,6 @@ export interface LexicalMatcher {
   search(k: number, entityId: string | null): Array<{ id: string; norm: number }>;
   /** The normalised score of one memory (0 when it shares no term with the query). */
   normOf(id: string): number;
+  /** The match of several memories read as one text: the IDF-weighted share of the query's terms one of them holds. */
+  unionOf(ids: Iterable<string>): number;
 }

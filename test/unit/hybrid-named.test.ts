@@ -74,13 +74,13 @@ describe('a cue naming who a memory is attributed to', () => {
   });
 
   it('without a name in the cue, relevance is the blend without the name weight', () => {
-    const f = { cosine: 0.8, lexical: 0.5, context: 0.6, thread: 0.7, named: 0, time: 0 };
+    const f = { cosine: 0.8, lexical: 0.5, context: 0.6, thread: 0.7, named: 0, reply: 0, time: 0 };
     const w = HYBRID_WEIGHTS;
     const plain = (w.cosine * 0.8 + w.lexical * 0.5 + w.context * 0.6 + w.thread * 0.7) / (w.cosine + w.lexical + w.context + w.thread);
     expect(hybridRelevance(f, { time: false, named: false })).toBeCloseTo(plain, 12);
     expect(hybridRelevance({ ...f, named: 1 }, { time: false, named: true })).toBeGreaterThan(hybridRelevance(f, { time: false, named: true }));
     for (const named of [0, 1]) {
-      const r = hybridRelevance({ cosine: 1, lexical: 1, context: 1, thread: 1, named, time: 1 }, { time: true, named: true });
+      const r = hybridRelevance({ cosine: 1, lexical: 1, context: 1, thread: 1, named, reply: 0, time: 1 }, { time: true, named: true });
       expect(r).toBeGreaterThan(0);
       expect(r).toBeLessThanOrEqual(1);
     }

@@ -88,7 +88,7 @@ describe('threads', () => {
 
   it('no thread evidence leaves the thread weight out of the relevance', () => {
     const w = HYBRID_WEIGHTS;
-    const f = { cosine: 0.8, lexical: 0.5, context: 0.6, thread: null, named: 0, time: 0 };
+    const f = { cosine: 0.8, lexical: 0.5, context: 0.6, thread: null, named: 0, reply: 0, time: 0 };
     const without = (w.cosine * 0.8 + w.lexical * 0.5 + w.context * 0.6) / (w.cosine + w.lexical + w.context);
     expect(hybridRelevance(f, { time: false, named: false })).toBeCloseTo(without, 12);
     expect(hybridRelevance({ ...f, thread: 0.9 }, { time: false, named: false })).toBeGreaterThan(without);

@@ -61,6 +61,8 @@ export type RecallHit = {
     lexical: number;
     /** Hybrid, when the cue names an entity or context value of some candidate: 1 when it names this memory's entity or a context value written like a name, else 0 */
     named?: number;
+    /** Hybrid, when some candidate follows a question (a memory asking something, written just before it) that matches the cue better than it does: by how much that question matches better, in [0, 1]; 0 for the others */
+    reply?: number;
   } | {
     strategy: "temporal";
     timestamp: number;

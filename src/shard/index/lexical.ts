@@ -35,6 +35,11 @@ export interface LexicalScores {
   top(k: number, accept: ((id: string) => boolean) | null): LexicalHit[];
   /** Normalised score of a memory (0 when it is not indexed or shares no term). */
   norm(id: string): number;
+  /**
+   * The match of several memories read as one text: the IDF-weighted share of the query's terms
+   * that at least one of them holds (the union of their terms; 0 for none).
+   */
+  union(ids: Iterable<string>): number;
 }
 
 /** A query: its distinct terms that occur in some memory with their IDF, and the IDF sum of all of them. */
@@ -73,6 +78,9 @@ export class LexicalIndex {
   #totalLen = 0;
   #scratch = new Float64Array(64);
   #shares = new Float64Array(64);
+  /** Per document, which of the query's terms it holds: `#words` 32-bit words each (term i is bit i). */
+  #held = new Uint32Array(64);
+  #words = 1;
   /** Documents with a non-zero score in the scratch array, and the query generation they belong to. */
   readonly #touched: number[] = [];
   #generation = 0;
@@ -163,9 +171,10 @@ export class LexicalIndex {
    */
   score(q: LexicalQuery): LexicalScores {
     this.#clearScores();
-    const [scores, shares] = this.#scratchFor(this.#idOf.length);
+    const words = Math.max(1, Math.ceil(q.terms.length / 32));
+    const [scores, shares, held] = this.#scratchFor(this.#idOf.length, words);
     const avg = this.#totalLen / Math.max(1, this.#docOf.size) || 1;
-    for (const { term, idf } of q.terms) {
+    for (const [t, { term, idf }] of q.terms.entries()) {
       const p = this.#terms.get(term);
       if (p === undefined) continue;
       const list = typeof p === 'number' ? [p] : p;
@@ -176,6 +185,7 @@ export class LexicalIndex {
         if (scores[d] === 0) this.#touched.push(d);
         scores[d] = (scores[d] ?? 0) + idf * part;
         shares[d] = (shares[d] ?? 0) + idf;
+        held[d * words + (t >>> 5)] = (held[d * words + (t >>> 5)] ?? 0) | (1 << (t & 31));
       }
     }
     const generation = ++this.#generation;
@@ -193,6 +203,19 @@ export class LexicalIndex {
         check();
         const d = this.#docOf.get(id);
         return d === undefined ? 0 : matchOf(d);
+      },
+      union: (ids) => {
+        check();
+        const all = new Uint32Array(words);
+        for (const id of ids) {
+          const d = this.#docOf.get(id);
+          if (d !== undefined) for (let i = 0; i < words; i++) all[i] = (all[i] as number) | (held[d * words + i] as number);
+        }
+        let sum = 0;
+        q.terms.forEach(({ idf }, t) => {
+          if (((all[t >>> 5] as number) >>> (t & 31)) & 1) sum += idf;
+        });
+        return q.idfSum > 0 ? Math.min(1, sum / q.idfSum) : 0;
       },
     };
   }
@@ -216,9 +239,11 @@ export class LexicalIndex {
   }
 
   #clearScores(): void {
+    const words = this.#words;
     for (const d of this.#touched) {
       this.#scratch[d] = 0;
       this.#shares[d] = 0;
+      for (let i = d * words; i < (d + 1) * words; i++) this.#held[i] = 0;
     }
     this.#touched.length = 0;
   }
@@ -230,13 +255,15 @@ export class LexicalIndex {
     this.#len = next;
   }
 
-  /** The score arrays, grown to n documents (all zero: #clearScores ran). */
-  #scratchFor(n: number): [Float64Array, Float64Array] {
+  /** The score arrays, grown to n documents of `words` term words (all zero: #clearScores ran). */
+  #scratchFor(n: number, words: number): [Float64Array, Float64Array, Uint32Array] {
     if (this.#scratch.length < n) {
       this.#scratch = new Float64Array(Math.max(n, this.#scratch.length * 2));
       this.#shares = new Float64Array(this.#scratch.length);
     }
-    return [this.#scratch, this.#shares];
+    if (this.#held.length < this.#scratch.length * words) this.#held = new Uint32Array(this.#scratch.length * words);
+    this.#words = words;
+    return [this.#scratch, this.#shares, this.#held];
   }
 }
 

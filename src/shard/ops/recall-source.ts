@@ -86,6 +86,7 @@ function lexicalMatcher(w: Workspace, text: string, accepts: (m: MemoryRecord) =
         return m !== undefined && (entityId === null || m.entityId === entityId) && accepts(m);
       }),
     normOf: (id) => scores.norm(id),
+    unionOf: (ids) => scores.union(ids),
   };
 }
 
