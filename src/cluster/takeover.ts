@@ -91,7 +91,9 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
     try {
       const ack = await d.js.publish(d.subjects.log(p), encodeEntry({ node: d.node, fence: term }), {
         msgID: `${d.node}.${term}.fence`,
-        expect: { lastSubjectSequence: last },
+        // A stream with no message left (purged up to a snapshot covering all of it) has no last
+        // message of the subject: JetStream compares the expectation with 0 then, not last_seq.
+        expect: { lastSubjectSequence: info.state.messages > 0 ? last : 0 },
         timeout: d.timeoutMs,
       });
       // Records the loaded snapshot covers are still in the stream: trim them once we own it.

@@ -168,6 +168,19 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     expect(taken.fenceSeq).toBe(13);
   });
 
+  it('a stream with no message left (purged up to a snapshot that covers all of it) can be taken: the fence expects no last message', async () => {
+    const part = await partition(4);
+    const l = log(part, 4, () => Promise.resolve(), 100);
+    await l.snapshot(new ShardState());
+    await jsm.streams.purge(part.stream); // what NATS was seen to leave after a partition healed
+    const info = await jsm.streams.info(part.stream);
+    expect(info.state.messages).toBe(0);
+    const deps = { node: 'b', js, jsm, reader: { js, jsm }, snapshots: store, subjects: new ClusterSubjects('trim'), replicas: 1, timeoutMs: 5000 };
+    const taken = await recoverAndFence(deps, part.p, 96, () => true);
+    expect(taken.recovered.replayedRecords).toBe(0);
+    expect(taken.fenceSeq).toBe(5);
+  });
+
   it('a snapshot is read back before the pointer moves; older ones are deleted once the stream is trimmed below a newer one', async () => {
     const part = await partition(3);
     const l = log(part, 3, () => Promise.resolve(), 50);
