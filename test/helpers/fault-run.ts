@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, killQuietly, startServer, type ChildServer } from './child.ts';
 import { sleep } from './wait.ts';
-import { appendsAfterFence, clusterNodeEnv, metaLeader, readStream, restartNats, startNatsCluster, stopNats, waitJetStreamCluster, type NatsServer } from './nats.ts';
+import { appendsAfterFence, clusterNodeEnv, metaLeader, readStreamWhenServed, restartNats, startNatsCluster, stopNats, waitJetStreamCluster, type NatsServer } from './nats.ts';
 
 export interface FaultRunOptions {
   rounds: number;
@@ -181,7 +181,7 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
     }
     const violations: string[] = [];
     for (let p = 0; p < o.partitions; p++) {
-      const msgs = await readStream(urls, `${NAME}_p${p}`);
+      const msgs = await readStreamWhenServed(urls, `${NAME}_p${p}`);
       violations.push(...appendsAfterFence(msgs).map((v) => `partition ${p}: ${v}`));
     }
     return { acked: acked.length, missing, violations, unowned, phases: phases.map((p, i) => ({ ...p, gapMs: longestGap(ackedAt, p.at, Math.min(p.at + 20_000, phases[i + 1]?.at ?? Infinity)) })) };

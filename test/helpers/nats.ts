@@ -149,6 +149,23 @@ export interface StreamMessage {
 }
 
 /** Every message of a partition stream, in order (an empty list when the stream does not exist). */
+/**
+ * `readStream`, tried again until `deadlineMs` when NATS is not serving yet (right after a heal
+ * its routes may still flap and a consumer get "no responders"): the audit reads what NATS holds,
+ * once it answers.
+ */
+export async function readStreamWhenServed(servers: string[], stream: string, deadlineMs = 60_000): Promise<StreamMessage[]> {
+  const deadline = Date.now() + deadlineMs;
+  for (;;) {
+    try {
+      return await readStream(servers, stream);
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+  }
+}
+
 export async function readStream(servers: string[], stream: string): Promise<StreamMessage[]> {
   const nc = await connect({ servers });
   try {

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { shardFor } from '../../src/router/shard-map.ts';
 import { killQuietly, waitReady, type ChildServer } from './child.ts';
 import { now, type Op } from './linearizability.ts';
-import { appendsAfterFence, clusterNodeEnv, readStream, waitJetStreamCluster } from './nats.ts';
+import { appendsAfterFence, clusterNodeEnv, readStreamWhenServed, waitJetStreamCluster } from './nats.ts';
 import { createNet, spawnNodeIn, startNatsIn, type Net } from './netns.ts';
 import { sleep } from './wait.ts';
 
@@ -264,7 +264,7 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     }
     const violations: string[] = [];
     const used = new Set(workspaces.map((ws) => shardFor(ws, o.partitions)));
-    for (const p of used) violations.push(...appendsAfterFence(await readStream(urls, `${NAME}_p${p}`)).map((v) => `partition ${p}: ${v}`));
+    for (const p of used) violations.push(...appendsAfterFence(await readStreamWhenServed(urls, `${NAME}_p${p}`)).map((v) => `partition ${p}: ${v}`));
     return { history, finals, violations, ackedByCutOff, cycles };
   } catch (err) {
     // The history so far is kept: the failure message names where.
