@@ -14,7 +14,7 @@
  * `--interval-s`, and the ratio of the last interval's p99 to the first's.
  *
  *   npm run build && node --import tsx native-bench/forget-cost.ts [--sizes 1000,10000,100000]
- *     [--forgets 200] [--forget-rate 10] [--get-rate 100] [--baseline-s 5]
+ *     [--forgets 200] [--forget-rate 10] [--get-rate 100] [--baseline-s 5] [--tail-s 3]
  *   npm run build && node --import tsx native-bench/forget-cost.ts --soak [--duration-s 300]
  *     [--rate 100] [--interval-s 60] [--preload 2000]
  *   common: [--cli PATH] [--server-env FLASHBULB_X=value ...] [--json FILE] [--no-reflect]
@@ -36,6 +36,7 @@ const { values } = parseArgs({
     'forget-rate': { type: 'string' },
     'get-rate': { type: 'string' },
     'baseline-s': { type: 'string' },
+    'tail-s': { type: 'string' },
     soak: { type: 'boolean', default: false },
     'duration-s': { type: 'string' },
     rate: { type: 'string' },
@@ -196,8 +197,9 @@ async function sizeRun(n: number): Promise<SizeRow> {
       return c.call('POST', '/v1/forget', { memory_ids: [id] });
     };
     const [f, g] = await Promise.all([openLoop(forgetRate, seconds, forgetOne), openLoop(getRate, seconds, get)]);
-    // The erasure snapshot the last forgets asked for is part of their cost.
-    await new Promise((r) => setTimeout(r, 3000));
+    // The erasure the last forgets asked for is part of their cost: wait for it (with the default
+    // FLASHBULB_ERASE_WITHIN_S of 60 it starts up to 15 s after a forget; pass a shorter window).
+    await new Promise((r) => setTimeout(r, numberFlag(values, 'tail-s', 3) * 1000));
     const forgetCpu = cpuSeconds(c.pid) - cpu - getCpuPerS * seconds;
     return {
       cpuMsPerForget: (forgetCpu * 1000) / forgets,
