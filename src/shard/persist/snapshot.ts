@@ -102,6 +102,9 @@ class SnapshotOut {
     this.#chunkBytes = 0;
     let off = 0;
     while (off < buf.length) off += (await writeAsync(this.#fd, buf, off, buf.length - off)).bytesWritten;
+    // Synced as it goes: one sync of the whole file at the end flushed tens of MB at once, and
+    // the log's writes (every request waits on them) stalled behind it for up to seconds.
+    await datasyncAsync(this.#fd);
     this.bytes += buf.length;
     this.#sliceStart = performance.now();
   }
