@@ -139,6 +139,46 @@ describe('erasure in place', () => {
   });
 });
 
+describe('erasure in place over a random history', () => {
+  it('remembers, revisions, forgets and snapshots (3 seeds): every forgotten text leaves the files, and recovery gives the live memories', async () => {
+    for (const seed of [1, 2, 3]) {
+      const dir = tempDir();
+      const shard = open(dir);
+      let x = seed;
+      const rand = (n: number): number => {
+        x = (x * 1103515245 + 12345) % 2147483648;
+        return x % n;
+      };
+      const live = new Map<string, string[]>(); // id → every content it has had, the current last
+      const forgotten: string[] = [];
+      const pick = (): string => [...live.keys()][rand(live.size)] as string;
+      for (let round = 0; round < 4; round++) {
+        for (let i = 0; i < 12; i++) {
+          const text = `s${seed}-r${round}-m${i}-${rand(1e9)}`;
+          live.set(await remember(shard, text), [text]);
+        }
+        for (let i = 0; i < 4; i++) {
+          const id = pick();
+          const text = `s${seed}-r${round}-revised${i}-${rand(1e9)}`;
+          await shard.handle('revise', 'w', { id, content: text, contextMode: 'merge', embedding: new Float32Array([0, 1, 0, 0]), edges: [] });
+          live.get(id)?.push(text);
+        }
+        if (round === 1) await shard.snapshot();
+        for (let i = 0; i < 4; i++) {
+          const id = pick();
+          await shard.handle('forget', 'w', { memoryIds: [id] });
+          forgotten.push(...(live.get(id) ?? []));
+          live.delete(id);
+        }
+      }
+      await until(() => forgotten.every((t) => filesHolding(dir, t).length === 0), { what: `seed ${seed}: forgotten text to leave every file`, deadlineMs: 4 * ERASE_WITHIN_S * 1000, everyMs: 25 });
+      const w = recoverShard(dir).state.workspaces.get('w');
+      const current = new Map([...(w?.memories.values() ?? [])].filter((m) => m.supersededBy === null).map((m) => [m.id, m.content]));
+      expect(current, `seed ${seed}`).toEqual(new Map([...live].map(([id, texts]) => [id, texts[texts.length - 1]])));
+    }
+  });
+});
+
 describe('content index', () => {
   it('finds the frames holding a memory: its puts, pending contradictions and edges with a reason quoting it', () => {
     const index = new ContentIndex();
