@@ -108,8 +108,9 @@ async function load(c: Client, n: number): Promise<string[]> {
 }
 
 /** Runs `op` every 1/rate s for `seconds` without waiting for answers; resolves with the latencies once all are back. */
-async function openLoop(rate: number, seconds: number, op: () => Promise<unknown>): Promise<{ ms: number[]; errors: number }> {
+async function openLoop(rate: number, seconds: number, op: () => Promise<unknown>): Promise<{ ms: number[]; errors: number; slowest: { at: number; ms: number } }> {
   const ms: number[] = [];
+  const slowest = { at: -1, ms: 0 };
   let errors = 0;
   const inflight: Array<Promise<void>> = [];
   const start = performance.now();
@@ -118,9 +119,14 @@ async function openLoop(rate: number, seconds: number, op: () => Promise<unknown
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const t0 = performance.now();
+    const at = i;
     inflight.push(
       op().then(
-        () => void ms.push(performance.now() - t0),
+        () => {
+          const took = performance.now() - t0;
+          ms.push(took);
+          if (took > slowest.ms) Object.assign(slowest, { at, ms: took });
+        },
         (err: unknown) => {
           errors += 1;
           if (errors <= 3) console.error(String(err));
@@ -129,7 +135,7 @@ async function openLoop(rate: number, seconds: number, op: () => Promise<unknown
     );
   }
   await Promise.all(inflight);
-  return { ms, errors };
+  return { ms, errors, slowest };
 }
 
 /**
@@ -201,6 +207,7 @@ async function sizeRun(n: number): Promise<SizeRow> {
     // FLASHBULB_ERASE_WITHIN_S of 60 it starts up to 15 s after a forget; pass a shorter window).
     await new Promise((r) => setTimeout(r, numberFlag(values, 'tail-s', 3) * 1000));
     const forgetCpu = cpuSeconds(c.pid) - cpu - getCpuPerS * seconds;
+    console.error(`  slowest forget: #${f.slowest.at + 1} of ${forgets}, ${f.slowest.ms.toFixed(1)} ms`);
     return {
       cpuMsPerForget: (forgetCpu * 1000) / forgets,
       memories: n,
