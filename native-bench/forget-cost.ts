@@ -14,7 +14,7 @@
  * `--interval-s`, and the ratio of the last interval's p99 to the first's.
  *
  *   npm run build && node --import tsx native-bench/forget-cost.ts [--sizes 1000,10000,100000]
- *     [--forgets 200] [--forget-rate 10] [--get-rate 100] [--baseline-s 5]
+ *     [--forgets 200] [--forget-rate 10] [--get-rate 100] [--baseline-s 5] [--tail-s 3]
  *   npm run build && node --import tsx native-bench/forget-cost.ts --soak [--duration-s 300]
  *     [--rate 100] [--interval-s 60] [--preload 2000]
  *   common: [--cli PATH] [--server-env FLASHBULB_X=value ...] [--json FILE] [--no-reflect]
@@ -36,6 +36,7 @@ const { values } = parseArgs({
     'forget-rate': { type: 'string' },
     'get-rate': { type: 'string' },
     'baseline-s': { type: 'string' },
+    'tail-s': { type: 'string' },
     soak: { type: 'boolean', default: false },
     'duration-s': { type: 'string' },
     rate: { type: 'string' },
@@ -107,8 +108,9 @@ async function load(c: Client, n: number): Promise<string[]> {
 }
 
 /** Runs `op` every 1/rate s for `seconds` without waiting for answers; resolves with the latencies once all are back. */
-async function openLoop(rate: number, seconds: number, op: () => Promise<unknown>): Promise<{ ms: number[]; errors: number }> {
+async function openLoop(rate: number, seconds: number, op: () => Promise<unknown>): Promise<{ ms: number[]; errors: number; slowest: { at: number; ms: number } }> {
   const ms: number[] = [];
+  const slowest = { at: -1, ms: 0 };
   let errors = 0;
   const inflight: Array<Promise<void>> = [];
   const start = performance.now();
@@ -117,9 +119,14 @@ async function openLoop(rate: number, seconds: number, op: () => Promise<unknown
     const wait = due - performance.now();
     if (wait > 0) await new Promise((r) => setTimeout(r, wait));
     const t0 = performance.now();
+    const at = i;
     inflight.push(
       op().then(
-        () => void ms.push(performance.now() - t0),
+        () => {
+          const took = performance.now() - t0;
+          ms.push(took);
+          if (took > slowest.ms) Object.assign(slowest, { at, ms: took });
+        },
         (err: unknown) => {
           errors += 1;
           if (errors <= 3) console.error(String(err));
@@ -128,7 +135,7 @@ async function openLoop(rate: number, seconds: number, op: () => Promise<unknown
     );
   }
   await Promise.all(inflight);
-  return { ms, errors };
+  return { ms, errors, slowest };
 }
 
 /**
@@ -196,9 +203,11 @@ async function sizeRun(n: number): Promise<SizeRow> {
       return c.call('POST', '/v1/forget', { memory_ids: [id] });
     };
     const [f, g] = await Promise.all([openLoop(forgetRate, seconds, forgetOne), openLoop(getRate, seconds, get)]);
-    // The erasure snapshot the last forgets asked for is part of their cost.
-    await new Promise((r) => setTimeout(r, 3000));
+    // The erasure the last forgets asked for is part of their cost: wait for it (with the default
+    // FLASHBULB_ERASE_WITHIN_S of 60 it starts up to 15 s after a forget; pass a shorter window).
+    await new Promise((r) => setTimeout(r, numberFlag(values, 'tail-s', 3) * 1000));
     const forgetCpu = cpuSeconds(c.pid) - cpu - getCpuPerS * seconds;
+    console.error(`  slowest forget: #${f.slowest.at + 1} of ${forgets}, ${f.slowest.ms.toFixed(1)} ms`);
     return {
       cpuMsPerForget: (forgetCpu * 1000) / forgets,
       memories: n,

@@ -2,7 +2,10 @@
  * @module native-bench/profile-summary — prints the top self-time functions of `.cpuprofile`
  * files (one per thread, as `node --cpu-prof` writes them); `(idle)` is time the thread slept.
  *
- *   node --import tsx native-bench/profile-summary.ts DIR_OR_FILES... [--top 25]
+ *   node --import tsx native-bench/profile-summary.ts DIR_OR_FILES... [--top 25] [--last-s N]
+ *
+ * `--last-s N` keeps only each profile's last N seconds (e.g. the measured phase of a benchmark
+ * that first loads a store).
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -19,8 +22,17 @@ function profileFiles(paths: readonly string[]): string[] {
   );
 }
 
-function summarize(file: string, top: number): void {
-  const profile = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+/** The profile's samples from its last `seconds` only. */
+function lastSeconds(profile: CpuProfile, seconds: number): CpuProfile {
+  let t = profile.endTime;
+  let from = profile.samples.length;
+  while (from > 0 && profile.endTime - t < seconds * 1e6) t -= profile.timeDeltas[--from] ?? 0;
+  return { ...profile, samples: profile.samples.slice(from), timeDeltas: profile.timeDeltas.slice(from), startTime: t };
+}
+
+function summarize(file: string, top: number, lastS: number | null): void {
+  const whole = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const profile = lastS === null ? whole : lastSeconds(whole, lastS);
   const costs = functionCosts(profile);
   const wall = profileMs(profile);
   const idle = costs.find((c) => c.name === '(idle)')?.selfMs ?? 0;
@@ -29,10 +41,11 @@ function summarize(file: string, top: number): void {
   console.log(formatTable(['function', 'self ms', 'self %', 'total ms'], rows));
 }
 
-const { values, positionals } = parseArgs({ args: process.argv.slice(2), options: { top: { type: 'string' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({ args: process.argv.slice(2), options: { top: { type: 'string' }, 'last-s': { type: 'string' } }, allowPositionals: true });
 if (positionals.length === 0) {
-  console.error('usage: profile-summary.ts DIR_OR_FILES... [--top 25]');
+  console.error('usage: profile-summary.ts DIR_OR_FILES... [--top 25] [--last-s N]');
   process.exit(2);
 }
 const top = numberFlag(values, 'top', 25);
-for (const file of profileFiles(positionals)) summarize(file, top);
+const lastS = values['last-s'] === undefined ? null : numberFlag(values, 'last-s', 0);
+for (const file of profileFiles(positionals)) summarize(file, top, lastS);

@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { Piscina } from 'piscina';
 import { FlashbulbError } from '../errors/codes.ts';
 import { embeddingBatchSize, embeddingDuration } from '../metrics/index.ts';
-import { taskModule } from '../threads/worker-url.ts';
+import { forkEntry, taskModule } from '../threads/worker-url.ts';
 import type { Embedder } from './embedder.ts';
 import { Lru } from './lru.ts';
 
@@ -38,18 +38,37 @@ interface Waiting {
 export async function createEmbeddingPool(opts: PoolOptions): Promise<Embedder> {
   const idleMs = opts.idleMs ?? 0;
   // The model is loaded once at start either way, so a bad model fails the start. With an idle
-  // timeout, that worker goes at once and the serving workers start when there is work.
-  const probe = idleMs > 0 ? workers(opts, { min: 1, idleMs: 0 }) : null;
+  // timeout that load happens in a child process that exits at once (embedding/probe-main), and
+  // the serving workers start when there is work.
   const piscina = workers(opts, idleMs > 0 ? { min: 0, idleMs } : { min: opts.workers, idleMs: 0 });
   try {
-    const info = (await (probe ?? piscina).run({ info: true })) as { name: string; dim: number };
+    const info = idleMs > 0 ? await probeModel(opts.modelDir) : ((await piscina.run({ info: true })) as ModelInfo);
     return new EmbeddingPool(piscina, info, opts);
   } catch (err) {
     await piscina.destroy();
     throw new Error(`cannot load the embedding model from ${opts.modelDir}: ${(err as Error).message}`);
-  } finally {
-    await probe?.destroy();
   }
+}
+
+interface ModelInfo {
+  name: string;
+  dim: number;
+}
+
+/** Loads the model in a child process (embedding/probe-main) and returns what it reported. */
+function probeModel(modelDir: string): Promise<ModelInfo> {
+  return new Promise((resolve, reject) => {
+    const child = forkEntry('embedding/probe-main', [modelDir]);
+    let reply: ModelInfo | { error: string } | null = null;
+    child.on('message', (m) => (reply = m as ModelInfo | { error: string }));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      const r = reply as ModelInfo | { error: string } | null;
+      if (r !== null && 'error' in r) reject(new Error(r.error));
+      else if (r !== null) resolve(r);
+      else reject(new Error(`the model check exited with code ${code} and no answer`));
+    });
+  });
 }
 
 function workers(opts: PoolOptions, life: { min: number; idleMs: number }): Piscina {
@@ -73,7 +92,7 @@ class EmbeddingPool implements Embedder {
   readonly #queued = new Map<string, Waiting>();
   #inflight = 0;
 
-  constructor(piscina: Piscina, info: { name: string; dim: number }, opts: PoolOptions) {
+  constructor(piscina: Piscina, info: ModelInfo, opts: PoolOptions) {
     this.#piscina = piscina;
     this.name = info.name;
     this.dim = info.dim;

@@ -2,17 +2,17 @@
  * @module shard/shard — one shard, the single-threaded owner of its workspaces' state, log and snapshots
  * (starting → replaying → ready ⇄ snapshotting → draining → stopped), its background work (indexing,
  * expiry, compaction) and backup; which op answers each method is shard/dispatch. */
-import { mkdirSync, statSync, unlinkSync } from 'node:fs';
+import { mkdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { FlashbulbError } from '../errors/codes.ts';
 import { IdGenerator } from '../model/ids.ts';
 import { isExpired, type MemoryRecord } from '../model/memory.ts';
 import { wallClock, type Clock } from '../model/clock.ts';
-import { copyDurably, fsyncDir } from '../files/durable.ts';
 import { seqName } from './persist/fsutil.ts';
-import { encodeRecord, type LiveRecord, type LogRecord } from './store/records.ts';
+import { encodeRecord, type LiveRecord } from './store/records.ts';
 import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
 import { writeSnapshot } from './persist/snapshot.ts';
+import { writeBackup } from './persist/backup.ts';
 import { deleteGraphsBefore, loadGraphs, saveGraphs } from './persist/graph-files.ts';
 import { Wal } from './persist/wal.ts';
 import { applyLive, type ShardState } from './store/apply.ts';
@@ -25,7 +25,8 @@ import { ContradictionChecker } from './contradictions.ts';
 import { CommitBarrier } from './commit-barrier.ts';
 import type { ExternalLog, ShardBackend } from './external-log.ts';
 import { READS_COMMITTED, shardHandlers, type Handler, type Handlers } from './dispatch.ts';
-import { ErasureTimer } from './erasure.ts';
+import { ErasureRequests, ErasureTimer, eraseInPlace } from './erasure.ts';
+import { ContentIndex } from './persist/content-index.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
 const INDEX_SLICE_MS = 4;
@@ -53,8 +54,12 @@ export class Shard {
   #snapshotAgain = false;
   #lastSnapshotAt = Date.now();
   #dirtySinceSnapshot = false;
-  /** Forgotten content must leave every file: a snapshot started after a forget, then old files go. */
+  /** Forgotten content must leave every file (shard/erasure): when, what, and where it lies on disk. */
   readonly #erasure: ErasureTimer;
+  readonly #erasureRequests = new ErasureRequests();
+  readonly #content = new ContentIndex();
+  /** Whether #content covers every file (not when a crash left files a snapshot should have deleted). */
+  #contentCovered = false;
   #tick: NodeJS.Timeout;
   #inflight = 0;
   readonly #barrier = new CommitBarrier();
@@ -72,7 +77,7 @@ export class Shard {
     this.#opts = opts;
     this.#clock = clock;
     this.#erasure = new ErasureTimer(opts.eraseWithinS, () => {
-      void this.snapshot().catch((err: unknown) => console.error(`shard ${opts.shard}: erasure snapshot failed:`, err));
+      void this.#erase().catch((err: unknown) => console.error(`shard ${opts.shard}: erasure failed:`, err));
     });
     this.#emit = emit;
     if (backend) {
@@ -82,12 +87,17 @@ export class Shard {
       this.#external = backend.log;
     } else {
       mkdirSync(opts.dir, { recursive: true });
-      this.recovered = recoverShard(opts.dir, { afterSnapshot: (state, walSeq) => loadGraphs(opts.dir, walSeq, state) });
+      this.recovered = recoverShard(opts.dir, {
+        afterSnapshot: (state, walSeq) => loadGraphs(opts.dir, walSeq, state),
+        onFrame: (file, offset, record) => this.#content.add(file, offset, record),
+      });
+      this.#contentCovered = !this.recovered.staleFiles;
       this.#wal = new Wal({
         dir: opts.dir,
         seq: this.recovered.nextWalSeq,
         durability: opts.durability,
         onSync: (ms) => this.syncMs.push(ms),
+        onFrame: (file, offset, record) => this.#content.add(file, offset, record),
       });
       this.#log = this.#wal;
       this.#external = null;
@@ -105,7 +115,7 @@ export class Shard {
       ids: this.#ids,
       nowUs: () => clock.nowUs(),
       commit: (records, opts) => this.#commit(records, opts),
-      requestErasure: () => this.#erasure.request(),
+      requestErasure: (records) => this.#requestErasure(records),
       touch: (ws, memories) => this.#accesses.touch(ws, memories, clock.nowUs()),
     };
     this.#handlers = shardHandlers({
@@ -126,7 +136,7 @@ export class Shard {
     this.#scheduleIndexing();
     // A crash can leave replayed log (perhaps holding forgotten content) or files a snapshot
     // should have deleted: compact soon, so erasure holds across crashes too.
-    if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles) this.#erasure.request();
+    if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles) this.#requestErasure('all');
   }
 
   /** Moves pending vectors into HNSW graphs (and memories recovery left into lexical indexes) in slices of a few ms, between requests. */
@@ -223,7 +233,7 @@ export class Shard {
       const { records, all } = forgetRecords(w, due, { expired: true }, now);
       this.#expired += all;
       this.#commit(records).catch((err: unknown) => console.error(`shard ${this.#opts.shard}: expiry failed:`, err));
-      this.#erasure.request();
+      this.#requestErasure(records);
     }
   }
 
@@ -271,8 +281,26 @@ export class Shard {
   async #dropWorkspace(ws: string): Promise<{ memories: number }> {
     const memories = this.#state.workspaces.get(ws)?.memories.size ?? 0;
     await this.#commit([{ t: 'drop', ws }]);
-    this.#erasure.request();
+    this.#requestErasure('all');
     return { memories };
+  }
+
+  #requestErasure(records: readonly LiveRecord[] | 'all'): void {
+    this.#erasureRequests.add(records);
+    this.#erasure.request();
+  }
+
+  /** Erases what was forgotten since the last erasure: in place when every file is indexed, else by a whole snapshot. */
+  async #erase(): Promise<void> {
+    const plan = this.#erasureRequests.take();
+    const wal = this.#wal;
+    if (this.#draining) return; // the final snapshot erases
+    if (plan.full || !wal || !this.#contentCovered) return this.snapshot();
+    const where = { dir: this.#opts.dir, wal, state: this.#state, content: this.#content };
+    await this.#exclusive(() => eraseInPlace(where, plan)).catch((err: unknown) => {
+      console.error(`shard ${this.#opts.shard}: erasure in place failed, rewriting the store instead:`, err);
+      this.#requestErasure('all');
+    });
   }
 
   #maybeSnapshot(): void {
@@ -294,15 +322,7 @@ export class Shard {
       this.#snapshotAgain = true;
       return this.#snapshotting;
     }
-    const run = wal ? this.#runSnapshot(wal, opts.final ?? false) : this.#runExternalSnapshot(external);
-    this.#snapshotting = run.finally(() => {
-      this.#snapshotting = null;
-      if (this.#snapshotAgain && !this.#draining) {
-        this.#snapshotAgain = false;
-        this.#snapshotInBackground('snapshot (again)');
-      }
-    });
-    return this.#snapshotting;
+    return this.#hold(wal ? this.#runSnapshot(wal, opts.final ?? false) : this.#runExternalSnapshot(external));
   }
 
   async #runExternalSnapshot(external: ExternalLog | null): Promise<void> {
@@ -319,7 +339,13 @@ export class Shard {
     this.#dirtySinceSnapshot = false;
     this.#lastSnapshotAt = Date.now();
     const walSeq = await wal.rotate();
-    await writeSnapshot(this.#opts.dir, { shard: this.#opts.shard, walSeq, state: this.#state });
+    const name = seqName('snap', walSeq, 'snap');
+    await writeSnapshot(this.#opts.dir, { shard: this.#opts.shard, walSeq, state: this.#state, onFrame: (offset, r) => this.#content.add(name, offset, r) }).catch(
+      (err: unknown) => {
+        this.#content.dropFile(name);
+        throw err;
+      },
+    );
     // Graphs are saved only when nothing can change under them (the final snapshot).
     if (final) saveGraphs(this.#opts.dir, walSeq, this.#state);
     deleteGraphsBefore(this.#opts.dir, walSeq);
@@ -327,45 +353,35 @@ export class Shard {
     for (const seq of listSeqs(this.#opts.dir, 'snap', 'snap')) {
       if (seq < walSeq) unlinkSync(join(this.#opts.dir, seqName('snap', seq, 'snap')));
     }
+    this.#content.dropBefore(walSeq);
+    this.#contentCovered = true;
     this.#erasure.lastSnapshotMs = performance.now() - start;
     this.snapshotMs.push(this.#erasure.lastSnapshotMs);
   }
 
-  /**
-   * Writes a consistent copy of the shard into `dir` while it keeps serving: the log is rotated
-   * (every acknowledged write is now in the state), a snapshot of the state goes to `dir`, the log
-   * is drained and rotated again, and the segment between the two rotations is copied beside the
-   * snapshot. The snapshot is fuzzy, but replaying that segment on it, as recovery does, gives the
-   * state as it was at the second rotation. Runs in turn with snapshots, which delete segments.
-   */
-  async backup(dir: string): Promise<BackupResult> {
-    while (this.#snapshotting) await this.#snapshotting.catch(() => {});
-    const job = this.#runBackup(dir);
-    this.#snapshotting = job.then(() => {}, () => {}).finally(() => {
+  /** Writes a consistent copy of the shard into `dir` while it keeps serving (persist/backup). */
+  backup(dir: string): Promise<BackupResult> {
+    const wal = this.#wal;
+    if (wal === null) return Promise.reject(new FlashbulbError('invalid_input', 'this shard logs to JetStream (cluster mode); there is no local log to back up'));
+    return this.#exclusive(() => writeBackup(dir, { from: this.#opts.dir, shard: this.#opts.shard, wal, state: this.#state }));
+  }
+
+  /** Runs `job` in turn with snapshots, backups and erasures (each may delete or rewrite the files another reads). */
+  async #exclusive<T>(job: () => Promise<T>): Promise<T> {
+    while (this.#snapshotting) await this.#snapshotting;
+    return this.#hold(job());
+  }
+
+  /** Marks `run` as the snapshot, backup or erasure in progress; a snapshot asked for meanwhile follows it. */
+  #hold<T>(run: Promise<T>): Promise<T> {
+    this.#snapshotting = run.then(() => {}, () => {}).finally(() => {
       this.#snapshotting = null;
       if (this.#snapshotAgain && !this.#draining) {
         this.#snapshotAgain = false;
         this.#snapshotInBackground('snapshot (again)');
       }
     });
-    return job;
-  }
-
-  async #runBackup(dir: string): Promise<BackupResult> {
-    const wal = this.#wal;
-    if (wal === null) throw new FlashbulbError('invalid_input', 'this shard logs to JetStream (cluster mode); there is no local log to back up');
-    mkdirSync(dir, { recursive: true });
-    const walSeq = await wal.rotate();
-    const memories = this.#state.memoryCount();
-    await writeSnapshot(dir, { shard: this.#opts.shard, walSeq, state: this.#state });
-    // Records applied while the snapshot was written must reach the copied segment.
-    await wal.drain();
-    await wal.rotate();
-    const segment = seqName('wal', walSeq, 'log');
-    copyDurably(join(this.#opts.dir, segment), join(dir, segment));
-    fsyncDir(dir);
-    const bytes = statSync(join(dir, segment)).size + statSync(join(dir, seqName('snap', walSeq, 'snap'))).size;
-    return { memories, bytes };
+    return run;
   }
 
   /** Stops taking requests, waits for in-flight ones, writes a final snapshot and closes the log. */

@@ -3,7 +3,9 @@
  * and threads go with it) and the next embedding starts one again with the same vectors; texts
  * embedded together in one batch get the vectors they get alone (float noise only).
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { createEmbeddingPool } from '../../src/embedding/pool.ts';
@@ -27,6 +29,24 @@ async function until(what: string, ok: () => boolean, deadlineMs: number): Promi
 }
 
 describe('embedding pool', () => {
+  it('with workers started on demand, checks the model at start in a child process: the server thread count is unchanged, a bad model fails the start', async () => {
+    const before = threads();
+    const rssBefore = process.memoryUsage().rss;
+    const pool = await createEmbeddingPool({ modelDir: MODEL_DIR, workers: 1, threads: 2, maxBatch: 32, cacheSize: 0, maxQueued: 64, idleMs: 60_000 });
+    expect(pool.dim).toBe(384);
+    // No worker thread and no ONNX Runtime threads were started in this process for the check,
+    // and the model's ~175 MB (which a thread that loaded it leaves in the allocator) never came.
+    expect(threads()).toBeLessThanOrEqual(before + 1);
+    expect(process.memoryUsage().rss - rssBefore).toBeLessThan(30 * 1024 * 1024); // loaded in a worker thread here: +56 MB
+    const empty = mkdtempSync(join(tmpdir(), 'flashbulb-no-model-'));
+    try {
+      writeFileSync(join(empty, 'model.onnx'), 'not a model');
+      await expect(createEmbeddingPool({ modelDir: empty, workers: 1, threads: 1, maxBatch: 32, cacheSize: 0, maxQueued: 64, idleMs: 60_000 })).rejects.toThrow(/cannot load the embedding model/);
+    } finally {
+      rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
   it('stops an idle worker and starts it again for the next embedding, with the same vectors', async () => {
     const before = threads();
     const pool = await createEmbeddingPool({ modelDir: MODEL_DIR, workers: 1, threads: 2, maxBatch: 32, cacheSize: 0, maxQueued: 64, idleMs: 300 });

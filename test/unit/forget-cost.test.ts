@@ -104,6 +104,17 @@ describe('an insight losing sources', () => {
     expect(visits[1]).toBe(visits[0]);
   });
 
+  it('a small insight (rewritten from every source kept) is logged as the sources lost too, and replays to the same sources', () => {
+    const { state, w, insight } = themed(40);
+    const before = w.memories.get(insight) as MemoryRecord;
+    const { records } = lose(state, w, [idOf(7), idOf(9)], 10);
+    expect(records.map((r) => r.t)).toEqual(['unsource']);
+    const r = records[0];
+    if (r?.t !== 'unsource') throw new Error('not an unsource record');
+    expect(r.lost).toEqual([idOf(7), idOf(9)]);
+    expect((w.memories.get(insight) as MemoryRecord).sourceMemoryIds).toEqual((before.sourceMemoryIds ?? []).filter((s) => s !== idOf(7) && s !== idOf(9)));
+  });
+
   it('writes the same insight as a rewrite from every remaining source', () => {
     const n = 2 * INCREMENTAL_MIN_SOURCES;
     const { state, w, insight } = themed(n);

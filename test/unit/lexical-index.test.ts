@@ -106,6 +106,43 @@ describe('updates', () => {
     expect(() => idx.add('a', doc('twice'))).toThrow(/already indexed/);
   });
 
+  it('after many removals (postings left behind, lists compacted, numbers reused) it scores exactly as an index of the live memories', () => {
+    const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
+    let seed = 7;
+    const rand = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed % n;
+    };
+    const text = (): string => Array.from({ length: 1 + rand(6) }, () => words[rand(words.length)]).join(' ') + ` 2023-0${1 + rand(9)}-1${rand(10)}`;
+    const idx = new LexicalIndex();
+    const live = new Map<string, string>();
+    for (let step = 0; step < 3000; step++) {
+      const id = `m${rand(300)}`;
+      const old = live.get(id);
+      if (old !== undefined) {
+        idx.remove(id, doc(old));
+        live.delete(id);
+      }
+      if (rand(3) > 0) {
+        const t = text();
+        idx.add(id, doc(t));
+        live.set(id, t);
+      }
+    }
+    const fresh = new LexicalIndex();
+    for (const [id, t] of live) fresh.add(id, doc(t));
+    expect(idx.size).toBe(live.size);
+    expect(idx.termCount).toBe(fresh.termCount);
+    for (const q of ['alpha', 'bravo charlie', 'delta echo foxtrot golf', 'hotel india juliet zulu']) {
+      const got = idx.search(idx.query(q), 400).map((h) => [h.id, h.score] as const).sort();
+      const want = fresh.search(fresh.query(q), 400).map((h) => [h.id, h.score] as const).sort();
+      expect(got.map(([id]) => id)).toEqual(want.map(([id]) => id));
+      for (const [i, [, score]] of got.entries()) expect(score).toBeCloseTo(want[i]?.[1] ?? NaN, 9);
+    }
+    const year = idx.withDateKeys(['§y:2023'], 1000).sort();
+    expect(year).toEqual([...live.keys()].sort());
+  });
+
   it('keeps the dates a memory names as keys outside BM25', () => {
     const idx = new LexicalIndex();
     idx.add('a', doc('[1:56 pm on 8 May, 2023] Caroline: hello'));

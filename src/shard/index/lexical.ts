@@ -65,7 +65,7 @@ function tfOfPosting(p: number): number {
   return (p % TF_SLOTS) / 2;
 }
 
-function df(p: Postings | undefined): number {
+function postingCount(p: Postings | undefined): number {
   return p === undefined ? 0 : typeof p === 'number' ? 1 : p.length;
 }
 
@@ -73,8 +73,16 @@ export class LexicalIndex {
   readonly #docOf = new Map<string, number>();
   #idOf: Array<string | undefined> = [];
   #len = new Float32Array(64);
+  /**
+   * Postings still in term lists per removed document (0 for a live or a free one): a removal
+   * leaves its postings in lists longer than one, and a document number is reused only when
+   * compaction has taken its last one out.
+   */
+  #stale = new Int32Array(64);
   readonly #free: number[] = [];
   readonly #terms = new Map<string, Postings>();
+  /** Postings of removed documents still in each term's list (terms with none are absent). */
+  readonly #deadIn = new Map<string, number>();
   #totalLen = 0;
   #scratch = new Float64Array(64);
   #shares = new Float64Array(64);
@@ -117,26 +125,63 @@ export class LexicalIndex {
     }
   }
 
-  /** Removes a memory; `doc` must be the text it was added with. */
+  /**
+   * Removes a memory; `doc` must be the text it was added with. Costs the memory's own terms, not
+   * their postings: a term it alone held leaves the dictionary at once; in longer lists its posting
+   * stays, skipped by every read, until removed postings make up half the list and the list is
+   * compacted (so each posting is copied at most once per removal that follows it: O(1) amortised).
+   */
   remove(id: string, doc: LexicalDoc): void {
     const docNo = this.#docOf.get(id);
     if (docNo === undefined) return;
-    for (const [term, f] of termFrequencies(doc).tf) {
+    const terms = [...termFrequencies(doc).tf.keys()];
+    let stale = 0;
+    for (const term of terms) {
       const p = this.#terms.get(term);
-      const posting = pack(docNo, f);
-      if (p === posting) this.#terms.delete(term);
-      if (typeof p !== 'object') continue;
-      const at = p.indexOf(posting);
-      if (at < 0) continue;
-      p[at] = p[p.length - 1] as number;
-      p.pop();
-      if (p.length === 1) this.#terms.set(term, p[0] as number);
+      if (p === undefined) continue;
+      if (typeof p === 'number') {
+        if (docOfPosting(p) === docNo) this.#terms.delete(term);
+        continue;
+      }
+      stale += 1;
+      const dead = (this.#deadIn.get(term) ?? 0) + 1;
+      this.#deadIn.set(term, dead);
     }
     this.#totalLen -= this.#len[docNo] ?? 0;
     this.#len[docNo] = 0;
     this.#docOf.delete(id);
     this.#idOf[docNo] = undefined;
-    this.#free.push(docNo);
+    this.#stale[docNo] = stale;
+    if (stale === 0) this.#free.push(docNo);
+    // Compacted after the document is marked removed, so its own postings go too.
+    for (const term of terms) this.#maybeCompact(term);
+  }
+
+  /** Live documents holding the term. */
+  #df(term: string): number {
+    return postingCount(this.#terms.get(term)) - (this.#deadIn.get(term) ?? 0);
+  }
+
+  /** Drops removed documents' postings from the term's list once they are half of it. */
+  #maybeCompact(term: string): void {
+    const dead = this.#deadIn.get(term);
+    const p = this.#terms.get(term);
+    if (dead === undefined || typeof p !== 'object' || dead * 2 < p.length) return;
+    let kept = 0;
+    for (let i = 0; i < p.length; i++) {
+      const posting = p[i] as number;
+      const d = docOfPosting(posting);
+      if (this.#idOf[d] !== undefined) p[kept++] = posting;
+      else {
+        const left = (this.#stale[d] ?? 1) - 1;
+        this.#stale[d] = left;
+        if (left === 0) this.#free.push(d);
+      }
+    }
+    p.length = kept;
+    this.#deadIn.delete(term);
+    if (kept === 0) this.#terms.delete(term);
+    else if (kept === 1) this.#terms.set(term, p[0] as number);
   }
 
   /**
@@ -150,7 +195,7 @@ export class LexicalIndex {
     const terms: LexicalQuery['terms'] = [];
     let idfSum = 0;
     for (const term of new Set(tokenize(text))) {
-      const f = df(this.#terms.get(term));
+      const f = this.#df(term);
       const idf = Math.log(1 + (n - f + 0.5) / (f + 0.5));
       idfSum += idf;
       if (f > 0) terms.push({ term, idf });
@@ -180,6 +225,7 @@ export class LexicalIndex {
       const list = typeof p === 'number' ? [p] : p;
       for (let i = 0; i < list.length; i++) {
         const d = docOfPosting(list[i] as number);
+        if (this.#idOf[d] === undefined) continue;
         const tf = tfOfPosting(list[i] as number);
         const part = (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (this.#len[d] ?? 0)) / avg));
         if (scores[d] === 0) this.#touched.push(d);
@@ -232,7 +278,8 @@ export class LexicalIndex {
       const p = this.#terms.get(key);
       for (const posting of p === undefined ? [] : typeof p === 'number' ? [p] : p) {
         if (out.size >= limit) return [...out];
-        out.add(this.#idOf[docOfPosting(posting)] as string);
+        const id = this.#idOf[docOfPosting(posting)];
+        if (id !== undefined) out.add(id);
       }
     }
     return [...out];
@@ -253,6 +300,9 @@ export class LexicalIndex {
     const next = new Float32Array(Math.max(n, this.#len.length * 2));
     next.set(this.#len);
     this.#len = next;
+    const stale = new Int32Array(next.length);
+    stale.set(this.#stale);
+    this.#stale = stale;
   }
 
   /** The score arrays, grown to n documents of `words` term words (all zero: #clearScores ran). */

@@ -15,8 +15,8 @@ export interface OpContext {
    * after-write work (contradiction checks, subscription pushes), as for imported memories.
    */
   commit(records: LiveRecord[], opts?: { quiet?: boolean }): Promise<void>;
-  /** Asks for a compaction that removes forgotten content from disk. */
-  requestErasure(): void;
+  /** Asks for the erasure from disk of what `records` (a forget's, just committed) removed or rewrote. */
+  requestErasure(records: readonly LiveRecord[]): void;
   /** Counts an access to each memory (access_count, last_accessed_at), logged lazily. */
   touch(ws: string, memories: readonly MemoryRecord[]): void;
 }

@@ -26,7 +26,7 @@ export async function forget(ctx: OpContext, ws: string, criteria: ForgetCriteri
   const { records, cascaded, all } = forgetRecords(w, selected, criteriaJson(criteria), now);
   if (all === 0) return empty;
   await ctx.commit(records);
-  ctx.requestErasure();
+  ctx.requestErasure(records);
   return { forgotten_count: selected.length, cascade_count: cascaded, truncated, tombstone_count: all };
 }
 

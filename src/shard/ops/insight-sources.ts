@@ -7,6 +7,7 @@
  * INCREMENTAL_MIN_SOURCES sources on, a loss is taken out of running totals (store/insight-summary)
  * instead of rereading every source kept, and the quoted statements are chosen among the
  * CENTRAL_CANDIDATES sources nearest the new centroid (docs/architecture-notes.md, Persistence).
+ * Either way the rewrite is logged as an `unsource` record: the sources lost, not those kept.
  */
 import { createHash } from 'node:crypto';
 import type { JsonObject, MemoryRecord } from '../../model/memory.ts';
@@ -62,7 +63,12 @@ export function insightsAfterLoss(w: Workspace, ws: string, gone: ReadonlySet<st
     const remaining = left.filter((s) => w.memories.has(s));
     out.visited += remaining.length;
     if (remaining.length === 0) remove(m);
-    else out.records.push({ t: 'put', ws, m: rewrittenInsight(w, m, remaining, opts.now) });
+    else {
+      // Logged as the sources lost (those gone and any already missing), not the list kept.
+      const kept = new Set(remaining);
+      const dropped = (m.sourceMemoryIds ?? []).filter((s) => !kept.has(s));
+      out.records.push({ t: 'unsource', ws, m: rewrittenInsight(w, m, remaining, opts.now), lost: dropped });
+    }
   }
   return out;
 }

@@ -21,6 +21,31 @@ export function encodeFrame(value: unknown): Buffer {
   return frame;
 }
 
+/** Bytes of a padding payload before its zeros: msgpack bin32 (0xc6) and its big-endian length. */
+const PAD_HEAD = 5;
+
+/**
+ * A frame of exactly `frameLength` bytes that holds nothing: its payload is one msgpack binary
+ * value of zeros (it decodes to a Uint8Array, which no record is). Erasure writes it over a frame
+ * whose content was forgotten, so the file keeps its length and offsets (shard/persist/erase).
+ */
+export function paddingFrame(frameLength: number): Buffer {
+  const len = frameLength - FRAME_HEADER;
+  if (len < PAD_HEAD) throw new Error(`a frame of ${frameLength} bytes is too short to pad`);
+  const frame = Buffer.alloc(frameLength);
+  frame[0] = FRAME_MAGIC;
+  frame.writeUInt32LE(len, 1);
+  frame[FRAME_HEADER] = 0xc6;
+  frame.writeUInt32BE(len - PAD_HEAD, FRAME_HEADER + 1);
+  frame.writeUInt32LE(crc32(frame.subarray(FRAME_HEADER)), 5);
+  return frame;
+}
+
+/** Whether a decoded frame value is erasure padding (see {@link paddingFrame}). */
+export function isPadding(value: unknown): boolean {
+  return value instanceof Uint8Array;
+}
+
 export type FrameRead =
   | { kind: 'frame'; value: unknown; next: number }
   | { kind: 'end' }

@@ -6,7 +6,8 @@
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { applyRecord, pruneDanglingEdges, ShardState } from '../store/apply.ts';
-import { FRAME_HEADER, FRAME_MAGIC, readFrame, type FrameRead } from './frames.ts';
+import { FRAME_HEADER, FRAME_MAGIC, isPadding, readFrame, type FrameRead } from './frames.ts';
+import { redoErasure } from './erase.ts';
 import { parseSeq } from './fsutil.ts';
 import type { LogRecord, SnapshotHeader } from '../store/records.ts';
 
@@ -38,10 +39,14 @@ export function listSeqs(dir: string, prefix: string, ext: string): number[] {
 export interface RecoverOptions {
   /** Runs after the snapshot is loaded and before the log is replayed on top of it. */
   afterSnapshot?: (state: ShardState, walSeq: number) => void;
+  /** Called for every record read, with its file's name and offset (the shard indexes where content lies). */
+  onFrame?: (file: string, offset: number, record: LogRecord) => void;
 }
 
 export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered {
   for (const name of readdirSync(dir)) if (name.endsWith('.tmp')) unlinkSync(join(dir, name));
+  // An erasure in place that a crash interrupted is finished before any frame is read.
+  redoErasure(dir);
   const state = new ShardState();
   // The lexical index is built after start-up, by the shard's background indexer (or on first use).
   beginRecovery(state);
@@ -49,14 +54,15 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
   const walSegments = listSeqs(dir, 'wal', 'log');
   const newest = snapshots[snapshots.length - 1];
   let fromSeq = 0;
-  if (newest !== undefined) fromSeq = loadSnapshot(join(dir, snapName(newest)), state).walSeq;
+  if (newest !== undefined) fromSeq = loadSnapshot(dir, snapName(newest), state, opts.onFrame).walSeq;
   opts.afterSnapshot?.(state, fromSeq);
   let replayed = 0;
   let truncatedTail: Recovered['truncatedTail'] = null;
   const toReplay = walSegments.filter((s) => s >= fromSeq);
   toReplay.forEach((seq, i) => {
     const file = join(dir, walName(seq));
-    const result = replaySegment(file, state, i === toReplay.length - 1);
+    const onFrame = opts.onFrame;
+    const result = replaySegment(file, state, i === toReplay.length - 1, onFrame && ((offset, r) => onFrame(walName(seq), offset, r)));
     replayed += result.records;
     if (result.torn) truncatedTail = result.torn;
   });
@@ -74,8 +80,9 @@ function walName(seq: number): string {
   return `wal-${String(seq).padStart(8, '0')}.log`;
 }
 
-function loadSnapshot(file: string, state: ShardState): SnapshotHeader {
-  return applySnapshot(fileFrames(file), state, file).header;
+function loadSnapshot(dir: string, name: string, state: ShardState, onFrame: RecoverOptions['onFrame']): SnapshotHeader {
+  const file = join(dir, name);
+  return applySnapshot(fileFrames(file), state, file, onFrame && ((offset, r) => onFrame(name, offset, r))).header;
 }
 
 /**
@@ -83,7 +90,12 @@ function loadSnapshot(file: string, state: ShardState): SnapshotHeader {
  * one snapshot decoder, for a local restart (frames from a file) and a cluster takeover (frames
  * from an object read over NATS, `bufferFrames`). `where` names the snapshot in errors.
  */
-export function applySnapshot(frames: Iterable<{ f: FrameRead; offset: number }>, state: ShardState, where: string): { header: SnapshotHeader; records: number } {
+export function applySnapshot(
+  frames: Iterable<{ f: FrameRead; offset: number }>,
+  state: ShardState,
+  where: string,
+  onFrame?: (offset: number, record: LogRecord) => void,
+): { header: SnapshotHeader; records: number } {
   const it = frames[Symbol.iterator]();
   const first = it.next().value;
   if (!first || first.f.kind !== 'frame' || !isHeader(first.f.value)) throw new CorruptionError(`${where} at offset 0: not a snapshot header`);
@@ -98,7 +110,11 @@ export function applySnapshot(frames: Iterable<{ f: FrameRead; offset: number }>
       if (value.records !== records) throw new CorruptionError(`${where}: footer counts ${value.records} records, found ${records}`);
       return { header: first.f.value, records };
     }
-    applyRecord(state, value);
+    // Erased in place (shard/persist/erase): still counted by the footer, holds nothing.
+    if (!isPadding(value)) {
+      onFrame?.(offset, value);
+      applyRecord(state, value);
+    }
     records += 1;
   }
   throw new CorruptionError(`${where}: snapshot has no footer`);
@@ -198,6 +214,7 @@ function replaySegment(
   file: string,
   state: ShardState,
   isLast: boolean,
+  onFrame?: (offset: number, record: LogRecord) => void,
 ): { records: number; torn: Recovered['truncatedTail'] } {
   const buf = readFileSync(file);
   let offset = 0;
@@ -206,8 +223,11 @@ function replaySegment(
     const f = readFrame(buf, offset);
     if (f.kind === 'end') return { records, torn: null };
     if (f.kind === 'frame') {
-      applyRecord(state, f.value as LogRecord);
-      records += 1;
+      if (!isPadding(f.value)) {
+        onFrame?.(offset, f.value as LogRecord);
+        applyRecord(state, f.value as LogRecord);
+        records += 1;
+      }
       offset = f.next;
       continue;
     }

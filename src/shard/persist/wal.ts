@@ -20,6 +20,8 @@ export interface WalOptions {
   durability: 'fsync' | 'os';
   /** Called after each group commit with its duration and record count, for metrics. */
   onSync?: (ms: number, records: number) => void;
+  /** Called for each frame once it is written: the segment's file name, the frame's offset, its record. */
+  onFrame?: (file: string, offset: number, record: LogRecord) => void;
 }
 
 interface Waiter {
@@ -31,9 +33,12 @@ export class Wal {
   readonly #dir: string;
   readonly #durability: 'fsync' | 'os';
   readonly #onSync: ((ms: number, records: number) => void) | undefined;
+  readonly #onFrame: WalOptions['onFrame'];
   #fd: number;
   #seq: number;
   #pending: Buffer[] = [];
+  /** The records of `#pending`'s frames, kept only when someone asked for `onFrame`. */
+  #pendingRecords: LogRecord[] = [];
   #waiters: Waiter[] = [];
   #flushing: Promise<void> | null = null;
   #rotating = false;
@@ -44,6 +49,7 @@ export class Wal {
     this.#dir = opts.dir;
     this.#durability = opts.durability;
     this.#onSync = opts.onSync;
+    this.#onFrame = opts.onFrame;
     this.#seq = opts.seq;
     this.#fd = openSync(join(this.#dir, seqName('wal', this.#seq, 'log')), 'a');
     fsyncDir(this.#dir);
@@ -67,6 +73,7 @@ export class Wal {
     if (this.#failed) return Promise.reject(this.#failed);
     if (records.length === 0) return Promise.resolve();
     for (const r of records) this.#pending.push(encodeFrame(r));
+    if (this.#onFrame) this.#pendingRecords.push(...records);
     const done = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
     this.#kick();
     return done;
@@ -85,12 +92,16 @@ export class Wal {
       const batch = Buffer.concat(this.#pending);
       const count = this.#pending.length;
       const waiters = this.#waiters;
+      const frames = this.#pending;
+      const written = this.#pendingRecords;
       this.#pending = [];
+      this.#pendingRecords = [];
       this.#waiters = [];
       const start = performance.now();
       try {
         await writeAll(this.#fd, batch);
         if (this.#durability === 'fsync') await datasyncAsync(this.#fd);
+        this.#noteFrames(frames, written);
         this.#segmentBytes += batch.length;
         this.#onSync?.(performance.now() - start, count);
         for (const w of waiters) w.resolve();
@@ -99,9 +110,20 @@ export class Wal {
         for (const w of [...waiters, ...this.#waiters]) w.reject(this.#failed);
         this.#waiters = [];
         this.#pending = [];
+        this.#pendingRecords = [];
         return;
       }
     }
+  }
+
+  #noteFrames(frames: readonly Buffer[], records: readonly LogRecord[]): void {
+    if (!this.#onFrame) return;
+    const file = seqName('wal', this.#seq, 'log');
+    let offset = this.#segmentBytes;
+    frames.forEach((frame, i) => {
+      this.#onFrame?.(file, offset, records[i] as LogRecord);
+      offset += frame.length;
+    });
   }
 
   /** Waits for in-flight appends, then starts a new segment; returns its number. */
