@@ -32,7 +32,18 @@ export function clusterNodeEnv(o: { urls: readonly string[]; id: string; name: s
   };
 }
 
-/** True when a nats-server binary is on PATH (CI installs Debian's package). */
+/** The version of the nats-server on PATH as [major, minor, patch], or null (none, or unreadable). */
+export function natsServerVersion(): [number, number, number] | null {
+  try {
+    const out = execFileSync('nats-server', ['--version'], { encoding: 'utf8' });
+    const m = /v?(\d+)\.(\d+)\.(\d+)/.exec(out);
+    return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
+  } catch {
+    return null;
+  }
+}
+
+/** True when a nats-server binary is on PATH (CI builds 2.12.1, Debian's package is the fallback). */
 export function natsServerAvailable(): boolean {
   try {
     execFileSync('nats-server', ['--version'], { stdio: 'ignore' });
