@@ -37,5 +37,5 @@ describe.skipIf(!HAVE_NATS || SKIPPED)('cluster under the fault sequence (3 nats
     expect(report.unowned).toEqual([]);
     expect(report.missing).toEqual([]);
     expect(report.violations).toEqual([]);
-  }, 240_000);
+  }, 420_000); // bounded for CI: 50–175 s on the shared 2-core machine
 });

@@ -66,5 +66,5 @@ describe.skipIf(SKIP)('a real network partition (network namespaces, 3 nats-serv
     expect(report.violations, where).toEqual([]);
     expect(porcupine.linearizable, `${porcupine.output}; ${where}`).toBe(true);
     expect(writes.filter((o) => !o.unknown).length).toBeGreaterThan(60);
-  }, 240_000);
+  }, 420_000); // bounded for CI: 50–175 s on the shared 2-core machine
 });
