@@ -84,6 +84,11 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     });
   }
 
+  /** What node b's takeover of a partition needs (one nats-server, replicas 1). */
+  function takeoverDeps(): Parameters<typeof recoverAndFence>[0] {
+    return { node: 'b', js, jsm, reader: { js, jsm }, snapshots: store, subjects: new ClusterSubjects('trim'), replicas: 1, timeoutMs: 5000 };
+  }
+
   it('a replay that meets a stream trimmed below where it reads fails (the takeover reads the pointer again) instead of skipping writes', async () => {
     const part = await partition(10);
     await jsm.streams.purge(part.stream, { seq: 6 }); // what a deposed owner's trim did after the new owner read the pointer
@@ -146,8 +151,7 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     await l.trimmed;
     for (let i = 13; i <= 14; i++) await l.append([access(i)]);
     expect((await jsm.streams.info(part.stream)).state.first_seq).toBe(6);
-    const deps = { node: 'b', js, jsm, reader: { js, jsm }, snapshots: store, subjects: new ClusterSubjects('trim'), replicas: 1, timeoutMs: 5000 };
-    const taken = await recoverAndFence(deps, part.p, 98, () => true);
+    const taken = await recoverAndFence(takeoverDeps(), part.p, 98, () => true);
     expect(taken.recovered.replayedRecords).toBe(8); // 7–14, on top of the snapshot at 6
     expect(taken.fenceSeq).toBe(15);
   });
@@ -162,8 +166,7 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     await os.putBlob({ name: damaged }, Buffer.from('not a snapshot'));
     const now = await store.pointer(part.p);
     await meta.update(`snap.p${part.p}`, JSON.stringify({ seq: 12, object: damaged, at: Date.now() }), now?.revision ?? 0);
-    const deps = { node: 'b', js, jsm, reader: { js, jsm }, snapshots: store, subjects: new ClusterSubjects('trim'), replicas: 1, timeoutMs: 5000 };
-    const taken = await recoverAndFence(deps, part.p, 97, () => true);
+    const taken = await recoverAndFence(takeoverDeps(), part.p, 97, () => true);
     expect(taken.recovered.replayedRecords).toBe(6); // 7–12, on top of the snapshot at 6
     expect(taken.fenceSeq).toBe(13);
   });
@@ -175,8 +178,7 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     await jsm.streams.purge(part.stream); // what NATS was seen to leave after a partition healed
     const info = await jsm.streams.info(part.stream);
     expect(info.state.messages).toBe(0);
-    const deps = { node: 'b', js, jsm, reader: { js, jsm }, snapshots: store, subjects: new ClusterSubjects('trim'), replicas: 1, timeoutMs: 5000 };
-    const taken = await recoverAndFence(deps, part.p, 96, () => true);
+    const taken = await recoverAndFence(takeoverDeps(), part.p, 96, () => true);
     expect(taken.recovered.replayedRecords).toBe(0);
     expect(taken.fenceSeq).toBe(5);
   });
@@ -210,8 +212,7 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     const now = await store.pointer(part.p);
     await meta.update(`snap.p${part.p}`, JSON.stringify({ ...old?.pointer }), now?.revision ?? 0);
     for (let i = 13; i <= 14; i++) await l.append([access(i)]);
-    const deps = { node: 'b', js, jsm, reader: { js, jsm }, snapshots: store, subjects: new ClusterSubjects('trim'), replicas: 1, timeoutMs: 5000 };
-    const taken = await recoverAndFence(deps, part.p, 99, () => true);
+    const taken = await recoverAndFence(takeoverDeps(), part.p, 99, () => true);
     // Loaded the snapshot at 12 (the object the lost move named), replayed 13 and 14 (and the fence at 12's place is after them).
     expect(taken.recovered.replayedRecords).toBe(2);
     expect(taken.fenceSeq).toBe(15);

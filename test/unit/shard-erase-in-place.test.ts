@@ -3,43 +3,22 @@
  * hold the forgotten content where they lie, in the snapshot and the log, instead of rewriting the
  * store; recovery skips padding; a crash in the middle of padding is finished by the next start.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { ContentIndex } from '../../src/shard/persist/content-index.ts';
 import { ERASE_JOURNAL } from '../../src/shard/persist/erase.ts';
 import { paddingFrame, readFrame } from '../../src/shard/persist/frames.ts';
 import { recoverShard } from '../../src/shard/persist/recovery.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';
-import type { LogRecord, StoredMemory } from '../../src/shard/store/records.ts';
+import type { LogRecord } from '../../src/shard/store/records.ts';
 import { until } from '../helpers/wait.ts';
+import { erasureShards, filesHolding, storedMemory } from '../helpers/erasure-shard.ts';
 
 const ERASE_WITHIN_S = 1;
-const dirs: string[] = [];
-const shards: Shard[] = [];
+const { tempDir, open, shards } = erasureShards('flashbulb-erase-in-place-', ERASE_WITHIN_S);
 
-afterEach(async () => {
-  for (const s of shards.splice(0)) await s.shutdown();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'flashbulb-erase-in-place-'));
-  dirs.push(d);
-  return d;
-}
-
-function open(dir: string): Shard {
-  const shard = new Shard({ shard: 0, dir, durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: ERASE_WITHIN_S });
-  shards.push(shard);
-  return shard;
-}
-
-function filesHolding(dir: string, text: string): string[] {
-  return readdirSync(dir).filter((f) => readFileSync(join(dir, f)).includes(Buffer.from(text)));
-}
 
 async function remember(shard: Shard, content: string): Promise<string> {
   const [m] = await shard.handle('remember', 'w', {
@@ -48,24 +27,6 @@ async function remember(shard: Shard, content: string): Promise<string> {
   return m?.id as string;
 }
 
-function memory(id: string, content: string): StoredMemory {
-  return {
-    id,
-    content,
-    importance: 0.5,
-    context: {},
-    entityId: null,
-    kind: 'episode',
-    createdAt: 1,
-    updatedAt: 1,
-    lastAccessedAt: 1,
-    accessCount: 0,
-    logicalClock: 0,
-    sourceMemoryIds: null,
-    supersededBy: null,
-    embedding: new Uint8Array(16),
-  };
-}
 
 describe('erasure in place', () => {
   it('pads the forgotten frames in the snapshot and the log without writing a new snapshot; recovery skips the padding', async () => {
@@ -115,8 +76,8 @@ describe('erasure in place', () => {
     const dir = tempDir();
     const secret = 'secret-torn-padding-0b9e';
     const history: LogRecord[] = [
-      { t: 'put', ws: 'w', m: memory('0'.repeat(31) + '1', secret) },
-      { t: 'put', ws: 'w', m: memory('0'.repeat(31) + '2', 'kept') },
+      { t: 'put', ws: 'w', m: storedMemory('0'.repeat(31) + '1', secret) },
+      { t: 'put', ws: 'w', m: storedMemory('0'.repeat(31) + '2', 'kept') },
       { t: 'del', ws: 'w', id: '0'.repeat(31) + '1' },
     ];
     const wal = new Wal({ dir, seq: 1, durability: 'fsync' });
@@ -184,8 +145,8 @@ describe('content index', () => {
     const index = new ContentIndex();
     const a = 'a'.repeat(32);
     const b = 'b'.repeat(32);
-    index.add('snap-00000002.snap', 10, { t: 'put', ws: 'w', m: memory(a, 'x') });
-    index.add('snap-00000002.snap', 90, { t: 'put', ws: 'w', m: memory(b, 'y') });
+    index.add('snap-00000002.snap', 10, { t: 'put', ws: 'w', m: storedMemory(a, 'x') });
+    index.add('snap-00000002.snap', 90, { t: 'put', ws: 'w', m: storedMemory(b, 'y') });
     index.add('wal-00000002.log', 0, { t: 'edge', ws: 'w', e: { source_id: a, target_id: b, edge_type: 'contradicts', confidence: 1, timestamp_us: 1, reason: "antonym: 'hot' versus 'cold'" } });
     index.add('wal-00000002.log', 50, { t: 'edge', ws: 'w', e: { source_id: a, target_id: b, edge_type: 'related_to', confidence: 1, timestamp_us: 1 } });
     index.add('wal-00000001.log', 0, { t: 'del', ws: 'w', id: a });

@@ -2,48 +2,17 @@
  * Erasure inside one shard (DESIGN 3.4): after a forget, the content leaves every file of the
  * shard within eraseWithinS — including when the process died before its compaction ran.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
-import type { LogRecord, StoredMemory } from '../../src/shard/store/records.ts';
+import { describe, expect, it } from 'vitest';
+import type { LogRecord } from '../../src/shard/store/records.ts';
 import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
-import { Shard } from '../../src/shard/shard.ts';
 import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
 import { until } from '../helpers/wait.ts';
+import { erasureShards, filesHolding, storedMemory } from '../helpers/erasure-shard.ts';
 
 const ERASE_WITHIN_S = 1;
-const dirs: string[] = [];
-const shards: Shard[] = [];
+const { tempDir, open } = erasureShards('flashbulb-erase-', ERASE_WITHIN_S);
 
-afterEach(async () => {
-  for (const s of shards.splice(0)) await s.shutdown();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function tempDir(): string {
-  const d = mkdtempSync(join(tmpdir(), 'flashbulb-erase-'));
-  dirs.push(d);
-  return d;
-}
-
-function open(dir: string): Shard {
-  const shard = new Shard({ shard: 0, dir, durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: ERASE_WITHIN_S });
-  shards.push(shard);
-  return shard;
-}
-
-function filesHolding(dir: string, text: string): string[] {
-  const needle = Buffer.from(text);
-  return readdirSync(dir).filter((f) => {
-    try {
-      return readFileSync(join(dir, f)).includes(needle);
-    } catch {
-      return false;
-    }
-  });
-}
 
 async function expectGoneWithin(dir: string, text: string, since: number): Promise<void> {
   let holding = filesHolding(dir, text);
@@ -52,24 +21,6 @@ async function expectGoneWithin(dir: string, text: string, since: number): Promi
   expect(holding, `files still holding forgotten content after ${Date.now() - since} ms`).toEqual([]);
 }
 
-function memory(id: string, content: string): StoredMemory {
-  return {
-    id,
-    content,
-    importance: 0.5,
-    context: {},
-    entityId: null,
-    kind: 'episode',
-    createdAt: 1,
-    updatedAt: 1,
-    lastAccessedAt: 1,
-    accessCount: 0,
-    logicalClock: 0,
-    sourceMemoryIds: null,
-    supersededBy: null,
-    embedding: new Uint8Array(16),
-  };
-}
 
 const SECRET = 'the-secret-8c1f2e';
 const SECRET_ID = '0'.repeat(31) + '1';
@@ -77,8 +28,8 @@ const KEEP_ID = '0'.repeat(31) + '2';
 
 /** What a forget of SECRET writes to the log (as shard/ops/forget does). */
 const HISTORY: LogRecord[] = [
-  { t: 'put', ws: 'w', m: memory(SECRET_ID, SECRET) },
-  { t: 'put', ws: 'w', m: memory(KEEP_ID, 'kept') },
+  { t: 'put', ws: 'w', m: storedMemory(SECRET_ID, SECRET) },
+  { t: 'put', ws: 'w', m: storedMemory(KEEP_ID, 'kept') },
   { t: 'del', ws: 'w', id: SECRET_ID },
   { t: 'tomb', ws: 'w', tomb: { memory_id: SECRET_ID, forgotten_at: 2, criteria: { memory_ids: 1 }, content_sha256: 'ab'.repeat(32) } },
 ];
