@@ -202,13 +202,24 @@ export class ClusterAuth implements AuthDirectory {
     return { ...info };
   }
 
-  /** Makes sure a workspace exists in the bucket (start-up: `default`). */
+  /**
+   * Makes sure a workspace exists in the bucket (start-up: `default`). A bucket that is not served
+   * yet (a NATS cluster still forming: nats-server 2.12 answered the first direct gets of a new
+   * bucket with "no responders") is asked again until JetStream's start-up wait runs out.
+   */
   async ensureWorkspaceShared(slug: string, name: string): Promise<WorkspaceInfo> {
-    return this.workspace(slug) ?? (await this.createWorkspace(slug, name).catch((err: unknown) => {
-      const now = this.workspace(slug);
-      if (err instanceof FlashbulbError && err.code === 'conflict' && now) return now;
-      throw err;
-    }));
+    const deadline = Date.now() + JETSTREAM_WAIT_MS;
+    for (;;) {
+      try {
+        return this.workspace(slug) ?? (await this.createWorkspace(slug, name));
+      } catch (err) {
+        const now = this.workspace(slug);
+        if (err instanceof FlashbulbError && err.code === 'conflict' && now) return now;
+        // Unavailable, or created by another node and not yet seen by our watch: ask again.
+        if (!(err instanceof FlashbulbError && (err.code === 'unavailable' || err.code === 'conflict')) || Date.now() > deadline) throw err;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    }
   }
 
   async createWorkspace(slug: string, name: string = slug): Promise<WorkspaceInfo> {
