@@ -20,13 +20,22 @@ const NAME_MAX_CHARS = 60;
 const CAPITAL = /^\p{Lu}/u;
 /** A question mark (Latin, full-width, Arabic): the text asks something. */
 const ASKS = /[?？؟]/u;
+/**
+ * How many messages of one speaker's run before a memory `reply` walks back through to find the
+ * question the run answers (a bound on the walk, not a fitted constant: an answer split over more
+ * consecutive messages than this is rare, and its later messages rank as without the feature).
+ */
+const REPLY_RUN = 5;
 
 /**
  * A candidate's features:
  *   cosine   the cue's cosine with the memory (clamped at 0);
  *   lexical  the IDF-weighted share of the cue's words the memory holds (LexicalIndex.score);
- *   reply    when the memory written just before it asks something (a question mark), how much
- *            better that question matches than the memory itself: max(0, match(question) − match(m));
+ *   reply    when the memory answers a question, how much better the question matches than the
+ *            memory itself: max(0, match(question) − match(m)); the question is the memory written
+ *            just before it when that one asks something (a question mark), or, for a run of
+ *            messages by one speaker (an answer split over several), the question by someone else
+ *            just before the run;
  *   context  the best match among the memory's neighbours (the memories written just before and
  *            after it in the same stretch of conversation), its own match when it has none;
  *   thread   the match of the memory's thread (the stretch of conversation its neighbours chain
@@ -88,6 +97,7 @@ export function hybridRelevance(f: Features, applies: { time: boolean; named: bo
 export class FeatureScorer {
   readonly #matches = new Map<string, number>();
   readonly #near = new Map<string, MemoryRecord[]>();
+  readonly #voices = new Map<string, string>();
   /** The cue's words, lower-cased, space-separated and space-padded (for whole-word search). */
   readonly #cueWords: string;
 
@@ -125,15 +135,59 @@ export class FeatureScorer {
   }
 
   /**
-   * `reply`: when the memory written just before it (its earlier neighbour) asks something, how
-   * much better that question matches the cue than the memory does (0 when it does not): in a
-   * dialogue the answer follows its question, often without repeating the question's words.
+   * `reply`: when the memory answers a question, how much better that question matches the cue
+   * than the memory does (0 when it does not): in a dialogue the answer follows its question, often
+   * without repeating the question's words. The question is the memory written just before it (its
+   * earlier neighbour) when that one asks something; or, when the memory is one of a run of messages
+   * by the same speaker (an answer split over several messages), the message by someone else just
+   * before the run, when it asks something and no message of the run does (see {@link #askedBefore}).
    */
   reply(m: MemoryRecord): number {
-    const before = this.neighbours(m).find((n) => n.id < m.id);
+    const before = this.#earlier(m);
     if (before === undefined) return 0;
     const lift = this.match(before) - this.match(m);
-    return lift > 0 && ASKS.test(before.content) ? lift : 0;
+    if (ASKS.test(before.content)) return lift > 0 ? lift : 0;
+    const asked = this.#askedBefore(m, before);
+    const runLift = asked === undefined ? 0 : this.match(asked) - this.match(m);
+    return runLift > 0 ? runLift : 0;
+  }
+
+  #earlier(m: MemoryRecord): MemoryRecord | undefined {
+    return this.neighbours(m).find((n) => n.id < m.id);
+  }
+
+  /**
+   * The question a run of one speaker's messages answers: `before` (the message just before `m`,
+   * which asks nothing) and the messages before it are walked back while they are by the speaker
+   * of `m` and ask nothing; the first by someone else is the question when it asks something.
+   * Speakers are told apart by who the memories are attributed to ({@link #voiceOf}); when `m` has
+   * no attribution, no run is known and only the message just before it can be its question.
+   */
+  #askedBefore(m: MemoryRecord, before: MemoryRecord): MemoryRecord | undefined {
+    const voice = this.#voiceOf(m);
+    if (voice === '') return undefined;
+    let run: MemoryRecord | undefined = before;
+    for (let i = 0; i < REPLY_RUN && run !== undefined; i++) {
+      if (this.#voiceOf(run) !== voice) return this.#voiceOf(run) !== '' && ASKS.test(run.content) ? run : undefined;
+      if (ASKS.test(run.content)) return undefined;
+      run = this.#earlier(run);
+    }
+    return undefined;
+  }
+
+  /**
+   * Who a memory is attributed to, as one string: its context's values written like names (the
+   * ones {@link named} reads: short strings starting with a capital letter), with their keys; ''
+   * when it has none. Two messages of one stretch with the same voice are by the same speaker.
+   */
+  #voiceOf(m: MemoryRecord): string {
+    let v = this.#voices.get(m.id);
+    if (v === undefined) {
+      const names = Object.entries(m.context).filter(([, x]) => typeof x === 'string' && x.length <= NAME_MAX_CHARS && CAPITAL.test(x));
+      v = names.length === 0 ? '' : JSON.stringify(names.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      this.#voices.set(m.id, v);
+    }
+    return v;
   }
 
   /**
