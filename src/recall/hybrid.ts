@@ -183,8 +183,11 @@ export class FeatureScorer {
   #voiceOf(m: MemoryRecord): string {
     let v = this.#voices.get(m.id);
     if (v === undefined) {
-      const names = Object.entries(m.context).filter(([, x]) => typeof x === 'string' && x.length <= NAME_MAX_CHARS && CAPITAL.test(x));
-      v = names.length === 0 ? '' : JSON.stringify(names.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+      v = '';
+      for (const key of Object.keys(m.context).sort()) {
+        const x = m.context[key];
+        if (typeof x === 'string' && x.length <= NAME_MAX_CHARS && CAPITAL.test(x)) v += `${key}\u0000${x}\u0001`;
+      }
       this.#voices.set(m.id, v);
     }
     return v;
