@@ -145,11 +145,13 @@ export class FeatureScorer {
   reply(m: MemoryRecord): number {
     const before = this.#earlier(m);
     if (before === undefined) return 0;
-    const lift = this.match(before) - this.match(m);
-    if (ASKS.test(before.content)) return lift > 0 ? lift : 0;
-    const asked = this.#askedBefore(m, before);
-    const runLift = asked === undefined ? 0 : this.match(asked) - this.match(m);
-    return runLift > 0 ? runLift : 0;
+    const voice = this.#voiceOf(m);
+    const run = voice !== '' && this.#voiceOf(before) === voice && !ASKS.test(before.content);
+    const asked = run ? this.#askedBefore(voice, before) : before;
+    if (asked === undefined) return 0;
+    // The question mark is tested last: most earlier neighbours match no better.
+    const lift = this.match(asked) - this.match(m);
+    return lift > 0 && ASKS.test(asked.content) ? lift : 0;
   }
 
   #earlier(m: MemoryRecord): MemoryRecord | undefined {
@@ -157,19 +159,20 @@ export class FeatureScorer {
   }
 
   /**
-   * The question a run of one speaker's messages answers: `before` (the message just before `m`,
-   * which asks nothing) and the messages before it are walked back while they are by the speaker
-   * of `m` and ask nothing; the first by someone else is the question when it asks something.
-   * Speakers are told apart by who the memories are attributed to ({@link #voiceOf}); when `m` has
-   * no attribution, no run is known and only the message just before it can be its question.
+   * The message that may hold the question a run of one speaker's messages answers: `before` (the
+   * message just before the memory, by the same speaker, asking nothing) and the messages before
+   * it are walked back while they are by that speaker (`voice`) and ask nothing; the first by
+   * someone else (with an attribution of its own) is the candidate, whose question mark the caller
+   * tests. Speakers are told apart by who the memories are attributed to ({@link #voiceOf}); a
+   * memory without an attribution has no known run, and only the message just before it can be its
+   * question.
    */
-  #askedBefore(m: MemoryRecord, before: MemoryRecord): MemoryRecord | undefined {
-    const voice = this.#voiceOf(m);
-    if (voice === '') return undefined;
+  #askedBefore(voice: string, before: MemoryRecord): MemoryRecord | undefined {
     let run: MemoryRecord | undefined = before;
     for (let i = 0; i < REPLY_RUN && run !== undefined; i++) {
-      if (this.#voiceOf(run) !== voice) return this.#voiceOf(run) !== '' && ASKS.test(run.content) ? run : undefined;
-      if (ASKS.test(run.content)) return undefined;
+      const other = this.#voiceOf(run);
+      if (other !== voice) return other === '' ? undefined : run;
+      if (i > 0 && ASKS.test(run.content)) return undefined;
       run = this.#earlier(run);
     }
     return undefined;
