@@ -33,9 +33,9 @@ const REPLY_RUN = 5;
  *   lexical  the IDF-weighted share of the cue's words the memory holds (LexicalIndex.score);
  *   reply    when the memory answers a question, how much better the question matches than the
  *            memory itself: max(0, match(question) − match(m)); the question is the memory written
- *            just before it when that one asks something (a question mark), or, for a run of
- *            messages by one speaker (an answer split over several), the question by someone else
- *            just before the run;
+ *            just before it when that one asks something (a question mark) and is not by the same
+ *            speaker, or, for a run of messages by one speaker (an answer split over several), the
+ *            question by someone else just before the run;
  *   context  the best match among the memory's neighbours (the memories written just before and
  *            after it in the same stretch of conversation), its own match when it has none;
  *   thread   the match of the memory's thread (the stretch of conversation its neighbours chain
@@ -138,16 +138,20 @@ export class FeatureScorer {
    * `reply`: when the memory answers a question, how much better that question matches the cue
    * than the memory does (0 when it does not): in a dialogue the answer follows its question, often
    * without repeating the question's words. The question is the memory written just before it (its
-   * earlier neighbour) when that one asks something; or, when the memory is one of a run of messages
-   * by the same speaker (an answer split over several messages), the message by someone else just
-   * before the run, when it asks something and no message of the run does (see {@link #askedBefore}).
+   * earlier neighbour) when that one asks something and is not by the memory's own speaker; or, when
+   * the memory is one of a run of messages by the same speaker (an answer split over several
+   * messages), the message by someone else just before the run, when it asks something and no
+   * message of the run does (see {@link #askedBefore}). Speakers are known only when the memories
+   * are attributed to someone ({@link #voiceOf}); without that, any question just before counts.
    */
   reply(m: MemoryRecord): number {
     const before = this.#earlier(m);
     if (before === undefined) return 0;
     const voice = this.#voiceOf(m);
-    const run = voice !== '' && this.#voiceOf(before) === voice && !ASKS.test(before.content);
-    const asked = run ? this.#askedBefore(voice, before) : before;
+    const same = voice !== '' && this.#voiceOf(before) === voice;
+    // A message after its own speaker's question does not answer it.
+    if (same && ASKS.test(before.content)) return 0;
+    const asked = same ? this.#askedBefore(voice, before) : before;
     if (asked === undefined) return 0;
     // The question mark is tested last: most earlier neighbours match no better.
     const lift = this.match(asked) - this.match(m);

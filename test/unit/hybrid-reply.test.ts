@@ -110,10 +110,19 @@ describe('reply: an answer split over several messages by one speaker', () => {
     expect(answers[1]?.reply).toBe(0);
   });
 
+  it("does not lift a message toward its own speaker's question", () => {
+    const w = new Workspace('q');
+    // The same question and the same words after it, first by its asker, then by someone else.
+    chat(w, NOW - 3 * DAY_US, [['Ann', 'you play any instruments?'], ['Ann', ANSWER]]);
+    chat(w, NOW - DAY_US, [['Ann', 'you play any instruments?'], ['Ben', `${ANSWER}!`]]);
+    const got = new Map(recall(w, CUE).map((h) => [h.content, h.reply]));
+    expect(got.get(`${ANSWER}!`) ?? 0).toBeGreaterThan(0);
+    expect(got.get(ANSWER)).toBe(0);
+  });
+
   it('does not walk past a question of the run itself, nor without speakers', () => {
     const own = new Workspace('o');
-    // Ben's own follow-up is lifted toward the question just before it (as any message is); the
-    // message after that belongs to Ben's run, which has its own question: no answer to anyone.
+    // Ben's run asks a question of its own: the messages after it answer nobody.
     chat(own, NOW - DAY_US, [['Ann', 'do you play any instruments?'], ['Ben', 'do you?'], ['Ben', 'I mean any at all'], ['Ben', ANSWER]]);
     const ownGot = new Map(recall(own, CUE).map((h) => [h.content, h.reply]));
     expect(ownGot.get(ANSWER)).toBe(0);
