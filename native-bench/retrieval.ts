@@ -86,6 +86,7 @@ async function main(): Promise<void> {
       'no-speaker': { type: 'boolean' },
       'same-minute': { type: 'boolean' },
       twice: { type: 'boolean' },
+      'split-turns': { type: 'boolean' },
       dump: { type: 'string' },
       'dump-k': { type: 'string' },
     },
@@ -132,7 +133,8 @@ async function main(): Promise<void> {
         const ws = `${config.name}-c${picked[n]}`;
         expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
         const speaker = !values['no-speaker'];
-        const ids = values['same-minute'] ? await load(client, ws, conv, concurrency, speaker) : await importAtTimes(client, ws, conv, speaker);
+        const turns = turnsOf(conv, values['split-turns'] ?? false);
+        const ids = values['same-minute'] ? await load(client, ws, turns, concurrency, speaker) : await importAtTimes(client, ws, turns, speaker);
         await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, { convIndex: picked[n] as number, dump, twice: values.twice ?? false });
       }
       printScores(config.name, scores);
@@ -178,8 +180,13 @@ function sessionStartMs(text: string): number {
   return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
 }
 
-/** The turns of a conversation as memory texts, in session order. */
-function turnsOf(conv: Conversation): TurnMemory[] {
+/**
+ * The turns of a conversation as memory texts, in session order. `split` (`--split-turns`): a turn
+ * of several sentences becomes one message per sentence, in order, by the same speaker, within the
+ * turn's 20 s (as people write in messaging apps: one answer over several messages); each message
+ * counts as its turn (a hit when any message of an evidence turn is found).
+ */
+function turnsOf(conv: Conversation, split: boolean): TurnMemory[] {
   const c = conv.conversation;
   const sessions = Object.keys(c)
     .map((k) => /^session_(\d+)$/.exec(k)?.[1])
@@ -189,12 +196,16 @@ function turnsOf(conv: Conversation): TurnMemory[] {
   return sessions.flatMap((s) => {
     const date = String(c[`session_${s}_date_time`] ?? '');
     const start = sessionStartMs(date);
-    return (c[`session_${s}`] as Turn[]).map((t, i) => ({
-      diaId: t.dia_id,
-      atMs: start + i * TURN_SECONDS * 1000,
-      speaker: t.speaker,
-      content: `[${date}] ${t.speaker}: ${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`,
-    }));
+    return (c[`session_${s}`] as Turn[]).flatMap((t, i) => {
+      const text = `${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`;
+      const parts = split ? text.split(/(?<=[.!?])\s+(?=\S)/u) : [text];
+      return parts.map((part, j) => ({
+        diaId: t.dia_id,
+        atMs: start + i * TURN_SECONDS * 1000 + Math.floor((j * TURN_SECONDS * 1000) / parts.length),
+        speaker: t.speaker,
+        content: `[${date}] ${t.speaker}: ${part}`,
+      }));
+    });
   });
 }
 
@@ -210,8 +221,7 @@ async function warmCues(client: RestClient, conversations: readonly Conversation
 }
 
 /** Stores every turn (`concurrency` at a time, in order); returns memory id → dia_id. */
-async function load(client: RestClient, ws: string, conv: Conversation, concurrency: number, speaker: boolean): Promise<Map<string, string>> {
-  const turns = turnsOf(conv);
+async function load(client: RestClient, ws: string, turns: readonly TurnMemory[], concurrency: number, speaker: boolean): Promise<Map<string, string>> {
   const byMemory = new Map<string, string>();
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -231,9 +241,9 @@ async function load(client: RestClient, ws: string, conv: Conversation, concurre
  * days apart are separate stretches of conversation for the neighbour rule. Memory ids are made
  * here (a ULID of the turn's time), since an import answers with counts, not ids.
  */
-async function importAtTimes(client: RestClient, ws: string, conv: Conversation, speaker: boolean): Promise<Map<string, string>> {
+async function importAtTimes(client: RestClient, ws: string, turns: readonly TurnMemory[], speaker: boolean): Promise<Map<string, string>> {
   const byMemory = new Map<string, string>();
-  const lines = turnsOf(conv).map((t, i) => {
+  const lines = turns.map((t, i) => {
     const id = `${t.atMs.toString(16).padStart(12, '0')}${i.toString(16).padStart(20, '0')}`;
     byMemory.set(id, t.diaId);
     const memory = { memory_id: id, content: t.content, created_at: t.atMs * 1000, ...(speaker ? { context: { speaker: t.speaker } } : {}) };

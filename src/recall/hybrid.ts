@@ -20,13 +20,22 @@ const NAME_MAX_CHARS = 60;
 const CAPITAL = /^\p{Lu}/u;
 /** A question mark (Latin, full-width, Arabic): the text asks something. */
 const ASKS = /[?？؟]/u;
+/**
+ * How many messages of one speaker's run before a memory `reply` walks back through to find the
+ * question the run answers (a bound on the walk, not a fitted constant: an answer split over more
+ * consecutive messages than this is rare, and its later messages rank as without the feature).
+ */
+const REPLY_RUN = 5;
 
 /**
  * A candidate's features:
  *   cosine   the cue's cosine with the memory (clamped at 0);
  *   lexical  the IDF-weighted share of the cue's words the memory holds (LexicalIndex.score);
- *   reply    when the memory written just before it asks something (a question mark), how much
- *            better that question matches than the memory itself: max(0, match(question) − match(m));
+ *   reply    when the memory answers a question, how much better the question matches than the
+ *            memory itself: max(0, match(question) − match(m)); the question is the memory written
+ *            just before it when that one asks something (a question mark) and is not by the same
+ *            speaker, or, for a run of messages by one speaker (an answer split over several), the
+ *            question by someone else just before the run;
  *   context  the best match among the memory's neighbours (the memories written just before and
  *            after it in the same stretch of conversation), its own match when it has none;
  *   thread   the match of the memory's thread (the stretch of conversation its neighbours chain
@@ -88,6 +97,7 @@ export function hybridRelevance(f: Features, applies: { time: boolean; named: bo
 export class FeatureScorer {
   readonly #matches = new Map<string, number>();
   readonly #near = new Map<string, MemoryRecord[]>();
+  readonly #voices = new Map<string, string>();
   /** The cue's words, lower-cased, space-separated and space-padded (for whole-word search). */
   readonly #cueWords: string;
 
@@ -125,15 +135,69 @@ export class FeatureScorer {
   }
 
   /**
-   * `reply`: when the memory written just before it (its earlier neighbour) asks something, how
-   * much better that question matches the cue than the memory does (0 when it does not): in a
-   * dialogue the answer follows its question, often without repeating the question's words.
+   * `reply`: when the memory answers a question, how much better that question matches the cue
+   * than the memory does (0 when it does not): in a dialogue the answer follows its question, often
+   * without repeating the question's words. The question is the memory written just before it (its
+   * earlier neighbour) when that one asks something and is not by the memory's own speaker; or, when
+   * the memory is one of a run of messages by the same speaker (an answer split over several
+   * messages), the message by someone else just before the run, when it asks something and no
+   * message of the run does (see {@link #askedBefore}). Speakers are known only when the memories
+   * are attributed to someone ({@link #voiceOf}); without that, any question just before counts.
    */
   reply(m: MemoryRecord): number {
-    const before = this.neighbours(m).find((n) => n.id < m.id);
+    const before = this.#earlier(m);
     if (before === undefined) return 0;
-    const lift = this.match(before) - this.match(m);
-    return lift > 0 && ASKS.test(before.content) ? lift : 0;
+    const voice = this.#voiceOf(m);
+    const same = voice !== '' && this.#voiceOf(before) === voice;
+    // A message after its own speaker's question does not answer it.
+    if (same && ASKS.test(before.content)) return 0;
+    const asked = same ? this.#askedBefore(voice, before) : before;
+    if (asked === undefined) return 0;
+    // The question mark is tested last: most earlier neighbours match no better.
+    const lift = this.match(asked) - this.match(m);
+    return lift > 0 && ASKS.test(asked.content) ? lift : 0;
+  }
+
+  #earlier(m: MemoryRecord): MemoryRecord | undefined {
+    return this.neighbours(m).find((n) => n.id < m.id);
+  }
+
+  /**
+   * The message that may hold the question a run of one speaker's messages answers: `before` (the
+   * message just before the memory, by the same speaker, asking nothing) and the messages before
+   * it are walked back while they are by that speaker (`voice`) and ask nothing; the first by
+   * someone else (with an attribution of its own) is the candidate, whose question mark the caller
+   * tests. Speakers are told apart by who the memories are attributed to ({@link #voiceOf}); a
+   * memory without an attribution has no known run, and only the message just before it can be its
+   * question.
+   */
+  #askedBefore(voice: string, before: MemoryRecord): MemoryRecord | undefined {
+    let run: MemoryRecord | undefined = before;
+    for (let i = 0; i < REPLY_RUN && run !== undefined; i++) {
+      const other = this.#voiceOf(run);
+      if (other !== voice) return other === '' ? undefined : run;
+      if (i > 0 && ASKS.test(run.content)) return undefined;
+      run = this.#earlier(run);
+    }
+    return undefined;
+  }
+
+  /**
+   * Who a memory is attributed to, as one string: its context's values written like names (the
+   * ones {@link named} reads: short strings starting with a capital letter), with their keys; ''
+   * when it has none. Two messages of one stretch with the same voice are by the same speaker.
+   */
+  #voiceOf(m: MemoryRecord): string {
+    let v = this.#voices.get(m.id);
+    if (v === undefined) {
+      v = '';
+      for (const key of Object.keys(m.context).sort()) {
+        const x = m.context[key];
+        if (typeof x === 'string' && x.length <= NAME_MAX_CHARS && CAPITAL.test(x)) v += `${key}\u0000${x}\u0001`;
+      }
+      this.#voices.set(m.id, v);
+    }
+    return v;
   }
 
   /**

@@ -83,6 +83,58 @@ describe('reply: an answer is lifted toward the question before it', () => {
   });
 });
 
+/** Puts the (speaker, text) messages a minute apart from `start`, each speaker in its context. */
+function chat(w: Workspace, start: number, messages: ReadonlyArray<readonly [string, string]>): void {
+  messages.forEach(([speaker, text], i) => w.put(memoryRecord(text, start + i * MINUTE_US, { context: { speaker } })));
+}
+
+describe('reply: an answer split over several messages by one speaker', () => {
+  const CUE = 'which instruments do you play';
+
+  it('lifts every message of the run toward the question by someone else before it', () => {
+    const w = new Workspace('s');
+    chat(w, NOW - DAY_US, [['Ben', 'do you play any instruments?'], ['Ann', 'yeah'], ['Ann', 'the clarinet since I was young'], ['Ann', 'and a bit of piano']]);
+    const got = new Map(recall(w, CUE).map((h) => [h.content, h.reply]));
+    for (const part of ['yeah', 'the clarinet since I was young', 'and a bit of piano']) expect(got.get(part) ?? 0).toBeGreaterThan(0);
+    expect(got.get('do you play any instruments?')).toBe(0);
+  });
+
+  it('ranks the second message of a split answer above the same words said after a statement', () => {
+    const w = new Workspace('t');
+    // The statement's chat comes first, so every tie favours its message.
+    chat(w, NOW - 3 * DAY_US, [['Ben', 'you play any instruments.'], ['Ann', 'yeah'], ['Ann', ANSWER]]);
+    chat(w, NOW - DAY_US, [['Ben', 'you play any instruments?'], ['Ann', 'yeah'], ['Ann', `${ANSWER}!`]]);
+    const answers = recall(w, CUE).filter((h) => h.content.startsWith(ANSWER));
+    expect(answers.map((h) => h.content)).toEqual([`${ANSWER}!`, ANSWER]);
+    expect(answers[0]?.reply ?? 0).toBeGreaterThan(0);
+    expect(answers[1]?.reply).toBe(0);
+  });
+
+  it("does not lift a message toward its own speaker's question", () => {
+    const w = new Workspace('q');
+    // The same question and the same words after it, first by its asker, then by someone else.
+    chat(w, NOW - 3 * DAY_US, [['Ann', 'you play any instruments?'], ['Ann', ANSWER]]);
+    chat(w, NOW - DAY_US, [['Ann', 'you play any instruments?'], ['Ben', `${ANSWER}!`]]);
+    const got = new Map(recall(w, CUE).map((h) => [h.content, h.reply]));
+    expect(got.get(`${ANSWER}!`) ?? 0).toBeGreaterThan(0);
+    expect(got.get(ANSWER)).toBe(0);
+  });
+
+  it('does not walk past a question of the run itself, nor without speakers', () => {
+    const own = new Workspace('o');
+    // Ben's run asks a question of its own: the messages after it answer nobody.
+    chat(own, NOW - DAY_US, [['Ann', 'do you play any instruments?'], ['Ben', 'do you?'], ['Ben', 'I mean any at all'], ['Ben', ANSWER]]);
+    const ownGot = new Map(recall(own, CUE).map((h) => [h.content, h.reply]));
+    expect(ownGot.get(ANSWER)).toBe(0);
+    // The same messages with no speaker: no run is known, only the message after a question is lifted.
+    const anon = new Workspace('a');
+    session(anon, NOW - DAY_US, ['do you play any instruments?', 'yeah', ANSWER]);
+    const anonGot = new Map(recall(anon, CUE).map((h) => [h.content, h.reply]));
+    expect(anonGot.get('yeah') ?? 0).toBeGreaterThan(0);
+    expect(anonGot.get(ANSWER)).toBe(0);
+  });
+});
+
 describe('a thread read as one text', () => {
   it("gives a session whose turns hold the cue's words between them more than one turn holding a third of them", () => {
     const w = new Workspace('t');
