@@ -1,7 +1,7 @@
 /**
  * One shard on a temporary data directory for the erasure tests (test/unit/shard-erasure*.test.ts,
  * shard-erase-in-place.test.ts): open it with a short erasure window, find which of its files still
- * hold a text, and build a stored memory; every shard and directory is closed and removed after
+ * hold a text; every shard and directory is closed and removed after
  * each test.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach } from 'vitest';
 import { Shard } from '../../src/shard/shard.ts';
-import type { StoredMemory } from '../../src/shard/store/records.ts';
 
 /** Registers the clean-up and returns the helpers (`shards`: those open, for a test that shuts one down itself); `eraseWithinS` is the shards' erasure window. */
 export function erasureShards(prefix: string, eraseWithinS: number): { tempDir: () => string; open: (dir: string) => Shard; shards: Shard[] } {
@@ -44,25 +43,4 @@ export function filesHolding(dir: string, text: string): string[] {
       return false;
     }
   });
-}
-
-/** A stored memory (the log's form) with a 4-dimensional zero vector. */
-export function storedMemory(id: string, content: string, extra: Partial<StoredMemory> = {}): StoredMemory {
-  return {
-    id,
-    content,
-    importance: 0.5,
-    context: {},
-    entityId: null,
-    kind: 'episode',
-    createdAt: 1,
-    updatedAt: 1,
-    lastAccessedAt: 1,
-    accessCount: 0,
-    logicalClock: 0,
-    sourceMemoryIds: null,
-    supersededBy: null,
-    embedding: new Uint8Array(16),
-    ...extra,
-  };
 }

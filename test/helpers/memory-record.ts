@@ -1,10 +1,12 @@
 /**
- * A live `MemoryRecord` for tests that build a Workspace by hand: hash-embedded content, an id that
+ * Memories for tests: a live `MemoryRecord` for tests that build a Workspace by hand: hash-embedded content, an id that
  * orders by creation time (12 hex digits of milliseconds, then a counter) as the service's ids do,
- * and every other field at its default unless `extra` says otherwise.
+ * and every other field at its default unless `extra` says otherwise; and a `StoredMemory`, the
+ * log's form, for tests that write frames themselves.
  */
 import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
 import type { MemoryRecord } from '../../src/model/memory.ts';
+import type { StoredMemory } from '../../src/shard/store/records.ts';
 
 let seq = 0;
 
@@ -15,5 +17,26 @@ export function memoryRecord(content: string, createdAt: number, extra: Partial<
     id, content, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt, updatedAt: createdAt,
     lastAccessedAt: createdAt, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null,
     embedding: hashEmbedBatch([content], 384), ...extra,
+  };
+}
+
+/** A stored memory (the log's form) with a 4-dimensional zero vector. */
+export function storedMemory(id: string, content: string, extra: Partial<StoredMemory> = {}): StoredMemory {
+  return {
+    id,
+    content,
+    importance: 0.5,
+    context: {},
+    entityId: null,
+    kind: 'episode',
+    createdAt: 1,
+    updatedAt: 1,
+    lastAccessedAt: 1,
+    accessCount: 0,
+    logicalClock: 0,
+    sourceMemoryIds: null,
+    supersededBy: null,
+    embedding: new Uint8Array(16),
+    ...extra,
   };
 }

@@ -14,6 +14,7 @@ import { encodeFrame } from '../../src/shard/persist/frames.ts';
 import { seqName } from '../../src/shard/persist/fsutil.ts';
 import type { LogRecord } from '../../src/shard/store/records.ts';
 import { until } from '../helpers/wait.ts';
+import { storedMemory } from '../helpers/memory-record.ts';
 import {
   ensureBuilt,
   filesContaining,
@@ -225,22 +226,7 @@ describe('the server process', () => {
     const put = (n: number): LogRecord => ({
       t: 'put',
       ws: 'default',
-      m: {
-        id: n.toString(16).padStart(32, '0'),
-        content: `record ${n}`,
-        importance: 0.5,
-        context: {},
-        entityId: null,
-        kind: 'episode',
-        createdAt: 1,
-        updatedAt: 1,
-        lastAccessedAt: 1,
-        accessCount: 0,
-        logicalClock: 0,
-        sourceMemoryIds: null,
-        supersededBy: null,
-        embedding: new Uint8Array(new Float32Array(384).buffer),
-      },
+      m: storedMemory(n.toString(16).padStart(32, '0'), `record ${n}`, { embedding: new Uint8Array(new Float32Array(384).buffer) }),
     });
     let n = 1;
     const offsets: number[] = [];

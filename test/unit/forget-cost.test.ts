@@ -15,6 +15,7 @@ import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';
 import { applyLive, applyRecord, ShardState } from '../../src/shard/store/apply.ts';
 import type { Workspace } from '../../src/shard/store/workspace.ts';
+import { storedMemory } from '../helpers/memory-record.ts';
 
 const DIM = 16;
 const WORDS = ['garden', 'tomato', 'watering', 'compost', 'basil', 'harvest', 'seedling', 'trellis', 'mulch', 'pepper'];
@@ -32,23 +33,7 @@ function rng(seed: number): () => number {
 }
 
 function stored(id: string, content: string, vector: Float32Array, extra: Partial<StoredMemory> = {}): StoredMemory {
-  return {
-    id,
-    content,
-    importance: 0.5,
-    context: {},
-    entityId: null,
-    kind: 'episode',
-    createdAt: 1,
-    updatedAt: 1,
-    lastAccessedAt: 1,
-    accessCount: 0,
-    logicalClock: 0,
-    sourceMemoryIds: null,
-    supersededBy: null,
-    embedding: new Uint8Array(vector.buffer),
-    ...extra,
-  };
+  return storedMemory(id, content, { embedding: new Uint8Array(vector.buffer), ...extra });
 }
 
 const idOf = (i: number): string => i.toString(16).padStart(32, '0');

@@ -14,7 +14,8 @@ import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';
 import type { LogRecord } from '../../src/shard/store/records.ts';
 import { until } from '../helpers/wait.ts';
-import { erasureShards, filesHolding, storedMemory } from '../helpers/erasure-shard.ts';
+import { erasureShards, filesHolding } from '../helpers/erasure-shard.ts';
+import { storedMemory } from '../helpers/memory-record.ts';
 
 const ERASE_WITHIN_S = 1;
 const { tempDir, open, shards } = erasureShards('flashbulb-erase-in-place-', ERASE_WITHIN_S);

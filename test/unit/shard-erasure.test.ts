@@ -8,7 +8,8 @@ import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
 import { until } from '../helpers/wait.ts';
-import { erasureShards, filesHolding, storedMemory } from '../helpers/erasure-shard.ts';
+import { erasureShards, filesHolding } from '../helpers/erasure-shard.ts';
+import { storedMemory } from '../helpers/memory-record.ts';
 
 const ERASE_WITHIN_S = 1;
 const { tempDir, open } = erasureShards('flashbulb-erase-', ERASE_WITHIN_S);

@@ -4,7 +4,7 @@
  * back from that clock. An expired memory is invisible to every read from the moment it
  * expires, then forgotten with forget's cascade and tombstones, crashes included.
  */
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -16,6 +16,7 @@ import { Shard } from '../../src/shard/shard.ts';
 import { ExpiryQueue } from '../../src/shard/store/expiry-queue.ts';
 import type { RememberItem } from '../../src/protocol/shard.ts';
 import { DEFAULT_WEIGHTS } from '../../src/recall/types.ts';
+import { filesHolding } from '../helpers/erasure-shard.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 const SEC = 1_000_000;
@@ -216,13 +217,3 @@ function stored(id: string, content: string, expiresAt: number | null): StoredMe
   };
 }
 
-function filesHolding(dir: string, text: string): string[] {
-  const needle = Buffer.from(text);
-  return readdirSync(dir).filter((f) => {
-    try {
-      return readFileSync(join(dir, f)).includes(needle);
-    } catch {
-      return false;
-    }
-  });
-}
