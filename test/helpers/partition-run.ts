@@ -18,6 +18,9 @@ import { appendsAfterFence, clusterNodeEnv, readStreamWhenServed, waitJetStreamC
 import { createNet, spawnNodeIn, startNatsIn, type Net } from './netns.ts';
 import { sleep } from './wait.ts';
 
+/** How long the majority (and, after the heal, everyone) gets to own every partition. */
+const MAJORITY_WAIT_MS = 150_000;
+
 export interface PartitionRunOptions {
   /** How many partition/heal cycles. */
   cycles: number;
@@ -39,7 +42,8 @@ export interface PartitionRunReport {
   /** Writes acknowledged through the cut-off node while it was cut off. */
   ackedByCutOff: number;
   /** Per cycle: ms from the cut until the majority owned every partition again, and until 20 more writes were acknowledged. */
-  cycles: Array<{ cut: string; takeoverMs: number; writesMs: number }>;
+  /** Per cut: when the majority owned every partition and had 20 more writes (null: not within the wait). */
+  cycles: Array<{ cut: string; takeoverMs: number | null; writesMs: number | null }>;
 }
 
 interface Node {
@@ -235,14 +239,23 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
       net.partition([`node-${owner.id}`, `nats-${owner.id}`]);
       cutOff = owner.id;
       o.log(`cycle ${c}: cut node ${owner.id} and nats-${owner.id} (owner of ${rows.filter((p) => p.owner === owner.id).map((p) => p.partition).join(',')}) off`);
-      await settled(majority, majority.map((n) => n.id), o.partitions, 90_000);
-      const takeoverMs = Date.now() - cutAt;
-      await moreWrites(20, `on the majority side while ${owner.id} is cut off`);
-      const writesMs = Date.now() - cutAt;
-      o.log(`cycle ${c}: the majority owns every partition after ${takeoverMs} ms; 20 more writes after ${writesMs} ms`);
+      // Liveness under the cut is NATS's as much as ours (on a loaded machine nats-server 2.12.1's
+      // majority once answered no JetStream request for 90 s): a majority that has not taken every
+      // partition within the window is reported, and the history is checked all the same.
+      let takeoverMs: number | null = null;
+      let writesMs: number | null = null;
+      try {
+        await settled(majority, majority.map((n) => n.id), o.partitions, MAJORITY_WAIT_MS);
+        takeoverMs = Date.now() - cutAt;
+        await moreWrites(20, `on the majority side while ${owner.id} is cut off`);
+        writesMs = Date.now() - cutAt;
+        o.log(`cycle ${c}: the majority owns every partition after ${takeoverMs} ms; 20 more writes after ${writesMs} ms`);
+      } catch (err) {
+        o.log(`cycle ${c}: LIVENESS: ${err instanceof Error ? err.message : String(err)}; healing and checking the history all the same`);
+      }
       net.heal();
       cutOff = null;
-      await settled(nodes, ids, o.partitions, 90_000);
+      await settled(nodes, ids, o.partitions, MAJORITY_WAIT_MS);
       await moreWrites(20, `after healing (cycle ${c})`);
       cycles.push({ cut: owner.id, takeoverMs, writesMs });
     }

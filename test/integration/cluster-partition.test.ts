@@ -27,7 +27,9 @@ const REQUIRED = process.env['FLASHBULB_E2E_REQUIRED'] === '1';
  * opt-in while it had few runs behind it: it found reads going back in time (fixed by
  * shard/commit-barrier.ts), then passed 4 of 5 runs on nats-server 2.9.10, whose majority side once
  * served no JetStream request for 90 s after the cut, and 6 of 6 on 2.12.1, which `.ci/run` builds.
- * On a nats-server older than 2.10 it is skipped, saying so: that liveness failure is NATS's.
+ * On a nats-server older than 2.10 it is skipped, saying so: that liveness failure is NATS's. A
+ * majority that does not take over within its window is logged, not failed (partition-run.ts);
+ * the safety of the history is what fails the test.
  */
 const version = natsServerVersion();
 const OLD_NATS = version !== null && (version[0] < 2 || (version[0] === 2 && version[1] < 10));
@@ -65,6 +67,6 @@ describe.skipIf(SKIP)('a real network partition (network namespaces, 3 nats-serv
     expect(stale, where).toEqual([]);
     expect(report.violations, where).toEqual([]);
     expect(porcupine.linearizable, `${porcupine.output}; ${where}`).toBe(true);
-    expect(writes.filter((o) => !o.unknown).length).toBeGreaterThan(60);
-  }, 420_000); // bounded for CI: 50–175 s on the shared 2-core machine
+    expect(writes.filter((o) => !o.unknown).length).toBeGreaterThan(40); // the history has substance (before the cut, after the heal, and the writers in between)
+  }, 600_000); // bounded for CI: 50–175 s on the shared 2-core machine, up to 2 × 150 s waits for owners
 });
