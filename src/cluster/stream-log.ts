@@ -13,8 +13,6 @@ import type { ShardState } from '../shard/store/apply.ts';
 import { Trimmer, type SnapshotTarget } from './trim.ts';
 import { WRONG_LAST_SEQUENCE } from './js-errors.ts';
 
-export type { SnapshotTarget } from './trim.ts';
-
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
 /** JetStream's default max_payload is 1 MiB; batches stay well below it. */

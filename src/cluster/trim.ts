@@ -39,7 +39,8 @@ export class Trimmer {
   #kept: Kept[] = [];
   /** The stream starts at this sequence (or before it) as far as this owner trimmed it. */
   #trimmedTo = 0;
-  #timers = new Set<NodeJS.Timeout>();
+  /** Trims not yet due, each with the release of the `trimmed` promise it settles. */
+  #timers = new Map<NodeJS.Timeout, () => void>();
   #chain: Promise<void> = Promise.resolve();
   /** The trim that runs after the last snapshot kept, once it is old enough (tests and shutdown wait on it). */
   trimmed: Promise<void> = Promise.resolve();
@@ -61,12 +62,16 @@ export class Trimmer {
         void this.#chain.then(resolve);
       }, this.#s.retainMs + 5);
       timer.unref();
-      this.#timers.add(timer);
+      this.#timers.set(timer, resolve);
     });
   }
 
+  /** Cancels the trims not yet due; whoever waits on `trimmed` is let go. */
   close(): void {
-    for (const t of this.#timers) clearTimeout(t);
+    for (const [timer, resolve] of this.#timers) {
+      clearTimeout(timer);
+      resolve();
+    }
     this.#timers.clear();
   }
 
