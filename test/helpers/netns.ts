@@ -1,22 +1,36 @@
 /**
  * Network namespaces on one machine, for the partition test: each NATS server and each Flashbulb
  * node gets a namespace of its own. Every namespace has a veth whose other end is a port of the
- * cluster bridge in the root namespace (10.231.0.0/24; the root namespace is 10.231.0.1 there, so
+ * cluster bridge in the root namespace (10.231.0.0/24 in slot 0; the root namespace is 10.231.0.1 there, so
  * the test can reach every NATS server). A node also has a point-to-point client link to the root
- * namespace (10.232.i.0/30), which a partition never cuts: the test's clients reach both sides.
+ * namespace (10.232.i.0/30 in slot 0), which a partition never cuts: the test's clients reach both sides.
  *
  * A partition moves the cut members' bridge ports to a second bridge: they still reach each other,
  * nothing on the first bridge, and nothing reaches them but the test's clients. Healing moves them
  * back. Every name starts with PREFIX; `removeLeftovers` deletes what an earlier run left.
+ * FLASHBULB_NETNS_SLOT (0–9, default 0) picks another set of names and subnets, so that a
+ * benchmark can run beside the test suite on one machine (slot 1: `fbq…`, 10.233/10.234, …).
  */
 import { execFileSync, spawn } from 'node:child_process';
 import type { ChildServer, Exit } from './child.ts';
 import { CLI, ROOT } from './child.ts';
 
-export const PREFIX = 'fbpart';
+const SLOT = slotFromEnv(process.env['FLASHBULB_NETNS_SLOT']);
+/** `fbp` in slot 0; the first three letters of every root-namespace interface name. */
+const LINK = `fb${'pqrstuvwxy'[SLOT] ?? 'p'}`;
+export const PREFIX = `${LINK}art`;
 /** Root-namespace interface names (at most 15 characters). */
-const BRIDGE = 'fbpbr0';
-const CUT_BRIDGE = 'fbpbr1';
+const BRIDGE = `${LINK}br0`;
+const CUT_BRIDGE = `${LINK}br1`;
+/** Second octet of the cluster bridge's subnet; the client links use the next one. */
+const NET = 231 + 2 * SLOT;
+
+function slotFromEnv(v: string | undefined): number {
+  if (v === undefined || v === '') return 0;
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < 0 || n > 9) throw new Error(`FLASHBULB_NETNS_SLOT must be an integer 0–9, got '${v}'`);
+  return n;
+}
 
 function ip(...args: string[]): string {
   return execFileSync('ip', args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
@@ -43,7 +57,7 @@ export function removeLeftovers(): void {
   }
   for (const line of ip('-o', 'link', 'show').split('\n')) {
     const name = /^\d+: ([^:@]+)/.exec(line)?.[1];
-    if (name?.startsWith('fbp')) {
+    if (name?.startsWith(LINK)) {
       try {
         ip('link', 'del', name);
       } catch {
@@ -77,35 +91,35 @@ export interface Net {
 export function createNet(names: ReadonlyArray<{ name: string; clientLink: boolean }>): Net {
   removeLeftovers();
   ip('link', 'add', BRIDGE, 'type', 'bridge');
-  ip('addr', 'add', '10.231.0.1/24', 'dev', BRIDGE);
+  ip('addr', 'add', `10.${NET}.0.1/24`, 'dev', BRIDGE);
   ip('link', 'set', BRIDGE, 'up');
   ip('link', 'add', CUT_BRIDGE, 'type', 'bridge');
   ip('link', 'set', CUT_BRIDGE, 'up');
   const members = new Map<string, Member>();
   names.forEach(({ name, clientLink }, i) => {
     const ns = `${PREFIX}-${name}`;
-    const port = `fbpv${i}`;
+    const port = `${LINK}v${i}`;
     ip('netns', 'add', ns);
     ip('-n', ns, 'link', 'set', 'lo', 'up');
-    ip('link', 'add', port, 'type', 'veth', 'peer', 'name', `fbpi${i}`);
-    ip('link', 'set', `fbpi${i}`, 'netns', ns);
-    ip('-n', ns, 'link', 'set', `fbpi${i}`, 'name', 'cluster0');
-    const clusterIp = `10.231.0.${10 + i}`;
+    ip('link', 'add', port, 'type', 'veth', 'peer', 'name', `${LINK}i${i}`);
+    ip('link', 'set', `${LINK}i${i}`, 'netns', ns);
+    ip('-n', ns, 'link', 'set', `${LINK}i${i}`, 'name', 'cluster0');
+    const clusterIp = `10.${NET}.0.${10 + i}`;
     ip('-n', ns, 'addr', 'add', `${clusterIp}/24`, 'dev', 'cluster0');
     ip('-n', ns, 'link', 'set', 'cluster0', 'up');
     ip('link', 'set', port, 'master', BRIDGE);
     ip('link', 'set', port, 'up');
     const m: Member = { name, ns, clusterIp, port };
     if (clientLink) {
-      const host = `fbpc${i}`;
-      ip('link', 'add', host, 'type', 'veth', 'peer', 'name', `fbpd${i}`);
-      ip('link', 'set', `fbpd${i}`, 'netns', ns);
-      ip('-n', ns, 'link', 'set', `fbpd${i}`, 'name', 'client0');
-      ip('addr', 'add', `10.232.${i}.1/30`, 'dev', host);
+      const host = `${LINK}c${i}`;
+      ip('link', 'add', host, 'type', 'veth', 'peer', 'name', `${LINK}d${i}`);
+      ip('link', 'set', `${LINK}d${i}`, 'netns', ns);
+      ip('-n', ns, 'link', 'set', `${LINK}d${i}`, 'name', 'client0');
+      ip('addr', 'add', `10.${NET + 1}.${i}.1/30`, 'dev', host);
       ip('link', 'set', host, 'up');
-      ip('-n', ns, 'addr', 'add', `10.232.${i}.2/30`, 'dev', 'client0');
+      ip('-n', ns, 'addr', 'add', `10.${NET + 1}.${i}.2/30`, 'dev', 'client0');
       ip('-n', ns, 'link', 'set', 'client0', 'up');
-      m.clientIp = `10.232.${i}.2`;
+      m.clientIp = `10.${NET + 1}.${i}.2`;
     }
     members.set(name, m);
   });
@@ -167,8 +181,17 @@ export function spawnNodeIn(m: Member, env: Record<string, string>): ChildServer
   const proc = spawnIn(m.ns, process.execPath, [CLI, 'serve'], base);
   let err = '';
   let out = '';
-  proc.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
+  // Each line of the node's log is stamped with the time it arrived, to line it up with the
+  // nats-servers' logs and the cuts.
+  proc.stderr?.setEncoding('utf8').on('data', (d: string) => (err += stampLines(d, err.length === 0 || err.endsWith('\n'))));
   proc.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
   const exited = new Promise<Exit>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
   return { proc, port: 6381, base: `http://${m.clientIp ?? m.clusterIp}:6381`, stderr: () => err, stdout: () => out, exited };
+}
+
+/** `text` with the time of day before each line that starts in it. */
+function stampLines(text: string, atLineStart: boolean): string {
+  const stamp = `${new Date().toISOString().slice(11, 23)} `;
+  const body = text.replace(/\n(?=.)/g, `\n${stamp}`);
+  return atLineStart ? stamp + body : body;
 }

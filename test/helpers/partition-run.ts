@@ -8,7 +8,7 @@
  * heals, and every key is read through every node. Used by test/integration/cluster-partition.test.ts
  * (one partition) and native-bench/cluster-partition.ts (as many as asked).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { shardFor } from '../../src/router/shard-map.ts';
@@ -288,6 +288,13 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     natsLogs.forEach((log, i) => o.log(`nats-${ids[i] ?? i} log (end):\n${log().split('\n').slice(-15).join('\n')}`));
     throw err;
   } finally {
+    // FLASHBULB_FAULT_LOG_DIR: every node's and nats-server's whole log, for reading a run afterwards.
+    const logDir = process.env['FLASHBULB_FAULT_LOG_DIR'];
+    if (logDir) {
+      mkdirSync(logDir, { recursive: true });
+      for (const n of nodes) writeFileSync(join(logDir, `node-${n.id}.log`), n.child.stderr());
+      natsLogs.forEach((log, i) => writeFileSync(join(logDir, `nats-${ids[i] ?? i}.log`), log()));
+    }
     running = false;
     await Promise.all(loops);
     await Promise.all(nodes.map((n) => killQuietly(n.child)));
