@@ -351,7 +351,8 @@ export class ClusterNode implements ShardRouter {
       partitions: this.partitions,
       owners: this.#owners,
       live: this.#nodes.live,
-      lastSeq: (p) => this.#h.jsm.streams.info(this.#subjects.stream(p)).then((i) => i.state.last_seq, () => 0),
+      // The reader's short timeout (2 s): a status is asked for while NATS fails over, too.
+      lastSeq: (p) => this.#h.reader.jsm.streams.info(this.#subjects.stream(p)).then((i) => i.state.last_seq, () => 0),
     });
   }
 
