@@ -17,7 +17,15 @@ const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
 /** JetStream's default max_payload is 1 MiB; batches stay well below it. */
 const MAX_BATCH_BYTES = 768 * 1024;
-const PUBLISH_ATTEMPTS = 4;
+/**
+ * How long a publish is retried (same message id, same expected sequence) before the log fails and
+ * the partition is dropped: a NATS failover answers "no responders" or "jetstream is not enabled"
+ * for the seconds its elections take (4–9 s after a server is lost), and dropping the partition on
+ * the first of those turned every election into a takeover (which needs JetStream too).
+ */
+const PUBLISH_RETRY_MS = 10_000;
+/** The longest pause between two attempts of one publish. */
+const PUBLISH_MAX_PAUSE_MS = 1_000;
 
 /**
  * What one stream message holds: a batch of records, or the fence of a new owner. A write too large
@@ -180,7 +188,7 @@ export class StreamLog implements ExternalLog {
     const msgID = `${this.#o.node}.${this.#o.term}.${this.#batch}`;
     let lastErr: unknown = null;
     const started = performance.now();
-    for (let attempt = 0; attempt < PUBLISH_ATTEMPTS; attempt++) {
+    for (let attempt = 0; attempt === 0 || (performance.now() - started < PUBLISH_RETRY_MS && !this.#closed); attempt++) {
       try {
         const ack = await this.#o.js.publish(this.#o.subject, data, {
           msgID,
@@ -197,7 +205,7 @@ export class StreamLog implements ExternalLog {
         }
         lastErr = err;
         // The same message id: if the lost attempt was stored, JetStream answers it as a duplicate.
-        await new Promise((r) => setTimeout(r, 100 * 2 ** attempt));
+        await new Promise((r) => setTimeout(r, Math.min(PUBLISH_MAX_PAUSE_MS, 100 * 2 ** attempt)));
       }
     }
     throw new Error(`publish to ${this.#o.subject} failed: ${lastErr instanceof Error ? lastErr.message : String(lastErr)}`);

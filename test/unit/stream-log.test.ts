@@ -4,7 +4,7 @@
  * fencing on a refused expectation, writes too large for one message, and replay of those (whole
  * or not at all).
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JetStreamApiError, type JetStreamClient, type JetStreamPublishOptions } from '@nats-io/jetstream';
 import { decodeEntry, FencedError, StreamLog, type StreamEntry } from '../../src/cluster/stream-log.ts';
 import { EntryReplayer } from '../../src/cluster/stream-replay.ts';
@@ -23,6 +23,8 @@ class FakeStream {
   readonly ids = new Map<string, number>();
   /** Attempts that store the message but lose the acknowledgement. */
   loseAcks = 0;
+  /** Attempts answered as by a NATS electing the stream's leader (nothing stored). */
+  unavailable = 0;
   gate: Promise<void> = Promise.resolve();
 
   client(): JetStreamClient {
@@ -30,6 +32,10 @@ class FakeStream {
       await this.gate;
       const o = opts ?? {};
       this.calls.push({ data: data ?? new Uint8Array(0), opts: o });
+      if (this.unavailable > 0) {
+        this.unavailable -= 1;
+        throw new Error('503 no responders');
+      }
       const dup = o.msgID ? this.ids.get(o.msgID) : undefined;
       if (dup !== undefined) return { stream: 's', seq: dup, duplicate: true, domain: '' };
       const expected = o.expect?.lastSubjectSequence;
@@ -87,6 +93,51 @@ describe('StreamLog', () => {
     expect(stream.stored).toHaveLength(1);
     await log.append([access(2)]);
     expect(stream.stored).toHaveLength(2);
+  });
+
+  describe('while NATS elects the stream leader', () => {
+    afterEach(() => vi.useRealTimers());
+
+    it('keeps retrying the publish for seconds (a failover answers "no responders" for 4–9 s), then appends once', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] });
+      const stream = new FakeStream();
+      stream.unavailable = 9; // 100 + 200 + 400 + 800 + 5 × 1000 ms of pauses: 6.5 s
+      const failures: Error[] = [];
+      const log = open(stream, failures);
+      const appended = log.append([access(1)]);
+      await vi.advanceTimersByTimeAsync(7_000);
+      await appended;
+      expect(stream.calls).toHaveLength(10);
+      expect(new Set(stream.calls.map((c) => c.opts.msgID)).size).toBe(1);
+      expect(stream.stored).toHaveLength(1);
+      expect(failures).toEqual([]);
+    });
+
+    it('gives up after about 10 s, and at once when the log is closed (the partition was dropped)', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] });
+      const stream = new FakeStream();
+      stream.unavailable = Number.MAX_SAFE_INTEGER;
+      const failures: Error[] = [];
+      const log = open(stream, failures);
+      const appended = expect(log.append([access(1)])).rejects.toThrow(/no responders/);
+      await vi.advanceTimersByTimeAsync(11_000);
+      await appended;
+      expect(failures).toHaveLength(1);
+      const calls = stream.calls.length;
+      expect(calls).toBeGreaterThan(8);
+      expect(calls).toBeLessThan(16);
+
+      const other = new FakeStream();
+      other.unavailable = Number.MAX_SAFE_INTEGER;
+      const closing = open(other);
+      const refused = expect(closing.append([access(2)])).rejects.toThrow(/no responders/);
+      await vi.advanceTimersByTimeAsync(500);
+      const closed = closing.close();
+      await vi.advanceTimersByTimeAsync(1_000);
+      await closed;
+      await refused;
+      expect(other.calls.length).toBeLessThanOrEqual(4);
+    });
   });
 
   it('is fenced when another owner appended: the write is refused, the log fails, later appends too', async () => {
