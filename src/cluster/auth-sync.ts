@@ -13,6 +13,7 @@ import { FlashbulbError } from '../errors/codes.ts';
 import { generateApiKey, generateKeyId, hashKey, type Role } from '../auth/keys.ts';
 import { DEFAULT_WORKSPACE, SLUG_RE, type Principal } from '../auth/principal.ts';
 import type { AuthDirectory, KeyInfo, StoredKey, WorkspaceInfo } from '../auth/store.ts';
+import { pingOptions } from './setup.ts';
 
 const WS = 'ws.';
 const KEY = 'key.';
@@ -32,7 +33,7 @@ interface Claim {
 }
 
 export interface ClusterAuthOptions {
-  config: Pick<Config, 'natsUrls' | 'nodeId' | 'clusterName' | 'natsReplicas'>;
+  config: Pick<Config, 'natsUrls' | 'nodeId' | 'clusterName' | 'natsReplicas' | 'clusterLeaseMs'>;
   log: (line: string) => void;
   /** Connection name suffix (the CLI uses its own). */
   role?: string;
@@ -62,7 +63,7 @@ export class ClusterAuth implements AuthDirectory {
   /** Connects, opens (or makes) the bucket, loads it and starts the watch. */
   static async start(o: ClusterAuthOptions): Promise<ClusterAuth> {
     const { config } = o;
-    const nc = await connect({ servers: [...config.natsUrls], name: `flashbulb-${config.nodeId}-${o.role ?? 'auth'}`, maxReconnectAttempts: -1 });
+    const nc = await connect({ servers: [...config.natsUrls], name: `flashbulb-${config.nodeId}-${o.role ?? 'auth'}`, maxReconnectAttempts: -1, ...pingOptions(config.clusterLeaseMs) });
     try {
       const kv = await openBucket(nc, `${config.clusterName}-auth`, config.natsReplicas, o.log);
       const auth = new ClusterAuth(nc, kv, o);

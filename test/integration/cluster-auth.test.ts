@@ -196,7 +196,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
 
   it('the race itself: eight stores on a new bucket asking for the first admin key at the same moment make exactly one', async () => {
     if (!nats) throw new Error('nats not started');
-    const config = { natsUrls: [nats.url], clusterName: 'race', natsReplicas: 1 };
+    const config = { natsUrls: [nats.url], clusterName: 'race', natsReplicas: 1, clusterLeaseMs: 3500 };
     const stores = await Promise.all(Array.from({ length: 8 }, (_, i) => ClusterAuth.start({ config: { ...config, nodeId: `r${i}` }, log: () => undefined })));
     try {
       await Promise.all(stores.map((s) => s.ensureWorkspaceShared('default', 'Default workspace')));
