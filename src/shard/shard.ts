@@ -290,14 +290,14 @@ export class Shard {
     this.#erasure.request();
   }
 
-  /** Erases what was forgotten since the last erasure: in place when every file is indexed, else by a whole snapshot. */
+  /** Erases what was forgotten since the last erasure: in place when every file is indexed, else by a whole snapshot; not once shutting down (the final snapshot erases). */
   async #erase(): Promise<void> {
     const plan = this.#erasureRequests.take();
     const wal = this.#wal;
     if (this.#draining) return; // the final snapshot erases
     if (plan.full || !wal || !this.#contentCovered) return this.snapshot();
     const where = { dir: this.#opts.dir, wal, state: this.#state, content: this.#content };
-    await this.#exclusive(() => eraseInPlace(where, plan)).catch((err: unknown) => {
+    await this.#exclusive(async () => (this.#draining ? 0 : eraseInPlace(where, plan))).catch((err: unknown) => {
       console.error(`shard ${this.#opts.shard}: erasure in place failed, rewriting the store instead:`, err);
       this.#requestErasure('all');
     });

@@ -44,8 +44,9 @@ describe('erasure in place', () => {
 
     const since = Date.now();
     await shard.handle('forget', 'w', { memoryIds: [ids[0] as string, ids[2] as string] });
-    await until(() => filesHolding(dir, inSnapshot).length + filesHolding(dir, inLog).length === 0, {
-      what: 'forgotten content to leave every file',
+    // Done when the padding is durable: the content is gone and the erasure's journal removed.
+    await until(() => filesHolding(dir, inSnapshot).length + filesHolding(dir, inLog).length === 0 && !readdirSync(dir).includes(ERASE_JOURNAL), {
+      what: 'forgotten content to leave every file, and the erasure journal to be removed',
       deadlineMs: ERASE_WITHIN_S * 1000 - (Date.now() - since),
       everyMs: 25,
     });
