@@ -12,6 +12,7 @@
  * benchmark can run beside the test suite on one machine (slot 1: `fbq…`, 10.233/10.234, …).
  */
 import { execFileSync, spawn } from 'node:child_process';
+import { join } from 'node:path';
 import type { ChildServer, Exit } from './child.ts';
 import { CLI, ROOT } from './child.ts';
 
@@ -146,9 +147,12 @@ export function spawnIn(ns: string, cmd: string, args: string[], env: NodeJS.Pro
   return spawn('ip', ['netns', 'exec', ns, cmd, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/** nats-server (JetStream, cluster member) in its namespace; resolves once it is ready. */
+/** The deployment's nats-server settings (pings that drop a silent peer within seconds). */
+const NATS_CONF = join(ROOT, 'deploy', 'nats.conf');
+
+/** nats-server (JetStream, cluster member) in its namespace, with deploy/nats.conf; resolves once it is ready. */
 export async function startNatsIn(m: Member, storeDir: string, routes: readonly string[]): Promise<{ proc: ChildServer['proc']; url: string; log: () => string }> {
-  const args = ['-js', '-a', m.clusterIp, '-p', '4222', '-sd', storeDir, '-n', m.name, '--cluster_name', 'fbpart', '--cluster', `nats://${m.clusterIp}:6222`];
+  const args = ['-c', NATS_CONF, '-js', '-a', m.clusterIp, '-p', '4222', '-sd', storeDir, '-n', m.name, '--cluster_name', 'fbpart', '--cluster', `nats://${m.clusterIp}:6222`];
   args.push('--routes', routes.filter((r) => r !== m.clusterIp).map((r) => `nats://${r}:6222`).join(','));
   const proc = spawnIn(m.ns, 'nats-server', args, process.env);
   let log = '';

@@ -58,6 +58,7 @@ const nginxConf = readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8');
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
 
 const services = compose.services;
+const NATS_CONF_IN_CONTAINER = '/etc/nats/flashbulb.conf';
 const natsNames = Object.keys(services).filter((n) => services[n]?.image?.startsWith('nats:'));
 const fbNames = Object.keys(services).filter((n) => services[n]?.environment?.FLASHBULB_NODE_ID !== undefined);
 const svc = (name: string): ComposeService => {
@@ -89,6 +90,9 @@ describe('deploy files: docker-compose.yml, deploy/nginx.conf and the Dockerfile
     for (const n of natsNames) {
       const cmd = svc(n).command ?? [];
       expect(cmd).toContain('-js');
+      // deploy/nats.conf (pings every 2 s), mounted where the command reads it.
+      expect(cmd[cmd.indexOf('-c') + 1]).toBe(NATS_CONF_IN_CONTAINER);
+      expect(svc(n).volumes).toContain(`./deploy/nats.conf:${NATS_CONF_IN_CONTAINER}:ro`);
       expect(cmd[cmd.indexOf('-n') + 1]).toBe(n);
       expect(cmd[cmd.indexOf('--cluster') + 1]).toBe('nats://0.0.0.0:6222');
       const routes = (cmd[cmd.indexOf('--routes') + 1] ?? '').split(',').sort();
@@ -210,7 +214,7 @@ describe.skipIf(!HAVE_NATS || NGINX === null)('deploy topology with local proces
     // NATS: the compose command, with host names mapped and a temporary store.
     for (const n of natsNames) {
       const store = join(dir, n);
-      const args = (svc(n).command ?? []).map((a) => (a === '/data' ? store : mapUrl(n)(a)));
+      const args = (svc(n).command ?? []).map((a) => (a === '/data' ? store : a === NATS_CONF_IN_CONTAINER ? join(ROOT, 'deploy', 'nats.conf') : mapUrl(n)(a)));
       procs.push(run(n, 'nats-server', [...args, '-a', '127.0.0.1', '-p', String(natsPorts.get(n)?.client)]));
     }
     // Flashbulb: started at once, as compose does (depends_on waits for the containers, not for JetStream).
