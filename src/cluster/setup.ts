@@ -31,7 +31,7 @@ export interface ClusterHandles {
 /** Connects and opens (or creates) the cluster's buckets; the connection is closed again on failure. */
 export async function openCluster(config: Config, log: (line: string) => void): Promise<ClusterHandles> {
   const nc = await connect({ servers: [...config.natsUrls], name: `flashbulb-${config.nodeId}`, maxReconnectAttempts: -1, ...pingOptions(config.clusterLeaseMs) });
-  void logConnectionEvents(nc, log);
+  logConnectionEvents(nc, log).catch(() => undefined);
   try {
     const replicas = config.natsReplicas;
     const setup = <T>(what: string, fn: () => Promise<T>): Promise<T> => untilAccepted(what, fn, log);
