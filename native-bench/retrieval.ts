@@ -14,6 +14,7 @@
  *   npm run bench:retrieval -- --extra '{"scoring_weights":{"w_relevance":1,"w_recency":0,"w_importance":0,"w_reinforcement":0}}'
  *   npm run bench:retrieval -- --cv              # leave-one-conversation-out mean and spread (lib/retrieval-cv.ts)
  *   npm run bench:retrieval -- --configs hybrid --dump .bench/dump.jsonl --dump-k 200   # for fit-ranker.ts
+ *   npm run bench:retrieval -- --configs hybrid --cv --typos 0.1 [--typo-seed 2]       # memories with typos
  *
  * Skips (exit 0) with a message when the data file is absent: the data is licensed for evaluation
  * only and never copied into this repository.
@@ -26,7 +27,9 @@ import { envFlag, listFlag, numberFlag, stringFlag } from './lib/args.ts';
 import { expectJson, RestClient } from './lib/rest-client.ts';
 import { freePort, startServer } from './lib/server-process.ts';
 import { chooseOnOthers, type PerConversation } from './lib/retrieval-cv.ts';
+import { Rng } from './lib/prng.ts';
 import { percentile } from './lib/stats.ts';
+import { misspell } from './lib/typos.ts';
 import { formatMarkdown, formatTable } from './lib/table.ts';
 
 interface Turn {
@@ -87,6 +90,8 @@ async function main(): Promise<void> {
       'same-minute': { type: 'boolean' },
       twice: { type: 'boolean' },
       'split-turns': { type: 'boolean' },
+      typos: { type: 'string' },
+      'typo-seed': { type: 'string' },
       dump: { type: 'string' },
       'dump-k': { type: 'string' },
     },
@@ -133,7 +138,7 @@ async function main(): Promise<void> {
         const ws = `${config.name}-c${picked[n]}`;
         expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
         const speaker = !values['no-speaker'];
-        const turns = turnsOf(conv, values['split-turns'] ?? false);
+        const turns = withTypos(turnsOf(conv, values['split-turns'] ?? false), numberFlag(values, 'typos', 0), numberFlag(values, 'typo-seed', 1) + (picked[n] as number));
         const ids = values['same-minute'] ? await load(client, ws, turns, concurrency, speaker) : await importAtTimes(client, ws, turns, speaker);
         await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, { convIndex: picked[n] as number, dump, twice: values.twice ?? false });
       }
@@ -206,6 +211,16 @@ function turnsOf(conv: Conversation, split: boolean): TurnMemory[] {
         content: `[${date}] ${t.speaker}: ${part}`,
       }));
     });
+  });
+}
+
+/** `--typos P`: each turn's text (not its date or speaker) misspelled as people type (lib/typos.ts). */
+function withTypos(turns: TurnMemory[], p: number, seed: number): TurnMemory[] {
+  if (p <= 0) return turns;
+  const rng = new Rng(seed);
+  return turns.map((t) => {
+    const head = /^\[[^\]]*\] [^:]*: /u.exec(t.content)?.[0] ?? '';
+    return { ...t, content: head + misspell(t.content.slice(head.length), p, rng) };
   });
 }
 

@@ -116,3 +116,21 @@ describe('recovery', () => {
     }
   });
 });
+
+describe('spelling', () => {
+  it("a memory that misspells a cue word is found at half the word's weight, below the one that spells it right; words under five letters match only themselves", () => {
+    const w = new Workspace('s');
+    const t0 = NOW - 30 * DAY_US;
+    w.put(memory('we joined the suport group downtown', t0));
+    w.put(memory('a quiet evening at home', t0 + DAY_US));
+    w.put(memory('we joined the support group downtown', t0 + 2 * DAY_US));
+    w.put(memory('my cap is blue', t0 + 3 * DAY_US));
+    const hits = (cue: string, mode: RecallInput['similarityMode']) => runRecall(recallSource(w), input(cue, [spec('similarity')], mode), NOW).hits;
+    const lexical = hits('support', 'lexical');
+    expect(lexical.map((h) => h.memory.content)).toEqual(['we joined the support group downtown', 'we joined the suport group downtown']);
+    expect(lexical.map((h) => h.relevance)).toEqual([1, 0.5]);
+    const detail = hits('support', 'hybrid').find((h) => h.memory.content.includes('suport'))?.details[0];
+    expect(detail?.strategy === 'similarity' ? detail.lexical : null).toBe(0.5);
+    expect(hits('my cat', 'lexical').map((h) => h.memory.content)).toEqual([]);
+  });
+});

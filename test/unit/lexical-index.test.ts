@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BM25_B, BM25_K1, LexicalIndex, type LexicalDoc } from '../../src/shard/index/lexical.ts';
+import { TYPO_DISCOUNT } from '../../src/shard/index/typos.ts';
 import { stem, tokenize } from '../../src/shard/index/tokenize.ts';
 
 const doc = (content: string, extra: Partial<LexicalDoc> = {}): LexicalDoc => ({ content, entityId: null, context: {}, ...extra });
@@ -76,6 +77,54 @@ describe('BM25', () => {
     expect(hits[0]?.id).toBe('content');
     expect(hits.map((h) => h.id).sort()).toEqual(['content', 'context', 'entity']);
     expect(i.search(i.query('harbour'), 5).map((h) => h.id)).toEqual(['context']);
+  });
+});
+
+describe('typos (a recall query matches indexed words one edit from a cue word, at a discount)', () => {
+  const idx = new LexicalIndex();
+  idx.add('right', doc('joined the support group downtown'));
+  idx.add('typo', doc('joined the suport group downtown'));
+  idx.add('both', doc('support and suport, both spellings'));
+  idx.add('swap', doc('a supprot letter'));
+  idx.add('other', doc('a quiet evening at home'));
+  idx.add('short', doc('my cat sat'));
+  const n = 6;
+  const idf = (df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5));
+
+  it('without the option nothing changes: a misspelled memory shares nothing with the cue word', () => {
+    expect(idx.score(idx.query('support')).norm('typo')).toBe(0);
+    expect(idx.query('support').terms.map((t) => t.term)).toEqual(['support']);
+  });
+
+  it('a memory holding the word one typo away gets the discount of the cue word, capped by the rarer IDF', () => {
+    const q = idx.query('support', { typos: true });
+    expect(q.terms.map((t) => t.term).sort()).toEqual(['support', 'suport', 'supprot'].sort());
+    expect(q.idfSum).toBeCloseTo(idf(2), 9);
+    const scores = idx.score(q);
+    expect(scores.norm('right')).toBeCloseTo(1, 9);
+    expect(scores.norm('typo')).toBeCloseTo(TYPO_DISCOUNT, 9); // min(idf(support), idf(suport)) = idf(support)
+    expect(scores.norm('swap')).toBeCloseTo(TYPO_DISCOUNT, 9);
+    expect(scores.norm('other')).toBe(0);
+    expect(idx.search(q, 10).map((h) => h.id).slice(0, 2).sort()).toEqual(['both', 'right']);
+  });
+
+  it('a memory is credited once per cue word (the word itself before its misspelling), in the share and in a union', () => {
+    const scores = idx.score(idx.query('support', { typos: true }));
+    expect(scores.norm('both')).toBeCloseTo(1, 9);
+    expect(scores.union(['typo', 'swap'])).toBeCloseTo(TYPO_DISCOUNT, 9);
+    expect(scores.union(['typo', 'right'])).toBeCloseTo(1, 9);
+  });
+
+  it('a cue word no memory holds still counts against the share, and finds its typo at the discount of the rarer word', () => {
+    const q = idx.query('supportt', { typos: true });
+    expect(q.terms.map((t) => t.term)).toEqual(['support']);
+    expect(q.terms[0]?.idf).toBeCloseTo(TYPO_DISCOUNT * idf(2), 9);
+    expect(q.idfSum).toBeCloseTo(idf(0), 9);
+  });
+
+  it('words under five letters, and numbers, match only themselves', () => {
+    expect(idx.query('cap hat', { typos: true }).terms).toEqual([]);
+    expect(idx.query('12345', { typos: true }).terms).toEqual([]);
   });
 });
 

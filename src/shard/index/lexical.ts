@@ -3,11 +3,15 @@
  * vector index. The content is the main field; the entity id and the context's string values are
  * minor fields counted at {@link MINOR_FIELD_WEIGHT}. Dates written in the content are kept as
  * extra keys (not scored by BM25) so that time-aware recall can find memories by the time they
- * name. Postings, removal and recovery: docs/architecture-notes.md ("The lexical index").
+ * name. A recall's query also matches, at a discount, the indexed words one typo away from a cue
+ * word (people misspell what they write). Postings, removal and recovery: docs/architecture-notes.md
+ * ("The lexical index").
  */
 import type { JsonObject, JsonValue } from '../../model/memory.ts';
 import { dateKeysIn } from '../../recall/dates.ts';
 import { tokenize } from './tokenize.ts';
+import { topK } from './top-k.ts';
+import { forEachOneEdit, TYPO_DISCOUNT, TYPO_MIN_LETTERS, typoWord } from './typos.ts';
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
 export const BM25_K1 = 1.2;
@@ -42,10 +46,21 @@ export interface LexicalScores {
   union(ids: Iterable<string>): number;
 }
 
-/** A query: its distinct terms that occur in some memory with their IDF, and the IDF sum of all of them. */
+/**
+ * A query: its distinct terms that occur in some memory with their IDF, and the IDF sum of all of
+ * them. `slot` numbers the cue's words: a word one typo away from a cue word (see
+ * {@link LexicalIndex.query}) shares that word's slot, and a memory is credited once per slot (the
+ * first of the slot's terms it holds: the cue word itself before its variants).
+ */
 export interface LexicalQuery {
-  terms: Array<{ term: string; idf: number }>;
+  terms: Array<{ term: string; idf: number; slot: number }>;
   idfSum: number;
+}
+
+/** Options of {@link LexicalIndex.query}. */
+export interface QueryOptions {
+  /** Also match indexed words one typo away from each cue word (recall: yes; duplicate checks: no). */
+  typos?: boolean;
 }
 
 /** One posting (a document number and its term frequency), or several. */
@@ -189,18 +204,38 @@ export class LexicalIndex {
    * search, but they stay in `idfSum` (with the IDF of a term no memory has): a cue whose words
    * mostly do not occur in the workspace (a paraphrase) gets a low lexical match, so a stray shared
    * word cannot outweigh the meaning that the cosine sees.
+   *
+   * With `typos`, each cue word of at least {@link TYPO_MIN_LETTERS} letters also brings the indexed
+   * words one edit away from it (`suport`, `suppport`, `supprot` for `support`), each weighing
+   * {@link TYPO_DISCOUNT} × the lower of the two IDFs (a rare misspelling of a common word counts no
+   * more than half the word); they add nothing to `idfSum`, so a memory without any scores as
+   * without the option, and a memory is credited once per cue word (see {@link LexicalQuery}). The
+   * cue word need not be missing from the workspace: people misspell what they write, so the word
+   * a question uses is usually spelled right somewhere and wrong in the memory that answers it.
    */
-  query(text: string): LexicalQuery {
+  query(text: string, options: QueryOptions = {}): LexicalQuery {
     const n = this.#docOf.size;
+    const idfOf = (f: number): number => Math.log(1 + (n - f + 0.5) / (f + 0.5));
     const terms: LexicalQuery['terms'] = [];
+    const variants: LexicalQuery['terms'] = [];
+    const cue = [...new Set(tokenize(text))];
+    const seen = new Set(cue);
     let idfSum = 0;
-    for (const term of new Set(tokenize(text))) {
+    for (const [slot, term] of cue.entries()) {
       const f = this.#df(term);
-      const idf = Math.log(1 + (n - f + 0.5) / (f + 0.5));
+      const idf = idfOf(f);
       idfSum += idf;
-      if (f > 0) terms.push({ term, idf });
+      if (f > 0) terms.push({ term, idf, slot });
+      if (options.typos !== true || !typoWord(term)) continue;
+      forEachOneEdit(term, (v) => {
+        if (!this.#terms.has(v) || seen.has(v)) return;
+        const fv = this.#df(v);
+        if (fv <= 0) return;
+        seen.add(v);
+        variants.push({ term: v, idf: TYPO_DISCOUNT * Math.min(idf, idfOf(fv)), slot });
+      });
     }
-    return { terms, idfSum };
+    return { terms: terms.concat(variants), idfSum };
   }
 
   /**
@@ -219,13 +254,18 @@ export class LexicalIndex {
     const words = Math.max(1, Math.ceil(q.terms.length / 32));
     const [scores, shares, held] = this.#scratchFor(this.#idOf.length, words);
     const avg = this.#totalLen / Math.max(1, this.#docOf.size) || 1;
+    const sameSlot = earlierOfSlot(q);
+    const holds = (bits: Uint32Array, at: number, t: number): boolean => (((bits[at + (t >>> 5)] as number) >>> (t & 31)) & 1) === 1;
     for (const [t, { term, idf }] of q.terms.entries()) {
       const p = this.#terms.get(term);
       if (p === undefined) continue;
       const list = typeof p === 'number' ? [p] : p;
+      const before = sameSlot[t] ?? [];
       for (let i = 0; i < list.length; i++) {
         const d = docOfPosting(list[i] as number);
         if (this.#idOf[d] === undefined) continue;
+        // Credited once per cue word: a variant counts only where no earlier term of its slot did.
+        if (before.length > 0 && before.some((e) => holds(held, d * words, e))) continue;
         const tf = tfOfPosting(list[i] as number);
         const part = (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (this.#len[d] ?? 0)) / avg));
         if (scores[d] === 0) this.#touched.push(d);
@@ -259,7 +299,7 @@ export class LexicalIndex {
         }
         let sum = 0;
         q.terms.forEach(({ idf }, t) => {
-          if (((all[t >>> 5] as number) >>> (t & 31)) & 1) sum += idf;
+          if (holds(all, 0, t) && !(sameSlot[t] ?? []).some((e) => holds(all, 0, e))) sum += idf;
         });
         return q.idfSum > 0 ? Math.min(1, sum / q.idfSum) : 0;
       },
@@ -317,6 +357,11 @@ export class LexicalIndex {
   }
 }
 
+/** Per term of the query, the earlier terms of its slot (none for a cue word itself). */
+function earlierOfSlot(q: LexicalQuery): number[][] {
+  return q.terms.map(({ slot }, t) => q.terms.flatMap((x, e) => (e < t && x.slot === slot ? [e] : [])));
+}
+
 /**
  * Weighted term frequencies of a memory (content tokens 1, minor-field tokens MINOR_FIELD_WEIGHT)
  * and its weighted length; date keys are added with frequency 1 and do not count in the length.
@@ -343,43 +388,4 @@ function forEachString(v: JsonValue, fn: (s: string) => void, depth = 0): void {
   if (typeof v === 'string') fn(v);
   else if (Array.isArray(v)) for (const x of v) forEachString(x, fn, depth + 1);
   else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) forEachString(x, fn, depth + 1);
-}
-
-/** The k best document numbers by score (descending; ties by lower document number). */
-function topK(docs: readonly number[], scores: Float64Array, k: number, accept: ((d: number) => boolean) | null): number[] {
-  const heap: number[] = [];
-  const worse = (a: number, b: number): boolean => (scores[a] as number) < (scores[b] as number) || (scores[a] === scores[b] && a > b);
-  for (const d of docs) {
-    if (accept !== null && !accept(d)) continue;
-    if (heap.length < k) {
-      heap.push(d);
-      siftUp(heap, heap.length - 1, worse);
-    } else if (worse(heap[0] as number, d)) {
-      heap[0] = d;
-      siftDown(heap, 0, worse);
-    }
-  }
-  return heap.sort((a, b) => (worse(a, b) ? 1 : worse(b, a) ? -1 : 0));
-}
-
-function siftUp(h: number[], i: number, worse: (a: number, b: number) => boolean): void {
-  while (i > 0) {
-    const parent = (i - 1) >> 1;
-    if (!worse(h[i] as number, h[parent] as number)) return;
-    [h[i], h[parent]] = [h[parent] as number, h[i] as number];
-    i = parent;
-  }
-}
-
-function siftDown(h: number[], i: number, worse: (a: number, b: number) => boolean): void {
-  for (;;) {
-    const l = 2 * i + 1;
-    const r = l + 1;
-    let m = i;
-    if (l < h.length && worse(h[l] as number, h[m] as number)) m = l;
-    if (r < h.length && worse(h[r] as number, h[m] as number)) m = r;
-    if (m === i) return;
-    [h[i], h[m]] = [h[m] as number, h[i] as number];
-    i = m;
-  }
 }

@@ -75,8 +75,9 @@ function* liveNewestFirst(w: Workspace, entityId: string | null, accepts: (m: Me
   }
 }
 
+/** The cue's lexical scores for recall: its words, and at a discount the indexed words one typo away (LexicalIndex.query). */
 function lexicalMatcher(w: Workspace, text: string, accepts: (m: MemoryRecord) => boolean): LexicalMatcher {
-  const q = w.lexical.query(text);
+  const q = w.lexical.query(text, { typos: true });
   const scores = w.lexical.score(q);
   return {
     empty: q.terms.length === 0,
