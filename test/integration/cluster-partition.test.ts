@@ -28,8 +28,10 @@ const REQUIRED = process.env['FLASHBULB_E2E_REQUIRED'] === '1';
  * shard/commit-barrier.ts), then passed 4 of 5 runs on nats-server 2.9.10, whose majority side once
  * served no JetStream request for 90 s after the cut, and 6 of 6 on 2.12.1, which `.ci/run` builds.
  * On a nats-server older than 2.10 it is skipped, saying so: that liveness failure is NATS's. A
- * majority that does not take over within its window is logged, not failed (partition-run.ts);
- * the safety of the history is what fails the test.
+ * majority that has not taken every partition within 150 s of the cut fails the test too, after
+ * the history's safety is checked: the stalls once put down to NATS were the nodes' and servers'
+ * connections to the cut-off server staying up on their default pings (fixed: cluster/setup.ts,
+ * deploy/nats.conf; takeovers took 6–13 s on a loaded machine since).
  */
 const version = natsServerVersion();
 const OLD_NATS = version !== null && (version[0] < 2 || (version[0] === 2 && version[1] < 10));
@@ -60,13 +62,14 @@ describe.skipIf(SKIP)('a real network partition (network namespaces, 3 nats-serv
     const porcupine = checkWithPorcupine(report.history, keep);
     const lost = lostWrites(report.history, report.finals);
     const stale = staleReads(report.history);
-    const failed = !porcupine.linearizable || lost.length > 0 || stale.length > 0 || report.violations.length > 0;
+    const failed = !porcupine.linearizable || lost.length > 0 || stale.length > 0 || report.violations.length > 0 || report.cycles.some((c) => c.takeoverMs === null);
     if (!failed) rmSync(keep, { recursive: true, force: true });
     const where = `history kept in ${keep} (history.json${porcupine.linearizable ? '' : ', porcupine.html'})`;
     expect(lost, where).toEqual([]);
     expect(stale, where).toEqual([]);
     expect(report.violations, where).toEqual([]);
     expect(porcupine.linearizable, `${porcupine.output}; ${where}`).toBe(true);
+    expect(report.cycles.map((c) => c.takeoverMs === null ? 'none within 150 s' : 'taken'), `the majority takes every partition after the cut; ${where}`).toEqual(report.cycles.map(() => 'taken'));
     expect(writes.filter((o) => !o.unknown).length).toBeGreaterThan(40); // the history has substance (before the cut, after the heal, and the writers in between)
   }, 600_000); // bounded for CI: 50–175 s on the shared 2-core machine, up to 2 × 150 s waits for owners
 });
