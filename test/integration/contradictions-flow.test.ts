@@ -19,6 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIDENT, UNCERTAIN } from '../../src/analysis/contradiction.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { untilIdle } from '../helpers/wait.ts';
 
 const UNCERTAIN_PAIRS = {
   chess: ['The chess club has 32 members.', 'The chess club has 48 paying adult junior members.'],
@@ -361,7 +362,8 @@ describe('with FLASHBULB_CONTRADICTIONS_ENABLED=false', () => {
       const newer = await remember(ws, 'Tom is not allergic to peanuts.');
       await remember(ws, UNCERTAIN_PAIRS.chess[0]);
       await remember(ws, UNCERTAIN_PAIRS.chess[1]);
-      await sleep(500);
+      // Nothing would be checked any more: the shards' background backlog reads 0 in two reports.
+      await untilIdle(async () => (await off.req('GET', '/v1/metrics')).text);
       for (const id of [older, newer]) {
         const e = await edgesOf(ws, id);
         expect([...e.outgoing, ...e.incoming]).toEqual([]);
