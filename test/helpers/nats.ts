@@ -3,6 +3,7 @@
  * JetStream cluster on loopback. Also reads a partition stream back, to audit who appended what.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -10,7 +11,7 @@ import { Objm } from '@nats-io/obj';
 import { decodeEntry } from '../../src/cluster/stream-log.ts';
 import { PartitionSnapshots } from '../../src/cluster/snapshots.ts';
 import type { ShardState } from '../../src/shard/store/apply.ts';
-import { freePort } from './child.ts';
+import { freePort, ROOT } from './child.ts';
 
 /**
  * The environment of one Flashbulb node of a 3-replica test cluster (the fault and partition runs):
@@ -74,7 +75,8 @@ export interface StartNatsOptions {
 
 /** Starts nats-server with JetStream on 127.0.0.1 and a port it picks; resolves once it listens. */
 export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
-  const args = ['-js', '-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-sd', opts.storeDir];
+  // deploy/nats.conf, as deployed: pings every 2 s, so a silent peer (paused, cut off) is dropped within seconds.
+  const args = ['-c', join(ROOT, 'deploy', 'nats.conf'), '-js', '-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-sd', opts.storeDir];
   if (opts.monitorPort) args.push('-m', String(opts.monitorPort));
   if (opts.cluster) {
     const { name, port, routes } = opts.cluster;
