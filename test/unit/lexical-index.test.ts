@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { BM25_B, BM25_K1, LexicalIndex, type LexicalDoc } from '../../src/shard/index/lexical.ts';
-import { TYPO_DISCOUNT } from '../../src/shard/index/typos.ts';
+import { oneEditApart, TYPO_DISCOUNT } from '../../src/shard/index/typos.ts';
 import { stem, tokenize } from '../../src/shard/index/tokenize.ts';
 
 const doc = (content: string, extra: Partial<LexicalDoc> = {}): LexicalDoc => ({ content, entityId: null, context: {}, ...extra });
@@ -125,6 +125,30 @@ describe('typos (a recall query matches indexed words one edit from a cue word, 
   it('words under five letters, and numbers, match only themselves', () => {
     expect(idx.query('cap hat', { typos: true }).terms).toEqual([]);
     expect(idx.query('12345', { typos: true }).terms).toEqual([]);
+  });
+
+  it('a cue word asked before still finds misspellings written after it, and none that were removed', () => {
+    const live = new LexicalIndex();
+    live.add('a', doc('the garden party'));
+    live.add('b', doc('a garedn full of roses'));
+    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual(['garden', 'garedn']);
+    live.add('c', doc('the gardenn gate'));
+    live.add('d', doc('a harden steel blade'));
+    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual(['garden', 'gardenn', 'garedn', 'harden']);
+    live.remove('b', doc('a garedn full of roses'));
+    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual(['garden', 'gardenn', 'harden']);
+    live.add('e', doc('garedn again'));
+    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual(['garden', 'gardenn', 'garedn', 'harden']);
+  });
+
+  it('oneEditApart: a letter dropped, inserted or replaced, or two neighbours swapped; nothing further', () => {
+    for (const [a, b] of [['garden', 'gardn'], ['garden', 'gardenn'], ['garden', 'harden'], ['garden', 'gadren'], ['garden', 'gardne'], ['ab', 'ba']]) {
+      expect(oneEditApart(a as string, b as string), `${a} ~ ${b}`).toBe(true);
+      expect(oneEditApart(b as string, a as string), `${b} ~ ${a}`).toBe(true);
+    }
+    for (const [a, b] of [['garden', 'garden'], ['garden', 'gard'], ['garden', 'hardem'], ['garden', 'gerdan'], ['garden', 'gardenss'], ['garden', 'agrdne']]) {
+      expect(oneEditApart(a as string, b as string), `${a} !~ ${b}`).toBe(false);
+    }
   });
 });
 

@@ -11,7 +11,7 @@ import type { JsonObject, JsonValue } from '../../model/memory.ts';
 import { dateKeysIn } from '../../recall/dates.ts';
 import { tokenize } from './tokenize.ts';
 import { topK } from './top-k.ts';
-import { forEachOneEdit, TYPO_DISCOUNT, TYPO_MIN_LETTERS, typoWord } from './typos.ts';
+import { TYPO_DISCOUNT, TYPO_MIN_LETTERS, TypoNeighbours, typoWord } from './typos.ts';
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
 export const BM25_K1 = 1.2;
@@ -96,6 +96,7 @@ export class LexicalIndex {
   #stale = new Int32Array(64);
   readonly #free: number[] = [];
   readonly #terms = new Map<string, Postings>();
+  readonly #typos = new TypoNeighbours((t) => this.#terms.has(t));
   /** Postings of removed documents still in each term's list (terms with none are absent). */
   readonly #deadIn = new Map<string, number>();
   #totalLen = 0;
@@ -134,8 +135,10 @@ export class LexicalIndex {
     for (const [term, f] of tf) {
       const p = this.#terms.get(term);
       const posting = pack(docNo, f);
-      if (p === undefined) this.#terms.set(term, posting);
-      else if (typeof p === 'number') this.#terms.set(term, [p, posting]);
+      if (p === undefined) {
+        this.#terms.set(term, posting);
+        this.#typos.added(term);
+      } else if (typeof p === 'number') this.#terms.set(term, [p, posting]);
       else p.push(posting);
     }
   }
@@ -227,13 +230,12 @@ export class LexicalIndex {
       idfSum += idf;
       if (f > 0) terms.push({ term, idf, slot });
       if (options.typos !== true || !typoWord(term)) continue;
-      forEachOneEdit(term, (v) => {
-        if (!this.#terms.has(v) || seen.has(v)) return;
-        const fv = this.#df(v);
-        if (fv <= 0) return;
+      for (const v of this.#typos.of(term)) {
+        const fv = seen.has(v) ? 0 : this.#df(v);
+        if (fv <= 0) continue;
         seen.add(v);
         variants.push({ term: v, idf: TYPO_DISCOUNT * Math.min(idf, idfOf(fv)), slot });
-      });
+      }
     }
     return { terms: terms.concat(variants), idfSum };
   }
