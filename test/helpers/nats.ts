@@ -3,7 +3,8 @@
  * JetStream cluster on loopback. Also reads a partition stream back, to audit who appended what.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { join } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -73,10 +74,21 @@ export interface StartNatsOptions {
   monitorPort?: number | undefined;
 }
 
+/** deploy/nats.conf, plus `server_tags: [<name>]` for a cluster member (written beside its store). */
+function configFile(opts: StartNatsOptions): string {
+  const deployed = join(ROOT, 'deploy', 'nats.conf');
+  if (!opts.cluster) return deployed;
+  const file = join(dirname(opts.storeDir), `${basename(opts.storeDir)}.nats.conf`);
+  writeFileSync(file, `${readFileSync(deployed, 'utf8')}\nserver_tags: [${JSON.stringify(opts.cluster.name)}]\n`);
+  return file;
+}
+
 /** Starts nats-server with JetStream on 127.0.0.1 and a port it picks; resolves once it listens. */
 export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
-  // deploy/nats.conf, as deployed: pings every 2 s, so a silent peer (paused, cut off) is dropped within seconds.
-  const args = ['-c', join(ROOT, 'deploy', 'nats.conf'), '-js', '-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-sd', opts.storeDir];
+  // deploy/nats.conf, as deployed: pings every 2 s, so a silent peer (paused, cut off) is dropped
+  // within seconds. A cluster member is also tagged with its name, so that a test can place a
+  // stream on it (`placement: { tags: ['n1'] }`).
+  const args = ['-c', configFile(opts), '-js', '-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-sd', opts.storeDir];
   if (opts.monitorPort) args.push('-m', String(opts.monitorPort));
   if (opts.cluster) {
     const { name, port, routes } = opts.cluster;
