@@ -3,8 +3,8 @@
  * JetStream cluster on loopback. Also reads a partition stream back, to audit who appended what.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
-import { basename, dirname, join } from 'node:path';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { connect } from '@nats-io/transport-node';
 import { DeliverPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
@@ -74,11 +74,12 @@ export interface StartNatsOptions {
   monitorPort?: number | undefined;
 }
 
-/** deploy/nats.conf, plus `server_tags: [<name>]` for a cluster member (written beside its store). */
+/** deploy/nats.conf, plus `server_tags: [<name>]` for a cluster member (written in its store directory, removed with it). */
 function configFile(opts: StartNatsOptions): string {
   const deployed = join(ROOT, 'deploy', 'nats.conf');
   if (!opts.cluster) return deployed;
-  const file = join(dirname(opts.storeDir), `${basename(opts.storeDir)}.nats.conf`);
+  mkdirSync(opts.storeDir, { recursive: true });
+  const file = join(opts.storeDir, 'nats.conf');
   writeFileSync(file, `${readFileSync(deployed, 'utf8')}\nserver_tags: [${JSON.stringify(opts.cluster.name)}]\n`);
   return file;
 }
