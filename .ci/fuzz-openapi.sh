@@ -30,6 +30,9 @@ status=0
   --checks not_a_server_error,status_code_conformance,content_type_conformance,response_schema_conformance \
   --exclude-operation-id-regex '^(mcp|subscribe$|subscribe_in_workspace$|import$|import_in_workspace$)' \
   --max-examples "${FUZZ_MAX_EXAMPLES:-25}" --max-time "${FUZZ_MAX_TIME_S:-240}" \
-  --request-timeout 10 --workers 2 --seed 13 --no-color || status=$?
+  --request-timeout 10 --workers 2 --seed 13 --no-color 2>&1 \
+  | sed -E '/^=+ .* in [0-9.]+s =+$/d' || status=$?
+# (sed drops schemathesis's closing banner, "=== 2 warnings in 20.01s ===": CI's log reader takes it
+# for pytest's closing line of a run that executed no test, and recorded landings as having run none.)
 if grep -q "failed:" "$LOG"; then echo "server logged unexpected failures:"; grep -A5 "failed:" "$LOG" | head -40; status=1; fi
 exit $status
