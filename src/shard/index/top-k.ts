@@ -8,12 +8,16 @@
 export function topK(docs: readonly number[], scores: Float64Array, k: number, accept: ((d: number) => boolean) | null): number[] {
   const heap: number[] = [];
   const worse = (a: number, b: number): boolean => (scores[a] as number) < (scores[b] as number) || (scores[a] === scores[b] && a > b);
+  // `accept` is asked only of a document that would enter the heap (the same k as asking every
+  // one: a document no better than the worst accepted one never enters), so its cost follows k
+  // and the order of the list, not the number of documents scored.
   for (const d of docs) {
-    if (accept !== null && !accept(d)) continue;
     if (heap.length < k) {
+      if (accept !== null && !accept(d)) continue;
       heap.push(d);
       siftUp(heap, heap.length - 1, worse);
     } else if (worse(heap[0] as number, d)) {
+      if (accept !== null && !accept(d)) continue;
       heap[0] = d;
       siftDown(heap, 0, worse);
     }
