@@ -139,6 +139,32 @@ describe('an insight losing sources', () => {
     expect(drift).toBeLessThan(1e-5);
   });
 
+  it('looks for the statements to quote among the sources kept, not through the rest of the workspace', () => {
+    const { state, w, insight } = themed(2 * INCREMENTAL_MIN_SOURCES);
+    // Sixteen times as many memories that are no source, nearer the theme than any source, in the graph.
+    const r = rng(99);
+    const others = new Set<string>();
+    for (let i = 1; i <= 16 * INCREMENTAL_MIN_SOURCES; i++) {
+      others.add(idOf(1_000_000 + i));
+      applyRecord(state, { t: 'put', ws: 'w', m: stored(idOf(1_000_000 + i), `Other ${i}.`, new Float32Array(DIM).map(() => r() + 0.6)) });
+    }
+    while (w.vectors.indexSome(1000));
+    const examined: string[] = [];
+    const search = w.vectors.search.bind(w.vectors);
+    w.vectors.search = (query, opts) => {
+      const filter = opts.filter;
+      const counted = (id: string): boolean => (examined.push(id), filter === undefined || filter(id));
+      return search(query, { ...opts, filter: counted });
+    };
+    lose(state, w, [idOf(1)], 10);
+    const after = w.memories.get(insight) as MemoryRecord;
+    expect(after.content).toContain('Note ');
+    expect(after.content).not.toContain('Other ');
+    // Each source kept is looked at once at most; none of the others.
+    expect(examined.filter((id) => others.has(id))).toEqual([]);
+    expect(examined.length).toBeLessThanOrEqual(2 * INCREMENTAL_MIN_SOURCES - 1);
+  });
+
   it('replays from the log to the same state (the unsource record applied to the insight as it was)', () => {
     const { state, w, insight } = themed(2 * INCREMENTAL_MIN_SOURCES);
     const { records } = lose(state, w, [idOf(9)], 10);

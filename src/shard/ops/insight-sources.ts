@@ -20,6 +20,8 @@ import type { Workspace } from '../store/workspace.ts';
 export const INCREMENTAL_MIN_SOURCES = 512;
 /** Sources nearest an incrementally rewritten insight's centroid considered for its quoted statements. */
 const CENTRAL_CANDIDATES = 24;
+/** Up to this many sources left, those nearest the centroid are found by an exact scan of them. */
+const EXACT_SOURCES_MAX = 4096;
 
 export interface SourceLoss {
   records: LiveRecord[];
@@ -93,11 +95,14 @@ function rewrittenFromTotals(
   for (const s of present(w, loss.lost)) totals.remove(s);
   out.visited += loss.lost.length;
   const centroid = totals.centroid();
-  const isLeft = (id: string): boolean => !loss.gone.has(id) && w.graph.incoming(id).some((e) => e.source_id === m.id && e.edge_type === 'insight_from');
-  let candidates = present(
-    w,
-    w.vectors.search(centroid, { k: CENTRAL_CANDIDATES, ef: 4 * CENTRAL_CANDIDATES, filter: isLeft }).map((n) => n.id),
-  );
+  // The sources nearest the centroid: scanned exactly while they are few (a graph walk filtered
+  // to them visits ever more of the workspace as it grows past them: 3.7 ms a forget at 15k
+  // memories for 2,000 sources, against ~0.7 ms for the scan), else searched in the graph.
+  const near =
+    loss.left.length <= EXACT_SOURCES_MAX
+      ? w.vectors.search(centroid, { k: CENTRAL_CANDIDATES, ef: 0, only: loss.left })
+      : w.vectors.search(centroid, { k: CENTRAL_CANDIDATES, ef: 4 * CENTRAL_CANDIDATES, filter: setOf(loss.left) });
+  let candidates = present(w, near.map((n) => n.id));
   // Sources all superseded (so outside the vector index): quote the first that remain.
   if (candidates.length === 0) candidates = present(w, loss.left.slice(0, CENTRAL_CANDIDATES));
   out.visited += candidates.length;
@@ -118,6 +123,11 @@ function rewrittenFromTotals(
   };
   totals.version = versionKey(next);
   return next;
+}
+
+function setOf(ids: readonly string[]): (id: string) => boolean {
+  const set = new Set(ids);
+  return (id) => set.has(id);
 }
 
 function present(w: Workspace, ids: readonly string[]): MemoryRecord[] {
