@@ -104,7 +104,7 @@ export class OwnedPartitions {
     this.#o.owners.set(p, { node: this.#id, term, at: Date.now() });
     const started = performance.now();
     try {
-      const { recovered, fenceSeq, loaded, fellBack } = await recoverAndFence(this.#o.takeover, p, rev, () => this.#owned.get(p) === o);
+      const { recovered, fenceSeq, loaded, fellBack, timing } = await recoverAndFence(this.#o.takeover, p, rev, () => this.#owned.get(p) === o);
       if (this.#owned.get(p) !== o) return; // lost while recovering
       if (fellBack) this.#o.log(`cluster: partition ${p}: snapshot ${fellBack}`);
       const t = this.#o.takeover;
@@ -125,7 +125,11 @@ export class OwnedPartitions {
       o.replayedRecords = recovered.replayedRecords;
       o.recoveryMs = performance.now() - started;
       o.status = 'ready';
-      this.#o.log(`cluster: partition ${p} owned by ${this.#id}: ${o.shard.memoryCount} memories (${recovered.replayedRecords} records replayed) in ${o.recoveryMs.toFixed(0)} ms`);
+      const ms = (x: number): string => x.toFixed(0);
+      this.#o.log(
+        `cluster: partition ${p} owned by ${this.#id}: ${o.shard.memoryCount} memories (${recovered.replayedRecords} records replayed) in ${ms(o.recoveryMs)} ms ` +
+          `(stream ${ms(timing.stream)}, snapshot ${ms(timing.snapshot)}, replay ${ms(timing.replay)}, fence ${ms(timing.fence)} ms, ${timing.attempts} attempt${timing.attempts === 1 ? '' : 's'})`,
+      );
     } catch (err) {
       this.#o.log(`cluster: taking partition ${p} failed: ${err instanceof Error ? err.message : String(err)}`);
       this.lose(o, 'takeover failed');

@@ -34,15 +34,26 @@ export interface Recovery {
   loaded: { seq: number; object: string } | null;
   /** Why the snapshot the pointer names was passed over for an older object, when it was. */
   fellBack: string | null;
+  /** Where the time went, ms (summed over attempts), and the attempts a fence took. */
+  timing: { stream: number; snapshot: number; replay: number; fence: number; attempts: number };
 }
 
 /** Replays the whole stream, then appends a fence; a deposed owner's later appends fail. `ours`: false once the lease was given up meanwhile. */
 export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, ours: () => boolean): Promise<Recovery> {
   const stream = d.subjects.stream(p);
+  const timing = { stream: 0, snapshot: 0, replay: 0, fence: 0, attempts: 0 };
+  let mark = performance.now();
+  const lap = (phase: 'stream' | 'snapshot' | 'replay' | 'fence'): void => {
+    const now = performance.now();
+    timing[phase] += now - mark;
+    mark = now;
+  };
   await ensureStream(d.jsm, stream, d.subjects.log(p), d.replicas);
   let lastGap: Error | null = null;
   for (let attempt = 0; attempt < FENCE_ATTEMPTS; attempt++) {
+    timing.attempts = attempt + 1;
     const info = await d.jsm.streams.info(stream);
+    lap('stream');
     const last = info.state.last_seq;
     // One recovery path with a local restart (shard/persist/recovery.ts): recovery mode while the
     // snapshot and the stream after it are applied, the same snapshot decoder.
@@ -72,6 +83,7 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
         snap = covering;
       }
     }
+    lap('snapshot');
     const from = snap.seq + 1;
     let replayed: Awaited<ReturnType<typeof replayStream>>;
     try {
@@ -87,6 +99,7 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
     }
     const { recovered } = replayed;
     endRecovery(state);
+    lap('replay');
     if (!ours()) throw new Error(`partition ${p}: lost while recovering`); // no fence from a takeover given up
     try {
       const ack = await d.js.publish(d.subjects.log(p), encodeEntry({ node: d.node, fence: term }), {
@@ -98,8 +111,10 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
       });
       // Records the loaded snapshot covers are still in the stream: trim them once we own it.
       const loaded = snap.object !== null && info.state.messages > 0 && info.state.first_seq < snap.seq ? { seq: snap.seq, object: snap.object } : null;
-      return { recovered, fenceSeq: ack.seq, loaded, fellBack };
+      lap('fence');
+      return { recovered, fenceSeq: ack.seq, loaded, fellBack, timing };
     } catch (err) {
+      lap('fence');
       // The previous owner appended after we read: read again. Anything else (NATS did not
       // answer): give the lease back rather than hold the partition through more timeouts.
       if (!isWrongLastSequence(err) || attempt === FENCE_ATTEMPTS - 1) throw err;

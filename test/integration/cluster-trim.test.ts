@@ -18,6 +18,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { PartitionSnapshots } from '../../src/cluster/snapshots.ts';
 import { encodeEntry, StreamLog } from '../../src/cluster/stream-log.ts';
+import { readObject } from '../../src/cluster/message-get.ts';
 import { ensureStream, replayStream, StreamGapError } from '../../src/cluster/stream-replay.ts';
 import type { LogRecord } from '../../src/shard/store/records.ts';
 import { ShardState } from '../../src/shard/store/apply.ts';
@@ -95,6 +96,65 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     await expect(replayStream({ js, jsm }, part.stream, 2, 10)).rejects.toBeInstanceOf(StreamGapError);
     const whole = await replayStream({ js, jsm }, part.stream, 6, 10);
     expect(whole.messages).toBe(5);
+  });
+
+  /** `jsm` with its message gets counted. */
+  function countingGets(): { jsm: JetStreamManager; gets: () => number } {
+    let gets = 0;
+    const streams = new Proxy(jsm.streams, {
+      get: (target, key, receiver) =>
+        key === 'getMessage'
+          ? (...args: Parameters<JetStreamManager['streams']['getMessage']>) => {
+              gets += 1;
+              return target.getMessage(...args);
+            }
+          : Reflect.get(target, key, receiver),
+    });
+    return { jsm: new Proxy(jsm, { get: (target, key, receiver) => (key === 'streams' ? streams : Reflect.get(target, key, receiver)) }), gets: () => gets };
+  }
+
+  it('a takeover replays a long stream through a consumer (8× faster than one get a message), in order', async () => {
+    const part = await partition(300);
+    const counted = countingGets();
+    const replay = await replayStream({ js, jsm: counted.jsm }, part.stream, 1, 300);
+    expect(replay.messages).toBe(300);
+    expect(replay.recovered.replayedRecords).toBe(300);
+    expect(counted.gets()).toBe(0);
+  });
+
+  it('a replay whose consumer cannot be created (no JetStream meta leader) or stops delivering goes on with gets from where it got', async () => {
+    const part = await partition(300);
+    // Never answers, as a consumer creation does while NATS elects its meta leader.
+    const stuck = { consumers: { get: () => new Promise(() => undefined) } } as unknown as JetStreamClient;
+    const counted = countingGets();
+    const none = await replayStream({ js: stuck, jsm: counted.jsm }, part.stream, 1, 300);
+    expect(none.messages).toBe(300);
+    expect(counted.gets()).toBe(300);
+    // Delivers the first 100, then nothing.
+    const first = await Promise.all(Array.from({ length: 100 }, (_, i) => jsm.streams.getMessage(part.stream, { seq: i + 1 })));
+    let fetches = 0;
+    const batchOf = (msgs: typeof first) => ({
+      stop: () => undefined,
+      async *[Symbol.asyncIterator]() {
+        yield* msgs;
+      },
+    });
+    const partial = {
+      consumers: { get: async () => ({ fetch: async () => batchOf(fetches++ === 0 ? first : []), delete: async () => true }) },
+    } as unknown as JetStreamClient;
+    const counted2 = countingGets();
+    const some = await replayStream({ js: partial, jsm: counted2.jsm }, part.stream, 1, 300);
+    expect(some.messages).toBe(300);
+    expect(counted2.gets()).toBe(200);
+  });
+
+  it('an object is read whole by gets, its chunks picked out from among other objects written at the same time', async () => {
+    const blobs = [0, 1, 2].map((k) => Buffer.from(Array.from({ length: 600_000 + k * 70_000 }, (_, i) => (i * (7 + k)) % 253)));
+    await Promise.all(blobs.map((b, k) => os.putBlob({ name: `interleaved-${k}` }, b)));
+    // Written at once, their chunks interleave in the stream (they did in every run here).
+    for (const [k, b] of blobs.entries()) {
+      expect((await readObject(os, jsm, `interleaved-${k}`, 10_000))?.equals(b)).toBe(true);
+    }
   });
 
   it('an owner whose lease is not confirmed neither moves the snapshot pointer nor trims the stream', async () => {
