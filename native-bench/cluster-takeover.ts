@@ -6,7 +6,7 @@
  * takeover itself (lease taken → serving, from the node's log), and the node's peak RSS (VmHWM)
  * and RSS once serving.
  *
- *   npm run build && node --import tsx native-bench/cluster-takeover.ts [--memories 100000] [--runs 2]
+ *   npm run build && node --import tsx native-bench/cluster-takeover.ts [--memories 100000] [--runs 2] [--cpu-prof-dir DIR]
  *
  * Needs nats-server on PATH.
  */
@@ -21,7 +21,9 @@ import { storeRecords } from './micro/store-fixture.ts';
 import { applyRecord, ShardState } from '../src/shard/store/apply.ts';
 import { startNats, stopNats, writePartitionSnapshot } from '../test/helpers/nats.ts';
 
-const { values } = parseArgs({ options: { memories: { type: 'string' }, runs: { type: 'string' } } });
+const { values } = parseArgs({ options: { memories: { type: 'string' }, runs: { type: 'string' }, 'cpu-prof-dir': { type: 'string' } } });
+/** The node runs under --cpu-prof into this folder (read with profile-summary.ts). */
+const PROF_DIR = values['cpu-prof-dir'];
 const MEMORIES = numberFlag(values, 'memories', 100_000);
 const RUNS = numberFlag(values, 'runs', 2);
 const dirs: string[] = [];
@@ -56,6 +58,7 @@ async function main(): Promise<void> {
         dataDir: temp('fb-takeover-node-'),
         port: await freePort(),
         apiKey: 'unused',
+        ...(PROF_DIR === undefined ? {} : { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', PROF_DIR] }),
         env: { FLASHBULB_AUTH_ENABLED: 'false', FLASHBULB_NATS_URL: nats.url, FLASHBULB_NODE_ID: 'a', FLASHBULB_CLUSTER_NAME: name, FLASHBULB_CLUSTER_PARTITIONS: '1', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', FLASHBULB_REFLECT_ENABLED: 'false' },
       });
       try {
@@ -69,7 +72,7 @@ async function main(): Promise<void> {
         console.log(`| ${run} | ${mb(bytes)} | ${servingMs.toFixed(0)} | ${line[2]} | ${mb(peakRss(node.pid))} | ${mb(rssBytes(node.pid))} |`);
         if (Number(line[1]) !== MEMORIES) throw new Error(`took over ${line[1]} memories, expected ${MEMORIES}`);
       } finally {
-        await node.kill();
+        await (PROF_DIR === undefined ? node.kill() : node.stop().then(() => undefined)); // a profile is written on a clean exit
       }
     } finally {
       await stopNats(nats);

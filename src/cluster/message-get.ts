@@ -45,6 +45,17 @@ function getNext(jsm: JetStreamManager, stream: string, subject: string, seq: nu
 }
 
 /**
+ * The first message on `subject` at or after `seq`: a direct get first (any replica answers, with
+ * the payload as it is: the JSON get's base64 cost ~12 ms of CPU a megabyte, half a takeover's
+ * time for a 42 MB snapshot), else, when that finds nothing or fails (a replica that has not
+ * caught up answers "not found"), the stream leader's get. The object's digest is checked at the end.
+ */
+async function chunkAfter(jsm: JetStreamManager, stream: string, subject: string, seq: number, deadline: number): Promise<{ seq: number; data: Uint8Array } | null> {
+  const direct = await jsm.direct.getMessage(stream, { seq, next_by_subj: subject }).catch(() => null);
+  return direct ?? getNext(jsm, stream, subject, seq, deadline);
+}
+
+/**
  * An object of `os`, read chunk by chunk with gets (its size and SHA-256 digest checked); null when
  * the object is missing or deleted. Fails when one read gets no answer for `stallMs` (so a large
  * object is not cut short by an overall deadline). `os` must come from a JetStream context with
@@ -60,7 +71,7 @@ export async function readObject(os: ObjectStore, jsm: JetStreamManager, name: s
   let bytes = 0;
   let seq = 1;
   while (bytes < info.size) {
-    const m = await getNext(jsm, stream, subject, seq, performance.now() + stallMs);
+    const m = await chunkAfter(jsm, stream, subject, seq, performance.now() + stallMs);
     if (!m) throw new Error(`object ${name}: chunks end after ${bytes} of ${info.size} bytes`);
     chunks.push(m.data);
     sha.update(m.data);
