@@ -15,6 +15,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ensureBuilt, killQuietly, ROOT, spawnServer, waitReady, type ChildServer } from '../helpers/child.ts';
 import { natsServerAvailable, startNats, stopNats, type NatsServer } from '../helpers/nats.ts';
+import { until } from '../helpers/wait.ts';
 import { ClusterAuth } from '../../src/cluster/auth-sync.ts';
 
 const HAVE_NATS = natsServerAvailable();
@@ -109,6 +110,12 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
   });
 
   it('a first start of three nodes at once creates exactly one admin key, printed by the node that made it, valid on every node', async () => {
+    // A node answers health checks before it has settled the first admin key; it prints its
+    // "listening" line once it has, and the key right after it.
+    await until(() => [a, b, c].every((n) => / listening: /.test(n.stderr())) && [a, b, c].some((n) => ADMIN_KEY_LINE.test(n.stderr())), {
+      what: 'every node to print its listening line, and one its admin key',
+      deadlineMs: 30_000,
+    }).catch(() => undefined); // the assertions below say what is missing
     const printers = [a, b, c].filter((n) => ADMIN_KEY_LINE.test(n.stderr()));
     expect(printers.length, [a, b, c].map((n) => n.stderr()).join('\n----\n')).toBe(1);
     const printer = printers[0] as ChildServer;

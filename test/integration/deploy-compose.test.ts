@@ -252,6 +252,8 @@ describe.skipIf(!HAVE_NATS || NGINX === null)('deploy topology with local proces
 
     const nodes = procs.filter((p) => fbNames.includes(p.name));
     await Promise.all(nodes.map((p) => waitLog(p, /listening: REST/, 90_000)));
+    // The key is printed right after the listening line; its lines may come in a later read.
+    await until(() => nodes.some((p) => /^\s+fb_admin_[0-9A-Za-z]+\s*$/m.test(p.log())), { what: 'a node to print the admin key', deadlineMs: 10_000 }).catch(() => undefined);
     const printed = nodes.filter((p) => /^\s+fb_admin_[0-9A-Za-z]+\s*$/m.test(p.log()));
     expect(printed.length, nodes.map((p) => `${p.name}:\n${p.log()}`).join('\n')).toBe(1);
     admin = /^\s+(fb_admin_[0-9A-Za-z]+)\s*$/m.exec(printed[0]?.log() ?? '')?.[1] ?? '';
