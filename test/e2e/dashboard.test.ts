@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+import { until } from '../helpers/wait.ts';
 
 const CHROMIUM = process.env['FLASHBULB_CHROMIUM'] ?? '/usr/bin/chromium';
 const REQUIRED = process.env['FLASHBULB_E2E_REQUIRED'] !== undefined;
@@ -98,15 +99,21 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     // again (a few times) until the page re-centres.
     const target = new RegExp(`#/graph/${id}$`);
     for (let attempt = 0; attempt < 10 && !target.test(page.url()); attempt++) {
-      const at = await page.waitForFunction(`(() => {
-        const box = document.querySelector('#graph-canvas');
-        const node = box && box._cyreg && box._cyreg.cy && box._cyreg.cy.getElementById(${JSON.stringify(id)});
-        if (!node || node.length === 0) return null;
-        const r = box.getBoundingClientRect();
-        const p = node.renderedPosition();
-        return { x: r.left + p.x, y: r.top + p.y };
-      })()`);
-      const point = (await at.jsonValue()) as { x: number; y: number };
+      // Polled with page.evaluate (the DevTools protocol's own evaluation): page.waitForFunction
+      // with a string polls by eval inside the page, which the dashboard's CSP refuses whenever
+      // the first try finds nothing yet (CI failed so, on a busy machine).
+      const point = await until(
+        async () =>
+          (await page.evaluate(`(() => {
+            const box = document.querySelector('#graph-canvas');
+            const node = box && box._cyreg && box._cyreg.cy && box._cyreg.cy.getElementById(${JSON.stringify(id)});
+            if (!node || node.length === 0) return null;
+            const r = box.getBoundingClientRect();
+            const p = node.renderedPosition();
+            return { x: r.left + p.x, y: r.top + p.y };
+          })()`)) as { x: number; y: number } | null,
+        { what: `the node ${id} on the graph canvas`, deadlineMs: 30_000 },
+      );
       await page.mouse.click(point.x, point.y);
       await page.waitForURL(target, { timeout: 1500 }).catch(() => undefined);
     }
