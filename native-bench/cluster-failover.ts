@@ -67,14 +67,15 @@ export async function failover(natsUrl: string, rounds: number, d: FailoverDeps)
       nodes[victimIdx] = null;
       await load;
       for (const c of clients) c.close();
-      const took = takeovers(survivors.flatMap((n, k) => n.log.slice(logFrom[k])));
+      const logged = survivors.flatMap((n, k) => n.log.slice(logFrom[k]));
+      const took = takeovers(logged);
       for (const p of ofVictim) {
         const at = servedAt.get(p);
         samples.push({ servedMs: at === undefined ? Infinity : at - killedAt, takeoverMs: took.get(p) ?? NaN });
       }
       console.log(`round ${round}: n${victimIdx} killed, its partitions ${ofVictim.join(',')} served again after ${ofVictim.map((p) => ((servedAt.get(p) ?? Infinity) - killedAt).toFixed(0)).join(', ')} ms`);
       // Each takeover's own account of its time (stream, snapshot, replay, fence).
-      for (const l of survivors.flatMap((n) => n.log.slice(logFrom[survivors.indexOf(n)]))) if (/owned by/.test(l)) console.log(`  ${l.trim()}`);
+      for (const l of logged) if (/owned by/.test(l)) console.log(`  ${l.trim()}`);
       const unserved = ofVictim.filter((p) => !servedAt.has(p));
       if (unserved.length > 0) {
         const about = new RegExp(`partition (${unserved.join('|')})\\b`);
