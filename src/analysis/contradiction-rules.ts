@@ -61,7 +61,8 @@ export function contentWords(ws: readonly string[]): string[] {
 
 /** Words of `claim` that nothing in `other` says, exactly or more specifically. */
 export function uncovered(claim: readonly string[], other: readonly string[], lx: Lexicon): string[] {
-  return claim.filter((c) => !other.some((o) => lx.covers(c, o) || lx.near(c, o)));
+  const said = lx.saidBy(other);
+  return claim.filter((c) => !said(c));
 }
 
 /** "There is no …", "there is nobody …", "nobody …", "no …": the negated side denies that such a thing exists. */

@@ -26,6 +26,12 @@ export interface Lexicon {
   covers(general: string, specific: string): boolean;
   /** Whether the noun `specific` is one hypernym step under `general` in its commonest sense ("lady" under "woman", "guy" under "man"). */
   near(specific: string, general: string): boolean;
+  /**
+   * For a list of words, a test of whether some word of it says a given word, exactly or more
+   * specifically: `covers(word, o) || near(word, o)` for some `o` of the list, read once for the
+   * list instead of once per pair.
+   */
+  saidBy(words: readonly string[]): (word: string) => boolean;
 }
 
 /** Senses of a word looked at, commonest first: rarer senses make almost anything cover anything. */
@@ -65,6 +71,10 @@ export const EMPTY_LEXICON: Lexicon = {
   antonyms: () => false,
   covers: (g, s) => g === s || stemS(g) === stemS(s),
   near: () => false,
+  saidBy: (words) => {
+    const stems = new Set(words.map(stemS));
+    return (w) => stems.has(stemS(w));
+  },
 };
 
 function stemS(w: string): string {
@@ -135,12 +145,14 @@ export function lexiconOf(t: LexiconTables): Lexicon {
     })));
   // Nouns only: a verb one step under another is a narrower act ("fry" under "cook"), not another name for it.
   const first = cached((w: string): number[] => lemmas(w).flatMap((l) => sensesOfLemma(l).slice(0, 1)).filter((s) => s % 4 === 0));
+  // The synsets one step above a word's first noun sense (built once per word: `near` is asked for every word pair of a check).
+  const firstUp = cached((w: string): ReadonlySet<number> => new Set(first(w).flatMap(hypernyms)));
   return {
     near: (specific, general) => {
       // A gerund's noun sense ("frying" under "cooking") names a narrower act, not another name for it.
       if (specific.endsWith('ing')) return false;
-      const up = new Set(first(specific).flatMap(hypernyms));
-      return first(general).some((s) => up.has(s));
+      const up = firstUp(specific);
+      return up.size > 0 && first(general).some((s) => up.has(s));
     },
     lemmas,
     antonyms: (a, b) => {
@@ -155,6 +167,25 @@ export function lexiconOf(t: LexiconTables): Lexicon {
       const up = ancestry(specific);
       if (ownSenses(general).some((s) => up.has(s))) return true;
       return lemmas(general).some((g) => lemmas(specific).includes(g));
+    },
+    // covers(w, o) || near(w, o) for some o, each condition an overlap with o's sets: so an overlap
+    // with their union over the list.
+    saidBy: (ws) => {
+      const exact = new Set(ws);
+      const up = new Set<number>();
+      const forms = new Set<string>();
+      const firsts = new Set<number>();
+      for (const o of exact) {
+        for (const s of ancestry(o)) up.add(s);
+        for (const l of lemmas(o)) forms.add(l);
+        for (const s of first(o)) firsts.add(s);
+      }
+      return (w) => {
+        if (exact.has(w) || ownSenses(w).some((s) => up.has(s)) || lemmas(w).some((l) => forms.has(l))) return true;
+        if (w.endsWith('ing')) return false;
+        for (const s of firstUp(w)) if (firsts.has(s)) return true;
+        return false;
+      };
     },
   };
 }

@@ -51,6 +51,37 @@ describe('the WordNet lexicon', () => {
   });
 });
 
+describe('saidBy: a list of words read once', () => {
+  // Words of the shapes the rules meet: people and their narrower names, gerunds, plurals,
+  // irregular forms, verbs under verbs, and words WordNet does not know.
+  const WORDS = ('man men woman lady guy person people boy child children kid dog puppy animal cat cook cooking chop cut ' +
+    'slicing slice running run runs jogging guitar instrument playing play phone telephone car vehicle drunk drink ' +
+    'swung swing sitting standing fence lawn grass xqzt flurbing the is').split(' ');
+
+  it('says a word exactly when some word of the list covers it or is one step above it (the pairwise definition)', () => {
+    let seed = 12345;
+    const next = (n: number): number => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    for (const lx of [lexicon, EMPTY_LEXICON]) {
+      let said = 0;
+      for (let round = 0; round < 300; round++) {
+        const other = Array.from({ length: 1 + next(8) }, () => WORDS[next(WORDS.length)] as string);
+        const test = lx.saidBy(other);
+        for (const w of WORDS) {
+          const pairwise = other.some((o) => lx.covers(w, o) || lx.near(w, o));
+          expect(test(w), `${w} in [${other.join(' ')}]`).toBe(pairwise);
+          if (pairwise) said += 1;
+        }
+      }
+      // Both answers occur often, so the comparison means something.
+      expect(said).toBeGreaterThan(200);
+      expect(said).toBeLessThan(300 * WORDS.length - 200);
+    }
+  });
+});
+
 describe('negation scope', () => {
   it.each([
     ['There is no man standing near the water and holding fishing poles', 'Two men are standing near the water and holding fishing poles'],
