@@ -102,21 +102,18 @@ export interface ClassifyOptions {
  * "update: …"); the shard stores it on the edge or candidate.
  */
 export function classifyPair(older: string, newer: string, similarity: number, opts: ClassifyOptions = {}): Classification {
-  // Statements are compared on their opening: long documents are not single claims.
-  const olderText = normalise(older.slice(0, MAX_CHARS));
-  const newerText = normalise(newer.slice(0, MAX_CHARS));
-  const a = terms(olderText);
-  const b = terms(newerText);
+  const o = statement(older);
+  const n = statement(newer);
+  const [a, b, wa, wb] = [o.terms, n.terms, o.words, n.words];
   const lx = opts.lexicon ?? EMPTY_LEXICON;
   const on = (rule: string): boolean => !(opts.without?.has(rule) ?? false);
-  const wa = ruleWords(olderText);
-  const wb = ruleWords(newerText);
-  const revisionWording = REVISION.test(newerText) && !REVISION.test(olderText);
+  const revisionWording = n.revision && !o.revision;
+  const newerText = n.text;
   const finding =
     (on('scope') ? negationScope(wa, wb, lx) : null) ??
     (on('opposites') ? opposites(wa, wb, lx, builtInAntonym) : null) ??
     (on('antonym') ? antonym(a, b) : null) ??
-    (on('number') ? numbers(olderText, newerText, a, b) : null) ??
+    (on('number') ? numbers(o.numbers, n.numbers, a, b) : null) ??
     (revisionWording && on('update') ? update(a, b) : null) ??
     (opts.learned === true ? learned(wa, wb, similarity, lx) : null);
   if (!finding) return { verdict: 'none', score: 0, reason: 'no disagreement found' };
@@ -126,6 +123,34 @@ export function classifyPair(older: string, newer: string, similarity: number, o
     return { verdict: 'revision', score, reason: `${finding.reason}; the newer statement reads as an update` };
   }
   return { verdict: 'contradiction', score, reason: finding.reason };
+}
+
+/** What the rules read of one statement (read-only: shared by every pair it is in). */
+interface Statement {
+  text: string;
+  terms: ReadonlySet<string>;
+  words: readonly string[];
+  numbers: ReadonlySet<string>;
+  revision: boolean;
+}
+
+/**
+ * A statement as the rules read it, memoised by its text: a check compares one new memory with up
+ * to 9 others, and the same memories come back in later checks.
+ */
+const statements = new Map<string, Statement>();
+const STATEMENTS_MAX = 2048;
+
+function statement(raw: string): Statement {
+  let s = statements.get(raw);
+  if (s === undefined) {
+    // Statements are compared on their opening: long documents are not single claims.
+    const text = normalise(raw.slice(0, MAX_CHARS));
+    s = { text, terms: terms(text), words: ruleWords(text), numbers: numbersIn(text), revision: REVISION.test(text) };
+    if (statements.size >= STATEMENTS_MAX) statements.clear();
+    statements.set(raw, s);
+  }
+  return s;
 }
 
 interface Finding {
@@ -179,11 +204,11 @@ function terms(text: string): Set<string> {
 }
 
 /** Both sides say something the other does not: likely different subjects, not a disagreement. */
-function bothAdd(a: Set<string>, b: Set<string>): boolean {
+function bothAdd(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
   return [...a].some((w) => !b.has(w)) && [...b].some((w) => !a.has(w));
 }
 
-function antonym(a: Set<string>, b: Set<string>): Finding | null {
+function antonym(a: ReadonlySet<string>, b: ReadonlySet<string>): Finding | null {
   for (const w of a) {
     const opposite = ANTONYMS.get(w);
     if (opposite && b.has(opposite) && !a.has(opposite) && !b.has(w)) {
@@ -197,7 +222,7 @@ function antonym(a: Set<string>, b: Set<string>): Finding | null {
 }
 
 /** With update wording: same subject, some content replaced ("lives in Berlin" → "now lives in Paris"). */
-function update(a: Set<string>, b: Set<string>): Finding | null {
+function update(a: ReadonlySet<string>, b: ReadonlySet<string>): Finding | null {
   const overlap = jaccard(a, b);
   const onlyA = [...a].filter((w) => !b.has(w));
   const onlyB = [...b].filter((w) => !a.has(w));
@@ -222,9 +247,7 @@ function numbersIn(text: string): Set<string> {
   return out;
 }
 
-function numbers(older: string, newer: string, a: Set<string>, b: Set<string>): Finding | null {
-  const na = numbersIn(older);
-  const nb = numbersIn(newer);
+function numbers(na: ReadonlySet<string>, nb: ReadonlySet<string>, a: ReadonlySet<string>, b: ReadonlySet<string>): Finding | null {
   if (na.size === 0 || nb.size === 0) return null;
   const shared = [...na].filter((x) => nb.has(x)).length;
   if (shared === Math.min(na.size, nb.size)) return null;
@@ -238,14 +261,14 @@ function numbers(older: string, newer: string, a: Set<string>, b: Set<string>): 
 const NUMBER_TERMS = [...Object.keys(NUMBER_WORDS), 'jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec',
   'january', 'february', 'march', 'april', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
 
-function jaccard(a: Set<string>, b: Set<string>): number {
+function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   if (a.size === 0 && b.size === 0) return 0;
   let inter = 0;
   for (const x of a) if (b.has(x)) inter += 1;
   return inter / (a.size + b.size - inter);
 }
 
-function without(s: Set<string>, ...ws: string[]): Set<string> {
+function without(s: ReadonlySet<string>, ...ws: string[]): Set<string> {
   const out = new Set(s);
   for (const w of ws) out.delete(w);
   return out;
