@@ -139,7 +139,7 @@ interface Statement {
  * to 9 others, and the same memories come back in later checks.
  */
 const statements = new Map<string, Statement>();
-const STATEMENTS_MAX = 2048;
+const STATEMENTS_MAX = 1024;
 
 function statement(raw: string): Statement {
   let s = statements.get(raw);
