@@ -147,8 +147,11 @@ function statement(raw: string): Statement {
     // Statements are compared on their opening: long documents are not single claims.
     const text = normalise(raw.slice(0, MAX_CHARS));
     s = { text, terms: terms(text), words: ruleWords(text), numbers: numbersIn(text), revision: REVISION.test(text) };
-    if (statements.size >= STATEMENTS_MAX) statements.clear();
-    statements.set(raw, s);
+    // A long document is not kept (its whole text would be the key).
+    if (raw.length <= MAX_CHARS) {
+      if (statements.size >= STATEMENTS_MAX) statements.clear();
+      statements.set(raw, s);
+    }
   }
   return s;
 }
