@@ -3,7 +3,7 @@
  * (embedding excluded) for dense, hybrid and lexical similarity and for all four strategies, over a
  * workspace of real sentences with their real all-MiniLM-L6-v2 vectors; the lexical index's own
  * query costs (a remember's contradiction check, a whole memory's text as query; a recall's cue);
- * and its RAM per memory (heap growth while indexing, after GC).
+ * and its RAM per memory (heap and array-buffer growth while indexing, after GC).
  *
  *   node --expose-gc --import tsx native-bench/micro/lexical.ts [--quick] [--sizes 10000] [--query-sizes 10000,100000] [--ram-sizes 10000,100000]
  *
@@ -108,6 +108,12 @@ async function queries(sizes: number[], timeMs: number): Promise<void> {
   report('Lexical queries alone (synthetic memories)', formatTable(['memories', 'query', 'p50 ms', 'p99 ms', 'load'], rows), 'what one lexical query costs as the store grows', [BUSY_NOTE]);
 }
 
+/** The JS heap plus array buffers (typed arrays over 64 bytes keep their contents outside the heap). */
+function heapAndBuffers(): number {
+  const m = process.memoryUsage();
+  return m.heapUsed + m.arrayBuffers;
+}
+
 function ram(sizes: number[]): void {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) {
@@ -120,14 +126,14 @@ function ram(sizes: number[]): void {
     const words = docs.reduce((sum, text) => sum + text.split(/\s+/).length, 0);
     const ids = docs.map((_, i) => i.toString(16).padStart(32, '0'));
     gc();
-    const before = process.memoryUsage().heapUsed;
+    const before = heapAndBuffers();
     const idx = new LexicalIndex();
     docs.forEach((content, i) => idx.add(ids[i] as string, { content, entityId: 'entity-7', context: CONTEXT }));
     gc();
-    const after = process.memoryUsage().heapUsed;
+    const after = heapAndBuffers();
     rows.push([size, words / size, idx.termCount, (after - before) / size]);
   }
-  report('Lexical index RAM', formatTable(['memories', 'words each', 'terms', 'bytes / memory'], rows), 'heap growth per indexed memory (content, entity and two context values), target ≤ 1024');
+  report('Lexical index RAM', formatTable(['memories', 'words each', 'terms', 'bytes / memory'], rows), 'heap and array-buffer growth per indexed memory (content, entity and two context values), target ≤ 1024');
 }
 
 const { quick, values } = microFlags(['sizes', 'query-sizes', 'ram-sizes']);
