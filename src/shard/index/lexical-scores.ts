@@ -1,11 +1,12 @@
 /**
- * @module shard/index/lexical-scores — one query's scores over the lexical index, computed lazily:
- * a memory's BM25 score and match come from its own terms in the forward index (the query's terms
- * in query order, the arithmetic of a full scan), and the best k by a pruned term-at-a-time walk:
- * terms by decreasing bound on what they can add, each new memory scored at once, a memory skipped
- * when its first term plus the bounds of the terms not yet walked cannot beat the k-th best accepted
- * score, and the walk stopped when no memory not yet seen can (MaxScore). So a query costs about
- * the postings of its rarer words and the memories they bring, not the lists of its common words.
+ * @module shard/index/lexical-scores — one query's scores over the lexical index, computed when
+ * read: a memory's BM25 score and match from its own terms in the forward index (the query's terms
+ * in query order: the arithmetic of the full scan this replaced, to the bit), and the best k by a
+ * pruned term-at-a-time walk (MaxScore): terms by decreasing bound on what they can add, each
+ * memory met summing an upper bound of its score; a memory is scored exactly once its walked terms
+ * outweigh the terms left (or at the end), dropped once its bound is below the k-th best accepted
+ * score, and no memory is admitted once that score is above the bounds of the terms left. So a
+ * query costs about the postings of its rarer words, not the whole lists of its common ones.
  */
 import type { ForwardIndex } from './forward.ts';
 import { docOfPosting, slotOfPosting, type TermLists } from './postings.ts';
@@ -16,10 +17,14 @@ export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 
 /**
- * Relative slack on the bounds the walk compares against the k-th score: far above the rounding of
- * a sum of a few hundred terms, so a bound in floating point is never below the score it bounds.
+ * Relative slack between the bounds the walk compares and the k-th score (which it lowers by this
+ * much): far above the rounding of a sum of a few hundred terms, so a bound in floating point is
+ * never below the score it bounds.
  */
 const BOUND_SLACK = 1e-9;
+
+/** What scoring one memory from the forward index costs, in postings walked (measured: 20–40). */
+const EXACT_COST = 32;
 
 export interface LexicalHit {
   id: string;
@@ -64,31 +69,46 @@ export interface IndexView {
   readonly scratch: ScoreScratch;
 }
 
-/** Per-document arrays reused by every query of one index, stamped so that none is cleared. */
+/**
+ * Arrays reused by every query of one index, stamped so that none is cleared: per document, its
+ * score and share for the query that stamped `scoredAt`, and for one walk of the postings whether
+ * it was met (`seenAt`), what the walked terms may have given it (`acc`) and whether it was scored
+ * for the walk's heap (`offeredAt`); per term id, its first position in the query that stamped it.
+ */
 export class ScoreScratch {
-  /** The stamp of the query whose `score` and `share` a document holds, and of the walk that saw it. */
   scoredAt = new Int32Array(64);
-  seenAt = new Int32Array(64);
   score = new Float64Array(64);
   share = new Float64Array(64);
+  seenAt = new Int32Array(64);
+  offeredAt = new Int32Array(64);
+  acc = new Float64Array(64);
+  termAt = new Int32Array(64);
+  termPos = new Int32Array(64);
   #stamp = 0;
 
-  /** Grows the arrays to n documents. */
-  fit(n: number): void {
-    if (n <= this.score.length) return;
-    const size = Math.max(n, this.score.length * 2);
-    this.scoredAt = grown(new Int32Array(size), this.scoredAt);
-    this.seenAt = grown(new Int32Array(size), this.seenAt);
-    this.score = grown(new Float64Array(size), this.score);
-    this.share = grown(new Float64Array(size), this.share);
+  /** Grows the arrays to n documents and `terms` term ids. */
+  fit(n: number, terms: number): void {
+    if (n > this.score.length) {
+      const size = Math.max(n, this.score.length * 2);
+      this.scoredAt = grown(new Int32Array(size), this.scoredAt);
+      this.score = grown(new Float64Array(size), this.score);
+      this.share = grown(new Float64Array(size), this.share);
+      this.seenAt = grown(new Int32Array(size), this.seenAt);
+      this.offeredAt = grown(new Int32Array(size), this.offeredAt);
+      this.acc = grown(new Float64Array(size), this.acc);
+    }
+    if (terms > this.termAt.length) {
+      const size = Math.max(terms, this.termAt.length * 2);
+      this.termAt = grown(new Int32Array(size), this.termAt);
+      this.termPos = grown(new Int32Array(size), this.termPos);
+    }
   }
 
-  /** A stamp no document holds yet. */
+  /** A stamp no document or term holds yet. */
   next(): number {
     if (this.#stamp === 0x7fffffff) {
       this.#stamp = 0;
-      this.scoredAt.fill(0);
-      this.seenAt.fill(0);
+      for (const a of [this.scoredAt, this.seenAt, this.offeredAt, this.termAt]) a.fill(0);
     }
     return ++this.#stamp;
   }
@@ -112,18 +132,24 @@ export class QueryScores implements LexicalScores {
   /** Per query term: its term id (-1 when no memory has it), and the next query term with the same id. */
   readonly #ids: Int32Array;
   readonly #sameTerm: Int32Array;
-  readonly #firstOf = new Map<number, number>();
   /** Per query term, the earlier terms of its slot (none for a cue word itself). */
   readonly #earlier: number[][];
   /** Per query term, its frequency slot in the document being scored (-1: absent), and whether it is credited. */
   readonly #slotAt: Int32Array;
   readonly #credited: Uint8Array;
+  /** Per query term, its IDF and whether its slot has earlier terms. */
+  readonly #idfs: Float64Array;
+  readonly #hasEarlier: Uint8Array;
+  /** What the last {@link QueryScores.#credit} summed. */
+  #sum = 0;
+  #shareSum = 0;
 
   constructor(q: LexicalQuery, view: IndexView, check: () => void) {
     this.#q = q;
     this.#v = view;
     this.#check = check;
-    this.#stamp = view.scratch.next();
+    const { scratch } = view;
+    this.#stamp = scratch.next();
     const n = q.terms.length;
     this.#ids = new Int32Array(n).fill(-1);
     this.#sameTerm = new Int32Array(n).fill(-1);
@@ -131,42 +157,110 @@ export class QueryScores implements LexicalScores {
       const id = view.terms.idOf((q.terms[t] as { term: string }).term);
       if (id === undefined) continue;
       this.#ids[t] = id;
-      this.#sameTerm[t] = this.#firstOf.get(id) ?? -1;
-      this.#firstOf.set(id, t);
+      this.#sameTerm[t] = scratch.termAt[id] === this.#stamp ? (scratch.termPos[id] as number) : -1;
+      scratch.termAt[id] = this.#stamp;
+      scratch.termPos[id] = t;
     }
     this.#earlier = q.terms.map(({ slot }, t) => q.terms.flatMap((x, e) => (e < t && x.slot === slot ? [e] : [])));
     this.#slotAt = new Int32Array(n).fill(-1);
     this.#credited = new Uint8Array(n);
+    this.#idfs = Float64Array.from(q.terms, ({ idf }) => idf);
+    this.#hasEarlier = Uint8Array.from(this.#earlier, (e) => (e.length > 0 ? 1 : 0));
   }
 
   top(k: number, accept: ((id: string) => boolean) | null): LexicalHit[] {
     this.#check();
     const { scratch, idOf } = this.#v;
-    const score = scratch.score;
+    const { score, offeredAt } = scratch;
     const best = new BoundedTop(k, (a, b) => (score[a] as number) < (score[b] as number) || (score[a] === score[b] && a > b));
-    const kth = (): number => (best.full && best.worst !== undefined ? (score[best.worst] as number) : -Infinity);
-    const { order, rest } = this.#walkOrder();
-    const seen = scratch.next();
-    walk: for (let i = 0; i < order.length; i++) {
-      if (kth() > (rest[i] as number) * (1 + BOUND_SLACK)) break;
+    const walk = scratch.next();
+    const offer = (d: number): void => {
+      if (offeredAt[d] === walk) return;
+      offeredAt[d] = walk;
+      this.#score(d);
+      if (best.admits(d) && (accept === null || accept(idOf[d] as string))) best.add(d);
+    };
+    const { met, left } = this.#walk(walk, best, offer);
+    this.#finish(walk, met, left, best, offer);
+    return best.sorted().map((d) => ({ id: idOf[d] as string, score: score[d] as number, norm: this.#matchOf(d) }));
+  }
+
+  /**
+   * Walks the query's terms by decreasing bound, summing in `acc` what each memory met may have
+   * (an upper bound: every walked term it holds). A memory whose walked terms already outweigh the
+   * bounds of the terms left is scored and offered to the heap at once; one that cannot reach the
+   * k-th best accepted score even with every term left is dropped. Once the k-th best accepted score
+   * is above the bounds of the terms left, no memory not yet met can reach it: the walk admits no
+   * more, and goes on only while the memories still open cost more to score than the postings left
+   * to walk. Returns the memories met and the bound on what they may still gain.
+   */
+  #walk(walk: number, best: BoundedTop, offer: (d: number) => void): { met: number[]; left: number } {
+    const { scratch, idOf, terms, len, avg } = this.#v;
+    const { seenAt, offeredAt, acc } = scratch;
+    const { order, rest, postings } = this.#walkOrder();
+    let kth = -Infinity;
+    const offered = (d: number): void => {
+      offer(d);
+      kth = this.#kth(best);
+    };
+    let met: number[] = [];
+    let admitting = true;
+    for (let i = 0; i < order.length; i++) {
+      const bound = rest[i] as number;
+      if (bound < kth) admitting = false;
+      if (!admitting) {
+        met = met.filter((d) => offeredAt[d] !== walk && (acc[d] as number) + bound >= kth);
+        if (met.length * EXACT_COST <= (postings[i] as number)) return { met, left: bound };
+      }
+      const after = rest[i + 1] as number;
       const t = order[i] as number;
-      const p = this.#v.terms.list(this.#ids[t] as number);
+      const p = terms.list(this.#ids[t] as number);
       const list = p === undefined ? [] : typeof p === 'number' ? [p] : p;
       const idf = (this.#q.terms[t] as { idf: number }).idf;
       for (let j = 0; j < list.length; j++) {
-        const d = docOfPosting(list[j] as number);
-        if (idOf[d] === undefined || scratch.seenAt[d] === seen) continue;
-        scratch.seenAt[d] = seen;
-        // Unseen before this term: the document holds none of the terms walked, so this term and the
-        // ones after it bound its score.
-        if (best.full && (idf * this.#part(slotOfPosting(list[j] as number), d) + (rest[i + 1] as number)) * (1 + BOUND_SLACK) < kth()) continue;
-        this.#score(d);
-        if (!best.admits(d) || (accept !== null && !accept(idOf[d] as string))) continue;
-        best.add(d);
-        if (kth() > (rest[i] as number) * (1 + BOUND_SLACK)) break walk;
+        const posting = list[j] as number;
+        const d = docOfPosting(posting);
+        if (offeredAt[d] === walk || idOf[d] === undefined) continue;
+        const tf = slotOfPosting(posting) / 2;
+        const c = idf * ((tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (len[d] as number)) / avg)));
+        let a: number;
+        if (seenAt[d] === walk) a = (acc[d] as number) + c;
+        else if (!admitting) continue;
+        else {
+          seenAt[d] = walk;
+          a = c;
+          met.push(d);
+        }
+        if (a + after < kth) acc[d] = -Infinity;
+        else {
+          acc[d] = a;
+          if (a <= after) continue;
+          offered(d);
+          if (bound < kth) admitting = false;
+        }
       }
     }
-    return best.sorted().map((d) => ({ id: idOf[d] as string, score: score[d] as number, norm: this.#matchOf(d) }));
+    return { met, left: rest[order.length] as number };
+  }
+
+  /**
+   * Scores and offers the memories met that were not, unless what they hold of the walked terms
+   * plus `left` cannot reach the k-th best accepted score; the most promising first, so that the
+   * k-th best is high when the others are checked.
+   */
+  #finish(walk: number, met: number[], left: number, best: BoundedTop, offer: (d: number) => void): void {
+    const { offeredAt, acc } = this.#v.scratch;
+    const open = (d: number): boolean => offeredAt[d] !== walk && (acc[d] as number) > -Infinity;
+    const promising = new BoundedTop(best.capacity, (a, b) => (acc[a] as number) < (acc[b] as number) || (acc[a] === acc[b] && a > b));
+    for (const d of met) if (open(d) && promising.admits(d)) promising.add(d);
+    for (const d of promising.sorted()) offer(d);
+    for (const d of met) if (open(d) && (acc[d] as number) + left >= this.#kth(best)) offer(d);
+  }
+
+  /** The k-th best accepted score lowered by the slack (-Infinity until k are accepted): what a bound must reach. */
+  #kth(best: BoundedTop): number {
+    const worst = best.full ? best.worst : undefined;
+    return worst === undefined ? -Infinity : (this.#v.scratch.score[worst] as number) / (1 + BOUND_SLACK);
   }
 
   norm(id: string): number {
@@ -195,12 +289,13 @@ export class QueryScores implements LexicalScores {
     return this.#q.idfSum > 0 ? Math.min(1, sum / this.#q.idfSum) : 0;
   }
 
-  #matchOf(d: number): number {
-    return this.#q.idfSum > 0 ? Math.min(1, (this.#v.scratch.share[d] as number) / this.#q.idfSum) : 0;
+  #anyCredited(terms: number[]): boolean {
+    for (const e of terms) if (this.#credited[e] === 1) return true;
+    return false;
   }
 
-  #part(slot: number, d: number): number {
-    return bm25(slot / 2, this.#v.len[d] as number, this.#v.avg);
+  #matchOf(d: number): number {
+    return this.#q.idfSum > 0 ? Math.min(1, (this.#v.scratch.share[d] as number) / this.#q.idfSum) : 0;
   }
 
   /**
@@ -208,7 +303,7 @@ export class QueryScores implements LexicalScores {
    * frequency in its shortest document), and per position the bound of that term and all after it.
    * A query with a weight that is not positive (only a hand-built one) is walked without bounds.
    */
-  #walkOrder(): { order: number[]; rest: Float64Array } {
+  #walkOrder(): { order: number[]; rest: Float64Array; postings: Float64Array } {
     const { terms } = this.#v;
     const bound = this.#q.terms.map(({ idf }, t) => {
       const id = this.#ids[t] as number;
@@ -216,47 +311,63 @@ export class QueryScores implements LexicalScores {
     });
     const order = bound.flatMap((_, t) => ((this.#ids[t] as number) < 0 ? [] : [t])).sort((a, b) => (bound[b] as number) - (bound[a] as number) || a - b);
     const rest = new Float64Array(order.length + 1);
-    if (this.#q.terms.some(({ idf }) => !(idf > 0 && idf < Infinity))) return { order, rest: rest.fill(Infinity) };
-    for (let i = order.length - 1; i >= 0; i--) rest[i] = (rest[i + 1] as number) + (bound[order[i] as number] as number);
-    return { order, rest };
+    const postings = new Float64Array(order.length + 1);
+    for (let i = order.length - 1; i >= 0; i--) {
+      const t = order[i] as number;
+      rest[i] = (rest[i + 1] as number) + (bound[t] as number);
+      const p = terms.list(this.#ids[t] as number);
+      postings[i] = (postings[i + 1] as number) + (p === undefined ? 0 : typeof p === 'number' ? 1 : p.length);
+    }
+    if (this.#q.terms.some(({ idf }) => !(idf > 0 && idf < Infinity))) rest.fill(Infinity);
+    return { order, rest, postings };
   }
 
   /** Scores a document once per query: BM25 and the share of the query's IDF it is credited with. */
   #score(d: number): void {
     const scratch = this.#v.scratch;
     if (scratch.scoredAt[d] === this.#stamp) return;
-    const { score, share } = this.#credit(d);
+    this.#credit(d);
     this.#credited.fill(0);
     scratch.scoredAt[d] = this.#stamp;
-    scratch.score[d] = score;
-    scratch.share[d] = share;
+    scratch.score[d] = this.#sum;
+    scratch.share[d] = this.#shareSum;
   }
 
   /**
    * Marks the query terms the document is credited with (in `#credited`, for the caller to clear)
-   * and sums their BM25 parts and IDFs in query order: a term counts once, and a variant only where
-   * no earlier term of its slot did.
+   * and sums their BM25 parts and IDFs in query order (into `#sum` and `#shareSum`): a term counts
+   * once, and a variant only where no earlier term of its slot did.
    */
-  #credit(d: number): { score: number; share: number } {
-    const { forward } = this.#v;
+  #credit(d: number): void {
+    const { forward, len, avg } = this.#v;
+    const { termAt, termPos } = this.#v.scratch;
+    const { terms: ids, tfs } = forward;
+    const slotAt = this.#slotAt;
+    const sameTerm = this.#sameTerm;
     const at = forward.start(d);
     const end = at + forward.count(d);
     for (let i = at; i < end; i++) {
-      for (let t = this.#firstOf.get(forward.terms[i] as number) ?? -1; t >= 0; t = this.#sameTerm[t] as number) this.#slotAt[t] = forward.tfs[i] as number;
+      const id = ids[i] as number;
+      if (termAt[id] !== this.#stamp) continue;
+      for (let t = termPos[id] as number; t >= 0; t = sameTerm[t] as number) slotAt[t] = tfs[i] as number;
     }
+    // BM25's length normalisation, as bm25() computes it.
+    const lengthNorm = BM25_K1 * (1 - BM25_B + (BM25_B * (len[d] as number)) / avg);
+    const idfs = this.#idfs;
     let score = 0;
     let share = 0;
-    const terms = this.#q.terms;
-    for (let t = 0; t < terms.length; t++) {
-      const slot = this.#slotAt[t] as number;
+    for (let t = 0; t < slotAt.length; t++) {
+      const slot = slotAt[t] as number;
       if (slot < 0) continue;
-      this.#slotAt[t] = -1;
-      if ((this.#earlier[t] as number[]).some((e) => this.#credited[e] === 1)) continue;
+      slotAt[t] = -1;
+      if (this.#hasEarlier[t] === 1 && this.#anyCredited(this.#earlier[t] as number[])) continue;
       this.#credited[t] = 1;
-      const idf = (terms[t] as { idf: number }).idf;
-      score += idf * this.#part(slot, d);
+      const idf = idfs[t] as number;
+      const tf = slot / 2;
+      score += idf * ((tf * (BM25_K1 + 1)) / (tf + lengthNorm));
       share += idf;
     }
-    return { score, share };
+    this.#sum = score;
+    this.#shareSum = share;
   }
 }

@@ -171,7 +171,7 @@ export class LexicalIndex {
    */
   score(q: LexicalQuery): LexicalScores {
     const generation = ++this.#generation;
-    this.#scratch.fit(this.#idOf.length);
+    this.#scratch.fit(this.#idOf.length, this.#terms.capacity);
     const avg = this.#totalLen / Math.max(1, this.#docOf.size) || 1;
     const view = { terms: this.#terms, forward: this.#forward, docOf: this.#docOf, idOf: this.#idOf, len: this.#len, avg, scratch: this.#scratch };
     return new QueryScores(q, view, () => {

@@ -47,6 +47,11 @@ export class TermLists {
     return this.#ids.size;
   }
 
+  /** One more than the highest term id in use. */
+  get capacity(): number {
+    return this.#lists.length;
+  }
+
   has(term: string): boolean {
     return this.#ids.has(term);
   }

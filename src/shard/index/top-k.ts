@@ -26,6 +26,11 @@ export class BoundedTop {
     this.#worse = worse;
   }
 
+  /** The k it keeps. */
+  get capacity(): number {
+    return this.#k;
+  }
+
   /** Whether k documents are held. */
   get full(): boolean {
     return this.#heap.length >= this.#k;
