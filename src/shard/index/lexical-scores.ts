@@ -10,6 +10,7 @@
  */
 import type { ForwardIndex } from './forward.ts';
 import { docOfPosting, slotOfPosting, type TermLists } from './postings.ts';
+import type { ScoreScratch } from './score-scratch.ts';
 import { BoundedTop } from './top-k.ts';
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
@@ -23,7 +24,10 @@ export const BM25_B = 0.75;
  */
 const BOUND_SLACK = 1e-9;
 
-/** What scoring one memory from the forward index costs, in postings walked (measured: 20–40). */
+/**
+ * Roughly what scoring one memory from the forward index costs, in postings walked (from a profile
+ * at 100k memories); it decides when the walk stops, not what it returns.
+ */
 const EXACT_COST = 32;
 
 export interface LexicalHit {
@@ -67,56 +71,6 @@ export interface IndexView {
   /** Average document length (BM25's length normalisation). */
   readonly avg: number;
   readonly scratch: ScoreScratch;
-}
-
-/**
- * Arrays reused by every query of one index, stamped so that none is cleared: per document, its
- * score and share for the query that stamped `scoredAt`, and for one walk of the postings whether
- * it was met (`seenAt`), what the walked terms may have given it (`acc`) and whether it was scored
- * for the walk's heap (`offeredAt`); per term id, its first position in the query that stamped it.
- */
-export class ScoreScratch {
-  scoredAt = new Int32Array(64);
-  score = new Float64Array(64);
-  share = new Float64Array(64);
-  seenAt = new Int32Array(64);
-  offeredAt = new Int32Array(64);
-  acc = new Float64Array(64);
-  termAt = new Int32Array(64);
-  termPos = new Int32Array(64);
-  #stamp = 0;
-
-  /** Grows the arrays to n documents and `terms` term ids. */
-  fit(n: number, terms: number): void {
-    if (n > this.score.length) {
-      const size = Math.max(n, this.score.length * 2);
-      this.scoredAt = grown(new Int32Array(size), this.scoredAt);
-      this.score = grown(new Float64Array(size), this.score);
-      this.share = grown(new Float64Array(size), this.share);
-      this.seenAt = grown(new Int32Array(size), this.seenAt);
-      this.offeredAt = grown(new Int32Array(size), this.offeredAt);
-      this.acc = grown(new Float64Array(size), this.acc);
-    }
-    if (terms > this.termAt.length) {
-      const size = Math.max(terms, this.termAt.length * 2);
-      this.termAt = grown(new Int32Array(size), this.termAt);
-      this.termPos = grown(new Int32Array(size), this.termPos);
-    }
-  }
-
-  /** A stamp no document or term holds yet. */
-  next(): number {
-    if (this.#stamp === 0x7fffffff) {
-      this.#stamp = 0;
-      for (const a of [this.scoredAt, this.seenAt, this.offeredAt, this.termAt]) a.fill(0);
-    }
-    return ++this.#stamp;
-  }
-}
-
-function grown<T extends Int32Array | Float64Array>(next: T, old: T): T {
-  next.set(old);
-  return next;
 }
 
 /** BM25's part of one term: saturated term frequency over the length-normalised document. */

@@ -10,8 +10,9 @@
 import type { JsonObject, JsonValue } from '../../model/memory.ts';
 import { dateKeysIn } from '../../recall/dates.ts';
 import { ForwardIndex } from './forward.ts';
-import { QueryScores, ScoreScratch, type LexicalHit, type LexicalQuery, type LexicalScores } from './lexical-scores.ts';
+import { QueryScores, type LexicalHit, type LexicalQuery, type LexicalScores } from './lexical-scores.ts';
 import { docOfPosting, TermLists, tfSlot } from './postings.ts';
+import { ScoreScratch } from './score-scratch.ts';
 import { tokenize } from './tokenize.ts';
 import { TYPO_DISCOUNT, TYPO_MIN_LETTERS, TypoNeighbours, typoWord } from './typos.ts';
 
