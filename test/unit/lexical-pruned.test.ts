@@ -54,6 +54,9 @@ interface Pair {
   ref: ReferenceLexicalIndex;
 }
 
+/** Pruning always (no query is short enough to scan whole), or by the index's default. */
+const MODES = [{ scanPostings: 0 }, {}];
+
 function expectSame({ idx, ref }: Pair, text: string, typos: boolean, ids: string[], next: () => number): void {
   const q: LexicalQuery = idx.query(text, { typos });
   expect(q).toEqual(ref.query(text, { typos }));
@@ -74,10 +77,10 @@ function expectSame({ idx, ref }: Pair, text: string, typos: boolean, ids: strin
   expect(mine.top(7, (id) => !rejected.has(id))).toEqual(theirs.top(7, (id) => !rejected.has(id)));
 }
 
-function run(seed: number, opts: { steps: number; ids: number; vocabulary: number; every: number }): void {
+function run(seed: number, opts: { steps: number; ids: number; vocabulary: number; every: number; scanPostings?: number }): void {
   const c = corpus(seed, opts.vocabulary);
   const int = (n: number): number => Math.floor(c.next() * n);
-  const pair: Pair = { idx: new LexicalIndex(), ref: new ReferenceLexicalIndex() };
+  const pair: Pair = { idx: new LexicalIndex(opts.scanPostings === undefined ? {} : { scanPostings: opts.scanPostings }), ref: new ReferenceLexicalIndex() };
   const live = new Map<string, LexicalDoc>();
   const texts: string[] = [];
   const ids = Array.from({ length: opts.ids }, (_, i) => `m${i}`);
@@ -107,15 +110,18 @@ function run(seed: number, opts: { steps: number; ids: number; vocabulary: numbe
 
 describe('pruned lexical scoring equals the exhaustive scan, bit for bit', () => {
   it('small workspaces with heavy churn: removals, replacements, reused document numbers', () => {
-    for (const seed of [1, 2, 3]) run(seed, { steps: 900, ids: 120, vocabulary: 60, every: 30 });
+    for (const mode of MODES) for (const seed of [1, 2, 3]) run(seed, { steps: 900, ids: 120, vocabulary: 60, every: 30, ...mode });
   });
 
   it('a larger workspace where common words are in most memories', () => {
-    run(42, { steps: 4000, ids: 2500, vocabulary: 400, every: 400 });
+    for (const mode of MODES) run(42, { steps: 4000, ids: 2500, vocabulary: 400, every: 400, ...mode });
   });
 
   it('hand-built queries: repeated terms, shared slots out of order, unknown terms, weights that are not positive', () => {
-    const pair: Pair = { idx: new LexicalIndex(), ref: new ReferenceLexicalIndex() };
+    for (const mode of MODES) handBuilt({ idx: new LexicalIndex(mode), ref: new ReferenceLexicalIndex() });
+  });
+
+  function handBuilt(pair: Pair): void {
     const c = corpus(9, 40);
     const ids = Array.from({ length: 200 }, (_, i) => `m${i}`);
     for (const id of ids) {
@@ -137,7 +143,7 @@ describe('pruned lexical scoring equals the exhaustive scan, bit for bit', () =>
       expect(ids.map((id) => mine.norm(id))).toEqual(ids.map((id) => theirs.norm(id)));
       expect(mine.union(ids.slice(0, 9))).toEqual(theirs.union(ids.slice(0, 9)));
     }
-  });
+  }
 
   it('scores read after the index changed are an error, not a wrong answer', () => {
     const idx = new LexicalIndex();

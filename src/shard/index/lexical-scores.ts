@@ -11,7 +11,7 @@
 import type { ForwardIndex } from './forward.ts';
 import { docOfPosting, slotOfPosting, type TermLists } from './postings.ts';
 import type { ScoreScratch } from './score-scratch.ts';
-import { BoundedTop } from './top-k.ts';
+import { BoundedTop, topK } from './top-k.ts';
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
 export const BM25_K1 = 1.2;
@@ -23,6 +23,14 @@ export const BM25_B = 0.75;
  * never below the score it bounds.
  */
 const BOUND_SLACK = 1e-9;
+
+/**
+ * Below this many postings in all, a query's lists are scanned whole at once (every memory in them
+ * scored, the way the index scored before it pruned): cheaper than pruning for a short query over a
+ * small store, where recall then reads hundreds of memories' scores. A bound, so the scan's cost
+ * does not grow with the store.
+ */
+export const SCAN_POSTINGS = 4096;
 
 /**
  * Roughly what scoring one memory from the forward index costs, in postings walked (from a profile
@@ -70,6 +78,8 @@ export interface IndexView {
   readonly len: Float32Array;
   /** Average document length (BM25's length normalisation). */
   readonly avg: number;
+  /** Queries with at most this many postings are scanned whole ({@link SCAN_POSTINGS}). */
+  readonly scanPostings: number;
   readonly scratch: ScoreScratch;
 }
 
@@ -94,6 +104,8 @@ export class QueryScores implements LexicalScores {
   /** Per query term, its IDF and whether its slot has earlier terms. */
   readonly #idfs: Float64Array;
   readonly #hasEarlier: Uint8Array;
+  /** After a full scan (see {@link SCAN_POSTINGS}), the memories it scored; null when pruning. */
+  readonly #scanned: number[] | null;
   /** What the last {@link QueryScores.#credit} summed. */
   #sum = 0;
   #shareSum = 0;
@@ -120,6 +132,42 @@ export class QueryScores implements LexicalScores {
     this.#credited = new Uint8Array(n);
     this.#idfs = Float64Array.from(q.terms, ({ idf }) => idf);
     this.#hasEarlier = Uint8Array.from(this.#earlier, (e) => (e.length > 0 ? 1 : 0));
+    let postings = 0;
+    for (const id of this.#ids) if (id >= 0) postings += view.terms.count(id);
+    this.#scanned = n <= 32 && postings <= view.scanPostings ? this.#scan() : null;
+  }
+
+  /**
+   * Scores every memory in the query's lists, term by term in query order: a term adds to a memory
+   * unless an earlier term of its slot did (`held`, one bit per query term).
+   */
+  #scan(): number[] {
+    const { scratch, idOf, terms, len, avg } = this.#v;
+    const { scoredAt, score, share, held } = scratch;
+    const scanned: number[] = [];
+    for (let t = 0; t < this.#ids.length; t++) {
+      const p = (this.#ids[t] as number) < 0 ? undefined : terms.list(this.#ids[t] as number);
+      const list = p === undefined ? [] : typeof p === 'number' ? [p] : p;
+      const idf = this.#idfs[t] as number;
+      const earlier = this.#hasEarlier[t] === 1 ? (this.#earlier[t] as number[]) : [];
+      for (let j = 0; j < list.length; j++) {
+        const d = docOfPosting(list[j] as number);
+        if (idOf[d] === undefined) continue;
+        if (scoredAt[d] !== this.#stamp) {
+          scoredAt[d] = this.#stamp;
+          score[d] = 0;
+          share[d] = 0;
+          held[d] = 0;
+          scanned.push(d);
+        }
+        if (earlier.some((e) => (((held[d] as number) >>> e) & 1) === 1)) continue;
+        const tf = slotOfPosting(list[j] as number) / 2;
+        score[d] = (score[d] as number) + idf * ((tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (len[d] as number)) / avg)));
+        share[d] = (share[d] as number) + idf;
+        held[d] = (held[d] as number) | (1 << t);
+      }
+    }
+    return scanned;
   }
 
   top(k: number, accept: ((id: string) => boolean) | null): LexicalHit[] {
@@ -127,6 +175,10 @@ export class QueryScores implements LexicalScores {
     const { scratch, idOf } = this.#v;
     const { score, offeredAt } = scratch;
     const best = new BoundedTop(k, (a, b) => (score[a] as number) < (score[b] as number) || (score[a] === score[b] && a > b));
+    if (this.#scanned !== null) {
+      const ranked = topK(this.#scanned, score, k, accept === null ? null : (d) => accept(idOf[d] as string));
+      return ranked.map((d) => ({ id: idOf[d] as string, score: score[d] as number, norm: this.#matchOf(d) }));
+    }
     const walk = scratch.next();
     const offer = (d: number): void => {
       if (offeredAt[d] === walk) return;
@@ -221,6 +273,8 @@ export class QueryScores implements LexicalScores {
     this.#check();
     const d = this.#v.docOf.get(id);
     if (d === undefined) return 0;
+    // After a full scan, a memory it did not score holds none of the terms.
+    if (this.#scanned !== null && this.#v.scratch.scoredAt[d] !== this.#stamp) return 0;
     this.#score(d);
     return this.#matchOf(d);
   }

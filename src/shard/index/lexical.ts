@@ -10,7 +10,7 @@
 import type { JsonObject, JsonValue } from '../../model/memory.ts';
 import { dateKeysIn } from '../../recall/dates.ts';
 import { ForwardIndex } from './forward.ts';
-import { QueryScores, type LexicalHit, type LexicalQuery, type LexicalScores } from './lexical-scores.ts';
+import { QueryScores, SCAN_POSTINGS, type LexicalHit, type LexicalQuery, type LexicalScores } from './lexical-scores.ts';
 import { docOfPosting, TermLists, tfSlot } from './postings.ts';
 import { ScoreScratch } from './score-scratch.ts';
 import { tokenize } from './tokenize.ts';
@@ -34,6 +34,12 @@ export interface QueryOptions {
   typos?: boolean;
 }
 
+/** Options of a {@link LexicalIndex}. */
+export interface LexicalIndexOptions {
+  /** Queries with at most this many postings are scanned whole rather than pruned (tests set 0). */
+  scanPostings?: number;
+}
+
 export class LexicalIndex {
   readonly #docOf = new Map<string, number>();
   readonly #idOf: Array<string | undefined> = [];
@@ -52,6 +58,11 @@ export class LexicalIndex {
   readonly #scratch = new ScoreScratch();
   /** Bumped by every query and every change: a query's scores are read before either. */
   #generation = 0;
+  readonly #scanPostings: number;
+
+  constructor(options: LexicalIndexOptions = {}) {
+    this.#scanPostings = options.scanPostings ?? SCAN_POSTINGS;
+  }
 
   get size(): number {
     return this.#docOf.size;
@@ -174,7 +185,7 @@ export class LexicalIndex {
     const generation = ++this.#generation;
     this.#scratch.fit(this.#idOf.length, this.#terms.capacity);
     const avg = this.#totalLen / Math.max(1, this.#docOf.size) || 1;
-    const view = { terms: this.#terms, forward: this.#forward, docOf: this.#docOf, idOf: this.#idOf, len: this.#len, avg, scratch: this.#scratch };
+    const view = { terms: this.#terms, forward: this.#forward, docOf: this.#docOf, idOf: this.#idOf, len: this.#len, avg, scratch: this.#scratch, scanPostings: this.#scanPostings };
     return new QueryScores(q, view, () => {
       if (generation !== this.#generation) throw new Error('lexical scores read after another query ran on the index, or after it changed');
     });

@@ -65,6 +65,12 @@ export class TermLists {
     return this.#lists[id];
   }
 
+  /** Postings in the term's list, dead ones included. */
+  count(id: number): number {
+    const p = this.#lists[id];
+    return p === undefined ? 0 : typeof p === 'number' ? 1 : p.length;
+  }
+
   /** Live documents holding the term. */
   df(term: string): number {
     const id = this.#ids.get(term);

@@ -8,7 +8,7 @@
  * Arrays reused by every query of one index, stamped so that none is cleared: per document, its
  * score and share for the query that stamped `scoredAt`, and for one walk of the postings whether
  * it was met (`seenAt`), what the walked terms may have given it (`acc`) and whether it was scored
- * for the walk's heap (`offeredAt`); per term id, its first position in the query that stamped it.
+ * for the walk's heap (`offeredAt`), or for a full scan the query terms credited to it (`held`); per term id, its first position in the query that stamped it.
  */
 export class ScoreScratch {
   scoredAt = new Int32Array(64);
@@ -17,6 +17,7 @@ export class ScoreScratch {
   seenAt = new Int32Array(64);
   offeredAt = new Int32Array(64);
   acc = new Float64Array(64);
+  held = new Int32Array(64);
   termAt = new Int32Array(64);
   termPos = new Int32Array(64);
   #stamp = 0;
@@ -31,6 +32,7 @@ export class ScoreScratch {
       this.seenAt = grown(new Int32Array(size), this.seenAt);
       this.offeredAt = grown(new Int32Array(size), this.offeredAt);
       this.acc = grown(new Float64Array(size), this.acc);
+      this.held = grown(new Int32Array(size), this.held);
     }
     if (terms > this.termAt.length) {
       const size = Math.max(terms, this.termAt.length * 2);
