@@ -108,13 +108,19 @@ async function queries(sizes: number[], timeMs: number): Promise<void> {
   report('Lexical queries alone (synthetic memories)', formatTable(['memories', 'query', 'p50 ms', 'p99 ms', 'load'], rows), 'what one lexical query costs as the store grows', [BUSY_NOTE]);
 }
 
-/** The JS heap plus array buffers (typed arrays over 64 bytes keep their contents outside the heap). */
-function heapAndBuffers(): number {
+/**
+ * The JS heap plus array buffers (typed arrays over 64 bytes keep their contents outside the heap),
+ * after collecting twice with a pause between: V8 frees array buffers' memory after the collection.
+ */
+async function heapAndBuffers(gc: () => void): Promise<number> {
+  gc();
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  gc();
   const m = process.memoryUsage();
   return m.heapUsed + m.arrayBuffers;
 }
 
-function ram(sizes: number[]): void {
+async function ram(sizes: number[]): Promise<void> {
   const gc = (globalThis as { gc?: () => void }).gc;
   if (!gc) {
     console.log('\n(RAM rows need node --expose-gc)');
@@ -125,12 +131,10 @@ function ram(sizes: number[]): void {
     const docs = syntheticDocs(size, new Rng(7));
     const words = docs.reduce((sum, text) => sum + text.split(/\s+/).length, 0);
     const ids = docs.map((_, i) => i.toString(16).padStart(32, '0'));
-    gc();
-    const before = heapAndBuffers();
+    const before = await heapAndBuffers(gc);
     const idx = new LexicalIndex();
     docs.forEach((content, i) => idx.add(ids[i] as string, { content, entityId: 'entity-7', context: CONTEXT }));
-    gc();
-    const after = heapAndBuffers();
+    const after = await heapAndBuffers(gc);
     rows.push([size, words / size, idx.termCount, (after - before) / size]);
   }
   report('Lexical index RAM', formatTable(['memories', 'words each', 'terms', 'bytes / memory'], rows), 'heap and array-buffer growth per indexed memory (content, entity and two context values), target ≤ 1024');
@@ -139,4 +143,4 @@ function ram(sizes: number[]): void {
 const { quick, values } = microFlags(['sizes', 'query-sizes', 'ram-sizes']);
 await latency(numbersFlag(values, 'sizes', quick ? [2000] : [10_000]), quick ? 1000 : 4000);
 await queries(numbersFlag(values, 'query-sizes', quick ? [10_000] : [10_000, 100_000]), quick ? 1000 : 3000);
-ram(numbersFlag(values, 'ram-sizes', quick ? [10_000] : [10_000, 100_000]));
+await ram(numbersFlag(values, 'ram-sizes', quick ? [10_000] : [10_000, 100_000]));
