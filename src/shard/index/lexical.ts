@@ -4,8 +4,11 @@
  * minor fields counted at {@link MINOR_FIELD_WEIGHT}. Dates written in the content are kept as
  * extra keys (not scored by BM25) so that time-aware recall can find memories by the time they
  * name. A recall's query also matches, at a discount, the indexed words one typo away from a cue
- * word (people misspell what they write). Postings, removal and recovery: docs/architecture-notes.md
- * ("The lexical index").
+ * word (people misspell what they write). Each term has an id and a posting list with a bound on
+ * what it can add to a score (postings.ts), and each memory its term ids in a forward index
+ * (forward.ts), so a query's scores are computed when read (lexical-scores.ts): any memory's from
+ * its own terms, the best k by a pruned walk of the lists, the same to the bit as a full scan.
+ * Postings, removal, pruning and recovery: docs/architecture-notes.md ("The lexical index").
  */
 import type { JsonObject, JsonValue } from '../../model/memory.ts';
 import { dateKeysIn } from '../../recall/dates.ts';
