@@ -4,18 +4,23 @@
  * minor fields counted at {@link MINOR_FIELD_WEIGHT}. Dates written in the content are kept as
  * extra keys (not scored by BM25) so that time-aware recall can find memories by the time they
  * name. A recall's query also matches, at a discount, the indexed words one typo away from a cue
- * word (people misspell what they write). Postings, removal and recovery: docs/architecture-notes.md
- * ("The lexical index").
+ * word (people misspell what they write). Each term has an id and a posting list with a bound on
+ * what it can add to a score (postings.ts), and each memory its term ids in a forward index
+ * (forward.ts), so a query's scores are computed when read (lexical-scores.ts): any memory's from
+ * its own terms, the best k by a pruned walk of the lists, the same to the bit as a full scan.
+ * Postings, removal, pruning and recovery: docs/architecture-notes.md ("The lexical index").
  */
 import type { JsonObject, JsonValue } from '../../model/memory.ts';
 import { dateKeysIn } from '../../recall/dates.ts';
+import { ForwardIndex } from './forward.ts';
+import { QueryScores, SCAN_POSTINGS, type LexicalHit, type LexicalQuery, type LexicalScores } from './lexical-scores.ts';
+import { docOfPosting, TermLists, tfSlot } from './postings.ts';
+import { ScoreScratch } from './score-scratch.ts';
 import { tokenize } from './tokenize.ts';
-import { topK } from './top-k.ts';
 import { TYPO_DISCOUNT, TYPO_MIN_LETTERS, TypoNeighbours, typoWord } from './typos.ts';
 
-/** BM25 term-frequency saturation and length normalisation (the usual defaults). */
-export const BM25_K1 = 1.2;
-export const BM25_B = 0.75;
+export { BM25_B, BM25_K1, type LexicalHit, type LexicalQuery, type LexicalScores } from './lexical-scores.ts';
+
 /** Weight of a token from the entity id or a context value, relative to one from the content. */
 export const MINOR_FIELD_WEIGHT = 0.5;
 
@@ -26,67 +31,21 @@ export interface LexicalDoc {
   context: JsonObject;
 }
 
-export interface LexicalHit {
-  id: string;
-  /** Raw BM25 score: what the lexical list is ranked by. */
-  score: number;
-  /** The memory's match in [0, 1]; see {@link LexicalIndex.score}. */
-  norm: number;
-}
-
-/** Scores of one query: the best memories, and any memory's normalised score. */
-export interface LexicalScores {
-  top(k: number, accept: ((id: string) => boolean) | null): LexicalHit[];
-  /** Normalised score of a memory (0 when it is not indexed or shares no term). */
-  norm(id: string): number;
-  /**
-   * The match of several memories read as one text: the IDF-weighted share of the query's terms
-   * that at least one of them holds (the union of their terms; 0 for none).
-   */
-  union(ids: Iterable<string>): number;
-}
-
-/**
- * A query: its distinct terms that occur in some memory with their IDF, and the IDF sum of all of
- * them. `slot` numbers the cue's words: a word one typo away from a cue word (see
- * {@link LexicalIndex.query}) shares that word's slot, and a memory is credited once per slot (the
- * first of the slot's terms it holds: the cue word itself before its variants).
- */
-export interface LexicalQuery {
-  terms: Array<{ term: string; idf: number; slot: number }>;
-  idfSum: number;
-}
-
 /** Options of {@link LexicalIndex.query}. */
 export interface QueryOptions {
   /** Also match indexed words one typo away from each cue word (recall: yes; duplicate checks: no). */
   typos?: boolean;
 }
 
-/** One posting (a document number and its term frequency), or several. */
-type Postings = number | number[];
-
-const TF_SLOTS = 64;
-
-function pack(docNo: number, tf: number): number {
-  return docNo * TF_SLOTS + Math.min(TF_SLOTS - 1, Math.round(tf * 2));
-}
-
-function docOfPosting(p: number): number {
-  return Math.floor(p / TF_SLOTS);
-}
-
-function tfOfPosting(p: number): number {
-  return (p % TF_SLOTS) / 2;
-}
-
-function postingCount(p: Postings | undefined): number {
-  return p === undefined ? 0 : typeof p === 'number' ? 1 : p.length;
+/** Options of a {@link LexicalIndex}. */
+export interface LexicalIndexOptions {
+  /** Queries with at most this many postings are scanned whole rather than pruned (tests set 0). */
+  scanPostings?: number;
 }
 
 export class LexicalIndex {
   readonly #docOf = new Map<string, number>();
-  #idOf: Array<string | undefined> = [];
+  readonly #idOf: Array<string | undefined> = [];
   #len = new Float32Array(64);
   /**
    * Postings still in term lists per removed document (0 for a live or a free one): a removal
@@ -95,19 +54,18 @@ export class LexicalIndex {
    */
   #stale = new Int32Array(64);
   readonly #free: number[] = [];
-  readonly #terms = new Map<string, Postings>();
+  readonly #terms = new TermLists();
+  readonly #forward = new ForwardIndex();
   readonly #typos = new TypoNeighbours((t) => this.#terms.has(t));
-  /** Postings of removed documents still in each term's list (terms with none are absent). */
-  readonly #deadIn = new Map<string, number>();
   #totalLen = 0;
-  #scratch = new Float64Array(64);
-  #shares = new Float64Array(64);
-  /** Per document, which of the query's terms it holds: `#words` 32-bit words each (term i is bit i). */
-  #held = new Uint32Array(64);
-  #words = 1;
-  /** Documents with a non-zero score in the scratch array, and the query generation they belong to. */
-  readonly #touched: number[] = [];
+  readonly #scratch = new ScoreScratch();
+  /** Bumped by every query and every change: a query's scores are read before either. */
   #generation = 0;
+  readonly #scanPostings: number;
+
+  constructor(options: LexicalIndexOptions = {}) {
+    this.#scanPostings = options.scanPostings ?? SCAN_POSTINGS;
+  }
 
   get size(): number {
     return this.#docOf.size;
@@ -125,6 +83,7 @@ export class LexicalIndex {
   /** Indexes a memory; an id already present is replaced (its old text must be passed to remove first). */
   add(id: string, doc: LexicalDoc): void {
     if (this.#docOf.has(id)) throw new Error(`lexical index: ${id} is already indexed`);
+    this.#generation += 1;
     const docNo = this.#free.pop() ?? this.#idOf.length;
     this.#docOf.set(id, docNo);
     this.#idOf[docNo] = id;
@@ -132,74 +91,47 @@ export class LexicalIndex {
     this.#ensure(docNo + 1);
     this.#len[docNo] = length;
     this.#totalLen += length;
+    const ids: number[] = [];
+    const slots: number[] = [];
     for (const [term, f] of tf) {
-      const p = this.#terms.get(term);
-      const posting = pack(docNo, f);
-      if (p === undefined) {
-        this.#terms.set(term, posting);
-        this.#typos.added(term);
-      } else if (typeof p === 'number') this.#terms.set(term, [p, posting]);
-      else p.push(posting);
+      const known = this.#terms.has(term);
+      ids.push(this.#terms.add(term, docNo, f, this.#len[docNo] as number));
+      slots.push(tfSlot(f));
+      if (!known) this.#typos.added(term);
     }
+    this.#forward.set(docNo, ids, slots);
   }
 
   /**
-   * Removes a memory; `doc` must be the text it was added with. Costs the memory's own terms, not
-   * their postings: a term it alone held leaves the dictionary at once; in longer lists its posting
-   * stays, skipped by every read, until removed postings make up half the list and the list is
-   * compacted (so each posting is copied at most once per removal that follows it: O(1) amortised).
+   * Removes a memory. Costs the memory's own terms (read from the forward index), not their
+   * postings: a term it alone held leaves the dictionary at once; in longer lists its posting stays,
+   * skipped by every read, until removed postings make up half the list and the list is compacted
+   * (so each posting is copied at most once per removal that follows it: O(1) amortised).
    */
-  remove(id: string, doc: LexicalDoc): void {
+  remove(id: string): void {
     const docNo = this.#docOf.get(id);
     if (docNo === undefined) return;
-    const terms = [...termFrequencies(doc).tf.keys()];
+    this.#generation += 1;
+    const at = this.#forward.start(docNo);
+    const terms = Array.from(this.#forward.terms.subarray(at, at + this.#forward.count(docNo)));
     let stale = 0;
-    for (const term of terms) {
-      const p = this.#terms.get(term);
-      if (p === undefined) continue;
-      if (typeof p === 'number') {
-        if (docOfPosting(p) === docNo) this.#terms.delete(term);
-        continue;
-      }
-      stale += 1;
-      const dead = (this.#deadIn.get(term) ?? 0) + 1;
-      this.#deadIn.set(term, dead);
-    }
+    for (const term of terms) if (this.#terms.removed(term, docNo)) stale += 1;
     this.#totalLen -= this.#len[docNo] ?? 0;
     this.#len[docNo] = 0;
     this.#docOf.delete(id);
     this.#idOf[docNo] = undefined;
     this.#stale[docNo] = stale;
     if (stale === 0) this.#free.push(docNo);
+    this.#forward.clear(docNo);
     // Compacted after the document is marked removed, so its own postings go too.
-    for (const term of terms) this.#maybeCompact(term);
-  }
-
-  /** Live documents holding the term. */
-  #df(term: string): number {
-    return postingCount(this.#terms.get(term)) - (this.#deadIn.get(term) ?? 0);
-  }
-
-  /** Drops removed documents' postings from the term's list once they are half of it. */
-  #maybeCompact(term: string): void {
-    const dead = this.#deadIn.get(term);
-    const p = this.#terms.get(term);
-    if (dead === undefined || typeof p !== 'object' || dead * 2 < p.length) return;
-    let kept = 0;
-    for (let i = 0; i < p.length; i++) {
-      const posting = p[i] as number;
-      const d = docOfPosting(posting);
-      if (this.#idOf[d] !== undefined) p[kept++] = posting;
-      else {
-        const left = (this.#stale[d] ?? 1) - 1;
-        this.#stale[d] = left;
-        if (left === 0) this.#free.push(d);
-      }
-    }
-    p.length = kept;
-    this.#deadIn.delete(term);
-    if (kept === 0) this.#terms.delete(term);
-    else if (kept === 1) this.#terms.set(term, p[0] as number);
+    const live = (d: number): boolean => this.#idOf[d] !== undefined;
+    const lenOf = (d: number): number => this.#len[d] as number;
+    const gone = (d: number): void => {
+      const left = (this.#stale[d] ?? 1) - 1;
+      this.#stale[d] = left;
+      if (left === 0) this.#free.push(d);
+    };
+    for (const term of terms) this.#terms.maybeCompact(term, live, lenOf, gone);
   }
 
   /**
@@ -225,13 +157,13 @@ export class LexicalIndex {
     const seen = new Set(cue);
     let idfSum = 0;
     for (const [slot, term] of cue.entries()) {
-      const f = this.#df(term);
+      const f = this.#terms.df(term);
       const idf = idfOf(f);
       idfSum += idf;
       if (f > 0) terms.push({ term, idf, slot });
       if (options.typos !== true || !typoWord(term)) continue;
       for (const v of this.#typos.of(term)) {
-        const fv = seen.has(v) ? 0 : this.#df(v);
+        const fv = seen.has(v) ? 0 : this.#terms.df(v);
         if (fv <= 0) continue;
         seen.add(v);
         variants.push({ term: v, idf: TYPO_DISCOUNT * Math.min(idf, idfOf(fv)), slot });
@@ -241,71 +173,25 @@ export class LexicalIndex {
   }
 
   /**
-   * Scores every memory that shares a term with the query, two ways:
+   * A query's scores over the memories that share a term with it, two ways:
    * - BM25 (k1 1.2, b 0.75), which ranks the lexical list;
    * - the match in [0, 1]: the IDF-weighted share of the query's terms the memory holds,
    *     match = Σ_{t in query and memory} idf_t / Σ_{t in query} idf_t
    *   so a memory holding every word of the cue gets 1 and rare words count most. (Measured against
    *   BM25 over its saturated bound and a per-term capped BM25: the same recall, and this one is
    *   absolute, so it blends with the cosine without rescaling per query.)
-   * The scores stay valid until the next call on this index (the shard is single-threaded and a
-   * recall reads them at once), so a recall looks up any memory's score in O(1) without copies.
+   * Computed when read (shard/index/lexical-scores.ts): any memory's score from its own terms, the
+   * best k by a pruned walk of the postings. The scores may be read until the next query or change
+   * on this index (the shard is single-threaded and a recall reads them at once).
    */
   score(q: LexicalQuery): LexicalScores {
-    this.#clearScores();
-    const words = Math.max(1, Math.ceil(q.terms.length / 32));
-    const [scores, shares, held] = this.#scratchFor(this.#idOf.length, words);
-    const avg = this.#totalLen / Math.max(1, this.#docOf.size) || 1;
-    const sameSlot = earlierOfSlot(q);
-    const holds = (bits: Uint32Array, at: number, t: number): boolean => (((bits[at + (t >>> 5)] as number) >>> (t & 31)) & 1) === 1;
-    for (const [t, { term, idf }] of q.terms.entries()) {
-      const p = this.#terms.get(term);
-      if (p === undefined) continue;
-      const list = typeof p === 'number' ? [p] : p;
-      const before = sameSlot[t] ?? [];
-      for (let i = 0; i < list.length; i++) {
-        const d = docOfPosting(list[i] as number);
-        if (this.#idOf[d] === undefined) continue;
-        // Credited once per cue word: a variant counts only where no earlier term of its slot did.
-        if (before.length > 0 && before.some((e) => holds(held, d * words, e))) continue;
-        const tf = tfOfPosting(list[i] as number);
-        const part = (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (this.#len[d] ?? 0)) / avg));
-        if (scores[d] === 0) this.#touched.push(d);
-        scores[d] = (scores[d] ?? 0) + idf * part;
-        shares[d] = (shares[d] ?? 0) + idf;
-        held[d * words + (t >>> 5)] = (held[d * words + (t >>> 5)] ?? 0) | (1 << (t & 31));
-      }
-    }
     const generation = ++this.#generation;
-    const check = (): void => {
-      if (generation !== this.#generation) throw new Error('lexical scores read after another query ran on the index');
-    };
-    const matchOf = (d: number): number => (q.idfSum > 0 ? Math.min(1, (shares[d] ?? 0) / q.idfSum) : 0);
-    return {
-      top: (k, accept) => {
-        check();
-        const best = topK(this.#touched, scores, k, accept === null ? null : (d) => accept(this.#idOf[d] as string));
-        return best.map((d) => ({ id: this.#idOf[d] as string, score: scores[d] ?? 0, norm: matchOf(d) }));
-      },
-      norm: (id) => {
-        check();
-        const d = this.#docOf.get(id);
-        return d === undefined ? 0 : matchOf(d);
-      },
-      union: (ids) => {
-        check();
-        const all = new Uint32Array(words);
-        for (const id of ids) {
-          const d = this.#docOf.get(id);
-          if (d !== undefined) for (let i = 0; i < words; i++) all[i] = (all[i] as number) | (held[d * words + i] as number);
-        }
-        let sum = 0;
-        q.terms.forEach(({ idf }, t) => {
-          if (holds(all, 0, t) && !(sameSlot[t] ?? []).some((e) => holds(all, 0, e))) sum += idf;
-        });
-        return q.idfSum > 0 ? Math.min(1, sum / q.idfSum) : 0;
-      },
-    };
+    this.#scratch.fit(this.#idOf.length, this.#terms.capacity);
+    const avg = this.#totalLen / Math.max(1, this.#docOf.size) || 1;
+    const view = { terms: this.#terms, forward: this.#forward, docOf: this.#docOf, idOf: this.#idOf, len: this.#len, avg, scratch: this.#scratch, scanPostings: this.#scanPostings };
+    return new QueryScores(q, view, () => {
+      if (generation !== this.#generation) throw new Error('lexical scores read after another query ran on the index, or after it changed');
+    });
   }
 
   /** The `k` best memories for the query by BM25, best first (ties: lower document number first). */
@@ -317,7 +203,8 @@ export class LexicalIndex {
   withDateKeys(keys: readonly string[], limit: number): string[] {
     const out = new Set<string>();
     for (const key of keys) {
-      const p = this.#terms.get(key);
+      const term = this.#terms.idOf(key);
+      const p = term === undefined ? undefined : this.#terms.list(term);
       for (const posting of p === undefined ? [] : typeof p === 'number' ? [p] : p) {
         if (out.size >= limit) return [...out];
         const id = this.#idOf[docOfPosting(posting)];
@@ -325,16 +212,6 @@ export class LexicalIndex {
       }
     }
     return [...out];
-  }
-
-  #clearScores(): void {
-    const words = this.#words;
-    for (const d of this.#touched) {
-      this.#scratch[d] = 0;
-      this.#shares[d] = 0;
-      for (let i = d * words; i < (d + 1) * words; i++) this.#held[i] = 0;
-    }
-    this.#touched.length = 0;
   }
 
   #ensure(n: number): void {
@@ -346,22 +223,6 @@ export class LexicalIndex {
     stale.set(this.#stale);
     this.#stale = stale;
   }
-
-  /** The score arrays, grown to n documents of `words` term words (all zero: #clearScores ran). */
-  #scratchFor(n: number, words: number): [Float64Array, Float64Array, Uint32Array] {
-    if (this.#scratch.length < n) {
-      this.#scratch = new Float64Array(Math.max(n, this.#scratch.length * 2));
-      this.#shares = new Float64Array(this.#scratch.length);
-    }
-    if (this.#held.length < this.#scratch.length * words) this.#held = new Uint32Array(this.#scratch.length * words);
-    this.#words = words;
-    return [this.#scratch, this.#shares, this.#held];
-  }
-}
-
-/** Per term of the query, the earlier terms of its slot (none for a cue word itself). */
-function earlierOfSlot(q: LexicalQuery): number[][] {
-  return q.terms.map(({ slot }, t) => q.terms.flatMap((x, e) => (e < t && x.slot === slot ? [e] : [])));
 }
 
 /**

@@ -169,7 +169,7 @@ export class Workspace {
   #unindex(m: MemoryRecord): void {
     // A live memory is in the lexical index or still queued for it (then the queue skips it later).
     if (m.supersededBy === null) {
-      if (this.#lexical.has(m.id)) this.#lexical.remove(m.id, m);
+      if (this.#lexical.has(m.id)) this.#lexical.remove(m.id);
       else this.#unindexed -= 1;
     }
     if (m.entityId !== null) {
