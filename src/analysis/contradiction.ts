@@ -3,7 +3,7 @@
  * pairs are compared at all ({@link isCandidate}), and whether the newer contradicts the older or
  * revises it ({@link classifyPair}), with a score and a `reason` naming the rule that fired.
  */
-import { NEGATION_WORDS, negationScope, opposites, words as ruleWords } from './contradiction-rules.ts';
+import { NEGATION_WORDS, negationCount, negationScope, opposites, words as ruleWords, type RuleFinding } from './contradiction-rules.ts';
 import { pairFeatures } from './contradiction-features.ts';
 import { learnedDecision } from './contradiction-learned.ts';
 import { EMPTY_LEXICON, type Lexicon } from './lexicon.ts';
@@ -110,7 +110,7 @@ export function classifyPair(older: string, newer: string, similarity: number, o
   const revisionWording = n.revision && !o.revision;
   const newerText = n.text;
   const finding =
-    (on('scope') ? negationScope(wa, wb, lx) : null) ??
+    (on('scope') ? negationScope(wa, wb, lx) ?? clauseScope(o, n, lx) : null) ??
     (on('opposites') ? opposites(wa, wb, lx, builtInAntonym) : null) ??
     (on('antonym') ? antonym(a, b) : null) ??
     (on('number') ? numbers(o.numbers, n.numbers, a, b) : null) ??
@@ -130,6 +130,8 @@ interface Statement {
   text: string;
   terms: ReadonlySet<string>;
   words: readonly string[];
+  /** The words of each clause, when the statement has more than one (see {@link CLAUSE_BREAK}). */
+  clauses: ReadonlyArray<readonly string[]>;
   numbers: ReadonlySet<string>;
   revision: boolean;
 }
@@ -146,7 +148,8 @@ function statement(raw: string): Statement {
   if (s === undefined) {
     // Statements are compared on their opening: long documents are not single claims.
     const text = normalise(raw.slice(0, MAX_CHARS));
-    s = { text, terms: terms(text), words: ruleWords(text), numbers: numbersIn(text), revision: REVISION.test(text) };
+    const clauses = text.split(CLAUSE_BREAK).map(ruleWords).filter((c) => c.length > 0);
+    s = { text, terms: terms(text), words: ruleWords(text), clauses: clauses.length > 1 ? clauses : [], numbers: numbersIn(text), revision: REVISION.test(text) };
     // A long document is not kept (its whole text would be the key).
     if (raw.length <= MAX_CHARS) {
       if (statements.size >= STATEMENTS_MAX) statements.clear();
@@ -154,6 +157,26 @@ function statement(raw: string): Statement {
     }
   }
   return s;
+}
+
+/** Where one clause of a statement ends and another begins: a sentence's end, a semicolon, ", but". */
+const CLAUSE_BREAK = /[.!?;]+(?:\s+|$)|,?\s+but\s+/i;
+
+/**
+ * Negation scope within a clause: when only one side negates and the whole of it does not deny the
+ * other ("The server no longer runs on port 8080; it is on 9090 now" says more than it denies), a
+ * negated clause of it may ("the server no longer runs on port 8080" / "the server runs on port 8080").
+ */
+function clauseScope(o: Statement, n: Statement, lx: Lexicon): RuleFinding | null {
+  for (const [negated, plain, flip] of [[n, o, false], [o, n, true]] as const) {
+    if (negationCount(plain.words) > 0) continue;
+    for (const clause of negated.clauses) {
+      if (negationCount(clause) === 0) continue;
+      const f = flip ? negationScope(clause, plain.words, lx) : negationScope(plain.words, clause, lx);
+      if (f) return { ...f, reason: f.reason.replace(/^negation scope: one statement/, 'negation scope: a clause of one statement') };
+    }
+  }
+  return null;
 }
 
 interface Finding {

@@ -109,6 +109,28 @@ describe('negation scope', () => {
   });
 });
 
+describe('negation scope within one clause', () => {
+  it.each([
+    ['The staging server runs on port 8080.', 'The staging server no longer runs on port 8080; it is on port 9090 now.', 'revision'],
+    ['Alice drinks coffee every morning.', "Alice doesn't drink coffee every morning anymore. She switched to tea.", 'revision'],
+    ['Bob lives in Berlin.', 'Bob does not live in Berlin, but he works there.', 'contradiction'],
+    ['Bob lives in Berlin.', 'Bob does not live in Berlin. He does not work there either.', 'contradiction'],
+  ])('%j / %j: the negated clause denies the other statement', (a, b, verdict) => {
+    const c = classify(a, b);
+    expect(c.verdict).toBe(verdict);
+    expect(c.score).toBeGreaterThanOrEqual(CONFIDENT);
+    expect(c.reason).toMatch(/^negation scope: a clause of one statement denies/);
+  });
+
+  it.each([
+    ['the negated clause is about someone else', 'Sarah likes jazz.', 'Tom does not like jazz. Sarah likes jazz.'],
+    ['the negated clause adds a detail', 'Bob lives in Berlin.', 'Bob does not live in central Berlin, but he works there.'],
+    ['both statements negate', 'Bob does not work in Berlin.', 'Bob does not live in Berlin. He works in Munich.'],
+  ])('not a contradiction: %s (%j / %j)', (_why, a, b) => {
+    expect(classify(a, b)).toMatchObject({ verdict: 'none' });
+  });
+});
+
 describe('opposites', () => {
   it('particles and built-in opposites about one particular subject are confident, with the words in the reason', () => {
     const c = classify('The man is turning on the microwave', 'The man is turning off the microwave', 0.9);
