@@ -78,8 +78,10 @@ export function isCandidate(older: string, newer: string, similarity: number): b
 export interface ClassifyOptions {
   /** Word relations (WordNet's, see shard/lexicon-loader); without it words match only themselves. */
   lexicon?: Lexicon;
-  /** Rules left out (for measuring each rule's gain): 'scope', 'opposites', 'antonym', 'number', 'update'. */
+  /** Rules left out (for measuring each rule's gain): 'scope', 'opposites', 'antonym', 'number', 'update', 'swap'. */
   without?: ReadonlySet<string>;
+  /** Both statements are about one entity (the memories share an `entity_id`): asks the value-swap rule. */
+  sameEntity?: boolean;
   /**
    * Ask the learned decision (analysis/contradiction-learned) when no rule fires. Off in the
    * service: measured and dropped, as on SICK's trial split it doubled the false alarms on neutral
@@ -115,6 +117,7 @@ export function classifyPair(older: string, newer: string, similarity: number, o
     (on('antonym') ? antonym(a, b) : null) ??
     (on('number') ? numbers(o.numbers, n.numbers, a, b) : null) ??
     (revisionWording && on('update') ? update(a, b) : null) ??
+    (opts.sameEntity === true && on('swap') ? swap(o, n, lx) : null) ??
     (opts.learned === true ? learned(wa, wb, similarity, lx) : null);
   if (!finding) return { verdict: 'none', score: 0, reason: 'no disagreement found' };
   // Similar embeddings make the disagreement about the same thing more likely.
@@ -180,7 +183,7 @@ function clauseScope(o: Statement, n: Statement, lx: Lexicon): RuleFinding | nul
 }
 
 interface Finding {
-  kind: 'negation' | 'antonym' | 'number' | 'update' | 'learned';
+  kind: 'negation' | 'antonym' | 'number' | 'update' | 'swap' | 'learned';
   score: number;
   reason: string;
 }
@@ -254,6 +257,24 @@ function update(a: ReadonlySet<string>, b: ReadonlySet<string>): Finding | null 
   const onlyB = [...b].filter((w) => !a.has(w));
   if (overlap < 0.4 || onlyA.length === 0 || onlyB.length === 0) return null;
   return { kind: 'update', score: 0.5 + 0.4 * overlap, reason: `update: '${onlyA.join(' ')}' is replaced by '${onlyB.join(' ')}'` };
+}
+
+/**
+ * A value swapped about one entity: two statements about the same entity (the memories share an
+ * `entity_id`), neither negated, alike but for one word each ("Alice lives in Paris" / "Alice lives
+ * in London", "Bob's favourite colour is blue" / "… green"), the two words not one another's
+ * synonym or hypernym and not numbers (the numbers rule reads those). Only a pending candidate: an
+ * entity may hold both values ("Alice likes Paris" / "… London"), which words cannot tell.
+ */
+function swap(o: Statement, n: Statement, lx: Lexicon): Finding | null {
+  if (negationCount(o.words) > 0 || negationCount(n.words) > 0) return null;
+  const onlyA = [...o.terms].filter((w) => !n.terms.has(w));
+  const onlyB = [...n.terms].filter((w) => !o.terms.has(w));
+  if (onlyA.length !== 1 || onlyB.length !== 1 || o.terms.size - 1 < 2) return null;
+  const [x, y] = [onlyA[0] as string, onlyB[0] as string];
+  if (/\d/.test(x + y) || NUMBER_TERMS.includes(x) || NUMBER_TERMS.includes(y)) return null;
+  if (lx.covers(x, y) || lx.covers(y, x) || lx.near(x, y) || lx.near(y, x)) return null;
+  return { kind: 'swap', score: 0.55, reason: `swap: '${x}' versus '${y}' about one entity` };
 }
 
 /** Digits not glued to a word ("IPv6", "HTTP/2" are names), clock times, percentages, months. */

@@ -157,7 +157,7 @@ export function checkContradictions(w: Workspace, memories: readonly MemoryRecor
       if (other.updatedAt > m.updatedAt || (other.updatedAt === m.updatedAt && other.id > m.id)) continue;
       const [older, newer] = other.createdAt <= m.createdAt ? [other, m] : [m, other];
       if (!isCandidate(older.content, newer.content, sim)) continue;
-      const c = classifyPair(older.content, newer.content, sim, { lexicon });
+      const c = classifyPair(older.content, newer.content, sim, { lexicon, sameEntity: older.entityId !== null && older.entityId === newer.entityId });
       if (c.verdict === 'none' || c.score < UNCERTAIN) continue;
       found += 1;
       if (c.score >= CONFIDENT) records.push(...verdictEdges(w.slug, older.id, newer.id, c.verdict, c.score, nowUs, c.reason));

@@ -63,3 +63,28 @@ describe('contradiction candidates beyond the nearest by vector', () => {
     expect(found).toBe(1);
   });
 });
+
+describe('a value swapped about one entity', () => {
+  const pair = (entityId: string | null): { w: Workspace; older: MemoryRecord; newer: MemoryRecord } => {
+    const w = new Workspace('s');
+    const older = { ...memory('Alice lives in Paris', vector(1, 0.5), NOW - 10_000_000), entityId };
+    const newer = { ...memory('Alice lives in London', vector(1, 0.6), NOW), entityId };
+    w.put(older);
+    w.put(newer);
+    return { w, older, newer };
+  };
+
+  it('leaves a pending candidate, not an edge, when both memories name the entity', () => {
+    const { w, older, newer } = pair('alice');
+    const { records, found } = checkContradictions(w, [newer], NOW);
+    expect(found).toBe(1);
+    expect(records).toEqual([expect.objectContaining({ t: 'pending', p: expect.objectContaining({ reason: "swap: 'paris' versus 'london' about one entity" }) })]);
+    expect(JSON.stringify(records)).toContain(older.id);
+  });
+
+  it('finds nothing when the memories name no entity', () => {
+    const { w, newer } = pair(null);
+    expect(checkContradictions(w, [newer], NOW).found).toBe(0);
+  });
+});
+

@@ -131,6 +131,39 @@ describe('negation scope within one clause', () => {
   });
 });
 
+describe('a value swapped about one entity', () => {
+  const sameEntity = (a: string, b: string) => classifyPair(a, b, 0.7, { lexicon, sameEntity: true });
+
+  it.each([
+    ['Alice lives in Paris.', 'Alice lives in London.', 'paris', 'london'],
+    ["Bob's favorite color is blue.", "Bob's favorite color is green.", 'blue', 'green'],
+  ])('%j / %j is a pending candidate naming the two values', (a, b, x, y) => {
+    const c = sameEntity(a, b);
+    expect(c.verdict).toBe('contradiction');
+    expect(c.score).toBeGreaterThanOrEqual(UNCERTAIN);
+    expect(c.score).toBeLessThan(CONFIDENT);
+    expect(c.reason).toBe(`swap: '${x}' versus '${y}' about one entity`);
+  });
+
+  it('is not asked when the memories do not share an entity', () => {
+    expect(classify('Alice lives in Paris.', 'Alice lives in London.')).toMatchObject({ verdict: 'none' });
+  });
+
+  it.each([
+    ['a synonym', 'Alice drives a car.', 'Alice drives an automobile.'],
+    ['a more specific word', 'Alice has a dog.', 'Alice has a puppy.'],
+    ['too little said besides the swapped word', 'Alice is tired.', 'Bob is tired.'],
+    ['two words swapped', 'Alice lives in Paris with Tom.', 'Alice works in London with Tom.'],
+    ['a negation (negation scope decides)', 'Alice lives in Paris.', 'Alice does not live in London.'],
+  ])('not a swap: %s (%j / %j)', (_why, a, b) => {
+    expect(sameEntity(a, b).reason).not.toMatch(/^swap/);
+  });
+
+  it('with update wording the update rule speaks first', () => {
+    expect(sameEntity('Alice lives in Paris.', 'Alice now lives in London.')).toMatchObject({ verdict: 'revision', reason: expect.stringMatching(/^update: /) });
+  });
+});
+
 describe('opposites', () => {
   it('particles and built-in opposites about one particular subject are confident, with the words in the reason', () => {
     const c = classify('The man is turning on the microwave', 'The man is turning off the microwave', 0.9);
