@@ -190,7 +190,7 @@ interface Finding {
 
 /** The features of a pair for the learned decision (native-bench/fit-contradiction.ts fits on them). */
 export function featuresOf(older: string, newer: string, similarity: number, lexicon: Lexicon = EMPTY_LEXICON): number[] {
-  return pairFeatures(ruleWords(normalise(older.slice(0, MAX_CHARS))), ruleWords(normalise(newer.slice(0, MAX_CHARS))), similarity, lexicon, builtInAntonym);
+  return pairFeatures(statement(older).words, statement(newer).words, similarity, lexicon, builtInAntonym);
 }
 
 /** When no rule fired: the logistic regression over the pair's features (analysis/contradiction-learned). */

@@ -4,9 +4,7 @@
  * into per-document arrays, in query order, and ranks them with topK. Same add, remove, compaction
  * and document-number reuse as the index, so that tie order (lower document number first) compares.
  */
-import type { JsonValue } from '../../src/model/memory.ts';
-import { BM25_B, BM25_K1, MINOR_FIELD_WEIGHT, type LexicalDoc, type LexicalHit, type LexicalQuery, type QueryOptions } from '../../src/shard/index/lexical.ts';
-import { dateKeysIn } from '../../src/recall/dates.ts';
+import { BM25_B, BM25_K1, termFrequencies, type LexicalDoc, type LexicalHit, type LexicalQuery, type QueryOptions } from '../../src/shard/index/lexical.ts';
 import { tokenize } from '../../src/shard/index/tokenize.ts';
 import { topK } from '../../src/shard/index/top-k.ts';
 import { TYPO_DISCOUNT, TypoNeighbours, typoWord } from '../../src/shard/index/typos.ts';
@@ -312,32 +310,4 @@ export class ReferenceLexicalIndex {
 /** Per term of the query, the earlier terms of its slot (none for a cue word itself). */
 function earlierOfSlot(q: LexicalQuery): number[][] {
   return q.terms.map(({ slot }, t) => q.terms.flatMap((x, e) => (e < t && x.slot === slot ? [e] : [])));
-}
-
-/**
- * Weighted term frequencies of a memory (content tokens 1, minor-field tokens MINOR_FIELD_WEIGHT)
- * and its weighted length; date keys are added with frequency 1 and do not count in the length.
- */
-function termFrequencies(doc: LexicalDoc): { tf: Map<string, number>; length: number } {
-  const tf = new Map<string, number>();
-  let length = 0;
-  const count = (text: string, weight: number): void => {
-    for (const t of tokenize(text)) {
-      tf.set(t, (tf.get(t) ?? 0) + weight);
-      length += weight;
-    }
-  };
-  count(doc.content, 1);
-  if (doc.entityId !== null) count(doc.entityId, MINOR_FIELD_WEIGHT);
-  for (const v of Object.values(doc.context)) forEachString(v, (s) => count(s, MINOR_FIELD_WEIGHT));
-  for (const key of dateKeysIn(doc.content)) tf.set(key, 1);
-  return { tf, length };
-}
-
-/** Calls `fn` for every string inside a JSON value (bounded depth: context is validated at the edge). */
-function forEachString(v: JsonValue, fn: (s: string) => void, depth = 0): void {
-  if (depth > 8) return;
-  if (typeof v === 'string') fn(v);
-  else if (Array.isArray(v)) for (const x of v) forEachString(x, fn, depth + 1);
-  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) forEachString(x, fn, depth + 1);
 }

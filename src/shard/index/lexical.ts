@@ -229,7 +229,7 @@ export class LexicalIndex {
  * Weighted term frequencies of a memory (content tokens 1, minor-field tokens MINOR_FIELD_WEIGHT)
  * and its weighted length; date keys are added with frequency 1 and do not count in the length.
  */
-function termFrequencies(doc: LexicalDoc): { tf: Map<string, number>; length: number } {
+export function termFrequencies(doc: LexicalDoc): { tf: Map<string, number>; length: number } {
   const tf = new Map<string, number>();
   let length = 0;
   const count = (text: string, weight: number): void => {
