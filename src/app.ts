@@ -8,7 +8,7 @@ import { RateLimiter } from './auth/rate-limit.ts';
 import { AuthStore, type AuthDirectory } from './auth/store.ts';
 import { DEFAULT_WORKSPACE } from './auth/principal.ts';
 import type { Config } from './config/index.ts';
-import { lockDataDir, openDataDir, shardOptions } from './data-dir.ts';
+import { checkEmbedder, embedderRecord, lockDataDir, openDataDir, shardOptions } from './data-dir.ts';
 import { createEmbedder } from './embedding/index.ts';
 import { startHttp } from './http/server.ts';
 import { ConnectionGate } from './http/connection-gate.ts';
@@ -92,6 +92,15 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     await release();
     throw err;
   });
+  try {
+    const record = embedderRecord(embedder.name, embedder.dim, config.embedder === 'hash' ? null : config.modelDir);
+    checkEmbedder(config.dataDir, meta, record, memories.some((n) => n > 0));
+  } catch (err) {
+    await embedder.close();
+    await shards.shutdown();
+    await release();
+    throw err;
+  }
   if (embedder.name === 'hash') log('embedder: deterministic hash embedder (FLASHBULB_EMBEDDER=hash) — for tests, not for real recall');
   else log(`embedder: ${embedder.name} (${embedder.dim} dims) from ${config.modelDir}`);
   subscriptions = new SubscriptionRegistry(shards, embedder, cluster ? cluster.relay() : null);

@@ -1,7 +1,9 @@
 /**
  * @module data-dir — the data directory's layout: meta.json (format and shard count, fixed at
- * creation), auth.json, and one folder per shard; its lock, and its online copy (backup).
+ * creation; the embedder that made its vectors, recorded on first start), auth.json, and one
+ * folder per shard; its lock, and its online copy (backup).
  */
+import { createHash } from 'node:crypto';
 import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config/index.ts';
@@ -12,6 +14,56 @@ export interface DataDirMeta {
   format: 1;
   shards: number;
   created_at: number;
+  /** The embedder whose vectors the directory holds (absent in directories from before it was recorded). */
+  embedder?: EmbedderRecord;
+}
+
+/** Which model made a directory's vectors: vectors of two models are not comparable, even at one dim. */
+export interface EmbedderRecord {
+  /** Shown in messages: the model directory's name, or "hash". */
+  name: string;
+  dim: number;
+  /** SHA-256 of the model's ONNX graph; null for the hash embedder. */
+  model_sha256: string | null;
+}
+
+/** The default model before the data directory recorded its embedder. */
+const EARLIER_DEFAULT = 'all-MiniLM-L6-v2';
+
+/** The record for an embedder: a model directory's graph hashed, or the hash embedder. */
+export function embedderRecord(name: string, dim: number, modelDir: string | null): EmbedderRecord {
+  if (modelDir === null) return { name, dim, model_sha256: null };
+  const sha = createHash('sha256').update(readFileSync(join(modelDir, 'model.onnx'))).digest('hex');
+  return { name, dim, model_sha256: sha };
+}
+
+/**
+ * Records the embedder on a directory's first start, or refuses one whose vectors would not be
+ * comparable with those stored (recall would silently rank by noise). A directory from before
+ * the record that already holds memories was written by the earlier default model.
+ */
+export function checkEmbedder(dir: string, meta: DataDirMeta, current: EmbedderRecord, holdsMemories: boolean): DataDirMeta {
+  const describe = (e: EmbedderRecord): string => `${e.name} (${e.dim} dims${e.model_sha256 ? `, model.onnx sha256 ${e.model_sha256.slice(0, 12)}…` : ''})`;
+  const migrate =
+    'Start with FLASHBULB_MODEL_DIR pointing at that model (or FLASHBULB_EMBEDDER=hash), or move the memories across: ' +
+    'export each workspace without embeddings under the old model (GET /v1/export) and import it under the new one ' +
+    '(POST /v1/import embeds every memory again) into a new data directory.';
+  const recorded = meta.embedder;
+  if (recorded !== undefined) {
+    const same = recorded.dim === current.dim && recorded.model_sha256 === current.model_sha256;
+    if (same) return meta;
+    throw new Error(`data directory ${dir} holds vectors made by ${describe(recorded)}; this server embeds with ${describe(current)}. ${migrate}`);
+  }
+  if (holdsMemories && current.model_sha256 !== null && current.name !== EARLIER_DEFAULT) {
+    throw new Error(
+      `data directory ${dir} holds memories from before it recorded its embedder; they were embedded by the default model then, ${EARLIER_DEFAULT}, ` +
+        `and this server embeds with ${describe(current)}. ${migrate} If they were in fact embedded by ${current.name}, add ` +
+        `"embedder": ${JSON.stringify(current)} to ${join(dir, 'meta.json')}.`,
+    );
+  }
+  const next: DataDirMeta = { ...meta, embedder: current };
+  writeFileDurably(join(dir, 'meta.json'), JSON.stringify(next, null, 2));
+  return next;
 }
 
 /** Opens (or creates) a data directory; the shard count of an existing one wins over `shards`. */
