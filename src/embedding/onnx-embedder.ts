@@ -31,9 +31,11 @@ export interface OnnxEmbedderOptions {
    * the trailing [SEP] kept.
    */
   maxTokens?: number;
+  /** Take the model directory's mean vector off each vector when it has one (default true). */
+  centre?: boolean;
   /** Override the pooling (default: from 1_Pooling/config.json; required if that file is absent). */
   pooling?: Pooling;
-  /** Largest number of texts sent to the model in one run (default 8). */
+  /** Largest number of texts sent to the model in one run (default 8; always 1 for a dynamically quantised graph). */
   maxBatch?: number;
   /** Largest ratio of padded to real tokens in one run (default 1.15); see paddedChunks. */
   maxPadding?: number;
@@ -52,6 +54,8 @@ export interface OnnxEmbedder {
   readonly dim: number;
   readonly maxTokens: number;
   readonly pooling: Pooling;
+  /** Texts per model run: 1 for a dynamically quantised graph (see createOnnxEmbedder). */
+  readonly maxBatch: number;
   /** n×dim, row-major, L2-normalised rows (an all-zero row only if the model outputs zeros). */
   embedBatch(texts: readonly string[]): Promise<Float32Array>;
   /** Same as embedBatch; lets this object serve as an `Embedder` (./embedder.ts). */
@@ -91,6 +95,34 @@ function num(v: unknown): number | undefined {
   return typeof v === 'number' && Number.isFinite(v) ? v : undefined;
 }
 
+/**
+ * Optional in a model directory: the model's mean vector over a neutral corpus. A model whose
+ * vectors all lean one way (bge-small-en-v1.5: two unrelated sentences have cosine ~0.4) has that
+ * mean taken off each vector before the final normalisation, so unrelated texts sit near cosine 0
+ * as they do for all-MiniLM-L6-v2, and every cosine threshold and blend means the same under
+ * either model. Written by scripts/fetch-model.mjs; fitted by native-bench/fit-centre.ts.
+ */
+export const CENTRE_FILE = 'flashbulb_centre.json';
+
+async function readCentre(path: string, dim: number): Promise<Float32Array | undefined> {
+  const json = await readJsonIfExists(path);
+  if (json === undefined) return undefined;
+  const mean = json['mean'];
+  if (!Array.isArray(mean) || mean.length !== dim || !mean.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+    throw new Error(`${path}: "mean" must be ${dim} finite numbers`);
+  }
+  return Float32Array.from(mean as number[]);
+}
+
+function normalise(row: Float32Array): void {
+  let ss = 0;
+  for (let k = 0; k < row.length; k++) ss += (row[k] ?? 0) ** 2;
+  if (ss > 0) {
+    const inv = 1 / Math.sqrt(ss);
+    for (let k = 0; k < row.length; k++) row[k] = (row[k] ?? 0) * inv;
+  }
+}
+
 export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<OnnxEmbedder> {
   const dir = opts.modelDir;
   const [config, tokJson, tokConfig, poolCfg, stCfg] = await Promise.all([
@@ -120,7 +152,11 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
       (modelMax !== undefined && modelMax <= 100_000 ? modelMax : maxPositions),
   );
   if (!(maxTokens >= 2)) throw new Error(`bad maxTokens ${maxTokens}`);
-  const maxBatch = Math.max(1, opts.maxBatch ?? DEFAULT_MAX_BATCH);
+  // A graph quantised dynamically (DynamicQuantizeLinear: one scale for the whole input tensor,
+  // padding included) gives a text a vector that depends on what it was run with; such a graph
+  // runs one text at a time, so a memory's vector never depends on its neighbours in a batch.
+  const perRunScale = (await readFile(join(dir, 'model.onnx'))).includes('DynamicQuantizeLinear');
+  const maxBatch = perRunScale ? 1 : Math.max(1, opts.maxBatch ?? DEFAULT_MAX_BATCH);
   const maxPadding = Math.max(1, opts.maxPadding ?? DEFAULT_MAX_PADDING);
 
   const tokenizer: TokenizerLike = new Tokenizer(tokJson, tokConfig);
@@ -128,6 +164,8 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
   // Any text longer than this many UTF-16 units yields far more than maxTokens tokens in practice;
   // clipping first bounds the tokeniser's work on huge inputs.
   const maxChars = maxTokens * 64;
+
+  const centre = opts.centre === false ? undefined : await readCentre(join(dir, CENTRE_FILE), dim);
 
   const threads = Math.max(1, opts.threads ?? 1);
   const session = await ort.InferenceSession.create(join(dir, 'model.onnx'), {
@@ -204,11 +242,10 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
         } else {
           throw new Error(`unexpected output dims [${dims.join(', ')}] for dim ${dim}`);
         }
-        let ss = 0;
-        for (let k = 0; k < dim; k++) ss += (row[k] ?? 0) ** 2;
-        if (ss > 0) {
-          const inv = 1 / Math.sqrt(ss);
-          for (let k = 0; k < dim; k++) row[k] = (row[k] ?? 0) * inv;
+        normalise(row);
+        if (centre !== undefined) {
+          for (let k = 0; k < dim; k++) row[k] = (row[k] ?? 0) - (centre[k] ?? 0);
+          normalise(row);
         }
       }
     } finally {
@@ -243,6 +280,7 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
     dim,
     maxTokens,
     pooling,
+    maxBatch,
     embedBatch,
     embed: embedBatch,
     async close(): Promise<void> {
