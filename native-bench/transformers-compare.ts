@@ -18,9 +18,10 @@
  * (its install script only fetches GPU builds of onnxruntime-node).
  *
  *   node --import tsx native-bench/transformers-compare.ts --transformers-dir /work/tfjs
- *     [--model-dir models/all-MiniLM-L6-v2] [--data ../shared/data/locomo-dev.json (or ../../shared)]
+ *     [--model-dir DIR (default: the server's model)] [--data ../shared/data/locomo-dev.json (or ../../shared)]
  *     [--threads 1,2] [--rounds 3] [--sentences 256] [--latency 150] [--agree 300]
  */
+import { DEFAULTS } from '../src/config/index.ts';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -278,7 +279,7 @@ async function main(): Promise<void> {
   });
   const libDir = stringFlag(values, 'transformers-dir');
   if (libDir === undefined) throw new Error('--transformers-dir DIR is required (where @huggingface/transformers is installed)');
-  const modelDir = resolve(stringFlag(values, 'model-dir') ?? join(REPO, 'models/all-MiniLM-L6-v2'));
+  const modelDir = resolve(stringFlag(values, 'model-dir') ?? DEFAULTS.FLASHBULB_MODEL_DIR);
   const data = resolve(stringFlag(values, 'data') ?? ['../shared', '../../shared'].map((d) => join(REPO, d, 'data/locomo-dev.json')).find((p) => existsSync(p)) ?? 'locomo-dev.json');
   const sentences = numberFlag(values, 'sentences', 256);
   const latency = numberFlag(values, 'latency', 150);

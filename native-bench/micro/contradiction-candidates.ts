@@ -12,6 +12,7 @@
  *
  *   node --import tsx native-bench/micro/contradiction-candidates.ts [--conversations 0,1,2]
  */
+import { DEFAULTS } from '../../src/config/index.ts';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -135,7 +136,7 @@ async function embed(texts: readonly string[], picked: readonly number[]): Promi
     const buf = readFileSync(cache);
     flat = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
   } else {
-    const model = await createOnnxEmbedder({ modelDir: resolve('models/all-MiniLM-L6-v2'), threads: 1 });
+    const model = await createOnnxEmbedder({ modelDir: DEFAULTS.FLASHBULB_MODEL_DIR, threads: 1 });
     flat = new Float32Array(texts.length * DIM);
     for (let i = 0; i < texts.length; i += 64) flat.set(await model.embedBatch(texts.slice(i, i + 64)), i * DIM);
     await model.close();

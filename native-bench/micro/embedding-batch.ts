@@ -8,7 +8,7 @@
  *   node --import tsx native-bench/micro/embedding-batch.ts [--threads 1,2] [--batches 1,2,4,8,16,32]
  *     [--seconds 3] [--model-dir DIR]
  */
-import { fileURLToPath } from 'node:url';
+import { DEFAULTS } from '../../src/config/index.ts';
 import { parseArgs } from 'node:util';
 import { numberFlag, stringFlag } from '../lib/args.ts';
 import { machineBusySeconds } from '../lib/proc.ts';
@@ -17,7 +17,7 @@ import { formatTable, type Cell } from '../lib/table.ts';
 import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
 import { corpusSentence } from './texts.ts';
 
-const DEFAULT_MODEL = fileURLToPath(new URL('../../models/all-MiniLM-L6-v2', import.meta.url));
+const DEFAULT_MODEL = DEFAULTS.FLASHBULB_MODEL_DIR;
 
 interface Rate {
   perCpuS: number;

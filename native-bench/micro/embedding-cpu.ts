@@ -8,7 +8,7 @@
  *
  *   node --import tsx native-bench/micro/embedding-cpu.ts [--threads 1,2] [--seconds 4] [--model-dir DIR]
  */
-import { fileURLToPath } from 'node:url';
+import { DEFAULTS } from '../../src/config/index.ts';
 import { parseArgs } from 'node:util';
 import { numberFlag, stringFlag } from '../lib/args.ts';
 import { Rng } from '../lib/prng.ts';
@@ -17,7 +17,7 @@ import { machineBusySeconds } from '../lib/proc.ts';
 import { createOnnxEmbedder, type OnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
 import { corpusSentence } from './texts.ts';
 
-const DEFAULT_MODEL = fileURLToPath(new URL('../../models/all-MiniLM-L6-v2', import.meta.url));
+const DEFAULT_MODEL = DEFAULTS.FLASHBULB_MODEL_DIR;
 
 interface CpuRun {
   sentences: number;

@@ -6,13 +6,13 @@
  *
  *   node --import tsx native-bench/micro/embedding-hop.ts [--rounds 300] [--threads 2] [--model-dir DIR]
  */
-import { fileURLToPath } from 'node:url';
+import { DEFAULTS } from '../../src/config/index.ts';
 import { parseArgs } from 'node:util';
 import { numberFlag, stringFlag } from '../lib/args.ts';
 import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
 import { createEmbeddingPool } from '../../src/embedding/pool.ts';
 
-const DEFAULT_MODEL = fileURLToPath(new URL('../../models/all-MiniLM-L6-v2', import.meta.url));
+const DEFAULT_MODEL = DEFAULTS.FLASHBULB_MODEL_DIR;
 const WARMUP = 20;
 
 function p50(values: readonly number[]): number {

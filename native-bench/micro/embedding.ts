@@ -1,12 +1,12 @@
 /**
- * @module native-bench/micro/embedding — the real model (all-MiniLM-L6-v2, int8 ONNX) called
+ * @module native-bench/micro/embedding — the real model (the default, int8 ONNX) called
  * directly (createOnnxEmbedder on this thread) and through the embedding pool (Piscina worker,
  * micro-batching, LRU cache) as the server runs it: single-sentence latency, sentences/s with 1,
  * 8 and 32 concurrent single-text requests, and cache-hit latency.
  *
  *   node --import tsx native-bench/micro/embedding.ts [--quick] [--model-dir DIR] [--threads 2,1]
  */
-import { fileURLToPath } from 'node:url';
+import { DEFAULTS } from '../../src/config/index.ts';
 import { stringFlag } from '../lib/args.ts';
 import { Rng } from '../lib/prng.ts';
 import { formatTable, type Cell } from '../lib/table.ts';
@@ -18,7 +18,7 @@ import { measure, measureConcurrent, type Measured } from './measure.ts';
 import { BUSY_NOTE, loadCell } from './quiet.ts';
 import { corpusSentence, shortSentence } from './texts.ts';
 
-const DEFAULT_MODEL = fileURLToPath(new URL('../../models/all-MiniLM-L6-v2', import.meta.url));
+const DEFAULT_MODEL = DEFAULTS.FLASHBULB_MODEL_DIR;
 
 function row(how: string, what: string, m: Measured, sentencesPerCall: number, batch: Cell = '-'): Cell[] {
   return [how, what, m.p50Ms, m.p99Ms, m.perS * sentencesPerCall, batch, loadCell(m.quiet)];

@@ -3,6 +3,7 @@
  * real-corpus.ts finds, computed once (a few minutes on this machine) and cached as raw float32
  * rows in the temp directory.
  */
+import { DEFAULTS } from '../../src/config/index.ts';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -12,7 +13,7 @@ import { realSentences } from './real-corpus.ts';
 
 const DIM = 384;
 const REPO = fileURLToPath(new URL('../..', import.meta.url));
-const MODEL = join(REPO, 'models', 'all-MiniLM-L6-v2');
+const MODEL = DEFAULTS.FLASHBULB_MODEL_DIR;
 
 /** Up to `max` real embeddings (fewer when the machine has fewer sentences). */
 export async function realVectors(max: number): Promise<Float32Array[]> {

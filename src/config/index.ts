@@ -102,7 +102,7 @@ export const DEFAULTS = {
   FLASHBULB_SNAPSHOT_WAL_BYTES: String(64 * 1024 * 1024),
   FLASHBULB_ERASE_WITHIN_S: '60',
   FLASHBULB_EMBEDDER: 'model',
-  FLASHBULB_MODEL_DIR: fileURLToPath(new URL('../../models/all-MiniLM-L6-v2', import.meta.url)),
+  FLASHBULB_MODEL_DIR: fileURLToPath(new URL('../../models/bge-small-en-v1.5', import.meta.url)),
   FLASHBULB_EMBED_WORKERS: '1',
   FLASHBULB_EMBED_THREADS: '2',
   FLASHBULB_EMBED_SPIN: 'false',

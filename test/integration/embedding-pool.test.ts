@@ -6,11 +6,11 @@
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../../src/config/index.ts';
 import { createEmbeddingPool } from '../../src/embedding/pool.ts';
 
-const MODEL_DIR = fileURLToPath(new URL('../../models/all-MiniLM-L6-v2', import.meta.url));
+const MODEL_DIR = DEFAULTS.FLASHBULB_MODEL_DIR;
 
 const threads = (): number => Number(/Threads:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
 

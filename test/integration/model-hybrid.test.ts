@@ -1,14 +1,14 @@
 /**
- * Hybrid similarity with the real model (all-MiniLM-L6-v2): near-miss names, numbers and codes
- * that the dense ranking confuses (Okonkwo / Okafor, 48213 / 48231) are found first by hybrid,
+ * Hybrid similarity with the real model (the default, bge-small-en-v1.5): near-miss names, numbers
+ * and codes that the dense ranking can confuse (Okonkwo / Okafor, 48213 / 48231) are found first by hybrid,
  * where the lexical index matches the exact token. If hybrid ranking regresses, this fails; the
  * paraphrase suite in model-retrieval.test.ts guards the other side (few shared words).
  */
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DEFAULTS } from '../../src/config/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
-const MODEL_DIR = fileURLToPath(new URL('../../models/all-MiniLM-L6-v2', import.meta.url));
+const MODEL_DIR = DEFAULTS.FLASHBULB_MODEL_DIR;
 
 /** The last memory of each case answers the cue; the others are near misses. */
 const CASES: ReadonlyArray<{ cue: string; memories: string[] }> = [
@@ -49,7 +49,8 @@ describe('hybrid similarity with the real model', () => {
       expect(await top('hybrid'), c.cue).toBe(c.memories.at(-1));
       if ((await top('dense')) !== c.memories.at(-1)) denseMisses += 1;
     }
-    // Measured: the dense ranking puts a near miss first in all three.
-    expect(denseMisses).toBe(CASES.length);
+    // Measured: the dense ranking puts a near miss first in one of the three with bge-small-en-v1.5
+    // (in all three with all-MiniLM-L6-v2), so hybrid is what finds every one.
+    expect(denseMisses).toBeGreaterThanOrEqual(1);
   });
 });

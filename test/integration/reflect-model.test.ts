@@ -1,5 +1,5 @@
 /**
- * Reflection with the real embedding model (FLASHBULB_EMBEDDER=model, all-MiniLM-L6-v2 in
+ * Reflection with the real embedding model (FLASHBULB_EMBEDDER=model, the default model in
  * models/; DESIGN.md 9, 12): natural sentences on 4 themes (8 each) that share meaning more than
  * words, plus 6 unrelated statements. One insight per theme, drawing only on that theme, written
  * extractively from the theme's own central statements and terms.
@@ -89,7 +89,7 @@ afterAll(async () => {
 
 const layout = (): string => insights.map((i) => (i.source_memory_ids as string[]).map((id) => labelOf.get(id)).join(',')).join(' | ');
 
-describe('reflection with all-MiniLM-L6-v2', () => {
+describe('reflection with the default model', () => {
   it('runs on the model embedder', async () => {
     expect(t.config.embedder).toBe('model');
     expect(reflected.memories_processed).toBe(38);

@@ -1,7 +1,7 @@
 /**
  * reflect/cluster (DESIGN.md 9): episodes are grouped into themes by embedding. Synthetic unit
  * vectors with planted themes (member = theme direction + independent noise, cosine ≈ 0.4 inside a
- * theme — about what all-MiniLM-L6-v2 gives sentences on one topic — and ≈ 0 across themes) plus
+ * theme — about what the default model, centred, gives sentences on one topic — and ≈ 0 across themes) plus
  * unrelated "noise" vectors. A theme must come out as one cluster, never merged with another
  * theme, never split, and never padded with noise; noise alone forms no theme.
  */
