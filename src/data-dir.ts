@@ -56,7 +56,8 @@ export function checkEmbedder(dir: string, meta: DataDirMeta, current: EmbedderR
   }
   if (holdsMemories && current.model_sha256 !== null && current.name !== EARLIER_DEFAULT) {
     throw new Error(
-      `data directory ${dir} holds memories from before it recorded its embedder; they were embedded by the default model then, ${EARLIER_DEFAULT}, ` +
+      `data directory ${dir} holds memories from before it recorded its embedder; they were embedded by the default model then, ${EARLIER_DEFAULT} ` +
+        `(FLASHBULB_MODEL=${EARLIER_DEFAULT} node scripts/fetch-model.mjs fetches it into models/${EARLIER_DEFAULT}), ` +
         `and this server embeds with ${describe(current)}. ${migrate} If they were in fact embedded by ${current.name}, add ` +
         `"embedder": ${JSON.stringify(current)} to ${join(dir, 'meta.json')}.`,
     );
