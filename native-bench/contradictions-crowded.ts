@@ -2,8 +2,8 @@
  * @module native-bench/contradictions-crowded — which contradicting pairs the check ever compares
  * when the workspace is full of similar memories. Every distinct sentence of a SICK split is one
  * memory of a single workspace (about 5,000 short scene descriptions, many about the same men,
- * dogs and guitars), embedded in process with the default model (cached under the OS temporary
- * directory, never in the repository). For each pair, sentence B is the new memory; the pair is
+ * dogs and guitars), embedded in process with the model in FLASHBULB_MODEL_DIR, else the server's
+ * default (cached under the OS temporary directory per model, never in the repository). For each pair, sentence B is the new memory; the pair is
  * compared when A is among the memories the shard's check looks at for B and the candidate rule
  * accepts it, and flagged when the classifier then flags it:
  *
@@ -19,18 +19,16 @@
  *   node --import tsx native-bench/contradictions-crowded.ts [--split train|trial] [--lexical 3]
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createOnnxEmbedder } from '../src/embedding/onnx-embedder.ts';
 import { classifyPair, CONFIDENT, isCandidate, MIN_SIMILARITY, UNCERTAIN } from '../src/analysis/contradiction.ts';
 import { loadLexicon } from '../src/shard/lexicon-loader.ts';
 import { LexicalIndex } from '../src/shard/index/lexical.ts';
 import { numberFlag, stringFlag } from './lib/args.ts';
-import { printScore, readSick, score, type Outcome } from './lib/sick.ts';
+import { benchModelDir, cachePath, printScore, readSick, score, type Outcome } from './lib/sick.ts';
 
 const NEIGHBOURS = 6;
-const DIM = 384;
 
 async function main(): Promise<void> {
   const { values } = parseArgs({ options: { split: { type: 'string' }, lexical: { type: 'string' } } });
@@ -92,28 +90,30 @@ function nearest(vectors: readonly Float32Array[], i: number): number[] {
 
 function dot(a: Float32Array, b: Float32Array): number {
   let s = 0;
-  for (let d = 0; d < DIM; d++) s += (a[d] as number) * (b[d] as number);
+  for (let d = 0; d < a.length; d++) s += (a[d] as number) * (b[d] as number);
   return s;
 }
 
-/** Each text's vector from the default model (cached in the temporary directory). */
+/** Each text's vector from the bench's model (lib/sick.ts benchModelDir; cached in the temporary directory per model). */
 async function embed(split: string, texts: readonly string[]): Promise<Float32Array[]> {
-  const cache = join(tmpdir(), `flashbulb-sick-${split}-sentences-${texts.length}.f32`);
+  const modelDir = benchModelDir();
+  const cache = cachePath(modelDir, `${split}-sentences-${texts.length}.f32`);
   let flat: Float32Array;
   if (existsSync(cache)) {
     const buf = readFileSync(cache);
     flat = new Float32Array(buf.buffer, buf.byteOffset, buf.byteLength / 4);
   } else {
-    const model = await createOnnxEmbedder({ modelDir: resolve('models/all-MiniLM-L6-v2'), threads: 1 });
-    flat = new Float32Array(texts.length * DIM);
+    const model = await createOnnxEmbedder({ modelDir, threads: 1 });
     try {
-      for (let i = 0; i < texts.length; i += 64) flat.set(await model.embedBatch(texts.slice(i, i + 64)), i * DIM);
+      flat = new Float32Array(texts.length * model.dim);
+      for (let i = 0; i < texts.length; i += 64) flat.set(await model.embedBatch(texts.slice(i, i + 64)), i * model.dim);
     } finally {
       await model.close();
     }
     writeFileSync(cache, Buffer.from(flat.buffer, flat.byteOffset, flat.byteLength));
   }
-  return Array.from({ length: texts.length }, (_, i) => flat.subarray(i * DIM, (i + 1) * DIM));
+  const dim = flat.length / texts.length;
+  return Array.from({ length: texts.length }, (_, i) => flat.subarray(i * dim, (i + 1) * dim));
 }
 
 await main();

@@ -3,11 +3,13 @@
  * sentence_B, relatedness_score, entailment_judgment), a seeded label-balanced sample of them, and
  * the contradiction-detection score: recall on CONTRADICTION pairs, false alarms per 100 ENTAILMENT
  * and per 100 NEUTRAL pairs. The data is licensed for evaluation only and read from
- * ../shared/data/sick/, never copied into this repository.
+ * ../shared/data/sick/, never copied into this repository. In-process cosines come from the model
+ * in FLASHBULB_MODEL_DIR, else the server's default ({@link benchModelDir}).
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { basename, join, resolve } from 'node:path';
+import { DEFAULTS } from '../../src/config/index.ts';
 import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
 import { Rng } from './prng.ts';
 
@@ -106,11 +108,23 @@ export function explain(outcomes: readonly Outcome[]): void {
   }
 }
 
-/** Cosine of A and B per pair id, from the default model (cached). */
+/** The model the in-process benches embed with: FLASHBULB_MODEL_DIR as the server reads it, else the server's default. */
+export function benchModelDir(): string {
+  const dir = process.env.FLASHBULB_MODEL_DIR;
+  return resolve(dir !== undefined && dir !== '' ? dir : DEFAULTS.FLASHBULB_MODEL_DIR);
+}
+
+/** A cache file under the OS temporary directory named for the model too, so two models never share one. */
+export function cachePath(modelDir: string, name: string): string {
+  return join(tmpdir(), `flashbulb-sick-${basename(modelDir)}-${name}`);
+}
+
+/** Cosine of A and B per pair id, from {@link benchModelDir}'s model (cached per model and split). */
 export async function cosinesOf(split: string, pairs: readonly SickPair[]): Promise<Map<string, number>> {
-  const cache = join(tmpdir(), `flashbulb-sick-${split}-cosines.json`);
+  const modelDir = benchModelDir();
+  const cache = cachePath(modelDir, `${split}-cosines.json`);
   if (existsSync(cache)) return new Map(Object.entries(JSON.parse(readFileSync(cache, 'utf8')) as Record<string, number>));
-  const embedder = await createOnnxEmbedder({ modelDir: resolve('models/all-MiniLM-L6-v2'), threads: 1 });
+  const embedder = await createOnnxEmbedder({ modelDir, threads: 1 });
   const out = new Map<string, number>();
   try {
     for (let i = 0; i < pairs.length; i += 64) {
