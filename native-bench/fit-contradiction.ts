@@ -11,9 +11,10 @@
  * descent with an L2 penalty. The threshold is the lowest probability at which the rules' and the
  * model's false alarms together stay at most 1 per 100 entailing and 1 per 100 neutral pairs.
  * The trial split is not read here: it is the held-out check (native-bench/contradictions-dev.ts).
+ * The cosines come from FLASHBULB_MODEL_DIR's model, else the server's default (lib/sick.ts).
  */
 import { existsSync, writeFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { basename, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { classifyPair, featuresOf, isCandidate, UNCERTAIN } from '../src/analysis/contradiction.ts';
 import { FEATURES } from '../src/analysis/contradiction-features.ts';
@@ -21,7 +22,7 @@ import { probability } from '../src/analysis/contradiction-learned.ts';
 import type { Lexicon } from '../src/analysis/lexicon.ts';
 import { loadLexicon } from '../src/shard/lexicon-loader.ts';
 import { numberFlag } from './lib/args.ts';
-import { cosinesOf, readSick, type Label, type SickPair } from './lib/sick.ts';
+import { benchModelDir, cosinesOf, readSick, type Label, type SickPair } from './lib/sick.ts';
 
 const FALSE_ALARMS_PER_100 = 1;
 
@@ -140,7 +141,8 @@ function write(w: readonly number[], b: number, t: number, m: readonly number[])
     ' * @module analysis/contradiction-weights — the learned contradiction decision\'s weights (FEATURES',
     ' * order, analysis/contradiction-features), bias, threshold, and the features\' means over the',
     ' * training examples (for naming the feature that decided). Written by',
-    ' * `node --import tsx native-bench/fit-contradiction.ts` from SICK\'s training split; do not edit by hand.',
+    ' * `node --import tsx native-bench/fit-contradiction.ts` from SICK\'s training split with the cosines of',
+    ` * ${basename(benchModelDir())} (the \`cosine\` feature; refit for another model); do not edit by hand.`,
     ' */',
     `export const WEIGHTS: readonly number[] = [${w.map((v) => v.toFixed(6)).join(', ')}];`,
     `export const BIAS = ${b.toFixed(6)};`,
