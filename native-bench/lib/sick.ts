@@ -6,11 +6,12 @@
  * ../shared/data/sick/, never copied into this repository. In-process cosines come from the model
  * in FLASHBULB_MODEL_DIR, else the server's default ({@link benchModelDir}).
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join, resolve } from 'node:path';
 import { DEFAULTS } from '../../src/config/index.ts';
-import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
+import { CENTRE_FILE, createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
 import { Rng } from './prng.ts';
 
 export const LABELS = ['CONTRADICTION', 'ENTAILMENT', 'NEUTRAL'] as const;
@@ -114,9 +115,14 @@ export function benchModelDir(): string {
   return resolve(dir !== undefined && dir !== '' ? dir : DEFAULTS.FLASHBULB_MODEL_DIR);
 }
 
-/** A cache file under the OS temporary directory named for the model too, so two models never share one. */
+/**
+ * A cache file under the OS temporary directory named for the model too (its directory, graph size
+ * and centre), so two models, or one model with and without its centre, never share one.
+ */
 export function cachePath(modelDir: string, name: string): string {
-  return join(tmpdir(), `flashbulb-sick-${basename(modelDir)}-${name}`);
+  const centre = join(modelDir, CENTRE_FILE);
+  const print = createHash('sha256').update(`${statSync(join(modelDir, 'model.onnx')).size}:${existsSync(centre) ? readFileSync(centre, 'utf8') : ''}`).digest('hex').slice(0, 8);
+  return join(tmpdir(), `flashbulb-sick-${basename(modelDir)}-${print}-${name}`);
 }
 
 /** Cosine of A and B per pair id, from {@link benchModelDir}'s model (cached per model and split). */

@@ -2,9 +2,10 @@
  * @module analysis/contradiction-weights — the learned contradiction decision's weights (FEATURES
  * order, analysis/contradiction-features), bias, threshold, and the features' means over the
  * training examples (for naming the feature that decided). Written by
- * `node --import tsx native-bench/fit-contradiction.ts` from SICK's training split; do not edit by hand.
+ * `node --import tsx native-bench/fit-contradiction.ts` from SICK's training split with the cosines of
+ * bge-small-en-v1.5 (the `cosine` feature; refit for another model); do not edit by hand.
  */
-export const WEIGHTS: readonly number[] = [1.391780, -0.048590, 1.683191, 3.466880, 1.377694, -0.631312, -1.319381, 0.123523, -3.095347, 1.568001, 1.420597, 0.398814, 4.852343, 0.855575, 0.799869, -0.994934, 0.141744, 0.238113, 0.646992];
-export const BIAS = -7.279633;
-export const THRESHOLD = 0.537400;
-export const MEANS: readonly number[] = [0.084497, 0.000358, 0.041174, 0.054524, 0.058044, 0.042965, 0.045113, 0.694361, 0.823506, 0.598281, 0.056212, 0.045113, 0.775412, 0.129413, 0.094164, 0.044516, 0.217687, 0.016112, 0.281060];
+export const WEIGHTS: readonly number[] = [2.522775, -0.045895, 1.593142, 2.474654, 0.943876, -0.735753, -1.341165, 1.071319, -1.962675, 1.745728, 1.456084, 0.154212, 1.910146, 0.876518, 0.737620, -1.831126, 0.142224, 0.248974, 0.627519];
+export const BIAS = -6.644340;
+export const THRESHOLD = 0.485501;
+export const MEANS: readonly number[] = [0.080650, 0.000325, 0.035447, 0.050745, 0.054466, 0.038049, 0.043252, 0.661064, 0.792676, 0.576911, 0.054634, 0.051707, 0.767350, 0.137261, 0.086179, 0.044336, 0.202602, 0.014634, 0.311545];
