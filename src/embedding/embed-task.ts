@@ -22,7 +22,7 @@ function load(): Promise<OnnxEmbedder> {
 /** Task: `{ texts }` → n×dim Float32Array, or `{ info: true }` → model facts. */
 export default async function embedTask(task: { texts: string[] } | { info: true }): Promise<unknown> {
   const m = await load();
-  if ('info' in task) return { name: m.name, dim: m.dim, maxTokens: m.maxTokens, pooling: m.pooling };
+  if ('info' in task) return { name: m.name, dim: m.dim, maxTokens: m.maxTokens, pooling: m.pooling, maxBatch: m.maxBatch };
   const out = await m.embedBatch(task.texts);
   return move(out);
 }

@@ -53,6 +53,8 @@ export async function createEmbeddingPool(opts: PoolOptions): Promise<Embedder> 
 interface ModelInfo {
   name: string;
   dim: number;
+  /** Texts the model runs together (1 for a dynamically quantised graph: see createOnnxEmbedder). */
+  maxBatch: number;
 }
 
 /** Loads the model in a child process (embedding/probe-main) and returns what it reported. */
@@ -88,6 +90,8 @@ class EmbeddingPool implements Embedder {
   readonly dim: number;
   readonly #piscina: Piscina;
   readonly #opts: PoolOptions;
+  /** Texts sent to a worker at once: a model that runs one text at a time gets one, so queued texts spread over the workers. */
+  readonly #batch: number;
   readonly #cache: Lru<string, Float32Array>;
   readonly #queued = new Map<string, Waiting>();
   #inflight = 0;
@@ -97,6 +101,7 @@ class EmbeddingPool implements Embedder {
     this.name = info.name;
     this.dim = info.dim;
     this.#opts = opts;
+    this.#batch = Math.max(1, Math.min(opts.maxBatch, info.maxBatch));
     this.#cache = new Lru(opts.cacheSize);
   }
 
@@ -131,7 +136,7 @@ class EmbeddingPool implements Embedder {
       const batch: Waiting[] = [];
       for (const w of this.#queued.values()) {
         batch.push(w);
-        if (batch.length === this.#opts.maxBatch) break;
+        if (batch.length === this.#batch) break;
       }
       for (const w of batch) this.#queued.delete(w.key);
       this.#inflight += 1;
