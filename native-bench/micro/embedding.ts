@@ -4,7 +4,7 @@
  * micro-batching, LRU cache) as the server runs it: single-sentence latency, sentences/s with 1,
  * 8 and 32 concurrent single-text requests, and cache-hit latency.
  *
- *   node --import tsx native-bench/micro/embedding.ts [--quick] [--model-dir DIR] [--threads 2,1]
+ *   node --import tsx native-bench/micro/embedding.ts [--quick] [--model-dir DIR] [--threads 1,2] [--workers N (default: the server's)]
  */
 import { DEFAULTS } from '../../src/config/index.ts';
 import { stringFlag } from '../lib/args.ts';
@@ -47,10 +47,10 @@ async function meanBatch(): Promise<number> {
   return count > 0 ? sum / count : Number.NaN;
 }
 
-async function pooled(modelDir: string, threads: number, timeMs: number, rng: Rng): Promise<Cell[][]> {
-  const pool = await createEmbeddingPool({ modelDir, workers: 1, threads, maxBatch: 32, cacheSize: 10_000, maxQueued: 8192 });
+async function pooled(modelDir: string, workers: number, threads: number, timeMs: number, rng: Rng): Promise<Cell[][]> {
+  const pool = await createEmbeddingPool({ modelDir, workers, threads, maxBatch: 32, cacheSize: 10_000, maxQueued: 8192 });
   const rows: Cell[][] = [];
-  const how = `pool, ${threads} thr`;
+  const how = `pool, ${workers} × ${threads} thr`;
   try {
     for (const concurrency of [1, 8, 32]) {
       const m = await measureConcurrent(`pool ${concurrency}`, () => pool.embed([shortSentence(rng)]), { concurrency, timeMs });
@@ -66,17 +66,18 @@ async function pooled(modelDir: string, threads: number, timeMs: number, rng: Rn
 }
 
 async function main(): Promise<void> {
-  const { quick, values } = microFlags(['model-dir', 'threads']);
+  const { quick, values } = microFlags(['model-dir', 'threads', 'workers']);
   const modelDir = stringFlag(values, 'model-dir') ?? DEFAULT_MODEL;
-  // 2 is the server's default (FLASHBULB_EMBED_THREADS); 1 is measured beside it.
-  const threadCounts = numbersFlag(values, 'threads', [2, 1]);
+  // 1 is the server's default (FLASHBULB_EMBED_THREADS); 2 is measured beside it.
+  const threadCounts = numbersFlag(values, 'threads', [1, 2]);
+  const workers = numbersFlag(values, 'workers', [Number(DEFAULTS.FLASHBULB_EMBED_WORKERS)])[0] ?? 1;
   const timeMs = quick ? 2000 : 6000;
   const rng = new Rng(11);
   const rows: Cell[][] = [];
   for (const threads of threadCounts) rows.push(...(await direct(modelDir, threads, timeMs, rng)));
-  for (const threads of threadCounts) rows.push(...(await pooled(modelDir, threads, timeMs, rng)));
+  for (const threads of threadCounts) rows.push(...(await pooled(modelDir, workers, threads, timeMs, rng)));
   report(
-    `Embedding (${modelDir.split('/').pop() ?? ''}; pool: 1 worker, batches ≤ 32; thr = ONNX intra-op threads)`,
+    `Embedding (${modelDir.split('/').pop() ?? ''}; pool: ${workers} worker(s), batches ≤ 32 (1 for a model that runs one text at a time); thr = ONNX intra-op threads)`,
     formatTable(['path', 'case', 'p50 ms', 'p99 ms', 'sentences/s', 'mean batch', 'load'], rows),
     'what one embedding costs, how micro-batching turns concurrent single-text requests into throughput, and what the cache saves.',
     [BUSY_NOTE, 'latency is per call (per request for the pool rows, queueing included); short = 8–12 words, corpus = 40–300 characters'],
