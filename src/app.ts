@@ -95,6 +95,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   try {
     const record = embedderRecord(embedder.name, embedder.dim, config.embedder === 'hash' ? null : config.modelDir);
     checkEmbedder(config.dataDir, meta, record, memories.some((n) => n > 0));
+    await cluster?.checkEmbedder(record);
   } catch (err) {
     await embedder.close();
     await shards.shutdown();

@@ -20,7 +20,7 @@ import { FollowedSubscriptions } from './follow.ts';
 import type { SubscriptionRelay } from '../subscribe/registry.ts';
 import type { ClusterStatus } from './status.ts';
 import { clusterStatus, type NodeRecord } from './status-view.ts';
-import { openCluster, type ClusterHandles } from './setup.ts';
+import { clusterEmbedder, openCluster, type ClusterEmbedder, type ClusterHandles } from './setup.ts';
 import { ClusterSubjects } from './subjects.ts';
 import { OwnedPartitions, type Owned } from './partitions.ts';
 import { balancePlan } from './balance.ts';
@@ -113,6 +113,11 @@ export class ClusterNode implements ShardRouter {
 
   get nodeId(): string {
     return this.#id;
+  }
+
+  /** Records this node's embedder for the cluster, or throws if the cluster runs another (setup.ts). */
+  checkEmbedder(mine: ClusterEmbedder): Promise<void> {
+    return clusterEmbedder(this.#h.meta, mine, this.#o.config.clusterName);
   }
 
   partitionOf(ws: string): number {

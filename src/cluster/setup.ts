@@ -22,6 +22,8 @@ export interface ClusterHandles {
   jsm: JetStreamManager;
   /** For a takeover's reads: requests with a short timeout, each retried. */
   reader: StreamReader;
+  /** The cluster's fixed facts: the partition count, the embedder (see clusterEmbedder). */
+  meta: KV;
   leases: KV;
   nodes: KV;
   snapshots: PartitionSnapshots;
@@ -50,7 +52,7 @@ export async function openCluster(config: Config, log: (line: string) => void): 
     const readJsm = await setup('JetStream', () => jetstreamManager(nc, { timeout: READ_TRY_MS }));
     const readOs = await setup('the snapshot store', () => new Objm(readJs).open(`${config.clusterName}-snapshots`, false));
     const snapshots = new PartitionSnapshots(objects, meta, jsm, `${config.clusterName}-meta`, { os: readOs, jsm: readJsm });
-    return { nc, jsm, reader: { js: readJs, jsm: readJsm }, leases, nodes, snapshots, partitions };
+    return { nc, jsm, reader: { js: readJs, jsm: readJsm }, meta, leases, nodes, snapshots, partitions };
   } catch (err) {
     await nc.close().catch(() => undefined);
     throw err;
@@ -86,6 +88,34 @@ async function partitionCount(meta: KV, wanted: number): Promise<number> {
     if (!Number.isInteger(n) || n < 1) throw new Error(`cluster metadata holds an invalid partition count '${e?.string() ?? ''}'`);
     return n;
   }
+}
+
+/** Which model makes the vectors (the data directory's record, data-dir.ts): name, dimension, graph hash. */
+export interface ClusterEmbedder {
+  name: string;
+  dim: number;
+  model_sha256: string | null;
+}
+
+/**
+ * Records the embedder in the meta bucket when the cluster has none, or refuses a node whose
+ * embedder differs: the nodes share partitions, so a vector one node made is searched with
+ * another node's cue vectors, and two models' vectors are not comparable.
+ */
+export async function clusterEmbedder(meta: KV, mine: ClusterEmbedder, cluster: string): Promise<void> {
+  const text = JSON.stringify({ name: mine.name, dim: mine.dim, model_sha256: mine.model_sha256 });
+  try {
+    await meta.create('embedder', text);
+    return;
+  } catch {
+    // Recorded already (or the create raced another node's): compare below.
+  }
+  const e = await meta.get('embedder');
+  const recorded = e === null ? null : (JSON.parse(e.string()) as ClusterEmbedder);
+  if (recorded === null) throw new Error(`cluster '${cluster}': the embedder record could not be read`);
+  if (recorded.dim === mine.dim && recorded.model_sha256 === mine.model_sha256) return;
+  const show = (x: ClusterEmbedder): string => `${x.name} (${x.dim} dims${x.model_sha256 ? `, model.onnx sha256 ${x.model_sha256.slice(0, 12)}…` : ''})`;
+  throw new Error(`cluster '${cluster}' embeds with ${show(recorded)}; this node with ${show(mine)}: every node must run the same model (FLASHBULB_MODEL_DIR / FLASHBULB_EMBEDDER)`);
 }
 
 async function untilAccepted<T>(what: string, fn: () => Promise<T>, log: (line: string) => void): Promise<T> {
