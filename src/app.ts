@@ -8,7 +8,7 @@ import { RateLimiter } from './auth/rate-limit.ts';
 import { AuthStore, type AuthDirectory } from './auth/store.ts';
 import { DEFAULT_WORKSPACE } from './auth/principal.ts';
 import type { Config } from './config/index.ts';
-import { checkEmbedder, embedderRecord, lockDataDir, openDataDir, shardOptions } from './data-dir.ts';
+import { checkEmbedder, describeEmbedder, embedderRecord, lockDataDir, openDataDir, sameEmbedder, shardOptions, type EmbedderRecord } from './data-dir.ts';
 import { createEmbedder } from './embedding/index.ts';
 import { startHttp } from './http/server.ts';
 import { ConnectionGate } from './http/connection-gate.ts';
@@ -95,7 +95,13 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   try {
     const record = embedderRecord(embedder.name, embedder.dim, config.embedder === 'hash' ? null : config.modelDir);
     checkEmbedder(config.dataDir, meta, record, memories.some((n) => n > 0));
-    await cluster?.checkEmbedder(record);
+    if (cluster) {
+      // The nodes share partitions, so one node's vectors are searched with another's cue vectors.
+      const recorded = JSON.parse(await cluster.recordEmbedder(JSON.stringify(record))) as EmbedderRecord;
+      if (!sameEmbedder(recorded, record)) {
+        throw new Error(`cluster '${config.clusterName}' embeds with ${describeEmbedder(recorded)}; this node with ${describeEmbedder(record)}: every node must run the same model (FLASHBULB_MODEL_DIR / FLASHBULB_EMBEDDER)`);
+      }
+    }
   } catch (err) {
     await embedder.close();
     await shards.shutdown();

@@ -37,28 +37,36 @@ export function embedderRecord(name: string, dim: number, modelDir: string | nul
   return { name, dim, model_sha256: sha };
 }
 
+/** Whether two embedders' vectors are comparable (the name is only shown). */
+export function sameEmbedder(a: EmbedderRecord, b: EmbedderRecord): boolean {
+  return a.dim === b.dim && a.model_sha256 === b.model_sha256;
+}
+
+/** An embedder as messages show it. */
+export function describeEmbedder(e: EmbedderRecord): string {
+  return `${e.name} (${e.dim} dims${e.model_sha256 ? `, model.onnx sha256 ${e.model_sha256.slice(0, 12)}…` : ''})`;
+}
+
 /**
  * Records the embedder on a directory's first start, or refuses one whose vectors would not be
  * comparable with those stored (recall would silently rank by noise). A directory from before
  * the record that already holds memories was written by the earlier default model.
  */
 export function checkEmbedder(dir: string, meta: DataDirMeta, current: EmbedderRecord, holdsMemories: boolean): DataDirMeta {
-  const describe = (e: EmbedderRecord): string => `${e.name} (${e.dim} dims${e.model_sha256 ? `, model.onnx sha256 ${e.model_sha256.slice(0, 12)}…` : ''})`;
   const migrate =
     'Start with FLASHBULB_MODEL_DIR pointing at that model (or FLASHBULB_EMBEDDER=hash), or move the memories across: ' +
     'export each workspace without embeddings under the old model (GET /v1/export) and import it under the new one ' +
     '(POST /v1/import embeds every memory again) into a new data directory.';
   const recorded = meta.embedder;
   if (recorded !== undefined) {
-    const same = recorded.dim === current.dim && recorded.model_sha256 === current.model_sha256;
-    if (same) return meta;
-    throw new Error(`data directory ${dir} holds vectors made by ${describe(recorded)}; this server embeds with ${describe(current)}. ${migrate}`);
+    if (sameEmbedder(recorded, current)) return meta;
+    throw new Error(`data directory ${dir} holds vectors made by ${describeEmbedder(recorded)}; this server embeds with ${describeEmbedder(current)}. ${migrate}`);
   }
   if (holdsMemories && current.model_sha256 !== null && current.name !== EARLIER_DEFAULT) {
     throw new Error(
       `data directory ${dir} holds memories from before it recorded its embedder; they were embedded by the default model then, ${EARLIER_DEFAULT} ` +
         `(FLASHBULB_MODEL=${EARLIER_DEFAULT} node scripts/fetch-model.mjs fetches it into models/${EARLIER_DEFAULT}), ` +
-        `and this server embeds with ${describe(current)}. ${migrate} If they were in fact embedded by ${current.name}, add ` +
+        `and this server embeds with ${describeEmbedder(current)}. ${migrate} If they were in fact embedded by ${current.name}, add ` +
         `"embedder": ${JSON.stringify(current)} to ${join(dir, 'meta.json')}.`,
     );
   }

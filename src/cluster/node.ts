@@ -20,7 +20,7 @@ import { FollowedSubscriptions } from './follow.ts';
 import type { SubscriptionRelay } from '../subscribe/registry.ts';
 import type { ClusterStatus } from './status.ts';
 import { clusterStatus, type NodeRecord } from './status-view.ts';
-import { clusterEmbedder, openCluster, type ClusterEmbedder, type ClusterHandles } from './setup.ts';
+import { openCluster, recordOnce, type ClusterHandles } from './setup.ts';
 import { ClusterSubjects } from './subjects.ts';
 import { OwnedPartitions, type Owned } from './partitions.ts';
 import { balancePlan } from './balance.ts';
@@ -115,9 +115,9 @@ export class ClusterNode implements ShardRouter {
     return this.#id;
   }
 
-  /** Records this node's embedder for the cluster, or throws if the cluster runs another (setup.ts). */
-  checkEmbedder(mine: ClusterEmbedder): Promise<void> {
-    return clusterEmbedder(this.#h.meta, mine, this.#o.config.clusterName);
+  /** The cluster's embedder record (JSON): this node's `mine` unless a node recorded one before. */
+  recordEmbedder(mine: string): Promise<string> {
+    return recordOnce(this.#h.meta, 'embedder', mine);
   }
 
   partitionOf(ws: string): number {

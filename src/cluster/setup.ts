@@ -22,7 +22,7 @@ export interface ClusterHandles {
   jsm: JetStreamManager;
   /** For a takeover's reads: requests with a short timeout, each retried. */
   reader: StreamReader;
-  /** The cluster's fixed facts: the partition count, the embedder (see clusterEmbedder). */
+  /** The cluster's fixed facts (recordOnce): the partition count, the embedder. */
   meta: KV;
   leases: KV;
   nodes: KV;
@@ -79,43 +79,25 @@ async function logConnectionEvents(nc: NatsConnection, log: (line: string) => vo
 }
 
 async function partitionCount(meta: KV, wanted: number): Promise<number> {
-  try {
-    await meta.create('partitions', String(wanted));
-    return wanted;
-  } catch {
-    const e = await meta.get('partitions');
-    const n = Number(e?.string());
-    if (!Number.isInteger(n) || n < 1) throw new Error(`cluster metadata holds an invalid partition count '${e?.string() ?? ''}'`);
-    return n;
-  }
-}
-
-/** Which model makes the vectors (the data directory's record, data-dir.ts): name, dimension, graph hash. */
-export interface ClusterEmbedder {
-  name: string;
-  dim: number;
-  model_sha256: string | null;
+  const text = await recordOnce(meta, 'partitions', String(wanted));
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`cluster metadata holds an invalid partition count '${text}'`);
+  return n;
 }
 
 /**
- * Records the embedder in the meta bucket when the cluster has none, or refuses a node whose
- * embedder differs: the nodes share partitions, so a vector one node made is searched with
- * another node's cue vectors, and two models' vectors are not comparable.
+ * A fact fixed by the first node that states it: `value` is stored under `key` in the meta bucket
+ * unless a value is there already (or another node's create won the race); returns what is stored.
  */
-export async function clusterEmbedder(meta: KV, mine: ClusterEmbedder, cluster: string): Promise<void> {
-  const text = JSON.stringify({ name: mine.name, dim: mine.dim, model_sha256: mine.model_sha256 });
+export async function recordOnce(meta: KV, key: string, value: string): Promise<string> {
   try {
-    await meta.create('embedder', text);
-    return;
+    await meta.create(key, value);
+    return value;
   } catch {
-    // Recorded already (or the create raced another node's): compare below.
+    const e = await meta.get(key);
+    if (e === null) throw new Error(`cluster metadata: '${key}' could be neither created nor read`);
+    return e.string();
   }
-  const e = await meta.get('embedder');
-  const recorded = e === null ? null : (JSON.parse(e.string()) as ClusterEmbedder);
-  if (recorded === null) throw new Error(`cluster '${cluster}': the embedder record could not be read`);
-  if (recorded.dim === mine.dim && recorded.model_sha256 === mine.model_sha256) return;
-  const show = (x: ClusterEmbedder): string => `${x.name} (${x.dim} dims${x.model_sha256 ? `, model.onnx sha256 ${x.model_sha256.slice(0, 12)}…` : ''})`;
-  throw new Error(`cluster '${cluster}' embeds with ${show(recorded)}; this node with ${show(mine)}: every node must run the same model (FLASHBULB_MODEL_DIR / FLASHBULB_EMBEDDER)`);
 }
 
 async function untilAccepted<T>(what: string, fn: () => Promise<T>, log: (line: string) => void): Promise<T> {
