@@ -1,12 +1,12 @@
 /**
- * @module native-bench/micro/real-vectors — real all-MiniLM-L6-v2 embeddings of the sentences
+ * @module native-bench/micro/real-vectors — real embeddings (the default model) of the sentences
  * real-corpus.ts finds, computed once (a few minutes on this machine) and cached as raw float32
- * rows in the temp directory.
+ * rows in the temp directory, one cache per model.
  */
 import { DEFAULTS } from '../../src/config/index.ts';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
 import { realSentences } from './real-corpus.ts';
@@ -18,7 +18,7 @@ const MODEL = DEFAULTS.FLASHBULB_MODEL_DIR;
 /** Up to `max` real embeddings (fewer when the machine has fewer sentences). */
 export async function realVectors(max: number): Promise<Float32Array[]> {
   const sentences = realSentences(max, REPO);
-  const cache = join(tmpdir(), `flashbulb-micro-minilm-${sentences.length}.f32`);
+  const cache = join(tmpdir(), `flashbulb-micro-${basename(MODEL)}-${sentences.length}.f32`);
   let flat: Float32Array;
   if (existsSync(cache)) {
     const buf = readFileSync(cache);

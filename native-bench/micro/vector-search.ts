@@ -1,20 +1,22 @@
 /**
  * @module native-bench/micro/vector-search — the shard's vector index (VectorIndex over hnswlib,
- * M 16, ef_construction 200) against an exact scan of the same vectors: build time, search
+ * M 16, ef_construction 100) against an exact scan of the same vectors: build time, search
  * p50/p99 at ef 50/100/200 with embedding excluded, recall@10 against the exact top 10.
  *
  *   node --import tsx native-bench/micro/vector-search.ts [--quick] [--sizes 10000,100000]
- *        [--kinds clustered,random,real] [--queries 200]
+ *        [--kinds clustered,random,real] [--queries 200] [--ef-construction 200,100]
  *
  * Vector sets (vectors.ts): clustered and random synthetic ones at each size, and `real`: the
- * all-MiniLM-L6-v2 embeddings of the English sentences found on this machine (real-vectors.ts;
- * about 20k, embedded once and cached), at that one size.
+ * default model's embeddings of the English sentences found on this machine (real-vectors.ts;
+ * about 20k, embedded once and cached), at that one size. `--ef-construction`: each build beam
+ * listed gets its own graph of the same vectors (the shard's is the first default).
  *
  * Sizes whose build would take too long here are not run; the table gives the measured build rate
  * and an extrapolation for 1M, marked as such. Pass `--sizes 1000000` to measure it anyway.
  */
 import { listFlag, numberFlag } from '../lib/args.ts';
 import { formatTable, type Cell } from '../lib/table.ts';
+import { EF_CONSTRUCTION } from '../../src/shard/index/hnsw.ts';
 import { VectorIndex } from '../../src/shard/index/vector-index.ts';
 import { microFlags, numbersFlag, report } from './flags.ts';
 import { measure, timed } from './measure.ts';
@@ -31,6 +33,7 @@ const REAL_MAX = 20_000;
 
 interface BuildRow {
   kind: DataKind;
+  efc: number;
   n: number;
   buildS: number;
   perS: number;
@@ -55,10 +58,10 @@ async function dataset(kind: DataKind, n: number, queryCount: number): Promise<D
   return { vectors: source.many(n), queries: source.many(queryCount) };
 }
 
-async function runSize(kind: DataKind, data: Dataset, timeMs: number): Promise<{ build: BuildRow; rows: Cell[][]; hard: Cell[] }> {
+async function runSize(kind: DataKind, data: Dataset, timeMs: number, efc: number): Promise<{ build: BuildRow; rows: Cell[][]; hard: Cell[] }> {
   const n = data.vectors.length;
   const { queries } = data;
-  const index = new VectorIndex();
+  const index = new VectorIndex({ efConstruction: efc });
   data.vectors.forEach((v, i) => index.upsert(`m${i}`, v));
   let qi = 0;
   const nextQuery = (): Float32Array => queries[qi++ % queries.length] as Float32Array;
@@ -68,7 +71,7 @@ async function runSize(kind: DataKind, data: Dataset, timeMs: number): Promise<{
   const h = hardness(exactTop.map((hits) => hits.map((x) => x.sim)), data.vectors.slice(0, 2000));
   const hard: Cell[] = [kind, n, h.nn1, h.nn10, h.randomPair, h.lid];
   const exact = await measure(`exact ${kind} ${n}`, () => void index.search(nextQuery(), { k: K, ef: K }), { timeMs, iterations: 20, warmup: 3 });
-  const rows: Cell[][] = [[kind, n, 'exact scan', exact.p50Ms, exact.p99Ms, 1, loadCell(exact.quiet)]];
+  const rows: Cell[][] = [[kind, n, efc, 'exact scan', exact.p50Ms, exact.p99Ms, 1, loadCell(exact.quiet)]];
   const quiet = await waitForQuiet(`build ${kind} ${n}`);
   const rss0 = process.memoryUsage().rss;
   const { ms } = await timed(() => {
@@ -76,12 +79,12 @@ async function runSize(kind: DataKind, data: Dataset, timeMs: number): Promise<{
       /* the shard's background indexer, without its 4 ms slicing */
     }
   });
-  const build: BuildRow = { kind, n, buildS: ms / 1000, perS: (n * 1000) / ms, rssMb: (process.memoryUsage().rss - rss0) / 2 ** 20, load: loadCell(quiet) };
+  const build: BuildRow = { kind, efc, n, buildS: ms / 1000, perS: (n * 1000) / ms, rssMb: (process.memoryUsage().rss - rss0) / 2 ** 20, load: loadCell(quiet) };
   for (const ef of EFS) {
     const found = queries.map((q) => index.search(q, { k: K, ef }));
     const recall = found.reduce((s, hits, i) => s + hits.filter((x) => truth[i]?.has(x.id)).length, 0) / (K * queries.length);
     const m = await measure(`hnsw ${kind} ${n} ef ${ef}`, () => void index.search(nextQuery(), { k: K, ef }), { timeMs, iterations: 200 });
-    rows.push([kind, n, `hnsw ef ${ef}`, m.p50Ms, m.p99Ms, recall, loadCell(m.quiet)]);
+    rows.push([kind, n, efc, `hnsw ef ${ef}`, m.p50Ms, m.p99Ms, recall, loadCell(m.quiet)]);
   }
   return { build, rows, hard };
 }
@@ -101,7 +104,8 @@ function extrapolate(builds: readonly BuildRow[], target: number): string | null
 }
 
 async function main(): Promise<void> {
-  const { quick, values } = microFlags(['sizes', 'kinds', 'queries']);
+  const { quick, values } = microFlags(['sizes', 'kinds', 'queries', 'ef-construction']);
+  const efcs = numbersFlag(values, 'ef-construction', [EF_CONSTRUCTION]);
   const sizes = numbersFlag(values, 'sizes', quick ? [10_000] : [10_000, 100_000]);
   const kinds = listFlag(values, 'kinds', quick ? ['clustered', 'random'] : ['clustered', 'random', 'real']) as DataKind[];
   const queryCount = numberFlag(values, 'queries', quick ? 100 : 200);
@@ -111,33 +115,36 @@ async function main(): Promise<void> {
   const builds: BuildRow[] = [];
   for (const kind of kinds) {
     for (const n of kind === 'real' ? [REAL_MAX] : sizes) {
-      const r = await runSize(kind, await dataset(kind, n, queryCount), timeMs);
-      rows.push(...r.rows);
-      hard.push(r.hard);
-      builds.push(r.build);
-      console.log(`  done: ${kind} ${r.build.n}`);
+      const data = await dataset(kind, n, queryCount);
+      for (const [i, efc] of efcs.entries()) {
+        const r = await runSize(kind, data, timeMs, efc);
+        rows.push(...r.rows);
+        if (i === 0) hard.push(r.hard);
+        builds.push(r.build);
+        console.log(`  done: ${kind} ${r.build.n}, ef_construction ${efc}`);
+      }
     }
   }
   const notes = [BUSY_NOTE, `k = ${K}; ${queryCount} queries, fresh points from the same distribution (held-out sentences for real); recall@10 against the exact top 10`];
   for (const kind of kinds) {
-    const line = extrapolate(builds.filter((b) => b.kind === kind), 1_000_000);
+    const line = extrapolate(builds.filter((b) => b.kind === kind && b.efc === efcs[0]), 1_000_000);
     if (line) notes.push(line);
   }
   report(
     'Vector search (embedding excluded)',
-    formatTable(['vectors', 'n', 'method', 'p50 ms', 'p99 ms', 'recall@10', 'load'], rows),
+    formatTable(['vectors', 'n', 'ef_construction', 'method', 'p50 ms', 'p99 ms', 'recall@10', 'load'], rows),
     'how much faster HNSW is than an exact scan at each size, and what recall each ef buys.',
     notes,
   );
   report(
     'HNSW build (VectorIndex.indexSome, one thread)',
-    formatTable(['vectors', 'n', 'build s', 'inserts/s', 'RSS +MB', 'load'], builds.map((b) => [b.kind, b.n, b.buildS, b.perS, b.rssMb, b.load])),
+    formatTable(['vectors', 'n', 'ef_construction', 'build s', 'inserts/s', 'RSS +MB', 'load'], builds.map((b) => [b.kind, b.n, b.efc, b.buildS, b.perS, b.rssMb, b.load])),
     'how fast the background indexer can absorb writes and how long a rebuild without saved graphs takes.',
   );
   report(
     'How hard each vector set is (from the exact neighbours of the queries)',
     formatTable(['vectors', 'n', 'sim 1st NN', 'sim 10th NN', 'sim random pair', 'LID (k=20)'], hard),
-    'where the synthetic sets sit against real MiniLM embeddings: a higher local intrinsic dimension (LID) and a smaller gap to random pairs mean harder search.',
+    'where the synthetic sets sit against real embeddings: a higher local intrinsic dimension (LID) and a smaller gap to random pairs mean harder search.',
   );
 }
 

@@ -5,7 +5,7 @@
  * them into the graph, so a write never waits for graph insertion and results never miss them.
  */
 import { dot } from '../../recall/vector.ts';
-import { Hnsw } from './hnsw.ts';
+import { EF_CONSTRUCTION, Hnsw } from './hnsw.ts';
 
 /** Below this many vectors an exact scan is as fast as HNSW (measured: ~0.7 µs per 384-d vector). */
 export const EXACT_MAX = 1024;
@@ -31,6 +31,12 @@ export class VectorIndex {
   #hnsw: Hnsw | null = null;
   /** A graph being built from the live labels below `end`, next at `at`; labels from `end` on go into both graphs. */
   #rebuild: { hnsw: Hnsw; at: number; end: number } | null = null;
+  readonly #efConstruction: number;
+
+  /** `efConstruction`: the graph's build beam (benchmarks compare others; the shard takes the default). */
+  constructor(opts: { efConstruction?: number } = {}) {
+    this.#efConstruction = opts.efConstruction ?? EF_CONSTRUCTION;
+  }
 
   get size(): number {
     return this.#vectors.size;
@@ -76,7 +82,7 @@ export class VectorIndex {
     if (!this.#hnsw) {
       const first = this.#vectors.values().next().value;
       if (this.#vectors.size <= EXACT_MAX || !first) return false;
-      this.#hnsw = Hnsw.create(first.length, this.#vectors.size * 2);
+      this.#hnsw = Hnsw.create(first.length, this.#vectors.size * 2, this.#efConstruction);
       for (const id of this.#vectors.keys()) this.#pending.add(id);
     }
     const hnsw = this.#hnsw;
@@ -115,7 +121,7 @@ export class VectorIndex {
   #maybeRebuild(): void {
     const hnsw = this.#hnsw;
     if (!hnsw || this.#rebuild || hnsw.deletedCount < Math.max(REBUILD_DELETED_MIN, this.#labelOf.size / 2)) return;
-    this.#rebuild = { hnsw: Hnsw.create(hnsw.dim, Math.max(EXACT_MAX, this.#labelOf.size * 2)), at: 0, end: this.#nextLabel };
+    this.#rebuild = { hnsw: Hnsw.create(hnsw.dim, Math.max(EXACT_MAX, this.#labelOf.size * 2), this.#efConstruction), at: 0, end: this.#nextLabel };
   }
 
   #label(id: string): number {
