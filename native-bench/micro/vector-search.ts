@@ -9,7 +9,7 @@
  * Vector sets (vectors.ts): clustered and random synthetic ones at each size, and `real`: the
  * default model's embeddings of the English sentences found on this machine (real-vectors.ts;
  * about 20k, embedded once and cached), at that one size. `--ef-construction`: each build beam
- * listed gets its own graph of the same vectors (the shard's is the first default).
+ * listed gets its own graph of the same vectors (default: the shard's, EF_CONSTRUCTION).
  *
  * Sizes whose build would take too long here are not run; the table gives the measured build rate
  * and an extrapolation for 1M, marked as such. Pass `--sizes 1000000` to measure it anyway.

@@ -33,7 +33,7 @@ export class Hnsw {
   /** Highest label ever stored in the graph (deleted points included). */
   readonly maxLabel: number;
 
-  static create(dim: number, capacity: number, efConstruction = EF_CONSTRUCTION): Hnsw {
+  static create(dim: number, capacity: number, efConstruction: number): Hnsw {
     const index = new hnswlib.HierarchicalNSW('ip', dim);
     index.initIndex({ maxElements: capacity, m: M, efConstruction, randomSeed: 100, allowReplaceDeleted: true });
     return new Hnsw(index, dim);
