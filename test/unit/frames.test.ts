@@ -1,6 +1,6 @@
 /** Record framing: round trip, and the torn-versus-corrupt classification recovery relies on. */
 import { describe, expect, it } from 'vitest';
-import { encodeFrame, FRAME_HEADER, FRAME_MAGIC, readFrame, type FrameRead } from '../../src/shard/persist/frames.ts';
+import { encodeFrame, encodeFrameInto, FRAME_HEADER, FRAME_MAGIC, readFrame, type FrameRead } from '../../src/shard/persist/frames.ts';
 
 const values = [
   { t: 'del', ws: 'alpha', id: '0'.repeat(32) },
@@ -28,6 +28,19 @@ describe('frames: encode and read', () => {
     const f = encodeFrame({ hello: 'world' });
     expect(f[0]).toBe(FRAME_MAGIC);
     expect(f.readUInt32LE(1)).toBe(f.length - FRAME_HEADER);
+  });
+
+  it('encodes into a buffer the same bytes as a frame of its own, or nothing when it does not fit', () => {
+    const target = Buffer.alloc(4096, 0xee);
+    let at = 0;
+    for (const v of values) {
+      const n = encodeFrameInto(target, at, v);
+      expect(target.subarray(at, at + n)).toEqual(encodeFrame(v));
+      at += n;
+    }
+    const big = { t: 'put', ws: 'w', m: { content: 'z'.repeat(4096) } };
+    expect(encodeFrameInto(target, at, big)).toBe(0);
+    expect(target.subarray(at).every((b) => b === 0xee)).toBe(true);
   });
 
   it('round-trips a sequence of frames, then reports the end', () => {

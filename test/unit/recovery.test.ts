@@ -10,7 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, onTestFinished, vi } from 'vitest';
 import { EDGE_TYPES, type Edge } from '../../src/model/edge.ts';
 import { MEMORY_KINDS } from '../../src/model/memory.ts';
-import { encodeFrame } from '../../src/shard/persist/frames.ts';
+import { encodeFrame, readFrame } from '../../src/shard/persist/frames.ts';
 import { seqName } from '../../src/shard/persist/fsutil.ts';
 import { toStored, type LogRecord, type StoredMemory, type Tombstone } from '../../src/shard/store/records.ts';
 import { CorruptionError, listSeqs, recoverShard } from '../../src/shard/persist/recovery.ts';
@@ -198,6 +198,21 @@ describe('recoverShard: snapshot and replay', () => {
     const state = applyAll(records);
     const snap = await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
     expect(snap.bytes).toBeGreaterThan(2 * 16 * 1024 * 1024);
+    expect(canonical(recoverShard(dir).state)).toEqual(canonical(state));
+  });
+
+  it('writes a frame larger than its write chunk (4 MiB) whole, and reports where every frame lies', async () => {
+    const records = [put(1), put(2, { content: 'x'.repeat(5 * 1024 * 1024) }), put(3), put(4, { content: 'y'.repeat(3 * 1024 * 1024) }), put(5), edge(5, 1)];
+    const state = applyAll(records);
+    const at = new Map<number, LogRecord>();
+    await writeSnapshot(dir, { shard: 0, walSeq: 1, state, onFrame: (offset, r) => at.set(offset, r) });
+    const file = readFileSync(join(dir, seqName('snap', 1, 'snap')));
+    expect(at.size).toBe(records.length);
+    for (const [offset, r] of at) {
+      const frame = encodeFrame(r);
+      expect(readFrame(file, offset).kind).toBe('frame');
+      expect(file.subarray(offset, offset + frame.length).equals(frame)).toBe(true);
+    }
     expect(canonical(recoverShard(dir).state)).toEqual(canonical(state));
   });
 

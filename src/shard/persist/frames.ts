@@ -3,7 +3,7 @@
  * [0xFB magic][u32 payload length][u32 CRC-32 of payload][msgpack payload].
  */
 import { crc32 } from 'node:zlib';
-import { Packr } from 'msgpackr';
+import { Packr, RESET_BUFFER_MODE } from 'msgpackr';
 
 export const FRAME_MAGIC = 0xfb;
 export const FRAME_HEADER = 9;
@@ -19,6 +19,22 @@ export function encodeFrame(value: unknown): Buffer {
   frame.writeUInt32LE(crc32(payload), 5);
   payload.copy(frame, FRAME_HEADER);
   return frame;
+}
+
+/**
+ * Writes the frame of `value` into `target` at `offset` and returns its length, or 0 (nothing
+ * written) when it does not fit. Allocates no buffer per frame: the payload is encoded in
+ * msgpackr's own buffer, which the next encoding reuses, and copied straight into `target`.
+ */
+export function encodeFrameInto(target: Buffer, offset: number, value: unknown): number {
+  const payload = packr.pack(value, RESET_BUFFER_MODE);
+  const length = FRAME_HEADER + payload.length;
+  if (offset + length > target.length) return 0;
+  target[offset] = FRAME_MAGIC;
+  target.writeUInt32LE(payload.length, offset + 1);
+  target.writeUInt32LE(crc32(payload), offset + 5);
+  payload.copy(target, offset + FRAME_HEADER);
+  return length;
 }
 
 /** Bytes of a padding payload before its zeros: msgpack bin32 (0xc6) and its big-endian length. */

@@ -8,7 +8,7 @@ import { closeSync, fdatasync, openSync, write } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ShardState } from '../store/apply.ts';
-import { encodeFrame } from './frames.ts';
+import { encodeFrame, encodeFrameInto } from './frames.ts';
 import { renameDurably } from '../../files/durable.ts';
 import { seqName } from './fsutil.ts';
 import { toStored, type LogRecord, type SnapshotFooter, type SnapshotHeader } from '../store/records.ts';
@@ -18,7 +18,8 @@ const datasyncAsync = promisify(fdatasync);
 
 /** Work done between yields to the shard's event loop. */
 const SLICE_MS = 4;
-const FLUSH_BYTES = 4 * 1024 * 1024;
+/** The chunk frames are encoded into; written out and synced when full. */
+const CHUNK_BYTES = 4 * 1024 * 1024;
 
 export async function writeSnapshot(
   dir: string,
@@ -30,16 +31,16 @@ export async function writeSnapshot(
   const out = new SnapshotOut(fd);
   try {
     const header: SnapshotHeader = { t: 'snap', format: 1, shard: opts.shard, walSeq: opts.walSeq, createdAt: Date.now() };
-    out.push(encodeFrame(header));
+    await out.push(header);
     let records = 0;
     for (const record of snapshotRecords(opts.state)) {
-      opts.onFrame?.(out.offset, record);
-      out.push(encodeFrame(record));
+      const offset = out.tryPush(record) ?? (await out.push(record));
+      opts.onFrame?.(offset, record);
       records += 1;
-      await out.maybeYield();
+      if (out.sliceDone()) await out.yield();
     }
     const footer: SnapshotFooter = { t: 'end', records };
-    out.push(encodeFrame(footer));
+    await out.push(footer);
     await out.flush();
     await datasyncAsync(fd);
     closeSync(fd);
@@ -67,39 +68,63 @@ export function* snapshotRecords(state: ShardState): Generator<LogRecord> {
   }
 }
 
+/**
+ * The file being written: frames are encoded straight into one chunk buffer, written out (and
+ * synced) when it is full, so a snapshot allocates no buffer per frame; at 15k memories the
+ * per-frame buffers and their concatenation were ~57 MB of garbage per snapshot.
+ */
 class SnapshotOut {
   readonly #fd: number;
-  #chunks: Buffer[] = [];
-  #chunkBytes = 0;
+  readonly #chunk = Buffer.allocUnsafe(CHUNK_BYTES);
+  #used = 0;
   #sliceStart = performance.now();
+  /** Bytes written to the file. */
   bytes = 0;
 
   constructor(fd: number) {
     this.#fd = fd;
   }
 
-  /** File offset of the next frame pushed. */
-  get offset(): number {
-    return this.bytes + this.#chunkBytes;
+  /** Encodes `value` into the chunk and returns its file offset, or null when the chunk is too full. */
+  tryPush(value: unknown): number | null {
+    const length = encodeFrameInto(this.#chunk, this.#used, value);
+    if (length === 0) return null;
+    const offset = this.bytes + this.#used;
+    this.#used += length;
+    return offset;
   }
 
-  push(frame: Buffer): void {
-    this.#chunks.push(frame);
-    this.#chunkBytes += frame.length;
+  /** Pushes `value`, writing the chunk out first if it has no room; returns the frame's file offset. */
+  async push(value: unknown): Promise<number> {
+    const offset = this.tryPush(value);
+    if (offset !== null) return offset;
+    await this.flush();
+    const retried = this.tryPush(value);
+    if (retried !== null) return retried;
+    // A frame larger than the chunk is written on its own.
+    const at = this.bytes;
+    await this.#write(encodeFrame(value));
+    return at;
   }
 
-  async maybeYield(): Promise<void> {
-    if (this.#chunkBytes >= FLUSH_BYTES) await this.flush();
-    if (performance.now() - this.#sliceStart < SLICE_MS) return;
+  sliceDone(): boolean {
+    return performance.now() - this.#sliceStart >= SLICE_MS;
+  }
+
+  /** Lets the shard's event loop run (requests, the log) before the next slice. */
+  async yield(): Promise<void> {
     await new Promise<void>((resolve) => setImmediate(resolve));
     this.#sliceStart = performance.now();
   }
 
   async flush(): Promise<void> {
-    if (this.#chunkBytes === 0) return;
-    const buf = Buffer.concat(this.#chunks);
-    this.#chunks = [];
-    this.#chunkBytes = 0;
+    if (this.#used === 0) return;
+    const used = this.#used;
+    this.#used = 0;
+    await this.#write(this.#chunk.subarray(0, used));
+  }
+
+  async #write(buf: Buffer): Promise<void> {
     let off = 0;
     while (off < buf.length) off += (await writeAsync(this.#fd, buf, off, buf.length - off)).bytesWritten;
     // Synced as it goes: one sync of the whole file at the end flushed tens of MB at once, and
