@@ -10,8 +10,9 @@
  * with and without forgets.
  *
  * Soak mode (`--soak`): a mixed load at a fixed rate (50% remember, 25% recall, 10% get, 10%
- * list, 5% forget) on a store that grows from `--preload`, with p50/p99 per operation for every
- * `--interval-s`, and the ratio of the last interval's p99 to the first's.
+ * list, 5% forget) on a store that grows from `--preload`, with p50/p99 per operation and the
+ * snapshots taken (count, summed seconds) for every `--interval-s`, and the ratio of the last
+ * interval's p99 to the first's.
  *
  *   npm run build && node --import tsx native-bench/forget-cost.ts [--sizes 1000,10000,100000]
  *     [--forgets 200] [--forget-rate 10] [--get-rate 100] [--baseline-s 5] [--tail-s 3]
@@ -164,6 +165,18 @@ async function settle(c: Client): Promise<void> {
   await new Promise((r) => setTimeout(r, 2000));
 }
 
+interface Snapshots {
+  count: number;
+  seconds: number;
+}
+
+/** Snapshots taken so far and their summed duration (the server's `flashbulb_snapshot_duration_seconds`). */
+async function snapshotTotals(c: Client): Promise<Snapshots> {
+  const text = String(await c.call('GET', '/v1/metrics'));
+  const metric = (name: string): number => Number(new RegExp(`^flashbulb_snapshot_duration_seconds_${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? 0);
+  return { count: metric('count'), seconds: metric('sum') };
+}
+
 interface SizeRow {
   memories: number;
   getAlone: Summary;
@@ -261,9 +274,10 @@ async function soakMode(): Promise<unknown> {
       const r = Math.random();
       return r < 0.5 ? 'remember' : r < 0.75 ? 'recall' : r < 0.85 ? 'get' : r < 0.95 ? 'list' : 'forget';
     };
-    const intervals: Array<Record<OpName | 'all', Summary> & { t: number; memories: number }> = [];
-    console.log(`| t s | memories | ops/s | all p50 | all p99 | ${OPS.map((o) => `${o} p50 / p99`).join(' | ')} | errors |`);
-    console.log(`|---|---|---|---|---|${OPS.map(() => '---').join('|')}|---|`);
+    const intervals: Array<Record<OpName | 'all', Summary> & { t: number; memories: number; snapshots: Snapshots }> = [];
+    console.log(`| t s | memories | ops/s | all p50 | all p99 | ${OPS.map((o) => `${o} p50 / p99`).join(' | ')} | errors | snapshots (s) |`);
+    console.log(`|---|---|---|---|---|${OPS.map(() => '---').join('|')}|---|---|`);
+    let snapshotsBefore = await snapshotTotals(c);
     for (let t = intervalS; t <= durationS; t += intervalS) {
       const lat: Record<OpName, number[]> = { remember: [], recall: [], get: [], list: [], forget: [] };
       const loop = await openLoop(rate, intervalS, async () => {
@@ -272,14 +286,18 @@ async function soakMode(): Promise<unknown> {
         await run(name);
         lat[name].push(performance.now() - t0);
       });
+      const snapshotsNow = await snapshotTotals(c);
+      const snapshots = { count: snapshotsNow.count - snapshotsBefore.count, seconds: snapshotsNow.seconds - snapshotsBefore.seconds };
+      snapshotsBefore = snapshotsNow;
       const row = {
         t,
         memories: ids.length,
+        snapshots,
         all: summarize(loop.ms, loop.errors, intervalS),
         ...(Object.fromEntries(OPS.map((o) => [o, summarize(lat[o], 0, intervalS)])) as Record<OpName, Summary>),
       };
       intervals.push(row);
-      console.log(`| ${t} | ${ids.length} | ${row.all.opsPerS.toFixed(0)} | ${ms(row.all.p50Ms)} | ${ms(row.all.p99Ms)} | ${OPS.map((o) => `${ms(row[o].p50Ms)} / ${ms(row[o].p99Ms)}`).join(' | ')} | ${loop.errors} |`);
+      console.log(`| ${t} | ${ids.length} | ${row.all.opsPerS.toFixed(0)} | ${ms(row.all.p50Ms)} | ${ms(row.all.p99Ms)} | ${OPS.map((o) => `${ms(row[o].p50Ms)} / ${ms(row[o].p99Ms)}`).join(' | ')} | ${loop.errors} | ${snapshots.count} (${snapshots.seconds.toFixed(2)}) |`);
     }
     const first = intervals[0];
     const last = intervals[intervals.length - 1];
