@@ -98,6 +98,8 @@ export class FeatureScorer {
   readonly #matches = new Map<string, number>();
   readonly #near = new Map<string, MemoryRecord[]>();
   readonly #voices = new Map<string, string>();
+  /** Whether the cue names a value (an entity id, a context string): candidates share a few speakers. */
+  readonly #named = new Map<string, boolean>();
   /** The cue's words, lower-cased, space-separated and space-padded (for whole-word search). */
   readonly #cueWords: string;
 
@@ -257,8 +259,13 @@ export class FeatureScorer {
 
   #names(value: string): boolean {
     if (value.length > NAME_MAX_CHARS) return false;
-    const words = wordsOf(value);
-    return words.length > 0 && this.#cueWords.includes(` ${words.join(' ')} `);
+    let v = this.#named.get(value);
+    if (v === undefined) {
+      const words = wordsOf(value);
+      v = words.length > 0 && this.#cueWords.includes(` ${words.join(' ')} `);
+      this.#named.set(value, v);
+    }
+    return v;
   }
 }
 

@@ -2,13 +2,12 @@
  * @module shard/shard — one shard, the single-threaded owner of its workspaces' state, log and snapshots
  * (starting → replaying → ready ⇄ snapshotting → draining → stopped), its background work (indexing,
  * expiry, compaction) and backup; which op answers each method is shard/dispatch. */
-import { mkdirSync, unlinkSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { FlashbulbError } from '../errors/codes.ts';
 import { IdGenerator } from '../model/ids.ts';
 import { isExpired, type MemoryRecord } from '../model/memory.ts';
 import { wallClock, type Clock } from '../model/clock.ts';
-import { seqName } from './persist/fsutil.ts';
+import { removeFiles, seqName } from './persist/fsutil.ts';
 import { encodeRecord, type LiveRecord } from './store/records.ts';
 import { listSeqs, recoverShard, type Recovered } from './persist/recovery.ts';
 import { writeSnapshot } from './persist/snapshot.ts';
@@ -348,11 +347,11 @@ export class Shard {
     );
     // Graphs are saved only when nothing can change under them (the final snapshot).
     if (final) saveGraphs(this.#opts.dir, walSeq, this.#state);
-    deleteGraphsBefore(this.#opts.dir, walSeq);
-    wal.deleteBefore(walSeq, listSeqs(this.#opts.dir, 'wal', 'log'));
-    for (const seq of listSeqs(this.#opts.dir, 'snap', 'snap')) {
-      if (seq < walSeq) unlinkSync(join(this.#opts.dir, seqName('snap', seq, 'snap')));
-    }
+    // Off the shard's thread (see removeFiles); snapshots, backups and erasures wait for the whole
+    // of this one (#hold), so none reads a file while it is being deleted.
+    await deleteGraphsBefore(this.#opts.dir, walSeq);
+    await wal.deleteBefore(walSeq, listSeqs(this.#opts.dir, 'wal', 'log'));
+    await removeFiles(this.#opts.dir, listSeqs(this.#opts.dir, 'snap', 'snap').filter((seq) => seq < walSeq).map((seq) => seqName('snap', seq, 'snap')));
     this.#content.dropBefore(walSeq);
     this.#contentCovered = true;
     this.#erasure.lastSnapshotMs = performance.now() - start;

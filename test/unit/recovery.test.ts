@@ -166,7 +166,7 @@ describe('recoverShard: snapshot and replay', () => {
     const walSeq = await wal.rotate();
     const snap = await writeSnapshot(dir, { shard: 0, walSeq, state: live });
     expect(snap.path).toBe(join(dir, seqName('snap', walSeq, 'snap')));
-    wal.deleteBefore(walSeq, listSeqs(dir, 'wal', 'log'));
+    await wal.deleteBefore(walSeq, listSeqs(dir, 'wal', 'log'));
     await commit([put(4, { entityId: 'alice' }), edge(4, 2, { confidence: 0.25 }), { t: 'unedge', ws: 'w', s: hexId(2), d: hexId(1), y: 'related_to' }]);
     await commit([{ t: 'del', ws: 'w', id: hexId(2) }, { t: 'access', ws: 'w', id: hexId(1), n: 3, at: 1_800_000_000_000_000 }]);
     await commit([put(5, {}, 'second'), put(6, {}, 'third'), { t: 'drop', ws: 'third' }]);
@@ -482,7 +482,7 @@ describe('fuzzy snapshots', () => {
     }
     await snap;
     await wal.close();
-    wal.deleteBefore(walSeq, [1]);
+    await wal.deleteBefore(walSeq, [1]);
     const r = recoverShard(dir);
     const recovered = new Set([...(r.state.workspaces.get('w')?.graph.all() ?? [])].map(edgeKey));
     const lost = [...(live.workspaces.get('w')?.graph.all() ?? [])].map(edgeKey).filter((k) => !recovered.has(k));
@@ -621,7 +621,7 @@ async function trial(seed: number, opts: { fuzzy: boolean }): Promise<string | n
       await Promise.all(acks);
     }
     await snap;
-    wal.deleteBefore(walSeq, listSeqs(dir, 'wal', 'log'));
+    await wal.deleteBefore(walSeq, listSeqs(dir, 'wal', 'log'));
   }
   await wal.close();
   const first = recoverShard(dir);

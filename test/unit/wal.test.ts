@@ -110,7 +110,7 @@ describe('Wal', () => {
     const wal = new Wal({ dir, seq: 1, durability: 'fsync' });
     await wal.rotate();
     await wal.rotate();
-    wal.deleteBefore(3, [1, 2, 3]);
+    await wal.deleteBefore(3, [1, 2, 3]);
     await wal.close();
     expect(readdirSync(dir)).toEqual(['wal-00000003.log']);
   });

@@ -3,13 +3,14 @@
  * a normal restart adopts them instead of rebuilding. A manifest `hnsw-<walSeq>.manifest` names
  * each workspace's graph file and its id ↔ label map; it is valid only with snapshot <walSeq>.
  */
-import { existsSync, readFileSync, readdirSync, unlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { Hnsw } from '../index/hnsw.ts';
 import type { VectorIndex } from '../index/vector-index.ts';
 import type { ShardState } from '../store/apply.ts';
 import { encodeFrame, readFrame } from './frames.ts';
 import { writeFileDurably } from '../../files/durable.ts';
+import { removeFiles } from './fsutil.ts';
 
 interface Manifest {
   walSeq: number;
@@ -61,9 +62,12 @@ export function loadGraphs(dir: string, walSeq: number, state: ShardState): numb
 }
 
 /** Deletes graph files that belong to snapshots older than `walSeq`. */
-export function deleteGraphsBefore(dir: string, walSeq: number): void {
-  for (const name of readdirSync(dir)) {
-    const m = /^hnsw-(\d{8})[-.]/.exec(name);
-    if (m?.[1] && Number(m[1]) < walSeq) unlinkSync(join(dir, name));
-  }
+export async function deleteGraphsBefore(dir: string, walSeq: number): Promise<void> {
+  await removeFiles(
+    dir,
+    readdirSync(dir).filter((name) => {
+      const m = /^hnsw-(\d{8})[-.]/.exec(name);
+      return m?.[1] !== undefined && Number(m[1]) < walSeq;
+    }),
+  );
 }

@@ -3,12 +3,12 @@
  * Appends are acknowledged after fdatasync (or after the OS write with durability 'os'); appends
  * that arrive while a sync is in flight share the next one (group commit).
  */
-import { closeSync, fdatasync, openSync, unlinkSync, write } from 'node:fs';
+import { closeSync, fdatasync, openSync, write } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { encodeFrame } from './frames.ts';
 import { fsyncDir } from '../../files/durable.ts';
-import { seqName } from './fsutil.ts';
+import { removeFiles, seqName } from './fsutil.ts';
 import type { LogRecord } from '../store/records.ts';
 
 const writeAsync = promisify(write);
@@ -159,8 +159,8 @@ export class Wal {
   }
 
   /** Deletes segments numbered below `seq` (they are covered by a durable snapshot). */
-  deleteBefore(seq: number, existing: readonly number[]): void {
-    for (const s of existing) if (s < seq) unlinkSync(join(this.#dir, seqName('wal', s, 'log')));
+  async deleteBefore(seq: number, existing: readonly number[]): Promise<void> {
+    await removeFiles(this.#dir, existing.filter((s) => s < seq).map((s) => seqName('wal', s, 'log')));
     fsyncDir(this.#dir);
   }
 }
