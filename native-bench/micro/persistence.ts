@@ -2,17 +2,21 @@
  * @module native-bench/micro/persistence — the shard's persistence path on this machine's disk:
  * log appends acknowledged after a group-commit fdatasync (1 and 32 concurrent appenders, and
  * durability 'os' for contrast), snapshot write and load at 10k and 100k memories with 384-d
- * vectors, and msgpack framing (encodeFrame / readFrame) of a shard's records.
+ * vectors, msgpack framing (encodeFrame / readFrame) of a shard's records, and what writing a
+ * snapshot holds its thread for (CPU, garbage collection, the longest stretch without a turn of
+ * the event loop, and deleting the snapshot before it on the thread, as the shard once did).
  *
  *   node --import tsx native-bench/micro/persistence.ts [--quick] [--sizes 10000,100000] [--dir DIR]
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, unlinkSync } from 'node:fs';
+import { PerformanceObserver } from 'node:perf_hooks';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringFlag } from '../lib/args.ts';
 import { formatTable, type Cell } from '../lib/table.ts';
 import { encodeFrame, readFrame } from '../../src/shard/persist/frames.ts';
 import type { LogRecord } from '../../src/shard/store/records.ts';
+import { seqName } from '../../src/shard/persist/fsutil.ts';
 import { recoverShard } from '../../src/shard/persist/recovery.ts';
 import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
@@ -64,6 +68,53 @@ async function snapshotRows(base: string, n: number, quick: boolean): Promise<Ce
   return [...rows, ...(await codecRows(records, n, quick))];
 }
 
+/**
+ * What writing a snapshot of `n` memories holds the thread for: wall and CPU time, garbage
+ * collection, the longest stall of a 1 ms timer beside it (the longest stretch a request would
+ * wait), and an `unlinkSync` of the snapshot before it; the median of five writes after one warm-up.
+ */
+async function stallRow(base: string, n: number): Promise<Cell[]> {
+  const state = stateOf(shardRecords(n, 21));
+  const dir = mkdtempSync(join(base, 'stall-'));
+  let gcMs = 0;
+  const gc = new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) gcMs += e.duration;
+  });
+  gc.observe({ entryTypes: ['gc'] });
+  const runs: Array<{ wall: number; cpu: number; gc: number; stall: number; unlink: number; bytes: number }> = [];
+  try {
+    for (let i = 0; i <= 5; i++) {
+      let stall = 0;
+      let last = performance.now();
+      const timer = setInterval(() => {
+        const now = performance.now();
+        stall = Math.max(stall, now - last - 1);
+        last = now;
+      }, 1);
+      // The timer ticks before the write starts, from inside the event loop (as a shard's snapshot does).
+      await new Promise((resolve) => setTimeout(resolve, 10));
+      stall = 0;
+      gcMs = 0;
+      const cpu0 = process.cpuUsage();
+      const t0 = performance.now();
+      const { bytes } = await writeSnapshot(dir, { shard: 0, walSeq: i + 1, state });
+      const wall = performance.now() - t0;
+      const cpu = process.cpuUsage(cpu0);
+      clearInterval(timer);
+      await new Promise((resolve) => setTimeout(resolve, 20)); // the collections' entries arrive after
+      const u0 = performance.now();
+      if (i > 0) unlinkSync(join(dir, seqName('snap', i, 'snap')));
+      const unlink = performance.now() - u0;
+      if (i > 0) runs.push({ wall, cpu: (cpu.user + cpu.system) / 1000, gc: gcMs, stall, unlink, bytes });
+    }
+  } finally {
+    gc.disconnect();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  const median = (f: (r: (typeof runs)[number]) => number): number => runs.map(f).sort((a, b) => a - b)[runs.length >> 1] ?? Number.NaN;
+  return [n, median((r) => r.bytes) / MB, median((r) => r.wall), median((r) => r.cpu), median((r) => r.gc), median((r) => r.stall), median((r) => r.unlink)];
+}
+
 async function codecRows(records: readonly LogRecord[], n: number, quick: boolean): Promise<Cell[][]> {
   const frames = records.map((r) => encodeFrame(r));
   const buf = Buffer.concat(frames);
@@ -98,11 +149,19 @@ async function main(): Promise<void> {
     );
     const rows: Cell[][] = [];
     for (const n of sizes) rows.push(...(await snapshotRows(base, n, quick)));
+    const stalls: Cell[][] = [];
+    for (const n of sizes) stalls.push(await stallRow(base, n));
     report(
       'Snapshot write/load and msgpack framing (memories with 384-d vectors, one edge each)',
       formatTable(['case', 'memories', 'MB', 'p50 ms', 'p99 ms', 'MB/s', 'load'], rows),
       'how long a snapshot and a restart from it take per size, and how much of that is msgpack framing.',
       [BUSY_NOTE, 'snapshot load = read + decode + apply to state (vector maps, graph); adopting or rebuilding the HNSW graph is not included'],
+    );
+    report(
+      'What writing a snapshot holds its thread for (median of 5 writes)',
+      formatTable(['memories', 'MB', 'wall ms', 'CPU ms', 'GC ms', 'longest stall ms', 'unlinkSync of the one before, ms'], stalls),
+      'how long a request waits behind a periodic snapshot on the shard thread: the snapshot is written in slices, so what matters is the longest stall, not the wall time.',
+      ['stall = the most a 1 ms timer beside the write was late; the shard deletes the files a snapshot covers off its thread (fsutil.removeFiles), the last column is what one such delete costs on it'],
     );
   } finally {
     rmSync(base, { recursive: true, force: true });
