@@ -12,12 +12,9 @@ const MAX_FRAME = 256 * 1024 * 1024;
 const packr = new Packr({ useRecords: false, mapsAsObjects: true });
 
 export function encodeFrame(value: unknown): Buffer {
-  const payload = packr.pack(value);
+  const payload = packr.pack(value, RESET_BUFFER_MODE);
   const frame = Buffer.allocUnsafe(FRAME_HEADER + payload.length);
-  frame[0] = FRAME_MAGIC;
-  frame.writeUInt32LE(payload.length, 1);
-  frame.writeUInt32LE(crc32(payload), 5);
-  payload.copy(frame, FRAME_HEADER);
+  putFrame(frame, 0, payload);
   return frame;
 }
 
@@ -25,16 +22,22 @@ export function encodeFrame(value: unknown): Buffer {
  * Writes the frame of `value` into `target` at `offset` and returns its length, or 0 (nothing
  * written) when it does not fit. Allocates no buffer per frame: the payload is encoded in
  * msgpackr's own buffer, which the next encoding reuses, and copied straight into `target`.
+ * (Both encoders copy the payload out at once, so msgpackr may reuse its buffer: RESET_BUFFER_MODE.)
  */
 export function encodeFrameInto(target: Buffer, offset: number, value: unknown): number {
   const payload = packr.pack(value, RESET_BUFFER_MODE);
   const length = FRAME_HEADER + payload.length;
   if (offset + length > target.length) return 0;
+  putFrame(target, offset, payload);
+  return length;
+}
+
+/** Header and payload of one frame at `offset` of `target` (which has room for them). */
+function putFrame(target: Buffer, offset: number, payload: Uint8Array): void {
   target[offset] = FRAME_MAGIC;
   target.writeUInt32LE(payload.length, offset + 1);
   target.writeUInt32LE(crc32(payload), offset + 5);
-  payload.copy(target, offset + FRAME_HEADER);
-  return length;
+  target.set(payload, offset + FRAME_HEADER);
 }
 
 /** Bytes of a padding payload before its zeros: msgpack bin32 (0xc6) and its big-endian length. */

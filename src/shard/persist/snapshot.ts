@@ -31,16 +31,16 @@ export async function writeSnapshot(
   const out = new SnapshotOut(fd);
   try {
     const header: SnapshotHeader = { t: 'snap', format: 1, shard: opts.shard, walSeq: opts.walSeq, createdAt: Date.now() };
-    await out.push(header);
+    out.tryPush(header) ?? (await out.pushAfterFlush(header));
     let records = 0;
     for (const record of snapshotRecords(opts.state)) {
-      const offset = out.tryPush(record) ?? (await out.push(record));
+      const offset = out.tryPush(record) ?? (await out.pushAfterFlush(record));
       opts.onFrame?.(offset, record);
       records += 1;
       if (out.sliceDone()) await out.yield();
     }
     const footer: SnapshotFooter = { t: 'end', records };
-    await out.push(footer);
+    out.tryPush(footer) ?? (await out.pushAfterFlush(footer));
     await out.flush();
     await datasyncAsync(fd);
     closeSync(fd);
@@ -94,10 +94,8 @@ class SnapshotOut {
     return offset;
   }
 
-  /** Pushes `value`, writing the chunk out first if it has no room; returns the frame's file offset. */
-  async push(value: unknown): Promise<number> {
-    const offset = this.tryPush(value);
-    if (offset !== null) return offset;
+  /** Writes the chunk out, then pushes `value` (for when {@link tryPush} found no room); returns the frame's file offset. */
+  async pushAfterFlush(value: unknown): Promise<number> {
     await this.flush();
     const retried = this.tryPush(value);
     if (retried !== null) return retried;
