@@ -148,6 +148,67 @@ describe('VectorIndex at or below EXACT_MAX: exact scan, no graph', () => {
   });
 });
 
+describe('VectorIndex below EXACT_MAX under churn (the native copy made at the first search from 256 vectors, then kept up to date)', () => {
+  it('matches brute force after every add, replacement and removal, through the copy growing and being dropped past EXACT_MAX', () => {
+    const dim = 24;
+    const r = rng(21);
+    const index = new VectorIndex();
+    const vectors = new Map<string, Float32Array>();
+    const check = (): void => {
+      const query = randomUnit(r, dim);
+      const got = index.search(query, { k: 30, ef: 30 });
+      const want = bruteForce(vectors, query, 30);
+      expect(ids(got)).toEqual(ids(want));
+      got.forEach((g, i) => expect(g.sim).toBeCloseTo((want[i] as Neighbour).sim, 6));
+    };
+    expect(index.search(randomUnit(r, dim), { k: 5, ef: 5 })).toEqual([]);
+    let next = 0;
+    for (let step = 0; vectors.size <= EXACT_MAX + 50; step++) {
+      const roll = r.uniform();
+      const live = [...vectors.keys()];
+      if (roll < 0.15 && live.length > 0) {
+        const id = live[Math.floor(r.uniform() * live.length)] as string;
+        index.remove(id);
+        vectors.delete(id);
+      } else if (roll < 0.25 && live.length > 0) {
+        const id = live[Math.floor(r.uniform() * live.length)] as string;
+        const v = randomUnit(r, dim);
+        index.upsert(id, v);
+        vectors.set(id, v);
+      } else {
+        const v = randomUnit(r, dim);
+        index.upsert(`c${next}`, v);
+        vectors.set(`c${next++}`, v);
+      }
+      // Search often while small (the copy doubles at 64, 128, ...), then now and then.
+      if (step < 300 || step % 25 === 0) check();
+    }
+    expect(index.size).toBeGreaterThan(EXACT_MAX);
+    expect(index.hasGraph).toBe(false);
+    check();
+    // A removed vector searched with itself as the query is gone; a kept one comes back first.
+    const [kept] = vectors.keys();
+    expect(index.search(vectors.get(kept as string) as Float32Array, { k: 1, ef: 1 })[0]?.id).toBe(kept);
+  });
+
+  it('a vector of another length is never scanned natively against the wrong query: results stay those of the JS scan', () => {
+    const index = new VectorIndex();
+    const r = rng(22);
+    const vectors = new Map<string, Float32Array>();
+    for (let i = 0; i < 10; i++) {
+      const v = randomUnit(r, 16);
+      vectors.set(`a${i}`, v);
+      index.upsert(`a${i}`, v);
+    }
+    const q16 = randomUnit(r, 16);
+    expect(ids(index.search(q16, { k: 3, ef: 3 }))).toEqual(ids(bruteForce(vectors, q16, 3)));
+    index.upsert('odd', randomUnit(r, 8));
+    expect(index.search(q16, { k: 11, ef: 3 })).toHaveLength(11);
+    const q8 = randomUnit(r, 8);
+    expect(index.search(q8, { k: 1, ef: 1 })).toHaveLength(1);
+  });
+});
+
 describe('VectorIndex above EXACT_MAX: HNSW graph', () => {
   const n = 2000;
   const dim = 384;

@@ -1,6 +1,7 @@
 /**
  * @module shard/index/hnsw — the one file that imports hnswlib-node: an HNSW graph over unit
- * vectors (inner product = cosine), M 16, ef_construction 100, with integer labels and growth.
+ * vectors (inner product = cosine), M 16, ef_construction 100, with integer labels and growth; and
+ * `FlatIp`, hnswlib's exact scan over one contiguous buffer, for workspaces too small for a graph.
  */
 import hnswlib from 'hnswlib-node';
 
@@ -86,6 +87,45 @@ export class Hnsw {
     if (count === 0) return [];
     this.#index.setEf(Math.max(ef, k));
     const res = this.#index.searchKnn(Array.from(query), Math.min(k, count), filter);
+    return res.neighbors.map((label, i) => ({ label, sim: 1 - (res.distances[i] ?? 1) }));
+  }
+}
+
+/**
+ * An exact inner-product scan in native code (hnswlib's brute force: one contiguous buffer, SIMD
+ * dot products) over at most `capacity` points. Labels are the caller's integers; setting a label
+ * again replaces its vector. There is no removal: hnswlib's `removePoint` of the last slot leaves
+ * the label behind in its map, so the label's next vector is written past the end and never found
+ * (the caller drops labels itself and builds a fresh scan to reclaim their slots).
+ */
+export class FlatIp {
+  readonly #index: InstanceType<typeof hnswlib.BruteforceSearch>;
+  readonly dim: number;
+  readonly capacity: number;
+
+  constructor(dim: number, capacity: number) {
+    this.#index = new hnswlib.BruteforceSearch('ip', dim);
+    this.#index.initIndex(capacity);
+    this.dim = dim;
+    this.capacity = capacity;
+  }
+
+  /** Slots in use. */
+  get size(): number {
+    return this.#index.getCurrentCount();
+  }
+
+  /** Adds or replaces `label`'s vector; throws when a new label would pass `capacity`. */
+  set(label: number, vector: Float32Array): void {
+    this.#index.addPoint(Array.from(vector), label);
+  }
+
+  /** The k labels with the largest inner product, best first, with hnswlib's float32 product. */
+  search(query: Float32Array, k: number): Array<{ label: number; sim: number }> {
+    // hnswlib's scan seeds its heap with the first k slots without checking k against the count.
+    const n = Math.min(k, this.size);
+    if (n < 1) return [];
+    const res = this.#index.searchKnn(Array.from(query), n);
     return res.neighbors.map((label, i) => ({ label, sim: 1 - (res.distances[i] ?? 1) }));
   }
 }

@@ -1,14 +1,22 @@
 /**
  * @module shard/index/vector-index — nearest-neighbour search over one workspace's live memories.
- * Small workspaces are scanned exactly; past EXACT_MAX vectors an HNSW graph is built. New or
- * changed vectors wait in `pending` (searched exactly) until the shard's background indexer moves
- * them into the graph, so a write never waits for graph insertion and results never miss them.
+ * Small workspaces are scanned exactly (unfiltered scans from NATIVE_MIN vectors in native code,
+ * over a copy of the vectors made at the first such search); past EXACT_MAX vectors an HNSW graph
+ * is built. New or changed vectors wait in `pending` (searched exactly) until the shard's
+ * background indexer moves them into the graph, so a write never waits for graph insertion and
+ * results never miss them.
  */
 import { dot } from '../../recall/vector.ts';
-import { EF_CONSTRUCTION, Hnsw } from './hnsw.ts';
+import { EF_CONSTRUCTION, FlatIp, Hnsw } from './hnsw.ts';
 
 /** Below this many vectors an exact scan is as fast as HNSW (measured: ~0.7 µs per 384-d vector). */
 export const EXACT_MAX = 1024;
+/**
+ * From this many vectors an unfiltered exact scan runs in native code; below it the JS scan is as
+ * fast (the native call's fixed cost: native-bench/micro/exact-scan.ts, 0.05 ms either way at 200
+ * 384-d vectors, 0.08 against 0.24 ms at 1,000).
+ */
+const NATIVE_MIN = 256;
 /**
  * The graph keeps deleted points (see Hnsw.add); once they outnumber both this and half the live
  * ones, a new graph is built from the live vectors in the background, in the indexer's slices,
@@ -32,6 +40,8 @@ export class VectorIndex {
   /** A graph being built from the live labels below `end`, next at `at`; labels from `end` on go into both graphs. */
   #rebuild: { hnsw: Hnsw; at: number; end: number } | null = null;
   readonly #efConstruction: number;
+  /** The native exact scan of a workspace without a graph, made at its first unfiltered search. */
+  #flat: FlatScan | null = null;
 
   /** `efConstruction`: the graph's build beam (benchmarks compare others; the shard takes the default). */
   constructor(opts: { efConstruction?: number } = {}) {
@@ -59,11 +69,15 @@ export class VectorIndex {
   upsert(id: string, vector: Float32Array): void {
     this.#vectors.set(id, vector);
     if (this.#hnsw) this.#pending.add(id);
+    // A full copy (or one that can no longer serve) is rebuilt twice the size, or dropped.
+    if (this.#flat && !this.#flat.set(id, vector)) this.#flat = FlatScan.of(this.#vectors);
   }
 
   remove(id: string): void {
     this.#vectors.delete(id);
     this.#pending.delete(id);
+    this.#flat?.remove(id);
+    if (this.#flat?.wasteful) this.#flat = FlatScan.of(this.#vectors);
     this.#forgetLabel(id);
   }
 
@@ -83,6 +97,7 @@ export class VectorIndex {
       const first = this.#vectors.values().next().value;
       if (this.#vectors.size <= EXACT_MAX || !first) return false;
       this.#hnsw = Hnsw.create(first.length, this.#vectors.size * 2, this.#efConstruction);
+      this.#flat = null;
       for (const id of this.#vectors.keys()) this.#pending.add(id);
     }
     const hnsw = this.#hnsw;
@@ -143,6 +158,10 @@ export class VectorIndex {
   search(query: Float32Array, opts: { k: number; ef: number; only?: Iterable<string>; filter?: (id: string) => boolean; exact?: boolean }): Neighbour[] {
     if (opts.k < 1) return [];
     if (opts.only) return this.#exact(query, opts.k, opts.only, opts.filter);
+    if (!this.#hnsw && !opts.filter && this.#vectors.size <= EXACT_MAX && (this.#flat || this.#vectors.size >= NATIVE_MIN)) {
+      this.#flat ??= FlatScan.of(this.#vectors);
+      if (this.#flat?.dim === query.length) return this.#flat.search(query, opts.k, this.#vectors);
+    }
     if (!this.#hnsw || opts.exact) return this.#exact(query, opts.k, this.#vectors.keys(), opts.filter);
     const filter = opts.filter;
     const fromGraph = this.#hnsw.search(query, opts.k, opts.ef, filter ? (label) => filter(this.#idOf[label] ?? '') : undefined);
@@ -189,6 +208,7 @@ export class VectorIndex {
    */
   adoptGraph(hnsw: Hnsw, labels: ReadonlyArray<readonly [string, number]>, nextLabel = 0): void {
     this.#hnsw = hnsw;
+    this.#flat = null;
     this.#pending.clear();
     let maxLabel = -1;
     for (const [id, label] of labels) {
@@ -204,6 +224,76 @@ export class VectorIndex {
     this.#nextLabel = Math.max(maxLabel + 1, nextLabel, hnsw.maxLabel + 1);
     for (const id of this.#vectors.keys()) if (!this.#labelOf.has(id)) this.#pending.add(id);
     this.#maybeRebuild();
+  }
+}
+
+/**
+ * Ids over a FlatIp. A removed id's slot stays, unlabelled, and searches ask for k plus those; a
+ * full copy, or one whose dead slots outnumber max(32, half the live), is rebuilt from the live
+ * vectors at twice their number. None is made for more than EXACT_MAX vectors or vectors of more
+ * than one length. hnswlib's scan runs SSE dot products over one contiguous buffer.
+ */
+class FlatScan {
+  readonly #flat: FlatIp;
+  readonly #labelOf = new Map<string, number>();
+  /** Label → id; undefined for a removed id's slot. */
+  readonly #idOf: Array<string | undefined> = [];
+  #dead = 0;
+
+  private constructor(flat: FlatIp) {
+    this.#flat = flat;
+  }
+
+  get dim(): number {
+    return this.#flat.dim;
+  }
+
+  /** True when dead slots are worth a rebuild. */
+  get wasteful(): boolean {
+    return this.#dead > Math.max(32, this.#labelOf.size / 2);
+  }
+
+  /** A scan of these vectors, or null when they are too many or not all of one length. */
+  static of(vectors: ReadonlyMap<string, Float32Array>): FlatScan | null {
+    const first = vectors.values().next().value;
+    if (!first || vectors.size > EXACT_MAX) return null;
+    const scan = new FlatScan(new FlatIp(first.length, Math.min(Math.max(64, vectors.size * 2), 2 * EXACT_MAX)));
+    for (const [id, vector] of vectors) if (!scan.set(id, vector)) return null;
+    return scan;
+  }
+
+  /** False, changing nothing, when the copy is full or the vector is of another length. */
+  set(id: string, vector: Float32Array): boolean {
+    if (vector.length !== this.#flat.dim) return false;
+    let label = this.#labelOf.get(id);
+    if (label === undefined) {
+      if (this.#flat.size >= this.#flat.capacity) return false;
+      label = this.#idOf.length;
+      this.#labelOf.set(id, label);
+      this.#idOf.push(id);
+    }
+    this.#flat.set(label, vector);
+    return true;
+  }
+
+  remove(id: string): void {
+    const label = this.#labelOf.get(id);
+    if (label === undefined) return;
+    this.#labelOf.delete(id);
+    this.#idOf[label] = undefined;
+    this.#dead += 1;
+  }
+
+  /** The k nearest, scored again by `dot` so similarities are the same as the JS scan's. */
+  search(query: Float32Array, k: number, vectors: ReadonlyMap<string, Float32Array>): Neighbour[] {
+    const out: Neighbour[] = [];
+    for (const { label } of this.#flat.search(query, k + this.#dead)) {
+      const id = this.#idOf[label];
+      const vector = id === undefined ? undefined : vectors.get(id);
+      if (id !== undefined && vector) out.push({ id, sim: dot(query, vector) });
+      if (out.length === k) break;
+    }
+    return out.sort((a, b) => b.sim - a.sim);
   }
 }
 
