@@ -70,6 +70,8 @@ export class Shard {
   readonly snapshotMs: number[] = [];
   /** Memories forgotten on expiry since the last `takeExpired()` (for metrics). */
   #expired = 0;
+  /** Set by the worker: true when a request is waiting (served once the caller yields), so long work makes way at once. */
+  requestWaiting: () => boolean = () => false;
 
   /** `clock`: "now" for expiry, time scopes, windows and timestamps, contradiction edges and candidates included (snapshots and erasure keep real time). */
   constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}, backend?: ShardBackend, clock: Clock = wallClock) {
@@ -91,13 +93,8 @@ export class Shard {
         onFrame: (file, offset, record) => this.#content.add(file, offset, record),
       });
       this.#contentCovered = !this.recovered.staleFiles;
-      this.#wal = new Wal({
-        dir: opts.dir,
-        seq: this.recovered.nextWalSeq,
-        durability: opts.durability,
-        onSync: (ms) => this.syncMs.push(ms),
-        onFrame: (file, offset, record) => this.#content.add(file, offset, record),
-      });
+      const onFrame = this.#content.add.bind(this.#content);
+      this.#wal = new Wal({ dir: opts.dir, seq: this.recovered.nextWalSeq, durability: opts.durability, onSync: (ms) => this.syncMs.push(ms), onFrame });
       this.#log = this.#wal;
       this.#external = null;
     }
@@ -159,16 +156,18 @@ export class Shard {
   #indexStep(): void {
     const deadline = performance.now() + INDEX_SLICE_MS;
     let more = false;
+    let waiting = false; // the slice also ends after the insertion during which a request arrived
+    const stop = (): boolean => (waiting ||= this.requestWaiting());
     for (const w of this.#state.workspaces.values()) {
       if (!w.vectors.needsIndexing && w.lexicalBacklog === 0) continue;
       const left = deadline - performance.now();
-      if (left <= 0) {
+      if (left <= 0 || waiting) {
         more = true;
         break;
       }
       // Lexical entries left by recovery first: a query that finds them missing must wait for all.
       if (w.lexicalBacklog > 0) more = w.indexLexicalSome(left) || w.vectors.needsIndexing || more;
-      else more = w.vectors.indexSome(left) || more;
+      else more = w.vectors.indexSome(left, stop) || more;
     }
     this.#indexing = false;
     if (more) this.#scheduleIndexing();
@@ -339,12 +338,11 @@ export class Shard {
     this.#lastSnapshotAt = Date.now();
     const walSeq = await wal.rotate();
     const name = seqName('snap', walSeq, 'snap');
-    await writeSnapshot(this.#opts.dir, { shard: this.#opts.shard, walSeq, state: this.#state, onFrame: (offset, r) => this.#content.add(name, offset, r) }).catch(
-      (err: unknown) => {
-        this.#content.dropFile(name);
-        throw err;
-      },
-    );
+    const requestWaiting = (): boolean => this.requestWaiting();
+    await writeSnapshot(this.#opts.dir, { shard: this.#opts.shard, walSeq, state: this.#state, onFrame: (offset, r) => this.#content.add(name, offset, r), requestWaiting }).catch((err: unknown) => {
+      this.#content.dropFile(name);
+      throw err;
+    });
     // Graphs are saved only when nothing can change under them (the final snapshot).
     if (final) saveGraphs(this.#opts.dir, walSeq, this.#state);
     // Off the shard's thread (see removeFiles); snapshots, backups and erasures wait for the whole

@@ -2,7 +2,7 @@
  * @module shard/worker — the worker-thread entry of a shard: recovers, then serves requests from
  * the router over its parentPort; errors cross back as data.
  */
-import { parentPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { toWireError } from '../errors/wire.ts';
 import { BatchPoster, unbatch } from '../protocol/batch-post.ts';
 import type { GatherOutput, ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from '../protocol/shard.ts';
@@ -66,6 +66,18 @@ metricsTimer.unref();
 port.on('message', (data: ShardRequest | ShardControl | ShardRequest[]) => {
   for (const msg of unbatch(data)) serve(msg);
 });
+
+// Long work (a snapshot, indexing) looks for a request between pieces and, when one is waiting,
+// ends its slice: the request is served as soon as that work returns to the event loop (a
+// microtask: before any message after it). A message taken here is never emitted as 'message'.
+shard.requestWaiting = () => {
+  const got = receiveMessageOnPort(port);
+  if (got === undefined) return false;
+  queueMicrotask(() => {
+    for (const msg of unbatch(got.message as ShardRequest | ShardControl | ShardRequest[])) serve(msg);
+  });
+  return true;
+};
 
 function serve(msg: ShardRequest | ShardControl): void {
   if (msg.kind === 'shutdown') {

@@ -268,6 +268,16 @@ describe('VectorIndex above EXACT_MAX: HNSW graph', () => {
     }
   });
 
+  it('indexSome stops after the insertion during which `stop` says a request is waiting', () => {
+    const s = build(EXACT_MAX + 300, 16, 41);
+    let asked = 0;
+    expect(s.index.indexSome(60_000, () => ++asked === 5)).toBe(true);
+    expect(asked).toBe(5);
+    expect(s.index.pendingSize).toBe(EXACT_MAX + 300 - 5);
+    drain(s.index);
+    expect(s.index.pendingSize).toBe(0);
+  });
+
   it('a filter applied inside the graph search finds every one of a few matching ids', () => {
     const { index, r } = built;
     const wanted = new Set(['v17', 'v1017', 'v1917']);

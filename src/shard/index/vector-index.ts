@@ -91,8 +91,11 @@ export class VectorIndex {
     this.#maybeRebuild();
   }
 
-  /** Moves pending vectors into the graph for at most `budgetMs`; true when some remain. */
-  indexSome(budgetMs: number): boolean {
+  /**
+   * Moves pending vectors into the graph for at most `budgetMs`, or until `stop` says a request is
+   * waiting (asked after each insertion); true when some remain.
+   */
+  indexSome(budgetMs: number, stop: () => boolean = () => false): boolean {
     if (!this.#hnsw) {
       const first = this.#vectors.values().next().value;
       if (this.#vectors.size <= EXACT_MAX || !first) return false;
@@ -102,6 +105,7 @@ export class VectorIndex {
     }
     const hnsw = this.#hnsw;
     const start = performance.now();
+    let stopped = false;
     for (const id of this.#pending) {
       const vector = this.#vectors.get(id);
       this.#pending.delete(id);
@@ -112,17 +116,17 @@ export class VectorIndex {
         hnsw.add(label, vector);
         this.#rebuild?.hnsw.add(label, vector);
       }
-      if (performance.now() - start >= budgetMs) break;
+      if (performance.now() - start >= budgetMs || (stopped = stop())) break;
     }
-    if (this.#pending.size === 0) this.#rebuildSome(start + budgetMs);
+    if (this.#pending.size === 0 && !stopped) this.#rebuildSome(start + budgetMs, stop);
     return this.#pending.size > 0 || this.#rebuild !== null;
   }
 
   /** Adds live points to the graph being rebuilt until `deadline`; swaps it in when complete. */
-  #rebuildSome(deadline: number): void {
+  #rebuildSome(deadline: number, stop: () => boolean): void {
     const r = this.#rebuild;
     if (!r) return;
-    while (r.at < r.end && performance.now() < deadline) {
+    while (r.at < r.end && performance.now() < deadline && !stop()) {
       const label = r.at++;
       const id = this.#idOf[label];
       const vector = id === undefined ? undefined : this.#vectors.get(id);
