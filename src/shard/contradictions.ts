@@ -16,6 +16,7 @@ import type { PendingContradiction, Verdicts, VerdictResult } from '../protocol/
 import type { Workspace } from './store/workspace.ts';
 import type { Neighbour } from './index/vector-index.ts';
 import type { ShardState } from './store/apply.ts';
+import { MIN_SLICE_MS, nextTurn } from '../threads/turn.ts';
 
 const NEIGHBOURS = 6;
 /**
@@ -47,6 +48,8 @@ export interface CheckerOptions {
   wait?: () => boolean;
   /** "Now" for the edges and candidates the checks write (the shard's clock; default the wall clock). */
   clock?: Clock;
+  /** True when a request is waiting on the shard: the slice ends after the check under way (past MIN_SLICE_MS). */
+  requestWaiting?: () => boolean;
 }
 
 /**
@@ -71,6 +74,7 @@ export class ContradictionChecker {
   readonly #stopping: () => boolean;
   readonly #wait: () => boolean;
   readonly #clock: Clock;
+  readonly #requestWaiting: () => boolean;
 
   constructor(state: ShardState, opts: CheckerOptions) {
     this.#state = state;
@@ -78,6 +82,15 @@ export class ContradictionChecker {
     this.#stopping = opts.stopping;
     this.#wait = opts.wait ?? (() => false);
     this.#clock = opts.clock ?? wallClock;
+    this.#requestWaiting = opts.requestWaiting ?? (() => false);
+  }
+
+  /** Contradictions found and checks skipped since the last call (for metrics). */
+  take(): { found: number; skipped: number } {
+    const out = { found: this.found, skipped: this.skipped };
+    this.found = 0;
+    this.skipped = 0;
+    return out;
   }
 
   get backlog(): number {
@@ -106,9 +119,9 @@ export class ContradictionChecker {
           await new Promise((r) => setTimeout(r, SLICE_MS));
           continue;
         }
-        const records = this.#slice(performance.now() + SLICE_MS);
+        const records = this.#slice(performance.now());
         if (records.length > 0) await this.#commit(records);
-        await new Promise((r) => setImmediate(r));
+        await nextTurn();
       }
     } catch (err) {
       console.error('contradiction check failed:', err);
@@ -117,8 +130,8 @@ export class ContradictionChecker {
     }
   }
 
-  /** Checks queued memories until the deadline; returns what they found. */
-  #slice(deadline: number): LiveRecord[] {
+  /** Checks queued memories for SLICE_MS, or MIN_SLICE_MS when a request is waiting; returns what they found. */
+  #slice(start: number): LiveRecord[] {
     const records: LiveRecord[] = [];
     while (this.#head < this.#queue.length) {
       const [ws, id] = this.#queue[this.#head++] as [string, string];
@@ -129,7 +142,8 @@ export class ContradictionChecker {
         this.found += checked.found;
         records.push(...checked.records);
       }
-      if (performance.now() >= deadline) break;
+      const spent = performance.now() - start;
+      if (spent >= SLICE_MS || (spent >= MIN_SLICE_MS && this.#requestWaiting())) break;
     }
     if (this.#head === this.#queue.length) {
       this.#queue = [];

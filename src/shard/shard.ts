@@ -26,6 +26,7 @@ import type { ExternalLog, ShardBackend } from './external-log.ts';
 import { READS_COMMITTED, shardHandlers, type Handler, type Handlers } from './dispatch.ts';
 import { ErasureRequests, ErasureTimer, eraseInPlace } from './erasure.ts';
 import { ContentIndex } from './persist/content-index.ts';
+import { afterTurn, MIN_SLICE_MS } from '../threads/turn.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
 const INDEX_SLICE_MS = 4;
@@ -105,6 +106,7 @@ export class Shard {
       stopping: () => this.#draining,
       wait: () => this.#indexBacklog() >= PENDING_URGENT,
       clock,
+      requestWaiting: () => this.requestWaiting(),
     });
     this.#ctx = {
       state: this.#state,
@@ -143,7 +145,7 @@ export class Shard {
     // router and the requests (pending vectors are still found, by exact scan). A long backlog
     // makes those scans costly, so past PENDING_URGENT the indexer runs at full pace again.
     if (this.#inflight > 0 && this.#indexBacklog() < PENDING_URGENT) setTimeout(() => this.#indexStep(), INDEX_SLICE_MS);
-    else setImmediate(() => this.#indexStep());
+    else afterTurn(() => this.#indexStep());
   }
 
   /** Unindexed vectors in the workspace furthest behind. */
@@ -154,13 +156,16 @@ export class Shard {
   }
 
   #indexStep(): void {
-    const deadline = performance.now() + INDEX_SLICE_MS;
+    const start = performance.now();
     let more = false;
-    let waiting = false; // the slice also ends after the insertion during which a request arrived
-    const stop = (): boolean => (waiting ||= this.requestWaiting());
+    // Past MIN_SLICE_MS the slice also ends after the insertion during which a request arrived,
+    // unless the indexer is far behind (searches scan its backlog): then it takes whole slices.
+    let waiting = false;
+    const urgent = this.#indexBacklog() >= PENDING_URGENT;
+    const stop = (): boolean => (waiting ||= !urgent && performance.now() - start >= MIN_SLICE_MS && this.requestWaiting());
     for (const w of this.#state.workspaces.values()) {
       if (!w.vectors.needsIndexing && w.lexicalBacklog === 0) continue;
-      const left = deadline - performance.now();
+      const left = start + INDEX_SLICE_MS - performance.now();
       if (left <= 0 || waiting) {
         more = true;
         break;
@@ -182,10 +187,7 @@ export class Shard {
 
   /** Contradictions found since the last call (for metrics). */
   takeContradictions(): { found: number; skipped: number } {
-    const out = { found: this.#checker.found, skipped: this.#checker.skipped };
-    this.#checker.found = 0;
-    this.#checker.skipped = 0;
-    return out;
+    return this.#checker.take();
   }
 
   get memoryCount(): number {

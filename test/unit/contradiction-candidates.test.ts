@@ -7,7 +7,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { MemoryRecord } from '../../src/model/memory.ts';
-import { checkContradictions } from '../../src/shard/contradictions.ts';
+import { checkContradictions, ContradictionChecker } from '../../src/shard/contradictions.ts';
+import { ShardState } from '../../src/shard/store/apply.ts';
+import type { LiveRecord } from '../../src/shard/store/records.ts';
 import { Workspace } from '../../src/shard/store/workspace.ts';
 
 const DIM = 384;
@@ -88,3 +90,45 @@ describe('a value swapped about one entity', () => {
   });
 });
 
+
+describe('ContradictionChecker gives way to requests', () => {
+  it('ends its slice (past MIN_SLICE_MS) after the check during which a request arrived', async () => {
+    const state = new ShardState();
+    const w = state.workspace('c');
+    const records: LiveRecord[] = [];
+    for (let i = 0; i < 600; i++) {
+      const m = memory(`Statement number ${i} about the backup job`, vector((i % 5) + 1, 0.2), NOW + i);
+      w.put(m);
+      records.push({ t: 'put', ws: 'c', m });
+    }
+    // Turns of the event loop, counted in its check phase.
+    let turns = 0;
+    let done = false;
+    const tick = (): void => {
+      turns += 1;
+      if (!done) setImmediate(tick);
+    };
+    tick();
+    const asks: Array<{ backlog: number; turn: number }> = [];
+    const checker: ContradictionChecker = new ContradictionChecker(state, {
+      commit: async () => {},
+      stopping: () => false,
+      requestWaiting: () => {
+        asks.push({ backlog: checker.backlog, turn: turns });
+        return true;
+      },
+    });
+    checker.enqueue(records);
+    for (let i = 0; i < 500 && checker.backlog > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    done = true;
+    expect(checker.backlog).toBe(0);
+    // Requests keep coming (every look finds one), so each slice ends at its first look: the next
+    // look comes at least a turn of the event loop later, with more of the backlog checked.
+    expect(asks.length).toBeGreaterThanOrEqual(2);
+    for (let i = 1; i < asks.length; i++) {
+      const [a, b] = [asks[i - 1], asks[i]] as [{ backlog: number; turn: number }, { backlog: number; turn: number }];
+      expect(b.turn).toBeGreaterThan(a.turn);
+      expect(b.backlog).toBeLessThan(a.backlog);
+    }
+  }, 30_000);
+});

@@ -11,6 +11,7 @@ import type { ForgetCriteria, ForgetResult } from '../../protocol/shard.ts';
 import type { Workspace } from '../store/workspace.ts';
 import type { OpContext } from './context.ts';
 import { insightsAfterLoss } from './insight-sources.ts';
+import { nextTurn } from '../../threads/turn.ts';
 
 export const FORGET_LIMIT = 1000;
 /** Longest stretch a criteria scan holds the shard's thread before letting other requests run. */
@@ -86,7 +87,7 @@ async function scanInSlices(ctx: OpContext, ws: string, c: ForgetCriteria, now: 
         break;
       }
     }
-    if (more) await new Promise((resolve) => setImmediate(resolve));
+    if (more) await nextTurn();
   }
   const w = ctx.state.workspaces.get(ws);
   if (!w) return null;

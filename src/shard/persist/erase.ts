@@ -14,6 +14,7 @@ import { fsyncDir, renameDurably } from '../../files/durable.ts';
 import { FRAME_HEADER, FRAME_MAGIC, isPadding, paddingFrame, readFrame } from './frames.ts';
 import type { FrameAt } from './content-index.ts';
 import type { LogRecord } from '../store/records.ts';
+import { nextTurn } from '../../threads/turn.ts';
 
 const writeAsync = promisify(write);
 const datasyncAsync = promisify(fdatasync);
@@ -38,7 +39,7 @@ export async function eraseFrames(dir: string, candidates: readonly FrameAt[], e
     const p = checked(dir, c, erase);
     if (p) chosen.push(p);
     if (performance.now() < sliceEnd) continue;
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
     sliceEnd = performance.now() + SLICE_MS;
   }
   if (chosen.length === 0) return 0;

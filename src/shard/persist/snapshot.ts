@@ -11,6 +11,7 @@ import type { ShardState } from '../store/apply.ts';
 import { encodeFrame, encodeFrameInto } from './frames.ts';
 import { renameDurably } from '../../files/durable.ts';
 import { seqName } from './fsutil.ts';
+import { MIN_SLICE_MS, nextTurn } from '../../threads/turn.ts';
 import { toStored, type LogRecord, type SnapshotFooter, type SnapshotHeader } from '../store/records.ts';
 
 const writeAsync = promisify(write);
@@ -117,21 +118,17 @@ class SnapshotOut {
   }
 
   /**
-   * True when the slice is over: SLICE_MS spent, or a request is waiting (served as the slice
-   * yields, its reply out before the next slice). A request so waits for a few records, not a slice.
+   * True when the slice is over: SLICE_MS spent, or MIN_SLICE_MS and a request is waiting (served
+   * as the slice yields, its reply out before the next slice).
    */
   sliceDone(records: number): boolean {
-    return (records % LOOK_EVERY === 0 && this.#requestWaiting()) || performance.now() - this.#sliceStart >= SLICE_MS;
+    const spent = performance.now() - this.#sliceStart;
+    return spent >= SLICE_MS || (spent >= MIN_SLICE_MS && records % LOOK_EVERY === 0 && this.#requestWaiting());
   }
 
-  /**
-   * Lets the shard's event loop run a whole turn before the next slice: the first hop is queued
-   * ahead of the replies the slice's requests post (they go out in the same check phase), the
-   * second after the next poll phase has read the requests that arrived meanwhile. With one hop
-   * the next slice ran before those replies went out, so every reply waited a slice.
-   */
+  /** Lets the shard's event loop run a whole turn (threads/turn) before the next slice. */
   async yield(): Promise<void> {
-    await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)));
+    await nextTurn();
     this.#sliceStart = performance.now();
   }
 
