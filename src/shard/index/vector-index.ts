@@ -40,8 +40,10 @@ export class VectorIndex {
   /** A graph being built from the live labels below `end`, next at `at`; labels from `end` on go into both graphs. */
   #rebuild: { hnsw: Hnsw; at: number; end: number } | null = null;
   readonly #efConstruction: number;
-  /** The native exact scan of a workspace without a graph, made at its first unfiltered search. */
+  /** The native exact scan of a workspace without a graph, filled by its unfiltered searches. */
   #flat: FlatScan | null = null;
+  /** Set when a copy could not be filled (vectors of two lengths), until the next write. */
+  #flatFailed = false;
 
   /** `efConstruction`: the graph's build beam (benchmarks compare others; the shard takes the default). */
   constructor(opts: { efConstruction?: number } = {}) {
@@ -69,15 +71,17 @@ export class VectorIndex {
   upsert(id: string, vector: Float32Array): void {
     this.#vectors.set(id, vector);
     if (this.#hnsw) this.#pending.add(id);
-    // A full copy (or one that can no longer serve) is rebuilt twice the size, or dropped.
-    if (this.#flat && !this.#flat.set(id, vector)) this.#flat = FlatScan.of(this.#vectors);
+    // A full copy (or one that can no longer serve) is dropped; later searches fill a new one.
+    if (this.#flat && !this.#flat.set(id, vector)) this.#flat = null;
+    this.#flatFailed = false;
   }
 
   remove(id: string): void {
     this.#vectors.delete(id);
     this.#pending.delete(id);
     this.#flat?.remove(id);
-    if (this.#flat?.wasteful) this.#flat = FlatScan.of(this.#vectors);
+    if (this.#flat?.wasteful) this.#flat = null;
+    this.#flatFailed = false;
     this.#forgetLabel(id);
   }
 
@@ -162,9 +166,11 @@ export class VectorIndex {
   search(query: Float32Array, opts: { k: number; ef: number; only?: Iterable<string>; filter?: (id: string) => boolean; exact?: boolean }): Neighbour[] {
     if (opts.k < 1) return [];
     if (opts.only) return this.#exact(query, opts.k, opts.only, opts.filter);
-    if (!this.#hnsw && !opts.filter && this.#vectors.size <= EXACT_MAX && (this.#flat || this.#vectors.size >= NATIVE_MIN)) {
-      this.#flat ??= FlatScan.of(this.#vectors);
-      if (this.#flat?.dim === query.length) return this.#flat.search(query, opts.k, this.#vectors);
+    if (!this.#hnsw && !opts.filter && !this.#flatFailed && this.#vectors.size <= EXACT_MAX && (this.#flat || this.#vectors.size >= NATIVE_MIN)) {
+      this.#flat ??= FlatScan.start(this.#vectors);
+      const state = this.#flat?.fill(FILL_STEP);
+      if (state === 'unusable') [this.#flat, this.#flatFailed] = [null, true];
+      else if (state === 'ready' && this.#flat?.dim === query.length) return this.#flat.search(query, opts.k, this.#vectors);
     }
     if (!this.#hnsw || opts.exact) return this.#exact(query, opts.k, this.#vectors.keys(), opts.filter);
     const filter = opts.filter;
@@ -231,10 +237,19 @@ export class VectorIndex {
   }
 }
 
+/** Room a FlatScan's copy leaves for growth. */
+const GROWTH = 1.25;
+/** Vectors copied into a FlatScan per search while it fills (~25 µs each). */
+const FILL_STEP = 64;
+
 /**
- * Ids over a FlatIp. A removed id's slot stays, unlabelled, and searches ask for k plus those; a
- * full copy, or one whose dead slots outnumber max(32, half the live), is rebuilt from the live
- * vectors at twice their number. None is made for more than EXACT_MAX vectors or vectors of more
+ * Ids over a FlatIp. The copy is filled FILL_STEP vectors a search (a live iterator over the
+ * workspace's map, so writes meanwhile are seen: hnswlib converts each vector element by element,
+ * ~25 µs a vector, so copying 1,000 at once held the thread for ~25 ms), and serves once complete;
+ * until then searches scan in JS. A removed id's slot stays, unlabelled, and searches ask for k
+ * plus those. A full copy, or one whose dead slots outnumber max(32, half the live), is dropped
+ * and filled again with room for a quarter more (the index's own copy, as a graph's vectors are:
+ * at most 1.25 vectors a memory). None is made for more than EXACT_MAX vectors or vectors of more
  * than one length. hnswlib's scan runs SSE dot products over one contiguous buffer.
  */
 class FlatScan {
@@ -243,41 +258,46 @@ class FlatScan {
   /** Label → id; undefined for a removed id's slot. */
   readonly #idOf: Array<string | undefined> = [];
   #dead = 0;
+  /** The vectors still to copy, or null once the copy is complete. */
+  #fill: Iterator<[string, Float32Array]> | null;
 
-  private constructor(flat: FlatIp) {
+  private constructor(flat: FlatIp, fill: Iterator<[string, Float32Array]>) {
     this.#flat = flat;
+    this.#fill = fill;
   }
 
   get dim(): number {
     return this.#flat.dim;
   }
 
-  /** True when dead slots are worth a rebuild. */
+  /** True when dead slots are worth a fresh copy. */
   get wasteful(): boolean {
     return this.#dead > Math.max(32, this.#labelOf.size / 2);
   }
 
-  /** A scan of these vectors, or null when they are too many or not all of one length. */
-  static of(vectors: ReadonlyMap<string, Float32Array>): FlatScan | null {
+  /** An empty copy of these vectors, to fill; null when they are too many. */
+  static start(vectors: ReadonlyMap<string, Float32Array>): FlatScan | null {
     const first = vectors.values().next().value;
     if (!first || vectors.size > EXACT_MAX) return null;
-    const scan = new FlatScan(new FlatIp(first.length, Math.min(Math.max(64, vectors.size * 2), 2 * EXACT_MAX)));
-    for (const [id, vector] of vectors) if (!scan.set(id, vector)) return null;
-    return scan;
+    const capacity = Math.min(Math.max(64, Math.ceil(vectors.size * GROWTH)), Math.ceil(EXACT_MAX * GROWTH));
+    return new FlatScan(new FlatIp(first.length, capacity), vectors.entries());
+  }
+
+  /** Copies up to `count` more vectors: 'ready' once complete, 'unusable' when they do not fit. */
+  fill(count: number): 'ready' | 'filling' | 'unusable' {
+    for (let i = 0; this.#fill && i < count; i++) {
+      const next = this.#fill.next();
+      if (next.done === true) this.#fill = null;
+      else if (!this.#put(next.value[0], next.value[1])) return 'unusable';
+    }
+    return this.#fill ? 'filling' : 'ready';
   }
 
   /** False, changing nothing, when the copy is full or the vector is of another length. */
   set(id: string, vector: Float32Array): boolean {
-    if (vector.length !== this.#flat.dim) return false;
-    let label = this.#labelOf.get(id);
-    if (label === undefined) {
-      if (this.#flat.size >= this.#flat.capacity) return false;
-      label = this.#idOf.length;
-      this.#labelOf.set(id, label);
-      this.#idOf.push(id);
-    }
-    this.#flat.set(label, vector);
-    return true;
+    // While filling, an id not copied yet is still ahead of the iterator (with its new vector).
+    if (this.#fill && !this.#labelOf.has(id)) return true;
+    return this.#put(id, vector);
   }
 
   remove(id: string): void {
@@ -298,6 +318,19 @@ class FlatScan {
       if (out.length === k) break;
     }
     return out.sort((a, b) => b.sim - a.sim);
+  }
+
+  #put(id: string, vector: Float32Array): boolean {
+    if (vector.length !== this.#flat.dim) return false;
+    let label = this.#labelOf.get(id);
+    if (label === undefined) {
+      if (this.#flat.size >= this.#flat.capacity) return false;
+      label = this.#idOf.length;
+      this.#labelOf.set(id, label);
+      this.#idOf.push(id);
+    }
+    this.#flat.set(label, vector);
+    return true;
   }
 }
 
