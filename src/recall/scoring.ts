@@ -4,6 +4,9 @@
  * (not normalised: weights 1/0/0/0 give score = relevance), with
  *   recency = max(0, 1 − age/max_age), age from created_at;
  *   reinforcement = min(1, log2(1 + access_count) / log2(1 + cap)).
+ * Always a finite number: a cap so small that 1 + cap rounds to 1 counts any access as full
+ * reinforcement (the limit as the cap goes to 0) and none as 0, and weights large enough to
+ * overflow the sum give the largest double, so a score never goes out as JSON `null`.
  */
 import type { MemoryRecord } from '../model/memory.ts';
 import type { ScoringWeights } from './types.ts';
@@ -17,14 +20,16 @@ export function recency(m: Pick<MemoryRecord, 'createdAt'>, nowUs: number, maxAg
 }
 
 export function reinforcement(m: Pick<MemoryRecord, 'accessCount'>, cap: number): number {
-  return Math.min(1, Math.log2(1 + m.accessCount) / Math.log2(1 + cap));
+  const scale = Math.log2(1 + cap);
+  if (!(scale > 0)) return m.accessCount > 0 ? 1 : 0;
+  return Math.min(1, Math.log2(1 + m.accessCount) / scale);
 }
 
 export function compositeScore(m: MemoryRecord, relevance: number, w: ScoringWeights, nowUs: number): number {
-  return (
+  const score =
     w.w_relevance * relevance +
     w.w_recency * recency(m, nowUs, w.max_age_us) +
     w.w_importance * m.importance +
-    w.w_reinforcement * reinforcement(m, w.reinforcement_cap)
-  );
+    w.w_reinforcement * reinforcement(m, w.reinforcement_cap);
+  return score === Number.POSITIVE_INFINITY ? Number.MAX_VALUE : score;
 }
