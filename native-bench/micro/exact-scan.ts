@@ -11,6 +11,7 @@
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { numberFlag, stringFlag } from '../lib/args.ts';
+import { percentile } from '../lib/stats.ts';
 import { formatMarkdown, type Cell } from '../lib/table.ts';
 import { VectorIndex } from '../../src/shard/index/vector-index.ts';
 import { CANDIDATE_DEPTH } from '../../src/recall/strategies.ts';
@@ -23,10 +24,7 @@ const SLEEP_MS = numberFlag(values, 'sleep-ms', 9);
 const SEARCHES = numberFlag(values, 'searches', 400);
 const DIM = 384;
 
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.floor(s.length / 2)] ?? NaN;
-}
+const median = (xs: number[]): number => percentile(Float64Array.from(xs).sort(), 0.5);
 
 const rows: Cell[][] = [];
 for (const n of SIZES) {

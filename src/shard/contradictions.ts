@@ -16,7 +16,7 @@ import type { PendingContradiction, Verdicts, VerdictResult } from '../protocol/
 import type { Workspace } from './store/workspace.ts';
 import type { Neighbour } from './index/vector-index.ts';
 import type { ShardState } from './store/apply.ts';
-import { MIN_SLICE_MS, nextTurn } from '../threads/turn.ts';
+import { givesWay, nextTurn } from '../threads/turn.ts';
 
 const NEIGHBOURS = 6;
 /**
@@ -142,8 +142,7 @@ export class ContradictionChecker {
         this.found += checked.found;
         records.push(...checked.records);
       }
-      const spent = performance.now() - start;
-      if (spent >= SLICE_MS || (spent >= MIN_SLICE_MS && this.#requestWaiting())) break;
+      if (performance.now() - start >= SLICE_MS || givesWay(start, this.#requestWaiting)) break;
     }
     if (this.#head === this.#queue.length) {
       this.#queue = [];

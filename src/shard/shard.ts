@@ -26,7 +26,7 @@ import type { ExternalLog, ShardBackend } from './external-log.ts';
 import { READS_COMMITTED, shardHandlers, type Handler, type Handlers } from './dispatch.ts';
 import { ErasureRequests, ErasureTimer, eraseInPlace } from './erasure.ts';
 import { ContentIndex } from './persist/content-index.ts';
-import { afterTurn, MIN_SLICE_MS } from '../threads/turn.ts';
+import { afterTurn, givesWay } from '../threads/turn.ts';
 
 /** Longest stretch the background indexer holds the shard's thread. */
 const INDEX_SLICE_MS = 4;
@@ -89,12 +89,9 @@ export class Shard {
       this.#external = backend.log;
     } else {
       mkdirSync(opts.dir, { recursive: true });
-      this.recovered = recoverShard(opts.dir, {
-        afterSnapshot: (state, walSeq) => loadGraphs(opts.dir, walSeq, state),
-        onFrame: (file, offset, record) => this.#content.add(file, offset, record),
-      });
-      this.#contentCovered = !this.recovered.staleFiles;
       const onFrame = this.#content.add.bind(this.#content);
+      this.recovered = recoverShard(opts.dir, { afterSnapshot: (state, walSeq) => loadGraphs(opts.dir, walSeq, state), onFrame });
+      this.#contentCovered = !this.recovered.staleFiles;
       this.#wal = new Wal({ dir: opts.dir, seq: this.recovered.nextWalSeq, durability: opts.durability, onSync: (ms) => this.syncMs.push(ms), onFrame });
       this.#log = this.#wal;
       this.#external = null;
@@ -162,7 +159,7 @@ export class Shard {
     // unless the indexer is far behind (searches scan its backlog): then it takes whole slices.
     let waiting = false;
     const urgent = this.#indexBacklog() >= PENDING_URGENT;
-    const stop = (): boolean => (waiting ||= !urgent && performance.now() - start >= MIN_SLICE_MS && this.requestWaiting());
+    const stop = (): boolean => (waiting ||= !urgent && givesWay(start, this.requestWaiting));
     for (const w of this.#state.workspaces.values()) {
       if (!w.vectors.needsIndexing && w.lexicalBacklog === 0) continue;
       const left = start + INDEX_SLICE_MS - performance.now();

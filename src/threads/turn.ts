@@ -14,6 +14,11 @@
  */
 export const MIN_SLICE_MS = 1;
 
+/** True when a slice begun at `start` has done MIN_SLICE_MS and a request is waiting: it ends now. */
+export function givesWay(start: number, requestWaiting: () => boolean): boolean {
+  return performance.now() - start >= MIN_SLICE_MS && requestWaiting();
+}
+
 /** Runs `fn` a whole turn of the event loop from now. */
 export function afterTurn(fn: () => void): void {
   setImmediate(() => setImmediate(fn));

@@ -11,7 +11,7 @@ import type { ShardState } from '../store/apply.ts';
 import { encodeFrame, encodeFrameInto } from './frames.ts';
 import { renameDurably } from '../../files/durable.ts';
 import { seqName } from './fsutil.ts';
-import { MIN_SLICE_MS, nextTurn } from '../../threads/turn.ts';
+import { givesWay, nextTurn } from '../../threads/turn.ts';
 import { toStored, type LogRecord, type SnapshotFooter, type SnapshotHeader } from '../store/records.ts';
 
 const writeAsync = promisify(write);
@@ -122,8 +122,7 @@ class SnapshotOut {
    * as the slice yields, its reply out before the next slice).
    */
   sliceDone(records: number): boolean {
-    const spent = performance.now() - this.#sliceStart;
-    return spent >= SLICE_MS || (spent >= MIN_SLICE_MS && records % LOOK_EVERY === 0 && this.#requestWaiting());
+    return performance.now() - this.#sliceStart >= SLICE_MS || (records % LOOK_EVERY === 0 && givesWay(this.#sliceStart, this.#requestWaiting));
   }
 
   /** Lets the shard's event loop run a whole turn (threads/turn) before the next slice. */
