@@ -7,6 +7,7 @@ RUN apt-get update && apt-get install -y --no-install-recommends python3-pip && 
 WORKDIR /app
 COPY package.json package-lock.json .npmrc ./
 COPY scripts ./scripts
+COPY native ./native
 RUN npm ci --no-audit --no-fund
 COPY . .
 RUN npm run build && npm prune --omit=dev

@@ -59,11 +59,15 @@ async function importMemories(server: RunningServer, count: number, rng: Rng, ce
   }
 }
 
-/** RSS once it has stopped falling for a while (the worker's exit, garbage collection). */
+/**
+ * RSS once it has stopped falling for 10 s (the worker's exit, garbage collection), or after
+ * `settleS`. A shorter wait stops on a plateau: ~10 s after the last work the RSS falls again by
+ * 30–40 MB in every build (V8 shrinking the heaps; a 2 s wait, the first version, stopped before).
+ */
 async function settledRss(pid: number, settleS: number): Promise<number> {
   let last = rssBytes(pid);
   let stable = 0;
-  for (let i = 0; i < settleS * 4 && stable < 8; i++) {
+  for (let i = 0; i < settleS * 4 && stable < 40; i++) {
     await sleep(250);
     const now = rssBytes(pid);
     stable = Math.abs(now - last) < MB ? stable + 1 : 0;

@@ -53,6 +53,7 @@ const LONG_FILES = new Set<string>();
 export const FENCES: Record<string, readonly string[]> = {
   'uWebSockets.js': ['src/http/multipart.ts'],
   'hnswlib-node': ['src/shard/index/hnsw.ts'],
+  'flashbulb-malloc-trim': ['src/threads/release-memory.ts'],
   'onnxruntime-node': ['src/embedding/onnx-embedder.ts'],
   '@huggingface/tokenizers': ['src/embedding/onnx-embedder.ts'],
   // Frames on disk; cluster mode's forwarded requests and stream-log messages are msgpack too.
