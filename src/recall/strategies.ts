@@ -39,6 +39,12 @@ export interface SimilarityQuery {
 export const CANDIDATE_DEPTH = 30;
 /** At most this many memories dated inside a cue's time are ranked for the time list. */
 const TIME_SCAN_MAX = 5000;
+/**
+ * A cue's time with at most this many times the candidate depth of memories created outside it
+ * takes its most similar from the dense search (see datedIn): the search then asks for at most
+ * 4 × depth, as cheap as the search for the candidates.
+ */
+const WIDE_OUTSIDE = 3;
 
 interface Ranked {
   memory: MemoryRecord;
@@ -117,7 +123,7 @@ function hybridRanking(
   c: { depth: number; cosine: (m: MemoryRecord) => number; lexical: LexicalMatcher; dense: string[]; lexicalIds: string[] },
 ): Ranked[] {
   const scorer = new FeatureScorer(src, q.text, c.cosine, c.lexical);
-  const dated = q.time === null ? { all: new Set<string>(), best: [] } : datedIn(src, q.time, spec.entityId, c.depth, c.cosine);
+  const dated = q.time === null ? { dated: () => false, best: [] } : datedIn(src, { ...q, time: q.time }, spec, c.depth, c.cosine);
   const pool = new Map<string, MemoryRecord>();
   for (const id of [...c.dense, ...c.lexicalIds, ...dated.best]) {
     const m = pool.get(id) ?? src.memory(id);
@@ -126,7 +132,7 @@ function hybridRanking(
     for (const n of scorer.neighbours(m)) pool.set(n.id, n);
   }
   const threads = scorer.threads([...pool.values()]);
-  const scored = [...pool.values()].map((m) => ({ memory: m, features: scorer.features(m, dated.all.has(m.id), threads.get(m.id) ?? null) }));
+  const scored = [...pool.values()].map((m) => ({ memory: m, features: scorer.features(m, dated.dated(m), threads.get(m.id) ?? null) }));
   const applies = { time: q.time !== null, named: scored.some((x) => x.features.named > 0) };
   const replies = scored.some((x) => x.features.reply > 0);
   // `named` and `reply` join the details only when they count (the cue names someone; some
@@ -141,16 +147,35 @@ function hybridRanking(
 }
 
 /**
- * Memories dated inside the cue's time: created in its window, or whose content names a date in it
- * (at most TIME_SCAN_MAX of each); `best` are the `depth` most similar to the cue.
+ * Memories dated inside the cue's time: created in its window, or whose content names a date in it;
+ * `dated` tells a candidate is one, `best` are the `depth` most similar to the cue (the memories
+ * with a date at most TIME_SCAN_MAX, with those created in the window). When nearly every memory
+ * was created in the window (at most {@link WIDE_OUTSIDE} × depth outside it: a young store and a
+ * cue like "this month"), the window's most similar are the first of the dense search's
+ * `depth + outside` (no more than `outside` memories can rank above them), so its memories are not
+ * read one by one (an exact answer where the search is exact, below the graph's size; the graph's
+ * answer above it); otherwise at most TIME_SCAN_MAX of them, newest first, are compared with the cue.
  */
-function datedIn(src: RecallSource, time: TimeCue, entityId: string | null, depth: number, cosine: (m: MemoryRecord) => number): { all: Set<string>; best: string[] } {
+export function datedIn(src: RecallSource, q: SimilarityQuery & { time: TimeCue }, spec: StrategySpec, depth: number, cosine: (m: MemoryRecord) => number): { dated: (m: MemoryRecord) => boolean; best: string[] } {
+  const { startUs, endUs, keys } = q.time;
+  const inWindow = (m: MemoryRecord): boolean => m.createdAt >= startUs && m.createdAt < endUs;
   const found = new Map<string, MemoryRecord>();
-  for (const m of src.withDateKeys(time.keys, TIME_SCAN_MAX, entityId)) found.set(m.id, m);
-  for (const m of src.createdBetween(time.startUs, time.endUs, entityId, TIME_SCAN_MAX)) found.set(m.id, m);
+  for (const m of src.withDateKeys(keys, TIME_SCAN_MAX, spec.entityId)) found.set(m.id, m);
+  const named = new Set(found.keys());
+  const outside = src.countOutside(startUs, endUs, spec.entityId);
+  if (outside <= WIDE_OUTSIDE * depth) {
+    const k = depth + outside;
+    let kept = 0;
+    for (const h of src.nearest(q.vector, { k, ef: Math.max(spec.efSearch, k), entityId: spec.entityId })) {
+      const m = src.memory(h.id);
+      if (m === undefined || !inWindow(m)) continue;
+      found.set(m.id, m);
+      if (++kept === depth) break;
+    }
+  } else for (const m of src.createdBetween(startUs, endUs, spec.entityId, TIME_SCAN_MAX)) found.set(m.id, m);
   const scored = [...found.values()].map((m) => ({ id: m.id, sim: cosine(m) }));
   scored.sort((a, b) => b.sim - a.sim);
-  return { all: new Set(found.keys()), best: scored.slice(0, depth).map((h) => h.id) };
+  return { dated: (m) => named.has(m.id) || inWindow(m), best: scored.slice(0, depth).map((h) => h.id) };
 }
 
 export function temporal(src: RecallSource, spec: StrategySpec): Candidate[] {

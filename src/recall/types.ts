@@ -109,6 +109,12 @@ export interface RecallSource {
   /** Live memories created in [startUs, endUs), newest first, at most `limit`. */
   createdBetween(startUs: number, endUs: number, entityId: string | null, limit: number): MemoryRecord[];
   /**
+   * At least how many live memories (entity-scoped when given) were created outside [startUs,
+   * endUs): counted from the order of ids without reading a memory, so it may count more (removed
+   * or superseded ones, ids within a millisecond of the edges), never fewer.
+   */
+  countOutside(startUs: number, endUs: number, entityId: string | null): number;
+  /**
    * The memories written just before and after this one in the same stretch of conversation: the
    * nearest live memory on each side in creation order with the same kind and entity, created
    * within an hour of it (at most 2).

@@ -6,7 +6,10 @@
 import { describe, expect, it } from 'vitest';
 import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
 import type { MemoryRecord } from '../../src/model/memory.ts';
+import { timeCueOf } from '../../src/recall/dates.ts';
 import { runRecall } from '../../src/recall/recall.ts';
+import { datedIn } from '../../src/recall/strategies.ts';
+import { dot } from '../../src/recall/vector.ts';
 import { DEFAULT_WEIGHTS, type RecallInput, type StrategySpec } from '../../src/recall/types.ts';
 import { recallSource } from '../../src/shard/ops/recall-source.ts';
 import { toStored, type LogRecord } from '../../src/shard/store/records.ts';
@@ -41,6 +44,63 @@ describe('time-aware cues by creation time', () => {
     expect(contents(w, 'was the printer broken last week?', [spec('similarity')])[0]).toBe('the printer is broken again.');
     // Dense mode ignores time words: the plain wording wins there.
     expect(contents(w, 'was the printer broken yesterday?', [spec('similarity')], 'dense')[0]).not.toBe('the printer is broken again!');
+  });
+});
+
+describe('a cue whose time holds nearly the whole store', () => {
+  const HOUR_US = 3_600_000_000;
+  const topics = ['printer', 'invoice', 'deploy', 'lunch', 'backup', 'laptop', 'meeting', 'badge'];
+  /** `inside` memories created this month (two hours apart, so no thread), `outside` in an earlier year. */
+  function store(inside: number, outside: number): Workspace {
+    const w = new Workspace('t');
+    for (let i = 0; i < outside; i++) w.put(memory(`the ${topics[i % 8]} note ${i} from long ago`, NOW - 400 * DAY_US + i * 2 * HOUR_US));
+    for (let i = 0; i < inside; i++) w.put(memory(`the ${topics[i % 8]} note ${i} of the ${topics[(i * 3) % 8]} team`, NOW - 17 * DAY_US + i * 2 * HOUR_US));
+    return w;
+  }
+  const cues = ['what broke with the printer this month?', 'who paid the invoice this month', 'the deploy of the backup team this month'];
+  const ranked = (w: Workspace, cue: string, force: boolean): Array<[string, number]> => {
+    const src = recallSource(w);
+    const source = force ? { ...src, countOutside: () => Number.POSITIVE_INFINITY } : src;
+    return runRecall(source, input(cue, [spec('similarity', 20)]), NOW).hits.map((h) => [h.memory.content, h.score]);
+  };
+
+  it('ranks the same through the dense search as by reading every memory in the window', () => {
+    for (const [inside, outside] of [[200, 10], [300, 80], [60, 5]] as const) {
+      const w = store(inside, outside);
+      expect(recallSource(w).countOutside(NOW - 17 * DAY_US, NOW + DAY_US, null)).toBeGreaterThanOrEqual(outside);
+      for (const cue of cues) expect(ranked(w, cue, false)).toEqual(ranked(w, cue, true));
+    }
+  });
+
+  it("takes the window's most similar memories, exactly, from the dense search", () => {
+    for (const [inside, outside] of [[200, 10], [300, 80], [20, 3]] as const) {
+      const w = store(inside, outside);
+      const cue = 'what broke with the printer this month?';
+      const vector = hashEmbedBatch([cue], 384);
+      const time = timeCueOf(cue, NOW);
+      if (time === null) throw new Error('the cue names no time');
+      const cosine = (m: MemoryRecord): number => Math.max(0, dot(vector, m.embedding));
+      const q = { vector, text: cue, mode: 'hybrid' as const, time };
+      const wide = datedIn(recallSource(w), q, spec('similarity'), 30, cosine);
+      const read = datedIn({ ...recallSource(w), countOutside: () => Number.POSITIVE_INFINITY }, q, spec('similarity'), 30, cosine);
+      const inWindow = [...w.memories.values()].filter((m) => m.createdAt >= time.startUs && m.createdAt < time.endUs);
+      const expected = inWindow.map((m) => ({ id: m.id, sim: cosine(m) })).sort((a, b) => b.sim - a.sim).slice(0, 30);
+      // The same similarities as reading the whole window (the hash embedder ties often: which of
+      // two equal memories comes first is the order each path met them in).
+      const sims = (ids: string[]): number[] => ids.map((id) => cosine(w.memories.get(id) as MemoryRecord));
+      expect(sims(wide.best)).toEqual(expected.map((h) => h.sim));
+      expect(sims(read.best)).toEqual(expected.map((h) => h.sim));
+      for (const m of w.memories.values()) expect(wide.dated(m)).toBe(read.dated(m));
+    }
+  });
+
+  it('counts at least the memories created outside the window, whatever ids share its edge milliseconds', () => {
+    const w = new Workspace('t');
+    const start = NOW - DAY_US;
+    for (const at of [start - 1000, start - 1, start, start + 999, start + 5000, NOW, NOW + 1, NOW + 1000]) w.put(memory(`at ${at}`, at));
+    const outsideByTime = [...w.memories.values()].filter((m) => m.createdAt < start || m.createdAt >= NOW).length;
+    expect(recallSource(w).countOutside(start, NOW, null)).toBeGreaterThanOrEqual(outsideByTime);
+    expect(recallSource(w).countOutside(start, NOW, null)).toBeLessThanOrEqual(w.memories.size);
   });
 });
 

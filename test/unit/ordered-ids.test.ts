@@ -18,6 +18,30 @@ describe('OrderedIds', () => {
     expect(ids.size).toBe(7);
   });
 
+  it('walk(id, direction) visits the live ids on one side, nearest first, until told to stop', () => {
+    const ids = new OrderedIds();
+    for (let n = 0; n < 10; n++) ids.add(id(n * 10));
+    ids.delete(id(30));
+    ids.delete(id(70));
+    const seen = (from: string, direction: -1 | 1, stopAt = Number.POSITIVE_INFINITY): string[] => {
+      const out: string[] = [];
+      ids.walk(from, direction, (other) => out.push(other) < stopAt);
+      return out;
+    };
+    expect(seen(id(50), -1)).toEqual([40, 20, 10, 0].map(id));
+    expect(seen(id(50), 1)).toEqual([60, 80, 90].map(id));
+    // An id that is absent (or deleted) walks from where it would be.
+    expect(seen(id(35), -1)).toEqual([20, 10, 0].map(id));
+    expect(seen(id(35), 1)).toEqual([40, 50, 60, 80, 90].map(id));
+    expect(seen(id(70), 1)).toEqual([80, 90].map(id));
+    expect(seen(id(50), 1, 2)).toEqual([60, 80].map(id));
+    expect(seen(id(0), -1)).toEqual([]);
+    expect(seen(id(90), 1)).toEqual([]);
+    // The same as the generators it stands in for.
+    expect(seen(id(55), -1)).toEqual([...ids.newestFirst(id(55))]);
+    expect(seen(id(55), 1)).toEqual([...ids.after(id(55))]);
+  });
+
   it('after(cursor) returns ids strictly after the cursor, present or not', () => {
     const ids = new OrderedIds();
     for (const n of [10, 20, 30, 40]) ids.add(id(n));

@@ -2,6 +2,7 @@
 import type { MemoryRecord } from '../../model/memory.ts';
 import { compileFilter, type FilterNode } from '../../recall/filter.ts';
 import type { LexicalMatcher, RecallSource } from '../../recall/types.ts';
+import type { OrderedIds } from '../store/ordered-ids.ts';
 import type { Workspace } from '../store/workspace.ts';
 
 /** An entity with at most this many memories is searched exactly (never a filtered graph walk). */
@@ -43,6 +44,7 @@ export function recallSource(w: Workspace, filter: FilterNode | null = null): Re
     neighbours: (m) => neighbours(w, m, accepts),
     thread: (m) => threadOf(w, m, threads),
     createdBetween: (startUs, endUs, entityId, limit) => createdBetween(w, { startUs, endUs, entityId, limit, accepts }),
+    countOutside: (startUs, endUs, entityId) => countOutside(entityId === null ? w.order : w.byEntity.get(entityId), startUs, endUs),
     withDateKeys: (keys, limit, entityId) =>
       w.lexical.withDateKeys(keys, limit).flatMap((id) => {
         const m = w.memories.get(id);
@@ -124,25 +126,49 @@ function threadOf(w: Workspace, m: MemoryRecord, memo: Map<string, string | null
   if (memo.has(m.id)) return memo.get(m.id) ?? null;
   const ids = m.entityId === null ? w.order : w.byEntity.get(m.entityId);
   const members = [m.id];
-  const walk = (order: Iterable<string>): { ended: boolean; first: string; joined?: string | null } => {
+  const walk = (direction: -1 | 1): { ended: boolean; first: string; joined?: string | null } => {
     let last = m;
     let scanned = 0;
-    for (const id of order) {
-      if (++scanned > THREAD_SCAN) return { ended: false, first: last.id };
-      const n = w.memories.get(id);
-      if (n === undefined || n.supersededBy !== null || n.kind !== m.kind || n.entityId !== m.entityId) continue;
-      if (Math.abs(last.createdAt - n.createdAt) > NEIGHBOUR_GAP_US) return { ended: true, first: last.id };
-      if (memo.has(id)) return { ended: true, first: last.id, joined: memo.get(id) ?? null };
-      members.push(id);
-      last = n;
-    }
-    return { ended: true, first: last.id };
+    let end: { ended: boolean; first: string; joined?: string | null } | null = null;
+    ids?.walk(m.id, direction, (id) => {
+      if (++scanned > THREAD_SCAN) end = { ended: false, first: last.id };
+      else {
+        const n = w.memories.get(id);
+        if (n === undefined || n.supersededBy !== null || n.kind !== m.kind || n.entityId !== m.entityId) return true;
+        if (Math.abs(last.createdAt - n.createdAt) > NEIGHBOUR_GAP_US) end = { ended: true, first: last.id };
+        else if (memo.has(id)) end = { ended: true, first: last.id, joined: memo.get(id) ?? null };
+        else {
+          members.push(id);
+          last = n;
+          return true;
+        }
+      }
+      return false;
+    });
+    return end ?? { ended: true, first: last.id };
   };
-  const back = walk(ids?.newestFirst(m.id) ?? []);
-  const ahead = back.joined === undefined && back.ended ? walk(ids?.after(m.id) ?? []) : back;
+  const back = walk(-1);
+  const ahead = back.joined === undefined && back.ended ? walk(1) : back;
   const key = back.joined !== undefined ? back.joined : ahead.joined !== undefined ? ahead.joined : back.ended && ahead.ended ? back.first : null;
   for (const id of members) memo.set(id, key);
   return key;
+}
+
+/** The first id of millisecond `ms` (ids start with their creation time in ms, 12 hex digits). */
+function idAt(ms: number): string {
+  return `${Math.max(0, Math.min(ms, 2 ** 48 - 1)).toString(16).padStart(12, '0')}${'0'.repeat(20)}`;
+}
+
+/**
+ * Ids held outside [startUs, endUs), by id alone: only ids whose millisecond lies a whole
+ * millisecond inside the window count as in it (an id's time may differ from its memory's
+ * `createdAt` by part of one), so the count is never short of the live memories outside.
+ */
+function countOutside(ids: OrderedIds | undefined, startUs: number, endUs: number): number {
+  if (ids === undefined) return 0;
+  const from = Math.floor(startUs / 1000) + 1;
+  const before = Math.ceil(endUs / 1000) - 1;
+  return ids.held - (before > from ? ids.countBetween(idAt(from), idAt(before)) : 0);
 }
 
 /**

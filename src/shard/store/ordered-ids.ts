@@ -38,6 +38,16 @@ export class OrderedIds {
     }
   }
 
+  /** How many ids (deleted ones still held included) sort in [from, before). */
+  countBetween(from: string, before: string): number {
+    return Math.max(0, lowerBound(this.#ids, before) - lowerBound(this.#ids, from));
+  }
+
+  /** Every id held, deleted ones not yet compacted included (so at least {@link size}). */
+  get held(): number {
+    return this.#ids.length;
+  }
+
   /** About `count` ids spread evenly over the order (for estimates; O(count)). */
   *spread(count: number): Generator<string> {
     const step = Math.max(1, this.#ids.length / count);
@@ -52,6 +62,22 @@ export class OrderedIds {
     for (let i = (before === null ? this.#ids.length : lowerBound(this.#ids, before)) - 1; i >= 0; i--) {
       const id = this.#ids[i] as string;
       if (!this.#deleted.has(id)) yield id;
+    }
+  }
+
+  /**
+   * Visits the live ids on one side of `id` (`-1`: those before it, newest first; `1`: those
+   * after it, oldest first) until `visit` returns false; `id` itself need not be present. A loop
+   * over the array, for hot walks where a generator's cost per id shows (recall's thread walk).
+   */
+  walk(id: string, direction: -1 | 1, visit: (other: string) => boolean): void {
+    const at = lowerBound(this.#ids, id);
+    const start = direction === -1 ? at - 1 : this.#ids[at] === id ? at + 1 : at;
+    const deleted = this.#deleted.size === 0 ? null : this.#deleted;
+    for (let i = start; i >= 0 && i < this.#ids.length; i += direction) {
+      const other = this.#ids[i] as string;
+      if (deleted?.has(other) === true) continue;
+      if (!visit(other)) return;
     }
   }
 
