@@ -178,7 +178,7 @@ function countOutside(ids: OrderedIds | undefined, startUs: number, endUs: numbe
 function createdBetween(w: Workspace, o: { startUs: number; endUs: number; entityId: string | null; limit: number; accepts: (m: MemoryRecord) => boolean }): MemoryRecord[] {
   const out: MemoryRecord[] = [];
   const endMs = Math.ceil(o.endUs / 1000) + 1;
-  const before = endMs >= 2 ** 48 ? null : `${endMs.toString(16).padStart(12, '0')}${'0'.repeat(20)}`;
+  const before = endMs >= 2 ** 48 ? null : idAt(endMs);
   for (const m of liveNewestFirst(w, o.entityId, o.accepts, before)) {
     if (m.createdAt >= o.endUs) continue;
     if (m.createdAt < o.startUs - 1000 || out.length >= o.limit) break;
