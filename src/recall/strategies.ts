@@ -123,7 +123,7 @@ function hybridRanking(
   c: { depth: number; cosine: (m: MemoryRecord) => number; lexical: LexicalMatcher; dense: string[]; lexicalIds: string[] },
 ): Ranked[] {
   const scorer = new FeatureScorer(src, q.text, c.cosine, c.lexical);
-  const dated = q.time === null ? { dated: () => false, best: [] } : datedIn(src, { ...q, time: q.time }, spec, c.depth, c.cosine);
+  const dated = q.time === null ? { dated: () => false, best: [] } : datedIn(src, { ...q, time: q.time }, spec, { depth: c.depth, dense: c.dense, cosine: c.cosine });
   const pool = new Map<string, MemoryRecord>();
   for (const id of [...c.dense, ...c.lexicalIds, ...dated.best]) {
     const m = pool.get(id) ?? src.memory(id);
@@ -156,7 +156,13 @@ function hybridRanking(
  * read one by one (an exact answer where the search is exact, below the graph's size; the graph's
  * answer above it); otherwise at most TIME_SCAN_MAX of them, newest first, are compared with the cue.
  */
-export function datedIn(src: RecallSource, q: SimilarityQuery & { time: TimeCue }, spec: StrategySpec, depth: number, cosine: (m: MemoryRecord) => number): { dated: (m: MemoryRecord) => boolean; best: string[] } {
+export function datedIn(
+  src: RecallSource,
+  q: SimilarityQuery & { time: TimeCue },
+  spec: StrategySpec,
+  c: { depth: number; dense: readonly string[]; cosine: (m: MemoryRecord) => number },
+): { dated: (m: MemoryRecord) => boolean; best: string[] } {
+  const { depth, cosine } = c;
   const { startUs, endUs, keys } = q.time;
   const inWindow = (m: MemoryRecord): boolean => m.createdAt >= startUs && m.createdAt < endUs;
   const found = new Map<string, MemoryRecord>();
@@ -165,9 +171,11 @@ export function datedIn(src: RecallSource, q: SimilarityQuery & { time: TimeCue 
   const outside = src.countOutside(startUs, endUs, spec.entityId);
   if (outside <= WIDE_OUTSIDE * depth) {
     const k = depth + outside;
+    // With nothing outside, that is the search the dense candidates came from (`dense`, best first).
+    const nearest = outside === 0 ? c.dense : src.nearest(q.vector, { k, ef: Math.max(spec.efSearch, k), entityId: spec.entityId }).map((h) => h.id);
     let kept = 0;
-    for (const h of src.nearest(q.vector, { k, ef: Math.max(spec.efSearch, k), entityId: spec.entityId })) {
-      const m = src.memory(h.id);
+    for (const id of nearest) {
+      const m = src.memory(id);
       if (m === undefined || !inWindow(m)) continue;
       found.set(m.id, m);
       if (++kept === depth) break;

@@ -73,7 +73,7 @@ describe('a cue whose time holds nearly the whole store', () => {
   });
 
   it("takes the window's most similar memories, exactly, from the dense search", () => {
-    for (const [inside, outside] of [[200, 10], [300, 80], [20, 3]] as const) {
+    for (const [inside, outside] of [[200, 10], [300, 80], [20, 3], [40, 0]] as const) {
       const w = store(inside, outside);
       const cue = 'what broke with the printer this month?';
       const vector = hashEmbedBatch([cue], 384);
@@ -81,8 +81,9 @@ describe('a cue whose time holds nearly the whole store', () => {
       if (time === null) throw new Error('the cue names no time');
       const cosine = (m: MemoryRecord): number => Math.max(0, dot(vector, m.embedding));
       const q = { vector, text: cue, mode: 'hybrid' as const, time };
-      const wide = datedIn(recallSource(w), q, spec('similarity'), 30, cosine);
-      const read = datedIn({ ...recallSource(w), countOutside: () => Number.POSITIVE_INFINITY }, q, spec('similarity'), 30, cosine);
+      const dense = recallSource(w).nearest(vector, { k: 30, ef: 50, entityId: null }).map((h) => h.id);
+      const wide = datedIn(recallSource(w), q, spec('similarity'), { depth: 30, dense, cosine });
+      const read = datedIn({ ...recallSource(w), countOutside: () => Number.POSITIVE_INFINITY }, q, spec('similarity'), { depth: 30, dense, cosine });
       const inWindow = [...w.memories.values()].filter((m) => m.createdAt >= time.startUs && m.createdAt < time.endUs);
       const expected = inWindow.map((m) => ({ id: m.id, sim: cosine(m) })).sort((a, b) => b.sim - a.sim).slice(0, 30);
       // The same similarities as reading the whole window (the hash embedder ties often: which of

@@ -131,17 +131,18 @@ function threadOf(w: Workspace, m: MemoryRecord, memo: Map<string, string | null
     let scanned = 0;
     let end: { ended: boolean; first: string; joined?: string | null } | null = null;
     ids?.walk(m.id, direction, (id) => {
-      if (++scanned > THREAD_SCAN) end = { ended: false, first: last.id };
+      if (++scanned > THREAD_SCAN) {
+        end = { ended: false, first: last.id };
+        return false;
+      }
+      const n = w.memories.get(id);
+      if (n === undefined || n.supersededBy !== null || n.kind !== m.kind || n.entityId !== m.entityId) return true;
+      if (Math.abs(last.createdAt - n.createdAt) > NEIGHBOUR_GAP_US) end = { ended: true, first: last.id };
+      else if (memo.has(id)) end = { ended: true, first: last.id, joined: memo.get(id) ?? null };
       else {
-        const n = w.memories.get(id);
-        if (n === undefined || n.supersededBy !== null || n.kind !== m.kind || n.entityId !== m.entityId) return true;
-        if (Math.abs(last.createdAt - n.createdAt) > NEIGHBOUR_GAP_US) end = { ended: true, first: last.id };
-        else if (memo.has(id)) end = { ended: true, first: last.id, joined: memo.get(id) ?? null };
-        else {
-          members.push(id);
-          last = n;
-          return true;
-        }
+        members.push(id);
+        last = n;
+        return true;
       }
       return false;
     });
