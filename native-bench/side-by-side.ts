@@ -8,7 +8,11 @@
  *   node --import tsx native-bench/side-by-side.ts --target 127.0.0.1:6380 --target 127.0.0.1:50051 \
  *     [--pid 1234 --pid 5678] [--api-key KEY]... [--memories 2000] [--concurrency 16]
  *     [--ops remember,get,...] [--duration-s 5] [--warmup-s 1] [--load-concurrency 16] [--seed 42]
- *     [--quiet-wait-s 10] [--busy-retries 1] [--json FILE]
+ *     [--quiet-wait-s 10] [--busy-retries 1] [--rounds 1] [--json FILE]
+ *
+ * `--rounds N` measures every phase N times, the targets' order reversed every other round, and
+ * reports each figure as the median of its rounds (with the rounds' p50s beside it): on a machine
+ * whose speed drifts, many short alternating phases compare two servers better than one long one.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -41,6 +45,7 @@ interface Options {
   warmupS: number;
   quietLimitS: number;
   busyRetries: number;
+  rounds: number;
   seed: number;
   json: string | undefined;
 }
@@ -57,6 +62,7 @@ const FLAGS = {
   'warmup-s': { type: 'string' },
   'quiet-wait-s': { type: 'string' },
   'busy-retries': { type: 'string' },
+  rounds: { type: 'string' },
   seed: { type: 'string' },
   json: { type: 'string' },
 } as const;
@@ -91,6 +97,7 @@ function parseOptions(argv: string[]): Options {
     warmupS: numberFlag(values, 'warmup-s', 1),
     quietLimitS: numberFlag(values, 'quiet-wait-s', 10),
     busyRetries: numberFlag(values, 'busy-retries', 1),
+    rounds: Math.max(1, Math.floor(numberFlag(values, 'rounds', 1))),
     seed: numberFlag(values, 'seed', 42),
     json: stringFlag(values, 'json'),
   };
@@ -126,13 +133,49 @@ interface Row extends PhaseResult {
   target: string;
   /** Server CPU per operation in ms (NaN without --pid). */
   cpuMsPerOp: number;
+  /** With several rounds: each round's p50, in the order measured. */
+  roundP50s?: number[];
+}
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+/** One row per operation, client count and target: the median of each figure over the rounds. */
+function medianRows(rows: readonly Row[]): Row[] {
+  const groups = new Map<string, Row[]>();
+  for (const r of rows) {
+    const key = `${r.op}\u0000${r.clients}\u0000${r.target}`;
+    groups.get(key)?.push(r) ?? groups.set(key, [r]);
+  }
+  return [...groups.values()].map((g) => {
+    const first = g[0] as Row;
+    const of = (f: (r: Row) => number): number => median(g.map(f));
+    return {
+      ...first,
+      opsPerS: of((r) => r.opsPerS),
+      p50Ms: of((r) => r.p50Ms),
+      p99Ms: of((r) => r.p99Ms),
+      errors: g.reduce((n, r) => n + r.errors, 0),
+      cpuMsPerOp: of((r) => r.cpuMsPerOp),
+      otherCores: of((r) => r.otherCores),
+      roundP50s: g.map((r) => r.p50Ms),
+    };
+  });
 }
 
 const fmt = (n: number, digits = 3): string => (Number.isFinite(n) ? String(Number(n.toPrecision(digits))) : '?');
 
 function print(rows: readonly Row[], targets: readonly Target[]): void {
-  const headers = ['operation', 'clients', 'target', 'ops/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/op', 'other cores'];
-  const cells: Cell[][] = rows.map((r) => [r.op, r.clients, r.target, fmt(r.opsPerS), fmt(r.p50Ms), fmt(r.p99Ms), r.errors, fmt(r.cpuMsPerOp), fmt(r.otherCores, 2)]);
+  const rounds = rows.some((r) => r.roundP50s !== undefined);
+  const headers = ['operation', 'clients', 'target', 'ops/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/op', 'other cores', ...(rounds ? ['p50 per round'] : [])];
+  const cells: Cell[][] = rows.map((r) => [
+    r.op, r.clients, r.target, fmt(r.opsPerS), fmt(r.p50Ms), fmt(r.p99Ms), r.errors, fmt(r.cpuMsPerOp), fmt(r.otherCores, 2),
+    ...(r.roundP50s ? [r.roundP50s.map((x) => fmt(x)).join(' ')] : []),
+  ]);
+  if (rounds) console.log('Medians over the rounds:\n');
   console.log(formatTable(headers, cells));
   const [a, b] = targets;
   if (!a || !b) return;
@@ -154,15 +197,17 @@ async function main(): Promise<void> {
   const clientCounts = opts.concurrency === 1 ? [1] : [1, opts.concurrency];
   for (const op of opts.ops) {
     for (const clients of clientCounts) {
-      for (const t of opts.targets) {
-        const r = await measurePhase(contexts.get(t) as PhaseContext, { op, protocol: 'grpc', clients });
-        const err = r.errors > 0 ? `, ${r.errors} errors (first: ${r.firstError ?? '?'})` : '';
-        console.error(`  ${t.label} ${op} x${r.clients}: p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, ${r.opsPerS.toFixed(0)}/s${err}`);
-        rows.push({ ...r, target: t.label, cpuMsPerOp: (r.serverCores * 1000) / r.opsPerS });
+      for (let round = 0; round < opts.rounds; round++) {
+        for (const t of round % 2 === 0 ? opts.targets : [...opts.targets].reverse()) {
+          const r = await measurePhase(contexts.get(t) as PhaseContext, { op, protocol: 'grpc', clients });
+          const err = r.errors > 0 ? `, ${r.errors} errors (first: ${r.firstError ?? '?'})` : '';
+          console.error(`  ${t.label} ${op} x${r.clients}: p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, ${r.opsPerS.toFixed(0)}/s${err}`);
+          rows.push({ ...r, target: t.label, cpuMsPerOp: (r.serverCores * 1000) / r.opsPerS });
+        }
       }
     }
   }
-  print(rows, opts.targets);
+  print(opts.rounds > 1 ? medianRows(rows) : rows, opts.targets);
   if (opts.json !== undefined) {
     writeFileSync(opts.json, JSON.stringify({ machine: machine(), memories: opts.memories, concurrency: opts.concurrency, targets: opts.targets.map((t) => t.label), phases: rows }, null, 2));
   }

@@ -1,0 +1,118 @@
+/**
+ * @module native-bench/grpc-floor — the least a gRPC get can cost here: a hebbs.v1 server on
+ * grpc-js with the same proto, loader options and reply encoders as Flashbulb's, whose Remember
+ * and Get only keep and return messages from a Map (no verbs, no auth, no metrics, no log). With
+ * `--hop worker` the Map lives in a worker thread and each call crosses to it and back (one
+ * postMessage each way), as a Flashbulb call crosses to its shard. Drive it beside a real server
+ * with side-by-side.ts (`--ops get`): what Flashbulb spends above this floor is what its own code
+ * costs; the floor itself is grpc-js, Node's HTTP/2 and the thread crossing.
+ *
+ *   node --import tsx native-bench/grpc-floor.ts --port 47103 [--hop none|worker] [--bind 127.0.0.1]
+ */
+import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
+import { Worker } from 'node:worker_threads';
+import * as grpc from '@grpc/grpc-js';
+import { loadHebbs } from '../src/grpc/server.ts';
+import type { MemoryMsg } from '../src/grpc/messages.ts';
+import { numberFlag, stringFlag } from './lib/args.ts';
+
+const DIM = 384;
+
+interface RememberMsg {
+  content: string;
+  importance?: number;
+  entity_id?: string;
+}
+
+/** The memory a Remember of `req` would return: a fresh id and a vector of the model's size. */
+function memoryOf(req: RememberMsg): MemoryMsg {
+  const now = Date.now() * 1000;
+  const embedding = new Float32Array(DIM).map(() => Math.random() - 0.5);
+  return {
+    memory_id: randomBytes(16),
+    content: req.content,
+    importance: req.importance ?? 0.5,
+    ...(req.entity_id ? { entity_id: req.entity_id } : {}),
+    embedding,
+    created_at: now,
+    updated_at: now,
+    last_accessed_at: now,
+    access_count: 0,
+    decay_score: 1,
+    kind: 'MEMORY_KIND_EPISODE',
+    logical_clock: 0,
+    source_memory_ids: [],
+  };
+}
+
+/** The store: in this thread, or behind one postMessage each way to a worker. */
+interface Store {
+  put(m: MemoryMsg): Promise<void> | void;
+  get(id: string): Promise<MemoryMsg | undefined> | MemoryMsg | undefined;
+}
+
+function localStore(): Store {
+  const map = new Map<string, MemoryMsg>();
+  return { put: (m) => void map.set(m.memory_id.toString('hex'), m), get: (id) => map.get(id) };
+}
+
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+const map = new Map();
+parentPort.on('message', (m) => {
+  if (m.op === 'put') { map.set(m.key, m.memory); parentPort.postMessage({ seq: m.seq }); }
+  else parentPort.postMessage({ seq: m.seq, memory: map.get(m.key) });
+});
+`;
+
+function workerStore(): Store {
+  const worker = new Worker(WORKER_SOURCE, { eval: true });
+  const pending = new Map<number, (m: MemoryMsg | undefined) => void>();
+  let seq = 0;
+  worker.on('message', (r: { seq: number; memory?: MemoryMsg }) => {
+    const done = pending.get(r.seq);
+    pending.delete(r.seq);
+    // Buffers and typed arrays arrive as plain Uint8Arrays / Float32Arrays after the clone.
+    done?.(r.memory && { ...r.memory, memory_id: Buffer.from(r.memory.memory_id) });
+  });
+  const call = (msg: object): Promise<MemoryMsg | undefined> =>
+    new Promise((resolve) => {
+      seq += 1;
+      pending.set(seq, resolve);
+      worker.postMessage({ ...msg, seq });
+    });
+  return {
+    put: async (m) => void (await call({ op: 'put', key: m.memory_id.toString('hex'), memory: m })),
+    get: (id) => call({ op: 'get', key: id }),
+  };
+}
+
+function main(): void {
+  const { values } = parseArgs({ options: { port: { type: 'string' }, hop: { type: 'string' }, bind: { type: 'string' } } });
+  const port = numberFlag(values, 'port', 47103);
+  const hop = stringFlag(values, 'hop') ?? 'none';
+  if (hop !== 'none' && hop !== 'worker') throw new Error(`--hop takes none or worker, got '${hop}'`);
+  const store = hop === 'worker' ? workerStore() : localStore();
+  const pkg = loadHebbs();
+  const service = (pkg['MemoryService'] as grpc.ServiceClientConstructor).service;
+  const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
+  server.addService(service, {
+    Remember: (call: grpc.ServerUnaryCall<RememberMsg, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+      const m = memoryOf(call.request);
+      void Promise.resolve(store.put(m)).then(() => cb(null, { memory: m }));
+    },
+    Get: (call: grpc.ServerUnaryCall<{ memory_id: Buffer }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+      void Promise.resolve(store.get(call.request.memory_id.toString('hex'))).then((m) =>
+        m ? cb(null, { memory: m }) : cb({ code: grpc.status.NOT_FOUND, details: 'no such memory' }),
+      );
+    },
+  });
+  server.bindAsync(`${stringFlag(values, 'bind') ?? '127.0.0.1'}:${port}`, grpc.ServerCredentials.createInsecure(), (err) => {
+    if (err) throw err;
+    console.log(`grpc floor (hop: ${hop}) on :${port}`);
+  });
+  process.on('SIGTERM', () => server.tryShutdown(() => process.exit(0)));
+}
+
+main();
