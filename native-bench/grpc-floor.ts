@@ -3,7 +3,9 @@
  * grpc-js with the same proto, loader options and reply encoders as Flashbulb's, whose Remember
  * and Get only keep and return messages from a Map (no verbs, no auth, no metrics, no log). With
  * `--hop worker` the Map lives in a worker thread and each call crosses to it and back (one
- * postMessage each way), as a Flashbulb call crosses to its shard. Drive it beside a real server
+ * postMessage each way), as a Flashbulb call crosses to its shard. Recall answers a temporal
+ * strategy only: the newest `top_k` (10) memories of the entity, newest first, as Flashbulb's
+ * temporal recall does (side-by-side's `recall_temporal`). Drive it beside a real server
  * with side-by-side.ts (`--ops get`): what Flashbulb spends above this floor is what its own code
  * costs; the floor itself is grpc-js, Node's HTTP/2 and the thread crossing.
  *
@@ -23,6 +25,20 @@ interface RememberMsg {
   content: string;
   importance?: number;
   entity_id?: string;
+}
+
+interface RecallMsg {
+  strategies: Array<{ strategy_type: string; entity_id?: string; top_k?: number }>;
+  top_k?: number;
+}
+
+/** A temporal recall's results: newest first, with the detail Flashbulb's temporal strategy gives. */
+function temporalResults(newest: readonly MemoryMsg[]): object[] {
+  return newest.map((memory, rank) => ({
+    memory,
+    score: memory.importance,
+    strategy_details: [{ strategy_type: 'TEMPORAL', relevance: 0, timestamp: memory.created_at, rank }],
+  }));
 }
 
 /** The memory a Remember of `req` would return: a fresh id and a vector of the model's size. */
@@ -50,33 +66,61 @@ function memoryOf(req: RememberMsg): MemoryMsg {
 interface Store {
   put(m: MemoryMsg): Promise<void> | void;
   get(id: string): Promise<MemoryMsg | undefined> | MemoryMsg | undefined;
+  /** The newest `k` memories of `entity` ('' for those without one), newest first. */
+  newest(entity: string, k: number): Promise<MemoryMsg[]> | MemoryMsg[];
+}
+
+/** The store's state; the same code runs in this thread or (as source text) in the worker. */
+class Memories {
+  readonly byId = new Map<string, MemoryMsg>();
+  readonly byEntity = new Map<string, MemoryMsg[]>();
+
+  put(key: string, m: MemoryMsg): void {
+    this.byId.set(key, m);
+    const list = this.byEntity.get(m.entity_id ?? '') ?? [];
+    list.push(m);
+    this.byEntity.set(m.entity_id ?? '', list);
+  }
+
+  newest(entity: string, k: number): MemoryMsg[] {
+    return (this.byEntity.get(entity) ?? []).slice(-k).reverse();
+  }
 }
 
 function localStore(): Store {
-  const map = new Map<string, MemoryMsg>();
-  return { put: (m) => void map.set(m.memory_id.toString('hex'), m), get: (id) => map.get(id) };
+  const memories = new Memories();
+  return { put: (m) => memories.put(m.memory_id.toString('hex'), m), get: (id) => memories.byId.get(id), newest: (e, k) => memories.newest(e, k) };
 }
 
+// tsx names classes with an __name helper that the worker's eval'd source does not have.
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
-const map = new Map();
+const __name = (target) => target;
+const memories = new (${Memories.toString()})();
 parentPort.on('message', (m) => {
-  if (m.op === 'put') { map.set(m.key, m.memory); parentPort.postMessage({ seq: m.seq }); }
-  else parentPort.postMessage({ seq: m.seq, memory: map.get(m.key) });
+  if (m.op === 'put') { memories.put(m.key, m.memory); parentPort.postMessage({ seq: m.seq }); }
+  else if (m.op === 'get') parentPort.postMessage({ seq: m.seq, memory: memories.byId.get(m.key) });
+  else parentPort.postMessage({ seq: m.seq, list: memories.newest(m.entity, m.k) });
 });
 `;
 
 function workerStore(): Store {
   const worker = new Worker(WORKER_SOURCE, { eval: true });
-  const pending = new Map<number, (m: MemoryMsg | undefined) => void>();
+  const pending = new Map<number, (r: Answer) => void>();
   let seq = 0;
-  worker.on('message', (r: { seq: number; memory?: MemoryMsg }) => {
+  interface Answer {
+    seq: number;
+    memory?: MemoryMsg;
+    list?: MemoryMsg[];
+  }
+  // Buffers arrive as plain Uint8Arrays after the clone.
+  const revive = (m: MemoryMsg): MemoryMsg => ({ ...m, memory_id: Buffer.from(m.memory_id) });
+  worker.on('message', (r: Answer) => {
     const done = pending.get(r.seq);
     pending.delete(r.seq);
-    // Buffers and typed arrays arrive as plain Uint8Arrays / Float32Arrays after the clone.
-    done?.(r.memory && { ...r.memory, memory_id: Buffer.from(r.memory.memory_id) });
+    done?.(r);
   });
-  const call = (msg: object): Promise<MemoryMsg | undefined> =>
+  const call = (msg: object): Promise<Answer> =>
     new Promise((resolve) => {
       seq += 1;
       pending.set(seq, resolve);
@@ -84,7 +128,11 @@ function workerStore(): Store {
     });
   return {
     put: async (m) => void (await call({ op: 'put', key: m.memory_id.toString('hex'), memory: m })),
-    get: (id) => call({ op: 'get', key: id }),
+    get: async (id) => {
+      const r = await call({ op: 'get', key: id });
+      return r.memory && revive(r.memory);
+    },
+    newest: async (entity, k) => ((await call({ op: 'newest', entity, k })).list ?? []).map(revive),
   };
 }
 
@@ -105,6 +153,15 @@ function main(): void {
     Get: (call: grpc.ServerUnaryCall<{ memory_id: Buffer }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
       void Promise.resolve(store.get(call.request.memory_id.toString('hex'))).then((m) =>
         m ? cb(null, { memory: m }) : cb({ code: grpc.status.NOT_FOUND, details: 'no such memory' }),
+      );
+    },
+    Recall: (call: grpc.ServerUnaryCall<RecallMsg, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+      const s = call.request.strategies[0];
+      if (call.request.strategies.length !== 1 || s?.strategy_type !== 'TEMPORAL') {
+        return cb({ code: grpc.status.UNIMPLEMENTED, details: 'the floor answers one temporal strategy only' });
+      }
+      void Promise.resolve(store.newest(s.entity_id ?? '', s.top_k ?? call.request.top_k ?? 10)).then((list) =>
+        cb(null, { results: temporalResults(list), strategy_errors: [] }),
       );
     },
   });

@@ -13,8 +13,11 @@ export function memoryJson(m: MemoryView): MemoryJson {
   return memoryToJson(m, nowUs());
 }
 
+/** The hit with its memory as JSON (fields written out: V8's `{ ...h, memory }` is a slow path). */
 export function hitJson(h: RecallHit): unknown {
-  return { ...h, memory: memoryJson(h.memory) };
+  const out: Record<string, unknown> = { memory: memoryJson(h.memory), score: h.score, relevance: h.relevance, strategy_details: h.strategy_details };
+  if (h.contradicted_by !== undefined) out['contradicted_by'] = h.contradicted_by;
+  return out;
 }
 
 type RecallBodyT = Static<typeof RecallBody>;

@@ -99,9 +99,30 @@ export interface SnapshotFooter {
   records: number;
 }
 
+/**
+ * The memory as frames store it, its vector viewed as bytes. Fields written out: V8 builds
+ * `{ ...m, embedding }` through a slow generic path (several µs a memory), and every write and
+ * every memory of a snapshot comes through here.
+ */
 export function toStored(m: MemoryRecord): StoredMemory {
   const e = m.embedding;
-  return { ...m, embedding: new Uint8Array(e.buffer, e.byteOffset, e.byteLength) };
+  return {
+    id: m.id,
+    content: m.content,
+    importance: m.importance,
+    context: m.context,
+    entityId: m.entityId,
+    kind: m.kind,
+    createdAt: m.createdAt,
+    updatedAt: m.updatedAt,
+    lastAccessedAt: m.lastAccessedAt,
+    accessCount: m.accessCount,
+    logicalClock: m.logicalClock,
+    sourceMemoryIds: m.sourceMemoryIds,
+    supersededBy: m.supersededBy,
+    expiresAt: m.expiresAt,
+    embedding: new Uint8Array(e.buffer, e.byteOffset, e.byteLength),
+  };
 }
 
 /** The record a stored memory decodes to; `slab` (recovery) packs the vector with others. */
