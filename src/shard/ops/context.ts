@@ -1,6 +1,6 @@
 /** @module shard/ops/context — what every in-shard operation gets: state, ids, clock and commit. */
 import type { IdGenerator } from '../../model/ids.ts';
-import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
+import { withoutEmbedding, type MemoryRecord, type MemoryView } from '../../model/memory.ts';
 import type { LiveRecord } from '../store/records.ts';
 import type { ShardState } from '../store/apply.ts';
 import type { Workspace } from '../store/workspace.ts';
@@ -21,30 +21,9 @@ export interface OpContext {
   touch(ws: string, memories: readonly MemoryRecord[]): void;
 }
 
-/**
- * The memory as replies carry it: every field but the embedding, which comes (as a copy) only when
- * asked for. The fields are named one by one: V8 builds `{ ...rest }` from `const { embedding,
- * ...rest } = m` through a slow generic path (5.4 µs a memory with the embedding, 1.8 µs written
- * out: README, Performance, "Objects built field by field"), and every get and every recall
- * result goes through here.
- */
+/** The memory as replies carry it: the embedding (a copy) only when asked for. */
 export function view(m: MemoryRecord, withEmbedding = false): MemoryView {
-  const v: MemoryView = {
-    id: m.id,
-    content: m.content,
-    importance: m.importance,
-    context: m.context,
-    entityId: m.entityId,
-    kind: m.kind,
-    createdAt: m.createdAt,
-    updatedAt: m.updatedAt,
-    lastAccessedAt: m.lastAccessedAt,
-    accessCount: m.accessCount,
-    logicalClock: m.logicalClock,
-    sourceMemoryIds: m.sourceMemoryIds,
-    supersededBy: m.supersededBy,
-    expiresAt: m.expiresAt,
-  };
+  const v: MemoryView = withoutEmbedding(m);
   if (withEmbedding) v.embedding = m.embedding.slice();
   return v;
 }

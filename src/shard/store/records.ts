@@ -7,7 +7,7 @@
  */
 import { cutAtDepth, withinDepth } from '../../model/json-shape.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
-import { MEMORY_KINDS, type JsonObject, type JsonValue, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
+import { MEMORY_KINDS, withoutEmbedding, type JsonObject, type JsonValue, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
 import type { VectorSlab } from './vector-slab.ts';
 import type { PendingContradiction } from '../../protocol/shard.ts';
 
@@ -99,30 +99,12 @@ export interface SnapshotFooter {
   records: number;
 }
 
-/**
- * The memory as frames store it, its vector viewed as bytes. Fields written out: V8 builds
- * `{ ...m, embedding }` through a slow generic path (several µs a memory), and every write and
- * every memory of a snapshot comes through here.
- */
+/** The memory as frames store it, its vector viewed as bytes (not copied). */
 export function toStored(m: MemoryRecord): StoredMemory {
   const e = m.embedding;
-  return {
-    id: m.id,
-    content: m.content,
-    importance: m.importance,
-    context: m.context,
-    entityId: m.entityId,
-    kind: m.kind,
-    createdAt: m.createdAt,
-    updatedAt: m.updatedAt,
-    lastAccessedAt: m.lastAccessedAt,
-    accessCount: m.accessCount,
-    logicalClock: m.logicalClock,
-    sourceMemoryIds: m.sourceMemoryIds,
-    supersededBy: m.supersededBy,
-    expiresAt: m.expiresAt,
-    embedding: new Uint8Array(e.buffer, e.byteOffset, e.byteLength),
-  };
+  const s: Omit<StoredMemory, 'embedding'> & { embedding?: Uint8Array } = withoutEmbedding(m);
+  s.embedding = new Uint8Array(e.buffer, e.byteOffset, e.byteLength);
+  return s as StoredMemory;
 }
 
 /** The record a stored memory decodes to; `slab` (recovery) packs the vector with others. */
