@@ -6,7 +6,7 @@
  * postMessage each way), as a Flashbulb call crosses to its shard. Recall answers a temporal
  * strategy only: the newest `top_k` (10) memories of the entity, newest first, as Flashbulb's
  * temporal recall does (side-by-side's `recall_temporal`). Drive it beside a real server
- * with side-by-side.ts (`--ops get`): what Flashbulb spends above this floor is what its own code
+ * with side-by-side.ts (`--ops get,recall_temporal`): what Flashbulb spends above this floor is what its own code
  * costs; the floor itself is grpc-js, Node's HTTP/2 and the thread crossing.
  *
  *   node --import tsx native-bench/grpc-floor.ts --port 47103 [--hop none|worker] [--bind 127.0.0.1]
@@ -77,9 +77,10 @@ class Memories {
 
   put(key: string, m: MemoryMsg): void {
     this.byId.set(key, m);
-    const list = this.byEntity.get(m.entity_id ?? '') ?? [];
-    list.push(m);
-    this.byEntity.set(m.entity_id ?? '', list);
+    const entity = m.entity_id ?? '';
+    const list = this.byEntity.get(entity);
+    if (list) list.push(m);
+    else this.byEntity.set(entity, [m]);
   }
 
   newest(entity: string, k: number): MemoryMsg[] {
@@ -113,8 +114,12 @@ function workerStore(): Store {
     memory?: MemoryMsg;
     list?: MemoryMsg[];
   }
-  // Buffers arrive as plain Uint8Arrays after the clone.
-  const revive = (m: MemoryMsg): MemoryMsg => ({ ...m, memory_id: Buffer.from(m.memory_id) });
+  // Buffers arrive as plain Uint8Arrays after the clone. The message is the clone's own, so it is
+  // mended in place (a `{ ...m }` copy would cost the floor the slow path Flashbulb avoids).
+  const revive = (m: MemoryMsg): MemoryMsg => {
+    m.memory_id = Buffer.from(m.memory_id.buffer, m.memory_id.byteOffset, m.memory_id.byteLength);
+    return m;
+  };
   worker.on('message', (r: Answer) => {
     const done = pending.get(r.seq);
     pending.delete(r.seq);
