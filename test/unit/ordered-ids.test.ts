@@ -1,6 +1,6 @@
 /** OrderedIds: sorted ids with lazy deletion, paging after a cursor, newest first, compaction. */
 import { describe, expect, it } from 'vitest';
-import { OrderedIds } from '../../src/shard/store/ordered-ids.ts';
+import { DELETED_TAG, OrderedIds } from '../../src/shard/store/ordered-ids.ts';
 
 function id(n: number): string {
   return n.toString(16).padStart(32, '0');
@@ -18,28 +18,26 @@ describe('OrderedIds', () => {
     expect(ids.size).toBe(7);
   });
 
-  it('walk(id, direction) visits the live ids on one side, nearest first, until told to stop', () => {
+  it('columns() holds each id with its tag and time by position; a deleted id is tagged DELETED_TAG until compacted', () => {
     const ids = new OrderedIds();
-    for (let n = 0; n < 10; n++) ids.add(id(n * 10));
+    for (const n of [50, 10, 30, 20, 40]) ids.add(id(n), n / 10, n * 1000);
     ids.delete(id(30));
-    ids.delete(id(70));
-    const seen = (from: string, direction: -1 | 1, stopAt = Number.POSITIVE_INFINITY): string[] => {
-      const out: string[] = [];
-      ids.walk(from, direction, (other) => out.push(other) < stopAt);
-      return out;
-    };
-    expect(seen(id(50), -1)).toEqual([40, 20, 10, 0].map(id));
-    expect(seen(id(50), 1)).toEqual([60, 80, 90].map(id));
-    // An id that is absent (or deleted) walks from where it would be.
-    expect(seen(id(35), -1)).toEqual([20, 10, 0].map(id));
-    expect(seen(id(35), 1)).toEqual([40, 50, 60, 80, 90].map(id));
-    expect(seen(id(70), 1)).toEqual([80, 90].map(id));
-    expect(seen(id(50), 1, 2)).toEqual([60, 80].map(id));
-    expect(seen(id(0), -1)).toEqual([]);
-    expect(seen(id(90), 1)).toEqual([]);
-    // The same as the generators it stands in for.
-    expect(seen(id(55), -1)).toEqual([...ids.newestFirst(id(55))]);
-    expect(seen(id(55), 1)).toEqual([...ids.after(id(55))]);
+    expect(ids.columns()).toEqual({ ids: [10, 20, 30, 40, 50].map(id), tags: [1, 2, DELETED_TAG, 4, 5], times: [10_000, 20_000, 30_000, 40_000, 50_000] });
+    expect(ids.position(id(30))).toBe(2);
+    expect(ids.position(id(35))).toBe(3);
+    // Added again (deleted or not): the new tag and time replace the old ones.
+    ids.add(id(30), 7, 1);
+    ids.add(id(50), 8, 2);
+    expect(ids.columns().tags).toEqual([1, 2, 7, 4, 8]);
+    expect(ids.columns().times).toEqual([10_000, 20_000, 1, 40_000, 2]);
+    // Compaction drops deleted ids from all three arrays together.
+    const many = new OrderedIds();
+    for (let n = 0; n < 3000; n++) many.add(id(n), n % 5, n);
+    for (let n = 0; n < 3000; n += 2) many.delete(id(n));
+    const c = many.columns();
+    expect(c.ids.length).toBeLessThan(3000);
+    expect(c.ids.every((x, i) => c.tags[i] === DELETED_TAG || (c.tags[i] === parseInt(x, 16) % 5 && c.times[i] === parseInt(x, 16)))).toBe(true);
+    expect(c.ids.filter((_, i) => c.tags[i] !== DELETED_TAG)).toEqual([...many.after(null)]);
   });
 
   it('after(cursor) returns ids strictly after the cursor, present or not', () => {

@@ -2,7 +2,7 @@
 import type { MemoryRecord } from '../../model/memory.ts';
 import { compileFilter, type FilterNode } from '../../recall/filter.ts';
 import type { LexicalMatcher, RecallSource } from '../../recall/types.ts';
-import type { OrderedIds } from '../store/ordered-ids.ts';
+import { DELETED_TAG, type OrderedIds } from '../store/ordered-ids.ts';
 import type { Workspace } from '../store/workspace.ts';
 
 /** An entity with at most this many memories is searched exactly (never a filtered graph walk). */
@@ -27,7 +27,7 @@ export function recallSource(w: Workspace, filter: FilterNode | null = null): Re
     return m !== undefined && accepts(m);
   };
   let selective: boolean | undefined;
-  const threads = new Map<string, string | null>();
+  const threads: ThreadMemo = { byId: new Map(), byPosition: new Map() };
   const exact = (): boolean => passes !== undefined && w.vectors.hasGraph && (selective ??= estimate(w, accepts) < SELECTIVE);
   return {
     memory: (id) => w.memories.get(id),
@@ -99,59 +99,103 @@ const NEIGHBOUR_GAP_US = 3_600_000_000;
 
 /**
  * The nearest live memory on each side in creation order that has the same kind and entity (at
- * most NEIGHBOUR_SCAN ids away), kept when it was created within NEIGHBOUR_GAP_US of `m`.
+ * most NEIGHBOUR_SCAN ids away), kept when it was created within NEIGHBOUR_GAP_US of `m`. Reads
+ * the order's tags and times, and a record only for a memory of the same kind and entity.
  */
 function neighbours(w: Workspace, m: MemoryRecord, accepts: (m: MemoryRecord) => boolean): MemoryRecord[] {
-  const same = (id: string): boolean => {
-    const n = w.memories.get(id);
-    return n !== undefined && n.supersededBy === null && n.kind === m.kind && n.entityId === m.entityId && accepts(n);
-  };
-  return w.order.beside(m.id, NEIGHBOUR_SCAN, same).flatMap((id) => {
-    const n = w.memories.get(id) as MemoryRecord;
-    return Math.abs(n.createdAt - m.createdAt) <= NEIGHBOUR_GAP_US ? [n] : [];
-  });
+  const { ids, tags, times } = w.order.columns();
+  const tag = w.tagOf(m.kind, m.entityId);
+  const at = w.order.position(m.id);
+  const out: MemoryRecord[] = [];
+  for (const [start, step] of [[at - 1, -1], [ids[at] === m.id ? at + 1 : at, 1]] as const) {
+    let seen = 0;
+    for (let i = start; i >= 0 && i < ids.length && seen < NEIGHBOUR_SCAN; i += step) {
+      const t = tags[i];
+      if (t === DELETED_TAG) continue;
+      seen += 1;
+      if (t !== tag) continue;
+      const n = w.memories.get(ids[i] as string);
+      if (n === undefined || !accepts(n)) continue;
+      if (Math.abs((times[i] as number) - m.createdAt) <= NEIGHBOUR_GAP_US) out.push(n);
+      break;
+    }
+  }
+  return out;
 }
 
 /** How many ids (of any kind or entity) a thread's walk looks at each way, at most. */
 const THREAD_SCAN = 64;
 
 /**
+ * What one recall's thread walks found: the answer for each memory a walk started from (by id)
+ * and for each memory a walk passed (by position, in the order it was walked in: a memory with an
+ * entity is walked in its entity's order, one without in the workspace's).
+ */
+interface ThreadMemo {
+  byId: Map<string, string | null>;
+  byPosition: Map<OrderedIds, Map<number, string | null>>;
+}
+
+/** Where one way of a thread walk stopped: `last` the position of the last member (−1: the start). */
+interface WalkEnd {
+  ended: boolean;
+  last: number;
+  joined?: string | null;
+}
+
+/**
  * The thread of `m`: the id of its first memory, when the neighbour rule followed both ways (live
  * memories of the same kind and entity, each within NEIGHBOUR_GAP_US of the next) reaches a gap or
  * the end of the order within THREAD_SCAN ids each way; null when it does not (a stream written
  * without pauses is no session: no evidence either way). `memo` holds what this recall found: a
- * walk that reaches a memory already placed takes that memory's answer for the whole thread.
+ * walk that reaches a memory already placed takes that memory's answer for the whole thread. The
+ * walk reads the order's tags and times (kind, entity and liveness in one number), not records.
  */
-function threadOf(w: Workspace, m: MemoryRecord, memo: Map<string, string | null>): string | null {
-  if (memo.has(m.id)) return memo.get(m.id) ?? null;
-  const ids = m.entityId === null ? w.order : w.byEntity.get(m.entityId);
-  const members = [m.id];
-  const walk = (direction: -1 | 1): { ended: boolean; first: string; joined?: string | null } => {
-    let last = m;
+function threadOf(w: Workspace, m: MemoryRecord, memo: ThreadMemo): string | null {
+  const known = memo.byId.get(m.id);
+  if (known !== undefined || memo.byId.has(m.id)) return known ?? null;
+  const order = m.entityId === null ? w.order : w.byEntity.get(m.entityId);
+  if (order === undefined) {
+    memo.byId.set(m.id, m.id);
+    return m.id;
+  }
+  let placed = memo.byPosition.get(order);
+  if (placed === undefined) memo.byPosition.set(order, (placed = new Map()));
+  const { ids, tags, times } = order.columns();
+  const at = order.position(m.id);
+  const present = ids[at] === m.id;
+  if (present && placed.has(at)) {
+    const key = placed.get(at) ?? null;
+    memo.byId.set(m.id, key);
+    return key;
+  }
+  const tag = w.tagOf(m.kind, m.entityId);
+  const members: number[] = [];
+  const walk = (start: number, direction: -1 | 1): WalkEnd => {
+    let lastTime = m.createdAt;
+    let last = -1;
     let scanned = 0;
-    let end: { ended: boolean; first: string; joined?: string | null } | null = null;
-    ids?.walk(m.id, direction, (id) => {
-      if (++scanned > THREAD_SCAN) {
-        end = { ended: false, first: last.id };
-        return false;
-      }
-      const n = w.memories.get(id);
-      if (n === undefined || n.supersededBy !== null || n.kind !== m.kind || n.entityId !== m.entityId) return true;
-      if (Math.abs(last.createdAt - n.createdAt) > NEIGHBOUR_GAP_US) end = { ended: true, first: last.id };
-      else if (memo.has(id)) end = { ended: true, first: last.id, joined: memo.get(id) ?? null };
-      else {
-        members.push(id);
-        last = n;
-        return true;
-      }
-      return false;
-    });
-    return end ?? { ended: true, first: last.id };
+    for (let i = start; i >= 0 && i < ids.length; i += direction) {
+      const t = tags[i];
+      if (t === DELETED_TAG) continue;
+      if (++scanned > THREAD_SCAN) return { ended: false, last };
+      if (t !== tag) continue;
+      const time = times[i] as number;
+      if (Math.abs(lastTime - time) > NEIGHBOUR_GAP_US) return { ended: true, last };
+      if (placed.has(i)) return { ended: true, last, joined: placed.get(i) ?? null };
+      members.push(i);
+      lastTime = time;
+      last = i;
+    }
+    return { ended: true, last };
   };
-  const back = walk(-1);
-  const ahead = back.joined === undefined && back.ended ? walk(1) : back;
-  const key = back.joined !== undefined ? back.joined : ahead.joined !== undefined ? ahead.joined : back.ended && ahead.ended ? back.first : null;
-  for (const id of members) memo.set(id, key);
+  const back = walk(at - 1, -1);
+  const ahead = back.joined === undefined && back.ended ? walk(present ? at + 1 : at, 1) : back;
+  const first = back.last === -1 ? m.id : (ids[back.last] as string);
+  const key = back.joined !== undefined ? back.joined : ahead.joined !== undefined ? ahead.joined : back.ended && ahead.ended ? first : null;
+  for (const i of members) placed.set(i, key);
+  if (present) placed.set(at, key);
+  memo.byId.set(m.id, key);
   return key;
 }
 

@@ -3,7 +3,7 @@
  * creation-ordered ids (overall and per entity), the edge graph and the tombstones.
  */
 import { EDGE_TYPES, type Edge } from '../../model/edge.ts';
-import type { MemoryRecord } from '../../model/memory.ts';
+import { MEMORY_KINDS, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
 import { Graph } from '../index/graph.ts';
 import { LexicalIndex } from '../index/lexical.ts';
 import { VectorIndex } from '../index/vector-index.ts';
@@ -20,6 +20,9 @@ export class Workspace {
   readonly byEntity = new Map<string, OrderedIds>();
   /** One string per entity id, shared by its memories (a decoded record brings its own copy). */
   readonly #entityNames = new Map<string, string>();
+  /** A number per entity id held (from 1; 0 is no entity), for {@link tagOf}; never reused. */
+  readonly #entityNumbers = new Map<string, number>();
+  #lastEntityNumber = 0;
   /** Live id → ids of its superseded versions. */
   readonly versions = new Map<string, Set<string>>();
   readonly graph = new Graph();
@@ -100,11 +103,14 @@ export class Workspace {
     }
     if (m.entityId !== null) {
       const name = this.#entityNames.get(m.entityId);
-      if (name === undefined) this.#entityNames.set(m.entityId, m.entityId);
-      else m.entityId = name;
+      if (name === undefined) {
+        this.#entityNames.set(m.entityId, m.entityId);
+        this.#entityNumbers.set(m.entityId, ++this.#lastEntityNumber);
+      } else m.entityId = name;
     }
     this.memories.set(m.id, m);
-    this.order.add(m.id);
+    const tag = m.supersededBy === null ? this.tagOf(m.kind, m.entityId) : NOT_LIVE_TAG;
+    this.order.add(m.id, tag, m.createdAt);
     if (m.expiresAt !== null && m.expiresAt !== old?.expiresAt) this.expiring.add(m.id, m.expiresAt);
     if (m.supersededBy === null) {
       this.vectors.upsert(m.id, m.embedding);
@@ -114,12 +120,22 @@ export class Workspace {
       }
       else this.#lexical.add(m.id, m);
     } else this.vectors.remove(m.id);
-    if (m.entityId !== null) entityIds(this.byEntity, m.entityId).add(m.id);
+    if (m.entityId !== null) entityIds(this.byEntity, m.entityId).add(m.id, tag, m.createdAt);
     if (m.supersededBy !== null) {
       const set = this.versions.get(m.supersededBy) ?? new Set<string>();
       set.add(m.id);
       this.versions.set(m.supersededBy, set);
     }
+  }
+
+  /**
+   * The tag a live memory of this kind and entity has in {@link order} and {@link byEntity} (a
+   * superseded one has NOT_LIVE_TAG): equal tags, same kind and entity. An entity this workspace
+   * does not hold gets a tag no memory has.
+   */
+  tagOf(kind: MemoryKind, entityId: string | null): number {
+    const entity = entityId === null ? 0 : this.#entityNumbers.get(entityId);
+    return entity === undefined ? UNHELD_TAG : entity * KIND_SLOTS + KIND_INDEX[kind];
   }
 
   delete(id: string): MemoryRecord | undefined {
@@ -178,6 +194,7 @@ export class Workspace {
       if (ids && ids.size === 0) {
         this.byEntity.delete(m.entityId);
         this.#entityNames.delete(m.entityId);
+        this.#entityNumbers.delete(m.entityId);
       }
     }
     if (m.supersededBy !== null) {
@@ -187,6 +204,12 @@ export class Workspace {
     }
   }
 }
+
+/** Tags: a superseded memory's, and one that no memory has. */
+const NOT_LIVE_TAG = -1;
+const UNHELD_TAG = -3;
+const KIND_SLOTS = 8;
+const KIND_INDEX = Object.fromEntries(MEMORY_KINDS.map((k, i) => [k, i])) as Record<MemoryKind, number>;
 
 function entityIds(map: Map<string, OrderedIds>, entity: string): OrderedIds {
   let ids = map.get(entity);
