@@ -30,10 +30,22 @@ describe('OrderedIds', () => {
     ids.add(id(50), 8, 2);
     expect(ids.columns().tags).toEqual([1, 2, 7, 4, 8]);
     expect(ids.columns().times).toEqual([10_000, 20_000, 1, 40_000, 2]);
+    // The layout changes only when positions move: an insertion before the end, a compaction.
+    const before = ids.layout;
+    ids.add(id(60), 6, 6);
+    ids.delete(id(20));
+    expect(ids.layout).toBe(before);
+    ids.add(id(15), 1, 1);
+    expect(ids.layout).not.toBe(before);
     // Compaction drops deleted ids from all three arrays together.
     const many = new OrderedIds();
     for (let n = 0; n < 3000; n++) many.add(id(n), n % 5, n);
     for (let n = 0; n < 3000; n += 2) many.delete(id(n));
+    // Every add was an append: only the compaction moved positions.
+    const layout = many.layout;
+    expect(layout).toBe(1);
+    many.delete(id(1));
+    expect(many.layout).toBe(layout);
     const c = many.columns();
     expect(c.ids.length).toBeLessThan(3000);
     expect(c.ids.every((x, i) => c.tags[i] === DELETED_TAG || (c.tags[i] === parseInt(x, 16) % 5 && c.times[i] === parseInt(x, 16)))).toBe(true);

@@ -133,7 +133,7 @@ const THREAD_SCAN = 64;
  */
 interface ThreadMemo {
   byId: Map<string, string | null>;
-  byPosition: Map<OrderedIds, Map<number, string | null>>;
+  byPosition: Map<OrderedIds, { layout: number; placed: Map<number, string | null> }>;
 }
 
 /** Where one way of a thread walk stopped: `last` the position of the last member (−1: the start). */
@@ -159,8 +159,11 @@ function threadOf(w: Workspace, m: MemoryRecord, memo: ThreadMemo): string | nul
     memo.byId.set(m.id, m.id);
     return m.id;
   }
-  let placed = memo.byPosition.get(order);
-  if (placed === undefined) memo.byPosition.set(order, (placed = new Map()));
+  // Positions hold while the order's layout does (a recall runs without yielding, so it always
+  // does; a source kept across writes starts the positions over).
+  let byPosition = memo.byPosition.get(order);
+  if (byPosition === undefined || byPosition.layout !== order.layout) memo.byPosition.set(order, (byPosition = { layout: order.layout, placed: new Map() }));
+  const { placed } = byPosition;
   const { ids, tags, times } = order.columns();
   const at = order.position(m.id);
   const present = ids[at] === m.id;

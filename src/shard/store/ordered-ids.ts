@@ -21,6 +21,7 @@ export class OrderedIds {
   #tags: number[] = [];
   #times: number[] = [];
   #deleted = new Set<string>();
+  #layout = 0;
 
   get size(): number {
     return this.#ids.length - this.#deleted.size;
@@ -41,6 +42,7 @@ export class OrderedIds {
     const at = lowerBound(this.#ids, id);
     if (this.#ids[at] === id) this.#deleted.delete(id);
     else {
+      this.#layout += 1;
       this.#ids.splice(at, 0, id);
       this.#tags.splice(at, 0, tag);
       this.#times.splice(at, 0, time);
@@ -60,6 +62,15 @@ export class OrderedIds {
   /** The ids, tags and times by position (read-only; valid until the next add or delete). */
   columns(): OrderColumns {
     return { ids: this.#ids, tags: this.#tags, times: this.#times };
+  }
+
+  /**
+   * Changes whenever an id's position changes (an insertion before the end, a compaction); an
+   * append or a delete keeps every position, so a position remembered under one layout still names
+   * the same id.
+   */
+  get layout(): number {
+    return this.#layout;
   }
 
   /** The position `id` has, or would have, in {@link columns}. */
@@ -104,6 +115,7 @@ export class OrderedIds {
   }
 
   #compact(): void {
+    this.#layout += 1;
     let kept = 0;
     for (let i = 0; i < this.#ids.length; i++) {
       if (this.#tags[i] === DELETED_TAG) continue;
