@@ -6,6 +6,7 @@
  * candidates asked in any order within one recall.
  */
 import { describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/analysis/cluster.ts';
 import type { MemoryKind, MemoryRecord } from '../../src/model/memory.ts';
 import { recallSource } from '../../src/shard/ops/recall-source.ts';
 import { Workspace } from '../../src/shard/store/workspace.ts';
@@ -15,17 +16,8 @@ const MINUTE_US = 60_000_000;
 const GAP_US = 3_600_000_000;
 const START = Date.parse('2026-11-25T12:00:00Z') * 1000;
 
-/** Mulberry32: a seeded generator, so a failure can be replayed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** Seeded (analysis/cluster.ts), so a failure can be replayed. */
+const rng = mulberry32;
 
 /** The rules as they were written over records: the ids of the order, sorted, walked one by one. */
 class Reference {
