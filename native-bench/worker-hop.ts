@@ -57,7 +57,8 @@ class AtomicsHop {
     const id = ++this.#next;
     Atomics.store(this.#slots, 0, id);
     Atomics.notify(this.#slots, 0);
-    // A pending waitAsync does not hold the event loop open; tinybench's awaits do meanwhile.
+    // A pending waitAsync does not hold an event loop open: the running worker holds this one
+    // (and its interval holds the worker's).
     const w = waitAsync(this.#slots, 1, id - 1);
     if (w.async) await w.value;
   }
@@ -132,13 +133,18 @@ async function main(): Promise<void> {
     let cpu0 = process.cpuUsage();
     let cpu = cpu0;
     bench.add(name, fn, {
-      beforeAll: (mode) => void (mode === 'run' && (cpu0 = process.cpuUsage())),
-      afterAll: (mode) => void (mode === 'run' && (cpu = process.cpuUsage(cpu0))),
+      beforeAll: (mode) => {
+        if (mode === 'run') cpu0 = process.cpuUsage();
+      },
+      afterAll: (mode) => {
+        if (mode === 'run') cpu = process.cpuUsage(cpu0);
+      },
     });
     await bench.run();
     const result = bench.tasks[0]?.result;
-    const mean = result?.state === 'completed' ? result.latency.mean : Number.NaN;
-    const requests = (result?.state === 'completed' ? result.latency.samplesCount : Number.NaN) * per;
+    const done = result?.state === 'completed';
+    const mean = done ? result.latency.mean : Number.NaN;
+    const requests = (done ? result.latency.samplesCount : Number.NaN) * per;
     rows.push([name, (mean * 1000) / per, (per * 1000) / mean, cpu.user / requests, cpu.system / requests]);
   }
   console.log(formatTable(['case', 'µs per request (wall)', 'requests/s', 'user CPU µs/request', 'system CPU µs/request'], rows));
