@@ -37,6 +37,11 @@ export interface OnnxEmbedderOptions {
   pooling?: Pooling;
   /** Largest number of texts sent to the model in one run (default 8; always 1 for a dynamically quantised graph). */
   maxBatch?: number;
+  /**
+   * Batch even a dynamically quantised graph, whose vectors then depend on the texts they ran with:
+   * for native-bench/micro/embedding-batch.ts, to measure what batching would buy. Never in the server.
+   */
+  batchDynamicGraph?: boolean;
   /** Largest ratio of padded to real tokens in one run (default 1.15); see paddedChunks. */
   maxPadding?: number;
   /**
@@ -45,6 +50,11 @@ export interface OnnxEmbedderOptions {
    * the router and shards need on a small machine.
    */
   spin?: boolean;
+  /**
+   * Write ONNX Runtime's per-operator profile (Chrome trace JSON, `<prefix>_<date>.json`) of every
+   * run of this instance, flushed by close(); for native-bench/micro/model-ops.ts. Off by default.
+   */
+  profileFilePrefix?: string;
 }
 
 
@@ -156,7 +166,7 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
   // padding included) gives a text a vector that depends on what it was run with; such a graph
   // runs one text at a time, so a memory's vector never depends on its neighbours in a batch.
   const perRunScale = (await readFile(join(dir, 'model.onnx'))).includes('DynamicQuantizeLinear');
-  const maxBatch = perRunScale ? 1 : Math.max(1, opts.maxBatch ?? DEFAULT_MAX_BATCH);
+  const maxBatch = perRunScale && opts.batchDynamicGraph !== true ? 1 : Math.max(1, opts.maxBatch ?? DEFAULT_MAX_BATCH);
   const maxPadding = Math.max(1, opts.maxPadding ?? DEFAULT_MAX_PADDING);
 
   const tokenizer: TokenizerLike = new Tokenizer(tokJson, tokConfig);
@@ -175,6 +185,7 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
     extra: { session: { intra_op: { allow_spinning: opts.spin === true ? '1' : '0' }, inter_op: { allow_spinning: opts.spin === true ? '1' : '0' } } },
+    ...(opts.profileFilePrefix === undefined ? {} : { enableProfiling: true, profileFilePrefix: opts.profileFilePrefix }),
   });
   const inputNames = new Set(session.inputNames);
   if (!inputNames.has('input_ids') || !inputNames.has('attention_mask')) {
@@ -286,6 +297,7 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
     async close(): Promise<void> {
       if (closed) return;
       closed = true;
+      if (opts.profileFilePrefix !== undefined) session.endProfiling();
       await session.release();
     },
   };

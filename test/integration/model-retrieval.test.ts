@@ -4,7 +4,9 @@
  * facts from paraphrased questions that share few words with them, at an accuracy the hash
  * embedder cannot reach — which proves the server really runs the model.
  */
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/config/index.ts';
 import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
@@ -158,6 +160,37 @@ describe('bge-small-en-v1.5 (int8 ONNX)', () => {
     } finally {
       await centred.close();
       await raw.close();
+    }
+  });
+
+  it('batches the int8 graph only when a benchmark asks, and writes ONNX Runtime\'s profile only when asked', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'flashbulb-ort-profile-'));
+    const plain = await createOnnxEmbedder({ modelDir: MODEL_DIR, maxBatch: 8 });
+    const forced = await createOnnxEmbedder({ modelDir: MODEL_DIR, maxBatch: 8, batchDynamicGraph: true, profileFilePrefix: join(dir, 'ort') });
+    try {
+      expect(plain.maxBatch).toBe(1);
+      expect(forced.maxBatch).toBe(8);
+      const texts = FACTS.slice(0, 8).map(([f]) => f);
+      const alone = await plain.embed(texts);
+      const together = await forced.embed(texts);
+      // One activation scale for the whole batch: the vectors move (what the server avoids).
+      let worst = 1;
+      for (let i = 0; i < texts.length; i++) {
+        let dot = 0;
+        for (let k = 0; k < plain.dim; k++) dot += (alone[i * plain.dim + k] as number) * (together[i * plain.dim + k] as number);
+        worst = Math.min(worst, dot);
+      }
+      expect(worst).toBeLessThan(0.9999);
+      expect(worst).toBeGreaterThan(0.95);
+      await forced.close();
+      const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
+      expect(files).toHaveLength(1);
+      const events = JSON.parse(readFileSync(join(dir, files[0] as string), 'utf8')) as Array<{ name?: string }>;
+      expect(events.filter((e) => e.name === 'model_run').length).toBeGreaterThanOrEqual(1);
+    } finally {
+      await plain.close();
+      await forced.close();
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 
