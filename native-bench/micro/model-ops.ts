@@ -19,12 +19,13 @@ import { DEFAULTS } from '../../src/config/index.ts';
 import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
 import { numberFlag, stringFlag } from '../lib/args.ts';
 import { Rng } from '../lib/prng.ts';
+import { percentile } from '../lib/stats.ts';
 import { formatTable, type Cell } from '../lib/table.ts';
 import { shortSentence } from './texts.ts';
 
 const WARMUP = 30;
 /** Operators that multiply matrices: their multiply-adds are counted from their shapes. */
-const PRODUCTS = new Set(['MatMul', 'FusedMatMul', 'MatMulInteger', 'MatMulIntegerToFloat', 'DynamicQuantizeMatMul', 'QAttention', 'Gemm']);
+const PRODUCTS = new Set(['MatMul', 'FusedMatMul', 'MatMulInteger', 'MatMulIntegerToFloat', 'DynamicQuantizeMatMul', 'Gemm']);
 
 interface TraceEvent {
   cat?: string;
@@ -57,8 +58,7 @@ function macsOf(e: TraceEvent): number {
 }
 
 function p50(values: readonly number[]): number {
-  const sorted = [...values].sort((x, y) => x - y);
-  return sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
+  return percentile(Float64Array.from(values).sort(), 0.5);
 }
 
 async function embedOneAtATime(modelDir: string, threads: number, runs: number, profileFilePrefix?: string): Promise<number[]> {
