@@ -9,7 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/config/index.ts';
+import { row } from '../../src/embedding/embedder.ts';
 import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
+import { dot } from '../../src/recall/vector.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const MODEL_DIR = DEFAULTS.FLASHBULB_MODEL_DIR;
@@ -147,9 +149,7 @@ describe('bge-small-en-v1.5 (int8 ONNX)', () => {
         let n = 0;
         for (let i = 0; i < facts.length; i++) {
           for (let j = i + 1; j < facts.length; j++) {
-            let dot = 0;
-            for (let k = 0; k < e.dim; k++) dot += (v[i * e.dim + k] as number) * (v[j * e.dim + k] as number);
-            sum += dot;
+            sum += dot(row(v, i, e.dim), row(v, j, e.dim));
             n += 1;
           }
         }
@@ -175,11 +175,7 @@ describe('bge-small-en-v1.5 (int8 ONNX)', () => {
       const together = await forced.embed(texts);
       // One activation scale for the whole batch: the vectors move (what the server avoids).
       let worst = 1;
-      for (let i = 0; i < texts.length; i++) {
-        let dot = 0;
-        for (let k = 0; k < plain.dim; k++) dot += (alone[i * plain.dim + k] as number) * (together[i * plain.dim + k] as number);
-        worst = Math.min(worst, dot);
-      }
+      for (let i = 0; i < texts.length; i++) worst = Math.min(worst, dot(row(alone, i, plain.dim), row(together, i, plain.dim)));
       expect(worst).toBeLessThan(0.9999);
       expect(worst).toBeGreaterThan(0.95);
       await forced.close();
