@@ -51,7 +51,6 @@ const LONG_FILES = new Set<string>();
 
 /** Libraries (and `process.env`) fenced in: the files or folders (ending in `/`) that may use each. */
 export const FENCES: Record<string, readonly string[]> = {
-  'uWebSockets.js': ['src/http/multipart.ts'],
   'hnswlib-node': ['src/shard/index/hnsw.ts'],
   'flashbulb-malloc-trim': ['src/threads/release-memory.ts'],
   'onnxruntime-node': ['src/embedding/onnx-embedder.ts'],
