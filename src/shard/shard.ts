@@ -26,15 +26,7 @@ import type { ExternalLog, ShardBackend } from './external-log.ts';
 import { READS_COMMITTED, shardHandlers, type Handler, type Handlers } from './dispatch.ts';
 import { ErasureRequests, ErasureTimer, eraseInPlace } from './erasure.ts';
 import { ContentIndex } from './persist/content-index.ts';
-import { afterTurn, givesWay } from '../threads/turn.ts';
-
-/** Longest stretch the background indexer holds the shard's thread. */
-const INDEX_SLICE_MS = 4;
-/**
- * Unindexed vectors in one workspace past which indexing no longer yields to requests and
- * contradiction checks pause: every search scans the unindexed vectors exactly (~0.5 µs each).
- */
-const PENDING_URGENT = 1024;
+import { Indexer, PENDING_URGENT } from './indexer.ts';
 
 export class Shard {
   readonly #opts: ShardWorkerData;
@@ -66,7 +58,7 @@ export class Shard {
   #draining = false;
   readonly #accesses = new AccessLog();
   readonly #checker: ContradictionChecker;
-  #indexing = false;
+  readonly #indexer: Indexer;
   readonly syncMs: number[] = [];
   readonly snapshotMs: number[] = [];
   /** Memories forgotten on expiry since the last `takeExpired()` (for metrics). */
@@ -97,11 +89,12 @@ export class Shard {
       this.#external = null;
     }
     this.#state = this.recovered.state;
+    this.#indexer = new Indexer(this.#state, { stopped: () => this.#draining, busy: () => this.#inflight > 0, requestWaiting: () => this.requestWaiting() });
     for (const ws of this.#state.workspaces.values()) for (const id of ws.memories.keys()) this.#ids.observe(id);
     this.#checker = new ContradictionChecker(this.#state, {
       commit: (records) => this.#commit(records),
       stopping: () => this.#draining,
-      wait: () => this.#indexBacklog() >= PENDING_URGENT,
+      wait: () => this.#indexer.backlog() >= PENDING_URGENT,
       clock,
       requestWaiting: () => this.requestWaiting(),
     });
@@ -128,58 +121,15 @@ export class Shard {
       this.#flushAccess();
       this.#maybeSnapshot();
     }, 1000);
-    this.#scheduleIndexing();
+    this.#indexer.schedule();
     // A crash can leave replayed log (perhaps holding forgotten content) or files a snapshot
     // should have deleted: compact soon, so erasure holds across crashes too.
     if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles) this.#requestErasure('all');
   }
 
-  /** Moves pending vectors into HNSW graphs (and memories recovery left into lexical indexes) in slices of a few ms, between requests. */
-  #scheduleIndexing(): void {
-    if (this.#indexing || this.#draining) return;
-    this.#indexing = true;
-    // While requests are in flight the indexer takes every other few ms, leaving CPU to the
-    // router and the requests (pending vectors are still found, by exact scan). A long backlog
-    // makes those scans costly, so past PENDING_URGENT the indexer runs at full pace again.
-    if (this.#inflight > 0 && this.#indexBacklog() < PENDING_URGENT) setTimeout(() => this.#indexStep(), INDEX_SLICE_MS);
-    else afterTurn(() => this.#indexStep());
-  }
-
-  /** Unindexed vectors in the workspace furthest behind. */
-  #indexBacklog(): number {
-    let backlog = 0;
-    for (const w of this.#state.workspaces.values()) backlog = Math.max(backlog, w.vectors.pendingSize);
-    return backlog;
-  }
-
-  #indexStep(): void {
-    const start = performance.now();
-    let more = false;
-    // Past MIN_SLICE_MS the slice also ends after the insertion during which a request arrived,
-    // unless the indexer is far behind (searches scan its backlog): then it takes whole slices.
-    let waiting = false;
-    const urgent = this.#indexBacklog() >= PENDING_URGENT;
-    const stop = (): boolean => (waiting ||= !urgent && givesWay(start, this.requestWaiting));
-    for (const w of this.#state.workspaces.values()) {
-      if (!w.vectors.needsIndexing && w.lexicalBacklog === 0) continue;
-      const left = start + INDEX_SLICE_MS - performance.now();
-      if (left <= 0 || waiting) {
-        more = true;
-        break;
-      }
-      // Lexical entries left by recovery first: a query that finds them missing must wait for all.
-      if (w.lexicalBacklog > 0) more = w.indexLexicalSome(left) || w.vectors.needsIndexing || more;
-      else more = w.vectors.indexSome(left, stop) || more;
-    }
-    this.#indexing = false;
-    if (more) this.#scheduleIndexing();
-  }
-
   /** Background work waiting: memories to check for contradictions, vectors to index. */
   backlogs(): { checks: number; index: number } {
-    let index = 0;
-    for (const w of this.#state.workspaces.values()) index += w.vectors.pendingSize;
-    return { checks: this.#checker.backlog, index };
+    return { checks: this.#checker.backlog, index: this.#indexer.pending() };
   }
 
   /** Contradictions found since the last call (for metrics). */
@@ -243,7 +193,7 @@ export class Shard {
   async #commit(records: LiveRecord[], opts: { quiet?: boolean } = {}): Promise<void> {
     for (const r of records) applyLive(this.#state, r);
     this.#dirtySinceSnapshot = true;
-    this.#scheduleIndexing();
+    this.#indexer.schedule();
     const appended = this.#log.append(records.map(encodeRecord));
     this.#barrier.track(records.map((r) => r.ws), appended);
     await appended;
