@@ -14,7 +14,7 @@ import { startHttp } from './http/server.ts';
 import { ConnectionGate } from './http/connection-gate.ts';
 import type { HttpServer } from './http/listener.ts';
 import { startGrpc, type GrpcServer } from './grpc/server.ts';
-import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, snapshotDuration } from './metrics/index.ts';
+import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, shardStorageFailed, snapshotDuration } from './metrics/index.ts';
 import { ShardPool } from './router/shard-client.ts';
 import type { ShardRouter } from './router/router.ts';
 import { ClusterNode } from './cluster/node.ts';
@@ -194,6 +194,7 @@ async function drain(svc: Services, parts: { http: HttpServer; grpc: GrpcServer;
 function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => void): void {
   if (e.kind === 'ready') {
     memories[e.shard] = e.memories;
+    shardStorageFailed.set({ shard: String(e.shard) }, 0);
     log(`shard ${e.shard}: ${e.memories} memories recovered (${e.replayedRecords} log records replayed) in ${e.recoveryMs.toFixed(0)} ms`);
     if (e.truncatedTail) log(`shard ${e.shard}: truncated a torn log tail: ${e.truncatedTail}`);
   } else if (e.kind === 'metrics') {
@@ -207,6 +208,8 @@ function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => 
     backgroundBacklog.set({ shard: String(e.shard), work: 'vector_index' }, e.indexBacklog);
   } else if (e.kind === 'fatal') {
     log(`shard ${e.shard}: FATAL ${e.message}`);
+  } else if (e.kind === 'storage-failed') {
+    shardStorageFailed.set({ shard: String(e.shard) }, 1);
   }
   memoriesGauge.set(memories.reduce((a, b) => a + b, 0));
 }

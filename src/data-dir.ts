@@ -102,7 +102,12 @@ export function lockDataDir(dir: string): () => void {
   if (holder !== null && holder !== process.pid) {
     throw new Error(`data directory ${dir} is in use by process ${holder} (remove ${path} if that process is gone)`);
   }
-  writeFileSync(path, String(process.pid));
+  try {
+    writeFileSync(path, String(process.pid));
+  } catch (err) {
+    rmSync(path, { force: true });
+    throw new Error(`cannot write ${path}: ${(err as Error).message}${(err as NodeJS.ErrnoException).code === 'ENOSPC' ? ' (the data directory\'s disk is full)' : ''}`);
+  }
   return () => {
     if (lockHolder(dir) === process.pid) rmSync(path, { force: true });
   };

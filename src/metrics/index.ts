@@ -95,6 +95,13 @@ export const contradictionsFound = new Counter({
   registers: [registry],
 });
 
+export const shardStorageFailed = new Gauge({
+  name: 'flashbulb_shard_storage_failed',
+  help: '1 once a shard could not write its log (a full disk, an I/O error): it refuses every request until the server restarts',
+  labelNames: ['shard'] as const,
+  registers: [registry],
+});
+
 export const backgroundBacklog = new Gauge({
   name: 'flashbulb_background_backlog',
   help: 'Work waiting in the shards off the request path: new memories not yet checked for contradictions (work="contradiction_checks") and vectors not yet in an HNSW graph, searched exactly meanwhile (work="vector_index")',

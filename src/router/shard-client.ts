@@ -62,6 +62,8 @@ class ShardHandle {
   stopped = false;
   /** Why the shard's final snapshot failed, when it did. */
   stopError: string | null = null;
+  /** Why the shard's log failed, when it did (the shard then refuses every request). */
+  storageFailure: string | null = null;
   /** When the shard last sent anything, and last replied (performance.now()). */
   lastHeardAt = performance.now();
   lastReplyAt = performance.now();
@@ -90,11 +92,12 @@ class ShardHandle {
 
 /** Why a shard cannot answer now, or null when it can. Pure, for the readiness probe and its tests. */
 export function shardProblem(
-  h: { ready: boolean; pendingSize: number; oldestSentAt: number | null; lastHeardAt: number; lastReplyAt: number },
+  h: { ready: boolean; storageFailure: string | null; pendingSize: number; oldestSentAt: number | null; lastHeardAt: number; lastReplyAt: number },
   now: number,
   maxInflight: number,
 ): string | null {
   if (!h.ready) return 'is not running';
+  if (h.storageFailure !== null) return `cannot write its log (${h.storageFailure}) and refuses every request until the server restarts`;
   if (now - h.lastHeardAt > UNRESPONSIVE_MS) return `has sent nothing for ${Math.round((now - h.lastHeardAt) / 1000)} s`;
   if (h.pendingSize >= maxInflight) return `is at its in-flight limit of ${maxInflight} requests`;
   if (h.oldestSentAt !== null && now - Math.max(h.oldestSentAt, h.lastReplyAt) > UNRESPONSIVE_MS) {
@@ -136,6 +139,7 @@ export class ShardPool implements ShardRouter {
           h.ready = true;
           resolve();
         } else if (msg.kind === 'fatal' && !h.ready) reject(new Error(`shard ${index}: ${msg.message}`));
+        else if (msg.kind === 'storage-failed') h.storageFailure = msg.message;
         else if (msg.kind === 'stopped') {
           h.stopped = true;
           if (msg.error !== undefined) h.stopError = msg.error;
@@ -245,7 +249,7 @@ export class ShardPool implements ShardRouter {
     this.#handles.forEach((h, i) => {
       const oldest = h.pending.values().next();
       const problem = shardProblem(
-        { ready: h.ready, pendingSize: h.pending.size, oldestSentAt: oldest.done ? null : oldest.value.sentAt, lastHeardAt: h.lastHeardAt, lastReplyAt: h.lastReplyAt },
+        { ready: h.ready, storageFailure: h.storageFailure, pendingSize: h.pending.size, oldestSentAt: oldest.done ? null : oldest.value.sentAt, lastHeardAt: h.lastHeardAt, lastReplyAt: h.lastReplyAt },
         now,
         this.#opts.maxInflight,
       );

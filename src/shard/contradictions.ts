@@ -124,7 +124,7 @@ export class ContradictionChecker {
         await nextTurn();
       }
     } catch (err) {
-      console.error('contradiction check failed:', err);
+      if (!this.#stopping()) console.error('contradiction check failed:', err); // stopping: the shard said why
     } finally {
       this.#running = false;
     }

@@ -84,7 +84,8 @@ export class Shard {
       const onFrame = this.#content.add.bind(this.#content);
       this.recovered = recoverShard(opts.dir, { afterSnapshot: (state, walSeq) => loadGraphs(opts.dir, walSeq, state), onFrame });
       this.#contentCovered = !this.recovered.staleFiles;
-      this.#wal = new Wal({ dir: opts.dir, seq: this.recovered.nextWalSeq, durability: opts.durability, onSync: (ms) => this.syncMs.push(ms), onFrame });
+      const onFail = (err: Error): void => this.#storageFailed(err);
+      this.#wal = new Wal({ dir: opts.dir, seq: this.recovered.nextWalSeq, durability: opts.durability, onSync: (ms) => this.syncMs.push(ms), onFrame, onFail });
       this.#log = this.#wal;
       this.#external = null;
     }
@@ -93,7 +94,7 @@ export class Shard {
     for (const ws of this.#state.workspaces.values()) for (const id of ws.memories.keys()) this.#ids.observe(id);
     this.#checker = new ContradictionChecker(this.#state, {
       commit: (records) => this.#commit(records),
-      stopping: () => this.#draining,
+      stopping: () => this.#draining || this.#log.failed !== null,
       wait: () => this.#indexer.backlog() >= PENDING_URGENT,
       clock,
       requestWaiting: () => this.requestWaiting(),
@@ -153,6 +154,11 @@ export class Shard {
       this.#expireDue(ws);
       if (READS_COMMITTED[method]) await this.#barrier.settled(ws, this.#log);
       return await handler(this.#ctx, ws, input);
+    } catch (err) {
+      // The write whose append failed (and any waiting behind it) hears why, as every later request does.
+      const failed = this.#log.failed as Error | null; // set meanwhile, though it was not on entry
+      if (failed && !(err instanceof FlashbulbError)) throw new FlashbulbError('unavailable', `storage failure: ${failed.message}; this request was not acknowledged`);
+      throw err;
     } finally {
       this.#inflight -= 1;
     }
@@ -171,6 +177,7 @@ export class Shard {
    * completes in the background (a crash before it lands is covered by the sweep at start-up).
    */
   #expireDue(ws: string | null): void {
+    if (this.#log.failed) return; // nothing more can be written (#storageFailed)
     const now = this.#clock.nowUs();
     const workspaces = ws === null ? [...this.#state.workspaces.values()] : [this.#state.workspaces.get(ws)];
     for (const w of workspaces) {
@@ -250,8 +257,19 @@ export class Shard {
     });
   }
 
+  /**
+   * The local log failed (a full disk, an I/O error): the shard now refuses every request (`handle`)
+   * and writes no snapshot, since its memory may hold writes the log never took. What is on disk,
+   * every acknowledged write, is what a restart recovers. Said once, here and to the router
+   * (readiness names it).
+   */
+  #storageFailed(err: Error): void {
+    console.error(`shard ${this.#opts.shard}: ${err.message}. The shard refuses every request from now on and writes no snapshot; every acknowledged write is on disk. Free the disk and restart the server.`);
+    this.#emit({ kind: 'storage-failed', shard: this.#opts.shard, message: err.message });
+  }
+
   #maybeSnapshot(): void {
-    if (this.#snapshotting || !this.#dirtySinceSnapshot) return;
+    if (this.#snapshotting || !this.#dirtySinceSnapshot || this.#wal?.failed) return;
     const due = Date.now() - this.#lastSnapshotAt >= this.#opts.snapshotIntervalS * 1000;
     if (due || (this.#wal?.segmentBytes ?? 0) >= this.#opts.snapshotWalBytes) this.#snapshotInBackground('snapshot');
   }
@@ -265,6 +283,7 @@ export class Shard {
     const wal = this.#wal;
     const external = this.#external;
     if (!wal && !external?.snapshot) return Promise.resolve(); // an external log without snapshots keeps its whole history
+    if (wal?.failed) return Promise.reject(new FlashbulbError('unavailable', `no snapshot: ${wal.failed.message} (memory may hold writes the log never took)`));
     if (this.#snapshotting) {
       this.#snapshotAgain = true;
       return this.#snapshotting;
@@ -292,6 +311,14 @@ export class Shard {
       this.#content.dropFile(name);
       throw err;
     });
+    await wal.settled();
+    if (wal.failed) {
+      // The log failed while the snapshot was written: it may hold writes the log never took. The
+      // files before it stay, and they hold every acknowledged write.
+      this.#content.dropFile(name);
+      await removeFiles(this.#opts.dir, [name]);
+      throw new Error(`snapshot ${name} discarded: ${wal.failed.message}`);
+    }
     // Graphs are saved only when nothing can change under them (the final snapshot).
     if (final) saveGraphs(this.#opts.dir, walSeq, this.#state);
     // Off the shard's thread (see removeFiles); snapshots, backups and erasures wait for the whole
@@ -340,6 +367,10 @@ export class Shard {
     this.#flushAccess();
     if (!this.#wal) return;
     await this.#wal.drain();
+    if (this.#wal.failed) {
+      await this.#wal.close();
+      throw new Error(`no final snapshot, since its log failed (${this.#wal.failed.message}); the log holds every acknowledged write`);
+    }
     await this.snapshot({ final: true });
     await this.#wal.close();
   }

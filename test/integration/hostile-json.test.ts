@@ -162,8 +162,8 @@ describe('in-flight fairness and readiness', () => {
     expect(mixed.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
   });
 
-  it('readiness names a shard that is silent, saturated or not answering', () => {
-    const base = { ready: true, pendingSize: 0, oldestSentAt: null, lastHeardAt: 1000, lastReplyAt: 1000 };
+  it('readiness names a shard that is silent, saturated, not answering or cannot write its log', () => {
+    const base = { ready: true, storageFailure: null, pendingSize: 0, oldestSentAt: null, lastHeardAt: 1000, lastReplyAt: 1000 };
     expect(shardProblem(base, 1500, 10)).toBeNull();
     expect(shardProblem({ ...base, ready: false }, 1500, 10)).toBe('is not running');
     expect(shardProblem(base, 1000 + UNRESPONSIVE_MS + 1000, 10)).toMatch(/has sent nothing for 6 s/);
@@ -173,6 +173,7 @@ describe('in-flight fairness and readiness', () => {
     expect(shardProblem(stuck, 2000 + UNRESPONSIVE_MS + 1, 10)).toMatch(/has not answered for 5 s/);
     // Replies arriving since the oldest was sent mean the shard is answering.
     expect(shardProblem({ ...stuck, lastReplyAt: 8000 }, 9000, 10)).toBeNull();
+    expect(shardProblem({ ...base, storageFailure: 'log write failed: ENOSPC' }, 1500, 10)).toBe('cannot write its log (log write failed: ENOSPC) and refuses every request until the server restarts');
   });
 
   it('/v1/health/ready is 200 while every shard answers', async () => {

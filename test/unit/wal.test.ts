@@ -1,5 +1,5 @@
 /** The log: group commit, durability of every acknowledged append, segment numbering. */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -131,5 +131,34 @@ describe('Wal', () => {
     await second.append([del(2)]);
     await second.close();
     expect(readSegment(1)).toEqual([del(1), del(2)]);
+  });
+
+  it('settled() waits for the appends made before it, not for later ones', async () => {
+    const wal = new Wal({ dir, seq: 1, durability: 'fsync' });
+    for (let i = 0; i < 5; i++) void wal.append([del(i)]);
+    const settled = wal.settled();
+    for (let i = 5; i < 10; i++) void wal.append([del(i)]);
+    await settled;
+    expect(readSegment(1).length).toBeGreaterThanOrEqual(5);
+    await wal.drain();
+    await expect(wal.settled()).resolves.toBeUndefined(); // nothing left: at once
+    await wal.close();
+  });
+
+  it('a failed write (a full disk: /dev/full) latches: onFail once, every waiting and later append refused, settled() resolves', async () => {
+    symlinkSync('/dev/full', join(dir, seqName('wal', 1, 'log')));
+    const failures: Error[] = [];
+    const wal = new Wal({ dir, seq: 1, durability: 'fsync', onFail: (err) => failures.push(err) });
+    const appends = [wal.append([del(1)]), wal.append([del(2)])];
+    const settled = wal.settled();
+    const outcomes = await Promise.allSettled(appends);
+    await settled;
+    expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
+    expect((outcomes[0] as PromiseRejectedResult).reason.message).toMatch(/^log write failed: ENOSPC/);
+    expect(failures).toHaveLength(1);
+    expect(wal.failed).toBe(failures[0]);
+    await expect(wal.append([del(3)])).rejects.toBe(failures[0]);
+    expect(failures).toHaveLength(1);
+    await wal.close();
   });
 });

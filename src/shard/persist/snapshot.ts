@@ -5,6 +5,7 @@
  * segment started just before it is replayed on top, and every record is idempotent.
  */
 import { closeSync, fdatasync, openSync, write } from 'node:fs';
+import { unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ShardState } from '../store/apply.ts';
@@ -62,6 +63,9 @@ export async function writeSnapshot(
     } catch {
       /* already closed */
     }
+    // A part-written snapshot would hold its disk space until the next start (a full disk, then
+    // the log's failure, follows from a few of them).
+    await unlink(tmp).catch(() => undefined);
     throw err;
   }
 }

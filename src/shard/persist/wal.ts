@@ -22,6 +22,11 @@ export interface WalOptions {
   onSync?: (ms: number, records: number) => void;
   /** Called for each frame once it is written: the segment's file name, the frame's offset, its record. */
   onFrame?: (file: string, offset: number, record: LogRecord) => void;
+  /**
+   * Called once, before any waiter hears of it, when a write or sync fails: from then on the log
+   * refuses every append (what it holds on disk stays as it was, a torn tail at most).
+   */
+  onFail?: (err: Error) => void;
 }
 
 interface Waiter {
@@ -34,6 +39,7 @@ export class Wal {
   readonly #durability: 'fsync' | 'os';
   readonly #onSync: ((ms: number, records: number) => void) | undefined;
   readonly #onFrame: WalOptions['onFrame'];
+  readonly #onFail: WalOptions['onFail'];
   #fd: number;
   #seq: number;
   #pending: Buffer[] = [];
@@ -44,12 +50,18 @@ export class Wal {
   #rotating = false;
   #failed: Error | null = null;
   #segmentBytes = 0;
+  /** Frames appended, and frames written (or refused by a failure), since the log was opened. */
+  #queued = 0;
+  #settled = 0;
+  /** `settled()` callers: each waits until `#settled` reaches its target. */
+  #settledWaiters: { target: number; resolve: () => void }[] = [];
 
   constructor(opts: WalOptions) {
     this.#dir = opts.dir;
     this.#durability = opts.durability;
     this.#onSync = opts.onSync;
     this.#onFrame = opts.onFrame;
+    this.#onFail = opts.onFail;
     this.#seq = opts.seq;
     this.#fd = openSync(join(this.#dir, seqName('wal', this.#seq, 'log')), 'a');
     fsyncDir(this.#dir);
@@ -73,6 +85,7 @@ export class Wal {
     if (this.#failed) return Promise.reject(this.#failed);
     if (records.length === 0) return Promise.resolve();
     for (const r of records) this.#pending.push(encodeFrame(r));
+    this.#queued += records.length;
     if (this.#onFrame) this.#pendingRecords.push(...records);
     const done = new Promise<void>((resolve, reject) => this.#waiters.push({ resolve, reject }));
     this.#kick();
@@ -105,15 +118,32 @@ export class Wal {
         this.#segmentBytes += batch.length;
         this.#onSync?.(performance.now() - start, count);
         for (const w of waiters) w.resolve();
+        this.#noteSettled(this.#settled + count);
       } catch (err) {
         this.#failed = new Error(`log write failed: ${(err as Error).message}`);
+        this.#onFail?.(this.#failed);
         for (const w of [...waiters, ...this.#waiters]) w.reject(this.#failed);
         this.#waiters = [];
         this.#pending = [];
         this.#pendingRecords = [];
+        this.#noteSettled(this.#queued);
         return;
       }
     }
+  }
+
+  /** Resolves once every append made so far has been written, or refused (check `failed`); later appends are not waited for. */
+  settled(): Promise<void> {
+    if (this.#settled >= this.#queued) return Promise.resolve();
+    return new Promise((resolve) => this.#settledWaiters.push({ target: this.#queued, resolve }));
+  }
+
+  #noteSettled(settled: number): void {
+    this.#settled = settled;
+    const due = this.#settledWaiters.filter((w) => w.target <= settled);
+    if (due.length === 0) return;
+    this.#settledWaiters = this.#settledWaiters.filter((w) => w.target > settled);
+    for (const w of due) w.resolve();
   }
 
   #noteFrames(frames: readonly Buffer[], records: readonly LogRecord[]): void {
