@@ -89,10 +89,17 @@ export class AuthStore implements AuthDirectory {
     this.#byHash = new Map(parsed.keys.map((k) => [k.sha256, k]));
   }
 
-  #save(): void {
-    writeFileDurably(this.#path, JSON.stringify(this.#data, null, 2), { mode: 0o600 });
+  /** Writes `next` and then makes it the store's data: a change the file did not take is no change at all. */
+  #save(next: AuthFile): void {
+    try {
+      writeFileDurably(this.#path, JSON.stringify(next, null, 2), { mode: 0o600 });
+    } catch (err) {
+      const why = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
+      throw new FlashbulbError('unavailable', `storage failure: cannot write auth.json: ${why}; nothing was changed`);
+    }
+    this.#data = next;
     this.#mtimeMs = statSync(this.#path).mtimeMs;
-    this.#byHash = new Map(this.#data.keys.map((k) => [k.sha256, k]));
+    this.#byHash = new Map(next.keys.map((k) => [k.sha256, k]));
   }
 
   authenticate(apiKey: string): Principal | null {
@@ -123,8 +130,7 @@ export class AuthStore implements AuthDirectory {
     if (!SLUG_RE.test(slug)) throw new FlashbulbError('invalid_input', `slug must match ${SLUG_RE.source}`);
     if (this.workspace(slug)) throw new FlashbulbError('conflict', `workspace '${slug}' already exists`);
     const ws: WorkspaceInfo = { slug, name, created_at: Date.now() * 1000 };
-    this.#data.workspaces.push(ws);
-    this.#save();
+    this.#save({ ...this.#data, workspaces: [...this.#data.workspaces, ws] });
     return ws;
   }
 
@@ -132,21 +138,21 @@ export class AuthStore implements AuthDirectory {
   updateWorkspace(slug: string, change: { name?: string; default_ttl_s?: number | null }): WorkspaceInfo {
     const ws = this.workspace(slug);
     if (!ws) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
-    if (change.name !== undefined) ws.name = change.name;
-    if (change.default_ttl_s !== undefined) ws.default_ttl_s = change.default_ttl_s;
-    this.#save();
-    return ws;
+    const updated: WorkspaceInfo = { ...ws };
+    if (change.name !== undefined) updated.name = change.name;
+    if (change.default_ttl_s !== undefined) updated.default_ttl_s = change.default_ttl_s;
+    this.#save({ ...this.#data, workspaces: this.#data.workspaces.map((w) => (w === ws ? updated : w)) });
+    return updated;
   }
 
   /** Deletes a workspace and revokes its keys. */
   deleteWorkspace(slug: string): { revokedKeys: number } {
     if (!this.workspace(slug)) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
     if (slug === DEFAULT_WORKSPACE) throw new FlashbulbError('invalid_input', `workspace '${DEFAULT_WORKSPACE}' cannot be deleted`);
-    const before = this.#data.keys.length;
-    this.#data.workspaces = this.#data.workspaces.filter((w) => w.slug !== slug);
-    this.#data.keys = this.#data.keys.filter((k) => k.workspace !== slug);
-    this.#save();
-    return { revokedKeys: before - this.#data.keys.length };
+    const keys = this.#data.keys.filter((k) => k.workspace !== slug);
+    const revokedKeys = this.#data.keys.length - keys.length;
+    this.#save({ ...this.#data, workspaces: this.#data.workspaces.filter((w) => w.slug !== slug), keys });
+    return { revokedKeys };
   }
 
   keys(): KeyInfo[] {
@@ -163,8 +169,7 @@ export class AuthStore implements AuthDirectory {
       label: opts.label ?? null,
       created_at: Date.now() * 1000,
     };
-    this.#data.keys.push({ ...info, sha256: hashKey(apiKey) });
-    this.#save();
+    this.#save({ ...this.#data, keys: [...this.#data.keys, { ...info, sha256: hashKey(apiKey) }] });
     return { info, apiKey };
   }
 
@@ -175,8 +180,7 @@ export class AuthStore implements AuthDirectory {
   revokeKey(keyId: string): KeyInfo {
     const found = this.#data.keys.find((k) => k.key_id === keyId);
     if (!found) throw new FlashbulbError('not_found', `key '${keyId}' not found`);
-    this.#data.keys = this.#data.keys.filter((k) => k.key_id !== keyId);
-    this.#save();
+    this.#save({ ...this.#data, keys: this.#data.keys.filter((k) => k.key_id !== keyId) });
     const { sha256: _hash, ...info } = found;
     return info;
   }

@@ -4,7 +4,7 @@
  * directory fsynced after (so the rename itself survives). The auth file, the data directory's
  * description, snapshots, saved graph manifests and backup copies all go through here.
  */
-import { closeSync, copyFileSync, fsyncSync, openSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 
 /** Makes a directory entry change (create, rename, unlink) durable. */
@@ -26,14 +26,21 @@ export function renameDurably(tmp: string, path: string): void {
 /** Replaces `path` with `data` atomically and durably: temp file → fsync → rename → fsync dir. */
 export function writeFileDurably(path: string, data: string | Uint8Array, opts: { mode?: number } = {}): void {
   const tmp = `${path}.tmp`;
-  const fd = openSync(tmp, 'w', opts.mode ?? 0o666);
   try {
-    writeFileSync(fd, data);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
+    const fd = openSync(tmp, 'w', opts.mode ?? 0o666);
+    try {
+      writeFileSync(fd, data);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameDurably(tmp, path);
+  } catch (err) {
+    // `path` is as it was; the temporary file would only hold disk space (a full disk, often).
+    rmSync(tmp, { force: true });
+    const e = err as NodeJS.ErrnoException;
+    throw Object.assign(new Error(`cannot write ${path}: ${e.message}`, { cause: err }), { code: e.code });
   }
-  renameDurably(tmp, path);
 }
 
 /** Copies a file and makes its content durable (the caller syncs the directory once for all). */
