@@ -4,7 +4,7 @@
  * folder per shard; its lock, and its online copy (backup).
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config/index.ts';
 import { fsyncDir, writeFileDurably } from './files/durable.ts';
@@ -153,11 +153,24 @@ export async function backupDataDir(
   to: string,
   opts: { shards: number; copyShard: (shard: number, dir: string) => Promise<BackupResult> },
 ): Promise<ShardBackup[]> {
-  mkdirSync(to, { recursive: true });
-  for (const file of ['meta.json', 'auth.json']) if (existsSync(join(from, file))) copyFileSync(join(from, file), join(to, file));
-  const shards = await Promise.all(
-    Array.from({ length: opts.shards }, async (_, shard) => ({ shard, ...(await opts.copyShard(shard, shardDir(to, shard))) })),
-  );
-  fsyncDir(to);
-  return shards;
+  const created = !existsSync(to);
+  try {
+    mkdirSync(to, { recursive: true });
+    for (const file of ['meta.json', 'auth.json']) if (existsSync(join(from, file))) copyFileSync(join(from, file), join(to, file));
+    const copies = await Promise.allSettled(
+      Array.from({ length: opts.shards }, async (_, shard) => ({ shard, ...(await opts.copyShard(shard, shardDir(to, shard))) })),
+    );
+    const shards = copies.map((c) => {
+      if (c.status === 'rejected') throw c.reason;
+      return c.value;
+    });
+    fsyncDir(to);
+    return shards;
+  } catch (err) {
+    // A part-written copy looks like a data directory, one a restore would start on: none is left.
+    // (`to` was new or empty: the caller checks.) Every shard's copy has ended by now.
+    if (created) rmSync(to, { recursive: true, force: true });
+    else for (const name of readdirSync(to)) rmSync(join(to, name), { recursive: true, force: true });
+    throw err;
+  }
 }

@@ -336,7 +336,9 @@ export class Shard {
   backup(dir: string): Promise<BackupResult> {
     const wal = this.#wal;
     if (wal === null) return Promise.reject(new FlashbulbError('invalid_input', 'this shard logs to JetStream (cluster mode); there is no local log to back up'));
-    return this.#exclusive(() => writeBackup(dir, { from: this.#opts.dir, shard: this.#opts.shard, wal, state: this.#state }));
+    return this.#exclusive(() => writeBackup(dir, { from: this.#opts.dir, shard: this.#opts.shard, wal, state: this.#state })).catch((err: unknown) => {
+      throw err instanceof FlashbulbError ? err : new FlashbulbError('unavailable', `shard ${this.#opts.shard}: ${err instanceof Error ? err.message : String(err)}`);
+    });
   }
 
   /** Runs `job` in turn with snapshots, backups and erasures (each may delete or rewrite the files another reads). */

@@ -31,7 +31,10 @@ export async function backup(ctx: Pick<Ctx, 'svc' | 'principal'>, input: { to: s
   running = true;
   try {
     const startedAt = Date.now() * 1000;
-    const shards = await router.backup(to);
+    const shards = await router.backup(to).catch((err: unknown) => {
+      const code = err instanceof FlashbulbError && err.code !== 'internal_error' ? err.code : 'unavailable';
+      throw new FlashbulbError(code, `backup to ${to} failed (${err instanceof Error ? err.message : String(err)}); the partial copy was removed`);
+    });
     return { to, started_at: startedAt, finished_at: Date.now() * 1000, shards };
   } finally {
     running = false;
