@@ -73,20 +73,37 @@ export class AuthStore implements AuthDirectory {
   constructor(dataDir: string) {
     this.#path = join(dataDir, 'auth.json');
     this.#data = { format: 1, workspaces: [], keys: [] };
-    this.reload();
+    if (!existsSync(this.#path)) return;
+    const mtime = statSync(this.#path).mtimeMs;
+    this.#load(readAuthFile(this.#path), mtime); // unreadable: start-up stops, naming the file
   }
 
-  /** Re-reads the file if it changed on disk (checked at most once a second). */
+  /**
+   * Re-reads the file if it changed on disk (checked at most once a second). A file that cannot
+   * be read (a hand edit gone wrong) is reported once and the keys loaded before stay in force,
+   * rather than failing requests.
+   */
   reload(now: number = Date.now()): void {
     if (now - this.#checkedAt < RELOAD_CHECK_MS) return;
     this.#checkedAt = now;
     if (!existsSync(this.#path)) return;
     const mtime = statSync(this.#path).mtimeMs;
     if (mtime === this.#mtimeMs) return;
-    const parsed = JSON.parse(readFileSync(this.#path, 'utf8')) as AuthFile;
-    this.#data = parsed;
+    let parsed: AuthFile;
+    try {
+      parsed = readAuthFile(this.#path);
+    } catch (err) {
+      this.#mtimeMs = mtime; // said once for this version of the file
+      console.error(`${(err as Error).message}; the workspaces and keys read before stay in force until it is fixed (the next change made through the server rewrites it)`);
+      return;
+    }
+    this.#load(parsed, mtime);
+  }
+
+  #load(data: AuthFile, mtime: number): void {
+    this.#data = data;
     this.#mtimeMs = mtime;
-    this.#byHash = new Map(parsed.keys.map((k) => [k.sha256, k]));
+    this.#byHash = new Map(data.keys.map((k) => [k.sha256, k]));
   }
 
   /** Writes `next` and then makes it the store's data: a change the file did not take is no change at all. */
@@ -97,9 +114,7 @@ export class AuthStore implements AuthDirectory {
       const why = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
       throw new FlashbulbError('unavailable', `storage failure: cannot write auth.json: ${why}; nothing was changed`);
     }
-    this.#data = next;
-    this.#mtimeMs = statSync(this.#path).mtimeMs;
-    this.#byHash = new Map(next.keys.map((k) => [k.sha256, k]));
+    this.#load(next, statSync(this.#path).mtimeMs);
   }
 
   authenticate(apiKey: string): Principal | null {
@@ -184,4 +199,19 @@ export class AuthStore implements AuthDirectory {
     const { sha256: _hash, ...info } = found;
     return info;
   }
+}
+
+/** Reads and checks the shape of an auth file; throws naming the file and what is wrong. */
+function readAuthFile(path: string): AuthFile {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`cannot read ${path}: ${(err as Error).message}`);
+  }
+  const f = parsed as Partial<AuthFile> | null;
+  if (typeof f !== 'object' || f === null || f.format !== 1 || !Array.isArray(f.workspaces) || !Array.isArray(f.keys)) {
+    throw new Error(`cannot read ${path}: not a Flashbulb key file (expected {"format": 1, "workspaces": [...], "keys": [...]})`);
+  }
+  return f as AuthFile;
 }
