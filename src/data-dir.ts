@@ -80,8 +80,13 @@ export function openDataDir(dir: string, shards: number): DataDirMeta {
   mkdirSync(dir, { recursive: true });
   const path = join(dir, 'meta.json');
   if (existsSync(path)) {
-    const meta = JSON.parse(readFileSync(path, 'utf8')) as DataDirMeta;
-    if (meta.format !== 1 || !Number.isInteger(meta.shards) || meta.shards < 1) {
+    let meta: DataDirMeta;
+    try {
+      meta = JSON.parse(readFileSync(path, 'utf8')) as DataDirMeta;
+    } catch (err) {
+      throw new Error(`cannot read ${path}: ${(err as Error).message}`);
+    }
+    if (typeof meta !== 'object' || meta === null || meta.format !== 1 || !Number.isInteger(meta.shards) || meta.shards < 1) {
       throw new Error(`${path} is not a Flashbulb data directory description`);
     }
     return meta;

@@ -46,3 +46,14 @@ describe('the data directory records its embedder', () => {
     expect(checkEmbedder(dir, openDataDir(dir, 1), bge, false).embedder).toEqual(bge);
   });
 });
+
+describe('the data directory description, meta.json', () => {
+  it('one that cannot be read stops start-up naming the file and what is wrong', () => {
+    const dir = fresh();
+    const path = join(dir, 'meta.json');
+    writeFileSync(path, '{"format": 1, "shar');
+    expect(() => openDataDir(dir, 1)).toThrow(new RegExp(`^cannot read ${path}: .*JSON`));
+    writeFileSync(path, 'null');
+    expect(() => openDataDir(dir, 1)).toThrow(`${path} is not a Flashbulb data directory description`);
+  });
+});
