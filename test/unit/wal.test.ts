@@ -1,5 +1,5 @@
 /** The log: group commit, durability of every acknowledged append, segment numbering. */
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -159,6 +159,21 @@ describe('Wal', () => {
     expect(wal.failed).toBe(failures[0]);
     await expect(wal.append([del(3)])).rejects.toBe(failures[0]);
     expect(failures).toHaveLength(1);
+    await wal.close();
+  });
+
+  it('a rotation that cannot open the next segment changes nothing: appends go on into the current one, under its number', async () => {
+    const wal = new Wal({ dir, seq: 1, durability: 'fsync' });
+    await wal.append([del(1)]);
+    mkdirSync(join(dir, seqName('wal', 2, 'log'))); // what cannot be opened as a file
+    await expect(wal.rotate()).rejects.toThrow(/EISDIR/);
+    expect(wal.seq).toBe(1);
+    await wal.append([del(2)]);
+    expect(readSegment(1)).toEqual([del(1), del(2)]);
+    rmSync(join(dir, seqName('wal', 2, 'log')), { recursive: true });
+    expect(await wal.rotate()).toBe(2);
+    await wal.append([del(3)]);
+    expect(readSegment(2)).toEqual([del(3)]);
     await wal.close();
   });
 });

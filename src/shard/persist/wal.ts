@@ -3,7 +3,7 @@
  * Appends are acknowledged after fdatasync (or after the OS write with durability 'os'); appends
  * that arrive while a sync is in flight share the next one (group commit).
  */
-import { closeSync, fdatasync, openSync, write } from 'node:fs';
+import { closeSync, fdatasync, openSync, rmSync, write } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { encodeFrame } from './frames.ts';
@@ -161,13 +161,24 @@ export class Wal {
     this.#rotating = true;
     try {
       while (this.#flushing) await this.#flushing;
+      // The log moves on only once the new segment is durably there; until then (a full disk, no
+      // inodes left) appends go on landing in the current one, under its own number.
+      const seq = this.#seq + 1;
+      const path = join(this.#dir, seqName('wal', seq, 'log'));
+      const fd = openSync(path, 'a');
+      try {
+        fsyncDir(this.#dir);
+      } catch (err) {
+        closeSync(fd);
+        rmSync(path, { force: true });
+        throw err;
+      }
       const old = this.#fd;
-      this.#seq += 1;
-      this.#fd = openSync(join(this.#dir, seqName('wal', this.#seq, 'log')), 'a');
+      this.#fd = fd;
+      this.#seq = seq;
       this.#segmentBytes = 0;
-      fsyncDir(this.#dir);
       closeSync(old);
-      return this.#seq;
+      return seq;
     } finally {
       this.#rotating = false;
       this.#kick();
