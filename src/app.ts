@@ -16,6 +16,7 @@ import type { HttpServer } from './http/listener.ts';
 import { startGrpc, type GrpcServer } from './grpc/server.ts';
 import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, shardStorageFailed, snapshotDuration } from './metrics/index.ts';
 import { ShardPool } from './router/shard-client.ts';
+import { shardFor } from './router/shard-map.ts';
 import type { ShardRouter } from './router/router.ts';
 import { ClusterNode } from './cluster/node.ts';
 import { ClusterAuth } from './cluster/auth-sync.ts';
@@ -82,7 +83,11 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     maxInflight: config.maxInflightPerShard,
     maxInflightPerWorkspace: config.maxInflightPerWorkspace,
     timeoutMs: config.shardTimeoutMs,
+    restartDelayMs: config.shardRestartS * 1000,
     onEvent,
+    // A shard restarted after its log failed knows none of the subscriptions it held: they end
+    // (`event: closed`), and their readers open new ones.
+    onRestarted: (shard) => void subscriptions?.closeWhere((ws) => shardFor(ws, meta.shards) === shard),
   }).catch(async (err: unknown) => {
     await release();
     throw err;

@@ -41,6 +41,8 @@ export interface Config {
   /** One workspace's share of a shard's in-flight requests, so it cannot starve the others. */
   readonly maxInflightPerWorkspace: number;
   readonly shardTimeoutMs: number;
+  /** First wait before a shard whose log failed is restarted from its files (doubling, to at least 60 s). */
+  readonly shardRestartS: number;
   readonly contradictionsEnabled: boolean;
   readonly reflectEnabled: boolean;
   readonly reflectMinNew: number;
@@ -113,6 +115,7 @@ export const DEFAULTS = {
   FLASHBULB_MAX_INFLIGHT_PER_SHARD: '8192',
   FLASHBULB_MAX_INFLIGHT_PER_WORKSPACE: '2048',
   FLASHBULB_SHARD_TIMEOUT_MS: '30000',
+  FLASHBULB_SHARD_RESTART_S: '2',
   FLASHBULB_CONTRADICTIONS_ENABLED: 'true',
   FLASHBULB_REFLECT_ENABLED: 'true',
   FLASHBULB_REFLECT_MIN_NEW: '50',
@@ -252,6 +255,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxInflightPerShard: int(env, 'FLASHBULB_MAX_INFLIGHT_PER_SHARD', 1, 1e7),
     maxInflightPerWorkspace: int(env, 'FLASHBULB_MAX_INFLIGHT_PER_WORKSPACE', 1, 1e7),
     shardTimeoutMs: int(env, 'FLASHBULB_SHARD_TIMEOUT_MS', 100, 3_600_000),
+    shardRestartS: int(env, 'FLASHBULB_SHARD_RESTART_S', 1, 3600),
     contradictionsEnabled: bool(env, 'FLASHBULB_CONTRADICTIONS_ENABLED'),
     reflectEnabled: bool(env, 'FLASHBULB_REFLECT_ENABLED'),
     reflectMinNew: int(env, 'FLASHBULB_REFLECT_MIN_NEW', 1, 1e9),

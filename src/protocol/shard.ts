@@ -269,7 +269,7 @@ export type ShardReply =
 export type ShardEvent =
   | { kind: 'ready'; shard: number; memories: number; replayedRecords: number; recoveryMs: number; truncatedTail: string | null }
   | { kind: 'fatal'; shard: number; message: string }
-  /** The shard's local log failed: it refuses every request until the server restarts. */
+  /** The shard's local log failed: it refuses every request until it is restarted on its files. */
   | { kind: 'storage-failed'; shard: number; message: string }
   | { kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[]; contradictions: number; checksSkipped: number; checkBacklog: number; indexBacklog: number; expired: number }
   /** The shard has stopped; `error` says why its final snapshot could not be written. */

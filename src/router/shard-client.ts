@@ -49,7 +49,18 @@ export interface ShardPoolOptions {
   maxInflightPerWorkspace?: number;
   timeoutMs: number;
   onEvent?: (event: ShardEvent) => void;
+  /**
+   * A shard whose log failed is restarted from its files this long after (default 2 s), then after
+   * twice as long each time that fails, up to 60 s (or this, when longer): once the disk has room
+   * again it serves without a restart of the server.
+   */
+  restartDelayMs?: number;
+  /** A shard was restarted from its files after its log failed (what it held in memory is gone: open subscriptions, for one). */
+  onRestarted?: (shard: number) => void;
 }
+
+/** A shard that served this long since its restart before its log failed again starts over at the first delay. */
+const RESTART_RESET_MS = 10 * 60_000;
 
 class ShardHandle {
   readonly worker: Worker;
@@ -62,8 +73,14 @@ class ShardHandle {
   stopped = false;
   /** Why the shard's final snapshot failed, when it did. */
   stopError: string | null = null;
-  /** Why the shard's log failed, when it did (the shard then refuses every request). */
+  /** Why the shard's log failed, when it did (the shard then refuses every request until it is restarted). */
   storageFailure: string | null = null;
+  /** Set when the worker has exited; `stopping` once it is asked to stop (asked once). */
+  exited = false;
+  stopping: Promise<string | null> | null = null;
+  /** Restarts in a row, each after the last one's log failed within RESTART_RESET_MS (the wait doubles with each). */
+  restarts = 0;
+  readonly startedAt = performance.now();
   /** When the shard last sent anything, and last replied (performance.now()). */
   lastHeardAt = performance.now();
   lastReplyAt = performance.now();
@@ -96,8 +113,8 @@ export function shardProblem(
   now: number,
   maxInflight: number,
 ): string | null {
+  if (h.storageFailure !== null) return `cannot write its log (${h.storageFailure}); it refuses requests and is restarted from its files until that works`;
   if (!h.ready) return 'is not running';
-  if (h.storageFailure !== null) return `cannot write its log (${h.storageFailure}) and refuses every request until the server restarts`;
   if (now - h.lastHeardAt > UNRESPONSIVE_MS) return `has sent nothing for ${Math.round((now - h.lastHeardAt) / 1000)} s`;
   if (h.pendingSize >= maxInflight) return `is at its in-flight limit of ${maxInflight} requests`;
   if (h.oldestSentAt !== null && now - Math.max(h.oldestSentAt, h.lastReplyAt) > UNRESPONSIVE_MS) {
@@ -110,6 +127,10 @@ export class ShardPool implements ShardRouter {
   readonly #handles: ShardHandle[];
   readonly #opts: ShardPoolOptions;
   #nextId = 1;
+  #stopping = false;
+  /** Restarts waiting for their time, and those under way (shutdown waits for them). */
+  readonly #restartTimers = new Set<NodeJS.Timeout>();
+  readonly #restarting = new Set<Promise<void>>();
 
   private constructor(handles: ShardHandle[], opts: ShardPoolOptions) {
     this.#handles = handles;
@@ -139,8 +160,11 @@ export class ShardPool implements ShardRouter {
           h.ready = true;
           resolve();
         } else if (msg.kind === 'fatal' && !h.ready) reject(new Error(`shard ${index}: ${msg.message}`));
-        else if (msg.kind === 'storage-failed') h.storageFailure = msg.message;
-        else if (msg.kind === 'stopped') {
+        else if (msg.kind === 'storage-failed') {
+          h.storageFailure = msg.message;
+          if (performance.now() - h.startedAt > RESTART_RESET_MS) h.restarts = 0;
+          this.#scheduleRestart(index, h.restarts);
+        } else if (msg.kind === 'stopped') {
           h.stopped = true;
           if (msg.error !== undefined) h.stopError = msg.error;
         }
@@ -154,11 +178,54 @@ export class ShardPool implements ShardRouter {
         this.#failAll(h, `shard ${index} crashed: ${err.message}`);
       });
       h.worker.on('exit', (code) => {
+        h.exited = true;
         if (!h.ready) reject(new Error(`shard ${index} exited with code ${code} during start-up`));
         h.ready = false;
         this.#failAll(h, `shard ${index} is not running`);
       });
     });
+  }
+
+  #scheduleRestart(index: number, restarts: number): void {
+    if (this.#stopping) return;
+    const first = this.#opts.restartDelayMs ?? 2_000;
+    const delay = Math.min(first * 2 ** Math.min(restarts, 16), Math.max(first, 60_000));
+    const timer = setTimeout(() => {
+      this.#restartTimers.delete(timer);
+      const run = this.#restart(index).finally(() => this.#restarting.delete(run));
+      this.#restarting.add(run);
+    }, delay);
+    timer.unref();
+    this.#restartTimers.add(timer);
+  }
+
+  /**
+   * Stops a shard whose log failed (it writes no final snapshot) and starts it again on its files,
+   * as a restart of the server would: the acknowledged writes come back, the one the log refused
+   * does not. When the new one fails too (the disk is still full), it is tried again later.
+   */
+  async #restart(index: number): Promise<void> {
+    const old = this.#handles[index];
+    const data = this.#opts.shards[index];
+    if (this.#stopping || !old || !data || old.storageFailure === null) return;
+    const why = old.storageFailure;
+    await this.#stop(old, SHUTDOWN_DEADLINE_MS);
+    if (this.#stopping) return;
+    const fresh = new ShardHandle(startWorker('shard/worker', { workerData: data }));
+    fresh.storageFailure = why; // until it is ready: readiness goes on saying why
+    fresh.restarts = old.restarts + 1;
+    this.#handles[index] = fresh;
+    this.#opts.onRestarted?.(index);
+    try {
+      await this.#wire(fresh, index);
+    } catch (err) {
+      if (this.#stopping) return; // stopped while it recovered
+      console.error(`shard ${index}: restart after the log failure failed: ${(err as Error).message}`);
+      fresh.storageFailure = `${why}; restart failed: ${(err as Error).message}`;
+      this.#scheduleRestart(index, fresh.restarts);
+      return;
+    }
+    if (fresh.storageFailure === why) fresh.storageFailure = null; // unless its log failed again meanwhile
   }
 
   #settle(h: ShardHandle, msg: ShardReply): void {
@@ -268,13 +335,29 @@ export class ShardPool implements ShardRouter {
    * then terminated); the log still holds every acknowledged write either way.
    */
   async shutdown(deadlineMs = SHUTDOWN_DEADLINE_MS): Promise<void> {
+    this.#stopping = true;
+    for (const t of this.#restartTimers) clearTimeout(t);
     const failures = await Promise.all(this.#handles.map((h, i) => this.#stop(h, deadlineMs).then((problem) => (problem === null ? null : `shard ${i}: ${problem}`))));
+    // A restart under way stops once what it waits on has (it starts nothing new while stopping).
+    await Promise.all(this.#restarting);
     const failed = failures.filter((f): f is string => f !== null);
     if (failed.length > 0) throw new Error(`the final snapshot was not written (${failed.join('; ')})`);
   }
 
   #stop(h: ShardHandle, deadlineMs: number): Promise<string | null> {
-    if (!h.ready) return Promise.resolve(null);
+    h.stopping ??= this.#stopOnce(h, deadlineMs);
+    return h.stopping;
+  }
+
+  #stopOnce(h: ShardHandle, deadlineMs: number): Promise<string | null> {
+    if (h.exited) return Promise.resolve(null);
+    if (!h.ready) {
+      // Still recovering (a restart): it has served nothing, and recovery may stop anywhere.
+      return new Promise((resolve) => {
+        h.worker.once('exit', () => resolve(null));
+        void h.worker.terminate();
+      });
+    }
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         h.stopError ??= `did not stop within ${deadlineMs} ms`;

@@ -260,11 +260,11 @@ export class Shard {
   /**
    * The local log failed (a full disk, an I/O error): the shard now refuses every request (`handle`)
    * and writes no snapshot, since its memory may hold writes the log never took. What is on disk,
-   * every acknowledged write, is what a restart recovers. Said once, here and to the router
-   * (readiness names it).
+   * every acknowledged write, is what a restart recovers: the router restarts the shard
+   * (router/shard-client), which it tells here, as readiness does.
    */
   #storageFailed(err: Error): void {
-    console.error(`shard ${this.#opts.shard}: ${err.message}. The shard refuses every request from now on and writes no snapshot; every acknowledged write is on disk. Free the disk and restart the server.`);
+    console.error(`shard ${this.#opts.shard}: ${err.message}. The shard refuses every request and writes no snapshot; every acknowledged write is on disk. It is restarted from its files every few seconds until its log works again (free the disk).`);
     this.#emit({ kind: 'storage-failed', shard: this.#opts.shard, message: err.message });
   }
 

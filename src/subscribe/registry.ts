@@ -145,8 +145,18 @@ export class SubscriptionRegistry {
 
   /** Closes every subscription (on shutdown), or those of one workspace (when it is deleted). */
   async closeAll(workspace?: string): Promise<void> {
-    const subs = [...this.#subs.values()].filter((s) => workspace === undefined || s.workspace === workspace);
-    await Promise.all(subs.map((s) => this.close(s.workspace, s.id, workspace === undefined ? 'shutdown' : 'closed')));
+    if (workspace === undefined) return this.#closeWhere(() => true, 'shutdown');
+    return this.closeWhere((ws) => ws === workspace);
+  }
+
+  /** Closes the subscriptions of the workspaces `match` picks (those of a shard that was restarted). */
+  closeWhere(match: (workspace: string) => boolean): Promise<void> {
+    return this.#closeWhere(match, 'closed');
+  }
+
+  async #closeWhere(match: (workspace: string) => boolean, reason: 'closed' | 'shutdown'): Promise<void> {
+    const subs = [...this.#subs.values()].filter((s) => match(s.workspace));
+    await Promise.all(subs.map((s) => this.close(s.workspace, s.id, reason)));
   }
 
   #find(workspace: string, id: number): Subscription {

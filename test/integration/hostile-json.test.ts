@@ -173,7 +173,9 @@ describe('in-flight fairness and readiness', () => {
     expect(shardProblem(stuck, 2000 + UNRESPONSIVE_MS + 1, 10)).toMatch(/has not answered for 5 s/);
     // Replies arriving since the oldest was sent mean the shard is answering.
     expect(shardProblem({ ...stuck, lastReplyAt: 8000 }, 9000, 10)).toBeNull();
-    expect(shardProblem({ ...base, storageFailure: 'log write failed: ENOSPC' }, 1500, 10)).toBe('cannot write its log (log write failed: ENOSPC) and refuses every request until the server restarts');
+    const restarting = 'cannot write its log (log write failed: ENOSPC); it refuses requests and is restarted from its files until that works';
+    expect(shardProblem({ ...base, storageFailure: 'log write failed: ENOSPC' }, 1500, 10)).toBe(restarting);
+    expect(shardProblem({ ...base, ready: false, storageFailure: 'log write failed: ENOSPC' }, 1500, 10)).toBe(restarting);
   });
 
   it('/v1/health/ready is 200 while every shard answers', async () => {
