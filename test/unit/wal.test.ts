@@ -1,5 +1,6 @@
 /** The log: group commit, durability of every acknowledged append, segment numbering. */
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -175,5 +176,28 @@ describe('Wal', () => {
     await wal.append([del(3)]);
     expect(readSegment(2)).toEqual([del(3)]);
     await wal.close();
+  });
+
+  it('a batch the disk took part of is cut off: the segment ends with the last acknowledged frame', () => {
+    // RLIMIT_FSIZE stands in for a disk that fills in the middle of a batch: the kernel writes what
+    // fits under the limit (4 KiB), then EFBIG. Batches of three ~360-byte frames; the limit falls
+    // inside one, whose first whole frames were refused and must not be left for recovery to keep.
+    const script = join(dir, 'fill.mjs');
+    writeFileSync(script, `
+      const { Wal } = await import(process.argv[2]);
+      const wal = new Wal({ dir: process.argv[3], seq: 1, durability: 'fsync' });
+      const acked = [];
+      const ws = 'x'.repeat(300);
+      for (let i = 0; ; i += 3) {
+        const records = [0, 1, 2].map((j) => ({ t: 'del', ws, id: (i + j).toString(16).padStart(32, '0') }));
+        try { await wal.append(records); acked.push(...records); } catch (err) { console.log(JSON.stringify({ acked, error: err.message })); break; }
+      }`);
+    const walModule = join(process.cwd(), 'src/shard/persist/wal.ts');
+    const out = spawnSync('bash', ['-c', `trap '' XFSZ; ulimit -f 4; exec "${process.execPath}" --import tsx "${script}" "${walModule}" "${dir}"`], { encoding: 'utf8' });
+    expect(out.status, out.stderr).toBe(0);
+    const { acked, error } = JSON.parse(out.stdout) as { acked: LogRecord[]; error: string };
+    expect(error).toMatch(/^log write failed: EFBIG/);
+    expect(acked.length).toBeGreaterThan(0);
+    expect(readSegment(1)).toEqual(acked);
   });
 });

@@ -3,7 +3,7 @@
  * Appends are acknowledged after fdatasync (or after the OS write with durability 'os'); appends
  * that arrive while a sync is in flight share the next one (group commit).
  */
-import { closeSync, fdatasync, openSync, rmSync, write } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, rmSync, write } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { encodeFrame } from './frames.ts';
@@ -64,6 +64,7 @@ export class Wal {
     this.#onFail = opts.onFail;
     this.#seq = opts.seq;
     this.#fd = openSync(join(this.#dir, seqName('wal', this.#seq, 'log')), 'a');
+    this.#segmentBytes = fstatSync(this.#fd).size;
     fsyncDir(this.#dir);
   }
 
@@ -71,7 +72,7 @@ export class Wal {
     return this.#seq;
   }
 
-  /** Bytes appended to the current segment since it was opened by this process. */
+  /** Bytes in the current segment: what it held when opened, and every batch written since. */
   get segmentBytes(): number {
     return this.#segmentBytes;
   }
@@ -121,6 +122,7 @@ export class Wal {
         this.#noteSettled(this.#settled + count);
       } catch (err) {
         this.#failed = new Error(`log write failed: ${(err as Error).message}`);
+        this.#dropFrom(this.#segmentBytes);
         this.#onFail?.(this.#failed);
         for (const w of [...waiters, ...this.#waiters]) w.reject(this.#failed);
         this.#waiters = [];
@@ -129,6 +131,22 @@ export class Wal {
         this.#noteSettled(this.#queued);
         return;
       }
+    }
+  }
+
+  /**
+   * Cuts the segment back to `bytes`, the end of the last batch written: a batch the disk took part
+   * of (a full disk takes what fits) would otherwise leave whole frames of writes that were refused
+   * (some of a multi-record write, perhaps), which recovery would keep. Best effort: when even this
+   * fails the disk is failing, and recovery truncates only a torn last frame.
+   */
+  #dropFrom(bytes: number): void {
+    try {
+      if (!fstatSync(this.#fd).isFile()) return; // a device, in tests: nothing to cut
+      ftruncateSync(this.#fd, bytes);
+      fdatasyncSync(this.#fd);
+    } catch (err) {
+      console.error(`log: could not cut the failed batch off ${seqName('wal', this.#seq, 'log')} at ${bytes} bytes: ${(err as Error).message}`);
     }
   }
 
