@@ -111,8 +111,9 @@ export class AuthStore implements AuthDirectory {
     try {
       writeFileDurably(this.#path, JSON.stringify(next, null, 2), { mode: 0o600 });
     } catch (err) {
-      const why = (err as Error).cause instanceof Error ? ((err as Error).cause as Error).message : (err as Error).message;
-      throw new FlashbulbError('unavailable', `storage failure: cannot write auth.json: ${why}; nothing was changed`);
+      // writeFileDurably names the full path; a client hears the file's name and the system's reason.
+      const { cause } = err as Error;
+      throw new FlashbulbError('unavailable', `storage failure: cannot write auth.json: ${cause instanceof Error ? cause.message : String(err)}; nothing was changed`);
     }
     this.#load(next, statSync(this.#path).mtimeMs);
   }

@@ -40,6 +40,11 @@ export class CommitBarrier {
   async settled(ws: string, log: { readonly failed: Error | null }): Promise<void> {
     const set = this.#unsettled.get(ws);
     if (set && set.size > 0) await Promise.all([...set]);
-    if (log.failed) throw new FlashbulbError('unavailable', `storage failure: ${log.failed.message}`);
+    if (log.failed) throw storageFailure(log.failed);
   }
+}
+
+/** What a request to a shard whose log failed hears (shard.ts: every request after the failure, and the one that met it). */
+export function storageFailure(failed: Error): FlashbulbError {
+  return new FlashbulbError('unavailable', `storage failure: ${failed.message}`);
 }

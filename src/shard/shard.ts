@@ -21,7 +21,7 @@ import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, Sh
 import { Subscriptions } from './subscriptions.ts';
 import { AccessLog } from './access-log.ts';
 import { ContradictionChecker } from './contradictions.ts';
-import { CommitBarrier } from './commit-barrier.ts';
+import { CommitBarrier, storageFailure } from './commit-barrier.ts';
 import type { ExternalLog, ShardBackend } from './external-log.ts';
 import { READS_COMMITTED, shardHandlers, type Handler, type Handlers } from './dispatch.ts';
 import { ErasureRequests, ErasureTimer, eraseInPlace } from './erasure.ts';
@@ -144,7 +144,7 @@ export class Shard {
 
   async handle<M extends ShardMethod>(method: M, ws: string, input: ShardInput<M>): Promise<ShardOutput<M>> {
     if (this.#draining) throw new FlashbulbError('unavailable', 'shard is shutting down');
-    if (this.#log.failed) throw new FlashbulbError('unavailable', `storage failure: ${this.#log.failed.message}`);
+    if (this.#log.failed) throw storageFailure(this.#log.failed);
     const handler = this.#handlers[method] as Handler<M> | undefined;
     if (!handler) throw new FlashbulbError('internal_error', `unknown shard method ${String(method)}`);
     this.#inflight += 1;
@@ -157,7 +157,7 @@ export class Shard {
     } catch (err) {
       // The write whose append failed (and any waiting behind it) hears why, as every later request does.
       const failed = this.#log.failed as Error | null; // set meanwhile, though it was not on entry
-      if (failed && !(err instanceof FlashbulbError)) throw new FlashbulbError('unavailable', `storage failure: ${failed.message}; this request was not acknowledged`);
+      if (failed && !(err instanceof FlashbulbError)) throw storageFailure(failed);
       throw err;
     } finally {
       this.#inflight -= 1;

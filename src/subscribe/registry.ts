@@ -144,17 +144,12 @@ export class SubscriptionRegistry {
   }
 
   /** Closes every subscription (on shutdown), or those of one workspace (when it is deleted). */
-  async closeAll(workspace?: string): Promise<void> {
-    if (workspace === undefined) return this.#closeWhere(() => true, 'shutdown');
-    return this.closeWhere((ws) => ws === workspace);
+  closeAll(workspace?: string): Promise<void> {
+    return workspace === undefined ? this.closeWhere(() => true, 'shutdown') : this.closeWhere((ws) => ws === workspace);
   }
 
-  /** Closes the subscriptions of the workspaces `match` picks (those of a shard that was restarted). */
-  closeWhere(match: (workspace: string) => boolean): Promise<void> {
-    return this.#closeWhere(match, 'closed');
-  }
-
-  async #closeWhere(match: (workspace: string) => boolean, reason: 'closed' | 'shutdown'): Promise<void> {
+  /** Closes the subscriptions of the workspaces `match` picks (also those of a shard that was restarted). */
+  async closeWhere(match: (workspace: string) => boolean, reason: 'closed' | 'shutdown' = 'closed'): Promise<void> {
     const subs = [...this.#subs.values()].filter((s) => match(s.workspace));
     await Promise.all(subs.map((s) => this.close(s.workspace, s.id, reason)));
   }

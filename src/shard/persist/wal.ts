@@ -158,8 +158,8 @@ export class Wal {
 
   #noteSettled(settled: number): void {
     this.#settled = settled;
+    if (this.#settledWaiters.length === 0) return;
     const due = this.#settledWaiters.filter((w) => w.target <= settled);
-    if (due.length === 0) return;
     this.#settledWaiters = this.#settledWaiters.filter((w) => w.target > settled);
     for (const w of due) w.resolve();
   }
