@@ -14,7 +14,7 @@ import { startHttp } from './http/server.ts';
 import { ConnectionGate } from './http/connection-gate.ts';
 import type { HttpServer } from './http/listener.ts';
 import { startGrpc, type GrpcServer } from './grpc/server.ts';
-import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, shardStorageFailed, snapshotDuration } from './metrics/index.ts';
+import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, shardCrashes, shardStorageFailed, snapshotDuration } from './metrics/index.ts';
 import { ShardPool } from './router/shard-client.ts';
 import { shardFor } from './router/shard-map.ts';
 import type { ShardRouter } from './router/router.ts';
@@ -42,6 +42,8 @@ export interface StartOptions {
   log?: (line: string) => void;
   /** The router's clock: rate-limit refills, the reflection scheduler and reflect sessions' expiry (shards keep the real time in their threads). */
   clock?: Clock;
+  /** The shard worker's entry, relative to src/ (default `shard/worker`): tests start one they can make crash. */
+  shardWorker?: string;
 }
 
 export const VERSION = readVersion();
@@ -84,9 +86,15 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     maxInflightPerWorkspace: config.maxInflightPerWorkspace,
     timeoutMs: config.shardTimeoutMs,
     restartDelayMs: config.shardRestartS * 1000,
+    ...(config.shardHeapMb > 0 ? { heapMb: config.shardHeapMb } : {}),
+    ...(opts.shardWorker ? { workerEntry: opts.shardWorker } : {}),
     onEvent,
-    // A shard restarted after its log failed knows none of the subscriptions it held: they end
-    // (`event: closed`), and their readers open new ones.
+    onCrashed: (shard, why, restartInMs) => {
+      shardCrashes.inc({ shard: String(shard) });
+      log(`shard ${shard}: CRASHED (${why}); its requests in flight failed with 503; restarting it from its files in ${restartInMs / 1000} s`);
+    },
+    // A shard restarted after its log failed or it crashed knows none of the subscriptions it held:
+    // they end (`event: closed`), and their readers open new ones.
     onRestarted: (shard) => void subscriptions?.closeWhere((ws) => shardFor(ws, meta.shards) === shard),
   }).catch(async (err: unknown) => {
     await release();

@@ -41,8 +41,10 @@ export interface Config {
   /** One workspace's share of a shard's in-flight requests, so it cannot starve the others. */
   readonly maxInflightPerWorkspace: number;
   readonly shardTimeoutMs: number;
-  /** First wait before a shard whose log failed is restarted from its files (doubling, to at least 60 s). */
+  /** First wait before a shard whose log failed, or that crashed, is restarted from its files (doubling, to at least 60 s). */
   readonly shardRestartS: number;
+  /** Each shard worker's JavaScript heap cap in MB (0: V8's own limit). */
+  readonly shardHeapMb: number;
   readonly contradictionsEnabled: boolean;
   readonly reflectEnabled: boolean;
   readonly reflectMinNew: number;
@@ -116,6 +118,7 @@ export const DEFAULTS = {
   FLASHBULB_MAX_INFLIGHT_PER_WORKSPACE: '2048',
   FLASHBULB_SHARD_TIMEOUT_MS: '30000',
   FLASHBULB_SHARD_RESTART_S: '2',
+  FLASHBULB_SHARD_HEAP_MB: '0',
   FLASHBULB_CONTRADICTIONS_ENABLED: 'true',
   FLASHBULB_REFLECT_ENABLED: 'true',
   FLASHBULB_REFLECT_MIN_NEW: '50',
@@ -191,6 +194,13 @@ function int(env: Env, name: keyof typeof DEFAULTS, min: number, max: number): n
   return n;
 }
 
+/** 0 (no cap of our own), or a heap a shard can start in. */
+function heapMb(env: Env, name: keyof typeof DEFAULTS): number {
+  const n = int(env, name, 0, 1_048_576);
+  if (n !== 0 && n < 32) throw new ConfigError(`${name} must be 0 (V8's own limit) or at least 32 (MB), got '${read(env, name)}'`);
+  return n;
+}
+
 function bool(env: Env, name: keyof typeof DEFAULTS): boolean {
   const text = read(env, name).toLowerCase();
   if (['true', '1', 'yes', 'on'].includes(text)) return true;
@@ -256,6 +266,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxInflightPerWorkspace: int(env, 'FLASHBULB_MAX_INFLIGHT_PER_WORKSPACE', 1, 1e7),
     shardTimeoutMs: int(env, 'FLASHBULB_SHARD_TIMEOUT_MS', 100, 3_600_000),
     shardRestartS: int(env, 'FLASHBULB_SHARD_RESTART_S', 1, 3600),
+    shardHeapMb: heapMb(env, 'FLASHBULB_SHARD_HEAP_MB'),
     contradictionsEnabled: bool(env, 'FLASHBULB_CONTRADICTIONS_ENABLED'),
     reflectEnabled: bool(env, 'FLASHBULB_REFLECT_ENABLED'),
     reflectMinNew: int(env, 'FLASHBULB_REFLECT_MIN_NEW', 1, 1e9),

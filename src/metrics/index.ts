@@ -95,9 +95,16 @@ export const contradictionsFound = new Counter({
   registers: [registry],
 });
 
+export const shardCrashes = new Counter({
+  name: 'flashbulb_shard_crashes_total',
+  help: 'Shard workers that ended on their own (an uncaught error, a full heap); each is restarted from its files',
+  labelNames: ['shard'] as const,
+  registers: [registry],
+});
+
 export const shardStorageFailed = new Gauge({
   name: 'flashbulb_shard_storage_failed',
-  help: '1 once a shard could not write its log (a full disk, an I/O error): it refuses every request until the server restarts',
+  help: '1 while a shard cannot write its log (a full disk, an I/O error): it refuses every request until it is restarted from its files',
   labelNames: ['shard'] as const,
   registers: [registry],
 });

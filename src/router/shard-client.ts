@@ -19,24 +19,10 @@ import type {
 } from '../protocol/shard.ts';
 import type { ShardRouter } from './router.ts';
 import { shardFor } from './shard-map.ts';
+import { crashReason, ShardHandle, shardProblem, type Down } from './shard-handle.ts';
 import { startWorker } from '../threads/worker-url.ts';
 import { tracer, type Took } from '../tracing/index.ts';
 
-interface Pending {
-  resolve: (value: unknown) => void;
-  reject: (err: Error) => void;
-  timer: NodeJS.Timeout;
-  ws: string;
-  sentAt: number;
-  /** Tracing on: records the shard's own span from the `took` its reply carries. */
-  took?: (took: Took) => void;
-}
-
-/**
- * A shard that has been silent this long (it sends metrics every second) is blocked, and one whose
- * oldest request has waited this long with no reply since is not answering: readiness says so.
- */
-export const UNRESPONSIVE_MS = 5000;
 /** A shard's backup writes its whole state: far longer than any request may take. */
 const SHARD_BACKUP_TIMEOUT_MS = 30 * 60_000;
 
@@ -55,73 +41,18 @@ export interface ShardPoolOptions {
    * again it serves without a restart of the server.
    */
   restartDelayMs?: number;
-  /** A shard was restarted from its files after its log failed (what it held in memory is gone: open subscriptions, for one). */
+  /** A shard was restarted from its files after its log failed or it crashed (what it held in memory is gone: open subscriptions, for one). */
   onRestarted?: (shard: number) => void;
+  /** A shard's worker ended on its own (an uncaught error, its heap full); it is restarted from its files. */
+  onCrashed?: (shard: number, why: string, restartInMs: number) => void;
+  /** Caps each shard's JavaScript heap (V8's old generation), in MB; absent: V8's own limit. */
+  heapMb?: number;
+  /** The worker's entry, relative to src/ (default `shard/worker`; tests start one they can make crash). */
+  workerEntry?: string;
 }
 
 /** A shard that served this long since its restart before its log failed again starts over at the first delay. */
 const RESTART_RESET_MS = 10 * 60_000;
-
-class ShardHandle {
-  readonly worker: Worker;
-  /** Requests sent in one turn of the event loop cross as one message. */
-  readonly requests: BatchPoster<ShardRequest>;
-  readonly pending = new Map<number, Pending>();
-  /** In-flight requests per workspace. */
-  readonly perWorkspace = new Map<string, number>();
-  ready = false;
-  stopped = false;
-  /** Why the shard's final snapshot failed, when it did. */
-  stopError: string | null = null;
-  /** Why the shard's log failed, when it did (the shard then refuses every request until it is restarted). */
-  storageFailure: string | null = null;
-  /** Set when the worker has exited; `stopping` once it is asked to stop (asked once). */
-  exited = false;
-  stopping: Promise<string | null> | null = null;
-  /** Restarts in a row, each after the last one's log failed within RESTART_RESET_MS (the wait doubles with each). */
-  restarts = 0;
-  readonly startedAt = performance.now();
-  /** When the shard last sent anything, and last replied (performance.now()). */
-  lastHeardAt = performance.now();
-  lastReplyAt = performance.now();
-
-  constructor(worker: Worker) {
-    this.worker = worker;
-    this.requests = new BatchPoster(worker);
-  }
-
-  add(id: number, p: Pending): void {
-    this.pending.set(id, p);
-    this.perWorkspace.set(p.ws, (this.perWorkspace.get(p.ws) ?? 0) + 1);
-  }
-
-  take(id: number): Pending | undefined {
-    const p = this.pending.get(id);
-    if (!p) return undefined;
-    this.pending.delete(id);
-    clearTimeout(p.timer);
-    const n = (this.perWorkspace.get(p.ws) ?? 1) - 1;
-    if (n === 0) this.perWorkspace.delete(p.ws);
-    else this.perWorkspace.set(p.ws, n);
-    return p;
-  }
-}
-
-/** Why a shard cannot answer now, or null when it can. Pure, for the readiness probe and its tests. */
-export function shardProblem(
-  h: { ready: boolean; storageFailure: string | null; pendingSize: number; oldestSentAt: number | null; lastHeardAt: number; lastReplyAt: number },
-  now: number,
-  maxInflight: number,
-): string | null {
-  if (h.storageFailure !== null) return `cannot write its log (${h.storageFailure}); it refuses requests and is restarted from its files until that works`;
-  if (!h.ready) return 'is not running';
-  if (now - h.lastHeardAt > UNRESPONSIVE_MS) return `has sent nothing for ${Math.round((now - h.lastHeardAt) / 1000)} s`;
-  if (h.pendingSize >= maxInflight) return `is at its in-flight limit of ${maxInflight} requests`;
-  if (h.oldestSentAt !== null && now - Math.max(h.oldestSentAt, h.lastReplyAt) > UNRESPONSIVE_MS) {
-    return `has not answered for ${Math.round((now - Math.max(h.oldestSentAt, h.lastReplyAt)) / 1000)} s`;
-  }
-  return null;
-}
 
 export class ShardPool implements ShardRouter {
   readonly #handles: ShardHandle[];
@@ -139,7 +70,7 @@ export class ShardPool implements ShardRouter {
 
   /** Starts every shard and resolves when all have recovered; rejects with the first fatal error. */
   static async start(opts: ShardPoolOptions): Promise<ShardPool> {
-    const handles = opts.shards.map((data) => new ShardHandle(startWorker('shard/worker', { workerData: data })));
+    const handles = opts.shards.map((data) => new ShardHandle(startShardWorker(data, opts)));
     const pool = new ShardPool(handles, opts);
     await Promise.all(handles.map((h, i) => pool.#wire(h, i)));
     return pool;
@@ -160,11 +91,7 @@ export class ShardPool implements ShardRouter {
           h.ready = true;
           resolve();
         } else if (msg.kind === 'fatal' && !h.ready) reject(new Error(`shard ${index}: ${msg.message}`));
-        else if (msg.kind === 'storage-failed') {
-          h.storageFailure = msg.message;
-          if (performance.now() - h.startedAt > RESTART_RESET_MS) h.restarts = 0;
-          this.#scheduleRestart(index, h.restarts);
-        } else if (msg.kind === 'stopped') {
+        else if (msg.kind === 'storage-failed') this.#wentDown(h, index, { cause: 'storage', why: msg.message }); else if (msg.kind === 'stopped') {
           h.stopped = true;
           if (msg.error !== undefined) h.stopError = msg.error;
         }
@@ -174,22 +101,35 @@ export class ShardPool implements ShardRouter {
       // this unreachable, so it is only logged (the request it answered times out).
       h.worker.on('messageerror', (err) => console.error(`shard ${index}: undecodable message:`, err));
       h.worker.on('error', (err) => {
-        if (!h.ready) reject(err);
-        this.#failAll(h, `shard ${index} crashed: ${err.message}`);
+        h.crashError = crashReason(err, this.#opts.heapMb);
+        if (!h.ready) reject(new Error(h.crashError));
       });
       h.worker.on('exit', (code) => {
         h.exited = true;
-        if (!h.ready) reject(new Error(`shard ${index} exited with code ${code} during start-up`));
+        const served = h.ready;
         h.ready = false;
-        this.#failAll(h, `shard ${index} is not running`);
+        if (!served) return reject(new Error(h.crashError ?? `shard ${index} exited with code ${code} during start-up`));
+        if (h.stopping !== null || this.#stopping) return this.#failAll(h, `shard ${index} is not running`);
+        // It ended on its own: what it had acknowledged is in its log, and it is started again on its files.
+        const why = h.crashError ?? `its worker exited with code ${code}`;
+        this.#failAll(h, `shard ${index} crashed (${why}) with this request in flight: a write may or may not have been applied`);
+        if (h.down === null) this.#wentDown(h, index, { cause: 'crash', why });
       });
     });
   }
 
-  #scheduleRestart(index: number, restarts: number): void {
-    if (this.#stopping) return;
+  #wentDown(h: ShardHandle, index: number, down: Down): void {
+    h.down = down;
+    if (performance.now() - h.startedAt > RESTART_RESET_MS) h.restarts = 0;
+    const delay = this.#scheduleRestart(index, h.restarts);
+    if (down.cause === 'crash') this.#opts.onCrashed?.(index, down.why, delay);
+  }
+
+  /** Restarts shard `index` after the wait for its `restarts`-th restart in a row; returns the wait. */
+  #scheduleRestart(index: number, restarts: number): number {
     const first = this.#opts.restartDelayMs ?? 2_000;
     const delay = Math.min(first * 2 ** Math.min(restarts, 16), Math.max(first, 60_000));
+    if (this.#stopping) return delay;
     const timer = setTimeout(() => {
       this.#restartTimers.delete(timer);
       const run = this.#restart(index).finally(() => this.#restarting.delete(run));
@@ -197,22 +137,24 @@ export class ShardPool implements ShardRouter {
     }, delay);
     timer.unref();
     this.#restartTimers.add(timer);
+    return delay;
   }
 
   /**
-   * Stops a shard whose log failed (it writes no final snapshot) and starts it again on its files,
-   * as a restart of the server would: the acknowledged writes come back, the one the log refused
-   * does not. When the new one fails too (the disk is still full), it is tried again later.
+   * Stops a shard whose log failed (it writes no final snapshot), or one that crashed, and starts
+   * it again on its files, as a restart of the server would: the acknowledged writes come back,
+   * one the log refused does not. When the new one fails too (the disk is still full, its heap
+   * fills again while it recovers), it is tried again later.
    */
   async #restart(index: number): Promise<void> {
     const old = this.#handles[index];
     const data = this.#opts.shards[index];
-    if (this.#stopping || !old || !data || old.storageFailure === null) return;
-    const why = old.storageFailure;
+    if (this.#stopping || !old || !data || old.down === null) return;
+    const down = old.down;
     await this.#stop(old, SHUTDOWN_DEADLINE_MS);
     if (this.#stopping) return;
-    const fresh = new ShardHandle(startWorker('shard/worker', { workerData: data }));
-    fresh.storageFailure = why; // until it is ready: readiness goes on saying why
+    const fresh = new ShardHandle(startShardWorker(data, this.#opts));
+    fresh.down = down; // until it is ready: readiness goes on saying why
     fresh.restarts = old.restarts + 1;
     this.#handles[index] = fresh;
     this.#opts.onRestarted?.(index);
@@ -220,13 +162,15 @@ export class ShardPool implements ShardRouter {
       await this.#wire(fresh, index);
     } catch (err) {
       if (this.#stopping) return; // stopped while it recovered
-      console.error(`shard ${index}: restart after the log failure failed: ${(err as Error).message}`);
-      fresh.storageFailure = `${why}; restart failed: ${(err as Error).message}`;
+      const after = down.cause === 'storage' ? 'the log failure' : 'the crash';
+      console.error(`shard ${index}: restart after ${after} failed: ${(err as Error).message}`);
+      fresh.down = { cause: down.cause, why: `${down.why}; restart failed: ${(err as Error).message}` };
       this.#scheduleRestart(index, fresh.restarts);
       return;
     }
-    if (fresh.storageFailure === why) fresh.storageFailure = null; // unless its log failed again meanwhile
+    if (fresh.down === down) fresh.down = null; // unless its log failed again meanwhile
   }
+
 
   #settle(h: ShardHandle, msg: ShardReply): void {
     h.lastReplyAt = performance.now();
@@ -279,7 +223,11 @@ export class ShardPool implements ShardRouter {
   ): Promise<ShardOutput<M>> {
     const timeoutMs = opts.timeoutMs ?? this.#opts.timeoutMs;
     const h = this.#handles[shard];
-    if (!h?.ready) return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is not available`));
+    if (!h?.ready) {
+      // Down (restarting after its log failed or it crashed): the same words as readiness.
+      const why = h?.down ? shardProblem({ ...h, pendingSize: 0, oldestSentAt: null }, 0, 1) : 'is not available';
+      return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} ${why}`));
+    }
     if (h.pending.size >= this.#opts.maxInflight) {
       return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is overloaded; retry shortly`));
     }
@@ -316,7 +264,7 @@ export class ShardPool implements ShardRouter {
     this.#handles.forEach((h, i) => {
       const oldest = h.pending.values().next();
       const problem = shardProblem(
-        { ready: h.ready, storageFailure: h.storageFailure, pendingSize: h.pending.size, oldestSentAt: oldest.done ? null : oldest.value.sentAt, lastHeardAt: h.lastHeardAt, lastReplyAt: h.lastReplyAt },
+        { ready: h.ready, down: h.down, pendingSize: h.pending.size, oldestSentAt: oldest.done ? null : oldest.value.sentAt, lastHeardAt: h.lastHeardAt, lastReplyAt: h.lastReplyAt },
         now,
         this.#opts.maxInflight,
       );
@@ -350,7 +298,7 @@ export class ShardPool implements ShardRouter {
   }
 
   #stopOnce(h: ShardHandle, deadlineMs: number): Promise<string | null> {
-    if (h.exited) return Promise.resolve(null);
+    if (h.exited) return Promise.resolve(h.down?.cause === 'crash' ? `no final snapshot, since it crashed (${h.down.why})` : null);
     if (!h.ready) {
       // Still recovering (a restart): it has served nothing, and recovery may stop anywhere.
       return new Promise((resolve) => {
@@ -375,3 +323,8 @@ export class ShardPool implements ShardRouter {
 
 /** How long a shard may take to drain and write its final snapshot before it is terminated. */
 const SHUTDOWN_DEADLINE_MS = 60_000;
+
+function startShardWorker(data: ShardWorkerData, opts: ShardPoolOptions): Worker {
+  const limits = opts.heapMb ? { resourceLimits: { maxOldGenerationSizeMb: opts.heapMb } } : {};
+  return startWorker(opts.workerEntry ?? 'shard/worker', { workerData: data, ...limits });
+}

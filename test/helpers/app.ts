@@ -28,7 +28,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, env: Record<
     FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', ...env }, { dataDir, ...overrides });
   const t = {} as TestApp;
   const boot = async (cfg: Config): Promise<void> => {
-    t.app = await startApp(cfg, { ...opts, log: () => {} });
+    t.app = await startApp(cfg, { ...opts, log: opts.log ?? (() => {}) });
     t.base = `http://127.0.0.1:${t.app.httpPort}`;
     t.config = cfg;
   };

@@ -7,7 +7,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JSON_LIMITS, jsonShapeProblem, jsonTextDepth } from '../../src/model/json-shape.ts';
-import { shardProblem, UNRESPONSIVE_MS } from '../../src/router/shard-client.ts';
+import { shardProblem, UNRESPONSIVE_MS } from '../../src/router/shard-handle.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { connectGrpc, failsWith, grpcMetadata, struct, type GrpcClient } from '../helpers/grpc.ts';
 import type { JsonObject } from '../../src/model/memory.ts';
@@ -162,8 +162,8 @@ describe('in-flight fairness and readiness', () => {
     expect(mixed.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
   });
 
-  it('readiness names a shard that is silent, saturated, not answering or cannot write its log', () => {
-    const base = { ready: true, storageFailure: null, pendingSize: 0, oldestSentAt: null, lastHeardAt: 1000, lastReplyAt: 1000 };
+  it('readiness names a shard that is silent, saturated, not answering, cannot write its log or crashed', () => {
+    const base = { ready: true, down: null, pendingSize: 0, oldestSentAt: null, lastHeardAt: 1000, lastReplyAt: 1000 };
     expect(shardProblem(base, 1500, 10)).toBeNull();
     expect(shardProblem({ ...base, ready: false }, 1500, 10)).toBe('is not running');
     expect(shardProblem(base, 1000 + UNRESPONSIVE_MS + 1000, 10)).toMatch(/has sent nothing for 6 s/);
@@ -174,8 +174,10 @@ describe('in-flight fairness and readiness', () => {
     // Replies arriving since the oldest was sent mean the shard is answering.
     expect(shardProblem({ ...stuck, lastReplyAt: 8000 }, 9000, 10)).toBeNull();
     const restarting = 'cannot write its log (log write failed: ENOSPC); it refuses requests and is restarted from its files until that works';
-    expect(shardProblem({ ...base, storageFailure: 'log write failed: ENOSPC' }, 1500, 10)).toBe(restarting);
-    expect(shardProblem({ ...base, ready: false, storageFailure: 'log write failed: ENOSPC' }, 1500, 10)).toBe(restarting);
+    const full = { cause: 'storage', why: 'log write failed: ENOSPC' } as const;
+    expect(shardProblem({ ...base, down: full }, 1500, 10)).toBe(restarting);
+    expect(shardProblem({ ...base, ready: false, down: full }, 1500, 10)).toBe(restarting);
+    expect(shardProblem({ ...base, ready: false, down: { cause: 'crash', why: 'boom' } }, 1500, 10)).toBe('crashed (boom); it is restarted from its files until that works');
   });
 
   it('/v1/health/ready is 200 while every shard answers', async () => {

@@ -76,6 +76,8 @@ describe('loadConfig', () => {
     ['FLASHBULB_REFLECT_ENABLED', 'maybe'],
     ['FLASHBULB_LLM_BASE_URL', 'ftp://x'],
     ['FLASHBULB_SHUTDOWN_TIMEOUT_S', '0'],
+    ['FLASHBULB_SHARD_HEAP_MB', '16'],
+    ['FLASHBULB_SHARD_HEAP_MB', '-1'],
   ];
   for (const [name, value] of bad) {
     it(`rejects ${name}=${value} with a ConfigError naming the variable and the value`, () => {
@@ -84,6 +86,12 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ [name]: value })).toThrow(`got '${value}'`);
     });
   }
+
+  it('takes FLASHBULB_SHARD_HEAP_MB as 0 (V8\'s own limit) or a heap of at least 32 MB', () => {
+    expect(loadConfig({}).shardHeapMb).toBe(0);
+    expect(loadConfig({ FLASHBULB_SHARD_HEAP_MB: '32' }).shardHeapMb).toBe(32);
+    expect(() => loadConfig({ FLASHBULB_SHARD_HEAP_MB: '31' })).toThrow("FLASHBULB_SHARD_HEAP_MB must be 0 (V8's own limit) or at least 32 (MB), got '31'");
+  });
 
   it('documents a default for every variable it reads', () => {
     for (const name of Object.keys(DEFAULTS)) expect(name).toMatch(/^FLASHBULB_[A-Z_]+$/);
