@@ -14,13 +14,13 @@ import { startHttp } from './http/server.ts';
 import { ConnectionGate } from './http/connection-gate.ts';
 import type { HttpServer } from './http/listener.ts';
 import { startGrpc, type GrpcServer } from './grpc/server.ts';
-import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, shardCrashes, shardStorageFailed, snapshotDuration } from './metrics/index.ts';
+import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, shardCrashes, shardHeapLimit, shardHeapLive, shardMemoryFull, shardStorageFailed, snapshotDuration } from './metrics/index.ts';
 import { ShardPool } from './router/shard-client.ts';
 import { shardFor } from './router/shard-map.ts';
 import type { ShardRouter } from './router/router.ts';
 import { ClusterNode } from './cluster/node.ts';
 import { ClusterAuth } from './cluster/auth-sync.ts';
-import type { ShardEvent } from './protocol/shard.ts';
+import type { ShardEvent, ShardHeap } from './protocol/shard.ts';
 import type { Services } from './verbs/context.ts';
 import { SubscriptionRegistry } from './subscribe/registry.ts';
 import { ReflectionEngine } from './reflection/engine.ts';
@@ -70,6 +70,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   });
   else auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
   const memories = new Array<number>(meta.shards).fill(0);
+
   let subscriptions: SubscriptionRegistry | null = null;
   const onEvent = (e: ShardEvent): void => {
     if (e.kind === 'push') subscriptions?.deliverPushes(e.pushes);
@@ -212,6 +213,7 @@ function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => 
     if (e.truncatedTail) log(`shard ${e.shard}: truncated a torn log tail: ${e.truncatedTail}`);
   } else if (e.kind === 'metrics') {
     memories[e.shard] = e.memories;
+    if (e.heap) heapGauges(e.shard, e.heap);
     for (const ms of e.syncMs) logSyncDuration.observe(ms / 1000);
     for (const ms of e.snapshotMs) snapshotDuration.observe(ms / 1000);
     contradictionsFound.inc(e.contradictions);
@@ -221,10 +223,27 @@ function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => 
     backgroundBacklog.set({ shard: String(e.shard), work: 'vector_index' }, e.indexBacklog);
   } else if (e.kind === 'fatal') {
     log(`shard ${e.shard}: FATAL ${e.message}`);
+  } else if (e.kind === 'heap') {
+    heapChanged(e.shard, e, log);
   } else if (e.kind === 'storage-failed') {
     shardStorageFailed.set({ shard: String(e.shard) }, 1);
   }
   memoriesGauge.set(memories.reduce((a, b) => a + b, 0));
+}
+
+function heapGauges(shard: number, heap: ShardHeap): void {
+  const labels = { shard: String(shard) };
+  shardHeapLive.set(labels, heap.liveBytes);
+  shardHeapLimit.set(labels, heap.limitBytes);
+  shardMemoryFull.set(labels, heap.full ? 1 : 0);
+}
+
+/** A shard's heap started or stopped refusing writes. */
+function heapChanged(shard: number, heap: ShardHeap, log: (line: string) => void): void {
+  heapGauges(shard, heap);
+  const mb = (bytes: number): number => Math.round(bytes / 2 ** 20);
+  if (heap.full) log(`shard ${shard}: memory full (${mb(heap.liveBytes)} of ${mb(heap.limitBytes)} MB live): writes refused until memory is freed (forget) or the heap is raised (FLASHBULB_SHARD_HEAP_MB)`);
+  else log(`shard ${shard}: memory no longer full: writes accepted again`);
 }
 
 function printAdminKey(log: (line: string) => void, key: string, port: number, clusterNode: string | null): void {

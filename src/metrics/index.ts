@@ -102,6 +102,27 @@ export const shardCrashes = new Counter({
   registers: [registry],
 });
 
+export const shardHeapLive = new Gauge({
+  name: 'flashbulb_shard_heap_live_bytes',
+  help: "A shard worker's old generation in use after its last full collection (what its data holds)",
+  labelNames: ['shard'] as const,
+  registers: [registry],
+});
+
+export const shardHeapLimit = new Gauge({
+  name: 'flashbulb_shard_heap_limit_bytes',
+  help: "A shard worker's old-generation limit (FLASHBULB_SHARD_HEAP_MB, or V8's own)",
+  labelNames: ['shard'] as const,
+  registers: [registry],
+});
+
+export const shardMemoryFull = new Gauge({
+  name: 'flashbulb_shard_memory_full',
+  help: '1 while a shard refuses writes because its heap is nearly full (reads and forget go on)',
+  labelNames: ['shard'] as const,
+  registers: [registry],
+});
+
 export const shardStorageFailed = new Gauge({
   name: 'flashbulb_shard_storage_failed',
   help: '1 while a shard cannot write its log (a full disk, an I/O error): it refuses every request until it is restarted from its files',

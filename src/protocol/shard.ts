@@ -266,12 +266,27 @@ export type ShardReply =
   | { kind: 'reply'; id: number; ok: false; code: ErrorCode; message: string };
 
 /** Messages a shard sends without being asked. */
+/** A shard worker's heap (shard/heap-watch). */
+export interface ShardHeap {
+  /** The old generation in use after the last full collection (0 before the first). */
+  liveBytes: number;
+  limitBytes: number;
+  /** Writes that add to the store are refused. */
+  full: boolean;
+}
+
 export type ShardEvent =
   | { kind: 'ready'; shard: number; memories: number; replayedRecords: number; recoveryMs: number; truncatedTail: string | null }
   | { kind: 'fatal'; shard: number; message: string }
   /** The shard's local log failed: it refuses every request until it is restarted on its files. */
   | { kind: 'storage-failed'; shard: number; message: string }
-  | { kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[]; contradictions: number; checksSkipped: number; checkBacklog: number; indexBacklog: number; expired: number }
+  | {
+      kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[]; contradictions: number; checksSkipped: number; checkBacklog: number; indexBacklog: number; expired: number;
+      /** A shard worker's heap (shard/heap-watch): live after the last full collection, its limit, whether writes are refused. */
+      heap?: ShardHeap;
+    }
+  /** Its heap started or stopped refusing writes (shard/heap-watch). */
+  | ({ kind: 'heap'; shard: number } & ShardHeap)
   /** The shard has stopped; `error` says why its final snapshot could not be written. */
   | { kind: 'stopped'; shard: number; error?: string }
   | { kind: 'push'; ws: string; pushes: Push[] };

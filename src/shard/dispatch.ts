@@ -48,6 +48,20 @@ export const READS_COMMITTED: { readonly [M in ShardMethod]: boolean } = {
   commitVerdicts: false, subClose: false, dropWorkspace: false, stats: false, snapshot: false, backup: false,
 };
 
+/**
+ * Which methods add to what the shard holds in memory: they are refused while its heap is full
+ * (shard/heap-watch); reads, forget and deletions are not. Every method must say.
+ */
+export const GROWS_STORE: { readonly [M in ShardMethod]: boolean } = {
+  remember: true, revise: true, upload: true, importItems: true, writeInsights: true, commitVerdicts: true,
+  get: false, batchGet: false, list: false, recall: false, prime: false, entities: false, insights: false, edges: false,
+  graph: false, count: false, exportPage: false, pendingContradictions: false, reflectGather: false, subOpen: false,
+  subMatch: false, forget: false, subClose: false, dropWorkspace: false, stats: false, snapshot: false, backup: false,
+};
+
+/** Methods that free memory: a heap found full may have room after them. */
+export const FREES_MEMORY: ReadonlySet<ShardMethod> = new Set(['forget', 'dropWorkspace']);
+
 export function shardHandlers(self: ShardSelf): Handlers {
   return {
     remember,

@@ -2,10 +2,12 @@
  * @module shard/worker — the worker-thread entry of a shard: recovers, then serves requests from
  * the router over its parentPort; errors cross back as data.
  */
-import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
+import { parentPort, receiveMessageOnPort, resourceLimits, workerData } from 'node:worker_threads';
 import { toWireError } from '../errors/wire.ts';
 import { BatchPoster, unbatch } from '../protocol/batch-post.ts';
 import type { GatherOutput, ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from '../protocol/shard.ts';
+import { FREES_MEMORY, GROWS_STORE } from './dispatch.ts';
+import { HeapWatch, oldGenerationInUse, onFullCollections } from './heap-watch.ts';
 import { Shard } from './shard.ts';
 
 const port = parentPort;
@@ -58,8 +60,13 @@ function contradictionCounts(): { contradictions: number; checksSkipped: number;
   return { contradictions: c.found, checksSkipped: c.skipped, checkBacklog: b.checks, indexBacklog: b.index };
 }
 
+// The old generation's limit: FLASHBULB_SHARD_HEAP_MB (the router's resourceLimits), or V8's own.
+const heap = new HeapWatch((resourceLimits.maxOldGenerationSizeMb ?? 0) * 2 ** 20, oldGenerationInUse, (state) => send({ kind: 'heap', shard: opts.shard, ...state }));
+const stopWatchingHeap = onFullCollections(() => heap.afterFullCollection());
+
 const metricsTimer = setInterval(() => {
-  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0), expired: shard.takeExpired(), ...contradictionCounts() });
+  const counts = { syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0), expired: shard.takeExpired(), ...contradictionCounts() };
+  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, ...counts, heap: heap.state() });
 }, 1000);
 metricsTimer.unref();
 
@@ -82,6 +89,7 @@ shard.requestWaiting = () => {
 function serve(msg: ShardRequest | ShardControl): void {
   if (msg.kind === 'shutdown') {
     clearInterval(metricsTimer);
+    stopWatchingHeap();
     // Either way the port closes so the thread can end: a failed final snapshot is reported,
     // not waited on (the process exits non-zero; the log still holds every acknowledged write).
     shard.shutdown().then(
@@ -90,9 +98,14 @@ function serve(msg: ShardRequest | ShardControl): void {
     ).finally(() => port?.close());
     return;
   }
+  const refused = GROWS_STORE[msg.method] ? heap.refusal(opts.shard) : null;
+  if (refused !== null) return reply(msg, { kind: 'reply', id: msg.id, ok: false, code: 'unavailable', message: refused });
   const startMs = msg.trace ? performance.timeOrigin + performance.now() : 0;
   shard.handle(msg.method, msg.ws, msg.input).then(
-    (value) => reply(msg, { kind: 'reply', id: msg.id, ok: true, value, ...(msg.trace ? { took: [startMs, performance.timeOrigin + performance.now()] as const } : {}) }),
+    (value) => {
+      if (FREES_MEMORY.has(msg.method)) heap.freed();
+      reply(msg, { kind: 'reply', id: msg.id, ok: true, value, ...(msg.trace ? { took: [startMs, performance.timeOrigin + performance.now()] as const } : {}) });
+    },
     (err: unknown) => {
       if (!(err instanceof Error && err.name === 'FlashbulbError')) console.error(`shard ${opts.shard}: ${msg.method} failed:`, err);
       reply(msg, { kind: 'reply', id: msg.id, ...toWireError(err) });
