@@ -122,7 +122,7 @@ class Traffic {
 }
 
 const HEADERS_OF_INTEREST = [
-  'authorization', 'content-type', 'content-length', 'transfer-encoding', 'accept',
+  'authorization', 'content-type', 'content-length', 'transfer-encoding', 'content-encoding', 'accept',
   // MCP's Streamable HTTP transport; the dashboard's static files (http/static.ts).
   'mcp-protocol-version', 'mcp-session-id', 'accept-encoding', 'if-none-match',
   // W3C trace context (src/tracing): the parent of the request's span when tracing is on.
@@ -154,7 +154,10 @@ export function listenHttp<A>(opts: HttpServerOptions<A>): Promise<HttpServer> {
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => onRequest(opts, traffic, req, res));
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => onRequest(opts, traffic, req, res, false));
+  // `Expect: 100-continue`: the client waits for a go-ahead before sending its body. It gets one
+  // only once the head is admitted; a refusal (401, 413, 415) is the final answer instead.
+  server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => onRequest(opts, traffic, req, res, true));
   server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => rejectMalformed(opts, err, socket));
   return new Promise((resolve, reject) => {
     server.once('error', reject);
@@ -209,7 +212,7 @@ function describeParseError(err: NodeJS.ErrnoException): string {
   return `malformed HTTP request: ${detail}${err.code === undefined ? '' : ` (${err.code})`}`;
 }
 
-function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.IncomingMessage, res: http.ServerResponse): void {
+function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): void {
   const state: ResState = { done: false, onClose: [], settle: traffic.begin(), traffic };
   res.once('close', () => {
     state.settle();
@@ -248,6 +251,7 @@ function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.In
   };
   // Without a body there is nothing to wait for (node:http discards the empty stream itself).
   if (!hasBody) return respond(EMPTY);
+  if (expectsContinue) res.writeContinue();
   readBody(req, { limit, idleMs: opts.limits.bodyTimeoutMs }, (body) => {
     if (body === 'too_large') return send(res, state, opts.tooLarge(limit), true);
     if (body === 'stalled') {

@@ -62,7 +62,9 @@ function admitHead(svc: Services, head: RequestHead): { admitted: Admitted } | {
     return { admitted: null };
   }
   try {
-    return { admitted: { match, principal: authorize(svc, head, match.route.access ?? 'key') } };
+    const principal = authorize(svc, head, match.route.access ?? 'key');
+    checkContentEncoding(head.headers.get('content-encoding'));
+    return { admitted: { match, principal } };
   } catch (err) {
     requestDuration.labels(match.route.op, 'rest', err instanceof FlashbulbError ? err.code : 'internal_error').observe(0);
     const res = errorResponse(err);
@@ -143,6 +145,12 @@ export function authenticate(svc: Services, req: Pick<HttpRequest, 'headers'>): 
   const principal = svc.auth.authenticate(key);
   if (!principal) throw new FlashbulbError('unauthenticated', 'API key is not valid');
   return principal;
+}
+
+/** Bodies are read as sent: a compressed one is refused from the head, not misread as bad JSON. */
+function checkContentEncoding(encoding: string | undefined): void {
+  if (encoding === undefined || encoding.trim().toLowerCase() === 'identity') return;
+  throw new FlashbulbError('unsupported_media_type', `Content-Encoding '${encoding}' is not supported: send the request body uncompressed`);
 }
 
 function parseJson(req: HttpRequest, optional: boolean): unknown {

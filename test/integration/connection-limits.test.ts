@@ -115,6 +115,32 @@ describe('authentication before the body', () => {
   });
 });
 
+describe('what a head decides before the body', () => {
+  const expecting = (key: string | null): string =>
+    `POST /v1/memories HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 20\r\nExpect: 100-continue\r\n${key ? `Authorization: Bearer ${key}\r\n` : ''}\r\n`;
+
+  it('Expect: 100-continue gets its go-ahead only with a valid key; without one, the 401 is the answer', async () => {
+    const stranger = await connect(t.app.httpPort, '127.0.0.1', expecting(null));
+    const refused = await stranger.closed(PROMPT_MS);
+    expect(refused).toMatch(/^HTTP\/1\.1 401 /);
+    expect(refused).not.toContain('100 Continue');
+
+    const tenant = await connect(t.app.httpPort, '127.0.0.1', expecting(t.adminKey));
+    expect(await until(async () => tenant.received().startsWith('HTTP/1.1 100 Continue\r\n'))).toBe(true);
+    tenant.socket.write('{"content":"hello!"}');
+    expect(await until(async () => /\r\n\r\nHTTP\/1\.1 201 /.test(tenant.received()))).toBe(true);
+  });
+
+  it('a compressed body is refused as 415 naming its encoding, not read as malformed JSON', async () => {
+    const res = await t.req('POST', '/v1/memories', { raw: 'not read', headers: { 'content-type': 'application/json', 'content-encoding': 'gzip' } });
+    expect(res.status).toBe(415);
+    expect(res.body).toEqual({ error_code: 'unsupported_media_type', message: "Content-Encoding 'gzip' is not supported: send the request body uncompressed" });
+    expect(res.headers.get('connection')).toBe('close');
+    const plain = await t.req('POST', '/v1/memories', { body: { content: 'sent as is' }, headers: { 'content-encoding': 'identity' } });
+    expect(plain.status).toBe(201);
+  });
+});
+
 describe('a body that stalls', () => {
   it('a GET carrying a body that never completes gets 408 once the body has been idle for the body timeout', async () => {
     const quick = await startTestApp({}, { FLASHBULB_BODY_TIMEOUT_MS: '300', FLASHBULB_REQUEST_TIMEOUT_S: '120' });
