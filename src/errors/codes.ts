@@ -50,7 +50,7 @@ export function isErrorCode(value: unknown): value is ErrorCode {
   return typeof value === 'string' && Object.hasOwn(ERRORS, value);
 }
 
-/** The one protocol-neutral error type. `retryAfterS` is set for `rate_limited`. */
+/** The one protocol-neutral error type. `retryAfterS` (HTTP Retry-After) is set for `rate_limited`, and for `unavailable` when the wait is known. */
 export class FlashbulbError extends Error {
   readonly code: ErrorCode;
   readonly retryAfterS: number | undefined;

@@ -19,7 +19,7 @@ import type {
 } from '../protocol/shard.ts';
 import type { ShardRouter } from './router.ts';
 import { shardFor } from './shard-map.ts';
-import { crashReason, ShardHandle, shardProblem, type Down } from './shard-handle.ts';
+import { crashReason, secondsToRestart, ShardHandle, shardProblem, type Down } from './shard-handle.ts';
 import { startWorker } from '../threads/worker-url.ts';
 import { tracer, type Took } from '../tracing/index.ts';
 
@@ -112,8 +112,8 @@ export class ShardPool implements ShardRouter {
         if (h.stopping !== null || this.#stopping) return this.#failAll(h, `shard ${index} is not running`);
         // It ended on its own: what it had acknowledged is in its log, and it is started again on its files.
         const why = h.crashError ?? `its worker exited with code ${code}`;
-        this.#failAll(h, `shard ${index} crashed (${why}) with this request in flight: a write may or may not have been applied`);
         if (h.down === null) this.#wentDown(h, index, { cause: 'crash', why });
+        this.#failAll(h, `shard ${index} crashed (${why}) with this request in flight: a write may or may not have been applied`, secondsToRestart(h, performance.now()));
       });
     });
   }
@@ -122,6 +122,7 @@ export class ShardPool implements ShardRouter {
     h.down = down;
     if (performance.now() - h.startedAt > RESTART_RESET_MS) h.restarts = 0;
     const delay = this.#scheduleRestart(index, h.restarts);
+    h.restartAt = performance.now() + delay;
     if (down.cause === 'crash') this.#opts.onCrashed?.(index, down.why, delay);
   }
 
@@ -165,7 +166,7 @@ export class ShardPool implements ShardRouter {
       const after = down.cause === 'storage' ? 'the log failure' : 'the crash';
       console.error(`shard ${index}: restart after ${after} failed: ${(err as Error).message}`);
       fresh.down = { cause: down.cause, why: `${down.why}; restart failed: ${(err as Error).message}` };
-      this.#scheduleRestart(index, fresh.restarts);
+      fresh.restartAt = performance.now() + this.#scheduleRestart(index, fresh.restarts);
       return;
     }
     if (fresh.down === down) fresh.down = null; // unless its log failed again meanwhile
@@ -181,8 +182,9 @@ export class ShardPool implements ShardRouter {
     else p.reject(fromWireError(msg));
   }
 
-  #failAll(h: ShardHandle, message: string): void {
-    for (const id of [...h.pending.keys()]) h.take(id)?.reject(new FlashbulbError('unavailable', message));
+  #failAll(h: ShardHandle, message: string, retryAfterS?: number): void {
+    const opts = retryAfterS === undefined ? {} : { retryAfterS };
+    for (const id of [...h.pending.keys()]) h.take(id)?.reject(new FlashbulbError('unavailable', message, opts));
   }
 
   /** Sends a command to the shard that owns `ws`. */
@@ -225,8 +227,9 @@ export class ShardPool implements ShardRouter {
     const h = this.#handles[shard];
     if (!h?.ready) {
       // Down (restarting after its log failed or it crashed): the same words as readiness.
-      const why = h?.down ? shardProblem({ ...h, pendingSize: 0, oldestSentAt: null }, 0, 1) : 'is not available';
-      return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} ${why}`));
+      if (!h?.down) return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is not available`));
+      const why = shardProblem({ ...h, pendingSize: 0, oldestSentAt: null }, 0, 1);
+      return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} ${why}`, { retryAfterS: secondsToRestart(h, performance.now()) }));
     }
     if (h.pending.size >= this.#opts.maxInflight) {
       return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is overloaded; retry shortly`));

@@ -43,6 +43,8 @@ export class ShardHandle {
   stopError: string | null = null;
   /** Why the shard is down (its log failed: it refuses every request; it crashed) until it is restarted. */
   down: Down | null = null;
+  /** When it is to be restarted (performance.now()), while it waits for that. */
+  restartAt: number | null = null;
   /** The error the worker ended with, when it ended on its own. */
   crashError: string | null = null;
   /** Set when the worker has exited; `stopping` once it is asked to stop (asked once). */
@@ -75,6 +77,11 @@ export class ShardHandle {
     else this.perWorkspace.set(p.ws, n);
     return p;
   }
+}
+
+/** Whole seconds until a down shard's restart (at least 1: one that is recovering is nearly back), for Retry-After. */
+export function secondsToRestart(h: { restartAt: number | null }, now: number): number {
+  return h.restartAt === null ? 1 : Math.max(1, Math.ceil((h.restartAt - now) / 1000));
 }
 
 /** Why a shard cannot answer now, or null when it can. Pure, for the readiness probe and its tests. */

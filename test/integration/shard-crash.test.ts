@@ -34,13 +34,16 @@ describe('a shard that crashes', () => {
 
     const crashed = await t.req('GET', `/v1/memories/${CRASH_ID}`);
     expect(crashed.status).toBe(503);
+    expect(crashed.headers.get('retry-after')).toBe('1'); // the restart's wait
     expect(crashed.body).toEqual({
       error_code: 'unavailable',
       message: 'shard 0 crashed (boom: a test made the shard crash) with this request in flight: a write may or may not have been applied',
     });
     const down = 'shard 0 crashed (boom: a test made the shard crash); it is restarted from its files until that works';
-    // Until it is back, its requests are refused in the same words.
-    expect((await t.req('GET', '/v1/memories')).body).toEqual({ error_code: 'unavailable', message: down });
+    // Until it is back, its requests are refused in the same words, with the wait left.
+    const refused = await t.req('GET', '/v1/memories');
+    expect(refused.body).toEqual({ error_code: 'unavailable', message: down });
+    expect(refused.headers.get('retry-after')).toBe('1');
     const ready = await t.req('GET', '/v1/health/ready');
     expect(ready.status).toBe(503);
     expect(ready.body.reason).toBe(down);
@@ -62,7 +65,9 @@ describe('a shard that crashes', () => {
     const t = await withFiveMemories('1', lines);
     expect((await t.req('GET', `/v1/memories/${CRASH_ID}`)).status).toBe(503);
     await until(async () => (await t.req('GET', '/v1/health/ready')).status === 200, { what: 'the first restart' });
-    expect((await t.req('GET', `/v1/memories/${CRASH_ID}`)).status).toBe(503);
+    const second = await t.req('GET', `/v1/memories/${CRASH_ID}`);
+    expect(second.status).toBe(503);
+    expect(second.headers.get('retry-after')).toBe('2');
     expect(lines.filter((l) => l.includes('CRASHED')).map((l) => l.replace(/.*(in \d+ s)$/, '$1'))).toEqual(['in 1 s', 'in 2 s']);
     await expect(t.app.stop()).rejects.toThrow('shard 0: no final snapshot, since it crashed (boom: a test made the shard crash)');
     started.splice(0);
