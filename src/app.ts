@@ -70,7 +70,6 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   });
   else auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
   const memories = new Array<number>(meta.shards).fill(0);
-
   let subscriptions: SubscriptionRegistry | null = null;
   const onEvent = (e: ShardEvent): void => {
     if (e.kind === 'push') subscriptions?.deliverPushes(e.pushes);

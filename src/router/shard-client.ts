@@ -51,7 +51,7 @@ export interface ShardPoolOptions {
   workerEntry?: string;
 }
 
-/** A shard that served this long since its restart before its log failed again starts over at the first delay. */
+/** A shard that served this long since its restart before it went down again starts over at the first delay. */
 const RESTART_RESET_MS = 10 * 60_000;
 
 export class ShardPool implements ShardRouter {
@@ -91,7 +91,8 @@ export class ShardPool implements ShardRouter {
           h.ready = true;
           resolve();
         } else if (msg.kind === 'fatal' && !h.ready) reject(new Error(`shard ${index}: ${msg.message}`));
-        else if (msg.kind === 'storage-failed') this.#wentDown(h, index, { cause: 'storage', why: msg.message }); else if (msg.kind === 'stopped') {
+        else if (msg.kind === 'storage-failed') this.#wentDown(h, index, { cause: 'storage', why: msg.message });
+        else if (msg.kind === 'stopped') {
           h.stopped = true;
           if (msg.error !== undefined) h.stopError = msg.error;
         }
