@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * @module cli — `flashbulb serve | keys … | workspaces … | export | import | backup`. Key and
+ * @module cli — `flashbulb serve | keys … | workspaces … | export | import | backup | repair`. Key and
  * workspace commands work offline against a data directory (in cluster mode, with FLASHBULB_NATS_URL
- * set, against the cluster's key store in NATS), so a lost admin key is never a dead end; export, import and backup talk to a running server (FLASHBULB_URL, FLASHBULB_API_KEY).
+ * set, against the cluster's key store in NATS), so a lost admin key is never a dead end, and neither is a damaged file (repair); export, import and backup talk to a running server (FLASHBULB_URL, FLASHBULB_API_KEY).
  */
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -10,7 +10,7 @@ import { AuthStore, type AuthDirectory } from './auth/store.ts';
 import { ClusterAuth } from './cluster/auth-sync.ts';
 import { DEFAULT_WORKSPACE } from './auth/principal.ts';
 import { loadConfig, type Config } from './config/index.ts';
-import { lockHolder, openDataDir, shardOptions } from './data-dir.ts';
+import { lockHolder, openDataDir, repairDataDir, shardOptions } from './data-dir.ts';
 import { startApp } from './app.ts';
 import { ShardPool } from './router/shard-client.ts';
 import { embeddedStdio, relayStdio } from './cli/mcp-stdio.ts';
@@ -29,6 +29,8 @@ const USAGE = `usage:
   flashbulb export [--workspace SLUG] [--embeddings] > FILE.ndjson
   flashbulb import [--workspace SLUG] < FILE.ndjson
   flashbulb backup --to DIR          (DIR on the server's machine; restore: flashbulb serve --data-dir DIR)
+  flashbulb repair [--data-dir DIR]  (server stopped) keeps every whole record of a damaged snapshot
+                                     or log that stops start-up, drops the damaged bytes, says what
   export, import and backup talk to a running server: --url URL (FLASHBULB_URL, default
   http://127.0.0.1:$FLASHBULB_HTTP_PORT) and --key KEY (FLASHBULB_API_KEY).
 Configuration comes from FLASHBULB_* environment variables (see README).`;
@@ -53,6 +55,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.help || !command) return usage(command ? 0 : 2);
   const config = loadConfig(undefined, values['data-dir'] ? { dataDir: resolve(values['data-dir']) } : {});
   if (command === 'serve') return serve(config);
+  if (command === 'repair') return repair(config.dataDir);
   if (command === 'mcp') return mcp(config, values.workspace, values['data-dir'] !== undefined);
   if (command === 'export' || command === 'import' || command === 'backup') {
     const client = { ...config, serverUrl: values.url?.replace(/\/+$/, '') ?? config.serverUrl, apiKey: values.key ?? config.apiKey };
@@ -167,6 +170,23 @@ async function deleteWorkspaceOffline(config: Config, auth: AuthStore, slug: str
 
 function print(value: unknown): number {
   process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  return 0;
+}
+
+function repair(dir: string): number {
+  const repaired = repairDataDir(dir);
+  print({
+    data_dir: dir,
+    repaired: repaired.map((r) => ({
+      shard: r.shard, file: r.file, records_kept: r.kept, original_kept_as: r.original,
+      dropped: r.dropped.map((d) => ({ offset: d.offset, bytes: d.bytes, reason: d.reason })),
+    })),
+  });
+  process.stderr.write(
+    repaired.length === 0
+      ? `flashbulb: nothing damaged in ${dir}\n`
+      : `flashbulb: ${repaired.length} file(s) rewritten; the records in the dropped bytes are lost. Start the server; delete the .damaged originals once you no longer need them (they may hold forgotten content)\n`,
+  );
   return 0;
 }
 

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import type { Config } from './config/index.ts';
 import { fsyncDir, writeFileDurably } from './files/durable.ts';
 import type { BackupResult, ShardWorkerData } from './protocol/shard.ts';
+import { salvageShard, type SalvagedFile } from './shard/persist/salvage.ts';
 
 export interface DataDirMeta {
   format: 1;
@@ -98,6 +99,27 @@ export function openDataDir(dir: string, shards: number): DataDirMeta {
 
 export function shardDir(dir: string, shard: number): string {
   return join(dir, `shard-${String(shard).padStart(3, '0')}`);
+}
+
+/**
+ * `flashbulb repair`: every shard's damaged snapshot or log (what makes start-up refuse) rewritten
+ * with its whole records (shard/persist/salvage), under the directory's lock, so never while a
+ * server runs on it. Returns what was rewritten; nothing when nothing is damaged.
+ */
+export function repairDataDir(dir: string): Array<SalvagedFile & { shard: number }> {
+  if (!existsSync(join(dir, 'meta.json'))) throw new Error(`${dir} is not a Flashbulb data directory (it has no meta.json)`);
+  const meta = openDataDir(dir, 1);
+  const unlock = lockDataDir(dir);
+  try {
+    const out: Array<SalvagedFile & { shard: number }> = [];
+    for (let shard = 0; shard < meta.shards; shard++) {
+      const sd = shardDir(dir, shard);
+      if (existsSync(sd)) for (const f of salvageShard(sd, shard)) out.push({ shard, ...f });
+    }
+    return out;
+  } finally {
+    unlock();
+  }
 }
 
 /** Takes the data directory's lock (one server per directory); throws if a live process holds it. */

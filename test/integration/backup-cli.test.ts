@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ensureBuilt, http, killQuietly, ROOT, startServer, waitExit, type ChildServer } from '../helpers/child.ts';
+import { CLI, ensureBuilt, http, killQuietly, ROOT, spawnServer, startServer, waitExit, type ChildServer } from '../helpers/child.ts';
 import { until } from '../helpers/wait.ts';
 
 const run = promisify(execFile);
@@ -169,5 +169,46 @@ describe('flashbulb export / import', () => {
     expect(JSON.parse(bad.out)).toMatchObject({ imported: 1, error_count: 1, errors: [{ line: 2 }] });
     await stop(a);
     await stop(b);
+  });
+});
+
+describe('flashbulb repair', () => {
+  it('a log damaged in the middle stops start-up naming the command; repair keeps every whole record and the server starts on them', async () => {
+    const dataDir = tempDir('flashbulb-repair-');
+    const env = { FLASHBULB_SHARDS: '1', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', FLASHBULB_REFLECT_ENABLED: 'false' };
+    const first = await startServer({ dataDir, env });
+    children.push(first);
+    const written: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const content = `memory ${i} ${'x'.repeat(200)}`;
+      expect((await http(first.base, 'POST', '/v1/memories', { content })).status).toBe(201);
+      written.push(content);
+    }
+    await killQuietly(first); // kill -9: the writes are in the log alone
+    const log = join(dataDir, 'shard-000', 'wal-00000001.log');
+    const bytes = readFileSync(log);
+    for (let k = 0; k < 40; k++) bytes.writeUInt8((bytes.readUInt8(Math.floor(bytes.length / 2) + k) ^ 0x55), Math.floor(bytes.length / 2) + k);
+    writeFileSync(log, bytes);
+
+    const refused = await spawnServer({ dataDir, env });
+    expect(await waitExit(refused)).toEqual({ code: 1, signal: null });
+    expect(refused.stderr()).toContain(`${log} at offset`);
+    expect(refused.stderr()).toContain(`run \`flashbulb repair --data-dir ${dataDir}\``);
+
+    const { stdout, stderr } = await run(process.execPath, [CLI, 'repair', '--data-dir', dataDir], { cwd: ROOT, env: cliEnv('') });
+    const report = JSON.parse(stdout) as { repaired: Array<{ shard: number; file: string; records_kept: number; original_kept_as: string; dropped: unknown[] }> };
+    expect(report.repaired).toEqual([{ shard: 0, file: log, records_kept: expect.any(Number), original_kept_as: `${log}.damaged`, dropped: [expect.objectContaining({ reason: expect.any(String) })] }]);
+    expect(stderr).toContain('1 file(s) rewritten');
+    expect(readFileSync(`${log}.damaged`).equals(bytes)).toBe(true);
+
+    const again = await startServer({ dataDir, env });
+    children.push(again);
+    const listed = (await http(again.base, 'GET', '/v1/memories?limit=100')).body.memories.map((m: { content: string }) => m.content) as string[];
+    // The damaged bytes held one or two records; every other acknowledged write is there.
+    expect(listed.length).toBe(report.repaired[0]?.records_kept);
+    expect(listed.length).toBeGreaterThanOrEqual(written.length - 2);
+    for (const c of listed) expect(written).toContain(c);
+    // Repair refuses a directory a server is running on.
+    await expect(run(process.execPath, [CLI, 'repair', '--data-dir', dataDir], { cwd: ROOT, env: cliEnv('') })).rejects.toMatchObject({ stderr: expect.stringContaining('is in use by process') });
   });
 });

@@ -1,7 +1,7 @@
 /**
  * @module shard/persist/recovery — rebuilds a shard from its newest snapshot plus log replay.
  * A torn frame at the very end of the last segment is truncated away; damage anywhere else stops
- * start-up with an error naming the file and offset.
+ * start-up with an error naming the file and offset, and `flashbulb repair` (persist/salvage).
  */
 import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
@@ -54,18 +54,26 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
   const walSegments = listSeqs(dir, 'wal', 'log');
   const newest = snapshots[snapshots.length - 1];
   let fromSeq = 0;
-  if (newest !== undefined) fromSeq = loadSnapshot(dir, snapName(newest), state, opts.onFrame).walSeq;
-  opts.afterSnapshot?.(state, fromSeq);
   let replayed = 0;
   let truncatedTail: Recovered['truncatedTail'] = null;
-  const toReplay = walSegments.filter((s) => s >= fromSeq);
-  toReplay.forEach((seq, i) => {
-    const file = join(dir, walName(seq));
-    const onFrame = opts.onFrame;
-    const result = replaySegment(file, state, i === toReplay.length - 1, onFrame && ((offset, r) => onFrame(walName(seq), offset, r)));
-    replayed += result.records;
-    if (result.torn) truncatedTail = result.torn;
-  });
+  try {
+    if (newest !== undefined) fromSeq = loadSnapshot(dir, snapName(newest), state, opts.onFrame).walSeq;
+    opts.afterSnapshot?.(state, fromSeq);
+    const toReplay = walSegments.filter((s) => s >= fromSeq);
+    toReplay.forEach((seq, i) => {
+      const file = join(dir, walName(seq));
+      const onFrame = opts.onFrame;
+      const result = replaySegment(file, state, i === toReplay.length - 1, onFrame && ((offset, r) => onFrame(walName(seq), offset, r)));
+      replayed += result.records;
+      if (result.torn) truncatedTail = result.torn;
+    });
+  } catch (err) {
+    if (!(err instanceof CorruptionError)) throw err;
+    throw new CorruptionError(
+      `${err.message}; refusing to start. With the server stopped, run \`flashbulb repair --data-dir ${join(dir, '..')}\`: it keeps every whole ` +
+        'record, drops the damaged bytes (saving the original beside it as <file>.damaged) and says what was lost; or restore a backup',
+    );
+  }
   endRecovery(state);
   const lastSeq = Math.max(fromSeq, ...walSegments, 0);
   const staleFiles = walSegments.some((s) => s < fromSeq) || snapshots.length > 1;
@@ -235,7 +243,7 @@ function replaySegment(
       truncate(file, offset);
       return { records, torn: { file, offset, reason: f.reason } };
     }
-    throw new CorruptionError(`${file} at offset ${offset}: ${f.reason}; refusing to start (repair or restore this file)`);
+    throw new CorruptionError(`${file} at offset ${offset}: ${f.reason}`);
   }
 }
 
