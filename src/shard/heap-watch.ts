@@ -36,7 +36,8 @@ export class HeapWatch {
    */
   constructor(limitBytes: number, inUse: () => number, onChange: (state: ShardHeap) => void = () => {}) {
     this.limitBytes = limitBytes;
-    this.markBytes = Math.max(0, Math.min(limitBytes * HEAP_FULL_FRACTION, limitBytes - HEAP_MIN_FREE_BYTES));
+    // A limit the runtime does not report (0) refuses nothing, rather than everything.
+    this.markBytes = limitBytes > 0 ? Math.max(0, Math.min(limitBytes * HEAP_FULL_FRACTION, limitBytes - HEAP_MIN_FREE_BYTES)) : Infinity;
     this.#inUse = inUse;
     this.#onChange = onChange;
   }

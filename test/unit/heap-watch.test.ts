@@ -20,6 +20,11 @@ describe('HeapWatch', () => {
     expect(watch(4096).w.markBytes).toBe(4096 * 0.85 * MB);
     expect(watch(256).w.markBytes).toBe(256 * 0.85 * MB);
     expect(watch(64).w.markBytes).toBe(48 * MB);
+    // A limit the runtime did not report refuses nothing.
+    const unknown = watch(0);
+    unknown.setInUse(500);
+    unknown.w.afterFullCollection();
+    expect(unknown.w.refusal(0)).toBeNull();
   });
 
   it('refuses writes once a full collection leaves more than the mark live, naming the limit and what to do', () => {
