@@ -265,7 +265,6 @@ export type ShardReply =
   | { kind: 'reply'; id: number; ok: true; value: unknown; took?: readonly [startMs: number, endMs: number] }
   | { kind: 'reply'; id: number; ok: false; code: ErrorCode; message: string };
 
-/** Messages a shard sends without being asked. */
 /** A shard worker's heap (shard/heap-watch). */
 export interface ShardHeap {
   /** The old generation in use after the last full collection (0 before the first). */
@@ -275,6 +274,7 @@ export interface ShardHeap {
   full: boolean;
 }
 
+/** Messages a shard sends without being asked. */
 export type ShardEvent =
   | { kind: 'ready'; shard: number; memories: number; replayedRecords: number; recoveryMs: number; truncatedTail: string | null }
   | { kind: 'fatal'; shard: number; message: string }

@@ -20,7 +20,6 @@ export const HEAP_MIN_FREE_BYTES = 16 * 2 ** 20;
 
 const MB = 2 ** 20;
 
-
 export class HeapWatch {
   readonly limitBytes: number;
   /** Past this, writes are refused. */

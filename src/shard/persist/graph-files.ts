@@ -17,7 +17,8 @@ interface Manifest {
   graphs: Array<{ ws: string; file: string; dim: number; labels: Array<[string, number]>; nextLabel?: number }>;
 }
 
-function manifestName(walSeq: number): string {
+/** The manifest of the graphs saved with snapshot `walSeq`. */
+export function manifestName(walSeq: number): string {
   return `hnsw-${String(walSeq).padStart(8, '0')}.manifest`;
 }
 

@@ -43,10 +43,18 @@ export interface RecoverOptions {
   onFrame?: (file: string, offset: number, record: LogRecord) => void;
 }
 
-export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered {
+/**
+ * What comes before any frame of a shard's files is read (by recovery, or by repair): temporary
+ * files of an interrupted snapshot are removed, and an erasure in place that a crash interrupted
+ * is finished.
+ */
+export function tidyShardFiles(dir: string): void {
   for (const name of readdirSync(dir)) if (name.endsWith('.tmp')) unlinkSync(join(dir, name));
-  // An erasure in place that a crash interrupted is finished before any frame is read.
   redoErasure(dir);
+}
+
+export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered {
+  tidyShardFiles(dir);
   const state = new ShardState();
   // The lexical index is built after start-up, by the shard's background indexer (or on first use).
   beginRecovery(state);
@@ -214,7 +222,7 @@ function* fileFrames(file: string): Generator<{ f: FrameRead; offset: number }> 
   }
 }
 
-function isHeader(v: unknown): v is SnapshotHeader {
+export function isHeader(v: unknown): v is SnapshotHeader {
   return typeof v === 'object' && v !== null && (v as { t?: unknown }).t === 'snap';
 }
 

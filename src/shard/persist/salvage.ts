@@ -8,14 +8,14 @@
  * beside it as `<name>.damaged` (`.damaged-2`… after another repair) for inspection, with nothing else changed. Records in the dropped
  * bytes are lost; the rest of the shard is intact, and the report says what was dropped where.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncDir } from '../../files/durable.ts';
 import type { SnapshotHeader } from '../store/records.ts';
 import { encodeFrame, FRAME_MAGIC, readFrame } from './frames.ts';
-import { redoErasure } from './erase.ts';
 import { seqName } from './fsutil.ts';
-import { listSeqs } from './recovery.ts';
+import { manifestName } from './graph-files.ts';
+import { isHeader, listSeqs, tidyShardFiles } from './recovery.ts';
 
 /** A stretch of a file that held no whole frame. */
 export interface Dropped {
@@ -35,8 +35,7 @@ export interface SalvagedFile {
 
 /** Repairs the shard in `dir` (no server may be running on it); returns each file it rewrote. */
 export function salvageShard(dir: string, shard: number): SalvagedFile[] {
-  for (const name of readdirSync(dir)) if (name.endsWith('.tmp')) unlinkSync(join(dir, name));
-  redoErasure(dir); // an erasure in place that was interrupted finishes on the file as it was
+  tidyShardFiles(dir); // as recovery does first: an interrupted erasure finishes on the file as it was
   const out: SalvagedFile[] = [];
   const snaps = listSeqs(dir, 'snap', 'snap');
   const newest = snaps[snaps.length - 1];
@@ -106,7 +105,6 @@ function salvageSnapshot(dir: string, seq: number, shard: number): SalvagedFile 
   const buf = readWhole(file);
   const s = scan(buf);
   const dropped = s.tail ? [...s.dropped, s.tail] : s.dropped;
-  const isHeader = (v: unknown): boolean => (v as { t?: unknown } | null)?.t === 'snap';
   const isFooter = (v: unknown): boolean => (v as { t?: unknown } | null)?.t === 'end';
   const headed = s.frames[0]?.[0] === 0 && isHeader(s.values[0]);
   const footed = s.values.length > 0 && isFooter(s.values[s.values.length - 1]);
@@ -119,7 +117,7 @@ function salvageSnapshot(dir: string, seq: number, shard: number): SalvagedFile 
   if (dropped.length === 0 && !footed) reasons.push({ offset: buf.length, bytes: 0, reason: 'snapshot has no footer' });
   const fixed = replace(file, [encodeFrame(header), ...body, encodeFrame({ t: 'end', records: body.length })], { kept: body.length, dropped: reasons });
   // HNSW graphs saved with this snapshot may name memories it no longer holds: rebuilt on start.
-  const manifest = join(dir, `hnsw-${String(seq).padStart(8, '0')}.manifest`);
+  const manifest = join(dir, manifestName(seq));
   if (existsSync(manifest)) unlinkSync(manifest);
   return fixed;
 }
