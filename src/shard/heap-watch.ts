@@ -6,8 +6,9 @@
  * refused with a message naming the limit, while reads, forget and workspace deletion go on. It
  * lifts when a later collection shows room, when what is in use right now (garbage included, so
  * never less than what is live) is under the mark, or when a forget has freed memory (the next
- * collection sets it again if that was not enough). Redis's `maxmemory` with `noeviction`
- * behaves the same way.
+ * collection that began after the free sets it again if that was not enough: V8 marks
+ * incrementally, so the first full collection to end after a free may have marked what it freed
+ * as live before it was freed). Redis's `maxmemory` with `noeviction` behaves the same way.
  */
 import { constants, PerformanceObserver, type PerformanceEntry } from 'node:perf_hooks';
 import { getHeapSpaceStatistics } from 'node:v8';
@@ -28,6 +29,8 @@ export class HeapWatch {
   readonly #onChange: (state: ShardHeap) => void;
   #liveBytes = 0;
   #full = false;
+  /** Memory was freed since the last full collection ended: the next one may have begun marking before that. */
+  #freedSinceCollection = false;
 
   /**
    * `inUse`: the old generation in use now (`oldGenerationInUse` in a worker; tests pass their
@@ -44,11 +47,15 @@ export class HeapWatch {
   /** Called after each full collection: what is in use now is what is live. */
   afterFullCollection(): void {
     this.#liveBytes = this.#inUse();
-    this.#set(this.#liveBytes > this.markBytes);
+    const full = this.#liveBytes > this.markBytes;
+    // A collection whose marking may have begun before the free can only lift the refusal.
+    if (!this.#freedSinceCollection || !full) this.#set(full);
+    this.#freedSinceCollection = false;
   }
 
   /** Memory was freed (a forget, a workspace deleted): writes go on until a collection says otherwise. */
   freed(): void {
+    this.#freedSinceCollection = true;
     this.#set(false);
   }
 
