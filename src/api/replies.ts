@@ -57,7 +57,11 @@ export const Edge = T.Object(
 const ref = (s: { $id?: string }): TSchema => T.Ref(s.$id ?? '');
 
 export const MemoryList = T.Array(ref(Memory));
-export const MemoryPage = T.Object({ memories: T.Array(ref(Memory)), next_cursor: Nullable(T.String()) });
+export const MemoryPage = T.Object({
+  memories: T.Array(ref(Memory)),
+  next_cursor: Nullable(T.String()),
+  total: T.Optional(T.Integer({ description: 'Every memory the query matches (with_total=true)' })),
+});
 export const Edges = T.Object({ outgoing: T.Array(ref(Edge)), incoming: T.Array(ref(Edge)) });
 export const ForgetResult = T.Object({
   forgotten_count: T.Integer(),
@@ -252,6 +256,53 @@ export const SubscribeEvents = {
   ),
   closed: T.Object({ reason: literals(['closed', 'shutdown']) }),
 } as const;
+
+export const Timeline = T.Object({
+  bucket: literals(['hour', 'day']),
+  bucket_us: T.Integer({ description: 'Bucket width in microseconds' }),
+  buckets: T.Array(T.Object({ start_us: Us('Start of the bucket'), count: T.Integer() }), { description: 'Buckets holding at least one match, oldest first' }),
+  total: T.Integer(),
+});
+
+export const EntitySummaries = T.Object({
+  entities: T.Array(
+    T.Object({
+      entity_id: T.String(),
+      memory_count: T.Integer({ description: 'Live memories about the entity (superseded versions not counted)' }),
+      first_at: Us('The oldest one was created'),
+      last_at: Us('The latest creation or revision among them'),
+      kinds: T.Record(T.String(), T.Integer(), { description: 'Memories by kind' }),
+    }),
+  ),
+  total: T.Integer({ description: 'Entities matching q (the page holds at most limit)' }),
+});
+
+export const GraphOverview = T.Object({
+  nodes: T.Array(ref(Memory)),
+  edges: T.Array(ref(Edge)),
+  total_nodes: T.Integer({ description: 'Memories the overview chose from: the workspace, or the entity and its neighbours' }),
+  truncated: T.Boolean({ description: 'Fewer nodes than total_nodes (max_nodes reached)' }),
+});
+
+export const Contradictions = T.Object({
+  confirmed: T.Array(
+    T.Object({ a: ref(Memory), b: ref(Memory), confidence: T.Number(), reason: Nullable(T.String({ description: 'The rule that made the edge, when the checker did' })), timestamp_us: Us('When the edge was made') }),
+  ),
+  pending: T.Array(
+    T.Object({
+      pending_id: T.String(),
+      a: ref(Memory),
+      b: ref(Memory),
+      classifier_score: T.Number(),
+      classifier_method: literals(['heuristic', 'llm']),
+      similarity: T.Number(),
+      proposed: literals(['contradiction', 'revision']),
+      reason: Nullable(T.String({ description: 'The rule that raised the candidate' })),
+      created_at: Us('When the candidate was raised'),
+    }),
+  ),
+  truncated: T.Boolean({ description: 'More pairs or candidates exist than limit' }),
+});
 
 /** Schemas with an `$id`, published under components/schemas and referenced by name. */
 export const NAMED_SCHEMAS: readonly TSchema[] = [ErrorBody, Memory, Edge, RecallHit, Workspace, KeyInfo, SubscribeEvents.message];

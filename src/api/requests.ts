@@ -117,6 +117,13 @@ export const CreateKeyBody = T.Object({
   label: T.Optional(T.String({ maxLength: 200 })),
 });
 
+/** What a list, its total and its timeline match besides entity, kind, superseded versions and filter. */
+const ListMatch = {
+  q: T.Optional(T.String({ description: "Only memories holding every word of q (whole words, stemmed, as recall's lexical match reads them; current texts only)" })),
+  since_us: T.Optional(T.Integer({ minimum: 0, description: 'Created at or after this time (microseconds since the Unix epoch)' })),
+  until_us: T.Optional(T.Integer({ minimum: 0, description: 'Created before this time (microseconds since the Unix epoch)' })),
+};
+
 export const ListQuery = T.Object({
   filter: T.Optional(T.String({ description: 'A metadata filter as JSON text (see the recall body).' })),
   entity_id: T.Optional(T.String()),
@@ -124,6 +131,14 @@ export const ListQuery = T.Object({
   cursor: T.Optional(T.String()),
   limit: T.Optional(T.Integer()),
   include_superseded: T.Optional(T.Boolean()),
+  ...ListMatch,
+  sort: T.Optional(
+    T.Union([T.Literal('created_at'), T.Literal('updated_at'), T.Literal('importance'), T.Literal('access_count'), T.Literal('last_accessed_at')], {
+      description: 'What pages are ordered by (default created_at); ties go by id, which sorts by creation',
+    }),
+  ),
+  order: T.Optional(T.Union([T.Literal('asc'), T.Literal('desc')], { description: 'asc (default: oldest or lowest first) or desc' })),
+  with_total: T.Optional(T.Boolean({ description: 'Also count every match (total); costs a pass over the matches' })),
 });
 
 const Weights = T.Object({
@@ -226,4 +241,33 @@ export const VerdictsBody = T.Object({
       reasoning: T.Optional(T.String()),
     }),
   ),
+});
+
+/** GET /v1/memories/timeline: the list's criteria, counted per hour or day. */
+export const TimelineQuery = T.Object({
+  filter: T.Optional(T.String({ description: 'A metadata filter as JSON text (see the recall body).' })),
+  entity_id: T.Optional(T.String()),
+  kind: T.Optional(Kind),
+  include_superseded: T.Optional(T.Boolean()),
+  ...ListMatch,
+  bucket: T.Optional(T.Union([T.Literal('hour'), T.Literal('day')], { description: 'Bucket width (default day)' })),
+  utc_offset_min: T.Optional(T.Integer({ description: "Minutes east of UTC of the reader's clock, so that days start at local midnight (default 0)" })),
+});
+
+export const EntitySummaryQuery = T.Object({
+  q: T.Optional(T.String({ description: 'Only entity ids containing this text (case-insensitive)' })),
+  sort: T.Optional(T.Union([T.Literal('recent'), T.Literal('memories'), T.Literal('name')], { description: 'recent (default: latest activity first), memories (most first) or name' })),
+  limit: T.Optional(T.Integer()),
+});
+
+export const GraphOverviewBody = T.Object({
+  entity_id: T.Optional(T.String({ description: "An entity's memories and their direct neighbours, instead of the whole workspace" })),
+  kind: T.Optional(Kind),
+  max_nodes: T.Optional(T.Integer({ description: 'At most this many memories (default 100, at most 500), the most important first' })),
+  edge_types: T.Optional(T.Array(T.String())),
+});
+
+export const ContradictionsQuery = T.Object({
+  entity_id: T.Optional(T.String({ description: 'Only pairs with at least one memory about this entity' })),
+  limit: T.Optional(T.Integer({ description: 'At most this many confirmed pairs and this many candidates (default 50, at most 500)' })),
 });

@@ -98,14 +98,16 @@ export const TOOLS: readonly Tool[] = [
     name: 'list_memories',
     title: 'List memories',
     description:
-      'Page through the workspace\'s memories, oldest first, optionally only those of one entity_id or kind. Use it ' +
-      'to browse or audit what is stored, not to search (use recall for that). Returns a page and next_cursor (null on the last page).',
+      'Page through the workspace\'s memories, oldest first (order "desc": newest first; sort by importance, access_count, ' +
+      'updated_at or last_accessed_at), optionally only those of one entity_id or kind, holding every word of q, or created ' +
+      'between since_us and until_us. Use it to browse or audit what is stored, not to search by meaning (use recall for that). ' +
+      'Returns a page and next_cursor (null on the last page); with_total adds the number of matches.',
     input: S.ListQuery,
     output: R.MemoryPage,
     annotations: READ,
     run: async (ctx, q) => {
       const page = await listMemories(ctx, q);
-      return { memories: page.memories.map(memoryJson), next_cursor: page.nextCursor };
+      return { memories: page.memories.map(memoryJson), next_cursor: page.nextCursor, ...(page.total === undefined ? {} : { total: page.total }) };
     },
   }),
   tool({

@@ -9,6 +9,9 @@ import type { JsonObject, MemoryKind, MemoryRecord, MemoryView } from '../model/
 import type { ErrorCode } from '../errors/codes.ts';
 import type { PrimeInput, PrimeOutput, RecallInput, RecallOutput } from '../recall/types.ts';
 import type { FilterNode } from '../recall/filter.ts';
+import type { EntitySummariesInput, EntitySummary, ListOutput, ListSort, OverviewInput, OverviewOutput, TimelineInput, TimelineOutput } from './browse.ts';
+
+export type * from './browse.ts';
 
 export interface SubscriptionSpec {
   id: number;
@@ -54,6 +57,21 @@ export interface PendingContradiction {
   proposed: 'contradiction' | 'revision';
   /** The rule that fired ("negation scope: …"); absent in files written before it was recorded. */
   reason?: string;
+}
+
+export interface ConfirmedContradiction {
+  a: MemoryView;
+  b: MemoryView;
+  confidence: number;
+  reason: string | null;
+  timestampUs: number;
+}
+
+export interface ContradictionsOutput {
+  confirmed: ConfirmedContradiction[];
+  pending: Array<{ candidate: PendingContradiction; a: MemoryView; b: MemoryView }>;
+  /** Whether more confirmed pairs or candidates exist than `limit`. */
+  truncated: boolean;
 }
 
 export interface EdgeInput {
@@ -117,6 +135,17 @@ export interface ListInput {
   cursor: string | null;
   limit: number;
   includeSuperseded: boolean;
+  /** What a page is ordered by (default created_at, whose cursor is a bare id). */
+  sort?: ListSort;
+  /** Default asc (oldest first). */
+  order?: 'asc' | 'desc';
+  /** Only memories holding every word of this text (as the lexical index reads words). */
+  text?: string | null;
+  /** Creation time at least `since` and before `until` (µs). */
+  since?: number | null;
+  until?: number | null;
+  /** Also count every match (`total`). */
+  withTotal?: boolean;
 }
 
 export interface GraphInput {
@@ -220,7 +249,7 @@ export interface ShardMethods {
   remember: { input: { items: RememberItem[]; withEmbedding?: boolean }; output: MemoryView[] };
   get: { input: { id: string; withEmbedding: boolean }; output: MemoryView };
   batchGet: { input: { ids: string[]; withEmbedding: boolean }; output: MemoryView[] };
-  list: { input: ListInput; output: { memories: MemoryView[]; nextCursor: string | null } };
+  list: { input: ListInput; output: ListOutput };
   revise: { input: ReviseInput; output: MemoryView };
   forget: { input: ForgetCriteria; output: ForgetResult };
   recall: { input: RecallInput; output: RecallOutput };
@@ -245,6 +274,10 @@ export interface ShardMethods {
   backup: { input: { dir: string }; output: BackupResult };
   exportPage: { input: ExportPageInput; output: { lines: ExportLine[]; nextCursor: string | null } };
   importItems: { input: { items: ImportItem[] }; output: ImportOutcome[] };
+  timeline: { input: TimelineInput; output: TimelineOutput };
+  entitySummaries: { input: EntitySummariesInput; output: { entities: EntitySummary[]; total: number } };
+  graphOverview: { input: OverviewInput; output: OverviewOutput };
+  contradictions: { input: { entityId: string | null; limit: number }; output: ContradictionsOutput };
 }
 
 export type ShardMethod = keyof ShardMethods;

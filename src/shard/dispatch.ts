@@ -10,7 +10,9 @@ import { commitVerdicts } from './contradictions.ts';
 import type { OpContext } from './ops/context.ts';
 import { forget } from './ops/forget.ts';
 import { graph } from './ops/graph.ts';
-import { batchGet, count, edges, entities, get, insights, list } from './ops/read.ts';
+import { list, timeline } from './ops/list.ts';
+import { contradictions, entitySummaries, graphOverview } from './ops/overview.ts';
+import { batchGet, count, edges, entities, get, insights } from './ops/read.ts';
 import { prime, recall } from './ops/recall.ts';
 import { reflectGather, writeInsights } from './ops/reflect.ts';
 import { remember } from './ops/remember.ts';
@@ -43,7 +45,7 @@ export interface ShardSelf {
 export const READS_COMMITTED: { readonly [M in ShardMethod]: boolean } = {
   get: true, batchGet: true, list: true, recall: true, prime: true, entities: true, insights: true, edges: true,
   graph: true, count: true, exportPage: true, pendingContradictions: true, reflectGather: true, subOpen: true,
-  subMatch: true,
+  subMatch: true, timeline: true, entitySummaries: true, graphOverview: true, contradictions: true,
   remember: false, revise: false, forget: false, upload: false, importItems: false, writeInsights: false,
   commitVerdicts: false, subClose: false, dropWorkspace: false, stats: false, snapshot: false, backup: false,
 };
@@ -56,7 +58,7 @@ export const GROWS_STORE: { readonly [M in ShardMethod]: boolean } = {
   remember: true, revise: true, upload: true, importItems: true, writeInsights: true, commitVerdicts: true,
   get: false, batchGet: false, list: false, recall: false, prime: false, entities: false, insights: false, edges: false,
   graph: false, count: false, exportPage: false, pendingContradictions: false, reflectGather: false, subOpen: false,
-  subMatch: false, forget: false, subClose: false, dropWorkspace: false, stats: false, snapshot: false, backup: false,
+  subMatch: false, timeline: false, entitySummaries: false, graphOverview: false, contradictions: false, forget: false, subClose: false, dropWorkspace: false, stats: false, snapshot: false, backup: false,
 };
 
 /** Methods that free memory: a heap found full may have room after them. */
@@ -80,6 +82,10 @@ export function shardHandlers(self: ShardSelf): Handlers {
     exportPage,
     importItems,
     count,
+    timeline,
+    entitySummaries,
+    graphOverview,
+    contradictions,
     dropWorkspace: (_ctx, ws) => self.dropWorkspace(ws),
     stats: () => self.stats(),
     reflectGather,

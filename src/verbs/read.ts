@@ -3,6 +3,7 @@ import { invalid } from '../errors/codes.ts';
 import type { Edge } from '../model/edge.ts';
 import { parseId } from '../model/ids.ts';
 import type { MemoryKind, MemoryView } from '../model/memory.ts';
+import type { ListInput as ShardListInput, ListOutput, ListSort } from '../protocol/shard.ts';
 import { parseFilter } from '../recall/filter.ts';
 import { charge, type Ctx } from './context.ts';
 import { checkEntity, checkId, LIMITS } from './validate.ts';
@@ -22,28 +23,68 @@ export function batchGet(ctx: Ctx, input: { memory_ids: string[] }): Promise<Mem
   return ctx.svc.shards.call(ctx.workspace, 'batchGet', { ids, withEmbedding: false });
 }
 
-export interface ListInput {
-  entity_id?: string | undefined;
-  kind?: MemoryKind | undefined;
+export interface ListInput extends ListCriteria {
   cursor?: string | undefined;
   limit?: number | undefined;
+  /** created_at (default), updated_at, importance, access_count or last_accessed_at. */
+  sort?: ListSort | undefined;
+  order?: 'asc' | 'desc' | undefined;
+  with_total?: boolean | undefined;
+}
+
+/** What a list, a count or a timeline matches (verbs/browse shares it). */
+export interface ListCriteria {
+  entity_id?: string | undefined;
+  kind?: MemoryKind | undefined;
   include_superseded?: boolean | undefined;
   /** Metadata filter (recall/filter.ts), as an object or its JSON text (from a query string). */
   filter?: unknown;
+  /** Only memories holding every word of `q` (whole words, as recall's lexical match reads them). */
+  q?: string | undefined;
+  since_us?: number | undefined;
+  until_us?: number | undefined;
 }
 
-export function listMemories(ctx: Ctx, input: ListInput): Promise<{ memories: MemoryView[]; nextCursor: string | null }> {
+export function listMemories(ctx: Ctx, input: ListInput): Promise<ListOutput> {
   charge(ctx, 'read');
   const limit = input.limit ?? LIMITS.listDefault;
   if (!Number.isInteger(limit) || limit < 1) throw invalid(`limit must be a positive integer, got ${limit}`);
+  const sort = input.sort ?? 'created_at';
   return ctx.svc.shards.call(ctx.workspace, 'list', {
+    ...listCriteria(input),
+    cursor: input.cursor === undefined ? null : sort === 'created_at' ? checkId('cursor', input.cursor) : checkCursor(input.cursor),
+    limit: Math.min(limit, LIMITS.listLimit),
+    sort,
+    order: input.order ?? 'asc',
+    withTotal: input.with_total ?? false,
+  });
+}
+
+/** The matching criteria of a list, checked (entity, words, time range, metadata filter). */
+export function listCriteria(input: ListCriteria): Omit<ShardListInput, 'cursor' | 'limit'> {
+  const q = input.q?.trim() ?? '';
+  if (q.length > LIMITS.cueBytes) throw invalid(`q is ${q.length} characters; the limit is ${LIMITS.cueBytes}`);
+  const since = input.since_us ?? null;
+  const until = input.until_us ?? null;
+  for (const [field, v] of [['since_us', since], ['until_us', until]] as const) {
+    if (v !== null && (!Number.isFinite(v) || v < 0)) throw invalid(`${field} must be a time in microseconds since the epoch, got ${v}`);
+  }
+  if (since !== null && until !== null && until <= since) throw invalid(`until_us (${until}) must be after since_us (${since})`);
+  return {
     entityId: input.entity_id === undefined ? null : checkEntity('entity_id', input.entity_id),
     kind: input.kind ?? null,
-    cursor: input.cursor === undefined ? null : checkId('cursor', input.cursor),
-    limit: Math.min(limit, LIMITS.listLimit),
     includeSuperseded: input.include_superseded ?? false,
     filter: input.filter === undefined || input.filter === null ? null : parseFilter(typeof input.filter === 'string' ? jsonText('filter', input.filter) : input.filter),
-  });
+    text: q === '' ? null : q,
+    since,
+    until,
+  };
+}
+
+/** A cursor of a page by value (`sort:order:value:id`); the shard reads it against the query. */
+function checkCursor(cursor: string): string {
+  if (cursor.length > 200) throw invalid(`cursor is ${cursor.length} characters: pass the next_cursor of the same query`);
+  return cursor;
 }
 
 function jsonText(field: string, text: string): unknown {

@@ -226,3 +226,22 @@ describe('updates', () => {
     expect(idx.query('§y:2023 §m:2023-05').terms.map((t) => t.term)).toEqual(['2023']);
   });
 });
+
+describe('withAllWords (the list filter q)', () => {
+  it('finds the memories holding every word, whatever list is shortest, and never a removed one', () => {
+    const idx = new LexicalIndex();
+    idx.add('a', doc('Alice painted the garden fence'));
+    idx.add('b', doc('Alice paints in the garden'));
+    idx.add('c', doc('Bob painted a boat'));
+    idx.add('d', doc('A fence', { entityId: 'alice' }));
+    expect(idx.withAllWords('painting')).toEqual(new Set(['a', 'b', 'c']));
+    expect(idx.withAllWords('garden ALICE paint')).toEqual(new Set(['a', 'b']));
+    expect(idx.withAllWords('fence alice')).toEqual(new Set(['a', 'd']));
+    expect(idx.withAllWords('zeppelin painted')).toEqual(new Set());
+    expect(idx.withAllWords('the a')).toBeNull();
+    idx.remove('a');
+    expect(idx.withAllWords('painted fence')).toEqual(new Set());
+    idx.add('e', doc('Fence painted blue'));
+    expect(idx.withAllWords('painted fence')).toEqual(new Set(['e']));
+  });
+});

@@ -116,10 +116,24 @@ export type ListQuery = {
   cursor?: string;
   limit?: number;
   include_superseded?: boolean;
+  /** Only memories holding every word of q (whole words, stemmed, as recall's lexical match reads them; current texts only) */
+  q?: string;
+  /** Created at or after this time (microseconds since the Unix epoch) */
+  since_us?: number;
+  /** Created before this time (microseconds since the Unix epoch) */
+  until_us?: number;
+  /** What pages are ordered by (default created_at); ties go by id, which sorts by creation */
+  sort?: "created_at" | "updated_at" | "importance" | "access_count" | "last_accessed_at";
+  /** asc (default: oldest or lowest first) or desc */
+  order?: "asc" | "desc";
+  /** Also count every match (total); costs a pass over the matches */
+  with_total?: boolean;
 };
 export type ListResponse = {
   memories: Array<Memory>;
   next_cursor: string | null;
+  /** Every memory the query matches (with_total=true) */
+  total?: number;
 };
 
 export type RememberBody = {
@@ -158,6 +172,36 @@ export type RememberResponse = {
   /** Set once a revision replaced this memory */
   superseded_by?: string;
   expires_at: number | null;
+};
+
+export type TimelineQuery = {
+  /** A metadata filter as JSON text (see the recall body). */
+  filter?: string;
+  entity_id?: string;
+  kind?: "episode" | "insight" | "revision" | "document" | "proposition";
+  include_superseded?: boolean;
+  /** Only memories holding every word of q (whole words, stemmed, as recall's lexical match reads them; current texts only) */
+  q?: string;
+  /** Created at or after this time (microseconds since the Unix epoch) */
+  since_us?: number;
+  /** Created before this time (microseconds since the Unix epoch) */
+  until_us?: number;
+  /** Bucket width (default day) */
+  bucket?: "hour" | "day";
+  /** Minutes east of UTC of the reader's clock, so that days start at local midnight (default 0) */
+  utc_offset_min?: number;
+};
+export type TimelineResponse = {
+  bucket: "hour" | "day";
+  /** Bucket width in microseconds */
+  bucket_us: number;
+  /** Buckets holding at least one match, oldest first */
+  buckets: Array<{
+    /** Start of the bucket (microseconds since the Unix epoch) */
+    start_us: number;
+    count: number;
+  }>;
+  total: number;
 };
 
 export type BatchGetBody = {
@@ -339,6 +383,23 @@ export type GraphResponse = {
   truncated: boolean;
 };
 
+export type GraphOverviewBody = {
+  /** An entity's memories and their direct neighbours, instead of the whole workspace */
+  entity_id?: string;
+  kind?: "episode" | "insight" | "revision" | "document" | "proposition";
+  /** At most this many memories (default 100, at most 500), the most important first */
+  max_nodes?: number;
+  edge_types?: Array<string>;
+};
+export type GraphOverviewResponse = {
+  nodes: Array<Memory>;
+  edges: Array<Edge>;
+  /** Memories the overview chose from: the workspace, or the entity and its neighbours */
+  total_nodes: number;
+  /** Fewer nodes than total_nodes (max_nodes reached) */
+  truncated: boolean;
+};
+
 export type UploadResponse = {
   uploaded: number;
   files: Array<{
@@ -491,6 +552,60 @@ export type ContradictionCommitResponse = {
 };
 
 export type EntitiesResponse = Array<string>;
+
+export type EntitySummariesQuery = {
+  /** Only entity ids containing this text (case-insensitive) */
+  q?: string;
+  /** recent (default: latest activity first), memories (most first) or name */
+  sort?: "recent" | "memories" | "name";
+  limit?: number;
+};
+export type EntitySummariesResponse = {
+  entities: Array<{
+    entity_id: string;
+    /** Live memories about the entity (superseded versions not counted) */
+    memory_count: number;
+    /** The oldest one was created (microseconds since the Unix epoch) */
+    first_at: number;
+    /** The latest creation or revision among them (microseconds since the Unix epoch) */
+    last_at: number;
+    /** Memories by kind */
+    kinds: Record<string, number>;
+  }>;
+  /** Entities matching q (the page holds at most limit) */
+  total: number;
+};
+
+export type ContradictionsQuery = {
+  /** Only pairs with at least one memory about this entity */
+  entity_id?: string;
+  /** At most this many confirmed pairs and this many candidates (default 50, at most 500) */
+  limit?: number;
+};
+export type ContradictionsResponse = {
+  confirmed: Array<{
+    a: Memory;
+    b: Memory;
+    confidence: number;
+    reason: string | null;
+    /** When the edge was made (microseconds since the Unix epoch) */
+    timestamp_us: number;
+  }>;
+  pending: Array<{
+    pending_id: string;
+    a: Memory;
+    b: Memory;
+    classifier_score: number;
+    classifier_method: "heuristic" | "llm";
+    similarity: number;
+    proposed: "contradiction" | "revision";
+    reason: string | null;
+    /** When the candidate was raised (microseconds since the Unix epoch) */
+    created_at: number;
+  }>;
+  /** More pairs or candidates exist than limit */
+  truncated: boolean;
+};
 
 export type McpV1Body = {
   jsonrpc: "2.0";
@@ -649,6 +764,7 @@ export type OpenapiResponse = {
 export const OPERATIONS = {
   list: { method: 'GET', path: '/v1/memories', scoped: true, response: 'json' },
   remember: { method: 'POST', path: '/v1/memories', scoped: true, response: 'json' },
+  timeline: { method: 'GET', path: '/v1/memories/timeline', scoped: true, response: 'json' },
   batch_get: { method: 'POST', path: '/v1/memories/batch', scoped: true, response: 'json' },
   get: { method: 'GET', path: '/v1/memories/{id}', scoped: true, response: 'json' },
   edges: { method: 'GET', path: '/v1/memories/{id}/edges', scoped: true, response: 'json' },
@@ -657,6 +773,7 @@ export const OPERATIONS = {
   recall: { method: 'POST', path: '/v1/recall', scoped: true, response: 'json' },
   prime: { method: 'POST', path: '/v1/prime', scoped: true, response: 'json' },
   graph: { method: 'POST', path: '/v1/graph', scoped: true, response: 'json' },
+  graph_overview: { method: 'POST', path: '/v1/graph/overview', scoped: true, response: 'json' },
   upload: { method: 'POST', path: '/v1/upload', scoped: true, response: 'json' },
   export: { method: 'GET', path: '/v1/export', scoped: true, response: 'none' },
   import: { method: 'POST', path: '/v1/import', scoped: true, response: 'json' },
@@ -670,6 +787,8 @@ export const OPERATIONS = {
   contradiction_prepare: { method: 'POST', path: '/v1/contradictions/prepare', scoped: true, response: 'json' },
   contradiction_commit: { method: 'POST', path: '/v1/contradictions/commit', scoped: true, response: 'json' },
   entities: { method: 'GET', path: '/v1/entities', scoped: true, response: 'json' },
+  entity_summaries: { method: 'GET', path: '/v1/entities/summary', scoped: true, response: 'json' },
+  contradictions: { method: 'GET', path: '/v1/contradictions', scoped: true, response: 'json' },
   mcp_v1: { method: 'POST', path: '/v1/mcp', scoped: true, response: 'json' },
   mcp: { method: 'POST', path: '/mcp', scoped: true, response: 'json' },
   whoami: { method: 'GET', path: '/v1/auth/whoami', scoped: false, response: 'json' },
@@ -701,7 +820,7 @@ export interface CallArgs {
 export abstract class GeneratedClient<Options> {
   protected abstract call<T>(op: OperationId, args: CallArgs, options?: Options): Promise<T>;
 
-  /** List memories, oldest first, a page at a time (`GET /v1/memories`) */
+  /** List memories a page at a time: oldest first, or sorted, filtered by words and creation time, with a total (`GET /v1/memories`) */
   list(query?: ListQuery, options?: Options): Promise<ListResponse> {
     return this.call<ListResponse>('list', { query }, options);
   }
@@ -709,6 +828,11 @@ export abstract class GeneratedClient<Options> {
   /** Store a memory (`POST /v1/memories`) */
   remember(body: RememberBody, options?: Options): Promise<RememberResponse> {
     return this.call<RememberResponse>('remember', { body }, options);
+  }
+
+  /** How many of the list's matches were created per hour or day (`GET /v1/memories/timeline`) */
+  timeline(query?: TimelineQuery, options?: Options): Promise<TimelineResponse> {
+    return this.call<TimelineResponse>('timeline', { query }, options);
   }
 
   /** Get several memories by id (unknown ids are skipped) (`POST /v1/memories/batch`) */
@@ -749,6 +873,11 @@ export abstract class GeneratedClient<Options> {
   /** The neighbourhood of a memory in the edge graph (`POST /v1/graph`) */
   graph(body: GraphBody, options?: Options): Promise<GraphResponse> {
     return this.call<GraphResponse>('graph', { body }, options);
+  }
+
+  /** The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them (`POST /v1/graph/overview`) */
+  graphOverview(body?: GraphOverviewBody, options?: Options): Promise<GraphOverviewResponse> {
+    return this.call<GraphOverviewResponse>('graph_overview', { body }, options);
   }
 
   /** The workspace as NDJSON: one memory a line with its versions and outgoing edges (streamed) (`GET /v1/export`) */
@@ -808,6 +937,16 @@ export abstract class GeneratedClient<Options> {
   /** Entity ids in use in the workspace (`GET /v1/entities`) */
   entities(options?: Options): Promise<EntitiesResponse> {
     return this.call<EntitiesResponse>('entities', {  }, options);
+  }
+
+  /** Entities with their memory counts and last activity (`GET /v1/entities/summary`) */
+  entitySummaries(query?: EntitySummariesQuery, options?: Options): Promise<EntitySummariesResponse> {
+    return this.call<EntitySummariesResponse>('entity_summaries', { query }, options);
+  }
+
+  /** Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (`GET /v1/contradictions`) */
+  contradictions(query?: ContradictionsQuery, options?: Options): Promise<ContradictionsResponse> {
+    return this.call<ContradictionsResponse>('contradictions', { query }, options);
   }
 
   /** The calling key: role, workspace, reach (`GET /v1/auth/whoami`) */

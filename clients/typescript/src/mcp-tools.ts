@@ -301,7 +301,7 @@ export const MCP_TOOLS = [
   {
     "name": "list_memories",
     "title": "List memories",
-    "description": "Page through the workspace's memories, oldest first, optionally only those of one entity_id or kind. Use it to browse or audit what is stored, not to search (use recall for that). Returns a page and next_cursor (null on the last page).",
+    "description": "Page through the workspace's memories, oldest first (order \"desc\": newest first; sort by importance, access_count, updated_at or last_accessed_at), optionally only those of one entity_id or kind, holding every word of q, or created between since_us and until_us. Use it to browse or audit what is stored, not to search by meaning (use recall for that). Returns a page and next_cursor (null on the last page); with_total adds the number of matches.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -343,6 +343,62 @@ export const MCP_TOOLS = [
           "type": "integer"
         },
         "include_superseded": {
+          "type": "boolean"
+        },
+        "q": {
+          "description": "Only memories holding every word of q (whole words, stemmed, as recall's lexical match reads them; current texts only)",
+          "type": "string"
+        },
+        "since_us": {
+          "minimum": 0,
+          "description": "Created at or after this time (microseconds since the Unix epoch)",
+          "type": "integer"
+        },
+        "until_us": {
+          "minimum": 0,
+          "description": "Created before this time (microseconds since the Unix epoch)",
+          "type": "integer"
+        },
+        "sort": {
+          "description": "What pages are ordered by (default created_at); ties go by id, which sorts by creation",
+          "anyOf": [
+            {
+              "const": "created_at",
+              "type": "string"
+            },
+            {
+              "const": "updated_at",
+              "type": "string"
+            },
+            {
+              "const": "importance",
+              "type": "string"
+            },
+            {
+              "const": "access_count",
+              "type": "string"
+            },
+            {
+              "const": "last_accessed_at",
+              "type": "string"
+            }
+          ]
+        },
+        "order": {
+          "description": "asc (default: oldest or lowest first) or desc",
+          "anyOf": [
+            {
+              "const": "asc",
+              "type": "string"
+            },
+            {
+              "const": "desc",
+              "type": "string"
+            }
+          ]
+        },
+        "with_total": {
+          "description": "Also count every match (total); costs a pass over the matches",
           "type": "boolean"
         }
       }

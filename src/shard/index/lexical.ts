@@ -199,6 +199,46 @@ export class LexicalIndex {
     return this.score(q).top(k, accept);
   }
 
+  /**
+   * Ids of the live memories holding every word of `text` (as {@link query} reads words: stemmed,
+   * stop words dropped), or null when `text` has no word to match. Walks the shortest word's
+   * postings and checks each document's own terms (forward index) for the others: O(shortest
+   * list × terms of a document), not a walk of every list.
+   */
+  withAllWords(text: string): Set<string> | null {
+    const words = [...new Set(tokenize(text))];
+    if (words.length === 0) return null;
+    const out = new Set<string>();
+    const termIds: number[] = [];
+    for (const w of words) {
+      const id = this.#terms.idOf(w);
+      if (id === undefined) return out;
+      termIds.push(id);
+    }
+    termIds.sort((a, b) => this.#terms.count(a) - this.#terms.count(b));
+    const [first, ...rest] = termIds as [number, ...number[]];
+    const p = this.#terms.list(first);
+    const terms = this.#forward.terms;
+    for (const posting of p === undefined ? [] : typeof p === 'number' ? [p] : p) {
+      const docNo = docOfPosting(posting);
+      const id = this.#idOf[docNo];
+      if (id === undefined) continue;
+      const at = this.#forward.start(docNo);
+      const end = at + this.#forward.count(docNo);
+      let all = true;
+      for (const t of rest) {
+        let found = false;
+        for (let i = at; i < end && !found; i++) found = terms[i] === t;
+        if (!found) {
+          all = false;
+          break;
+        }
+      }
+      if (all) out.add(id);
+    }
+    return out;
+  }
+
   /** Ids of memories holding any of the date keys (see recall/dates.ts), at most `limit`. */
   withDateKeys(keys: readonly string[], limit: number): string[] {
     const out = new Set<string>();

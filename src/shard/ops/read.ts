@@ -1,8 +1,6 @@
-/** @module shard/ops/read — get, batch get, list, entities, edges and counts. */
+/** @module shard/ops/read — get, batch get, entities, edges, counts and insights (the list: ops/list). */
 import type { Edge } from '../../model/edge.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
-import type { ListInput } from '../../protocol/shard.ts';
-import { compileFilter } from '../../recall/filter.ts';
 import { requireMemory, view, type OpContext } from './context.ts';
 
 export function get(ctx: OpContext, ws: string, input: { id: string; withEmbedding: boolean }): MemoryView {
@@ -17,23 +15,6 @@ export function batchGet(ctx: OpContext, ws: string, input: { ids: string[]; wit
     if (m) out.push(view(m, input.withEmbedding));
   }
   return out;
-}
-
-export function list(ctx: OpContext, ws: string, input: ListInput): { memories: MemoryView[]; nextCursor: string | null } {
-  const w = ctx.state.workspaces.get(ws);
-  const source = input.entityId === null ? w?.order : w?.byEntity.get(input.entityId);
-  if (!w || !source) return { memories: [], nextCursor: null };
-  const accepts = input.filter ? compileFilter(input.filter) : () => true;
-  const matches = (m: MemoryRecord): boolean =>
-    (input.kind === null || m.kind === input.kind) && (input.includeSuperseded || m.supersededBy === null) && accepts(m);
-  const page: MemoryView[] = [];
-  for (const id of source.after(input.cursor)) {
-    const m = w.memories.get(id);
-    if (!m || !matches(m)) continue;
-    if (page.length === input.limit) return { memories: page, nextCursor: page[page.length - 1]?.id ?? null };
-    page.push(view(m));
-  }
-  return { memories: page, nextCursor: null };
 }
 
 export function entities(ctx: OpContext, ws: string): string[] {

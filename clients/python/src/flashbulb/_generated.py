@@ -13,6 +13,7 @@ __all__ = ['OPERATIONS', 'HAND_WRITTEN', 'NOT_REST', 'GeneratedSync', 'Generated
 OPERATIONS: dict[str, Operation] = {
     'list': Operation('GET', '/v1/memories', scoped=True, response='json'),
     'remember': Operation('POST', '/v1/memories', scoped=True, response='json'),
+    'timeline': Operation('GET', '/v1/memories/timeline', scoped=True, response='json'),
     'batch_get': Operation('POST', '/v1/memories/batch', scoped=True, response='json'),
     'get': Operation('GET', '/v1/memories/{id}', scoped=True, response='json'),
     'edges': Operation('GET', '/v1/memories/{id}/edges', scoped=True, response='json'),
@@ -21,6 +22,7 @@ OPERATIONS: dict[str, Operation] = {
     'recall': Operation('POST', '/v1/recall', scoped=True, response='json'),
     'prime': Operation('POST', '/v1/prime', scoped=True, response='json'),
     'graph': Operation('POST', '/v1/graph', scoped=True, response='json'),
+    'graph_overview': Operation('POST', '/v1/graph/overview', scoped=True, response='json'),
     'upload': Operation('POST', '/v1/upload', scoped=True, response='json'),
     'export': Operation('GET', '/v1/export', scoped=True, response='none'),
     'import': Operation('POST', '/v1/import', scoped=True, response='json'),
@@ -34,6 +36,8 @@ OPERATIONS: dict[str, Operation] = {
     'contradiction_prepare': Operation('POST', '/v1/contradictions/prepare', scoped=True, response='json'),
     'contradiction_commit': Operation('POST', '/v1/contradictions/commit', scoped=True, response='json'),
     'entities': Operation('GET', '/v1/entities', scoped=True, response='json'),
+    'entity_summaries': Operation('GET', '/v1/entities/summary', scoped=True, response='json'),
+    'contradictions': Operation('GET', '/v1/contradictions', scoped=True, response='json'),
     'mcp_v1': Operation('POST', '/v1/mcp', scoped=True, response='json'),
     'mcp': Operation('POST', '/mcp', scoped=False, response='json'),
     'whoami': Operation('GET', '/v1/auth/whoami', scoped=False, response='json'),
@@ -62,13 +66,17 @@ NOT_REST: frozenset[str] = frozenset(['mcp', 'mcp_v1'])
 class GeneratedSync(SyncTransport):
     """Flashbulb's REST operations (synchronous)."""
 
-    def list(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
-        """List memories, oldest first, a page at a time (``GET /v1/memories``)."""
-        return self._call('list', query=_fields(filter=filter, entity_id=entity_id, kind=kind, cursor=cursor, limit=limit, include_superseded=include_superseded), options=options)
+    def list(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | NotGiven = NOT_GIVEN, until_us: int | NotGiven = NOT_GIVEN, sort: Literal["created_at"] | Literal["updated_at"] | Literal["importance"] | Literal["access_count"] | Literal["last_accessed_at"] | NotGiven = NOT_GIVEN, order: Literal["asc"] | Literal["desc"] | NotGiven = NOT_GIVEN, with_total: bool | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """List memories a page at a time: oldest first, or sorted, filtered by words and creation time, with a total (``GET /v1/memories``)."""
+        return self._call('list', query=_fields(filter=filter, entity_id=entity_id, kind=kind, cursor=cursor, limit=limit, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, sort=sort, order=order, with_total=with_total), options=options)
 
     def remember(self, *, content: str, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | None | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Store a memory (``POST /v1/memories``)."""
         return self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges), options=options)
+
+    def timeline(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | NotGiven = NOT_GIVEN, until_us: int | NotGiven = NOT_GIVEN, bucket: Literal["hour"] | Literal["day"] | NotGiven = NOT_GIVEN, utc_offset_min: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """How many of the list's matches were created per hour or day (``GET /v1/memories/timeline``)."""
+        return self._call('timeline', query=_fields(filter=filter, entity_id=entity_id, kind=kind, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, bucket=bucket, utc_offset_min=utc_offset_min), options=options)
 
     def batch_get(self, *, memory_ids: list[str], options: RequestOptions | None = None) -> Any:
         """Get several memories by id (unknown ids are skipped) (``POST /v1/memories/batch``)."""
@@ -101,6 +109,10 @@ class GeneratedSync(SyncTransport):
     def graph(self, *, center_id: str, depth: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, direction: Literal["out"] | Literal["in"] | Literal["both"] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """The neighbourhood of a memory in the edge graph (``POST /v1/graph``)."""
         return self._call('graph', body=_fields(center_id=center_id, depth=depth, edge_types=edge_types, max_nodes=max_nodes, direction=direction), options=options)
+
+    def graph_overview(self, *, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them (``POST /v1/graph/overview``)."""
+        return self._call('graph_overview', body=_fields(entity_id=entity_id, kind=kind, max_nodes=max_nodes, edge_types=edge_types), options=options)
 
     def insights(self, *, entity_id: str | NotGiven = NOT_GIVEN, min_confidence: float | NotGiven = NOT_GIVEN, max_results: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Insight memories, most confident first (``GET /v1/insights``)."""
@@ -137,6 +149,14 @@ class GeneratedSync(SyncTransport):
     def entities(self, *, options: RequestOptions | None = None) -> Any:
         """Entity ids in use in the workspace (``GET /v1/entities``)."""
         return self._call('entities', options=options)
+
+    def entity_summaries(self, *, q: str | NotGiven = NOT_GIVEN, sort: Literal["recent"] | Literal["memories"] | Literal["name"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """Entities with their memory counts and last activity (``GET /v1/entities/summary``)."""
+        return self._call('entity_summaries', query=_fields(q=q, sort=sort, limit=limit), options=options)
+
+    def contradictions(self, *, entity_id: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (``GET /v1/contradictions``)."""
+        return self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), options=options)
 
     def whoami(self, *, options: RequestOptions | None = None) -> Any:
         """The calling key: role, workspace, reach (``GET /v1/auth/whoami``)."""
@@ -202,13 +222,17 @@ class GeneratedSync(SyncTransport):
 class GeneratedAsync(AsyncTransport):
     """Flashbulb's REST operations (asynchronous)."""
 
-    async def list(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
-        """List memories, oldest first, a page at a time (``GET /v1/memories``)."""
-        return await self._call('list', query=_fields(filter=filter, entity_id=entity_id, kind=kind, cursor=cursor, limit=limit, include_superseded=include_superseded), options=options)
+    async def list(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | NotGiven = NOT_GIVEN, until_us: int | NotGiven = NOT_GIVEN, sort: Literal["created_at"] | Literal["updated_at"] | Literal["importance"] | Literal["access_count"] | Literal["last_accessed_at"] | NotGiven = NOT_GIVEN, order: Literal["asc"] | Literal["desc"] | NotGiven = NOT_GIVEN, with_total: bool | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """List memories a page at a time: oldest first, or sorted, filtered by words and creation time, with a total (``GET /v1/memories``)."""
+        return await self._call('list', query=_fields(filter=filter, entity_id=entity_id, kind=kind, cursor=cursor, limit=limit, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, sort=sort, order=order, with_total=with_total), options=options)
 
     async def remember(self, *, content: str, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | None | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Store a memory (``POST /v1/memories``)."""
         return await self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges), options=options)
+
+    async def timeline(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | NotGiven = NOT_GIVEN, until_us: int | NotGiven = NOT_GIVEN, bucket: Literal["hour"] | Literal["day"] | NotGiven = NOT_GIVEN, utc_offset_min: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """How many of the list's matches were created per hour or day (``GET /v1/memories/timeline``)."""
+        return await self._call('timeline', query=_fields(filter=filter, entity_id=entity_id, kind=kind, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, bucket=bucket, utc_offset_min=utc_offset_min), options=options)
 
     async def batch_get(self, *, memory_ids: list[str], options: RequestOptions | None = None) -> Any:
         """Get several memories by id (unknown ids are skipped) (``POST /v1/memories/batch``)."""
@@ -241,6 +265,10 @@ class GeneratedAsync(AsyncTransport):
     async def graph(self, *, center_id: str, depth: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, direction: Literal["out"] | Literal["in"] | Literal["both"] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """The neighbourhood of a memory in the edge graph (``POST /v1/graph``)."""
         return await self._call('graph', body=_fields(center_id=center_id, depth=depth, edge_types=edge_types, max_nodes=max_nodes, direction=direction), options=options)
+
+    async def graph_overview(self, *, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them (``POST /v1/graph/overview``)."""
+        return await self._call('graph_overview', body=_fields(entity_id=entity_id, kind=kind, max_nodes=max_nodes, edge_types=edge_types), options=options)
 
     async def insights(self, *, entity_id: str | NotGiven = NOT_GIVEN, min_confidence: float | NotGiven = NOT_GIVEN, max_results: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Insight memories, most confident first (``GET /v1/insights``)."""
@@ -277,6 +305,14 @@ class GeneratedAsync(AsyncTransport):
     async def entities(self, *, options: RequestOptions | None = None) -> Any:
         """Entity ids in use in the workspace (``GET /v1/entities``)."""
         return await self._call('entities', options=options)
+
+    async def entity_summaries(self, *, q: str | NotGiven = NOT_GIVEN, sort: Literal["recent"] | Literal["memories"] | Literal["name"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """Entities with their memory counts and last activity (``GET /v1/entities/summary``)."""
+        return await self._call('entity_summaries', query=_fields(q=q, sort=sort, limit=limit), options=options)
+
+    async def contradictions(self, *, entity_id: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (``GET /v1/contradictions``)."""
+        return await self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), options=options)
 
     async def whoami(self, *, options: RequestOptions | None = None) -> Any:
         """The calling key: role, workspace, reach (``GET /v1/auth/whoami``)."""

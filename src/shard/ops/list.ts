@@ -1,0 +1,170 @@
+/**
+ * @module shard/ops/list — the memory list and its timeline: one matcher (entity, kind, superseded,
+ * metadata filter, words, creation-time range) over the creation order; pages by creation time
+ * either way walk the order from the cursor (an id), pages by another value (importance, accesses,
+ * times) keep the best `limit` after a (value, id) cursor in a bounded heap over the matches; the
+ * timeline counts the matches per hour or day. Costs are in docs/architecture-notes.md.
+ */
+import { invalid } from '../../errors/codes.ts';
+import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
+import type { ListInput, ListOutput, ListSort, TimelineInput, TimelineOutput } from '../../protocol/shard.ts';
+import { compileFilter } from '../../recall/filter.ts';
+import { BoundedTop } from '../index/top-k.ts';
+import type { OrderedIds } from '../store/ordered-ids.ts';
+import type { Workspace } from '../store/workspace.ts';
+import { view, type OpContext } from './context.ts';
+
+/** What a list or a timeline matches; `texts` null: no word filter. */
+type Matcher = { source: OrderedIds; accepts: (m: MemoryRecord) => boolean };
+
+export type ListCriteria = Pick<ListInput, 'filter' | 'entityId' | 'kind' | 'includeSuperseded' | 'text' | 'since' | 'until'>;
+
+function matcher(w: Workspace, input: ListCriteria): Matcher | null {
+  const source = input.entityId === null ? w.order : w.byEntity.get(input.entityId);
+  if (!source) return null;
+  const meta = input.filter ? compileFilter(input.filter) : null;
+  let words: Set<string> | null = null;
+  if (input.text !== undefined && input.text !== null) {
+    words = w.lexical.withAllWords(input.text);
+    if (words === null) throw invalid(`q '${input.text.slice(0, 80)}' has no word to match (too common words such as 'the' are not indexed)`);
+    if (words.size === 0) return null;
+  }
+  const since = input.since ?? null;
+  const until = input.until ?? null;
+  const accepts = (m: MemoryRecord): boolean =>
+    (input.kind === null || m.kind === input.kind) &&
+    (input.includeSuperseded || m.supersededBy === null) &&
+    (since === null || m.createdAt >= since) &&
+    (until === null || m.createdAt < until) &&
+    (words === null || words.has(m.id)) &&
+    (meta === null || meta(m));
+  return { source, accepts };
+}
+
+/** The value a page is ordered by (ties: the id, which sorts by creation). */
+function valueOf(m: MemoryRecord, sort: ListSort): number {
+  switch (sort) {
+    case 'created_at':
+      return m.createdAt;
+    case 'updated_at':
+      return m.updatedAt;
+    case 'importance':
+      return m.importance;
+    case 'access_count':
+      return m.accessCount;
+    case 'last_accessed_at':
+      return m.lastAccessedAt;
+  }
+}
+
+export function list(ctx: OpContext, ws: string, input: ListInput): ListOutput {
+  const w = ctx.state.workspaces.get(ws);
+  const match = w ? matcher(w, input) : null;
+  if (!w || !match) return { memories: [], nextCursor: null, ...(input.withTotal === true ? { total: 0 } : {}) };
+  const sort = input.sort ?? 'created_at';
+  const desc = input.order === 'desc';
+  return sort === 'created_at' ? byCreation(w, match, input, desc) : byValue(w, match, input, sort, desc);
+}
+
+/** Pages in creation order from the cursor: O(memories walked), plus O(all) for a total. */
+function byCreation(w: Workspace, { source, accepts }: Matcher, input: ListInput, desc: boolean): ListOutput {
+  const cursor = input.cursor === null ? null : keyOf(input.cursor, 'created_at', desc).id;
+  const page: MemoryView[] = [];
+  let next: string | null = null;
+  for (const id of desc ? source.newestFirst(cursor) : source.after(cursor)) {
+    const m = w.memories.get(id);
+    if (!m || !accepts(m)) continue;
+    if (page.length === input.limit) {
+      next = page[page.length - 1]?.id ?? null;
+      break;
+    }
+    page.push(view(m));
+  }
+  if (input.withTotal !== true) return { memories: page, nextCursor: next };
+  return { memories: page, nextCursor: next, total: countAll(w, source, accepts, input) };
+}
+
+function countAll(w: Workspace, source: OrderedIds, accepts: (m: MemoryRecord) => boolean, input: ListCriteria): number {
+  const plain = input.kind === null && !input.filter && (input.text ?? null) === null && (input.since ?? null) === null && (input.until ?? null) === null;
+  if (plain && input.entityId === null) return input.includeSuperseded ? w.memories.size : w.liveCount();
+  let n = 0;
+  for (const id of source.after(null)) {
+    const m = w.memories.get(id);
+    if (m && accepts(m)) n += 1;
+  }
+  return n;
+}
+
+/**
+ * Pages by a value: one pass over the matches keeping the best `limit + 1` after the cursor in a
+ * bounded heap, O(matches · log limit) a page (no sorted index is kept: access counts change on
+ * every read).
+ */
+function byValue(w: Workspace, { source, accepts }: Matcher, input: ListInput, sort: ListSort, desc: boolean): ListOutput {
+  const after = input.cursor === null ? null : keyOf(input.cursor, sort, desc);
+  // a before b in the page's order
+  const before = (va: number, ia: string, vb: number, ib: string): boolean => (desc ? va > vb || (va === vb && ia > ib) : va < vb || (va === vb && ia < ib));
+  const held: MemoryRecord[] = [];
+  const values: number[] = [];
+  const top = new BoundedTop(input.limit + 1, (a, b) => before(values[b] as number, (held[b] as MemoryRecord).id, values[a] as number, (held[a] as MemoryRecord).id));
+  let total = 0;
+  for (const id of source.after(null)) {
+    const m = w.memories.get(id);
+    if (!m || !accepts(m)) continue;
+    total += 1;
+    const v = valueOf(m, sort);
+    if (after !== null && !before(after.value, after.id, v, m.id)) continue;
+    held.push(m);
+    values.push(v);
+    const slot = held.length - 1;
+    if (top.admits(slot)) top.add(slot);
+  }
+  const best = top.sorted().map((slot) => held[slot] as MemoryRecord);
+  const page = best.slice(0, input.limit);
+  const last = page[page.length - 1];
+  const nextCursor = best.length > input.limit && last ? cursorOf(sort, desc, valueOf(last, sort), last.id) : null;
+  return { memories: page.map((m) => view(m)), nextCursor, ...(input.withTotal === true ? { total } : {}) };
+}
+
+/** A cursor for a page by value: `sort:order:value:id` (a page by creation time uses the bare id). */
+function cursorOf(sort: ListSort, desc: boolean, value: number, id: string): string {
+  return `${sort}:${desc ? 'desc' : 'asc'}:${value}:${id}`;
+}
+
+/** Reads a cursor back; one made for another sort or order is refused, naming both. */
+function keyOf(cursor: string, sort: ListSort, desc: boolean): { value: number; id: string } {
+  const parts = cursor.split(':');
+  if (parts.length === 1) {
+    if (sort !== 'created_at') throw invalid(`cursor '${cursor.slice(0, 40)}' is a page of the creation order; this list is sorted by ${sort}`);
+    return { value: 0, id: cursor };
+  }
+  const [s, o, v, id] = parts;
+  const order = desc ? 'desc' : 'asc';
+  if (parts.length !== 4 || s !== sort || o !== order || id === undefined || !/^[0-9a-f]{32}$/.test(id) || v === undefined || !Number.isFinite(Number(v)) || v === '') {
+    throw invalid(`cursor '${cursor.slice(0, 80)}' does not belong to a list sorted by ${sort} ${order}: pass the next_cursor of the same query`);
+  }
+  return { value: Number(v), id };
+}
+
+/** Matching memories per hour or day (local to `offsetUs`), oldest first; O(matches). */
+export function timeline(ctx: OpContext, ws: string, input: TimelineInput): TimelineOutput {
+  const w = ctx.state.workspaces.get(ws);
+  const match = w ? matcher(w, input) : null;
+  const bucketUs = input.bucket === 'hour' ? 3_600_000_000 : 86_400_000_000;
+  const empty: TimelineOutput = { bucketUs, buckets: [], total: 0 };
+  if (!w || !match) return empty;
+  const counts = new Map<number, number>();
+  let total = 0;
+  for (const id of match.source.after(null)) {
+    const m = w.memories.get(id);
+    if (!m || !match.accepts(m)) continue;
+    total += 1;
+    const start = Math.floor((m.createdAt + input.offsetUs) / bucketUs) * bucketUs - input.offsetUs;
+    counts.set(start, (counts.get(start) ?? 0) + 1);
+    if (counts.size > input.maxBuckets) {
+      throw invalid(`the matching memories span more than ${input.maxBuckets} ${input.bucket} buckets: narrow since_us/until_us or use a wider bucket`);
+    }
+  }
+  const buckets = [...counts].sort((a, b) => a[0] - b[0]).map(([startUs, count]) => ({ startUs, count }));
+  return { bucketUs, buckets, total };
+}
