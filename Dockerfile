@@ -7,7 +7,9 @@
 FROM node:22-bookworm
 RUN apt-get update && apt-get install -y --no-install-recommends python3-pip && rm -rf /var/lib/apt/lists/*
 WORKDIR /app
-COPY package.json package-lock.json .npmrc ./
+# onnxruntime-node's install step would download CUDA libraries from nuget.org (unused: CPU only).
+ENV ONNXRUNTIME_NODE_INSTALL=skip
+COPY package.json package-lock.json ./
 COPY scripts ./scripts
 COPY native ./native
 RUN npm ci --no-audit --no-fund

@@ -49,6 +49,9 @@ export default defineConfig({
     sourcemap: false,
     // Cytoscape is most of the bundle; it loads only when the graph page opens.
     chunkSizeWarningLimit: 600,
+    // Rolldown warns, with a table of plugin timings, when plugins take much of the build: here
+    // that is precompress() at the highest levels on purpose (seconds once, never per request).
+    rolldownOptions: { checks: { bundlerTimings: false } },
   },
   plugins: [precompress()],
   server: { proxy: { '/v1': 'http://127.0.0.1:6381' } },

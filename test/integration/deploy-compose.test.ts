@@ -66,8 +66,10 @@ const svc = (name: string): ComposeService => {
   if (!s) throw new Error(`docker-compose.yml has no service ${name}`);
   return s;
 };
-/** The Dockerfile's ENV (the nodes' environment before compose's). */
-const dockerEnv = Object.fromEntries([...(/^ENV\s+(.+)$/m.exec(dockerfile)?.[1] ?? '').matchAll(/(\w+)=(\S+)/g)].map((m) => [m[1], m[2]]));
+/** The ENV of the Dockerfile's last stage (the nodes' environment before compose's). */
+const dockerEnv = Object.fromEntries(
+  [...(dockerfile.split(/^FROM\s/m).pop() ?? '').matchAll(/^ENV\s+(.+)$/gm)].flatMap((line) => [...(line[1] ?? '').matchAll(/(\w+)=(\S+)/g)]).map((m) => [m[1], m[2]]),
+);
 const REST_PORT = 6381; // the config's default, which the compose file leaves as is
 const GRPC_PORT = 6380;
 
