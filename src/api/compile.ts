@@ -5,9 +5,11 @@
 import AjvModule, { type ErrorObject, type ValidateFunction } from 'ajv';
 import type { Static, TSchema } from '@sinclair/typebox';
 import { invalid } from '../errors/codes.ts';
+import { parseTime, TIME_PATTERN, timeFrom } from '../model/time.ts';
 
 const Ajv = AjvModule.default;
-const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false });
+// verbose: errors carry the value and schema at fault (read only on failure), so a bad time can be explained.
+const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false, verbose: true });
 
 export interface Validator<T> {
   (value: unknown): T;
@@ -17,14 +19,41 @@ export function compile<S extends TSchema>(schema: S): Validator<Static<S>> {
   const check: ValidateFunction = ajv.compile(schema);
   return (value: unknown) => {
     if (check(value)) return value as Static<S>;
-    throw invalid(describe(check.errors?.[0]));
+    const errors = check.errors ?? [];
+    const time = errors.find((e) => e.keyword === 'anyOf' && isTimeSchema(e.parentSchema));
+    throw invalid(time === undefined ? describe(errors[0]) : describeTime(time));
   };
+}
+
+function fieldOf(err: ErrorObject): string {
+  const field = err.instancePath.replace(/^\//, '').replaceAll('/', '.');
+  return field === '' ? 'request body' : field;
+}
+
+function isTimeSchema(schema: unknown): boolean {
+  const branches = (schema as { anyOf?: unknown } | undefined)?.anyOf;
+  return Array.isArray(branches) && branches.some((b) => (b as { pattern?: unknown }).pattern === TIME_PATTERN);
+}
+
+/** A value that is no time: what is wrong with it, in the words of model/time. */
+function describeTime(err: ErrorObject): string {
+  const where = fieldOf(err);
+  const value: unknown = err.data;
+  if (typeof value === 'string') {
+    const parsed = parseTime(value);
+    return `${where} ${'problem' in parsed ? parsed.problem : `'${value}': the year must be written 1970 to 2299`}`;
+  }
+  if (typeof value === 'number') {
+    const parsed = timeFrom(value);
+    return `${where} ${'problem' in parsed ? parsed.problem : `${value} is not a time`}`;
+  }
+  return `${where} must be a time: integer microseconds since the epoch or an ISO 8601 string, got ${value === null ? 'null' : typeof value}`;
 }
 
 function describe(err: ErrorObject | undefined): string {
   if (!err) return 'request body is invalid';
   const field = err.instancePath.replace(/^\//, '').replaceAll('/', '.');
-  const where = field === '' ? 'request body' : field;
+  const where = fieldOf(err);
   switch (err.keyword) {
     case 'required':
       return `${field === '' ? '' : `${field}.`}${String(err.params['missingProperty'])} is required`;

@@ -8,6 +8,7 @@ import { Type as T, type TSchema } from '@sinclair/typebox';
 import { ERRORS } from '../errors/codes.ts';
 import { EDGE_TYPES } from '../model/edge.ts';
 import { MEMORY_KINDS } from '../model/memory.ts';
+import { IsoTime } from './time.ts';
 
 const literals = (values: readonly string[]): TSchema => T.Union(values.map((v) => T.Literal(v)));
 const Nullable = <S extends TSchema>(s: S): TSchema => T.Union([s, T.Null()]);
@@ -38,6 +39,10 @@ export const Memory = T.Object(
     source_memory_ids: T.Optional(T.Array(T.String(), { description: 'Insights: the memories they were drawn from' })),
     superseded_by: T.Optional(T.String({ description: 'Set once a revision replaced this memory' })),
     expires_at: Nullable(Us('When the memory expires and is forgotten (null: never)')),
+    created_at_iso: IsoTime('created_at'),
+    updated_at_iso: IsoTime('updated_at'),
+    last_accessed_at_iso: IsoTime('last_accessed_at'),
+    expires_at_iso: Nullable(IsoTime('expires_at (null: never)')),
   },
   { $id: 'Memory' },
 );
@@ -49,6 +54,7 @@ export const Edge = T.Object(
     edge_type: literals(EDGE_TYPES),
     confidence: T.Number(),
     timestamp_us: Us('When the edge was made'),
+    timestamp_iso: IsoTime('timestamp_us'),
     reason: T.Optional(T.String({ description: 'Edges the contradiction check made: the rule that fired, e.g. "negation scope: one statement says there is no such thing"' })),
   },
   { $id: 'Edge' },
@@ -81,7 +87,7 @@ const StrategyDetail = T.Union(
       named: T.Optional(T.Number({ description: "Hybrid, when the cue names an entity or context value of some candidate: 1 when it names this memory's entity or a context value written like a name, else 0" })),
       reply: T.Optional(T.Number({ description: 'Hybrid, when some candidate follows a question (a memory asking something, written just before it) that matches the cue better than it does: by how much that question matches better, in [0, 1]; 0 for the others' })),
     }),
-    T.Object({ strategy: T.Literal('temporal'), timestamp: T.Integer(), rank: T.Integer() }),
+    T.Object({ strategy: T.Literal('temporal'), timestamp: T.Integer({ description: "The memory's created_at (µs)" }), timestamp_iso: IsoTime('timestamp'), rank: T.Integer() }),
     T.Object({ strategy: T.Literal('causal'), depth: T.Integer(), edge_type: T.String(), seed_id: T.String() }),
     T.Object({ strategy: T.Literal('analogical'), embedding_similarity: T.Number(), structural_similarity: T.Number() }),
   ],
@@ -146,7 +152,7 @@ export const ReflectPrepareResult = T.Object({
       proposal_user_prompt: T.String(),
       memory_ids: T.Array(T.String()),
       validation_context: T.String(),
-      memories: T.Array(T.Object({ memory_id: T.String(), content: T.String(), importance: T.Number(), entity_id: Nullable(T.String()), created_at: T.Number() })),
+      memories: T.Array(T.Object({ memory_id: T.String(), content: T.String(), importance: T.Number(), entity_id: Nullable(T.String()), created_at: T.Number(), created_at_iso: IsoTime('created_at') })),
     }),
   ),
 });
@@ -164,6 +170,7 @@ export const PendingContradictions = T.Array(
     classifier_method: literals(['heuristic', 'llm']),
     similarity: T.Number(),
     created_at: T.Number(),
+    created_at_iso: IsoTime('created_at'),
     proposed: literals(['contradiction', 'revision']),
     reason: T.Optional(T.String({ description: 'The rule that fired, e.g. "antonyms (WordNet): \'warm\' versus \'cold\'"' })),
   }),
@@ -175,7 +182,7 @@ export const Entities = T.Array(T.String());
 
 const Role = literals(['admin', 'workspace']);
 export const Workspace = T.Object(
-  { slug: T.String(), name: T.String(), created_at: T.Number(), default_ttl_s: T.Optional(Nullable(T.Number({ description: 'Default time to live of new memories, in seconds' }))) },
+  { slug: T.String(), name: T.String(), created_at: Us('Creation time'), created_at_iso: IsoTime('created_at'), default_ttl_s: T.Optional(Nullable(T.Number({ description: 'Default time to live of new memories, in seconds' }))) },
   { $id: 'Workspace' },
 );
 export const ImportSummary = T.Object({
@@ -189,13 +196,16 @@ export const ImportSummary = T.Object({
 export const BackupSummary = T.Object({
   to: T.String(),
   started_at: T.Integer(),
+  started_at_iso: IsoTime('started_at'),
   finished_at: T.Integer(),
+  finished_at_iso: IsoTime('finished_at'),
   shards: T.Array(T.Object({ shard: T.Integer(), memories: T.Integer(), bytes: T.Integer() })),
 });
 export const WorkspaceWithCount = T.Object({
   slug: T.String(),
   name: T.String(),
-  created_at: T.Number(),
+  created_at: Us('Creation time'),
+  created_at_iso: IsoTime('created_at'),
   default_ttl_s: T.Optional(Nullable(T.Number())),
   memory_count: T.Integer(),
 });
@@ -203,7 +213,10 @@ export const WorkspaceList = T.Object({ workspaces: T.Array(WorkspaceWithCount) 
 export const WorkspaceCreated = T.Object({ workspace: ref(Workspace), api_key: T.String({ description: 'Shown only in this answer' }), key_id: T.String() });
 export const WorkspaceDeleted = T.Object({ deleted: T.String(), memories_deleted: T.Integer(), keys_revoked: T.Integer() });
 
-export const KeyInfo = T.Object({ key_id: T.String(), role: Role, workspace: T.String(), label: Nullable(T.String()), created_at: T.Number() }, { $id: 'KeyInfo' });
+export const KeyInfo = T.Object(
+  { key_id: T.String(), role: Role, workspace: T.String(), label: Nullable(T.String()), created_at: Us('Creation time'), created_at_iso: IsoTime('created_at') },
+  { $id: 'KeyInfo' },
+);
 export const KeyList = T.Object({ keys: T.Array(ref(KeyInfo)) });
 export const KeyCreated = T.Intersect([ref(KeyInfo), T.Object({ api_key: T.String({ description: 'Shown only in this answer' }) })]);
 export const KeyRevoked = T.Object({ revoked: ref(KeyInfo) });
@@ -251,6 +264,7 @@ export const SubscribeEvents = {
       chunk_offset: Nullable(T.Integer()),
       sequence_number: T.Integer(),
       push_timestamp_us: T.Number(),
+      push_timestamp_iso: IsoTime('push_timestamp_us'),
     },
     { $id: 'Push' },
   ),

@@ -2,6 +2,7 @@
 import { Type as T } from '@sinclair/typebox';
 import { EDGE_TYPES } from '../model/edge.ts';
 import { MEMORY_KINDS } from '../model/memory.ts';
+import { NullableTime, Time } from './time.ts';
 
 const Kind = T.Union(MEMORY_KINDS.map((k) => T.Literal(k)));
 
@@ -9,7 +10,8 @@ const Kind = T.Union(MEMORY_KINDS.map((k) => T.Literal(k)));
 const Filter = T.Record(T.String(), T.Unknown(), {
   description:
     'Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; ' +
-    'several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…].',
+    'several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. ' +
+    'The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range).',
 });
 const Json = T.Record(T.String(), T.Unknown());
 void EDGE_TYPES;
@@ -23,7 +25,8 @@ const EdgeSpec = T.Object({
 /** Expiry on remember and revise: seconds from now, or an absolute time; null: never expires. */
 const Expiry = {
   ttl_s: T.Optional(T.Union([T.Number(), T.Null()])),
-  expires_at_us: T.Optional(T.Union([T.Integer(), T.Null()])),
+  expires_at_us: T.Optional(NullableTime('When the memory expires (in the future; null: never)')),
+  expires_at: T.Optional(NullableTime('Alias of expires_at_us, the name replies use')),
 };
 
 export const RememberBody = T.Object({
@@ -45,14 +48,14 @@ const LineMemory = T.Object({
   context: T.Optional(T.Union([Json, T.Null()])),
   entity_id: T.Optional(T.Union([T.String(), T.Null()])),
   kind: T.Optional(Kind),
-  created_at: T.Optional(T.Integer({ minimum: 0 })),
-  updated_at: T.Optional(T.Integer({ minimum: 0 })),
-  last_accessed_at: T.Optional(T.Integer({ minimum: 0 })),
+  created_at: T.Optional(Time('Creation time')),
+  updated_at: T.Optional(Time('Last revision')),
+  last_accessed_at: T.Optional(Time('Last read')),
   access_count: T.Optional(T.Integer({ minimum: 0 })),
   logical_clock: T.Optional(T.Integer({ minimum: 0 })),
   source_memory_ids: T.Optional(T.Array(T.String())),
   superseded_by: T.Optional(T.String()),
-  expires_at: T.Optional(T.Union([T.Integer({ minimum: 0 }), T.Null()])),
+  expires_at: T.Optional(NullableTime('Expiry (null: never)')),
   /** Base64 of the little-endian float32 vector. */
   embedding: T.Optional(T.String()),
 });
@@ -68,7 +71,7 @@ export const TransferLine = T.Object({
         target_id: T.String(),
         edge_type: T.String(),
         confidence: T.Optional(T.Number()),
-        timestamp_us: T.Optional(T.Integer({ minimum: 0 })),
+        timestamp_us: T.Optional(Time('When the edge was made')),
         reason: T.Optional(T.String({ maxLength: 1000 })),
       }),
     ),
@@ -94,7 +97,7 @@ export const ReviseBody = T.Object({
 export const ForgetBody = T.Object({
   memory_ids: T.Optional(T.Array(T.String())),
   entity_id: T.Optional(T.String()),
-  staleness_threshold_us: T.Optional(T.Number()),
+  staleness_threshold_us: T.Optional(Time('Forget memories last read before this time (an absolute cutoff)')),
   access_count_floor: T.Optional(T.Number()),
   memory_kind: T.Optional(Kind),
   decay_score_floor: T.Optional(T.Number()),
@@ -151,10 +154,10 @@ const Weights = T.Object({
 });
 
 const TimeRange = T.Object({
-  start_us: T.Optional(T.Number()),
-  end_us: T.Optional(T.Number()),
-  start: T.Optional(T.Number()),
-  end: T.Optional(T.Number()),
+  start_us: T.Optional(Time('Earliest creation time, inclusive')),
+  end_us: T.Optional(Time('Latest creation time, inclusive')),
+  start: T.Optional(Time('Alias of start_us')),
+  end: T.Optional(Time('Alias of end_us')),
 });
 
 const StrategyOptions = {
@@ -216,7 +219,8 @@ export const FeedBody = T.Object({ text: T.String() });
 
 export const ScopeBody = T.Object({
   entity_id: T.Optional(T.String()),
-  since_us: T.Optional(T.Number()),
+  since_us: T.Optional(Time('Only memories created at or after this time (0: all)')),
+  since: T.Optional(Time('Alias of since_us')),
 });
 
 export const ReflectCommitBody = T.Object({

@@ -8,7 +8,7 @@
  */
 import * as R from '../api/replies.ts';
 import * as S from '../api/requests.ts';
-import { hitJson, memoryJson as json, recallRequest } from '../api/views.ts';
+import { edgeJson, hitJson, memoryJson as json, recallRequest, withIso } from '../api/views.ts';
 import { invalid } from '../errors/codes.ts';
 import { serveMcp } from '../mcp/http.ts';
 import { registry } from '../metrics/index.ts';
@@ -76,7 +76,10 @@ export const ROUTES: readonly Route[] = [
   route({
     method: 'GET', path: '/v1/memories/:id/edges', op: 'edges', scoped: true, summary: "A memory's outgoing and incoming edges", params: ID,
     reply: { status: 200, schema: R.Edges },
-    handle: async (i) => ({ body: await memoryEdges(ctxOf(i), { id: param(i, 'id') }) }),
+    handle: async (i) => {
+      const e = await memoryEdges(ctxOf(i), { id: param(i, 'id') });
+      return { body: { outgoing: e.outgoing.map(edgeJson), incoming: e.incoming.map(edgeJson) } };
+    },
   }),
   route({
     method: 'PUT', path: '/v1/revise/:id', op: 'revise', scoped: true, summary: 'Revise a memory in place', params: ID, body: S.ReviseBody,
@@ -112,7 +115,7 @@ export const ROUTES: readonly Route[] = [
     reply: { status: 200, schema: R.GraphResult },
     handle: async (i, { body }) => {
       const out = await graph(ctxOf(i), body);
-      return { body: { ...out, nodes: out.nodes.map(json) } };
+      return { body: { ...out, nodes: out.nodes.map(json), edges: out.edges.map(edgeJson) } };
     },
   }),
   route({
@@ -185,7 +188,11 @@ export const ROUTES: readonly Route[] = [
   route({
     method: 'POST', path: '/v1/reflect/prepare', op: 'reflect_prepare', scoped: true, deprecated: true, summary: 'Agent-driven reflection, step 1: clusters and prompts', body: S.ScopeBody, bodyOptional: true,
     reply: { status: 200, schema: R.ReflectPrepareResult },
-    handle: async (i, { body }) => ({ body: await reflection.reflectPrepare(ctxOf(i), body), headers: DEPRECATED }),
+    handle: async (i, { body }) => {
+      const out = await reflection.reflectPrepare(ctxOf(i), body);
+      const clusters = out.clusters.map((c) => ({ ...c, memories: c.memories.map((m) => withIso(m, ['created_at'])) }));
+      return { body: { ...out, clusters }, headers: DEPRECATED };
+    },
   }),
   route({
     method: 'POST', path: '/v1/reflect/commit', op: 'reflect_commit', scoped: true, deprecated: true, summary: 'Agent-driven reflection, step 2: store the insights', body: S.ReflectCommitBody,
@@ -195,7 +202,7 @@ export const ROUTES: readonly Route[] = [
   route({
     method: 'POST', path: '/v1/contradictions/prepare', op: 'contradiction_prepare', scoped: true, deprecated: true, summary: 'Contradiction candidates waiting for a verdict',
     reply: { status: 200, schema: R.PendingContradictions },
-    handle: async (i) => ({ body: await reflection.contradictionPrepare(ctxOf(i)), headers: DEPRECATED }),
+    handle: async (i) => ({ body: (await reflection.contradictionPrepare(ctxOf(i))).map((p) => withIso(p, ['created_at'])), headers: DEPRECATED }),
   }),
   route({
     method: 'POST', path: '/v1/contradictions/commit', op: 'contradiction_commit', scoped: true, deprecated: true, summary: 'Verdicts on contradiction candidates', body: S.VerdictsBody,
@@ -257,29 +264,32 @@ export const ROUTES: readonly Route[] = [
   route({
     method: 'GET', path: '/v1/workspaces', op: 'workspaces_list', scoped: false, admin: true, summary: 'All workspaces with their memory counts',
     reply: { status: 200, schema: R.WorkspaceList },
-    handle: async (i) => ({ body: { workspaces: await admin.listWorkspaces(i.svc, i.principal) } }),
+    handle: async (i) => ({ body: { workspaces: (await admin.listWorkspaces(i.svc, i.principal)).map((w) => withIso(w, ['created_at'])) } }),
   }),
   route({
     method: 'POST', path: '/v1/workspaces', op: 'workspaces_create', scoped: false, admin: true, summary: 'Create a workspace and a workspace key for it', body: S.CreateWorkspaceBody,
     reply: { status: 201, schema: R.WorkspaceCreated },
-    handle: async (i, { body }) => ({ status: 201, body: await admin.createWorkspace(i.svc, i.principal, body) }),
+    handle: async (i, { body }) => {
+      const out = await admin.createWorkspace(i.svc, i.principal, body);
+      return { status: 201, body: { ...out, workspace: withIso(out.workspace, ['created_at']) } };
+    },
   }),
   route({
     method: 'GET', path: '/v1/workspaces/:slug', op: 'workspaces_get', scoped: false, admin: true, summary: 'One workspace', params: { slug: 'Workspace slug' },
     reply: { status: 200, schema: R.WorkspaceWithCount },
-    handle: async (i) => ({ body: await admin.getWorkspace(i.svc, i.principal, param(i, 'slug')) }),
+    handle: async (i) => ({ body: withIso(await admin.getWorkspace(i.svc, i.principal, param(i, 'slug')), ['created_at']) }),
   }),
   route({
     method: 'PUT', path: '/v1/workspaces/:slug', op: 'workspaces_update', scoped: false, admin: true, body: S.UpdateWorkspaceBody,
     summary: 'Rename a workspace or set its default TTL (null removes it)', params: { slug: 'Workspace slug' },
     reply: { status: 200, schema: R.Workspace },
-    handle: async (i, { body }) => ({ body: await admin.updateWorkspace(i.svc, i.principal, param(i, 'slug'), body) }),
+    handle: async (i, { body }) => ({ body: withIso(await admin.updateWorkspace(i.svc, i.principal, param(i, 'slug'), body), ['created_at']) }),
   }),
   route({
     method: 'POST', path: '/v1/admin/backup', op: 'backup', scoped: false, admin: true, body: S.BackupBody,
     summary: "Online backup: a consistent copy of every shard into an empty directory on the server's machine",
     reply: { status: 200, schema: R.BackupSummary },
-    handle: async (i, { body }) => ({ body: await backup({ svc: i.svc, principal: i.principal }, body) }),
+    handle: async (i, { body }) => ({ body: withIso(await backup({ svc: i.svc, principal: i.principal }, body), ['started_at', 'finished_at']) }),
   }),
   route({
     method: 'DELETE', path: '/v1/workspaces/:slug', op: 'workspaces_delete', scoped: false, admin: true, summary: 'Delete a workspace, its memories and its keys', params: { slug: 'Workspace slug' },
@@ -289,17 +299,20 @@ export const ROUTES: readonly Route[] = [
   route({
     method: 'GET', path: '/v1/keys', op: 'keys_list', scoped: false, admin: true, summary: 'All API keys (never their secrets)',
     reply: { status: 200, schema: R.KeyList },
-    handle: (i) => ({ body: { keys: admin.listKeys(i.svc, i.principal) } }),
+    handle: (i) => ({ body: { keys: admin.listKeys(i.svc, i.principal).map((k) => withIso(k, ['created_at'])) } }),
   }),
   route({
     method: 'POST', path: '/v1/keys', op: 'keys_create', scoped: false, admin: true, summary: 'Create an API key', body: S.CreateKeyBody,
     reply: { status: 201, schema: R.KeyCreated },
-    handle: async (i, { body }) => ({ status: 201, body: await admin.createKey(i.svc, i.principal, body) }),
+    handle: async (i, { body }) => ({ status: 201, body: withIso(await admin.createKey(i.svc, i.principal, body), ['created_at']) }),
   }),
   route({
     method: 'DELETE', path: '/v1/keys/:key_id', op: 'keys_revoke', scoped: false, admin: true, summary: 'Revoke an API key', params: { key_id: 'Key id (key_…)' },
     reply: { status: 200, schema: R.KeyRevoked },
-    handle: async (i) => ({ body: await admin.revokeKey(i.svc, i.principal, param(i, 'key_id')) }),
+    handle: async (i) => {
+      const out = await admin.revokeKey(i.svc, i.principal, param(i, 'key_id'));
+      return { body: { ...out, revoked: withIso(out.revoked, ['created_at']) } };
+    },
   }),
   route({
     method: 'GET', path: '/v1/health/live', op: 'health_live', scoped: false, access: 'health', summary: 'Liveness',

@@ -4,7 +4,8 @@
  * `event: subscribed`, then one unnamed event per push with `id:` = sequence number, a comment
  * line every 15 s, and `event: closed` when the subscription ends.
  */
-import { memoryToJson, nowUs } from '../model/memory.ts';
+import { memoryJson } from '../api/views.ts';
+import { isoFromUs } from '../model/time.ts';
 import { wellFormedJson } from '../model/unicode.ts';
 import type { PushEvent, PushSink } from '../subscribe/registry.ts';
 import type { OutStream } from './listener.ts';
@@ -32,7 +33,7 @@ export class SseSink implements PushSink {
   }
 
   send(event: PushEvent): boolean {
-    const data = { ...event, memory: memoryToJson(event.memory, nowUs()) };
+    const data = { ...event, memory: memoryJson(event.memory), push_timestamp_iso: isoFromUs(event.push_timestamp_us) };
     const chunk = `id: ${event.sequence_number}\ndata: ${wellFormedJson(data)}\n\n`;
     if (!this.#stream) {
       this.#early.push(chunk);

@@ -9,7 +9,7 @@ import type { JsonObject } from '../model/memory.ts';
 import { compile } from '../api/compile.ts';
 import * as S from '../api/requests.ts';
 import * as R from '../api/replies.ts';
-import { hitJson, memoryJson, recallRequest } from '../api/views.ts';
+import { edgeJson, hitJson, memoryJson, recallRequest } from '../api/views.ts';
 import type { Ctx } from '../verbs/context.ts';
 import { forget } from '../verbs/forget.ts';
 import { graph } from '../verbs/graph.ts';
@@ -73,7 +73,7 @@ export const TOOLS: readonly Tool[] = [
     title: 'Recall',
     description:
       'Find the memories most relevant to a cue. Use it before answering anything that may depend on what was said ' +
-      'or learned earlier. strategies: similarity (meaning), temporal (by time, with time_range in microseconds), ' +
+      'or learned earlier. strategies: similarity (meaning), temporal (by time, with time_range {start, end} as ISO 8601 or microseconds), ' +
       'causal (follow edges from seed_memory_id), analogical (similar shape); defaults to similarity. Narrow with ' +
       'entity_id and top_k. Returns ranked results with scores and per-strategy details.',
     input: S.RecallBody,
@@ -163,7 +163,7 @@ export const TOOLS: readonly Tool[] = [
     annotations: READ,
     run: async (ctx, b) => {
       const out = await graph(ctx, b);
-      return { ...out, nodes: out.nodes.map(memoryJson) };
+      return { ...out, nodes: out.nodes.map(memoryJson), edges: out.edges.map(edgeJson) };
     },
   }),
   tool({
@@ -179,7 +179,7 @@ export const TOOLS: readonly Tool[] = [
     name: 'reflect',
     title: 'Reflect',
     description:
-      'Cluster recent memories (optionally of one entity_id, or since since_us) and write insight memories that ' +
+      'Cluster recent memories (optionally of one entity_id, or created since `since`, an ISO 8601 time) and write insight memories that ' +
       'summarise them. Use it after many new memories, before asking for insights. Returns counts of insights created and refreshed.',
     input: S.ScopeBody,
     output: R.ReflectResult,

@@ -5,11 +5,14 @@
  */
 import { invalid } from '../errors/codes.ts';
 import type { JsonValue, MemoryRecord } from '../model/memory.ts';
+import { parseTime } from '../model/time.ts';
 
 export type Scalar = string | number | boolean | null;
 
 const ATTRIBUTES = ['importance', 'created_at', 'updated_at', 'last_accessed_at', 'access_count', 'kind', 'entity_id'] as const;
 type Attribute = (typeof ATTRIBUTES)[number];
+/** Attributes that hold times (µs): a string compared with them is read as an ISO 8601 time. */
+const TIMES: ReadonlySet<Attribute> = new Set(['created_at', 'updated_at', 'last_accessed_at']);
 
 /** A field: a memory attribute, or a path into the memory's context. */
 export type FieldRef = { attr: Attribute } | { context: string[] };
@@ -36,6 +39,7 @@ const MAX_CONDITIONS = 256;
  *             | FIELD: { op: value, … }                every operator must hold
  *   op       := $eq $ne (scalar) | $in $nin ([scalar]) | $gt $gte $lt $lte (number or string)
  *             | $exists (boolean)
+ *   (a string given for created_at, updated_at or last_accessed_at is an ISO 8601 time: model/time)
  *   FIELD    := importance | created_at | updated_at | last_accessed_at | access_count
  *             | kind | entity_id | context.KEY[.KEY…]
  */
@@ -79,7 +83,7 @@ function parseField(field: FieldRef, value: unknown, at: string, count: { n: num
   };
   if (typeof value !== 'object' || value === null) {
     tick();
-    return [{ op: 'eq', field, value: scalar(value, at) }];
+    return [{ op: 'eq', field, value: timed(field, scalar(value, at), at) }];
   }
   if (Array.isArray(value)) throw invalid(`${at} must be a value or an object of operators; for a list of values use {"$in": [...]}`);
   const out: FilterNode[] = [];
@@ -87,21 +91,29 @@ function parseField(field: FieldRef, value: unknown, at: string, count: { n: num
     const where = `${at}.${op}`;
     tick();
     if (!(COMPARISONS as readonly string[]).includes(op)) throw invalid(`${where}: unknown operator; use one of ${COMPARISONS.join(', ')}`);
-    if (op === '$eq' || op === '$ne') out.push({ op: op === '$eq' ? 'eq' : 'ne', field, value: scalar(operand, where) });
+    if (op === '$eq' || op === '$ne') out.push({ op: op === '$eq' ? 'eq' : 'ne', field, value: timed(field, scalar(operand, where), where) });
     else if (op === '$in' || op === '$nin') {
       if (!Array.isArray(operand)) throw invalid(`${where} must be an array of values`);
       if (operand.length > 1000) throw invalid(`${where} has ${operand.length} values; the limit is 1000`);
-      out.push({ op: op === '$in' ? 'in' : 'nin', field, values: operand.map((v, i) => scalar(v, `${where}[${i}]`)) });
+      out.push({ op: op === '$in' ? 'in' : 'nin', field, values: operand.map((v, i) => timed(field, scalar(v, `${where}[${i}]`), `${where}[${i}]`)) });
     } else if (op === '$exists') {
       if (typeof operand !== 'boolean') throw invalid(`${where} must be true or false`);
       out.push({ op: 'exists', field, exists: operand });
     } else {
       if (!(typeof operand === 'number' && Number.isFinite(operand)) && typeof operand !== 'string') throw invalid(`${where} must be a number (or a string, compared as text)`);
-      out.push({ op: op.slice(1) as 'gt' | 'gte' | 'lt' | 'lte', field, bound: operand });
+      out.push({ op: op.slice(1) as 'gt' | 'gte' | 'lt' | 'lte', field, bound: timed(field, operand, where) });
     }
   }
   if (out.length === 0) throw invalid(`${at} has no operator`);
   return out;
+}
+
+/** A string compared with a time attribute, as µs; anything else as it is. */
+function timed<V extends Scalar>(field: FieldRef, value: V, at: string): V | number {
+  if (typeof value !== 'string' || !('attr' in field) || !TIMES.has(field.attr)) return value;
+  const t = parseTime(value);
+  if ('problem' in t) throw invalid(`${at} ${t.problem}`);
+  return t.us;
 }
 
 function scalar(value: unknown, at: string): Scalar {

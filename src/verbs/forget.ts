@@ -3,12 +3,14 @@ import { invalid } from '../errors/codes.ts';
 import type { MemoryKind } from '../model/memory.ts';
 import type { ForgetCriteria, ForgetResult } from '../protocol/shard.ts';
 import { charge, type Ctx } from './context.ts';
-import { checkEntity, checkId, checkNonNegative, LIMITS } from './validate.ts';
+import type { TimeInput } from '../model/time.ts';
+import { checkEntity, checkId, checkNonNegative, checkTime, LIMITS } from './validate.ts';
 
 export interface ForgetInput {
   memory_ids?: string[] | undefined;
   entity_id?: string | undefined;
-  staleness_threshold_us?: number | undefined;
+  /** An absolute cutoff: memories last read before it (µs or ISO 8601). */
+  staleness_threshold_us?: TimeInput | undefined;
   access_count_floor?: number | undefined;
   memory_kind?: MemoryKind | undefined;
   decay_score_floor?: number | undefined;
@@ -24,7 +26,7 @@ export function forget(ctx: Ctx, input: ForgetInput): Promise<ForgetResult> {
     c.memoryIds = input.memory_ids.map((id, i) => checkId(`memory_ids[${i}]`, id));
   }
   if (input.entity_id !== undefined) c.entityId = checkEntity('entity_id', input.entity_id);
-  if (input.staleness_threshold_us !== undefined) c.stalenessThresholdUs = checkNonNegative('staleness_threshold_us', input.staleness_threshold_us);
+  if (input.staleness_threshold_us !== undefined) c.stalenessThresholdUs = checkTime('staleness_threshold_us', input.staleness_threshold_us);
   if (input.access_count_floor !== undefined) c.accessCountFloor = checkNonNegative('access_count_floor', input.access_count_floor);
   if (input.memory_kind !== undefined) c.memoryKind = input.memory_kind;
   if (input.decay_score_floor !== undefined) c.decayScoreFloor = checkNonNegative('decay_score_floor', input.decay_score_floor);

@@ -6,7 +6,8 @@ import { parseFilter } from '../recall/filter.ts';
 import { SIMILARITY_MODES, STRATEGIES, type RecallOutput, type SimilarityMode, type StrategyName, type StrategySpec } from '../recall/types.ts';
 import { charge, type Ctx } from './context.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
-import { checkEntity, checkId, checkUnit, LIMITS } from './validate.ts';
+import type { TimeInput } from '../model/time.ts';
+import { aliased, checkEntity, checkId, checkTime, checkUnit, LIMITS } from './validate.ts';
 
 /** Options a strategy takes; each falls back to the request-level value of the same name. */
 export interface StrategyOptions {
@@ -20,9 +21,12 @@ export interface StrategyOptions {
   analogical_alpha?: number | undefined;
 }
 
+/** A time window; `start` / `end` are aliases of `start_us` / `end_us` (µs or ISO 8601 each). */
 export interface TimeRangeInput {
-  start_us?: number | undefined;
-  end_us?: number | undefined;
+  start_us?: TimeInput | undefined;
+  end_us?: TimeInput | undefined;
+  start?: TimeInput | undefined;
+  end?: TimeInput | undefined;
 }
 
 export interface RecallRequest extends StrategyOptions {
@@ -88,7 +92,7 @@ function strategySpec(s: { strategy: string } & StrategyOptions, req: StrategyOp
     topK,
     efSearch: intInRange('ef_search', pick('ef_search'), 50, 1, 10_000),
     entityId: entity === undefined ? null : checkEntity('entity_id', entity),
-    timeRange: timeRange(pick('time_range')),
+    timeRange: timeRange(pick('time_range'), s.time_range === undefined ? 'time_range' : `${field}.time_range`),
     seedId: seed === undefined ? null : checkId('seed_memory_id', seed),
     edgeTypes: edgeTypes(pick('edge_types')),
     maxDepth: intInRange('max_depth', pick('max_depth'), 5, 1, 10, { cap: true }),
@@ -103,14 +107,16 @@ function similarityModeOf(mode: string | undefined): SimilarityMode {
   return m as SimilarityMode;
 }
 
-function timeRange(t: TimeRangeInput | undefined): StrategySpec['timeRange'] {
+function timeRange(t: TimeRangeInput | undefined, field: string): StrategySpec['timeRange'] {
   if (!t) return null;
-  const startUs = t.start_us ?? null;
-  const endUs = t.end_us ?? null;
-  for (const [k, v] of [['time_range.start_us', startUs], ['time_range.end_us', endUs]] as const) {
-    if (v !== null && (!Number.isFinite(v) || v < 0)) throw invalid(`${k} must be a non-negative number of microseconds`);
-  }
-  if (startUs !== null && endUs !== null && startUs > endUs) throw invalid('time_range.start_us must not be after time_range.end_us');
+  const bound = (name: 'start' | 'end'): number | null => {
+    const us = `${name}_us` as const;
+    const v = aliased([`${field}.${us}`, t[us]], [`${field}.${name}`, t[name]]);
+    return v === undefined ? null : checkTime(`${field}.${t[us] === undefined ? name : us}`, v);
+  };
+  const startUs = bound('start');
+  const endUs = bound('end');
+  if (startUs !== null && endUs !== null && startUs > endUs) throw invalid(`${field}: the start (${startUs}) must not be after the end (${endUs})`);
   return { startUs, endUs };
 }
 

@@ -7,17 +7,23 @@ import type { ReflectResult, ReflectScope } from '../reflection/engine.ts';
 import type { PrepareResult, ProducedInsight } from '../reflection/sessions.ts';
 import type { PendingContradiction, VerdictResult } from '../protocol/shard.ts';
 import { charge, type Ctx } from './context.ts';
-import { checkEntity, checkId, checkNonNegative, checkUnit } from './validate.ts';
+import type { TimeInput } from '../model/time.ts';
+import { aliased, checkEntity, checkId, checkTime, checkUnit } from './validate.ts';
 
 export interface ScopeInput {
   entity_id?: string | undefined;
-  since_us?: number | undefined;
+  /** Only memories created at or after it (µs or ISO 8601; 0: all). */
+  since_us?: TimeInput | undefined;
+  /** Alias of since_us. */
+  since?: TimeInput | undefined;
 }
 
 function scopeOf(input: ScopeInput): ReflectScope {
+  const since = aliased(['since_us', input.since_us], ['since', input.since]);
+  const sinceUs = since === undefined ? 0 : checkTime(input.since_us === undefined ? 'since' : 'since_us', since);
   return {
     entityId: input.entity_id === undefined || input.entity_id === '' ? null : checkEntity('entity_id', input.entity_id),
-    sinceUs: input.since_us === undefined || input.since_us === 0 ? null : checkNonNegative('since_us', input.since_us),
+    sinceUs: sinceUs === 0 ? null : sinceUs,
   };
 }
 

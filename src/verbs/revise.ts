@@ -36,7 +36,7 @@ export async function revise(ctx: Ctx, input: ReviseInput): Promise<MemoryView> 
   if (expiry !== undefined) Object.assign(cmd, toShardExpiry(expiry));
   const revisable = ['content', 'importance', 'context', 'entityId', 'expiresAt', 'ttlUs'] as const;
   if (!revisable.some((k) => cmd[k] !== undefined) && cmd.edges.length === 0) {
-    throw invalid('nothing to revise: give at least one of content, importance, context, entity_id, ttl_s, expires_at_us');
+    throw invalid('nothing to revise: give at least one of content, importance, context, entity_id, edges, ttl_s, expires_at_us (or expires_at)');
   }
   const transfer: ArrayBuffer[] = [];
   if (cmd.content !== undefined) {

@@ -8,9 +8,10 @@ import { invalid } from '../errors/codes.ts';
 import { parseEdgeType, type Edge } from '../model/edge.ts';
 import { IdGenerator } from '../model/ids.ts';
 import { memoryToJson, nowUs, type JsonObject, type MemoryKind, type MemoryRecord, type MemoryView } from '../model/memory.ts';
+import type { TimeInput } from '../model/time.ts';
 import type { ExportLine, ImportItem, ImportOutcome } from '../protocol/shard.ts';
 import { charge, type Ctx } from './context.ts';
-import { checkContent, checkContext, checkEntity, checkId, checkUnit } from './validate.ts';
+import { checkContent, checkContext, checkEntity, checkId, checkTime, checkUnit } from './validate.ts';
 
 /** Live memories per shard call while exporting. */
 const EXPORT_PAGE = 256;
@@ -26,21 +27,21 @@ export interface LineMemoryInput {
   context?: Record<string, unknown> | null | undefined;
   entity_id?: string | null | undefined;
   kind?: MemoryKind | undefined;
-  created_at?: number | undefined;
-  updated_at?: number | undefined;
-  last_accessed_at?: number | undefined;
+  created_at?: TimeInput | undefined;
+  updated_at?: TimeInput | undefined;
+  last_accessed_at?: TimeInput | undefined;
   access_count?: number | undefined;
   logical_clock?: number | undefined;
   source_memory_ids?: string[] | undefined;
   superseded_by?: string | undefined;
-  expires_at?: number | null | undefined;
+  expires_at?: TimeInput | null | undefined;
   embedding?: string | undefined;
 }
 
 export interface LineInput {
   memory: LineMemoryInput;
   versions?: LineMemoryInput[] | undefined;
-  edges?: Array<{ source_id: string; target_id: string; edge_type: string; confidence?: number | undefined; timestamp_us?: number | undefined; reason?: string | undefined }> | undefined;
+  edges?: Array<{ source_id: string; target_id: string; edge_type: string; confidence?: number | undefined; timestamp_us?: TimeInput | undefined; reason?: string | undefined }> | undefined;
 }
 
 /** A line as the transport decoded it: a typed value, or why it could not be decoded. */
@@ -135,7 +136,7 @@ function idsByTime(): (createdAtUs: number | undefined) => string {
 
 /** Checks a decoded line's values and builds the records (embeddings left empty when absent). */
 function toItem(line: LineInput, newId: (createdAtUs: number | undefined) => string, dim: number): ImportItem {
-  const memory = toRecord('memory', line.memory, dim, () => newId(line.memory.created_at));
+  const memory = toRecord('memory', line.memory, dim, (createdAt) => newId(createdAt));
   if (line.memory.superseded_by !== undefined) throw invalid('memory.superseded_by: the memory of a line must be live; superseded versions go in versions');
   const versions = (line.versions ?? []).map((v, i) => {
     const version = toRecord(`versions[${i}]`, v, dim, () => {
@@ -154,7 +155,7 @@ function toItem(line: LineInput, newId: (createdAtUs: number | undefined) => str
       target_id: checkId(`edges[${i}].target_id`, e.target_id),
       edge_type: type,
       confidence: e.confidence === undefined ? 1 : checkUnit(`edges[${i}].confidence`, e.confidence),
-      timestamp_us: e.timestamp_us ?? memory.createdAt,
+      timestamp_us: e.timestamp_us === undefined ? memory.createdAt : checkTime(`edges[${i}].timestamp_us`, e.timestamp_us),
     };
     // The contradiction check's account travels with its edge (export → import keeps it).
     if (e.reason !== undefined) edge.reason = e.reason;
@@ -163,23 +164,28 @@ function toItem(line: LineInput, newId: (createdAtUs: number | undefined) => str
   return { memory, versions, edges };
 }
 
-function toRecord(field: string, m: LineMemoryInput, dim: number, newId: () => string): MemoryRecord {
-  const createdAt = m.created_at ?? nowUs();
+function toRecord(field: string, m: LineMemoryInput, dim: number, newId: (createdAtUs: number | undefined) => string): MemoryRecord {
+  const time = (name: 'created_at' | 'updated_at' | 'last_accessed_at'): number | undefined => {
+    const v = m[name];
+    return v === undefined ? undefined : checkTime(`${field}.${name}`, v);
+  };
+  const written = time('created_at');
+  const createdAt = written ?? nowUs();
   return {
-    id: m.memory_id === undefined ? newId() : checkId(`${field}.memory_id`, m.memory_id),
+    id: m.memory_id === undefined ? newId(written) : checkId(`${field}.memory_id`, m.memory_id),
     content: checkContent(`${field}.content`, m.content),
     importance: m.importance === undefined ? 0.5 : checkUnit(`${field}.importance`, m.importance),
     context: m.context == null ? {} : checkContext(`${field}.context`, m.context as JsonObject),
     entityId: m.entity_id == null ? null : checkEntity(`${field}.entity_id`, m.entity_id),
     kind: m.kind ?? 'episode',
     createdAt,
-    updatedAt: m.updated_at ?? createdAt,
-    lastAccessedAt: m.last_accessed_at ?? createdAt,
+    updatedAt: time('updated_at') ?? createdAt,
+    lastAccessedAt: time('last_accessed_at') ?? createdAt,
     accessCount: m.access_count ?? 0,
     logicalClock: m.logical_clock ?? 0,
     sourceMemoryIds: m.source_memory_ids ? m.source_memory_ids.map((s, i) => checkId(`${field}.source_memory_ids[${i}]`, s)) : null,
     supersededBy: null,
-    expiresAt: m.expires_at ?? null,
+    expiresAt: m.expires_at == null ? null : checkTime(`${field}.expires_at`, m.expires_at),
     embedding: m.embedding === undefined ? NO_VECTOR : decodeVector(`${field}.embedding`, m.embedding, dim),
   };
 }

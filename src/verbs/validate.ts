@@ -7,6 +7,7 @@ import { parseEdgeType } from '../model/edge.ts';
 import { parseId } from '../model/ids.ts';
 import { jsonShapeProblem } from '../model/json-shape.ts';
 import type { JsonObject } from '../model/memory.ts';
+import { isoFromUs, timeFrom, type TimeInput } from '../model/time.ts';
 import type { EdgeInput } from '../protocol/shard.ts';
 
 export const LIMITS = {
@@ -63,33 +64,51 @@ export function checkNonNegative(field: string, value: number): number {
   return value;
 }
 
+/** A written time (µs, or ISO 8601 text: model/time) → µs since the epoch; a bad one is a 400 naming the field. */
+export function checkTime(field: string, value: TimeInput): number {
+  const t = timeFrom(value);
+  if ('problem' in t) throw invalid(`${field} ${t.problem}`);
+  return t.us;
+}
+
+/** A field or its alias, each `[name, value]`: the one given (not undefined); both given is a 400. */
+export function aliased<V>(field: readonly [string, V | undefined], alias: readonly [string, V | undefined]): V | undefined {
+  if (field[1] !== undefined && alias[1] !== undefined) throw invalid(`give ${field[0]} or its alias ${alias[0]}, not both`);
+  return field[1] !== undefined ? field[1] : alias[1];
+}
+
 /** Longest TTL accepted: 100 years. */
 const MAX_TTL_S = 100 * 365 * 86_400;
 
 export interface ExpiryInput {
   ttl_s?: number | null | undefined;
-  expires_at_us?: number | null | undefined;
+  expires_at_us?: TimeInput | null | undefined;
+  /** An alias of `expires_at_us` (the name replies use). */
+  expires_at?: TimeInput | null | undefined;
 }
 
 /** An expiry as the shard takes it: a TTL counts from the shard's write time. */
 export type ExpiryChoice = { ttlUs: number } | { atUs: number };
 
 /**
- * The expiry that `ttl_s` or `expires_at_us` asks for: undefined when neither is given, null when
- * one is given as null (no expiry). Both at once, a TTL that is not positive, or a time that has
- * already passed is a 400.
+ * The expiry that `ttl_s` or `expires_at_us` (alias `expires_at`; µs or ISO 8601) asks for:
+ * undefined when neither is given, null when one is given as null (no expiry). Both at once, a TTL
+ * that is not positive, or a time that has already passed is a 400.
  */
 export function checkExpiry(input: ExpiryInput, nowUs: number): ExpiryChoice | null | undefined {
-  const { ttl_s: ttl, expires_at_us: at } = input;
-  if (ttl != null && at != null) throw invalid('give ttl_s or expires_at_us, not both');
+  const ttl = input.ttl_s;
+  const name = input.expires_at_us === undefined && input.expires_at !== undefined ? 'expires_at' : 'expires_at_us';
+  const written = aliased(['expires_at_us', input.expires_at_us], ['expires_at', input.expires_at]);
+  if (ttl != null && written != null) throw invalid(`give ttl_s or ${name}, not both`);
   if (ttl != null) return { ttlUs: Math.round(checkTtl('ttl_s', ttl) * 1e6) };
-  if (at != null) {
-    if (!Number.isSafeInteger(at)) throw invalid(`expires_at_us must be an integer (µs since the epoch), got ${at}`);
-    if (at <= nowUs) throw invalid(`expires_at_us ${at} is not in the future (now is ${nowUs})`);
-    if (at > nowUs + MAX_TTL_S * 1e6) throw invalid(`expires_at_us ${at} is more than 100 years away`);
+  if (written != null) {
+    const at = checkTime(name, written);
+    const shown = typeof written === 'string' ? `'${written}'` : `${at} (${isoFromUs(at)})`;
+    if (at <= nowUs) throw invalid(`${name} ${shown} is not in the future (now is ${nowUs}, ${isoFromUs(nowUs)})`);
+    if (at > nowUs + MAX_TTL_S * 1e6) throw invalid(`${name} ${shown} is more than 100 years away`);
     return { atUs: at };
   }
-  return ttl === null || at === null ? null : undefined;
+  return ttl === null || written === null ? null : undefined;
 }
 
 export function checkTtl(field: string, ttl: number): number {

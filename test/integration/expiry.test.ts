@@ -53,7 +53,7 @@ describe('expiry over REST and gRPC', () => {
       [{ ttl_s: -5 }, /ttl_s must be a positive number/],
       [{ ttl_s: 10, expires_at_us: at }, /not both/],
       [{ expires_at_us: before - 1 }, /expires_at_us .* not in the future/],
-      [{ expires_at_us: 1.5 }, /expires_at_us must be integer/],
+      [{ expires_at_us: 1.5 }, /expires_at_us 1.5 is not an integer number of microseconds/],
       [{ ttl_s: 'soon' }, /ttl_s must be/],
     ];
     for (const [extra, message] of bad) {

@@ -103,7 +103,7 @@ describe('edges written with a memory, and GET /v1/memories/:id/edges', () => {
     expect(ea.body.incoming).toHaveLength(2);
     const b2a = ea.body.incoming.find((e: any) => e.source_id === g.id.B);
     expect(b2a).toMatchObject({ source_id: g.id.B, target_id: a.memory_id, edge_type: 'caused_by', confidence: 0.7 });
-    expect(Object.keys(b2a).sort()).toEqual(['confidence', 'edge_type', 'source_id', 'target_id', 'timestamp_us']);
+    expect(Object.keys(b2a).sort()).toEqual(['confidence', 'edge_type', 'source_id', 'target_id', 'timestamp_iso', 'timestamp_us']);
     expect(Number.isInteger(b2a.timestamp_us)).toBe(true);
     expect(b2a.timestamp_us).toBeGreaterThanOrEqual(before - 1000);
     expect(b2a.timestamp_us).toBeLessThanOrEqual(after + 1000);

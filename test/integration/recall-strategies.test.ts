@@ -225,7 +225,7 @@ describe('temporal', () => {
     const out = await w.recall({ cue: 'x', strategies: ['temporal'] });
     expect(labels(w, out)).toEqual(['T5', 'T4', 'T3', 'T2', 'T1', 'T0']);
     out.results.forEach((r, i) => {
-      expect(r.strategy_details).toEqual([{ strategy: 'temporal', timestamp: m[5 - i].created_at, rank: i + 1 }]);
+      expect(r.strategy_details).toEqual([{ strategy: 'temporal', timestamp: m[5 - i].created_at, timestamp_iso: m[5 - i].created_at_iso, rank: i + 1 }]);
     });
     // Importance falls with age here, so an importance-only score would order them the other way.
     const byImportance = await w.recall({ cue: 'x', strategies: ['temporal'], scoring_weights: { w_relevance: 0, w_recency: 0, w_importance: 1, w_reinforcement: 0 } });

@@ -32,6 +32,13 @@ export type Memory = {
   /** Set once a revision replaced this memory */
   superseded_by?: string;
   expires_at: number | null;
+  /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  created_at_iso: string;
+  /** updated_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  updated_at_iso: string;
+  /** last_accessed_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  last_accessed_at_iso: string;
+  expires_at_iso: string | null;
 };
 
 export type Edge = {
@@ -41,6 +48,8 @@ export type Edge = {
   confidence: number;
   /** When the edge was made (microseconds since the Unix epoch) */
   timestamp_us: number;
+  /** timestamp_us, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  timestamp_iso: string;
   /** Edges the contradiction check made: the rule that fired, e.g. "negation scope: one statement says there is no such thing" */
   reason?: string;
 };
@@ -65,7 +74,10 @@ export type RecallHit = {
     reply?: number;
   } | {
     strategy: "temporal";
+    /** The memory's created_at (µs) */
     timestamp: number;
+    /** timestamp, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+    timestamp_iso: string;
     rank: number;
   } | {
     strategy: "causal";
@@ -83,7 +95,10 @@ export type RecallHit = {
 export type Workspace = {
   slug: string;
   name: string;
+  /** Creation time (microseconds since the Unix epoch) */
   created_at: number;
+  /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  created_at_iso: string;
   default_ttl_s?: number | null;
 };
 
@@ -92,7 +107,10 @@ export type KeyInfo = {
   role: "admin" | "workspace";
   workspace: string;
   label: string | null;
+  /** Creation time (microseconds since the Unix epoch) */
   created_at: number;
+  /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  created_at_iso: string;
 };
 
 export type Push = {
@@ -104,6 +122,8 @@ export type Push = {
   chunk_offset: number | null;
   sequence_number: number;
   push_timestamp_us: number;
+  /** push_timestamp_us, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  push_timestamp_iso: string;
 };
 
 export type ErrorCode = ErrorBody['error_code'];
@@ -138,7 +158,10 @@ export type ListResponse = {
 
 export type RememberBody = {
   ttl_s?: number | null;
-  expires_at_us?: number | null;
+  /** When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  expires_at_us?: number | string | null;
+  /** Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  expires_at?: number | string | null;
   content: string;
   importance?: number;
   context?: Record<string, unknown> | null;
@@ -172,6 +195,13 @@ export type RememberResponse = {
   /** Set once a revision replaced this memory */
   superseded_by?: string;
   expires_at: number | null;
+  /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  created_at_iso: string;
+  /** updated_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  updated_at_iso: string;
+  /** last_accessed_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  last_accessed_at_iso: string;
+  expires_at_iso: string | null;
 };
 
 export type TimelineQuery = {
@@ -232,6 +262,13 @@ export type GetResponse = {
   /** Set once a revision replaced this memory */
   superseded_by?: string;
   expires_at: number | null;
+  /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  created_at_iso: string;
+  /** updated_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  updated_at_iso: string;
+  /** last_accessed_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  last_accessed_at_iso: string;
+  expires_at_iso: string | null;
 };
 
 export type EdgesResponse = {
@@ -241,7 +278,10 @@ export type EdgesResponse = {
 
 export type ReviseBody = {
   ttl_s?: number | null;
-  expires_at_us?: number | null;
+  /** When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  expires_at_us?: number | string | null;
+  /** Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  expires_at?: number | string | null;
   content?: string;
   importance?: number;
   context?: Record<string, unknown>;
@@ -276,12 +316,20 @@ export type ReviseResponse = {
   /** Set once a revision replaced this memory */
   superseded_by?: string;
   expires_at: number | null;
+  /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  created_at_iso: string;
+  /** updated_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  updated_at_iso: string;
+  /** last_accessed_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  last_accessed_at_iso: string;
+  expires_at_iso: string | null;
 };
 
 export type ForgetBody = {
   memory_ids?: Array<string>;
   entity_id?: string;
-  staleness_threshold_us?: number;
+  /** Forget memories last read before this time (an absolute cutoff). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  staleness_threshold_us?: number | string;
   access_count_floor?: number;
   memory_kind?: "episode" | "insight" | "revision" | "document" | "proposition";
   decay_score_floor?: number;
@@ -296,7 +344,7 @@ export type ForgetResponse = {
 
 export type RecallBody = {
   cue: string;
-  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. */
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
   filter?: Record<string, unknown>;
   strategies?: Array<string | {
     strategy: string;
@@ -304,10 +352,14 @@ export type RecallBody = {
     ef_search?: number;
     entity_id?: string;
     time_range?: {
-      start_us?: number;
-      end_us?: number;
-      start?: number;
-      end?: number;
+      /** Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+      start_us?: number | string;
+      /** Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+      end_us?: number | string;
+      /** Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+      start?: number | string;
+      /** Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+      end?: number | string;
     };
     seed_memory_id?: string;
     edge_types?: Array<string>;
@@ -329,10 +381,14 @@ export type RecallBody = {
   ef_search?: number;
   entity_id?: string;
   time_range?: {
-    start_us?: number;
-    end_us?: number;
-    start?: number;
-    end?: number;
+    /** Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+    start_us?: number | string;
+    /** Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+    end_us?: number | string;
+    /** Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+    start?: number | string;
+    /** Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+    end?: number | string;
   };
   seed_memory_id?: string;
   edge_types?: Array<string>;
@@ -348,7 +404,7 @@ export type RecallResponse = {
 };
 
 export type PrimeBody = {
-  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. */
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
   filter?: Record<string, unknown>;
   entity_id?: string;
   max_memories?: number;
@@ -439,7 +495,7 @@ export type InsightsQuery = {
 export type InsightsResponse = Array<Memory>;
 
 export type SubscribeBody = {
-  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. */
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
   filter?: Record<string, unknown>;
   entity_id?: string;
   kind_filter?: Array<string>;
@@ -459,6 +515,8 @@ export type SubscribeMessageEvent = {
   chunk_offset: number | null;
   sequence_number: number;
   push_timestamp_us: number;
+  /** push_timestamp_us, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  push_timestamp_iso: string;
 };
 export type SubscribeClosedEvent = {
   reason: "closed" | "shutdown";
@@ -473,7 +531,10 @@ export type CloseSubscriptionResponse = Record<string, unknown>;
 
 export type ReflectBody = {
   entity_id?: string;
-  since_us?: number;
+  /** Only memories created at or after this time (0: all). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  since_us?: number | string;
+  /** Alias of since_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  since?: number | string;
 };
 export type ReflectResponse = {
   insights_created: number;
@@ -485,7 +546,10 @@ export type ReflectResponse = {
 
 export type ReflectPrepareBody = {
   entity_id?: string;
-  since_us?: number;
+  /** Only memories created at or after this time (0: all). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  since_us?: number | string;
+  /** Alias of since_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  since?: number | string;
 };
 export type ReflectPrepareResponse = {
   session_id: string;
@@ -504,6 +568,8 @@ export type ReflectPrepareResponse = {
       importance: number;
       entity_id: string | null;
       created_at: number;
+      /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+      created_at_iso: string;
     }>;
   }>;
 };
@@ -532,6 +598,8 @@ export type ContradictionPrepareResponse = Array<{
   classifier_method: "heuristic" | "llm";
   similarity: number;
   created_at: number;
+  /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  created_at_iso: string;
   proposed: "contradiction" | "revision";
   /** The rule that fired, e.g. "antonyms (WordNet): 'warm' versus 'cold'" */
   reason?: string;
@@ -664,7 +732,10 @@ export type WorkspacesListResponse = {
   workspaces: Array<{
     slug: string;
     name: string;
+    /** Creation time (microseconds since the Unix epoch) */
     created_at: number;
+    /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+    created_at_iso: string;
     default_ttl_s?: number | null;
     memory_count: number;
   }>;
@@ -685,7 +756,10 @@ export type WorkspacesCreateResponse = {
 export type WorkspacesGetResponse = {
   slug: string;
   name: string;
+  /** Creation time (microseconds since the Unix epoch) */
   created_at: number;
+  /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  created_at_iso: string;
   default_ttl_s?: number | null;
   memory_count: number;
 };
@@ -697,7 +771,10 @@ export type WorkspacesUpdateBody = {
 export type WorkspacesUpdateResponse = {
   slug: string;
   name: string;
+  /** Creation time (microseconds since the Unix epoch) */
   created_at: number;
+  /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  created_at_iso: string;
   default_ttl_s?: number | null;
 };
 
@@ -713,7 +790,11 @@ export type BackupBody = {
 export type BackupResponse = {
   to: string;
   started_at: number;
+  /** started_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  started_at_iso: string;
   finished_at: number;
+  /** finished_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  finished_at_iso: string;
   shards: Array<{
     shard: number;
     memories: number;

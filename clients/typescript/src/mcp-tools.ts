@@ -27,12 +27,36 @@ export const MCP_TOOLS = [
         "expires_at_us": {
           "anyOf": [
             {
-              "type": "integer"
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 9007199254740991
+            },
+            {
+              "type": "string",
+              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             },
             {
               "type": "null"
             }
-          ]
+          ],
+          "description": "When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+        },
+        "expires_at": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 9007199254740991
+            },
+            {
+              "type": "string",
+              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+            },
+            {
+              "type": "null"
+            }
+          ],
+          "description": "Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
         },
         "content": {
           "type": "string"
@@ -97,7 +121,7 @@ export const MCP_TOOLS = [
   {
     "name": "recall",
     "title": "Recall",
-    "description": "Find the memories most relevant to a cue. Use it before answering anything that may depend on what was said or learned earlier. strategies: similarity (meaning), temporal (by time, with time_range in microseconds), causal (follow edges from seed_memory_id), analogical (similar shape); defaults to similarity. Narrow with entity_id and top_k. Returns ranked results with scores and per-strategy details.",
+    "description": "Find the memories most relevant to a cue. Use it before answering anything that may depend on what was said or learned earlier. strategies: similarity (meaning), temporal (by time, with time_range {start, end} as ISO 8601 or microseconds), causal (follow edges from seed_memory_id), analogical (similar shape); defaults to similarity. Narrow with entity_id and top_k. Returns ranked results with scores and per-strategy details.",
     "inputSchema": {
       "type": "object",
       "required": [
@@ -108,7 +132,7 @@ export const MCP_TOOLS = [
           "type": "string"
         },
         "filter": {
-          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…].",
+          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range).",
           "type": "object",
           "patternProperties": {
             "^(.*)$": {}
@@ -143,16 +167,60 @@ export const MCP_TOOLS = [
                     "type": "object",
                     "properties": {
                       "start_us": {
-                        "type": "number"
+                        "anyOf": [
+                          {
+                            "type": "integer",
+                            "minimum": 0,
+                            "maximum": 9007199254740991
+                          },
+                          {
+                            "type": "string",
+                            "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                          }
+                        ],
+                        "description": "Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
                       },
                       "end_us": {
-                        "type": "number"
+                        "anyOf": [
+                          {
+                            "type": "integer",
+                            "minimum": 0,
+                            "maximum": 9007199254740991
+                          },
+                          {
+                            "type": "string",
+                            "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                          }
+                        ],
+                        "description": "Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
                       },
                       "start": {
-                        "type": "number"
+                        "anyOf": [
+                          {
+                            "type": "integer",
+                            "minimum": 0,
+                            "maximum": 9007199254740991
+                          },
+                          {
+                            "type": "string",
+                            "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                          }
+                        ],
+                        "description": "Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
                       },
                       "end": {
-                        "type": "number"
+                        "anyOf": [
+                          {
+                            "type": "integer",
+                            "minimum": 0,
+                            "maximum": 9007199254740991
+                          },
+                          {
+                            "type": "string",
+                            "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                          }
+                        ],
+                        "description": "Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
                       }
                     }
                   },
@@ -236,16 +304,60 @@ export const MCP_TOOLS = [
           "type": "object",
           "properties": {
             "start_us": {
-              "type": "number"
+              "anyOf": [
+                {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 9007199254740991
+                },
+                {
+                  "type": "string",
+                  "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                }
+              ],
+              "description": "Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
             },
             "end_us": {
-              "type": "number"
+              "anyOf": [
+                {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 9007199254740991
+                },
+                {
+                  "type": "string",
+                  "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                }
+              ],
+              "description": "Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
             },
             "start": {
-              "type": "number"
+              "anyOf": [
+                {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 9007199254740991
+                },
+                {
+                  "type": "string",
+                  "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                }
+              ],
+              "description": "Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
             },
             "end": {
-              "type": "number"
+              "anyOf": [
+                {
+                  "type": "integer",
+                  "minimum": 0,
+                  "maximum": 9007199254740991
+                },
+                {
+                  "type": "string",
+                  "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                }
+              ],
+              "description": "Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
             }
           }
         },
@@ -438,12 +550,36 @@ export const MCP_TOOLS = [
         "expires_at_us": {
           "anyOf": [
             {
-              "type": "integer"
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 9007199254740991
+            },
+            {
+              "type": "string",
+              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             },
             {
               "type": "null"
             }
-          ]
+          ],
+          "description": "When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+        },
+        "expires_at": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 9007199254740991
+            },
+            {
+              "type": "string",
+              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+            },
+            {
+              "type": "null"
+            }
+          ],
+          "description": "Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
         },
         "content": {
           "type": "string"
@@ -527,7 +663,18 @@ export const MCP_TOOLS = [
           "type": "string"
         },
         "staleness_threshold_us": {
-          "type": "number"
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 9007199254740991
+            },
+            {
+              "type": "string",
+              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+            }
+          ],
+          "description": "Forget memories last read before this time (an absolute cutoff). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
         },
         "access_count_floor": {
           "type": "number"
@@ -577,7 +724,7 @@ export const MCP_TOOLS = [
       "type": "object",
       "properties": {
         "filter": {
-          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…].",
+          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range).",
           "type": "object",
           "patternProperties": {
             "^(.*)$": {}
@@ -704,7 +851,7 @@ export const MCP_TOOLS = [
   {
     "name": "reflect",
     "title": "Reflect",
-    "description": "Cluster recent memories (optionally of one entity_id, or since since_us) and write insight memories that summarise them. Use it after many new memories, before asking for insights. Returns counts of insights created and refreshed.",
+    "description": "Cluster recent memories (optionally of one entity_id, or created since `since`, an ISO 8601 time) and write insight memories that summarise them. Use it after many new memories, before asking for insights. Returns counts of insights created and refreshed.",
     "inputSchema": {
       "type": "object",
       "properties": {
@@ -712,7 +859,32 @@ export const MCP_TOOLS = [
           "type": "string"
         },
         "since_us": {
-          "type": "number"
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 9007199254740991
+            },
+            {
+              "type": "string",
+              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+            }
+          ],
+          "description": "Only memories created at or after this time (0: all). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+        },
+        "since": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 9007199254740991
+            },
+            {
+              "type": "string",
+              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+            }
+          ],
+          "description": "Alias of since_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
         }
       }
     },

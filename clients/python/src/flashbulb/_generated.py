@@ -70,9 +70,9 @@ class GeneratedSync(SyncTransport):
         """List memories a page at a time: oldest first, or sorted, filtered by words and creation time, with a total (``GET /v1/memories``)."""
         return self._call('list', query=_fields(filter=filter, entity_id=entity_id, kind=kind, cursor=cursor, limit=limit, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, sort=sort, order=order, with_total=with_total), options=options)
 
-    def remember(self, *, content: str, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | None | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def remember(self, *, content: str, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Store a memory (``POST /v1/memories``)."""
-        return self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges), options=options)
+        return self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges), options=options)
 
     def timeline(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | NotGiven = NOT_GIVEN, until_us: int | NotGiven = NOT_GIVEN, bucket: Literal["hour"] | Literal["day"] | NotGiven = NOT_GIVEN, utc_offset_min: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """How many of the list's matches were created per hour or day (``GET /v1/memories/timeline``)."""
@@ -90,11 +90,11 @@ class GeneratedSync(SyncTransport):
         """A memory's outgoing and incoming edges (``GET /v1/memories/{id}/edges``)."""
         return self._call('edges', params={'id': id}, options=options)
 
-    def revise(self, id: str, *, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | None | NotGiven = NOT_GIVEN, content: str | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, context_mode: Literal["merge"] | Literal["replace"] | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def revise(self, id: str, *, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, content: str | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, context_mode: Literal["merge"] | Literal["replace"] | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Revise a memory in place (``PUT /v1/revise/{id}``)."""
-        return self._call('revise', params={'id': id}, body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, content=content, importance=importance, context=context, context_mode=context_mode, entity_id=entity_id, edges=edges), options=options)
+        return self._call('revise', params={'id': id}, body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, context_mode=context_mode, entity_id=entity_id, edges=edges), options=options)
 
-    def forget(self, *, memory_ids: list[str] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, staleness_threshold_us: float | NotGiven = NOT_GIVEN, access_count_floor: float | NotGiven = NOT_GIVEN, memory_kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, decay_score_floor: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def forget(self, *, memory_ids: list[str] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, staleness_threshold_us: int | str | NotGiven = NOT_GIVEN, access_count_floor: float | NotGiven = NOT_GIVEN, memory_kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, decay_score_floor: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Erase memories matching all the given criteria (``POST /v1/forget``)."""
         return self._call('forget', body=_fields(memory_ids=memory_ids, entity_id=entity_id, staleness_threshold_us=staleness_threshold_us, access_count_floor=access_count_floor, memory_kind=memory_kind, decay_score_floor=decay_score_floor), options=options)
 
@@ -126,13 +126,13 @@ class GeneratedSync(SyncTransport):
         """Close a subscription (its stream gets `event: closed`) (``DELETE /v1/subscribe/{id}``)."""
         return self._call('close_subscription', params={'id': id}, options=options)
 
-    def reflect(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def reflect(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Cluster recent memories into insights now (``POST /v1/reflect``)."""
-        return self._call('reflect', body=_fields(entity_id=entity_id, since_us=since_us), options=options)
+        return self._call('reflect', body=_fields(entity_id=entity_id, since_us=since_us, since=since), options=options)
 
-    def reflect_prepare(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def reflect_prepare(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Agent-driven reflection, step 1: clusters and prompts (``POST /v1/reflect/prepare``). Deprecated."""
-        return self._call('reflect_prepare', body=_fields(entity_id=entity_id, since_us=since_us), options=options)
+        return self._call('reflect_prepare', body=_fields(entity_id=entity_id, since_us=since_us, since=since), options=options)
 
     def reflect_commit(self, *, session_id: str, insights: list[dict[str, Any]], options: RequestOptions | None = None) -> Any:
         """Agent-driven reflection, step 2: store the insights (``POST /v1/reflect/commit``). Deprecated."""
@@ -226,9 +226,9 @@ class GeneratedAsync(AsyncTransport):
         """List memories a page at a time: oldest first, or sorted, filtered by words and creation time, with a total (``GET /v1/memories``)."""
         return await self._call('list', query=_fields(filter=filter, entity_id=entity_id, kind=kind, cursor=cursor, limit=limit, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, sort=sort, order=order, with_total=with_total), options=options)
 
-    async def remember(self, *, content: str, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | None | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def remember(self, *, content: str, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Store a memory (``POST /v1/memories``)."""
-        return await self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges), options=options)
+        return await self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges), options=options)
 
     async def timeline(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | NotGiven = NOT_GIVEN, until_us: int | NotGiven = NOT_GIVEN, bucket: Literal["hour"] | Literal["day"] | NotGiven = NOT_GIVEN, utc_offset_min: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """How many of the list's matches were created per hour or day (``GET /v1/memories/timeline``)."""
@@ -246,11 +246,11 @@ class GeneratedAsync(AsyncTransport):
         """A memory's outgoing and incoming edges (``GET /v1/memories/{id}/edges``)."""
         return await self._call('edges', params={'id': id}, options=options)
 
-    async def revise(self, id: str, *, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | None | NotGiven = NOT_GIVEN, content: str | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, context_mode: Literal["merge"] | Literal["replace"] | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def revise(self, id: str, *, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, content: str | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, context_mode: Literal["merge"] | Literal["replace"] | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Revise a memory in place (``PUT /v1/revise/{id}``)."""
-        return await self._call('revise', params={'id': id}, body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, content=content, importance=importance, context=context, context_mode=context_mode, entity_id=entity_id, edges=edges), options=options)
+        return await self._call('revise', params={'id': id}, body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, context_mode=context_mode, entity_id=entity_id, edges=edges), options=options)
 
-    async def forget(self, *, memory_ids: list[str] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, staleness_threshold_us: float | NotGiven = NOT_GIVEN, access_count_floor: float | NotGiven = NOT_GIVEN, memory_kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, decay_score_floor: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def forget(self, *, memory_ids: list[str] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, staleness_threshold_us: int | str | NotGiven = NOT_GIVEN, access_count_floor: float | NotGiven = NOT_GIVEN, memory_kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, decay_score_floor: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Erase memories matching all the given criteria (``POST /v1/forget``)."""
         return await self._call('forget', body=_fields(memory_ids=memory_ids, entity_id=entity_id, staleness_threshold_us=staleness_threshold_us, access_count_floor=access_count_floor, memory_kind=memory_kind, decay_score_floor=decay_score_floor), options=options)
 
@@ -282,13 +282,13 @@ class GeneratedAsync(AsyncTransport):
         """Close a subscription (its stream gets `event: closed`) (``DELETE /v1/subscribe/{id}``)."""
         return await self._call('close_subscription', params={'id': id}, options=options)
 
-    async def reflect(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def reflect(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Cluster recent memories into insights now (``POST /v1/reflect``)."""
-        return await self._call('reflect', body=_fields(entity_id=entity_id, since_us=since_us), options=options)
+        return await self._call('reflect', body=_fields(entity_id=entity_id, since_us=since_us, since=since), options=options)
 
-    async def reflect_prepare(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def reflect_prepare(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Agent-driven reflection, step 1: clusters and prompts (``POST /v1/reflect/prepare``). Deprecated."""
-        return await self._call('reflect_prepare', body=_fields(entity_id=entity_id, since_us=since_us), options=options)
+        return await self._call('reflect_prepare', body=_fields(entity_id=entity_id, since_us=since_us, since=since), options=options)
 
     async def reflect_commit(self, *, session_id: str, insights: list[dict[str, Any]], options: RequestOptions | None = None) -> Any:
         """Agent-driven reflection, step 2: store the insights (``POST /v1/reflect/commit``). Deprecated."""
