@@ -123,8 +123,8 @@ export const CreateKeyBody = T.Object({
 /** What a list, its total and its timeline match besides entity, kind, superseded versions and filter. */
 const ListMatch = {
   q: T.Optional(T.String({ description: "Only memories holding every word of q (whole words, stemmed, as recall's lexical match reads them; current texts only)" })),
-  since_us: T.Optional(T.Integer({ minimum: 0, description: 'Created at or after this time (microseconds since the Unix epoch)' })),
-  until_us: T.Optional(T.Integer({ minimum: 0, description: 'Created before this time (microseconds since the Unix epoch)' })),
+  since_us: T.Optional(Time('Created at or after this time')),
+  until_us: T.Optional(Time('Created before this time')),
 };
 
 export const ListQuery = T.Object({

@@ -109,18 +109,25 @@ export function param(i: RouteInput, name: string): string {
   return i.params[name] ?? '';
 }
 
-type QueryType = 'int' | 'bool' | 'num';
+type QueryType = 'int' | 'bool' | 'num' | 'time';
 
 /** How each query field converts from text, read off the route's query schema. */
 function queryTypes(schema: TSchema): Record<string, QueryType> {
   const out: Record<string, QueryType> = {};
-  const props = (schema as { properties?: Record<string, { type?: unknown }> }).properties ?? {};
+  const props = (schema as { properties?: Record<string, { type?: unknown; anyOf?: Array<{ type?: unknown }> }> }).properties ?? {};
   for (const [name, prop] of Object.entries(props)) {
     if (prop.type === 'integer') out[name] = 'int';
     else if (prop.type === 'number') out[name] = 'num';
     else if (prop.type === 'boolean') out[name] = 'bool';
+    else if (isTime(prop)) out[name] = 'time';
   }
   return out;
+}
+
+/** A time (api/time): integer µs or ISO 8601 text. */
+function isTime(prop: { anyOf?: Array<{ type?: unknown }> }): boolean {
+  const types = (prop.anyOf ?? []).map((b) => b.type);
+  return types.includes('integer') && types.includes('string');
 }
 
 /** Turns a query string into an object, converting the named fields; bad values are 400s. */
@@ -134,6 +141,9 @@ export function queryObject(q: URLSearchParams, types: Readonly<Record<string, Q
     } else if (type === 'num') {
       if (raw.trim() === '' || !Number.isFinite(Number(raw))) throw invalid(`${k} must be a number, got '${raw}'`);
       out[k] = Number(raw);
+    } else if (type === 'time') {
+      // Digits are microseconds; anything else is left to the schema as ISO 8601 text.
+      out[k] = /^[0-9]{1,16}$/.test(raw) ? Number(raw) : raw;
     } else if (type === 'bool') {
       if (raw !== 'true' && raw !== 'false') throw invalid(`${k} must be true or false, got '${raw}'`);
       out[k] = raw === 'true';

@@ -3,10 +3,11 @@ import { invalid } from '../errors/codes.ts';
 import type { Edge } from '../model/edge.ts';
 import { parseId } from '../model/ids.ts';
 import type { MemoryKind, MemoryView } from '../model/memory.ts';
+import type { TimeInput } from '../model/time.ts';
 import type { ListInput as ShardListInput, ListOutput, ListSort } from '../protocol/shard.ts';
 import { parseFilter } from '../recall/filter.ts';
 import { charge, type Ctx } from './context.ts';
-import { checkEntity, checkId, LIMITS } from './validate.ts';
+import { checkEntity, checkId, checkTime, LIMITS } from './validate.ts';
 
 export function getMemory(ctx: Ctx, input: { id: string; withEmbedding?: boolean }): Promise<MemoryView> {
   charge(ctx, 'read');
@@ -41,8 +42,10 @@ export interface ListCriteria {
   filter?: unknown;
   /** Only memories holding every word of `q` (whole words, as recall's lexical match reads them). */
   q?: string | undefined;
-  since_us?: number | undefined;
-  until_us?: number | undefined;
+  /** Created at or after (µs or ISO 8601). */
+  since_us?: TimeInput | undefined;
+  /** Created before (µs or ISO 8601). */
+  until_us?: TimeInput | undefined;
 }
 
 export function listMemories(ctx: Ctx, input: ListInput): Promise<ListOutput> {
@@ -64,11 +67,8 @@ export function listMemories(ctx: Ctx, input: ListInput): Promise<ListOutput> {
 export function listCriteria(input: ListCriteria): Omit<ShardListInput, 'cursor' | 'limit'> {
   const q = input.q?.trim() ?? '';
   if (q.length > LIMITS.cueBytes) throw invalid(`q is ${q.length} characters; the limit is ${LIMITS.cueBytes}`);
-  const since = input.since_us ?? null;
-  const until = input.until_us ?? null;
-  for (const [field, v] of [['since_us', since], ['until_us', until]] as const) {
-    if (v !== null && (!Number.isFinite(v) || v < 0)) throw invalid(`${field} must be a time in microseconds since the epoch, got ${v}`);
-  }
+  const since = input.since_us === undefined ? null : checkTime('since_us', input.since_us);
+  const until = input.until_us === undefined ? null : checkTime('until_us', input.until_us);
   if (since !== null && until !== null && until <= since) throw invalid(`until_us (${until}) must be after since_us (${since})`);
   return {
     entityId: input.entity_id === undefined ? null : checkEntity('entity_id', input.entity_id),

@@ -83,6 +83,11 @@ describe('times written as ISO 8601 or microseconds', () => {
 
     const listed = await t.req('GET', `/v1/workspaces/times/memories?filter=${encodeURIComponent(JSON.stringify({ created_at: { $gte: '2025-03-10' } }))}`);
     expect(listed.body.memories.map((m: any) => m.content)).toEqual(['the launch happened in March']);
+    const between = await t.req('GET', `/v1/workspaces/times/memories?since_us=2025-02-01&until_us=${Date.UTC(2025, 2, 1) * 1000}`);
+    expect(between.body.memories.map((m: any) => m.content)).toEqual(['the launch slipped in February']);
+    const badQuery = await t.req('GET', '/v1/workspaces/times/memories?since_us=2025-02-01T00:00:00');
+    expect(badQuery.status).toBe(400);
+    expect(badQuery.body.message).toMatch(/^since_us '2025-02-01T00:00:00' has no UTC offset/);
 
     // Recall touched every memory's last_accessed_at; the cutoff before that forgets none, a later one all.
     const none = await t.req('POST', '/v1/workspaces/times/forget', { body: { staleness_threshold_us: '2025-02-11T00:00:00Z' } });

@@ -138,10 +138,10 @@ export type ListQuery = {
   include_superseded?: boolean;
   /** Only memories holding every word of q (whole words, stemmed, as recall's lexical match reads them; current texts only) */
   q?: string;
-  /** Created at or after this time (microseconds since the Unix epoch) */
-  since_us?: number;
-  /** Created before this time (microseconds since the Unix epoch) */
-  until_us?: number;
+  /** Created at or after this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  since_us?: number | string;
+  /** Created before this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  until_us?: number | string;
   /** What pages are ordered by (default created_at); ties go by id, which sorts by creation */
   sort?: "created_at" | "updated_at" | "importance" | "access_count" | "last_accessed_at";
   /** asc (default: oldest or lowest first) or desc */
@@ -212,10 +212,10 @@ export type TimelineQuery = {
   include_superseded?: boolean;
   /** Only memories holding every word of q (whole words, stemmed, as recall's lexical match reads them; current texts only) */
   q?: string;
-  /** Created at or after this time (microseconds since the Unix epoch) */
-  since_us?: number;
-  /** Created before this time (microseconds since the Unix epoch) */
-  until_us?: number;
+  /** Created at or after this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  since_us?: number | string;
+  /** Created before this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  until_us?: number | string;
   /** Bucket width (default day) */
   bucket?: "hour" | "day";
   /** Minutes east of UTC of the reader's clock, so that days start at local midnight (default 0) */
