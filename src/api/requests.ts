@@ -174,8 +174,12 @@ const StrategyOptions = {
 export const RecallBody = T.Object({
   cue: T.String(),
   filter: T.Optional(Filter),
-  strategies: T.Optional(T.Array(T.Union([T.String(), T.Object({ strategy: T.String(), ...StrategyOptions })]))),
-  strategy: T.Optional(T.String()),
+  strategies: T.Optional(
+    T.Array(T.Union([T.String(), T.Object({ strategy: T.String(), ...StrategyOptions })]), {
+      description: 'Strategies to run and merge, by name or with options of their own (default ["similarity"])',
+    }),
+  ),
+  strategy: T.Optional(T.String({ description: 'One strategy: an alias of strategies: [strategy] (strategies wins when both are given)' })),
   scoring_weights: T.Optional(Weights),
   cue_context: T.Optional(T.Union([T.String(), Json])),
   similarity_mode: T.Optional(T.Unsafe<'hybrid' | 'dense' | 'lexical'>({ type: 'string', enum: ['hybrid', 'dense', 'lexical'] })),

@@ -56,10 +56,12 @@ export function hitJson(h: RecallHit): unknown {
 
 type RecallBodyT = Static<typeof RecallBody>;
 
-/** Validated recall body → verb input: plain-string strategies, the `strategy` alias. */
+/**
+ * Validated recall body → verb input: plain-string strategies, the `strategy` alias, and
+ * `["similarity"]` when neither is given (as MCP, gRPC and the HEBBS SDK default).
+ */
 export function recallRequest(b: RecallBodyT): RecallRequest {
-  const names = b.strategies ?? (b.strategy === undefined ? undefined : [b.strategy]);
-  if (names === undefined) throw invalid('strategies is required (one or more of similarity, temporal, causal, analogical)');
+  const names = b.strategies ?? [b.strategy ?? 'similarity'];
   return {
     ...b,
     cue_context: b.cue_context as string | JsonObject | undefined,

@@ -17,7 +17,7 @@ import * as admin from '../verbs/admin.ts';
 import { backup } from '../verbs/backup.ts';
 import { contradictions, entitySummaries, graphOverview, timeline } from '../verbs/browse.ts';
 import { readiness } from '../verbs/context.ts';
-import { forget } from '../verbs/forget.ts';
+import { forget, forgetMemory } from '../verbs/forget.ts';
 import { graph } from '../verbs/graph.ts';
 import { insights } from '../verbs/insights.ts';
 import { prime } from '../verbs/prime.ts';
@@ -72,6 +72,12 @@ export const ROUTES: readonly Route[] = [
     method: 'GET', path: '/v1/memories/:id', op: 'get', scoped: true, summary: 'Get one memory', params: ID,
     reply: { status: 200, schema: R.Memory },
     handle: async (i) => ({ body: json(await getMemory(ctxOf(i), { id: param(i, 'id') })) }),
+  }),
+  route({
+    method: 'DELETE', path: '/v1/memories/:id', op: 'delete_memory', scoped: true, params: ID,
+    summary: 'Forget one memory, as POST /v1/forget with memory_ids: [id] (its superseded versions go with it; a version\'s id forgets that version alone; 404 when not held)',
+    reply: { status: 200, schema: R.ForgetResult },
+    handle: async (i) => ({ body: await forgetMemory(ctxOf(i), { id: param(i, 'id') }) }),
   }),
   route({
     method: 'GET', path: '/v1/memories/:id/edges', op: 'edges', scoped: true, summary: "A memory's outgoing and incoming edges", params: ID,

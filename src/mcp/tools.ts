@@ -80,8 +80,7 @@ export const TOOLS: readonly Tool[] = [
     output: R.RecallResult,
     annotations: READ,
     run: async (ctx, b) => {
-      const withDefault = b.strategies === undefined && b.strategy === undefined ? { ...b, strategies: ['similarity'] } : b;
-      const out = await recall(ctx, recallRequest(withDefault));
+      const out = await recall(ctx, recallRequest(b));
       return { results: out.results.map(hitJson), strategy_errors: out.strategy_errors };
     },
   }),

@@ -1,5 +1,5 @@
-/** @module verbs/forget — remove memories matching all given criteria. */
-import { invalid } from '../errors/codes.ts';
+/** @module verbs/forget — remove memories matching all given criteria, or one memory by id (REST's DELETE). */
+import { invalid, notFound } from '../errors/codes.ts';
 import type { MemoryKind } from '../model/memory.ts';
 import type { ForgetCriteria, ForgetResult } from '../protocol/shard.ts';
 import { charge, type Ctx } from './context.ts';
@@ -34,4 +34,17 @@ export function forget(ctx: Ctx, input: ForgetInput): Promise<ForgetResult> {
     throw invalid('give at least one criterion: memory_ids, entity_id, staleness_threshold_us, access_count_floor, memory_kind or decay_score_floor');
   }
   return ctx.svc.shards.call(ctx.workspace, 'forget', c);
+}
+
+/**
+ * Forgets one memory, as forget with `memory_ids: [id]` does (tombstone, its superseded versions
+ * with it, insights rewritten or removed, content erased from disk within FLASHBULB_ERASE_WITHIN_S).
+ * The id of a superseded version forgets that version alone. An id the workspace does not hold
+ * (never stored, already forgotten) is not_found.
+ */
+export async function forgetMemory(ctx: Ctx, input: { id: string }): Promise<ForgetResult> {
+  const id = checkId('memory_id', input.id);
+  const out = await forget(ctx, { memory_ids: [id] });
+  if (out.forgotten_count === 0) throw notFound(`memory ${id} not found`);
+  return out;
 }

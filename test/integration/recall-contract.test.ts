@@ -281,7 +281,6 @@ describe('validation: 400 with the JSON error body naming the problem', () => {
     ['empty cue', { cue: '', strategies: ['similarity'] }, /cue/],
     ['blank cue', { cue: '   ', strategies: ['similarity'] }, /cue/],
     ['cue of the wrong type', { cue: 42, strategies: ['similarity'] }, /cue/],
-    ['no strategies', { cue: 'x' }, /strateg/],
     ['empty strategies', { cue: 'x', strategies: [] }, /strateg/],
     ['unknown strategy', { cue: 'x', strategies: ['similarity', 'telepathy'] }, /telepathy/],
     ['unknown strategy object', { cue: 'x', strategies: [{ strategy: 'clairvoyance' }] }, /clairvoyance/],

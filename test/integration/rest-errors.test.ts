@@ -187,7 +187,7 @@ describe('unknown routes and methods', () => {
     ['POST', '/v1/entities'],
     ['POST', '/v1/auth/whoami'],
     ['GET', '/v1/revise/00000000000000000000000000000000'],
-    ['DELETE', '/v1/memories/00000000000000000000000000000000'],
+    ['PUT', '/v1/memories/00000000000000000000000000000000'],
     ['POST', '/v1/health/live'],
     ['DELETE', '/v1/metrics'],
     ['PUT', '/v1/keys'],

@@ -271,6 +271,14 @@ export type GetResponse = {
   expires_at_iso: string | null;
 };
 
+export type DeleteMemoryResponse = {
+  forgotten_count: number;
+  /** Derived memories removed with them (insights, propositions) */
+  cascade_count: number;
+  truncated: boolean;
+  tombstone_count: number;
+};
+
 export type EdgesResponse = {
   outgoing: Array<Edge>;
   incoming: Array<Edge>;
@@ -346,6 +354,7 @@ export type RecallBody = {
   cue: string;
   /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
   filter?: Record<string, unknown>;
+  /** Strategies to run and merge, by name or with options of their own (default ["similarity"]) */
   strategies?: Array<string | {
     strategy: string;
     top_k?: number;
@@ -366,6 +375,7 @@ export type RecallBody = {
     max_depth?: number;
     analogical_alpha?: number;
   }>;
+  /** One strategy: an alias of strategies: [strategy] (strategies wins when both are given) */
   strategy?: string;
   scoring_weights?: {
     w_relevance?: number;
@@ -848,6 +858,7 @@ export const OPERATIONS = {
   timeline: { method: 'GET', path: '/v1/memories/timeline', scoped: true, response: 'json' },
   batch_get: { method: 'POST', path: '/v1/memories/batch', scoped: true, response: 'json' },
   get: { method: 'GET', path: '/v1/memories/{id}', scoped: true, response: 'json' },
+  delete_memory: { method: 'DELETE', path: '/v1/memories/{id}', scoped: true, response: 'json' },
   edges: { method: 'GET', path: '/v1/memories/{id}/edges', scoped: true, response: 'json' },
   revise: { method: 'PUT', path: '/v1/revise/{id}', scoped: true, response: 'json' },
   forget: { method: 'POST', path: '/v1/forget', scoped: true, response: 'json' },
@@ -924,6 +935,11 @@ export abstract class GeneratedClient<Options> {
   /** Get one memory (`GET /v1/memories/{id}`) */
   get(id: string, options?: Options): Promise<GetResponse> {
     return this.call<GetResponse>('get', { params: { id: id } }, options);
+  }
+
+  /** Forget one memory, as POST /v1/forget with memory_ids: [id] (its superseded versions go with it; a version's id forgets that version alone; 404 when not held) (`DELETE /v1/memories/{id}`) */
+  deleteMemory(id: string, options?: Options): Promise<DeleteMemoryResponse> {
+    return this.call<DeleteMemoryResponse>('delete_memory', { params: { id: id } }, options);
   }
 
   /** A memory's outgoing and incoming edges (`GET /v1/memories/{id}/edges`) */

@@ -139,6 +139,7 @@ export const MCP_TOOLS = [
           }
         },
         "strategies": {
+          "description": "Strategies to run and merge, by name or with options of their own (default [\"similarity\"])",
           "type": "array",
           "items": {
             "anyOf": [
@@ -245,6 +246,7 @@ export const MCP_TOOLS = [
           }
         },
         "strategy": {
+          "description": "One strategy: an alias of strategies: [strategy] (strategies wins when both are given)",
           "type": "string"
         },
         "scoring_weights": {

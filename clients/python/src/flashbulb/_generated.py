@@ -16,6 +16,7 @@ OPERATIONS: dict[str, Operation] = {
     'timeline': Operation('GET', '/v1/memories/timeline', scoped=True, response='json'),
     'batch_get': Operation('POST', '/v1/memories/batch', scoped=True, response='json'),
     'get': Operation('GET', '/v1/memories/{id}', scoped=True, response='json'),
+    'delete_memory': Operation('DELETE', '/v1/memories/{id}', scoped=True, response='json'),
     'edges': Operation('GET', '/v1/memories/{id}/edges', scoped=True, response='json'),
     'revise': Operation('PUT', '/v1/revise/{id}', scoped=True, response='json'),
     'forget': Operation('POST', '/v1/forget', scoped=True, response='json'),
@@ -85,6 +86,10 @@ class GeneratedSync(SyncTransport):
     def get(self, id: str, *, options: RequestOptions | None = None) -> Any:
         """Get one memory (``GET /v1/memories/{id}``)."""
         return self._call('get', params={'id': id}, options=options)
+
+    def delete_memory(self, id: str, *, options: RequestOptions | None = None) -> Any:
+        """Forget one memory, as POST /v1/forget with memory_ids: [id] (its superseded versions go with it; a version's id forgets that version alone; 404 when not held) (``DELETE /v1/memories/{id}``)."""
+        return self._call('delete_memory', params={'id': id}, options=options)
 
     def edges(self, id: str, *, options: RequestOptions | None = None) -> Any:
         """A memory's outgoing and incoming edges (``GET /v1/memories/{id}/edges``)."""
@@ -241,6 +246,10 @@ class GeneratedAsync(AsyncTransport):
     async def get(self, id: str, *, options: RequestOptions | None = None) -> Any:
         """Get one memory (``GET /v1/memories/{id}``)."""
         return await self._call('get', params={'id': id}, options=options)
+
+    async def delete_memory(self, id: str, *, options: RequestOptions | None = None) -> Any:
+        """Forget one memory, as POST /v1/forget with memory_ids: [id] (its superseded versions go with it; a version's id forgets that version alone; 404 when not held) (``DELETE /v1/memories/{id}``)."""
+        return await self._call('delete_memory', params={'id': id}, options=options)
 
     async def edges(self, id: str, *, options: RequestOptions | None = None) -> Any:
         """A memory's outgoing and incoming edges (``GET /v1/memories/{id}/edges``)."""
