@@ -3,11 +3,11 @@
  * `stop()` drains requests (up to `FLASHBULB_SHUTDOWN_TIMEOUT_S`), snapshots every shard and
  * releases everything.
  */
-import { readFileSync } from 'node:fs';
 import { RateLimiter } from './auth/rate-limit.ts';
 import { AuthStore, type AuthDirectory } from './auth/store.ts';
 import { DEFAULT_WORKSPACE } from './auth/principal.ts';
 import type { Config } from './config/index.ts';
+import { VERSION } from './config/version.ts';
 import { checkEmbedder, describeEmbedder, embedderRecord, lockDataDir, openDataDir, sameEmbedder, shardOptions, type EmbedderRecord } from './data-dir.ts';
 import { createEmbedder } from './embedding/index.ts';
 import { startHttp } from './http/server.ts';
@@ -44,9 +44,11 @@ export interface StartOptions {
   clock?: Clock;
   /** The shard worker's entry, relative to src/ (default `shard/worker`): tests start one they can make crash. */
   shardWorker?: string;
+  /** The command that makes another admin key, named under the first one (the CLI passes its own, as started, with the data directory). */
+  lostKeyCommand?: string;
 }
 
-export const VERSION = readVersion();
+export { VERSION };
 
 export async function startApp(config: Config, opts: StartOptions = {}): Promise<RunningApp> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
@@ -152,7 +154,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   // In a cluster exactly one node creates it (compare-and-set in the key store) and prints it.
   if (config.authEnabled) createdAdminKey = await auth.firstAdminKey();
   log(`flashbulb ${VERSION} listening: REST http://${config.bind}:${http.port} · gRPC ${config.bind}:${grpc.port} · data ${config.dataDir} · ${cluster ? `cluster node ${config.nodeId}, ${cluster.partitions} partitions` : `${meta.shards} shards`} · auth ${config.authEnabled ? 'on' : 'off'}`);
-  if (createdAdminKey) printAdminKey(log, createdAdminKey, http.port, cluster ? config.nodeId : null);
+  if (createdAdminKey) printAdminKey(log, createdAdminKey, http.port, cluster ? config.nodeId : null, opts.lostKeyCommand ?? `flashbulb keys create --role admin --data-dir ${config.dataDir}`);
   let stopping: Promise<void> | null = null;
   return {
     svc,
@@ -245,7 +247,7 @@ function heapChanged(shard: number, heap: ShardHeap, log: (line: string) => void
   else log(`shard ${shard}: memory no longer full: writes accepted again`);
 }
 
-function printAdminKey(log: (line: string) => void, key: string, port: number, clusterNode: string | null): void {
+function printAdminKey(log: (line: string) => void, key: string, port: number, clusterNode: string | null, lostKeyCommand: string): void {
   log('');
   log('================================================================================');
   if (clusterNode) log(` First start of the cluster: node ${clusterNode} created its admin API key (valid on every node). It is shown only this once.`);
@@ -253,19 +255,8 @@ function printAdminKey(log: (line: string) => void, key: string, port: number, c
   log(`   ${key}`);
   log(' Use it as a bearer token, for example:');
   log(`   curl -H "Authorization: Bearer ${key}" http://localhost:${port}/v1/auth/whoami`);
-  if (clusterNode) log(' Lost it? `node dist/cli.js keys create --role admin` with this node\'s FLASHBULB_NATS_URL makes another.');
-  else log(' Lost it? `node dist/cli.js keys create --role admin --data-dir <data dir>` makes another.');
+  if (clusterNode) log(` Lost it? \`${lostKeyCommand}\` with this node's FLASHBULB_NATS_URL makes another.`);
+  else log(` Lost it? \`${lostKeyCommand}\` makes another.`);
   log('================================================================================');
   log('');
-}
-
-function readVersion(): string {
-  for (const rel of ['../package.json', '../../package.json']) {
-    try {
-      return (JSON.parse(readFileSync(new URL(rel, import.meta.url), 'utf8')) as { version: string }).version;
-    } catch {
-      /* try the next location */
-    }
-  }
-  return '0.0.0';
 }

@@ -76,6 +76,11 @@ export function checkEmbedder(dir: string, meta: DataDirMeta, current: EmbedderR
   return next;
 }
 
+/** Whether `dir` already is a data directory (it has meta.json, which the first start writes). */
+export function holdsData(dir: string): boolean {
+  return existsSync(join(dir, 'meta.json'));
+}
+
 /** Opens (or creates) a data directory; the shard count of an existing one wins over `shards`. */
 export function openDataDir(dir: string, shards: number): DataDirMeta {
   mkdirSync(dir, { recursive: true });

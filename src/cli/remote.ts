@@ -1,11 +1,12 @@
 /**
  * @module cli/remote — the CLI commands that talk to a running server over REST: export (NDJSON
- * to stdout), import (NDJSON from stdin, sent in parts) and backup. Progress goes to stderr, and
- * only when stderr is a terminal.
+ * to stdout), import (NDJSON from stdin, sent in parts) and backup, each with its summary (JSON
+ * with `--json`). Progress goes to stderr, and only when stderr is a terminal.
  */
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { Config } from '../config/index.ts';
+import { shellWord } from './output.ts';
 
 /** Lines and bytes per import request: well under the server's body limit. */
 const IMPORT_PART_LINES = 2000;
@@ -109,12 +110,44 @@ export async function importCommand(t: Target, io: ClientIo): Promise<ImportTota
   return totals;
 }
 
-export async function backupCommand(t: Target & { to: string }): Promise<unknown> {
+/** What POST /v1/admin/backup answers (api/replies.ts BackupSummary). */
+export interface BackupSummary {
+  to: string;
+  started_at: number;
+  finished_at: number;
+  shards: Array<{ shard: number; memories: number; bytes: number }>;
+}
+
+export async function backupCommand(t: Target & { to: string }): Promise<BackupSummary> {
   const res = await fetch(`${t.config.serverUrl}/v1/admin/backup`, {
     method: 'POST',
     headers: headers(t, { 'content-type': 'application/json' }),
     body: JSON.stringify({ to: t.to }),
   });
   if (!res.ok) throw await failure(res);
-  return res.json();
+  return (await res.json()) as BackupSummary;
+}
+
+/** `flashbulb import`: the totals on stdout (JSON with `json`), each failed line on stderr; exit 1 when a line failed. */
+export async function importAndReport(t: Target & { json: boolean }, io: ClientIo): Promise<number> {
+  const totals = await importCommand(t, io);
+  if (t.json) io.stdout.write(`${JSON.stringify(totals, null, 2)}\n`);
+  else {
+    io.stdout.write(`imported ${totals.imported} of ${totals.lines} lines (${totals.skipped} already present, ${totals.expired} expired, ${totals.error_count} failed)\n`);
+    for (const e of totals.errors) io.stderr.write(`line ${e.line}: ${e.message}\n`);
+    if (totals.errors.length < totals.error_count) io.stderr.write(`(${totals.error_count - totals.errors.length} more failed lines not shown)\n`);
+  }
+  return totals.error_count === 0 ? 0 : 1;
+}
+
+/** `flashbulb backup`: the copy's summary on stdout (JSON with `json`). */
+export async function backupAndReport(t: Target & { to: string; json: boolean }, io: ClientIo): Promise<number> {
+  const summary = await backupCommand(t);
+  if (t.json) io.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
+  else {
+    const memories = summary.shards.reduce((n, s) => n + s.memories, 0);
+    const mb = summary.shards.reduce((n, s) => n + s.bytes, 0) / 2 ** 20;
+    io.stdout.write(`backed up ${memories} memories from ${summary.shards.length} shards (${mb.toFixed(1)} MB) to ${summary.to}; restore: flashbulb serve --data-dir ${shellWord(summary.to)}\n`);
+  }
+  return 0;
 }

@@ -105,7 +105,7 @@ describe('online backup', () => {
     const live = await start(tempDir('flashbulb-backup-cli-'));
     const m = await http(live.base, 'POST', '/v1/memories', { content: 'backed up by the CLI' });
     const to = join(tempDir('flashbulb-backup-cli-to-'), 'copy');
-    const { stdout } = await run(process.execPath, [CLI, 'backup', '--to', to], { cwd: ROOT, env: cliEnv(live.base) });
+    const { stdout } = await run(process.execPath, [CLI, 'backup', '--to', to, '--json'], { cwd: ROOT, env: cliEnv(live.base) });
     expect(JSON.parse(stdout)).toMatchObject({ to, shards: [{ shard: 0 }, { shard: 1 }] });
     await expect(run(process.execPath, [CLI, 'backup', '--to', to], { cwd: ROOT, env: cliEnv(live.base) })).rejects.toMatchObject({ stderr: expect.stringMatching(/409 conflict: .* not empty/) });
     expect((await http(live.base, 'POST', '/v1/admin/backup', { to: 'relative/dir' })).status).toBe(400);
@@ -119,10 +119,10 @@ describe('online backup', () => {
 describe('flashbulb workspaces create --default-ttl', () => {
   it('creates the workspace offline with a default TTL, and the server applies it', async () => {
     const dataDir = tempDir('flashbulb-cli-ttl-');
-    const { stdout } = await run(process.execPath, [CLI, 'workspaces', 'create', 'short-lived', '--default-ttl', '90', '--data-dir', dataDir], { cwd: ROOT, env: cliEnv('') });
+    const { stdout } = await run(process.execPath, [CLI, 'workspaces', 'create', 'short-lived', '--default-ttl', '90', '--data-dir', dataDir, '--init', '--json'], { cwd: ROOT, env: cliEnv('') });
     expect(JSON.parse(stdout).workspace).toMatchObject({ slug: 'short-lived', default_ttl_s: 90 });
-    await expect(run(process.execPath, [CLI, 'workspaces', 'create', 'other', '--default-ttl', 'soon', '--data-dir', dataDir], { cwd: ROOT, env: cliEnv('') })).rejects.toMatchObject({ stderr: expect.stringMatching(/--default-ttl must be a positive number/) });
-    const key = JSON.parse((await run(process.execPath, [CLI, 'keys', 'create', '--role', 'admin', '--data-dir', dataDir], { cwd: ROOT, env: cliEnv('') })).stdout).api_key as string;
+    await expect(run(process.execPath, [CLI, 'workspaces', 'create', 'other', '--default-ttl', 'soon', '--data-dir', dataDir], { cwd: ROOT, env: cliEnv('') })).rejects.toMatchObject({ stderr: expect.stringMatching(/'--default-ttl <seconds>' argument 'soon' is invalid\. it must be a positive number of seconds/) });
+    const key = JSON.parse((await run(process.execPath, [CLI, 'keys', 'create', '--role', 'admin', '--data-dir', dataDir, '--json'], { cwd: ROOT, env: cliEnv('') })).stdout).api_key as string;
     const server = await startServer({ dataDir, env: { FLASHBULB_AUTH_ENABLED: 'true', FLASHBULB_PUBLIC_HEALTH: 'true' } });
     children.push(server);
     const res = await fetch(`${server.base}/v1/workspaces/short-lived/memories`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ content: 'goes away in 90 s' }) });
@@ -145,7 +145,7 @@ describe('flashbulb export / import', () => {
     expect(exported.stdout.trim().split('\n')).toHaveLength(2);
 
     const imported = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, [CLI, 'import', '--workspace', 'default'], { cwd: ROOT, env: cliEnv(b.base), stdio: ['pipe', 'pipe', 'inherit'] });
+      const child = spawn(process.execPath, [CLI, 'import', '--workspace', 'default', '--json'], { cwd: ROOT, env: cliEnv(b.base), stdio: ['pipe', 'pipe', 'inherit'] });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
       child.on('exit', (code) => resolve({ code, out }));
@@ -159,7 +159,7 @@ describe('flashbulb export / import', () => {
     expect((await http(b.base, 'GET', `/v1/memories/${first.body.memory_id}/edges`)).body).toEqual((await http(a.base, 'GET', `/v1/memories/${first.body.memory_id}/edges`)).body);
 
     const bad = await new Promise<{ code: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, [CLI, 'import'], { cwd: ROOT, env: cliEnv(b.base), stdio: ['pipe', 'pipe', 'ignore'] });
+      const child = spawn(process.execPath, [CLI, 'import', '--json'], { cwd: ROOT, env: cliEnv(b.base), stdio: ['pipe', 'pipe', 'ignore'] });
       let out = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
       child.on('exit', (code) => resolve({ code, out }));
@@ -195,10 +195,10 @@ describe('flashbulb repair', () => {
     expect(refused.stderr()).toContain(`${log} at offset`);
     expect(refused.stderr()).toContain(`run \`flashbulb repair --data-dir ${dataDir}\``);
 
-    const { stdout, stderr } = await run(process.execPath, [CLI, 'repair', '--data-dir', dataDir], { cwd: ROOT, env: cliEnv('') });
+    const { stdout, stderr } = await run(process.execPath, [CLI, 'repair', '--data-dir', dataDir, '--json'], { cwd: ROOT, env: cliEnv('') });
     const report = JSON.parse(stdout) as { repaired: Array<{ shard: number; file: string; records_kept: number; original_kept_as: string; dropped: unknown[] }> };
     expect(report.repaired).toEqual([{ shard: 0, file: log, records_kept: expect.any(Number), original_kept_as: `${log}.damaged`, dropped: [expect.objectContaining({ reason: expect.any(String) })] }]);
-    expect(stderr).toContain('1 file(s) rewritten');
+    expect(stderr).toContain('1 file rewritten');
     expect(readFileSync(`${log}.damaged`).equals(bytes)).toBe(true);
 
     const again = await startServer({ dataDir, env });
@@ -209,6 +209,6 @@ describe('flashbulb repair', () => {
     expect(listed.length).toBeGreaterThanOrEqual(written.length - 2);
     for (const c of listed) expect(written).toContain(c);
     // Repair refuses a directory a server is running on.
-    await expect(run(process.execPath, [CLI, 'repair', '--data-dir', dataDir], { cwd: ROOT, env: cliEnv('') })).rejects.toMatchObject({ stderr: expect.stringContaining('is in use by process') });
+    await expect(run(process.execPath, [CLI, 'repair', '--data-dir', dataDir, '--json'], { cwd: ROOT, env: cliEnv('') })).rejects.toMatchObject({ stderr: expect.stringContaining('is in use by process') });
   });
 });

@@ -191,7 +191,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
     expect((await call(d, 'GET', '/v1/auth/whoami', admin)).status).toBe(200);
     expect((await call(d, 'GET', '/v1/workspaces/shared-ws', admin)).body.name).toBe('Renamed on b');
 
-    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'keys', 'create', '--role', 'admin', '--label', 'from the cli'], {
+    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'keys', 'create', '--role', 'admin', '--label', 'from the cli', '--json'], {
       cwd: ROOT,
       env: { PATH: process.env.PATH ?? '', ...env('cli') },
     });

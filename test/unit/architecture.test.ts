@@ -67,6 +67,8 @@ export const FENCES: Record<string, readonly string[]> = {
   'process.env': ['src/config/', 'native-bench/'],
   // The tracing benchmark collects spans with the SDK's in-memory exporter.
   '@opentelemetry/': ['src/tracing/', 'native-bench/'],
+  // The command line's parser.
+  commander: ['src/cli.ts', 'src/cli/'],
 };
 
 function room(path: string): string {
