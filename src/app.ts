@@ -15,6 +15,7 @@ import { ConnectionGate } from './http/connection-gate.ts';
 import type { HttpServer } from './http/listener.ts';
 import { startGrpc, type GrpcServer } from './grpc/server.ts';
 import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, shardCrashes, shardHeapLimit, shardHeapLive, shardMemoryFull, shardStorageFailed, snapshotDuration } from './metrics/index.ts';
+import { history } from './metrics/history.ts';
 import { ShardPool } from './router/shard-client.ts';
 import { shardFor } from './router/shard-map.ts';
 import type { ShardRouter } from './router/router.ts';
@@ -22,6 +23,7 @@ import { ClusterNode } from './cluster/node.ts';
 import { ClusterAuth } from './cluster/auth-sync.ts';
 import type { ShardEvent, ShardHeap } from './protocol/shard.ts';
 import type { Services } from './verbs/context.ts';
+import { ActivityLog } from './verbs/activity-log.ts';
 import { SubscriptionRegistry } from './subscribe/registry.ts';
 import { ReflectionEngine } from './reflection/engine.ts';
 import { ReflectSessions } from './reflection/sessions.ts';
@@ -141,10 +143,12 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     version: VERSION,
     health: { ready: true, reason: '' },
     ...(cluster ? { cluster } : {}),
+    activity: new ActivityLog(),
   };
   // One set of connection caps for both ports (README, Operations).
   const gate = new ConnectionGate({ max: config.maxConnections, perClient: config.maxConnectionsPerClient, healthReserve: config.healthConnections });
   const http = await startHttp(svc, gate);
+  const charted = history.start({ problems: () => shards.problems(), shards: cluster ? cluster.partitions : meta.shards });
   const grpc = await startGrpc(svc, (socket) => gate.admit(socket, 'grpc', false) === 'open').catch((err: unknown) => {
     http.close();
     throw err;
@@ -166,6 +170,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         svc.health.ready = false;
         svc.health.reason = 'shutting down';
         await drain(svc, { http, grpc, log });
+        history.stop(charted);
         // The final snapshot gets its own budget of the shutdown timeout; a failure is reported
         // (a non-zero exit) only after everything else is released.
         const stopped = await shards.shutdown(config.shutdownTimeoutS * 1000).then(() => null, (err: unknown) => err);

@@ -3,6 +3,7 @@ import { Type as T } from '@sinclair/typebox';
 import { EDGE_TYPES } from '../model/edge.ts';
 import { MEMORY_KINDS } from '../model/memory.ts';
 import { NullableTime, Time } from './time.ts';
+import { ACTIVITY_ACTIONS } from '../model/activity.ts';
 
 const Kind = T.Union(MEMORY_KINDS.map((k) => T.Literal(k)));
 
@@ -278,4 +279,16 @@ export const GraphOverviewBody = T.Object({
 export const ContradictionsQuery = T.Object({
   entity_id: T.Optional(T.String({ description: 'Only pairs with at least one memory about this entity' })),
   limit: T.Optional(T.Integer({ description: 'At most this many confirmed pairs and this many candidates (default 50, at most 500)' })),
+});
+
+export const ActivityQuery = T.Object({
+  workspace: T.Optional(T.String({ description: 'Only changes in this workspace' })),
+  action: T.Optional(T.Union(ACTIVITY_ACTIONS.map((a) => T.Literal(a)), { description: 'Only this kind of change' })),
+  key_id: T.Optional(T.String({ description: 'Only changes made with this key' })),
+  cursor: T.Optional(T.String({ description: 'next_cursor of the previous page (older entries)' })),
+  limit: T.Optional(T.Integer({ description: 'Entries per page (default 50, at most 500)' })),
+});
+
+export const MetricsHistoryQuery = T.Object({
+  since_us: T.Optional(Time('Only points starting at or after this time')),
 });

@@ -9,7 +9,7 @@
 import { createHash } from 'node:crypto';
 import { Piscina } from 'piscina';
 import { FlashbulbError } from '../errors/codes.ts';
-import { embeddingBatchSize, embeddingDuration } from '../metrics/index.ts';
+import { embeddingBatchSize, embeddingDuration, embeddingQueue } from '../metrics/index.ts';
 import { releaseFreedMemory } from '../threads/release-memory.ts';
 import { forkEntry, taskModule } from '../threads/worker-url.ts';
 import type { Embedder } from './embedder.ts';
@@ -144,6 +144,11 @@ class EmbeddingPool implements Embedder {
   }
 
   #pump(): void {
+    this.#drain();
+    embeddingQueue.set(this.#queued.size);
+  }
+
+  #drain(): void {
     while (this.#inflight < this.#opts.workers && this.#queued.size > 0) {
       const batch: Waiting[] = [];
       for (const w of this.#queued.values()) {

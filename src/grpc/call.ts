@@ -2,7 +2,7 @@
 import * as grpc from '@grpc/grpc-js';
 import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
 import { ERRORS, FlashbulbError, invalid } from '../errors/codes.ts';
-import { requestDuration } from '../metrics/index.ts';
+import { observeRequest } from '../metrics/history.ts';
 import { tracer } from '../tracing/index.ts';
 import { unicodeProblem } from '../model/unicode.ts';
 import { resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
@@ -84,12 +84,12 @@ export function unary<Req, Res>(op: string, fn: (req: Req, metadata: grpc.Metada
       })
       .then(
         (res) => {
-          requestDuration.labels(op, 'grpc', 'ok').observe((performance.now() - start) / 1000);
+          observeRequest(op, 'grpc', 'ok', (performance.now() - start) / 1000);
           callback(null, res);
         },
         (err: unknown) => {
           const outcome = err instanceof FlashbulbError ? err.code : 'internal_error';
-          requestDuration.labels(op, 'grpc', outcome).observe((performance.now() - start) / 1000);
+          observeRequest(op, 'grpc', outcome, (performance.now() - start) / 1000);
           callback(toServiceError(err));
         },
       );

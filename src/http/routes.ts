@@ -15,7 +15,6 @@ import { registry } from '../metrics/index.ts';
 import type { JsonObject } from '../model/memory.ts';
 import * as admin from '../verbs/admin.ts';
 import { backup } from '../verbs/backup.ts';
-import { contradictions, entitySummaries, graphOverview, timeline } from '../verbs/browse.ts';
 import { readiness } from '../verbs/context.ts';
 import { forget, forgetMemory } from '../verbs/forget.ts';
 import { graph } from '../verbs/graph.ts';
@@ -33,6 +32,7 @@ import { ndjsonStream } from './ndjson.ts';
 import { openApiDocument } from './openapi.ts';
 import { importNdjson, uploadFiles } from './raw-bodies.ts';
 import { ctxOf, param, route, type Route, type RouteInput, type RouteOutput } from './route.ts';
+import { BROWSE_ROUTES } from './routes-browse.ts';
 import { SseSink } from './sse.ts';
 
 const DEPRECATED = { deprecation: 'true' };
@@ -54,15 +54,7 @@ export const ROUTES: readonly Route[] = [
       return { body: { memories: page.memories.map(json), next_cursor: page.nextCursor, ...(page.total === undefined ? {} : { total: page.total }) } };
     },
   }),
-  route({
-    method: 'GET', path: '/v1/memories/timeline', op: 'timeline', scoped: true, query: S.TimelineQuery,
-    summary: "How many of the list's matches were created per hour or day",
-    reply: { status: 200, schema: R.Timeline },
-    handle: async (i, { query }) => {
-      const t = await timeline(ctxOf(i), query);
-      return { body: { bucket: query.bucket ?? 'day', bucket_us: t.bucketUs, buckets: t.buckets.map((b) => ({ start_us: b.startUs, count: b.count })), total: t.total } };
-    },
-  }),
+  ...BROWSE_ROUTES,
   route({
     method: 'POST', path: '/v1/memories/batch', op: 'batch_get', scoped: true, summary: 'Get several memories by id (unknown ids are skipped)', body: S.BatchBody,
     reply: { status: 200, schema: R.MemoryList },
@@ -122,15 +114,6 @@ export const ROUTES: readonly Route[] = [
     handle: async (i, { body }) => {
       const out = await graph(ctxOf(i), body);
       return { body: { ...out, nodes: out.nodes.map(json), edges: out.edges.map(edgeJson) } };
-    },
-  }),
-  route({
-    method: 'POST', path: '/v1/graph/overview', op: 'graph_overview', scoped: true, body: S.GraphOverviewBody, bodyOptional: true,
-    summary: "The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them",
-    reply: { status: 200, schema: R.GraphOverview },
-    handle: async (i, { body }) => {
-      const out = await graphOverview(ctxOf(i), body);
-      return { body: { nodes: out.nodes.map(json), edges: out.edges, total_nodes: out.totalNodes, truncated: out.truncated } };
     },
   }),
   route({
@@ -219,33 +202,6 @@ export const ROUTES: readonly Route[] = [
     method: 'GET', path: '/v1/entities', op: 'entities', scoped: true, summary: 'Entity ids in use in the workspace',
     reply: { status: 200, schema: R.Entities },
     handle: async (i) => ({ body: await entities(ctxOf(i)) }),
-  }),
-  route({
-    method: 'GET', path: '/v1/entities/summary', op: 'entity_summaries', scoped: true, query: S.EntitySummaryQuery,
-    summary: 'Entities with their memory counts and last activity',
-    reply: { status: 200, schema: R.EntitySummaries },
-    handle: async (i, { query }) => {
-      const out = await entitySummaries(ctxOf(i), query);
-      return { body: { entities: out.entities.map((e) => ({ entity_id: e.entityId, memory_count: e.memories, first_at: e.firstAt, last_at: e.lastAt, kinds: e.kinds })), total: out.total } };
-    },
-  }),
-  route({
-    method: 'GET', path: '/v1/contradictions', op: 'contradictions', scoped: true, query: S.ContradictionsQuery,
-    summary: 'Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule',
-    reply: { status: 200, schema: R.Contradictions },
-    handle: async (i, { query }) => {
-      const out = await contradictions(ctxOf(i), query);
-      return {
-        body: {
-          confirmed: out.confirmed.map((c) => ({ a: json(c.a), b: json(c.b), confidence: c.confidence, reason: c.reason, timestamp_us: c.timestampUs })),
-          pending: out.pending.map(({ candidate: c, a, b }) => ({
-            pending_id: c.pending_id, a: json(a), b: json(b), classifier_score: c.classifier_score, classifier_method: c.classifier_method,
-            similarity: c.similarity, proposed: c.proposed, reason: c.reason ?? null, created_at: c.created_at,
-          })),
-          truncated: out.truncated,
-        },
-      };
-    },
   }),
   route({
     method: 'POST', path: '/v1/mcp', op: 'mcp_v1', scoped: true, summary: 'MCP Streamable HTTP endpoint of the workspace (stateless; JSON-RPC in, JSON out)', raw: 'json-rpc',

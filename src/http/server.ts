@@ -4,7 +4,7 @@
  */
 import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
 import { ERRORS, FlashbulbError } from '../errors/codes.ts';
-import { requestDuration } from '../metrics/index.ts';
+import { observeRequest } from '../metrics/history.ts';
 import { JSON_LIMITS, jsonTextDepth } from '../model/json-shape.ts';
 import { wellFormedJson } from '../model/unicode.ts';
 import type { Services } from '../verbs/context.ts';
@@ -66,7 +66,7 @@ function admitHead(svc: Services, head: RequestHead): { admitted: Admitted } | {
     checkContentEncoding(head.headers.get('content-encoding'));
     return { admitted: { match, principal } };
   } catch (err) {
-    requestDuration.labels(match.route.op, 'rest', err instanceof FlashbulbError ? err.code : 'internal_error').observe(0);
+    observeRequest(match.route.op, 'rest', err instanceof FlashbulbError ? err.code : 'internal_error', 0);
     const res = errorResponse(err);
     return { reply: match.route.deprecated === true ? { ...res, headers: { ...res.headers, deprecation: 'true' } } : res };
   }
@@ -112,7 +112,7 @@ async function handleRequest(svc: Services, req: HttpRequest, span: SpanHandle, 
     const res = errorResponse(err);
     return deprecated ? { ...res, headers: { ...res.headers, deprecation: 'true' } } : res;
   } finally {
-    requestDuration.labels(op, 'rest', outcome).observe((performance.now() - start) / 1000);
+    observeRequest(op, 'rest', outcome, (performance.now() - start) / 1000);
   }
 }
 

@@ -30,6 +30,12 @@ export const embeddingDuration = new Histogram({
   registers: [registry],
 });
 
+export const embeddingQueue = new Gauge({
+  name: 'flashbulb_embedding_queue',
+  help: 'Texts waiting for the embedding model (not yet sent to a worker)',
+  registers: [registry],
+});
+
 export const embeddingBatchSize = new Histogram({
   name: 'flashbulb_embedding_batch_size',
   help: 'Texts per embedding batch',

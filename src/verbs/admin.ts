@@ -5,6 +5,7 @@ import type { KeyInfo, WorkspaceInfo } from '../auth/store.ts';
 import type { Role } from '../auth/keys.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import type { ClusterStatus } from '../cluster/status.ts';
+import { noteAdminActivity } from './activity.ts';
 import { requireAdmin, type Services } from './context.ts';
 import { checkTtl } from './validate.ts';
 
@@ -62,6 +63,7 @@ export async function createWorkspace(
   let workspace = await svc.auth.createWorkspace(input.slug, input.name ?? input.slug);
   if (ttl !== undefined) workspace = await svc.auth.updateWorkspace(workspace.slug, { default_ttl_s: ttl });
   const { info, apiKey } = await svc.auth.createKey({ workspace: workspace.slug, role: 'workspace', label: 'created with the workspace' });
+  noteAdminActivity(svc, principal, workspace.slug, 'workspace_create', { count: 1, detail: `workspace ${workspace.slug} and key ${info.key_id}` });
   return { workspace, api_key: apiKey, key_id: info.key_id };
 }
 
@@ -77,7 +79,9 @@ export async function updateWorkspace(
   if (input.name !== undefined) change.name = input.name;
   if (input.default_ttl_s !== undefined) change.default_ttl_s = input.default_ttl_s === null ? null : checkTtl('default_ttl_s', input.default_ttl_s);
   if (Object.keys(change).length === 0) throw new FlashbulbError('invalid_input', 'nothing to change: give name or default_ttl_s');
-  return await svc.auth.updateWorkspace(slug, change);
+  const updated = await svc.auth.updateWorkspace(slug, change);
+  noteAdminActivity(svc, principal, slug, 'workspace_update', { count: 1, detail: Object.entries(change).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ') });
+  return updated;
 }
 
 export async function deleteWorkspace(svc: Services, principal: Principal, slug: string): Promise<{ deleted: string; memories_deleted: number; keys_revoked: number }> {
@@ -87,6 +91,7 @@ export async function deleteWorkspace(svc: Services, principal: Principal, slug:
   await svc.subscriptions.closeAll(slug);
   const { memories } = await svc.shards.call(slug, 'dropWorkspace', {});
   const { revokedKeys } = await svc.auth.deleteWorkspace(slug);
+  noteAdminActivity(svc, principal, slug, 'workspace_delete', { count: memories, detail: `${memories} memories deleted, ${revokedKeys} keys revoked` });
   return { deleted: slug, memories_deleted: memories, keys_revoked: revokedKeys };
 }
 
@@ -102,11 +107,14 @@ export async function createKey(
 ): Promise<KeyInfo & { api_key: string }> {
   requireAdmin({ principal });
   const { info, apiKey } = await svc.auth.createKey({ workspace: input.workspace, role: input.role, label: input.label ?? null });
+  noteAdminActivity(svc, principal, info.workspace, 'key_create', { count: 1, detail: `${info.role} key ${info.key_id}${info.label === null ? '' : ` (${info.label})`}` });
   return { ...info, api_key: apiKey };
 }
 
 export async function revokeKey(svc: Services, principal: Principal, keyId: string): Promise<{ revoked: KeyInfo }> {
   requireAdmin({ principal });
   if (principal.keyId === keyId) throw new FlashbulbError('invalid_input', 'a key cannot revoke itself');
-  return { revoked: await svc.auth.revokeKey(keyId) };
+  const revoked = await svc.auth.revokeKey(keyId);
+  noteAdminActivity(svc, principal, revoked.workspace, 'key_revoke', { count: 1, detail: `${revoked.role} key ${revoked.key_id}${revoked.label === null ? '' : ` (${revoked.label})`}` });
+  return { revoked };
 }

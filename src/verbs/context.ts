@@ -14,6 +14,7 @@ import type { ClusterStatus } from '../cluster/status.ts';
 import type { SubscriptionRegistry } from '../subscribe/registry.ts';
 import type { ReflectionEngine } from '../reflection/engine.ts';
 import type { ReflectSessions } from '../reflection/sessions.ts';
+import type { ActivityLog } from './activity-log.ts';
 
 export interface Services {
   readonly config: Config;
@@ -30,6 +31,8 @@ export interface Services {
   readonly health: { ready: boolean; reason: string };
   /** Present in cluster mode (src/cluster). */
   readonly cluster?: { status(): Promise<ClusterStatus> };
+  /** What changed, by which key (verbs/activity). */
+  readonly activity: ActivityLog;
 }
 
 export interface Ctx {

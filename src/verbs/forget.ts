@@ -2,6 +2,7 @@
 import { invalid, notFound } from '../errors/codes.ts';
 import type { MemoryKind } from '../model/memory.ts';
 import type { ForgetCriteria, ForgetResult } from '../protocol/shard.ts';
+import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
 import type { TimeInput } from '../model/time.ts';
 import { checkEntity, checkId, checkNonNegative, checkTime, LIMITS } from './validate.ts';
@@ -16,7 +17,7 @@ export interface ForgetInput {
   decay_score_floor?: number | undefined;
 }
 
-export function forget(ctx: Ctx, input: ForgetInput): Promise<ForgetResult> {
+export async function forget(ctx: Ctx, input: ForgetInput): Promise<ForgetResult> {
   charge(ctx, 'write');
   const c: ForgetCriteria = {};
   if (input.memory_ids !== undefined) {
@@ -33,7 +34,11 @@ export function forget(ctx: Ctx, input: ForgetInput): Promise<ForgetResult> {
   if (Object.keys(c).length === 0) {
     throw invalid('give at least one criterion: memory_ids, entity_id, staleness_threshold_us, access_count_floor, memory_kind or decay_score_floor');
   }
-  return ctx.svc.shards.call(ctx.workspace, 'forget', c);
+  const result = await ctx.svc.shards.call(ctx.workspace, 'forget', c);
+  const criteria = Object.entries(input).filter(([k, v]) => v !== undefined && k !== 'memory_ids').map(([k, v]) => `${k}=${String(v)}`);
+  if (c.memoryIds) criteria.unshift(`${c.memoryIds.length} ids`);
+  noteActivity(ctx, 'forget', { count: result.forgotten_count + result.cascade_count, memoryIds: c.memoryIds ?? [], detail: criteria.join(', ') });
+  return result;
 }
 
 /**

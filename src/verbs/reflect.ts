@@ -6,6 +6,7 @@ import { invalid } from '../errors/codes.ts';
 import type { ReflectResult, ReflectScope } from '../reflection/engine.ts';
 import type { PrepareResult, ProducedInsight } from '../reflection/sessions.ts';
 import type { PendingContradiction, VerdictResult } from '../protocol/shard.ts';
+import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
 import type { TimeInput } from '../model/time.ts';
 import { aliased, checkEntity, checkId, checkTime, checkUnit } from './validate.ts';
@@ -27,9 +28,13 @@ function scopeOf(input: ScopeInput): ReflectScope {
   };
 }
 
-export function reflect(ctx: Ctx, input: ScopeInput): Promise<ReflectResult> {
+export async function reflect(ctx: Ctx, input: ScopeInput): Promise<ReflectResult> {
   charge(ctx, 'write');
-  return ctx.svc.reflection.reflect(ctx.workspace, scopeOf(input));
+  const r = await ctx.svc.reflection.reflect(ctx.workspace, scopeOf(input));
+  if (r.insights_created + r.insights_refreshed > 0) {
+    noteActivity(ctx, 'reflect', { count: r.insights_created + r.insights_refreshed, detail: `${r.insights_created} insights created, ${r.insights_refreshed} refreshed from ${r.memories_processed} memories` });
+  }
+  return r;
 }
 
 export function reflectPrepare(ctx: Ctx, input: ScopeInput): Promise<PrepareResult> {
@@ -45,7 +50,7 @@ export interface InsightInput {
   cluster_id?: number | undefined;
 }
 
-export function reflectCommit(ctx: Ctx, input: { session_id: string; insights: InsightInput[] }): Promise<{ insights_created: number }> {
+export async function reflectCommit(ctx: Ctx, input: { session_id: string; insights: InsightInput[] }): Promise<{ insights_created: number }> {
   charge(ctx, 'write');
   const insights: ProducedInsight[] = input.insights.map((i, n) => ({
     content: i.content,
@@ -54,7 +59,9 @@ export function reflectCommit(ctx: Ctx, input: { session_id: string; insights: I
     tags: i.tags ?? [],
     cluster_id: i.cluster_id ?? null,
   }));
-  return ctx.svc.reflectSessions.commit(ctx.workspace, input.session_id, insights);
+  const r = await ctx.svc.reflectSessions.commit(ctx.workspace, input.session_id, insights);
+  if (r.insights_created > 0) noteActivity(ctx, 'insights_commit', { count: r.insights_created, detail: `${r.insights_created} insights from session ${input.session_id}` });
+  return r;
 }
 
 export function contradictionPrepare(ctx: Ctx): Promise<PendingContradiction[]> {
@@ -71,7 +78,7 @@ export interface VerdictInput {
   reasoning?: string | undefined;
 }
 
-export function contradictionCommit(ctx: Ctx, input: { verdicts: VerdictInput[] }): Promise<VerdictResult> {
+export async function contradictionCommit(ctx: Ctx, input: { verdicts: VerdictInput[] }): Promise<VerdictResult> {
   charge(ctx, 'write');
   const verdicts = input.verdicts.map((v, i) => {
     if (!/^[0-9a-f]{32}$/i.test(v.pending_id)) throw invalid(`verdicts[${i}].pending_id '${v.pending_id}' is not a pending id`);
@@ -79,5 +86,8 @@ export function contradictionCommit(ctx: Ctx, input: { verdicts: VerdictInput[] 
     if (!VERDICTS.has(verdict)) throw invalid(`verdicts[${i}].verdict must be contradiction, revision or dismiss, got '${v.verdict}'`);
     return { pendingId: v.pending_id.toLowerCase(), verdict, confidence: checkUnit(`verdicts[${i}].confidence`, v.confidence) };
   });
-  return ctx.svc.shards.call(ctx.workspace, 'commitVerdicts', { verdicts });
+  const r = await ctx.svc.shards.call(ctx.workspace, 'commitVerdicts', { verdicts });
+  const count = r.contradictions_confirmed + r.revisions_created + r.dismissed;
+  if (count > 0) noteActivity(ctx, 'verdicts', { count, detail: `${r.contradictions_confirmed} contradictions confirmed, ${r.revisions_created} revisions, ${r.dismissed} dismissed` });
+  return r;
 }

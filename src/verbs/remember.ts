@@ -1,6 +1,7 @@
 /** @module verbs/remember — embed, then store in the workspace's shard. */
 import { row } from '../embedding/embedder.ts';
 import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
+import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
 import { nowUs } from '../model/memory.ts';
 import { checkContent, checkContext, checkEdges, checkEntity, checkExpiry, checkUnit, type EdgeSpec, type ExpiryChoice, type ExpiryInput } from './validate.ts';
@@ -31,6 +32,7 @@ export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryVi
   const embedding = row(vectors, 0, ctx.svc.embedder.dim);
   const [memory] = await ctx.svc.shards.call(ctx.workspace, 'remember', { items: [{ ...item, embedding }], withEmbedding: input.withEmbedding ?? false }, [embedding.buffer as ArrayBuffer]);
   if (!memory) throw new Error('shard returned no memory');
+  noteActivity(ctx, 'remember', { count: 1, memoryIds: [memory.id], detail: item.entityId === null ? null : `entity ${item.entityId}` });
   if (memory.kind === 'episode') ctx.svc.reflection.noteEpisode(ctx.workspace);
   return memory;
 }

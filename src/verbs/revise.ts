@@ -3,6 +3,7 @@ import { invalid } from '../errors/codes.ts';
 import { row } from '../embedding/embedder.ts';
 import type { JsonObject, MemoryView } from '../model/memory.ts';
 import type { ReviseInput as ShardReviseInput } from '../protocol/shard.ts';
+import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
 import { nowUs } from '../model/memory.ts';
 import { toShardExpiry } from './remember.ts';
@@ -43,5 +44,8 @@ export async function revise(ctx: Ctx, input: ReviseInput): Promise<MemoryView> 
     cmd.embedding = row(await ctx.svc.embedder.embed([cmd.content]), 0, ctx.svc.embedder.dim);
     transfer.push(cmd.embedding.buffer as ArrayBuffer);
   }
-  return ctx.svc.shards.call(ctx.workspace, 'revise', cmd, transfer);
+  const revised = await ctx.svc.shards.call(ctx.workspace, 'revise', cmd, transfer);
+  const changed = revisable.filter((k) => cmd[k] !== undefined).map((k) => (k === 'entityId' ? 'entity_id' : k === 'expiresAt' || k === 'ttlUs' ? 'expiry' : k));
+  noteActivity(ctx, 'revise', { count: 1, memoryIds: [revised.id], detail: [...new Set(changed), ...(cmd.edges.length > 0 ? [`${cmd.edges.length} edges`] : [])].join(', ') });
+  return revised;
 }

@@ -10,6 +10,7 @@ import { IdGenerator } from '../model/ids.ts';
 import { memoryToJson, nowUs, type JsonObject, type MemoryKind, type MemoryRecord, type MemoryView } from '../model/memory.ts';
 import type { TimeInput } from '../model/time.ts';
 import type { ExportLine, ImportItem, ImportOutcome } from '../protocol/shard.ts';
+import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
 import { checkContent, checkContext, checkEntity, checkId, checkTime, checkUnit } from './validate.ts';
 
@@ -90,6 +91,7 @@ export async function importLines(ctx: Ctx, input: { lines: readonly ParsedLine[
     if (summary.errors.length < MAX_ERRORS) summary.errors.push({ line, message });
   };
   const newId = idsByTime();
+  const imported: string[] = [];
   for (let at = 0; at < input.lines.length; at += IMPORT_BATCH) {
     const batch: Array<{ line: number; item: ImportItem }> = [];
     for (const p of input.lines.slice(at, at + IMPORT_BATCH)) {
@@ -109,9 +111,11 @@ export async function importLines(ctx: Ctx, input: { lines: readonly ParsedLine[
     outcomes.forEach((o, i) => {
       if (o.status === 'error') fail(batch[i]?.line ?? 0, o.message);
       else summary[o.status] += 1;
+      if (o.status === 'imported' && imported.length < 20) imported.push(batch[i]?.item.memory.id ?? '');
     });
   }
   summary.errors.sort((a, b) => a.line - b.line);
+  if (summary.imported > 0) noteActivity(ctx, 'import', { count: summary.imported, memoryIds: imported, detail: `${summary.lines} lines: ${summary.imported} imported, ${summary.skipped} skipped, ${summary.expired} expired, ${summary.error_count} errors` });
   return summary;
 }
 

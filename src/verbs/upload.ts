@@ -8,6 +8,7 @@ import { extname } from 'node:path';
 import { invalid } from '../errors/codes.ts';
 import { parseDocument } from '../ingest/document.ts';
 import type { UploadFile, UploadFileResult } from '../protocol/shard.ts';
+import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
 import { checkEntity, LIMITS } from './validate.ts';
 
@@ -44,6 +45,8 @@ export async function upload(ctx: Ctx, input: UploadInput): Promise<{ uploaded: 
   }));
   const ttl = ctx.svc.auth.workspace(ctx.workspace)?.default_ttl_s;
   const results = await ctx.svc.shards.call(ctx.workspace, 'upload', ttl ? { files, ttlUs: Math.round(ttl * 1e6) } : { files });
+  const changed = results.filter((r) => r.status !== 'unchanged');
+  noteActivity(ctx, 'upload', { count: changed.length, memoryIds: changed.map((r) => r.document_id), detail: `${results.length} files: ${results.map((r) => `${r.file_path} (${r.status})`).join(', ')}`.slice(0, 500) });
   return { uploaded: results.length, files: results };
 }
 

@@ -229,9 +229,179 @@ export type TimelineResponse = {
   buckets: Array<{
     /** Start of the bucket (microseconds since the Unix epoch) */
     start_us: number;
+    /** start_us, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+    start_iso: string;
     count: number;
   }>;
   total: number;
+};
+
+export type GraphOverviewBody = {
+  /** An entity's memories and their direct neighbours, instead of the whole workspace */
+  entity_id?: string;
+  kind?: "episode" | "insight" | "revision" | "document" | "proposition";
+  /** At most this many memories (default 100, at most 500), the most important first */
+  max_nodes?: number;
+  edge_types?: Array<string>;
+};
+export type GraphOverviewResponse = {
+  nodes: Array<Memory>;
+  edges: Array<Edge>;
+  /** Memories the overview chose from: the workspace, or the entity and its neighbours */
+  total_nodes: number;
+  /** Fewer nodes than total_nodes (max_nodes reached) */
+  truncated: boolean;
+};
+
+export type EntitySummariesQuery = {
+  /** Only entity ids containing this text (case-insensitive) */
+  q?: string;
+  /** recent (default: latest activity first), memories (most first) or name */
+  sort?: "recent" | "memories" | "name";
+  limit?: number;
+};
+export type EntitySummariesResponse = {
+  entities: Array<{
+    entity_id: string;
+    /** Live memories about the entity (superseded versions not counted) */
+    memory_count: number;
+    /** The oldest one was created (microseconds since the Unix epoch) */
+    first_at: number;
+    /** The latest creation or revision among them (microseconds since the Unix epoch) */
+    last_at: number;
+    /** first_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+    first_at_iso: string;
+    /** last_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+    last_at_iso: string;
+    /** Memories by kind */
+    kinds: Record<string, number>;
+  }>;
+  /** Entities matching q (the page holds at most limit) */
+  total: number;
+};
+
+export type ContradictionsQuery = {
+  /** Only pairs with at least one memory about this entity */
+  entity_id?: string;
+  /** At most this many confirmed pairs and this many candidates (default 50, at most 500) */
+  limit?: number;
+};
+export type ContradictionsResponse = {
+  confirmed: Array<{
+    a: Memory;
+    b: Memory;
+    confidence: number;
+    reason: string | null;
+    /** When the edge was made (microseconds since the Unix epoch) */
+    timestamp_us: number;
+    /** timestamp_us, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+    timestamp_iso: string;
+  }>;
+  pending: Array<{
+    pending_id: string;
+    a: Memory;
+    b: Memory;
+    classifier_score: number;
+    classifier_method: "heuristic" | "llm";
+    similarity: number;
+    proposed: "contradiction" | "revision";
+    reason: string | null;
+    /** When the candidate was raised (microseconds since the Unix epoch) */
+    created_at: number;
+    /** created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+    created_at_iso: string;
+  }>;
+  /** More pairs or candidates exist than limit */
+  truncated: boolean;
+};
+
+export type ActivityQuery = {
+  /** Only changes in this workspace */
+  workspace?: string;
+  /** Only this kind of change */
+  action?: "remember" | "revise" | "forget" | "import" | "upload" | "reflect" | "insights_commit" | "verdicts" | "workspace_create" | "workspace_update" | "workspace_delete" | "key_create" | "key_revoke";
+  /** Only changes made with this key */
+  key_id?: string;
+  /** next_cursor of the previous page (older entries) */
+  cursor?: string;
+  /** Entries per page (default 50, at most 500) */
+  limit?: number;
+};
+export type ActivityResponse = {
+  entries: Array<{
+    /** Position in the log (newer entries have higher numbers) */
+    seq: number;
+    /** When the change was made (microseconds since the Unix epoch) */
+    at_us: number;
+    /** at_us, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+    at_iso: string;
+    action: "remember" | "revise" | "forget" | "import" | "upload" | "reflect" | "insights_commit" | "verdicts" | "workspace_create" | "workspace_update" | "workspace_delete" | "key_create" | "key_revoke";
+    workspace: string;
+    key_id: string | null;
+    key_label: string | null;
+    /** Memories (or keys, workspaces) the change touched */
+    count: number;
+    /** The first 20 memories the change touched */
+    memories: Array<{
+      memory_id: string;
+      content?: string | null;
+    }>;
+    detail: string | null;
+  }>;
+  next_cursor: string | null;
+  /** Entries the log keeps (the oldest go first); it lives in memory and starts empty at each start */
+  capacity: number;
+};
+
+export type MetricsHistoryQuery = {
+  /** Only points starting at or after this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  since_us?: number | string;
+};
+export type MetricsHistoryResponse = {
+  interval_s: number;
+  /** Points kept (an hour); the history lives in memory and starts empty at each start */
+  capacity: number;
+  /** Closed intervals, oldest first */
+  points: Array<{
+    /** Start of the interval (microseconds since the Unix epoch) */
+    start_us: number;
+    /** start_us, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+    start_iso: string;
+    /** Length of the interval (the open one: so far) */
+    seconds: number;
+    /** Requests by operation (gRPC ones prefixed 'grpc '), with percentiles of their own durations (every request, or a uniform sample of 1,000 in a busier interval) */
+    ops: Record<string, {
+      count: number;
+      /** Requests answered with an error */
+      errors: number;
+      p50_ms: number;
+      p95_ms: number;
+      p99_ms: number;
+      max_ms: number;
+    }>;
+    /** At the end of the interval: memories, embedding_queue, contradiction_checks, vector_index, open_subscriptions, connections, shards, shards_down, shards_storage_failed, shards_memory_full, rss_mb */
+    gauges: Record<string, number>;
+  }>;
+  current: {
+    /** Start of the interval (microseconds since the Unix epoch) */
+    start_us: number;
+    /** start_us, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+    start_iso: string;
+    /** Length of the interval (the open one: so far) */
+    seconds: number;
+    /** Requests by operation (gRPC ones prefixed 'grpc '), with percentiles of their own durations (every request, or a uniform sample of 1,000 in a busier interval) */
+    ops: Record<string, {
+      count: number;
+      /** Requests answered with an error */
+      errors: number;
+      p50_ms: number;
+      p95_ms: number;
+      p99_ms: number;
+      max_ms: number;
+    }>;
+    /** At the end of the interval: memories, embedding_queue, contradiction_checks, vector_index, open_subscriptions, connections, shards, shards_down, shards_storage_failed, shards_memory_full, rss_mb */
+    gauges: Record<string, number>;
+  };
 };
 
 export type BatchGetBody = {
@@ -449,23 +619,6 @@ export type GraphResponse = {
   truncated: boolean;
 };
 
-export type GraphOverviewBody = {
-  /** An entity's memories and their direct neighbours, instead of the whole workspace */
-  entity_id?: string;
-  kind?: "episode" | "insight" | "revision" | "document" | "proposition";
-  /** At most this many memories (default 100, at most 500), the most important first */
-  max_nodes?: number;
-  edge_types?: Array<string>;
-};
-export type GraphOverviewResponse = {
-  nodes: Array<Memory>;
-  edges: Array<Edge>;
-  /** Memories the overview chose from: the workspace, or the entity and its neighbours */
-  total_nodes: number;
-  /** Fewer nodes than total_nodes (max_nodes reached) */
-  truncated: boolean;
-};
-
 export type UploadResponse = {
   uploaded: number;
   files: Array<{
@@ -630,60 +783,6 @@ export type ContradictionCommitResponse = {
 };
 
 export type EntitiesResponse = Array<string>;
-
-export type EntitySummariesQuery = {
-  /** Only entity ids containing this text (case-insensitive) */
-  q?: string;
-  /** recent (default: latest activity first), memories (most first) or name */
-  sort?: "recent" | "memories" | "name";
-  limit?: number;
-};
-export type EntitySummariesResponse = {
-  entities: Array<{
-    entity_id: string;
-    /** Live memories about the entity (superseded versions not counted) */
-    memory_count: number;
-    /** The oldest one was created (microseconds since the Unix epoch) */
-    first_at: number;
-    /** The latest creation or revision among them (microseconds since the Unix epoch) */
-    last_at: number;
-    /** Memories by kind */
-    kinds: Record<string, number>;
-  }>;
-  /** Entities matching q (the page holds at most limit) */
-  total: number;
-};
-
-export type ContradictionsQuery = {
-  /** Only pairs with at least one memory about this entity */
-  entity_id?: string;
-  /** At most this many confirmed pairs and this many candidates (default 50, at most 500) */
-  limit?: number;
-};
-export type ContradictionsResponse = {
-  confirmed: Array<{
-    a: Memory;
-    b: Memory;
-    confidence: number;
-    reason: string | null;
-    /** When the edge was made (microseconds since the Unix epoch) */
-    timestamp_us: number;
-  }>;
-  pending: Array<{
-    pending_id: string;
-    a: Memory;
-    b: Memory;
-    classifier_score: number;
-    classifier_method: "heuristic" | "llm";
-    similarity: number;
-    proposed: "contradiction" | "revision";
-    reason: string | null;
-    /** When the candidate was raised (microseconds since the Unix epoch) */
-    created_at: number;
-  }>;
-  /** More pairs or candidates exist than limit */
-  truncated: boolean;
-};
 
 export type McpV1Body = {
   jsonrpc: "2.0";
@@ -856,6 +955,11 @@ export const OPERATIONS = {
   list: { method: 'GET', path: '/v1/memories', scoped: true, response: 'json' },
   remember: { method: 'POST', path: '/v1/memories', scoped: true, response: 'json' },
   timeline: { method: 'GET', path: '/v1/memories/timeline', scoped: true, response: 'json' },
+  graph_overview: { method: 'POST', path: '/v1/graph/overview', scoped: true, response: 'json' },
+  entity_summaries: { method: 'GET', path: '/v1/entities/summary', scoped: true, response: 'json' },
+  contradictions: { method: 'GET', path: '/v1/contradictions', scoped: true, response: 'json' },
+  activity: { method: 'GET', path: '/v1/admin/activity', scoped: false, response: 'json' },
+  metrics_history: { method: 'GET', path: '/v1/metrics/history', scoped: false, response: 'json' },
   batch_get: { method: 'POST', path: '/v1/memories/batch', scoped: true, response: 'json' },
   get: { method: 'GET', path: '/v1/memories/{id}', scoped: true, response: 'json' },
   delete_memory: { method: 'DELETE', path: '/v1/memories/{id}', scoped: true, response: 'json' },
@@ -865,7 +969,6 @@ export const OPERATIONS = {
   recall: { method: 'POST', path: '/v1/recall', scoped: true, response: 'json' },
   prime: { method: 'POST', path: '/v1/prime', scoped: true, response: 'json' },
   graph: { method: 'POST', path: '/v1/graph', scoped: true, response: 'json' },
-  graph_overview: { method: 'POST', path: '/v1/graph/overview', scoped: true, response: 'json' },
   upload: { method: 'POST', path: '/v1/upload', scoped: true, response: 'json' },
   export: { method: 'GET', path: '/v1/export', scoped: true, response: 'none' },
   import: { method: 'POST', path: '/v1/import', scoped: true, response: 'json' },
@@ -879,8 +982,6 @@ export const OPERATIONS = {
   contradiction_prepare: { method: 'POST', path: '/v1/contradictions/prepare', scoped: true, response: 'json' },
   contradiction_commit: { method: 'POST', path: '/v1/contradictions/commit', scoped: true, response: 'json' },
   entities: { method: 'GET', path: '/v1/entities', scoped: true, response: 'json' },
-  entity_summaries: { method: 'GET', path: '/v1/entities/summary', scoped: true, response: 'json' },
-  contradictions: { method: 'GET', path: '/v1/contradictions', scoped: true, response: 'json' },
   mcp_v1: { method: 'POST', path: '/v1/mcp', scoped: true, response: 'json' },
   mcp: { method: 'POST', path: '/mcp', scoped: true, response: 'json' },
   whoami: { method: 'GET', path: '/v1/auth/whoami', scoped: false, response: 'json' },
@@ -927,6 +1028,31 @@ export abstract class GeneratedClient<Options> {
     return this.call<TimelineResponse>('timeline', { query }, options);
   }
 
+  /** The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them (`POST /v1/graph/overview`) */
+  graphOverview(body?: GraphOverviewBody, options?: Options): Promise<GraphOverviewResponse> {
+    return this.call<GraphOverviewResponse>('graph_overview', { body }, options);
+  }
+
+  /** Entities with their memory counts and last activity (`GET /v1/entities/summary`) */
+  entitySummaries(query?: EntitySummariesQuery, options?: Options): Promise<EntitySummariesResponse> {
+    return this.call<EntitySummariesResponse>('entity_summaries', { query }, options);
+  }
+
+  /** Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (`GET /v1/contradictions`) */
+  contradictions(query?: ContradictionsQuery, options?: Options): Promise<ContradictionsResponse> {
+    return this.call<ContradictionsResponse>('contradictions', { query }, options);
+  }
+
+  /** What changed, newest first: writes, revisions, forgets, imports, insights, workspaces and keys, with the key that did it (`GET /v1/admin/activity`) */
+  activity(query?: ActivityQuery, options?: Options): Promise<ActivityResponse> {
+    return this.call<ActivityResponse>('activity', { query }, options);
+  }
+
+  /** The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (`GET /v1/metrics/history`) */
+  metricsHistory(query?: MetricsHistoryQuery, options?: Options): Promise<MetricsHistoryResponse> {
+    return this.call<MetricsHistoryResponse>('metrics_history', { query }, options);
+  }
+
   /** Get several memories by id (unknown ids are skipped) (`POST /v1/memories/batch`) */
   batchGet(body: BatchGetBody, options?: Options): Promise<BatchGetResponse> {
     return this.call<BatchGetResponse>('batch_get', { body }, options);
@@ -970,11 +1096,6 @@ export abstract class GeneratedClient<Options> {
   /** The neighbourhood of a memory in the edge graph (`POST /v1/graph`) */
   graph(body: GraphBody, options?: Options): Promise<GraphResponse> {
     return this.call<GraphResponse>('graph', { body }, options);
-  }
-
-  /** The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them (`POST /v1/graph/overview`) */
-  graphOverview(body?: GraphOverviewBody, options?: Options): Promise<GraphOverviewResponse> {
-    return this.call<GraphOverviewResponse>('graph_overview', { body }, options);
   }
 
   /** The workspace as NDJSON: one memory a line with its versions and outgoing edges (streamed) (`GET /v1/export`) */
@@ -1034,16 +1155,6 @@ export abstract class GeneratedClient<Options> {
   /** Entity ids in use in the workspace (`GET /v1/entities`) */
   entities(options?: Options): Promise<EntitiesResponse> {
     return this.call<EntitiesResponse>('entities', {  }, options);
-  }
-
-  /** Entities with their memory counts and last activity (`GET /v1/entities/summary`) */
-  entitySummaries(query?: EntitySummariesQuery, options?: Options): Promise<EntitySummariesResponse> {
-    return this.call<EntitySummariesResponse>('entity_summaries', { query }, options);
-  }
-
-  /** Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (`GET /v1/contradictions`) */
-  contradictions(query?: ContradictionsQuery, options?: Options): Promise<ContradictionsResponse> {
-    return this.call<ContradictionsResponse>('contradictions', { query }, options);
   }
 
   /** The calling key: role, workspace, reach (`GET /v1/auth/whoami`) */

@@ -14,6 +14,11 @@ OPERATIONS: dict[str, Operation] = {
     'list': Operation('GET', '/v1/memories', scoped=True, response='json'),
     'remember': Operation('POST', '/v1/memories', scoped=True, response='json'),
     'timeline': Operation('GET', '/v1/memories/timeline', scoped=True, response='json'),
+    'graph_overview': Operation('POST', '/v1/graph/overview', scoped=True, response='json'),
+    'entity_summaries': Operation('GET', '/v1/entities/summary', scoped=True, response='json'),
+    'contradictions': Operation('GET', '/v1/contradictions', scoped=True, response='json'),
+    'activity': Operation('GET', '/v1/admin/activity', scoped=False, response='json'),
+    'metrics_history': Operation('GET', '/v1/metrics/history', scoped=False, response='json'),
     'batch_get': Operation('POST', '/v1/memories/batch', scoped=True, response='json'),
     'get': Operation('GET', '/v1/memories/{id}', scoped=True, response='json'),
     'delete_memory': Operation('DELETE', '/v1/memories/{id}', scoped=True, response='json'),
@@ -23,7 +28,6 @@ OPERATIONS: dict[str, Operation] = {
     'recall': Operation('POST', '/v1/recall', scoped=True, response='json'),
     'prime': Operation('POST', '/v1/prime', scoped=True, response='json'),
     'graph': Operation('POST', '/v1/graph', scoped=True, response='json'),
-    'graph_overview': Operation('POST', '/v1/graph/overview', scoped=True, response='json'),
     'upload': Operation('POST', '/v1/upload', scoped=True, response='json'),
     'export': Operation('GET', '/v1/export', scoped=True, response='none'),
     'import': Operation('POST', '/v1/import', scoped=True, response='json'),
@@ -37,8 +41,6 @@ OPERATIONS: dict[str, Operation] = {
     'contradiction_prepare': Operation('POST', '/v1/contradictions/prepare', scoped=True, response='json'),
     'contradiction_commit': Operation('POST', '/v1/contradictions/commit', scoped=True, response='json'),
     'entities': Operation('GET', '/v1/entities', scoped=True, response='json'),
-    'entity_summaries': Operation('GET', '/v1/entities/summary', scoped=True, response='json'),
-    'contradictions': Operation('GET', '/v1/contradictions', scoped=True, response='json'),
     'mcp_v1': Operation('POST', '/v1/mcp', scoped=True, response='json'),
     'mcp': Operation('POST', '/mcp', scoped=False, response='json'),
     'whoami': Operation('GET', '/v1/auth/whoami', scoped=False, response='json'),
@@ -79,6 +81,26 @@ class GeneratedSync(SyncTransport):
         """How many of the list's matches were created per hour or day (``GET /v1/memories/timeline``)."""
         return self._call('timeline', query=_fields(filter=filter, entity_id=entity_id, kind=kind, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, bucket=bucket, utc_offset_min=utc_offset_min), options=options)
 
+    def graph_overview(self, *, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them (``POST /v1/graph/overview``)."""
+        return self._call('graph_overview', body=_fields(entity_id=entity_id, kind=kind, max_nodes=max_nodes, edge_types=edge_types), options=options)
+
+    def entity_summaries(self, *, q: str | NotGiven = NOT_GIVEN, sort: Literal["recent"] | Literal["memories"] | Literal["name"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """Entities with their memory counts and last activity (``GET /v1/entities/summary``)."""
+        return self._call('entity_summaries', query=_fields(q=q, sort=sort, limit=limit), options=options)
+
+    def contradictions(self, *, entity_id: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (``GET /v1/contradictions``)."""
+        return self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), options=options)
+
+    def activity(self, *, workspace: str | NotGiven = NOT_GIVEN, action: Literal["remember"] | Literal["revise"] | Literal["forget"] | Literal["import"] | Literal["upload"] | Literal["reflect"] | Literal["insights_commit"] | Literal["verdicts"] | Literal["workspace_create"] | Literal["workspace_update"] | Literal["workspace_delete"] | Literal["key_create"] | Literal["key_revoke"] | NotGiven = NOT_GIVEN, key_id: str | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """What changed, newest first: writes, revisions, forgets, imports, insights, workspaces and keys, with the key that did it (``GET /v1/admin/activity``)."""
+        return self._call('activity', query=_fields(workspace=workspace, action=action, key_id=key_id, cursor=cursor, limit=limit), options=options)
+
+    def metrics_history(self, *, since_us: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (``GET /v1/metrics/history``)."""
+        return self._call('metrics_history', query=_fields(since_us=since_us), options=options)
+
     def batch_get(self, *, memory_ids: list[str], options: RequestOptions | None = None) -> Any:
         """Get several memories by id (unknown ids are skipped) (``POST /v1/memories/batch``)."""
         return self._call('batch_get', body=_fields(memory_ids=memory_ids), options=options)
@@ -115,10 +137,6 @@ class GeneratedSync(SyncTransport):
         """The neighbourhood of a memory in the edge graph (``POST /v1/graph``)."""
         return self._call('graph', body=_fields(center_id=center_id, depth=depth, edge_types=edge_types, max_nodes=max_nodes, direction=direction), options=options)
 
-    def graph_overview(self, *, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
-        """The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them (``POST /v1/graph/overview``)."""
-        return self._call('graph_overview', body=_fields(entity_id=entity_id, kind=kind, max_nodes=max_nodes, edge_types=edge_types), options=options)
-
     def insights(self, *, entity_id: str | NotGiven = NOT_GIVEN, min_confidence: float | NotGiven = NOT_GIVEN, max_results: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Insight memories, most confident first (``GET /v1/insights``)."""
         return self._call('insights', query=_fields(entity_id=entity_id, min_confidence=min_confidence, max_results=max_results), options=options)
@@ -154,14 +172,6 @@ class GeneratedSync(SyncTransport):
     def entities(self, *, options: RequestOptions | None = None) -> Any:
         """Entity ids in use in the workspace (``GET /v1/entities``)."""
         return self._call('entities', options=options)
-
-    def entity_summaries(self, *, q: str | NotGiven = NOT_GIVEN, sort: Literal["recent"] | Literal["memories"] | Literal["name"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
-        """Entities with their memory counts and last activity (``GET /v1/entities/summary``)."""
-        return self._call('entity_summaries', query=_fields(q=q, sort=sort, limit=limit), options=options)
-
-    def contradictions(self, *, entity_id: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
-        """Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (``GET /v1/contradictions``)."""
-        return self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), options=options)
 
     def whoami(self, *, options: RequestOptions | None = None) -> Any:
         """The calling key: role, workspace, reach (``GET /v1/auth/whoami``)."""
@@ -239,6 +249,26 @@ class GeneratedAsync(AsyncTransport):
         """How many of the list's matches were created per hour or day (``GET /v1/memories/timeline``)."""
         return await self._call('timeline', query=_fields(filter=filter, entity_id=entity_id, kind=kind, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, bucket=bucket, utc_offset_min=utc_offset_min), options=options)
 
+    async def graph_overview(self, *, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them (``POST /v1/graph/overview``)."""
+        return await self._call('graph_overview', body=_fields(entity_id=entity_id, kind=kind, max_nodes=max_nodes, edge_types=edge_types), options=options)
+
+    async def entity_summaries(self, *, q: str | NotGiven = NOT_GIVEN, sort: Literal["recent"] | Literal["memories"] | Literal["name"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """Entities with their memory counts and last activity (``GET /v1/entities/summary``)."""
+        return await self._call('entity_summaries', query=_fields(q=q, sort=sort, limit=limit), options=options)
+
+    async def contradictions(self, *, entity_id: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (``GET /v1/contradictions``)."""
+        return await self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), options=options)
+
+    async def activity(self, *, workspace: str | NotGiven = NOT_GIVEN, action: Literal["remember"] | Literal["revise"] | Literal["forget"] | Literal["import"] | Literal["upload"] | Literal["reflect"] | Literal["insights_commit"] | Literal["verdicts"] | Literal["workspace_create"] | Literal["workspace_update"] | Literal["workspace_delete"] | Literal["key_create"] | Literal["key_revoke"] | NotGiven = NOT_GIVEN, key_id: str | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """What changed, newest first: writes, revisions, forgets, imports, insights, workspaces and keys, with the key that did it (``GET /v1/admin/activity``)."""
+        return await self._call('activity', query=_fields(workspace=workspace, action=action, key_id=key_id, cursor=cursor, limit=limit), options=options)
+
+    async def metrics_history(self, *, since_us: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+        """The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (``GET /v1/metrics/history``)."""
+        return await self._call('metrics_history', query=_fields(since_us=since_us), options=options)
+
     async def batch_get(self, *, memory_ids: list[str], options: RequestOptions | None = None) -> Any:
         """Get several memories by id (unknown ids are skipped) (``POST /v1/memories/batch``)."""
         return await self._call('batch_get', body=_fields(memory_ids=memory_ids), options=options)
@@ -275,10 +305,6 @@ class GeneratedAsync(AsyncTransport):
         """The neighbourhood of a memory in the edge graph (``POST /v1/graph``)."""
         return await self._call('graph', body=_fields(center_id=center_id, depth=depth, edge_types=edge_types, max_nodes=max_nodes, direction=direction), options=options)
 
-    async def graph_overview(self, *, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
-        """The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them (``POST /v1/graph/overview``)."""
-        return await self._call('graph_overview', body=_fields(entity_id=entity_id, kind=kind, max_nodes=max_nodes, edge_types=edge_types), options=options)
-
     async def insights(self, *, entity_id: str | NotGiven = NOT_GIVEN, min_confidence: float | NotGiven = NOT_GIVEN, max_results: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
         """Insight memories, most confident first (``GET /v1/insights``)."""
         return await self._call('insights', query=_fields(entity_id=entity_id, min_confidence=min_confidence, max_results=max_results), options=options)
@@ -314,14 +340,6 @@ class GeneratedAsync(AsyncTransport):
     async def entities(self, *, options: RequestOptions | None = None) -> Any:
         """Entity ids in use in the workspace (``GET /v1/entities``)."""
         return await self._call('entities', options=options)
-
-    async def entity_summaries(self, *, q: str | NotGiven = NOT_GIVEN, sort: Literal["recent"] | Literal["memories"] | Literal["name"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
-        """Entities with their memory counts and last activity (``GET /v1/entities/summary``)."""
-        return await self._call('entity_summaries', query=_fields(q=q, sort=sort, limit=limit), options=options)
-
-    async def contradictions(self, *, entity_id: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
-        """Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (``GET /v1/contradictions``)."""
-        return await self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), options=options)
 
     async def whoami(self, *, options: RequestOptions | None = None) -> Any:
         """The calling key: role, workspace, reach (``GET /v1/auth/whoami``)."""
