@@ -172,6 +172,10 @@ const StrategyOptions = {
   analogical_alpha: T.Optional(T.Number()),
 };
 
+const MIN_RELEVANCE =
+  'Results whose relevance is below it are dropped, so a cue nothing matches can return nothing (default 0). ' +
+  'Recalls made only of temporal, or causal from a seed, report relevance 0: a floor drops all of them.';
+
 export const RecallBody = T.Object({
   cue: T.String(),
   filter: T.Optional(Filter),
@@ -184,6 +188,7 @@ export const RecallBody = T.Object({
   scoring_weights: T.Optional(Weights),
   cue_context: T.Optional(T.Union([T.String(), Json])),
   similarity_mode: T.Optional(T.Unsafe<'hybrid' | 'dense' | 'lexical'>({ type: 'string', enum: ['hybrid', 'dense', 'lexical'] })),
+  min_relevance: T.Optional(T.Number({ minimum: 0, maximum: 1, description: MIN_RELEVANCE })),
   ...StrategyOptions,
 });
 
@@ -195,6 +200,7 @@ export const PrimeBody = T.Object({
   scoring_weights: T.Optional(Weights),
   recency_window_us: T.Optional(T.Number()),
   context: T.Optional(Json),
+  min_relevance: T.Optional(T.Number({ minimum: 0, maximum: 1, description: 'Memories of the similar half whose relevance (cosine) is below it are left out; their places go to recent memories (default 0)' })),
 });
 
 export const GraphBody = T.Object({

@@ -75,7 +75,8 @@ export const TOOLS: readonly Tool[] = [
       'Find the memories most relevant to a cue. Use it before answering anything that may depend on what was said ' +
       'or learned earlier. strategies: similarity (meaning), temporal (by time, with time_range {start, end} as ISO 8601 or microseconds), ' +
       'causal (follow edges from seed_memory_id), analogical (similar shape); defaults to similarity. Narrow with ' +
-      'entity_id and top_k. Returns ranked results with scores and per-strategy details.',
+      'entity_id and top_k; min_relevance (0..1, e.g. 0.2) drops weak matches, so a cue nothing matches returns no results. ' +
+      'Returns ranked results with scores, relevance and per-strategy details.',
     input: S.RecallBody,
     output: R.RecallResult,
     annotations: READ,

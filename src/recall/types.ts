@@ -71,6 +71,8 @@ export interface RecallInput {
   strategies: StrategySpec[];
   weights: ScoringWeights;
   withEmbedding: boolean;
+  /** Results whose relevance is below it are dropped (0: none are). */
+  minRelevance?: number;
 }
 
 export interface RecallOutput {
@@ -86,6 +88,8 @@ export interface PrimeInput {
   recencyWindowUs: number;
   weights: ScoringWeights;
   withEmbedding: boolean;
+  /** Similarity candidates whose relevance (cosine) is below it are dropped; the recent half is kept (0: none are). */
+  minRelevance?: number;
 }
 
 export interface PrimeOutput {

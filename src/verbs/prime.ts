@@ -3,6 +3,7 @@ import type { JsonObject } from '../model/memory.ts';
 import type { PrimeOutput } from '../recall/types.ts';
 import { parseFilter } from '../recall/filter.ts';
 import { charge, type Ctx } from './context.ts';
+import { minRelevance } from './recall.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
 import { checkEntity, checkNonNegative, LIMITS } from './validate.ts';
 import { invalid } from '../errors/codes.ts';
@@ -18,6 +19,8 @@ export interface PrimeRequest {
   context?: JsonObject | undefined;
   /** Metadata filter (recall/filter.ts) both halves apply inside their search. */
   filter?: unknown;
+  /** Similarity candidates below this relevance are left out (their places go to recent memories). */
+  min_relevance?: number | undefined;
   withEmbedding?: boolean;
 }
 
@@ -36,7 +39,7 @@ export async function prime(ctx: Ctx, req: PrimeRequest): Promise<PrimeOutput> {
   return ctx.svc.shards.call(
     ctx.workspace,
     'prime',
-    { entityId, maxMemories, cue, filter, recencyWindowUs: window, weights: scoringWeights(req.scoring_weights), withEmbedding: req.withEmbedding ?? false },
+    { entityId, maxMemories, cue, filter, recencyWindowUs: window, weights: scoringWeights(req.scoring_weights), withEmbedding: req.withEmbedding ?? false, minRelevance: minRelevance(req.min_relevance) },
     cue ? [cue.buffer as ArrayBuffer] : [],
   );
 }

@@ -38,6 +38,8 @@ export interface RecallRequest extends StrategyOptions {
   cue_context?: string | JsonObject | undefined;
   /** hybrid (default), dense or lexical; see recall/strategies.ts. */
   similarity_mode?: string | undefined;
+  /** Results whose relevance is below it are dropped. */
+  min_relevance?: number | undefined;
   withEmbedding?: boolean;
 }
 
@@ -55,7 +57,7 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   return ctx.svc.shards.call(
     ctx.workspace,
     'recall',
-    { cue, cueText: req.cue, similarityMode, cueContext, strategies, weights, filter, withEmbedding: req.withEmbedding ?? false },
+    { cue, cueText: req.cue, similarityMode, cueContext, strategies, weights, filter, withEmbedding: req.withEmbedding ?? false, minRelevance: minRelevance(req.min_relevance) },
     [cue.buffer as ArrayBuffer],
   );
 }
@@ -98,6 +100,11 @@ function strategySpec(s: { strategy: string } & StrategyOptions, req: StrategyOp
     maxDepth: intInRange('max_depth', pick('max_depth'), 5, 1, 10, { cap: true }),
     alpha: alpha === undefined ? 0.5 : checkUnit('analogical_alpha', alpha),
   };
+}
+
+/** The relevance floor asked for, in [0, 1] (0 when not given). */
+export function minRelevance(v: number | undefined): number {
+  return v === undefined ? 0 : checkUnit('min_relevance', v);
 }
 
 function similarityModeOf(mode: string | undefined): SimilarityMode {

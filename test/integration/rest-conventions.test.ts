@@ -41,6 +41,35 @@ describe('REST conventions', () => {
     expect(mcp.body.result.structuredContent.results[0].strategy_details[0].strategy).toBe('similarity');
   });
 
+  it('min_relevance drops weaker results, so a nonsense cue can return nothing (REST and MCP); prime keeps its recent half', async () => {
+    await t.req('POST', '/v1/workspaces', { body: { slug: 'floor' } });
+    for (const content of ['green tea in the morning', 'the cat sleeps on the sofa', 'bought a new bicycle']) await remember(content, '/v1/workspaces/floor/memories');
+    const loose = await t.req('POST', '/v1/workspaces/floor/recall', { body: { cue: 'zzzz qqqq' } });
+    expect(loose.body.results).toHaveLength(3);
+    const none = await t.req('POST', '/v1/workspaces/floor/recall', { body: { cue: 'zzzz qqqq', min_relevance: 0.15 } });
+    expect(none.body.results).toEqual([]);
+    const some = await t.req('POST', '/v1/workspaces/floor/recall', { body: { cue: 'green tea', min_relevance: 0.5 } });
+    expect(some.body.results.map((h: any) => h.memory.content)).toEqual(['green tea in the morning']);
+    for (const h of some.body.results) expect(h.relevance).toBeGreaterThanOrEqual(0.5);
+
+    const mcp = await t.req('POST', '/v1/workspaces/floor/mcp', {
+      headers: { accept: 'application/json, text/event-stream' },
+      body: { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'recall', arguments: { cue: 'zzzz qqqq', min_relevance: 0.15 } } },
+    });
+    expect(mcp.body.result.structuredContent.results, mcp.text).toEqual([]);
+
+    const prime = await t.req('POST', '/v1/workspaces/floor/prime', { body: { similarity_cue: 'zzzz qqqq', min_relevance: 0.15, max_memories: 4 } });
+    expect(prime.body).toMatchObject({ similarity_count: 0, temporal_count: 3 });
+    const primeLoose = await t.req('POST', '/v1/workspaces/floor/prime', { body: { similarity_cue: 'zzzz qqqq', max_memories: 4 } });
+    expect(primeLoose.body.similarity_count).toBeGreaterThan(0);
+
+    for (const bad of [-0.1, 1.5, 'high']) {
+      const res = await t.req('POST', '/v1/workspaces/floor/recall', { body: { cue: 'tea', min_relevance: bad } });
+      expect(res.status).toBe(400);
+      expect(res.body.message).toMatch(/^min_relevance/);
+    }
+  });
+
   it('DELETE /v1/memories/{id} forgets the memory and its superseded versions, and erases them from disk', async () => {
     const before = `before-${randomUUID()}`;
     const after = `after-${randomUUID()}`;

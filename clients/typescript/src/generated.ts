@@ -557,6 +557,8 @@ export type RecallBody = {
   };
   cue_context?: string | Record<string, unknown>;
   similarity_mode?: "hybrid" | "dense" | "lexical";
+  /** Results whose relevance is below it are dropped, so a cue nothing matches can return nothing (default 0). Recalls made only of temporal, or causal from a seed, report relevance 0: a floor drops all of them. */
+  min_relevance?: number;
   top_k?: number;
   ef_search?: number;
   entity_id?: string;
@@ -599,6 +601,8 @@ export type PrimeBody = {
   };
   recency_window_us?: number;
   context?: Record<string, unknown>;
+  /** Memories of the similar half whose relevance (cosine) is below it are left out; their places go to recent memories (default 0) */
+  min_relevance?: number;
 };
 export type PrimeResponse = {
   results: Array<RecallHit>;

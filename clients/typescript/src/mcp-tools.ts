@@ -121,7 +121,7 @@ export const MCP_TOOLS = [
   {
     "name": "recall",
     "title": "Recall",
-    "description": "Find the memories most relevant to a cue. Use it before answering anything that may depend on what was said or learned earlier. strategies: similarity (meaning), temporal (by time, with time_range {start, end} as ISO 8601 or microseconds), causal (follow edges from seed_memory_id), analogical (similar shape); defaults to similarity. Narrow with entity_id and top_k. Returns ranked results with scores and per-strategy details.",
+    "description": "Find the memories most relevant to a cue. Use it before answering anything that may depend on what was said or learned earlier. strategies: similarity (meaning), temporal (by time, with time_range {start, end} as ISO 8601 or microseconds), causal (follow edges from seed_memory_id), analogical (similar shape); defaults to similarity. Narrow with entity_id and top_k; min_relevance (0..1, e.g. 0.2) drops weak matches, so a cue nothing matches returns no results. Returns ranked results with scores, relevance and per-strategy details.",
     "inputSchema": {
       "type": "object",
       "required": [
@@ -292,6 +292,12 @@ export const MCP_TOOLS = [
             "dense",
             "lexical"
           ]
+        },
+        "min_relevance": {
+          "minimum": 0,
+          "maximum": 1,
+          "description": "Results whose relevance is below it are dropped, so a cue nothing matches can return nothing (default 0). Recalls made only of temporal, or causal from a seed, report relevance 0: a floor drops all of them.",
+          "type": "number"
         },
         "top_k": {
           "type": "integer"
@@ -790,6 +796,12 @@ export const MCP_TOOLS = [
           "patternProperties": {
             "^(.*)$": {}
           }
+        },
+        "min_relevance": {
+          "minimum": 0,
+          "maximum": 1,
+          "description": "Memories of the similar half whose relevance (cosine) is below it are left out; their places go to recent memories (default 0)",
+          "type": "number"
         }
       }
     },

@@ -9,7 +9,9 @@ import { recallSource } from './recall-source.ts';
 export function recall(ctx: OpContext, ws: string, input: RecallInput): RecallOutput {
   const w = ctx.state.workspaces.get(ws) ?? new Workspace(ws);
   const { hits, errors } = runRecall(recallSource(w, input.filter ?? null), input, ctx.nowUs());
-  return { results: finish(ctx, ws, hits, input.withEmbedding), strategy_errors: errors };
+  const floor = input.minRelevance ?? 0;
+  const kept = floor > 0 ? hits.filter((h) => h.relevance >= floor) : hits;
+  return { results: finish(ctx, ws, kept, input.withEmbedding), strategy_errors: errors };
 }
 
 /**
@@ -26,8 +28,11 @@ export function prime(ctx: OpContext, ws: string, input: PrimeInput): PrimeOutpu
   };
   const recent = temporal(src, base);
   // Prime's similar half ranks by cosine, as HEBBS does (hybrid ranking is recall's).
+  const floor = input.minRelevance ?? 0;
   const similar: Candidate[] = input.cue
-    ? similarity(src, { vector: input.cue, text: '', mode: 'dense', time: null }, { ...base, strategy: 'similarity', topK: input.maxMemories })
+    ? similarity(src, { vector: input.cue, text: '', mode: 'dense', time: null }, { ...base, strategy: 'similarity', topK: input.maxMemories }).filter(
+        (c) => c.detail.strategy !== 'similarity' || c.detail.relevance >= floor,
+      )
     : [];
   const { fromSimilar, fromRecent } = splitPlaces(input.maxMemories, similar, recent);
   const chosen = [...fromSimilar, ...fromRecent];
