@@ -145,7 +145,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     ...(cluster ? { cluster } : {}),
     activity: new ActivityLog(),
   };
-  // One set of connection caps for both ports (README, Operations).
+  // One set of connection caps for both ports (docs/operations/limits.md).
   const gate = new ConnectionGate({ max: config.maxConnections, perClient: config.maxConnectionsPerClient, healthReserve: config.healthConnections });
   const http = await startHttp(svc, gate);
   const charted = history.start({ problems: () => shards.problems(), shards: cluster ? cluster.partitions : meta.shards });

@@ -113,7 +113,7 @@ const MAX_OWN_WORDS = 3;
  * be another man) that differ by a word and its opposite and otherwise say the same. Built-in pairs
  * and the particles of phrasal verbs (on / off, in / out, up / down, before / after …) are
  * confident; WordNet's antonym pointers (sitting / standing, arrive / leave) only make a pending
- * candidate (README, Contradiction detection, says how often they were right).
+ * candidate (native-bench/HISTORY.md, Contradiction detection, says how often they were right).
  */
 export function opposites(olderWords: readonly string[], newerWords: readonly string[], lx: Lexicon, builtIn: (a: string, b: string) => boolean): RuleFinding | null {
   if (negationCount(olderWords) !== negationCount(newerWords)) return null;

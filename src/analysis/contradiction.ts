@@ -90,7 +90,7 @@ export interface ClassifyOptions {
   /**
    * Ask the learned decision (analysis/contradiction-learned) when no rule fires. Off in the
    * service: measured and dropped, as on SICK's trial split it doubled the false alarms on neutral
-   * pairs (README, "Contradiction detection"); kept to reproduce that measurement.
+   * pairs (native-bench/HISTORY.md, "Contradiction detection"); kept to reproduce that measurement.
    */
   learned?: boolean;
 }

@@ -1,6 +1,6 @@
 /**
  * @module config — the only reader of process.env. Turns the environment into one frozen,
- * typed Config; every variable is listed in DEFAULTS and documented in the README.
+ * typed Config; every variable is listed in DEFAULTS and documented in docs/operations/configuration.md.
  */
 import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';

@@ -47,7 +47,7 @@ export interface OutStream {
 /** What a request's head says: enough to route and authenticate it before reading its body. */
 export type RequestHead = Omit<HttpRequest, 'body'>;
 
-/** The caps and timeouts that keep strangers from holding the listener (README, Operations). */
+/** The caps and timeouts that keep strangers from holding the listener (docs/operations/limits.md). */
 export interface ListenerLimits {
   gate: ConnectionGate;
   /** A request head must arrive within this (and an idle keep-alive connection closes after it). */

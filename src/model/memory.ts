@@ -69,7 +69,7 @@ export type MemoryView = Omit<MemoryRecord, 'embedding'> & { embedding?: Float32
 /**
  * Every field of the memory but its embedding, as a new object. The fields are named one by one:
  * V8 builds `const { embedding, ...rest } = m` (and `{ ...m, embedding }`) through a slow generic
- * path, microseconds a memory against a fraction of one (README, Performance: "Objects built field
+ * path, microseconds a memory against a fraction of one (native-bench/HISTORY.md, Performance: "Objects built field
  * by field"), and every reply and every stored memory starts here.
  */
 export function withoutEmbedding(m: MemoryRecord): Omit<MemoryRecord, 'embedding'> {

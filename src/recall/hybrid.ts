@@ -11,7 +11,7 @@ import type { LexicalMatcher, RecallSource } from './types.ts';
 export const MATCH_COSINE_WEIGHT = 0.65;
 /**
  * The thread match's share given to the thread read as one text (the rest: its best member's
- * match). Chosen per fold end to end among 0, 0.25, 0.5, 0.75 and 1: 0.5 in every fold (README,
+ * match). Chosen per fold end to end among 0, 0.25, 0.5, 0.75 and 1: 0.5 in every fold (native-bench/HISTORY.md,
  * "Recall that generalises").
  */
 export const THREAD_UNION = 0.5;
@@ -65,7 +65,7 @@ export interface Features {
 
 /**
  * Weights of the features in the relevance, chosen by leave-one-conversation-out cross-validation
- * on the development data (native-bench/fit-ranker.ts; README, "Recall that generalises"). cosine,
+ * on the development data (native-bench/fit-ranker.ts; native-bench/HISTORY.md, "Recall that generalises"). cosine,
  * lexical, context and time are the earlier calibrated blend; `named` was chosen per fold on the
  * other conversations (0.15 or 0.2 in every fold before `thread`; with it, 0.2 in every fold);
  * `thread` the same way (0.6, 0.6, 0.8 per fold; 0.6 on all three); `reply` the same way (0.8 in

@@ -105,5 +105,5 @@ export function shardProblem(
 export function crashReason(err: Error, heapMb: number | undefined): string {
   if ((err as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY') return err.message;
   const limit = heapMb ? `FLASHBULB_SHARD_HEAP_MB=${heapMb}` : 'the process\'s heap limit';
-  return `its JavaScript heap is full (${limit}; see Operations in the README): ${err.message}`;
+  return `its JavaScript heap is full (${limit}; see docs/operations/limits.md): ${err.message}`;
 }

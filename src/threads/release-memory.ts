@@ -2,7 +2,7 @@
  * @module threads/release-memory — hands the memory threads freed back to the system. glibc keeps
  * what a thread frees in that thread's malloc arena for reuse, and an arena shrinks only from its
  * top: after the model's worker exits, 30–100 MB of what it allocated and freed stays resident
- * (README, Performance: footprint). `releaseFreedMemory` calls glibc's `malloc_trim(0)`, which
+ * (native-bench/HISTORY.md, Performance: footprint). `releaseFreedMemory` calls glibc's `malloc_trim(0)`, which
  * returns the free pages of every arena, through a twenty-line native addon
  * (native/malloc-trim, an optional dependency that `npm ci` builds). Where the addon did not
  * build, or the C library is not glibc, it does nothing and says so.

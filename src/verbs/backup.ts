@@ -25,7 +25,7 @@ export async function backup(ctx: Pick<Ctx, 'svc' | 'principal'>, input: { to: s
   if (existsSync(to) && readdirSync(to).length > 0) throw new FlashbulbError('conflict', `${to} exists and is not empty; back up into a new directory`);
   const router = ctx.svc.shards;
   if (router.backup === undefined) {
-    throw invalid('online backup copies a single-process data directory; in cluster mode each partition is snapshotted to JetStream (README, Cluster mode)');
+    throw invalid('online backup copies a single-process data directory; in cluster mode each partition is snapshotted to JetStream (docs/operations/cluster.md)');
   }
   if (running) throw new FlashbulbError('conflict', 'a backup is already running');
   running = true;

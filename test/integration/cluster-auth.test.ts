@@ -21,7 +21,7 @@ import { ClusterAuth } from '../../src/cluster/auth-sync.ts';
 const HAVE_NATS = natsServerAvailable();
 if (!HAVE_NATS) console.warn('cluster auth tests SKIPPED: nats-server is not installed (apt-get install -y nats-server); CI installs it');
 
-/** How long a change made through one node may take to reach the others (the README says "within a second or so"). */
+/** How long a change made through one node may take to reach the others (docs/operations/cluster.md: "within milliseconds on a healthy cluster"). */
 const PROPAGATION_BOUND_MS = 5000;
 const CLUSTER = 'authc';
 

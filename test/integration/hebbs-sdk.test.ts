@@ -20,7 +20,7 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 const QUIET_ENV = { FLASHBULB_REFLECT_ENABLED: 'false' };
 
 const RUN_SH = fileURLToPath(new URL('../compat/run.sh', import.meta.url));
-const README = fileURLToPath(new URL('../../README.md', import.meta.url));
+const GRPC_PAGE = fileURLToPath(new URL('../../docs/api/grpc.md', import.meta.url));
 const VENV_PYTHON = fileURLToPath(new URL('../../node_modules/.cache/hebbs-venv/bin/python', import.meta.url));
 const PYTHON = process.env['PYTHON'] ?? 'python3';
 
@@ -75,9 +75,11 @@ describe.skipIf(unavailable !== null)('the hebbs Python SDK (0.4.1) against Flas
     expect(output).toMatch(/\d+ passed, 0 failed, 0 skipped/);
   }, 300_000);
 
-  it("runs the README's example as printed (with this server's address and key)", async () => {
-    const readme = readFileSync(README, 'utf8');
-    const section = readme.slice(readme.indexOf('### Python over gRPC (the `hebbs` SDK)'));
+  it("runs docs/api/grpc.md's example as printed (with this server's address and key)", async () => {
+    const page = readFileSync(GRPC_PAGE, 'utf8');
+    const at = page.indexOf('## Python over gRPC (the `hebbs` SDK)');
+    expect(at).toBeGreaterThanOrEqual(0);
+    const section = page.slice(at);
     const example = /```python\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
     expect(example).toContain('HebbsClient("localhost:6380", api_key="fb_live_…")');
     const code = example.replace('localhost:6380', `127.0.0.1:${t.app.grpcPort}`).replace('fb_live_…', workspaceKey);

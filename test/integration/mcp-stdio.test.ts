@@ -58,9 +58,9 @@ describe('flashbulb mcp (stdio)', () => {
     }
   });
 
-  it("works as configured by the README's snippet, started from another directory", async () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const block = [...readme.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').find((b) => b.includes('"command": "node"'));
+  it("works as configured by docs/clients/mcp.md's snippet, started from another directory", async () => {
+    const page = readFileSync(join(ROOT, 'docs/clients/mcp.md'), 'utf8');
+    const block = [...page.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => m[1] ?? '').find((b) => b.includes('"command": "node"'));
     const server = JSON.parse(block ?? '{}').mcpServers.flashbulb as { command: string; args: string[]; env: Record<string, string> };
     expect(server.env.FLASHBULB_URL).toBe('http://localhost:6381');
     expect(server.args).toEqual(['/path/to/flashbulb/dist/cli.js', 'mcp']);
@@ -74,8 +74,8 @@ describe('flashbulb mcp (stdio)', () => {
     try {
       await client.connect(transport);
       expect((await client.listTools()).tools).toHaveLength(11);
-      const m = await call(client, 'remember', { content: 'configured from the README' });
-      expect((await call(client, 'recall', { cue: 'configured from the README' })).results[0].memory.memory_id).toBe(m.memory_id);
+      const m = await call(client, 'remember', { content: 'configured from the docs' });
+      expect((await call(client, 'recall', { cue: 'configured from the docs' })).results[0].memory.memory_id).toBe(m.memory_id);
     } catch (err) {
       throw new Error(`${String(err)}; the command's stderr: ${stderr || '(empty)'}`);
     } finally {

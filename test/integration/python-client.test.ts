@@ -2,7 +2,7 @@
  * The Python client (clients/python: `flashbulb`, with `flashbulb.langgraph.FlashbulbStore`):
  * runs its pytest suite, which starts a real server from dist/ and drives every route, the SSE
  * subscription, export/import, the LangGraph store beside LangGraph's own InMemoryStore, a small
- * LangGraph graph, and the README's examples. The first run installs httpx, pytest and langgraph
+ * LangGraph graph, and the examples of docs/clients/python.md. The first run installs httpx, pytest and langgraph
  * into node_modules/.cache/flashbulb-py-venv (about a minute); later runs reuse it.
  *
  * Skipped only when python3 (3.10+) or its venv module is missing. A failing pip install is a failure.

@@ -6,7 +6,7 @@
  * is a cycle even when no two files form one; each file at src/'s root is a unit of its own), the who-may-import-whom table by top-level room of
  * src/, and the library fences; no source file over 400 lines; and every file in src/ opening with
  * a one-paragraph `@module` header (what the module is and does; measurements and history live in
- * docs/architecture-notes.md or the README).
+ * docs/architecture-notes.md and native-bench/HISTORY.md).
  */
 import { readFileSync } from 'node:fs';
 import { dirname } from 'node:path';

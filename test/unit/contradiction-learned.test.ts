@@ -1,7 +1,7 @@
 /**
  * The learned contradiction decision (analysis/contradiction-learned over
  * analysis/contradiction-features), asked after the hand rules only when a caller opts in: the
- * service does not (measured and dropped on SICK's trial split, see README). The sentences are
+ * service does not (measured and dropped on SICK's trial split, see native-bench/HISTORY.md). The sentences are
  * written here; none is taken from a benchmark.
  */
 import { beforeAll, describe, expect, it } from 'vitest';

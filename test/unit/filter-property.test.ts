@@ -118,7 +118,7 @@ function randomFilter(r: R, depth = 0): Record<string, unknown> {
   return out;
 }
 
-// ─── the reference: evaluates the JSON form directly, as README describes it ─────────────
+// ─── the reference: evaluates the JSON form directly, as docs/concepts/filters.md describes it ─────────────
 
 function fieldValue(m: MemoryView, field: string): unknown {
   const attrs: Record<string, unknown> = {

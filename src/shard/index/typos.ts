@@ -4,7 +4,7 @@
  * inserted, replaced, or two neighbours swapped), generated for dictionary look-ups rather than
  * indexed (no memory per term; about 20–25 µs per cue word of 6–10 letters), and each index's memo
  * of them per cue word, kept exact as terms arrive. Used by LexicalIndex.query for recall; see
- * README, "Recall that generalises".
+ * native-bench/HISTORY.md, "Recall that generalises".
  */
 
 /**
@@ -16,7 +16,7 @@ export const TYPO_MIN_LETTERS = 5;
 /**
  * What a word one typo away from a cue word counts, as a share of the cue word's IDF (capped by its
  * own): half a word. 1 lost 0.009 at R@10 in one development conversation written without typos
- * (README, "Recall that generalises").
+ * (native-bench/HISTORY.md, "Recall that generalises").
  */
 export const TYPO_DISCOUNT = 0.5;
 

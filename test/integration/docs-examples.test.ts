@@ -1,5 +1,5 @@
 /**
- * The README's "Use it from…" examples for LangGraph.js and the Vercel AI SDK, run as printed
+ * The LangGraph.js and Vercel AI SDK examples of docs/clients/typescript.md, run as printed
  * against a live server: each `ts` block is written to a file whose package imports point at this
  * repository's sources (`@flashbulb/client…` → clients/typescript/src, `./model.ts` → the AI SDK's
  * mock language model), then imported, and what it logs is checked.
@@ -11,7 +11,8 @@ import { FlashbulbClient } from '../../clients/typescript/src/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const OUT = `${ROOT}test-artifacts/readme-examples/`;
+const OUT = `${ROOT}test-artifacts/docs-examples/`;
+const PAGE = `${ROOT}docs/clients/typescript.md`;
 const CLIENT = `${ROOT}clients/typescript/src/`;
 
 let t: TestApp;
@@ -28,12 +29,15 @@ afterAll(async () => {
   await t.stop();
 });
 
-/** The `ts` block of the README section with this heading. */
+/** The `ts` block of the page's section with this heading. */
 function example(heading: string): string {
-  const readme = readFileSync(`${ROOT}README.md`, 'utf8');
-  const section = readme.slice(readme.indexOf(`\n### ${heading}\n`));
-  const block = /```ts\n([\s\S]*?)```/.exec(section.slice(0, section.indexOf('\n### ', 5)))?.[1];
-  if (block === undefined) throw new Error(`no ts example under "### ${heading}"`);
+  const page = readFileSync(PAGE, 'utf8');
+  const start = page.indexOf(`\n## ${heading}\n`);
+  if (start < 0) throw new Error(`no "## ${heading}" in ${PAGE}`);
+  const section = page.slice(start + 1);
+  const end = section.indexOf('\n## ');
+  const block = /```ts\n([\s\S]*?)```/.exec(end < 0 ? section : section.slice(0, end))?.[1];
+  if (block === undefined) throw new Error(`no ts example under "## ${heading}"`);
   return block;
 }
 
@@ -56,7 +60,7 @@ async function run(name: string, code: string): Promise<unknown[]> {
   return logged;
 }
 
-describe("the README's examples", () => {
+describe("docs/clients/typescript.md's examples", () => {
   it('LangGraph.js: a graph writes and searches through FlashbulbStore', async () => {
     const code = example('LangGraph.js');
     expect(code.split('\n').filter((l) => l.trim() !== '').length).toBeLessThanOrEqual(12);
