@@ -195,7 +195,10 @@ function notes_(s: Schema | undefined, description: string | undefined): string 
   if (s.pattern !== undefined) c.push(`pattern ${code(s.pattern)}`);
   if (s.format !== undefined) c.push(`format ${s.format}`);
   if (s.default !== undefined) c.push(`default ${code(JSON.stringify(s.default))}`);
-  return [description ?? '', c.map((x) => x.trim()).join('; ')].filter((x) => x !== '').join('; ');
+  const limits = c.map((x) => x.trim()).join('; ');
+  const text = (description ?? '').trim();
+  if (text === '' || limits === '') return text + limits;
+  return /[.!?:]$/.test(text) ? `${text} ${capital(limits)}.` : `${text}; ${limits}`;
 }
 
 /** What a reply holds, in one line: `{results: RecallHit[], strategy_errors: object[]}`. */

@@ -53,6 +53,16 @@ describe('the documentation site', () => {
     expect(readme).not.toMatch(/\bissues? \d+/i);
   });
 
+  it('every configuration variable and every metric is documented', () => {
+    const config = readFileSync(join(ROOT, 'docs/operations/configuration.md'), 'utf8');
+    const variables = new Set(readFileSync(join(ROOT, 'src/config/index.ts'), 'utf8').match(/\bFLASHBULB_[A-Z0-9_]+\b/g));
+    expect([...variables].filter((v) => !config.includes(`\`${v}\``)), 'not in docs/operations/configuration.md').toEqual([]);
+    const observability = readFileSync(join(ROOT, 'docs/operations/observability.md'), 'utf8');
+    const metrics = [...readFileSync(join(ROOT, 'src/metrics/index.ts'), 'utf8').matchAll(/name: '(flashbulb_[a-z_]+)'/g)].map((m) => m[1] ?? '');
+    expect(metrics.length).toBeGreaterThan(20);
+    expect(metrics.filter((m) => !observability.includes(`\`${m}\``)), 'not in docs/operations/observability.md').toEqual([]);
+  });
+
   it('the pages carry no issue numbers (the history is native-bench/HISTORY.md and the git log)', () => {
     const config = JSON.parse(readFileSync(join(ROOT, 'docs/site.json'), 'utf8')) as { nav: { pages: string[] }[] };
     const pages = config.nav.flatMap((s) => s.pages).filter((p) => p !== 'architecture-notes.md');
