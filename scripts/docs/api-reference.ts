@@ -51,6 +51,8 @@ export interface Schema {
   [key: string]: unknown;
 }
 
+import GithubSlugger from 'github-slugger';
+
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 const SCOPED = '/v1/workspaces/{workspace}';
 /** How deep nested request fields are listed (deeper ones are named by their parent's type). */
@@ -79,6 +81,7 @@ export function renderApiReference(doc: OpenApiDocument): string {
     '',
   ];
   const sections = new Map<string, string[]>();
+  const index = new Map<string, { heading: string; summary: string }[]>();
   for (const [path, item] of Object.entries(doc.paths)) {
     if (scoped.has(path)) continue;
     for (const method of METHODS) {
@@ -88,10 +91,18 @@ export function renderApiReference(doc: OpenApiDocument): string {
       const lines = sections.get(tag) ?? [];
       lines.push(...operation(method, path, op, scoped.has(`${SCOPED}${path.slice(3)}`), resolve));
       sections.set(tag, lines);
+      index.set(tag, [...(index.get(tag) ?? []), { heading: `${method.toUpperCase()} ${path}`, summary: op.summary ?? '' }]);
     }
   }
   const order = (doc.tags ?? []).map((t) => t.name).filter((n) => sections.has(n));
-  for (const tag of [...order, ...[...sections.keys()].filter((t) => !order.includes(t))]) {
+  const tags = [...order, ...[...sections.keys()].filter((t) => !order.includes(t))];
+  // The index links to each operation's heading by the anchor GitHub (and the site) give it.
+  const slugger = new GithubSlugger();
+  for (const tag of tags) {
+    slugger.slug(capital(tag));
+    out.push(`**${capital(tag)}**: ${(index.get(tag) ?? []).map((o) => `[\`${o.heading}\`](#${slugger.slug(o.heading)})`).join(' · ')}`, '');
+  }
+  for (const tag of tags) {
     const description = doc.tags?.find((t) => t.name === tag)?.description;
     out.push(`## ${capital(tag)}`, '');
     if (description !== undefined) out.push(description, '');
