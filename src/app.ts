@@ -19,6 +19,7 @@ import { history } from './metrics/history.ts';
 import { ShardPool } from './router/shard-client.ts';
 import { shardFor } from './router/shard-map.ts';
 import type { ShardRouter } from './router/router.ts';
+import { ReplyBudget } from './router/reply-budget.ts';
 import { ClusterNode } from './cluster/node.ts';
 import { ClusterAuth } from './cluster/auth-sync.ts';
 import type { ShardEvent, ShardHeap } from './protocol/shard.ts';
@@ -144,6 +145,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     health: { ready: true, reason: '' },
     ...(cluster ? { cluster } : {}),
     activity: new ActivityLog(),
+    replies: new ReplyBudget({ perRequest: config.maxReplyBytes, perWorkspace: config.maxReplyBytesPerWorkspace, total: config.maxReplyBytesInFlight }),
   };
   // One set of connection caps for both ports (docs/operations/limits.md).
   const gate = new ConnectionGate({ max: config.maxConnections, perClient: config.maxConnectionsPerClient, healthReserve: config.healthConnections });

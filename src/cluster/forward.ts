@@ -24,10 +24,13 @@ export interface Forward {
   m: ShardMethod;
   i: unknown;
   o: string;
+  /** The caller's `maxReplyBytes` (router/router CallOptions). */
+  x?: number;
 }
 
 /** `notOwner`: nothing was applied; the caller may look up the owner again and retry. */
-export type ForwardReply = { ok: true; v: unknown } | { ok: false; code: string; message: string; notOwner?: boolean };
+/** `b`: the reply's size, when the caller gave a `maxReplyBytes`. */
+export type ForwardReply = { ok: true; v: unknown; b?: number } | { ok: false; code: string; message: string; notOwner?: boolean };
 
 /** How often a forwarded call waiting for its answer checks that its partition's owner is still the node called. */
 const OWNER_CHECK_MS = 250;

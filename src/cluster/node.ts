@@ -10,9 +10,10 @@ import { jetstream } from '@nats-io/jetstream';
 import type { Config } from '../config/index.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { fromWireError, toWireError } from '../errors/wire.ts';
-import type { ShardRouter } from '../router/router.ts';
+import type { CallOptions, ShardRouter } from '../router/router.ts';
 import { shardFor } from '../router/shard-map.ts';
 import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput } from '../protocol/shard.ts';
+import { withinBudget } from '../protocol/reply-size.ts';
 import { FencedError } from './stream-log.ts';
 import { forward, pack, unpack, type Forward, type ForwardReply } from './forward.ts';
 import { LeaseTable, type Lease } from './leases.ts';
@@ -126,26 +127,32 @@ export class ClusterNode implements ShardRouter {
 
   // ---- requests ----------------------------------------------------------------------------
 
-  async call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>): Promise<ShardOutput<M>> {
+  async call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, _transfer?: ArrayBuffer[], opts: CallOptions = {}): Promise<ShardOutput<M>> {
     this.#inflight += 1;
     try {
       if (method === 'subOpen' || method === 'subMatch' || method === 'subClose') return await followedCall(this.#followed, ws, method, input, (w, m, i) => this.#route(w, m, i), () => this.#owners.get(this.partitionOf(ws))?.term ?? null);
-      return await this.#route(ws, method, input);
+      return await this.#route(ws, method, input, opts);
     } finally {
       this.#inflight -= 1;
     }
   }
 
-  async #route<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>): Promise<ShardOutput<M>> {
+  async #route<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, opts: CallOptions = {}): Promise<ShardOutput<M>> {
+    const { maxReplyBytes } = opts;
     const p = this.partitionOf(ws);
     const deadline = Date.now() + ROUTE_WAIT_MS;
     for (;;) {
       const local = this.#parts.get(p);
-      if (local?.status === 'ready' && local.shard) return structuredClone(await this.#handleLocal(local, method, ws, structuredClone(input), this.#id));
+      if (local?.status === 'ready' && local.shard) {
+        const out = withinBudget(await this.#handleLocal(local, method, ws, structuredClone(input), this.#id), maxReplyBytes);
+        if (out.bytes !== undefined) opts.replyBytes?.(out.bytes);
+        return structuredClone(out.value) as ShardOutput<M>;
+      }
       const owner = this.#owners.get(p);
       if (owner && owner.node !== this.#id && !local) {
         const called = (o: Lease | undefined): boolean => o?.node === owner.node && o.term === owner.term;
-        const reply = await forward(this.#nc, this.#subjects.node(owner.node, 'call'), { p, ws, m: method, i: input, o: this.#id }, this.#o.config.shardTimeoutMs, () => called(this.#owners.get(p)));
+        const reply = await forward(this.#nc, this.#subjects.node(owner.node, 'call'), { p, ws, m: method, i: input, o: this.#id, ...(maxReplyBytes === undefined ? {} : { x: maxReplyBytes }) }, this.#o.config.shardTimeoutMs, () => called(this.#owners.get(p)));
+        if (reply.ok && reply.b !== undefined) opts.replyBytes?.(reply.b);
         if (reply.ok) return reply.v as ShardOutput<M>;
         if (!reply.notOwner) throw fromWireError(reply);
       }
@@ -210,7 +217,8 @@ export class ClusterNode implements ShardRouter {
     }
     this.#inflight += 1;
     try {
-      return { ok: true, v: await this.#handleLocal(local, req.m, req.ws, req.i as ShardInput<ShardMethod>, req.o) };
+      const out = withinBudget(await this.#handleLocal(local, req.m, req.ws, req.i as ShardInput<ShardMethod>, req.o), req.x);
+      return { ok: true, v: out.value, ...(out.bytes === undefined ? {} : { b: out.bytes }) };
     } catch (err) {
       return toWireError(err);
     } finally {

@@ -89,6 +89,10 @@ export interface Config {
   /** gRPC: concurrent streams per connection and the largest request message. */
   readonly grpcMaxStreams: number;
   readonly grpcMaxMessageBytes: number;
+  /** Reply bytes one request may hold, one workspace may have in flight, and all together (router/reply-budget). */
+  readonly maxReplyBytes: number;
+  readonly maxReplyBytesPerWorkspace: number;
+  readonly maxReplyBytesInFlight: number;
 }
 
 /** Defaults in one place (name of the variable → default). */
@@ -145,6 +149,9 @@ export const DEFAULTS = {
   FLASHBULB_REQUEST_TIMEOUT_S: '60',
   FLASHBULB_GRPC_MAX_STREAMS: '256',
   FLASHBULB_GRPC_MAX_MESSAGE_BYTES: String(16 * 1024 * 1024),
+  FLASHBULB_MAX_REPLY_BYTES: String(16 * 1024 * 1024),
+  FLASHBULB_MAX_REPLY_BYTES_PER_WORKSPACE: String(64 * 1024 * 1024),
+  FLASHBULB_MAX_REPLY_BYTES_IN_FLIGHT: String(256 * 1024 * 1024),
 } as const satisfies Record<string, string>;
 
 /**
@@ -295,6 +302,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     requestTimeoutS: int(env, 'FLASHBULB_REQUEST_TIMEOUT_S', 1, 3600),
     grpcMaxStreams: int(env, 'FLASHBULB_GRPC_MAX_STREAMS', 1, 1_000_000),
     grpcMaxMessageBytes: int(env, 'FLASHBULB_GRPC_MAX_MESSAGE_BYTES', 1024, 1024 * 1024 * 1024),
+    maxReplyBytes: int(env, 'FLASHBULB_MAX_REPLY_BYTES', 64 * 1024, 2 ** 32),
+    maxReplyBytesPerWorkspace: int(env, 'FLASHBULB_MAX_REPLY_BYTES_PER_WORKSPACE', 64 * 1024, 2 ** 40),
+    maxReplyBytesInFlight: int(env, 'FLASHBULB_MAX_REPLY_BYTES_IN_FLIGHT', 64 * 1024, 2 ** 40),
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {

@@ -56,13 +56,16 @@ export class FlashbulbError extends Error {
   readonly retryAfterS: number | undefined;
   /** Methods allowed on the path, for `method_not_allowed` (HTTP `Allow`). */
   readonly allow: readonly string[] | undefined;
+  /** The configured limit the request would pass (its variable, e.g. FLASHBULB_MAX_REPLY_BYTES). */
+  readonly limit: string | undefined;
 
-  constructor(code: ErrorCode, message: string, opts: { retryAfterS?: number; allow?: readonly string[] } = {}) {
+  constructor(code: ErrorCode, message: string, opts: { retryAfterS?: number; allow?: readonly string[]; limit?: string } = {}) {
     super(message);
     this.name = 'FlashbulbError';
     this.code = code;
     this.retryAfterS = opts.retryAfterS;
     this.allow = opts.allow;
+    this.limit = opts.limit;
   }
 }
 

@@ -5,7 +5,7 @@ import { ERRORS, FlashbulbError, invalid } from '../errors/codes.ts';
 import { observeRequest } from '../metrics/history.ts';
 import { tracer } from '../tracing/index.ts';
 import { unicodeProblem } from '../model/unicode.ts';
-import { resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
+import { budgeted, resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
 
 /**
  * What a request message becomes when its bytes are not a valid protobuf message. grpc-js answers
@@ -60,9 +60,17 @@ export function principalOf(svc: Services, metadata: grpc.Metadata): Principal {
   return principal;
 }
 
+/** Each unary call's view of the services: its reads count against the reply budgets until it is answered. */
+const scopes = new WeakMap<grpc.Metadata, ReturnType<typeof budgeted>>();
+
 /** The verb context for a call: the key's workspace, or `tenant_id` where the rules allow it. */
 export function ctxOf(svc: Services, metadata: grpc.Metadata, tenantId: string | undefined): Ctx {
-  return resolveCtx(svc, principalOf(svc, metadata), tenantId === '' ? undefined : tenantId, { strict: false });
+  let scope = scopes.get(metadata);
+  if (scope === undefined) {
+    scope = budgeted(svc);
+    scopes.set(metadata, scope);
+  }
+  return resolveCtx(scope.svc, principalOf(svc, metadata), tenantId === '' ? undefined : tenantId, { strict: false });
 }
 
 export function toServiceError(err: unknown): grpc.ServiceError {
@@ -85,11 +93,14 @@ export function unary<Req, Res>(op: string, fn: (req: Req, metadata: grpc.Metada
       .then(
         (res) => {
           observeRequest(op, 'grpc', 'ok', (performance.now() - start) / 1000);
+          // grpc-js serialises the reply here; what it held is given back once it is written.
           callback(null, res);
+          scopes.get(call.metadata)?.release();
         },
         (err: unknown) => {
           const outcome = err instanceof FlashbulbError ? err.code : 'internal_error';
           observeRequest(op, 'grpc', outcome, (performance.now() - start) / 1000);
+          scopes.get(call.metadata)?.release();
           callback(toServiceError(err));
         },
       );

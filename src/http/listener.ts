@@ -11,6 +11,7 @@ import http from 'node:http';
 import net, { type Socket } from 'node:net';
 import { connectionsRefused, connectionsTimedOut, requestsRejectedBeforeBody } from '../metrics/index.ts';
 import type { ConnectionGate } from './connection-gate.ts';
+import { nextSlice, SLICE_BUDGET_MS } from '../api/json-slices.ts';
 
 export interface HttpRequest {
   method: string;
@@ -23,8 +24,10 @@ export interface HttpRequest {
 export interface HttpResponse {
   status: number;
   headers?: Record<string, string>;
-  /** Text, or bytes (the dashboard's precompressed files). */
-  body: string | Buffer;
+  /** Text, bytes (the dashboard's precompressed files), or text in parts, written a few at a time (api/json-slices). */
+  body: string | Buffer | ReadonlyArray<string | Buffer>;
+  /** Called once the reply has been sent, or its connection closed before (what it held is given back). */
+  done?: () => void;
 }
 
 /** A response that stays open (Server-Sent Events). */
@@ -200,7 +203,7 @@ function refuseConnection<A>(opts: HttpServerOptions<A>, socket: Socket): void {
 
 /** Writes a whole reply on a bare socket and closes it once written. */
 function endWith(socket: Socket, reply: HttpResponse): void {
-  const body = Buffer.from(reply.body);
+  const body = typeof reply.body === 'string' || Buffer.isBuffer(reply.body) ? Buffer.from(reply.body) : Buffer.concat(reply.body.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
   const head = [`HTTP/1.1 ${reply.status} ${http.STATUS_CODES[reply.status] ?? ''}`, 'connection: close', `content-length: ${body.length}`];
   for (const [k, v] of Object.entries(reply.headers ?? {})) head.push(`${k}: ${v}`);
   socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`), body]), () => socket.destroy());
@@ -213,8 +216,9 @@ function describeParseError(err: NodeJS.ErrnoException): string {
 }
 
 function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): void {
-  const state: ResState = { done: false, onClose: [], settle: traffic.begin(), traffic };
+  const state: ResState = { done: false, closed: false, onClose: [], settle: traffic.begin(), traffic };
   res.once('close', () => {
+    state.closed = true;
     state.settle();
     for (const cb of state.onClose.splice(0)) cb();
   });
@@ -290,6 +294,8 @@ function readBody(req: http.IncomingMessage, bounds: { limit: number; idleMs: nu
 
 interface ResState {
   done: boolean;
+  /** The response has closed (sent, or its connection went). */
+  closed: boolean;
   onClose: Array<() => void>;
   /** Counts the request out of the traffic in flight: on its reply, its close, or once its stream is open. */
   settle: () => void;
@@ -326,10 +332,64 @@ function openStream(res: http.ServerResponse, state: ResState, reply: StreamResp
 
 /** Writes a whole reply (without the body for HEAD). With `close` (or while draining) the connection closes once it is sent. */
 function send(res: http.ServerResponse, state: ResState, reply: HttpResponse, close: boolean): void {
+  if (reply.done) {
+    if (state.closed) reply.done();
+    else state.onClose.push(reply.done);
+  }
   if (state.done || res.destroyed) return;
   state.done = true;
-  const headers: Record<string, string | number> = { ...reply.headers, 'content-length': Buffer.byteLength(reply.body) };
+  const { body } = reply;
+  const parts = typeof body === 'string' || Buffer.isBuffer(body) ? null : body;
+  const length = parts === null ? Buffer.byteLength(body as string | Buffer) : parts.reduce((n, p) => n + (typeof p === 'string' ? Buffer.byteLength(p) : p.length), 0);
+  const headers: Record<string, string | number> = { ...reply.headers, 'content-length': length };
   if (close || state.traffic.draining) headers['connection'] = 'close';
   res.writeHead(reply.status, headers);
-  res.end(reply.body);
+  if (parts === null) res.end(body);
+  else void writeParts(res, parts);
+}
+
+/** Bytes corked into one write to the socket (more at once made one writev of megabytes). */
+const CORKED_BYTES = 256 * 1024;
+
+/** Writes `parts` and ends the response a slice at a time, waiting whenever the socket is full. */
+async function writeParts(res: http.ServerResponse, parts: ReadonlyArray<string | Buffer>): Promise<void> {
+  let sliceStart = performance.now();
+  let corked = 0;
+  res.cork();
+  for (let i = 0; i < parts.length; i++) {
+    if (res.destroyed) return;
+    const part = parts[i] as string | Buffer;
+    if (i === parts.length - 1) {
+      res.end(part);
+      return res.uncork();
+    }
+    const more = res.write(part);
+    corked += part.length;
+    if (more && corked < CORKED_BYTES) continue;
+    res.uncork();
+    corked = 0;
+    if (!more) await drained(res);
+    else if (performance.now() - sliceStart > SLICE_BUDGET_MS) await nextSlice();
+    else {
+      res.cork();
+      continue;
+    }
+    sliceStart = performance.now();
+    res.cork();
+  }
+  res.end();
+  res.uncork();
+}
+
+/** Resolves once `res` can take more, or has closed. */
+function drained(res: http.ServerResponse): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const go = (): void => {
+      res.off('drain', go);
+      res.off('close', go);
+      resolve();
+    };
+    res.on('drain', go);
+    res.on('close', go);
+  });
 }

@@ -30,8 +30,8 @@ export interface RouteOutput {
   status?: number;
   /** Sent as JSON, unless `text` is set. */
   body: unknown;
-  /** A body sent as it is (with its own content-type header). */
-  text?: string;
+  /** A body sent as it is (with its own content-type header), whole or in parts. */
+  text?: string | ReadonlyArray<string | Buffer>;
   headers?: Record<string, string>;
 }
 

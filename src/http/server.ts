@@ -7,7 +7,8 @@ import { ERRORS, FlashbulbError } from '../errors/codes.ts';
 import { observeRequest } from '../metrics/history.ts';
 import { JSON_LIMITS, jsonTextDepth } from '../model/json-shape.ts';
 import { wellFormedJson } from '../model/unicode.ts';
-import type { Services } from '../verbs/context.ts';
+import { budgeted, type Services } from '../verbs/context.ts';
+import { jsonParts } from '../api/json-slices.ts';
 import { checkJsonShape } from '../verbs/validate.ts';
 import { tracer, type SpanHandle } from '../tracing/index.ts';
 import { openStaticSite } from './static.ts';
@@ -86,6 +87,9 @@ async function handleRequest(svc: Services, req: HttpRequest, span: SpanHandle, 
   let op = 'unknown';
   let outcome = 'ok';
   let deprecated = false;
+  // The reply's bytes count against the budgets until it is sent (router/reply-budget).
+  const scope = budgeted(svc);
+  let held = false;
   try {
     const match = admitted?.match ?? matchRoute(req.method, req.path);
     op = match.route.op;
@@ -95,7 +99,7 @@ async function handleRequest(svc: Services, req: HttpRequest, span: SpanHandle, 
     span.setAttribute('flashbulb.operation', op);
     span.setAttribute('flashbulb.workspace', match.workspace ?? principal.workspace);
     const out = await tracer().span(`verb ${op}`, async () => match.route.handle({
-      svc,
+      svc: scope.svc,
       principal,
       params: match.params,
       query: req.query,
@@ -105,21 +109,26 @@ async function handleRequest(svc: Services, req: HttpRequest, span: SpanHandle, 
       headers: req.headers,
       workspace: match.workspace,
     }));
-    return 'kind' in out ? out : jsonResponse(out);
+    if ('kind' in out) return out;
+    const res = await jsonResponse(out, scope.lease?.used ?? 0);
+    held = true;
+    return { ...res, done: scope.release };
   } catch (err) {
     outcome = err instanceof FlashbulbError ? err.code : 'internal_error';
     if (!(err instanceof FlashbulbError)) console.error(`${req.method} ${req.path} failed:`, err);
     const res = errorResponse(err);
     return deprecated ? { ...res, headers: { ...res.headers, deprecation: 'true' } } : res;
   } finally {
+    if (!held) scope.release();
     observeRequest(op, 'rest', outcome, (performance.now() - start) / 1000);
   }
 }
 
-function jsonResponse(out: RouteOutput): HttpResponse {
+/** The reply to a route's output; a large JSON body (by `sizeHint`, its shard replies' bytes) is built in slices. */
+async function jsonResponse(out: RouteOutput, sizeHint: number): Promise<HttpResponse> {
   const status = out.status ?? 200;
   if (out.text !== undefined) return { status, headers: { ...out.headers }, body: out.text };
-  return { status, headers: { ...JSON_HEADERS, ...out.headers }, body: wellFormedJson(out.body) };
+  return { status, headers: { ...JSON_HEADERS, ...out.headers }, body: await jsonParts(out.body, sizeHint) };
 }
 
 export function errorResponse(err: unknown): HttpResponse {

@@ -66,16 +66,35 @@ function describe(v: unknown): string {
   return Array.isArray(v) ? 'an array' : `a ${typeof v}`;
 }
 
-/** Connects `server` to `transport` with the checks above on every message in and out. */
-export async function connectGuarded(server: Server, transport: Transport): Promise<void> {
+/**
+ * Connects `server` to `transport` with the checks above on every message in and out.
+ * `oneAtATime`: requests are handed to the server one by one, each once the one before has been
+ * answered (a JSON-RPC batch over HTTP), so the calls of a batch meet the request's reply budget
+ * in order (router/reply-budget) rather than racing for it.
+ */
+export async function connectGuarded(server: Server, transport: Transport, opts: { oneAtATime?: boolean } = {}): Promise<void> {
   await server.connect(transport);
   const deliver = transport.onmessage;
   const send = transport.send.bind(transport);
-  transport.send = (message, options) => send(wellFormedDeep(message), options);
+  const waiting: Array<() => void> = [];
+  let busy: { id: unknown } | null = null;
+  transport.send = (message, options) => {
+    const sent = send(wellFormedDeep(message), options);
+    if (busy !== null && !('method' in message) && 'id' in message && message.id === busy.id) {
+      busy = null;
+      waiting.shift()?.();
+    }
+    return sent;
+  };
   transport.onmessage = (message, extra) => {
     const refusal = refuse(message);
     if (refusal !== null) return void send(refusal).catch(() => undefined);
-    deliver?.(message, extra);
+    if (opts.oneAtATime !== true || !('method' in message) || !('id' in message)) return deliver?.(message, extra);
+    waiting.push(() => {
+      busy = { id: message.id };
+      deliver?.(message, extra);
+    });
+    if (busy === null) waiting.shift()?.();
   };
 }
 

@@ -292,10 +292,12 @@ export interface ShardRequest<M extends ShardMethod = ShardMethod> {
   input: ShardInput<M>;
   /** Tracing is on: the reply carries `took`, when the shard started and ended the work. */
   trace?: true;
+  /** A reply larger than this (protocol/reply-size `replyBytes`) is answered with `tooLarge(bytes)` instead. */
+  maxReplyBytes?: number;
 }
 
 export type ShardReply =
-  | { kind: 'reply'; id: number; ok: true; value: unknown; took?: readonly [startMs: number, endMs: number] }
+  | { kind: 'reply'; id: number; ok: true; value: unknown; took?: readonly [startMs: number, endMs: number]; bytes?: number }
   | { kind: 'reply'; id: number; ok: false; code: ErrorCode; message: string };
 
 /** A shard worker's heap (shard/heap-watch). */

@@ -5,9 +5,17 @@
  */
 import type { BackupResult, ShardInput, ShardMethod, ShardOutput } from '../protocol/shard.ts';
 
+/** How one call is made. */
+export interface CallOptions {
+  /** The owner answers a reply larger than this with protocol/reply-size `tooLarge` (router/reply-budget). */
+  maxReplyBytes?: number;
+  /** With `maxReplyBytes`: told the size of a reply within it, as the owner measured it. */
+  replyBytes?: (bytes: number) => void;
+}
+
 export interface ShardRouter {
   /** Sends a command to the owner of `ws`; `transfer` buffers may be detached. */
-  call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, transfer?: ArrayBuffer[]): Promise<ShardOutput<M>>;
+  call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, transfer?: ArrayBuffer[], opts?: CallOptions): Promise<ShardOutput<M>>;
   /** Runs `method` on every shard this process owns (workspace-independent stats). */
   broadcast<M extends ShardMethod>(method: M, input: ShardInput<M>): Promise<ShardOutput<M>[]>;
   /** Commands sent and not yet answered. */

@@ -17,7 +17,7 @@ import type {
   ShardRequest,
   ShardWorkerData,
 } from '../protocol/shard.ts';
-import type { ShardRouter } from './router.ts';
+import type { CallOptions, ShardRouter } from './router.ts';
 import { shardFor } from './shard-map.ts';
 import { crashReason, secondsToRestart, ShardHandle, shardProblem, type Down } from './shard-handle.ts';
 import { startWorker } from '../threads/worker-url.ts';
@@ -179,6 +179,7 @@ export class ShardPool implements ShardRouter {
     const p = h.take(msg.id);
     if (!p) return;
     if (msg.ok && msg.took) p.took?.(msg.took);
+    if (msg.ok && msg.bytes !== undefined) p.bytes?.(msg.bytes);
     if (msg.ok) p.resolve(msg.value);
     else p.reject(fromWireError(msg));
   }
@@ -189,8 +190,8 @@ export class ShardPool implements ShardRouter {
   }
 
   /** Sends a command to the shard that owns `ws`. */
-  call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, transfer: ArrayBuffer[] = []): Promise<ShardOutput<M>> {
-    return this.callShard(shardFor(ws, this.#handles.length), ws, method, input, transfer);
+  call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, transfer: ArrayBuffer[] = [], opts: CallOptions = {}): Promise<ShardOutput<M>> {
+    return this.callShard(shardFor(ws, this.#handles.length), ws, method, input, transfer, opts);
   }
 
   /** A consistent copy of the data directory into `to`, each shard copying itself while it serves. */
@@ -207,7 +208,7 @@ export class ShardPool implements ShardRouter {
     method: M,
     input: ShardInput<M>,
     transfer: ArrayBuffer[] = [],
-    opts: { timeoutMs?: number } = {},
+    opts: { timeoutMs?: number } & CallOptions = {},
   ): Promise<ShardOutput<M>> {
     const t = tracer();
     if (!t.enabled) return this.#callShard(shard, ws, method, input, transfer, opts);
@@ -221,7 +222,7 @@ export class ShardPool implements ShardRouter {
     method: M,
     input: ShardInput<M>,
     transfer: ArrayBuffer[] = [],
-    opts: { timeoutMs?: number },
+    opts: { timeoutMs?: number } & CallOptions,
     took?: (took: Took) => void,
   ): Promise<ShardOutput<M>> {
     const timeoutMs = opts.timeoutMs ?? this.#opts.timeoutMs;
@@ -242,13 +243,13 @@ export class ShardPool implements ShardRouter {
       );
     }
     const id = this.#nextId++;
-    const req: ShardRequest<M> = { kind: 'request', id, method, ws, input, ...(took ? { trace: true as const } : {}) };
+    const req: ShardRequest<M> = { kind: 'request', id, method, ws, input, ...(took ? { trace: true as const } : {}), ...(opts.maxReplyBytes === undefined ? {} : { maxReplyBytes: opts.maxReplyBytes }) };
     return new Promise<ShardOutput<M>>((resolve, reject) => {
       const timer = setTimeout(() => {
         h.take(id);
         reject(new FlashbulbError('unavailable', `shard ${shard} did not answer ${method} in ${timeoutMs} ms`));
       }, timeoutMs);
-      h.add(id, { resolve: resolve as (v: unknown) => void, reject, timer, ws, sentAt: performance.now(), ...(took ? { took } : {}) });
+      h.add(id, { resolve: resolve as (v: unknown) => void, reject, timer, ws, sentAt: performance.now(), ...(took ? { took } : {}), ...(opts.replyBytes ? { bytes: opts.replyBytes } : {}) });
       h.requests.post(req, transfer, (err) => {
         h.take(id);
         reject(new FlashbulbError('internal_error', `the ${method} request could not be sent to shard ${shard}: ${err.message}`));

@@ -16,6 +16,8 @@ export interface Pending {
   sentAt: number;
   /** Tracing on: records the shard's own span from the `took` its reply carries. */
   took?: (took: Took) => void;
+  /** Told the reply's size when the shard measured it (router/router CallOptions). */
+  bytes?: (bytes: number) => void;
 }
 
 /**

@@ -5,6 +5,7 @@
 import { parentPort, receiveMessageOnPort, resourceLimits, workerData } from 'node:worker_threads';
 import { toWireError } from '../errors/wire.ts';
 import { BatchPoster, unbatch } from '../protocol/batch-post.ts';
+import { withinBudget } from '../protocol/reply-size.ts';
 import type { GatherOutput, ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from '../protocol/shard.ts';
 import { FREES_MEMORY, GROWS_STORE } from './dispatch.ts';
 import { HeapWatch, oldGenerationInUse, onFullCollections } from './heap-watch.ts';
@@ -104,7 +105,8 @@ function serve(msg: ShardRequest | ShardControl): void {
   shard.handle(msg.method, msg.ws, msg.input).then(
     (value) => {
       if (FREES_MEMORY.has(msg.method)) heap.freed();
-      reply(msg, { kind: 'reply', id: msg.id, ok: true, value, ...(msg.trace ? { took: [startMs, performance.timeOrigin + performance.now()] as const } : {}) });
+      const out = withinBudget(value, msg.maxReplyBytes);
+      reply(msg, { kind: 'reply', id: msg.id, ok: true, ...out, ...(msg.trace ? { took: [startMs, performance.timeOrigin + performance.now()] as const } : {}) });
     },
     (err: unknown) => {
       if (!(err instanceof Error && err.name === 'FlashbulbError')) console.error(`shard ${opts.shard}: ${msg.method} failed:`, err);

@@ -9,6 +9,7 @@ import type { Config } from '../config/index.ts';
 import type { Embedder } from '../embedding/embedder.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { rateLimited } from '../metrics/index.ts';
+import { BudgetedRouter, type ReplyBudget, type ReplyLease } from '../router/reply-budget.ts';
 import type { ShardRouter } from '../router/router.ts';
 import type { ClusterStatus } from '../cluster/status.ts';
 import type { SubscriptionRegistry } from '../subscribe/registry.ts';
@@ -33,6 +34,8 @@ export interface Services {
   readonly cluster?: { status(): Promise<ClusterStatus> };
   /** What changed, by which key (verbs/activity). */
   readonly activity: ActivityLog;
+  /** The reply byte budgets (router/reply-budget); absent, replies are not counted. */
+  readonly replies?: ReplyBudget;
 }
 
 export interface Ctx {
@@ -50,6 +53,16 @@ export function resolveCtx(svc: Services, principal: Principal, requested: strin
   if (!svc.config.authEnabled) svc.auth.ensureWorkspace(workspace);
   else if (!svc.auth.workspace(workspace)) throw new FlashbulbError('not_found', `workspace '${workspace}' not found`);
   return { svc, principal, workspace };
+}
+
+/**
+ * The services as one request sees them: its reads count against the reply budgets until the
+ * transport calls `release` (once its reply is sent or abandoned; calling it again does nothing).
+ */
+export function budgeted(svc: Services): { svc: Services; release: () => void; lease: ReplyLease | null } {
+  if (!svc.replies) return { svc, release: () => undefined, lease: null };
+  const lease = svc.replies.lease();
+  return { svc: { ...svc, shards: new BudgetedRouter(svc.shards, lease) }, release: () => lease.release(), lease };
 }
 
 /** Ready to serve: started, not draining, and every shard answering (router/shard-client `problems`). */
