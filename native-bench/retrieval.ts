@@ -31,24 +31,8 @@ import { Rng } from './lib/prng.ts';
 import { percentile } from './lib/stats.ts';
 import { misspell } from './lib/typos.ts';
 import { formatMarkdown, formatTable } from './lib/table.ts';
-
-interface Turn {
-  speaker: string;
-  dia_id: string;
-  text: string;
-  blip_caption?: string;
-}
-
-interface Question {
-  question: string;
-  evidence: string[];
-  category: number;
-}
-
-interface Conversation {
-  conversation: Record<string, unknown>;
-  qa: Question[];
-}
+import { askedAtUs, categoryNames, scoredQuestions, share, turnId, turnsOf, type Conversation, type Question, type TurnMemory } from './lib/retrieval-data.ts';
+import { perCategoryFolds, printFolds, type QuestionScore } from './lib/retrieval-folds.ts';
 
 /** A recall configuration: its name, and the request fields it adds to every recall. */
 interface Config {
@@ -62,7 +46,8 @@ const CONFIGS: readonly Config[] = [
   { name: 'lexical', body: { strategies: ['similarity'], similarity_mode: 'lexical' } },
   { name: 'all', body: { strategies: ['similarity', 'temporal', 'causal', 'analogical'] } },
 ];
-const CATEGORY_NAMES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
+/** The dataset's scored categories (LoCoMo's, or LifeBench's question types): set once the data is read. */
+let CATEGORY_NAMES: Record<number, string> = {};
 const KS = [5, 10, 25] as const;
 
 interface Scores {
@@ -70,6 +55,8 @@ interface Scores {
   sums: Map<number, { n: number; at: number[] }>;
   /** The overall sums per conversation (its index in the data file), for `--cv`. */
   byConv: PerConversation;
+  /** Every question's recall@k, for the per-category folds of `--cv`. */
+  questions: QuestionScore[];
   latenciesMs: number[];
 }
 
@@ -108,6 +95,7 @@ async function main(): Promise<void> {
     return c;
   });
   const all = JSON.parse(readFileSync(dataPath, 'utf8')) as Conversation[];
+  CATEGORY_NAMES = categoryNames(all);
   const picked = listFlag(values, 'conversations', all.map((_, i) => String(i))).map(Number);
   const conversations = picked.map((i) => {
     const c = all[i];
@@ -133,7 +121,7 @@ async function main(): Promise<void> {
   try {
     await warmCues(client, conversations);
     for (const config of configs) {
-      const scores: Scores = { sums: new Map(), byConv: new Map(), latenciesMs: [] };
+      const scores: Scores = { sums: new Map(), byConv: new Map(), questions: [], latenciesMs: [] };
       for (const [n, conv] of conversations.entries()) {
         const ws = `${config.name}-c${picked[n]}`;
         expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
@@ -158,60 +146,6 @@ async function main(): Promise<void> {
   mkdirSync(resolve(out, '..'), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\nwritten: ${out}`);
-}
-
-interface TurnMemory {
-  diaId: string;
-  speaker: string;
-  content: string;
-  /** When an agent taking part would have written it: its session's start + TURN_SECONDS per turn. */
-  atMs: number;
-}
-
-/** Seconds between two turns of a session as the bench writes them (a chat's pace). */
-const TURN_SECONDS = 20;
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-
-/** A LoCoMo session time (`1:56 pm on 8 May, 2023`, read as UTC; or anything Date.parse reads) in ms since the epoch. */
-function sessionStartMs(text: string): number {
-  const m = /^(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})$/i.exec(text.trim());
-  const month = m ? MONTHS.indexOf((m[5] ?? '').toLowerCase()) : -1;
-  if (!m || month < 0) {
-    const parsed = Date.parse(text);
-    if (Number.isFinite(parsed)) return parsed;
-    throw new Error(`session date '${text}' is neither '1:56 pm on 8 May, 2023' nor a date Date.parse reads; --same-minute loads without session times`);
-  }
-  const hour = (Number(m[1]) % 12) + ((m[3] ?? '').toLowerCase() === 'pm' ? 12 : 0);
-  return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
-}
-
-/**
- * The turns of a conversation as memory texts, in session order. `split` (`--split-turns`): a turn
- * of several sentences becomes one message per sentence, in order, by the same speaker, within the
- * turn's 20 s (as people write in messaging apps: one answer over several messages); each message
- * counts as its turn (a hit when any message of an evidence turn is found).
- */
-function turnsOf(conv: Conversation, split: boolean): TurnMemory[] {
-  const c = conv.conversation;
-  const sessions = Object.keys(c)
-    .map((k) => /^session_(\d+)$/.exec(k)?.[1])
-    .filter((n): n is string => n !== undefined)
-    .map(Number)
-    .sort((a, b) => a - b);
-  return sessions.flatMap((s) => {
-    const date = String(c[`session_${s}_date_time`] ?? '');
-    const start = sessionStartMs(date);
-    return (c[`session_${s}`] as Turn[]).flatMap((t, i) => {
-      const text = `${t.text}${t.blip_caption ? ` [image: ${t.blip_caption}]` : ''}`;
-      const parts = split ? text.split(/(?<=[.!?])\s+(?=\S)/u) : [text];
-      return parts.map((part, j) => ({
-        diaId: t.dia_id,
-        atMs: start + i * TURN_SECONDS * 1000 + Math.floor((j * TURN_SECONDS * 1000) / parts.length),
-        speaker: t.speaker,
-        content: `[${date}] ${t.speaker}: ${part}`,
-      }));
-    });
-  });
 }
 
 /** `--typos P`: each turn's text (not its date or speaker) misspelled as people type (lib/typos.ts). */
@@ -259,7 +193,7 @@ async function load(client: RestClient, ws: string, turns: readonly TurnMemory[]
 async function importAtTimes(client: RestClient, ws: string, turns: readonly TurnMemory[], speaker: boolean): Promise<Map<string, string>> {
   const byMemory = new Map<string, string>();
   const lines = turns.map((t, i) => {
-    const id = `${t.atMs.toString(16).padStart(12, '0')}${i.toString(16).padStart(20, '0')}`;
+    const id = turnId(t, i);
     byMemory.set(id, t.diaId);
     const memory = { memory_id: id, content: t.content, created_at: t.atMs * 1000, ...(speaker ? { context: { speaker: t.speaker } } : {}) };
     return JSON.stringify({ memory });
@@ -286,10 +220,10 @@ interface Dump {
  * left. (`--twice`: each question at 10 then at 25 before the next, as until issue 22's third step.)
  */
 async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<string, string>, config: Config, scores: Scores, o: { convIndex: number; dump: Dump | null; twice: boolean }): Promise<void> {
-  const questions = conv.qa.flatMap((q, qi) => (q.category in CATEGORY_NAMES && q.evidence.length > 0 ? [{ q, qi }] : []));
+  const questions = scoredQuestions(conv, CATEGORY_NAMES);
   const found = async (q: Question, k: number): Promise<Array<string | undefined>> => {
     const t0 = performance.now();
-    const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: q.question, top_k: k, ...config.body });
+    const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: q.question, top_k: k, ...askedAt(q), ...config.body });
     if (k === 10) scores.latenciesMs.push(performance.now() - t0);
     return expectJson<{ results: Array<{ memory: { memory_id: string } }> }>(reply, 200, 'recall').results.map((r) => ids.get(r.memory.memory_id));
   };
@@ -302,6 +236,7 @@ async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<
   }
   if (!o.twice) for (const { q, qi } of questions) at.get(qi)?.push(share(q.evidence, await found(q, 25)));
   for (const { q, qi } of questions) {
+    scores.questions.push({ conv: o.convIndex, category: q.category, at: at.get(qi) ?? [] });
     for (const [map, key] of [[scores.sums, 0], [scores.sums, q.category], [scores.byConv, o.convIndex]] as const) {
       const s = map.get(key) ?? { n: 0, at: KS.map(() => 0) };
       s.n += 1;
@@ -312,7 +247,7 @@ async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<
 }
 
 async function dumpQuestion(client: RestClient, ws: string, ids: Map<string, string>, config: Config, dump: Dump, o: { conv: number; qi: number; q: Question }): Promise<void> {
-  const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: o.q.question, ...config.body, top_k: dump.k });
+  const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: o.q.question, ...askedAt(o.q), ...config.body, top_k: dump.k });
   type Hit = { memory: { memory_id: string }; strategy_details: Array<Record<string, unknown>> };
   const evidence = new Set(o.q.evidence.map((e) => e.trim()));
   const results = expectJson<{ results: Hit[] }>(reply, 200, 'recall').results.map((r) => {
@@ -324,7 +259,15 @@ async function dumpQuestion(client: RestClient, ws: string, ids: Map<string, str
   dump.rows.push({ config: config.name, conv: o.conv, qi: o.qi, category: o.q.category, evidence: evidence.size, results });
 }
 
-/** `--cv`: leave-one-conversation-out recall@5/@10 per configuration, mean ± sd and range over folds. */
+/** A question with an `ask_time` (LifeBench) is asked at the end of that month (`asked_at_us`); the others now. */
+function askedAt(q: Question): { asked_at_us?: number } {
+  return q.ask_time === undefined ? {} : { asked_at_us: askedAtUs(q, 0) };
+}
+
+/**
+ * `--cv`: leave-one-conversation-out recall@5/@10 per configuration, mean ± sd and range over folds,
+ * then per configuration R@5 and R@10 per category in every fold.
+ */
 function printCv(summaries: ReadonlyArray<[string, Scores]>, convs: readonly number[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   const headers = ['configuration', 'folds', 'R@5 mean', 'R@5 sd', 'R@5 min–max', 'R@10 mean', 'R@10 sd', 'R@10 min–max'];
@@ -336,16 +279,11 @@ function printCv(summaries: ReadonlyArray<[string, Scores]>, convs: readonly num
   });
   console.log(`\n## leave-one-conversation-out (held-out recall per fold; nothing in a configuration is fitted per fold)\n`);
   console.log(formatMarkdown(headers, rows));
+  for (const [name, s] of summaries) {
+    console.log(`\n### ${name}: per category, every fold\n`);
+    printFolds(perCategoryFolds(s.questions, CATEGORY_NAMES, KS.length), CATEGORY_NAMES, KS);
+  }
   return out;
-}
-
-/** Share of the evidence turns among the found ones (evidence ids are de-duplicated first). */
-function share(evidence: readonly string[], found: readonly (string | undefined)[]): number {
-  const want = new Set(evidence.map((e) => e.trim()));
-  const got = new Set(found);
-  let hit = 0;
-  for (const e of want) if (got.has(e)) hit += 1;
-  return hit / want.size;
 }
 
 function summary(scores: Scores): Record<string, unknown> {

@@ -1,0 +1,186 @@
+/**
+ * @module native-bench/recall-lab — retrieval quality measured in process: the same datasets, memories,
+ * questions and measure as bench:retrieval (native-bench/retrieval.ts), but each conversation is
+ * written straight into a shard's state (`put` records, as an import writes them) and asked
+ * through the shard's own recall op (shard/ops/recall.ts), with the model's vectors read from a
+ * cache on disk (lib/embed-cache.ts). No server, no model run after the first: a LoCoMo pass takes
+ * seconds and a LifeBench pass well under a minute, for developing the ranker; figures that go in
+ * commit messages and the docs come from bench:retrieval, which this agrees with.
+ *
+ * Access counts are kept as the shard keeps them (each result of each recall counts once), in the
+ * order bench:retrieval asks (every question at top_k 10, then every question at 25). A question
+ * with an `ask_time` (LifeBench) is asked at the end of that month (`asked_at_us`); the others now.
+ *
+ *   node --import tsx native-bench/recall-lab.ts [--data FILE] [--configs hybrid,all]
+ *        [--extra '{"scoring_weights":{...}}'] [--conversations 0,2] [--dump FILE] [--dump-k 200]
+ *        [--misses FILE]   # per question: the rank of each evidence turn in the first 200
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { IdGenerator } from '../src/model/ids.ts';
+import type { MemoryRecord } from '../src/model/memory.ts';
+import { DEFAULT_WEIGHTS, type RecallInput, type ScoringWeights, type SimilarityMode, type StrategyName, type StrategySpec } from '../src/recall/types.ts';
+import { applyRecord, ShardState } from '../src/shard/store/apply.ts';
+import { toStored } from '../src/shard/store/records.ts';
+import type { OpContext } from '../src/shard/ops/context.ts';
+import { recall } from '../src/shard/ops/recall.ts';
+import { listFlag, numberFlag, stringFlag } from './lib/args.ts';
+import { EmbedCache } from './lib/embed-cache.ts';
+import { askedAtUs, categoryNames, scoredQuestions, share, turnId, turnsOf, type Conversation, type TurnMemory } from './lib/retrieval-data.ts';
+import { perCategoryFolds, printFolds, type QuestionScore } from './lib/retrieval-folds.ts';
+
+const DIM = 384;
+const KS = [5, 10, 25] as const;
+
+interface LabConfig {
+  name: string;
+  strategies: StrategyName[];
+  mode: SimilarityMode;
+}
+
+const CONFIGS: readonly LabConfig[] = [
+  { name: 'hybrid', strategies: ['similarity'], mode: 'hybrid' },
+  { name: 'dense', strategies: ['similarity'], mode: 'dense' },
+  { name: 'lexical', strategies: ['similarity'], mode: 'lexical' },
+  { name: 'all', strategies: ['similarity', 'temporal', 'causal', 'analogical'], mode: 'hybrid' },
+];
+
+const { values } = parseArgs({
+  options: {
+    data: { type: 'string' },
+    configs: { type: 'string' },
+    conversations: { type: 'string' },
+    extra: { type: 'string' },
+    dump: { type: 'string' },
+    'dump-k': { type: 'string' },
+    misses: { type: 'string' },
+    quiet: { type: 'boolean' },
+    out: { type: 'string' },
+  },
+});
+
+const dataPath = resolve(stringFlag(values, 'data') ?? '../shared/data/locomo-dev.json');
+if (!existsSync(dataPath)) {
+  console.log(`recall-lab skipped: no dataset at ${dataPath} (LoCoMo-format JSON; see ../shared/data/README.md). Pass --data FILE.`);
+  process.exit(0);
+}
+const all = JSON.parse(readFileSync(dataPath, 'utf8')) as Conversation[];
+const names = categoryNames(all);
+const picked = listFlag(values, 'conversations', all.map((_, i) => String(i))).map(Number);
+const configs = listFlag(values, 'configs', ['hybrid']).map((n) => {
+  const c = CONFIGS.find((x) => x.name === n);
+  if (!c) throw new Error(`--configs: unknown configuration '${n}'; use ${CONFIGS.map((x) => x.name).join(', ')}`);
+  return c;
+});
+const extra = JSON.parse(stringFlag(values, 'extra') ?? '{}') as { scoring_weights?: Partial<ScoringWeights> };
+const weights: ScoringWeights = { ...DEFAULT_WEIGHTS, ...extra.scoring_weights };
+const dumpK = numberFlag(values, 'dump-k', 200);
+const cache = new EmbedCache(DIM);
+
+const dumpRows: Array<Record<string, unknown>> = [];
+const missRows: Array<Record<string, unknown>> = [];
+const report: Record<string, unknown> = { data: dataPath, conversations: picked, weights, configs: {} };
+
+for (const config of configs) {
+  const scores: QuestionScore[] = [];
+  const latencies: number[] = [];
+  for (const convIndex of picked) {
+    const conv = all[convIndex];
+    if (!conv) throw new Error(`--conversations: no conversation ${convIndex}`);
+    const turns = turnsOf(conv, false);
+    const questions = scoredQuestions(conv, names);
+    const turnVectors = await cache.vectors(turns.map((t) => t.content), (d, n) => values.quiet || process.stdout.write(`\r  embedding turns of conversation ${convIndex}: ${d}/${n}`));
+    const cues = await cache.vectors(questions.map(({ q }) => q.question));
+    const { ctx, diaOf } = workspaceOf(turns, turnVectors);
+    const ask = (qi: number, k: number): Array<string | undefined> => {
+      const { q } = questions[qi] as (typeof questions)[number];
+      const t0 = performance.now();
+      const input = { ...inputOf(config, cues[qi] as Float32Array, q.question, k), askedAtUs: q.ask_time === undefined ? null : askedAtUs(q, 0) };
+      const out = recall(ctx, 'lab', input);
+      if (k === 10) latencies.push(performance.now() - t0);
+      return out.results.map((r) => diaOf.get(r.memory.id));
+    };
+    const at = questions.map(({ q }, i) => {
+      if (values.dump || values.misses) {
+        const found = ask(i, dumpK);
+        // The deep ask is itself an access: undo it so the measured passes see what bench:retrieval's do.
+        ctx.untouchLast();
+        if (values.misses) missRows.push(missRow(convIndex, questions[i]?.qi ?? i, q, found));
+        if (values.dump) dumpRows.push({ config: config.name, conv: convIndex, qi: questions[i]?.qi, category: q.category, evidence: new Set(q.evidence).size, results: found.map((turn) => ({ turn, hit: q.evidence.includes(turn ?? '') })) });
+      }
+      const top = ask(i, 10);
+      return [share(q.evidence, top.slice(0, 5)), share(q.evidence, top)];
+    });
+    questions.forEach(({ q }, i) => at[i]?.push(share(q.evidence, ask(i, 25))));
+    questions.forEach(({ q }, i) => scores.push({ conv: convIndex, category: q.category, at: at[i] ?? [] }));
+  }
+  if (!values.quiet) process.stdout.write('\n');
+  const sorted = Float64Array.from(latencies).sort();
+  console.log(`\n## ${config.name}  (in-process recall, top_k 10: p50 ${(sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(2)} ms)`);
+  const folds = perCategoryFolds(scores, names, KS.length);
+  printFolds(folds, names, KS);
+  (report.configs as Record<string, unknown>)[config.name] = folds;
+}
+
+if (values.dump) writeFileSync(String(values.dump), dumpRows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+if (values.misses) writeFileSync(String(values.misses), missRows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+const out = stringFlag(values, 'out');
+if (out) {
+  mkdirSync(dirname(resolve(out)), { recursive: true });
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+}
+
+function inputOf(config: LabConfig, cue: Float32Array, cueText: string, topK: number): RecallInput {
+  const spec = (strategy: StrategyName): StrategySpec => ({ strategy, topK, efSearch: 50, entityId: null, timeRange: null, seedId: null, edgeTypes: null, maxDepth: 5, alpha: 0.5 });
+  return { cue, cueText, similarityMode: config.mode, cueContext: null, strategies: config.strategies.map(spec), weights, withEmbedding: false, filter: null };
+}
+
+/** A shard state holding the turns as one workspace (as an import writes them), and its op context. */
+function workspaceOf(turns: readonly TurnMemory[], vectors: readonly Float32Array[]): { ctx: OpContext & { now: number; untouchLast(): void }; diaOf: Map<string, string> } {
+  const state = new ShardState();
+  const diaOf = new Map<string, string>();
+  turns.forEach((t, i) => {
+    const id = turnId(t, i);
+    diaOf.set(id, t.diaId);
+    const at = t.atMs * 1000;
+    const m: MemoryRecord = {
+      id, content: t.content, importance: 0.5, context: { speaker: t.speaker }, entityId: null, kind: 'episode', embedding: vectors[i] as Float32Array,
+      createdAt: at, updatedAt: at, lastAccessedAt: at, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null,
+    };
+    applyRecord(state, { t: 'put', ws: 'lab', m: toStored(m) });
+  });
+  const w = state.workspaces.get('lab');
+  while (w?.vectors.indexSome(1000)) {
+    // the graph whole before the first recall, as a server has it after indexing
+  }
+  let last: MemoryRecord[] = [];
+  const ctx = {
+    state,
+    ids: new IdGenerator(),
+    now: Date.now() * 1000,
+    nowUs(): number {
+      return this.now;
+    },
+    commit: () => Promise.resolve(),
+    requestErasure: () => {},
+    touch(_ws: string, memories: readonly MemoryRecord[]): void {
+      last = [...memories];
+      for (const m of memories) {
+        m.accessCount += 1;
+        m.lastAccessedAt = this.now;
+      }
+    },
+    untouchLast(): void {
+      for (const m of last) m.accessCount -= 1;
+      last = [];
+    },
+  };
+  return { ctx, diaOf };
+}
+
+/** For `--misses`: where each evidence turn ranks among the first `dump-k` results (null: beyond). */
+function missRow(conv: number, qi: number, q: Conversation['qa'][number], found: ReadonlyArray<string | undefined>): Record<string, unknown> {
+  const ranks = Object.fromEntries([...new Set(q.evidence.map((e) => e.trim()))].map((e) => [e, found.indexOf(e) < 0 ? null : found.indexOf(e) + 1]));
+  return { conv, qi, category: q.category, question: q.question, ranks };
+}
