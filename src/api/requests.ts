@@ -189,6 +189,7 @@ export const RecallBody = T.Object({
   cue_context: T.Optional(T.Union([T.String(), Json])),
   similarity_mode: T.Optional(T.Unsafe<'hybrid' | 'dense' | 'lexical'>({ type: 'string', enum: ['hybrid', 'dense', 'lexical'] })),
   min_relevance: T.Optional(T.Number({ minimum: 0, maximum: 1, description: MIN_RELEVANCE })),
+  asked_at_us: T.Optional(Time('When the cue is asked (default: now): "last week", "in January" and the recency term are read from it. Memories written later are not hidden')),
   ...StrategyOptions,
 });
 

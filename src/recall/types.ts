@@ -70,6 +70,8 @@ export interface RecallInput {
   cueContext: JsonObject | null;
   strategies: StrategySpec[];
   weights: ScoringWeights;
+  /** When the cue is asked (µs): what "now" means for the cue's relative times and for recency; null: the clock. */
+  askedAtUs?: number | null;
   withEmbedding: boolean;
   /** Results whose relevance is below it are dropped (0: none are). */
   minRelevance?: number;

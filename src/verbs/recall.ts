@@ -40,6 +40,8 @@ export interface RecallRequest extends StrategyOptions {
   similarity_mode?: string | undefined;
   /** Results whose relevance is below it are dropped. */
   min_relevance?: number | undefined;
+  /** When the cue is asked (µs or ISO 8601; default: the clock): relative times in the cue and recency read from it. */
+  asked_at_us?: TimeInput | undefined;
   withEmbedding?: boolean;
 }
 
@@ -54,10 +56,11 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   const similarityMode = similarityModeOf(req.similarity_mode);
   const cue = needsCueVector(strategies) ? await embedCue(ctx, req) : NO_CUE_VECTOR();
   const cueContext = typeof req.cue_context === 'object' ? req.cue_context : null;
+  const askedAtUs = req.asked_at_us === undefined ? null : checkTime('asked_at_us', req.asked_at_us);
   return ctx.svc.shards.call(
     ctx.workspace,
     'recall',
-    { cue, cueText: req.cue, similarityMode, cueContext, strategies, weights, filter, withEmbedding: req.withEmbedding ?? false, minRelevance: minRelevance(req.min_relevance) },
+    { cue, cueText: req.cue, similarityMode, cueContext, strategies, weights, filter, askedAtUs, withEmbedding: req.withEmbedding ?? false, minRelevance: minRelevance(req.min_relevance) },
     [cue.buffer as ArrayBuffer],
   );
 }

@@ -559,6 +559,8 @@ export type RecallBody = {
   similarity_mode?: "hybrid" | "dense" | "lexical";
   /** Results whose relevance is below it are dropped, so a cue nothing matches can return nothing (default 0). Recalls made only of temporal, or causal from a seed, report relevance 0: a floor drops all of them. */
   min_relevance?: number;
+  /** When the cue is asked (default: now): "last week", "in January" and the recency term are read from it. Memories written later are not hidden. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  asked_at_us?: number | string;
   top_k?: number;
   ef_search?: number;
   entity_id?: string;

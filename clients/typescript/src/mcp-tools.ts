@@ -299,6 +299,20 @@ export const MCP_TOOLS = [
           "description": "Results whose relevance is below it are dropped, so a cue nothing matches can return nothing (default 0). Recalls made only of temporal, or causal from a seed, report relevance 0: a floor drops all of them.",
           "type": "number"
         },
+        "asked_at_us": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 9007199254740991
+            },
+            {
+              "type": "string",
+              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+            }
+          ],
+          "description": "When the cue is asked (default: now): \"last week\", \"in January\" and the recency term are read from it. Memories written later are not hidden. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+        },
         "top_k": {
           "type": "integer"
         },

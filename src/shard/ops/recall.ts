@@ -8,7 +8,7 @@ import { recallSource } from './recall-source.ts';
 
 export function recall(ctx: OpContext, ws: string, input: RecallInput): RecallOutput {
   const w = ctx.state.workspaces.get(ws) ?? new Workspace(ws);
-  const { hits, errors } = runRecall(recallSource(w, input.filter ?? null), input, ctx.nowUs());
+  const { hits, errors } = runRecall(recallSource(w, input.filter ?? null), input, input.askedAtUs ?? ctx.nowUs());
   const floor = input.minRelevance ?? 0;
   const kept = floor > 0 ? hits.filter((h) => h.relevance >= floor) : hits;
   return { results: finish(ctx, ws, kept, input.withEmbedding), strategy_errors: errors };
