@@ -332,6 +332,20 @@ describe('access counting', () => {
     expect((await req('GET', `/v1/memories/${other.memory_id}`)).body.access_count).toBe(0);
   });
 
+  it('a recall accesses only its first result: the memories listed below it are not reinforced', async () => {
+    const req = await freshWorkspace();
+    const first = await remember(req, { content: 'the observatory dome opens at dusk' });
+    const second = await remember(req, { content: 'the observatory car park closes at dusk' });
+    for (let i = 0; i < 3; i++) {
+      const out = await recall(req, { cue: 'observatory dome opens at dusk', strategies: ['similarity', 'temporal'], top_k: 2 });
+      expect(ids(out.results)).toEqual([first.memory_id, second.memory_id]);
+    }
+    let got: any;
+    await until(async () => (got = (await req('GET', `/v1/memories/${first.memory_id}`)).body).access_count >= 3, { what: 'access_count 3', deadlineMs: 3_000, everyMs: 50 }).catch(() => undefined);
+    expect(got.access_count).toBe(3);
+    expect((await req('GET', `/v1/memories/${second.memory_id}`)).body.access_count).toBe(0);
+  });
+
   it('prime counts as an access too', async () => {
     const req = await freshWorkspace();
     const m = await remember(req, { content: 'the greenhouse needs watering on mondays' });
