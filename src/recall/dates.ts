@@ -13,17 +13,25 @@ const PATTERNS: ReadonlyArray<{ re: RegExp; parts: (m: RegExpExecArray) => Parti
   { re: /\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b/g, parts: (m) => ({ y: num(m[1]), m: num(m[2]), d: num(m[3]) }) },
   { re: new RegExp(`\\b(\\d{1,2})${ORD}\\s+(?:of\\s+)?${MONTH},?\\s+${YEAR}\\b`, 'g'), parts: (m) => ({ d: num(m[1]), m: month(m[2]), y: num(m[3]) }) },
   { re: new RegExp(`\\b${MONTH}\\s+(\\d{1,2})${ORD},?\\s+${YEAR}\\b`, 'g'), parts: (m) => ({ m: month(m[1]), d: num(m[2]), y: num(m[3]) }) },
+  { re: new RegExp(`\\b(early|mid|late)[\\s-]+${MONTH}(?:,?\\s+${YEAR})?\\b(?!\\s+\\d)`, 'g'), parts: (m) => ({ part: m[1] as Part, m: month(m[2]), ...(m[3] ? { y: num(m[3]) } : {}) }) },
   { re: new RegExp(`\\b${MONTH},?\\s+${YEAR}\\b`, 'g'), parts: (m) => ({ m: month(m[1]), y: num(m[2]) }) },
-  { re: new RegExp(`\\b${MONTH}\\s+(\\d{1,2})${ORD}\\b(?!,?\\s*\\d)`, 'g'), parts: (m) => ({ m: month(m[1]) }) },
+  { re: new RegExp(`\\b${MONTH}\\s+(\\d{1,2})${ORD}\\b(?!,?\\s*\\d)`, 'g'), parts: (m) => ({ m: month(m[1]), d: num(m[2]) }) },
+  { re: new RegExp(`\\b(\\d{1,2})${ORD}\\s+(?:of\\s+)?${MONTH}(?![\\p{L}\\d]|,?\\s*\\d)`, 'gu'), parts: (m) => ({ d: num(m[1]), m: month(m[2]) }) },
   { re: new RegExp(`\\b(?:in|during|since|until|through|of|for|by|before|after|last|this|next|early|late|mid)\\s+${MONTH}\\b(?!\\s+\\d)`, 'g'), parts: (m) => ({ m: month(m[1]) }) },
   { re: /\b((?:19|20)\d\d)\b/g, parts: (m) => ({ y: num(m[1]) }) },
 ];
+
+/** Which third of a month a mention names ("early May": days 1–10, "mid": 11–20, "late": 21 to the end). */
+type Part = 'early' | 'mid' | 'late';
 
 interface Ymd {
   y: number;
   m: number;
   d: number;
+  part: Part;
 }
+
+const PART_DAYS: Record<Part, [number, number | null]> = { early: [1, 11], mid: [11, 21], late: [21, null] };
 
 /** A time named by a cue: creation times in [startUs, endUs) and the date keys within it. */
 export interface TimeCue {
@@ -97,11 +105,26 @@ function keysOf(p: Partial<Ymd>): string[] {
   return keys;
 }
 
-/** The window of an absolute mention; a month without a year is its latest occurrence up to now. */
+/**
+ * The window of an absolute mention; a month (or a day of a month) without a year is its latest
+ * occurrence up to now.
+ */
 function absolute(p: Partial<Ymd>, nowUs: number): TimeCue {
+  if (p.part !== undefined && p.m !== undefined) {
+    const whole = absolute({ m: p.m, ...(p.y === undefined ? {} : { y: p.y }) }, nowUs);
+    const start = new Date(whole.startUs / 1000);
+    const [from, to] = PART_DAYS[p.part];
+    const [y, m] = [start.getUTCFullYear(), start.getUTCMonth() + 1];
+    return window(utc(y, m, from), to === null ? whole.endUs : utc(y, m, to));
+  }
   if (p.y === undefined) {
     const now = new Date(nowUs / 1000);
     const m = p.m as number;
+    if (p.d !== undefined) {
+      const passed = m - 1 < now.getUTCMonth() || (m - 1 === now.getUTCMonth() && p.d <= now.getUTCDate());
+      const y = passed ? now.getUTCFullYear() : now.getUTCFullYear() - 1;
+      return { startUs: utc(y, m, p.d), endUs: utc(y, m, p.d + 1), keys: [dayKey(y, m, p.d)] };
+    }
     const y = m - 1 <= now.getUTCMonth() ? now.getUTCFullYear() : now.getUTCFullYear() - 1;
     return { startUs: utc(y, m, 1), endUs: utc(y, m + 1, 1), keys: [`§b:${pad(m)}`] };
   }

@@ -65,8 +65,8 @@ interface Ranked {
  *     thread(m)  = ½·max match(candidate of m's thread, m included)
  *                  + ½·(0.65·max cosine(those candidates) + 0.35·lexical(those candidates as one text))
  *     relevance  = (match(m) + 0.8·reply(m) + 0.4·max match(neighbour) + 0.6·thread(m)
- *                   + 0.2·[cue names m's entity or speaker] + 0.1·[m dated in the cue's time])
- *                  / (1.4 [+ 0.6] [+ 0.2] [+ 0.1])
+ *                   + 0.2·[cue names m's entity or speaker] + 0.3·[m dated in the cue's time])
+ *                  / (1.4 [+ 0.6] [+ 0.2] [+ 0.3])
  *   (a bracketed weight counts only when m has a thread, when the cue names a time, or names someone
  *   a candidate is attributed to).
  *   Both parts of the match are absolute ([0, 1] for any cue, not rescaled per query; the lexical

@@ -32,6 +32,21 @@ describe('timeCueOf', () => {
     expect(timeCueOf('plans for December', NOW)?.startUs).toBe(us('2025-12-01'));
   });
 
+  it('a day of a month without a year is its latest occurrence up to now; early, mid and late are thirds of a month', () => {
+    expect(timeCueOf('what did he weigh on February 9th?', NOW)).toEqual({ startUs: us('2026-02-09'), endUs: us('2026-02-10'), keys: ['§d:2026-02-09'] });
+    expect(timeCueOf('the 9th of February', NOW)?.startUs).toBe(us('2026-02-09'));
+    expect(timeCueOf('on 18 November', NOW)?.startUs).toBe(us('2026-11-18'));
+    expect(timeCueOf('on November 19', NOW)?.startUs).toBe(us('2025-11-19'));
+    expect(timeCueOf('in early January', NOW)).toMatchObject({ startUs: us('2026-01-01'), endUs: us('2026-01-11') });
+    expect(timeCueOf('mid-March 2024', NOW)).toMatchObject({ startUs: us('2024-03-11'), endUs: us('2024-03-21') });
+    expect(timeCueOf('late February 2024', NOW)).toMatchObject({ startUs: us('2024-02-21'), endUs: us('2024-03-01') });
+    expect(timeCueOf('late February 2024', NOW)?.keys).toHaveLength(9);
+    // In a memory, a day without a year still names only its month of any year.
+    expect(dateKeysIn('see you on 9 February')).toEqual(['§b:02']);
+    expect(dateKeysIn('in early January 2025').sort()).toEqual(['§b:01', '§m:2025-01', '§y:2025']);
+    expect(timeCueOf('at 3 mayors', NOW)).toBeNull();
+  });
+
   it('relative to now: today, yesterday, this/last week (from Monday), last month, N units ago', () => {
     expect(timeCueOf('what happened today', NOW)).toMatchObject({ startUs: us('2026-11-18'), keys: ['§d:2026-11-18'] });
     expect(timeCueOf('Yesterday I said', NOW)).toEqual({ startUs: us('2026-11-17'), endUs: us('2026-11-18'), keys: ['§d:2026-11-17'] });
