@@ -14,12 +14,14 @@
  *   node --import tsx native-bench/recall-lab.ts [--data FILE] [--configs hybrid,all]
  *        [--extra '{"scoring_weights":{...}}'] [--conversations 0,2] [--dump FILE] [--dump-k 200]
  *        [--misses FILE]   # per question: the rank of each evidence turn in the first 200
+ *        [--hybrid '{"time":0.5}']   # hybrid feature weights to try (recall/hybrid.ts HYBRID_WEIGHTS)
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { IdGenerator } from '../src/model/ids.ts';
 import type { MemoryRecord } from '../src/model/memory.ts';
+import { HYBRID_WEIGHTS, type Weights } from '../src/recall/hybrid.ts';
 import { DEFAULT_WEIGHTS, type RecallInput, type ScoringWeights, type SimilarityMode, type StrategyName, type StrategySpec } from '../src/recall/types.ts';
 import { applyRecord, ShardState } from '../src/shard/store/apply.ts';
 import { toStored } from '../src/shard/store/records.ts';
@@ -55,6 +57,7 @@ const { values } = parseArgs({
     dump: { type: 'string' },
     'dump-k': { type: 'string' },
     misses: { type: 'string' },
+    hybrid: { type: 'string' },
     quiet: { type: 'boolean' },
     out: { type: 'string' },
   },
@@ -76,11 +79,13 @@ const configs = listFlag(values, 'configs', ['hybrid']).map((n) => {
 const extra = JSON.parse(stringFlag(values, 'extra') ?? '{}') as { scoring_weights?: Partial<ScoringWeights> };
 const weights: ScoringWeights = { ...DEFAULT_WEIGHTS, ...extra.scoring_weights };
 const dumpK = numberFlag(values, 'dump-k', 200);
+// Trying other feature weights: the shard reads this object, so changing it here changes what it ranks by.
+Object.assign(HYBRID_WEIGHTS as Weights, JSON.parse(stringFlag(values, 'hybrid') ?? '{}') as Partial<Weights>);
 const cache = new EmbedCache(DIM);
 
 const dumpRows: Array<Record<string, unknown>> = [];
 const missRows: Array<Record<string, unknown>> = [];
-const report: Record<string, unknown> = { data: dataPath, conversations: picked, weights, configs: {} };
+const report: Record<string, unknown> = { data: dataPath, conversations: picked, weights, hybrid: { ...HYBRID_WEIGHTS }, configs: {} };
 
 for (const config of configs) {
   const scores: QuestionScore[] = [];
