@@ -4,8 +4,9 @@
  * top: after the model's worker exits, 30–100 MB of what it allocated and freed stays resident
  * (native-bench/HISTORY.md, Performance: footprint). `releaseFreedMemory` calls glibc's `malloc_trim(0)`, which
  * returns the free pages of every arena, through a twenty-line native addon
- * (native/malloc-trim, an optional dependency that `npm ci` builds). Where the addon did not
- * build, or the C library is not glibc, it does nothing and says so.
+ * (native/malloc-trim, an optional dependency that `npm ci` builds; installed from the packed
+ * tarball, scripts/build-native.mjs builds it). Where the addon did not build, or the C library is
+ * not glibc, it does nothing and says so.
  */
 import { createRequire } from 'node:module';
 
