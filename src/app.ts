@@ -29,7 +29,7 @@ import { SubscriptionRegistry } from './subscribe/registry.ts';
 import { ReflectionEngine } from './reflection/engine.ts';
 import { ReflectSessions } from './reflection/sessions.ts';
 import { createLlmClient } from './llm/client.ts';
-import { startTracing, tracer } from './tracing/index.ts';
+import { startTracing, tracer, type TracingOptions } from './tracing/index.ts';
 import type { Clock } from './model/clock.ts';
 
 export interface RunningApp {
@@ -49,13 +49,17 @@ export interface StartOptions {
   shardWorker?: string;
   /** The command that makes another admin key, named under the first one (the CLI passes its own, as started, with the data directory). */
   lostKeyCommand?: string;
+  /** Trace to this exporter (tests pass an in-memory one), as FLASHBULB_OTEL_EXPORTER=otlp traces to OTLP. */
+  traceExporter?: TracingOptions['exporter'];
 }
 
 export { VERSION };
 
 export async function startApp(config: Config, opts: StartOptions = {}): Promise<RunningApp> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  if (config.otelExporter === 'otlp' && !tracer().enabled) startTracing({ exporter: 'otlp' });
+  const traceTo = opts.traceExporter ?? (config.otelExporter === 'otlp' ? 'otlp' : null);
+  const tracing = traceTo !== null && !tracer().enabled;
+  if (tracing) startTracing({ exporter: traceTo, serviceVersion: VERSION });
   const meta = openDataDir(config.dataDir, config.shards);
   const unlock = lockDataDir(config.dataDir);
   // Cluster mode: one key store for the whole cluster, in a JetStream KV bucket (it also waits
@@ -178,7 +182,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
         const stopped = await shards.shutdown(config.shutdownTimeoutS * 1000).then(() => null, (err: unknown) => err);
         await embedder.close();
         await release();
-        if (config.otelExporter === 'otlp') await tracer().shutdown(); // flushes the spans still batched
+        if (tracing) await tracer().shutdown(); // flushes the spans still batched
         if (stopped !== null) throw stopped;
       })();
       return stopping;

@@ -67,6 +67,11 @@ export class FlashbulbError extends Error {
     this.allow = opts.allow;
     this.limit = opts.limit;
   }
+
+  /** The server's fault (a 5xx), not the caller's: what tracing marks as an error status. */
+  get fault(): boolean {
+    return ERRORS[this.code].http >= 500;
+  }
 }
 
 export function invalid(message: string): FlashbulbError {

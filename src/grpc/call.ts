@@ -3,7 +3,7 @@ import * as grpc from '@grpc/grpc-js';
 import { ANONYMOUS_ADMIN, type Principal } from '../auth/principal.ts';
 import { ERRORS, FlashbulbError, invalid } from '../errors/codes.ts';
 import { observeRequest } from '../metrics/history.ts';
-import { tracer } from '../tracing/index.ts';
+import { tracer, type SpanHandle } from '../tracing/index.ts';
 import { unicodeProblem } from '../model/unicode.ts';
 import { budgeted, resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
 
@@ -85,24 +85,60 @@ export function unary<Req, Res>(op: string, fn: (req: Req, metadata: grpc.Metada
   return (call, callback) => {
     const start = performance.now();
     const parent = call.metadata.get('traceparent')[0];
+    const { service, method } = rpcNames(call.getPath());
     tracer()
-      .span(`grpc ${op}`, () => tracer().span(`verb ${op}`, async () => fn(decoded(call.request as Req | Undecodable), call.metadata)), {
-        parent: typeof parent === 'string' ? parent : undefined,
-        attributes: { 'rpc.system': 'grpc', 'rpc.method': op },
-      })
-      .then(
-        (res) => {
-          observeRequest(op, 'grpc', 'ok', (performance.now() - start) / 1000);
+      .span(
+        `${service}/${method}`,
+        async (span): Promise<{ ok: true; res: Res } | { ok: false; err: unknown }> => {
+          try {
+            const res = await tracer().span(`verb ${op}`, async () => fn(decoded(call.request as Req | Undecodable), call.metadata));
+            rpcStatus(span, grpc.status.OK);
+            return { ok: true, res };
+          } catch (err) {
+            rpcStatus(span, err instanceof FlashbulbError ? ERRORS[err.code].grpc : grpc.status.INTERNAL);
+            return { ok: false, err };
+          }
+        },
+        {
+          kind: 'server',
+          parent: typeof parent === 'string' ? parent : undefined,
+          attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method, 'flashbulb.operation': op },
+        },
+      )
+      .then((out) => {
+        const outcome = out.ok ? 'ok' : out.err instanceof FlashbulbError ? out.err.code : 'internal_error';
+        observeRequest(op, 'grpc', outcome, (performance.now() - start) / 1000);
+        if (out.ok) {
           // grpc-js serialises the reply here; what it held is given back once it is written.
-          callback(null, res);
+          callback(null, out.res);
           scopes.get(call.metadata)?.release();
-        },
-        (err: unknown) => {
-          const outcome = err instanceof FlashbulbError ? err.code : 'internal_error';
-          observeRequest(op, 'grpc', outcome, (performance.now() - start) / 1000);
+        } else {
           scopes.get(call.metadata)?.release();
-          callback(toServiceError(err));
-        },
-      );
+          callback(toServiceError(out.err));
+        }
+      });
   };
+}
+
+/** `/hebbs.v1.MemoryService/Recall` → the full service name and the method. */
+function rpcNames(path: string): { service: string; method: string } {
+  const at = path.lastIndexOf('/');
+  return { service: path.slice(1, at), method: path.slice(at + 1) };
+}
+
+/** gRPC statuses the RPC conventions count as the server's errors. */
+const SERVER_ERRORS: ReadonlySet<number> = new Set([
+  grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED, grpc.status.UNIMPLEMENTED, grpc.status.INTERNAL, grpc.status.UNAVAILABLE, grpc.status.DATA_LOSS,
+]);
+
+/**
+ * The call's status on its span, as the RPC conventions have it: `rpc.grpc.status_code` (the
+ * number) and `rpc.response.status_code` (the name, newer conventions); status Error and
+ * `error.type` = the name only for the statuses that are the server's errors.
+ */
+function rpcStatus(span: SpanHandle, code: number): void {
+  const name = grpc.status[code] ?? String(code);
+  span.setAttribute('rpc.grpc.status_code', code);
+  span.setAttribute('rpc.response.status_code', name);
+  if (SERVER_ERRORS.has(code)) span.fail(name);
 }

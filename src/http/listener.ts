@@ -128,8 +128,9 @@ const HEADERS_OF_INTEREST = [
   'authorization', 'content-type', 'content-length', 'transfer-encoding', 'content-encoding', 'accept',
   // MCP's Streamable HTTP transport; the dashboard's static files (http/static.ts).
   'mcp-protocol-version', 'mcp-session-id', 'accept-encoding', 'if-none-match',
-  // W3C trace context (src/tracing): the parent of the request's span when tracing is on.
-  'traceparent',
+  // W3C trace context (src/tracing): the parent of the request's span when tracing is on; and
+  // what the span records of the request (http/request-span).
+  'traceparent', 'host', 'user-agent', 'x-forwarded-proto',
 ];
 
 export function listenHttp<A>(opts: HttpServerOptions<A>): Promise<HttpServer> {

@@ -11,6 +11,7 @@ import { budgeted, type Services } from '../verbs/context.ts';
 import { jsonParts } from '../api/json-slices.ts';
 import { checkJsonShape } from '../verbs/validate.ts';
 import { tracer, type SpanHandle } from '../tracing/index.ts';
+import { httpRoute, requestAttributes, responded, routeMatched, spanMethod } from './request-span.ts';
 import { openStaticSite } from './static.ts';
 import type { Access, Route, RouteOutput } from './route.ts';
 import { ROUTES } from './routes.ts';
@@ -69,17 +70,37 @@ function admitHead(svc: Services, head: RequestHead): { admitted: Admitted } | {
   } catch (err) {
     observeRequest(match.route.op, 'rest', err instanceof FlashbulbError ? err.code : 'internal_error', 0);
     const res = errorResponse(err);
+    if (tracer().enabled) {
+      void traced(head, (span) => {
+        routeMatched(span, head.method, httpRoute(match.route, match.workspace !== undefined));
+        return Promise.resolve(res);
+      });
+    }
     return { reply: match.route.deprecated === true ? { ...res, headers: { ...res.headers, deprecation: 'true' } } : res };
   }
+}
+
+/** Runs `fn` in the request's span (http/request-span), recording the status it answers with. */
+function traced<R extends { status: number }>(head: RequestHead, fn: (span: SpanHandle) => Promise<R>): Promise<R> {
+  return tracer().span(
+    spanMethod(head.method),
+    async (span) => {
+      const res = await fn(span);
+      responded(span, res.status);
+      return res;
+    },
+    { kind: 'server', parent: head.headers.get('traceparent'), attributes: requestAttributes(head) },
+  );
 }
 
 /**
  * Handles one request; exported so tests can drive the router without sockets. `admitted`: what
  * the listener already decided from the head (otherwise it is decided here). With tracing on, in a
- * span for the request (the child of an incoming W3C `traceparent`) holding one for the verb.
+ * span for the request (http/request-span; the child of an incoming W3C `traceparent`) holding one
+ * for the verb. A request refused from its head (401, 415) gets a span of its own there.
  */
 export function handle(svc: Services, req: HttpRequest, admitted?: Admitted & object): Promise<HttpResponse | StreamResponse> {
-  return tracer().span(`${req.method} ${req.path}`, (span) => handleRequest(svc, req, span, admitted), { parent: req.headers.get('traceparent'), attributes: { 'http.request.method': req.method } });
+  return traced(req, (span) => handleRequest(svc, req, span, admitted));
 }
 
 async function handleRequest(svc: Services, req: HttpRequest, span: SpanHandle, admitted?: Admitted & object): Promise<HttpResponse | StreamResponse> {
@@ -95,7 +116,7 @@ async function handleRequest(svc: Services, req: HttpRequest, span: SpanHandle, 
     op = match.route.op;
     deprecated = match.route.deprecated === true;
     const principal = admitted?.principal ?? authorize(svc, req, match.route.access ?? 'key');
-    span.updateName(`${req.method} ${match.route.path}`);
+    routeMatched(span, req.method, httpRoute(match.route, match.workspace !== undefined));
     span.setAttribute('flashbulb.operation', op);
     span.setAttribute('flashbulb.workspace', match.workspace ?? principal.workspace);
     const out = await tracer().span(`verb ${op}`, async () => match.route.handle({

@@ -8,6 +8,7 @@ import type { ClusterStatus } from '../cluster/status.ts';
 import { noteAdminActivity } from './activity.ts';
 import { requireAdmin, type Services } from './context.ts';
 import { checkTtl } from './validate.ts';
+import { memorySpan } from './memory-span.ts';
 
 export interface Whoami {
   key_id: string | null;
@@ -64,6 +65,7 @@ export async function createWorkspace(
   if (ttl !== undefined) workspace = await svc.auth.updateWorkspace(workspace.slug, { default_ttl_s: ttl });
   const { info, apiKey } = await svc.auth.createKey({ workspace: workspace.slug, role: 'workspace', label: 'created with the workspace' });
   noteAdminActivity(svc, principal, workspace.slug, 'workspace_create', { count: 1, detail: `workspace ${workspace.slug} and key ${info.key_id}` });
+  memorySpan(workspace.slug, 'create_memory_store');
   return { workspace, api_key: apiKey, key_id: info.key_id };
 }
 
@@ -92,6 +94,7 @@ export async function deleteWorkspace(svc: Services, principal: Principal, slug:
   const { memories } = await svc.shards.call(slug, 'dropWorkspace', {});
   const { revokedKeys } = await svc.auth.deleteWorkspace(slug);
   noteAdminActivity(svc, principal, slug, 'workspace_delete', { count: memories, detail: `${memories} memories deleted, ${revokedKeys} keys revoked` });
+  memorySpan(slug, 'delete_memory_store', { count: memories });
   return { deleted: slug, memories_deleted: memories, keys_revoked: revokedKeys };
 }
 

@@ -3,6 +3,7 @@ import { invalid, notFound } from '../errors/codes.ts';
 import type { MemoryKind } from '../model/memory.ts';
 import type { ForgetCriteria, ForgetResult } from '../protocol/shard.ts';
 import { noteActivity } from './activity.ts';
+import { memorySpan } from './memory-span.ts';
 import { charge, type Ctx } from './context.ts';
 import type { TimeInput } from '../model/time.ts';
 import { checkEntity, checkId, checkNonNegative, checkTime, LIMITS } from './validate.ts';
@@ -37,6 +38,7 @@ export async function forget(ctx: Ctx, input: ForgetInput): Promise<ForgetResult
   const result = await ctx.svc.shards.call(ctx.workspace, 'forget', c);
   const criteria = Object.entries(input).filter(([k, v]) => v !== undefined && k !== 'memory_ids').map(([k, v]) => `${k}=${String(v)}`);
   if (c.memoryIds) criteria.unshift(`${c.memoryIds.length} ids`);
+  memorySpan(ctx.workspace, 'delete_memory', { count: result.tombstone_count, ...(c.memoryIds?.length === 1 ? { recordId: c.memoryIds[0] as string } : {}) });
   noteActivity(ctx, 'forget', { count: result.forgotten_count + result.cascade_count, memoryIds: c.memoryIds ?? [], detail: criteria.join(', ') });
   return result;
 }

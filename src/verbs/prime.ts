@@ -3,6 +3,7 @@ import type { JsonObject } from '../model/memory.ts';
 import type { PrimeOutput } from '../recall/types.ts';
 import { parseFilter } from '../recall/filter.ts';
 import { charge, type Ctx } from './context.ts';
+import { memorySpan } from './memory-span.ts';
 import { minRelevance } from './recall.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
 import { checkEntity, checkNonNegative, LIMITS } from './validate.ts';
@@ -36,10 +37,12 @@ export async function prime(ctx: Ctx, req: PrimeRequest): Promise<PrimeOutput> {
   // Without an explicit cue, the entity and the context stand in for one.
   const cueText = req.similarity_cue?.trim() || [entityId ?? '', renderContext(req.context)].filter((s) => s !== '').join('\n');
   const cue = cueText === '' ? null : (await ctx.svc.embedder.embed([cueText])).slice(0, ctx.svc.embedder.dim);
-  return ctx.svc.shards.call(
+  const out = await ctx.svc.shards.call(
     ctx.workspace,
     'prime',
     { entityId, maxMemories, cue, filter, recencyWindowUs: window, weights: scoringWeights(req.scoring_weights), withEmbedding: req.withEmbedding ?? false, minRelevance: minRelevance(req.min_relevance) },
     cue ? [cue.buffer as ArrayBuffer] : [],
   );
+  memorySpan(ctx.workspace, 'search_memory', { count: out.results.length, strategies: cue ? ['temporal', 'similarity'] : ['temporal'] });
+  return out;
 }

@@ -7,21 +7,26 @@ import type { TimeInput } from '../model/time.ts';
 import type { ListInput as ShardListInput, ListOutput, ListSort } from '../protocol/shard.ts';
 import { parseFilter } from '../recall/filter.ts';
 import { charge, type Ctx } from './context.ts';
+import { memorySpan } from './memory-span.ts';
 import { checkEntity, checkId, checkTime, LIMITS } from './validate.ts';
 
-export function getMemory(ctx: Ctx, input: { id: string; withEmbedding?: boolean }): Promise<MemoryView> {
+export async function getMemory(ctx: Ctx, input: { id: string; withEmbedding?: boolean }): Promise<MemoryView> {
   charge(ctx, 'read');
   const id = checkId('memory_id', input.id);
-  return ctx.svc.shards.call(ctx.workspace, 'get', { id, withEmbedding: input.withEmbedding ?? false });
+  const memory = await ctx.svc.shards.call(ctx.workspace, 'get', { id, withEmbedding: input.withEmbedding ?? false });
+  memorySpan(ctx.workspace, 'search_memory', { count: 1, recordId: id });
+  return memory;
 }
 
-export function batchGet(ctx: Ctx, input: { memory_ids: string[] }): Promise<MemoryView[]> {
+export async function batchGet(ctx: Ctx, input: { memory_ids: string[] }): Promise<MemoryView[]> {
   charge(ctx, 'read');
   if (input.memory_ids.length > LIMITS.batchIds) {
     throw invalid(`memory_ids has ${input.memory_ids.length} ids; the limit is ${LIMITS.batchIds}`);
   }
   const ids = input.memory_ids.map(parseId).filter((id): id is string => id !== null);
-  return ctx.svc.shards.call(ctx.workspace, 'batchGet', { ids, withEmbedding: false });
+  const memories = await ctx.svc.shards.call(ctx.workspace, 'batchGet', { ids, withEmbedding: false });
+  memorySpan(ctx.workspace, 'search_memory', { count: memories.length });
+  return memories;
 }
 
 export interface ListInput extends ListCriteria {

@@ -5,6 +5,7 @@ import type { JsonObject } from '../model/memory.ts';
 import { parseFilter } from '../recall/filter.ts';
 import { SIMILARITY_MODES, STRATEGIES, type RecallOutput, type SimilarityMode, type StrategyName, type StrategySpec } from '../recall/types.ts';
 import { charge, type Ctx } from './context.ts';
+import { memorySpan } from './memory-span.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
 import type { TimeInput } from '../model/time.ts';
 import { aliased, checkEntity, checkId, checkTime, checkUnit, LIMITS } from './validate.ts';
@@ -57,12 +58,14 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   const cue = needsCueVector(strategies) ? await embedCue(ctx, req) : NO_CUE_VECTOR();
   const cueContext = typeof req.cue_context === 'object' ? req.cue_context : null;
   const askedAtUs = req.asked_at_us === undefined ? null : checkTime('asked_at_us', req.asked_at_us);
-  return ctx.svc.shards.call(
+  const out = await ctx.svc.shards.call(
     ctx.workspace,
     'recall',
     { cue, cueText: req.cue, similarityMode, cueContext, strategies, weights, filter, askedAtUs, withEmbedding: req.withEmbedding ?? false, minRelevance: minRelevance(req.min_relevance) },
     [cue.buffer as ArrayBuffer],
   );
+  memorySpan(ctx.workspace, 'search_memory', { count: out.results.length, strategies: strategies.map((s) => s.strategy) });
+  return out;
 }
 
 /**

@@ -3,6 +3,7 @@ import { row } from '../embedding/embedder.ts';
 import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
 import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
+import { memorySpan } from './memory-span.ts';
 import { nowUs } from '../model/memory.ts';
 import { checkContent, checkContext, checkEdges, checkEntity, checkExpiry, checkUnit, type EdgeSpec, type ExpiryChoice, type ExpiryInput } from './validate.ts';
 
@@ -34,6 +35,7 @@ export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryVi
   if (!memory) throw new Error('shard returned no memory');
   noteActivity(ctx, 'remember', { count: 1, memoryIds: [memory.id], detail: item.entityId === null ? null : `entity ${item.entityId}` });
   if (memory.kind === 'episode') ctx.svc.reflection.noteEpisode(ctx.workspace);
+  memorySpan(ctx.workspace, 'create_memory', { count: 1, recordId: memory.id });
   return memory;
 }
 

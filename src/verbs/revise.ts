@@ -5,6 +5,7 @@ import type { JsonObject, MemoryView } from '../model/memory.ts';
 import type { ReviseInput as ShardReviseInput } from '../protocol/shard.ts';
 import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
+import { memorySpan } from './memory-span.ts';
 import { nowUs } from '../model/memory.ts';
 import { toShardExpiry } from './remember.ts';
 import { checkContent, checkContext, checkEdges, checkEntity, checkExpiry, checkId, checkUnit, type EdgeSpec, type ExpiryInput } from './validate.ts';
@@ -47,5 +48,6 @@ export async function revise(ctx: Ctx, input: ReviseInput): Promise<MemoryView> 
   const revised = await ctx.svc.shards.call(ctx.workspace, 'revise', cmd, transfer);
   const changed = revisable.filter((k) => cmd[k] !== undefined).map((k) => (k === 'entityId' ? 'entity_id' : k === 'expiresAt' || k === 'ttlUs' ? 'expiry' : k));
   noteActivity(ctx, 'revise', { count: 1, memoryIds: [revised.id], detail: [...new Set(changed), ...(cmd.edges.length > 0 ? [`${cmd.edges.length} edges`] : [])].join(', ') });
+  memorySpan(ctx.workspace, 'update_memory', { count: 1, recordId: revised.id });
   return revised;
 }

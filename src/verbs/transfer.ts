@@ -11,6 +11,7 @@ import { memoryToJson, nowUs, type JsonObject, type MemoryKind, type MemoryRecor
 import type { TimeInput } from '../model/time.ts';
 import type { ExportLine, ImportItem, ImportOutcome } from '../protocol/shard.ts';
 import { noteActivity } from './activity.ts';
+import { memorySpan } from './memory-span.ts';
 import { charge, type Ctx } from './context.ts';
 import { checkContent, checkContext, checkEntity, checkId, checkTime, checkUnit } from './validate.ts';
 
@@ -115,6 +116,7 @@ export async function importLines(ctx: Ctx, input: { lines: readonly ParsedLine[
     });
   }
   summary.errors.sort((a, b) => a.line - b.line);
+  memorySpan(ctx.workspace, 'create_memory', { count: summary.imported });
   if (summary.imported > 0) noteActivity(ctx, 'import', { count: summary.imported, memoryIds: imported, detail: `${summary.lines} lines: ${summary.imported} imported, ${summary.skipped} skipped, ${summary.expired} expired, ${summary.error_count} errors` });
   return summary;
 }

@@ -29,7 +29,7 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   grpc: ['api', 'auth', 'errors', 'metrics', 'model', 'recall', 'subscribe', 'tracing', 'verbs'],
   mcp: ['api', 'auth', 'errors', 'model', 'verbs'],
   api: ['auth', 'errors', 'model', 'recall', 'verbs'],
-  verbs: ['auth', 'cluster', 'config', 'embedding', 'errors', 'ingest', 'metrics', 'model', 'protocol', 'recall', 'reflection', 'router', 'shard', 'subscribe'],
+  verbs: ['auth', 'cluster', 'config', 'embedding', 'errors', 'ingest', 'metrics', 'model', 'protocol', 'recall', 'reflection', 'router', 'shard', 'subscribe', 'tracing'],
   cluster: ['auth', 'config', 'errors', 'protocol', 'router', 'shard', 'subscribe'],
   'data-dir': ['config', 'files', 'protocol', 'shard'],
   reflection: ['config', 'embedding', 'errors', 'llm', 'metrics', 'model', 'protocol', 'analysis', 'router', 'shard', 'threads'],
