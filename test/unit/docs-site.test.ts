@@ -63,6 +63,15 @@ describe('the documentation site', () => {
     expect(metrics.filter((m) => !observability.includes(`\`${m}\``)), 'not in docs/operations/observability.md').toEqual([]);
   });
 
+  it("every route the pages' shell examples call is a route the server serves", () => {
+    const config = JSON.parse(readFileSync(join(ROOT, 'docs/site.json'), 'utf8')) as { nav: { pages: string[] }[] };
+    const files = ['README.md', ...config.nav.flatMap((s) => s.pages).map((p) => `docs/${p}`)];
+    const calls = files.flatMap((f) => shellCalls(readFileSync(join(ROOT, f), 'utf8')).map((c) => ({ ...c, f })));
+    expect(calls.length).toBeGreaterThan(60);
+    const unknown = calls.filter((c) => !served(c.method, c.path)).map((c) => `${c.f}: ${c.method} ${c.path}`);
+    expect(unknown).toEqual([]);
+  });
+
   it('the pages carry no issue numbers (the history is native-bench/HISTORY.md and the git log)', () => {
     const config = JSON.parse(readFileSync(join(ROOT, 'docs/site.json'), 'utf8')) as { nav: { pages: string[] }[] };
     const pages = config.nav.flatMap((s) => s.pages).filter((p) => p !== 'architecture-notes.md');
@@ -113,3 +122,33 @@ describe('the site builder', () => {
     ]);
   });
 });
+
+/** The calls of the `sh` blocks: `$B/v1/…` (or a localhost URL) with the method curl sends. */
+function shellCalls(markdown: string): { method: string; path: string }[] {
+  const blocks = [...markdown.matchAll(/^```(?:sh|bash)\n([\s\S]*?)^```$/gm)].map((m) => m[1] ?? '');
+  // A command continued with a trailing backslash is one line.
+  // Several commands on a line (`fb …/keys ; fb -X DELETE …`) are several commands.
+  const lines = blocks.flatMap((b) => b.replace(/\\\n\s*/g, ' ').split('\n')).flatMap((l) => l.replace(/\s#\s.*$/, '').split(/;\s*(?=fb |curl )/));
+  const out: { method: string; path: string }[] = [];
+  for (const line of lines) {
+    for (const m of line.matchAll(/(?:\$B|https?:\/\/localhost:\d+)(\/v1\/[^\s"'?;]*)/g)) {
+      const explicit = /-X\s+([A-Z]+)/.exec(line)?.[1];
+      const method = explicit ?? (/\s(-d|--data-binary|-F)\s/.test(line) ? 'POST' : 'GET');
+      out.push({ method, path: (m[1] ?? '').replace(/\/$/, '') });
+    }
+  }
+  return out;
+}
+
+/** Whether a route (or its workspace-scoped form) answers this method on this path. */
+function served(method: string, path: string): boolean {
+  const matches = (routePath: string, p: string): boolean => {
+    const r = routePath.split('/');
+    const d = p.split('/');
+    return r.length === d.length && r.every((seg, i) => seg.startsWith(':') || seg === d[i]);
+  };
+  const methods = method === 'HEAD' ? ['GET'] : [method];
+  if (ROUTES.some((r) => methods.includes(r.method) && matches(r.path, path))) return true;
+  const scoped = /^\/v1\/workspaces\/[^/]+(\/.+)$/.exec(path)?.[1];
+  return scoped !== undefined && ROUTES.some((r) => r.scoped && methods.includes(r.method) && matches(r.path, `/v1${scoped.replace(/^\/v1/, '')}`));
+}
