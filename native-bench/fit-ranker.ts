@@ -18,7 +18,7 @@
  *     in session D3, which is its thread when the bench writes turns at their times) within the
  *     first THREAD_POOL results, standing in for the server's candidate pool (the server's thread
  *     match also reads the thread as one text, THREAD_UNION; that part needs the texts, which a dump
- *     does not hold: it was chosen end to end, README "Recall that generalises");
+ *     does not hold: it was chosen end to end, native-bench/HISTORY.md "Recall that generalises");
  *   - `logistic`: a logistic regression on cosine, lexical, named and relevance (balanced classes,
  *     L2), its linear part ranking — a learned ranker, for comparison.
  *

@@ -12,7 +12,7 @@ export function formatTable(headers: readonly string[], rows: readonly (readonly
   return [line(headers, numeric), rule, ...text.map((r) => line(r, numeric))].join('\n');
 }
 
-/** A Markdown table (for pasting results into the README). */
+/** A Markdown table (for pasting results into docs/benchmarks.md). */
 export function formatMarkdown(headers: readonly string[], rows: readonly (readonly Cell[])[]): string {
   const row = (cells: readonly string[]): string => `| ${cells.join(' | ')} |`;
   return [row(headers), row(headers.map(() => '---')), ...rows.map((r) => row(r.map(cellText)))].join('\n');
