@@ -52,6 +52,7 @@ function memoryOf(req: RememberMsg): MemoryMsg {
     ...(req.entity_id ? { entity_id: req.entity_id } : {}),
     embedding,
     created_at: now,
+    occurred_at: now,
     updated_at: now,
     last_accessed_at: now,
     access_count: 0,

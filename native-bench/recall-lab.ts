@@ -151,7 +151,8 @@ function workspaceOf(turns: readonly TurnMemory[], vectors: readonly Float32Arra
     const at = t.atMs * 1000;
     const m: MemoryRecord = {
       id, content: t.content, importance: 0.5, context: { speaker: t.speaker }, entityId: null, kind: 'episode', embedding: vectors[i] as Float32Array,
-      createdAt: at, updatedAt: at, lastAccessedAt: at, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null,
+      createdAt: at, occurredAt: at, updatedAt: at, lastAccessedAt: at, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null,
+      speaker: null, conversationId: null, messageId: null,
     };
     applyRecord(state, { t: 'put', ws: 'lab', m: toStored(m) });
   });

@@ -27,7 +27,7 @@ export interface GraphFixture {
 export function memory(id: string, createdAt: number, embedding: Float32Array, content = `memory ${id}`): MemoryRecord {
   return {
     id, content, importance: 0.5, context: { source: 'bench' }, entityId: null, kind: 'episode', embedding,
-    createdAt, updatedAt: createdAt, lastAccessedAt: createdAt, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null,
+    createdAt, updatedAt: createdAt, lastAccessedAt: createdAt, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null, occurredAt: createdAt, speaker: null, conversationId: null, messageId: null,
   };
 }
 

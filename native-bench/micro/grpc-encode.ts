@@ -54,6 +54,7 @@ function memoryView(i: number): MemoryView {
     entityId: 'acme',
     kind: 'episode',
     createdAt: t,
+    occurredAt: t,
     updatedAt: t,
     lastAccessedAt: t,
     accessCount: 3,
@@ -61,6 +62,9 @@ function memoryView(i: number): MemoryView {
     sourceMemoryIds: null,
     supersededBy: null,
     expiresAt: null,
+    speaker: null,
+    conversationId: null,
+    messageId: null,
     embedding,
   };
 }

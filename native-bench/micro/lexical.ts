@@ -46,7 +46,7 @@ async function latency(sizes: number[], timeMs: number): Promise<void> {
     const now = Date.now() * 1000;
     for (let i = 0; i < size; i++) {
       const id = `${Math.floor(now / 1000).toString(16).padStart(12, '0')}${i.toString(16).padStart(20, '0')}`;
-      w.put({ id, content: texts[i] as string, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt: now, updatedAt: now, lastAccessedAt: now, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null, embedding: vectors[i] as Float32Array });
+      w.put({ id, content: texts[i] as string, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt: now, updatedAt: now, lastAccessedAt: now, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null, occurredAt: now, speaker: null, conversationId: null, messageId: null, embedding: vectors[i] as Float32Array });
     }
     while (w.vectors.indexSome(1000));
     const src = recallSource(w);

@@ -11,8 +11,8 @@ const Kind = T.Union(MEMORY_KINDS.map((k) => T.Literal(k)));
 const Filter = T.Record(T.String(), T.Unknown(), {
   description:
     'Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; ' +
-    'several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. ' +
-    'The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range).',
+    'several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. ' +
+    'The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range).',
 });
 const Json = T.Record(T.String(), T.Unknown());
 void EDGE_TYPES;
@@ -30,6 +30,10 @@ const Expiry = {
   expires_at: T.Optional(NullableTime('Alias of expires_at_us, the name replies use')),
 };
 
+/** Event time, speaker and conversation of a write (remember; a message of conversation ingest takes the first two). */
+const OccurredAt = Time('When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400)');
+const Speaker = T.Union([T.String(), T.Null()], { description: 'Who said it (a turn of a conversation)' });
+
 export const RememberBody = T.Object({
   ...Expiry,
   content: T.String(),
@@ -37,6 +41,9 @@ export const RememberBody = T.Object({
   context: T.Optional(T.Union([Json, T.Null()])),
   entity_id: T.Optional(T.Union([T.String(), T.Null()])),
   edges: T.Optional(T.Array(EdgeSpec)),
+  occurred_at: T.Optional(OccurredAt),
+  speaker: T.Optional(Speaker),
+  conversation_id: T.Optional(T.Union([T.String(), T.Null()], { description: 'The conversation this is a turn of: linked followed_by to the turn before it' })),
 });
 
 export const ExportQuery = T.Object({ embeddings: T.Optional(T.Boolean()) });
@@ -57,6 +64,10 @@ const LineMemory = T.Object({
   source_memory_ids: T.Optional(T.Array(T.String())),
   superseded_by: T.Optional(T.String()),
   expires_at: T.Optional(NullableTime('Expiry (null: never)')),
+  occurred_at: T.Optional(Time('When it happened (default: created_at)')),
+  speaker: T.Optional(T.Union([T.String(), T.Null()])),
+  conversation_id: T.Optional(T.Union([T.String(), T.Null()])),
+  message_id: T.Optional(T.Union([T.String(), T.Null()])),
   /** Base64 of the little-endian float32 vector. */
   embedding: T.Optional(T.String()),
 });
@@ -131,6 +142,8 @@ const ListMatch = {
 export const ListQuery = T.Object({
   filter: T.Optional(T.String({ description: 'A metadata filter as JSON text (see the recall body).' })),
   entity_id: T.Optional(T.String()),
+  speaker: T.Optional(T.String({ description: 'Only memories said by this speaker' })),
+  conversation_id: T.Optional(T.String({ description: "Only this conversation's turns" })),
   kind: T.Optional(Kind),
   cursor: T.Optional(T.String()),
   limit: T.Optional(T.Integer()),
@@ -190,6 +203,8 @@ export const RecallBody = T.Object({
   similarity_mode: T.Optional(T.Unsafe<'hybrid' | 'dense' | 'lexical'>({ type: 'string', enum: ['hybrid', 'dense', 'lexical'] })),
   min_relevance: T.Optional(T.Number({ minimum: 0, maximum: 1, description: MIN_RELEVANCE })),
   asked_at_us: T.Optional(Time('When the cue is asked (default: now): "last week", "in January" and the recency term are read from it. Memories written later are not hidden')),
+  speaker: T.Optional(T.String({ description: 'Only memories said by this speaker (with filter: both must hold)' })),
+  conversation_id: T.Optional(T.String({ description: "Only this conversation's turns (with filter: both must hold)" })),
   ...StrategyOptions,
 });
 

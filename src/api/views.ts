@@ -13,9 +13,10 @@ import type { RecallRequest } from '../verbs/recall.ts';
 import type { Static } from '@sinclair/typebox';
 import type { RecallBody } from './requests.ts';
 
-/** A memory in a reply: its JSON, and the ISO twins of its four times. */
+/** A memory in a reply: its JSON, and the ISO twins of its five times. */
 export interface MemoryReply extends MemoryJson {
   created_at_iso: string;
+  occurred_at_iso: string;
   updated_at_iso: string;
   last_accessed_at_iso: string;
   expires_at_iso: string | null;
@@ -24,6 +25,7 @@ export interface MemoryReply extends MemoryJson {
 export function memoryJson(m: MemoryView): MemoryReply {
   const out = memoryToJson(m, nowUs()) as MemoryReply;
   out.created_at_iso = isoFromUs(m.createdAt);
+  out.occurred_at_iso = isoFromUs(m.occurredAt);
   out.updated_at_iso = isoFromUs(m.updatedAt);
   out.last_accessed_at_iso = isoFromUs(m.lastAccessedAt);
   out.expires_at_iso = m.expiresAt === null ? null : isoFromUs(m.expiresAt);

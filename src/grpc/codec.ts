@@ -126,10 +126,14 @@ export function memoryToProto(m: MemoryView, opts: { sources: boolean }): Memory
     kind: KIND_NAMES[m.kind],
     logical_clock: m.logicalClock,
     source_memory_ids: opts.sources && m.sourceMemoryIds ? m.sourceMemoryIds.map(idToBytes) : [],
+    occurred_at: m.occurredAt,
   };
   if (Object.keys(m.context).length > 0) out.context = jsonToStruct(m.context);
   if (m.entityId !== null) out.entity_id = m.entityId;
   if (m.expiresAt !== null) out.expires_at_us = m.expiresAt;
+  if (m.speaker !== null) out.speaker = m.speaker;
+  if (m.conversationId !== null) out.conversation_id = m.conversationId;
+  if (m.messageId !== null) out.message_id = m.messageId;
   return out;
 }
 

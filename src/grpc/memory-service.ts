@@ -83,6 +83,9 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         kind: kindFromEnum('kind', req.kind),
         ttl_s: req.ttl_s,
         expires_at_us: u64(req.expires_at_us),
+        occurred_at: u64(req.occurred_at),
+        speaker: req.speaker,
+        conversation_id: req.conversation_id,
         withEmbedding: true,
       });
       return { memory: mem(memory) };

@@ -46,6 +46,9 @@ export interface RememberRequestMsg {
   kind?: string;
   ttl_s?: number;
   expires_at_us?: U64;
+  occurred_at?: U64;
+  speaker?: string;
+  conversation_id?: string;
 }
 
 export interface GetRequestMsg {
@@ -142,6 +145,10 @@ export interface MemoryMsg {
   logical_clock: number;
   source_memory_ids: Buffer[];
   expires_at_us?: number;
+  occurred_at: number;
+  speaker?: string;
+  conversation_id?: string;
+  message_id?: string;
 }
 
 export interface StrategyDetailMsg {

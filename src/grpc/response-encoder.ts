@@ -85,6 +85,10 @@ function encoders(enums: Enums) {
     w.varint(14, m.logical_clock);
     for (const id of m.source_memory_ids) w.bytes(15, id);
     if (m.expires_at_us !== undefined) w.varint(16, m.expires_at_us);
+    w.varint(17, m.occurred_at);
+    if (m.speaker !== undefined) w.string(18, m.speaker);
+    if (m.conversation_id !== undefined) w.string(19, m.conversation_id);
+    if (m.message_id !== undefined) w.string(20, m.message_id);
   };
   const detail = (w: ProtoWriter, d: StrategyDetailMsg): void => {
     w.varint(1, enumValue(enums.strategy, d.strategy_type));

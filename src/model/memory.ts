@@ -18,7 +18,13 @@ export interface MemoryRecord {
   context: JsonObject;
   entityId: string | null;
   kind: MemoryKind;
+  /** When it was written: the write time, which its id also carries (list order and cursors). */
   createdAt: number;
+  /**
+   * When the remembered thing happened (event time): given by the writer, or `createdAt`. Time
+   * windows, recency, temporal recall and the ranker's conversation order read it.
+   */
+  occurredAt: number;
   updatedAt: number;
   lastAccessedAt: number;
   accessCount: number;
@@ -27,6 +33,12 @@ export interface MemoryRecord {
   supersededBy: string | null;
   /** When the memory expires (µs since the epoch), or null when it never does. */
   expiresAt: number | null;
+  /** Who said it (a turn of a conversation), or null. */
+  speaker: string | null;
+  /** The conversation it is a turn of, or null. */
+  conversationId: string | null;
+  /** The writer's id for the message within its conversation (ingest is idempotent by it), or null. */
+  messageId: string | null;
   embedding: Float32Array;
 }
 
@@ -39,6 +51,7 @@ export interface MemoryJson {
   entity_id: string | null;
   kind: MemoryKind;
   created_at: number;
+  occurred_at: number;
   updated_at: number;
   last_accessed_at: number;
   access_count: number;
@@ -46,6 +59,9 @@ export interface MemoryJson {
   logical_clock: number;
   /** µs since the epoch; null when the memory never expires. */
   expires_at: number | null;
+  speaker: string | null;
+  conversation_id: string | null;
+  message_id: string | null;
   source_memory_ids?: string[];
   superseded_by?: string;
 }
@@ -81,6 +97,7 @@ export function withoutEmbedding(m: MemoryRecord): Omit<MemoryRecord, 'embedding
     entityId: m.entityId,
     kind: m.kind,
     createdAt: m.createdAt,
+    occurredAt: m.occurredAt,
     updatedAt: m.updatedAt,
     lastAccessedAt: m.lastAccessedAt,
     accessCount: m.accessCount,
@@ -88,6 +105,9 @@ export function withoutEmbedding(m: MemoryRecord): Omit<MemoryRecord, 'embedding
     sourceMemoryIds: m.sourceMemoryIds,
     supersededBy: m.supersededBy,
     expiresAt: m.expiresAt,
+    speaker: m.speaker,
+    conversationId: m.conversationId,
+    messageId: m.messageId,
   };
 }
 
@@ -100,16 +120,28 @@ export function memoryToJson(m: MemoryView, nowUs: number): MemoryJson {
     entity_id: m.entityId,
     kind: m.kind,
     created_at: m.createdAt,
+    occurred_at: m.occurredAt,
     updated_at: m.updatedAt,
     last_accessed_at: m.lastAccessedAt,
     access_count: m.accessCount,
     decay_score: Math.round(decayScore(m, nowUs) * 1e6) / 1e6,
     logical_clock: m.logicalClock,
     expires_at: m.expiresAt,
+    speaker: m.speaker,
+    conversation_id: m.conversationId,
+    message_id: m.messageId,
   };
   if (m.sourceMemoryIds) out.source_memory_ids = m.sourceMemoryIds;
   if (m.supersededBy) out.superseded_by = m.supersededBy;
   return out;
+}
+
+/**
+ * Event order: earlier event time first, then creation order (the id) for memories of the same
+ * time (turns written in one call, memories written without an event time in one microsecond).
+ */
+export function eventOrder(a: Pick<MemoryRecord, 'occurredAt' | 'id'>, b: Pick<MemoryRecord, 'occurredAt' | 'id'>): number {
+  return a.occurredAt - b.occurredAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 
 /** True once `nowUs` has reached the memory's expiry. */

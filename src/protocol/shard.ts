@@ -92,6 +92,12 @@ export interface RememberItem {
   expiresAt?: number | null;
   /** Expires this many µs after it is written (wins over expiresAt). */
   ttlUs?: number;
+  /** When it happened (µs); absent: when it is written. A time past the shard's clock is written as now. */
+  occurredAt?: number;
+  /** Who said it; null or absent: nobody named. */
+  speaker?: string | null;
+  /** The conversation it is a turn of: linked `followed_by` to the turn before it. */
+  conversationId?: string | null;
 }
 
 export interface ReviseInput {
@@ -131,6 +137,10 @@ export interface ListInput {
   /** Metadata filter; a page holds `limit` matching memories whenever that many remain. */
   filter?: FilterNode | null;
   entityId: string | null;
+  /** Only memories said by this speaker (null: any). */
+  speaker?: string | null;
+  /** Only this conversation's turns (null: any). */
+  conversationId?: string | null;
   kind: MemoryKind | null;
   cursor: string | null;
   limit: number;

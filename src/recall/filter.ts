@@ -9,10 +9,10 @@ import { parseTime } from '../model/time.ts';
 
 export type Scalar = string | number | boolean | null;
 
-const ATTRIBUTES = ['importance', 'created_at', 'updated_at', 'last_accessed_at', 'access_count', 'kind', 'entity_id'] as const;
+const ATTRIBUTES = ['importance', 'created_at', 'occurred_at', 'updated_at', 'last_accessed_at', 'access_count', 'kind', 'entity_id', 'speaker', 'conversation_id', 'message_id'] as const;
 type Attribute = (typeof ATTRIBUTES)[number];
 /** Attributes that hold times (µs): a string compared with them is read as an ISO 8601 time. */
-const TIMES: ReadonlySet<Attribute> = new Set(['created_at', 'updated_at', 'last_accessed_at']);
+const TIMES: ReadonlySet<Attribute> = new Set(['created_at', 'occurred_at', 'updated_at', 'last_accessed_at']);
 
 /** A field: a memory attribute, or a path into the memory's context. */
 export type FieldRef = { attr: Attribute } | { context: string[] };
@@ -39,9 +39,9 @@ const MAX_CONDITIONS = 256;
  *             | FIELD: { op: value, … }                every operator must hold
  *   op       := $eq $ne (scalar) | $in $nin ([scalar]) | $gt $gte $lt $lte (number or string)
  *             | $exists (boolean)
- *   (a string given for created_at, updated_at or last_accessed_at is an ISO 8601 time: model/time)
- *   FIELD    := importance | created_at | updated_at | last_accessed_at | access_count
- *             | kind | entity_id | context.KEY[.KEY…]
+ *   (a string given for created_at, occurred_at, updated_at or last_accessed_at is an ISO 8601 time: model/time)
+ *   FIELD    := importance | created_at | occurred_at | updated_at | last_accessed_at | access_count
+ *             | kind | entity_id | speaker | conversation_id | message_id | context.KEY[.KEY…]
  */
 export function parseFilter(json: unknown, where = 'filter'): FilterNode {
   const count = { n: 0 };
@@ -162,7 +162,7 @@ function compare(op: 'gt' | 'gte' | 'lt' | 'lte', v: number | string, bound: num
   return v <= bound;
 }
 
-/** A field's value; undefined when absent (entity_id null counts as absent). */
+/** A field's value; undefined when absent (entity_id, speaker, conversation_id, message_id null count as absent). */
 function read(m: MemoryRecord, field: FieldRef): JsonValue | undefined {
   if ('context' in field) {
     let v: JsonValue | undefined = m.context;
@@ -177,6 +177,8 @@ function read(m: MemoryRecord, field: FieldRef): JsonValue | undefined {
       return m.importance;
     case 'created_at':
       return m.createdAt;
+    case 'occurred_at':
+      return m.occurredAt;
     case 'updated_at':
       return m.updatedAt;
     case 'last_accessed_at':
@@ -187,6 +189,12 @@ function read(m: MemoryRecord, field: FieldRef): JsonValue | undefined {
       return m.kind;
     case 'entity_id':
       return m.entityId ?? undefined;
+    case 'speaker':
+      return m.speaker ?? undefined;
+    case 'conversation_id':
+      return m.conversationId ?? undefined;
+    case 'message_id':
+      return m.messageId ?? undefined;
   }
 }
 

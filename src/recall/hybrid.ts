@@ -4,7 +4,7 @@
  * match, a named attribution, a date in the cue's time), their fixed weights, and the relevance
  * that blends them.
  */
-import type { JsonValue, MemoryRecord } from '../model/memory.ts';
+import { eventOrder, type JsonValue, type MemoryRecord } from '../model/memory.ts';
 import type { LexicalMatcher, RecallSource } from './types.ts';
 
 /** Match: the weight of the cosine (the lexical share gets the rest). */
@@ -44,9 +44,9 @@ const REPLY_RUN = 5;
  *            of the cue's words its members hold together); none (its weight left out of the
  *            memory's relevance) when it has no neighbour or its stretch is longer than a session
  *            (RecallSource.thread is null);
- *   named    1 when the cue names who the memory is attributed to: its entity id, or a short context
- *            string value written like a name (a speaker, an author, a person: it starts with a
- *            capital letter), appears in the cue as whole words, in any case;
+ *   named    1 when the cue names who the memory is attributed to: its speaker, its entity id, or a
+ *            short context string value written like a name (a speaker, an author, a person: it
+ *            starts with a capital letter), appears in the cue as whole words, in any case;
  *   time     1 when the memory is dated inside the time the cue names.
  * where match(m) = 0.65·cosine(m) + 0.35·lexical(m). The names are read from the memory's fields,
  * never from its content: a memory whose content mentions a name already matches it lexically.
@@ -163,7 +163,7 @@ export class FeatureScorer {
   }
 
   #earlier(m: MemoryRecord): MemoryRecord | undefined {
-    return this.neighbours(m).find((n) => n.id < m.id);
+    return this.neighbours(m).find((n) => eventOrder(n, m) < 0);
   }
 
   /**
@@ -187,12 +187,14 @@ export class FeatureScorer {
   }
 
   /**
-   * Who a memory is attributed to, as one string: its context's values written like names (the
-   * ones {@link named} reads: short strings starting with a capital letter), with their keys; ''
-   * when it has none. Two messages of one stretch with the same voice are by the same speaker.
+   * Who a memory is attributed to, as one string: its speaker when it has one; else its context's
+   * values written like names (the ones {@link named} reads: short strings starting with a capital
+   * letter), with their keys; '' when it has neither. Two messages of one stretch with the same
+   * voice are by the same speaker.
    */
   #voiceOf(m: MemoryRecord): string {
     let v = this.#voices.get(m.id);
+    if (v === undefined && m.speaker !== null) this.#voices.set(m.id, (v = `\u0002${m.speaker}`));
     if (v === undefined) {
       v = '';
       for (const key of Object.keys(m.context).sort()) {
@@ -209,10 +211,10 @@ export class FeatureScorer {
    * included (a thread's best match lifts its other members and never dilutes its own), or null
    * when it has no neighbour or no bounded thread (a memory written on its own, or inside a stream
    * without pauses: no evidence either way, and it ranks as without the feature). Threads are asked
-   * for oldest first, so the answer does not depend on the pool's order.
+   * for earliest first (event order), so the answer does not depend on the pool's order.
    */
   threads(pool: readonly MemoryRecord[]): Map<string, number | null> {
-    const oldestFirst = [...pool].sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+    const oldestFirst = [...pool].sort(eventOrder);
     const keyOf = new Map<string, string>();
     const members = new Map<string, MemoryRecord[]>();
     for (const m of oldestFirst) {
@@ -247,8 +249,9 @@ export class FeatureScorer {
     return (1 - THREAD_UNION) * best + THREAD_UNION * whole;
   }
 
-  /** Whether the cue names the memory's entity or one of its short context string values. */
+  /** Whether the cue names the memory's speaker, its entity or one of its short context string values. */
   named(m: MemoryRecord): boolean {
+    if (m.speaker !== null && this.#names(m.speaker)) return true;
     if (m.entityId !== null && this.#names(m.entityId)) return true;
     return Object.values(m.context).some((v) => this.#nameIn(v));
   }

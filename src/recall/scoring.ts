@@ -2,7 +2,8 @@
  * @module recall/scoring — the composite score:
  *   score = w_relevance·relevance + w_recency·recency + w_importance·importance + w_reinforcement·reinforcement
  * (not normalised: weights 1/0/0/0 give score = relevance), with
- *   recency = max(0, 1 − age/max_age), age from created_at;
+ *   recency = max(0, 1 − age/max_age), age from occurred_at (event time: a memory of an old event
+ *   written today is not recent);
  *   reinforcement = min(1, log2(1 + access_count) / log2(1 + cap)).
  * Always a finite number: a cap so small that 1 + cap rounds to 1 counts any access as full
  * reinforcement (the limit as the cap goes to 0) and none as 0, and weights large enough to
@@ -15,8 +16,8 @@ export function clamp01(x: number): number {
   return x < 0 ? 0 : x > 1 ? 1 : x;
 }
 
-export function recency(m: Pick<MemoryRecord, 'createdAt'>, nowUs: number, maxAgeUs: number): number {
-  return Math.max(0, 1 - Math.max(0, nowUs - m.createdAt) / maxAgeUs);
+export function recency(m: Pick<MemoryRecord, 'occurredAt'>, nowUs: number, maxAgeUs: number): number {
+  return Math.max(0, 1 - Math.max(0, nowUs - m.occurredAt) / maxAgeUs);
 }
 
 export function reinforcement(m: Pick<MemoryRecord, 'accessCount'>, cap: number): number {

@@ -147,7 +147,7 @@ function hybridRanking(
 }
 
 /**
- * Memories dated inside the cue's time: created in its window, or whose content names a date in it;
+ * Memories dated inside the cue's time: that happened in its window (occurred_at), or whose content names a date in it;
  * `dated` tells a candidate is one, `best` are the `depth` most similar to the cue (the memories
  * with a date at most TIME_SCAN_MAX, with those created in the window). When nearly every memory
  * was created in the window (at most {@link WIDE_OUTSIDE} × depth outside it: a young store and a
@@ -164,7 +164,7 @@ export function datedIn(
 ): { dated: (m: MemoryRecord) => boolean; best: string[] } {
   const { depth, cosine } = c;
   const { startUs, endUs, keys } = q.time;
-  const inWindow = (m: MemoryRecord): boolean => m.createdAt >= startUs && m.createdAt < endUs;
+  const inWindow = (m: MemoryRecord): boolean => m.occurredAt >= startUs && m.occurredAt < endUs;
   const found = new Map<string, MemoryRecord>();
   for (const m of src.withDateKeys(keys, TIME_SCAN_MAX, spec.entityId)) found.set(m.id, m);
   const named = new Set(found.keys());
@@ -180,7 +180,7 @@ export function datedIn(
       found.set(m.id, m);
       if (++kept === depth) break;
     }
-  } else for (const m of src.createdBetween(startUs, endUs, spec.entityId, TIME_SCAN_MAX)) found.set(m.id, m);
+  } else for (const m of src.occurredBetween(startUs, endUs, spec.entityId, TIME_SCAN_MAX)) found.set(m.id, m);
   const scored = [...found.values()].map((m) => ({ id: m.id, sim: cosine(m) }));
   scored.sort((a, b) => b.sim - a.sim);
   return { dated: (m) => named.has(m.id) || inWindow(m), best: scored.slice(0, depth).map((h) => h.id) };
@@ -191,9 +191,9 @@ export function temporal(src: RecallSource, spec: StrategySpec): Candidate[] {
   const end = spec.timeRange?.endUs ?? Number.POSITIVE_INFINITY;
   const out: Candidate[] = [];
   for (const memory of src.newestFirst(spec.entityId)) {
-    if (memory.createdAt > end) continue;
-    if (memory.createdAt < start || out.length === spec.topK) break;
-    out.push({ memory, detail: { strategy: 'temporal', timestamp: memory.createdAt, rank: out.length + 1 } });
+    if (memory.occurredAt > end) continue;
+    if (memory.occurredAt < start || out.length === spec.topK) break;
+    out.push({ memory, detail: { strategy: 'temporal', timestamp: memory.occurredAt, rank: out.length + 1 } });
   }
   return out;
 }

@@ -110,26 +110,29 @@ export interface RecallSource {
   accepts(m: MemoryRecord): boolean;
   /** Live accepted memories most similar to `query` (entity-scoped when given), best first. */
   nearest(query: Float32Array, opts: { k: number; ef: number; entityId: string | null }): Array<{ id: string; sim: number }>;
-  /** Live accepted memories newest first (entity-scoped when given). */
+  /** Live accepted memories, latest event (occurred_at) first (entity-scoped when given). */
   newestFirst(entityId: string | null): Iterable<MemoryRecord>;
-  /** Live memories created in [startUs, endUs), newest first, at most `limit`. */
-  createdBetween(startUs: number, endUs: number, entityId: string | null, limit: number): MemoryRecord[];
+  /** Live memories that happened (occurred_at) in [startUs, endUs), latest first, at most `limit`. */
+  occurredBetween(startUs: number, endUs: number, entityId: string | null, limit: number): MemoryRecord[];
   /**
-   * At least how many live memories (entity-scoped when given) were created outside [startUs,
-   * endUs): counted from the order of ids without reading a memory, so it may count more (removed
-   * or superseded ones, ids within a millisecond of the edges), never fewer.
+   * At least how many live memories (entity-scoped when given) happened outside [startUs, endUs):
+   * counted from the event order without reading a memory, so it may count more (removed ones not
+   * yet compacted), never fewer.
    */
   countOutside(startUs: number, endUs: number, entityId: string | null): number;
   /**
-   * The memories written just before and after this one in the same stretch of conversation: the
-   * nearest live memory on each side in creation order with the same kind and entity, created
-   * within an hour of it (at most 2).
+   * The memories just before and after this one in the same stretch of conversation, in event
+   * order (occurred_at, then id): for a turn of a conversation (`conversationId`), the nearest
+   * turns of that conversation; for any other memory, the nearest live memory on each side with
+   * the same kind and entity that is not a turn; each kept when it happened within an hour of it
+   * (at most 2).
    */
   neighbours(memory: MemoryRecord): MemoryRecord[];
   /**
    * The thread a memory belongs to (a key equal for the memories of one thread): the stretch of
-   * conversation its neighbours, their neighbours and so on form; null when that stretch is longer
-   * than a session (a stream written without pauses). A recall remembers the threads it found.
+   * conversation its neighbours, their neighbours and so on form (a turn's: within its
+   * conversation); null when that stretch is longer than a session (a stream written without
+   * pauses). A recall remembers the threads it found.
    */
   thread(memory: MemoryRecord): string | null;
   /** The lexical index, prepared for one query text. */

@@ -7,7 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { notFound } from '../errors/codes.ts';
 import { wallClock, type Clock } from '../model/clock.ts';
-import type { MemoryRecord } from '../model/memory.ts';
+import { eventOrder, type MemoryRecord } from '../model/memory.ts';
 import { classifyPair, CONFIDENT, isCandidate, UNCERTAIN } from '../analysis/contradiction.ts';
 import { EMPTY_LEXICON, type Lexicon } from '../analysis/lexicon.ts';
 import { loadLexicon } from './lexicon-loader.ts';
@@ -168,7 +168,7 @@ export function checkContradictions(w: Workspace, memories: readonly MemoryRecor
       // runs late (the queue lags under load) must not judge a pair again that the newer memory's
       // own check already judged — and perhaps a verdict already dismissed.
       if (other.updatedAt > m.updatedAt || (other.updatedAt === m.updatedAt && other.id > m.id)) continue;
-      const [older, newer] = other.createdAt <= m.createdAt ? [other, m] : [m, other];
+      const [older, newer] = eventOrder(other, m) <= 0 ? [other, m] : [m, other];
       if (!isCandidate(older.content, newer.content, sim)) continue;
       const c = classifyPair(older.content, newer.content, sim, { lexicon, sameEntity: older.entityId !== null && older.entityId === newer.entityId });
       if (c.verdict === 'none' || c.score < UNCERTAIN) continue;

@@ -109,7 +109,7 @@ export class Subscriptions {
 
   #passes(sub: Sub, m: MemoryRecord, nowUs: number): boolean {
     if (sub.pushed.has(m.id) || !sub.kinds.includes(m.kind) || !sub.accepts(m)) return false;
-    return sub.timeScopeUs === null || m.createdAt >= nowUs - sub.timeScopeUs;
+    return sub.timeScopeUs === null || m.occurredAt >= nowUs - sub.timeScopeUs;
   }
 
   #push(sub: Sub, m: MemoryRecord, sim: number, offset: number, nowUs: number): Push {

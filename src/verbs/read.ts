@@ -8,7 +8,7 @@ import type { ListInput as ShardListInput, ListOutput, ListSort } from '../proto
 import { parseFilter } from '../recall/filter.ts';
 import { charge, type Ctx } from './context.ts';
 import { memorySpan } from './memory-span.ts';
-import { checkEntity, checkId, checkTime, LIMITS } from './validate.ts';
+import { checkEntity, checkId, checkName, checkTime, LIMITS } from './validate.ts';
 
 export async function getMemory(ctx: Ctx, input: { id: string; withEmbedding?: boolean }): Promise<MemoryView> {
   charge(ctx, 'read');
@@ -41,6 +41,10 @@ export interface ListInput extends ListCriteria {
 /** What a list, a count or a timeline matches (verbs/browse shares it). */
 export interface ListCriteria {
   entity_id?: string | undefined;
+  /** Only memories said by this speaker. */
+  speaker?: string | undefined;
+  /** Only this conversation's turns. */
+  conversation_id?: string | undefined;
   kind?: MemoryKind | undefined;
   include_superseded?: boolean | undefined;
   /** Metadata filter (recall/filter.ts), as an object or its JSON text (from a query string). */
@@ -77,6 +81,8 @@ export function listCriteria(input: ListCriteria): Omit<ShardListInput, 'cursor'
   if (since !== null && until !== null && until <= since) throw invalid(`until_us (${until}) must be after since_us (${since})`);
   return {
     entityId: input.entity_id === undefined ? null : checkEntity('entity_id', input.entity_id),
+    speaker: input.speaker === undefined ? null : checkName('speaker', input.speaker),
+    conversationId: input.conversation_id === undefined ? null : checkName('conversation_id', input.conversation_id),
     kind: input.kind ?? null,
     includeSuperseded: input.include_superseded ?? false,
     filter: input.filter === undefined || input.filter === null ? null : parseFilter(typeof input.filter === 'string' ? jsonText('filter', input.filter) : input.filter),

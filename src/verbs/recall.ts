@@ -2,13 +2,13 @@
 import { invalid } from '../errors/codes.ts';
 import { parseEdgeType, type EdgeType } from '../model/edge.ts';
 import type { JsonObject } from '../model/memory.ts';
-import { parseFilter } from '../recall/filter.ts';
+import { parseFilter, type FilterNode } from '../recall/filter.ts';
 import { SIMILARITY_MODES, STRATEGIES, type RecallOutput, type SimilarityMode, type StrategyName, type StrategySpec } from '../recall/types.ts';
 import { charge, type Ctx } from './context.ts';
 import { memorySpan } from './memory-span.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
 import type { TimeInput } from '../model/time.ts';
-import { aliased, checkEntity, checkId, checkTime, checkUnit, LIMITS } from './validate.ts';
+import { aliased, checkEntity, checkId, checkName, checkTime, checkUnit, LIMITS } from './validate.ts';
 
 /** Options a strategy takes; each falls back to the request-level value of the same name. */
 export interface StrategyOptions {
@@ -43,6 +43,9 @@ export interface RecallRequest extends StrategyOptions {
   min_relevance?: number | undefined;
   /** When the cue is asked (µs or ISO 8601; default: the clock): relative times in the cue and recency read from it. */
   asked_at_us?: TimeInput | undefined;
+  /** Only memories said by this speaker / turns of this conversation (AND with `filter`). */
+  speaker?: string | undefined;
+  conversation_id?: string | undefined;
   withEmbedding?: boolean;
 }
 
@@ -52,7 +55,7 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   if (Buffer.byteLength(req.cue) > LIMITS.cueBytes) throw invalid(`cue is longer than ${LIMITS.cueBytes} bytes`);
   if (req.strategies.length === 0) throw invalid(`strategies must name at least one of ${STRATEGIES.join(', ')}`);
   const strategies = req.strategies.map((s, i) => strategySpec(s, req, `strategies[${i}]`));
-  const filter = req.filter === undefined || req.filter === null ? null : parseFilter(req.filter);
+  const filter = withTurn(req.filter === undefined || req.filter === null ? null : parseFilter(req.filter), req);
   const weights = scoringWeights(req.scoring_weights);
   const similarityMode = similarityModeOf(req.similarity_mode);
   const cue = needsCueVector(strategies) ? await embedCue(ctx, req) : NO_CUE_VECTOR();
@@ -66,6 +69,14 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   );
   memorySpan(ctx.workspace, 'search_memory', { count: out.results.length, strategies: strategies.map((s) => s.strategy) });
   return out;
+}
+
+/** The filter with `speaker` and `conversation_id` conditions added (all must hold). */
+export function withTurn(filter: FilterNode | null, o: { speaker?: string | undefined; conversation_id?: string | undefined }): FilterNode | null {
+  const parts: FilterNode[] = filter === null ? [] : [filter];
+  if (o.speaker !== undefined) parts.push({ op: 'eq', field: { attr: 'speaker' }, value: checkName('speaker', o.speaker) });
+  if (o.conversation_id !== undefined) parts.push({ op: 'eq', field: { attr: 'conversation_id' }, value: checkName('conversation_id', o.conversation_id) });
+  return parts.length === 0 ? null : parts.length === 1 ? (parts[0] as FilterNode) : { op: 'and', of: parts };
 }
 
 /**

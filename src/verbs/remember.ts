@@ -1,11 +1,12 @@
 /** @module verbs/remember — embed, then store in the workspace's shard. */
 import { row } from '../embedding/embedder.ts';
 import type { JsonObject, MemoryKind, MemoryView } from '../model/memory.ts';
+import type { TimeInput } from '../model/time.ts';
 import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
 import { memorySpan } from './memory-span.ts';
 import { nowUs } from '../model/memory.ts';
-import { checkContent, checkContext, checkEdges, checkEntity, checkExpiry, checkUnit, type EdgeSpec, type ExpiryChoice, type ExpiryInput } from './validate.ts';
+import { checkContent, checkContext, checkEdges, checkEntity, checkExpiry, checkName, checkOccurredAt, checkUnit, type EdgeSpec, type ExpiryChoice, type ExpiryInput } from './validate.ts';
 
 export interface RememberInput extends ExpiryInput {
   content: string;
@@ -14,6 +15,9 @@ export interface RememberInput extends ExpiryInput {
   entity_id?: string | null | undefined;
   edges?: EdgeSpec[] | undefined;
   kind?: MemoryKind | undefined;
+  occurred_at?: TimeInput | undefined;
+  speaker?: string | null | undefined;
+  conversation_id?: string | null | undefined;
   withEmbedding?: boolean;
 }
 
@@ -28,6 +32,7 @@ export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryVi
     kind: input.kind ?? 'episode',
     edges: checkEdges('edges', input.edges ?? []),
     ...expiryOf(ctx, input),
+    ...turnOf(input),
   };
   const vectors = await ctx.svc.embedder.embed([content]);
   const embedding = row(vectors, 0, ctx.svc.embedder.dim);
@@ -37,6 +42,20 @@ export async function remember(ctx: Ctx, input: RememberInput): Promise<MemoryVi
   if (memory.kind === 'episode') ctx.svc.reflection.noteEpisode(ctx.workspace);
   memorySpan(ctx.workspace, 'create_memory', { count: 1, recordId: memory.id });
   return memory;
+}
+
+/** The event time, speaker and conversation a write names (the shard's fields; absent when not given). */
+export function turnOf(input: { occurred_at?: TimeInput | undefined; speaker?: string | null | undefined; conversation_id?: string | null | undefined }): {
+  occurredAt?: number;
+  speaker: string | null;
+  conversationId: string | null;
+} {
+  const out: { occurredAt?: number; speaker: string | null; conversationId: string | null } = {
+    speaker: input.speaker == null ? null : checkName('speaker', input.speaker),
+    conversationId: input.conversation_id == null ? null : checkName('conversation_id', input.conversation_id),
+  };
+  if (input.occurred_at !== undefined) out.occurredAt = checkOccurredAt('occurred_at', input.occurred_at, nowUs());
+  return out;
 }
 
 /** Expiry from ttl_s or expires_at_us, else from the workspace's default TTL, else none. */

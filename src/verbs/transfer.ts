@@ -13,7 +13,7 @@ import type { ExportLine, ImportItem, ImportOutcome } from '../protocol/shard.ts
 import { noteActivity } from './activity.ts';
 import { memorySpan } from './memory-span.ts';
 import { charge, type Ctx } from './context.ts';
-import { checkContent, checkContext, checkEntity, checkId, checkTime, checkUnit } from './validate.ts';
+import { checkContent, checkContext, checkEntity, checkId, checkName, checkOccurredAt, checkTime, checkUnit } from './validate.ts';
 
 /** Live memories per shard call while exporting. */
 const EXPORT_PAGE = 256;
@@ -37,6 +37,10 @@ export interface LineMemoryInput {
   source_memory_ids?: string[] | undefined;
   superseded_by?: string | undefined;
   expires_at?: TimeInput | null | undefined;
+  occurred_at?: TimeInput | undefined;
+  speaker?: string | null | undefined;
+  conversation_id?: string | null | undefined;
+  message_id?: string | null | undefined;
   embedding?: string | undefined;
 }
 
@@ -175,8 +179,14 @@ function toRecord(field: string, m: LineMemoryInput, dim: number, newId: (create
     const v = m[name];
     return v === undefined ? undefined : checkTime(`${field}.${name}`, v);
   };
+  const now = nowUs();
   const written = time('created_at');
-  const createdAt = written ?? nowUs();
+  const createdAt = written ?? now;
+  const occurredAt = m.occurred_at === undefined ? createdAt : Math.min(checkOccurredAt(`${field}.occurred_at`, m.occurred_at, now), now);
+  const name = (key: 'speaker' | 'conversation_id' | 'message_id'): string | null => {
+    const v = m[key];
+    return v == null ? null : checkName(`${field}.${key}`, v);
+  };
   return {
     id: m.memory_id === undefined ? newId(written) : checkId(`${field}.memory_id`, m.memory_id),
     content: checkContent(`${field}.content`, m.content),
@@ -185,6 +195,7 @@ function toRecord(field: string, m: LineMemoryInput, dim: number, newId: (create
     entityId: m.entity_id == null ? null : checkEntity(`${field}.entity_id`, m.entity_id),
     kind: m.kind ?? 'episode',
     createdAt,
+    occurredAt,
     updatedAt: time('updated_at') ?? createdAt,
     lastAccessedAt: time('last_accessed_at') ?? createdAt,
     accessCount: m.access_count ?? 0,
@@ -192,6 +203,9 @@ function toRecord(field: string, m: LineMemoryInput, dim: number, newId: (create
     sourceMemoryIds: m.source_memory_ids ? m.source_memory_ids.map((s, i) => checkId(`${field}.source_memory_ids[${i}]`, s)) : null,
     supersededBy: null,
     expiresAt: m.expires_at == null ? null : checkTime(`${field}.expires_at`, m.expires_at),
+    speaker: name('speaker'),
+    conversationId: name('conversation_id'),
+    messageId: name('message_id'),
     embedding: m.embedding === undefined ? NO_VECTOR : decodeVector(`${field}.embedding`, m.embedding, dim),
   };
 }

@@ -53,6 +53,28 @@ export function checkEntity(field: string, value: string): string {
   return value;
 }
 
+/** How far ahead of the server's clock an event time may be: within it, it counts as now; beyond, a 400. */
+export const FUTURE_SKEW_US = 5 * 60 * 1_000_000;
+
+/**
+ * An event time (`occurred_at`, µs since the epoch): a non-negative integer, at most
+ * FUTURE_SKEW_US ahead of `nowUs` (a client's clock running a little fast); the shard then writes
+ * a time ahead of its own clock as its write time, so no memory happened in the future.
+ */
+export function checkOccurredAt(field: string, value: TimeInput, nowUs: number): number {
+  const at = checkTime(field, value);
+  if (at > nowUs + FUTURE_SKEW_US) {
+    const shown = typeof value === 'string' ? `'${value}'` : `${at} (${isoFromUs(at)})`;
+    throw invalid(`${field} ${shown} is in the future (the server's clock says ${nowUs}, ${isoFromUs(nowUs)}); an event time may be at most ${FUTURE_SKEW_US / 60_000_000} minutes ahead`);
+  }
+  return at;
+}
+
+/** A speaker, conversation id or message id: like an entity id, not empty and at most 256 characters. */
+export function checkName(field: string, value: string): string {
+  return checkEntity(field, value);
+}
+
 export function checkId(field: string, value: string): string {
   const id = parseId(value);
   if (id === null) throw invalid(`${field} '${truncate(value)}' is not a memory id (32 hex characters or a 26-character ULID)`);

@@ -29,6 +29,10 @@ export interface MemoryMsg {
   logical_clock: string;
   source_memory_ids: Buffer[];
   expires_at_us?: string;
+  occurred_at: string;
+  speaker?: string;
+  conversation_id?: string;
+  message_id?: string;
 }
 
 export interface StrategyDetailMsg {

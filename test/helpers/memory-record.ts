@@ -16,6 +16,7 @@ export function memoryRecord(content: string, createdAt: number, extra: Partial<
   return {
     id, content, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt, updatedAt: createdAt,
     lastAccessedAt: createdAt, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null,
+    occurredAt: createdAt, speaker: null, conversationId: null, messageId: null,
     embedding: hashEmbedBatch([content], 384), ...extra,
   };
 }

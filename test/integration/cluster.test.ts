@@ -487,6 +487,14 @@ describe.skipIf(!HAVE_NATS)('cluster mode: snapshots in the object store', () =>
       expect(w).not.toBeNull();
       acked.push(w as Acked);
     }
+    // Turns of a conversation with event times and speakers: in the snapshot, and (the last) only in the stream.
+    const turn = async (i: number): Promise<{ id: string; at: number }> => {
+      const at = Date.UTC(2023, 4, 8, 12, 0, i) * 1000;
+      const res = await http(b.child.base, 'POST', `/v1/workspaces/${wss[2]}/memories`, { content: `turn ${i} about kites`, occurred_at: at, speaker: i % 2 === 0 ? 'Ann' : 'Bo', conversation_id: 'chat' });
+      expect(res.status, JSON.stringify(res.body)).toBe(201);
+      return { id: res.body.memory_id as string, at };
+    };
+    const turns = [await turn(0), await turn(1)];
     const secret = 'forgettable secret: the vault code is 7319-SWORDFISH';
     const doomed = await write(b.child.base, wss[0] as string, secret);
     expect(doomed).not.toBeNull();
@@ -498,6 +506,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode: snapshots in the object store', () =>
     const more = await write(b.child.base, wss[1] as string, 'written after the snapshot: puffins nest in burrows');
     expect(more).not.toBeNull();
     acked.push(more as Acked);
+    turns.push(await turn(2));
 
     a.child.proc.kill('SIGKILL');
     await a.child.exited;
@@ -506,6 +515,12 @@ describe.skipIf(!HAVE_NATS)('cluster mode: snapshots in the object store', () =>
     await expectReadable(acked, [b]);
     const gone = await http(b.child.base, 'GET', `/v1/workspaces/${wss[0]}/memories/${doomed?.id}`);
     expect(gone.status).toBe(404);
+    for (const [i, x] of turns.entries()) {
+      const got = await http(b.child.base, 'GET', `/v1/workspaces/${wss[2]}/memories/${x.id}`);
+      expect(got.body).toMatchObject({ occurred_at: x.at, speaker: i % 2 === 0 ? 'Ann' : 'Bo', conversation_id: 'chat' });
+    }
+    const chain = await http(b.child.base, 'GET', `/v1/workspaces/${wss[2]}/memories/${turns[2]?.id}/edges`);
+    expect(chain.body.outgoing).toEqual([expect.objectContaining({ edge_type: 'followed_by', target_id: turns[1]?.id })]);
     const audit = await c.audit();
     expectConsistent(audit);
     // Some acknowledged writes are no longer in any stream: b could only have them from the snapshot.

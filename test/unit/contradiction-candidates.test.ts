@@ -28,8 +28,8 @@ let seq = 0;
 function memory(content: string, embedding: Float32Array, at: number): MemoryRecord {
   const id = `${Math.floor(at / 1000).toString(16).padStart(12, '0')}${(++seq).toString(16).padStart(20, '0')}`;
   return {
-    id, content, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt: at, updatedAt: at, lastAccessedAt: at,
-    accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null, embedding,
+    id, content, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt: at, occurredAt: at, updatedAt: at, lastAccessedAt: at,
+    accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null, speaker: null, conversationId: null, messageId: null, embedding,
   };
 }
 

@@ -10,6 +10,7 @@ const record = (): MemoryRecord => ({
   entityId: 'alice',
   kind: 'revision',
   createdAt: 1_700_000_000_000_001,
+  occurredAt: 1_690_000_000_000_000,
   updatedAt: 1_700_000_000_000_002,
   lastAccessedAt: 1_700_000_000_000_003,
   accessCount: 4,
@@ -17,6 +18,9 @@ const record = (): MemoryRecord => ({
   sourceMemoryIds: ['0190abcdef0123456789abcdef012346'],
   supersededBy: '0190abcdef0123456789abcdef012347',
   expiresAt: 1_800_000_000_000_000,
+  speaker: 'Alice',
+  conversationId: 'chat-7',
+  messageId: 'msg-3',
   embedding: Float32Array.from([0.1, 0.2, 0.3]),
 });
 

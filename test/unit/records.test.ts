@@ -21,7 +21,8 @@ function record(over: Partial<MemoryRecord> = {}): MemoryRecord {
     importance: 0.42, context: { source: 'pager-duty-incident-channel', tags: ['deploy-pipeline-stage', 'x'], nested: { who: 'on-call engineer of the week' } },
     entityId: 'payments-service-production', kind: 'episode', createdAt: 1_730_000_000_000_001, updatedAt: 1_730_000_000_000_002,
     lastAccessedAt: 1_730_000_000_000_003, accessCount: 3, logicalClock: 2, sourceMemoryIds: ['0192f0c0a1b2c3d4e5f60718293a4b5d'],
-    supersededBy: null, expiresAt: null, embedding: new Float32Array([0.25, -0.5, 0.125, 1]),
+    supersededBy: null, expiresAt: null, occurredAt: 1_730_000_000_000_001, speaker: null, conversationId: null, messageId: null,
+    embedding: new Float32Array([0.25, -0.5, 0.125, 1]),
     ...over,
   };
 }
@@ -49,6 +50,26 @@ describe('fromStored', () => {
     expect(back.expiresAt).toBeNull();
     expect('somethingElse' in back).toBe(false);
     expect(back).toEqual(record());
+  });
+});
+
+describe('event time, speaker, conversation and message id in the stored form', () => {
+  const KEYS_BEFORE = ['accessCount', 'content', 'context', 'createdAt', 'embedding', 'entityId', 'expiresAt', 'id', 'importance', 'kind', 'lastAccessedAt', 'logicalClock', 'sourceMemoryIds', 'supersededBy', 'updatedAt'];
+
+  it('are left out at their defaults, so a memory without them is stored exactly as before they existed', () => {
+    expect(Object.keys(toStored(record())).sort()).toEqual(KEYS_BEFORE);
+  });
+
+  it('are written when set, and read back exact', () => {
+    const m = record({ occurredAt: 1_600_000_000_000_000, speaker: 'Caroline', conversationId: 'a conversation id long enough to be a slice', messageId: 'msg-0001' });
+    const stored = toStored(m);
+    expect(Object.keys(stored).sort()).toEqual([...KEYS_BEFORE, 'conversationId', 'messageId', 'occurredAt', 'speaker'].sort());
+    expect(fromStored(decodeFrameForTest(stored))).toEqual(m);
+  });
+
+  it('a record written before they existed reads as happening when written, said by nobody, in no conversation', () => {
+    const back = fromStored(decodeFrameForTest(toStored(record({ createdAt: 1_700_000_000_000_000, occurredAt: 1_700_000_000_000_000 }))));
+    expect(back).toMatchObject({ occurredAt: 1_700_000_000_000_000, speaker: null, conversationId: null, messageId: null });
   });
 });
 

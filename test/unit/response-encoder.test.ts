@@ -51,6 +51,7 @@ function view(over: Partial<MemoryView> = {}): MemoryView {
     entityId: null,
     kind: 'episode',
     createdAt: 1_732_000_000_123_456,
+    occurredAt: 1_732_000_000_123_456,
     updatedAt: 1_732_000_000_223_456,
     lastAccessedAt: 1_732_000_001_000_000,
     accessCount: 0,
@@ -58,6 +59,9 @@ function view(over: Partial<MemoryView> = {}): MemoryView {
     sourceMemoryIds: null,
     supersededBy: null,
     expiresAt: null,
+    speaker: null,
+    conversationId: null,
+    messageId: null,
     embedding: vector(1),
     ...over,
   };

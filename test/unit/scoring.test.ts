@@ -13,8 +13,8 @@ const NOW = 1_800_000_000_000_000;
 
 function memory(accessCount: number): MemoryRecord {
   return {
-    id: '0'.repeat(32), content: 'x', importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt: NOW - 1000, updatedAt: NOW, lastAccessedAt: NOW,
-    accessCount, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null, embedding: new Float32Array(4),
+    id: '0'.repeat(32), content: 'x', importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt: NOW - 1000, occurredAt: NOW - 1000, updatedAt: NOW, lastAccessedAt: NOW,
+    accessCount, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null, speaker: null, conversationId: null, messageId: null, embedding: new Float32Array(4),
   };
 }
 

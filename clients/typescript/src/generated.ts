@@ -17,8 +17,10 @@ export type Memory = {
   context: Record<string, unknown>;
   entity_id: string | null;
   kind: "episode" | "insight" | "revision" | "document" | "proposition";
-  /** Creation time (microseconds since the Unix epoch) */
+  /** When it was written (ids, list order and cursors follow it) (microseconds since the Unix epoch) */
   created_at: number;
+  /** When the remembered thing happened (event time; created_at unless the writer gave one): time windows, recency and temporal recall read it (microseconds since the Unix epoch) */
+  occurred_at: number;
   /** Last revision (microseconds since the Unix epoch) */
   updated_at: number;
   /** Last read by recall, prime or get (microseconds since the Unix epoch) */
@@ -39,6 +41,11 @@ export type Memory = {
   /** last_accessed_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
   last_accessed_at_iso: string;
   expires_at_iso: string | null;
+  /** occurred_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  occurred_at_iso: string;
+  speaker: string | null;
+  conversation_id: string | null;
+  message_id: string | null;
 };
 
 export type Edge = {
@@ -132,6 +139,10 @@ export type ListQuery = {
   /** A metadata filter as JSON text (see the recall body). */
   filter?: string;
   entity_id?: string;
+  /** Only memories said by this speaker */
+  speaker?: string;
+  /** Only this conversation's turns */
+  conversation_id?: string;
   kind?: "episode" | "insight" | "revision" | "document" | "proposition";
   cursor?: string;
   limit?: number;
@@ -171,6 +182,12 @@ export type RememberBody = {
     edge_type: string;
     confidence?: number;
   }>;
+  /** When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  occurred_at?: number | string;
+  /** Who said it (a turn of a conversation) */
+  speaker?: string | null;
+  /** The conversation this is a turn of: linked followed_by to the turn before it */
+  conversation_id?: string | null;
 };
 export type RememberResponse = {
   /** 32 lower-case hex characters */
@@ -180,8 +197,10 @@ export type RememberResponse = {
   context: Record<string, unknown>;
   entity_id: string | null;
   kind: "episode" | "insight" | "revision" | "document" | "proposition";
-  /** Creation time (microseconds since the Unix epoch) */
+  /** When it was written (ids, list order and cursors follow it) (microseconds since the Unix epoch) */
   created_at: number;
+  /** When the remembered thing happened (event time; created_at unless the writer gave one): time windows, recency and temporal recall read it (microseconds since the Unix epoch) */
+  occurred_at: number;
   /** Last revision (microseconds since the Unix epoch) */
   updated_at: number;
   /** Last read by recall, prime or get (microseconds since the Unix epoch) */
@@ -202,6 +221,11 @@ export type RememberResponse = {
   /** last_accessed_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
   last_accessed_at_iso: string;
   expires_at_iso: string | null;
+  /** occurred_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  occurred_at_iso: string;
+  speaker: string | null;
+  conversation_id: string | null;
+  message_id: string | null;
 };
 
 export type TimelineQuery = {
@@ -417,8 +441,10 @@ export type GetResponse = {
   context: Record<string, unknown>;
   entity_id: string | null;
   kind: "episode" | "insight" | "revision" | "document" | "proposition";
-  /** Creation time (microseconds since the Unix epoch) */
+  /** When it was written (ids, list order and cursors follow it) (microseconds since the Unix epoch) */
   created_at: number;
+  /** When the remembered thing happened (event time; created_at unless the writer gave one): time windows, recency and temporal recall read it (microseconds since the Unix epoch) */
+  occurred_at: number;
   /** Last revision (microseconds since the Unix epoch) */
   updated_at: number;
   /** Last read by recall, prime or get (microseconds since the Unix epoch) */
@@ -439,6 +465,11 @@ export type GetResponse = {
   /** last_accessed_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
   last_accessed_at_iso: string;
   expires_at_iso: string | null;
+  /** occurred_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  occurred_at_iso: string;
+  speaker: string | null;
+  conversation_id: string | null;
+  message_id: string | null;
 };
 
 export type DeleteMemoryResponse = {
@@ -479,8 +510,10 @@ export type ReviseResponse = {
   context: Record<string, unknown>;
   entity_id: string | null;
   kind: "episode" | "insight" | "revision" | "document" | "proposition";
-  /** Creation time (microseconds since the Unix epoch) */
+  /** When it was written (ids, list order and cursors follow it) (microseconds since the Unix epoch) */
   created_at: number;
+  /** When the remembered thing happened (event time; created_at unless the writer gave one): time windows, recency and temporal recall read it (microseconds since the Unix epoch) */
+  occurred_at: number;
   /** Last revision (microseconds since the Unix epoch) */
   updated_at: number;
   /** Last read by recall, prime or get (microseconds since the Unix epoch) */
@@ -501,6 +534,11 @@ export type ReviseResponse = {
   /** last_accessed_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
   last_accessed_at_iso: string;
   expires_at_iso: string | null;
+  /** occurred_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
+  occurred_at_iso: string;
+  speaker: string | null;
+  conversation_id: string | null;
+  message_id: string | null;
 };
 
 export type ForgetBody = {
@@ -522,7 +560,7 @@ export type ForgetResponse = {
 
 export type RecallBody = {
   cue: string;
-  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
   filter?: Record<string, unknown>;
   /** Strategies to run and merge, by name or with options of their own (default ["similarity"]) */
   strategies?: Array<string | {
@@ -561,6 +599,10 @@ export type RecallBody = {
   min_relevance?: number;
   /** When the cue is asked (default: now): "last week", "in January" and the recency term are read from it. Memories written later are not hidden. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
   asked_at_us?: number | string;
+  /** Only memories said by this speaker (with filter: both must hold) */
+  speaker?: string;
+  /** Only this conversation's turns (with filter: both must hold) */
+  conversation_id?: string;
   top_k?: number;
   ef_search?: number;
   entity_id?: string;
@@ -588,7 +630,7 @@ export type RecallResponse = {
 };
 
 export type PrimeBody = {
-  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
   filter?: Record<string, unknown>;
   entity_id?: string;
   max_memories?: number;
@@ -664,7 +706,7 @@ export type InsightsQuery = {
 export type InsightsResponse = Array<Memory>;
 
 export type SubscribeBody = {
-  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
   filter?: Record<string, unknown>;
   entity_id?: string;
   kind_filter?: Array<string>;

@@ -107,6 +107,42 @@ export const MCP_TOOLS = [
               }
             }
           }
+        },
+        "occurred_at": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 9007199254740991
+            },
+            {
+              "type": "string",
+              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+            }
+          ],
+          "description": "When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+        },
+        "speaker": {
+          "description": "Who said it (a turn of a conversation)",
+          "anyOf": [
+            {
+              "type": "string"
+            },
+            {
+              "type": "null"
+            }
+          ]
+        },
+        "conversation_id": {
+          "description": "The conversation this is a turn of: linked followed_by to the turn before it",
+          "anyOf": [
+            {
+              "type": "string"
+            },
+            {
+              "type": "null"
+            }
+          ]
         }
       }
     },
@@ -132,7 +168,7 @@ export const MCP_TOOLS = [
           "type": "string"
         },
         "filter": {
-          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range).",
+          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range).",
           "type": "object",
           "patternProperties": {
             "^(.*)$": {}
@@ -313,6 +349,14 @@ export const MCP_TOOLS = [
           ],
           "description": "When the cue is asked (default: now): \"last week\", \"in January\" and the recency term are read from it. Memories written later are not hidden. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
         },
+        "speaker": {
+          "description": "Only memories said by this speaker (with filter: both must hold)",
+          "type": "string"
+        },
+        "conversation_id": {
+          "description": "Only this conversation's turns (with filter: both must hold)",
+          "type": "string"
+        },
         "top_k": {
           "type": "integer"
         },
@@ -444,6 +488,14 @@ export const MCP_TOOLS = [
           "type": "string"
         },
         "entity_id": {
+          "type": "string"
+        },
+        "speaker": {
+          "description": "Only memories said by this speaker",
+          "type": "string"
+        },
+        "conversation_id": {
+          "description": "Only this conversation's turns",
           "type": "string"
         },
         "kind": {
@@ -764,7 +816,7 @@ export const MCP_TOOLS = [
       "type": "object",
       "properties": {
         "filter": {
-          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, updated_at, last_accessed_at, access_count, kind, entity_id or context.KEY[.KEY…]. The three times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range).",
+          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range).",
           "type": "object",
           "patternProperties": {
             "^(.*)$": {}

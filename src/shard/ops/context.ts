@@ -34,11 +34,21 @@ export function requireMemory(ws: Workspace | undefined, id: string): MemoryReco
   return m;
 }
 
-/** A fresh memory record: new id, timestamps now, never accessed, not superseded. */
+/**
+ * A fresh memory record: new id, timestamps now (its event time too, unless given: at most now),
+ * never accessed, not superseded.
+ */
 export function newMemory(
   ctx: OpContext,
   nowUs: number,
-  m: Pick<MemoryRecord, 'content' | 'kind' | 'entityId' | 'embedding' | 'context' | 'importance'> & { sourceMemoryIds?: string[] | null; expiresAt?: number | null },
+  m: Pick<MemoryRecord, 'content' | 'kind' | 'entityId' | 'embedding' | 'context' | 'importance'> & {
+    sourceMemoryIds?: string[] | null;
+    expiresAt?: number | null;
+    occurredAt?: number | undefined;
+    speaker?: string | null;
+    conversationId?: string | null;
+    messageId?: string | null;
+  },
 ): MemoryRecord {
   return {
     id: ctx.ids.next(nowUs / 1000),
@@ -49,6 +59,7 @@ export function newMemory(
     kind: m.kind,
     embedding: m.embedding,
     createdAt: nowUs,
+    occurredAt: m.occurredAt === undefined ? nowUs : Math.min(m.occurredAt, nowUs),
     updatedAt: nowUs,
     lastAccessedAt: nowUs,
     accessCount: 0,
@@ -56,5 +67,8 @@ export function newMemory(
     sourceMemoryIds: m.sourceMemoryIds ?? null,
     supersededBy: null,
     expiresAt: m.expiresAt ?? null,
+    speaker: m.speaker ?? null,
+    conversationId: m.conversationId ?? null,
+    messageId: m.messageId ?? null,
   };
 }

@@ -10,18 +10,20 @@ import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
 import type { ListInput, ListOutput, ListSort, TimelineInput, TimelineOutput } from '../../protocol/shard.ts';
 import { compileFilter } from '../../recall/filter.ts';
 import { BoundedTop } from '../index/top-k.ts';
-import type { OrderedIds } from '../store/ordered-ids.ts';
+import { OrderedIds } from '../store/ordered-ids.ts';
 import type { Workspace } from '../store/workspace.ts';
 import { view, type OpContext } from './context.ts';
 
 /** What a list or a timeline matches; `texts` null: no word filter. */
 type Matcher = { source: OrderedIds; accepts: (m: MemoryRecord) => boolean };
 
-export type ListCriteria = Pick<ListInput, 'filter' | 'entityId' | 'kind' | 'includeSuperseded' | 'text' | 'since' | 'until'>;
+export type ListCriteria = Pick<ListInput, 'filter' | 'entityId' | 'speaker' | 'conversationId' | 'kind' | 'includeSuperseded' | 'text' | 'since' | 'until'>;
 
 function matcher(w: Workspace, input: ListCriteria): Matcher | null {
-  const source = input.entityId === null ? w.order : w.byEntity.get(input.entityId);
+  const conversation = input.conversationId ?? null;
+  const source = conversation !== null ? turnIds(w, conversation, input.includeSuperseded) : input.entityId === null ? w.order : w.byEntity.get(input.entityId);
   if (!source) return null;
+  const speaker = input.speaker ?? null;
   const meta = input.filter ? compileFilter(input.filter) : null;
   let words: Set<string> | null = null;
   if (input.text !== undefined && input.text !== null) {
@@ -34,11 +36,28 @@ function matcher(w: Workspace, input: ListCriteria): Matcher | null {
   const accepts = (m: MemoryRecord): boolean =>
     (input.kind === null || m.kind === input.kind) &&
     (input.includeSuperseded || m.supersededBy === null) &&
+    (input.entityId === null || m.entityId === input.entityId) &&
+    (speaker === null || m.speaker === speaker) &&
+    (conversation === null || m.conversationId === conversation) &&
     (since === null || m.createdAt >= since) &&
     (until === null || m.createdAt < until) &&
     (words === null || words.has(m.id)) &&
     (meta === null || meta(m));
   return { source, accepts };
+}
+
+/**
+ * A conversation's turns in creation order (with `versions`, their superseded versions too), for
+ * a list of one conversation: O(turns · log turns) a page instead of a walk over the workspace.
+ */
+function turnIds(w: Workspace, conversationId: string, versions: boolean): OrderedIds | undefined {
+  const c = w.conversations.get(conversationId);
+  if (c === undefined) return undefined;
+  const ids = [...c.order.oldestFirst()];
+  if (versions) for (const id of [...ids]) ids.push(...(w.versions.get(id) ?? []));
+  const out = new OrderedIds();
+  for (const id of ids.sort()) out.add(id);
+  return out;
 }
 
 /** The value a page is ordered by (ties: the id, which sorts by creation). */
@@ -85,7 +104,7 @@ function byCreation(w: Workspace, { source, accepts }: Matcher, input: ListInput
 }
 
 function countAll(w: Workspace, source: OrderedIds, accepts: (m: MemoryRecord) => boolean, input: ListCriteria): number {
-  const plain = input.kind === null && !input.filter && (input.text ?? null) === null && (input.since ?? null) === null && (input.until ?? null) === null;
+  const plain = input.kind === null && !input.filter && (input.text ?? null) === null && (input.since ?? null) === null && (input.until ?? null) === null && (input.speaker ?? null) === null && (input.conversationId ?? null) === null;
   if (plain && input.entityId === null) return input.includeSuperseded ? w.memories.size : w.liveCount();
   let n = 0;
   for (const id of source.after(null)) {

@@ -2,8 +2,9 @@
 import type { MemoryRecord } from '../../model/memory.ts';
 import { compileFilter, type FilterNode } from '../../recall/filter.ts';
 import type { LexicalMatcher, RecallSource } from '../../recall/types.ts';
-import { DELETED_TAG, type OrderedIds } from '../store/ordered-ids.ts';
-import type { Workspace } from '../store/workspace.ts';
+import type { EventOrder } from '../store/event-order.ts';
+import { DELETED_TAG } from '../store/ordered-ids.ts';
+import { TURN_TAG, type Workspace } from '../store/workspace.ts';
 
 /** An entity with at most this many memories is searched exactly (never a filtered graph walk). */
 const ENTITY_EXACT_MAX = 4096;
@@ -43,8 +44,8 @@ export function recallSource(w: Workspace, filter: FilterNode | null = null): Re
     lexical: (text) => lexicalMatcher(w, text, accepts),
     neighbours: (m) => neighbours(w, m, accepts),
     thread: (m) => threadOf(w, m, threads),
-    createdBetween: (startUs, endUs, entityId, limit) => createdBetween(w, { startUs, endUs, entityId, limit, accepts }),
-    countOutside: (startUs, endUs, entityId) => countOutside(entityId === null ? w.order : w.byEntity.get(entityId), startUs, endUs),
+    occurredBetween: (startUs, endUs, entityId, limit) => occurredBetween(w, { startUs, endUs, entityId, limit, accepts }),
+    countOutside: (startUs, endUs, entityId) => countOutside(eventsOf(w, entityId), startUs, endUs),
     withDateKeys: (keys, limit, entityId) =>
       w.lexical.withDateKeys(keys, limit).flatMap((id) => {
         const m = w.memories.get(id);
@@ -68,10 +69,16 @@ function estimate(w: Workspace, accepts: (m: MemoryRecord) => boolean): number {
   return seen === 0 ? 1 : passed / seen;
 }
 
-function* liveNewestFirst(w: Workspace, entityId: string | null, accepts: (m: MemoryRecord) => boolean, before: string | null = null): Generator<MemoryRecord> {
-  const ids = entityId === null ? w.order : w.byEntity.get(entityId);
+/** The workspace's live memories (or an entity's) in event order. */
+function eventsOf(w: Workspace, entityId: string | null): EventOrder | undefined {
+  return entityId === null ? w.events : w.eventsByEntity.get(entityId);
+}
+
+/** Live accepted memories, latest event first. */
+function* liveNewestFirst(w: Workspace, entityId: string | null, accepts: (m: MemoryRecord) => boolean): Generator<MemoryRecord> {
+  const ids = eventsOf(w, entityId);
   if (!ids) return;
-  for (const id of ids.newestFirst(before)) {
+  for (const id of ids.newestFirst()) {
     const m = w.memories.get(id);
     if (m && m.supersededBy === null && accepts(m)) yield m;
   }
@@ -98,14 +105,31 @@ const NEIGHBOUR_SCAN = 4;
 const NEIGHBOUR_GAP_US = 3_600_000_000;
 
 /**
- * The nearest live memory on each side in creation order that has the same kind and entity (at
- * most NEIGHBOUR_SCAN ids away), kept when it was created within NEIGHBOUR_GAP_US of `m`. Reads
- * the order's tags and times, and a record only for a memory of the same kind and entity.
+ * The order a memory's neighbours (`thread` false) or thread are walked in, and the tag its fellow
+ * members have there: a conversation's turn walks its conversation (every live turn a member);
+ * any other memory walks the workspace's event order (its thread: its entity's, when it has one)
+ * among live memories of the same kind and entity that are not turns.
+ */
+function walkOrder(w: Workspace, m: MemoryRecord, thread: boolean): { order: EventOrder; tag: number } | undefined {
+  if (m.conversationId !== null) {
+    const c = w.conversations.get(m.conversationId);
+    return c && { order: c.order, tag: TURN_TAG };
+  }
+  const order = thread ? eventsOf(w, m.entityId) : w.events;
+  return order && { order, tag: w.tagOf(m.kind, m.entityId) };
+}
+
+/**
+ * The nearest live memory on each side in event order that belongs with it ({@link walkOrder}; at
+ * most NEIGHBOUR_SCAN entries away), kept when it happened within NEIGHBOUR_GAP_US of `m`. Reads
+ * the order's tags and times, and a record only for a memory that belongs with it.
  */
 function neighbours(w: Workspace, m: MemoryRecord, accepts: (m: MemoryRecord) => boolean): MemoryRecord[] {
-  const { ids, tags, times } = w.order.columns();
-  const tag = w.tagOf(m.kind, m.entityId);
-  const at = w.order.position(m.id);
+  const walk = walkOrder(w, m, false);
+  if (walk === undefined) return [];
+  const { ids, tags, times } = walk.order.columns();
+  const { tag } = walk;
+  const at = walk.order.position(m.id, m.occurredAt);
   const out: MemoryRecord[] = [];
   for (const [start, step] of [[at - 1, -1], [ids[at] === m.id ? at + 1 : at, 1]] as const) {
     let seen = 0;
@@ -116,7 +140,7 @@ function neighbours(w: Workspace, m: MemoryRecord, accepts: (m: MemoryRecord) =>
       if (t !== tag) continue;
       const n = w.memories.get(ids[i] as string);
       if (n === undefined || !accepts(n)) continue;
-      if (Math.abs((times[i] as number) - m.createdAt) <= NEIGHBOUR_GAP_US) out.push(n);
+      if (Math.abs((times[i] as number) - m.occurredAt) <= NEIGHBOUR_GAP_US) out.push(n);
       break;
     }
   }
@@ -128,12 +152,12 @@ const THREAD_SCAN = 64;
 
 /**
  * What one recall's thread walks found: the answer for each memory a walk started from (by id)
- * and for each memory a walk passed (by position, in the order it was walked in: a memory with an
- * entity is walked in its entity's order, one without in the workspace's).
+ * and for each memory a walk passed (by position, in the order it was walked in: a turn in its
+ * conversation's, a memory with an entity in its entity's, another in the workspace's).
  */
 interface ThreadMemo {
   byId: Map<string, string | null>;
-  byPosition: Map<OrderedIds, { layout: number; placed: Map<number, string | null> }>;
+  byPosition: Map<EventOrder, { layout: number; placed: Map<number, string | null> }>;
 }
 
 /** Where one way of a thread walk stopped: `last` the position of the last member (−1: the start). */
@@ -144,38 +168,39 @@ interface WalkEnd {
 }
 
 /**
- * The thread of `m`: the id of its first memory, when the neighbour rule followed both ways (live
- * memories of the same kind and entity, each within NEIGHBOUR_GAP_US of the next) reaches a gap or
- * the end of the order within THREAD_SCAN ids each way; null when it does not (a stream written
- * without pauses is no session: no evidence either way). `memo` holds what this recall found: a
- * walk that reaches a memory already placed takes that memory's answer for the whole thread. The
- * walk reads the order's tags and times (kind, entity and liveness in one number), not records.
+ * The thread of `m`: the id of its first memory, when the neighbour rule followed both ways (in
+ * event order, live memories that belong with it ({@link walkOrder}), each within
+ * NEIGHBOUR_GAP_US of the next) reaches a gap or the end of the order within THREAD_SCAN entries
+ * each way; null when it does not (a stream written without pauses is no session: no evidence
+ * either way). `memo` holds what this recall found: a walk that reaches a memory already placed
+ * takes that memory's answer for the whole thread. The walk reads the order's tags and times
+ * (kind, entity, turn and liveness in one number), not records.
  */
 function threadOf(w: Workspace, m: MemoryRecord, memo: ThreadMemo): string | null {
   const known = memo.byId.get(m.id);
   if (known !== undefined || memo.byId.has(m.id)) return known ?? null;
-  const order = m.entityId === null ? w.order : w.byEntity.get(m.entityId);
-  if (order === undefined) {
+  const walkIn = walkOrder(w, m, true);
+  if (walkIn === undefined) {
     memo.byId.set(m.id, m.id);
     return m.id;
   }
+  const { order, tag } = walkIn;
   // Positions hold while the order's layout does (a recall runs without yielding, so it always
   // does; a source kept across writes starts the positions over).
   let byPosition = memo.byPosition.get(order);
   if (byPosition === undefined || byPosition.layout !== order.layout) memo.byPosition.set(order, (byPosition = { layout: order.layout, placed: new Map() }));
   const { placed } = byPosition;
   const { ids, tags, times } = order.columns();
-  const at = order.position(m.id);
+  const at = order.position(m.id, m.occurredAt);
   const present = ids[at] === m.id;
   if (present && placed.has(at)) {
     const key = placed.get(at) ?? null;
     memo.byId.set(m.id, key);
     return key;
   }
-  const tag = w.tagOf(m.kind, m.entityId);
   const members: number[] = [];
   const walk = (start: number, direction: -1 | 1): WalkEnd => {
-    let lastTime = m.createdAt;
+    let lastTime = m.occurredAt;
     let last = -1;
     let scanned = 0;
     for (let i = start; i >= 0 && i < ids.length; i += direction) {
@@ -202,35 +227,26 @@ function threadOf(w: Workspace, m: MemoryRecord, memo: ThreadMemo): string | nul
   return key;
 }
 
-/** The first id of millisecond `ms` (ids start with their creation time in ms, 12 hex digits). */
-function idAt(ms: number): string {
-  return `${Math.max(0, Math.min(ms, 2 ** 48 - 1)).toString(16).padStart(12, '0')}${'0'.repeat(20)}`;
+/**
+ * Entries held outside [startUs, endUs) in an event order: at least the live memories that happened
+ * outside the window (deleted entries not yet compacted count too), never fewer.
+ */
+function countOutside(order: EventOrder | undefined, startUs: number, endUs: number): number {
+  if (order === undefined) return 0;
+  return order.held - (endUs > startUs ? order.countBetween(startUs, endUs) : 0);
 }
 
-/**
- * Ids held outside [startUs, endUs), by id alone: only ids whose millisecond lies a whole
- * millisecond inside the window count as in it (an id's time may differ from its memory's
- * `createdAt` by part of one), so the count is never short of the live memories outside.
- */
-function countOutside(ids: OrderedIds | undefined, startUs: number, endUs: number): number {
-  if (ids === undefined) return 0;
-  const from = Math.floor(startUs / 1000) + 1;
-  const before = Math.ceil(endUs / 1000) - 1;
-  return ids.held - (before > from ? ids.countBetween(idAt(from), idAt(before)) : 0);
-}
-
-/**
- * Live memories created in [startUs, endUs), newest first, at most `limit`. Ids sort by creation
- * time, so the walk starts at the first id after the window and ends at its start.
- */
-function createdBetween(w: Workspace, o: { startUs: number; endUs: number; entityId: string | null; limit: number; accepts: (m: MemoryRecord) => boolean }): MemoryRecord[] {
+/** Live accepted memories that happened in [startUs, endUs), latest first, at most `limit`. */
+function occurredBetween(w: Workspace, o: { startUs: number; endUs: number; entityId: string | null; limit: number; accepts: (m: MemoryRecord) => boolean }): MemoryRecord[] {
+  const order = eventsOf(w, o.entityId);
   const out: MemoryRecord[] = [];
-  const endMs = Math.ceil(o.endUs / 1000) + 1;
-  const before = endMs >= 2 ** 48 ? null : idAt(endMs);
-  for (const m of liveNewestFirst(w, o.entityId, o.accepts, before)) {
-    if (m.createdAt >= o.endUs) continue;
-    if (m.createdAt < o.startUs - 1000 || out.length >= o.limit) break;
-    if (m.createdAt >= o.startUs) out.push(m);
+  if (order === undefined) return out;
+  const { ids, tags } = order.columns();
+  const stop = order.firstAt(o.startUs);
+  for (let i = order.firstAt(o.endUs) - 1; i >= stop && out.length < o.limit; i--) {
+    if (tags[i] === DELETED_TAG) continue;
+    const m = w.memories.get(ids[i] as string);
+    if (m && m.supersededBy === null && o.accepts(m)) out.push(m);
   }
   return out;
 }

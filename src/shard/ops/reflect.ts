@@ -11,7 +11,8 @@ import { rewrittenInsight } from './insight-sources.ts';
 
 export function reflectGather(ctx: OpContext, ws: string, input: GatherInput): GatherOutput {
   const w = ctx.state.workspaces.get(ws);
-  const ids = input.entityId === null ? w?.order : w?.byEntity.get(input.entityId);
+  // Latest event first: `since` and the cap on episodes are about when things happened.
+  const ids = input.entityId === null ? w?.events : w?.eventsByEntity.get(input.entityId);
   const episodes: MemoryRecord[] = [];
   const insights: GatherOutput['insights'] = [];
   if (w && ids) {
@@ -20,7 +21,7 @@ export function reflectGather(ctx: OpContext, ws: string, input: GatherInput): G
       if (!m || m.supersededBy !== null) continue;
       if (m.kind === 'insight') insights.push({ id: m.id, sources: m.sourceMemoryIds ?? [] });
       // Revised episodes are still the agent's experience; documents and propositions are not.
-      else if ((m.kind === 'episode' || m.kind === 'revision') && episodes.length < input.max && (input.sinceUs === null || m.createdAt >= input.sinceUs)) episodes.push(m);
+      else if ((m.kind === 'episode' || m.kind === 'revision') && episodes.length < input.max && (input.sinceUs === null || m.occurredAt >= input.sinceUs)) episodes.push(m);
     }
   }
   const dim = episodes[0]?.embedding.length ?? 0;

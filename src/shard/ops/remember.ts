@@ -1,8 +1,8 @@
-/** @module shard/ops/remember — stores new memories and their outgoing edges. */
+/** @module shard/ops/remember — stores new memories, their outgoing edges and, for a turn, its place in its conversation. */
 import { invalid } from '../../errors/codes.ts';
 import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
-import type { LiveRecord } from '../store/records.ts';
 import type { RememberItem } from '../../protocol/shard.ts';
+import { memoryRecords } from './conversation.ts';
 import { newMemory, view, type OpContext } from './context.ts';
 
 export async function remember(ctx: OpContext, ws: string, input: { items: RememberItem[]; withEmbedding?: boolean }): Promise<MemoryView[]> {
@@ -13,20 +13,15 @@ export async function remember(ctx: OpContext, ws: string, input: { items: Remem
     }
   }
   const now = ctx.nowUs();
-  const records: LiveRecord[] = [];
+  const w = ctx.state.workspace(ws);
   const created: MemoryRecord[] = [];
+  const durable: Array<Promise<void>> = [];
+  // One commit per memory: it is applied at once, so a later turn of the same conversation is placed after it.
   for (const item of input.items) {
     const m = newMemory(ctx, now, { ...item, expiresAt: item.ttlUs === undefined ? (item.expiresAt ?? null) : now + item.ttlUs });
     created.push(m);
-    records.push({ t: 'put', ws, m });
-    for (const e of item.edges) {
-      records.push({
-        t: 'edge',
-        ws,
-        e: { source_id: m.id, target_id: e.targetId, edge_type: e.edgeType, confidence: e.confidence, timestamp_us: now },
-      });
-    }
+    durable.push(ctx.commit(memoryRecords(w, m, item, now)));
   }
-  await ctx.commit(records);
+  await Promise.all(durable);
   return created.map((m) => view(m, input.withEmbedding ?? false));
 }

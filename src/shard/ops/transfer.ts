@@ -78,6 +78,9 @@ function planItem(w: Workspace, item: ImportItem, now: number): { result: Import
   }
   const taken = item.versions.find((v) => w.memories.has(v.id));
   if (taken) return { result: { status: 'error', message: `version ${taken.id} already exists in this workspace` }, records: [] };
+  const { conversationId, messageId } = item.memory;
+  const holder = conversationId === null || messageId === null ? undefined : w.conversations.get(conversationId)?.messages.get(messageId);
+  if (holder !== undefined) return { result: { status: 'error', message: `message_id ${messageId} of conversation ${conversationId} is already memory ${holder}` }, records: [] };
   if (isExpired(item.memory, now)) return { result: { status: 'expired' }, records: [] };
   const records: LiveRecord[] = members.map((m) => ({ t: 'put', ws, m }));
   for (const e of item.edges) records.push({ t: 'edge', ws, e });

@@ -7,7 +7,7 @@
  */
 import { cutAtDepth, withinDepth } from '../../model/json-shape.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
-import { MEMORY_KINDS, withoutEmbedding, type JsonObject, type JsonValue, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
+import { MEMORY_KINDS, type JsonObject, type JsonValue, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
 import type { VectorSlab } from './vector-slab.ts';
 import type { PendingContradiction } from '../../protocol/shard.ts';
 
@@ -28,6 +28,15 @@ export interface StoredMemory {
   supersededBy: string | null;
   /** Absent in files written before expiry existed. */
   expiresAt?: number | null;
+  /**
+   * Written only when they differ from their defaults (occurredAt: createdAt; the others: null),
+   * so a memory without them is stored as before they existed, and files written before then load
+   * unchanged.
+   */
+  occurredAt?: number;
+  speaker?: string | null;
+  conversationId?: string | null;
+  messageId?: string | null;
   embedding: Uint8Array;
 }
 
@@ -102,9 +111,28 @@ export interface SnapshotFooter {
 /** The memory as frames store it, its vector viewed as bytes (not copied). */
 export function toStored(m: MemoryRecord): StoredMemory {
   const e = m.embedding;
-  const s: Omit<StoredMemory, 'embedding'> & { embedding?: Uint8Array } = withoutEmbedding(m);
-  s.embedding = new Uint8Array(e.buffer, e.byteOffset, e.byteLength);
-  return s as StoredMemory;
+  const s: StoredMemory = {
+    id: m.id,
+    content: m.content,
+    importance: m.importance,
+    context: m.context,
+    entityId: m.entityId,
+    kind: m.kind,
+    createdAt: m.createdAt,
+    updatedAt: m.updatedAt,
+    lastAccessedAt: m.lastAccessedAt,
+    accessCount: m.accessCount,
+    logicalClock: m.logicalClock,
+    sourceMemoryIds: m.sourceMemoryIds,
+    supersededBy: m.supersededBy,
+    expiresAt: m.expiresAt,
+    embedding: new Uint8Array(e.buffer, e.byteOffset, e.byteLength),
+  };
+  if (m.occurredAt !== m.createdAt) s.occurredAt = m.occurredAt;
+  if (m.speaker !== null) s.speaker = m.speaker;
+  if (m.conversationId !== null) s.conversationId = m.conversationId;
+  if (m.messageId !== null) s.messageId = m.messageId;
+  return s;
 }
 
 /** The record a stored memory decodes to; `slab` (recovery) packs the vector with others. */
@@ -132,6 +160,7 @@ export function fromStored(s: StoredMemory, slab: VectorSlab | null = null): Mem
     entityId: s.entityId === null ? null : detach(s.entityId),
     kind,
     createdAt: s.createdAt,
+    occurredAt: s.occurredAt ?? s.createdAt,
     updatedAt: s.updatedAt,
     lastAccessedAt: s.lastAccessedAt,
     accessCount: s.accessCount,
@@ -139,6 +168,9 @@ export function fromStored(s: StoredMemory, slab: VectorSlab | null = null): Mem
     sourceMemoryIds: s.sourceMemoryIds === null ? null : s.sourceMemoryIds.map(detach),
     supersededBy: s.supersededBy === null ? null : detach(s.supersededBy),
     expiresAt: s.expiresAt ?? null,
+    speaker: s.speaker == null ? null : detach(s.speaker),
+    conversationId: s.conversationId == null ? null : detach(s.conversationId),
+    messageId: s.messageId == null ? null : detach(s.messageId),
     embedding,
   };
 }

@@ -1,6 +1,7 @@
 /**
  * @module shard/store/workspace — all state of one workspace inside its shard: memory records,
- * creation-ordered ids (overall and per entity), the edge graph and the tombstones.
+ * creation-ordered ids (overall and per entity), live memories in event-time order (overall, per
+ * entity and per conversation), the edge graph and the tombstones.
  */
 import { EDGE_TYPES, type Edge } from '../../model/edge.ts';
 import { MEMORY_KINDS, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
@@ -12,12 +13,31 @@ import { ExpiryQueue } from './expiry-queue.ts';
 import type { InsightSummary } from './insight-summary.ts';
 import { PendingContradictions } from './pending.ts';
 import { OrderedIds } from './ordered-ids.ts';
+import { EventOrder } from './event-order.ts';
+
+/** A conversation's turns: live ones in event order, and the writer's message ids (ingest's idempotency). */
+export interface Conversation {
+  /** Its id, one string shared by its turns (a decoded record brings its own copy). */
+  readonly id: string;
+  readonly order: EventOrder;
+  /** message_id → memory id, for the live turns written with one. */
+  readonly messages: Map<string, string>;
+}
+
+/** The tag of every live turn in a conversation's order. */
+export const TURN_TAG = 0;
 
 export class Workspace {
   readonly slug: string;
   readonly memories = new Map<string, MemoryRecord>();
   readonly order = new OrderedIds();
   readonly byEntity = new Map<string, OrderedIds>();
+  /** Live memories by event time (occurred_at, then id), with the tags of {@link order}. */
+  readonly events = new EventOrder();
+  /** The same, per entity. */
+  readonly eventsByEntity = new Map<string, EventOrder>();
+  /** Conversations by id: their live turns in event order. */
+  readonly conversations = new Map<string, Conversation>();
   /** One string per entity id, shared by its memories (a decoded record brings its own copy). */
   readonly #entityNames = new Map<string, string>();
   /** A number per entity id held (from 1; 0 is no entity), for {@link tagOf}; never reused. */
@@ -109,8 +129,9 @@ export class Workspace {
       } else m.entityId = name;
     }
     this.memories.set(m.id, m);
-    const tag = m.supersededBy === null ? this.tagOf(m.kind, m.entityId) : NOT_LIVE_TAG;
+    const tag = m.supersededBy === null ? this.tagOf(m.kind, m.entityId, m.conversationId !== null) : NOT_LIVE_TAG;
     this.order.add(m.id, tag, m.createdAt);
+    if (m.supersededBy === null) this.#placeEvent(m, tag);
     if (m.expiresAt !== null && m.expiresAt !== old?.expiresAt) this.expiring.add(m.id, m.expiresAt);
     if (m.supersededBy === null) {
       this.vectors.upsert(m.id, m.embedding);
@@ -129,13 +150,47 @@ export class Workspace {
   }
 
   /**
-   * The tag a live memory of this kind and entity has in {@link order} and {@link byEntity} (a
-   * superseded one has NOT_LIVE_TAG): equal tags, same kind and entity. An entity this workspace
-   * does not hold gets a tag no memory has.
+   * The tag a live memory of this kind and entity, a conversation's turn or not, has in
+   * {@link order}, {@link byEntity}, {@link events} and {@link eventsByEntity} (a superseded one has
+   * NOT_LIVE_TAG): equal tags, same kind and entity, and both turns or neither. An entity this
+   * workspace does not hold gets a tag no memory has.
    */
-  tagOf(kind: MemoryKind, entityId: string | null): number {
+  tagOf(kind: MemoryKind, entityId: string | null, turn = false): number {
     const entity = entityId === null ? 0 : this.#entityNumbers.get(entityId);
-    return entity === undefined ? UNHELD_TAG : entity * KIND_SLOTS + KIND_INDEX[kind];
+    return entity === undefined ? UNHELD_TAG : (entity * KIND_SLOTS + KIND_INDEX[kind]) * 2 + (turn ? 1 : 0);
+  }
+
+  /** The live memory's entries in the event orders (and its conversation's). */
+  #placeEvent(m: MemoryRecord, tag: number): void {
+    this.events.add(m.id, tag, m.occurredAt);
+    if (m.entityId !== null) {
+      let order = this.eventsByEntity.get(m.entityId);
+      if (order === undefined) this.eventsByEntity.set(m.entityId, (order = new EventOrder()));
+      order.add(m.id, tag, m.occurredAt);
+    }
+    if (m.conversationId !== null) {
+      let c = this.conversations.get(m.conversationId);
+      if (c === undefined) this.conversations.set(m.conversationId, (c = { id: m.conversationId, order: new EventOrder(), messages: new Map() }));
+      else m.conversationId = c.id;
+      c.order.add(m.id, TURN_TAG, m.occurredAt);
+      if (m.messageId !== null) c.messages.set(m.messageId, m.id);
+    }
+  }
+
+  #unplaceEvent(m: MemoryRecord): void {
+    this.events.delete(m.id, m.occurredAt);
+    if (m.entityId !== null) {
+      const order = this.eventsByEntity.get(m.entityId);
+      order?.delete(m.id, m.occurredAt);
+      if (order?.size === 0) this.eventsByEntity.delete(m.entityId);
+    }
+    if (m.conversationId !== null) {
+      const c = this.conversations.get(m.conversationId);
+      if (c === undefined) return;
+      c.order.delete(m.id, m.occurredAt);
+      if (m.messageId !== null && c.messages.get(m.messageId) === m.id) c.messages.delete(m.messageId);
+      if (c.order.size === 0) this.conversations.delete(m.conversationId);
+    }
   }
 
   delete(id: string): MemoryRecord | undefined {
@@ -187,6 +242,7 @@ export class Workspace {
     if (m.supersededBy === null) {
       if (this.#lexical.has(m.id)) this.#lexical.remove(m.id);
       else this.#unindexed -= 1;
+      this.#unplaceEvent(m);
     }
     if (m.entityId !== null) {
       const ids = this.byEntity.get(m.entityId);
