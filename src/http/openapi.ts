@@ -43,7 +43,7 @@ function buildDocument(routes: readonly Route[], version: string): Json {
       description:
         'Low-latency memory for AI agents. Data-plane routes act on the workspace of the calling key; admin keys ' +
         'may name another workspace with the /v1/workspaces/{workspace}/ prefix. Errors always answer ' +
-        '{error_code, message}; 429 and 503 carry Retry-After.',
+        '{error_code, message}; 429 and 503 carry Retry-After. The server renders this document at /docs (no key needed).',
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],

@@ -12,6 +12,7 @@ import { jsonParts } from '../api/json-slices.ts';
 import { checkJsonShape } from '../verbs/validate.ts';
 import { tracer, type SpanHandle } from '../tracing/index.ts';
 import { httpRoute, requestAttributes, responded, routeMatched, spanMethod } from './request-span.ts';
+import { apiDocs } from './api-docs.ts';
 import { openStaticSite } from './static.ts';
 import type { Access, Route, RouteOutput } from './route.ts';
 import { ROUTES } from './routes.ts';
@@ -35,6 +36,7 @@ type Admitted = { match: Match; principal: Principal } | null;
 
 export function startHttp(svc: Services, gate: ConnectionGate): Promise<HttpServer> {
   const site = openStaticSite(svc.config.webDir);
+  const docs = apiDocs();
   const { config } = svc;
   return listenHttp<Admitted>({
     host: config.bind,
@@ -46,7 +48,7 @@ export function startHttp(svc: Services, gate: ConnectionGate): Promise<HttpServ
     tooLarge: (limit) => errorResponse(new FlashbulbError('payload_too_large', `request body exceeds the limit of ${limit} bytes`)),
     unavailable: (reason) => errorResponse(new FlashbulbError('unavailable', reason)),
     malformed: (reason) => errorResponse(new FlashbulbError('invalid_input', reason)),
-    handler: async (req, admitted) => site.serve(req) ?? handle(svc, req, admitted ?? undefined),
+    handler: async (req, admitted) => site.serve(req) ?? docs.serve(req) ?? handle(svc, req, admitted ?? undefined),
   });
 }
 

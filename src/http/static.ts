@@ -4,6 +4,8 @@
  * and with the brotli and gzip forms the build wrote beside them (`x.js.br`, `x.js.gz`); a file
  * without them is compressed on its first request and kept. It claims only GET/HEAD for `/` and
  * for files that exist in the site; every other request goes to the API, which keeps its routes.
+ * `staticSiteOf` serves a list of files (or texts) under paths of their own, the same way (the API
+ * reference at /docs, http/api-docs).
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -56,6 +58,15 @@ export interface StaticSite {
   readonly paths: readonly string[];
   /** The reply for a dashboard request, or null when the request is the API's. */
   serve(req: Pick<HttpRequest, 'method' | 'path' | 'headers'>): HttpResponse | null;
+}
+
+/** One file of a listed site: its URL path, and a file to read or a text (typed by `ext`). */
+export type SiteFile = { path: string; file: string } | { path: string; text: string; ext: string };
+
+/** A site of the files listed, each read (or encoded) once, when this is called. */
+export function staticSiteOf(files: readonly SiteFile[]): StaticSite {
+  const assets = new Map<string, Asset>(files.map((f) => [f.path, 'file' in f ? load(f.file) : asset(Buffer.from(f.text), f.ext)]));
+  return { paths: [...assets.keys()], serve: (req) => serve(assets, req) };
 }
 
 /** Loads the site in `dir`; an absent directory gives a site that serves nothing. */
@@ -114,18 +125,21 @@ function matchesEtag(header: string | undefined, etag: string): boolean {
 }
 
 function load(file: string): Asset {
-  const raw = readFileSync(file);
-  const ext = extname(file).toLowerCase();
-  const encoded: Partial<Record<Encoding, Buffer>> = {};
-  if (existsSync(`${file}.br`)) encoded.br = readFileSync(`${file}.br`);
-  if (existsSync(`${file}.gz`)) encoded.gzip = readFileSync(`${file}.gz`);
+  const a = asset(readFileSync(file), extname(file).toLowerCase());
+  if (existsSync(`${file}.br`)) a.encoded.br = readFileSync(`${file}.br`);
+  if (existsSync(`${file}.gz`)) a.encoded.gzip = readFileSync(`${file}.gz`);
+  a.immutable = /[-.][A-Za-z0-9_-]{8,}\.\w+$/.test(file) && file.includes(`${sep}assets${sep}`);
+  return a;
+}
+
+function asset(raw: Buffer, ext: string): Asset {
   return {
     type: TYPES[ext] ?? 'application/octet-stream',
     etag: `"${createHash('sha256').update(raw).digest('base64url').slice(0, 22)}"`,
-    immutable: /[-.][A-Za-z0-9_-]{8,}\.\w+$/.test(file) && file.includes(`${sep}assets${sep}`),
+    immutable: false,
     raw,
     compressible: COMPRESSIBLE.has(ext) && raw.length > 512,
-    encoded,
+    encoded: {},
   };
 }
 
