@@ -3,9 +3,9 @@ from flashbulb import Flashbulb, FlashbulbError
 
 fb = Flashbulb(base_url=os.environ["FLASHBULB_URL"], api_key=os.environ["FLASHBULB_API_KEY"])
 m = fb.remember(content="Alice prefers green tea in the morning", entity_id="alice", importance=0.8)
-hits = fb.recall(cue="what does Alice drink?", strategies=["similarity"], top_k=3)["results"]
-print(hits[0]["memory"]["content"], round(hits[0]["relevance"], 2))
-fb.revise(m["memory_id"], content="Alice switched to coffee")
+hits = fb.recall(cue="what does Alice drink?", strategies=["similarity"], top_k=3).results
+print(hits[0].memory.content, round(hits[0].relevance, 2))
+fb.revise(m.memory_id, content="Alice switched to coffee")
 try:
     fb.get("00000000000000000000000000000000")
 except FlashbulbError as err:

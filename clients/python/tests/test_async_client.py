@@ -10,9 +10,9 @@ from flashbulb import AsyncFlashbulb, FlashbulbError
 
 async def test_remember_recall_and_errors(afb: AsyncFlashbulb) -> None:
     made = await asyncio.gather(*(afb.remember(content=f"Bob plays {game} on Fridays", entity_id="bob") for game in ("chess", "tennis", "poker")))
-    assert len({m["memory_id"] for m in made}) == 3
-    hits = (await afb.recall(cue="tennis", strategies=["similarity"], top_k=2))["results"]
-    assert "tennis" in hits[0]["memory"]["content"]
+    assert len({m.memory_id for m in made}) == 3
+    hits = (await afb.recall(cue="tennis", strategies=["similarity"], top_k=2)).results
+    assert "tennis" in hits[0].memory.content
     assert await afb.entities() == ["bob"]
     with pytest.raises(FlashbulbError) as err:
         await afb.get("00000000000000000000000000000000")
@@ -25,7 +25,7 @@ async def test_subscribe_as_an_async_iterator(afb: AsyncFlashbulb) -> None:
     async with sub:
         await sub.feed("Carol practised the cello all evening. ")
         push = await asyncio.wait_for(anext(sub), 30)
-        assert "cello" in push["memory"]["content"]
+        assert "cello" in push.memory.content
         await sub.close()
         assert [p async for p in sub] == [] and sub.closed_reason == "closed"
 
@@ -39,4 +39,4 @@ async def test_export_and_import_stream(afb: AsyncFlashbulb) -> None:
         for line in lines:
             yield line
 
-    assert (await afb.import_(again()))["skipped"] == 1
+    assert (await afb.import_(again())).skipped == 1

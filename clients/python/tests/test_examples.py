@@ -1,5 +1,5 @@
-"""The examples of docs/clients/python.md, run as a user would (``python example.py``), and kept
-byte-identical to the page's copies so neither can rot."""
+"""The package README's examples, run as a user would (``python example.py``), and kept
+byte-identical to the README's copies so neither can rot."""
 from __future__ import annotations
 
 import os
@@ -12,7 +12,7 @@ import pytest
 from flashbulb import Flashbulb
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
-PAGE = Path(__file__).resolve().parents[3] / "docs" / "clients" / "python.md"
+README = Path(__file__).resolve().parents[1] / "README.md"
 
 
 def run(example: str, server, workspace: str) -> str:
@@ -23,8 +23,8 @@ def run(example: str, server, workspace: str) -> str:
 
 
 @pytest.mark.parametrize("example", sorted(p.name for p in EXAMPLES.glob("*.py")))
-def test_the_docs_show_the_example_verbatim(example: str) -> None:
-    assert (EXAMPLES / example).read_text(encoding="utf-8") in PAGE.read_text(encoding="utf-8")
+def test_the_readme_shows_the_example_verbatim(example: str) -> None:
+    assert (EXAMPLES / example).read_text(encoding="utf-8") in README.read_text(encoding="utf-8")
 
 
 def test_quickstart(server, admin: Flashbulb) -> None:

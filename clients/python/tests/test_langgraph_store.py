@@ -1,7 +1,8 @@
 """FlashbulbStore against LangGraph's own InMemoryStore (the reference behaviour of BaseStore),
-operation by operation, and inside a small real LangGraph graph."""
+operation by operation, and inside small real LangGraph graphs, over the sync and the async client."""
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -10,7 +11,7 @@ from langgraph.store.base import BaseStore
 from langgraph.store.memory import InMemoryStore
 from typing_extensions import TypedDict
 
-from flashbulb import Flashbulb
+from flashbulb import AsyncFlashbulb, Flashbulb
 from flashbulb.langgraph import FlashbulbStore, decode_namespace, encode_namespace
 
 
@@ -54,11 +55,11 @@ def test_a_put_on_an_existing_key_keeps_the_memory_and_its_versions(fb: Flashbul
     store = FlashbulbStore(fb)
     store.put(("notes",), "k", {"text": "first"})
     store.put(("notes",), "k", {"text": "second"})
-    (live,) = fb.list()["memories"]
-    assert live["kind"] == "revision" and live["context"]["value"] == {"text": "second"}
-    versions = fb.list(include_superseded=True)["memories"]
-    assert versions[0]["memory_id"] == live["memory_id"] and len(versions) == 2
-    assert [m["context"]["value"]["text"] for m in versions] == ["second", "first"]
+    (live,) = fb.list().memories
+    assert live.kind == "revision" and live.context["value"] == {"text": "second"}
+    versions = fb.list(include_superseded=True).memories
+    assert versions[0].memory_id == live.memory_id and len(versions) == 2
+    assert [m.context["value"]["text"] for m in versions] == ["second", "first"]
 
 
 def test_search_filters_and_pages_like_the_in_memory_store(stores: tuple[BaseStore, BaseStore]) -> None:
@@ -94,8 +95,8 @@ def test_semantic_search_uses_hybrid_recall(fb: Flashbulb) -> None:
 
 def test_ttl_maps_to_expiry(fb: Flashbulb) -> None:
     FlashbulbStore(fb).put(("t",), "k", {"v": 1}, ttl=10)
-    memory = fb.list()["memories"][0]
-    assert memory["expires_at"] - memory["created_at"] == 600_000_000
+    memory = fb.list().memories[0]
+    assert memory.expires_at - memory.created_at == 600_000_000
 
 
 async def test_async_batch(fb: Flashbulb) -> None:
@@ -124,3 +125,80 @@ def test_a_langgraph_graph_writes_and_searches(fb: Flashbulb) -> None:
              .compile(store=FlashbulbStore(fb)))
     out = graph.invoke({"user": "alice", "fact": "Alice drinks green tea"})
     assert out["found"] == ["Alice drinks green tea"]
+
+
+# -- over the async client ---------------------------------------------------------------------
+@pytest.fixture()
+def async_stores(afb: AsyncFlashbulb) -> tuple[BaseStore, BaseStore]:
+    return InMemoryStore(), FlashbulbStore(afb)
+
+
+async def aboth(stores: tuple[BaseStore, BaseStore], method: str, *args: Any, **kwargs: Any) -> tuple[Any, Any]:
+    return tuple([await getattr(s, method)(*args, **kwargs) for s in stores])  # type: ignore[return-value]
+
+
+async def test_over_the_async_client_every_async_method_works_like_the_in_memory_store(async_stores: tuple[BaseStore, BaseStore]) -> None:
+    ns = ("users", "alice")
+    await aboth(async_stores, "aput", ns, "prefs", {"drink": "tea", "n": 1})
+    await aboth(async_stores, "aput", ns, "prefs", {"drink": "coffee", "n": 2})
+    await aboth(async_stores, "aput", ("users", "bob"), "prefs", {"drink": "water", "n": 3})
+    ref, fb = await aboth(async_stores, "aget", ns, "prefs")
+    assert plain(fb) == plain(ref) == (ns, "prefs", {"drink": "coffee", "n": 2})
+    ref, fb = await aboth(async_stores, "asearch", ("users",), filter={"n": {"$gte": 2}})
+    assert sorted(plain(fb)) == sorted(plain(ref))
+    ref, fb = await aboth(async_stores, "alist_namespaces", prefix=("users",))
+    assert fb == ref
+    await aboth(async_stores, "adelete", ns, "prefs")
+    assert await aboth(async_stores, "aget", ns, "prefs") == (None, None)
+
+
+async def test_over_the_async_client_semantic_search_and_ttl(afb: AsyncFlashbulb) -> None:
+    store = FlashbulbStore(afb)
+    await store.aput(("u",), "tea", {"text": "Alice drinks green tea every morning"}, index=["text"], ttl=10)
+    await store.aput(("u",), "bike", {"text": "Alice rides her bike to work"}, index=["text"])
+    hits = await store.asearch(("u",), query="green tea", limit=1)
+    assert [h.key for h in hits] == ["tea"] and 0 < hits[0].score <= 1
+    memory = next(m for m in (await afb.list()).memories if m.context["langgraph"]["key"] == "tea")
+    assert memory.expires_at - memory.created_at == 600_000_000
+
+
+async def test_over_the_async_client_a_graph_runs_async_and_sync_nodes(afb: AsyncFlashbulb) -> None:
+    """Async nodes await the store; a sync node (LangGraph runs it on a worker thread) calls it
+    synchronously, and the store runs that call on its event loop."""
+    class State(TypedDict, total=False):
+        fact: str
+        found: list[str]
+        counted: int
+
+    async def write(state: State, *, store: BaseStore) -> State:
+        await store.aput(("users", "alice"), "drink", {"text": state["fact"]}, index=["text"])
+        return {}
+
+    def count(state: State, *, store: BaseStore) -> State:
+        return {"counted": len(store.search(("users",)))}
+
+    async def search(state: State, *, store: BaseStore) -> State:
+        return {"found": [h.value["text"] for h in await store.asearch(("users",), query="what does Alice drink?")]}
+
+    graph = (StateGraph(State).add_node("write", write).add_node("count", count).add_node("search", search)
+             .add_edge(START, "write").add_edge("write", "count").add_edge("count", "search").add_edge("search", END)
+             .compile(store=FlashbulbStore(afb)))
+    out = await graph.ainvoke({"fact": "Alice drinks green tea"})
+    assert out["found"] == ["Alice drinks green tea"] and out["counted"] == 1
+
+
+async def test_over_the_async_client_a_sync_call_on_the_event_loop_says_what_to_call(afb: AsyncFlashbulb) -> None:
+    store = FlashbulbStore(afb)
+    with pytest.raises(asyncio.InvalidStateError, match="await the async method"):
+        store.put(("a",), "k", {"v": 1})
+
+
+def test_over_the_async_client_a_sync_call_without_a_running_loop_says_what_to_do(server, workspace: str) -> None:
+    store = FlashbulbStore(AsyncFlashbulb(base_url=server.url, api_key=server.admin_key, workspace=workspace))
+    with pytest.raises(RuntimeError, match=r"give the store a flashbulb\.Flashbulb"):
+        store.get(("a",), "k")
+
+
+def test_the_store_refuses_what_is_not_a_flashbulb_client() -> None:
+    with pytest.raises(TypeError, match="Flashbulb or flashbulb.AsyncFlashbulb"):
+        FlashbulbStore(object())  # type: ignore[arg-type]

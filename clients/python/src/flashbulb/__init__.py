@@ -3,14 +3,17 @@
     from flashbulb import Flashbulb
     fb = Flashbulb(base_url="http://localhost:6381", api_key="fb_live_…")
     m = fb.remember(content="Alice prefers green tea", entity_id="alice")
-    hits = fb.recall(cue="what does Alice drink?", top_k=5)["results"]
+    hits = fb.recall(cue="what does Alice drink?", top_k=5).results
+
+Replies are pydantic models generated from the OpenAPI document (:mod:`flashbulb.models`).
 """
+from . import models
 from ._client import AsyncFlashbulb, AsyncSubscription, Flashbulb, Subscription
 from ._generated import HAND_WRITTEN, NOT_REST, OPERATIONS
 from ._transport import NOT_GIVEN, FlashbulbError, NotGiven, RequestOptions, RetryPolicy
 
 __all__ = [
     "Flashbulb", "AsyncFlashbulb", "Subscription", "AsyncSubscription", "FlashbulbError", "RetryPolicy",
-    "RequestOptions", "NOT_GIVEN", "NotGiven", "OPERATIONS", "HAND_WRITTEN", "NOT_REST",
+    "RequestOptions", "NOT_GIVEN", "NotGiven", "OPERATIONS", "HAND_WRITTEN", "NOT_REST", "models",
 ]
 __version__ = "0.1.0"

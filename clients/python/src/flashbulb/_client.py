@@ -7,9 +7,10 @@ from typing import Any, AsyncIterable, AsyncIterator, Iterable, Iterator, Mappin
 
 import httpx
 
+from . import models
 from ._generated import OPERATIONS, GeneratedAsync, GeneratedSync
 from ._sse import SseEvent, parse_sse, parse_sse_async
-from ._transport import NOT_GIVEN, FlashbulbError, NotGiven, RequestOptions, _fields
+from ._transport import NOT_GIVEN, FlashbulbError, NotGiven, RequestOptions, _fields, _json, parse_reply
 
 __all__ = ["Flashbulb", "AsyncFlashbulb", "Subscription", "AsyncSubscription"]
 
@@ -25,8 +26,9 @@ def _multipart(files: Files) -> list[tuple[str, tuple[str, bytes, str]]]:
 
 
 def _ndjson_line(line: Mapping[str, Any] | str) -> bytes:
-    text = line if isinstance(line, str) else json.dumps(line, ensure_ascii=False, separators=(",", ":"))
-    return (text.rstrip("\n") + "\n").encode("utf-8")
+    if isinstance(line, str):
+        return (line.rstrip("\n") + "\n").encode("utf-8")
+    return _json(line) + b"\n"
 
 
 def _export_line(line: str) -> dict[str, Any]:
@@ -51,15 +53,16 @@ class Flashbulb(GeneratedSync):
     """Synchronous client: ``Flashbulb(base_url="http://localhost:6381", api_key="fb_…")``.
 
     Every REST route is a method named after its operation, taking the JSON fields as keyword
-    arguments; replies are plain ``dict``s (``list``/``str`` where the route answers so), exactly
-    the JSON the server sent. Errors raise :class:`FlashbulbError` with ``error_code``.
+    arguments; replies are pydantic models generated from the OpenAPI document
+    (:mod:`flashbulb.models`: ``fb.recall(cue=…).results[0].memory.content``), keeping any field a
+    newer server adds. Errors raise :class:`FlashbulbError` with ``error_code``.
     """
 
     _OPERATIONS = OPERATIONS
 
     def subscribe(self, *, options: RequestOptions | None = None, **fields: Any) -> Subscription:
         """Opens a subscription (``POST /v1/subscribe``): iterate it for pushes, ``feed(text)`` and ``close()``."""
-        response = self._stream(OPERATIONS["subscribe"], content=json.dumps(fields).encode("utf-8"),
+        response = self._stream(OPERATIONS["subscribe"], content=_json(fields),
                                 headers={"content-type": "application/json"}, accept="text/event-stream", options=options)
         events = parse_sse(response.iter_lines())
         try:
@@ -69,9 +72,9 @@ class Flashbulb(GeneratedSync):
             raise
         return Subscription(self, sub_id, events, response)
 
-    def upload(self, files: Files, *, options: RequestOptions | None = None) -> Any:
+    def upload(self, files: Files, *, options: RequestOptions | None = None) -> models.UploadResponse:
         """Uploads documents (.md / .txt); each name is the file's relative path (``POST /v1/upload``)."""
-        return self._send(OPERATIONS["upload"], files=_multipart(files), options=options).json()
+        return parse_reply(models.UploadResponse, self._send(OPERATIONS["upload"], files=_multipart(files), options=options).content)
 
     def export(self, *, embeddings: bool | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Iterator[dict[str, Any]]:
         """Streams the workspace, one dict per memory (``{memory, versions, edges}``) (``GET /v1/export``)."""
@@ -84,12 +87,12 @@ class Flashbulb(GeneratedSync):
         finally:
             response.close()
 
-    def import_(self, lines: ImportLines, *, first_line: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def import_(self, lines: ImportLines, *, first_line: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ImportResponse:
         """Imports NDJSON lines (dicts as ``export`` yields them, or JSON strings), streamed (``POST /v1/import``)."""
         body = (_ndjson_line(line) for line in lines)
         response = self._send(OPERATIONS["import"], content=body, query=_fields(first_line=first_line) or None,
                               headers={"content-type": "application/x-ndjson"}, options=options, replayable=False)
-        return response.json()
+        return parse_reply(models.ImportResponse, response.content)
 
 
 class AsyncFlashbulb(GeneratedAsync):
@@ -99,7 +102,7 @@ class AsyncFlashbulb(GeneratedAsync):
 
     async def subscribe(self, *, options: RequestOptions | None = None, **fields: Any) -> AsyncSubscription:
         """Opens a subscription: ``async for`` over it for pushes, ``await feed(text)``, ``await close()``."""
-        response = await self._stream(OPERATIONS["subscribe"], content=json.dumps(fields).encode("utf-8"),
+        response = await self._stream(OPERATIONS["subscribe"], content=_json(fields),
                                       headers={"content-type": "application/json"}, accept="text/event-stream", options=options)
         events = parse_sse_async(response.aiter_lines())
         try:
@@ -109,9 +112,9 @@ class AsyncFlashbulb(GeneratedAsync):
             raise
         return AsyncSubscription(self, sub_id, events, response)
 
-    async def upload(self, files: Files, *, options: RequestOptions | None = None) -> Any:
+    async def upload(self, files: Files, *, options: RequestOptions | None = None) -> models.UploadResponse:
         """Uploads documents (.md / .txt); each name is the file's relative path."""
-        return (await self._send(OPERATIONS["upload"], files=_multipart(files), options=options)).json()
+        return parse_reply(models.UploadResponse, (await self._send(OPERATIONS["upload"], files=_multipart(files), options=options)).content)
 
     async def export(self, *, embeddings: bool | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> AsyncIterator[dict[str, Any]]:
         """Streams the workspace as dicts, one per memory line."""
@@ -125,7 +128,7 @@ class AsyncFlashbulb(GeneratedAsync):
             await response.aclose()
 
     async def import_(self, lines: ImportLines | AsyncIterable[Mapping[str, Any] | str], *, first_line: int | NotGiven = NOT_GIVEN,
-                      options: RequestOptions | None = None) -> Any:
+                      options: RequestOptions | None = None) -> models.ImportResponse:
         """Imports NDJSON lines, streamed."""
         async def body() -> AsyncIterator[bytes]:
             if isinstance(lines, AsyncIterable):
@@ -136,11 +139,11 @@ class AsyncFlashbulb(GeneratedAsync):
                     yield _ndjson_line(line)
         response = await self._send(OPERATIONS["import"], content=body(), query=_fields(first_line=first_line) or None,
                                     headers={"content-type": "application/x-ndjson"}, options=options, replayable=False)
-        return response.json()
+        return parse_reply(models.ImportResponse, response.content)
 
 
 class Subscription:
-    """An open subscription: iterate for pushes (dicts: memory, confidence, …); ``feed`` and ``close``.
+    """An open subscription: iterate for pushes (:class:`flashbulb.models.Push`: memory, confidence, …); ``feed`` and ``close``.
 
     Iteration ends when the server closes the stream; ``closed_reason`` then says why
     (``closed``, or ``shutdown`` when the server stopped).
@@ -153,7 +156,7 @@ class Subscription:
         self._events = events
         self._response = response
 
-    def feed(self, text: str) -> Any:
+    def feed(self, text: str) -> models.FeedResponse:
         """Sends conversation text; matching memories arrive as pushes."""
         return self._client.feed(str(self.id), text=text)
 
@@ -165,16 +168,16 @@ class Subscription:
             if err.error_code != "not_found":
                 raise
 
-    def __iter__(self) -> Iterator[dict[str, Any]]:
+    def __iter__(self) -> Iterator[models.Push]:
         return self
 
-    def __next__(self) -> dict[str, Any]:
+    def __next__(self) -> models.Push:
         for event in self._events:
             if event.event == "closed":
                 self.closed_reason = json.loads(event.data).get("reason")
                 break
             if event.event == "message":
-                return json.loads(event.data)
+                return parse_reply(models.Push, event.data)
         self._response.close()
         raise StopIteration
 
@@ -196,7 +199,7 @@ class AsyncSubscription:
         self._events = events
         self._response = response
 
-    async def feed(self, text: str) -> Any:
+    async def feed(self, text: str) -> models.FeedResponse:
         return await self._client.feed(str(self.id), text=text)
 
     async def close(self) -> None:
@@ -206,16 +209,16 @@ class AsyncSubscription:
             if err.error_code != "not_found":
                 raise
 
-    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+    def __aiter__(self) -> AsyncIterator[models.Push]:
         return self
 
-    async def __anext__(self) -> dict[str, Any]:
+    async def __anext__(self) -> models.Push:
         async for event in self._events:
             if event.event == "closed":
                 self.closed_reason = json.loads(event.data).get("reason")
                 break
             if event.event == "message":
-                return json.loads(event.data)
+                return parse_reply(models.Push, event.data)
         await self._response.aclose()
         raise StopAsyncIteration
 

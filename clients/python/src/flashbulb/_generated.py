@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from . import models
 from ._transport import NOT_GIVEN, AsyncTransport, NotGiven, Operation, RequestOptions, SyncTransport, _fields
 
 __all__ = ['OPERATIONS', 'HAND_WRITTEN', 'NOT_REST', 'GeneratedSync', 'GeneratedAsync']
@@ -69,334 +70,334 @@ NOT_REST: frozenset[str] = frozenset(['mcp', 'mcp_v1'])
 class GeneratedSync(SyncTransport):
     """Flashbulb's REST operations (synchronous)."""
 
-    def list(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, speaker: str | NotGiven = NOT_GIVEN, conversation_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, until_us: int | str | NotGiven = NOT_GIVEN, sort: Literal["created_at"] | Literal["updated_at"] | Literal["importance"] | Literal["access_count"] | Literal["last_accessed_at"] | NotGiven = NOT_GIVEN, order: Literal["asc"] | Literal["desc"] | NotGiven = NOT_GIVEN, with_total: bool | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def list(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, speaker: str | NotGiven = NOT_GIVEN, conversation_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, until_us: int | str | NotGiven = NOT_GIVEN, sort: Literal["created_at"] | Literal["updated_at"] | Literal["importance"] | Literal["access_count"] | Literal["last_accessed_at"] | NotGiven = NOT_GIVEN, order: Literal["asc"] | Literal["desc"] | NotGiven = NOT_GIVEN, with_total: bool | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ListResponse:
         """List memories a page at a time: oldest first, or sorted, filtered by words and creation time, with a total (``GET /v1/memories``)."""
-        return self._call('list', query=_fields(filter=filter, entity_id=entity_id, speaker=speaker, conversation_id=conversation_id, kind=kind, cursor=cursor, limit=limit, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, sort=sort, order=order, with_total=with_total), options=options)
+        return self._call('list', query=_fields(filter=filter, entity_id=entity_id, speaker=speaker, conversation_id=conversation_id, kind=kind, cursor=cursor, limit=limit, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, sort=sort, order=order, with_total=with_total), reply=models.ListResponse, options=options)
 
-    def remember(self, *, content: str, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, occurred_at: int | str | NotGiven = NOT_GIVEN, speaker: str | None | NotGiven = NOT_GIVEN, conversation_id: str | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def remember(self, *, content: str, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, occurred_at: int | str | NotGiven = NOT_GIVEN, speaker: str | None | NotGiven = NOT_GIVEN, conversation_id: str | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.RememberResponse:
         """Store a memory (``POST /v1/memories``)."""
-        return self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges, occurred_at=occurred_at, speaker=speaker, conversation_id=conversation_id), options=options)
+        return self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges, occurred_at=occurred_at, speaker=speaker, conversation_id=conversation_id), reply=models.RememberResponse, options=options)
 
-    def timeline(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, until_us: int | str | NotGiven = NOT_GIVEN, bucket: Literal["hour"] | Literal["day"] | NotGiven = NOT_GIVEN, utc_offset_min: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def timeline(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, until_us: int | str | NotGiven = NOT_GIVEN, bucket: Literal["hour"] | Literal["day"] | NotGiven = NOT_GIVEN, utc_offset_min: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.TimelineResponse:
         """How many of the list's matches were created per hour or day (``GET /v1/memories/timeline``)."""
-        return self._call('timeline', query=_fields(filter=filter, entity_id=entity_id, kind=kind, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, bucket=bucket, utc_offset_min=utc_offset_min), options=options)
+        return self._call('timeline', query=_fields(filter=filter, entity_id=entity_id, kind=kind, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, bucket=bucket, utc_offset_min=utc_offset_min), reply=models.TimelineResponse, options=options)
 
-    def graph_overview(self, *, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def graph_overview(self, *, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.GraphOverviewResponse:
         """The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them (``POST /v1/graph/overview``)."""
-        return self._call('graph_overview', body=_fields(entity_id=entity_id, kind=kind, max_nodes=max_nodes, edge_types=edge_types), options=options)
+        return self._call('graph_overview', body=_fields(entity_id=entity_id, kind=kind, max_nodes=max_nodes, edge_types=edge_types), reply=models.GraphOverviewResponse, options=options)
 
-    def entity_summaries(self, *, q: str | NotGiven = NOT_GIVEN, sort: Literal["recent"] | Literal["memories"] | Literal["name"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def entity_summaries(self, *, q: str | NotGiven = NOT_GIVEN, sort: Literal["recent"] | Literal["memories"] | Literal["name"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.EntitySummariesResponse:
         """Entities with their memory counts and last activity (``GET /v1/entities/summary``)."""
-        return self._call('entity_summaries', query=_fields(q=q, sort=sort, limit=limit), options=options)
+        return self._call('entity_summaries', query=_fields(q=q, sort=sort, limit=limit), reply=models.EntitySummariesResponse, options=options)
 
-    def contradictions(self, *, entity_id: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def contradictions(self, *, entity_id: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ContradictionsResponse:
         """Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (``GET /v1/contradictions``)."""
-        return self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), options=options)
+        return self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), reply=models.ContradictionsResponse, options=options)
 
-    def activity(self, *, workspace: str | NotGiven = NOT_GIVEN, action: Literal["remember"] | Literal["revise"] | Literal["forget"] | Literal["import"] | Literal["upload"] | Literal["reflect"] | Literal["insights_commit"] | Literal["verdicts"] | Literal["workspace_create"] | Literal["workspace_update"] | Literal["workspace_delete"] | Literal["key_create"] | Literal["key_revoke"] | NotGiven = NOT_GIVEN, key_id: str | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def activity(self, *, workspace: str | NotGiven = NOT_GIVEN, action: Literal["remember"] | Literal["revise"] | Literal["forget"] | Literal["import"] | Literal["upload"] | Literal["reflect"] | Literal["insights_commit"] | Literal["verdicts"] | Literal["workspace_create"] | Literal["workspace_update"] | Literal["workspace_delete"] | Literal["key_create"] | Literal["key_revoke"] | NotGiven = NOT_GIVEN, key_id: str | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ActivityResponse:
         """What changed, newest first: writes, revisions, forgets, imports, insights, workspaces and keys, with the key that did it (``GET /v1/admin/activity``)."""
-        return self._call('activity', query=_fields(workspace=workspace, action=action, key_id=key_id, cursor=cursor, limit=limit), options=options)
+        return self._call('activity', query=_fields(workspace=workspace, action=action, key_id=key_id, cursor=cursor, limit=limit), reply=models.ActivityResponse, options=options)
 
-    def metrics_history(self, *, since_us: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def metrics_history(self, *, since_us: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.MetricsHistoryResponse:
         """The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (``GET /v1/metrics/history``)."""
-        return self._call('metrics_history', query=_fields(since_us=since_us), options=options)
+        return self._call('metrics_history', query=_fields(since_us=since_us), reply=models.MetricsHistoryResponse, options=options)
 
-    def batch_get(self, *, memory_ids: list[str], options: RequestOptions | None = None) -> Any:
+    def batch_get(self, *, memory_ids: list[str], options: RequestOptions | None = None) -> models.BatchGetResponse:
         """Get several memories by id (unknown ids are skipped) (``POST /v1/memories/batch``)."""
-        return self._call('batch_get', body=_fields(memory_ids=memory_ids), options=options)
+        return self._call('batch_get', body=_fields(memory_ids=memory_ids), reply=models.BatchGetResponse, options=options)
 
-    def get(self, id: str, *, options: RequestOptions | None = None) -> Any:
+    def get(self, id: str, *, options: RequestOptions | None = None) -> models.GetResponse:
         """Get one memory (``GET /v1/memories/{id}``)."""
-        return self._call('get', params={'id': id}, options=options)
+        return self._call('get', params={'id': id}, reply=models.GetResponse, options=options)
 
-    def delete_memory(self, id: str, *, options: RequestOptions | None = None) -> Any:
+    def delete_memory(self, id: str, *, options: RequestOptions | None = None) -> models.DeleteMemoryResponse:
         """Forget one memory, as POST /v1/forget with memory_ids: [id] (its superseded versions go with it; a version's id forgets that version alone; 404 when not held) (``DELETE /v1/memories/{id}``)."""
-        return self._call('delete_memory', params={'id': id}, options=options)
+        return self._call('delete_memory', params={'id': id}, reply=models.DeleteMemoryResponse, options=options)
 
-    def edges(self, id: str, *, options: RequestOptions | None = None) -> Any:
+    def edges(self, id: str, *, options: RequestOptions | None = None) -> models.EdgesResponse:
         """A memory's outgoing and incoming edges (``GET /v1/memories/{id}/edges``)."""
-        return self._call('edges', params={'id': id}, options=options)
+        return self._call('edges', params={'id': id}, reply=models.EdgesResponse, options=options)
 
-    def revise(self, id: str, *, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, content: str | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, context_mode: Literal["merge"] | Literal["replace"] | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def revise(self, id: str, *, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, content: str | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, context_mode: Literal["merge"] | Literal["replace"] | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ReviseResponse:
         """Revise a memory in place (``PUT /v1/revise/{id}``)."""
-        return self._call('revise', params={'id': id}, body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, context_mode=context_mode, entity_id=entity_id, edges=edges), options=options)
+        return self._call('revise', params={'id': id}, body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, context_mode=context_mode, entity_id=entity_id, edges=edges), reply=models.ReviseResponse, options=options)
 
-    def forget(self, *, memory_ids: list[str] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, staleness_threshold_us: int | str | NotGiven = NOT_GIVEN, access_count_floor: float | NotGiven = NOT_GIVEN, memory_kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, decay_score_floor: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def forget(self, *, memory_ids: list[str] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, staleness_threshold_us: int | str | NotGiven = NOT_GIVEN, access_count_floor: float | NotGiven = NOT_GIVEN, memory_kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, decay_score_floor: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ForgetResponse:
         """Erase memories matching all the given criteria (``POST /v1/forget``)."""
-        return self._call('forget', body=_fields(memory_ids=memory_ids, entity_id=entity_id, staleness_threshold_us=staleness_threshold_us, access_count_floor=access_count_floor, memory_kind=memory_kind, decay_score_floor=decay_score_floor), options=options)
+        return self._call('forget', body=_fields(memory_ids=memory_ids, entity_id=entity_id, staleness_threshold_us=staleness_threshold_us, access_count_floor=access_count_floor, memory_kind=memory_kind, decay_score_floor=decay_score_floor), reply=models.ForgetResponse, options=options)
 
-    def recall(self, *, cue: str, filter: dict[str, Any] | NotGiven = NOT_GIVEN, strategies: list[str | dict[str, Any]] | NotGiven = NOT_GIVEN, strategy: str | NotGiven = NOT_GIVEN, scoring_weights: dict[str, Any] | NotGiven = NOT_GIVEN, cue_context: str | dict[str, Any] | NotGiven = NOT_GIVEN, similarity_mode: Literal["hybrid", "dense", "lexical"] | NotGiven = NOT_GIVEN, min_relevance: float | NotGiven = NOT_GIVEN, asked_at_us: int | str | NotGiven = NOT_GIVEN, speaker: str | NotGiven = NOT_GIVEN, conversation_id: str | NotGiven = NOT_GIVEN, top_k: int | NotGiven = NOT_GIVEN, ef_search: int | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, time_range: dict[str, Any] | NotGiven = NOT_GIVEN, seed_memory_id: str | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, max_depth: int | NotGiven = NOT_GIVEN, analogical_alpha: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def recall(self, *, cue: str, filter: dict[str, Any] | NotGiven = NOT_GIVEN, strategies: list[str | dict[str, Any]] | NotGiven = NOT_GIVEN, strategy: str | NotGiven = NOT_GIVEN, scoring_weights: dict[str, Any] | NotGiven = NOT_GIVEN, cue_context: str | dict[str, Any] | NotGiven = NOT_GIVEN, similarity_mode: Literal["hybrid", "dense", "lexical"] | NotGiven = NOT_GIVEN, min_relevance: float | NotGiven = NOT_GIVEN, asked_at_us: int | str | NotGiven = NOT_GIVEN, speaker: str | NotGiven = NOT_GIVEN, conversation_id: str | NotGiven = NOT_GIVEN, top_k: int | NotGiven = NOT_GIVEN, ef_search: int | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, time_range: dict[str, Any] | NotGiven = NOT_GIVEN, seed_memory_id: str | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, max_depth: int | NotGiven = NOT_GIVEN, analogical_alpha: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.RecallResponse:
         """Recall memories for a cue with one or more strategies (``POST /v1/recall``)."""
-        return self._call('recall', body=_fields(cue=cue, filter=filter, strategies=strategies, strategy=strategy, scoring_weights=scoring_weights, cue_context=cue_context, similarity_mode=similarity_mode, min_relevance=min_relevance, asked_at_us=asked_at_us, speaker=speaker, conversation_id=conversation_id, top_k=top_k, ef_search=ef_search, entity_id=entity_id, time_range=time_range, seed_memory_id=seed_memory_id, edge_types=edge_types, max_depth=max_depth, analogical_alpha=analogical_alpha), options=options)
+        return self._call('recall', body=_fields(cue=cue, filter=filter, strategies=strategies, strategy=strategy, scoring_weights=scoring_weights, cue_context=cue_context, similarity_mode=similarity_mode, min_relevance=min_relevance, asked_at_us=asked_at_us, speaker=speaker, conversation_id=conversation_id, top_k=top_k, ef_search=ef_search, entity_id=entity_id, time_range=time_range, seed_memory_id=seed_memory_id, edge_types=edge_types, max_depth=max_depth, analogical_alpha=analogical_alpha), reply=models.RecallResponse, options=options)
 
-    def prime(self, *, filter: dict[str, Any] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, max_memories: int | NotGiven = NOT_GIVEN, similarity_cue: str | NotGiven = NOT_GIVEN, scoring_weights: dict[str, Any] | NotGiven = NOT_GIVEN, recency_window_us: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, min_relevance: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def prime(self, *, filter: dict[str, Any] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, max_memories: int | NotGiven = NOT_GIVEN, similarity_cue: str | NotGiven = NOT_GIVEN, scoring_weights: dict[str, Any] | NotGiven = NOT_GIVEN, recency_window_us: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, min_relevance: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.PrimeResponse:
         """Recent plus relevant memories to prime an agent (``POST /v1/prime``)."""
-        return self._call('prime', body=_fields(filter=filter, entity_id=entity_id, max_memories=max_memories, similarity_cue=similarity_cue, scoring_weights=scoring_weights, recency_window_us=recency_window_us, context=context, min_relevance=min_relevance), options=options)
+        return self._call('prime', body=_fields(filter=filter, entity_id=entity_id, max_memories=max_memories, similarity_cue=similarity_cue, scoring_weights=scoring_weights, recency_window_us=recency_window_us, context=context, min_relevance=min_relevance), reply=models.PrimeResponse, options=options)
 
-    def graph(self, *, center_id: str, depth: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, direction: Literal["out"] | Literal["in"] | Literal["both"] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def graph(self, *, center_id: str, depth: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, direction: Literal["out"] | Literal["in"] | Literal["both"] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.GraphResponse:
         """The neighbourhood of a memory in the edge graph (``POST /v1/graph``)."""
-        return self._call('graph', body=_fields(center_id=center_id, depth=depth, edge_types=edge_types, max_nodes=max_nodes, direction=direction), options=options)
+        return self._call('graph', body=_fields(center_id=center_id, depth=depth, edge_types=edge_types, max_nodes=max_nodes, direction=direction), reply=models.GraphResponse, options=options)
 
-    def insights(self, *, entity_id: str | NotGiven = NOT_GIVEN, min_confidence: float | NotGiven = NOT_GIVEN, max_results: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def insights(self, *, entity_id: str | NotGiven = NOT_GIVEN, min_confidence: float | NotGiven = NOT_GIVEN, max_results: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.InsightsResponse:
         """Insight memories, most confident first (``GET /v1/insights``)."""
-        return self._call('insights', query=_fields(entity_id=entity_id, min_confidence=min_confidence, max_results=max_results), options=options)
+        return self._call('insights', query=_fields(entity_id=entity_id, min_confidence=min_confidence, max_results=max_results), reply=models.InsightsResponse, options=options)
 
-    def feed(self, id: str, *, text: str, options: RequestOptions | None = None) -> Any:
+    def feed(self, id: str, *, text: str, options: RequestOptions | None = None) -> models.FeedResponse:
         """Feed text to an open subscription (``POST /v1/subscribe/{id}/feed``)."""
-        return self._call('feed', params={'id': id}, body=_fields(text=text), options=options)
+        return self._call('feed', params={'id': id}, body=_fields(text=text), reply=models.FeedResponse, options=options)
 
-    def close_subscription(self, id: str, *, options: RequestOptions | None = None) -> Any:
+    def close_subscription(self, id: str, *, options: RequestOptions | None = None) -> models.CloseSubscriptionResponse:
         """Close a subscription (its stream gets `event: closed`) (``DELETE /v1/subscribe/{id}``)."""
-        return self._call('close_subscription', params={'id': id}, options=options)
+        return self._call('close_subscription', params={'id': id}, reply=models.CloseSubscriptionResponse, options=options)
 
-    def reflect(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def reflect(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ReflectResponse:
         """Cluster recent memories into insights now (``POST /v1/reflect``)."""
-        return self._call('reflect', body=_fields(entity_id=entity_id, since_us=since_us, since=since), options=options)
+        return self._call('reflect', body=_fields(entity_id=entity_id, since_us=since_us, since=since), reply=models.ReflectResponse, options=options)
 
-    def reflect_prepare(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def reflect_prepare(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ReflectPrepareResponse:
         """Agent-driven reflection, step 1: clusters and prompts (``POST /v1/reflect/prepare``). Deprecated."""
-        return self._call('reflect_prepare', body=_fields(entity_id=entity_id, since_us=since_us, since=since), options=options)
+        return self._call('reflect_prepare', body=_fields(entity_id=entity_id, since_us=since_us, since=since), reply=models.ReflectPrepareResponse, options=options)
 
-    def reflect_commit(self, *, session_id: str, insights: list[dict[str, Any]], options: RequestOptions | None = None) -> Any:
+    def reflect_commit(self, *, session_id: str, insights: list[dict[str, Any]], options: RequestOptions | None = None) -> models.ReflectCommitResponse:
         """Agent-driven reflection, step 2: store the insights (``POST /v1/reflect/commit``). Deprecated."""
-        return self._call('reflect_commit', body=_fields(session_id=session_id, insights=insights), options=options)
+        return self._call('reflect_commit', body=_fields(session_id=session_id, insights=insights), reply=models.ReflectCommitResponse, options=options)
 
-    def contradiction_prepare(self, *, options: RequestOptions | None = None) -> Any:
+    def contradiction_prepare(self, *, options: RequestOptions | None = None) -> models.ContradictionPrepareResponse:
         """Contradiction candidates waiting for a verdict (``POST /v1/contradictions/prepare``). Deprecated."""
-        return self._call('contradiction_prepare', options=options)
+        return self._call('contradiction_prepare', reply=models.ContradictionPrepareResponse, options=options)
 
-    def contradiction_commit(self, *, verdicts: list[dict[str, Any]], options: RequestOptions | None = None) -> Any:
+    def contradiction_commit(self, *, verdicts: list[dict[str, Any]], options: RequestOptions | None = None) -> models.ContradictionCommitResponse:
         """Verdicts on contradiction candidates (``POST /v1/contradictions/commit``). Deprecated."""
-        return self._call('contradiction_commit', body=_fields(verdicts=verdicts), options=options)
+        return self._call('contradiction_commit', body=_fields(verdicts=verdicts), reply=models.ContradictionCommitResponse, options=options)
 
-    def entities(self, *, options: RequestOptions | None = None) -> Any:
+    def entities(self, *, options: RequestOptions | None = None) -> models.EntitiesResponse:
         """Entity ids in use in the workspace (``GET /v1/entities``)."""
-        return self._call('entities', options=options)
+        return self._call('entities', reply=models.EntitiesResponse, options=options)
 
-    def whoami(self, *, options: RequestOptions | None = None) -> Any:
+    def whoami(self, *, options: RequestOptions | None = None) -> models.WhoamiResponse:
         """The calling key: role, workspace, reach (``GET /v1/auth/whoami``)."""
-        return self._call('whoami', options=options)
+        return self._call('whoami', reply=models.WhoamiResponse, options=options)
 
-    def cluster_status(self, *, options: RequestOptions | None = None) -> Any:
+    def cluster_status(self, *, options: RequestOptions | None = None) -> models.ClusterStatusResponse:
         """Cluster mode: nodes, partitions, owners, lag (404 when cluster mode is off) (``GET /v1/cluster``)."""
-        return self._call('cluster_status', options=options)
+        return self._call('cluster_status', reply=models.ClusterStatusResponse, options=options)
 
-    def workspaces_list(self, *, options: RequestOptions | None = None) -> Any:
+    def workspaces_list(self, *, options: RequestOptions | None = None) -> models.WorkspacesListResponse:
         """All workspaces with their memory counts (``GET /v1/workspaces``)."""
-        return self._call('workspaces_list', options=options)
+        return self._call('workspaces_list', reply=models.WorkspacesListResponse, options=options)
 
-    def workspaces_create(self, *, slug: str, name: str | NotGiven = NOT_GIVEN, default_ttl_s: float | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def workspaces_create(self, *, slug: str, name: str | NotGiven = NOT_GIVEN, default_ttl_s: float | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.WorkspacesCreateResponse:
         """Create a workspace and a workspace key for it (``POST /v1/workspaces``)."""
-        return self._call('workspaces_create', body=_fields(slug=slug, name=name, default_ttl_s=default_ttl_s), options=options)
+        return self._call('workspaces_create', body=_fields(slug=slug, name=name, default_ttl_s=default_ttl_s), reply=models.WorkspacesCreateResponse, options=options)
 
-    def workspaces_get(self, slug: str, *, options: RequestOptions | None = None) -> Any:
+    def workspaces_get(self, slug: str, *, options: RequestOptions | None = None) -> models.WorkspacesGetResponse:
         """One workspace (``GET /v1/workspaces/{slug}``)."""
-        return self._call('workspaces_get', params={'slug': slug}, options=options)
+        return self._call('workspaces_get', params={'slug': slug}, reply=models.WorkspacesGetResponse, options=options)
 
-    def workspaces_update(self, slug: str, *, name: str | NotGiven = NOT_GIVEN, default_ttl_s: float | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def workspaces_update(self, slug: str, *, name: str | NotGiven = NOT_GIVEN, default_ttl_s: float | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.WorkspacesUpdateResponse:
         """Rename a workspace or set its default TTL (null removes it) (``PUT /v1/workspaces/{slug}``)."""
-        return self._call('workspaces_update', params={'slug': slug}, body=_fields(name=name, default_ttl_s=default_ttl_s), options=options)
+        return self._call('workspaces_update', params={'slug': slug}, body=_fields(name=name, default_ttl_s=default_ttl_s), reply=models.WorkspacesUpdateResponse, options=options)
 
-    def workspaces_delete(self, slug: str, *, options: RequestOptions | None = None) -> Any:
+    def workspaces_delete(self, slug: str, *, options: RequestOptions | None = None) -> models.WorkspacesDeleteResponse:
         """Delete a workspace, its memories and its keys (``DELETE /v1/workspaces/{slug}``)."""
-        return self._call('workspaces_delete', params={'slug': slug}, options=options)
+        return self._call('workspaces_delete', params={'slug': slug}, reply=models.WorkspacesDeleteResponse, options=options)
 
-    def backup(self, *, to: str, options: RequestOptions | None = None) -> Any:
+    def backup(self, *, to: str, options: RequestOptions | None = None) -> models.BackupResponse:
         """Online backup: a consistent copy of every shard into an empty directory on the server's machine (``POST /v1/admin/backup``)."""
-        return self._call('backup', body=_fields(to=to), options=options)
+        return self._call('backup', body=_fields(to=to), reply=models.BackupResponse, options=options)
 
-    def keys_list(self, *, options: RequestOptions | None = None) -> Any:
+    def keys_list(self, *, options: RequestOptions | None = None) -> models.KeysListResponse:
         """All API keys (never their secrets) (``GET /v1/keys``)."""
-        return self._call('keys_list', options=options)
+        return self._call('keys_list', reply=models.KeysListResponse, options=options)
 
-    def keys_create(self, *, workspace: str, role: Literal["admin"] | Literal["workspace"], label: str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    def keys_create(self, *, workspace: str, role: Literal["admin"] | Literal["workspace"], label: str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.KeysCreateResponse:
         """Create an API key (``POST /v1/keys``)."""
-        return self._call('keys_create', body=_fields(workspace=workspace, role=role, label=label), options=options)
+        return self._call('keys_create', body=_fields(workspace=workspace, role=role, label=label), reply=models.KeysCreateResponse, options=options)
 
-    def keys_revoke(self, key_id: str, *, options: RequestOptions | None = None) -> Any:
+    def keys_revoke(self, key_id: str, *, options: RequestOptions | None = None) -> models.KeysRevokeResponse:
         """Revoke an API key (``DELETE /v1/keys/{key_id}``)."""
-        return self._call('keys_revoke', params={'key_id': key_id}, options=options)
+        return self._call('keys_revoke', params={'key_id': key_id}, reply=models.KeysRevokeResponse, options=options)
 
-    def health_live(self, *, options: RequestOptions | None = None) -> Any:
+    def health_live(self, *, options: RequestOptions | None = None) -> models.HealthLiveResponse:
         """Liveness (``GET /v1/health/live``)."""
-        return self._call('health_live', options=options)
+        return self._call('health_live', reply=models.HealthLiveResponse, options=options)
 
-    def health_ready(self, *, options: RequestOptions | None = None) -> Any:
+    def health_ready(self, *, options: RequestOptions | None = None) -> models.HealthReadyResponse:
         """Readiness (503 while starting or draining) (``GET /v1/health/ready``)."""
-        return self._call('health_ready', options=options)
+        return self._call('health_ready', reply=models.HealthReadyResponse, options=options)
 
     def metrics(self, *, options: RequestOptions | None = None) -> str:
         """Prometheus metrics (``GET /v1/metrics``)."""
         return self._call('metrics', options=options)
 
-    def openapi(self, *, options: RequestOptions | None = None) -> Any:
+    def openapi(self, *, options: RequestOptions | None = None) -> models.OpenapiResponse:
         """This API as an OpenAPI 3.1 document (``GET /v1/openapi.json``)."""
-        return self._call('openapi', options=options)
+        return self._call('openapi', reply=models.OpenapiResponse, options=options)
 
 
 class GeneratedAsync(AsyncTransport):
     """Flashbulb's REST operations (asynchronous)."""
 
-    async def list(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, speaker: str | NotGiven = NOT_GIVEN, conversation_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, until_us: int | str | NotGiven = NOT_GIVEN, sort: Literal["created_at"] | Literal["updated_at"] | Literal["importance"] | Literal["access_count"] | Literal["last_accessed_at"] | NotGiven = NOT_GIVEN, order: Literal["asc"] | Literal["desc"] | NotGiven = NOT_GIVEN, with_total: bool | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def list(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, speaker: str | NotGiven = NOT_GIVEN, conversation_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, until_us: int | str | NotGiven = NOT_GIVEN, sort: Literal["created_at"] | Literal["updated_at"] | Literal["importance"] | Literal["access_count"] | Literal["last_accessed_at"] | NotGiven = NOT_GIVEN, order: Literal["asc"] | Literal["desc"] | NotGiven = NOT_GIVEN, with_total: bool | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ListResponse:
         """List memories a page at a time: oldest first, or sorted, filtered by words and creation time, with a total (``GET /v1/memories``)."""
-        return await self._call('list', query=_fields(filter=filter, entity_id=entity_id, speaker=speaker, conversation_id=conversation_id, kind=kind, cursor=cursor, limit=limit, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, sort=sort, order=order, with_total=with_total), options=options)
+        return await self._call('list', query=_fields(filter=filter, entity_id=entity_id, speaker=speaker, conversation_id=conversation_id, kind=kind, cursor=cursor, limit=limit, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, sort=sort, order=order, with_total=with_total), reply=models.ListResponse, options=options)
 
-    async def remember(self, *, content: str, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, occurred_at: int | str | NotGiven = NOT_GIVEN, speaker: str | None | NotGiven = NOT_GIVEN, conversation_id: str | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def remember(self, *, content: str, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, occurred_at: int | str | NotGiven = NOT_GIVEN, speaker: str | None | NotGiven = NOT_GIVEN, conversation_id: str | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.RememberResponse:
         """Store a memory (``POST /v1/memories``)."""
-        return await self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges, occurred_at=occurred_at, speaker=speaker, conversation_id=conversation_id), options=options)
+        return await self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges, occurred_at=occurred_at, speaker=speaker, conversation_id=conversation_id), reply=models.RememberResponse, options=options)
 
-    async def timeline(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, until_us: int | str | NotGiven = NOT_GIVEN, bucket: Literal["hour"] | Literal["day"] | NotGiven = NOT_GIVEN, utc_offset_min: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def timeline(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, until_us: int | str | NotGiven = NOT_GIVEN, bucket: Literal["hour"] | Literal["day"] | NotGiven = NOT_GIVEN, utc_offset_min: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.TimelineResponse:
         """How many of the list's matches were created per hour or day (``GET /v1/memories/timeline``)."""
-        return await self._call('timeline', query=_fields(filter=filter, entity_id=entity_id, kind=kind, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, bucket=bucket, utc_offset_min=utc_offset_min), options=options)
+        return await self._call('timeline', query=_fields(filter=filter, entity_id=entity_id, kind=kind, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, bucket=bucket, utc_offset_min=utc_offset_min), reply=models.TimelineResponse, options=options)
 
-    async def graph_overview(self, *, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def graph_overview(self, *, entity_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.GraphOverviewResponse:
         """The workspace's (or an entity's) graph without a centre: the most important memories and the edges among them (``POST /v1/graph/overview``)."""
-        return await self._call('graph_overview', body=_fields(entity_id=entity_id, kind=kind, max_nodes=max_nodes, edge_types=edge_types), options=options)
+        return await self._call('graph_overview', body=_fields(entity_id=entity_id, kind=kind, max_nodes=max_nodes, edge_types=edge_types), reply=models.GraphOverviewResponse, options=options)
 
-    async def entity_summaries(self, *, q: str | NotGiven = NOT_GIVEN, sort: Literal["recent"] | Literal["memories"] | Literal["name"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def entity_summaries(self, *, q: str | NotGiven = NOT_GIVEN, sort: Literal["recent"] | Literal["memories"] | Literal["name"] | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.EntitySummariesResponse:
         """Entities with their memory counts and last activity (``GET /v1/entities/summary``)."""
-        return await self._call('entity_summaries', query=_fields(q=q, sort=sort, limit=limit), options=options)
+        return await self._call('entity_summaries', query=_fields(q=q, sort=sort, limit=limit), reply=models.EntitySummariesResponse, options=options)
 
-    async def contradictions(self, *, entity_id: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def contradictions(self, *, entity_id: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ContradictionsResponse:
         """Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (``GET /v1/contradictions``)."""
-        return await self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), options=options)
+        return await self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), reply=models.ContradictionsResponse, options=options)
 
-    async def activity(self, *, workspace: str | NotGiven = NOT_GIVEN, action: Literal["remember"] | Literal["revise"] | Literal["forget"] | Literal["import"] | Literal["upload"] | Literal["reflect"] | Literal["insights_commit"] | Literal["verdicts"] | Literal["workspace_create"] | Literal["workspace_update"] | Literal["workspace_delete"] | Literal["key_create"] | Literal["key_revoke"] | NotGiven = NOT_GIVEN, key_id: str | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def activity(self, *, workspace: str | NotGiven = NOT_GIVEN, action: Literal["remember"] | Literal["revise"] | Literal["forget"] | Literal["import"] | Literal["upload"] | Literal["reflect"] | Literal["insights_commit"] | Literal["verdicts"] | Literal["workspace_create"] | Literal["workspace_update"] | Literal["workspace_delete"] | Literal["key_create"] | Literal["key_revoke"] | NotGiven = NOT_GIVEN, key_id: str | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ActivityResponse:
         """What changed, newest first: writes, revisions, forgets, imports, insights, workspaces and keys, with the key that did it (``GET /v1/admin/activity``)."""
-        return await self._call('activity', query=_fields(workspace=workspace, action=action, key_id=key_id, cursor=cursor, limit=limit), options=options)
+        return await self._call('activity', query=_fields(workspace=workspace, action=action, key_id=key_id, cursor=cursor, limit=limit), reply=models.ActivityResponse, options=options)
 
-    async def metrics_history(self, *, since_us: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def metrics_history(self, *, since_us: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.MetricsHistoryResponse:
         """The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (``GET /v1/metrics/history``)."""
-        return await self._call('metrics_history', query=_fields(since_us=since_us), options=options)
+        return await self._call('metrics_history', query=_fields(since_us=since_us), reply=models.MetricsHistoryResponse, options=options)
 
-    async def batch_get(self, *, memory_ids: list[str], options: RequestOptions | None = None) -> Any:
+    async def batch_get(self, *, memory_ids: list[str], options: RequestOptions | None = None) -> models.BatchGetResponse:
         """Get several memories by id (unknown ids are skipped) (``POST /v1/memories/batch``)."""
-        return await self._call('batch_get', body=_fields(memory_ids=memory_ids), options=options)
+        return await self._call('batch_get', body=_fields(memory_ids=memory_ids), reply=models.BatchGetResponse, options=options)
 
-    async def get(self, id: str, *, options: RequestOptions | None = None) -> Any:
+    async def get(self, id: str, *, options: RequestOptions | None = None) -> models.GetResponse:
         """Get one memory (``GET /v1/memories/{id}``)."""
-        return await self._call('get', params={'id': id}, options=options)
+        return await self._call('get', params={'id': id}, reply=models.GetResponse, options=options)
 
-    async def delete_memory(self, id: str, *, options: RequestOptions | None = None) -> Any:
+    async def delete_memory(self, id: str, *, options: RequestOptions | None = None) -> models.DeleteMemoryResponse:
         """Forget one memory, as POST /v1/forget with memory_ids: [id] (its superseded versions go with it; a version's id forgets that version alone; 404 when not held) (``DELETE /v1/memories/{id}``)."""
-        return await self._call('delete_memory', params={'id': id}, options=options)
+        return await self._call('delete_memory', params={'id': id}, reply=models.DeleteMemoryResponse, options=options)
 
-    async def edges(self, id: str, *, options: RequestOptions | None = None) -> Any:
+    async def edges(self, id: str, *, options: RequestOptions | None = None) -> models.EdgesResponse:
         """A memory's outgoing and incoming edges (``GET /v1/memories/{id}/edges``)."""
-        return await self._call('edges', params={'id': id}, options=options)
+        return await self._call('edges', params={'id': id}, reply=models.EdgesResponse, options=options)
 
-    async def revise(self, id: str, *, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, content: str | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, context_mode: Literal["merge"] | Literal["replace"] | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def revise(self, id: str, *, ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, content: str | NotGiven = NOT_GIVEN, importance: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, context_mode: Literal["merge"] | Literal["replace"] | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, edges: list[dict[str, Any]] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ReviseResponse:
         """Revise a memory in place (``PUT /v1/revise/{id}``)."""
-        return await self._call('revise', params={'id': id}, body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, context_mode=context_mode, entity_id=entity_id, edges=edges), options=options)
+        return await self._call('revise', params={'id': id}, body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, context_mode=context_mode, entity_id=entity_id, edges=edges), reply=models.ReviseResponse, options=options)
 
-    async def forget(self, *, memory_ids: list[str] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, staleness_threshold_us: int | str | NotGiven = NOT_GIVEN, access_count_floor: float | NotGiven = NOT_GIVEN, memory_kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, decay_score_floor: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def forget(self, *, memory_ids: list[str] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, staleness_threshold_us: int | str | NotGiven = NOT_GIVEN, access_count_floor: float | NotGiven = NOT_GIVEN, memory_kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, decay_score_floor: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ForgetResponse:
         """Erase memories matching all the given criteria (``POST /v1/forget``)."""
-        return await self._call('forget', body=_fields(memory_ids=memory_ids, entity_id=entity_id, staleness_threshold_us=staleness_threshold_us, access_count_floor=access_count_floor, memory_kind=memory_kind, decay_score_floor=decay_score_floor), options=options)
+        return await self._call('forget', body=_fields(memory_ids=memory_ids, entity_id=entity_id, staleness_threshold_us=staleness_threshold_us, access_count_floor=access_count_floor, memory_kind=memory_kind, decay_score_floor=decay_score_floor), reply=models.ForgetResponse, options=options)
 
-    async def recall(self, *, cue: str, filter: dict[str, Any] | NotGiven = NOT_GIVEN, strategies: list[str | dict[str, Any]] | NotGiven = NOT_GIVEN, strategy: str | NotGiven = NOT_GIVEN, scoring_weights: dict[str, Any] | NotGiven = NOT_GIVEN, cue_context: str | dict[str, Any] | NotGiven = NOT_GIVEN, similarity_mode: Literal["hybrid", "dense", "lexical"] | NotGiven = NOT_GIVEN, min_relevance: float | NotGiven = NOT_GIVEN, asked_at_us: int | str | NotGiven = NOT_GIVEN, speaker: str | NotGiven = NOT_GIVEN, conversation_id: str | NotGiven = NOT_GIVEN, top_k: int | NotGiven = NOT_GIVEN, ef_search: int | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, time_range: dict[str, Any] | NotGiven = NOT_GIVEN, seed_memory_id: str | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, max_depth: int | NotGiven = NOT_GIVEN, analogical_alpha: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def recall(self, *, cue: str, filter: dict[str, Any] | NotGiven = NOT_GIVEN, strategies: list[str | dict[str, Any]] | NotGiven = NOT_GIVEN, strategy: str | NotGiven = NOT_GIVEN, scoring_weights: dict[str, Any] | NotGiven = NOT_GIVEN, cue_context: str | dict[str, Any] | NotGiven = NOT_GIVEN, similarity_mode: Literal["hybrid", "dense", "lexical"] | NotGiven = NOT_GIVEN, min_relevance: float | NotGiven = NOT_GIVEN, asked_at_us: int | str | NotGiven = NOT_GIVEN, speaker: str | NotGiven = NOT_GIVEN, conversation_id: str | NotGiven = NOT_GIVEN, top_k: int | NotGiven = NOT_GIVEN, ef_search: int | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, time_range: dict[str, Any] | NotGiven = NOT_GIVEN, seed_memory_id: str | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, max_depth: int | NotGiven = NOT_GIVEN, analogical_alpha: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.RecallResponse:
         """Recall memories for a cue with one or more strategies (``POST /v1/recall``)."""
-        return await self._call('recall', body=_fields(cue=cue, filter=filter, strategies=strategies, strategy=strategy, scoring_weights=scoring_weights, cue_context=cue_context, similarity_mode=similarity_mode, min_relevance=min_relevance, asked_at_us=asked_at_us, speaker=speaker, conversation_id=conversation_id, top_k=top_k, ef_search=ef_search, entity_id=entity_id, time_range=time_range, seed_memory_id=seed_memory_id, edge_types=edge_types, max_depth=max_depth, analogical_alpha=analogical_alpha), options=options)
+        return await self._call('recall', body=_fields(cue=cue, filter=filter, strategies=strategies, strategy=strategy, scoring_weights=scoring_weights, cue_context=cue_context, similarity_mode=similarity_mode, min_relevance=min_relevance, asked_at_us=asked_at_us, speaker=speaker, conversation_id=conversation_id, top_k=top_k, ef_search=ef_search, entity_id=entity_id, time_range=time_range, seed_memory_id=seed_memory_id, edge_types=edge_types, max_depth=max_depth, analogical_alpha=analogical_alpha), reply=models.RecallResponse, options=options)
 
-    async def prime(self, *, filter: dict[str, Any] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, max_memories: int | NotGiven = NOT_GIVEN, similarity_cue: str | NotGiven = NOT_GIVEN, scoring_weights: dict[str, Any] | NotGiven = NOT_GIVEN, recency_window_us: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, min_relevance: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def prime(self, *, filter: dict[str, Any] | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, max_memories: int | NotGiven = NOT_GIVEN, similarity_cue: str | NotGiven = NOT_GIVEN, scoring_weights: dict[str, Any] | NotGiven = NOT_GIVEN, recency_window_us: float | NotGiven = NOT_GIVEN, context: dict[str, Any] | NotGiven = NOT_GIVEN, min_relevance: float | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.PrimeResponse:
         """Recent plus relevant memories to prime an agent (``POST /v1/prime``)."""
-        return await self._call('prime', body=_fields(filter=filter, entity_id=entity_id, max_memories=max_memories, similarity_cue=similarity_cue, scoring_weights=scoring_weights, recency_window_us=recency_window_us, context=context, min_relevance=min_relevance), options=options)
+        return await self._call('prime', body=_fields(filter=filter, entity_id=entity_id, max_memories=max_memories, similarity_cue=similarity_cue, scoring_weights=scoring_weights, recency_window_us=recency_window_us, context=context, min_relevance=min_relevance), reply=models.PrimeResponse, options=options)
 
-    async def graph(self, *, center_id: str, depth: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, direction: Literal["out"] | Literal["in"] | Literal["both"] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def graph(self, *, center_id: str, depth: int | NotGiven = NOT_GIVEN, edge_types: list[str] | NotGiven = NOT_GIVEN, max_nodes: int | NotGiven = NOT_GIVEN, direction: Literal["out"] | Literal["in"] | Literal["both"] | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.GraphResponse:
         """The neighbourhood of a memory in the edge graph (``POST /v1/graph``)."""
-        return await self._call('graph', body=_fields(center_id=center_id, depth=depth, edge_types=edge_types, max_nodes=max_nodes, direction=direction), options=options)
+        return await self._call('graph', body=_fields(center_id=center_id, depth=depth, edge_types=edge_types, max_nodes=max_nodes, direction=direction), reply=models.GraphResponse, options=options)
 
-    async def insights(self, *, entity_id: str | NotGiven = NOT_GIVEN, min_confidence: float | NotGiven = NOT_GIVEN, max_results: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def insights(self, *, entity_id: str | NotGiven = NOT_GIVEN, min_confidence: float | NotGiven = NOT_GIVEN, max_results: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.InsightsResponse:
         """Insight memories, most confident first (``GET /v1/insights``)."""
-        return await self._call('insights', query=_fields(entity_id=entity_id, min_confidence=min_confidence, max_results=max_results), options=options)
+        return await self._call('insights', query=_fields(entity_id=entity_id, min_confidence=min_confidence, max_results=max_results), reply=models.InsightsResponse, options=options)
 
-    async def feed(self, id: str, *, text: str, options: RequestOptions | None = None) -> Any:
+    async def feed(self, id: str, *, text: str, options: RequestOptions | None = None) -> models.FeedResponse:
         """Feed text to an open subscription (``POST /v1/subscribe/{id}/feed``)."""
-        return await self._call('feed', params={'id': id}, body=_fields(text=text), options=options)
+        return await self._call('feed', params={'id': id}, body=_fields(text=text), reply=models.FeedResponse, options=options)
 
-    async def close_subscription(self, id: str, *, options: RequestOptions | None = None) -> Any:
+    async def close_subscription(self, id: str, *, options: RequestOptions | None = None) -> models.CloseSubscriptionResponse:
         """Close a subscription (its stream gets `event: closed`) (``DELETE /v1/subscribe/{id}``)."""
-        return await self._call('close_subscription', params={'id': id}, options=options)
+        return await self._call('close_subscription', params={'id': id}, reply=models.CloseSubscriptionResponse, options=options)
 
-    async def reflect(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def reflect(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ReflectResponse:
         """Cluster recent memories into insights now (``POST /v1/reflect``)."""
-        return await self._call('reflect', body=_fields(entity_id=entity_id, since_us=since_us, since=since), options=options)
+        return await self._call('reflect', body=_fields(entity_id=entity_id, since_us=since_us, since=since), reply=models.ReflectResponse, options=options)
 
-    async def reflect_prepare(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def reflect_prepare(self, *, entity_id: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, since: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ReflectPrepareResponse:
         """Agent-driven reflection, step 1: clusters and prompts (``POST /v1/reflect/prepare``). Deprecated."""
-        return await self._call('reflect_prepare', body=_fields(entity_id=entity_id, since_us=since_us, since=since), options=options)
+        return await self._call('reflect_prepare', body=_fields(entity_id=entity_id, since_us=since_us, since=since), reply=models.ReflectPrepareResponse, options=options)
 
-    async def reflect_commit(self, *, session_id: str, insights: list[dict[str, Any]], options: RequestOptions | None = None) -> Any:
+    async def reflect_commit(self, *, session_id: str, insights: list[dict[str, Any]], options: RequestOptions | None = None) -> models.ReflectCommitResponse:
         """Agent-driven reflection, step 2: store the insights (``POST /v1/reflect/commit``). Deprecated."""
-        return await self._call('reflect_commit', body=_fields(session_id=session_id, insights=insights), options=options)
+        return await self._call('reflect_commit', body=_fields(session_id=session_id, insights=insights), reply=models.ReflectCommitResponse, options=options)
 
-    async def contradiction_prepare(self, *, options: RequestOptions | None = None) -> Any:
+    async def contradiction_prepare(self, *, options: RequestOptions | None = None) -> models.ContradictionPrepareResponse:
         """Contradiction candidates waiting for a verdict (``POST /v1/contradictions/prepare``). Deprecated."""
-        return await self._call('contradiction_prepare', options=options)
+        return await self._call('contradiction_prepare', reply=models.ContradictionPrepareResponse, options=options)
 
-    async def contradiction_commit(self, *, verdicts: list[dict[str, Any]], options: RequestOptions | None = None) -> Any:
+    async def contradiction_commit(self, *, verdicts: list[dict[str, Any]], options: RequestOptions | None = None) -> models.ContradictionCommitResponse:
         """Verdicts on contradiction candidates (``POST /v1/contradictions/commit``). Deprecated."""
-        return await self._call('contradiction_commit', body=_fields(verdicts=verdicts), options=options)
+        return await self._call('contradiction_commit', body=_fields(verdicts=verdicts), reply=models.ContradictionCommitResponse, options=options)
 
-    async def entities(self, *, options: RequestOptions | None = None) -> Any:
+    async def entities(self, *, options: RequestOptions | None = None) -> models.EntitiesResponse:
         """Entity ids in use in the workspace (``GET /v1/entities``)."""
-        return await self._call('entities', options=options)
+        return await self._call('entities', reply=models.EntitiesResponse, options=options)
 
-    async def whoami(self, *, options: RequestOptions | None = None) -> Any:
+    async def whoami(self, *, options: RequestOptions | None = None) -> models.WhoamiResponse:
         """The calling key: role, workspace, reach (``GET /v1/auth/whoami``)."""
-        return await self._call('whoami', options=options)
+        return await self._call('whoami', reply=models.WhoamiResponse, options=options)
 
-    async def cluster_status(self, *, options: RequestOptions | None = None) -> Any:
+    async def cluster_status(self, *, options: RequestOptions | None = None) -> models.ClusterStatusResponse:
         """Cluster mode: nodes, partitions, owners, lag (404 when cluster mode is off) (``GET /v1/cluster``)."""
-        return await self._call('cluster_status', options=options)
+        return await self._call('cluster_status', reply=models.ClusterStatusResponse, options=options)
 
-    async def workspaces_list(self, *, options: RequestOptions | None = None) -> Any:
+    async def workspaces_list(self, *, options: RequestOptions | None = None) -> models.WorkspacesListResponse:
         """All workspaces with their memory counts (``GET /v1/workspaces``)."""
-        return await self._call('workspaces_list', options=options)
+        return await self._call('workspaces_list', reply=models.WorkspacesListResponse, options=options)
 
-    async def workspaces_create(self, *, slug: str, name: str | NotGiven = NOT_GIVEN, default_ttl_s: float | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def workspaces_create(self, *, slug: str, name: str | NotGiven = NOT_GIVEN, default_ttl_s: float | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.WorkspacesCreateResponse:
         """Create a workspace and a workspace key for it (``POST /v1/workspaces``)."""
-        return await self._call('workspaces_create', body=_fields(slug=slug, name=name, default_ttl_s=default_ttl_s), options=options)
+        return await self._call('workspaces_create', body=_fields(slug=slug, name=name, default_ttl_s=default_ttl_s), reply=models.WorkspacesCreateResponse, options=options)
 
-    async def workspaces_get(self, slug: str, *, options: RequestOptions | None = None) -> Any:
+    async def workspaces_get(self, slug: str, *, options: RequestOptions | None = None) -> models.WorkspacesGetResponse:
         """One workspace (``GET /v1/workspaces/{slug}``)."""
-        return await self._call('workspaces_get', params={'slug': slug}, options=options)
+        return await self._call('workspaces_get', params={'slug': slug}, reply=models.WorkspacesGetResponse, options=options)
 
-    async def workspaces_update(self, slug: str, *, name: str | NotGiven = NOT_GIVEN, default_ttl_s: float | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def workspaces_update(self, slug: str, *, name: str | NotGiven = NOT_GIVEN, default_ttl_s: float | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.WorkspacesUpdateResponse:
         """Rename a workspace or set its default TTL (null removes it) (``PUT /v1/workspaces/{slug}``)."""
-        return await self._call('workspaces_update', params={'slug': slug}, body=_fields(name=name, default_ttl_s=default_ttl_s), options=options)
+        return await self._call('workspaces_update', params={'slug': slug}, body=_fields(name=name, default_ttl_s=default_ttl_s), reply=models.WorkspacesUpdateResponse, options=options)
 
-    async def workspaces_delete(self, slug: str, *, options: RequestOptions | None = None) -> Any:
+    async def workspaces_delete(self, slug: str, *, options: RequestOptions | None = None) -> models.WorkspacesDeleteResponse:
         """Delete a workspace, its memories and its keys (``DELETE /v1/workspaces/{slug}``)."""
-        return await self._call('workspaces_delete', params={'slug': slug}, options=options)
+        return await self._call('workspaces_delete', params={'slug': slug}, reply=models.WorkspacesDeleteResponse, options=options)
 
-    async def backup(self, *, to: str, options: RequestOptions | None = None) -> Any:
+    async def backup(self, *, to: str, options: RequestOptions | None = None) -> models.BackupResponse:
         """Online backup: a consistent copy of every shard into an empty directory on the server's machine (``POST /v1/admin/backup``)."""
-        return await self._call('backup', body=_fields(to=to), options=options)
+        return await self._call('backup', body=_fields(to=to), reply=models.BackupResponse, options=options)
 
-    async def keys_list(self, *, options: RequestOptions | None = None) -> Any:
+    async def keys_list(self, *, options: RequestOptions | None = None) -> models.KeysListResponse:
         """All API keys (never their secrets) (``GET /v1/keys``)."""
-        return await self._call('keys_list', options=options)
+        return await self._call('keys_list', reply=models.KeysListResponse, options=options)
 
-    async def keys_create(self, *, workspace: str, role: Literal["admin"] | Literal["workspace"], label: str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> Any:
+    async def keys_create(self, *, workspace: str, role: Literal["admin"] | Literal["workspace"], label: str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.KeysCreateResponse:
         """Create an API key (``POST /v1/keys``)."""
-        return await self._call('keys_create', body=_fields(workspace=workspace, role=role, label=label), options=options)
+        return await self._call('keys_create', body=_fields(workspace=workspace, role=role, label=label), reply=models.KeysCreateResponse, options=options)
 
-    async def keys_revoke(self, key_id: str, *, options: RequestOptions | None = None) -> Any:
+    async def keys_revoke(self, key_id: str, *, options: RequestOptions | None = None) -> models.KeysRevokeResponse:
         """Revoke an API key (``DELETE /v1/keys/{key_id}``)."""
-        return await self._call('keys_revoke', params={'key_id': key_id}, options=options)
+        return await self._call('keys_revoke', params={'key_id': key_id}, reply=models.KeysRevokeResponse, options=options)
 
-    async def health_live(self, *, options: RequestOptions | None = None) -> Any:
+    async def health_live(self, *, options: RequestOptions | None = None) -> models.HealthLiveResponse:
         """Liveness (``GET /v1/health/live``)."""
-        return await self._call('health_live', options=options)
+        return await self._call('health_live', reply=models.HealthLiveResponse, options=options)
 
-    async def health_ready(self, *, options: RequestOptions | None = None) -> Any:
+    async def health_ready(self, *, options: RequestOptions | None = None) -> models.HealthReadyResponse:
         """Readiness (503 while starting or draining) (``GET /v1/health/ready``)."""
-        return await self._call('health_ready', options=options)
+        return await self._call('health_ready', reply=models.HealthReadyResponse, options=options)
 
     async def metrics(self, *, options: RequestOptions | None = None) -> str:
         """Prometheus metrics (``GET /v1/metrics``)."""
         return await self._call('metrics', options=options)
 
-    async def openapi(self, *, options: RequestOptions | None = None) -> Any:
+    async def openapi(self, *, options: RequestOptions | None = None) -> models.OpenapiResponse:
         """This API as an OpenAPI 3.1 document (``GET /v1/openapi.json``)."""
-        return await self._call('openapi', options=options)
+        return await self._call('openapi', reply=models.OpenapiResponse, options=options)

@@ -3,6 +3,7 @@ errors as :class:`FlashbulbError`, and retries with back-off on 429 and 503 only
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import time
@@ -11,6 +12,7 @@ from typing import Any, Literal, Mapping, TypedDict
 from urllib.parse import quote
 
 import httpx
+from pydantic import BaseModel, TypeAdapter
 
 __all__ = [
     "NOT_GIVEN", "NotGiven", "Operation", "RequestOptions", "RetryPolicy", "FlashbulbError",
@@ -132,20 +134,40 @@ class _Settings:
         return headers
 
 
+def _plain(value: Any) -> Any:
+    """A model given where JSON is sent (a reply's ``Memory`` as an edge, …) goes as its JSON."""
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_unset=True)
+    raise TypeError(f"{type(value).__name__} is not JSON")
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=_plain).encode("utf-8")
+
+
 def _encode(op: Operation, query: Mapping[str, Any] | None, body: Any) -> tuple[dict[str, str], bytes | None, dict[str, str]]:
     q = {k: _query_value(v) for k, v in (query or {}).items() if v is not None}
     if body is None:
         return q, None, {}
-    data = json.dumps(body, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return q, data, {"content-type": "application/json"}
+    return q, _json(body), {"content-type": "application/json"}
 
 
-def _decode(op: Operation, response: httpx.Response) -> Any:
+@functools.lru_cache(maxsize=None)
+def _adapter(reply: Any) -> TypeAdapter[Any]:
+    return TypeAdapter(reply)
+
+
+def parse_reply(reply: Any, body: bytes | str) -> Any:
+    """A JSON reply as its model (``models.RecallResponse``, ``list[models.Memory]``, …)."""
+    return _adapter(reply).validate_json(body)
+
+
+def _decode(op: Operation, response: httpx.Response, reply: Any = None) -> Any:
     if op.response == "none" or response.status_code == 204 or not response.content:
         return None
     if op.response == "text":
         return response.text
-    return response.json()
+    return response.json() if reply is None else parse_reply(reply, response.content)
 
 
 class _Base:
@@ -205,10 +227,10 @@ class SyncTransport(_Base):
         self.close()
 
     def _call(self, op_id: str, *, params: Mapping[str, str] | None = None, query: Mapping[str, Any] | None = None,
-              body: Any = None, options: RequestOptions | None = None) -> Any:
+              body: Any = None, reply: Any = None, options: RequestOptions | None = None) -> Any:
         op = self._OPERATIONS[op_id]
         q, data, extra = _encode(op, query, body)
-        return _decode(op, self._send(op, params=params, query=q, content=data, headers=extra, options=options))
+        return _decode(op, self._send(op, params=params, query=q, content=data, headers=extra, options=options), reply)
 
     def _send(self, op: Operation, *, replayable: bool = True, **request: Any) -> httpx.Response:
         """Sends one request, retrying 429 and 503 (only when the body can be sent again)."""
@@ -252,10 +274,10 @@ class AsyncTransport(_Base):
         await self.aclose()
 
     async def _call(self, op_id: str, *, params: Mapping[str, str] | None = None, query: Mapping[str, Any] | None = None,
-                    body: Any = None, options: RequestOptions | None = None) -> Any:
+                    body: Any = None, reply: Any = None, options: RequestOptions | None = None) -> Any:
         op = self._OPERATIONS[op_id]
         q, data, extra = _encode(op, query, body)
-        return _decode(op, await self._send(op, params=params, query=q, content=data, headers=extra, options=options))
+        return _decode(op, await self._send(op, params=params, query=q, content=data, headers=extra, options=options), reply)
 
     async def _send(self, op: Operation, *, replayable: bool = True, **request: Any) -> httpx.Response:
         """Sends one request, retrying 429 and 503 (only when the body can be sent again)."""

@@ -1,5 +1,12 @@
 """LangGraph long-term memory on Flashbulb: ``FlashbulbStore(client)`` implements
-``langgraph.store.base.BaseStore`` (``pip install "flashbulb[langgraph]"``).
+``langgraph.store.base.BaseStore`` (``pip install "flashbulb[langgraph]"``) over either client.
+
+- Over :class:`flashbulb.Flashbulb` every method works; the async ones (``aput``, ``asearch``, …,
+  what ``graph.ainvoke`` calls) run the sync client on a worker thread.
+- Over :class:`flashbulb.AsyncFlashbulb` the async methods are native. The sync ones (``put``,
+  ``search``, …) are answered only from another thread while the event loop the store runs on is
+  running (a sync node under ``graph.ainvoke`` runs on such a thread), as LangGraph's own async
+  stores do; on the loop itself, or with no loop, they raise and say which to call instead.
 
 How an item is kept — one Flashbulb memory per (namespace, key), in the client's workspace:
 
@@ -25,8 +32,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from typing import Any, Generator, Iterable, Union
 
 from langgraph.store.base import (
     BaseStore,
@@ -41,12 +47,18 @@ from langgraph.store.base import (
     SearchOp,
 )
 
-from ._client import Flashbulb
+from ._client import AsyncFlashbulb, Flashbulb
+from .models import Memory
 
 __all__ = ["FlashbulbStore"]
 
 _OPS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
 _PAGE = 500
+
+#: One client call an operation needs: the method's name and its keyword arguments. The operations
+#: are generators that yield these and get the replies back, so that one body serves both clients.
+Call = tuple[str, dict[str, Any]]
+Steps = Generator[Call, Any, Any]
 
 
 def encode_namespace(namespace: tuple[str, ...]) -> str:
@@ -55,10 +67,6 @@ def encode_namespace(namespace: tuple[str, ...]) -> str:
 
 def decode_namespace(entity: str) -> tuple[str, ...]:
     return tuple(part.replace("%2F", "/").replace("%25", "%") for part in entity.split("/"))
-
-
-def _time(us: int) -> datetime:
-    return datetime.fromtimestamp(us / 1_000_000, tz=timezone.utc)
 
 
 def _text(key: str, value: dict[str, Any], index: Any) -> str:
@@ -87,18 +95,10 @@ def _value_filter(filter: dict[str, Any] | None) -> dict[str, Any]:
     return out
 
 
-def _fields(memory: dict[str, Any]) -> dict[str, Any]:
-    ctx = memory["context"]
-    return dict(value=ctx.get("value", {}), key=ctx["langgraph"]["key"], namespace=decode_namespace(memory["entity_id"]),
-                created_at=_time(memory["created_at"]), updated_at=_time(memory["updated_at"]))
-
-
-def _item(memory: dict[str, Any]) -> Item:
-    return Item(**_fields(memory))
-
-
-def _search_item(memory: dict[str, Any], score: float | None) -> SearchItem:
-    return SearchItem(**_fields(memory), score=score)
+def _fields(memory: Memory) -> dict[str, Any]:
+    ctx = memory.context
+    return dict(value=ctx.get("value", {}), key=ctx["langgraph"]["key"], namespace=decode_namespace(memory.entity_id or ""),
+                created_at=memory.created_at_iso, updated_at=memory.updated_at_iso)
 
 
 def _matches(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
@@ -109,82 +109,139 @@ def _matches(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
     return all(p == "*" or n == p for n, p in pairs)
 
 
+# -- the operations, as steps ----------------------------------------------------------------
+def _run(op: Op) -> Steps:
+    if isinstance(op, GetOp):
+        memory = yield from _find(op.namespace, op.key)
+        return Item(**_fields(memory)) if memory else None
+    if isinstance(op, PutOp):
+        return (yield from _put(op))
+    if isinstance(op, SearchOp):
+        return (yield from _search(op))
+    if isinstance(op, ListNamespacesOp):
+        return (yield from _list_namespaces(op))
+    raise ValueError(f"unknown operation {type(op).__name__}")
+
+
+def _find(namespace: tuple[str, ...], key: str) -> Steps:
+    page = yield "list", dict(entity_id=encode_namespace(namespace), limit=1, filter=json.dumps({"context.langgraph.key": key}))
+    return page.memories[0] if page.memories else None
+
+
+def _put(op: PutOp) -> Steps:
+    existing = yield from _find(op.namespace, op.key)
+    if op.value is None:
+        if existing:
+            yield "forget", dict(memory_ids=[existing.memory_id])
+        return None
+    meta: dict[str, Any] = {"key": op.key, "depth": len(op.namespace)}
+    meta.update({f"p{i}": part for i, part in enumerate(op.namespace)})
+    fields: dict[str, Any] = {"content": _text(op.key, op.value, op.index), "context": {"langgraph": meta, "value": op.value}}
+    if op.ttl is not None:
+        fields["ttl_s"] = op.ttl * 60
+    if existing:
+        if op.ttl is None:
+            fields["expires_at_us"] = None
+        yield "revise", dict(id=existing.memory_id, context_mode="replace", **fields)
+    else:
+        yield "remember", dict(entity_id=encode_namespace(op.namespace), **fields)
+    return None
+
+
+def _search(op: SearchOp) -> Steps:
+    flt = {**_namespace_filter(op.namespace_prefix), **_value_filter(op.filter), "context.langgraph.key": {"$exists": True}}
+    if op.query:
+        reply = yield "recall", dict(cue=op.query, strategies=["similarity"], top_k=op.offset + op.limit, filter=flt)
+        return [SearchItem(**_fields(h.memory), score=h.relevance) for h in reply.results[op.offset:]]
+    items: list[SearchItem] = []
+    cursor: str | None = None
+    wanted = op.offset + op.limit
+    while len(items) < wanted:
+        args: dict[str, Any] = {"filter": json.dumps(flt), "limit": min(_PAGE, wanted - len(items))}
+        if cursor:
+            args["cursor"] = cursor
+        page = yield "list", args
+        items += [SearchItem(**_fields(m), score=None) for m in page.memories]
+        cursor = page.next_cursor
+        if not cursor:
+            break
+    return items[op.offset:wanted]
+
+
+def _list_namespaces(op: ListNamespacesOp) -> Steps:
+    namespaces = [decode_namespace(e) for e in (yield "entities", {})]
+    namespaces = [ns for ns in namespaces if all(_matches(ns, c) for c in op.match_conditions or ())]
+    if op.max_depth is not None:
+        namespaces = [ns[: op.max_depth] for ns in namespaces]
+    return sorted(set(namespaces))[op.offset: op.offset + op.limit]
+
+
+def _call(client: Flashbulb | AsyncFlashbulb, call: Call) -> Any:
+    name, kwargs = call
+    method = getattr(client, name)
+    return method(kwargs.pop("id"), **kwargs) if "id" in kwargs else method(**kwargs)
+
+
+def _drive(client: Flashbulb, steps: Steps) -> Any:
+    try:
+        call = next(steps)
+        while True:
+            call = steps.send(_call(client, call))
+    except StopIteration as done:
+        return done.value
+
+
+async def _adrive(client: AsyncFlashbulb, steps: Steps) -> Any:
+    try:
+        call = next(steps)
+        while True:
+            call = steps.send(await _call(client, call))
+    except StopIteration as done:
+        return done.value
+
+
 class FlashbulbStore(BaseStore):
-    """A LangGraph ``BaseStore`` over a :class:`flashbulb.Flashbulb` client (see the module's notes)."""
+    """A LangGraph ``BaseStore`` over a :class:`flashbulb.Flashbulb` or :class:`flashbulb.AsyncFlashbulb`
+    client (see the module's notes)."""
 
     supports_ttl = True
 
-    def __init__(self, client: Flashbulb) -> None:
+    def __init__(self, client: Union[Flashbulb, AsyncFlashbulb]) -> None:
+        if not isinstance(client, (Flashbulb, AsyncFlashbulb)):
+            raise TypeError(f"FlashbulbStore needs a flashbulb.Flashbulb or flashbulb.AsyncFlashbulb client, not {type(client).__name__}")
         self.client = client
+        #: The event loop an async client runs on: the one running now, else the latest abatch's.
+        self._loop: asyncio.AbstractEventLoop | None = None
+        if isinstance(client, AsyncFlashbulb):
+            try:
+                self._loop = asyncio.get_running_loop()
+            except RuntimeError:
+                pass
 
-    # -- BaseStore -------------------------------------------------------------------------
     def batch(self, ops: Iterable[Op]) -> list[Result]:
-        return [self._run(op) for op in ops]
+        if isinstance(self.client, Flashbulb):
+            return [_drive(self.client, _run(op)) for op in ops]
+        return self._batch_through_loop(list(ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
-        """The same operations, run on a worker thread (the sync client is thread-safe)."""
-        return await asyncio.to_thread(self.batch, list(ops))
+        if isinstance(self.client, AsyncFlashbulb):
+            self._loop = asyncio.get_running_loop()
+            return [await _adrive(self.client, _run(op)) for op in ops]
+        return await asyncio.to_thread(self.batch, list(ops))  # the sync client is thread-safe
 
-    # -- one operation ---------------------------------------------------------------------
-    def _run(self, op: Op) -> Result:
-        if isinstance(op, GetOp):
-            memory = self._find(op.namespace, op.key)
-            return _item(memory) if memory else None
-        if isinstance(op, PutOp):
-            return self._put(op)
-        if isinstance(op, SearchOp):
-            return self._search(op)
-        if isinstance(op, ListNamespacesOp):
-            return self._list_namespaces(op)
-        raise ValueError(f"unknown operation {type(op).__name__}")
-
-    def _find(self, namespace: tuple[str, ...], key: str) -> dict[str, Any] | None:
-        page = self.client.list(entity_id=encode_namespace(namespace), limit=1,
-                                filter=json.dumps({"context.langgraph.key": key}))
-        return page["memories"][0] if page["memories"] else None
-
-    def _put(self, op: PutOp) -> None:
-        existing = self._find(op.namespace, op.key)
-        if op.value is None:
-            if existing:
-                self.client.forget(memory_ids=[existing["memory_id"]])
-            return None
-        meta: dict[str, Any] = {"key": op.key, "depth": len(op.namespace)}
-        meta.update({f"p{i}": part for i, part in enumerate(op.namespace)})
-        context = {"langgraph": meta, "value": op.value}
-        fields: dict[str, Any] = {"content": _text(op.key, op.value, op.index), "context": context}
-        if op.ttl is not None:
-            fields["ttl_s"] = op.ttl * 60
-        if existing:
-            if op.ttl is None:
-                fields["expires_at_us"] = None
-            self.client.revise(existing["memory_id"], context_mode="replace", **fields)
-        else:
-            self.client.remember(entity_id=encode_namespace(op.namespace), **fields)
-        return None
-
-    def _search(self, op: SearchOp) -> list[SearchItem]:
-        flt = {**_namespace_filter(op.namespace_prefix), **_value_filter(op.filter), "context.langgraph.key": {"$exists": True}}
-        if op.query:
-            hits = self.client.recall(cue=op.query, strategies=["similarity"], top_k=op.offset + op.limit, filter=flt)["results"]
-            return [_search_item(h["memory"], h["relevance"]) for h in hits[op.offset:]]
-        items: list[SearchItem] = []
-        cursor: str | None = None
-        wanted = op.offset + op.limit
-        while len(items) < wanted:
-            args: dict[str, Any] = {"filter": json.dumps(flt), "limit": min(_PAGE, wanted - len(items))}
-            if cursor:
-                args["cursor"] = cursor
-            page = self.client.list(**args)
-            items += [_search_item(m, None) for m in page["memories"]]
-            cursor = page.get("next_cursor")
-            if not cursor:
-                break
-        return items[op.offset:wanted]
-
-    def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        namespaces = [decode_namespace(e) for e in self.client.entities()]
-        namespaces = [ns for ns in namespaces if all(_matches(ns, c) for c in op.match_conditions or ())]
-        if op.max_depth is not None:
-            namespaces = [ns[: op.max_depth] for ns in namespaces]
-        return sorted(set(namespaces))[op.offset: op.offset + op.limit]
+    def _batch_through_loop(self, ops: list[Op]) -> list[Result]:
+        """A sync call on a store over the async client: run on the store's loop from another thread."""
+        try:
+            running: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            running = None
+        if running is not None and running is self._loop:
+            raise asyncio.InvalidStateError(
+                "a synchronous call to FlashbulbStore(AsyncFlashbulb(...)) on its own event loop would block it: "
+                "await the async method instead (store.aput / aget / asearch / adelete / alist_namespaces)")
+        if self._loop is None or not self._loop.is_running():
+            raise RuntimeError(
+                "FlashbulbStore(AsyncFlashbulb(...)) answers synchronous calls (put, get, search, …) only from another "
+                "thread while its event loop runs (a sync node under graph.ainvoke); call the async methods "
+                "(await store.aput(...), graph.ainvoke(...)), or give the store a flashbulb.Flashbulb for synchronous use")
+        return asyncio.run_coroutine_threadsafe(self.abatch(ops), self._loop).result()
