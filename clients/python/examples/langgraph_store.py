@@ -1,4 +1,3 @@
-import os
 from langgraph.graph import START, StateGraph
 from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict
@@ -14,9 +13,8 @@ def write(state: State, *, store: BaseStore) -> State:
     return {}
 
 def search(state: State, *, store: BaseStore) -> State:
-    return {"found": [h.value["text"] for h in store.search(("users",), query="what does Alice drink?")]}
+    return {"found": [h.value["text"] for h in store.search(("users", "alice"), query="what does Alice drink?")]}
 
-client = Flashbulb(base_url=os.environ["FLASHBULB_URL"], api_key=os.environ["FLASHBULB_API_KEY"])
-store = FlashbulbStore(client.with_workspace(os.environ.get("FLASHBULB_WORKSPACE", "default")))
+store = FlashbulbStore(Flashbulb().ensure_workspace("agent-memory"))  # a workspace of its own (admin key)
 graph = StateGraph(State).add_node(write).add_node(search).add_edge(START, "write").add_edge("write", "search").compile(store=store)
 print(graph.invoke({"fact": "Alice drinks green tea"})["found"])

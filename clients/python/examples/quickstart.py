@@ -1,7 +1,6 @@
-import os
 from flashbulb import Flashbulb, FlashbulbError
 
-fb = Flashbulb(base_url=os.environ["FLASHBULB_URL"], api_key=os.environ["FLASHBULB_API_KEY"])
+fb = Flashbulb()  # FLASHBULB_URL (else http://localhost:6381) and FLASHBULB_API_KEY
 m = fb.remember(content="Alice prefers green tea in the morning", entity_id="alice", importance=0.8)
 hits = fb.recall(cue="what does Alice drink?", strategies=["similarity"], top_k=3).results
 print(hits[0].memory.content, round(hits[0].relevance, 2))

@@ -50,7 +50,8 @@ def _subscribed_id(event: SseEvent | None) -> int:
 
 
 class Flashbulb(GeneratedSync):
-    """Synchronous client: ``Flashbulb(base_url="http://localhost:6381", api_key="fb_…")``.
+    """Synchronous client: ``Flashbulb()`` reads ``FLASHBULB_URL`` (else ``http://localhost:6381``),
+    ``FLASHBULB_API_KEY`` and ``FLASHBULB_WORKSPACE``; ``Flashbulb(base_url=…, api_key=…)`` says them.
 
     Every REST route is a method named after its operation, taking the JSON fields as keyword
     arguments; replies are pydantic models generated from the OpenAPI document
@@ -59,6 +60,15 @@ class Flashbulb(GeneratedSync):
     """
 
     _OPERATIONS = OPERATIONS
+
+    def ensure_workspace(self, slug: str, *, options: RequestOptions | None = None) -> Flashbulb:
+        """This client acting in workspace ``slug``, which is created first if it does not exist (admin keys)."""
+        try:
+            self.workspaces_create(slug=slug, options=options)
+        except FlashbulbError as err:
+            if err.error_code != "conflict":
+                raise
+        return self.with_workspace(slug)
 
     def subscribe(self, *, options: RequestOptions | None = None, **fields: Any) -> Subscription:
         """Opens a subscription (``POST /v1/subscribe``): iterate it for pushes, ``feed(text)`` and ``close()``."""
@@ -99,6 +109,15 @@ class AsyncFlashbulb(GeneratedAsync):
     """Asynchronous client (``httpx.AsyncClient``); the same methods as :class:`Flashbulb`, awaited."""
 
     _OPERATIONS = OPERATIONS
+
+    async def ensure_workspace(self, slug: str, *, options: RequestOptions | None = None) -> AsyncFlashbulb:
+        """This client acting in workspace ``slug``, which is created first if it does not exist (admin keys)."""
+        try:
+            await self.workspaces_create(slug=slug, options=options)
+        except FlashbulbError as err:
+            if err.error_code != "conflict":
+                raise
+        return self.with_workspace(slug)
 
     async def subscribe(self, *, options: RequestOptions | None = None, **fields: Any) -> AsyncSubscription:
         """Opens a subscription: ``async for`` over it for pushes, ``await feed(text)``, ``await close()``."""

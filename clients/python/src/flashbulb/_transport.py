@@ -13,10 +13,13 @@ from urllib.parse import quote
 
 import httpx
 from pydantic import BaseModel, TypeAdapter
+from typing_extensions import Self
+
+from ._config import Origin, resolve, unauthenticated_hint, unreachable_hint
 
 __all__ = [
     "NOT_GIVEN", "NotGiven", "Operation", "RequestOptions", "RetryPolicy", "FlashbulbError",
-    "SyncTransport", "AsyncTransport",
+    "FlashbulbConnectionError", "SyncTransport", "AsyncTransport",
 ]
 
 RETRIED = frozenset({429, 503})
@@ -97,6 +100,14 @@ class FlashbulbError(Exception):
         return cls(status, code, f"HTTP {status}: {text[:200]}", retry_after)
 
 
+class FlashbulbConnectionError(FlashbulbError):
+    """The server could not be reached (refused, unknown host, connect timeout): ``status`` 0,
+    ``error_code`` ``connection_error``; the message names the URL and where it came from."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(0, "connection_error", message)
+
+
 def _fields(**values: Any) -> dict[str, Any]:
     """The arguments that were given (NOT_GIVEN dropped, None kept as null)."""
     return {k.rstrip("_"): v for k, v in values.items() if v is not NOT_GIVEN}
@@ -118,6 +129,16 @@ class _Settings:
     timeout: float
     retry: RetryPolicy
     headers: dict[str, str] = field(default_factory=dict)
+    origin: Origin = Origin("argument", "argument")
+
+    def explain(self, error: FlashbulbError) -> FlashbulbError:
+        """A 401 says how to give a key (or where the refused one came from)."""
+        if error.status != 401:
+            return error
+        return FlashbulbError(error.status, error.error_code, f"{error.message}; {unauthenticated_hint(self.origin)}", error.retry_after_s)
+
+    def unreachable(self, err: httpx.TransportError) -> FlashbulbConnectionError:
+        return FlashbulbConnectionError(f"{unreachable_hint(self.base_url, self.origin)}: {err}")
 
     def url(self, op: Operation, params: Mapping[str, str] | None) -> str:
         path = op.path
@@ -179,7 +200,7 @@ class _Base:
 
     def __init__(
         self,
-        base_url: str = "http://127.0.0.1:6381",
+        base_url: str | None = None,
         api_key: str | None = None,
         *,
         workspace: str | None = None,
@@ -188,11 +209,14 @@ class _Base:
         headers: Mapping[str, str] | None = None,
         http_client: Any = None,
     ) -> None:
-        self._settings = _Settings(base_url, api_key, workspace, timeout, retry or RetryPolicy(), dict(headers or {}))
+        """``base_url``, ``api_key`` and ``workspace`` default to ``FLASHBULB_URL``, ``FLASHBULB_API_KEY``
+        and ``FLASHBULB_WORKSPACE``; with neither, the URL is ``http://localhost:6381``."""
+        url, key, ws, origin = resolve(base_url, api_key, workspace)
+        self._settings = _Settings(url, key, ws, timeout, retry or RetryPolicy(), dict(headers or {}), origin)
         self._owns_http = http_client is None
         self._http = http_client or self._HTTP(timeout=timeout)
 
-    def with_workspace(self, workspace: str) -> Any:
+    def with_workspace(self, workspace: str) -> Self:
         """The same client acting in another workspace (admin keys); it shares the connection pool."""
         other = object.__new__(type(self))
         other.__dict__.update(self.__dict__)
@@ -238,10 +262,13 @@ class SyncTransport(_Base):
         retry = self._settings.retry
         retries = retry.retries if replayable else 0
         for attempt in range(retries + 1):
-            response = self._http.send(built)
+            try:
+                response = self._http.send(built)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as err:
+                raise self._settings.unreachable(err) from err
             if response.is_success:
                 return response
-            error = FlashbulbError.from_response(response.status_code, response.headers, response.text)
+            error = self._settings.explain(FlashbulbError.from_response(response.status_code, response.headers, response.text))
             if response.status_code not in RETRIED or attempt >= retries:
                 raise error
             time.sleep(retry.delay(attempt, error.retry_after_s))
@@ -249,11 +276,14 @@ class SyncTransport(_Base):
 
     def _stream(self, op: Operation, **request: Any) -> httpx.Response:
         """Opens a streamed response (the caller closes it); an error status is raised at once."""
-        response = self._http.send(self._build(self._http, op, stream=True, **request), stream=True)
+        try:
+            response = self._http.send(self._build(self._http, op, stream=True, **request), stream=True)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as err:
+            raise self._settings.unreachable(err) from err
         if not response.is_success:
             response.read()
             response.close()
-            raise FlashbulbError.from_response(response.status_code, response.headers, response.text)
+            raise self._settings.explain(FlashbulbError.from_response(response.status_code, response.headers, response.text))
         return response
 
 
@@ -285,10 +315,13 @@ class AsyncTransport(_Base):
         retry = self._settings.retry
         retries = retry.retries if replayable else 0
         for attempt in range(retries + 1):
-            response = await self._http.send(built)
+            try:
+                response = await self._http.send(built)
+            except (httpx.ConnectError, httpx.ConnectTimeout) as err:
+                raise self._settings.unreachable(err) from err
             if response.is_success:
                 return response
-            error = FlashbulbError.from_response(response.status_code, response.headers, response.text)
+            error = self._settings.explain(FlashbulbError.from_response(response.status_code, response.headers, response.text))
             if response.status_code not in RETRIED or attempt >= retries:
                 raise error
             await asyncio.sleep(retry.delay(attempt, error.retry_after_s))
@@ -296,9 +329,12 @@ class AsyncTransport(_Base):
 
     async def _stream(self, op: Operation, **request: Any) -> httpx.Response:
         """Opens a streamed response (the caller closes it); an error status is raised at once."""
-        response = await self._http.send(self._build(self._http, op, stream=True, **request), stream=True)
+        try:
+            response = await self._http.send(self._build(self._http, op, stream=True, **request), stream=True)
+        except (httpx.ConnectError, httpx.ConnectTimeout) as err:
+            raise self._settings.unreachable(err) from err
         if not response.is_success:
             await response.aread()
             await response.aclose()
-            raise FlashbulbError.from_response(response.status_code, response.headers, response.text)
+            raise self._settings.explain(FlashbulbError.from_response(response.status_code, response.headers, response.text))
         return response
