@@ -1,9 +1,12 @@
 /**
  * The Python client (clients/python: `flashbulb`, with `flashbulb.langgraph.FlashbulbStore`):
  * runs its pytest suite, which starts a real server from dist/ and drives every route, the SSE
- * subscription, export/import, the LangGraph store beside LangGraph's own InMemoryStore, a small
- * LangGraph graph, and the examples of docs/clients/python.md. The first run installs httpx, pytest and langgraph
- * into node_modules/.cache/flashbulb-py-venv (about a minute); later runs reuse it.
+ * subscription, export/import, the typed reply models (checked stale against the live document),
+ * the LangGraph store over both clients beside LangGraph's own InMemoryStore, small LangGraph
+ * graphs, and the package README's examples, also from the wheel `python -m build` makes,
+ * installed into a fresh venv. The first run installs httpx, pydantic, pytest, langgraph, build and
+ * datamodel-code-generator into node_modules/.cache/flashbulb-py-venv (2–3 minutes); later runs
+ * reuse it. The suite takes about 3 minutes on a loaded machine, the wheel's venv most of it.
  *
  * Skipped only when python3 (3.10+) or its venv module is missing. A failing pip install is a failure.
  */
@@ -41,5 +44,5 @@ describe.skipIf(unavailable !== null)('the Python client (clients/python)', () =
     expect(code, output).toBe(0);
     expect(output).toMatch(/\d+ passed/);
     expect(output).not.toMatch(/\d+ (failed|skipped|error)/);
-  }, 300_000);
+  }, 900_000);
 });

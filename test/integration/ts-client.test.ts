@@ -1,12 +1,30 @@
 /**
  * @flashbulb/client (clients/typescript) against a live server: generated methods, workspace
  * scoping, typed errors, retries on 429 / 503 honouring Retry-After, subscribe() as an async
- * iterator with feed() and close(), upload and text answers — and the README's example as printed.
+ * iterator with feed() and close(), upload and text answers, and where it connects: the options,
+ * else FLASHBULB_URL / FLASHBULB_API_KEY / FLASHBULB_WORKSPACE, else http://localhost:6381, with
+ * errors that say which and how to change it. The README's examples: client-examples.test.ts.
  */
-import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FlashbulbClient, FlashbulbError, type SubscribeMessageEvent } from '../../clients/typescript/src/index.ts';
+import { DEFAULT_URL, FlashbulbClient, FlashbulbConnectionError, FlashbulbError, type SubscribeMessageEvent } from '../../clients/typescript/src/index.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
+
+/** Runs `f` with these environment variables set (undefined: unset), then puts them back. */
+async function withEnv(vars: Record<string, string | undefined>, f: () => Promise<void>): Promise<void> {
+  const before = Object.fromEntries(Object.keys(vars).map((k) => [k, process.env[k]]));
+  const put = (values: Record<string, string | undefined>) => {
+    for (const [k, v] of Object.entries(values)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  };
+  put(vars);
+  try {
+    await f();
+  } finally {
+    put(before);
+  }
+}
 
 let t: TestApp;
 let admin: FlashbulbClient;
@@ -99,18 +117,61 @@ describe('@flashbulb/client', () => {
     expect(out).toMatchObject({ uploaded: 1, files: [{ file_path: 'notes/trip.md', status: 'created' }] });
   });
 
-  it("runs the README's example as printed", async () => {
-    const readme = readFileSync(new URL('../../clients/typescript/README.md', import.meta.url), 'utf8');
-    const example = /```ts\n([\s\S]*?)```/.exec(readme)?.[1] ?? '';
-    expect(example.split('\n').filter((l) => l.trim() !== '')).toHaveLength(5);
-    const logged: unknown[] = [];
-    const body = example
-      .replace("import { FlashbulbClient } from '@flashbulb/client';", '')
-      .replaceAll('process.env.FLASHBULB_URL', JSON.stringify(t.base))
-      .replaceAll('process.env.FLASHBULB_API_KEY', JSON.stringify(t.adminKey))
-      .replaceAll('console.log', 'log');
-    const run = new Function('FlashbulbClient', 'log', `return (async () => {${body}})();`) as (c: typeof FlashbulbClient, log: (v: unknown) => void) => Promise<void>;
-    await run(FlashbulbClient, (v) => logged.push(v));
-    expect(logged[0]).toEqual(expect.stringContaining('Lisbon'));
+  it('reads FLASHBULB_URL, FLASHBULB_API_KEY and FLASHBULB_WORKSPACE when not given them', async () => {
+    await admin.workspacesCreate({ slug: 'client-env' });
+    const m = await admin.withWorkspace('client-env').remember({ content: 'found through the environment' });
+    await withEnv({ FLASHBULB_URL: `${t.base}/`, FLASHBULB_API_KEY: t.adminKey, FLASHBULB_WORKSPACE: 'client-env' }, async () => {
+      const fb = new FlashbulbClient();
+      expect((await fb.whoami()).role).toBe('admin');
+      expect((await fb.get(m.memory_id)).content).toBe('found through the environment');
+      const other = new FlashbulbClient({ baseUrl: t.base, apiKey: t.adminKey, workspace: 'default' });
+      await expect(other.get(m.memory_id)).rejects.toMatchObject({ status: 404 }); // options win over the variables
+    });
+  });
+
+  it('without a URL or FLASHBULB_URL talks to http://localhost:6381, and says so when nothing answers there', async () => {
+    const seen: string[] = [];
+    const refuse: typeof fetch = async (input) => {
+      seen.push(String(input));
+      throw new TypeError('fetch failed', { cause: new Error('connect ECONNREFUSED 127.0.0.1:6381') });
+    };
+    await withEnv({ FLASHBULB_URL: undefined, FLASHBULB_API_KEY: undefined, FLASHBULB_WORKSPACE: undefined }, async () => {
+      const err = await new FlashbulbClient({ fetch: refuse }).healthLive().catch((e: unknown) => e);
+      expect(seen).toEqual([`${DEFAULT_URL}/v1/health/live`]);
+      expect(DEFAULT_URL).toBe('http://localhost:6381');
+      expect(err).toBeInstanceOf(FlashbulbConnectionError);
+      expect(err).toBeInstanceOf(FlashbulbError);
+      expect(err).toMatchObject({ status: 0, code: 'connection_error' });
+      expect((err as Error).message).toContain('cannot reach Flashbulb at http://localhost:6381, the default');
+      expect((err as Error).message).toContain('FLASHBULB_URL');
+      expect((err as Error).message).toContain('ECONNREFUSED');
+    });
+  });
+
+  it('names where an unreachable URL came from, and refuses one without a scheme', async () => {
+    await withEnv({ FLASHBULB_URL: 'http://127.0.0.1:9' }, async () => {
+      await expect(new FlashbulbClient().healthLive()).rejects.toThrow(/cannot reach Flashbulb at http:\/\/127\.0\.0\.1:9 \(from FLASHBULB_URL\)/);
+    });
+    await withEnv({ FLASHBULB_URL: 'localhost:6381' }, async () => {
+      expect(() => new FlashbulbClient()).toThrow('FLASHBULB_URL must be an http:// or https:// URL such as http://localhost:6381, not "localhost:6381"');
+    });
+    expect(() => new FlashbulbClient({ baseUrl: 'localhost:6381' })).toThrow(/^baseUrl must be/);
+  });
+
+  it('a 401 says how to give a key, or where the refused key came from', async () => {
+    await withEnv({ FLASHBULB_API_KEY: undefined }, async () => {
+      await expect(new FlashbulbClient({ baseUrl: t.base }).whoami()).rejects.toThrow('no API key was given: pass apiKey or set FLASHBULB_API_KEY');
+    });
+    await withEnv({ FLASHBULB_API_KEY: 'fb_live_not_a_key' }, async () => {
+      await expect(new FlashbulbClient({ baseUrl: t.base }).whoami()).rejects.toThrow(/the key came from FLASHBULB_API_KEY$/);
+    });
+  });
+
+  it('ensureWorkspace creates a workspace once and scopes the client to it', async () => {
+    const first = await admin.ensureWorkspace('client-ensure');
+    const m = await first.remember({ content: 'in the ensured workspace' });
+    const again = await admin.ensureWorkspace('client-ensure');
+    expect((await again.get(m.memory_id)).content).toBe('in the ensured workspace');
+    expect((await admin.workspacesList()).workspaces.filter((w) => w.slug === 'client-ensure')).toHaveLength(1);
   });
 });

@@ -3,6 +3,11 @@
  * (generated from the server's OpenAPI document), `subscribe()` as an async iterator of pushes,
  * errors carrying the server's `error_code`, retries on 429 / 503 honouring `Retry-After`, and
  * workspace scoping. Needs only the platform's `fetch` (Node 20+, browsers, Deno, Bun).
+ *
+ * Where it connects: the options, else FLASHBULB_URL / FLASHBULB_API_KEY / FLASHBULB_WORKSPACE
+ * (where the runtime has `process.env`), else http://localhost:6381, the port `flashbulb serve`
+ * listens on: a new user's first server is a local one. A server it cannot reach rejects with
+ * `FlashbulbConnectionError` naming the URL and where it came from; a 401 says how to give a key.
  */
 import {
   GeneratedClient,
@@ -28,12 +33,12 @@ export interface RetryOptions {
 }
 
 export interface ClientOptions {
-  /** The server, e.g. `http://localhost:6381`. */
-  baseUrl: string;
-  /** A bearer API key (fb_admin_… or fb_live_…). */
-  apiKey?: string;
-  /** Act in this workspace (admin keys) through the /v1/workspaces/<slug>/ prefix. */
-  workspace?: string;
+  /** The server (default: FLASHBULB_URL, else `http://localhost:6381`). */
+  baseUrl?: string | undefined;
+  /** A bearer API key, fb_admin_… or fb_live_… (default: FLASHBULB_API_KEY). */
+  apiKey?: string | undefined;
+  /** Act in this workspace (admin keys) through the /v1/workspaces/<slug>/ prefix (default: FLASHBULB_WORKSPACE). */
+  workspace?: string | undefined;
   retry?: RetryOptions;
   /** A fetch to use instead of the global one. */
   fetch?: typeof fetch;
@@ -46,20 +51,76 @@ export interface RequestOptions {
   headers?: Record<string, string>;
 }
 
+/** The server's port when nothing says otherwise: `flashbulb serve`'s default. */
+export const DEFAULT_URL = 'http://localhost:6381';
+
 /** An error answer from the server: its HTTP status, `error_code` and message. */
 export class FlashbulbError extends Error {
-  override readonly name = 'FlashbulbError';
+  override readonly name: string = 'FlashbulbError';
   readonly status: number;
-  readonly code: ErrorCode;
+  /** The server's `error_code`, or `connection_error` when no server answered. */
+  readonly code: ErrorCode | 'connection_error';
   /** Seconds the server asked to wait (429, 503), when it said. */
   readonly retryAfterS: number | undefined;
 
-  constructor(status: number, code: ErrorCode, message: string, retryAfterS?: number) {
-    super(message);
+  constructor(status: number, code: ErrorCode | 'connection_error', message: string, retryAfterS?: number, options?: { cause?: unknown }) {
+    super(message, options);
     this.status = status;
     this.code = code;
     this.retryAfterS = retryAfterS;
   }
+}
+
+/** No server answered (refused, unknown host, network down): `status` 0, `code` `connection_error`. */
+export class FlashbulbConnectionError extends FlashbulbError {
+  override readonly name: string = 'FlashbulbConnectionError';
+
+  constructor(message: string, cause: unknown) {
+    super(0, 'connection_error', message, undefined, { cause });
+  }
+}
+
+type Origin = 'option' | 'FLASHBULB_URL' | 'FLASHBULB_API_KEY' | 'default' | 'none';
+
+/** A variable of the environment, where the runtime has one (Node, Bun, Deno's process); blank is unset. */
+function env(name: string): string | undefined {
+  const value = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name]?.trim();
+  return value === undefined || value === '' ? undefined : value;
+}
+
+interface Resolved {
+  base: string;
+  apiKey: string | undefined;
+  workspace: string | undefined;
+  urlFrom: Origin;
+  keyFrom: Origin;
+}
+
+function resolve(opts: ClientOptions): Resolved {
+  const fromEnv = env('FLASHBULB_URL');
+  const [url, urlFrom]: [string, Origin] = opts.baseUrl ? [opts.baseUrl, 'option'] : fromEnv ? [fromEnv, 'FLASHBULB_URL'] : [DEFAULT_URL, 'default'];
+  if (!/^https?:\/\//.test(url)) {
+    throw new TypeError(`${urlFrom === 'option' ? 'baseUrl' : 'FLASHBULB_URL'} must be an http:// or https:// URL such as ${DEFAULT_URL}, not ${JSON.stringify(url)}`);
+  }
+  const key = opts.apiKey ?? env('FLASHBULB_API_KEY');
+  const keyFrom: Origin = opts.apiKey ? 'option' : key ? 'FLASHBULB_API_KEY' : 'none';
+  return { base: url.replace(/\/+$/, ''), apiKey: key, workspace: opts.workspace ?? env('FLASHBULB_WORKSPACE'), urlFrom, keyFrom };
+}
+
+function unreachable(r: Resolved, err: unknown): FlashbulbConnectionError {
+  const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
+  const where = r.urlFrom === 'default'
+    ? `${r.base}, the default: no baseUrl was given and FLASHBULB_URL is not set. Start a server there (flashbulb serve) or point the client at yours: baseUrl or FLASHBULB_URL`
+    : `${r.base} (from ${r.urlFrom === 'option' ? 'baseUrl' : 'FLASHBULB_URL'})`;
+  return new FlashbulbConnectionError(`cannot reach Flashbulb at ${where}: ${cause}`, err);
+}
+
+function explain(r: Resolved, error: FlashbulbError): FlashbulbError {
+  if (error.status !== 401) return error;
+  const hint = r.keyFrom === 'none'
+    ? 'no API key was given: pass apiKey or set FLASHBULB_API_KEY (the server prints an admin key the first time it starts; admins make more with keysCreate)'
+    : `the key came from ${r.keyFrom === 'option' ? 'apiKey' : 'FLASHBULB_API_KEY'}`;
+  return new FlashbulbError(error.status, error.code, `${error.message}; ${hint}`, error.retryAfterS);
 }
 
 const RETRIED = new Set([429, 503]);
@@ -67,18 +128,29 @@ const RETRIED = new Set([429, 503]);
 export class FlashbulbClient extends GeneratedClient<RequestOptions> {
   readonly #opts: ClientOptions;
   readonly #fetch: typeof fetch;
-  readonly #base: string;
+  readonly #at: Resolved;
 
-  constructor(opts: ClientOptions) {
+  /** `new FlashbulbClient()` reads FLASHBULB_URL (else http://localhost:6381), FLASHBULB_API_KEY and FLASHBULB_WORKSPACE. */
+  constructor(opts: ClientOptions = {}) {
     super();
     this.#opts = opts;
     this.#fetch = opts.fetch ?? ((input, init) => fetch(input, init));
-    this.#base = opts.baseUrl.replace(/\/+$/, '');
+    this.#at = resolve(opts);
   }
 
   /** The same client acting in another workspace (admin keys). */
   withWorkspace(workspace: string): FlashbulbClient {
     return new FlashbulbClient({ ...this.#opts, workspace });
+  }
+
+  /** This client acting in workspace `slug`, which is created first if it does not exist (admin keys). */
+  async ensureWorkspace(slug: string, options?: RequestOptions): Promise<FlashbulbClient> {
+    try {
+      await this.workspacesCreate({ slug }, options);
+    } catch (err) {
+      if (!(err instanceof FlashbulbError && err.code === 'conflict')) throw err;
+    }
+    return this.withWorkspace(slug);
   }
 
   /**
@@ -120,7 +192,7 @@ export class FlashbulbClient extends GeneratedClient<RequestOptions> {
   async #send(op: OperationId, args: CallArgs, options: RequestOptions, accept = 'application/json'): Promise<Response> {
     const url = this.#url(op, args);
     const headers: Record<string, string> = { accept, ...this.#opts.headers, ...options.headers };
-    if (this.#opts.apiKey) headers['authorization'] = `Bearer ${this.#opts.apiKey}`;
+    if (this.#at.apiKey) headers['authorization'] = `Bearer ${this.#at.apiKey}`;
     let body: string | FormData | undefined;
     if (args.body instanceof FormData) body = args.body;
     else if (args.body !== undefined) {
@@ -132,9 +204,14 @@ export class FlashbulbClient extends GeneratedClient<RequestOptions> {
       const init: RequestInit = { method: OPERATIONS[op].method, headers };
       if (body !== undefined) init.body = body;
       if (options.signal) init.signal = options.signal;
-      const res = await this.#fetch(url, init);
+      let res: Response;
+      try {
+        res = await this.#fetch(url, init);
+      } catch (err) {
+        throw err instanceof TypeError ? unreachable(this.#at, err) : err; // fetch's network errors are TypeErrors
+      }
       if (res.ok) return res;
-      const error = await toError(res);
+      const error = explain(this.#at, await toError(res));
       if (!RETRIED.has(res.status) || attempt >= retry.retries) throw error;
       const backoff = retry.baseDelayMs * 2 ** attempt * (0.5 + Math.random() / 2);
       await sleep(Math.min(retry.maxDelayMs, error.retryAfterS === undefined ? backoff : error.retryAfterS * 1000), options.signal);
@@ -144,12 +221,12 @@ export class FlashbulbClient extends GeneratedClient<RequestOptions> {
   #url(op: OperationId, args: CallArgs): string {
     const spec = OPERATIONS[op];
     let path: string = spec.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(args.params?.[name] ?? ''));
-    const ws = this.#opts.workspace;
+    const ws = this.#at.workspace;
     if (ws !== undefined && spec.scoped) path = path.replace(/^\/v1\//, `/v1/workspaces/${encodeURIComponent(ws)}/`);
     const query = new URLSearchParams();
     for (const [k, v] of Object.entries(args.query ?? {})) if (v !== undefined && v !== null) query.set(k, String(v));
     const qs = query.toString();
-    return `${this.#base}${path}${qs === '' ? '' : `?${qs}`}`;
+    return `${this.#at.base}${path}${qs === '' ? '' : `?${qs}`}`;
   }
 }
 
