@@ -82,6 +82,29 @@ describe('flashbulbTools (AI SDK)', () => {
     await expect(client.get(memoryId)).rejects.toMatchObject({ code: 'not_found' });
   });
 
+  it("minRelevance floors recall and prime when the model gives none; the model's own min_relevance wins", async () => {
+    const ws = await new FlashbulbClient({ baseUrl: t.base, apiKey: t.adminKey }).ensureWorkspace('ai-sdk-floor');
+    await ws.remember({ content: 'Erin grows tomatoes on her balcony' });
+    const recall = async (options: Parameters<typeof flashbulbTools>[1], input: object) => {
+      const out = await generateText({ model: callingModel('recall', input), tools: flashbulbTools(ws, options), prompt: 'x', stopWhen: stepCountIs(3) });
+      return (out.steps[0]?.toolResults[0]?.output as { results: Array<{ relevance: number }> }).results;
+    };
+    const noise = await recall({}, { cue: 'zzzz qqqq' });
+    expect(noise.length, 'without a floor, recall answers a nonsense cue').toBe(1);
+    const good = (await recall({}, { cue: 'Erin grows tomatoes on her balcony' }))[0]?.relevance ?? 0;
+    const floor = ((noise[0]?.relevance ?? 0) + good) / 2;
+    expect(await recall({ minRelevance: floor }, { cue: 'zzzz qqqq' })).toEqual([]);
+    expect(await recall({ minRelevance: floor }, { cue: 'Erin grows tomatoes on her balcony' })).toHaveLength(1);
+    expect(await recall({ minRelevance: floor }, { cue: 'zzzz qqqq', min_relevance: 0 })).toHaveLength(1);
+    const sent: unknown[] = [];
+    const recording = new FlashbulbClient({ baseUrl: t.base, apiKey: t.adminKey, workspace: 'ai-sdk-floor', fetch: async (url, init) => {
+      sent.push(JSON.parse(String(init?.body)));
+      return fetch(url, init);
+    } });
+    await generateText({ model: callingModel('prime', { entity_id: 'erin' }), tools: flashbulbTools(recording, { minRelevance: 0.3 }), prompt: 'x', stopWhen: stepCountIs(3) });
+    expect(sent).toEqual([{ entity_id: 'erin', min_relevance: 0.3 }]);
+  });
+
   it('a failed call reaches the model as a tool error naming the problem', async () => {
     const out = await generateText({ model: callingModel('get_memory', { memory_id: '00000000000000000000000000000000' }), tools: flashbulbTools(client), prompt: 'x', stopWhen: stepCountIs(3) });
     const error = out.steps[0]?.content.find((p) => p.type === 'tool-error');

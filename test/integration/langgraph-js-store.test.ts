@@ -83,6 +83,19 @@ describe('FlashbulbStore (LangGraph.js)', () => {
     expect(hits[0]?.score).toBeGreaterThan(0);
   });
 
+  it('passes minRelevance to recall: a query nothing matches finds nothing, a good one still finds its item', async () => {
+    const open = new FlashbulbStore(client);
+    await open.put(['u'], 'tea', { text: 'Alice drinks green tea every morning' }, ['text']);
+    const good = (await open.search(['u'], { query: 'Alice drinks green tea every morning' }))[0]?.score ?? 0;
+    const noise = await open.search(['u'], { query: 'zzzz qqqq' });
+    expect(noise.length, 'without a floor, hybrid recall returns the item for any query').toBe(1);
+    const worst = noise[0]?.score ?? 0;
+    expect(worst).toBeLessThan(good);
+    const floored = new FlashbulbStore(client, { minRelevance: (worst + good) / 2 });
+    expect(await floored.search(['u'], { query: 'zzzz qqqq' })).toEqual([]);
+    expect((await floored.search(['u'], { query: 'Alice drinks green tea every morning' })).map((h) => h.key)).toEqual(['tea']);
+  });
+
   it('serves a LangGraph.js graph that writes and searches', async () => {
     const State = Annotation.Root({ fact: Annotation<string>(), found: Annotation<string[]>() });
     const graph = new StateGraph(State)

@@ -93,6 +93,24 @@ def test_semantic_search_uses_hybrid_recall(fb: Flashbulb) -> None:
     assert all(h.namespace == ("u", "alice") for h in hits) and 0 < hits[0].score <= 1
 
 
+def test_min_relevance_passes_to_recall(fb: Flashbulb) -> None:
+    """A query nothing matches finds nothing under the floor; a good one still finds its item."""
+    open_store = FlashbulbStore(fb)
+    open_store.put(("u",), "tea", {"text": "Alice drinks green tea every morning"}, index=["text"])
+    good = open_store.search(("u",), query="Alice drinks green tea every morning")[0].score
+    noise = open_store.search(("u",), query="zzzz qqqq")
+    assert len(noise) == 1 and noise[0].score < good, "without a floor, hybrid recall returns the item for any query"
+    floored = FlashbulbStore(fb, min_relevance=(noise[0].score + good) / 2)
+    assert floored.search(("u",), query="zzzz qqqq") == []
+    assert [h.key for h in floored.search(("u",), query="Alice drinks green tea every morning")] == ["tea"]
+
+
+async def test_min_relevance_passes_to_recall_over_the_async_client(afb: AsyncFlashbulb) -> None:
+    store = FlashbulbStore(afb, min_relevance=0.99)
+    await store.aput(("u",), "tea", {"text": "Alice drinks green tea every morning"}, index=["text"])
+    assert await store.asearch(("u",), query="zzzz qqqq") == []
+
+
 def test_ttl_maps_to_expiry(fb: Flashbulb) -> None:
     FlashbulbStore(fb).put(("t",), "k", {"v": 1}, ttl=10)
     memory = fb.list().memories[0]

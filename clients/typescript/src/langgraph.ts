@@ -12,7 +12,9 @@
  * - the text Flashbulb embeds is the value's `index` fields, or the whole value as JSON (`index:
  *   false` stores the key: found by filters, not by meaning);
  * - a put on an existing key revises the memory (versions kept), a put of `null` forgets it;
- * - `search({query})` is a hybrid recall (`score` = relevance); without a query, oldest first.
+ * - `search({query})` is a hybrid recall (`score` = relevance); without a query, oldest first;
+ *   `new FlashbulbStore(client, { minRelevance })` drops hits below that relevance (recall's
+ *   `min_relevance`), so a query nothing matches finds nothing.
  */
 import { BaseStore, type Item, type ListNamespacesOperation, type MatchCondition, type Operation, type OperationResults, type PutOperation, type SearchItem, type SearchOperation } from '@langchain/langgraph-checkpoint';
 import type { FlashbulbClient } from './index.ts';
@@ -78,13 +80,20 @@ function matches(ns: string[], c: MatchCondition): boolean {
   return b.every((p, i) => p === '*' || p === a[i]);
 }
 
+export interface FlashbulbStoreOptions {
+  /** Searches with a query leave out items whose relevance is below this (0..1; default: none). */
+  minRelevance?: number;
+}
+
 /** A LangGraph.js `BaseStore` over a `FlashbulbClient` (see the module's notes). */
 export class FlashbulbStore extends BaseStore {
   readonly client: FlashbulbClient;
+  readonly options: FlashbulbStoreOptions;
 
-  constructor(client: FlashbulbClient) {
+  constructor(client: FlashbulbClient, options: FlashbulbStoreOptions = {}) {
     super();
     this.client = client;
+    this.options = options;
   }
 
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
@@ -127,7 +136,8 @@ export class FlashbulbStore extends BaseStore {
     const offset = op.offset ?? 0;
     const wanted = offset + (op.limit ?? 10);
     if (op.query) {
-      const { results } = await this.client.recall({ cue: op.query, strategies: ['similarity'], top_k: wanted, filter });
+      const floor = this.options.minRelevance === undefined ? {} : { min_relevance: this.options.minRelevance };
+      const { results } = await this.client.recall({ cue: op.query, strategies: ['similarity'], top_k: wanted, filter, ...floor });
       return results.slice(offset).map((h) => ({ ...toItem(h.memory), score: h.relevance }));
     }
     const items: SearchItem[] = [];

@@ -26,7 +26,9 @@ How an item is kept — one Flashbulb memory per (namespace, key), in the client
 - ``ttl`` (minutes) becomes the memory's ``ttl_s``; Flashbulb erases expired memories. Reads do
   not refresh it (a refresh would be a revision per read): it counts from the last put.
 - ``search(query=…)`` is a hybrid ``recall`` (similarity) with those filters; ``SearchItem.score``
-  is its ``relevance``. Without a query, items come oldest first.
+  is its ``relevance``. ``FlashbulbStore(client, min_relevance=0.25)`` drops hits below that
+  relevance (recall's ``min_relevance``), so a query nothing matches finds nothing. Without a
+  query, items come oldest first.
 """
 from __future__ import annotations
 
@@ -110,14 +112,14 @@ def _matches(namespace: tuple[str, ...], condition: MatchCondition) -> bool:
 
 
 # -- the operations, as steps ----------------------------------------------------------------
-def _run(op: Op) -> Steps:
+def _run(op: Op, min_relevance: float | None) -> Steps:
     if isinstance(op, GetOp):
         memory = yield from _find(op.namespace, op.key)
         return Item(**_fields(memory)) if memory else None
     if isinstance(op, PutOp):
         return (yield from _put(op))
     if isinstance(op, SearchOp):
-        return (yield from _search(op))
+        return (yield from _search(op, min_relevance))
     if isinstance(op, ListNamespacesOp):
         return (yield from _list_namespaces(op))
     raise ValueError(f"unknown operation {type(op).__name__}")
@@ -148,10 +150,11 @@ def _put(op: PutOp) -> Steps:
     return None
 
 
-def _search(op: SearchOp) -> Steps:
+def _search(op: SearchOp, min_relevance: float | None) -> Steps:
     flt = {**_namespace_filter(op.namespace_prefix), **_value_filter(op.filter), "context.langgraph.key": {"$exists": True}}
     if op.query:
-        reply = yield "recall", dict(cue=op.query, strategies=["similarity"], top_k=op.offset + op.limit, filter=flt)
+        floor = {} if min_relevance is None else {"min_relevance": min_relevance}
+        reply = yield "recall", dict(cue=op.query, strategies=["similarity"], top_k=op.offset + op.limit, filter=flt, **floor)
         return [SearchItem(**_fields(h.memory), score=h.relevance) for h in reply.results[op.offset:]]
     items: list[SearchItem] = []
     cursor: str | None = None
@@ -206,10 +209,12 @@ class FlashbulbStore(BaseStore):
 
     supports_ttl = True
 
-    def __init__(self, client: Union[Flashbulb, AsyncFlashbulb]) -> None:
+    def __init__(self, client: Union[Flashbulb, AsyncFlashbulb], *, min_relevance: float | None = None) -> None:
+        """``min_relevance`` (0..1): searches with a query leave out items whose relevance is below it."""
         if not isinstance(client, (Flashbulb, AsyncFlashbulb)):
             raise TypeError(f"FlashbulbStore needs a flashbulb.Flashbulb or flashbulb.AsyncFlashbulb client, not {type(client).__name__}")
         self.client = client
+        self.min_relevance = min_relevance
         #: The event loop an async client runs on: the one running now, else the latest abatch's.
         self._loop: asyncio.AbstractEventLoop | None = None
         if isinstance(client, AsyncFlashbulb):
@@ -220,13 +225,13 @@ class FlashbulbStore(BaseStore):
 
     def batch(self, ops: Iterable[Op]) -> list[Result]:
         if isinstance(self.client, Flashbulb):
-            return [_drive(self.client, _run(op)) for op in ops]
+            return [_drive(self.client, _run(op, self.min_relevance)) for op in ops]
         return self._batch_through_loop(list(ops))
 
     async def abatch(self, ops: Iterable[Op]) -> list[Result]:
         if isinstance(self.client, AsyncFlashbulb):
             self._loop = asyncio.get_running_loop()
-            return [await _adrive(self.client, _run(op)) for op in ops]
+            return [await _adrive(self.client, _run(op, self.min_relevance)) for op in ops]
         return await asyncio.to_thread(self.batch, list(ops))  # the sync client is thread-safe
 
     def _batch_through_loop(self, ops: list[Op]) -> list[Result]:
