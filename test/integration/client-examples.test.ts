@@ -1,13 +1,14 @@
 /**
- * The TypeScript client's README examples (clients/typescript/README.md: the quickstart,
- * LangGraph.js and the Vercel AI SDK), run as printed against a fresh server that holds nothing
+ * The TypeScript client's examples (clients/typescript/README.md, and the same blocks on
+ * docs/clients/typescript.md: the quickstart, LangGraph.js and the Vercel AI SDK), run as printed
+ * against a fresh server that holds nothing
  * they did not make, configured only by FLASHBULB_URL and FLASHBULB_API_KEY: each block is
  * written to a file whose package imports point at this repository's sources
  * (`@flashbulb/client…` → clients/typescript/src, `./model.ts` → the AI SDK's mock language
  * model), imported twice (a second run must work as well as the first), and what it prints is
  * checked. client-packages.test.ts runs the same blocks from the packed tarball.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { format } from 'node:util';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -62,6 +63,12 @@ describe("the TypeScript client README's examples", () => {
   it('are the quickstart, LangGraph.js and the Vercel AI SDK, each short and each checked', () => {
     expect(examples.map((e) => e.section)).toEqual(Object.keys(EXPECTED));
     for (const e of examples) expect(e.code.split('\n').filter((l) => l.trim() !== '').length, e.section).toBeLessThanOrEqual(12);
+  });
+
+  it('docs/clients/typescript.md shows the same programs, verbatim', () => {
+    const page = readFileSync(`${ROOT}docs/clients/typescript.md`, 'utf8');
+    const programs = [...page.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1]).filter((c) => c?.startsWith('import '));
+    expect(programs).toEqual(examples.map((e) => e.code));
   });
 
   it.each(examples.map((e) => [e.section, e] as const))('%s runs as printed, twice', async (_section, e) => {

@@ -3,8 +3,8 @@
  * runs its pytest suite, which starts a real server from dist/ and drives every route, the SSE
  * subscription, export/import, the typed reply models (checked stale against the live document),
  * the LangGraph store over both clients beside LangGraph's own InMemoryStore, small LangGraph
- * graphs, and the package README's examples, also from the wheel `python -m build` makes,
- * installed into a fresh venv. The first run installs httpx, pydantic, pytest, langgraph, build and
+ * graphs, and the examples of its README and docs/clients/python.md, also from the wheel
+ * `python -m build` makes, installed into a fresh venv. The first run installs httpx, pydantic, pytest, langgraph, build and
  * datamodel-code-generator into node_modules/.cache/flashbulb-py-venv (2–3 minutes); later runs
  * reuse it. The suite takes about 3 minutes on a loaded machine, the wheel's venv most of it.
  *

@@ -1,9 +1,11 @@
-"""The package README's examples, run as a user would (``python example.py``, configured only by
-FLASHBULB_URL / FLASHBULB_API_KEY), each kept byte-identical to the README's copy so neither can
-rot; then the same examples again from the built wheel, installed into a fresh virtual environment."""
+"""The examples of the package README and of docs/clients/python.md, run as a user would
+(``python example.py``, configured only by FLASHBULB_URL / FLASHBULB_API_KEY), each kept
+byte-identical to both pages' copies so none can rot; then the same examples again from the built
+wheel, installed into a fresh virtual environment."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -17,6 +19,7 @@ from flashbulb import Flashbulb, FlashbulbError
 PACKAGE = Path(__file__).resolve().parents[1]
 EXAMPLES = PACKAGE / "examples"
 README = PACKAGE / "README.md"
+PAGE = PACKAGE.parents[1] / "docs" / "clients" / "python.md"
 
 
 def _quickstart(out: list[str], again: bool) -> None:
@@ -61,9 +64,10 @@ def test_every_example_is_checked() -> None:
     assert sorted(p.name for p in EXAMPLES.glob("*.py")) == sorted(EXPECTED)
 
 
-@pytest.mark.parametrize("example", sorted(EXPECTED))
-def test_the_readme_shows_the_example_verbatim(example: str) -> None:
-    assert f"```python\n{(EXAMPLES / example).read_text(encoding='utf-8')}```" in README.read_text(encoding="utf-8")
+@pytest.mark.parametrize("page", [README, PAGE], ids=["README", "docs page"])
+def test_the_pages_show_every_example_verbatim_and_no_other(page: Path) -> None:
+    blocks = re.findall(r"^```python\n(.*?)^```$", page.read_text(encoding="utf-8"), flags=re.S | re.M)
+    assert blocks == [(EXAMPLES / name).read_text(encoding="utf-8") for name in EXPECTED]
 
 
 @pytest.mark.parametrize("example", sorted(EXPECTED))
