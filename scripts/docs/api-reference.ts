@@ -77,7 +77,8 @@ export function renderApiReference(doc: OpenApiDocument): string {
     '',
     'Every route below also answers under `/v1/workspaces/{workspace}/…` where marked "scoped", for',
     'admin keys acting on another workspace. The conventions they share (ids, times, errors, HTTP) are',
-    'on the [REST](rest.md) page; the machine-readable document is `GET /v1/openapi.json`.',
+    'on the [REST](rest.md) page; the machine-readable document is `GET /v1/openapi.json`, and a running',
+    'server renders it at `/docs` (Swagger UI, offline, with Try it out).',
     '',
   ];
   const sections = new Map<string, string[]>();
