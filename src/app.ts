@@ -24,6 +24,7 @@ import { ClusterNode } from './cluster/node.ts';
 import { ClusterAuth } from './cluster/auth-sync.ts';
 import type { ShardEvent, ShardHeap } from './protocol/shard.ts';
 import type { Services } from './verbs/context.ts';
+import { endRevokedStreams } from './verbs/subscribe.ts';
 import { ActivityLog } from './verbs/activity-log.ts';
 import { SubscriptionRegistry } from './subscribe/registry.ts';
 import { ReflectionEngine } from './reflection/engine.ts';
@@ -151,6 +152,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     activity: new ActivityLog(),
     replies: new ReplyBudget({ perRequest: config.maxReplyBytes, perWorkspace: config.maxReplyBytesPerWorkspace, total: config.maxReplyBytesInFlight }),
   };
+  const stopRevoking = endRevokedStreams(svc);
   // One set of connection caps for both ports (docs/operations/limits.md).
   const gate = new ConnectionGate({ max: config.maxConnections, perClient: config.maxConnectionsPerClient, healthReserve: config.healthConnections });
   const http = await startHttp(svc, gate);
@@ -175,6 +177,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
       stopping ??= (async () => {
         svc.health.ready = false;
         svc.health.reason = 'shutting down';
+        stopRevoking();
         await drain(svc, { http, grpc, log });
         history.stop(charted);
         // The final snapshot gets its own budget of the shutdown timeout; a failure is reported

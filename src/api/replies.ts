@@ -274,7 +274,7 @@ export const SubscribeEvents = {
     },
     { $id: 'Push' },
   ),
-  closed: T.Object({ reason: literals(['closed', 'shutdown']) }),
+  closed: T.Object({ reason: literals(['closed', 'shutdown', 'revoked']) }),
 } as const;
 
 export const Timeline = T.Object({

@@ -58,10 +58,12 @@ export interface AuthDirectory {
   revokeKey(keyId: string): KeyInfo | Promise<KeyInfo>;
   /** Creates the first admin key when there is no key at all; null when keys exist (or, in a cluster, another node is creating it). */
   firstAdminKey(): string | null | Promise<string | null>;
+  /** Calls `listener` after every change of the keys or workspaces (made here, by the CLI, or by another node). */
+  onChange(listener: () => void): void;
 }
 
 /** How often the server looks for changes made by the CLI. */
-const RELOAD_CHECK_MS = 1000;
+const RELOAD_CHECK_MS = 250;
 
 export class AuthStore implements AuthDirectory {
   readonly #path: string;
@@ -69,6 +71,7 @@ export class AuthStore implements AuthDirectory {
   #byHash = new Map<string, StoredKey>();
   #mtimeMs = 0;
   #checkedAt = 0;
+  readonly #listeners: Array<() => void> = [];
 
   constructor(dataDir: string) {
     this.#path = join(dataDir, 'auth.json');
@@ -79,7 +82,7 @@ export class AuthStore implements AuthDirectory {
   }
 
   /**
-   * Re-reads the file if it changed on disk (checked at most once a second). A file that cannot
+   * Re-reads the file if it changed on disk (checked at most every 250 ms). A file that cannot
    * be read (a hand edit gone wrong) is reported once and the keys loaded before stay in force,
    * rather than failing requests.
    */
@@ -104,6 +107,11 @@ export class AuthStore implements AuthDirectory {
     this.#data = data;
     this.#mtimeMs = mtime;
     this.#byHash = new Map(data.keys.map((k) => [k.sha256, k]));
+    for (const listener of this.#listeners) listener();
+  }
+
+  onChange(listener: () => void): void {
+    this.#listeners.push(listener);
   }
 
   /** Writes `next` and then makes it the store's data: a change the file did not take is no change at all. */

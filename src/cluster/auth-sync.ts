@@ -51,6 +51,7 @@ export class ClusterAuth implements AuthDirectory {
   readonly #byHash = new Map<string, StoredKey>();
   #lastRev = 0;
   #closed = false;
+  readonly #listeners: Array<() => void> = [];
   #watching: Promise<void> = Promise.resolve();
 
   private constructor(nc: NatsConnection, kv: KV, o: ClusterAuthOptions) {
@@ -130,17 +131,19 @@ export class ClusterAuth implements AuthDirectory {
       if (key && key.key_id === id) {
         this.#keys.set(id, { rev: e.revision, key });
         this.#byHash.set(key.sha256, key);
-      } else {
-        this.#keys.delete(id);
-      }
+      } else this.#keys.delete(id);
       if (value !== null && !key) this.#log(`cluster auth: ignored a malformed key entry '${e.key}'`);
     }
+    for (const listener of this.#listeners) listener();
+  }
+
+  onChange(listener: () => void): void {
+    this.#listeners.push(listener);
   }
 
   /** Applies our own committed change at once (read-your-writes on this node); the watch brings it again. */
   #applyPut(key: string, revision: number, value: unknown): void {
-    const text = JSON.stringify(value);
-    this.#apply({ key, revision, operation: 'PUT', string: () => text });
+    this.#apply({ key, revision, operation: 'PUT', string: () => JSON.stringify(value) });
   }
 
   #forget(key: string): void {
@@ -151,6 +154,7 @@ export class ClusterAuth implements AuthDirectory {
       this.#keys.delete(id);
       this.#byHash.delete(old.key.sha256);
     }
+    for (const listener of this.#listeners) listener();
   }
 
   // ---- reads (memory only) -------------------------------------------------------------------

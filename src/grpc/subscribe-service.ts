@@ -7,7 +7,7 @@
  */
 import type * as grpc from '@grpc/grpc-js';
 import { FlashbulbError } from '../errors/codes.ts';
-import type { PushEvent, PushSink } from '../subscribe/registry.ts';
+import type { CloseReason, PushEvent, PushSink } from '../subscribe/registry.ts';
 import type { Ctx, Services } from '../verbs/context.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
 import { ctxOf, decoded, toServiceError, unary, type Undecodable } from './call.ts';
@@ -76,8 +76,11 @@ class GrpcSink implements PushSink {
     this.#call.on('drain', cb);
   }
 
-  close(): void {
-    if (!this.#call.writableEnded) this.#call.end();
+  close(reason: CloseReason): void {
+    if (this.#call.writableEnded) return;
+    // A revoked key's stream ends as a call with that key would: UNAUTHENTICATED.
+    if (reason === 'revoked') this.#call.emit('error', toServiceError(new FlashbulbError('unauthenticated', 'the API key that opened this subscription was revoked (or its role or workspace changed)')));
+    else this.#call.end();
   }
 }
 

@@ -7,7 +7,7 @@
 import { memoryJson } from '../api/views.ts';
 import { isoFromUs } from '../model/time.ts';
 import { wellFormedJson } from '../model/unicode.ts';
-import type { PushEvent, PushSink } from '../subscribe/registry.ts';
+import type { CloseReason, PushEvent, PushSink } from '../subscribe/registry.ts';
 import type { OutStream } from './listener.ts';
 
 const HEARTBEAT_MS = 15_000;
@@ -46,14 +46,14 @@ export class SseSink implements PushSink {
     this.#drain = cb;
   }
 
-  close(reason: 'closed' | 'shutdown'): void {
+  close(reason: CloseReason): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#reason = reason;
     if (this.#stream) this.#finish();
   }
 
-  #reason: 'closed' | 'shutdown' = 'closed';
+  #reason: CloseReason = 'closed';
 
   #finish(): void {
     const stream = this.#stream;

@@ -42,11 +42,24 @@ export interface SubscriptionRelay {
   send(id: number, req: RelayedRequest): Promise<void>;
 }
 
+/**
+ * Why a subscription ended: closed (by its reader, its workspace's deletion, a shard restart),
+ * shutdown, or revoked (the key that opened it no longer may: revoked, or its role or workspace changed).
+ */
+export type CloseReason = 'closed' | 'shutdown' | 'revoked';
+
 /** Where pushes go (an SSE stream, a gRPC stream). `send` returns false when the reader lags. */
 export interface PushSink {
   send(event: PushEvent): boolean;
   onDrain(cb: () => void): void;
-  close(reason: 'closed' | 'shutdown'): void;
+  close(reason: CloseReason): void;
+}
+
+/** Who opened a subscription: its key (null with authentication off), that key's role and workspace. */
+export interface Holder {
+  readonly keyId: string | null;
+  readonly role: string;
+  readonly workspace: string;
 }
 
 class Subscription {
@@ -64,6 +77,7 @@ class Subscription {
     readonly id: number,
     readonly workspace: string,
     sink: PushSink,
+    readonly holder: Holder | null,
   ) {
     this.sink = sink;
   }
@@ -85,14 +99,14 @@ export class SubscriptionRegistry {
     return this.#subs.size;
   }
 
-  async open(workspace: string, spec: Omit<SubscriptionSpec, 'id'>, sink: PushSink): Promise<number> {
+  async open(workspace: string, spec: Omit<SubscriptionSpec, 'id'>, sink: PushSink, holder: Holder | null = null): Promise<number> {
     let count = 0;
     for (const s of this.#subs.values()) if (s.workspace === workspace) count += 1;
     if (count >= MAX_PER_WORKSPACE) {
       throw new FlashbulbError('rate_limited', `workspace '${workspace}' already has ${MAX_PER_WORKSPACE} open subscriptions`, { retryAfterS: 1 });
     }
     const id = randomInt(1, 2 ** 48) * 32 + randomInt(0, 32);
-    const sub = new Subscription(id, workspace, sink);
+    const sub = new Subscription(id, workspace, sink, holder);
     this.#subs.set(id, sub);
     openSubscriptions.set(this.#subs.size);
     try {
@@ -121,7 +135,7 @@ export class SubscriptionRegistry {
     return run;
   }
 
-  async close(workspace: string, id: number, reason: 'closed' | 'shutdown' = 'closed'): Promise<void> {
+  async close(workspace: string, id: number, reason: CloseReason = 'closed'): Promise<void> {
     if (this.#relay && !this.#subs.has(id)) return this.#relay.send(id, { op: 'close', ws: workspace });
     const sub = this.#find(workspace, id);
     this.#forget(sub);
@@ -149,9 +163,18 @@ export class SubscriptionRegistry {
   }
 
   /** Closes the subscriptions of the workspaces `match` picks (also those of a shard that was restarted). */
-  async closeWhere(match: (workspace: string) => boolean, reason: 'closed' | 'shutdown' = 'closed'): Promise<void> {
+  async closeWhere(match: (workspace: string) => boolean, reason: CloseReason = 'closed'): Promise<void> {
     const subs = [...this.#subs.values()].filter((s) => match(s.workspace));
     await Promise.all(subs.map((s) => this.close(s.workspace, s.id, reason)));
+  }
+
+  /**
+   * Closes, as `revoked`, the subscriptions held here whose holder `allowed` no longer accepts
+   * (the keys changed: auth/store `onChange`). Their streams end at once, before any later push.
+   */
+  async closeRevoked(allowed: (holder: Holder, workspace: string) => boolean): Promise<void> {
+    const subs = [...this.#subs.values()].filter((s) => s.holder !== null && !allowed(s.holder, s.workspace));
+    await Promise.all(subs.map((s) => this.close(s.workspace, s.id, 'revoked')));
   }
 
   #find(workspace: string, id: number): Subscription {

@@ -3,7 +3,7 @@ import { invalid } from '../errors/codes.ts';
 import { MEMORY_KINDS, type MemoryKind } from '../model/memory.ts';
 import type { PushSink } from '../subscribe/registry.ts';
 import { parseFilter } from '../recall/filter.ts';
-import { charge, type Ctx } from './context.ts';
+import { charge, type Ctx, type Services } from './context.ts';
 import { intInRange } from './recall-options.ts';
 import { checkEntity, checkNonNegative, checkUnit, LIMITS } from './validate.ts';
 
@@ -41,6 +41,8 @@ export function openSubscription(ctx: Ctx, req: SubscribeRequest, sink: PushSink
       maxPushes: intInRange('max_pushes_per_chunk', req.max_pushes_per_chunk, DEFAULT_MAX_PUSHES_PER_CHUNK, 1, MAX_PUSHES_PER_CHUNK_LIMIT),
     },
     sink,
+    // It ends when this key may no longer read (revoked, its role or workspace changed).
+    { keyId: ctx.principal.keyId, role: ctx.principal.role, workspace: ctx.principal.workspace },
   );
 }
 
@@ -52,4 +54,29 @@ export function feedSubscription(ctx: Ctx, req: { subscription_id: number; text:
 
 export function closeSubscription(ctx: Ctx, req: { subscription_id: number }): Promise<void> {
   return ctx.svc.subscriptions.close(ctx.workspace, req.subscription_id);
+}
+
+/** How often the key file is looked at for changes made outside the server (the CLI), while no request comes. */
+const KEY_FILE_CHECK_MS = 250;
+
+/**
+ * Ends the streams a key may no longer read: after every change of the keys (made through this
+ * server, by the CLI in auth.json, or by another node of a cluster), each subscription held here
+ * whose key is gone, whose key's role or workspace changed, or whose workspace is gone, closes
+ * as `revoked` (SSE `event: closed`, gRPC UNAUTHENTICATED). Returns the function that stops the
+ * key file checks.
+ */
+export function endRevokedStreams(svc: Services): () => void {
+  svc.auth.onChange(() => {
+    const keys = new Map(svc.auth.keys().map((k) => [k.key_id, k]));
+    void svc.subscriptions.closeRevoked((holder, workspace) => {
+      if (svc.auth.workspace(workspace) === undefined) return false;
+      if (holder.keyId === null) return true;
+      const key = keys.get(holder.keyId);
+      return key !== undefined && key.role === holder.role && key.workspace === holder.workspace;
+    });
+  });
+  const timer = setInterval(() => svc.auth.reload(), KEY_FILE_CHECK_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -4,7 +4,8 @@
  * same time. Exactly one of them creates (and prints) the first admin key; a key created through
  * one node authenticates on the others; a key revoked on one node is refused by the others;
  * workspaces created, renamed and deleted through one node are seen by all; a node that joins
- * later, and the CLI pointed at NATS, use the same store. Skipped, saying so, only when
+ * later, and the CLI pointed at NATS, use the same store; a key revoked through one node ends the
+ * streams it opened on the others. Skipped, saying so, only when
  * nats-server is not installed (CI installs it: .ci/run).
  */
 import { execFile } from 'node:child_process';
@@ -15,6 +16,9 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CLI, ensureBuilt, killQuietly, ROOT, spawnServer, waitReady, type ChildServer } from '../helpers/child.ts';
 import { natsServerAvailable, startNats, stopNats, type NatsServer } from '../helpers/nats.ts';
+import * as grpc from '@grpc/grpc-js';
+import { connectGrpc } from '../helpers/grpc.ts';
+import { subscribeSse } from '../helpers/sse.ts';
 import { until } from '../helpers/wait.ts';
 import { ClusterAuth } from '../../src/cluster/auth-sync.ts';
 
@@ -169,6 +173,36 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
     for (const node of [a, c]) {
       const refused = await eventually(() => call(node, 'GET', '/v1/auth/whoami', key), (r) => r.status === 401, `the revoked key on ${node.base}`);
       expect(refused.body.error_code).toBe('unauthenticated');
+    }
+  });
+
+  it('a key revoked through node b ends the streams it opened on a (gRPC: UNAUTHENTICATED) and c (SSE: closed, revoked)', async () => {
+    const made = await call(a, 'POST', '/v1/workspaces', admin, { slug: 'streams-ws' });
+    expect(made.status, JSON.stringify(made.body)).toBe(201);
+    const key = made.body.api_key as string;
+    await eventually(() => call(c, 'GET', '/v1/auth/whoami', key), (r) => r.status === 200, 'the new key on c');
+    const sse = await subscribeSse(c.base, key, {});
+    const grpcPort = Number(/ gRPC [\d.]+:(\d+) /.exec(a.stderr())?.[1]);
+    const rpc = connectGrpc(grpcPort, { deadlineMs: 10_000 });
+    try {
+      const stream = rpc.subscribe({ key });
+      let handshakes = 0;
+      let status: grpc.StatusObject | null = null;
+      stream.on('data', () => (handshakes += 1));
+      stream.on('status', (st: grpc.StatusObject) => (status = st));
+      stream.on('error', () => undefined);
+      stream.write({});
+      stream.end();
+      await until(() => handshakes >= 1, { what: 'the gRPC handshake on a' });
+      const revoked = await call(b, 'DELETE', `/v1/keys/${made.body.key_id}`, admin);
+      expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
+      await sse.stream.until((events) => events.some((e) => e.event === 'closed'), PROPAGATION_BOUND_MS, 'event: closed on c');
+      expect(sse.stream.named('closed')[0]?.json).toEqual({ reason: 'revoked' });
+      const ended = await until(() => status, { what: 'the gRPC stream on a to end', deadlineMs: PROPAGATION_BOUND_MS });
+      expect(grpc.status[ended.code]).toBe('UNAUTHENTICATED');
+    } finally {
+      sse.stream.destroy();
+      rpc.close();
     }
   });
 

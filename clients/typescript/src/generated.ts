@@ -730,7 +730,7 @@ export type SubscribeMessageEvent = {
   push_timestamp_iso: string;
 };
 export type SubscribeClosedEvent = {
-  reason: "closed" | "shutdown";
+  reason: "closed" | "shutdown" | "revoked";
 };
 
 export type FeedBody = {
