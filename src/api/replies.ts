@@ -366,7 +366,7 @@ const HistoryPoint = T.Object({
       p99_ms: T.Number(),
       max_ms: T.Number(),
     }),
-    { description: "Requests by operation (gRPC ones prefixed 'grpc '), with percentiles of their own durations (every request, or a uniform sample of 1,000 in a busier interval)" },
+    { description: "Requests by operation (gRPC ones prefixed 'grpc '), with percentiles and maximum of the successful ones' own durations (every one, or a uniform sample of 1,000 in a busier interval)" },
   ),
   gauges: T.Record(T.String(), T.Number(), {
     description: 'At the end of the interval: memories, embedding_queue, contradiction_checks, vector_index, open_subscriptions, connections, shards, shards_down, shards_storage_failed, shards_memory_full, rss_mb',

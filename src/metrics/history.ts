@@ -1,9 +1,9 @@
 /**
  * @module metrics/history — the last hour of the service in 10-second points, kept in a ring in
  * this process for the dashboard's charts (`GET /v1/metrics/history`): per operation the request
- * count, errors and latency percentiles computed from the requests' own durations (every one when
- * an interval has at most 1,000 of an operation, else a uniform sample of 1,000; not histogram
- * bounds), and the gauges of the moment (memories, embedding queue, background backlogs,
+ * count, errors and latency percentiles computed from the successful requests' own durations
+ * (every one when an interval has at most 1,000 of an operation, else a uniform sample of 1,000;
+ * not histogram bounds), and the gauges of the moment (memories, embedding queue, background backlogs,
  * subscriptions, connections, shards down, resident memory). A restart starts it empty.
  */
 import { registry, requestDuration } from './index.ts';
@@ -37,14 +37,21 @@ class OpWindow {
   max = 0;
   readonly sample: number[] = [];
 
+  #timed = 0;
+
+  /** Counts a request; the percentiles and the maximum read successful ones only (a refusal is no latency). */
   add(ms: number, ok: boolean): void {
     this.count += 1;
-    if (!ok) this.errors += 1;
+    if (!ok) {
+      this.errors += 1;
+      return;
+    }
+    this.#timed += 1;
     if (ms > this.max) this.max = ms;
     if (this.sample.length < SAMPLE) this.sample.push(ms);
     else {
-      // Algorithm R: each duration of the interval is in the sample with the same chance.
-      const j = Math.floor(Math.random() * this.count);
+      // Algorithm R: each successful request of the interval is in the sample with the same chance.
+      const j = Math.floor(Math.random() * this.#timed);
       if (j < SAMPLE) this.sample[j] = ms;
     }
   }
@@ -69,6 +76,7 @@ export class MetricsHistory {
   #openedAt = Date.now();
   #timer: NodeJS.Timeout | null = null;
   #sources: HistorySources | null = null;
+  readonly #started: HistorySources[] = [];
 
   /** One request's outcome, from the transports. */
   observe(op: string, seconds: number, ok: boolean): void {
@@ -77,22 +85,33 @@ export class MetricsHistory {
     w.add(seconds * 1000, ok);
   }
 
-  /** Starts closing a point every interval, reading gauges through `sources`; returns what {@link stop} takes. */
+  /**
+   * Starts closing a point every interval, reading gauges through `sources`; returns what
+   * {@link stop} takes. A second app in the process (tests) reads through its own sources until it
+   * stops, then the first one's apply again.
+   */
   start(sources: HistorySources): HistorySources {
-    if (this.#timer) clearInterval(this.#timer);
+    this.#started.push(sources);
     this.#sources = sources;
-    this.#openedAt = Date.now();
-    this.#open = new Map();
-    this.#timer = setInterval(() => void this.#close(), HISTORY_INTERVAL_MS);
-    this.#timer.unref();
+    if (!this.#timer) {
+      this.#openedAt = Date.now();
+      this.#open = new Map();
+      this.#timer = setInterval(() => void this.#close(), HISTORY_INTERVAL_MS);
+      this.#timer.unref();
+    }
     return sources;
   }
 
-  /** Stops the points that `start(sources)` began (a later start, by another app in the process, goes on). */
+  /** Stops reading through `sources` (what `start` returned); the points stop when no app is left. */
   stop(sources: HistorySources): void {
-    if (this.#sources !== sources || !this.#timer) return;
-    clearInterval(this.#timer);
-    this.#timer = null;
+    const at = this.#started.lastIndexOf(sources);
+    if (at < 0) return;
+    this.#started.splice(at, 1);
+    this.#sources = this.#started[this.#started.length - 1] ?? null;
+    if (this.#started.length === 0 && this.#timer) {
+      clearInterval(this.#timer);
+      this.#timer = null;
+    }
   }
 
   /** Closed points starting at or after `sinceUs`, oldest first, and the interval still open. */

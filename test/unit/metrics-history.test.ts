@@ -11,10 +11,12 @@ describe('MetricsHistory', () => {
     const h = new MetricsHistory();
     // 1..100 ms, shuffled: a histogram with the server's buckets would say "≤ 100 ms" for p95.
     const ms = Array.from({ length: 100 }, (_, i) => i + 1).sort(() => Math.random() - 0.5);
-    for (const m of ms) h.observe('recall', m / 1000, m !== 7);
+    for (const m of ms) h.observe('recall', m / 1000, true);
+    // A failed request counts as an error, not as a latency (a refusal at the door takes no time).
+    h.observe('recall', 0.5, false);
     const { points, current } = await h.read(null);
     expect(points).toEqual([]);
-    expect(current.ops['recall']).toEqual({ count: 100, errors: 1, p50Ms: 50, p95Ms: 95, p99Ms: 99, maxMs: 100 });
+    expect(current.ops['recall']).toEqual({ count: 101, errors: 1, p50Ms: 50, p95Ms: 95, p99Ms: 99, maxMs: 100 });
     expect(current.gauges).toHaveProperty('memories');
   });
 
@@ -30,7 +32,7 @@ describe('MetricsHistory', () => {
     expect(op?.p99Ms).toBeGreaterThan(19);
   });
 
-  it('closes a point every 10 s, keeps an hour of them, and a later start is not stopped by an earlier app', async () => {
+  it('closes a point every 10 s, keeps an hour of them, and reads through the sources of the apps still running', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval', 'Date'] });
     try {
       const h = new MetricsHistory();
@@ -48,12 +50,24 @@ describe('MetricsHistory', () => {
       const full = await h.read(null);
       expect(full.points).toHaveLength(360);
       expect((await h.read(full.points[350]?.startUs ?? 0)).points).toHaveLength(10);
+      const lastDown = async (): Promise<number | undefined> => {
+        await vi.advanceTimersByTimeAsync(10_000);
+        const after = await h.read(null);
+        return after.points[after.points.length - 1]?.gauges['shards_down'];
+      };
+      // A second app starts (its shard is restarting) and stops: the first one's shards count again.
       const second = h.start({ problems: () => ['shard 1: restarting'], shards: 2 });
-      h.stop(first);
-      await vi.advanceTimersByTimeAsync(10_000);
-      const after = await h.read(null);
-      expect(after.points[after.points.length - 1]?.gauges['shards_down']).toBe(1);
+      expect(await lastDown()).toBe(1);
       h.stop(second);
+      expect(await lastDown()).toBe(0);
+      // The first stops while a third runs: the third's apply.
+      const third = h.start({ problems: () => ['a', 'b'], shards: 2 });
+      h.stop(first);
+      expect(await lastDown()).toBe(2);
+      h.stop(third);
+      const newest = (await h.read(null)).points.at(-1)?.startUs;
+      await vi.advanceTimersByTimeAsync(30_000);
+      expect((await h.read(null)).points.at(-1)?.startUs).toBe(newest);
     } finally {
       vi.useRealTimers();
     }

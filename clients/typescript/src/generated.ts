@@ -393,7 +393,7 @@ export type MetricsHistoryResponse = {
     start_iso: string;
     /** Length of the interval (the open one: so far) */
     seconds: number;
-    /** Requests by operation (gRPC ones prefixed 'grpc '), with percentiles of their own durations (every request, or a uniform sample of 1,000 in a busier interval) */
+    /** Requests by operation (gRPC ones prefixed 'grpc '), with percentiles and maximum of the successful ones' own durations (every one, or a uniform sample of 1,000 in a busier interval) */
     ops: Record<string, {
       count: number;
       /** Requests answered with an error */
@@ -413,7 +413,7 @@ export type MetricsHistoryResponse = {
     start_iso: string;
     /** Length of the interval (the open one: so far) */
     seconds: number;
-    /** Requests by operation (gRPC ones prefixed 'grpc '), with percentiles of their own durations (every request, or a uniform sample of 1,000 in a busier interval) */
+    /** Requests by operation (gRPC ones prefixed 'grpc '), with percentiles and maximum of the successful ones' own durations (every one, or a uniform sample of 1,000 in a busier interval) */
     ops: Record<string, {
       count: number;
       /** Requests answered with an error */
