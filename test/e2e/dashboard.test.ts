@@ -88,36 +88,14 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await shot('03-memory');
     await page.click('a:has-text("Open graph")');
     await shows('#graph-status', '2 nodes, 1 edges');
-    await page.locator('#graph-canvas canvas').first().waitFor();
+    await page.locator('#graph-canvas [data-node-id]').first().waitFor();
     await shot('04-graph');
     await page.click('#graph-nodes a:has-text("centre here")');
     await page.waitForURL(new RegExp(`#/graph/${other.body.memory_id}$`));
     await shows('#graph-nodes li.center', 'The balcony faces the harbour');
-    // Click the other node on the canvas itself; Cytoscape keeps its instance on the container.
-    await page.locator('#graph-canvas canvas').first().waitFor();
-    // The layout may still be settling on a busy machine: read the node's place, click, and try
-    // again (a few times) until the page re-centres.
-    const target = new RegExp(`#/graph/${id}$`);
-    for (let attempt = 0; attempt < 10 && !target.test(page.url()); attempt++) {
-      // Polled with page.evaluate (the DevTools protocol's own evaluation): page.waitForFunction
-      // with a string polls by eval inside the page, which the dashboard's CSP refuses whenever
-      // the first try finds nothing yet (CI failed so, on a busy machine).
-      const point = await until(
-        async () =>
-          (await page.evaluate(`(() => {
-            const box = document.querySelector('#graph-canvas');
-            const node = box && box._cyreg && box._cyreg.cy && box._cyreg.cy.getElementById(${JSON.stringify(id)});
-            if (!node || node.length === 0) return null;
-            const r = box.getBoundingClientRect();
-            const p = node.renderedPosition();
-            return { x: r.left + p.x, y: r.top + p.y };
-          })()`)) as { x: number; y: number } | null,
-        { what: `the node ${id} on the graph canvas`, deadlineMs: 30_000 },
-      );
-      await page.mouse.click(point.x, point.y);
-      await page.waitForURL(target, { timeout: 1500 }).catch(() => undefined);
-    }
-    await page.waitForURL(target);
+    // Click the other node in the drawing itself (SVG: each node is an element of its own).
+    await page.locator(`#graph-canvas [data-node-id="${id}"] circle`).click();
+    await page.waitForURL(new RegExp(`#/graph/${id}$`));
     await shows('#graph-nodes li.center', 'Ada keeps her telescope');
   });
 
@@ -249,6 +227,170 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await page.click('button:has-text("Dark")');
     expect(await page.evaluate('document.documentElement.dataset.theme')).toBe('dark');
     await shot('10-health-dark');
+  });
+
+  /** 30 memories about 'orbit' over three days (imported: the only way to write the past), importance 0.0 … 0.97. */
+  const orbitDay = (d: number): number => Date.UTC(2025, 5, 10 + d, 12) * 1000;
+  it('sorts, filters and pages the memory list, with a total', async () => {
+    const lines = Array.from({ length: 30 }, (_, i) => JSON.stringify({
+      memory: { content: `Orbit log ${String(i).padStart(2, '0')}: ${i % 3 === 0 ? 'comet sighted near Vega' : 'clear skies over the dome'}`, entity_id: 'orbit', importance: i / 31, created_at: orbitDay(Math.floor(i / 10)) + i * 60_000_000 },
+    }));
+    const imported = await t.req('POST', '/v1/import', { raw: `${lines.join('\n')}\n`, headers: { 'content-type': 'application/x-ndjson' } });
+    expect(imported.body.imported, imported.text).toBe(30);
+    await page.goto(`${t.base}/#/memories?entity=orbit`);
+    expect(await shows('#list-count', /of 30 memories/)).toBe('Showing 1–25 of 30 memories');
+    expect(await page.locator('#memory-list .memory .content').first().textContent()).toMatch(/^Orbit log 29/);
+    await page.selectOption('#filter-sort', 'unimportant');
+    await page.waitForURL(/sort=unimportant/);
+    await shows('#memory-list .memory .content >> nth=0', /^Orbit log 00/);
+    await page.click('button:has-text("Next →")');
+    expect(await shows('#list-count', 'Showing 26–30')).toBe('Showing 26–30 of 30 memories');
+    await page.fill('#filter-q', 'comet vega');
+    await page.waitForURL(/q=comet/);
+    expect(await shows('#list-count', 'of 10')).toBe('Showing 1–10 of 10 memories');
+    expect(await page.locator('#memory-list .memory').count()).toBe(10);
+    await page.selectOption('#filter-kind', 'insight');
+    await shows('#list-count', 'No memories match.');
+    await shot('11-memories-filtered');
+  });
+
+  it('draws the timeline, and a bar (clicked or chosen from the keyboard) filters the list to its day', async () => {
+    await page.goto(`${t.base}/#/memories?entity=orbit`);
+    const bars = page.locator('#timeline rect.bar:not(.empty)');
+    await bars.first().waitFor();
+    expect(await bars.count()).toBe(3);
+    expect(await page.locator('#timeline figcaption').textContent()).toMatch(/per (day|hour).* 30 memories/);
+    await bars.nth(1).click();
+    await page.waitForURL(/since=\d+&until=\d+|until=\d+&since=\d+/);
+    expect(await shows('#list-count', 'of 10')).toBe('Showing 1–10 of 10 memories');
+    expect(await page.locator('#memory-list .memory .content').first().textContent()).toMatch(/^Orbit log 19/);
+    expect(await page.getAttribute('#timeline rect.bar.selected', 'aria-pressed')).toBe('true');
+    await shot('12-timeline');
+    // The bars are one tab stop: arrows move between the days that have memories, Enter picks one.
+    await page.focus('#timeline rect.bar.selected');
+    await page.keyboard.press('ArrowLeft');
+    await page.keyboard.press('Enter');
+    await shows('#memory-list .memory .content >> nth=0', /^Orbit log 09/);
+    await page.click('button:has-text("Clear the time range")');
+    await shows('#list-count', 'of 30 memories');
+  });
+
+  it("lists entities, and an entity's page shows its memories over time, its graph and its contradictions", async () => {
+    await page.click('nav a:has-text("Entities")');
+    const row = page.locator('#entities-table tr', { hasText: 'orbit' });
+    expect(await row.locator('td.num').textContent()).toBe('30');
+    await page.click('#entities-table button:has-text("Memories")');
+    await page.waitForURL(/sort=memories/);
+    expect(await shows('#entities-table tbody tr:first-child td:first-child', 'orbit')).toBe('orbit');
+    expect(await page.getAttribute('#entities-table th[aria-sort]', 'aria-sort')).toBe('descending');
+    await shot('13-entities');
+    await row.locator('a').click();
+    await page.waitForURL(/#\/entities\/orbit$/);
+    await shows('h1', 'Entity orbit');
+    expect(await shows('#entity-tiles .tile', 'memories')).toMatch(/^30/);
+    await shows('#list-count', 'of 30 memories');
+    expect(await page.locator('#timeline rect.bar:not(.empty)').count()).toBe(3);
+    expect(await shows('#entity-graph-status', 'Showing')).toMatch(/^Showing 30 of 30 memories/);
+    expect(await page.locator('#entity-graph-h ~ .graph-wrap [data-node-id]').count()).toBe(30);
+    await shows('#confirmed-h', 'Confirmed (0)');
+    await shot('14-entity');
+  });
+
+  it('draws the graph overview without a centre, clustered, with "N of M", and a click opens the memory', async () => {
+    const hub = await t.req('POST', '/v1/memories', { body: { content: 'The observatory dome', entity_id: 'dome', importance: 0.95 } });
+    for (const w of ['opens at dusk', 'needs oiling', 'faces north']) {
+      await t.req('POST', '/v1/memories', { body: { content: `The dome ${w}`, entity_id: 'dome', importance: 0.9, edges: [{ target_id: hub.body.memory_id, edge_type: 'related_to' }] } });
+    }
+    await page.goto(`${t.base}/#/graph?max=25`);
+    const status = await shows('#graph-status', 'Showing');
+    const [, shown, total] = /^Showing (\d+) of (\d+) memories/.exec(status) ?? [];
+    expect(Number(shown)).toBe(25);
+    expect(Number(total)).toBeGreaterThan(25);
+    expect(status).toContain('the most important');
+    expect(await page.locator('#graph-canvas [data-node-id]').count()).toBe(25);
+    expect(await page.locator('#graph-canvas .hull text', { hasText: 'dome' }).count()).toBe(1);
+    expect(await page.locator('#graph-canvas line.edge').count()).toBeGreaterThanOrEqual(3);
+    await shot('15-graph-overview');
+    await page.locator(`#graph-canvas [data-node-id="${hub.body.memory_id}"] circle`).click();
+    await page.waitForURL(new RegExp(`#/memories/${hub.body.memory_id}$`));
+    await shows('#memory-content', 'The observatory dome');
+  });
+
+  it('shows the call behind a page as curl, Python and TypeScript, never with the key', async () => {
+    await page.goto(`${t.base}/#/memories?entity=orbit&sort=important`);
+    await page.click('#api-call summary');
+    expect(await shows('#api-code', 'curl')).toContain(`curl '${t.base}/v1/memories?entity_id=orbit&sort=importance&order=desc&limit=25&with_total=true'`);
+    await page.click('#api-tab-python');
+    expect(await shows('#api-code', 'fb.list')).toContain('fb.list(entity_id="orbit", sort="importance", order="desc", limit=25, with_total=True)');
+    await page.keyboard.press('ArrowRight');
+    expect(await shows('#api-code', 'await fb.list')).toContain('"entity_id": "orbit"');
+    expect(await page.locator('#api-call').textContent()).not.toContain(t.adminKey);
+    expect(await page.getAttribute('#api-reference', 'href')).toMatch(/^\/(docs|v1\/openapi\.json)$/);
+  });
+
+  it('lists the activity log with the key behind each change (admin)', async () => {
+    await page.click('nav a:has-text("Activity")');
+    const first = page.locator('#activity-table tbody tr').first();
+    await first.waitFor();
+    expect(await first.textContent()).toMatch(/remember.*default/);
+    await page.selectOption('#activity-action', 'import');
+    await shows('#activity-table tbody tr', /import ×30/);
+    expect(await page.locator('#activity-table tbody tr').count()).toBe(1);
+    await shot('16-activity');
+  });
+
+  it('charts the last hour of requests, latency percentiles, memories and queues', async () => {
+    await page.click('nav a:has-text("Health")');
+    // A flat line has no height, which Playwright calls hidden: wait for the paths to be there.
+    await page.locator('#chart-rate path.line').first().waitFor({ state: 'attached' });
+    expect(await page.locator('#chart-latency figcaption').textContent()).toMatch(/^Latency of \S+ \(computed percentiles\)$/);
+    expect(await page.locator('#chart-latency .legend-line li').allTextContents()).toEqual([expect.stringMatching(/^ p50 \d/), expect.stringMatching(/^ p95 \d/), expect.stringMatching(/^ p99 \d/)]);
+    await page.selectOption('#latency-op', 'list');
+    await shows('#chart-latency figcaption', 'Latency of list');
+    await page.locator('#chart-memories path.line').waitFor({ state: 'attached' });
+    expect(await page.locator('#chart-queues path.line').count()).toBe(3);
+    const row = await page.locator('#ops-table tr', { hasText: /^list/ }).first().textContent();
+    expect(row).toMatch(/^list\d/);
+    await shot('17-health');
+  });
+
+  it('marks the words contradicting texts do not share, and shows the rule behind a pending candidate', async () => {
+    const checked = await startTestApp({ webDir: WEB_DIR }, { FLASHBULB_CONTRADICTIONS_ENABLED: 'true' });
+    const other = await browser.newPage();
+    try {
+      other.setDefaultTimeout(15_000);
+      for (const c of ['The chess club has 32 members.', 'The chess club has 48 paying adult junior members.']) {
+        expect((await checked.req('POST', '/v1/memories', { body: { content: c } })).status).toBe(201);
+      }
+      await until(async () => (await checked.req('GET', '/v1/contradictions')).body.pending.length > 0, { what: 'a pending candidate', deadlineMs: 30_000 });
+      await other.goto(`${checked.base}/#/insights`);
+      await other.fill('#api-key', checked.adminKey);
+      await other.click('button[type=submit]');
+      const pending = other.locator('.pair.pending').first();
+      await pending.waitFor();
+      expect(await pending.locator('.reason').textContent()).toMatch(/^Why: numbers: /);
+      expect(await pending.locator('mark').allTextContents()).toEqual(['32', '48', 'paying', 'adult', 'junior']);
+      await other.screenshot({ path: join(SHOTS, '18-pending.png'), fullPage: true });
+    } finally {
+      await other.close();
+      await checked.stop();
+    }
+  });
+
+  it('renders every page in both themes (screenshots to look at)', async () => {
+    const pages = ['memories', 'memories?entity=orbit', 'entities', 'entities/orbit', 'graph', 'live', 'insights', 'activity', 'admin', 'health'];
+    for (const theme of ['light', 'dark'] as const) {
+      if ((await page.evaluate('document.documentElement.dataset.theme')) !== theme) await page.click('header button:has-text("Dark"), header button:has-text("Light")');
+      expect(await page.evaluate('document.documentElement.dataset.theme')).toBe(theme);
+      for (const p of pages) {
+        await page.goto(`${t.base}/#/${p}`);
+        await page.locator('main h1').first().waitFor();
+        // Every request of the page answered: nothing says it is loading.
+        await page.locator('main [role=status]:text-is("Loading…"), main [aria-busy=true]').first().waitFor({ state: 'detached' });
+        await page.screenshot({ path: join(SHOTS, `page-${p.replace(/[/?=&]/g, '_')}-${theme}.png`), fullPage: true });
+      }
+    }
+    await page.click('header button:has-text("Light")');
   });
 
   it('opens without a key when the server runs with authentication off', async () => {

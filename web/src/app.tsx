@@ -3,6 +3,9 @@
  * the page for the current hash route.
  */
 import { useEffect, useState } from 'preact/hooks';
+import { useApiReference } from './api-panel.tsx';
+import { ActivityPage } from './pages/activity.tsx';
+import { EntitiesPage, EntityPage } from './pages/entities.tsx';
 import { GraphPage } from './pages/graph.tsx';
 import { HealthPage } from './pages/health.tsx';
 import { InsightsPage } from './pages/insights.tsx';
@@ -16,13 +19,15 @@ import { onWorkspacesChanged, openWithoutKey, signIn, signOut, storedKey, withWo
 import { applyTheme, initialTheme, type Theme } from './theme.ts';
 import { useAsync } from './ui.tsx';
 
-const NAV: ReadonlyArray<[string, string]> = [
-  ['memories', 'Memories'],
-  ['graph', 'Graph'],
-  ['live', 'Live'],
-  ['insights', 'Insights'],
-  ['admin', 'Workspaces & keys'],
-  ['health', 'Health'],
+const NAV: ReadonlyArray<[string, string, 'all' | 'admin']> = [
+  ['memories', 'Memories', 'all'],
+  ['entities', 'Entities', 'all'],
+  ['graph', 'Graph', 'all'],
+  ['live', 'Live', 'all'],
+  ['insights', 'Insights', 'all'],
+  ['activity', 'Activity', 'admin'],
+  ['admin', 'Workspaces', 'all'],
+  ['health', 'Health', 'all'],
 ];
 
 export function App() {
@@ -59,6 +64,7 @@ export function App() {
 
 function Shell({ session, setSession, themeButton }: { session: Session; setSession: (s: Session | null) => void; themeButton: preact.JSX.Element }) {
   const loc = useLocation();
+  const reference = useApiReference();
   const section = loc.parts[0] ?? 'memories';
   useEffect(() => {
     document.title = `${NAV.find(([id]) => id === section)?.[1] ?? 'Flashbulb'} · Flashbulb`;
@@ -69,12 +75,13 @@ function Shell({ session, setSession, themeButton }: { session: Session; setSess
       <header class="top">
         <span class="brand">Flashbulb</span>
         <nav aria-label="Sections">
-          {NAV.map(([id, label]) => (
+          {NAV.filter(([, , who]) => who === 'all' || session.whoami.role === 'admin').map(([id, label]) => (
             <a key={id} href={href(id)} aria-current={section === id ? 'page' : undefined}>{label}</a>
           ))}
         </nav>
         <span class="grow" />
         <WorkspacePicker session={session} onChange={(slug) => setSession(withWorkspace(session, slug))} />
+        <a class="ghost reference" href={reference} target="_blank" rel="noopener" id="api-reference">API reference ↗</a>
         <span class="who" title={session.whoami.key_id ?? 'authentication off'}>{session.whoami.auth_enabled ? session.whoami.role : 'authentication off'}</span>
         {themeButton}
         {session.whoami.auth_enabled && <button type="button" class="ghost" onClick={() => { signOut(); setSession(null); }}>Sign out</button>}
@@ -92,13 +99,17 @@ function Page({ loc, session }: { loc: Location; session: Session }) {
   const k = session.workspace;
   switch (section) {
     case 'memories':
-      return id === undefined ? <MemoriesPage key={k} session={session} /> : <MemoryPage key={`${k}/${id}`} session={session} id={id} />;
+      return id === undefined ? <MemoriesPage key={k} session={session} loc={loc} /> : <MemoryPage key={`${k}/${id}`} session={session} id={id} />;
+    case 'entities':
+      return id === undefined ? <EntitiesPage key={k} session={session} loc={loc} /> : <EntityPage key={`${k}/${id}`} session={session} entity={id} loc={loc} />;
     case 'graph':
-      return <GraphPage key={k} session={session} center={id ?? null} />;
+      return <GraphPage key={`${k}/${id ?? ''}`} session={session} center={id ?? null} loc={loc} />;
     case 'live':
       return <LivePage key={k} session={session} />;
     case 'insights':
       return <InsightsPage key={k} session={session} />;
+    case 'activity':
+      return <ActivityPage key={k} session={session} loc={loc} />;
     case 'admin':
       return <AdminPage key={k} session={session} />;
     case 'health':

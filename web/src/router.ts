@@ -34,3 +34,22 @@ export function href(...parts: string[]): string {
 export function navigate(to: string): void {
   window.location.hash = to.replace(/^#/, '');
 }
+
+/** The href of a view with a query: values that are undefined or '' are left out. */
+export function hrefQuery(parts: readonly string[], query: Readonly<Record<string, string | undefined>>): string {
+  const qs = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '')).toString();
+  return `${href(...parts)}${qs === '' ? '' : `?${qs}`}`;
+}
+
+/**
+ * Changes the current view's query (filters, sort, page): `undefined` or '' removes a key. It
+ * replaces the history entry, so back leaves the view instead of stepping through each filter.
+ */
+export function setQuery(loc: Location, patch: Readonly<Record<string, string | undefined>>): void {
+  const next = Object.fromEntries(loc.query);
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === undefined || v === '') delete next[k];
+    else next[k] = v;
+  }
+  window.location.replace(hrefQuery(loc.parts, next));
+}

@@ -2,7 +2,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { Memory } from '../../clients/typescript/src/index.ts';
-import { clip, num, shortId, when } from './format.ts';
+import { ago, clip, num, shortId, when } from './format.ts';
 import { href } from './router.ts';
 import { describeError } from './session.ts';
 
@@ -67,18 +67,19 @@ export function KindBadge({ kind }: { kind: Memory['kind'] }) {
   return <span class={`badge kind-${kind}`}>{kind}</span>;
 }
 
-/** One memory as a row of a list: content linked to its page, kind, entity, importance, time. */
+/** One memory as a row of a list: content linked to its page, kind, entity, importance, accesses, time. */
 export function MemorySummary({ memory, children }: { memory: Memory; children?: ComponentChildren }) {
   return (
     <article class="memory" data-memory-id={memory.memory_id}>
       <a class="content" href={href('memories', memory.memory_id)}>{clip(memory.content, 240)}</a>
       <div class="meta">
         <KindBadge kind={memory.kind} />
-        {memory.entity_id !== null && <span class="badge">entity: {memory.entity_id}</span>}
+        {memory.entity_id !== null && <a class="badge" href={href('entities', memory.entity_id)}>entity: {memory.entity_id}</a>}
         {memory.superseded_by !== undefined && <span class="badge warn">superseded</span>}
-        <span title="importance">importance {num(memory.importance, 2)}</span>
+        <span title="importance" class="importance"><span class="meter" aria-hidden="true"><span style={{ width: `${Math.round(memory.importance * 100)}%` }} /></span>importance {num(memory.importance, 2)}</span>
+        <span title={memory.access_count === 0 ? 'never read by recall or prime' : `last read ${when(memory.last_accessed_at)}`}>{memory.access_count} {memory.access_count === 1 ? 'access' : 'accesses'}</span>
         <span title={memory.memory_id}>{shortId(memory.memory_id)}</span>
-        <time>{when(memory.created_at)}</time>
+        <time dateTime={new Date(memory.created_at / 1000).toISOString()} title={when(memory.created_at)}>{ago(memory.created_at)}</time>
       </div>
       {children}
     </article>

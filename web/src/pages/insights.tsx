@@ -1,15 +1,16 @@
 /**
  * @module pages/insights — insights with the memories they were drawn from; contradicting pairs
- * side by side (confirmed `contradicts` edges, and candidates still waiting for a verdict).
+ * side by side (confirmed `contradicts` edges, and candidates still waiting for a verdict), each
+ * with the rule that raised it and the words the two texts do not share marked.
  */
 import { useState } from 'preact/hooks';
-import type { ContradictionPrepareResponse, Memory } from '../../../clients/typescript/src/index.ts';
-import { num } from '../format.ts';
+import type { Memory } from '../../../clients/typescript/src/index.ts';
+import { ApiPanel } from '../api-panel.tsx';
+import { diffWords, type Part } from '../diff.ts';
+import { ago, num, when } from '../format.ts';
+import { href } from '../router.ts';
 import { describeError, type Session } from '../session.ts';
-import { ErrorBanner, MemorySummary, Notice, useAsync } from '../ui.tsx';
-
-/** How many of the newest memories the contradiction scan reads edges for. */
-const SCAN = 300;
+import { ErrorBanner, KindBadge, MemorySummary, Notice, useAsync } from '../ui.tsx';
 
 export function InsightsPage({ session }: { session: Session }) {
   return (
@@ -17,7 +18,7 @@ export function InsightsPage({ session }: { session: Session }) {
       <h1>Insights and contradictions <span class="sub">in {session.workspace}</span></h1>
       <Insights session={session} />
       <Contradictions session={session} />
-      <Pending session={session} />
+      <ApiPanel session={session} call={{ op: 'contradictions', query: { limit: 100 } }} what="the contradictions" />
     </>
   );
 }
@@ -66,97 +67,84 @@ function Insights({ session }: { session: Session }) {
   );
 }
 
-interface Pair {
-  a: Memory;
-  b: Memory;
-  confidence: number;
-}
-
-/** Confirmed contradictions: `contradicts` edges among the newest memories (both directions exist; one pair each). */
-async function scanContradictions(session: Session): Promise<{ pairs: Pair[]; scanned: number; more: boolean }> {
-  const memories: Memory[] = [];
-  let cursor: string | null = null;
-  do {
-    const page = await session.client.list({ limit: 100, ...(cursor === null ? {} : { cursor }) });
-    memories.push(...page.memories);
-    cursor = page.next_cursor;
-  } while (cursor !== null && memories.length < SCAN);
-  const scanned = memories.slice(-SCAN);
-  const byId = new Map(scanned.map((m) => [m.memory_id, m]));
-  const found = new Map<string, { a: string; b: string; confidence: number }>();
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < scanned.length) {
-      const m = scanned[next++] as Memory;
-      const edges = await session.client.edges(m.memory_id);
-      for (const e of edges.outgoing) {
-        if (e.edge_type !== 'contradicts') continue;
-        const [a, b] = [e.source_id, e.target_id].sort() as [string, string];
-        found.set(`${a}:${b}`, { a, b, confidence: e.confidence });
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: 6 }, worker));
-  const missing = [...found.values()].flatMap((p) => [p.a, p.b]).filter((id) => !byId.has(id));
-  if (missing.length > 0) for (const m of await session.client.batchGet({ memory_ids: [...new Set(missing)].slice(0, 1000) })) byId.set(m.memory_id, m);
-  const pairs = [...found.values()].flatMap((p) => {
-    const a = byId.get(p.a);
-    const b = byId.get(p.b);
-    return a && b ? [{ a, b, confidence: p.confidence }] : [];
-  });
-  return { pairs, scanned: scanned.length, more: cursor !== null };
-}
+type Contradictions = Awaited<ReturnType<Session['client']['contradictions']>>;
 
 function Contradictions({ session }: { session: Session }) {
-  const data = useAsync(() => scanContradictions(session), [session]);
+  const data = useAsync(() => session.client.contradictions({ limit: 100 }), [session]);
   return (
     <section aria-labelledby="contra-h">
       <h2 id="contra-h">Contradictions</h2>
       <div class="row"><button type="button" onClick={data.reload} disabled={data.loading}>Rescan</button></div>
       <ErrorBanner error={data.error} />
-      {data.loading && <p role="status">Scanning edges…</p>}
-      {data.data && <p class="sub">{data.data.pairs.length} pair(s) among the {data.data.more ? `newest ${data.data.scanned}` : data.data.scanned} memories.</p>}
-      {data.data?.pairs.map((p) => (
-        <div class="pair" key={`${p.a.memory_id}${p.b.memory_id}`}>
-          <MemorySummary memory={p.a} />
-          <span class="versus" aria-label={`contradicts, confidence ${num(p.confidence, 2)}`}>≠<small>{num(p.confidence, 2)}</small></span>
-          <MemorySummary memory={p.b} />
-        </div>
-      ))}
+      {data.data && <ContradictionList data={data.data} session={session} onDecided={data.reload} />}
     </section>
   );
 }
 
-function Pending({ session }: { session: Session }) {
-  const data = useAsync(() => session.client.contradictionPrepare(), [session]);
+/** Both texts with the words they do not share marked. */
+function Marked({ text, parts }: { text: string; parts: Part[] }) {
+  return <span aria-label={text}>{parts.map((p, i) => (p.marked ? <mark key={i}>{p.text}</mark> : p.text))}</span>;
+}
+
+function Side({ memory, parts }: { memory: Memory; parts: Part[] }) {
+  return (
+    <article class="memory" data-memory-id={memory.memory_id}>
+      <a class="content" href={href('memories', memory.memory_id)}><Marked text={memory.content} parts={parts} /></a>
+      <div class="meta">
+        <KindBadge kind={memory.kind} />
+        {memory.entity_id !== null && <a class="badge" href={href('entities', memory.entity_id)}>entity: {memory.entity_id}</a>}
+        <time title={when(memory.created_at)}>{ago(memory.created_at)}</time>
+      </div>
+    </article>
+  );
+}
+
+/** Confirmed pairs and candidates waiting for a verdict, each with the rule that raised it and the differing words marked. */
+export function ContradictionList({ data, session, onDecided }: { data: Contradictions; session: Session; onDecided: () => void }) {
   const [message, setMessage] = useState<string | null>(null);
-  const decide = async (c: ContradictionPrepareResponse[number], verdict: 'contradiction' | 'revision' | 'dismiss'): Promise<void> => {
+  const decide = async (pendingId: string, verdict: 'contradiction' | 'revision' | 'dismiss'): Promise<void> => {
     try {
-      await session.client.contradictionCommit({ verdicts: [{ pending_id: c.pending_id, verdict, confidence: 1 }] });
+      await session.client.contradictionCommit({ verdicts: [{ pending_id: pendingId, verdict, confidence: 1 }] });
       setMessage(`Recorded: ${verdict}.`);
-      data.reload();
+      onDecided();
     } catch (err) {
       setMessage(describeError(err));
     }
   };
   return (
-    <section aria-labelledby="pending-h">
-      <h2 id="pending-h">Candidates waiting for a verdict</h2>
-      <ErrorBanner error={data.error} />
+    <>
       {message !== null && <p role="status">{message}</p>}
-      {data.data?.length === 0 && <Notice>No uncertain pairs.</Notice>}
-      {data.data?.map((c) => (
-        <div class="pair" key={c.pending_id}>
-          <article class="memory"><a href={`#/memories/${c.memory_id_a}`}>{c.content_a_snippet}</a></article>
-          <span class="versus">?<small>{num(c.classifier_score, 2)} {c.proposed}</small></span>
-          <article class="memory"><a href={`#/memories/${c.memory_id_b}`}>{c.content_b_snippet}</a></article>
-          <div class="row">
-            <button type="button" onClick={() => decide(c, 'contradiction')}>Contradiction</button>
-            <button type="button" onClick={() => decide(c, 'revision')}>Revision</button>
-            <button type="button" onClick={() => decide(c, 'dismiss')}>Dismiss</button>
+      <h3 id="confirmed-h">Confirmed ({data.confirmed.length}{data.truncated ? '+' : ''})</h3>
+      {data.confirmed.length === 0 && <Notice>No confirmed contradictions.</Notice>}
+      {data.confirmed.map((c) => {
+        const d = diffWords(c.a.content, c.b.content);
+        return (
+          <div class="pair" key={`${c.a.memory_id}${c.b.memory_id}`}>
+            <Side memory={c.a} parts={d.a} />
+            <span class="versus" aria-label={`contradicts, confidence ${num(c.confidence, 2)}`}>≠<small>{num(c.confidence, 2)}</small></span>
+            <Side memory={c.b} parts={d.b} />
+            <p class="reason">{c.reason === null ? 'Marked as contradicting by a caller (no rule recorded).' : <>Rule: {c.reason}</>}</p>
           </div>
-        </div>
-      ))}
-    </section>
+        );
+      })}
+      <h3 id="pending-h">Waiting for a verdict ({data.pending.length})</h3>
+      {data.pending.length === 0 && <Notice>No uncertain pairs.</Notice>}
+      {data.pending.map((c) => {
+        const d = diffWords(c.a.content, c.b.content);
+        return (
+          <div class="pair pending" key={c.pending_id} data-pending-id={c.pending_id}>
+            <Side memory={c.a} parts={d.a} />
+            <span class="versus" aria-label={`maybe a ${c.proposed}, score ${num(c.classifier_score, 2)}`}>?<small>{num(c.classifier_score, 2)} {c.proposed}</small></span>
+            <Side memory={c.b} parts={d.b} />
+            <p class="reason">Why: {c.reason ?? 'the classifier was unsure (no rule recorded)'} · similarity {num(c.similarity, 2)} · {c.classifier_method}</p>
+            <div class="row">
+              <button type="button" onClick={() => decide(c.pending_id, 'contradiction')}>Contradiction</button>
+              <button type="button" onClick={() => decide(c.pending_id, 'revision')}>Revision</button>
+              <button type="button" onClick={() => decide(c.pending_id, 'dismiss')}>Dismiss</button>
+            </div>
+          </div>
+        );
+      })}
+    </>
   );
 }

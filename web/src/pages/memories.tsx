@@ -1,77 +1,30 @@
 /**
- * @module pages/memories — the memory list (paged, filtered by entity, kind, superseded), a form
- * to store a memory, and search through recall with strategy and similarity-mode pickers.
+ * @module pages/memories — the memory list (pages/browse: words, kind, entity, time range, sort,
+ * total, timeline), a form to store a memory, and search by meaning through recall with strategy
+ * and similarity-mode pickers; the API panel shows the list's call.
  */
 import { useState } from 'preact/hooks';
-import type { ListQuery, Memory, RecallBody, RecallHit, RecallResponse } from '../../../clients/typescript/src/index.ts';
+import type { RecallBody, RecallHit, RecallResponse } from '../../../clients/typescript/src/index.ts';
+import { ApiPanel } from '../api-panel.tsx';
 import { num, shortId } from '../format.ts';
+import type { Location } from '../router.ts';
 import { describeError, type Session } from '../session.ts';
-import { ErrorBanner, MemorySummary, Notice, useAsync } from '../ui.tsx';
+import { ErrorBanner, MemorySummary, Notice } from '../ui.tsx';
+import { listCall, MemoryBrowser } from './browse.tsx';
 
-const KINDS: ReadonlyArray<Memory['kind']> = ['episode', 'insight', 'revision', 'document', 'proposition'];
 const STRATEGIES = ['similarity', 'temporal', 'causal', 'analogical'] as const;
 const MODES = ['hybrid', 'dense', 'lexical'] as const;
-const PAGE = 25;
 
-export function MemoriesPage({ session }: { session: Session }) {
+export function MemoriesPage({ session, loc }: { session: Session; loc: Location }) {
   const [created, setCreated] = useState(0);
   return (
     <>
       <h1>Memories <span class="sub">in {session.workspace}</span></h1>
-      <Search session={session} />
       <Remember session={session} onCreated={() => setCreated((n) => n + 1)} />
-      <Browse session={session} refresh={created} />
+      <MemoryBrowser session={session} loc={loc} refresh={created} />
+      <Search session={session} />
+      <ApiPanel session={session} call={listCall(loc, null)} what="this list" />
     </>
-  );
-}
-
-function Browse({ session, refresh }: { session: Session; refresh: number }) {
-  const [entity, setEntity] = useState('');
-  const [kind, setKind] = useState<Memory['kind'] | ''>('');
-  const [superseded, setSuperseded] = useState(false);
-  // Cursors of the pages seen so far, so "Previous" can go back.
-  const [cursors, setCursors] = useState<Array<string | undefined>>([undefined]);
-  const cursor = cursors[cursors.length - 1];
-  const query: ListQuery = { limit: PAGE, include_superseded: superseded };
-  if (entity !== '') query.entity_id = entity;
-  if (kind !== '') query.kind = kind;
-  if (cursor !== undefined) query.cursor = cursor;
-  const page = useAsync(() => session.client.list(query), [session, entity, kind, superseded, cursor, refresh]);
-  const entities = useAsync(() => session.client.entities(), [session, refresh]);
-  const resetTo = (f: () => void): void => {
-    f();
-    setCursors([undefined]);
-  };
-  return (
-    <section aria-labelledby="browse-h">
-      <h2 id="browse-h">Browse</h2>
-      <div class="row filters">
-        <label>Entity
-          <select value={entity} onChange={(e) => resetTo(() => setEntity(e.currentTarget.value))}>
-            <option value="">any</option>
-            {(entities.data ?? []).map((id) => <option key={id} value={id}>{id}</option>)}
-          </select>
-        </label>
-        <label>Kind
-          <select value={kind} onChange={(e) => resetTo(() => setKind(e.currentTarget.value as Memory['kind'] | ''))}>
-            <option value="">any</option>
-            {KINDS.map((k) => <option key={k} value={k}>{k}</option>)}
-          </select>
-        </label>
-        <label class="check"><input type="checkbox" checked={superseded} onChange={(e) => resetTo(() => setSuperseded(e.currentTarget.checked))} /> include superseded</label>
-        <button type="button" onClick={page.reload}>Refresh</button>
-      </div>
-      <ErrorBanner error={page.error} />
-      {page.data && page.data.memories.length === 0 && <Notice>No memories match.</Notice>}
-      <div class="list" aria-busy={page.loading} id="memory-list">
-        {page.data?.memories.map((m) => <MemorySummary key={m.memory_id} memory={m} />)}
-      </div>
-      <div class="row">
-        <button type="button" disabled={cursors.length <= 1} onClick={() => setCursors((c) => c.slice(0, -1))}>← Previous</button>
-        <span>page {cursors.length}</span>
-        <button type="button" disabled={!page.data?.next_cursor} onClick={() => page.data?.next_cursor && setCursors((c) => [...c, page.data?.next_cursor ?? undefined])}>Next →</button>
-      </div>
-    </section>
   );
 }
 
@@ -151,7 +104,7 @@ function Search({ session }: { session: Session }) {
   };
   return (
     <section aria-labelledby="search-h" class="panel">
-      <h2 id="search-h">Search (recall)</h2>
+      <h2 id="search-h">Search by meaning (recall)</h2>
       <form onSubmit={submit}>
         <div class="row">
           <label class="grow">

@@ -7,6 +7,7 @@ import type { Edge, Memory } from '../../../clients/typescript/src/index.ts';
 import { num, shortId, when } from '../format.ts';
 import { href, navigate } from '../router.ts';
 import { describeError, type Session } from '../session.ts';
+import { ApiPanel } from '../api-panel.tsx';
 import { Confirm, ErrorBanner, KindBadge, useAsync } from '../ui.tsx';
 
 interface Loaded {
@@ -45,7 +46,7 @@ export function MemoryPage({ session, id }: { session: Session; id: string }) {
         <p class="big" id="memory-content">{memory.content}</p>
         <dl class="facts">
           <dt>Id</dt><dd><code>{memory.memory_id}</code></dd>
-          <dt>Entity</dt><dd>{memory.entity_id ?? '—'}</dd>
+          <dt>Entity</dt><dd>{memory.entity_id === null ? '—' : <a href={href('entities', memory.entity_id)}>{memory.entity_id}</a>}</dd>
           <dt>Importance</dt><dd>{num(memory.importance, 2)}</dd>
           <dt>Decay score</dt><dd>{num(memory.decay_score)}</dd>
           <dt>Accesses</dt><dd>{memory.access_count === 0 ? 'never read' : `${memory.access_count} (last ${when(memory.last_accessed_at)})`}</dd>
@@ -81,6 +82,7 @@ export function MemoryPage({ session, id }: { session: Session; id: string }) {
           <EdgeList title={`Incoming (${incoming.length})`} edges={incoming} otherEnd={(e) => e.source_id} others={others} />
         </div>
       </section>
+      <ApiPanel session={session} call={{ op: 'get', params: [memory.memory_id] }} what="this memory" />
     </>
   );
 }
