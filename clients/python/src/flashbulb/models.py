@@ -551,7 +551,7 @@ class Point(BaseModel):
     """
     ops: dict[str, Ops]
     """
-    Requests by operation (gRPC ones prefixed 'grpc '), with percentiles of their own durations (every request, or a uniform sample of 1,000 in a busier interval)
+    Requests by operation (gRPC ones prefixed 'grpc '), with percentiles and maximum of the successful ones' own durations (every one, or a uniform sample of 1,000 in a busier interval)
     """
     gauges: dict[str, int | float]
     """
@@ -577,7 +577,7 @@ class Current(BaseModel):
     """
     ops: dict[str, Ops]
     """
-    Requests by operation (gRPC ones prefixed 'grpc '), with percentiles of their own durations (every request, or a uniform sample of 1,000 in a busier interval)
+    Requests by operation (gRPC ones prefixed 'grpc '), with percentiles and maximum of the successful ones' own durations (every one, or a uniform sample of 1,000 in a busier interval)
     """
     gauges: dict[str, int | float]
     """
