@@ -4,7 +4,7 @@
  * table makes today; the README stays a short front page without issue numbers. The builder itself
  * is shown to catch what it must, on a small repository made here.
  */
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -70,6 +70,21 @@ describe('the documentation site', () => {
     expect(calls.length).toBeGreaterThan(60);
     const unknown = calls.filter((c) => !served(c.method, c.path)).map((c) => `${c.f}: ${c.method} ${c.path}`);
     expect(unknown).toEqual([]);
+  });
+
+  it('every repository file the pages name in code (`test/…/x.test.ts`) exists', () => {
+    const config = JSON.parse(readFileSync(join(ROOT, 'docs/site.json'), 'utf8')) as { nav: { pages: string[] }[] };
+    const missing: string[] = [];
+    for (const f of ['README.md', ...config.nav.flatMap((s) => s.pages).map((p) => `docs/${p}`)]) {
+      for (const m of readFileSync(join(ROOT, f), 'utf8').matchAll(/`((?:src|test|native-bench|scripts|clients|deploy|web|examples|proto|docs|\.ci)\/[^`\s]*)`/g)) {
+        const path = (m[1] ?? '').replace(/[.,:;)]+$/, '');
+        // Placeholders and globs name no one file; a name without an extension is no file name.
+        if (/[*…<>{}$]/.test(path) || !/\.[a-z0-9]+$|\/$/i.test(path)) continue;
+        // A client's own paths (`src/generated.ts` on its page) are relative to the client.
+        if (![ROOT, join(ROOT, 'clients/typescript'), join(ROOT, 'clients/python')].some((base) => existsSync(join(base, path)))) missing.push(`${f}: ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 
   it('the pages carry no issue numbers (the history is native-bench/HISTORY.md and the git log)', () => {
