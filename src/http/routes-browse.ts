@@ -9,6 +9,7 @@ import * as S from '../api/requests.ts';
 import { edgeJson, memoryJson as json, withIso } from '../api/views.ts';
 import { isoFromUs } from '../model/time.ts';
 import { checkTime } from '../verbs/validate.ts';
+import { requireAdmin } from '../verbs/context.ts';
 import { history, HISTORY_INTERVAL_MS, HISTORY_POINTS, type HistoryPoint } from '../metrics/history.ts';
 import { listActivity } from '../verbs/activity.ts';
 import { contradictions, entitySummaries, graphOverview, timeline } from '../verbs/browse.ts';
@@ -79,10 +80,11 @@ export const BROWSE_ROUTES: readonly Route[] = [
     },
   }),
   route({
-    method: 'GET', path: '/v1/metrics/history', op: 'metrics_history', scoped: false, query: S.MetricsHistoryQuery,
-    summary: 'The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards',
+    method: 'GET', path: '/v1/metrics/history', op: 'metrics_history', scoped: false, admin: true, query: S.MetricsHistoryQuery,
+    summary: 'The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (server-wide: admin keys only)',
     reply: { status: 200, schema: R.MetricsHistory },
-    handle: async (_i, { query }) => {
+    handle: async (i, { query }) => {
+      requireAdmin(i);
       const h = await history.read(query.since_us === undefined ? null : checkTime('since_us', query.since_us));
       return { body: { interval_s: HISTORY_INTERVAL_MS / 1000, capacity: HISTORY_POINTS, points: h.points.map(historyJson), current: historyJson(h.current) } };
     },

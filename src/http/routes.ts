@@ -15,7 +15,7 @@ import { registry } from '../metrics/index.ts';
 import type { JsonObject } from '../model/memory.ts';
 import * as admin from '../verbs/admin.ts';
 import { backup } from '../verbs/backup.ts';
-import { readiness } from '../verbs/context.ts';
+import { readiness, requireAdmin } from '../verbs/context.ts';
 import { forget, forgetMemory } from '../verbs/forget.ts';
 import { graph } from '../verbs/graph.ts';
 import { insights } from '../verbs/insights.ts';
@@ -290,9 +290,12 @@ export const ROUTES: readonly Route[] = [
     },
   }),
   route({
-    method: 'GET', path: '/v1/metrics', op: 'metrics', scoped: false, summary: 'Prometheus metrics',
+    method: 'GET', path: '/v1/metrics', op: 'metrics', scoped: false, admin: true, summary: 'Prometheus metrics (server-wide figures: admin keys only)',
     reply: { status: 200, text: 'text/plain' },
-    handle: async () => ({ body: null, text: await registry.metrics(), headers: { 'content-type': registry.contentType } }),
+    handle: async (i) => {
+      requireAdmin(i);
+      return { body: null, text: await registry.metrics(), headers: { 'content-type': registry.contentType } };
+    },
   }),
   route({
     method: 'GET', path: '/v1/openapi.json', op: 'openapi', scoped: false, access: 'public', summary: 'This API as an OpenAPI 3.1 document',

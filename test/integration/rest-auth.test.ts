@@ -77,6 +77,17 @@ describe('authentication (auth on)', () => {
     }
   });
 
+  it('serves the server-wide metrics to admin keys only: a workspace key gets 403', async () => {
+    const ws = await t.req('POST', '/v1/workspaces', { body: { slug: 'metrics-peeker' } });
+    expect(ws.status, ws.text).toBe(201);
+    for (const path of ['/v1/metrics', '/v1/metrics/history']) {
+      const refused = await t.req('GET', path, { key: ws.body.api_key as string });
+      expect(refused.status, path).toBe(403);
+      expect(refused.body).toMatchObject({ error_code: 'forbidden', message: 'this operation needs an admin key' });
+      expect((await t.req('GET', path)).status, path).toBe(200);
+    }
+  });
+
   it('requires the key for health and metrics', async () => {
     for (const path of ['/v1/health/live', '/v1/health/ready', '/v1/metrics']) {
       const res = await t.req('GET', path, { key: null });

@@ -1096,7 +1096,7 @@ export abstract class GeneratedClient<Options> {
     return this.call<ActivityResponse>('activity', { query }, options);
   }
 
-  /** The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (`GET /v1/metrics/history`) */
+  /** The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (server-wide: admin keys only) (`GET /v1/metrics/history`) */
   metricsHistory(query?: MetricsHistoryQuery, options?: Options): Promise<MetricsHistoryResponse> {
     return this.call<MetricsHistoryResponse>('metrics_history', { query }, options);
   }
@@ -1270,7 +1270,7 @@ export abstract class GeneratedClient<Options> {
     return this.call<HealthReadyResponse>('health_ready', {  }, options);
   }
 
-  /** Prometheus metrics (`GET /v1/metrics`) */
+  /** Prometheus metrics (server-wide figures: admin keys only) (`GET /v1/metrics`) */
   metrics(options?: Options): Promise<MetricsResponse> {
     return this.call<MetricsResponse>('metrics', {  }, options);
   }

@@ -99,7 +99,7 @@ class GeneratedSync(SyncTransport):
         return self._call('activity', query=_fields(workspace=workspace, action=action, key_id=key_id, cursor=cursor, limit=limit), reply=models.ActivityResponse, options=options)
 
     def metrics_history(self, *, since_us: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.MetricsHistoryResponse:
-        """The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (``GET /v1/metrics/history``)."""
+        """The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (server-wide: admin keys only) (``GET /v1/metrics/history``)."""
         return self._call('metrics_history', query=_fields(since_us=since_us), reply=models.MetricsHistoryResponse, options=options)
 
     def batch_get(self, *, memory_ids: list[str], options: RequestOptions | None = None) -> models.BatchGetResponse:
@@ -227,7 +227,7 @@ class GeneratedSync(SyncTransport):
         return self._call('health_ready', reply=models.HealthReadyResponse, options=options)
 
     def metrics(self, *, options: RequestOptions | None = None) -> str:
-        """Prometheus metrics (``GET /v1/metrics``)."""
+        """Prometheus metrics (server-wide figures: admin keys only) (``GET /v1/metrics``)."""
         return self._call('metrics', options=options)
 
     def openapi(self, *, options: RequestOptions | None = None) -> models.OpenapiResponse:
@@ -267,7 +267,7 @@ class GeneratedAsync(AsyncTransport):
         return await self._call('activity', query=_fields(workspace=workspace, action=action, key_id=key_id, cursor=cursor, limit=limit), reply=models.ActivityResponse, options=options)
 
     async def metrics_history(self, *, since_us: int | str | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.MetricsHistoryResponse:
-        """The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (``GET /v1/metrics/history``)."""
+        """The last hour in 10-second points: requests, errors and latency percentiles per operation, memories, queues, shards (server-wide: admin keys only) (``GET /v1/metrics/history``)."""
         return await self._call('metrics_history', query=_fields(since_us=since_us), reply=models.MetricsHistoryResponse, options=options)
 
     async def batch_get(self, *, memory_ids: list[str], options: RequestOptions | None = None) -> models.BatchGetResponse:
@@ -395,7 +395,7 @@ class GeneratedAsync(AsyncTransport):
         return await self._call('health_ready', reply=models.HealthReadyResponse, options=options)
 
     async def metrics(self, *, options: RequestOptions | None = None) -> str:
-        """Prometheus metrics (``GET /v1/metrics``)."""
+        """Prometheus metrics (server-wide figures: admin keys only) (``GET /v1/metrics``)."""
         return await self._call('metrics', options=options)
 
     async def openapi(self, *, options: RequestOptions | None = None) -> models.OpenapiResponse:
