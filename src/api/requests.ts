@@ -278,6 +278,8 @@ export const VerdictsBody = T.Object({
 export const TimelineQuery = T.Object({
   filter: T.Optional(T.String({ description: 'A metadata filter as JSON text (see the recall body).' })),
   entity_id: T.Optional(T.String()),
+  speaker: T.Optional(T.String({ description: 'Only memories said by this speaker' })),
+  conversation_id: T.Optional(T.String({ description: "Only this conversation's turns" })),
   kind: T.Optional(Kind),
   include_superseded: T.Optional(T.Boolean()),
   ...ListMatch,

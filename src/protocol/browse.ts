@@ -20,6 +20,8 @@ export interface TimelineInput {
   /** As in a list. */
   filter?: FilterNode | null;
   entityId: string | null;
+  speaker?: string | null;
+  conversationId?: string | null;
   kind: MemoryKind | null;
   includeSuperseded: boolean;
   text?: string | null;

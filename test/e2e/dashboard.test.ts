@@ -233,7 +233,7 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
   const orbitDay = (d: number): number => Date.UTC(2025, 5, 10 + d, 12) * 1000;
   it('sorts, filters and pages the memory list, with a total', async () => {
     const lines = Array.from({ length: 30 }, (_, i) => JSON.stringify({
-      memory: { content: `Orbit log ${String(i).padStart(2, '0')}: ${i % 3 === 0 ? 'comet sighted near Vega' : 'clear skies over the dome'}`, entity_id: 'orbit', importance: i / 31, created_at: orbitDay(Math.floor(i / 10)) + i * 60_000_000 },
+      memory: { content: `Orbit log ${String(i).padStart(2, '0')}: ${i % 3 === 0 ? 'comet sighted near Vega' : 'clear skies over the dome'}`, entity_id: 'orbit', importance: i / 31, created_at: orbitDay(Math.floor(i / 10)) + i * 60_000_000, speaker: i % 2 === 0 ? 'Ana' : 'Ben' },
     }));
     const imported = await t.req('POST', '/v1/import', { raw: `${lines.join('\n')}\n`, headers: { 'content-type': 'application/x-ndjson' } });
     expect(imported.body.imported, imported.text).toBe(30);
@@ -245,6 +245,14 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await shows('#memory-list .memory .content >> nth=0', /^Orbit log 00/);
     await page.click('button:has-text("Next →")');
     expect(await shows('#list-count', 'Showing 26–30')).toBe('Showing 26–30 of 30 memories');
+    await page.fill('#filter-speaker', 'Ana');
+    await page.keyboard.press('Enter');
+    await page.waitForURL(/speaker=Ana/);
+    expect(await shows('#list-count', 'of 15')).toBe('Showing 1–15 of 15 memories');
+    expect(await page.locator('#memory-list .memory .badge', { hasText: 'said by Ana' }).count()).toBe(15);
+    await page.fill('#filter-speaker', '');
+    await page.keyboard.press('Enter');
+    await shows('#list-count', 'of 30 memories');
     await page.fill('#filter-q', 'comet vega');
     await page.waitForURL(/q=comet/);
     expect(await shows('#list-count', 'of 10')).toBe('Showing 1–10 of 10 memories');

@@ -158,10 +158,10 @@ describe('GET /v1/memories/timeline', () => {
     const made = await t.req('POST', '/v1/workspaces', { body: { slug } });
     const key = made.body.api_key as string;
     const lines = [
-      { content: 'day one morning', created_at: T0 + 9 * HOUR, entity_id: 'sam' },
+      { content: 'day one morning', created_at: T0 + 9 * HOUR, entity_id: 'sam', speaker: 'Sam', conversation_id: 'c1' },
       { content: 'day one evening', created_at: T0 + 21 * HOUR + 30 * 60_000_000 },
       { content: 'day one late evening', created_at: T0 + 21 * HOUR + 45 * 60_000_000 },
-      { content: 'day three', created_at: T0 + 2 * DAY + HOUR, entity_id: 'sam' },
+      { content: 'day three', created_at: T0 + 2 * DAY + HOUR, entity_id: 'sam', speaker: 'Sam' },
     ];
     const text = lines.map((m) => JSON.stringify({ memory: { ...m, updated_at: m.created_at, last_accessed_at: m.created_at } })).join('\n');
     const imported = await t.req('POST', '/v1/import', { key, raw: `${text}\n`, headers: { 'content-type': 'application/x-ndjson' } });
@@ -183,6 +183,9 @@ describe('GET /v1/memories/timeline', () => {
     const hours = await req('GET', `/v1/memories/timeline?bucket=hour&since_us=${T0}&until_us=${T0 + DAY}`);
     expect(plain(hours)).toEqual([{ start_us: T0 + 9 * HOUR, count: 1 }, { start_us: T0 + 21 * HOUR, count: 2 }]);
     expect((await req('GET', '/v1/memories/timeline?entity_id=sam')).body.total).toBe(2);
+    expect((await req('GET', '/v1/memories/timeline?speaker=Sam')).body.total).toBe(2);
+    expect((await req('GET', '/v1/memories/timeline?conversation_id=c1')).body.total).toBe(1);
+    expect((await req('GET', '/v1/memories?speaker=Sam&with_total=true')).body.total).toBe(2);
     expect((await req('GET', '/v1/memories/timeline?q=evening')).body.total).toBe(2);
     expect((await req('GET', '/v1/memories/timeline?bucket=minute')).status).toBe(400);
   });

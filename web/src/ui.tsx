@@ -3,7 +3,7 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
 import type { Memory } from '../../clients/typescript/src/index.ts';
 import { ago, clip, num, shortId, when } from './format.ts';
-import { href } from './router.ts';
+import { href, hrefQuery } from './router.ts';
 import { describeError } from './session.ts';
 
 export interface Async<T> {
@@ -75,11 +75,14 @@ export function MemorySummary({ memory, children }: { memory: Memory; children?:
       <div class="meta">
         <KindBadge kind={memory.kind} />
         {memory.entity_id !== null && <a class="badge" href={href('entities', memory.entity_id)}>entity: {memory.entity_id}</a>}
+        {memory.speaker !== null && <a class="badge" href={hrefQuery(['memories'], { speaker: memory.speaker })} title="only this speaker">said by {memory.speaker}</a>}
+        {memory.conversation_id !== null && <a class="badge" href={hrefQuery(['memories'], { conversation: memory.conversation_id, sort: 'oldest' })} title="this conversation, in order">conversation {clip(memory.conversation_id, 24)}</a>}
         {memory.superseded_by !== undefined && <span class="badge warn">superseded</span>}
         <span title="importance" class="importance"><span class="meter" aria-hidden="true"><span style={{ width: `${Math.round(memory.importance * 100)}%` }} /></span>importance {num(memory.importance, 2)}</span>
         <span title={memory.access_count === 0 ? 'never read by recall or prime' : `last read ${when(memory.last_accessed_at)}`}>{memory.access_count} {memory.access_count === 1 ? 'access' : 'accesses'}</span>
         <span title={memory.memory_id}>{shortId(memory.memory_id)}</span>
-        <time dateTime={new Date(memory.created_at / 1000).toISOString()} title={when(memory.created_at)}>{ago(memory.created_at)}</time>
+        <time dateTime={memory.created_at_iso} title={`stored ${when(memory.created_at)}`}>{ago(memory.created_at)}</time>
+        {Math.abs(memory.occurred_at - memory.created_at) > 60_000_000 && <time dateTime={memory.occurred_at_iso} title="when it happened">happened {when(memory.occurred_at)}</time>}
       </div>
       {children}
     </article>

@@ -232,6 +232,10 @@ export type TimelineQuery = {
   /** A metadata filter as JSON text (see the recall body). */
   filter?: string;
   entity_id?: string;
+  /** Only memories said by this speaker */
+  speaker?: string;
+  /** Only this conversation's turns */
+  conversation_id?: string;
   kind?: "episode" | "insight" | "revision" | "document" | "proposition";
   include_superseded?: boolean;
   /** Only memories holding every word of q (whole words, stemmed, as recall's lexical match reads them; current texts only) */

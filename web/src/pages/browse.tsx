@@ -38,6 +38,10 @@ export function criteria(loc: Location, fixedEntity: string | null): Omit<ListQu
   if (kind !== null && (KINDS as readonly string[]).includes(kind)) out.kind = kind as Memory['kind'];
   const entity = fixedEntity ?? q.get('entity') ?? '';
   if (entity !== '') out.entity_id = entity;
+  const speaker = q.get('speaker') ?? '';
+  if (speaker !== '') out.speaker = speaker;
+  const conversation = q.get('conversation') ?? '';
+  if (conversation !== '') out.conversation_id = conversation;
   const since = Number(q.get('since') ?? NaN);
   const until = Number(q.get('until') ?? NaN);
   if (Number.isFinite(since)) out.since_us = since;
@@ -126,8 +130,12 @@ function Filters({ session, loc, fixedEntity }: { session: Session; loc: Locatio
   const q = loc.query;
   const [text, setText] = useState(q.get('q') ?? '');
   const [entity, setEntity] = useState(q.get('entity') ?? '');
+  const [speaker, setSpeaker] = useState(q.get('speaker') ?? '');
+  const [conversation, setConversation] = useState(q.get('conversation') ?? '');
   useEffect(() => setText(q.get('q') ?? ''), [q.get('q')]);
   useEffect(() => setEntity(q.get('entity') ?? ''), [q.get('entity')]);
+  useEffect(() => setSpeaker(q.get('speaker') ?? ''), [q.get('speaker')]);
+  useEffect(() => setConversation(q.get('conversation') ?? ''), [q.get('conversation')]);
   // Typing filters after a pause; Enter at once.
   useEffect(() => {
     if (text === (q.get('q') ?? '')) return undefined;
@@ -142,7 +150,7 @@ function Filters({ session, loc, fixedEntity }: { session: Session; loc: Locatio
     setQuery(loc, { [which]: start === null ? undefined : String(which === 'since' ? start : start + DAY_US) });
   };
   return (
-    <form class="row filters" role="search" aria-label="Filter memories" onSubmit={(e) => { e.preventDefault(); setQuery(loc, { q: text, entity: fixedEntity === null ? entity : undefined }); }}>
+    <form class="row filters" role="search" aria-label="Filter memories" onSubmit={(e) => { e.preventDefault(); setQuery(loc, { q: text, entity: fixedEntity === null ? entity : undefined, speaker, conversation }); }}>
       <label class="grow">Words
         <input id="filter-q" type="search" value={text} placeholder="every word must appear" onInput={(e) => setText(e.currentTarget.value)} />
       </label>
@@ -158,6 +166,8 @@ function Filters({ session, loc, fixedEntity }: { session: Session; loc: Locatio
           <datalist id="entity-ids">{(entities.data ?? []).map((id) => <option key={id} value={id} />)}</datalist>
         </label>
       )}
+      <label>Speaker <input id="filter-speaker" class="narrow" value={speaker} onInput={(e) => setSpeaker(e.currentTarget.value)} onChange={(e) => setQuery(loc, { speaker: e.currentTarget.value.trim() })} /></label>
+      <label>Conversation <input id="filter-conversation" class="narrow" value={conversation} onInput={(e) => setConversation(e.currentTarget.value)} onChange={(e) => setQuery(loc, { conversation: e.currentTarget.value.trim() })} /></label>
       <label>From <input id="filter-from" type="date" value={Number.isFinite(since) ? dayOf(since) : ''} onChange={(e) => setDay('since', e.currentTarget.value)} /></label>
       <label>To <input id="filter-to" type="date" value={Number.isFinite(until) ? dayOf(until - 1) : ''} onChange={(e) => setDay('until', e.currentTarget.value)} /></label>
       <label>Sort

@@ -5,7 +5,7 @@
 import { useState } from 'preact/hooks';
 import type { Edge, Memory } from '../../../clients/typescript/src/index.ts';
 import { num, shortId, when } from '../format.ts';
-import { href, navigate } from '../router.ts';
+import { href, hrefQuery, navigate } from '../router.ts';
 import { describeError, type Session } from '../session.ts';
 import { ApiPanel } from '../api-panel.tsx';
 import { Confirm, ErrorBanner, KindBadge, useAsync } from '../ui.tsx';
@@ -47,9 +47,12 @@ export function MemoryPage({ session, id }: { session: Session; id: string }) {
         <dl class="facts">
           <dt>Id</dt><dd><code>{memory.memory_id}</code></dd>
           <dt>Entity</dt><dd>{memory.entity_id === null ? '—' : <a href={href('entities', memory.entity_id)}>{memory.entity_id}</a>}</dd>
+          {memory.speaker !== null && <><dt>Speaker</dt><dd><a href={hrefQuery(['memories'], { speaker: memory.speaker })}>{memory.speaker}</a></dd></>}
+          {memory.conversation_id !== null && <><dt>Conversation</dt><dd><a href={hrefQuery(['memories'], { conversation: memory.conversation_id, sort: 'oldest' })}>{memory.conversation_id}</a>{memory.message_id !== null && <> · message {memory.message_id}</>}</dd></>}
           <dt>Importance</dt><dd>{num(memory.importance, 2)}</dd>
           <dt>Decay score</dt><dd>{num(memory.decay_score)}</dd>
           <dt>Accesses</dt><dd>{memory.access_count === 0 ? 'never read' : `${memory.access_count} (last ${when(memory.last_accessed_at)})`}</dd>
+          <dt>Happened</dt><dd>{when(memory.occurred_at)}</dd>
           <dt>Created</dt><dd>{when(memory.created_at)}</dd>
           <dt>Updated</dt><dd>{when(memory.updated_at)}</dd>
           {memory.superseded_by !== undefined && <><dt>Superseded by</dt><dd><a href={href('memories', memory.superseded_by)}>{shortId(memory.superseded_by)}</a></dd></>}
