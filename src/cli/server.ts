@@ -33,9 +33,8 @@ export async function serve(config: Config, command: string): Promise<number> {
 
 /** MCP on stdio: relayed to FLASHBULB_URL unless `embedded` (a data directory was named) or no URL is set. */
 export async function mcp(config: Config, workspace: string | undefined, embedded: boolean): Promise<number> {
-  if (config.url !== '' && !embedded) await relayStdio(config, { workspace });
-  else await embeddedStdio(config, { workspace });
-  return 0;
+  if (config.url !== '' && !embedded) return relayStdio(config, { workspace });
+  return embeddedStdio(config, { workspace });
 }
 
 export function repair(dir: string, opts: Shown): number {

@@ -2,6 +2,7 @@
  * `flashbulb mcp` on stdio, driven by the SDK's Client as an MCP host would start it: relaying to
  * a running server with FLASHBULB_URL + FLASHBULB_API_KEY, and embedded on a data directory.
  */
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,6 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { CLI, ROOT, ensureBuilt } from '../helpers/child.ts';
+import { until } from '../helpers/wait.ts';
 
 let t: TestApp;
 let wsKey: string;
@@ -41,6 +43,39 @@ beforeAll(async () => {
 afterAll(async () => t.stop());
 
 describe('flashbulb mcp (stdio)', () => {
+  it('answers a message over its read limit with an error naming it, and goes on relaying; ends with 0 when stdin closes', async () => {
+    const relay = spawn(process.execPath, [CLI, 'mcp'], { env: { ...baseEnv(), FLASHBULB_URL: t.base, FLASHBULB_API_KEY: wsKey }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    relay.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    relay.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
+    relay.stdin.on('error', () => undefined); // a relay that died is seen in the replies it never sends
+    const exited = new Promise<number | null>((resolve) => relay.once('exit', (code) => resolve(code)));
+    const replies = (): Array<{ id: unknown; result?: any; error?: { message: string } }> => out.split('\n').filter(Boolean).map((l) => JSON.parse(l));
+    const reply = (id: number): Promise<{ id: unknown; result?: any; error?: { message: string } }> =>
+      until(() => replies().find((r) => r.id === id), { what: `the reply to request ${id}; stderr: ${err}`, deadlineMs: 30_000 });
+    const send = (message: unknown): void => void relay.stdin.write(`${JSON.stringify(message)}\n`);
+    const remember = (id: number, content: string): unknown => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'remember', arguments: { content } } });
+    try {
+      send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+      expect((await reply(1)).result?.protocolVersion).toBeDefined();
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      // 20 MiB: past the relay's 10 MiB read limit (the SDK's own transport closed itself here and the relay exited 0).
+      send(remember(2, 'x'.repeat(20 * 1024 * 1024)));
+      expect((await reply(2)).error?.message).toMatch(/the message of \d+ bytes is over the limit of 10485760 bytes a message on stdio may have/);
+      expect(err).toMatch(/flashbulb mcp: the message of \d+ bytes is over the limit/);
+      // 2 MiB: read, relayed, and refused by the server's body limit.
+      send(remember(3, 'y'.repeat(2 * 1024 * 1024)));
+      expect((await reply(3)).error?.message).toMatch(/payload_too_large|413/);
+      send(remember(4, 'remembered after the oversized message'));
+      expect((await reply(4)).result?.structuredContent?.content).toBe('remembered after the oversized message');
+      relay.stdin.end();
+      expect(await exited).toBe(0);
+    } finally {
+      relay.kill();
+    }
+  });
+
   it('relays to a running server, in the workspace of FLASHBULB_API_KEY', async () => {
     const client = await spawnMcp([], { FLASHBULB_URL: t.base, FLASHBULB_API_KEY: wsKey });
     try {
