@@ -2,7 +2,7 @@
  * @module native-bench/micro/remember-path — what one remember costs inside a shard, from the op to
  * the state and the log: CPU per op and heap bytes allocated per op, for one memory per call
  * (384-d hash-embedder vector, a sentence, a small context), with the log in memory (a no-op
- * external log: the op, the record and its application only) and with the shard's own log file
+ * storage: the op, the record and its application only) and with the shard's own log file
  * (durability 'os': the frame encoding and write, no fsync). Contradiction checks are off. Then
  * the other direction: CPU to apply 50k memories' records read back from frames (recovery's and
  * cluster replay's `applyRecord`, in recovery mode).
@@ -17,11 +17,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createHashEmbedder } from '../../src/embedding/hash-embedder.ts';
 import type { RememberItem } from '../../src/protocol/shard.ts';
-import type { ExternalLog } from '../../src/shard/external-log.ts';
+import type { ShardStorage } from '../../src/shard/storage.ts';
 import { Shard } from '../../src/shard/shard.ts';
 import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
 import { shardRecords } from './shard-fixture.ts';
-import type { Recovered } from '../../src/shard/persist/recovery.ts';
 import { formatTable, type Cell } from '../lib/table.ts';
 import { rememberBody } from '../lib/corpus.ts';
 import { Rng } from '../lib/prng.ts';
@@ -46,13 +45,13 @@ async function items(n: number): Promise<RememberItem[]> {
   }));
 }
 
-const noLog: ExternalLog = { failed: null, append: () => Promise.resolve(), close: () => Promise.resolve() };
 
 function openShard(kind: 'memory' | 'file', dir: string): Shard {
   const opts = { shard: 0, dir, durability: 'os' as const, snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 3600 };
   if (kind === 'file') return new Shard(opts);
-  const recovered: Recovered = { state: new ShardState(), nextWalSeq: 1, walSegments: [], snapshots: [], replayedRecords: 0, truncatedTail: null, staleFiles: false };
-  return new Shard(opts, () => {}, { recovered, log: noLog });
+  const recovered = { state: new ShardState(), replayedRecords: 0, truncatedTail: null, staleFiles: false };
+  const noLog: ShardStorage = { recovered, failed: null, append: () => Promise.resolve(), close: () => Promise.resolve() };
+  return new Shard(opts, () => {}, noLog);
 }
 
 interface Round {

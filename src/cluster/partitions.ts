@@ -16,6 +16,7 @@ import { pack } from './forward.ts';
 import { renewalFailure, type Lease, type LeaseTable } from './leases.ts';
 import type { PartitionStatus } from './status.ts';
 import { FencedError, StreamLog } from './stream-log.ts';
+import { StreamStorage } from './stream-storage.ts';
 import { recoverAndFence, type TakeoverDeps } from './takeover.ts';
 
 /**
@@ -121,7 +122,7 @@ export class OwnedPartitions {
       o.log = log;
       o.fenceSeq = fenceSeq;
       if (loaded) log.keepLoaded(loaded.seq, loaded.object);
-      o.shard = new Shard(this.#shardOptions(p), (e) => this.#o.onShardEvent(e), { recovered, log });
+      o.shard = new Shard(this.#shardOptions(p), (e) => this.#o.onShardEvent(e), new StreamStorage(recovered, log));
       o.replayedRecords = recovered.replayedRecords;
       o.recoveryMs = performance.now() - started;
       o.status = 'ready';

@@ -9,11 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
-import { encodeFrame } from '../shard/persist/frames.ts';
-import { applySnapshot, beginRecovery, bufferFrames } from '../shard/persist/recovery.ts';
-import type { SnapshotFooter, SnapshotHeader } from '../shard/store/records.ts';
-import { snapshotRecords } from '../shard/persist/snapshot.ts';
-import { ShardState } from '../shard/store/apply.ts';
+import { decodeSnapshot, encodeSnapshot, recoveringState, type ShardState } from '../shard/persist/codec.ts';
 import { readObject, retryUntil } from './message-get.ts';
 import { isWrongLastSequence } from './js-errors.ts';
 
@@ -50,16 +46,7 @@ export class PartitionSnapshots {
 
   /** Encodes `state` now (synchronously: a consistent cut) as a snapshot covering `seq`. */
   encode(partition: number, state: ShardState, seq: number): Buffer {
-    const header: SnapshotHeader = { t: 'snap', format: 1, shard: partition, walSeq: seq, createdAt: Date.now() };
-    const frames = [encodeFrame(header)];
-    let records = 0;
-    for (const r of snapshotRecords(state)) {
-      frames.push(encodeFrame(r));
-      records += 1;
-    }
-    const footer: SnapshotFooter = { t: 'end', records };
-    frames.push(encodeFrame(footer));
-    return Buffer.concat(frames);
+    return encodeSnapshot(partition, state, seq);
   }
 
   /** The pointer as the meta stream's leader holds it, with its revision; null when none was saved. */
@@ -158,8 +145,7 @@ export class PartitionSnapshots {
         tried.push(`${c.name} (covers too little)`);
         continue;
       }
-      const state = new ShardState();
-      beginRecovery(state);
+      const state = recoveringState();
       try {
         const records = await this.#read(partition, c.name, state);
         return { state, seq: c.seq, records, object: c.name };
@@ -172,9 +158,8 @@ export class PartitionSnapshots {
   }
 
   async #verify(partition: number, object: string): Promise<void> {
-    const state = new ShardState();
-    beginRecovery(state); // decoded only to check it: nothing indexed
-    await this.#read(partition, object, state);
+    // Decoded only to check it: nothing indexed.
+    await this.#read(partition, object, recoveringState());
   }
 
   async #read(partition: number, object: string, state: ShardState): Promise<number> {
@@ -182,7 +167,7 @@ export class PartitionSnapshots {
     // waited for good for chunks that never came after a NATS server was killed (issue 23).
     const buf = await readObject(this.#reader.os, this.#reader.jsm, object, READ_MS);
     if (!buf) throw new SnapshotMissingError(`partition ${partition}: snapshot object ${object} is missing`);
-    return applySnapshot(bufferFrames(buf), state, `partition ${partition}: snapshot ${object}`).records;
+    return decodeSnapshot(buf, state, `partition ${partition}: snapshot ${object}`);
   }
 }
 

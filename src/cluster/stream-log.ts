@@ -7,9 +7,7 @@
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { Packr } from 'msgpackr';
-import type { ExternalLog } from '../shard/external-log.ts';
-import type { LogRecord } from '../shard/store/records.ts';
-import type { ShardState } from '../shard/store/apply.ts';
+import type { LogRecord, ShardState } from '../shard/persist/codec.ts';
 import { Trimmer, type SnapshotTarget } from './trim.ts';
 import { WRONG_LAST_SEQUENCE } from './js-errors.ts';
 
@@ -89,7 +87,7 @@ interface Waiter {
   reject: (err: Error) => void;
 }
 
-export class StreamLog implements ExternalLog {
+export class StreamLog {
   readonly #o: StreamLogOptions;
   #lastSeq: number;
   #batch = 0;

@@ -6,9 +6,8 @@
  */
 import type { JetStreamClient, JetStreamManager, StoredMsg } from '@nats-io/jetstream';
 import { DeliverPolicy } from '@nats-io/jetstream';
-import type { LogRecord } from '../shard/store/records.ts';
-import { applyRecord, ShardState } from '../shard/store/apply.ts';
-import type { Recovered } from '../shard/persist/recovery.ts';
+import { replayRecords, ShardState, type LogRecord } from '../shard/persist/codec.ts';
+import type { RecoveredState } from '../shard/storage.ts';
 import { decodeEntry, type StreamEntry } from './stream-log.ts';
 import { readRange } from './message-get.ts';
 
@@ -96,11 +95,11 @@ export async function replayStream(
   fromSeq: number,
   toSeq: number,
   state: ShardState = new ShardState(),
-): Promise<{ recovered: Recovered; messages: number }> {
+): Promise<{ recovered: RecoveredState; messages: number }> {
   let replayed = 0;
   let messages = 0;
   const replayer = new EntryReplayer((records) => {
-    for (const r of records) applyRecord(state, r);
+    replayRecords(state, records);
     replayed += records.length;
   });
   const from = Math.max(1, fromSeq);
@@ -117,7 +116,7 @@ export async function replayStream(
   replayer.finish();
   if (replayer.dropped > 0) console.error(`stream ${stream}: dropped ${replayer.dropped} records of a write its owner did not finish publishing (never acknowledged)`);
   return {
-    recovered: { state, nextWalSeq: 0, walSegments: [], snapshots: [], replayedRecords: replayed, truncatedTail: null, staleFiles: false },
+    recovered: { state, replayedRecords: replayed, truncatedTail: null, staleFiles: false },
     messages,
   };
 }

@@ -6,8 +6,8 @@
  * read the pointer again.
  */
 import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
-import { ShardState } from '../shard/store/apply.ts';
-import { beginRecovery, endRecovery, type Recovered } from '../shard/persist/recovery.ts';
+import { endRecovery, recoveringState } from '../shard/persist/codec.ts';
+import type { RecoveredState } from '../shard/storage.ts';
 import { encodeEntry, isWrongLastSequence } from './stream-log.ts';
 import { ensureStream, replayStream, StreamGapError, type StreamReader } from './stream-replay.ts';
 import type { PartitionSnapshots } from './snapshots.ts';
@@ -27,7 +27,7 @@ export interface TakeoverDeps {
 }
 
 export interface Recovery {
-  recovered: Recovered;
+  recovered: RecoveredState;
   /** Stream sequence of our fence (where our ownership starts). */
   fenceSeq: number;
   /** The snapshot loaded, when the stream still holds records it covers (to be trimmed once we own it). */
@@ -57,8 +57,7 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
     const last = info.state.last_seq;
     // One recovery path with a local restart (shard/persist/recovery.ts): recovery mode while the
     // snapshot and the stream after it are applied, the same snapshot decoder.
-    let state = new ShardState();
-    beginRecovery(state);
+    let state = recoveringState();
     let coveringFailed = '';
     let loadFailed = '';
     let fellBack: string | null = null;

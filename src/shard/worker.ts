@@ -62,7 +62,10 @@ function contradictionCounts(): { contradictions: number; checksSkipped: number;
 }
 
 // The old generation's limit: FLASHBULB_SHARD_HEAP_MB (the router's resourceLimits), or V8's own.
-const heap = new HeapWatch((resourceLimits.maxOldGenerationSizeMb ?? 0) * 2 ** 20, oldGenerationInUse, (state) => send({ kind: 'heap', shard: opts.shard, ...state }));
+const heap = new HeapWatch((resourceLimits.maxOldGenerationSizeMb ?? 0) * 2 ** 20, oldGenerationInUse, (state) => {
+  shard.memoryFull(state.full);
+  send({ kind: 'heap', shard: opts.shard, ...state });
+});
 const stopWatchingHeap = onFullCollections(() => heap.afterFullCollection());
 
 const metricsTimer = setInterval(() => {

@@ -24,23 +24,41 @@ const local = edges.filter((e): e is ImportEdge & { to: string } => e.to !== nul
  */
 export const MAY_IMPORT: Record<string, readonly string[]> = {
   cli: ['app', 'auth', 'cluster', 'config', 'data-dir', 'mcp', 'router', 'verbs'],
-  app: ['auth', 'cluster', 'config', 'data-dir', 'embedding', 'grpc', 'http', 'llm', 'metrics', 'model', 'protocol', 'reflection', 'router', 'shard', 'subscribe', 'tracing', 'verbs'],
-  http: ['api', 'auth', 'errors', 'mcp', 'metrics', 'model', 'recall', 'subscribe', 'tracing', 'verbs'],
-  grpc: ['api', 'auth', 'errors', 'metrics', 'model', 'recall', 'subscribe', 'tracing', 'verbs'],
-  mcp: ['api', 'auth', 'errors', 'model', 'verbs'],
-  api: ['auth', 'errors', 'model', 'recall', 'verbs'],
-  verbs: ['auth', 'cluster', 'config', 'embedding', 'errors', 'ingest', 'metrics', 'model', 'protocol', 'recall', 'reflection', 'router', 'shard', 'subscribe', 'tracing'],
+  app: ['auth', 'cluster', 'config', 'data-dir', 'embedding', 'grpc', 'http', 'llm', 'metrics', 'model', 'protocol', 'reflection', 'router', 'subscribe', 'tracing', 'verbs'],
+  http: ['api', 'auth', 'errors', 'mcp', 'metrics', 'model', 'subscribe', 'tracing', 'verbs'],
+  grpc: ['auth', 'errors', 'metrics', 'model', 'recall', 'subscribe', 'tracing', 'verbs'],
+  mcp: ['api', 'errors', 'model', 'verbs'],
+  api: ['errors', 'model', 'recall', 'verbs'],
+  verbs: ['auth', 'cluster', 'config', 'embedding', 'errors', 'ingest', 'metrics', 'model', 'protocol', 'recall', 'reflection', 'router', 'subscribe', 'tracing'],
   cluster: ['auth', 'config', 'errors', 'protocol', 'router', 'shard', 'subscribe'],
   'data-dir': ['config', 'files', 'protocol', 'shard'],
-  reflection: ['config', 'embedding', 'errors', 'llm', 'metrics', 'model', 'protocol', 'analysis', 'router', 'shard', 'threads'],
-  subscribe: ['embedding', 'errors', 'metrics', 'model', 'protocol', 'router', 'shard'],
+  reflection: ['analysis', 'config', 'embedding', 'errors', 'llm', 'metrics', 'model', 'protocol', 'router', 'threads'],
+  subscribe: ['embedding', 'errors', 'metrics', 'model', 'protocol', 'router'],
   embedding: ['config', 'errors', 'metrics', 'threads', 'tracing'],
-  router: ['data-dir', 'errors', 'protocol', 'shard', 'threads', 'tracing'],
+  router: ['data-dir', 'errors', 'protocol', 'threads', 'tracing'],
   auth: ['errors', 'files', 'model'],
-  shard: ['errors', 'files', 'ingest', 'model', 'protocol', 'recall', 'analysis', 'threads'],
+  shard: ['analysis', 'errors', 'files', 'ingest', 'model', 'protocol', 'recall', 'threads'],
   protocol: ['errors', 'model', 'recall'],
-  analysis: ['errors', 'model', 'recall'],
+  analysis: ['recall'],
   recall: ['errors', 'model'],
+};
+
+/**
+ * Doors: a folder that the files outside it reach only through some of its files. For each
+ * folder, who outside it may import it (a file, or a folder ending in `/`) and which of its files
+ * (relative to the folder; `*`: any). An importer not listed may import none of it.
+ */
+export const DOORS: Record<string, Record<string, readonly string[]>> = {
+  'src/shard/': {
+    'src/cluster/': ['shard.ts', 'storage.ts', 'persist/codec.ts'],
+    'src/data-dir.ts': ['persist/salvage.ts'],
+  },
+  'src/shard/persist/': {
+    'src/shard/local-storage.ts': ['*'],
+    'src/shard/erasure.ts': ['*'],
+    'src/cluster/': ['codec.ts'],
+    'src/data-dir.ts': ['salvage.ts'],
+  },
 };
 
 /** The longest a source file may be. */
@@ -116,6 +134,27 @@ function directionViolations(): string[] {
   });
 }
 
+/** Arrows of the table that no import uses: the table lists only the imports that exist. */
+function unusedArrows(): string[] {
+  const used = new Set(local.map((e) => `${room(e.from)} → ${room(e.to)}`));
+  return Object.entries(MAY_IMPORT).flatMap(([from, tos]) => tos.filter((to) => !used.has(`${from} → ${to}`)).map((to) => `arrow ${from} → ${to} is in the table, but nothing imports along it`));
+}
+
+/** Imports into a folder with doors from outside it that go through no door. */
+function doorViolations(): string[] {
+  return local.flatMap((e) => {
+    if (e.from.startsWith('native-bench/')) return [];
+    return Object.entries(DOORS).flatMap(([folder, doors]) => {
+      if (!e.to.startsWith(folder) || e.from.startsWith(folder)) return [];
+      const importer = Object.keys(doors).find((k) => (k.endsWith('/') ? e.from.startsWith(k) : e.from === k));
+      const allowed = importer === undefined ? [] : doors[importer]!;
+      if (allowed.includes('*') || allowed.includes(e.to.slice(folder.length))) return [];
+      const through = allowed.length === 0 ? 'no door' : `only ${allowed.join(', ')}`;
+      return [`door ${folder}: ${e.from} imports ${e.spec} (${through} for it)`];
+    });
+  });
+}
+
 function fenceViolations(): string[] {
   const uses = [
     ...edges.filter((e) => e.to === null).map((e) => ({ from: e.from, what: e.spec })),
@@ -132,7 +171,7 @@ function fenceViolations(): string[] {
 /** The room table of ARCHITECTURE.md ("may import"; notes in parentheses dropped), rooms importing nothing left out. */
 function documentedTable(): Record<string, string[]> {
   const text = readFileSync(new URL('../../ARCHITECTURE.md', import.meta.url), 'utf8');
-  const section = text.slice(text.indexOf('### Which room may import which'), text.indexOf('### Library fences'));
+  const section = text.slice(text.indexOf('### Which room may import which'), text.indexOf('### Doors'));
   const rows = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| room') && !l.startsWith('|---'));
   const table: Record<string, string[]> = {};
   for (const row of rows) {
@@ -141,6 +180,21 @@ function documentedTable(): Record<string, string[]> {
     table[room] = allowed.split(',').map((r) => r.trim()).sort();
   }
   return table;
+}
+
+/** The doors table of ARCHITECTURE.md (folder, importer, files), in the shape of DOORS. */
+function documentedDoors(): Record<string, Record<string, string[]>> {
+  const text = readFileSync(new URL('../../ARCHITECTURE.md', import.meta.url), 'utf8');
+  const section = text.slice(text.indexOf('### Doors'), text.indexOf('### Library fences'));
+  const rows = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| folder') && !l.startsWith('|---'));
+  const doors: Record<string, Record<string, string[]>> = {};
+  const path = (cell: string): string => `src/${cell.replace(/`/g, '').trim()}`;
+  for (const row of rows) {
+    const [folder = '', importer = '', files = ''] = row.split('|').slice(1, 4);
+    const list = files.trim() === 'any file' ? ['*'] : files.split(',').map((f) => f.replace(/`/g, '').trim());
+    (doors[path(folder)] ??= {})[path(importer)] = list;
+  }
+  return doors;
 }
 
 describe('architecture', () => {
@@ -159,6 +213,18 @@ describe('architecture', () => {
 
   it('imports only down the who-may-import-whom table', () => {
     expect(directionViolations()).toEqual([]);
+  });
+
+  it('lists in the table only the arrows that imports use', () => {
+    expect(unusedArrows()).toEqual([]);
+  });
+
+  it('reaches a folder with doors only through them (the cluster through the shard, its storage port and the codec face)', () => {
+    expect(doorViolations()).toEqual([]);
+  });
+
+  it('matches the doors ARCHITECTURE.md shows', () => {
+    expect(documentedDoors()).toEqual(DOORS);
   });
 
   it('keeps native and transport libraries, and process.env, inside their fences', () => {

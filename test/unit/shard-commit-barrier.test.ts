@@ -5,12 +5,15 @@
  * its JetStream publish never landed. A shard on a log whose appends the test releases by hand.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ExternalLog } from '../../src/shard/external-log.ts';
+import type { ShardStorage } from '../../src/shard/storage.ts';
 import { Shard } from '../../src/shard/shard.ts';
 import { ShardState } from '../../src/shard/store/apply.ts';
 import { nextTurn } from '../helpers/wait.ts';
 
-interface HeldLog extends ExternalLog {
+/** The log part of a storage: the test's shard recovers nothing. */
+type Log = Omit<ShardStorage, 'recovered'>;
+
+interface HeldLog extends Log {
   held: Array<{ resolve: () => void; reject: (e: Error) => void }>;
   fail(e: Error): void;
 }
@@ -37,9 +40,9 @@ afterEach(async () => {
   for (const s of shards.splice(0)) await s.shutdown().catch(() => undefined);
 });
 
-function open(log: ExternalLog): Shard {
-  const recovered = { state: new ShardState(), nextWalSeq: 1, walSegments: [], snapshots: [], replayedRecords: 0, truncatedTail: null, staleFiles: false };
-  const shard = new Shard({ shard: 0, dir: '/nonexistent', durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 3600 }, () => {}, { recovered, log });
+function open(log: Log): Shard {
+  const recovered = { state: new ShardState(), replayedRecords: 0, truncatedTail: null, staleFiles: false };
+  const shard = new Shard({ shard: 0, dir: '/nonexistent', durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 3600 }, () => {}, Object.assign(log, { recovered }));
   shards.push(shard);
   return shard;
 }
