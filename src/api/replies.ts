@@ -191,6 +191,13 @@ export const Workspace = T.Object(
   { slug: T.String(), name: T.String(), created_at: Us('Creation time'), created_at_iso: IsoTime('created_at'), default_ttl_s: T.Optional(Nullable(T.Number({ description: 'Default time to live of new memories, in seconds' }))) },
   { $id: 'Workspace' },
 );
+export const IngestResult = T.Object({
+  conversation_id: T.String(),
+  memory_ids: T.Array(T.String(), { description: 'One per message, in the order sent: the memory written, or the one a message with the same message_id already is' }),
+  created: T.Integer({ description: 'Messages this call wrote' }),
+  existing: T.Integer({ description: 'Messages whose message_id the conversation already held (not written again)' }),
+});
+
 export const ImportSummary = T.Object({
   lines: T.Integer(),
   imported: T.Integer(),

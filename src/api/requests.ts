@@ -96,6 +96,23 @@ export const ImportQuery = T.Object({ first_line: T.Optional(T.Integer({ minimum
 
 export const BatchBody = T.Object({ memory_ids: T.Array(T.String()) });
 
+/** One message of a conversation ingest. */
+const Message = T.Object({
+  speaker: T.String({ description: 'Who said it' }),
+  content: T.String(),
+  occurred_at: T.Optional(OccurredAt),
+  importance: T.Optional(T.Number()),
+  context: T.Optional(T.Union([Json, T.Null()])),
+  message_id: T.Optional(T.Union([T.String(), T.Null()], { description: 'Your id for the message, unique in the conversation: a message whose id the conversation holds is not written again (retries are safe)' })),
+});
+
+/** POST /v1/conversations/{conversation_id}/messages: the conversation's new messages, in order. */
+export const IngestBody = T.Object({
+  ...Expiry,
+  messages: T.Array(Message, { description: 'In the order they were said (at most 10,000 a call)' }),
+  entity_id: T.Optional(T.Union([T.String(), T.Null()], { description: 'Every message is about this entity' })),
+});
+
 export const ReviseBody = T.Object({
   ...Expiry,
   content: T.Optional(T.String()),

@@ -24,6 +24,7 @@ import { batchGet, entities, getMemory, listMemories, memoryEdges } from '../ver
 import { recall } from '../verbs/recall.ts';
 import * as reflection from '../verbs/reflect.ts';
 import { remember } from '../verbs/remember.ts';
+import { ingestConversation } from '../verbs/conversation.ts';
 import { revise } from '../verbs/revise.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
 import { exportWorkspace } from '../verbs/transfer.ts';
@@ -44,6 +45,17 @@ export const ROUTES: readonly Route[] = [
     method: 'POST', path: '/v1/memories', op: 'remember', scoped: true, summary: 'Store a memory', body: S.RememberBody,
     reply: { status: 201, schema: R.Memory },
     handle: async (i, { body: b }) => ({ status: 201, body: json(await remember(ctxOf(i), { ...b, context: (b.context ?? {}) as JsonObject })) }),
+  }),
+  route({
+    method: 'POST', path: '/v1/conversations/:conversation_id/messages', op: 'ingest', scoped: true, body: S.IngestBody,
+    summary: "Write a conversation's new messages in order (speaker, event time; chained followed_by), idempotent by message_id",
+    params: { conversation_id: 'The conversation (any id of yours, up to 256 characters)' },
+    reply: { status: 201, schema: R.IngestResult, also: [200] },
+    handle: async (i, { body: b }) => {
+      const messages = b.messages.map((m) => ({ ...m, context: m.context as JsonObject | null | undefined }));
+      const out = await ingestConversation(ctxOf(i), { ...b, messages, conversation_id: param(i, 'conversation_id') });
+      return { status: out.created > 0 ? 201 : 200, body: out };
+    },
   }),
   route({
     method: 'GET', path: '/v1/memories', op: 'list', scoped: true, query: S.ListQuery,

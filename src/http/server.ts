@@ -21,6 +21,8 @@ import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type 
 
 const MAX_BODY = 1024 * 1024;
 const MAX_UPLOAD = 16 * 1024 * 1024;
+/** A conversation ingest: up to 10,000 messages a call. */
+const MAX_MESSAGES = 16 * 1024 * 1024;
 /** An import body; `flashbulb import` sends larger files in parts well below this. */
 const MAX_IMPORT = 64 * 1024 * 1024;
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -44,7 +46,7 @@ export function startHttp(svc: Services, gate: ConnectionGate): Promise<HttpServ
     limits: { gate, headersTimeoutMs: config.headersTimeoutMs, bodyTimeoutMs: config.bodyTimeoutMs, requestTimeoutMs: config.requestTimeoutS * 1000 },
     isHealth: (path) => HEALTH_PATHS.has(path),
     admit: (head) => admitHead(svc, head),
-    maxBodyBytes: (path) => (path.endsWith('/upload') ? MAX_UPLOAD : path.endsWith('/import') ? MAX_IMPORT : MAX_BODY),
+    maxBodyBytes: (path) => (path.endsWith('/upload') ? MAX_UPLOAD : path.endsWith('/import') ? MAX_IMPORT : path.endsWith('/messages') ? MAX_MESSAGES : MAX_BODY),
     tooLarge: (limit) => errorResponse(new FlashbulbError('payload_too_large', `request body exceeds the limit of ${limit} bytes`)),
     unavailable: (reason) => errorResponse(new FlashbulbError('unavailable', reason)),
     malformed: (reason) => errorResponse(new FlashbulbError('invalid_input', reason)),

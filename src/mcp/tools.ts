@@ -19,6 +19,7 @@ import { entities, getMemory, listMemories } from '../verbs/read.ts';
 import { recall } from '../verbs/recall.ts';
 import { reflect } from '../verbs/reflect.ts';
 import { remember } from '../verbs/remember.ts';
+import { ingestConversation } from '../verbs/conversation.ts';
 import { revise } from '../verbs/revise.ts';
 
 export interface Annotations {
@@ -67,6 +68,20 @@ export const TOOLS: readonly Tool[] = [
     output: R.Memory,
     annotations: WRITE,
     run: async (ctx, b) => ({ ...memoryJson(await remember(ctx, { ...b, context: (b.context ?? {}) as JsonObject })) }),
+  }),
+  tool({
+    name: 'add_messages',
+    title: 'Add conversation messages',
+    description:
+      "Write a conversation's new messages in order, each as a memory with its speaker and (optional) occurred_at, " +
+      'linked followed_by to the message before it; call it again to append to the same conversation_id later. Give ' +
+      'each message a message_id to make a retry safe (a message whose id the conversation holds is not written again). ' +
+      'Use it to store what was said, as it was said; use remember for a single fact. Returns the memory ids in order.',
+    input: T.Composite([T.Object({ conversation_id: T.String({ description: 'The conversation (any id of yours)' }) }), S.IngestBody]),
+    output: R.IngestResult,
+    // Idempotent only for messages with a message_id: without one a repeat writes them again.
+    annotations: WRITE,
+    run: async (ctx, b) => ({ ...(await ingestConversation(ctx, { ...b, messages: b.messages.map((m) => ({ ...m, context: m.context as JsonObject | null | undefined })) })) }),
   }),
   tool({
     name: 'recall',

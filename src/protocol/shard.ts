@@ -98,6 +98,14 @@ export interface RememberItem {
   speaker?: string | null;
   /** The conversation it is a turn of: linked `followed_by` to the turn before it. */
   conversationId?: string | null;
+  /** The writer's id for the message in its conversation (ingest skips one the conversation holds). */
+  messageId?: string | null;
+}
+
+/** What ingest answers: per message, in order, its memory id and whether this call wrote it. */
+export interface IngestOutput {
+  ids: string[];
+  created: boolean[];
 }
 
 export interface ReviseInput {
@@ -257,6 +265,8 @@ export interface BackupResult {
 /** Method name → input and output. */
 export interface ShardMethods {
   remember: { input: { items: RememberItem[]; withEmbedding?: boolean }; output: MemoryView[] };
+  /** A conversation's messages (items with conversationId), in order, idempotent by messageId. */
+  ingest: { input: { items: RememberItem[] }; output: IngestOutput };
   get: { input: { id: string; withEmbedding: boolean }; output: MemoryView };
   batchGet: { input: { ids: string[]; withEmbedding: boolean }; output: MemoryView[] };
   list: { input: ListInput; output: ListOutput };

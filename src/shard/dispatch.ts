@@ -8,6 +8,7 @@ import type { MemoryRecord } from '../model/memory.ts';
 import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats } from '../protocol/shard.ts';
 import { commitVerdicts } from './contradictions.ts';
 import type { OpContext } from './ops/context.ts';
+import { ingest } from './ops/conversation.ts';
 import { forget } from './ops/forget.ts';
 import { graph } from './ops/graph.ts';
 import { list, timeline } from './ops/list.ts';
@@ -46,7 +47,7 @@ export const READS_COMMITTED: { readonly [M in ShardMethod]: boolean } = {
   get: true, batchGet: true, list: true, recall: true, prime: true, entities: true, insights: true, edges: true,
   graph: true, count: true, exportPage: true, pendingContradictions: true, reflectGather: true, subOpen: true,
   subMatch: true, timeline: true, entitySummaries: true, graphOverview: true, contradictions: true,
-  remember: false, revise: false, forget: false, upload: false, importItems: false, writeInsights: false,
+  remember: false, ingest: false, revise: false, forget: false, upload: false, importItems: false, writeInsights: false,
   commitVerdicts: false, subClose: false, dropWorkspace: false, stats: false, snapshot: false, backup: false,
 };
 
@@ -55,7 +56,7 @@ export const READS_COMMITTED: { readonly [M in ShardMethod]: boolean } = {
  * (shard/heap-watch); reads, forget and deletions are not. Every method must say.
  */
 export const GROWS_STORE: { readonly [M in ShardMethod]: boolean } = {
-  remember: true, revise: true, upload: true, importItems: true, writeInsights: true, commitVerdicts: true,
+  remember: true, ingest: true, revise: true, upload: true, importItems: true, writeInsights: true, commitVerdicts: true,
   get: false, batchGet: false, list: false, recall: false, prime: false, entities: false, insights: false, edges: false,
   graph: false, count: false, exportPage: false, pendingContradictions: false, reflectGather: false, subOpen: false,
   subMatch: false, timeline: false, entitySummaries: false, graphOverview: false, contradictions: false, forget: false, subClose: false, dropWorkspace: false, stats: false, snapshot: false, backup: false,
@@ -67,6 +68,7 @@ export const FREES_MEMORY: ReadonlySet<ShardMethod> = new Set(['forget', 'dropWo
 export function shardHandlers(self: ShardSelf): Handlers {
   return {
     remember,
+    ingest,
     get,
     batchGet,
     list,

@@ -59,7 +59,7 @@ export function turnOf(input: { occurred_at?: TimeInput | undefined; speaker?: s
 }
 
 /** Expiry from ttl_s or expires_at_us, else from the workspace's default TTL, else none. */
-function expiryOf(ctx: Ctx, input: ExpiryInput): { expiresAt?: number | null; ttlUs?: number } {
+export function expiryOf(ctx: Ctx, input: ExpiryInput): { expiresAt?: number | null; ttlUs?: number } {
   const asked = checkExpiry(input, nowUs());
   const ttl = ctx.svc.auth.workspace(ctx.workspace)?.default_ttl_s;
   const choice = asked === undefined ? (ttl ? { ttlUs: Math.round(ttl * 1e6) } : null) : asked;

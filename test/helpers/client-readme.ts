@@ -38,6 +38,7 @@ export function readmeExamples(): ReadmeExample[] {
 /** What each section's example prints (its stdout, as lines), run for the first time or again. */
 export const EXPECTED: Record<string, (lines: string[]) => void> = {
   Quickstart: (lines) => expect(lines[0]).toContain('Lisbon'),
+  Conversations: (lines) => expect(lines).toEqual(['2 true']),
   'LangGraph.js': (lines) => expect(lines).toEqual(["[ 'Alice drinks green tea' ]"]),
   'Vercel AI SDK': (lines) => expect(lines).toEqual(['Dana keeps bees']),
 };

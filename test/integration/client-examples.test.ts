@@ -1,6 +1,6 @@
 /**
  * The TypeScript client's examples (clients/typescript/README.md, and the same blocks on
- * docs/clients/typescript.md: the quickstart, LangGraph.js and the Vercel AI SDK), run as printed
+ * docs/clients/typescript.md: the quickstart, conversations, LangGraph.js and the Vercel AI SDK), run as printed
  * against a fresh server that holds nothing
  * they did not make, configured only by FLASHBULB_URL and FLASHBULB_API_KEY: each block is
  * written to a file whose package imports point at this repository's sources
@@ -60,7 +60,7 @@ async function run(name: string, code: string, round: number): Promise<string[]>
 const examples = readmeExamples();
 
 describe("the TypeScript client README's examples", () => {
-  it('are the quickstart, LangGraph.js and the Vercel AI SDK, each short and each checked', () => {
+  it('are the quickstart, conversations, LangGraph.js and the Vercel AI SDK, each short and each checked', () => {
     expect(examples.map((e) => e.section)).toEqual(Object.keys(EXPECTED));
     for (const e of examples) expect(e.code.split('\n').filter((l) => l.trim() !== '').length, e.section).toBeLessThanOrEqual(12);
   });

@@ -53,7 +53,7 @@ describe('MCP over Streamable HTTP', () => {
     expect(client.getServerVersion()?.name).toBe('flashbulb');
     const { tools } = await client.listTools();
     expect(tools.map((x) => x.name).sort()).toEqual(
-      ['explore_graph', 'forget', 'get_insights', 'get_memory', 'list_entities', 'list_memories', 'prime', 'recall', 'reflect', 'remember', 'revise_memory'],
+      ['add_messages', 'explore_graph', 'forget', 'get_insights', 'get_memory', 'list_entities', 'list_memories', 'prime', 'recall', 'reflect', 'remember', 'revise_memory'],
     );
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe('object');

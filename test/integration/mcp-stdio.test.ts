@@ -108,7 +108,7 @@ describe('flashbulb mcp (stdio)', () => {
     const client = new Client({ name: 'readme-host', version: '1.0.0' });
     try {
       await client.connect(transport);
-      expect((await client.listTools()).tools).toHaveLength(11);
+      expect((await client.listTools()).tools).toHaveLength(12);
       const m = await call(client, 'remember', { content: 'configured from the docs' });
       expect((await call(client, 'recall', { cue: 'configured from the docs' })).results[0].memory.memory_id).toBe(m.memory_id);
     } catch (err) {

@@ -28,6 +28,11 @@ def _quickstart(out: list[str], again: bool) -> None:
     assert out[0].startswith(first) and out[1] == "404 not_found", out
 
 
+def _conversation(out: list[str], again: bool) -> None:
+    # The messages carry ids: run again, the conversation still holds three.
+    assert out == ["3 True", "['Caroline', 'Caroline', 'Melanie']"], out
+
+
 def _langgraph_store(out: list[str], again: bool) -> None:
     assert out == ["['Alice drinks green tea']"], out  # a put on the same key revises: still one item
 
@@ -38,7 +43,8 @@ def _langgraph_async(out: list[str], again: bool) -> None:
 
 #: What each example prints, checked line by line (``again``: not the first run in its workspace).
 EXPECTED: dict[str, Callable[[list[str], bool], None]] = {
-    "quickstart.py": _quickstart, "langgraph_store.py": _langgraph_store, "langgraph_async.py": _langgraph_async,
+    "quickstart.py": _quickstart, "conversation.py": _conversation, "langgraph_store.py": _langgraph_store,
+    "langgraph_async.py": _langgraph_async,
 }
 
 

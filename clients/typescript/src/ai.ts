@@ -1,7 +1,7 @@
 /**
  * @module @flashbulb/client/ai — Flashbulb's memory operations as Vercel AI SDK tools (`ai` 5/6,
- * an optional peer dependency): `flashbulbTools(client)` returns the MCP server's eleven tools
- * (`remember`, `recall`, `get_memory`, `list_memories`, `revise_memory`, `forget`, `prime`,
+ * an optional peer dependency): `flashbulbTools(client)` returns the MCP server's twelve tools
+ * (`remember`, `add_messages`, `recall`, `get_memory`, `list_memories`, `revise_memory`, `forget`, `prime`,
  * `explore_graph`, `list_entities`, `reflect`, `get_insights`) with the same names, descriptions
  * and JSON input schemas (generated from the server's tool list into `mcp-tools.ts`), each
  * executed through the REST client. A failed call rejects with `FlashbulbError`, which the AI SDK
@@ -10,7 +10,7 @@
  */
 import { jsonSchema, tool, type Tool } from 'ai';
 import type { FlashbulbClient } from './index.ts';
-import type { ForgetBody, GraphBody, InsightsQuery, ListQuery, PrimeBody, RecallBody, ReflectBody, RememberBody, ReviseBody } from './generated.ts';
+import type { ForgetBody, GraphBody, IngestBody, InsightsQuery, ListQuery, PrimeBody, RecallBody, ReflectBody, RememberBody, ReviseBody } from './generated.ts';
 import { MCP_TOOLS, type McpToolName } from './mcp-tools.ts';
 
 type Args = Record<string, unknown>;
@@ -19,6 +19,7 @@ type Run = (client: FlashbulbClient, args: Args, options: FlashbulbToolsOptions)
 /** How each tool reaches the server: the same operation its MCP twin runs. */
 const RUN: Record<McpToolName, Run> = {
   remember: (c, a) => c.remember(a as RememberBody),
+  add_messages: (c, { conversation_id, ...rest }) => c.ingest(String(conversation_id), rest as IngestBody),
   recall: (c, a, o) => c.recall(withFloor(a, o) as RecallBody),
   get_memory: (c, a) => c.get(String(a['memory_id'])),
   list_memories: (c, a) => c.list(a as ListQuery),

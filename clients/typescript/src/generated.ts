@@ -228,6 +228,37 @@ export type RememberResponse = {
   message_id: string | null;
 };
 
+export type IngestBody = {
+  ttl_s?: number | null;
+  /** When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  expires_at_us?: number | string | null;
+  /** Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  expires_at?: number | string | null;
+  /** In the order they were said (at most 10,000 a call) */
+  messages: Array<{
+    /** Who said it */
+    speaker: string;
+    content: string;
+    /** When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+    occurred_at?: number | string;
+    importance?: number;
+    context?: Record<string, unknown> | null;
+    /** Your id for the message, unique in the conversation: a message whose id the conversation holds is not written again (retries are safe) */
+    message_id?: string | null;
+  }>;
+  /** Every message is about this entity */
+  entity_id?: string | null;
+};
+export type IngestResponse = {
+  conversation_id: string;
+  /** One per message, in the order sent: the memory written, or the one a message with the same message_id already is */
+  memory_ids: Array<string>;
+  /** Messages this call wrote */
+  created: number;
+  /** Messages whose message_id the conversation already held (not written again) */
+  existing: number;
+};
+
 export type TimelineQuery = {
   /** A metadata filter as JSON text (see the recall body). */
   filter?: string;
@@ -347,7 +378,7 @@ export type ActivityQuery = {
   /** Only changes in this workspace */
   workspace?: string;
   /** Only this kind of change */
-  action?: "remember" | "revise" | "forget" | "import" | "upload" | "reflect" | "insights_commit" | "verdicts" | "workspace_create" | "workspace_update" | "workspace_delete" | "key_create" | "key_revoke";
+  action?: "remember" | "ingest" | "revise" | "forget" | "import" | "upload" | "reflect" | "insights_commit" | "verdicts" | "workspace_create" | "workspace_update" | "workspace_delete" | "key_create" | "key_revoke";
   /** Only changes made with this key */
   key_id?: string;
   /** next_cursor of the previous page (older entries) */
@@ -363,7 +394,7 @@ export type ActivityResponse = {
     at_us: number;
     /** at_us, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z) */
     at_iso: string;
-    action: "remember" | "revise" | "forget" | "import" | "upload" | "reflect" | "insights_commit" | "verdicts" | "workspace_create" | "workspace_update" | "workspace_delete" | "key_create" | "key_revoke";
+    action: "remember" | "ingest" | "revise" | "forget" | "import" | "upload" | "reflect" | "insights_commit" | "verdicts" | "workspace_create" | "workspace_update" | "workspace_delete" | "key_create" | "key_revoke";
     workspace: string;
     key_id: string | null;
     key_label: string | null;
@@ -1006,6 +1037,7 @@ export type OpenapiResponse = {
 export const OPERATIONS = {
   list: { method: 'GET', path: '/v1/memories', scoped: true, response: 'json' },
   remember: { method: 'POST', path: '/v1/memories', scoped: true, response: 'json' },
+  ingest: { method: 'POST', path: '/v1/conversations/{conversation_id}/messages', scoped: true, response: 'json' },
   timeline: { method: 'GET', path: '/v1/memories/timeline', scoped: true, response: 'json' },
   graph_overview: { method: 'POST', path: '/v1/graph/overview', scoped: true, response: 'json' },
   entity_summaries: { method: 'GET', path: '/v1/entities/summary', scoped: true, response: 'json' },
@@ -1073,6 +1105,11 @@ export abstract class GeneratedClient<Options> {
   /** Store a memory (`POST /v1/memories`) */
   remember(body: RememberBody, options?: Options): Promise<RememberResponse> {
     return this.call<RememberResponse>('remember', { body }, options);
+  }
+
+  /** Write a conversation's new messages in order (speaker, event time; chained followed_by), idempotent by message_id (`POST /v1/conversations/{conversation_id}/messages`) */
+  ingest(conversationId: string, body: IngestBody, options?: Options): Promise<IngestResponse> {
+    return this.call<IngestResponse>('ingest', { params: { conversation_id: conversationId }, body }, options);
   }
 
   /** How many of the list's matches were created per hour or day (`GET /v1/memories/timeline`) */

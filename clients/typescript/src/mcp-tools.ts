@@ -155,6 +155,147 @@ export const MCP_TOOLS = [
     }
   },
   {
+    "name": "add_messages",
+    "title": "Add conversation messages",
+    "description": "Write a conversation's new messages in order, each as a memory with its speaker and (optional) occurred_at, linked followed_by to the message before it; call it again to append to the same conversation_id later. Give each message a message_id to make a retry safe (a message whose id the conversation holds is not written again). Use it to store what was said, as it was said; use remember for a single fact. Returns the memory ids in order.",
+    "inputSchema": {
+      "type": "object",
+      "required": [
+        "conversation_id",
+        "messages"
+      ],
+      "properties": {
+        "conversation_id": {
+          "description": "The conversation (any id of yours)",
+          "type": "string"
+        },
+        "ttl_s": {
+          "anyOf": [
+            {
+              "type": "number"
+            },
+            {
+              "type": "null"
+            }
+          ]
+        },
+        "expires_at_us": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 9007199254740991
+            },
+            {
+              "type": "string",
+              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+            },
+            {
+              "type": "null"
+            }
+          ],
+          "description": "When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+        },
+        "expires_at": {
+          "anyOf": [
+            {
+              "type": "integer",
+              "minimum": 0,
+              "maximum": 9007199254740991
+            },
+            {
+              "type": "string",
+              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+            },
+            {
+              "type": "null"
+            }
+          ],
+          "description": "Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+        },
+        "messages": {
+          "description": "In the order they were said (at most 10,000 a call)",
+          "type": "array",
+          "items": {
+            "type": "object",
+            "required": [
+              "speaker",
+              "content"
+            ],
+            "properties": {
+              "speaker": {
+                "description": "Who said it",
+                "type": "string"
+              },
+              "content": {
+                "type": "string"
+              },
+              "occurred_at": {
+                "anyOf": [
+                  {
+                    "type": "integer",
+                    "minimum": 0,
+                    "maximum": 9007199254740991
+                  },
+                  {
+                    "type": "string",
+                    "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                  }
+                ],
+                "description": "When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+              },
+              "importance": {
+                "type": "number"
+              },
+              "context": {
+                "anyOf": [
+                  {
+                    "type": "object",
+                    "patternProperties": {
+                      "^(.*)$": {}
+                    }
+                  },
+                  {
+                    "type": "null"
+                  }
+                ]
+              },
+              "message_id": {
+                "description": "Your id for the message, unique in the conversation: a message whose id the conversation holds is not written again (retries are safe)",
+                "anyOf": [
+                  {
+                    "type": "string"
+                  },
+                  {
+                    "type": "null"
+                  }
+                ]
+              }
+            }
+          }
+        },
+        "entity_id": {
+          "description": "Every message is about this entity",
+          "anyOf": [
+            {
+              "type": "string"
+            },
+            {
+              "type": "null"
+            }
+          ]
+        }
+      }
+    },
+    "annotations": {
+      "title": "Add conversation messages",
+      "readOnlyHint": false,
+      "destructiveHint": false,
+      "idempotentHint": false,
+      "openWorldHint": false
+    }
+  },
+  {
     "name": "recall",
     "title": "Recall",
     "description": "Find the memories most relevant to a cue. Use it before answering anything that may depend on what was said or learned earlier. strategies: similarity (meaning), temporal (by time, with time_range {start, end} as ISO 8601 or microseconds), causal (follow edges from seed_memory_id), analogical (similar shape); defaults to similarity. Narrow with entity_id and top_k; min_relevance (0..1, e.g. 0.2) drops weak matches, so a cue nothing matches returns no results. Returns ranked results with scores, relevance and per-strategy details.",

@@ -1,7 +1,8 @@
 /**
  * @module shard/ops/forget — removes memories matching every given criterion (AND), at most
  * FORGET_LIMIT per call, with their superseded versions (cascade) and edges, leaving one tombstone
- * per removed memory (content hash only) and asking for the compaction that erases it from disk.
+ * per removed memory (content hash only) and asking for the compaction that erases it from disk;
+ * the turns of a conversation that stay are chained again over the gap (ops/conversation).
  * Insights drawn from a removed memory are rewritten without it, or removed with it (ops/insight-sources).
  */
 import { createHash } from 'node:crypto';
@@ -10,6 +11,7 @@ import type { LiveRecord } from '../store/records.ts';
 import type { ForgetCriteria, ForgetResult } from '../../protocol/shard.ts';
 import type { Workspace } from '../store/workspace.ts';
 import type { OpContext } from './context.ts';
+import { chainAfterLoss } from './conversation.ts';
 import { insightsAfterLoss } from './insight-sources.ts';
 import { nextTurn } from '../../threads/turn.ts';
 
@@ -121,6 +123,8 @@ export function forgetRecords(w: Workspace, selected: readonly MemoryRecord[], c
     records.push({ t: 'del', ws: w.slug, id: m.id });
     records.push({ t: 'tomb', ws: w.slug, tomb: { memory_id: m.id, forgotten_at: now, criteria, content_sha256: sha256(m.content) } });
   }
+  // The turns that stay in a conversation stay chained one to the next.
+  records.push(...chainAfterLoss(w, primary, now));
   // Insights quoting what goes are written again from their other sources, or go too.
   const loss = insightsAfterLoss(w, w.slug, primary, { now, criteria });
   records.push(...loss.records);

@@ -14,6 +14,7 @@ __all__ = ['OPERATIONS', 'HAND_WRITTEN', 'NOT_REST', 'GeneratedSync', 'Generated
 OPERATIONS: dict[str, Operation] = {
     'list': Operation('GET', '/v1/memories', scoped=True, response='json'),
     'remember': Operation('POST', '/v1/memories', scoped=True, response='json'),
+    'ingest': Operation('POST', '/v1/conversations/{conversation_id}/messages', scoped=True, response='json'),
     'timeline': Operation('GET', '/v1/memories/timeline', scoped=True, response='json'),
     'graph_overview': Operation('POST', '/v1/graph/overview', scoped=True, response='json'),
     'entity_summaries': Operation('GET', '/v1/entities/summary', scoped=True, response='json'),
@@ -78,6 +79,10 @@ class GeneratedSync(SyncTransport):
         """Store a memory (``POST /v1/memories``)."""
         return self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges, occurred_at=occurred_at, speaker=speaker, conversation_id=conversation_id), reply=models.RememberResponse, options=options)
 
+    def ingest(self, conversation_id: str, *, messages: list[dict[str, Any]], ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.IngestResponse:
+        """Write a conversation's new messages in order (speaker, event time; chained followed_by), idempotent by message_id (``POST /v1/conversations/{conversation_id}/messages``)."""
+        return self._call('ingest', params={'conversation_id': conversation_id}, body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, messages=messages, entity_id=entity_id), reply=models.IngestResponse, options=options)
+
     def timeline(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, speaker: str | NotGiven = NOT_GIVEN, conversation_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, until_us: int | str | NotGiven = NOT_GIVEN, bucket: Literal["hour"] | Literal["day"] | NotGiven = NOT_GIVEN, utc_offset_min: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.TimelineResponse:
         """How many of the list's matches were created per hour or day (``GET /v1/memories/timeline``)."""
         return self._call('timeline', query=_fields(filter=filter, entity_id=entity_id, speaker=speaker, conversation_id=conversation_id, kind=kind, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, bucket=bucket, utc_offset_min=utc_offset_min), reply=models.TimelineResponse, options=options)
@@ -94,7 +99,7 @@ class GeneratedSync(SyncTransport):
         """Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (``GET /v1/contradictions``)."""
         return self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), reply=models.ContradictionsResponse, options=options)
 
-    def activity(self, *, workspace: str | NotGiven = NOT_GIVEN, action: Literal["remember"] | Literal["revise"] | Literal["forget"] | Literal["import"] | Literal["upload"] | Literal["reflect"] | Literal["insights_commit"] | Literal["verdicts"] | Literal["workspace_create"] | Literal["workspace_update"] | Literal["workspace_delete"] | Literal["key_create"] | Literal["key_revoke"] | NotGiven = NOT_GIVEN, key_id: str | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ActivityResponse:
+    def activity(self, *, workspace: str | NotGiven = NOT_GIVEN, action: Literal["remember"] | Literal["ingest"] | Literal["revise"] | Literal["forget"] | Literal["import"] | Literal["upload"] | Literal["reflect"] | Literal["insights_commit"] | Literal["verdicts"] | Literal["workspace_create"] | Literal["workspace_update"] | Literal["workspace_delete"] | Literal["key_create"] | Literal["key_revoke"] | NotGiven = NOT_GIVEN, key_id: str | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ActivityResponse:
         """What changed, newest first: writes, revisions, forgets, imports, insights, workspaces and keys, with the key that did it (``GET /v1/admin/activity``)."""
         return self._call('activity', query=_fields(workspace=workspace, action=action, key_id=key_id, cursor=cursor, limit=limit), reply=models.ActivityResponse, options=options)
 
@@ -246,6 +251,10 @@ class GeneratedAsync(AsyncTransport):
         """Store a memory (``POST /v1/memories``)."""
         return await self._call('remember', body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, content=content, importance=importance, context=context, entity_id=entity_id, edges=edges, occurred_at=occurred_at, speaker=speaker, conversation_id=conversation_id), reply=models.RememberResponse, options=options)
 
+    async def ingest(self, conversation_id: str, *, messages: list[dict[str, Any]], ttl_s: float | None | NotGiven = NOT_GIVEN, expires_at_us: int | str | None | NotGiven = NOT_GIVEN, expires_at: int | str | None | NotGiven = NOT_GIVEN, entity_id: str | None | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.IngestResponse:
+        """Write a conversation's new messages in order (speaker, event time; chained followed_by), idempotent by message_id (``POST /v1/conversations/{conversation_id}/messages``)."""
+        return await self._call('ingest', params={'conversation_id': conversation_id}, body=_fields(ttl_s=ttl_s, expires_at_us=expires_at_us, expires_at=expires_at, messages=messages, entity_id=entity_id), reply=models.IngestResponse, options=options)
+
     async def timeline(self, *, filter: str | NotGiven = NOT_GIVEN, entity_id: str | NotGiven = NOT_GIVEN, speaker: str | NotGiven = NOT_GIVEN, conversation_id: str | NotGiven = NOT_GIVEN, kind: Literal["episode"] | Literal["insight"] | Literal["revision"] | Literal["document"] | Literal["proposition"] | NotGiven = NOT_GIVEN, include_superseded: bool | NotGiven = NOT_GIVEN, q: str | NotGiven = NOT_GIVEN, since_us: int | str | NotGiven = NOT_GIVEN, until_us: int | str | NotGiven = NOT_GIVEN, bucket: Literal["hour"] | Literal["day"] | NotGiven = NOT_GIVEN, utc_offset_min: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.TimelineResponse:
         """How many of the list's matches were created per hour or day (``GET /v1/memories/timeline``)."""
         return await self._call('timeline', query=_fields(filter=filter, entity_id=entity_id, speaker=speaker, conversation_id=conversation_id, kind=kind, include_superseded=include_superseded, q=q, since_us=since_us, until_us=until_us, bucket=bucket, utc_offset_min=utc_offset_min), reply=models.TimelineResponse, options=options)
@@ -262,7 +271,7 @@ class GeneratedAsync(AsyncTransport):
         """Contradictions: confirmed pairs (contradicts edges) and candidates waiting for a verdict, with both memories and the rule (``GET /v1/contradictions``)."""
         return await self._call('contradictions', query=_fields(entity_id=entity_id, limit=limit), reply=models.ContradictionsResponse, options=options)
 
-    async def activity(self, *, workspace: str | NotGiven = NOT_GIVEN, action: Literal["remember"] | Literal["revise"] | Literal["forget"] | Literal["import"] | Literal["upload"] | Literal["reflect"] | Literal["insights_commit"] | Literal["verdicts"] | Literal["workspace_create"] | Literal["workspace_update"] | Literal["workspace_delete"] | Literal["key_create"] | Literal["key_revoke"] | NotGiven = NOT_GIVEN, key_id: str | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ActivityResponse:
+    async def activity(self, *, workspace: str | NotGiven = NOT_GIVEN, action: Literal["remember"] | Literal["ingest"] | Literal["revise"] | Literal["forget"] | Literal["import"] | Literal["upload"] | Literal["reflect"] | Literal["insights_commit"] | Literal["verdicts"] | Literal["workspace_create"] | Literal["workspace_update"] | Literal["workspace_delete"] | Literal["key_create"] | Literal["key_revoke"] | NotGiven = NOT_GIVEN, key_id: str | NotGiven = NOT_GIVEN, cursor: str | NotGiven = NOT_GIVEN, limit: int | NotGiven = NOT_GIVEN, options: RequestOptions | None = None) -> models.ActivityResponse:
         """What changed, newest first: writes, revisions, forgets, imports, insights, workspaces and keys, with the key that did it (``GET /v1/admin/activity``)."""
         return await self._call('activity', query=_fields(workspace=workspace, action=action, key_id=key_id, cursor=cursor, limit=limit), reply=models.ActivityResponse, options=options)
 

@@ -309,6 +309,25 @@ class ListResponse(BaseModel):
 RememberResponse = TypeAliasType("RememberResponse", Memory)
 
 
+class IngestResponse(BaseModel):
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    conversation_id: str
+    memory_ids: list[str]
+    """
+    One per message, in the order sent: the memory written, or the one a message with the same message_id already is
+    """
+    created: int
+    """
+    Messages this call wrote
+    """
+    existing: int
+    """
+    Messages whose message_id the conversation already held (not written again)
+    """
+
+
 class Bucket(BaseModel):
     model_config = ConfigDict(
         extra="allow",
@@ -477,6 +496,7 @@ class Entry(BaseModel):
     action: (
         Literal[
             "remember",
+            "ingest",
             "revise",
             "forget",
             "import",
