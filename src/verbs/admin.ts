@@ -93,7 +93,7 @@ export async function deleteWorkspace(svc: Services, principal: Principal, slug:
   await svc.subscriptions.closeAll(slug);
   const { memories } = await svc.shards.call(slug, 'dropWorkspace', {});
   const { revokedKeys } = await svc.auth.deleteWorkspace(slug);
-  noteAdminActivity(svc, principal, slug, 'workspace_delete', { count: memories, detail: `${memories} memories deleted, ${revokedKeys} keys revoked` });
+  noteAdminActivity(svc, principal, slug, 'workspace_delete', { count: memories, detail: `${memories} ${memories === 1 ? 'memory' : 'memories'} deleted, ${revokedKeys} ${revokedKeys === 1 ? 'key' : 'keys'} revoked` });
   memorySpan(slug, 'delete_memory_store', { count: memories });
   return { deleted: slug, memories_deleted: memories, keys_revoked: revokedKeys };
 }

@@ -37,7 +37,7 @@ export async function forget(ctx: Ctx, input: ForgetInput): Promise<ForgetResult
   }
   const result = await ctx.svc.shards.call(ctx.workspace, 'forget', c);
   const criteria = Object.entries(input).filter(([k, v]) => v !== undefined && k !== 'memory_ids').map(([k, v]) => `${k}=${String(v)}`);
-  if (c.memoryIds) criteria.unshift(`${c.memoryIds.length} ids`);
+  if (c.memoryIds) criteria.unshift(`${c.memoryIds.length} ${c.memoryIds.length === 1 ? 'id' : 'ids'}`);
   memorySpan(ctx.workspace, 'delete_memory', { count: result.tombstone_count, ...(c.memoryIds?.length === 1 ? { recordId: c.memoryIds[0] as string } : {}) });
   noteActivity(ctx, 'forget', { count: result.forgotten_count + result.cascade_count, memoryIds: c.memoryIds ?? [], detail: criteria.join(', ') });
   return result;

@@ -54,7 +54,7 @@ describe('GET /v1/admin/activity', () => {
     const forgot = await t.req('POST', '/v1/forget', { key: wsKey, body: { memory_ids: [id] } });
     expect(forgot.body.forgotten_count).toBe(1);
     const after = await t.req('GET', '/v1/admin/activity?workspace=audit');
-    expect(after.body.entries[0]).toMatchObject({ action: 'forget', count: forgot.body.forgotten_count + forgot.body.cascade_count, detail: '1 ids', memories: [{ memory_id: id, content: null }] });
+    expect(after.body.entries[0]).toMatchObject({ action: 'forget', count: forgot.body.forgotten_count + forgot.body.cascade_count, detail: '1 id', memories: [{ memory_id: id, content: null }] });
     expect(after.text).not.toContain('vault code');
   });
 
@@ -80,7 +80,7 @@ describe('GET /v1/admin/activity', () => {
     await t.req('DELETE', '/v1/workspaces/gone');
     const page = await t.req('GET', '/v1/admin/activity?limit=5');
     expect(page.body.entries.map((e: any) => e.action)).toEqual(['workspace_delete', 'import', 'workspace_create', 'key_revoke', 'key_create']);
-    expect(page.body.entries[0]).toMatchObject({ workspace: 'gone', count: 2, detail: '2 memories deleted, 1 keys revoked' });
+    expect(page.body.entries[0]).toMatchObject({ workspace: 'gone', count: 2, detail: '2 memories deleted, 1 key revoked' });
     expect(page.body.entries[1]).toMatchObject({ count: 2, detail: '2 lines: 2 imported, 0 skipped, 0 expired, 0 errors' });
     // The workspace is gone with its memories: ids stay, content does not.
     expect(page.body.entries[1].memories.map((m: any) => m.content)).toEqual([null, null]);

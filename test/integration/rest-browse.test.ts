@@ -137,6 +137,24 @@ describe('GET /v1/memories: sort, order, words, time, total', () => {
     expect(stop.body.message).toMatch(/no word to match/);
   });
 
+  it('filters by kind, live or with superseded versions, from the order alone or from the records', async () => {
+    const req = await workspace();
+    const a = await remember(req, { content: 'first draft', entity_id: 'doc' });
+    await remember(req, { content: 'untouched note', entity_id: 'doc' });
+    await remember(req, { content: 'a turn', speaker: 'Ann', conversation_id: 'talk-1' });
+    expect((await req('PUT', `/v1/revise/${a}`, { content: 'second draft' })).status).toBe(200);
+    const count = async (q: string): Promise<number> => (await req('GET', `/v1/memories?with_total=true&${q}`)).body.total;
+    expect(await count('kind=episode')).toBe(2);
+    expect(await count('kind=revision')).toBe(1);
+    expect(await count('kind=episode&include_superseded=true')).toBe(3);
+    expect(await count('kind=episode&entity_id=doc')).toBe(1);
+    expect(await count('kind=episode&speaker=Ann')).toBe(1);
+    expect(await count('include_superseded=true')).toBe(4);
+    expect((await req('GET', '/v1/memories/timeline?kind=revision')).body.total).toBe(1);
+    const page = await req('GET', '/v1/memories?kind=episode&order=desc');
+    expect(page.body.memories.map((m: any) => m.content)).toEqual(['a turn', 'untouched note']);
+  });
+
   it('filters by creation time [since_us, until_us)', async () => {
     const req = await workspace();
     await remember(req, { content: 'early' });

@@ -133,3 +133,22 @@ describe('Graph', () => {
     expect(g.incoming('hub')).toHaveLength(39);
   });
 });
+
+describe('Graph.contradicting (the contradictions list reads it)', () => {
+  it('holds exactly the memories with a contradicts edge, through writes, removals and removed nodes', () => {
+    const g = new Graph();
+    const e = (s: string, t: string, type: 'contradicts' | 'related_to') => ({ source_id: s, target_id: t, edge_type: type, confidence: 0.9, timestamp_us: 1 });
+    g.put(e('a', 'b', 'contradicts'));
+    g.put(e('b', 'a', 'contradicts'));
+    g.put(e('c', 'd', 'related_to'));
+    g.put(e('a', 'c', 'contradicts'));
+    g.put(e('a', 'c', 'contradicts')); // written again: replaced, not counted twice
+    expect(new Set(g.contradicting())).toEqual(new Set(['a', 'b', 'c']));
+    g.remove('a', 'c', 'contradicts');
+    expect(new Set(g.contradicting())).toEqual(new Set(['a', 'b']));
+    g.remove('a', 'b', 'contradicts');
+    expect(new Set(g.contradicting())).toEqual(new Set(['a', 'b']));
+    g.removeNode('b');
+    expect([...g.contradicting()]).toEqual([]);
+  });
+});

@@ -2,7 +2,8 @@
  * @module shard/index/graph — the typed edge graph of one workspace in adjacency form, indexed in
  * both directions. At most one edge per (source, target, type); writing it again replaces it.
  * Whether an edge exists is answered from the shorter of the two ends' lists, with no key string
- * per edge (why: docs/architecture-notes.md, "The edge graph").
+ * per edge (why: docs/architecture-notes.md, "The edge graph"). The memories with a `contradicts`
+ * edge are kept apart too, so listing contradictions costs the pairs, not a walk of the workspace.
  */
 import type { Edge, EdgeType } from '../../model/edge.ts';
 
@@ -12,6 +13,8 @@ const SMALL_LIST = 8;
 export class Graph {
   readonly #out = new Map<string, Edge[]>();
   readonly #in = new Map<string, Edge[]>();
+  /** Memories with a `contradicts` edge (either end) and how many: the contradictions list reads it. */
+  readonly #contradicting = new Map<string, number>();
   #edges = 0;
 
   get edgeCount(): number {
@@ -23,6 +26,7 @@ export class Graph {
     push(this.#out, edge.source_id, edge);
     push(this.#in, edge.target_id, edge);
     this.#edges += 1;
+    if (edge.edge_type === 'contradicts') for (const id of [edge.source_id, edge.target_id]) this.#contradicting.set(id, (this.#contradicting.get(id) ?? 0) + 1);
   }
 
   remove(source: string, target: string, type: EdgeType): boolean {
@@ -30,6 +34,13 @@ export class Graph {
     drop(this.#out, source, (e) => e.target_id === target && e.edge_type === type);
     drop(this.#in, target, (e) => e.source_id === source && e.edge_type === type);
     this.#edges -= 1;
+    if (type === 'contradicts') {
+      for (const id of [source, target]) {
+        const n = (this.#contradicting.get(id) ?? 1) - 1;
+        if (n > 0) this.#contradicting.set(id, n);
+        else this.#contradicting.delete(id);
+      }
+    }
     return true;
   }
 
@@ -47,6 +58,11 @@ export class Graph {
 
   incoming(id: string): readonly Edge[] {
     return this.#in.get(id) ?? [];
+  }
+
+  /** Ids of the memories with at least one `contradicts` edge. */
+  contradicting(): IterableIterator<string> {
+    return this.#contradicting.keys();
   }
 
   /** Removes every edge touching `id`; returns them. */

@@ -6,23 +6,38 @@
  * timeline counts the matches per hour or day. Costs are in docs/architecture-notes.md.
  */
 import { invalid } from '../../errors/codes.ts';
-import type { MemoryRecord, MemoryView } from '../../model/memory.ts';
+import type { MemoryKind, MemoryRecord, MemoryView } from '../../model/memory.ts';
 import type { ListInput, ListOutput, ListSort, TimelineInput, TimelineOutput } from '../../protocol/shard.ts';
 import { compileFilter } from '../../recall/filter.ts';
 import { BoundedTop } from '../index/top-k.ts';
-import { OrderedIds } from '../store/ordered-ids.ts';
-import type { Workspace } from '../store/workspace.ts';
+import { DELETED_TAG, OrderedIds } from '../store/ordered-ids.ts';
+import { kindOfTag, type Workspace } from '../store/workspace.ts';
 import { view, type OpContext } from './context.ts';
 
-/** What a list or a timeline matches; `texts` null: no word filter. */
-type Matcher = { source: OrderedIds; accepts: (m: MemoryRecord) => boolean };
+/**
+ * What a list or a timeline matches. `tagged`: the source is the workspace's creation order (or an
+ * entity's), whose tags and times say kind, liveness and creation time without the record;
+ * `needsRecord`: some criterion (speaker, conversation, words, filter, the kind of a superseded
+ * version) reads the record itself, checked by `accepts`.
+ */
+interface Matcher {
+  source: OrderedIds;
+  tagged: boolean;
+  needsRecord: boolean;
+  kind: MemoryKind | null;
+  includeSuperseded: boolean;
+  since: number | null;
+  until: number | null;
+  accepts: (m: MemoryRecord) => boolean;
+}
 
 export type ListCriteria = Pick<ListInput, 'filter' | 'entityId' | 'speaker' | 'conversationId' | 'kind' | 'includeSuperseded' | 'text' | 'since' | 'until'>;
 
 function matcher(w: Workspace, input: ListCriteria): Matcher | null {
   const conversation = input.conversationId ?? null;
-  const source = conversation !== null ? turnIds(w, conversation, input.includeSuperseded) : input.entityId === null ? w.order : w.byEntity.get(input.entityId);
+  let source = conversation !== null ? turnIds(w, conversation, input.includeSuperseded) : input.entityId === null ? w.order : w.byEntity.get(input.entityId);
   if (!source) return null;
+  let tagged = conversation === null;
   const speaker = input.speaker ?? null;
   const meta = input.filter ? compileFilter(input.filter) : null;
   let words: Set<string> | null = null;
@@ -30,6 +45,11 @@ function matcher(w: Workspace, input: ListCriteria): Matcher | null {
     words = w.lexical.withAllWords(input.text);
     if (words === null) throw invalid(`q '${input.text.slice(0, 80)}' has no word to match (too common words such as 'the' are not indexed)`);
     if (words.size === 0) return null;
+    // Few matches: walk them alone (sorted, O(m log m)) rather than the whole order.
+    if (words.size * 16 < source.held) {
+      source = sortedIds(words);
+      tagged = false;
+    }
   }
   const since = input.since ?? null;
   const until = input.until ?? null;
@@ -43,7 +63,41 @@ function matcher(w: Workspace, input: ListCriteria): Matcher | null {
     (until === null || m.createdAt < until) &&
     (words === null || words.has(m.id)) &&
     (meta === null || meta(m));
-  return { source, accepts };
+  const needsRecord = !tagged || speaker !== null || words !== null || meta !== null || (input.includeSuperseded && input.kind !== null);
+  return { source, tagged, needsRecord, kind: input.kind, includeSuperseded: input.includeSuperseded, since, until, accepts };
+}
+
+function sortedIds(ids: Iterable<string>): OrderedIds {
+  const out = new OrderedIds();
+  for (const id of [...ids].sort()) out.add(id);
+  return out;
+}
+
+/**
+ * Visits the matches from position `from` (down with `desc`) until `visit` returns false. On a
+ * tagged source the tags and times decide kind, liveness and time without the record; the record
+ * is read only when a criterion needs it (`rec` is then given) — a walk is about 10 ns a memory
+ * when no record is read.
+ */
+function walk(w: Workspace, m: Matcher, from: number, desc: boolean, visit: (id: string, rec: MemoryRecord | undefined, createdAt: number) => boolean): void {
+  const { ids, tags, times } = m.source.columns();
+  for (let i = from; desc ? i >= 0 : i < ids.length; desc ? i-- : i++) {
+    const tag = tags[i] as number;
+    if (tag === DELETED_TAG) continue;
+    if (m.tagged) {
+      if (tag < 0 && !m.includeSuperseded) continue;
+      if (tag >= 0 && m.kind !== null && kindOfTag(tag) !== m.kind) continue;
+      const t = times[i] as number;
+      if ((m.since !== null && t < m.since) || (m.until !== null && t >= m.until)) continue;
+      if (!m.needsRecord) {
+        if (!visit(ids[i] as string, undefined, t)) return;
+        continue;
+      }
+    }
+    const rec = w.memories.get(ids[i] as string);
+    if (!rec || !m.accepts(rec)) continue;
+    if (!visit(rec.id, rec, rec.createdAt)) return;
+  }
 }
 
 /**
@@ -55,9 +109,7 @@ function turnIds(w: Workspace, conversationId: string, versions: boolean): Order
   if (c === undefined) return undefined;
   const ids = [...c.order.oldestFirst()];
   if (versions) for (const id of [...ids]) ids.push(...(w.versions.get(id) ?? []));
-  const out = new OrderedIds();
-  for (const id of ids.sort()) out.add(id);
-  return out;
+  return sortedIds(ids);
 }
 
 /** The value a page is ordered by (ties: the id, which sorts by creation). */
@@ -86,31 +138,38 @@ export function list(ctx: OpContext, ws: string, input: ListInput): ListOutput {
 }
 
 /** Pages in creation order from the cursor: O(memories walked), plus O(all) for a total. */
-function byCreation(w: Workspace, { source, accepts }: Matcher, input: ListInput, desc: boolean): ListOutput {
+function byCreation(w: Workspace, match: Matcher, input: ListInput, desc: boolean): ListOutput {
   const cursor = input.cursor === null ? null : keyOf(input.cursor, 'created_at', desc).id;
+  const { ids } = match.source.columns();
+  let from = desc ? ids.length - 1 : 0;
+  if (cursor !== null) {
+    const at = match.source.position(cursor);
+    from = desc ? at - 1 : ids[at] === cursor ? at + 1 : at;
+  }
   const page: MemoryView[] = [];
   let next: string | null = null;
-  for (const id of desc ? source.newestFirst(cursor) : source.after(cursor)) {
-    const m = w.memories.get(id);
-    if (!m || !accepts(m)) continue;
+  walk(w, match, from, desc, (id, rec) => {
+    const m = rec ?? w.memories.get(id);
+    if (!m) return true;
     if (page.length === input.limit) {
       next = page[page.length - 1]?.id ?? null;
-      break;
+      return false;
     }
     page.push(view(m));
-  }
+    return true;
+  });
   if (input.withTotal !== true) return { memories: page, nextCursor: next };
-  return { memories: page, nextCursor: next, total: countAll(w, source, accepts, input) };
+  return { memories: page, nextCursor: next, total: countAll(w, match, input) };
 }
 
-function countAll(w: Workspace, source: OrderedIds, accepts: (m: MemoryRecord) => boolean, input: ListCriteria): number {
+function countAll(w: Workspace, match: Matcher, input: ListCriteria): number {
   const plain = input.kind === null && !input.filter && (input.text ?? null) === null && (input.since ?? null) === null && (input.until ?? null) === null && (input.speaker ?? null) === null && (input.conversationId ?? null) === null;
   if (plain && input.entityId === null) return input.includeSuperseded ? w.memories.size : w.liveCount();
   let n = 0;
-  for (const id of source.after(null)) {
-    const m = w.memories.get(id);
-    if (m && accepts(m)) n += 1;
-  }
+  walk(w, match, 0, false, () => {
+    n += 1;
+    return true;
+  });
   return n;
 }
 
@@ -119,7 +178,7 @@ function countAll(w: Workspace, source: OrderedIds, accepts: (m: MemoryRecord) =
  * bounded heap, O(matches · log limit) a page (no sorted index is kept: access counts change on
  * every read).
  */
-function byValue(w: Workspace, { source, accepts }: Matcher, input: ListInput, sort: ListSort, desc: boolean): ListOutput {
+function byValue(w: Workspace, match: Matcher, input: ListInput, sort: ListSort, desc: boolean): ListOutput {
   const after = input.cursor === null ? null : keyOf(input.cursor, sort, desc);
   // a before b in the page's order
   const before = (va: number, ia: string, vb: number, ib: string): boolean => (desc ? va > vb || (va === vb && ia > ib) : va < vb || (va === vb && ia < ib));
@@ -127,17 +186,20 @@ function byValue(w: Workspace, { source, accepts }: Matcher, input: ListInput, s
   const values: number[] = [];
   const top = new BoundedTop(input.limit + 1, (a, b) => before(values[b] as number, (held[b] as MemoryRecord).id, values[a] as number, (held[a] as MemoryRecord).id));
   let total = 0;
-  for (const id of source.after(null)) {
-    const m = w.memories.get(id);
-    if (!m || !accepts(m)) continue;
+  walk(w, match, 0, false, (id, rec) => {
+    const m = rec ?? w.memories.get(id);
+    if (!m) return true;
     total += 1;
     const v = valueOf(m, sort);
-    if (after !== null && !before(after.value, after.id, v, m.id)) continue;
+    if (after !== null && !before(after.value, after.id, v, m.id)) return true;
+    // Kept only when it beats the worst of a full heap: most memories are never copied.
+    const worst = top.worst;
+    if (top.full && worst !== undefined && !before(v, m.id, values[worst] as number, (held[worst] as MemoryRecord).id)) return true;
     held.push(m);
     values.push(v);
-    const slot = held.length - 1;
-    if (top.admits(slot)) top.add(slot);
-  }
+    top.add(held.length - 1);
+    return true;
+  });
   const best = top.sorted().map((slot) => held[slot] as MemoryRecord);
   const page = best.slice(0, input.limit);
   const last = page[page.length - 1];
@@ -174,16 +236,15 @@ export function timeline(ctx: OpContext, ws: string, input: TimelineInput): Time
   if (!w || !match) return empty;
   const counts = new Map<number, number>();
   let total = 0;
-  for (const id of match.source.after(null)) {
-    const m = w.memories.get(id);
-    if (!m || !match.accepts(m)) continue;
+  walk(w, match, 0, false, (_id, _rec, createdAt) => {
     total += 1;
-    const start = Math.floor((m.createdAt + input.offsetUs) / bucketUs) * bucketUs - input.offsetUs;
+    const start = Math.floor((createdAt + input.offsetUs) / bucketUs) * bucketUs - input.offsetUs;
     counts.set(start, (counts.get(start) ?? 0) + 1);
     if (counts.size > input.maxBuckets) {
       throw invalid(`the matching memories span more than ${input.maxBuckets} ${input.bucket} buckets: narrow since_us/until_us or use a wider bucket`);
     }
-  }
+    return true;
+  });
   const buckets = [...counts].sort((a, b) => a[0] - b[0]).map(([startUs, count]) => ({ startUs, count }));
   return { bucketUs, buckets, total };
 }

@@ -8,6 +8,7 @@ import type { Edge, EdgeType } from '../../model/edge.ts';
 import type { MemoryRecord } from '../../model/memory.ts';
 import type { ContradictionsOutput, EntitySummariesInput, EntitySummary, OverviewInput, OverviewOutput } from '../../protocol/shard.ts';
 import { BoundedTop } from '../index/top-k.ts';
+import { kindOfTag } from '../store/workspace.ts';
 import { view, type OpContext } from './context.ts';
 
 /** Every entity's live memories counted: O(memories with an entity), then a sort of the entities. */
@@ -19,13 +20,15 @@ export function entitySummaries(ctx: OpContext, ws: string, input: EntitySummari
   for (const [entityId, ids] of w.byEntity) {
     if (needle !== null && !entityId.toLowerCase().includes(needle)) continue;
     const s: EntitySummary = { entityId, memories: 0, firstAt: Infinity, lastAt: 0, kinds: {} };
-    for (const id of ids.after(null)) {
-      const m = w.memories.get(id);
-      if (!m || m.supersededBy !== null) continue;
+    // The order's tags and times give liveness, kind and creation time; the record only the last revision.
+    const { ids: list, tags, times } = ids.columns();
+    for (let i = 0; i < list.length; i++) {
+      const kind = kindOfTag(tags[i] as number);
+      if (kind === null) continue;
       s.memories += 1;
-      s.firstAt = Math.min(s.firstAt, m.createdAt);
-      s.lastAt = Math.max(s.lastAt, m.updatedAt, m.createdAt);
-      s.kinds[m.kind] = (s.kinds[m.kind] ?? 0) + 1;
+      s.firstAt = Math.min(s.firstAt, times[i] as number);
+      s.lastAt = Math.max(s.lastAt, w.memories.get(list[i] as string)?.updatedAt ?? 0, times[i] as number);
+      s.kinds[kind] = (s.kinds[kind] ?? 0) + 1;
     }
     if (s.memories > 0) out.push(s);
   }
@@ -51,6 +54,7 @@ export function graphOverview(ctx: OpContext, ws: string, input: OverviewInput):
   const allowed = input.edgeTypes === null ? null : new Set<EdgeType>(input.edgeTypes);
   const pass = (e: Edge): boolean => allowed === null || allowed.has(e.edge_type);
   const degree = (id: string): number => {
+    if (allowed === null) return w.graph.outgoing(id).length + w.graph.incoming(id).length;
     let n = 0;
     for (const e of w.graph.outgoing(id)) if (pass(e)) n += 1;
     for (const e of w.graph.incoming(id)) if (pass(e)) n += 1;
@@ -58,8 +62,11 @@ export function graphOverview(ctx: OpContext, ws: string, input: OverviewInput):
   };
   const live = (m: MemoryRecord | undefined): m is MemoryRecord => m !== undefined && m.supersededBy === null && (input.kind === null || m.kind === input.kind);
   const first: MemoryRecord[] = [];
-  for (const id of source.after(null)) {
-    const m = w.memories.get(id);
+  const { ids: order, tags } = source.columns();
+  for (let i = 0; i < order.length; i++) {
+    const kind = kindOfTag(tags[i] as number);
+    if (kind === null || (input.kind !== null && kind !== input.kind)) continue;
+    const m = w.memories.get(order[i] as string);
     if (live(m)) first.push(m);
   }
   const chosen = best(first, input.maxNodes, degree);
@@ -84,57 +91,58 @@ export function graphOverview(ctx: OpContext, ws: string, input: OverviewInput):
   return { nodes: chosen.map((m) => view(m)), edges, totalNodes: total, truncated: chosen.length < total };
 }
 
-function best(ms: readonly MemoryRecord[], k: number, degree: (id: string) => number): MemoryRecord[] {
+/**
+ * The `k` best by importance, then edges, then id (newest), in one pass: a bounded heap that a
+ * memory enters only when it beats the worst held, so most are compared once and never copied.
+ */
+function best(ms: Iterable<MemoryRecord>, k: number, degree: (id: string) => number): MemoryRecord[] {
   if (k <= 0) return [];
-  const deg = new Map<string, number>();
-  const d = (m: MemoryRecord): number => {
-    let n = deg.get(m.id);
-    if (n === undefined) deg.set(m.id, (n = degree(m.id)));
-    return n;
-  };
-  const worse = (a: number, b: number): boolean => {
-    const x = ms[a] as MemoryRecord;
-    const y = ms[b] as MemoryRecord;
-    if (x.importance !== y.importance) return x.importance < y.importance;
-    const dx = d(x);
-    const dy = d(y);
-    return dx !== dy ? dx < dy : x.id < y.id;
-  };
+  const held: MemoryRecord[] = [];
+  const keys: number[] = [];
+  // Importance first; edges only break its ties (fewer than a million edges on one memory).
+  const keyOf = (m: MemoryRecord): number => m.importance * 1e6 + Math.min(999_999, degree(m.id));
+  const worse = (a: number, b: number): boolean => (keys[a] as number) < (keys[b] as number) || (keys[a] === keys[b] && (held[a] as MemoryRecord).id < (held[b] as MemoryRecord).id);
   const top = new BoundedTop(k, worse);
-  for (let i = 0; i < ms.length; i++) if (top.admits(i)) top.add(i);
-  return top.sorted().map((i) => ms[i] as MemoryRecord);
+  for (const m of ms) {
+    const key = keyOf(m);
+    const w = top.worst;
+    if (top.full && w !== undefined && (key < (keys[w] as number) || (key === keys[w] && m.id < (held[w] as MemoryRecord).id))) continue;
+    held.push(m);
+    keys.push(key);
+    top.add(held.length - 1);
+  }
+  return top.sorted().map((i) => held[i] as MemoryRecord);
 }
 
 /**
  * Confirmed contradictions (`contradicts` edges; one pair each, newest memory first) and pending
  * candidates (newest first), about the entity when one is given, at most `limit` of each. Confirmed:
- * a walk of the memories newest first that stops at `limit` pairs, O(memories walked + their edges);
- * pending: O(candidates).
+ * the memories the graph knows have such an edge, O(pairs · log pairs); pending: O(candidates).
  */
 export function contradictions(ctx: OpContext, ws: string, input: { entityId: string | null; limit: number }): ContradictionsOutput {
   const w = ctx.state.workspaces.get(ws);
   if (!w) return { confirmed: [], pending: [], truncated: false };
-  const source = input.entityId === null ? w.order : w.byEntity.get(input.entityId);
   const confirmed: ContradictionsOutput['confirmed'] = [];
-  const seen = new Set<string>();
-  let truncated = false;
-  walk: for (const id of source?.newestFirst() ?? []) {
+  const pairs = new Map<string, { a: MemoryRecord; b: MemoryRecord; e: Edge }>();
+  for (const id of w.graph.contradicting()) {
     const m = w.memories.get(id);
     if (!m) continue;
-    for (const e of [...w.graph.outgoing(id), ...w.graph.incoming(id)]) {
-      if (e.edge_type !== 'contradicts') continue;
-      const other = e.source_id === id ? e.target_id : e.source_id;
-      const key = id < other ? `${id}:${other}` : `${other}:${id}`;
-      const o = w.memories.get(other);
-      if (seen.has(key) || !o) continue;
-      if (confirmed.length === input.limit) {
-        truncated = true;
-        break walk;
+    for (const list of [w.graph.outgoing(id), w.graph.incoming(id)]) {
+      for (const e of list) {
+        if (e.edge_type !== 'contradicts') continue;
+        const other = e.source_id === id ? e.target_id : e.source_id;
+        const o = w.memories.get(other);
+        if (!o || (input.entityId !== null && m.entityId !== input.entityId && o.entityId !== input.entityId)) continue;
+        // One pair each (both directions are usually written), its newer memory first.
+        const [a, b] = m.id > o.id ? [m, o] : [o, m];
+        const key = `${a.id}:${b.id}`;
+        if (!pairs.has(key)) pairs.set(key, { a, b, e });
       }
-      seen.add(key);
-      confirmed.push({ a: view(m), b: view(o), confidence: e.confidence, reason: e.reason ?? null, timestampUs: e.timestamp_us });
     }
   }
+  const newest = [...pairs.values()].sort((x, y) => (x.a.id < y.a.id ? 1 : x.a.id > y.a.id ? -1 : x.b.id < y.b.id ? 1 : -1));
+  for (const { a, b, e } of newest.slice(0, input.limit)) confirmed.push({ a: view(a), b: view(b), confidence: e.confidence, reason: e.reason ?? null, timestampUs: e.timestamp_us });
+  let truncated = newest.length > input.limit;
   const about = (m: MemoryRecord | undefined): boolean => input.entityId === null || m?.entityId === input.entityId;
   const pending: ContradictionsOutput['pending'] = [];
   const candidates = [...w.pending.values()].sort((x, y) => y.created_at - x.created_at);

@@ -267,6 +267,11 @@ const UNHELD_TAG = -3;
 const KIND_SLOTS = 8;
 const KIND_INDEX = Object.fromEntries(MEMORY_KINDS.map((k, i) => [k, i])) as Record<MemoryKind, number>;
 
+/** The kind a tag of {@link Workspace.tagOf} says, or null for a tag that is not a live memory's. */
+export function kindOfTag(tag: number): MemoryKind | null {
+  return tag < 0 ? null : (MEMORY_KINDS[(tag >> 1) % KIND_SLOTS] ?? null);
+}
+
 function entityIds(map: Map<string, OrderedIds>, entity: string): OrderedIds {
   let ids = map.get(entity);
   if (!ids) {
