@@ -27,7 +27,7 @@ const NAV: ReadonlyArray<[string, string, 'all' | 'admin']> = [
   ['insights', 'Insights', 'all'],
   ['activity', 'Activity', 'admin'],
   ['admin', 'Workspaces', 'all'],
-  ['health', 'Health', 'all'],
+  ['health', 'Health', 'admin'],
 ];
 
 export function App() {

@@ -152,7 +152,7 @@ function Filters({ session, loc, fixedEntity }: { session: Session; loc: Locatio
   return (
     <form class="row filters" role="search" aria-label="Filter memories" onSubmit={(e) => { e.preventDefault(); setQuery(loc, { q: text, entity: fixedEntity === null ? entity : undefined, speaker, conversation }); }}>
       <label class="grow">Words
-        <input id="filter-q" type="search" value={text} placeholder="every word must appear" onInput={(e) => setText(e.currentTarget.value)} />
+        <input id="filter-q" type="search" value={text} placeholder="all of these words" onInput={(e) => setText(e.currentTarget.value)} />
       </label>
       <label>Kind
         <select id="filter-kind" value={q.get('kind') ?? ''} onChange={(e) => setQuery(loc, { kind: e.currentTarget.value })}>

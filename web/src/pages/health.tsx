@@ -31,6 +31,7 @@ export function HealthPage({ session }: { session: Session }) {
   const [own, setOwn] = useState(false);
   const last = useRef<number | null>(null);
   useEffect(() => {
+    if (session.whoami.role !== 'admin') return undefined;
     let live = true;
     const tick = async (): Promise<void> => {
       try {
@@ -56,6 +57,9 @@ export function HealthPage({ session }: { session: Session }) {
       clearInterval(timer);
     };
   }, [session]);
+  if (session.whoami.role !== 'admin') {
+    return <><h1>Health</h1><p>The service's metrics and their history are for admin keys; this is a workspace key for <b>{session.whoami.workspace.slug}</b>.</p></>;
+  }
   if (current === null) return <><h1>Health</h1><ErrorBanner error={error} /><p role="status">Loading metrics…</p></>;
   const all = [...points, current];
   const to = endMs(current);
