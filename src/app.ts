@@ -99,6 +99,7 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     ...(config.shardHeapMb > 0 ? { heapMb: config.shardHeapMb } : {}),
     ...(opts.shardWorker ? { workerEntry: opts.shardWorker } : {}),
     onEvent,
+    log,
     onCrashed: (shard, why, restartInMs) => {
       shardCrashes.inc({ shard: String(shard) });
       log(`shard ${shard}: CRASHED (${why}); its requests in flight failed with 503; restarting it from its files in ${restartInMs / 1000} s`);

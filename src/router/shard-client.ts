@@ -19,7 +19,7 @@ import type {
 } from '../protocol/shard.ts';
 import type { CallOptions, ShardRouter } from './router.ts';
 import { shardFor } from './shard-map.ts';
-import { crashReason, secondsToRestart, ShardHandle, shardProblem, type Down } from './shard-handle.ts';
+import { crashReason, secondsToRestart, ShardHandle, shardProblem, type Down, type WorkerRun } from './shard-handle.ts';
 import { startWorker } from '../threads/worker-url.ts';
 import { tracer, type Took } from '../tracing/index.ts';
 
@@ -49,6 +49,8 @@ export interface ShardPoolOptions {
   heapMb?: number;
   /** The worker's entry, relative to src/ (default `shard/worker`; tests start one they can make crash). */
   workerEntry?: string;
+  /** Where a shard's lifecycle logs its moves (a restart beginning; router/shard-handle); default stderr. */
+  log?: (line: string) => void;
 }
 
 /** A shard that served this long since its restart before it went down again starts over at the first delay. */
@@ -70,7 +72,8 @@ export class ShardPool implements ShardRouter {
 
   /** Starts every shard and resolves when all have recovered; rejects with the first fatal error. */
   static async start(opts: ShardPoolOptions): Promise<ShardPool> {
-    const handles = opts.shards.map((data) => new ShardHandle(startShardWorker(data, opts)));
+    const log = opts.log ?? ((line: string) => console.error(line));
+    const handles = opts.shards.map((data, i) => new ShardHandle(i, startShardWorker(data, opts), log));
     const pool = new ShardPool(handles, opts);
     await Promise.all(handles.map((h, i) => pool.#wire(h, i)));
     return pool;
@@ -80,61 +83,66 @@ export class ShardPool implements ShardRouter {
     return this.#handles.length;
   }
 
+  /** Listens to the handle's worker now; resolves once it has recovered, rejects when it cannot. */
   #wire(h: ShardHandle, index: number): Promise<void> {
+    const run = h.run;
+    const { worker } = run;
     return new Promise((resolve, reject) => {
-      h.worker.on('message', (data: ShardReply | ShardEvent | ShardReply[]) => {
+      worker.on('message', (data: ShardReply | ShardEvent | ShardReply[]) => {
         h.lastHeardAt = performance.now();
         if (Array.isArray(data)) return void unbatch(data).forEach((r) => this.#settle(h, r));
         const msg = data;
         if (msg.kind === 'reply') return this.#settle(h, msg);
         if (msg.kind === 'ready') {
-          h.ready = true;
+          h.ready();
           resolve();
-        } else if (msg.kind === 'fatal' && !h.ready) reject(new Error(`shard ${index}: ${msg.message}`));
+        } else if (msg.kind === 'fatal' && h.recovering) reject(new Error(`shard ${index}: ${msg.message}`));
         else if (msg.kind === 'storage-failed') this.#wentDown(h, index, { cause: 'storage', why: msg.message });
-        else if (msg.kind === 'stopped') {
-          h.stopped = true;
-          if (msg.error !== undefined) h.stopError = msg.error;
-        }
+        else if (msg.kind === 'stopped' && msg.error !== undefined) run.stopError = msg.error;
         this.#opts.onEvent?.(msg);
       });
       // A message this thread cannot deserialise names no request; the shard's own guards make
       // this unreachable, so it is only logged (the request it answered times out).
-      h.worker.on('messageerror', (err) => console.error(`shard ${index}: undecodable message:`, err));
-      h.worker.on('error', (err) => {
-        h.crashError = crashReason(err, this.#opts.heapMb);
-        if (!h.ready) reject(new Error(h.crashError));
+      worker.on('messageerror', (err) => console.error(`shard ${index}: undecodable message:`, err));
+      worker.on('error', (err) => {
+        run.crashError = crashReason(err, this.#opts.heapMb);
+        if (h.recovering) reject(new Error(run.crashError));
       });
-      h.worker.on('exit', (code) => {
-        h.exited = true;
-        const served = h.ready;
-        h.ready = false;
-        if (!served) return reject(new Error(h.crashError ?? `shard ${index} exited with code ${code} during start-up`));
-        if (h.stopping !== null || this.#stopping) return this.#failAll(h, `shard ${index} is not running`);
-        // It ended on its own: what it had acknowledged is in its log, and it is started again on its files.
-        const why = h.crashError ?? `its worker exited with code ${code}`;
-        if (h.down === null) this.#wentDown(h, index, { cause: 'crash', why });
-        this.#failAll(h, `shard ${index} crashed (${why}) with this request in flight: a write may or may not have been applied`, secondsToRestart(h, performance.now()));
-      });
+      worker.on('exit', (code) => this.#exited(h, run, index, code, reject));
     });
   }
 
+  #exited(h: ShardHandle, run: WorkerRun, index: number, code: number, reject: (err: Error) => void): void {
+    run.exited = true;
+    if (run.stopping !== null || this.#stopping) {
+      reject(new Error(`shard ${index} was stopped while it recovered`));
+      return this.#failAll(h, `shard ${index} is not running`);
+    }
+    if (h.recovering) return reject(new Error(run.crashError ?? `shard ${index} exited with code ${code} during start-up`));
+    // It ended on its own: what it had acknowledged is in its log, and it is started again on its files.
+    const why = run.crashError ?? `its worker exited with code ${code}`;
+    this.#wentDown(h, index, { cause: 'crash', why });
+    const message = `shard ${index} crashed (${why}) with this request in flight: a write may or may not have been applied`;
+    this.#failAll(h, message, secondsToRestart(h, performance.now()));
+  }
+
+  /** Its log failed or its worker crashed: a restart is scheduled (nothing when it is down already, or stopping). */
   #wentDown(h: ShardHandle, index: number, down: Down): void {
-    h.down = down;
-    if (performance.now() - h.startedAt > RESTART_RESET_MS) h.restarts = 0;
-    const delay = this.#scheduleRestart(index, h.restarts);
-    h.restartAt = performance.now() + delay;
+    if (!h.wentDown(down)) return;
+    if (performance.now() - h.run.startedAt > RESTART_RESET_MS) h.restarts = 0;
+    const delay = this.#scheduleRestart(h, index);
     if (down.cause === 'crash') this.#opts.onCrashed?.(index, down.why, delay);
   }
 
   /** Restarts shard `index` after the wait for its `restarts`-th restart in a row; returns the wait. */
-  #scheduleRestart(index: number, restarts: number): number {
+  #scheduleRestart(h: ShardHandle, index: number): number {
     const first = this.#opts.restartDelayMs ?? 2_000;
-    const delay = Math.min(first * 2 ** Math.min(restarts, 16), Math.max(first, 60_000));
+    const delay = Math.min(first * 2 ** Math.min(h.restarts, 16), Math.max(first, 60_000));
+    h.restartAt = performance.now() + delay;
     if (this.#stopping) return delay;
     const timer = setTimeout(() => {
       this.#restartTimers.delete(timer);
-      const run = this.#restart(index).finally(() => this.#restarting.delete(run));
+      const run = this.#restart(h, index).finally(() => this.#restarting.delete(run));
       this.#restarting.add(run);
     }, delay);
     timer.unref();
@@ -148,31 +156,24 @@ export class ShardPool implements ShardRouter {
    * one the log refused does not. When the new one fails too (the disk is still full, its heap
    * fills again while it recovers), it is tried again later.
    */
-  async #restart(index: number): Promise<void> {
-    const old = this.#handles[index];
+  async #restart(h: ShardHandle, index: number): Promise<void> {
     const data = this.#opts.shards[index];
-    if (this.#stopping || !old || !data || old.down === null) return;
-    const down = old.down;
-    await this.#stop(old, SHUTDOWN_DEADLINE_MS);
+    const down = h.down;
+    if (this.#stopping || !data || down === null || !h.restarting()) return;
+    await this.#stopWorker(h, { deadlineMs: SHUTDOWN_DEADLINE_MS, recovering: false });
     if (this.#stopping) return;
-    const fresh = new ShardHandle(startShardWorker(data, this.#opts));
-    fresh.down = down; // until it is ready: readiness goes on saying why
-    fresh.restarts = old.restarts + 1;
-    this.#handles[index] = fresh;
+    h.restarts += 1;
+    h.attach(startShardWorker(data, this.#opts));
     this.#opts.onRestarted?.(index);
     try {
-      await this.#wire(fresh, index);
+      await this.#wire(h, index);
     } catch (err) {
       if (this.#stopping) return; // stopped while it recovered
       const after = down.cause === 'storage' ? 'the log failure' : 'the crash';
       console.error(`shard ${index}: restart after ${after} failed: ${(err as Error).message}`);
-      fresh.down = { cause: down.cause, why: `${down.why}; restart failed: ${(err as Error).message}` };
-      fresh.restartAt = performance.now() + this.#scheduleRestart(index, fresh.restarts);
-      return;
+      if (h.wentDown({ cause: down.cause, why: `${down.why}; restart failed: ${(err as Error).message}` })) this.#scheduleRestart(h, index);
     }
-    if (fresh.down === down) fresh.down = null; // unless its log failed again meanwhile
   }
-
 
   #settle(h: ShardHandle, msg: ShardReply): void {
     h.lastReplyAt = performance.now();
@@ -227,10 +228,10 @@ export class ShardPool implements ShardRouter {
   ): Promise<ShardOutput<M>> {
     const timeoutMs = opts.timeoutMs ?? this.#opts.timeoutMs;
     const h = this.#handles[shard];
-    if (!h?.ready) {
+    if (!h?.accepting) {
       // Down (restarting after its log failed or it crashed): the same words as readiness.
       if (!h?.down) return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is not available`));
-      const why = shardProblem({ ...h, pendingSize: 0, oldestSentAt: null }, 0, 1);
+      const why = shardProblem({ ready: false, down: h.down, pendingSize: 0, oldestSentAt: null, lastHeardAt: h.lastHeardAt, lastReplyAt: h.lastReplyAt }, 0, 1);
       return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} ${why}`, { retryAfterS: secondsToRestart(h, performance.now()) }));
     }
     if (h.pending.size >= this.#opts.maxInflight) {
@@ -250,7 +251,7 @@ export class ShardPool implements ShardRouter {
         reject(new FlashbulbError('unavailable', `shard ${shard} did not answer ${method} in ${timeoutMs} ms`));
       }, timeoutMs);
       h.add(id, { resolve: resolve as (v: unknown) => void, reject, timer, ws, sentAt: performance.now(), ...(took ? { took } : {}), ...(opts.replyBytes ? { bytes: opts.replyBytes } : {}) });
-      h.requests.post(req, transfer, (err) => {
+      h.run.requests.post(req, transfer, (err) => {
         h.take(id);
         reject(new FlashbulbError('internal_error', `the ${method} request could not be sent to shard ${shard}: ${err.message}`));
       });
@@ -269,7 +270,7 @@ export class ShardPool implements ShardRouter {
     this.#handles.forEach((h, i) => {
       const oldest = h.pending.values().next();
       const problem = shardProblem(
-        { ready: h.ready, down: h.down, pendingSize: h.pending.size, oldestSentAt: oldest.done ? null : oldest.value.sentAt, lastHeardAt: h.lastHeardAt, lastReplyAt: h.lastReplyAt },
+        { ready: h.accepting, down: h.down, pendingSize: h.pending.size, oldestSentAt: oldest.done ? null : oldest.value.sentAt, lastHeardAt: h.lastHeardAt, lastReplyAt: h.lastReplyAt },
         now,
         this.#opts.maxInflight,
       );
@@ -297,31 +298,47 @@ export class ShardPool implements ShardRouter {
     if (failed.length > 0) throw new Error(`the final snapshot was not written (${failed.join('; ')})`);
   }
 
-  #stop(h: ShardHandle, deadlineMs: number): Promise<string | null> {
-    h.stopping ??= this.#stopOnce(h, deadlineMs);
-    return h.stopping;
+  /** Stops the shard for good (the pool's shutdown). */
+  async #stop(h: ShardHandle, deadlineMs: number): Promise<string | null> {
+    const recovering = h.recovering;
+    h.stopping();
+    const problem = await this.#stopWorker(h, { deadlineMs, recovering });
+    h.stopped();
+    return problem;
   }
 
-  #stopOnce(h: ShardHandle, deadlineMs: number): Promise<string | null> {
-    if (h.exited) return Promise.resolve(h.down?.cause === 'crash' ? `no final snapshot, since it crashed (${h.down.why})` : null);
-    if (!h.ready) {
+  /**
+   * Stops the handle's worker now (asked once): resolves when it has exited, to why its final
+   * snapshot failed. One still `recovering` has served nothing and is terminated.
+   */
+  #stopWorker(h: ShardHandle, o: { deadlineMs: number; recovering: boolean }): Promise<string | null> {
+    const run = h.run;
+    run.stopping ??= this.#stopOnce(h, run, o);
+    return run.stopping;
+  }
+
+  #stopOnce(h: ShardHandle, run: WorkerRun, o: { deadlineMs: number; recovering: boolean }): Promise<string | null> {
+    const { deadlineMs } = o;
+    if (run.exited) return Promise.resolve(h.down?.cause === 'crash' ? `no final snapshot, since it crashed (${h.down.why})` : null);
+    const { worker } = run;
+    if (o.recovering) {
       // Still recovering (a restart): it has served nothing, and recovery may stop anywhere.
       return new Promise((resolve) => {
-        h.worker.once('exit', () => resolve(null));
-        void h.worker.terminate();
+        worker.once('exit', () => resolve(null));
+        void worker.terminate();
       });
     }
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
-        h.stopError ??= `did not stop within ${deadlineMs} ms`;
-        void h.worker.terminate();
+        run.stopError ??= `did not stop within ${deadlineMs} ms`;
+        void worker.terminate();
       }, deadlineMs);
-      h.worker.once('exit', () => {
+      worker.once('exit', () => {
         clearTimeout(timer);
-        resolve(h.stopError);
+        resolve(run.stopError);
       });
-      h.requests.flush();
-      h.worker.postMessage({ kind: 'shutdown' });
+      run.requests.flush();
+      worker.postMessage({ kind: 'shutdown' });
     });
   }
 }

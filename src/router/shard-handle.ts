@@ -1,9 +1,11 @@
 /**
- * @module router/shard-handle — what the router knows of one shard worker: its requests in flight
- * (per workspace too), whether it is ready, and why it is down (its log failed, it crashed) until
- * it is restarted; and how readiness and the log word a shard that cannot answer.
+ * @module router/shard-handle — what the router knows of one shard: its lifecycle (one union,
+ * changed only through guarded transitions), the worker running it now (a restart starts
+ * another), its requests in flight (per workspace too), why it is down (its log failed, it
+ * crashed) until it is restarted; and how readiness and the log word a shard that cannot answer.
  */
 import type { Worker } from 'node:worker_threads';
+import { Lifecycle, type Transitions } from '../model/lifecycle.ts';
 import { BatchPoster } from '../protocol/batch-post.ts';
 import type { ShardRequest } from '../protocol/shard.ts';
 import type { Took } from '../tracing/index.ts';
@@ -32,36 +34,128 @@ export interface Down {
   why: string;
 }
 
-export class ShardHandle {
+/**
+ * The router's view of one shard, as one union (ARCHITECTURE.md draws it): starting (its first
+ * worker recovering), ready, log failed (its worker refuses every request; a restart is due),
+ * crashed (its worker ended on its own; a restart is due), restarting (the old worker stopped, a
+ * new one recovering on the files), stopping (asked to stop), stopped.
+ */
+export type HandlePhase = 'starting' | 'ready' | 'log-failed' | 'crashed' | 'restarting' | 'stopping' | 'stopped';
+
+export const HANDLE_TRANSITIONS: Transitions<HandlePhase> = {
+  starting: ['ready', 'stopping'],
+  ready: ['log-failed', 'crashed', 'stopping'],
+  'log-failed': ['restarting', 'stopping'],
+  crashed: ['restarting', 'stopping'],
+  restarting: ['ready', 'log-failed', 'crashed', 'stopping'],
+  stopping: ['stopped'],
+  stopped: [],
+};
+
+/**
+ * Entered without a line of the handle's own: the app logs a start, a crash and a stop, and the
+ * shard its failed log; a restart is what only the handle sees begin.
+ */
+export const HANDLE_ROUTINE: readonly HandlePhase[] = ['ready', 'log-failed', 'crashed', 'stopping', 'stopped'];
+
+/** One worker thread of a shard, from its start to its exit (a restart starts another). */
+export class WorkerRun {
   readonly worker: Worker;
   /** Requests sent in one turn of the event loop cross as one message. */
   readonly requests: BatchPoster<ShardRequest>;
-  readonly pending = new Map<number, Pending>();
-  /** In-flight requests per workspace. */
-  readonly perWorkspace = new Map<string, number>();
-  ready = false;
-  stopped = false;
-  /** Why the shard's final snapshot failed, when it did. */
-  stopError: string | null = null;
-  /** Why the shard is down (its log failed: it refuses every request; it crashed) until it is restarted. */
-  down: Down | null = null;
-  /** When it is to be restarted (performance.now()), while it waits for that. */
-  restartAt: number | null = null;
+  readonly startedAt = performance.now();
+  /** Set when the thread has ended. */
+  exited = false;
   /** The error the worker ended with, when it ended on its own. */
   crashError: string | null = null;
-  /** Set when the worker has exited; `stopping` once it is asked to stop (asked once). */
-  exited = false;
+  /** Why its final snapshot failed, or that it did not stop in time. */
+  stopError: string | null = null;
+  /** Its stop, once asked for (asked once): resolves to stopError. */
   stopping: Promise<string | null> | null = null;
-  /** Restarts in a row, each after the last one went down within RESTART_RESET_MS (the wait doubles with each). */
-  restarts = 0;
-  readonly startedAt = performance.now();
-  /** When the shard last sent anything, and last replied (performance.now()). */
-  lastHeardAt = performance.now();
-  lastReplyAt = performance.now();
 
   constructor(worker: Worker) {
     this.worker = worker;
     this.requests = new BatchPoster(worker);
+  }
+}
+
+export class ShardHandle {
+  readonly pending = new Map<number, Pending>();
+  /** In-flight requests per workspace. */
+  readonly perWorkspace = new Map<string, number>();
+  readonly #phase: Lifecycle<HandlePhase>;
+  #run: WorkerRun;
+  /** Why the shard is down (log failed, crashed), kept while it restarts: readiness says it. */
+  #down: Down | null = null;
+  /** When it is to be restarted (performance.now()), while it waits for that. */
+  restartAt: number | null = null;
+  /** Restarts in a row, each after the last one went down within RESTART_RESET_MS (the wait doubles with each). */
+  restarts = 0;
+  /** When the shard last sent anything, and last replied (performance.now()). */
+  lastHeardAt = performance.now();
+  lastReplyAt = performance.now();
+
+  constructor(shard: number, worker: Worker, log: (line: string) => void) {
+    this.#run = new WorkerRun(worker);
+    this.#phase = new Lifecycle(HANDLE_TRANSITIONS, { name: `shard ${shard}`, initial: 'starting', log, routine: HANDLE_ROUTINE });
+  }
+
+  get phase(): HandlePhase {
+    return this.#phase.state;
+  }
+
+  /** The worker running now (or the one that ended, until a restart starts the next). */
+  get run(): WorkerRun {
+    return this.#run;
+  }
+
+  get down(): Down | null {
+    return this.#down;
+  }
+
+  /** Whether requests go to the worker: ready, or refusing them itself because its log failed (while it runs). */
+  get accepting(): boolean {
+    return this.#phase.is('ready', 'log-failed') && !this.#run.exited;
+  }
+
+  /** Whether its worker is recovering (a start or a restart). */
+  get recovering(): boolean {
+    return this.#phase.is('starting', 'restarting');
+  }
+
+  /** The worker recovered: it serves, and the reason it was down is over. */
+  ready(): void {
+    if (!this.#phase.transition('ready')) return;
+    this.#down = null;
+    this.restartAt = null;
+  }
+
+  /** Its log failed or its worker ended on its own: false when that changes nothing now (stopping, down already). */
+  wentDown(down: Down): boolean {
+    if (!this.#phase.transition(down.cause === 'storage' ? 'log-failed' : 'crashed', down.why)) return false;
+    this.#down = down;
+    return true;
+  }
+
+  /** The restart begins: the old worker is stopped, then `attach` hands over the next. */
+  restarting(): boolean {
+    this.restartAt = null;
+    return this.#phase.transition('restarting', this.#down?.why ?? '');
+  }
+
+  attach(worker: Worker): void {
+    this.#run = new WorkerRun(worker);
+    this.lastHeardAt = performance.now();
+    this.lastReplyAt = performance.now();
+  }
+
+  /** Asked to stop: false when it is stopping or stopped already. */
+  stopping(): boolean {
+    return this.#phase.transition('stopping');
+  }
+
+  stopped(): void {
+    this.#phase.transition('stopped');
   }
 
   add(id: number, p: Pending): void {

@@ -35,7 +35,7 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   reflection: ['analysis', 'config', 'embedding', 'errors', 'llm', 'metrics', 'model', 'protocol', 'router', 'threads'],
   subscribe: ['embedding', 'errors', 'metrics', 'model', 'protocol', 'router'],
   embedding: ['config', 'errors', 'metrics', 'threads', 'tracing'],
-  router: ['data-dir', 'errors', 'protocol', 'threads', 'tracing'],
+  router: ['data-dir', 'errors', 'model', 'protocol', 'threads', 'tracing'],
   auth: ['errors', 'files', 'model'],
   shard: ['analysis', 'errors', 'files', 'ingest', 'model', 'protocol', 'recall', 'threads'],
   protocol: ['errors', 'model', 'recall'],

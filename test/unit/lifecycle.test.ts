@@ -1,12 +1,14 @@
 /**
  * The lifecycle unions (model/lifecycle): a shard's phases in its thread (shard/phases) and the
- * router's handle on a shard worker (router/handle-phases). For each, every legal move is walked
+ * router's handle on a shard (router/shard-handle), which outlives its workers. For each, every legal move is walked
  * from a machine put in its source state, an illegal one is refused (false, the state unchanged,
  * nothing logged), and the table ARCHITECTURE.md shows is the code's.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { Lifecycle, moves, type Transitions } from '../../src/model/lifecycle.ts';
+import type { Worker } from 'node:worker_threads';
+import { HANDLE_ROUTINE, HANDLE_TRANSITIONS, ShardHandle } from '../../src/router/shard-handle.ts';
 import { SHARD_ROUTINE, SHARD_TRANSITIONS } from '../../src/shard/phases.ts';
 
 /** The shortest path of moves from `from` to `to` (breadth first), or null. */
@@ -80,9 +82,49 @@ function walks<S extends string>(name: string, table: Transitions<S>, initial: S
 }
 
 walks('shard phases', SHARD_TRANSITIONS, 'recovering', SHARD_ROUTINE);
+walks('shard handle phases', HANDLE_TRANSITIONS, 'starting', HANDLE_ROUTINE);
+
+/** A stand-in for a worker thread: the handle only posts to it. */
+const worker = (): Worker => ({ postMessage: () => {} }) as unknown as Worker;
+
+describe('a shard handle', () => {
+  it('keeps why it went down through the restart, until the next worker is ready', () => {
+    const lines: string[] = [];
+    const h = new ShardHandle(3, worker(), (l) => lines.push(l));
+    expect([h.phase, h.accepting, h.recovering]).toEqual(['starting', false, true]);
+    h.ready();
+    expect([h.phase, h.accepting]).toEqual(['ready', true]);
+    expect(h.wentDown({ cause: 'storage', why: 'ENOSPC' })).toBe(true);
+    expect([h.phase, h.accepting, h.down]).toEqual(['log-failed', true, { cause: 'storage', why: 'ENOSPC' }]);
+    // A crash of a shard already down changes nothing: the restart it waits for covers it.
+    expect(h.wentDown({ cause: 'crash', why: 'boom' })).toBe(false);
+    expect(h.down?.cause).toBe('storage');
+    expect(h.restarting()).toBe(true);
+    h.attach(worker());
+    expect([h.phase, h.accepting, h.recovering, h.down?.why]).toEqual(['restarting', false, true, 'ENOSPC']);
+    h.ready();
+    expect([h.phase, h.down, h.restartAt]).toEqual(['ready', null, null]);
+    expect(lines).toEqual(['shard 3: log-failed → restarting: ENOSPC']);
+  });
+
+  it('once stopping, refuses to go down or to restart', () => {
+    const h = new ShardHandle(0, worker(), () => {});
+    h.ready();
+    expect(h.stopping()).toBe(true);
+    expect(h.stopping()).toBe(false);
+    expect(h.wentDown({ cause: 'storage', why: 'ENOSPC' })).toBe(false);
+    expect(h.restarting()).toBe(false);
+    h.stopped();
+    expect([h.phase, h.down]).toEqual(['stopped', null]);
+  });
+});
 
 describe('the tables ARCHITECTURE.md shows', () => {
   it('shard phases', () => {
     expect(documented('shard phase')).toEqual(SHARD_TRANSITIONS);
+  });
+
+  it('shard handle phases', () => {
+    expect(documented('handle phase')).toEqual(HANDLE_TRANSITIONS);
   });
 });
