@@ -3,7 +3,8 @@
  * gRPC (Flashbulb, HEBBS, another implementation), given only its address. With several
  * `--target`s, each gets the same seeded dataset (over gRPC Remember), and every phase runs on
  * each target in turn, so a disturbance on the machine hits both sides alike. Starting the servers
- * is the user's business; pass `--pid` for a server on this machine to get its CPU per operation.
+ * is the user's business; pass `--pid` for a server on this machine to get its CPU per operation
+ * and its resident memory after loading and at the end.
  *
  *   node --import tsx native-bench/side-by-side.ts --target 127.0.0.1:6380 --target 127.0.0.1:50051 \
  *     [--pid 1234 --pid 5678] [--api-key KEY]... [--memories 2000] [--concurrency 16]
@@ -26,6 +27,7 @@ import { isOpName, OP_NAMES, type OpName } from './suite/ops/names.ts';
 import { rememberOp } from './suite/ops/memory.ts';
 import { measurePhase, type PhaseContext, type PhaseResult } from './suite/phases.ts';
 import { machine } from './suite/report.ts';
+import { rssBytes } from './lib/proc.ts';
 
 interface Target {
   label: string;
@@ -137,6 +139,11 @@ interface Row extends PhaseResult {
   roundP50s?: number[];
 }
 
+/** The server's resident memory in MB (NaN without its pid). */
+function rssMb(t: Target): number {
+  return t.pid === null ? Number.NaN : rssBytes(t.pid) / (1024 * 1024);
+}
+
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
@@ -193,6 +200,7 @@ async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const contexts = new Map<Target, PhaseContext>();
   for (const t of opts.targets) contexts.set(t, contextFor(t, await load(t, opts), opts));
+  const rssLoaded = opts.targets.map(rssMb);
   const rows: Row[] = [];
   const clientCounts = opts.concurrency === 1 ? [1] : [1, opts.concurrency];
   for (const op of opts.ops) {
@@ -208,6 +216,11 @@ async function main(): Promise<void> {
     }
   }
   print(opts.rounds > 1 ? medianRows(rows) : rows, opts.targets);
+  const rssEnd = opts.targets.map(rssMb);
+  if (opts.targets.some((t) => t.pid !== null)) {
+    console.log('\nServer RSS MB (with --pid), after loading / at the end:\n');
+    console.log(formatMarkdown(['target', 'after loading', 'at the end'], opts.targets.map((t, i) => [t.label, fmt(rssLoaded[i] ?? Number.NaN), fmt(rssEnd[i] ?? Number.NaN)])));
+  }
   if (opts.json !== undefined) {
     writeFileSync(opts.json, JSON.stringify({ machine: machine(), memories: opts.memories, concurrency: opts.concurrency, targets: opts.targets.map((t) => t.label), phases: rows }, null, 2));
   }

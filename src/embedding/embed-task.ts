@@ -1,8 +1,10 @@
 /**
  * @module embedding/embed-task — the Piscina task that runs the model: one model instance per
- * worker thread, created on first use; returns the n×dim buffer moved (not copied) back.
+ * worker thread, created on first use (what loading it allocated and freed is handed back to the
+ * system at once); returns the n×dim buffer moved (not copied) back.
  */
 import { move, workerData } from 'piscina';
+import { releaseFreedMemory } from '../threads/release-memory.ts';
 import { createOnnxEmbedder, type OnnxEmbedder } from './onnx-embedder.ts';
 
 interface TaskData {
@@ -15,7 +17,11 @@ let model: Promise<OnnxEmbedder> | null = null;
 
 function load(): Promise<OnnxEmbedder> {
   const data = workerData as TaskData;
-  model ??= createOnnxEmbedder({ modelDir: data.modelDir, threads: data.threads, spin: data.spin });
+  // Parsing and optimising the graph frees 15–30 MB that glibc would otherwise keep in this thread's arena.
+  model ??= createOnnxEmbedder({ modelDir: data.modelDir, threads: data.threads, spin: data.spin }).then((m) => {
+    releaseFreedMemory();
+    return m;
+  });
   return model;
 }
 

@@ -8,6 +8,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Tokenizer } from '@huggingface/tokenizers';
 import * as ort from 'onnxruntime-node';
+import { fileContains } from './file-contains.ts';
 import { DEFAULT_MAX_BATCH, DEFAULT_MAX_PADDING, paddedChunks } from './padding.ts';
 
 export type Pooling = 'cls' | 'mean';
@@ -165,7 +166,7 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
   // A graph quantised dynamically (DynamicQuantizeLinear: one scale for the whole input tensor,
   // padding included) gives a text a vector that depends on what it was run with; such a graph
   // runs one text at a time, so a memory's vector never depends on its neighbours in a batch.
-  const perRunScale = (await readFile(join(dir, 'model.onnx'))).includes('DynamicQuantizeLinear');
+  const perRunScale = await fileContains(join(dir, 'model.onnx'), 'DynamicQuantizeLinear');
   const maxBatch = perRunScale && opts.batchDynamicGraph !== true ? 1 : Math.max(1, opts.maxBatch ?? DEFAULT_MAX_BATCH);
   const maxPadding = Math.max(1, opts.maxPadding ?? DEFAULT_MAX_PADDING);
 

@@ -80,6 +80,13 @@ function probeModel(modelDir: string): Promise<ModelInfo> {
  */
 const RELEASE_AFTER_EXIT_MS = 1000;
 
+/**
+ * Texts a worker holds at once: one running, one waiting in its thread, so it starts the next as
+ * soon as the one before is done instead of idling while the result goes to this thread and the
+ * next text comes back (the model runs one text at a time, synchronously, so they never overlap).
+ */
+const TASKS_PER_WORKER = 2;
+
 function workers(opts: PoolOptions, life: { min: number; idleMs: number }): Piscina {
   const task = taskModule('embedding/embed-task');
   const pool = new Piscina({
@@ -88,6 +95,7 @@ function workers(opts: PoolOptions, life: { min: number; idleMs: number }): Pisc
     maxThreads: opts.workers,
     idleTimeout: life.idleMs > 0 ? life.idleMs : Number.POSITIVE_INFINITY,
     atomics: 'disabled',
+    concurrentTasksPerWorker: TASKS_PER_WORKER,
     // Piscina's run and wait histograms: nothing reads them, and they cost the router a few µs a text.
     recordTiming: false,
     workerData: { ...task.workerData, modelDir: opts.modelDir, threads: opts.threads, spin: opts.spin ?? false },
@@ -149,7 +157,7 @@ class EmbeddingPool implements Embedder {
   }
 
   #drain(): void {
-    while (this.#inflight < this.#opts.workers && this.#queued.size > 0) {
+    while (this.#inflight < this.#opts.workers * TASKS_PER_WORKER && this.#queued.size > 0) {
       const batch: Waiting[] = [];
       for (const w of this.#queued.values()) {
         batch.push(w);

@@ -1,4 +1,5 @@
 /** loadConfig: defaults, parsing, and errors that name the variable at fault. */
+import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError, DEFAULTS, loadConfig } from '../../src/config/index.ts';
@@ -16,6 +17,9 @@ describe('loadConfig', () => {
     expect(c.eraseWithinS).toBe(60);
     expect(c.embedder).toBe('model');
     expect(c.embedSpin).toBe(false);
+    // One model in memory: one worker whose session runs on up to four cores (issue 51 item 3).
+    expect(c.embedWorkers).toBe(1);
+    expect(c.embedThreads).toBe(Math.min(4, availableParallelism()));
     expect(c.shutdownTimeoutS).toBe(10);
     expect(c.shards).toBe(Number(DEFAULTS.FLASHBULB_SHARDS));
     expect(c.shards).toBeGreaterThanOrEqual(1);
