@@ -155,10 +155,14 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
   };
   const stopRevoking = endRevokedStreams(svc);
   // One set of connection caps for both ports (docs/operations/limits.md).
-  const gate = new ConnectionGate({ max: config.maxConnections, perClient: config.maxConnectionsPerClient, healthReserve: config.healthConnections });
+  const gate = new ConnectionGate({
+    max: config.maxConnections, perClient: config.maxConnectionsPerClient, healthReserve: config.healthConnections,
+    authRequired: config.authEnabled, authTimeoutMs: config.authTimeoutMs,
+    unauthenticated: config.maxUnauthenticatedConnections, unauthenticatedPerClient: config.maxUnauthenticatedPerClient,
+  });
   const http = await startHttp(svc, gate);
   const charted = history.start({ problems: () => shards.problems(), shards: cluster ? cluster.partitions : meta.shards });
-  const grpc = await startGrpc(svc, (socket) => gate.admit(socket, 'grpc', false) === 'open').catch((err: unknown) => {
+  const grpc = await startGrpc(svc, (socket) => gate.admit(socket, 'grpc', false) === 'open', (socket) => gate.authenticated(socket)).catch((err: unknown) => {
     http.close();
     throw err;
   });

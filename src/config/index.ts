@@ -82,6 +82,10 @@ export interface Config {
   readonly maxConnectionsPerClient: number;
   /** Places below maxConnections kept for health checks. */
   readonly healthConnections: number;
+  /** With auth on: a connection must present a valid key within this; unauthenticated connections may hold this many places in all, and from one client. */
+  readonly authTimeoutMs: number;
+  readonly maxUnauthenticatedConnections: number;
+  readonly maxUnauthenticatedPerClient: number;
   /** A request head must arrive within this; a body may pause at most `bodyTimeoutMs`; the whole request must arrive within `requestTimeoutS`. */
   readonly headersTimeoutMs: number;
   readonly bodyTimeoutMs: number;
@@ -144,6 +148,10 @@ export const DEFAULTS = {
   FLASHBULB_MAX_CONNECTIONS: String(defaultMaxConnections()),
   FLASHBULB_MAX_CONNECTIONS_PER_CLIENT: '256',
   FLASHBULB_HEALTH_CONNECTIONS: '16',
+  FLASHBULB_AUTH_TIMEOUT_MS: '5000',
+  /** Empty: a quarter of FLASHBULB_MAX_CONNECTIONS, at least 8. */
+  FLASHBULB_MAX_UNAUTHENTICATED_CONNECTIONS: '',
+  FLASHBULB_MAX_UNAUTHENTICATED_PER_CLIENT: '16',
   FLASHBULB_HEADERS_TIMEOUT_MS: '10000',
   FLASHBULB_BODY_TIMEOUT_MS: '10000',
   FLASHBULB_REQUEST_TIMEOUT_S: '60',
@@ -297,6 +305,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxConnections: int(env, 'FLASHBULB_MAX_CONNECTIONS', 2, 1_000_000),
     maxConnectionsPerClient: int(env, 'FLASHBULB_MAX_CONNECTIONS_PER_CLIENT', 0, 1_000_000),
     healthConnections: int(env, 'FLASHBULB_HEALTH_CONNECTIONS', 0, 1000),
+    authTimeoutMs: int(env, 'FLASHBULB_AUTH_TIMEOUT_MS', 100, 600_000),
+    maxUnauthenticatedConnections: read(env, 'FLASHBULB_MAX_UNAUTHENTICATED_CONNECTIONS') === ''
+      ? Math.max(8, Math.floor(int(env, 'FLASHBULB_MAX_CONNECTIONS', 2, 1_000_000) / 4))
+      : int(env, 'FLASHBULB_MAX_UNAUTHENTICATED_CONNECTIONS', 1, 1_000_000),
+    maxUnauthenticatedPerClient: int(env, 'FLASHBULB_MAX_UNAUTHENTICATED_PER_CLIENT', 1, 1_000_000),
     headersTimeoutMs: int(env, 'FLASHBULB_HEADERS_TIMEOUT_MS', 100, 600_000),
     bodyTimeoutMs: int(env, 'FLASHBULB_BODY_TIMEOUT_MS', 100, 600_000),
     requestTimeoutS: int(env, 'FLASHBULB_REQUEST_TIMEOUT_S', 1, 3600),

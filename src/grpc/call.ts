@@ -49,6 +49,20 @@ export function decoded<Req>(req: Req | Undecodable): Req {
   return req;
 }
 
+/** The peer (`address:port`) of each call, and what to tell when a call on a connection authenticates (grpc/server). */
+const peers = new WeakMap<grpc.Metadata, string>();
+const authenticatedHooks = new WeakMap<Services, (peer: string) => void>();
+
+/** Remembers `call`'s peer, so a valid key on it marks its connection authenticated (http/connection-gate). */
+export function trackPeer(call: { metadata: grpc.Metadata; getPeer(): string }): void {
+  peers.set(call.metadata, call.getPeer());
+}
+
+/** Calls `hook` with the peer of every call that presents a valid key. */
+export function onAuthenticated(svc: Services, hook: (peer: string) => void): void {
+  authenticatedHooks.set(svc, hook);
+}
+
 /** Principal from `authorization` metadata (`Bearer <key>` or a bare key). */
 export function principalOf(svc: Services, metadata: grpc.Metadata): Principal {
   if (!svc.config.authEnabled) return ANONYMOUS_ADMIN;
@@ -57,6 +71,8 @@ export function principalOf(svc: Services, metadata: grpc.Metadata): Principal {
   svc.auth.reload();
   const principal = svc.auth.authenticate(String(value).replace(/^Bearer\s+/i, '').trim());
   if (!principal) throw new FlashbulbError('unauthenticated', 'API key is not valid');
+  const peer = peers.get(metadata);
+  if (peer !== undefined) authenticatedHooks.get(svc)?.(peer);
   return principal;
 }
 
@@ -83,6 +99,7 @@ export function toServiceError(err: unknown): grpc.ServiceError {
 /** Wraps a unary handler: metrics, error mapping, and (tracing on) a span per call and verb. */
 export function unary<Req, Res>(op: string, fn: (req: Req, metadata: grpc.Metadata) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
+    trackPeer(call);
     const start = performance.now();
     const parent = call.metadata.get('traceparent')[0];
     const { service, method } = rpcNames(call.getPath());

@@ -10,7 +10,7 @@ import * as protoLoader from '@grpc/proto-loader';
 import { connectionsTimedOut } from '../metrics/index.ts';
 import { wellFormedDeep } from '../model/unicode.ts';
 import type { Services } from '../verbs/context.ts';
-import { invalidUtf8Field, Undecodable } from './call.ts';
+import { invalidUtf8Field, onAuthenticated, Undecodable } from './call.ts';
 import { healthService } from './health-service.ts';
 import { memoryService } from './memory-service.ts';
 import { reflectService } from './reflect-service.ts';
@@ -91,7 +91,7 @@ export type AdmitConnection = (socket: Socket) => boolean;
  * Listens with its own net.Server and hands the connections the caps admit to grpc-js (a
  * connection injector), so the same caps hold on both ports.
  */
-export async function startGrpc(svc: Services, admit: AdmitConnection): Promise<GrpcServer> {
+export async function startGrpc(svc: Services, admit: AdmitConnection, authenticated: (socket: Socket) => void = () => undefined): Promise<GrpcServer> {
   const pkg = loadHebbs();
   const server = new grpc.Server({
     'grpc.max_receive_message_length': svc.config.grpcMaxMessageBytes,
@@ -109,10 +109,21 @@ export async function startGrpc(svc: Services, admit: AdmitConnection): Promise<
   server.addService(serviceOf(pkg, 'SubscribeService'), subscribeService(svc));
   const injector = server.createConnectionInjector(grpc.ServerCredentials.createInsecure());
   const sockets = new Set<Socket>();
+  // Connections by peer (as grpc-js names a call's): a call with a valid key marks its connection authenticated.
+  const byPeer = new Map<string, Socket>();
+  onAuthenticated(svc, (peer) => {
+    const socket = byPeer.get(peer);
+    if (socket) authenticated(socket);
+  });
   const listener = net.createServer({ noDelay: true }, (socket) => {
     if (!admit(socket)) return void socket.destroy();
     sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
+    const peer = peerName(socket);
+    byPeer.set(peer, socket);
+    socket.once('close', () => {
+      sockets.delete(socket);
+      byPeer.delete(peer);
+    });
     injector.injectConnection(socket);
     // A connection that has sent nothing (not even the HTTP/2 preface) by the headers timeout goes.
     const silent = setTimeout(() => {
@@ -144,4 +155,10 @@ export async function startGrpc(svc: Services, admit: AdmitConnection): Promise<
       for (const socket of sockets) socket.destroy();
     },
   };
+}
+
+/** A socket's peer as grpc-js writes it (`call.getPeer()`): `address:port`, an IPv6 address in brackets. */
+function peerName(socket: Socket): string {
+  const address = socket.remoteAddress ?? '';
+  return `${net.isIPv6(address) ? `[${address}]` : address}:${socket.remotePort ?? 0}`;
 }

@@ -10,7 +10,7 @@ import { FlashbulbError } from '../errors/codes.ts';
 import type { CloseReason, PushEvent, PushSink } from '../subscribe/registry.ts';
 import type { Ctx, Services } from '../verbs/context.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
-import { ctxOf, decoded, toServiceError, unary, type Undecodable } from './call.ts';
+import { ctxOf, decoded, toServiceError, trackPeer, unary, type Undecodable } from './call.ts';
 import { kindFromEnum, memoryToProto, structToJson, u64 } from './codec.ts';
 import type { Struct, SubscribePushMsg, U64 } from './messages.ts';
 
@@ -91,6 +91,7 @@ function subscriptionId(v: U64): number {
 }
 
 function subscribe(svc: Services, call: grpc.ServerDuplexStream<SubscribeRequestMsg, SubscribePushMsg>): void {
+  trackPeer(call);
   let state: { ctx: Ctx; id: number } | null = null;
   let chain: Promise<void> = Promise.resolve();
   const fail = (err: unknown): void => {

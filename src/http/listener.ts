@@ -11,7 +11,7 @@ import http from 'node:http';
 import net, { type Socket } from 'node:net';
 import { connectionsRefused, connectionsTimedOut, requestsRejectedBeforeBody } from '../metrics/index.ts';
 import type { ConnectionGate } from './connection-gate.ts';
-import { nextSlice, SLICE_BUDGET_MS } from '../api/json-slices.ts';
+import { writeParts } from './parts-writer.ts';
 
 export interface HttpRequest {
   method: string;
@@ -68,10 +68,12 @@ export interface HttpServerOptions<A> {
   /** Health routes: the only ones served on the connections kept for health checks. */
   isHealth: (path: string) => boolean;
   /**
-   * Decides from the head alone, before any body byte is read: `admitted` goes to the handler,
-   * `reply` is sent at once (an unauthenticated caller), closing the connection if a body was coming.
+   * Decides from the head alone, before any body byte is read: `admitted` goes to the handler
+   * (`authenticated`: it presented a valid key, so its connection is no stranger's: connection-gate),
+   * `reply` is sent at once (an unauthenticated caller), closing the connection if a body was
+   * coming or the connection has not authenticated.
    */
-  admit: (head: RequestHead) => { admitted: A } | { reply: HttpResponse };
+  admit: (head: RequestHead) => { admitted: A; authenticated: boolean } | { reply: HttpResponse };
   /** Largest body accepted for a path; larger ones get `tooLarge` without being read. */
   maxBodyBytes: (path: string) => number;
   tooLarge: (limit: number) => HttpResponse;
@@ -148,7 +150,9 @@ export function listenHttp<A>(opts: HttpServerOptions<A>): Promise<HttpServer> {
   });
   server.on('connection', (socket: Socket) => {
     if (traffic.draining) return void socket.destroy();
-    const admission = limits.gate.admit(socket, 'rest', true);
+    // A connection that does not authenticate in time, or must make room for a newcomer, is closed,
+    // after the reply it is sending if there is one.
+    const admission = limits.gate.admit(socket, 'rest', true, () => ((busy.get(socket) ?? 0) === 0 ? socket.destroy() : closeWhenIdle.add(socket)));
     if (admission === 'refused') return refuseConnection(opts, socket);
     if (admission === 'health_only') {
       // A reserved place is held briefly: one health check, then the connection closes.
@@ -188,6 +192,9 @@ export function listenHttp<A>(opts: HttpServerOptions<A>): Promise<HttpServer> {
 
 /** Connections admitted on the places kept for health checks. */
 const healthOnly = new WeakSet<Socket>();
+/** Requests being answered on each connection, and the connections to close once they are. */
+const busy = new WeakMap<Socket, number>();
+const closeWhenIdle = new WeakSet<Socket>();
 
 /** A request llhttp could not parse: a 400 naming the problem, then the connection closes. */
 function rejectMalformed<A>(opts: HttpServerOptions<A>, err: NodeJS.ErrnoException, socket: Socket): void {
@@ -218,7 +225,12 @@ function describeParseError(err: NodeJS.ErrnoException): string {
 
 function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): void {
   const state: ResState = { done: false, closed: false, onClose: [], settle: traffic.begin(), traffic };
+  const socket = req.socket;
+  busy.set(socket, (busy.get(socket) ?? 0) + 1);
   res.once('close', () => {
+    const left = (busy.get(socket) ?? 1) - 1;
+    busy.set(socket, left);
+    if (left === 0 && closeWhenIdle.has(socket)) socket.destroy();
     state.closed = true;
     state.settle();
     for (const cb of state.onClose.splice(0)) cb();
@@ -246,8 +258,10 @@ function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.In
   const decided = opts.admit({ method, path, query, headers });
   if ('reply' in decided) {
     if (hasBody) requestsRejectedBeforeBody.inc();
-    return send(res, state, decided.reply, hasBody);
+    // A stranger's refused request ends its connection: it cannot hold one by asking again and again.
+    return send(res, state, decided.reply, hasBody || opts.limits.gate.isStranger(socket));
   }
+  if (decided.authenticated) opts.limits.gate.authenticated(socket);
   const respond = (body: Buffer): void => {
     opts.handler({ method, path, query, headers, body }, decided.admitted).then(
       (reply) => ('kind' in reply ? openStream(res, state, reply) : send(res, state, reply, reserved)),
@@ -343,54 +357,8 @@ function send(res: http.ServerResponse, state: ResState, reply: HttpResponse, cl
   const parts = typeof body === 'string' || Buffer.isBuffer(body) ? null : body;
   const length = parts === null ? Buffer.byteLength(body as string | Buffer) : parts.reduce((n, p) => n + (typeof p === 'string' ? Buffer.byteLength(p) : p.length), 0);
   const headers: Record<string, string | number> = { ...reply.headers, 'content-length': length };
-  if (close || state.traffic.draining) headers['connection'] = 'close';
+  if (close || state.traffic.draining || closeWhenIdle.has(res.socket as Socket)) headers['connection'] = 'close';
   res.writeHead(reply.status, headers);
   if (parts === null) res.end(body);
   else void writeParts(res, parts);
-}
-
-/** Bytes corked into one write to the socket (more at once made one writev of megabytes). */
-const CORKED_BYTES = 256 * 1024;
-
-/** Writes `parts` and ends the response a slice at a time, waiting whenever the socket is full. */
-async function writeParts(res: http.ServerResponse, parts: ReadonlyArray<string | Buffer>): Promise<void> {
-  let sliceStart = performance.now();
-  let corked = 0;
-  res.cork();
-  for (let i = 0; i < parts.length; i++) {
-    if (res.destroyed) return;
-    const part = parts[i] as string | Buffer;
-    if (i === parts.length - 1) {
-      res.end(part);
-      return res.uncork();
-    }
-    const more = res.write(part);
-    corked += part.length;
-    if (more && corked < CORKED_BYTES) continue;
-    res.uncork();
-    corked = 0;
-    if (!more) await drained(res);
-    else if (performance.now() - sliceStart > SLICE_BUDGET_MS) await nextSlice();
-    else {
-      res.cork();
-      continue;
-    }
-    sliceStart = performance.now();
-    res.cork();
-  }
-  res.end();
-  res.uncork();
-}
-
-/** Resolves once `res` can take more, or has closed. */
-function drained(res: http.ServerResponse): Promise<void> {
-  return new Promise<void>((resolve) => {
-    const go = (): void => {
-      res.off('drain', go);
-      res.off('close', go);
-      resolve();
-    };
-    res.on('drain', go);
-    res.on('close', go);
-  });
 }

@@ -60,17 +60,18 @@ const HEALTH_PATHS = new Set(ROUTES.filter((r) => r.access === 'health').map((r)
  * Routes and authenticates from the headers alone, so a caller without a valid key gets its 401
  * before any body is read. Paths that match no route are left to the handler (static files, 404).
  */
-function admitHead(svc: Services, head: RequestHead): { admitted: Admitted } | { reply: HttpResponse } {
+function admitHead(svc: Services, head: RequestHead): { admitted: Admitted; authenticated: boolean } | { reply: HttpResponse } {
   let match: Match;
   try {
     match = matchRoute(head.method, head.path);
   } catch {
-    return { admitted: null };
+    return { admitted: null, authenticated: false };
   }
   try {
     const principal = authorize(svc, head, match.route.access ?? 'key');
     checkContentEncoding(head.headers.get('content-encoding'));
-    return { admitted: { match, principal } };
+    // A key was presented and is valid (public routes and open health checks present none).
+    return { admitted: { match, principal }, authenticated: principal.keyId !== null };
   } catch (err) {
     observeRequest(match.route.op, 'rest', err instanceof FlashbulbError ? err.code : 'internal_error', 0);
     const res = errorResponse(err);

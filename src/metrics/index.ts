@@ -164,14 +164,14 @@ export const connectionsOpen = new Gauge({
 
 export const connectionsRefused = new Counter({
   name: 'flashbulb_connections_refused_total',
-  help: 'Connections refused by a cap: reason="total" (FLASHBULB_MAX_CONNECTIONS), "per_client" (FLASHBULB_MAX_CONNECTIONS_PER_CLIENT), "reserved" (a request other than a health check on a place kept for health checks)',
+  help: 'Connections refused by a cap: reason="total" (FLASHBULB_MAX_CONNECTIONS), "per_client" (FLASHBULB_MAX_CONNECTIONS_PER_CLIENT), "reserved" (a request other than a health check on a place kept for health checks), "unauthenticated" (a connection without a valid key closed to make room for a newcomer past FLASHBULB_MAX_UNAUTHENTICATED_CONNECTIONS / _PER_CLIENT)',
   labelNames: ['protocol', 'reason'] as const,
   registers: [registry],
 });
 
 export const connectionsTimedOut = new Counter({
   name: 'flashbulb_connections_timed_out_total',
-  help: 'Connections closed because the client was too slow: phase="request" (REST headers or the whole request past FLASHBULB_HEADERS_TIMEOUT_MS / FLASHBULB_REQUEST_TIMEOUT_S), "body" (REST: no body bytes for FLASHBULB_BODY_TIMEOUT_MS), "grpc_preface" (gRPC: nothing sent within FLASHBULB_HEADERS_TIMEOUT_MS)',
+  help: 'Connections closed because the client was too slow: phase="request" (REST headers or the whole request past FLASHBULB_HEADERS_TIMEOUT_MS / FLASHBULB_REQUEST_TIMEOUT_S), "body" (REST: no body bytes for FLASHBULB_BODY_TIMEOUT_MS), "grpc_preface" (gRPC: nothing sent within FLASHBULB_HEADERS_TIMEOUT_MS), "auth" (no request with a valid key within FLASHBULB_AUTH_TIMEOUT_MS)',
   labelNames: ['phase'] as const,
   registers: [registry],
 });
