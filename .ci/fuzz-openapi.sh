@@ -13,7 +13,7 @@ LOG="$DATA/server.log"
 export FLASHBULB_DATA_DIR="$DATA/data" FLASHBULB_EMBEDDER=hash FLASHBULB_SHARDS=2 FLASHBULB_BIND=127.0.0.1 \
   FLASHBULB_HTTP_PORT=$PORT FLASHBULB_GRPC_PORT=0 FLASHBULB_DURABILITY=os \
   FLASHBULB_REFLECT_ENABLED=true FLASHBULB_CONTRADICTIONS_ENABLED=true
-KEY=$(node dist/cli.js keys create --role admin --label fuzz | node -e "let s='';process.stdin.on('data',d=>s+=d).on('end',()=>console.log(JSON.parse(s).api_key))")
+KEY=$(node dist/cli.js keys create --init --role admin --label fuzz)   # the key alone on stdout
 node dist/cli.js serve >"$LOG" 2>&1 &
 SERVER=$!
 cleanup() { kill "$SERVER" 2>/dev/null || true; wait "$SERVER" 2>/dev/null || true; rm -rf "$DATA"; }
