@@ -164,6 +164,12 @@ export interface ListInput {
   until?: number | null;
   /** Also count every match (`total`). */
   withTotal?: boolean;
+  /**
+   * A page stops before the memory that would take its memories past this many bytes (as the
+   * reply budget counts them), holding at least one, and its next_cursor goes on from there: a
+   * page of large memories comes back shorter instead of over the reply budget (absent: no bound).
+   */
+  maxBytes?: number;
 }
 
 export interface GraphInput {

@@ -69,8 +69,13 @@ export function listMemories(ctx: Ctx, input: ListInput): Promise<ListOutput> {
     sort,
     order: input.order ?? 'asc',
     withTotal: input.with_total ?? false,
+    // A page of large memories comes back shorter, with its cursor, rather than over the reply budget.
+    maxBytes: Math.max(1, ctx.svc.config.maxReplyBytes - LIST_REPLY_MARGIN),
   });
 }
+
+/** What a list reply holds beside its memories (cursor, total, the envelope), with room to spare. */
+const LIST_REPLY_MARGIN = 64 * 1024;
 
 /** The matching criteria of a list, checked (entity, words, time range, metadata filter). */
 export function listCriteria(input: ListCriteria): Omit<ShardListInput, 'cursor' | 'limit'> {

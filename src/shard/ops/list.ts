@@ -8,6 +8,7 @@
 import { invalid } from '../../errors/codes.ts';
 import type { MemoryKind, MemoryRecord, MemoryView } from '../../model/memory.ts';
 import type { ListInput, ListOutput, ListSort, TimelineInput, TimelineOutput } from '../../protocol/shard.ts';
+import { replyBytes } from '../../model/json-size.ts';
 import { compileFilter } from '../../recall/filter.ts';
 import { BoundedTop } from '../index/top-k.ts';
 import { DELETED_TAG, OrderedIds } from '../store/ordered-ids.ts';
@@ -147,15 +148,17 @@ function byCreation(w: Workspace, match: Matcher, input: ListInput, desc: boolea
     from = desc ? at - 1 : ids[at] === cursor ? at + 1 : at;
   }
   const page: MemoryView[] = [];
+  const fits = pageBytes(input.maxBytes);
   let next: string | null = null;
   walk(w, match, from, desc, (id, rec) => {
     const m = rec ?? w.memories.get(id);
     if (!m) return true;
-    if (page.length === input.limit) {
+    const v = page.length === input.limit ? null : view(m);
+    if (v === null || !fits(v, page.length)) {
       next = page[page.length - 1]?.id ?? null;
       return false;
     }
-    page.push(view(m));
+    page.push(v);
     return true;
   });
   if (input.withTotal !== true) return { memories: page, nextCursor: next };
@@ -201,10 +204,33 @@ function byValue(w: Workspace, match: Matcher, input: ListInput, sort: ListSort,
     return true;
   });
   const best = top.sorted().map((slot) => held[slot] as MemoryRecord);
-  const page = best.slice(0, input.limit);
+  const fits = pageBytes(input.maxBytes);
+  const page: MemoryRecord[] = [];
+  const views: MemoryView[] = [];
+  for (const m of best.slice(0, input.limit)) {
+    const v = view(m);
+    if (!fits(v, views.length)) break;
+    page.push(m);
+    views.push(v);
+  }
   const last = page[page.length - 1];
-  const nextCursor = best.length > input.limit && last ? cursorOf(sort, desc, valueOf(last, sort), last.id) : null;
-  return { memories: page.map((m) => view(m)), nextCursor, ...(input.withTotal === true ? { total } : {}) };
+  const nextCursor = best.length > page.length && last ? cursorOf(sort, desc, valueOf(last, sort), last.id) : null;
+  return { memories: views, nextCursor, ...(input.withTotal === true ? { total } : {}) };
+}
+
+/**
+ * Whether the next memory's view still fits a page bounded at `maxBytes` (the first always does:
+ * one memory over the budget is the reply budget's to refuse). Counts as it goes: O(page bytes).
+ */
+function pageBytes(maxBytes: number | undefined): (v: MemoryView, held: number) => boolean {
+  if (maxBytes === undefined) return () => true;
+  let bytes = 0;
+  return (v, held) => {
+    const b = replyBytes(v) + 1;
+    if (held > 0 && bytes + b > maxBytes) return false;
+    bytes += b;
+    return true;
+  };
 }
 
 /** A cursor for a page by value: `sort:order:value:id` (a page by creation time uses the bare id). */
