@@ -1,28 +1,23 @@
 /**
- * @module app — composition root: config → data dir → auth → shards → embedder → REST (and gRPC);
- * `stop()` drains requests (up to `FLASHBULB_SHUTDOWN_TIMEOUT_S`), snapshots every shard and
- * releases everything.
+ * @module app — composition root: config → tracing → backend (data directory, auth, shards or a
+ * cluster node: app/backend) → embedder → services → REST, metrics history, gRPC, each opened
+ * resource's release pushed on one cleanup stack (app/cleanup), which a failed start runs for what
+ * it opened and `stop()` runs for everything, after draining requests (up to
+ * `FLASHBULB_SHUTDOWN_TIMEOUT_S`) and snapshotting every shard.
  */
 import { RateLimiter } from './auth/rate-limit.ts';
-import { AuthStore, type AuthDirectory } from './auth/store.ts';
-import { DEFAULT_WORKSPACE } from './auth/principal.ts';
 import type { Config } from './config/index.ts';
 import { VERSION } from './config/version.ts';
-import { checkEmbedder, describeEmbedder, embedderRecord, lockDataDir, openDataDir, sameEmbedder, shardOptions, type EmbedderRecord } from './data-dir.ts';
+import { embedderRecord, type EmbedderRecord } from './data-dir.ts';
 import { createEmbedder } from './embedding/index.ts';
+import type { Embedder } from './embedding/embedder.ts';
 import { startHttp } from './http/server.ts';
 import { ConnectionGate } from './http/connection-gate.ts';
 import type { HttpServer } from './http/listener.ts';
 import { startGrpc, type GrpcServer } from './grpc/server.ts';
-import { backgroundBacklog, contradictionChecksSkipped, contradictionsFound, logSyncDuration, memoriesExpired, memoriesGauge, shardCrashes, shardHeapLimit, shardHeapLive, shardMemoryFull, shardStorageFailed, snapshotDuration } from './metrics/index.ts';
 import { history } from './metrics/history.ts';
-import { ShardPool } from './router/shard-client.ts';
-import { shardFor } from './router/shard-map.ts';
-import type { ShardRouter } from './router/router.ts';
+import { ShardEventMetrics } from './metrics/shard-events.ts';
 import { ReplyBudget } from './router/reply-budget.ts';
-import { ClusterNode } from './cluster/node.ts';
-import { ClusterAuth } from './cluster/auth-sync.ts';
-import type { ShardEvent, ShardHeap } from './protocol/shard.ts';
 import type { Services } from './verbs/context.ts';
 import { endRevokedStreams } from './verbs/subscribe.ts';
 import { ActivityLog } from './verbs/activity-log.ts';
@@ -32,6 +27,10 @@ import { ReflectSessions } from './reflection/sessions.ts';
 import { createLlmClient } from './llm/client.ts';
 import { startTracing, tracer, type TracingOptions } from './tracing/index.ts';
 import type { Clock } from './model/clock.ts';
+import { openBackend, type Backend, type StartStep } from './app/backend.ts';
+import { CleanupStack } from './app/cleanup.ts';
+
+export { START_STEPS, type StartStep } from './app/backend.ts';
 
 export interface RunningApp {
   readonly svc: Services;
@@ -52,95 +51,103 @@ export interface StartOptions {
   lostKeyCommand?: string;
   /** Trace to this exporter (tests pass an in-memory one), as FLASHBULB_OTEL_EXPORTER=otlp traces to OTLP. */
   traceExporter?: TracingOptions['exporter'];
+  /** Runs before each step of the start (START_STEPS); a step that throws fails the start, releasing what was opened. */
+  beforeStep?: (step: StartStep) => void | Promise<void>;
 }
 
 export { VERSION };
 
 export async function startApp(config: Config, opts: StartOptions = {}): Promise<RunningApp> {
   const log = opts.log ?? ((line: string) => process.stderr.write(`${line}\n`));
-  const traceTo = opts.traceExporter ?? (config.otelExporter === 'otlp' ? 'otlp' : null);
-  const tracing = traceTo !== null && !tracer().enabled;
-  if (tracing) startTracing({ exporter: traceTo, serviceVersion: VERSION });
-  const meta = openDataDir(config.dataDir, config.shards);
-  const unlock = lockDataDir(config.dataDir);
-  // Cluster mode: one key store for the whole cluster, in a JetStream KV bucket (it also waits
-  // for JetStream to be ready, which a NATS cluster that has just started is not).
-  const clusterAuth = config.natsUrls.length > 0 ? await ClusterAuth.start({ config, log }).catch((err: unknown) => {
-    unlock();
-    throw err;
-  }) : null;
-  const auth: AuthDirectory = clusterAuth ?? new AuthStore(config.dataDir);
-  const release = async (): Promise<void> => {
-    await clusterAuth?.close();
-    unlock();
-  };
-  if (clusterAuth) await clusterAuth.ensureWorkspaceShared(DEFAULT_WORKSPACE, 'Default workspace').catch(async (err: unknown) => {
-    await release();
-    throw err;
-  });
-  else auth.ensureWorkspace(DEFAULT_WORKSPACE, 'Default workspace');
-  const memories = new Array<number>(meta.shards).fill(0);
-  let subscriptions: SubscriptionRegistry | null = null;
-  const onEvent = (e: ShardEvent): void => {
-    if (e.kind === 'push') subscriptions?.deliverPushes(e.pushes);
-    else onShardEvent(e, memories, log);
-  };
-  const cluster = config.natsUrls.length > 0 ? await ClusterNode.start({ config, emit: onEvent, log }).catch(async (err: unknown) => {
-    await release();
-    throw err;
-  }) : null;
-  const shards: ShardRouter = cluster ?? await ShardPool.start({
-    dataDir: config.dataDir,
-    shards: shardOptions(config, meta.shards),
-    maxInflight: config.maxInflightPerShard,
-    maxInflightPerWorkspace: config.maxInflightPerWorkspace,
-    timeoutMs: config.shardTimeoutMs,
-    restartDelayMs: config.shardRestartS * 1000,
-    ...(config.shardHeapMb > 0 ? { heapMb: config.shardHeapMb } : {}),
-    ...(opts.shardWorker ? { workerEntry: opts.shardWorker } : {}),
-    onEvent,
-    log,
-    onCrashed: (shard, why, restartInMs) => {
-      shardCrashes.inc({ shard: String(shard) });
-      log(`shard ${shard}: CRASHED (${why}); its requests in flight failed with 503; restarting it from its files in ${restartInMs / 1000} s`);
-    },
-    // A shard restarted after its log failed or it crashed knows none of the subscriptions it held:
-    // they end (`event: closed`), and their readers open new ones.
-    onRestarted: (shard) => void subscriptions?.closeWhere((ws) => shardFor(ws, meta.shards) === shard),
-  }).catch(async (err: unknown) => {
-    await release();
-    throw err;
-  });
-  const embedder = await createEmbedder(config).catch(async (err: unknown) => {
-    await shards.shutdown();
-    await release();
-    throw err;
-  });
+  const step = async (name: StartStep): Promise<void> => opts.beforeStep?.(name);
+  const stack = new CleanupStack();
   try {
-    const record = embedderRecord(embedder.name, embedder.dim, config.embedder === 'hash' ? null : config.modelDir);
-    checkEmbedder(config.dataDir, meta, record, memories.some((n) => n > 0));
-    if (cluster) {
-      // The nodes share partitions, so one node's vectors are searched with another's cue vectors.
-      const recorded = JSON.parse(await cluster.recordEmbedder(JSON.stringify(record))) as EmbedderRecord;
-      if (!sameEmbedder(recorded, record)) {
-        throw new Error(`cluster '${config.clusterName}' embeds with ${describeEmbedder(recorded)}; this node with ${describeEmbedder(record)}: every node must run the same model (FLASHBULB_MODEL_DIR / FLASHBULB_EMBEDDER)`);
-      }
-    }
+    await step('tracing');
+    startTracingFor(config, opts, stack);
+    const events = new ShardEventMetrics(log);
+    let subs: SubscriptionRegistry | null = null;
+    const backend = await openBackend(config, stack, {
+      log,
+      step,
+      onEvent: (e) => (e.kind === 'push' ? subs?.deliverPushes(e.pushes) : events.record(e)),
+      onCrashed: (shard, why, restartInMs) => events.crashed(shard, why, restartInMs),
+      // A shard restarted after its log failed or it crashed knows none of the subscriptions it
+      // held: they end (`event: closed`), and their readers open new ones.
+      onRestarted: (owns) => void subs?.closeWhere(owns),
+      ...(opts.shardWorker ? { shardWorker: opts.shardWorker } : {}),
+    });
+    await step('embedder');
+    const embedder = await createEmbedder(config);
+    stack.defer('embedder', () => embedder.close());
+    await step('model-check');
+    await backend.checkEmbedder(modelRecord(config, embedder), events.anyMemories);
+    logEmbedder(log, config, embedder);
+    await step('services');
+    subs = new SubscriptionRegistry(backend.shards, embedder, backend.relay);
+    const svc = services(config, opts, { backend, embedder, subscriptions: subs }, stack);
+    const gate = connectionGate(config);
+    await step('http');
+    const http = await startHttp(svc, gate);
+    stack.defer('REST listener', () => http.close());
+    await step('history');
+    const problems = (): readonly string[] => backend.shards.problems();
+    const charted = history.start({ problems, shards: backend.units });
+    stack.defer('metrics history', () => history.stop(charted));
+    await step('grpc');
+    const grpc = await listenGrpc(svc, gate);
+    stack.defer('gRPC listener', () => grpc.close());
+    // Runs first on stop: requests in flight finish before anything under them is released.
+    stack.defer('drain', () => drain(svc, { http, grpc, log }));
+    await step('admin-key');
+    // Created only once everything is up, so a failed first start never swallows the key; in a
+    // cluster exactly one node creates it (compare-and-set in the key store) and prints it.
+    const createdAdminKey = config.authEnabled ? await backend.auth.firstAdminKey() : null;
+    const ports = { httpPort: http.port, grpcPort: grpc.port };
+    announce(log, config, { backend, ...ports, createdAdminKey }, opts.lostKeyCommand);
+    return { svc, ...ports, createdAdminKey, stop: () => stack.disposeAsync() };
   } catch (err) {
-    await embedder.close();
-    await shards.shutdown();
-    await release();
+    await releaseAfterFailure(stack, log);
     throw err;
   }
-  if (embedder.name === 'hash') log('embedder: deterministic hash embedder (FLASHBULB_EMBEDDER=hash) — for tests, not for real recall');
-  else log(`embedder: ${embedder.name} (${embedder.dim} dims) from ${config.modelDir}`);
-  subscriptions = new SubscriptionRegistry(shards, embedder, cluster ? cluster.relay() : null);
+}
+
+/** Closes what a failed start opened; a failure to close is logged, the start's error thrown. */
+async function releaseAfterFailure(
+  stack: CleanupStack,
+  log: (line: string) => void,
+): Promise<void> {
+  try {
+    await stack.disposeAsync();
+  } catch (err) {
+    log(`releasing what the failed start opened failed too: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** What the data directory (and a cluster) records of the model, to refuse another one. */
+function modelRecord(config: Config, embedder: Embedder): EmbedderRecord {
+  return embedderRecord(embedder.name, embedder.dim, config.embedder === 'hash' ? null : config.modelDir);
+}
+
+/** Traces to the exporter a test passes, or to OTLP when configured (unless tracing runs already). */
+function startTracingFor(config: Config, opts: StartOptions, stack: CleanupStack): void {
+  const traceTo = opts.traceExporter ?? (config.otelExporter === 'otlp' ? 'otlp' : null);
+  if (traceTo === null || tracer().enabled) return;
+  startTracing({ exporter: traceTo, serviceVersion: VERSION });
+  stack.defer('tracing', () => tracer().shutdown()); // flushes the spans still batched
+}
+
+/** The services the verbs are given, with the background work they start (reflection, revocation). */
+function services(config: Config, opts: StartOptions, parts: { backend: Backend; embedder: Embedder; subscriptions: SubscriptionRegistry }, stack: CleanupStack): Services {
+  const { backend, embedder, subscriptions } = parts;
+  const { shards, auth, cluster } = backend;
+  const clock = opts.clock ? { clock: opts.clock } : {};
   const llm = config.llmBaseUrl === '' ? null : createLlmClient({ baseUrl: config.llmBaseUrl, model: config.llmModel, apiKey: config.llmApiKey, timeoutMs: config.llmTimeoutMs });
-  const reflection = new ReflectionEngine({ config, shards, embedder, llm, ...(opts.clock ? { clock: opts.clock } : {}) });
+  const reflection = new ReflectionEngine({ config, shards, embedder, llm, ...clock });
+  stack.defer('reflection', () => reflection.close());
   const svc: Services = {
     subscriptions,
     reflection,
-    reflectSessions: new ReflectSessions(reflection, { shards, embedder, ...(opts.clock ? { clock: opts.clock } : {}) }),
+    reflectSessions: new ReflectSessions(reflection, { shards, embedder, ...clock }),
     config,
     shards,
     embedder,
@@ -153,49 +160,49 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     activity: new ActivityLog(),
     replies: new ReplyBudget({ perRequest: config.maxReplyBytes, perWorkspace: config.maxReplyBytesPerWorkspace, total: config.maxReplyBytesInFlight }),
   };
-  const stopRevoking = endRevokedStreams(svc);
-  // One set of connection caps for both ports (docs/operations/limits.md).
-  const gate = new ConnectionGate({
-    max: config.maxConnections, perClient: config.maxConnectionsPerClient, healthReserve: config.healthConnections,
-    authRequired: config.authEnabled, authTimeoutMs: config.authTimeoutMs,
-    unauthenticated: config.maxUnauthenticatedConnections, unauthenticatedPerClient: config.maxUnauthenticatedPerClient,
+  stack.defer('revoked streams watch', endRevokedStreams(svc));
+  return svc;
+}
+
+/** One set of connection caps for both ports, strangers' places among them (docs/operations/limits.md). */
+function connectionGate(config: Config): ConnectionGate {
+  return new ConnectionGate({
+    max: config.maxConnections,
+    perClient: config.maxConnectionsPerClient,
+    healthReserve: config.healthConnections,
+    authRequired: config.authEnabled,
+    authTimeoutMs: config.authTimeoutMs,
+    unauthenticated: config.maxUnauthenticatedConnections,
+    unauthenticatedPerClient: config.maxUnauthenticatedPerClient,
   });
-  const http = await startHttp(svc, gate);
-  const charted = history.start({ problems: () => shards.problems(), shards: cluster ? cluster.partitions : meta.shards });
-  const grpc = await startGrpc(svc, (socket) => gate.admit(socket, 'grpc', false) === 'open', (socket) => gate.authenticated(socket)).catch((err: unknown) => {
-    http.close();
-    throw err;
-  });
-  // Created only once everything is up, so a failed first start never swallows the key.
-  let createdAdminKey: string | null = null;
-  // In a cluster exactly one node creates it (compare-and-set in the key store) and prints it.
-  if (config.authEnabled) createdAdminKey = await auth.firstAdminKey();
-  log(`flashbulb ${VERSION} listening: REST http://${config.bind}:${http.port} · gRPC ${config.bind}:${grpc.port} · data ${config.dataDir} · ${cluster ? `cluster node ${config.nodeId}, ${cluster.partitions} partitions` : `${meta.shards} shards`} · auth ${config.authEnabled ? 'on' : 'off'}`);
-  if (createdAdminKey) printAdminKey(log, createdAdminKey, http.port, cluster ? config.nodeId : null, opts.lostKeyCommand ?? `flashbulb keys create --role admin --data-dir ${config.dataDir}`);
-  let stopping: Promise<void> | null = null;
-  return {
+}
+
+/** gRPC behind the same gate as REST: a call's key authenticates its connection. */
+function listenGrpc(svc: Services, gate: ConnectionGate): Promise<GrpcServer> {
+  return startGrpc(
     svc,
-    httpPort: http.port,
-    grpcPort: grpc.port,
-    createdAdminKey,
-    stop: () => {
-      stopping ??= (async () => {
-        svc.health.ready = false;
-        svc.health.reason = 'shutting down';
-        stopRevoking();
-        await drain(svc, { http, grpc, log });
-        history.stop(charted);
-        // The final snapshot gets its own budget of the shutdown timeout; a failure is reported
-        // (a non-zero exit) only after everything else is released.
-        const stopped = await shards.shutdown(config.shutdownTimeoutS * 1000).then(() => null, (err: unknown) => err);
-        await embedder.close();
-        await release();
-        if (tracing) await tracer().shutdown(); // flushes the spans still batched
-        if (stopped !== null) throw stopped;
-      })();
-      return stopping;
-    },
-  };
+    (socket) => gate.admit(socket, 'grpc', false) === 'open',
+    (socket) => gate.authenticated(socket),
+  );
+}
+
+function logEmbedder(log: (line: string) => void, config: Config, embedder: Embedder): void {
+  if (embedder.name === 'hash') log('embedder: deterministic hash embedder (FLASHBULB_EMBEDDER=hash) — for tests, not for real recall');
+  else log(`embedder: ${embedder.name} (${embedder.dim} dims) from ${config.modelDir}`);
+}
+
+/** The start-up line, and the admin key when this start created one. */
+function announce(
+  log: (line: string) => void,
+  config: Config,
+  o: { backend: Backend; httpPort: number; grpcPort: number; createdAdminKey: string | null },
+  lostKeyCommand: string | undefined,
+): void {
+  const where = `REST http://${config.bind}:${o.httpPort} · gRPC ${config.bind}:${o.grpcPort} · data ${config.dataDir}`;
+  log(`flashbulb ${VERSION} listening: ${where} · ${o.backend.description} · auth ${config.authEnabled ? 'on' : 'off'}`);
+  if (!o.createdAdminKey) return;
+  const lost = lostKeyCommand ?? `flashbulb keys create --role admin --data-dir ${config.dataDir}`;
+  printAdminKey(log, o.createdAdminKey, o.httpPort, o.backend.cluster ? config.nodeId : null, lost);
 }
 
 /**
@@ -205,6 +212,8 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
  */
 async function drain(svc: Services, parts: { http: HttpServer; grpc: GrpcServer; log: (line: string) => void }): Promise<void> {
   const { http, grpc, log } = parts;
+  svc.health.ready = false;
+  svc.health.reason = 'shutting down';
   http.drain(); // new connections refused; requests on open ones answered 503 with Connection: close
   const grpcDrained = grpc.drain(); // GOAWAY: new calls fail with UNAVAILABLE
   const inFlight = (async () => {
@@ -223,47 +232,6 @@ async function drain(svc: Services, parts: { http: HttpServer; grpc: GrpcServer;
   await svc.subscriptions.closeAll(); // any opened by a request that was in flight
   http.close();
   grpc.close();
-}
-
-function onShardEvent(e: ShardEvent, memories: number[], log: (line: string) => void): void {
-  if (e.kind === 'ready') {
-    memories[e.shard] = e.memories;
-    shardStorageFailed.set({ shard: String(e.shard) }, 0);
-    log(`shard ${e.shard}: ${e.memories} memories recovered (${e.replayedRecords} log records replayed) in ${e.recoveryMs.toFixed(0)} ms`);
-    if (e.truncatedTail) log(`shard ${e.shard}: truncated a torn log tail: ${e.truncatedTail}`);
-  } else if (e.kind === 'metrics') {
-    memories[e.shard] = e.memories;
-    if (e.heap) heapGauges(e.shard, e.heap);
-    for (const ms of e.syncMs) logSyncDuration.observe(ms / 1000);
-    for (const ms of e.snapshotMs) snapshotDuration.observe(ms / 1000);
-    contradictionsFound.inc(e.contradictions);
-    contradictionChecksSkipped.inc(e.checksSkipped);
-    memoriesExpired.inc(e.expired);
-    backgroundBacklog.set({ shard: String(e.shard), work: 'contradiction_checks' }, e.checkBacklog);
-    backgroundBacklog.set({ shard: String(e.shard), work: 'vector_index' }, e.indexBacklog);
-  } else if (e.kind === 'fatal') {
-    log(`shard ${e.shard}: FATAL ${e.message}`);
-  } else if (e.kind === 'heap') {
-    heapChanged(e.shard, e, log);
-  } else if (e.kind === 'storage-failed') {
-    shardStorageFailed.set({ shard: String(e.shard) }, 1);
-  }
-  memoriesGauge.set(memories.reduce((a, b) => a + b, 0));
-}
-
-function heapGauges(shard: number, heap: ShardHeap): void {
-  const labels = { shard: String(shard) };
-  shardHeapLive.set(labels, heap.liveBytes);
-  shardHeapLimit.set(labels, heap.limitBytes);
-  shardMemoryFull.set(labels, heap.full ? 1 : 0);
-}
-
-/** A shard's heap started or stopped refusing writes. */
-function heapChanged(shard: number, heap: ShardHeap, log: (line: string) => void): void {
-  heapGauges(shard, heap);
-  const mb = (bytes: number): number => Math.round(bytes / 2 ** 20);
-  if (heap.full) log(`shard ${shard}: memory full (${mb(heap.liveBytes)} of ${mb(heap.limitBytes)} MB live): writes refused until memory is freed (forget) or the heap is raised (FLASHBULB_SHARD_HEAP_MB)`);
-  else log(`shard ${shard}: memory no longer full: writes accepted again`);
 }
 
 function printAdminKey(log: (line: string) => void, key: string, port: number, clusterNode: string | null, lostKeyCommand: string): void {

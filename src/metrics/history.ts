@@ -102,6 +102,11 @@ export class MetricsHistory {
     return sources;
   }
 
+  /** Whether points are being closed (some app started the history and has not stopped it). */
+  get running(): boolean {
+    return this.#timer !== null;
+  }
+
   /** Stops reading through `sources` (what `start` returned); the points stop when no app is left. */
   stop(sources: HistorySources): void {
     const at = this.#started.lastIndexOf(sources);

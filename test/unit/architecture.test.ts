@@ -38,6 +38,7 @@ export const MAY_IMPORT: Record<string, readonly string[]> = {
   router: ['data-dir', 'errors', 'model', 'protocol', 'threads', 'tracing'],
   auth: ['errors', 'files', 'model'],
   shard: ['analysis', 'errors', 'files', 'ingest', 'model', 'protocol', 'recall', 'threads'],
+  metrics: ['protocol'],
   protocol: ['errors', 'model', 'recall'],
   analysis: ['recall'],
   recall: ['errors', 'model'],
