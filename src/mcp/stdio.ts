@@ -80,8 +80,8 @@ export class LineTransport implements Transport {
   /** Adds bytes to the current line, or to the scan of a line already over the limit. */
   #take(piece: Buffer): void {
     if (piece.length === 0) return;
-    if (this.#skipping) return this.#skipping.scan(piece);
     this.#size += piece.length;
+    if (this.#skipping) return this.#skipping.scan(piece);
     if (this.#size <= this.#max) return void this.#parts.push(piece);
     this.#skipping = new IdScanner();
     for (const p of this.#parts) this.#skipping.scan(p);

@@ -41,6 +41,8 @@ describe('LineTransport', () => {
     const [a, b, c] = h.out();
     expect(a).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32600 } });
     expect(a.error.message).toMatch(/over the limit of 1024 bytes a message on stdio may have/);
+    // The size named is the whole message's, not the bytes read when it passed the limit.
+    expect(a.error.message).toContain(`the message of ${Buffer.byteLength(call(7, big))} bytes`);
     expect(b).toMatchObject({ id: 'req-8', error: { code: -32600 } });
     expect(c).toMatchObject({ id: null, error: { code: -32600 } });
     expect(h.got).toEqual([JSON.parse(call(9, 'small'))]);
