@@ -105,5 +105,6 @@ describe.skipIf(tools.length > 0 && !required)("the README's walk-through", () =
     expect(run.out, 'the subscription opened and closed').toMatch(/event: subscribed[\s\S]*event: closed/);
     expect(run.out, 'the import into acme').toMatch(/"imported":[1-9]/);
     expect(run.out, 'the forgotten memory is gone').toMatch(/^404$/m);
+    expect(block(9), 'the contradiction check linked the update to the older statement').toMatch(/"edge_type":"revised_from"/);
   }, 200_000);
 });
