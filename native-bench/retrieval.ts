@@ -3,8 +3,13 @@
  * end to end over REST against a fresh server with the real model.
  *
  * Every dialogue turn becomes one memory (`[<session date>] <speaker>: <text>`, plus
- * ` [image: <caption>]` when the turn shares an image), with the speaker also in its context
- * (`{"speaker": …}`), as an agent that knows who said what would store it (`--no-speaker`: without). Each question of categories 1–4 is a cue;
+ * ` [image: <caption>]` when the turn shares an image), written as an agent taking part in the
+ * conversation would write it: through conversation ingest (`POST /v1/conversations/{id}/messages`),
+ * in order, each turn with its `speaker` and the time it was said (`occurred_at`: its session's
+ * start + 20 s a turn), one conversation per dataset conversation, calls of at most 5,000 messages.
+ * `--write import` writes the same turns through POST /v1/import at those times with the speaker
+ * in the context (`{"speaker": …}`; `--no-speaker`: without), the path before ingest existed;
+ * `--write remember` (or `--same-minute`) by concurrent remembers, now, without times. Each question of categories 1–4 is a cue;
  * the score is the share of its evidence turns found in the first k results (evidence recall@k),
  * averaged per category and overall. Each configuration gets its own workspace per conversation, so
  * the access counts one configuration's recalls leave behind never reach another's ranking.
@@ -15,6 +20,7 @@
  *   npm run bench:retrieval -- --cv              # leave-one-conversation-out mean and spread (lib/retrieval-cv.ts)
  *   npm run bench:retrieval -- --configs hybrid --dump .bench/dump.jsonl --dump-k 200   # for fit-ranker.ts
  *   npm run bench:retrieval -- --configs hybrid --cv --typos 0.1 [--typo-seed 2]       # memories with typos
+ *   npm run bench:retrieval -- --configs hybrid --cv --write import                  # the import path
  *
  * Skips (exit 0) with a message when the data file is absent: the data is licensed for evaluation
  * only and never copied into this repository.
@@ -75,6 +81,7 @@ async function main(): Promise<void> {
       cv: { type: 'boolean' },
       'no-speaker': { type: 'boolean' },
       'same-minute': { type: 'boolean' },
+      write: { type: 'string' },
       twice: { type: 'boolean' },
       'split-turns': { type: 'boolean' },
       typos: { type: 'string' },
@@ -102,6 +109,9 @@ async function main(): Promise<void> {
     if (!c) throw new Error(`--conversations: no conversation ${i} in ${dataPath}`);
     return c;
   });
+  const write = values['same-minute'] ? 'remember' : (stringFlag(values, 'write') ?? 'ingest');
+  if (write !== 'ingest' && write !== 'import' && write !== 'remember') throw new Error(`--write: '${write}' is not ingest, import or remember`);
+  if (write === 'ingest' && values['no-speaker']) throw new Error('--no-speaker: conversation ingest names every speaker; use --write import or remember');
   const concurrency = numberFlag(values, 'concurrency', 8);
   const extra = JSON.parse(stringFlag(values, 'extra') ?? '{}') as Record<string, unknown>;
   const dumpPath = stringFlag(values, 'dump');
@@ -112,12 +122,16 @@ async function main(): Promise<void> {
   const server = await startServer({
     dataDir,
     port,
-    env: { FLASHBULB_EMBEDDER: 'model', FLASHBULB_DURABILITY: 'os', FLASHBULB_SHARDS: '1', ...envFlag(values, 'env') },
+    // Background reflection off: it runs on its own schedule (after 50 new episodes, at most every
+    // so often), so the insights it would add among a recall's results would depend on timing, and
+    // they are not turns, never evidence. --env FLASHBULB_REFLECT_ENABLED=true turns it on.
+    env: { FLASHBULB_EMBEDDER: 'model', FLASHBULB_DURABILITY: 'os', FLASHBULB_SHARDS: '1', FLASHBULB_REFLECT_ENABLED: 'false', ...envFlag(values, 'env') },
     verbose: values.verbose ?? false,
   });
   const client = new RestClient({ host: '127.0.0.1', port, apiKey: server.apiKey, maxSockets: concurrency });
-  const report: Record<string, unknown> = { data: dataPath, conversations: picked, configs: {} };
+  const report: Record<string, unknown> = { data: dataPath, conversations: picked, write, configs: {} };
   const summaries: Array<[string, Scores]> = [];
+  console.log(`write path: ${write}${write === 'ingest' ? ' (POST /v1/conversations/{id}/messages: speaker, occurred_at, in order)' : ''}`);
   try {
     await warmCues(client, conversations);
     for (const config of configs) {
@@ -127,7 +141,13 @@ async function main(): Promise<void> {
         expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
         const speaker = !values['no-speaker'];
         const turns = withTypos(turnsOf(conv, values['split-turns'] ?? false), numberFlag(values, 'typos', 0), numberFlag(values, 'typo-seed', 1) + (picked[n] as number));
-        const ids = values['same-minute'] ? await load(client, ws, turns, concurrency, speaker) : await importAtTimes(client, ws, turns, speaker);
+        const ids =
+          write === 'ingest' ? await ingestTurns(client, ws, `conversation-${picked[n]}`, turns)
+          : write === 'import' ? await importAtTimes(client, ws, turns, speaker)
+          : await load(client, ws, turns, concurrency, speaker);
+        // Written live, turns are checked for contradictions after the write (edges the causal walk
+        // reads): the questions are asked once that is done, so every run asks the same store.
+        await settled(client);
         await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, { convIndex: picked[n] as number, dump, twice: values.twice ?? false });
       }
       printScores(config.name, scores);
@@ -181,6 +201,38 @@ async function load(client: RestClient, ws: string, turns: readonly TurnMemory[]
     }
   };
   await Promise.all(Array.from({ length: concurrency }, worker));
+  return byMemory;
+}
+
+/** Resolves once the shards report no background work left (contradiction checks, HNSW indexing), twice in a row. */
+async function settled(client: RestClient): Promise<void> {
+  for (let quiet = 0, tries = 0; quiet < 2; tries++) {
+    if (tries > 600) throw new Error('the background work did not drain within 10 minutes');
+    const text = (await client.get('/v1/metrics')).body.toString('utf8');
+    const left = [...text.matchAll(/^flashbulb_background_backlog\{[^}]*\} (\S+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    quiet = left === 0 ? quiet + 1 : 0;
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+}
+
+/** Messages per ingest call (a call takes up to 10,000; the longest LifeBench person has 9,122 turns). */
+const INGEST_CALL = 5000;
+
+/**
+ * Writes every turn through conversation ingest, in order, each with its speaker, the time it was
+ * said (`occurred_at`) and a message id (its position); returns memory id → dia_id, from the ids
+ * the calls answer with, in order.
+ */
+async function ingestTurns(client: RestClient, ws: string, conversationId: string, turns: readonly TurnMemory[]): Promise<Map<string, string>> {
+  const byMemory = new Map<string, string>();
+  for (let at = 0; at < turns.length; at += INGEST_CALL) {
+    const part = turns.slice(at, at + INGEST_CALL);
+    const messages = part.map((t, i) => ({ message_id: String(at + i), speaker: t.speaker, content: t.content, occurred_at: t.atMs * 1000 }));
+    const reply = await client.post(`/v1/workspaces/${ws}/conversations/${encodeURIComponent(conversationId)}/messages`, { messages });
+    const { memory_ids: ids, created } = expectJson<{ memory_ids: string[]; created: number }>(reply, 201, 'ingest');
+    if (created !== part.length) throw new Error(`ingest: ${created} of ${part.length} messages written`);
+    ids.forEach((id, i) => byMemory.set(id, (part[i] as TurnMemory).diaId));
+  }
   return byMemory;
 }
 

@@ -78,6 +78,16 @@ describe('BM25', () => {
     expect(hits.map((h) => h.id).sort()).toEqual(['content', 'context', 'entity']);
     expect(i.search(i.query('harbour'), 5).map((h) => h.id)).toEqual(['context']);
   });
+
+  it('a speaker is a minor field: it scores as the same name written in the context', () => {
+    const i = new LexicalIndex();
+    i.add('speaker', doc('we met at noon', { speaker: 'Caroline' }));
+    i.add('context', doc('we met at noon', { context: { speaker: 'Caroline' } }));
+    i.add('nobody', doc('we met at noon'));
+    const hits = i.search(i.query('Caroline'), 5);
+    expect(hits.map((h) => h.id).sort()).toEqual(['context', 'speaker']);
+    expect(hits[0]?.norm).toBeCloseTo(hits[1]?.norm ?? -1, 12);
+  });
 });
 
 describe('typos (a recall query matches indexed words one edit from a cue word, at a discount)', () => {

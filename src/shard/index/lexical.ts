@@ -1,7 +1,7 @@
 /**
  * @module shard/index/lexical — a BM25F index over one workspace's live memories, beside the
- * vector index. The content is the main field; the entity id and the context's string values are
- * minor fields counted at {@link MINOR_FIELD_WEIGHT}. Dates written in the content are kept as
+ * vector index. The content is the main field; the speaker, the entity id and the context's string
+ * values are minor fields counted at {@link MINOR_FIELD_WEIGHT}. Dates written in the content are kept as
  * extra keys (not scored by BM25) so that time-aware recall can find memories by the time they
  * name. A recall's query also matches, at a discount, the indexed words one typo away from a cue
  * word (people misspell what they write). Each term has an id and a posting list with a bound on
@@ -21,12 +21,14 @@ import { TYPO_DISCOUNT, TYPO_MIN_LETTERS, TypoNeighbours, typoWord } from './typ
 
 export { BM25_B, BM25_K1, type LexicalHit, type LexicalQuery, type LexicalScores } from './lexical-scores.ts';
 
-/** Weight of a token from the entity id or a context value, relative to one from the content. */
+/** Weight of a token from the speaker, the entity id or a context value, relative to one from the content. */
 export const MINOR_FIELD_WEIGHT = 0.5;
 
 /** What of a memory the index reads. */
 export interface LexicalDoc {
   content: string;
+  /** Absent: none (a speaker written in the context counts as a context value). */
+  speaker?: string | null;
   entityId: string | null;
   context: JsonObject;
 }
@@ -279,6 +281,7 @@ export function termFrequencies(doc: LexicalDoc): { tf: Map<string, number>; len
     }
   };
   count(doc.content, 1);
+  if (doc.speaker != null) count(doc.speaker, MINOR_FIELD_WEIGHT);
   if (doc.entityId !== null) count(doc.entityId, MINOR_FIELD_WEIGHT);
   for (const v of Object.values(doc.context)) forEachString(v, (s) => count(s, MINOR_FIELD_WEIGHT));
   for (const key of dateKeysIn(doc.content)) tf.set(key, 1);
