@@ -2,6 +2,7 @@
 import type * as grpc from '@grpc/grpc-js';
 import { FlashbulbError } from '../errors/codes.ts';
 import type { Services } from '../verbs/context.ts';
+import { ingestConversation } from '../verbs/conversation.ts';
 import { forget } from '../verbs/forget.ts';
 import { prime } from '../verbs/prime.ts';
 import { getMemory } from '../verbs/read.ts';
@@ -9,11 +10,13 @@ import { recall } from '../verbs/recall.ts';
 import { remember } from '../verbs/remember.ts';
 import { revise } from '../verbs/revise.ts';
 import type { WeightsInput } from '../verbs/recall-options.ts';
-import { edgeTypeFromEnum, hitToProto, idFromBytes, kindFromEnum, memoryToProto, strategyFromEnum, structToJson, u64 } from './codec.ts';
+import { edgeTypeFromEnum, hitToProto, idFromBytes, idToBytes, kindFromEnum, memoryToProto, strategyFromEnum, structToJson, u64 } from './codec.ts';
 import type {
   EdgeMsg,
   ForgetRequestMsg,
   GetRequestMsg,
+  IngestMessagesRequestMsg,
+  IngestMessagesResponseMsg,
   MemoryMsg,
   MemoryResponseMsg,
   PrimeRequestMsg,
@@ -150,6 +153,23 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         memory_kind: kindFromEnum('memory_kind', req.memory_kind),
         decay_score_floor: req.decay_score_floor,
       });
+    }),
+    IngestMessages: unary('ingest', async (req: IngestMessagesRequestMsg, md): Promise<IngestMessagesResponseMsg> => {
+      const out = await ingestConversation(ctxOf(svc, md, req.tenant_id), {
+        conversation_id: req.conversation_id,
+        messages: req.messages.map((m, i) => ({
+          speaker: m.speaker,
+          content: m.content,
+          occurred_at: u64(m.occurred_at),
+          importance: m.importance,
+          context: structToJson(m.context, `messages[${i}].context`),
+          message_id: m.message_id,
+        })),
+        entity_id: req.entity_id,
+        ttl_s: req.ttl_s,
+        expires_at_us: u64(req.expires_at_us),
+      });
+      return { memory_ids: out.memory_ids.map(idToBytes), created: out.created, existing: out.existing };
     }),
     SetPolicy: unary('set_policy', (_req: unknown, md) => {
       principalOf(svc, md);

@@ -51,6 +51,30 @@ export interface RememberRequestMsg {
   conversation_id?: string;
 }
 
+export interface ConversationMessageMsg {
+  speaker: string;
+  content: string;
+  occurred_at?: U64;
+  importance?: number;
+  context?: Struct | null;
+  message_id?: string;
+}
+
+export interface IngestMessagesRequestMsg {
+  conversation_id: string;
+  messages: ConversationMessageMsg[];
+  entity_id?: string;
+  tenant_id?: string;
+  ttl_s?: number;
+  expires_at_us?: U64;
+}
+
+export interface IngestMessagesResponseMsg {
+  memory_ids: Buffer[];
+  created: number;
+  existing: number;
+}
+
 export interface GetRequestMsg {
   memory_id: Buffer;
   tenant_id?: string;

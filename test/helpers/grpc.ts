@@ -77,6 +77,7 @@ export interface HebbsReplies {
     Revise: { memory: MemoryMsg };
     Forget: { forgotten_count: string; cascade_count: string; truncated: boolean; tombstone_count: string };
     SetPolicy: { applied: boolean };
+    IngestMessages: { memory_ids: Buffer[]; created: number; existing: number };
   };
   ReflectService: {
     Reflect: { insights_created: string; clusters_found: string; clusters_processed: string; memories_processed: string };

@@ -4,11 +4,13 @@
  * recent half and reflection's window, while `created_at` stays the write time; a time far in the
  * future is refused, a little ahead is written as now; `speaker` and `conversation_id` filter
  * list and recall; a conversation's turns are chained `followed_by` in event order, a turn
- * back-filled between two spliced in; export and import keep the fields.
+ * back-filled between two spliced in; export and import keep the fields; gRPC's IngestMessages
+ * writes a conversation as REST ingest does.
  */
+import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { connectGrpc, type GrpcClient } from '../helpers/grpc.ts';
+import { connectGrpc, failsWith, hex, struct, type GrpcClient } from '../helpers/grpc.ts';
 
 const DAY_US = 86_400_000_000;
 const MAY_8_2023 = Date.UTC(2023, 4, 8, 13, 56) * 1000;
@@ -178,5 +180,30 @@ describe('gRPC', () => {
     const plain = (await rpc.call('MemoryService', 'Remember', { content: 'plain over gRPC', tenant_id: 'default' })).memory;
     expect(plain.occurred_at).toBe(plain.created_at);
     expect(plain.speaker).toBeUndefined();
+  });
+
+  it('IngestMessages (a Flashbulb addition) writes a conversation as REST ingest does: in order, chained, idempotent by message_id', async () => {
+    const messages = [
+      { speaker: 'Caroline', content: 'I adopted a cat over gRPC', occurred_at: String(MAY_8_2023), message_id: 'g-1', context: struct({ channel: 'sms' }) },
+      { speaker: 'Melanie', content: 'What is its name?', occurred_at: String(MAY_8_2023 + 20_000_000), message_id: 'g-2', importance: 0.75 },
+    ];
+    const first = await rpc.call('MemoryService', 'IngestMessages', { conversation_id: 'g-chat', messages, tenant_id: 'default' });
+    expect(first).toMatchObject({ created: 2, existing: 0 });
+    const ids = first.memory_ids.map(hex);
+    expect(ids).toHaveLength(2);
+    const stored = await t.req('GET', '/v1/memories?conversation_id=g-chat');
+    expect(stored.body.memories.map((m: any) => [m.memory_id, m.speaker, m.occurred_at, m.message_id, m.importance, m.context])).toEqual([
+      [ids[0], 'Caroline', MAY_8_2023, 'g-1', 0.5, { channel: 'sms' }],
+      [ids[1], 'Melanie', MAY_8_2023 + 20_000_000, 'g-2', 0.75, {}],
+    ]);
+    const edges = await t.req('GET', `/v1/memories/${ids[1]}/edges`);
+    expect(edges.body.outgoing.map((e: any) => [e.edge_type, e.target_id])).toEqual([['followed_by', ids[0]]]);
+    // A retry writes nothing twice and answers with the same ids.
+    const again = await rpc.call('MemoryService', 'IngestMessages', { conversation_id: 'g-chat', messages, tenant_id: 'default' });
+    expect({ ...again, memory_ids: again.memory_ids.map(hex) }).toEqual({ memory_ids: ids, created: 0, existing: 2 });
+    // A bad message is INVALID_ARGUMENT naming it, and nothing of the call is written.
+    const bad = await failsWith(rpc.call('MemoryService', 'IngestMessages', { conversation_id: 'g-chat', messages: [{ speaker: 'A', content: 'fine' }, { speaker: '', content: 'no speaker' }], tenant_id: 'default' }), grpc.status.INVALID_ARGUMENT);
+    expect(bad.details).toMatch(/messages\[1\]\.speaker/);
+    expect((await t.req('GET', '/v1/memories?conversation_id=g-chat')).body.memories).toHaveLength(2);
   });
 });
