@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, killQuietly, startServer, type ChildServer } from './child.ts';
-import { sleep } from './wait.ts';
+import { sleep, until } from './wait.ts';
 import { appendsAfterFence, clusterNodeEnv, metaLeader, readStreamWhenServed, restartNats, startNatsCluster, stopNats, waitJetStreamCluster, type NatsServer } from './nats.ts';
 
 export interface FaultRunOptions {
@@ -110,7 +110,7 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
     });
     const progress = async (round: number, phase: string, who = '', at = Date.now(), ownedMs?: number): Promise<void> => {
       const from = acked.length;
-      await until(async () => acked.length >= from + 10, 90_000, () => `10 acknowledged writes after ${phase} ${who} (round ${round})`);
+      await until(async () => acked.length >= from + 10, { ...FAULTS, deadlineMs: 90_000, what: `10 acknowledged writes after ${phase} ${who} (round ${round})` });
       const ms = Date.now() - at;
       phases.push({ round, phase, who, at, ms, ...(ownedMs === undefined ? {} : { ownedMs }) });
       o.log(`round ${round}: ${phase} ${who}: 10 writes acknowledged after ${ms} ms${ownedMs === undefined ? '' : `, partitions owned again after ${ownedMs} ms`} (${acked.length} in all)`);
@@ -131,7 +131,7 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
       // kill -9 of a NATS follower, then of the meta leader, each restarted.
       for (const which of ['follower', 'leader'] as const) {
         let leader: string | null = null;
-        await until(async () => (leader = await metaLeader(nats[0] as NatsServer)) !== null, 60_000, () => 'a JetStream meta leader');
+        await until(async () => (leader = await metaLeader(nats[0] as NatsServer)) !== null, { ...FAULTS, deadlineMs: 60_000, what: 'a JetStream meta leader' });
         const idx = nats.findIndex((s) => s.opts.cluster?.name === leader);
         const target = which === 'leader' ? idx : (idx + 1) % nats.length;
         const server = nats[target] as NatsServer;
@@ -156,7 +156,7 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
           await until(async () => {
             const s = await statusOf(live().filter((m) => m !== owner));
             return s.partition_owners.every((p) => p.owner !== null && p.owner !== owner.id && p.status === 'ready');
-          }, 60_000, () => `the partitions of the paused node ${owner.id} taken over`);
+          }, { ...FAULTS, deadlineMs: 60_000, what: `the partitions of the paused node ${owner.id} taken over` });
         } else await sleep(pauseMs);
         o.log(`round ${round}: SIGSTOP of owner ${owner.id} for ${round % 2 === 0 ? 'until its partitions were taken over' : `${pauseMs} ms`}`);
       } finally {
@@ -235,6 +235,9 @@ async function readBack(m: Member, a: Acked): Promise<{ status: number; body: an
   }
 }
 
+/** How the runs wait: faults make checks throw (a node down) and hang (a node paused). */
+const FAULTS = { everyMs: 100, retryErrors: true, cutAtDeadline: true } as const;
+
 async function statusOf(nodes: Member[]): Promise<StatusBody> {
   for (const m of nodes) {
     const res = await http(m.child.base, 'GET', '/v1/cluster').catch(() => null);
@@ -253,8 +256,7 @@ async function settled(live: () => Member[], partitions: number, timeoutMs: numb
       const ids = new Set(live().map((m) => m.id));
       return s.partition_owners.length === partitions && s.partition_owners.every((p) => p.owner !== null && ids.has(p.owner) && p.status === 'ready');
     },
-    timeoutMs,
-    () => `every partition to have a ready owner: ${last}`,
+    { ...FAULTS, deadlineMs: timeoutMs, what: () => `every partition to have a ready owner: ${last}` },
   );
 }
 
@@ -270,19 +272,5 @@ async function startWhenReady<T>(start: () => Promise<T>): Promise<T> {
     }
   }
   throw lastErr;
-}
-
-/** Like wait.ts `until`, but a check that throws counts as not yet, and one that hangs is cut at the deadline (faults make both happen). */
-async function until(cond: () => Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), Math.max(1000, deadline - Date.now()))));
-    const ok = await Promise.race([cond().catch(() => false), late]);
-    clearTimeout(timer);
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
-    await sleep(100);
-  }
 }
 

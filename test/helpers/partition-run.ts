@@ -16,7 +16,7 @@ import { killQuietly, waitReady, type ChildServer } from './child.ts';
 import { now, type Op } from './linearizability.ts';
 import { appendsAfterFence, clusterNodeEnv, readStreamWhenServed, waitJetStreamCluster } from './nats.ts';
 import { createNet, spawnNodeIn, startNatsIn, type Net } from './netns.ts';
-import { sleep } from './wait.ts';
+import { sleep, until } from './wait.ts';
 
 /** How long the majority (and, after the heal, everyone) gets to own every partition. */
 const MAJORITY_WAIT_MS = 150_000;
@@ -99,13 +99,8 @@ async function owners(nodes: readonly Node[]): Promise<PartitionRow[] | null> {
   return null;
 }
 
-async function until(cond: () => Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await cond().catch(() => false))) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what()}`);
-    await sleep(100);
-  }
-}
+/** How the run waits: a cut makes checks throw (a node unreachable). */
+const CUTS = { everyMs: 100, retryErrors: true } as const;
 
 /** Every partition has a ready owner among `ids`, as `asked` sees it. */
 async function settled(asked: readonly Node[], ids: readonly string[], partitions: number, timeoutMs: number): Promise<void> {
@@ -115,8 +110,7 @@ async function settled(asked: readonly Node[], ids: readonly string[], partition
       last = await owners(asked);
       return last !== null && last.length === partitions && last.every((p) => p.owner !== null && ids.includes(p.owner) && p.status === 'ready');
     },
-    timeoutMs,
-    () => `every partition to have a ready owner among ${ids.join(',')}: ${JSON.stringify(last)}`,
+    { ...CUTS, deadlineMs: timeoutMs, what: () => `every partition to have a ready owner among ${ids.join(',')}: ${JSON.stringify(last)}` },
   );
 }
 
@@ -224,7 +218,7 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     loops = [...writers, ...Array.from({ length: o.readers }, (_, r) => reader(r))];
     const moreWrites = async (count: number, what: string): Promise<void> => {
       const from = acked;
-      await until(async () => acked >= from + count, 60_000, () => `${count} acknowledged writes ${what}`);
+      await until(async () => acked >= from + count, { ...CUTS, deadlineMs: 60_000, what: `${count} acknowledged writes ${what}` });
     };
     await moreWrites(20, 'before the first partition');
 
@@ -268,7 +262,7 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
       for (const n of nodes) {
         let res: Answer | null = null;
         const call = now();
-        await until(async () => (res = await request(n.child.base, 'GET', `/v1/workspaces/${k.ws}/memories/${k.id}`))?.status !== 503 && res !== null, 30_000, () => `a read of ${k.key} through ${n.id}`);
+        await until(async () => (res = await request(n.child.base, 'GET', `/v1/workspaces/${k.ws}/memories/${k.id}`))?.status !== 503 && res !== null, { ...CUTS, deadlineMs: 30_000, what: `a read of ${k.key} through ${n.id}` });
         const a = res as Answer | null;
         const value = a?.status === 200 ? String(a.body['content']) : '';
         history.push({ client: o.keys + o.readers, op: 'read', key: k.key, value, call, ret: now(), unknown: false, via: n.id });

@@ -16,22 +16,45 @@ export function nextTurn(): Promise<void> {
 }
 
 export interface UntilOptions {
-  /** What is awaited, for the failure message. */
-  what: string;
+  /** What is awaited, for the failure message; a function is read at the deadline (the last state seen). */
+  what: string | (() => string);
   /** How long to keep trying (default 10 s). */
   deadlineMs?: number;
   /** Pause between tries (default 20 ms). */
   everyMs?: number;
+  /** A check that throws counts as not yet (a cluster recovering, a server restarting) instead of failing the wait. */
+  retryErrors?: boolean;
+  /** A check still running at the deadline (or 1 s on, if later) counts as not yet: a request that never answers cannot outlive the wait. */
+  cutAtDeadline?: boolean;
 }
 
 /** Resolves with the first truthy value of `check`; rejects naming `what` once the deadline passes. */
 export async function until<T>(check: () => T | Promise<T>, opts: UntilOptions): Promise<NonNullable<T>> {
-  const deadline = Date.now() + (opts.deadlineMs ?? 10_000);
+  const deadlineMs = opts.deadlineMs ?? 10_000;
+  const deadline = Date.now() + deadlineMs;
   for (;;) {
-    const value = await check();
+    const value = await attempt(check, opts, deadline);
     if (value) return value as NonNullable<T>;
-    if (Date.now() > deadline) throw new Error(`timed out after ${opts.deadlineMs ?? 10_000} ms waiting for ${opts.what}`);
+    if (Date.now() > deadline) {
+      const what = typeof opts.what === 'string' ? opts.what : opts.what();
+      throw new Error(`timed out after ${deadlineMs} ms waiting for ${what}`);
+    }
     await sleep(opts.everyMs ?? 20);
+  }
+}
+
+/** One try of `check`: a throw is a miss with `retryErrors`, a check still running at the deadline one with `cutAtDeadline`. */
+async function attempt<T>(check: () => T | Promise<T>, opts: UntilOptions, deadline: number): Promise<T | false> {
+  const tried = Promise.resolve().then(check);
+  const settled = opts.retryErrors ? tried.catch(() => false as const) : tried;
+  if (!opts.cutAtDeadline) return settled;
+  let timer: NodeJS.Timeout | undefined;
+  const bound = Math.max(1000, deadline - Date.now());
+  const late = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), bound)));
+  try {
+    return await Promise.race([settled, late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 

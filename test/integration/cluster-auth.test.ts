@@ -58,13 +58,11 @@ async function call(node: ChildServer, method: string, path: string, key: string
 
 /** Polls `probe` until `ok` holds; fails with the last reply after the bound. */
 async function eventually(probe: () => Promise<Reply>, ok: (r: Reply) => boolean, what: string): Promise<Reply> {
-  const deadline = Date.now() + PROPAGATION_BOUND_MS;
-  for (;;) {
-    const r = await probe();
-    if (ok(r)) return r;
-    if (Date.now() > deadline) throw new Error(`${what}: still ${r.status} ${JSON.stringify(r.body)} after ${PROPAGATION_BOUND_MS} ms`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
+  let last: Reply | null = null;
+  return until(async () => {
+    last = await probe();
+    return ok(last) ? last : null;
+  }, { what: () => `${what}: still ${last?.status} ${JSON.stringify(last?.body)}`, deadlineMs: PROPAGATION_BOUND_MS, everyMs: 50 });
 }
 
 const ADMIN_KEY_LINE = /^\s+(fb_admin_[0-9A-Za-z]+)\s*$/m;
@@ -246,8 +244,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
       // Every store ends up with that one key and no other.
       const key = made.find((k) => k !== null) as string;
       for (const s of stores) {
-        const deadline = Date.now() + PROPAGATION_BOUND_MS;
-        while (s.authenticate(key) === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+        await until(() => s.authenticate(key) !== null, { what: 'the one admin key in every store', deadlineMs: PROPAGATION_BOUND_MS });
         expect(s.authenticate(key)?.role).toBe('admin');
         expect(s.keys()).toHaveLength(1);
       }

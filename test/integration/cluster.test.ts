@@ -15,6 +15,7 @@ import { shardFor } from '../../src/router/shard-map.ts';
 import { ensureBuilt, http, killQuietly, startServer, type ChildServer } from '../helpers/child.ts';
 import { appendsAfterFence, natsServerAvailable, waitJetStreamCluster, readStream, startNats, startNatsCluster, stopNats, type NatsServer } from '../helpers/nats.ts';
 import { subscribeSse } from '../helpers/sse.ts';
+import { until } from '../helpers/wait.ts';
 
 const HAVE_NATS = natsServerAvailable();
 if (!HAVE_NATS) console.warn('cluster tests SKIPPED: nats-server is not installed (apt-get install -y nats-server); CI installs it');
@@ -99,8 +100,11 @@ class TestCluster {
         const counts = owners.map((o) => last?.partition_owners.filter((p) => p.owner === o).length ?? 0);
         return ready && counts.every((c) => c >= min);
       },
-      timeoutMs,
-      () => `partitions owned by ${owners.join(', ')} (at least ${min} each): ${JSON.stringify(last?.partition_owners)}\nownership events:\n${this.events()}`,
+      {
+        ...FAULTS,
+        deadlineMs: timeoutMs,
+        what: () => `partitions owned by ${owners.join(', ')} (at least ${min} each): ${JSON.stringify(last?.partition_owners)}\nownership events:\n${this.events()}`,
+      },
     );
     return last as unknown as ClusterStatusBody;
   }
@@ -126,19 +130,8 @@ class TestCluster {
   }
 }
 
-async function until(cond: () => Promise<boolean>, timeoutMs: number, what: () => string): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    // One check may not outlive the deadline (an audit read or a request that never answers).
-    let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<false>((r) => (timer = setTimeout(() => r(false), Math.max(1000, deadline - Date.now()))));
-    const ok = await Promise.race([cond().catch(() => false), late]);
-    clearTimeout(timer);
-    if (ok) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** How these tests wait: a check may throw (a node down) or hang (a node paused) while a fault lasts. */
+const FAULTS = { everyMs: 100, retryErrors: true, cutAtDeadline: true } as const;
 
 /** Retries an audit read while NATS recovers (a JetStream leader election takes seconds). */
 async function retry<T>(fn: () => Promise<T>, attempts: number): Promise<T> {
@@ -204,11 +197,11 @@ function writeLoad(targets: () => Node[], workspaces: string[], writers: number)
 async function expectReadable(acked: readonly Acked[], via: readonly Node[]): Promise<void> {
   for (const node of via) {
     for (const a of acked) {
-      let res = await http(node.child.base, 'GET', `/v1/workspaces/${a.ws}/memories/${a.id}`);
-      for (let i = 0; i < 20 && res.status === 503; i++) {
-        await new Promise((r) => setTimeout(r, 250));
-        res = await http(node.child.base, 'GET', `/v1/workspaces/${a.ws}/memories/${a.id}`);
-      }
+      const read = (): ReturnType<typeof http> => http(node.child.base, 'GET', `/v1/workspaces/${a.ws}/memories/${a.id}`);
+      const res = await until(async () => {
+        const r = await read();
+        return r.status === 503 ? null : r;
+      }, { what: `${a.id} in ${a.ws} through ${node.id} answered other than 503`, deadlineMs: 5_000, everyMs: 250 });
       expect(res.status, `${a.id} in ${a.ws} through ${node.id}: ${JSON.stringify(res.body)}`).toBe(200);
       expect(res.body.content).toBe(a.content);
     }
@@ -322,7 +315,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode on one NATS server (replicas 1)', () =
           return Number(/^flashbulb_memories (\d+)$/m.exec(await res.text())?.[1] ?? NaN);
         }),
       );
-    await until(async () => (await gauges()).reduce((x, y) => x + y, 0) >= total, 5000, () => `memory gauges summing to at least ${total}`);
+    await until(async () => (await gauges()).reduce((x, y) => x + y, 0) >= total, { ...FAULTS, deadlineMs: 5000, what: () => `memory gauges summing to at least ${total}` });
     expect((await gauges()).every((g) => g > 0)).toBe(true);
 
     expectConsistent(await c.audit());
@@ -337,7 +330,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode on one NATS server (replicas 1)', () =
     const ofA = before.partition_owners.filter((p) => p.owner === 'a').map((p) => p.partition);
     const busy = workspacesIn(ofA, 6, 'busy');
     const load = writeLoad(() => c.nodes.filter((n) => n.child.proc.exitCode === null && n.child.proc.signalCode === null), busy, 4);
-    await until(async () => load.acked() >= 20, 20_000, () => '20 writes under load');
+    await until(async () => load.acked() >= 20, { ...FAULTS, deadlineMs: 20_000, what: () => '20 writes under load' });
     a.child.proc.kill('SIGKILL');
     await a.child.exited;
     const killedAt = Date.now();
@@ -345,7 +338,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode on one NATS server (replicas 1)', () =
     const takeoverMs = Date.now() - killedAt;
     console.log(`cluster kill -9: partitions ${ofA.join(',')} of node a taken over in ${takeoverMs} ms (lease ${LEASE_MS} ms)`);
     const ackedAtTakeover = load.acked();
-    await until(async () => load.acked() >= ackedAtTakeover + 20, 20_000, () => '20 more writes after the takeover');
+    await until(async () => load.acked() >= ackedAtTakeover + 20, { ...FAULTS, deadlineMs: 20_000, what: () => '20 more writes after the takeover' });
     const acked = await load.stop();
     expect(acked.length).toBeGreaterThan(0);
     await expectReadable(acked, [b, cc]);
@@ -371,8 +364,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode on one NATS server (replicas 1)', () =
           const row = s.partition_owners[p];
           return row !== undefined && row.owner !== 'a' && row.owner !== null && row.status === 'ready';
         },
-        TAKEOVER_BOUND_MS,
-        () => `partition ${p} taken from the paused node`,
+        { ...FAULTS, deadlineMs: TAKEOVER_BOUND_MS, what: () => `partition ${p} taken from the paused node` },
       );
       // Requests to the paused node wait in its socket; it sees them only after SIGCONT.
       const toPaused = Array.from({ length: 3 }, (_, i) => http(a.child.base, 'POST', `/v1/workspaces/${ws}/memories`, { content: `sent to the paused owner ${i}` }));
@@ -394,7 +386,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode on one NATS server (replicas 1)', () =
       });
       // Whatever the old owner acknowledged went through the new owner; it is readable everywhere.
       const acked = [first as Acked, viaB as Acked, ...ackedByPaused];
-      await until(async () => (await c.status(b)).partition_owners.every((x) => x.status === 'ready'), 20_000, () => 'all partitions ready');
+      await until(async () => (await c.status(b)).partition_owners.every((x) => x.status === 'ready'), { ...FAULTS, deadlineMs: 20_000, what: () => 'all partitions ready' });
       await expectReadable(acked, c.nodes);
       const audit = await c.audit();
       expectConsistent(audit);
@@ -425,7 +417,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode on one NATS server (replicas 1)', () =
     const expectPushOf = async (s: (typeof subs)[number], via: Node, label: string): Promise<void> => {
       const acked = await write(via.child.base, s.ws, s.sentence);
       expect(acked, `${label}: write to ${s.ws}`).not.toBeNull();
-      await until(async () => pushedIds(s).includes(acked?.id ?? ''), 10_000, () => `${label}: a push of ${acked?.id} to subscription ${s.id} (partition ${s.p}); got ${JSON.stringify(pushedIds(s))}\nA:${a.child.stderr().slice(-3000)}\nB:${b.child.stderr().slice(-3000)}`);
+      await until(async () => pushedIds(s).includes(acked?.id ?? ''), { ...FAULTS, deadlineMs: 10_000, what: () => `${label}: a push of ${acked?.id} to subscription ${s.id} (partition ${s.p}); got ${JSON.stringify(pushedIds(s))}\nA:${a.child.stderr().slice(-3000)}\nB:${b.child.stderr().slice(-3000)}` });
     };
     try {
       const ofC = subs.filter((s) => before.partition_owners[s.p]?.owner === 'c');
@@ -502,7 +494,7 @@ describe.skipIf(!HAVE_NATS)('cluster mode: snapshots in the object store', () =>
     expect(forgot.status, JSON.stringify(forgot.body)).toBe(200);
     expect(forgot.body.forgotten_count).toBe(1);
     // Erasure: a snapshot is taken and the stream is trimmed below it, so the content leaves the log.
-    await until(async () => !(await c?.audit())?.data.some((d) => d.includes(Buffer.from('7319-SWORDFISH'))), 20_000, () => 'the forgotten content to leave the streams');
+    await until(async () => !(await c?.audit())?.data.some((d) => d.includes(Buffer.from('7319-SWORDFISH'))), { ...FAULTS, deadlineMs: 20_000, what: () => 'the forgotten content to leave the streams' });
     const more = await write(b.child.base, wss[1] as string, 'written after the snapshot: puffins nest in burrows');
     expect(more).not.toBeNull();
     acked.push(more as Acked);
@@ -553,10 +545,10 @@ describe.skipIf(!HAVE_NATS)('cluster mode on a 3-server NATS cluster (replicas 3
     await c.settled(a, ['a', 'b'], 2, 30_000);
     const wss = Array.from({ length: 8 }, (_, i) => `r3-${i}`);
     const load = writeLoad(() => c?.nodes ?? [], wss, 2);
-    await until(async () => load.acked() >= 20, 20_000, () => '20 writes');
+    await until(async () => load.acked() >= 20, { ...FAULTS, deadlineMs: 20_000, what: () => '20 writes' });
     const ackedAtKill = load.acked();
     await stopNats(servers[2]);
-    await until(async () => load.acked() >= ackedAtKill + 20, 45_000, () => `20 more acknowledged writes with one NATS server down (${load.acked() - ackedAtKill} so far):\n${c?.nodes.map((n) => n.child.stderr()).join('\n')}`);
+    await until(async () => load.acked() >= ackedAtKill + 20, { ...FAULTS, deadlineMs: 45_000, what: () => `20 more acknowledged writes with one NATS server down (${load.acked() - ackedAtKill} so far):\n${c?.nodes.map((n) => n.child.stderr()).join('\n')}` });
     const acked = await load.stop();
     console.log(`cluster r3: ${acked.length} writes acknowledged, ${acked.length - ackedAtKill} after a NATS server was killed; node events:\n${c.nodes.map((n) => n.child.stderr().split('\n').filter((l) => /dropped|failed|heartbeat/.test(l)).join('\n')).join('\n')}`);
     await expectReadable(acked, [a, b]);

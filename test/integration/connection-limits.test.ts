@@ -9,7 +9,7 @@ import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadHebbs } from '../../src/grpc/server.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { until as untilHolds } from '../helpers/wait.ts';
+import { until } from '../helpers/wait.ts';
 
 /** How long a prompt answer may take on a loaded machine; the stalls tested last 30 s or more. */
 const PROMPT_MS = 5000;
@@ -58,10 +58,8 @@ function connect(port: number, localAddress: string, first: string): Promise<Raw
   });
 }
 
-/** Polls `check` until it returns true (true) or the deadline passes (false). */
-function until(check: () => Promise<boolean>, ms = PROMPT_MS): Promise<boolean> {
-  return untilHolds(check, { what: 'the condition', deadlineMs: ms, everyMs: 50 }).then(() => true, () => false);
-}
+/** How long a prompt answer may take on a loaded machine, polled every 50 ms. */
+const PROMPTLY = { deadlineMs: PROMPT_MS, everyMs: 50 } as const;
 
 const PARTIAL_HEAD = 'GET /v1/health/live HTTP/1.1\r\nHost: x\r\n';
 const partialBody = (key: string | null): string =>
@@ -89,7 +87,7 @@ beforeAll(async () => {
 afterEach(async () => {
   for (const s of open.splice(0)) s.destroy();
   // Every stranger's connection is counted out before the next test (the test's own client keeps a few).
-  await until(async () => (await metric(t, /^flashbulb_connections_open\{protocol="rest"\}/)) <= 4);
+  await until(async () => (await metric(t, /^flashbulb_connections_open\{protocol="rest"\}/)) <= 4, { what: "the strangers' connections counted out", deadlineMs: 15_000, everyMs: 50 });
 });
 afterAll(async () => t.stop());
 
@@ -111,7 +109,7 @@ describe('authentication before the body', () => {
     expect(await good.closed(300)).toBeNull(); // waiting for the rest of its body
     const rest = `${'x'.repeat(1000 - '{"content":"'.length - 2)}"}`;
     good.socket.write(rest);
-    expect(await until(async () => /^HTTP\/1\.1 201 /.test(good.received()))).toBe(true);
+    await until(async () => /^HTTP\/1\.1 201 /.test(good.received()), { ...PROMPTLY, what: "the good client's 201" });
   });
 });
 
@@ -126,9 +124,9 @@ describe('what a head decides before the body', () => {
     expect(refused).not.toContain('100 Continue');
 
     const tenant = await connect(t.app.httpPort, '127.0.0.1', expecting(t.adminKey));
-    expect(await until(async () => tenant.received().startsWith('HTTP/1.1 100 Continue\r\n'))).toBe(true);
+    await until(async () => tenant.received().startsWith('HTTP/1.1 100 Continue\r\n'), { ...PROMPTLY, what: "the tenant's 100 Continue" });
     tenant.socket.write('{"content":"hello!"}');
-    expect(await until(async () => /\r\n\r\nHTTP\/1\.1 201 /.test(tenant.received()))).toBe(true);
+    await until(async () => /\r\n\r\nHTTP\/1\.1 201 /.test(tenant.received()), { ...PROMPTLY, what: "the tenant's 201 after 100 Continue" });
   });
 
   it('a compressed body is refused as 415 naming its encoding, not read as malformed JSON', async () => {
@@ -201,9 +199,9 @@ describe('connection caps', () => {
     // 64 strangers against a cap of 64: before, they held every place and a tenant got 503. Now
     // unauthenticated connections hold at most a quarter of it (16): each newcomer closed the
     // oldest stranger of the client holding most.
-    expect(await until(async () => strangers.filter((s) => !s.socket.destroyed && s.socket.readyState === 'open').length <= 16)).toBe(true);
+    await until(async () => strangers.filter((s) => !s.socket.destroyed && s.socket.readyState === 'open').length <= 16, { ...PROMPTLY, what: 'at most 16 strangers left open' });
     const tenant = await connect(t.app.httpPort, '127.0.0.1', `GET /v1/auth/whoami HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${t.adminKey}\r\n\r\n`);
-    expect(await until(async () => /^HTTP\/1\.1 200 /.test(tenant.received()))).toBe(true);
+    await until(async () => /^HTTP\/1\.1 200 /.test(tenant.received()), { ...PROMPTLY, what: "the tenant's 200" });
     expect((await t.req('GET', '/v1/health/live', { key: null })).status).toBe(200);
     expect(await metric(t, /^flashbulb_connections_refused_total\{protocol="rest",reason="unauthenticated"\}/)).toBeGreaterThan(0);
     for (const s of strangers) s.socket.destroy();

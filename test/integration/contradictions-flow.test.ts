@@ -19,7 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIDENT, UNCERTAIN } from '../../src/analysis/contradiction.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { untilIdle } from '../helpers/wait.ts';
+import { sleep, untilIdle } from '../helpers/wait.ts';
 
 const UNCERTAIN_PAIRS = {
   chess: ['The chess club has 32 members.', 'The chess club has 48 paying adult junior members.'],
@@ -46,8 +46,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await t?.stop();
 });
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 async function freshWorkspace(app: TestApp = t): Promise<Ws> {
   const slug = `contra-${++n}-${Date.now().toString(36)}`;

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { DEFAULTS } from '../../src/config/index.ts';
 import { createEmbeddingPool } from '../../src/embedding/pool.ts';
+import { until } from '../helpers/wait.ts';
 
 const MODEL_DIR = DEFAULTS.FLASHBULB_MODEL_DIR;
 
@@ -18,14 +19,6 @@ function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
   for (let k = 0; k < a.length; k++) dot += (a[k] ?? 0) * (b[k] ?? 0);
   return dot;
-}
-
-async function until(what: string, ok: () => boolean, deadlineMs: number): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!ok()) {
-    if (Date.now() > end) throw new Error(`timed out waiting until ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 describe('embedding pool', () => {
@@ -55,7 +48,7 @@ describe('embedding pool', () => {
       const loaded = threads();
       expect(loaded).toBeGreaterThan(before);
       // The worker thread and ONNX Runtime's intra-op thread go once it has been idle.
-      await until('the idle worker has exited', () => threads() < loaded, 15_000);
+      await until(() => threads() < loaded, { what: 'the idle worker to exit', deadlineMs: 15_000, everyMs: 50 });
       const again = await pool.embed(['The marathon starts at 7 a.m. near the city harbor on Sunday.']);
       expect(cosine(first, again)).toBeGreaterThan(0.99999);
     } finally {

@@ -67,11 +67,9 @@ describe('slow SSE reader', () => {
         maxQueued = Math.max(maxQueued, t.app.svc.subscriptions.queued(id));
       }
     };
-    const started = Date.now();
+    // Writes are answered while the reader stalls (none waits on the stream): each writer's
+    // replies are checked above, and none is refused.
     await Promise.all(Array.from({ length: 8 }, writer));
-    const writeMs = Date.now() - started;
-    // Keep well inside uWS's 10 s timeout for a stalled response (it would close the stream).
-    expect(writeMs).toBeLessThan(8000);
     // Every write's push was produced before its reply (the registry counts it first): wait for
     // that count rather than for a while, in case a reply ever overtakes its push.
     await until(() => t.app.svc.subscriptions.pushed(id) === N, { what: `all ${N} pushes produced`, deadlineMs: 5000 });

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { subscribeSse, type SseStream } from '../helpers/sse.ts';
+import { until } from '../helpers/wait.ts';
 
 let t: TestApp;
 let stream: SseStream | null = null;
@@ -31,8 +32,7 @@ describe('idle SSE subscription', () => {
     stream = sub.stream;
     const size = t.app.svc.subscriptions.size;
     const started = Date.now();
-    const deadline = started + 17_000;
-    while (sub.stream.comments.length === 0 && !sub.stream.isEnded && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    await until(() => sub.stream.comments.length > 0 || sub.stream.isEnded, { what: 'a heartbeat comment (or the stream ending)', deadlineMs: 17_000, everyMs: 100 });
     expect(sub.stream.isEnded).toBe(false);
     expect(sub.stream.comments.length).toBeGreaterThanOrEqual(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(14_000);

@@ -182,8 +182,9 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     // Nothing was pushed in the first 100 ms (nor, below, before the idle timeout).
     expect(stream.named('message').filter((e) => e.at - fedAt < 100)).toHaveLength(0);
     expect(stream.named('message')[0]!.at - fedAt).toBeGreaterThanOrEqual(250);
+    // At least the idle timeout; no upper bound (a loaded machine may be slow): waitForPushes
+    // above fails, naming what it waited for, if the flush never comes.
     expect(elapsed).toBeGreaterThanOrEqual(250);
-    expect(elapsed).toBeLessThan(2500);
     expect(stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(want);
     for (const p of stream.pushes) expect(p.chunk_offset).toBe(0);
   });

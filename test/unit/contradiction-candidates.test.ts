@@ -11,6 +11,7 @@ import { checkContradictions, ContradictionChecker } from '../../src/shard/contr
 import { ShardState } from '../../src/shard/store/apply.ts';
 import type { LiveRecord } from '../../src/shard/store/records.ts';
 import { Workspace } from '../../src/shard/store/workspace.ts';
+import { until } from '../helpers/wait.ts';
 
 const DIM = 384;
 const NOW = Date.parse('2026-11-25T12:00:00Z') * 1000;
@@ -119,7 +120,7 @@ describe('ContradictionChecker gives way to requests', () => {
       },
     });
     checker.enqueue(records);
-    for (let i = 0; i < 500 && checker.backlog > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => checker.backlog === 0, { what: () => `the backlog checked (${checker.backlog} left, ${asks.length} asks)`, deadlineMs: 20_000, everyMs: 10 });
     done = true;
     expect(checker.backlog).toBe(0);
     // Requests keep coming (every look finds one), so each slice ends at its first look: the next
