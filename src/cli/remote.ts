@@ -32,6 +32,20 @@ function headers(t: Target, extra: Record<string, string> = {}): Record<string, 
   return t.config.apiKey === '' ? extra : { authorization: `Bearer ${t.config.apiKey}`, ...extra };
 }
 
+/**
+ * fetch, with a server that cannot be reached said as such: undici rejects with a bare
+ * `TypeError: fetch failed` (the cause in `cause`), which the CLI would print as a bug's stack.
+ */
+async function request(t: Target, target: string, init: RequestInit = {}): Promise<Response> {
+  try {
+    return await fetch(target, init);
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    const why = cause?.code ?? cause?.message ?? (err as Error).message;
+    throw new Error(`cannot reach Flashbulb at ${t.config.serverUrl} (${why}): start it (flashbulb serve), or point --url or FLASHBULB_URL at it`);
+  }
+}
+
 async function failure(res: Response): Promise<Error> {
   const text = await res.text();
   try {
@@ -48,7 +62,7 @@ function progress(io: ClientIo, text: string, done = false): void {
 
 /** Streams the workspace's export to stdout; returns the number of lines. */
 export async function exportCommand(t: Target & { embeddings: boolean }, io: ClientIo): Promise<number> {
-  const res = await fetch(url(t, `/export${t.embeddings ? '?embeddings=true' : ''}`), { headers: headers(t) });
+  const res = await request(t, url(t, `/export${t.embeddings ? '?embeddings=true' : ''}`), { headers: headers(t) });
   if (!res.ok || !res.body) throw await failure(res);
   let lines = 0;
   let tail = '';
@@ -82,7 +96,7 @@ export async function importCommand(t: Target, io: ClientIo): Promise<ImportTota
   let firstLine = 1;
   const send = async (): Promise<void> => {
     if (part.length === 0) return;
-    const res = await fetch(url(t, `/import?first_line=${firstLine}`), {
+    const res = await request(t, url(t, `/import?first_line=${firstLine}`), {
       method: 'POST',
       headers: headers(t, { 'content-type': 'application/x-ndjson' }),
       body: part.join('\n'),
@@ -119,7 +133,7 @@ export interface BackupSummary {
 }
 
 export async function backupCommand(t: Target & { to: string }): Promise<BackupSummary> {
-  const res = await fetch(`${t.config.serverUrl}/v1/admin/backup`, {
+  const res = await request(t, `${t.config.serverUrl}/v1/admin/backup`, {
     method: 'POST',
     headers: headers(t, { 'content-type': 'application/json' }),
     body: JSON.stringify({ to: t.to }),
