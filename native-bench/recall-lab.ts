@@ -84,6 +84,8 @@ Object.assign(HYBRID_WEIGHTS as Weights, JSON.parse(stringFlag(values, 'hybrid')
 const cache = new EmbedCache(DIM);
 
 const dumpRows: Array<Record<string, unknown>> = [];
+/** The similarity details of the last deep ask's results (for `--dump`). */
+let lastDetails: object[] = [];
 const missRows: Array<Record<string, unknown>> = [];
 const report: Record<string, unknown> = { data: dataPath, conversations: picked, weights, hybrid: { ...HYBRID_WEIGHTS }, configs: {} };
 
@@ -98,21 +100,28 @@ for (const config of configs) {
     const turnVectors = await cache.vectors(turns.map((t) => t.content), (d, n) => values.quiet || process.stdout.write(`\r  embedding turns of conversation ${convIndex}: ${d}/${n}`));
     const cues = await cache.vectors(questions.map(({ q }) => q.question));
     const { ctx, diaOf } = workspaceOf(turns, turnVectors);
-    const ask = (qi: number, k: number): Array<string | undefined> => {
+    const ask = (qi: number, k: number, deep = false): Array<string | undefined> => {
       const { q } = questions[qi] as (typeof questions)[number];
       const t0 = performance.now();
-      const input = { ...inputOf(config, cues[qi] as Float32Array, q.question, k), askedAtUs: q.ask_time === undefined ? null : askedAtUs(q, 0) };
+      const input = { ...inputOf(config, cues[qi] as Float32Array, q.question, k, deep), askedAtUs: q.ask_time === undefined ? null : askedAtUs(q, 0) };
       const out = recall(ctx, 'lab', input);
       if (k === 10) latencies.push(performance.now() - t0);
+      if (deep) lastDetails = out.results.map((r) => r.strategy_details.find((d) => d.strategy === 'similarity') ?? {});
       return out.results.map((r) => diaOf.get(r.memory.id));
     };
     const at = questions.map(({ q }, i) => {
       if (values.dump || values.misses) {
-        const found = ask(i, dumpK);
+        const found = ask(i, dumpK, true);
         // The deep ask is itself an access: undo it so the measured passes see what bench:retrieval's do.
         ctx.untouchLast();
         if (values.misses) missRows.push(missRow(convIndex, questions[i]?.qi ?? i, q, found));
-        if (values.dump) dumpRows.push({ config: config.name, conv: convIndex, qi: questions[i]?.qi, category: q.category, evidence: new Set(q.evidence).size, results: found.map((turn) => ({ turn, hit: q.evidence.includes(turn ?? '') })) });
+        if (values.dump) {
+          const results = found.map((turn, j) => {
+            const { strategy: _s, distance: _d, ...features } = (lastDetails[j] ?? {}) as Record<string, unknown>;
+            return { turn, hit: q.evidence.includes(turn ?? ''), ...features };
+          });
+          dumpRows.push({ config: config.name, conv: convIndex, qi: questions[i]?.qi, category: q.category, evidence: new Set(q.evidence).size, results });
+        }
       }
       const top = ask(i, 10);
       return [share(q.evidence, top.slice(0, 5)), share(q.evidence, top)];
@@ -136,9 +145,15 @@ if (out) {
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
 }
 
-function inputOf(config: LabConfig, cue: Float32Array, cueText: string, topK: number): RecallInput {
+/**
+ * `deep` (the `--dump` and `--misses` asks): ordered by relevance alone, since the composite score
+ * reorders a similarity list only within its top_k (recency and reinforcement would decide the
+ * order of 200 results, not the ranking that picks a top 10).
+ */
+function inputOf(config: LabConfig, cue: Float32Array, cueText: string, topK: number, deep = false): RecallInput {
   const spec = (strategy: StrategyName): StrategySpec => ({ strategy, topK, efSearch: 50, entityId: null, timeRange: null, seedId: null, edgeTypes: null, maxDepth: 5, alpha: 0.5 });
-  return { cue, cueText, similarityMode: config.mode, cueContext: null, strategies: config.strategies.map(spec), weights, withEmbedding: false, filter: null };
+  const w = deep ? { ...weights, w_relevance: 1, w_recency: 0, w_importance: 0, w_reinforcement: 0 } : weights;
+  return { cue, cueText, similarityMode: config.mode, cueContext: null, strategies: config.strategies.map(spec), weights: w, withEmbedding: false, filter: null };
 }
 
 /** A shard state holding the turns as one workspace (as an import writes them), and its op context. */
