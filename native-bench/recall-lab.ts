@@ -21,7 +21,8 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { IdGenerator } from '../src/model/ids.ts';
 import type { MemoryRecord } from '../src/model/memory.ts';
-import { HYBRID_WEIGHTS, type Weights } from '../src/recall/hybrid.ts';
+import { DENSITY, HYBRID_WEIGHTS, type Weights } from '../src/recall/hybrid.ts';
+import { WINDOW } from '../src/shard/index/density.ts';
 import { DEFAULT_WEIGHTS, type RecallInput, type ScoringWeights, type SimilarityMode, type StrategyName, type StrategySpec } from '../src/recall/types.ts';
 import { applyRecord, ShardState } from '../src/shard/store/apply.ts';
 import { toStored } from '../src/shard/store/records.ts';
@@ -58,6 +59,8 @@ const { values } = parseArgs({
     'dump-k': { type: 'string' },
     misses: { type: 'string' },
     hybrid: { type: 'string' },
+    density: { type: 'string' },
+    window: { type: 'string' },
     quiet: { type: 'boolean' },
     out: { type: 'string' },
   },
@@ -81,8 +84,12 @@ const weights: ScoringWeights = { ...DEFAULT_WEIGHTS, ...extra.scoring_weights }
 const dumpK = numberFlag(values, 'dump-k', 200);
 // Trying other feature weights: the shard reads this object, so changing it here changes what it ranks by.
 Object.assign(HYBRID_WEIGHTS as Weights, JSON.parse(stringFlag(values, 'hybrid') ?? '{}') as Partial<Weights>);
+Object.assign(DENSITY, JSON.parse(stringFlag(values, 'density') ?? '{}') as Partial<typeof DENSITY>);
+WINDOW.n = numberFlag(values, 'window', WINDOW.n);
 const cache = new EmbedCache(DIM);
 
+/** Time spent computing densities, and for how many memories (printed beside the recall p50). */
+const densityCost = { ms: 0, n: 0 };
 const dumpRows: Array<Record<string, unknown>> = [];
 /** The similarity details of the last deep ask's results (for `--dump`). */
 let lastDetails: object[] = [];
@@ -131,7 +138,7 @@ for (const config of configs) {
   }
   if (!values.quiet) process.stdout.write('\n');
   const sorted = Float64Array.from(latencies).sort();
-  console.log(`\n## ${config.name}  (in-process recall, top_k 10: p50 ${(sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(2)} ms)`);
+  console.log(`\n## ${config.name}  (in-process recall, top_k 10: p50 ${(sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(2)} ms; densities ${((1000 * densityCost.ms) / Math.max(1, densityCost.n)).toFixed(0)} µs a memory)`);
   const folds = perCategoryFolds(scores, names, KS.length);
   printFolds(folds, names, KS);
   (report.configs as Record<string, unknown>)[config.name] = folds;
@@ -175,6 +182,12 @@ function workspaceOf(turns: readonly TurnMemory[], vectors: readonly Float32Arra
   while (w?.vectors.indexSome(1000)) {
     // the graph whole before the first recall, as a server has it after indexing
   }
+  const t0 = performance.now();
+  while (w?.densities.fillSome(1000, (id) => w.memories.get(id), w.earlier)) {
+    // and every density (the indexer's next step); a recall would compute the missing ones itself
+  }
+  densityCost.ms += performance.now() - t0;
+  densityCost.n += turns.length;
   let last: MemoryRecord[] = [];
   const ctx = {
     state,

@@ -95,6 +95,43 @@ export function hybridRelevance(f: Features, applies: { time: boolean; named: bo
   return sum / (w.cosine + w.lexical + w.context + thread + named + time);
 }
 
+/**
+ * How much of a memory's density (RecallSource.density) comes off its cosine: chosen by
+ * leave-one-out over the five development units (three LoCoMo conversations, two LifeBench people)
+ * among 0, 0.3, 0.6 and 1 on R@5 + R@10: 0.6 in all five folds (native-bench/recall-lab.ts,
+ * docs/benchmarks.md).
+ */
+export const DENSITY: { weight: number } = { weight: 0.6 };
+
+/**
+ * The crowding of each candidate of a pool: DENSITY.weight × (its density − the pool's mean
+ * density), 0 for a memory without one. Hubs — memories written from one template, near many
+ * others and so near many cues — lose part of their cosine to the memories that stand out; the
+ * pool's mean keeps a typical candidate's cosine as it was (CSLS-like hubness reduction: Conneau et
+ * al. 2018, Radovanović et al. 2010).
+ */
+export function crowding(src: RecallSource, pool: readonly MemoryRecord[], nearest: readonly string[]): (m: MemoryRecord) => number {
+  const of = new Map<string, number>();
+  for (const m of pool) {
+    const d = src.density(m);
+    if (d !== null) of.set(m.id, d);
+  }
+  let sum = 0;
+  let n = 0;
+  for (const id of nearest) {
+    const d = of.get(id);
+    if (d === undefined) continue;
+    sum += d;
+    n += 1;
+  }
+  if (n === 0) return () => 0;
+  const mean = sum / n;
+  return (m) => {
+    const d = of.get(m.id);
+    return d === undefined ? 0 : DENSITY.weight * (d - mean);
+  };
+}
+
 /** Computes (and caches) the features of candidates for one cue. */
 export class FeatureScorer {
   readonly #matches = new Map<string, number>();

@@ -7,7 +7,7 @@
 import type { EdgeType } from '../model/edge.ts';
 import type { JsonObject, MemoryRecord } from '../model/memory.ts';
 import type { TimeCue } from './dates.ts';
-import { FeatureScorer, hybridRelevance } from './hybrid.ts';
+import { crowding, FeatureScorer, hybridRelevance } from './hybrid.ts';
 import { clamp01 } from './scoring.ts';
 import { structuralSimilarity, structureOf, type Structure } from './structure.ts';
 import type { LexicalMatcher, RecallSource, SimilarityMode, StrategyDetail, StrategySpec } from './types.ts';
@@ -69,6 +69,9 @@ interface Ranked {
  *                  / (1.4 [+ 0.6] [+ 0.2] [+ 0.3])
  *   (a bracketed weight counts only when m has a thread, when the cue names a time, or names someone
  *   a candidate is attributed to).
+ *   The cosine every feature reads is less the memory's crowding (recall/hybrid.ts crowding: its
+ *   density above the mean of the dense candidates', shard/index/density.ts), so a memory written
+ *   from the same template as many others does not outrank one that stands out.
  *   Both parts of the match are absolute ([0, 1] for any cue, not rescaled per query; the lexical
  *   match is the IDF-weighted share of the cue's words the memory holds, see LexicalIndex.score), so
  *   relevance means the same from query to query. A neighbour is the memory written just before or
@@ -122,7 +125,9 @@ function hybridRanking(
   spec: StrategySpec,
   c: { depth: number; cosine: (m: MemoryRecord) => number; lexical: LexicalMatcher; dense: string[]; lexicalIds: string[] },
 ): Ranked[] {
-  const scorer = new FeatureScorer(src, q.text, c.cosine, c.lexical);
+  // The cosine features read is less the candidate's crowding (recall/hybrid.ts), known once the pool is.
+  let crowd: (m: MemoryRecord) => number = () => 0;
+  const scorer = new FeatureScorer(src, q.text, (m) => clamp01(c.cosine(m) - crowd(m)), c.lexical);
   const dated = q.time === null ? { dated: () => false, best: [] } : datedIn(src, { ...q, time: q.time }, spec, { depth: c.depth, dense: c.dense, cosine: c.cosine });
   const pool = new Map<string, MemoryRecord>();
   for (const id of [...c.dense, ...c.lexicalIds, ...dated.best]) {
@@ -131,6 +136,7 @@ function hybridRanking(
     pool.set(id, m);
     for (const n of scorer.neighbours(m)) pool.set(n.id, n);
   }
+  crowd = crowding(src, [...pool.values()], c.dense);
   const threads = scorer.threads([...pool.values()]);
   const scored = [...pool.values()].map((m) => ({ memory: m, features: scorer.features(m, dated.dated(m), threads.get(m.id) ?? null) }));
   const applies = { time: q.time !== null, named: scored.some((x) => x.features.named > 0) };

@@ -135,6 +135,12 @@ export interface RecallSource {
    * pauses). A recall remembers the threads it found.
    */
   thread(memory: MemoryRecord): string | null;
+  /**
+   * How crowded the stretch of embedding space a live memory was written into is: the mean of its
+   * 10 highest cosines with the live memories written before it (null when none was). Computed
+   * once per memory and remembered; it never changes while the memories before it stay.
+   */
+  density(memory: MemoryRecord): number | null;
   /** The lexical index, prepared for one query text. */
   lexical(text: string): LexicalMatcher;
   /** Live memories whose content names a date among `keys` (see recall/dates.ts), at most `limit`. */

@@ -1,6 +1,7 @@
 /**
  * @module shard/indexer — the shard's background indexing: moves pending vectors into HNSW graphs
- * (and memories recovery left into lexical indexes) in slices of a few ms, between requests.
+ * (and memories recovery left into lexical indexes), then computes new memories' densities
+ * (index/density), in slices of a few ms, between requests.
  */
 import type { ShardState } from './store/apply.ts';
 import { afterTurn, givesWay } from '../threads/turn.ts';
@@ -66,15 +67,17 @@ export class Indexer {
     const urgent = this.backlog() >= PENDING_URGENT;
     const stop = (): boolean => (waiting ||= !urgent && givesWay(start, this.#hooks.requestWaiting));
     for (const w of this.#state.workspaces.values()) {
-      if (!w.vectors.needsIndexing && w.lexicalBacklog === 0) continue;
+      if (!w.vectors.needsIndexing && w.lexicalBacklog === 0 && w.densities.backlog === 0) continue;
       const left = start + INDEX_SLICE_MS - performance.now();
       if (left <= 0 || waiting) {
         more = true;
         break;
       }
       // Lexical entries left by recovery first: a query that finds them missing must wait for all.
-      if (w.lexicalBacklog > 0) more = w.indexLexicalSome(left) || w.vectors.needsIndexing || more;
-      else more = w.vectors.indexSome(left, stop) || more;
+      if (w.lexicalBacklog > 0) more = w.indexLexicalSome(left) || w.vectors.needsIndexing || w.densities.backlog > 0 || more;
+      else if (w.vectors.needsIndexing) more = w.vectors.indexSome(left, stop) || w.densities.backlog > 0 || more;
+      // Densities once the vectors are in the graph (a search then scans no pending vectors).
+      else more = w.densities.fillSome(left, (id) => w.memories.get(id), w.earlier) || more;
     }
     this.#running = false;
     if (more) this.schedule();

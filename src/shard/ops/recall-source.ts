@@ -44,6 +44,7 @@ export function recallSource(w: Workspace, filter: FilterNode | null = null): Re
     lexical: (text) => lexicalMatcher(w, text, accepts),
     neighbours: (m) => neighbours(w, m, accepts),
     thread: (m) => threadOf(w, m, threads),
+    density: (m) => w.densities.of(m, w.earlier),
     occurredBetween: (startUs, endUs, entityId, limit) => occurredBetween(w, { startUs, endUs, entityId, limit, accepts }),
     countOutside: (startUs, endUs, entityId) => countOutside(eventsOf(w, entityId), startUs, endUs),
     withDateKeys: (keys, limit, entityId) =>

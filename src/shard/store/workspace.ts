@@ -5,6 +5,7 @@
  */
 import { EDGE_TYPES, type Edge } from '../../model/edge.ts';
 import { MEMORY_KINDS, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
+import { Densities, type Earlier } from '../index/density.ts';
 import { Graph } from '../index/graph.ts';
 import { LexicalIndex } from '../index/lexical.ts';
 import { VectorIndex } from '../index/vector-index.ts';
@@ -71,6 +72,10 @@ export class Workspace {
   readonly expiring = new ExpiryQueue();
   /** Running totals of large insights' sources, by insight id (ops/insight-sources; not persisted). */
   readonly insightSummaries = new Map<string, InsightSummary>();
+  /** Each live memory's density among the memories written before it (index/density; not persisted). */
+  readonly densities = new Densities();
+  /** What a density reads: the vectors, and the ids before a memory in creation order. */
+  readonly earlier: Earlier = { vectors: this.vectors, countBefore: (id) => this.order.position(id), idsBefore: (id) => this.order.newestFirst(id) };
 
   constructor(slug: string) {
     this.slug = slug;
@@ -135,12 +140,19 @@ export class Workspace {
     if (m.expiresAt !== null && m.expiresAt !== old?.expiresAt) this.expiring.add(m.id, m.expiresAt);
     if (m.supersededBy === null) {
       this.vectors.upsert(m.id, m.embedding);
+      if (old?.embedding !== m.embedding) {
+        this.densities.forget(m.id);
+        this.densities.written(m.id);
+      }
       if (this.deferLexical) {
         this.#lexicalBacklog.push(m.id);
         this.#unindexed += 1;
       }
       else this.#lexical.add(m.id, m);
-    } else this.vectors.remove(m.id);
+    } else {
+      this.vectors.remove(m.id);
+      this.densities.forget(m.id);
+    }
     if (m.entityId !== null) entityIds(this.byEntity, m.entityId).add(m.id, tag, m.createdAt);
     if (m.supersededBy !== null) {
       const set = this.versions.get(m.supersededBy) ?? new Set<string>();
@@ -200,6 +212,7 @@ export class Workspace {
     this.memories.delete(id);
     this.order.delete(id);
     this.vectors.remove(id);
+    this.densities.forget(id);
     this.graph.removeNode(id);
     this.pending.deleteMemory(id);
     this.insightSummaries.delete(id);
