@@ -1,12 +1,14 @@
 /**
  * In-process Flashbulb for tests: a fresh temp data dir, the hash embedder, REST on port 0.
- * `req()` is a tiny fetch wrapper that sends JSON and the admin key.
+ * `req()` is a tiny fetch wrapper that sends JSON and the admin key over a socket; `inject()` sends
+ * the same request without one (helpers/inject.ts), for tests of a route's contract.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startApp, type RunningApp, type StartOptions } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config/index.ts';
+import { inject, type Reply, type RequestOptions } from './inject.ts';
 
 export interface TestApp {
   app: RunningApp;
@@ -14,7 +16,9 @@ export interface TestApp {
   base: string;
   adminKey: string;
   config: Config;
-  req: (method: string, path: string, opts?: { body?: unknown; key?: string | null; headers?: Record<string, string>; raw?: string }) => Promise<{ status: number; body: any; headers: Headers; text: string }>;
+  req: (method: string, path: string, opts?: RequestOptions) => Promise<Reply>;
+  /** As `req`, in-process: no socket, so none of the listener's work (helpers/inject.ts). */
+  inject: (method: string, path: string, opts?: RequestOptions) => Promise<Reply>;
   restart: (overrides?: Partial<Config>) => Promise<void>;
   stop: () => Promise<void>;
 }
@@ -54,6 +58,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, env: Record<
     }
     return { status: res.status, body: parsed as any, headers: res.headers, text };
   };
+  t.inject = (method, path, opts = {}) => inject(t.app.svc, method, path, { ...opts, key: opts.key === undefined ? t.adminKey : opts.key });
   t.restart = async (more = {}) => {
     await t.app.stop();
     await boot({ ...t.config, ...more });

@@ -20,7 +20,7 @@ const OLD_AT = Date.UTC(2023, 5, 1) * 1000;
 
 beforeAll(async () => {
   t = await startTestApp();
-  expect((await t.req('POST', '/v1/memories', { body: { content: 'written by this build, nothing new in it' } })).status).toBe(201);
+  expect((await t.inject('POST', '/v1/memories', { body: { content: 'written by this build, nothing new in it' } })).status).toBe(201);
   await t.app.stop();
   // A log segment as the build before event time wrote it: a put with exactly the old fields.
   const dir = shardDir(t.dataDir, shardFor('default', t.config.shards));
@@ -33,23 +33,23 @@ beforeAll(async () => {
 afterAll(async () => t.stop());
 
 it('old memories read as happening when written, by nobody, in no conversation', async () => {
-  const got = await t.req('GET', `/v1/memories/${OLD_ID}`);
+  const got = await t.inject('GET', `/v1/memories/${OLD_ID}`);
   expect(got.status, got.text).toBe(200);
   expect(got.body).toMatchObject({ content: 'an old memory', created_at: OLD_AT, occurred_at: OLD_AT, speaker: null, conversation_id: null, message_id: null, context: { who: 'Caroline' } });
 });
 
 it('they take their place by event time beside new ones, and all of it survives the snapshot of a restart', async () => {
-  const back = await t.req('POST', '/v1/memories', { body: { content: 'back-filled, before the old one', occurred_at: OLD_AT - 1_000_000, speaker: 'Mel', conversation_id: 'c' } });
+  const back = await t.inject('POST', '/v1/memories', { body: { content: 'back-filled, before the old one', occurred_at: OLD_AT - 1_000_000, speaker: 'Mel', conversation_id: 'c' } });
   expect(back.status).toBe(201);
   const order = async (): Promise<string[]> => {
-    const res = await t.req('POST', '/v1/recall', { body: { cue: 'x', strategies: ['temporal'], top_k: 10 } });
+    const res = await t.inject('POST', '/v1/recall', { body: { cue: 'x', strategies: ['temporal'], top_k: 10 } });
     return res.body.results.map((r: { memory: { content: string } }) => r.memory.content);
   };
   const expected = ['written by this build, nothing new in it', 'an old memory', 'back-filled, before the old one'];
   expect(await order()).toEqual(expected);
   await t.restart();
   expect(await order()).toEqual(expected);
-  const turn = await t.req('GET', `/v1/memories/${back.body.memory_id}`);
+  const turn = await t.inject('GET', `/v1/memories/${back.body.memory_id}`);
   expect(turn.body).toMatchObject({ occurred_at: OLD_AT - 1_000_000, speaker: 'Mel', conversation_id: 'c' });
 });
 

@@ -33,10 +33,10 @@ interface G {
 
 async function freshGraph(): Promise<G> {
   const slug = `gt-${process.pid}-${++seq}`;
-  const created = await t.req('POST', '/v1/workspaces', { body: { slug } });
+  const created = await t.inject('POST', '/v1/workspaces', { body: { slug } });
   expect(created.status, created.text).toBe(201);
   const key = created.body.api_key as string;
-  const req: Req = (method, path, opts = {}) => t.req(method, path, { ...opts, key });
+  const req: Req = (method, path, opts = {}) => t.inject(method, path, { ...opts, key });
   const id: Record<string, string> = {};
   const name: Record<string, string> = {};
   let n = 0;
@@ -280,7 +280,7 @@ describe('POST /v1/graph', () => {
   it('works under /v1/workspaces/<slug>/graph, and a centre in another workspace is a 404', async () => {
     const g = await freshGraph();
     await chain(g, ['A', 'B']);
-    const scoped = await t.req('POST', `/v1/workspaces/${g.slug}/graph`, { body: { center_id: g.id.A } });
+    const scoped = await t.inject('POST', `/v1/workspaces/${g.slug}/graph`, { body: { center_id: g.id.A } });
     expect(scoped.status, scoped.text).toBe(200);
     expect(scoped.body.nodes).toHaveLength(2);
     const other = await freshGraph();

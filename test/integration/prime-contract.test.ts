@@ -79,10 +79,10 @@ const idsOf = (out: { results: any[] }): string[] => out.results.map((r) => r.me
 beforeAll(async () => {
   t = await startTestApp({}, QUIET);
   const slug = `prime-${process.pid}`;
-  const ws = await t.req('POST', '/v1/workspaces', { body: { slug } });
+  const ws = await t.inject('POST', '/v1/workspaces', { body: { slug } });
   expect(ws.status, ws.text).toBe(201);
   const key = ws.body.api_key as string;
-  req = (method, path, opts = {}) => t.req(method, path, { ...opts, key });
+  req = (method, path, opts = {}) => t.inject(method, path, { ...opts, key });
   ids.old.push(...(await importAgo(2 * GAP_MS, OLD.map((content) => ({ content, entity_id: 'stargazers' })))));
   ids.recent.push(...(await importAgo(GAP_MS, RECENT.map((content) => ({ content })))));
   created.recentFirst = (await req('GET', `/v1/memories/${ids.recent[0]}`)).body.created_at;

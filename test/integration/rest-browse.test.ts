@@ -27,10 +27,10 @@ type Req = (method: string, path: string, body?: unknown) => Promise<{ status: n
 
 async function workspace(): Promise<Req> {
   const slug = `browse-${++n}`;
-  const made = await t.req('POST', '/v1/workspaces', { body: { slug } });
+  const made = await t.inject('POST', '/v1/workspaces', { body: { slug } });
   expect(made.status, made.text).toBe(201);
   const key = made.body.api_key as string;
-  return (method, path, body) => t.req(method, path, body === undefined ? { key } : { key, body });
+  return (method, path, body) => t.inject(method, path, body === undefined ? { key } : { key, body });
 }
 
 async function remember(req: Req, body: Record<string, unknown>): Promise<string> {
@@ -173,7 +173,7 @@ describe('GET /v1/memories: sort, order, words, time, total', () => {
 describe('GET /v1/memories/timeline', () => {
   it('counts matches per day and per hour, days starting at the reader\'s midnight', async () => {
     const slug = `timeline-${++n}`;
-    const made = await t.req('POST', '/v1/workspaces', { body: { slug } });
+    const made = await t.inject('POST', '/v1/workspaces', { body: { slug } });
     const key = made.body.api_key as string;
     const lines = [
       { content: 'day one morning', created_at: T0 + 9 * HOUR, entity_id: 'sam', speaker: 'Sam', conversation_id: 'c1' },
@@ -182,9 +182,9 @@ describe('GET /v1/memories/timeline', () => {
       { content: 'day three', created_at: T0 + 2 * DAY + HOUR, entity_id: 'sam', speaker: 'Sam' },
     ];
     const text = lines.map((m) => JSON.stringify({ memory: { ...m, updated_at: m.created_at, last_accessed_at: m.created_at } })).join('\n');
-    const imported = await t.req('POST', '/v1/import', { key, raw: `${text}\n`, headers: { 'content-type': 'application/x-ndjson' } });
+    const imported = await t.inject('POST', '/v1/import', { key, raw: `${text}\n`, headers: { 'content-type': 'application/x-ndjson' } });
     expect(imported.body.imported, imported.text).toBe(4);
-    const req: Req = (method, path) => t.req(method, path, { key });
+    const req: Req = (method, path) => t.inject(method, path, { key });
     const days = await req('GET', '/v1/memories/timeline');
     expect(days.body).toEqual({
       bucket: 'day', bucket_us: DAY, total: 4,

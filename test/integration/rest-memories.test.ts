@@ -38,10 +38,10 @@ type Req = (method: string, path: string, opts?: { body?: unknown; headers?: Rec
 /** A fresh workspace and a request function bound to its own key. */
 async function freshWorkspace(): Promise<{ slug: string; key: string; req: Req }> {
   const slug = `mem-${process.pid}-${++seq}`;
-  const created = await t.req('POST', '/v1/workspaces', { body: { slug } });
+  const created = await t.inject('POST', '/v1/workspaces', { body: { slug } });
   expect(created.status).toBe(201);
   const key = created.body.api_key as string;
-  return { slug, key, req: (method, path, opts = {}) => t.req(method, path, { ...opts, key }) };
+  return { slug, key, req: (method, path, opts = {}) => t.inject(method, path, { ...opts, key }) };
 }
 
 async function remember(req: Req, body: Record<string, unknown>): Promise<any> {

@@ -15,10 +15,10 @@ type Req = (method: string, path: string, opts?: { body?: unknown; headers?: Rec
 
 async function freshWorkspace(): Promise<Req> {
   const slug = `rf-${process.pid}-${++seq}`;
-  const created = await t.req('POST', '/v1/workspaces', { body: { slug } });
+  const created = await t.inject('POST', '/v1/workspaces', { body: { slug } });
   expect(created.status).toBe(201);
   const key = created.body.api_key as string;
-  return (method, path, opts = {}) => t.req(method, path, { ...opts, key });
+  return (method, path, opts = {}) => t.inject(method, path, { ...opts, key });
 }
 
 async function remember(req: Req, body: Record<string, unknown>): Promise<any> {
