@@ -1,5 +1,5 @@
 /**
- * @module native-bench/contradictions-crowded — which contradicting pairs the check ever compares
+ * @module native-bench/experiments/contradictions-crowded — which contradicting pairs the check ever compares
  * when the workspace is full of similar memories. Every distinct sentence of a SICK split is one
  * memory of a single workspace (about 5,000 short scene descriptions, many about the same men,
  * dogs and guitars), embedded in process with the model in FLASHBULB_MODEL_DIR, else the server's
@@ -16,17 +16,17 @@
  * It prints recall, false alarms and contradictions never compared for both, and the extra pairs
  * compared per remember. Static: every other sentence is already stored when B arrives.
  *
- *   node --import tsx native-bench/contradictions-crowded.ts [--split train|trial] [--lexical 3]
+ *   node --import tsx native-bench/experiments/contradictions-crowded.ts [--split train|trial] [--lexical 3]
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { createOnnxEmbedder } from '../src/embedding/onnx-embedder.ts';
-import { classifyPair, CONFIDENT, isCandidate, MIN_SIMILARITY, UNCERTAIN } from '../src/analysis/contradiction.ts';
-import { loadLexicon } from '../src/shard/lexicon-loader.ts';
-import { LexicalIndex } from '../src/shard/index/lexical.ts';
-import { numberFlag, stringFlag } from './lib/args.ts';
-import { benchModelDir, cachePath, printScore, readSick, score, type Outcome } from './lib/sick.ts';
+import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
+import { classifyPair, CONFIDENT, isCandidate, MIN_SIMILARITY, UNCERTAIN } from '../../src/analysis/contradiction.ts';
+import { loadLexicon } from '../../src/shard/lexicon-loader.ts';
+import { LexicalIndex } from '../../src/shard/index/lexical.ts';
+import { numberFlag, stringFlag } from '../lib/args.ts';
+import { benchModelDir, cachePath, printScore, readSick, score, type Outcome } from '../lib/sick.ts';
 
 const NEIGHBOURS = 6;
 

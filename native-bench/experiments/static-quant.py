@@ -1,5 +1,5 @@
 """
-native-bench/static-quant.py: would an int8 graph with fixed activation scales let the embedder
+native-bench/experiments/static-quant.py: would an int8 graph with fixed activation scales let the embedder
 batch? The shipped graph quantises each input tensor dynamically (one scale for the whole batch), so
 the server runs it one text at a time; a statically quantised graph gives a sentence the same vector
 in any batch. This builds such graphs from bge-small-en-v1.5's fp32 graph (Maven Central) with ONNX
@@ -10,7 +10,7 @@ intra-op thread. Held-out sentences are other WordNet examples than the calibrat
 
 Outside the repo's dependencies (run from the repository root, after npm ci):
   python3 -m venv /tmp/sq && /tmp/sq/bin/pip install onnx onnxruntime tokenizers sympy numpy
-  /tmp/sq/bin/python native-bench/static-quant.py [--work /tmp/static-quant] [--calibration 300]
+  /tmp/sq/bin/python native-bench/experiments/static-quant.py [--work /tmp/static-quant] [--calibration 300]
 """
 import argparse
 import os

@@ -1,5 +1,5 @@
 /**
- * @module native-bench/transformers-compare — the design card's @huggingface/transformers
+ * @module native-bench/experiments/transformers-compare — the design card's @huggingface/transformers
  * feature-extraction pipeline (`pooling: 'mean', normalize: true`) against Flashbulb's direct path
  * (onnxruntime-node and @huggingface/tokenizers called by `src/embedding/onnx-embedder.ts`) on the
  * very same ONNX file (`<model-dir>/model.onnx`, int8 weights; the library is pointed at it with
@@ -17,11 +17,11 @@
  * install it elsewhere, e.g. `npm install --prefix /work/tfjs --ignore-scripts @huggingface/transformers@3.8.1`
  * (its install script only fetches GPU builds of onnxruntime-node).
  *
- *   node --import tsx native-bench/transformers-compare.ts --transformers-dir /work/tfjs
+ *   node --import tsx native-bench/experiments/transformers-compare.ts --transformers-dir /work/tfjs
  *     [--model-dir DIR (default: the server's model)] [--data ../shared/data/locomo-dev.json (or ../../shared)]
  *     [--threads 1,2] [--rounds 3] [--sentences 256] [--latency 150] [--agree 300]
  */
-import { DEFAULTS } from '../src/config/index.ts';
+import { DEFAULTS } from '../../src/config/index.ts';
 import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -29,12 +29,12 @@ import { loadavg, tmpdir } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { listFlag, numberFlag, stringFlag } from './lib/args.ts';
-import { Rng } from './lib/prng.ts';
-import { formatMarkdown, type Cell } from './lib/table.ts';
-import { DEFAULT_MAX_BATCH, DEFAULT_MAX_PADDING, paddedChunks } from '../src/embedding/padding.ts';
+import { listFlag, numberFlag, stringFlag } from '../lib/args.ts';
+import { Rng } from '../lib/prng.ts';
+import { formatMarkdown, type Cell } from '../lib/table.ts';
+import { DEFAULT_MAX_BATCH, DEFAULT_MAX_PADDING, paddedChunks } from '../../src/embedding/padding.ts';
 
-const REPO = fileURLToPath(new URL('../', import.meta.url));
+const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const SCRIPT = fileURLToPath(import.meta.url);
 const BATCHES = [1, 8, 32] as const;
 
@@ -118,7 +118,7 @@ function statusKb(field: 'VmHWM' | 'VmRSS'): number {
 async function openEmbedder(kind: Kind, modelDir: string, threads: number, libDir: string): Promise<{ embed: Embed; close: () => Promise<void> }> {
   if (kind === 'direct' || kind === 'direct-padded') {
     // Imported here, not at the top: our onnxruntime-node must not load in the library's process.
-    const { createOnnxEmbedder } = await import('../src/embedding/onnx-embedder.ts');
+    const { createOnnxEmbedder } = await import('../../src/embedding/onnx-embedder.ts');
     const padded = kind === 'direct-padded';
     const m = await createOnnxEmbedder({ modelDir, threads, spin: false, ...(padded ? { maxBatch: 1024, maxPadding: Number.POSITIVE_INFINITY } : {}) });
     return { embed: (t) => m.embedBatch(t), close: () => m.close() };

@@ -1,5 +1,5 @@
 /**
- * @module native-bench/relevance-floor — what `relevance` recall reports, with the real model, for
+ * @module native-bench/experiments/relevance-floor — what `relevance` recall reports, with the real model, for
  * cues that have an answer in the store and cues that have none, so a `min_relevance` floor can be
  * chosen from figures. Each LoCoMo conversation is imported as bench:retrieval imports it (one
  * memory a turn, at its time, the speaker in its context); then three kinds of cue recall its top
@@ -8,7 +8,7 @@
  * each candidate floor what it would keep (questions keeping their top hit, evidence turns found
  * in the top 10, i.e. recall@10) and how many unrelated cues it would answer with nothing.
  *
- *   npm run build && node --import tsx native-bench/relevance-floor.ts [--data FILE] [--floors 0.1,0.2]
+ *   npm run build && node --import tsx native-bench/experiments/relevance-floor.ts [--data FILE] [--floors 0.1,0.2]
  *
  * Skips (exit 0) when the data file is absent: it is licensed for evaluation only.
  */
@@ -16,10 +16,10 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { listFlag, stringFlag } from './lib/args.ts';
-import { expectJson, RestClient } from './lib/rest-client.ts';
-import { freePort, startServer } from './lib/server-process.ts';
-import { formatTable } from './lib/table.ts';
+import { listFlag, stringFlag } from '../lib/args.ts';
+import { expectJson, RestClient } from '../lib/rest-client.ts';
+import { freePort, startServer } from '../lib/server-process.ts';
+import { formatTable } from '../lib/table.ts';
 
 interface Turn {
   speaker: string;
