@@ -57,7 +57,7 @@ beforeAll(async () => {
   tarball = join(dir, (JSON.parse(packed.stdout) as Array<{ filename: string }>)[0]?.filename ?? '');
   await run('npm', ['install', '--global', '--prefix', prefix, '--no-audit', '--no-fund', tarball], {
     cwd: elsewhere,
-    env: userEnv({ FLASHBULB_MODEL_DIR: MODEL_DIR, ONNXRUNTIME_NODE_INSTALL: 'skip' }),
+    env: userEnv({ FLASHBULB_MODEL_DIR: MODEL_DIR, ONNXRUNTIME_NODE_INSTALL: 'skip', SCARF_ANALYTICS: 'false' }),
     maxBuffer: 1 << 26,
   });
 }, 300_000);
