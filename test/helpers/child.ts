@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { until } from './wait.ts';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const CLI = join(ROOT, 'dist', 'cli.js');
@@ -78,19 +79,18 @@ export async function spawnServer(opts: SpawnOptions): Promise<ChildServer> {
 export async function waitReady(child: ChildServer, timeoutMs = 20_000): Promise<void> {
   let exit: Exit | null = null;
   void child.exited.then((e) => (exit = e));
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
+  const ready = async (): Promise<boolean> => {
     if (exit) throw new Error(`server exited (${JSON.stringify(exit)}) before it was ready:\n${child.stderr()}`);
-    try {
-      const res = await fetch(`${child.base}/v1/health/ready`);
-      if (res.status === 200) return;
-    } catch {
-      /* not listening yet */
-    }
-    await new Promise((r) => setTimeout(r, 50));
+    const res = await fetch(`${child.base}/v1/health/ready`).catch(() => null); // null: not listening yet
+    return res?.status === 200;
+  };
+  try {
+    await until(ready, { what: 'the server to be ready', deadlineMs: timeoutMs, everyMs: 50 });
+  } catch (err) {
+    if (exit) throw err;
+    child.proc.kill('SIGKILL');
+    throw new Error(`server not ready after ${timeoutMs} ms:\n${child.stderr()}`);
   }
-  child.proc.kill('SIGKILL');
-  throw new Error(`server not ready after ${timeoutMs} ms:\n${child.stderr()}`);
 }
 
 export async function startServer(opts: SpawnOptions): Promise<ChildServer> {

@@ -13,6 +13,7 @@ import { decodeEntry } from '../../src/cluster/stream-log.ts';
 import { PartitionSnapshots } from '../../src/cluster/snapshots.ts';
 import type { ShardState } from '../../src/shard/store/apply.ts';
 import { freePort, ROOT } from './child.ts';
+import { until } from './wait.ts';
 
 /**
  * The environment of one Flashbulb node of a 3-replica test cluster (the fault and partition runs):
@@ -101,15 +102,17 @@ export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
   proc.stdout?.setEncoding('utf8').on('data', (d: string) => (log += d));
   proc.stderr?.setEncoding('utf8').on('data', (d: string) => (log += d));
   const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-  const deadline = Date.now() + 15_000;
-  for (;;) {
+  const listening = (): number | null => {
+    if (proc.exitCode !== null) throw new Error('nats-server exited');
     const m = /Listening for client connections on 127\.0\.0\.1:(\d+)/.exec(log);
-    if (m && /Server is ready/.test(log)) return { proc, url: `nats://127.0.0.1:${m[1]}`, log: () => log, exited, opts: { ...opts, port: Number(m[1]) } };
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`nats-server did not start:\n${log}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
+    return m && /Server is ready/.test(log) ? Number(m[1]) : null;
+  };
+  try {
+    const port = await until(listening, { what: 'nats-server to be ready', deadlineMs: 15_000, everyMs: 25 });
+    return { proc, url: `nats://127.0.0.1:${port}`, log: () => log, exited, opts: { ...opts, port } };
+  } catch {
+    proc.kill('SIGKILL');
+    throw new Error(`nats-server did not start:\n${log}`);
   }
 }
 
@@ -181,14 +184,15 @@ export interface StreamMessage {
  * once it answers.
  */
 export async function readStreamWhenServed(servers: string[], stream: string, deadlineMs = 60_000): Promise<StreamMessage[]> {
-  const deadline = Date.now() + deadlineMs;
-  for (;;) {
-    try {
-      return await readStream(servers, stream);
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 500));
-    }
+  let lastErr: unknown = null;
+  const read = (): Promise<StreamMessage[] | null> => readStream(servers, stream).catch((err: unknown) => {
+    lastErr = err;
+    return null;
+  });
+  try {
+    return await until(read, { what: `stream ${stream} read back`, deadlineMs, everyMs: 500 });
+  } catch (err) {
+    throw lastErr ?? err; // what NATS last said, not only that the wait ran out
   }
 }
 

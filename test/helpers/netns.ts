@@ -15,6 +15,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import type { ChildServer, Exit } from './child.ts';
 import { CLI, ROOT } from './child.ts';
+import { until } from './wait.ts';
 
 const SLOT = slotFromEnv(process.env['FLASHBULB_NETNS_SLOT']);
 /** `fbp` in slot 0; the first three letters of every root-namespace interface name. */
@@ -158,14 +159,14 @@ export async function startNatsIn(m: Member, storeDir: string, routes: readonly 
   let log = '';
   proc.stdout?.setEncoding('utf8').on('data', (d: string) => (log += d));
   proc.stderr?.setEncoding('utf8').on('data', (d: string) => (log += d));
-  const deadline = Date.now() + 15_000;
-  while (!/Server is ready/.test(log)) {
-    if (proc.exitCode !== null || Date.now() > deadline) {
-      proc.kill('SIGKILL');
-      throw new Error(`nats-server in ${m.ns} did not start:\n${log}`);
-    }
-    await new Promise((r) => setTimeout(r, 25));
-  }
+  const ready = (): boolean => {
+    if (proc.exitCode !== null) throw new Error('nats-server exited');
+    return /Server is ready/.test(log);
+  };
+  await until(ready, { what: `nats-server in ${m.ns} to be ready`, deadlineMs: 15_000, everyMs: 25 }).catch(() => {
+    proc.kill('SIGKILL');
+    throw new Error(`nats-server in ${m.ns} did not start:\n${log}`);
+  });
   return { proc, url: `nats://${m.clusterIp}:4222`, log: () => log };
 }
 
