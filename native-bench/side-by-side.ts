@@ -9,11 +9,16 @@
  *   node --import tsx native-bench/side-by-side.ts --target 127.0.0.1:6380 --target 127.0.0.1:50051 \
  *     [--pid 1234 --pid 5678] [--api-key KEY]... [--memories 2000] [--concurrency 16]
  *     [--ops remember,get,...] [--duration-s 5] [--warmup-s 1] [--load-concurrency 16] [--seed 42]
- *     [--quiet-wait-s 10] [--busy-retries 1] [--rounds 1] [--json FILE]
+ *     [--quiet-wait-s 10] [--busy-retries 1] [--rounds 1] [--threads] [--json FILE]
  *
  * `--rounds N` measures every phase N times, the targets' order reversed every other round, and
  * reports each figure as the median of its rounds (with the rounds' p50s beside it): on a machine
  * whose speed drifts, many short alternating phases compare two servers better than one long one.
+ *
+ * `--threads` (Linux, with `--pid`) adds where each operation's server CPU went by thread (the main
+ * thread, each worker in the order it started, V8's platform threads, libuv's pool): µs of CPU and
+ * voluntary context switches per operation, summed over the rounds. A voluntary switch is the thread
+ * going to sleep, so each is a wake-up later: what a hop between threads costs beside its work.
  */
 import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -28,6 +33,7 @@ import { rememberOp } from './suite/ops/memory.ts';
 import { measurePhase, type PhaseContext, type PhaseResult } from './suite/phases.ts';
 import { machine } from './suite/report.ts';
 import { rssBytes } from './lib/proc.ts';
+import type { ThreadDelta } from './lib/threads.ts';
 
 interface Target {
   label: string;
@@ -50,6 +56,7 @@ interface Options {
   rounds: number;
   seed: number;
   json: string | undefined;
+  threads: boolean;
 }
 
 const FLAGS = {
@@ -67,6 +74,7 @@ const FLAGS = {
   rounds: { type: 'string' },
   seed: { type: 'string' },
   json: { type: 'string' },
+  threads: { type: 'boolean' },
 } as const;
 
 function parseTarget(text: string, i: number, keys: readonly string[], pids: readonly string[]): Target {
@@ -102,6 +110,7 @@ function parseOptions(argv: string[]): Options {
     rounds: Math.max(1, Math.floor(numberFlag(values, 'rounds', 1))),
     seed: numberFlag(values, 'seed', 42),
     json: stringFlag(values, 'json'),
+    threads: values.threads === true,
   };
 }
 
@@ -196,6 +205,38 @@ function print(rows: readonly Row[], targets: readonly Target[]): void {
   console.log(formatMarkdown(['operation', 'throughput ratio', 'p50 ratio'], ratioRows));
 }
 
+/** Per operation, client count and target: each thread role's µs of CPU and wake-ups per operation, over every round. */
+function printThreads(rows: readonly Row[]): void {
+  const groups = new Map<string, Row[]>();
+  for (const r of rows) {
+    if (!r.threads) continue;
+    const key = `${r.op}\u0000${r.clients}\u0000${r.target}`;
+    groups.get(key)?.push(r) ?? groups.set(key, [r]);
+  }
+  if (groups.size === 0) return;
+  const roles = [...new Set([...groups.values()].flatMap((g) => g.flatMap((r) => (r.threads ?? []).map((t) => t.role))))].sort(
+    (a, b) => roleOrder(a) - roleOrder(b) || a.localeCompare(b, 'en', { numeric: true }),
+  );
+  const cells: Cell[][] = [...groups.values()].map((g) => {
+    const first = g[0] as Row;
+    const ops = g.reduce((n, r) => n + r.ops, 0);
+    const sum = (role: string | null, f: (t: ThreadDelta) => number): number =>
+      g.reduce((n, r) => n + (r.threads ?? []).filter((t) => role === null || t.role === role).reduce((m, t) => m + f(t), 0), 0);
+    const cpuUs = (role: string | null): number => (sum(role, (t) => t.userS + t.systemS) * 1e6) / ops;
+    const wakes = (role: string | null): number => sum(role, (t) => t.voluntary) / ops;
+    return [
+      first.op, first.clients, first.target, fmt(cpuUs(null)), fmt(wakes(null), 2),
+      ...roles.map((role) => `${fmt(cpuUs(role))} / ${fmt(wakes(role), 2)}`),
+    ];
+  });
+  console.log('\nServer threads per operation (--threads): µs of CPU / voluntary context switches (wake-ups):\n');
+  console.log(formatMarkdown(['operation', 'clients', 'target', 'µs CPU', 'wake-ups', ...roles], cells));
+}
+
+function roleOrder(role: string): number {
+  return role === 'main' ? 0 : role.startsWith('worker') ? 1 : role === 'v8' ? 2 : 3;
+}
+
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const contexts = new Map<Target, PhaseContext>();
@@ -216,6 +257,7 @@ async function main(): Promise<void> {
     }
   }
   print(opts.rounds > 1 ? medianRows(rows) : rows, opts.targets);
+  if (opts.threads) printThreads(rows);
   const rssEnd = opts.targets.map(rssMb);
   if (opts.targets.some((t) => t.pid !== null)) {
     console.log('\nServer RSS MB (with --pid), after loading / at the end:\n');

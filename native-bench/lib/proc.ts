@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 
-const CLOCK_TICKS = clockTicks();
+/** Clock ticks per second of /proc's CPU times (CLK_TCK). */
+export const CLOCK_TICKS = clockTicks();
 
 function clockTicks(): number {
   try {

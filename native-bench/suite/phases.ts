@@ -8,6 +8,7 @@
 import { runClosedLoop, type LoopOptions } from '../lib/closed-loop.ts';
 import { CpuMeter, waitForQuiet, type CpuShare } from '../lib/proc.ts';
 import { percentile } from '../lib/stats.ts';
+import { sampleThreads, threadDeltas, type ThreadDelta } from '../lib/threads.ts';
 import type { Dataset } from './ops/dataset.ts';
 import type { Driver } from './ops/driver.ts';
 import { GrpcDriver } from './grpc-driver.ts';
@@ -39,6 +40,8 @@ export interface PhaseResult extends CpuShare {
   settleS: number;
   /** When the measured part ran, in CLOCK_MONOTONIC microseconds: the clock `.cpuprofile` timestamps use. */
   windowUs: [number, number];
+  /** With the server's pid (Linux): what each of its thread roles used over the measured part. */
+  threads?: ThreadDelta[];
 }
 
 export interface PhaseContext {
@@ -76,6 +79,16 @@ function loopOptions(ctx: PhaseContext, phase: { op: OpName; clients: number }, 
   return { concurrency: phase.clients, durationMs: 0, ops: part === 'warmup' ? Math.ceil(ops / 5) : ops };
 }
 
+/** The server's threads now, or null where they cannot be read (no pid, not Linux). */
+function serverThreads(pid: number | null): ReturnType<typeof sampleThreads> | null {
+  if (pid === null) return null;
+  try {
+    return sampleThreads(pid);
+  } catch {
+    return null;
+  }
+}
+
 async function runOnce(ctx: PhaseContext, phase: { op: OpName; protocol: Protocol; clients: number }): Promise<PhaseResult> {
   const settle0 = performance.now();
   await waitForQuiet({ maxCores: QUIET_CORES, limitS: ctx.spec.quietLimitS });
@@ -84,12 +97,16 @@ async function runOnce(ctx: PhaseContext, phase: { op: OpName; protocol: Protoco
   const prepared = await prepareOp(phase.op, driver, { ds: ctx.ds, clients: phase.clients });
   try {
     await runClosedLoop(prepared.run, loopOptions(ctx, phase, 'warmup'));
+    const threads0 = serverThreads(ctx.serverPid);
     const cpu = new CpuMeter(ctx.serverPid);
     const startUs = monotonicUs();
     const run = await runClosedLoop(prepared.run, loopOptions(ctx, phase, 'measure'));
     const windowUs: [number, number] = [startUs, monotonicUs()];
+    const share = cpu.read();
+    const threads1 = serverThreads(ctx.serverPid);
+    const threads = ctx.serverPid !== null && threads0 && threads1 ? { threads: threadDeltas(ctx.serverPid, threads0, threads1) } : {};
     const ops = run.latenciesMs.length;
-    return { ...phase, ops, errors: run.errors, firstError: run.firstError, seconds: run.seconds, opsPerS: ops / run.seconds, ...latencyStats(run.latenciesMs), settleS, windowUs, ...cpu.read() };
+    return { ...phase, ops, errors: run.errors, firstError: run.firstError, seconds: run.seconds, opsPerS: ops / run.seconds, ...latencyStats(run.latenciesMs), settleS, windowUs, ...share, ...threads };
   } finally {
     await prepared.dispose();
     driver.close();
