@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { sleep } from '../helpers/wait.ts';
+import { until } from '../helpers/wait.ts';
 import { ManualClock } from '../helpers/clock.ts';
 
 
@@ -98,16 +98,16 @@ describe('metrics and health', () => {
 
     let text = '';
     let gauge = -1;
-    // The memories gauge is fed by the shards' periodic reports: allow a few seconds.
-    for (let i = 0; i < 40 && gauge < 3; i++) {
+    // The memories gauge is fed by the shards' periodic reports: wait for one that counts all three.
+    await until(async () => {
       const res = await t.req('GET', '/v1/metrics');
       expect(res.status).toBe(200);
       expect(res.headers.get('content-type')).toMatch(/^text\/plain/);
       text = res.text;
       const line = text.split('\n').find((l) => /^flashbulb_memories(\{[^}]*\})? /.test(l));
       gauge = line === undefined ? -1 : Number(line.split(' ').pop());
-      if (gauge < 3) await sleep(100); // a poll, bounded by the loop: the gauge comes with a shard's report
-    }
+      return gauge >= 3;
+    }, { what: () => `the memories gauge at 3 (last ${gauge})`, deadlineMs: 10_000, everyMs: 100 });
     expect(text).toContain('# TYPE flashbulb_request_duration_seconds histogram');
     expect(text).toMatch(/flashbulb_request_duration_seconds_bucket\{[^}]*operation="remember"[^}]*\}/);
     expect(text).toMatch(/flashbulb_request_duration_seconds_count\{[^}]*protocol="rest"[^}]*\}/);
