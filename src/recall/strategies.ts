@@ -7,7 +7,7 @@
 import type { EdgeType } from '../model/edge.ts';
 import type { JsonObject, MemoryRecord } from '../model/memory.ts';
 import type { TimeCue } from './dates.ts';
-import { crowding, FeatureScorer, hybridRelevance } from './hybrid.ts';
+import { crowding, FeatureScorer, hybridRelevance, uncrowded } from './hybrid.ts';
 import { clamp01 } from './scoring.ts';
 import { structuralSimilarity, structureOf, type Structure } from './structure.ts';
 import type { LexicalMatcher, RecallSource, SimilarityMode, StrategyDetail, StrategySpec } from './types.ts';
@@ -127,7 +127,7 @@ function hybridRanking(
 ): Ranked[] {
   // The cosine features read is less the candidate's crowding (recall/hybrid.ts), known once the pool is.
   let crowd: (m: MemoryRecord) => number = () => 0;
-  const scorer = new FeatureScorer(src, q.text, (m) => clamp01(c.cosine(m) - crowd(m)), c.lexical);
+  const scorer = new FeatureScorer(src, q.text, (m) => uncrowded(c.cosine(m), crowd(m)), c.lexical);
   const dated = q.time === null ? { dated: () => false, best: [] } : datedIn(src, { ...q, time: q.time }, spec, { depth: c.depth, dense: c.dense, cosine: c.cosine });
   const pool = new Map<string, MemoryRecord>();
   for (const id of [...c.dense, ...c.lexicalIds, ...dated.best]) {

@@ -12,6 +12,7 @@ import { runRecall } from '../../src/recall/recall.ts';
 import { DEFAULT_WEIGHTS, type RecallInput, type RecallSource, type StrategySpec } from '../../src/recall/types.ts';
 import { dot } from '../../src/recall/vector.ts';
 import { DENSITY_K } from '../../src/shard/index/density.ts';
+import { uncrowded } from '../../src/recall/hybrid.ts';
 import { recallSource } from '../../src/shard/ops/recall-source.ts';
 import { Workspace } from '../../src/shard/store/workspace.ts';
 import { memoryRecord } from '../helpers/memory-record.ts';
@@ -94,7 +95,33 @@ describe('crowding in hybrid recall', () => {
     const withCrowds = ranked(recallSource(w), cue);
     const brace = 'bought a knee brace at the pharmacy after the park walk';
     expect(withCrowds[0]).toBe(brace);
+
     // Without densities the crowd takes the top places (here the whole top 10).
     expect(without.slice(0, 3).every((c) => c.startsWith('daily health summary'))).toBe(true);
+  });
+
+  it('lifts a sparse memory by at most its own cosine', () => {
+    expect(uncrowded(0.5, 0.2)).toBeCloseTo(0.3, 9);
+    expect(uncrowded(0.3, -0.2)).toBeCloseTo(0.5, 9);
+    expect(uncrowded(0.04, -0.48)).toBeCloseTo(0.08, 9);
+    expect(uncrowded(0.9, -0.3)).toBe(1);
+  });
+
+  it('a memory that does not match the cue stays below a crowd that does', () => {
+    // A crowd of near-duplicates near the cue, and one memory far from both (vectors set by hand).
+    const unit = (xs: number[]): Float32Array => {
+      const v = new Float32Array(384);
+      xs.forEach((x, i) => (v[i] = x));
+      const n = Math.hypot(...xs);
+      return v.map((x) => x / n);
+    };
+    const w = new Workspace('o');
+    for (let i = 0; i < 20; i++) w.put(memoryRecord(`crowd ${i}`, NOW - (1000 - i) * 1440 * MINUTE_US, { embedding: unit([1, 0.05 * Math.sin(i), 0.05 * Math.cos(i)]) }));
+    w.put(memoryRecord('far away', NOW - 900 * 1440 * MINUTE_US, { embedding: unit([0.354, 0, 0, 1]) }));
+    const cue = unit([0.4, 0, 0, 0, 0.9]);
+    const input: RecallInput = { cue, cueText: 'zzz', similarityMode: 'hybrid', cueContext: null, strategies: [SPEC], weights: ONLY_RELEVANCE, withEmbedding: false };
+    const got = runRecall(recallSource(w), input, NOW).hits.map((h) => h.memory.content);
+    expect(got).toHaveLength(10);
+    expect(got).not.toContain('far away');
   });
 });
