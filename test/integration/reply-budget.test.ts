@@ -2,7 +2,8 @@
  * Bounded replies (issue 48, item 1), the probe's batch amplification at a small scale: a JSON-RPC
  * batch of `list_memories` calls that together would pass the per-request reply budget is refused
  * per call (a JSON-RPC error naming the limit) while the rest of the batch is answered; a large
- * result is sent once; REST refuses a list over the budget with 413; and while 32 such batches
+ * result is sent once; REST refuses a recall over the budget with 413, while a list pages at it
+ * (a shorter page and its cursor); and while 32 such batches
  * run at once, another workspace's requests are all answered and the server process lives. Its
  * latency during the storm is logged, not asserted (native-bench/mcp-batch.ts measures it at the
  * probe's full size).
@@ -52,6 +53,8 @@ async function batch(ws: string, calls: Array<{ name: string; arguments: Record<
 }
 
 const list = (limit: number): { name: string; arguments: Record<string, unknown> } => ({ name: 'list_memories', arguments: { limit } });
+/** A recall of `topK` memories (every one matches: the cue is a word each holds). */
+const recallOf = (topK: number): { name: string; arguments: Record<string, unknown> } => ({ name: 'recall', arguments: { cue: 'memory', top_k: topK } });
 
 beforeAll(async () => {
   ensureBuilt();
@@ -82,14 +85,15 @@ afterAll(async () => {
 
 describe('bounded replies', () => {
   it('refuses, per call, the calls of a batch that would pass the request\'s budget, and answers the rest', async () => {
-    const { status, replies } = await batch('noisy', [list(20), list(40), { name: 'list_entities', arguments: {} }, list(20)]);
+    const { status, replies } = await batch('noisy', [list(20), recallOf(40), { name: 'list_entities', arguments: {} }, list(20)]);
     expect(status).toBe(200);
     expect(replies.map((r) => r.id)).toEqual([1, 2, 3, 4]);
     expect(replies[0]?.result?.structuredContent?.memories).toHaveLength(20);
-    // Alone over the budget.
+    // Alone over the budget (40 memories of 8 KB).
     expect(replies[1]?.error?.code).toBe(-32010);
     expect(replies[1]?.error?.data).toEqual({ error_code: 'payload_too_large', limit: 'FLASHBULB_MAX_REPLY_BYTES' });
-    expect(replies[1]?.error?.message).toMatch(/over the limit of 262144 bytes per request \(FLASHBULB_MAX_REPLY_BYTES\)/);
+    expect(replies[1]?.error?.message).toMatch(/, over the limit of 262144 bytes per request \(FLASHBULB_MAX_REPLY_BYTES\)/);
+    expect(replies[1]?.error?.message).not.toMatch(/together/);
     expect(replies[2]?.result?.isError).toBeFalsy();
     // Over the budget beside the first.
     expect(replies[3]?.error?.message).toMatch(/together over the limit of 262144 bytes per request/);
@@ -108,11 +112,29 @@ describe('bounded replies', () => {
   });
 
   it('refuses a REST reply over the budget with 413 naming the limit', async () => {
-    const res = await rest('GET', '/v1/workspaces/noisy/memories?limit=40');
+    const res = await rest('POST', '/v1/workspaces/noisy/recall', { cue: 'memory', top_k: 40 });
     expect(res.status).toBe(413);
     expect(JSON.parse(res.text)).toMatchObject({ error_code: 'payload_too_large' });
     expect(JSON.parse(res.text).message).toMatch(/FLASHBULB_MAX_REPLY_BYTES/);
-    expect((await rest('GET', '/v1/workspaces/noisy/memories?limit=20')).status).toBe(200);
+    expect((await rest('POST', '/v1/workspaces/noisy/recall', { cue: 'memory', top_k: 20 })).status).toBe(200);
+  });
+
+  it('pages a REST list at the budget: a shorter page, and its cursor goes on to every memory', async () => {
+    const ids: string[] = [];
+    const sizes: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const res = await rest('GET', `/v1/workspaces/noisy/memories?limit=40${cursor === null ? '' : `&cursor=${cursor}`}`);
+      expect(res.status, res.text).toBe(200);
+      const body = JSON.parse(res.text) as { memories: Array<{ memory_id: string }>; next_cursor: string | null };
+      ids.push(...body.memories.map((m) => m.memory_id));
+      sizes.push(body.memories.length);
+      expect(Buffer.byteLength(res.text)).toBeLessThan(PER_REQUEST);
+      cursor = body.next_cursor;
+    } while (cursor !== null && sizes.length < 10);
+    expect(sizes[0]).toBeLessThan(40);
+    expect(sizes.length).toBeGreaterThan(1);
+    expect(new Set(ids).size).toBe(40);
   });
 
   it('survives 32 such batches at once while another workspace is answered every time', async () => {
