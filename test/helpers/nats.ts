@@ -143,21 +143,27 @@ export async function metaLeader(s: NatsServer): Promise<string | null> {
 /** Waits until a replicated (R3) stream can be made and written through every server: the meta leader is elected. */
 export async function waitJetStreamCluster(urls: string[], timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  for (const url of urls) {
-    for (;;) {
-      const nc = await connect({ servers: [url] });
-      try {
-        const jsm = await jetstreamManager(nc, { timeout: 2000 });
-        await jsm.streams.add({ name: 'readiness', subjects: ['readiness'], num_replicas: 3 }).catch(() => undefined);
-        await jetstream(nc, { timeout: 2000 }).publish('readiness', 'ok');
-        break;
-      } catch (err) {
-        if (Date.now() > deadline) throw err;
-        await new Promise((r) => setTimeout(r, 250));
-      } finally {
-        await nc.close();
-      }
+  let lastErr: unknown = null;
+  const writable = async (url: string): Promise<boolean> => {
+    const nc = await connect({ servers: [url] });
+    try {
+      const jsm = await jetstreamManager(nc, { timeout: 2000 });
+      await jsm.streams.add({ name: 'readiness', subjects: ['readiness'], num_replicas: 3 }).catch(() => undefined);
+      await jetstream(nc, { timeout: 2000 }).publish('readiness', 'ok');
+      return true;
+    } catch (err) {
+      lastErr = err;
+      return false;
+    } finally {
+      await nc.close();
     }
+  };
+  for (const url of urls) {
+    await until(() => writable(url), {
+      what: () => `a replicated write through ${url}: ${String(lastErr)}`,
+      deadlineMs: Math.max(1, deadline - Date.now()),
+      everyMs: 250,
+    });
   }
 }
 

@@ -135,14 +135,17 @@ const FAULTS = { everyMs: 100, retryErrors: true, cutAtDeadline: true } as const
 
 /** Retries an audit read while NATS recovers (a JetStream leader election takes seconds). */
 async function retry<T>(fn: () => Promise<T>, attempts: number): Promise<T> {
-  for (let i = 1; ; i++) {
+  let lastErr: unknown = null;
+  const read = async (): Promise<{ value: T } | null> => {
     try {
-      return await fn();
+      return { value: await fn() };
     } catch (err) {
-      if (i >= attempts) throw err;
-      await new Promise((r) => setTimeout(r, 1000));
+      lastErr = err;
+      return null;
     }
-  }
+  };
+  const got = await until(read, { what: () => `an audit read to succeed: ${String(lastErr)}`, deadlineMs: attempts * 2000, everyMs: 1000 });
+  return got.value;
 }
 
 interface Acked {
@@ -558,13 +561,13 @@ describe.skipIf(!HAVE_NATS)('cluster mode on a 3-server NATS cluster (replicas 3
 
 async function startWhenJetStreamReady(c: TestCluster, id: string): Promise<Node> {
   let lastErr: unknown = null;
-  for (let i = 0; i < 20; i++) {
+  const start = async (): Promise<Node | null> => {
     try {
       return await c.start(id);
     } catch (err) {
       lastErr = err;
-      await new Promise((r) => setTimeout(r, 500));
+      return null;
     }
-  }
-  throw lastErr;
+  };
+  return until(start, { what: () => `node ${id} to start once JetStream is ready: ${String(lastErr)}`, deadlineMs: 10_000, everyMs: 500 });
 }

@@ -19,7 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CONFIDENT, UNCERTAIN } from '../../src/analysis/contradiction.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { sleep, untilIdle } from '../helpers/wait.ts';
+import { until, untilIdle } from '../helpers/wait.ts';
 
 const UNCERTAIN_PAIRS = {
   chess: ['The chess club has 32 members.', 'The chess club has 48 paying adult junior members.'],
@@ -69,12 +69,11 @@ async function edgesOf(ws: Ws, id: string): Promise<{ outgoing: any[]; incoming:
 
 /** Polls until `done` holds (or ~20 s pass: the first check of a shard waits for WordNet to load) and returns the last value. */
 async function poll<T>(get: () => Promise<T>, done: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await get();
-    if (done(v) || Date.now() > until) return v;
-    await sleep(50);
-  }
+  let last = await get();
+  if (done(last)) return last;
+  // At the deadline the last value is returned, for the caller's asserts to name.
+  await until(async () => done((last = await get())), { what: 'the contradiction check', deadlineMs: ms, everyMs: 50 }).catch(() => undefined);
+  return last;
 }
 
 async function pending(ws: Ws): Promise<any[]> {

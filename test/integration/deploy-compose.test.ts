@@ -206,13 +206,14 @@ function run(name: string, cmd: string, args: string[], env?: NodeJS.ProcessEnv)
 }
 
 async function waitLog(p: Proc, re: RegExp, timeoutMs: number): Promise<RegExpExecArray> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const m = re.exec(p.log());
-    if (m) return m;
-    if (p.proc.exitCode !== null || Date.now() > deadline) throw new Error(`${p.name}: no ${re} (${p.proc.exitCode === null ? 'timed out' : `exited ${p.proc.exitCode}`}):\n${p.log()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  return until(
+    () => {
+      const m = re.exec(p.log());
+      if (!m && p.proc.exitCode !== null) throw new Error(`${p.name}: no ${re} (exited ${p.proc.exitCode}):\n${p.log()}`);
+      return m;
+    },
+    { what: () => `${p.name} to log ${re}:\n${p.log()}`, deadlineMs: timeoutMs, everyMs: 50 },
+  );
 }
 
 interface Reply {
@@ -307,14 +308,16 @@ describe.skipIf(!HAVE_NATS || NGINX === null)('deploy topology with local proces
     admin = /^\s+(fb_admin_[0-9A-Za-z]+)\s*$/m.exec(printed[0]?.log() ?? '')?.[1] ?? '';
     await waitLog(nginx, /start worker process/, 10_000);
     // Every partition gets a ready owner (the nodes share 64 partitions).
-    const deadline = Date.now() + 60_000;
-    for (;;) {
-      const s = await call(gateway, 'GET', '/v1/cluster', admin).catch(() => null);
-      const rows = (s?.body?.partition_owners ?? []) as Array<{ owner: string | null; status: string }>;
-      if (s?.status === 200 && rows.length > 0 && rows.every((r) => r.owner !== null && r.status === 'ready') && s.body.nodes.length === 3) break;
-      if (Date.now() > deadline) throw new Error(`cluster not settled: ${JSON.stringify(s?.body)}`);
-      await new Promise((r) => setTimeout(r, 250));
-    }
+    let seen: unknown = null;
+    await until(
+      async () => {
+        const s = await call(gateway, 'GET', '/v1/cluster', admin).catch(() => null);
+        seen = s?.body;
+        const rows = (s?.body?.partition_owners ?? []) as Array<{ owner: string | null; status: string }>;
+        return s?.status === 200 && rows.length > 0 && rows.every((r) => r.owner !== null && r.status === 'ready') && s.body.nodes.length === 3;
+      },
+      { what: () => `the cluster to settle: ${JSON.stringify(seen)}`, deadlineMs: 60_000, everyMs: 250 },
+    );
   }, 150_000);
 
   afterAll(async () => {
@@ -331,12 +334,12 @@ describe.skipIf(!HAVE_NATS || NGINX === null)('deploy topology with local proces
     // Each node keeps its own view of who is alive (from heartbeats), and nginx picks the node
     // that answers: under load one view can miss a node for a heartbeat or two, so ask until the
     // answer settles (bounded), then check it.
-    const deadline = Date.now() + 20_000;
     let status = await call(gateway, 'GET', '/v1/cluster', admin);
-    while (status.body?.nodes?.length !== fbNames.length && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 250));
-      status = await call(gateway, 'GET', '/v1/cluster', admin);
-    }
+    await until(async () => (status = await call(gateway, 'GET', '/v1/cluster', admin)).body?.nodes?.length === fbNames.length, {
+      what: () => `every node in /v1/cluster: ${JSON.stringify(status.body)}`,
+      deadlineMs: 20_000,
+      everyMs: 250,
+    }).catch(() => undefined); // the asserts below name what the last answer was
     expect(status.status).toBe(200);
     expect(status.body.nodes.map((n: { id: string }) => n.id).sort()).toEqual([...fbNames].sort());
     expect(status.body.replicas).toBe(3);
@@ -345,10 +348,11 @@ describe.skipIf(!HAVE_NATS || NGINX === null)('deploy topology with local proces
     for (const n of fbNames) {
       const base = `http://127.0.0.1:${node.get(n)?.http}`;
       let who = await call(base, 'GET', '/v1/auth/whoami', made.body.api_key);
-      for (let i = 0; i < 50 && who.status !== 200; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        who = await call(base, 'GET', '/v1/auth/whoami', made.body.api_key);
-      }
+      await until(async () => (who = await call(base, 'GET', '/v1/auth/whoami', made.body.api_key)).status === 200, {
+        what: `${n} to know the new key`,
+        deadlineMs: 10_000,
+        everyMs: 100,
+      }).catch(() => undefined); // the assert below names the last answer
       expect(who.status, `${n}: ${JSON.stringify(who.body)}`).toBe(200);
     }
   });
@@ -362,10 +366,13 @@ describe.skipIf(!HAVE_NATS || NGINX === null)('deploy topology with local proces
     for (let i = 0; i < 12; i++) {
       const ws = `deploy-${i % 4}`;
       const content = `deploy check ${i}: the ferry${i} to island${i} leaves at dawn`;
-      let res = await call(gateway, 'POST', `/v1/workspaces/${ws}/memories`, admin, { content });
-      for (let t = 0; t < 20 && (res.status === 503 || res.status === 404); t++) {
-        await new Promise((r) => setTimeout(r, 100)); // 404: the workspace not yet seen by that node; 503: retryable
-        res = await call(gateway, 'POST', `/v1/workspaces/${ws}/memories`, admin, { content });
+      // 404: the workspace not yet seen by that node; 503: retryable. Anything else is the answer.
+      const post = () => call(gateway, 'POST', `/v1/workspaces/${ws}/memories`, admin, { content });
+      const answered = (r: { status: number }): boolean => r.status !== 503 && r.status !== 404;
+      let res = await post();
+      if (!answered(res)) {
+        await until(async () => answered((res = await post())), { what: `a write to ${ws} answered`, deadlineMs: 10_000, everyMs: 100 })
+          .catch(() => undefined); // the assert below names the last answer
       }
       expect(res.status, JSON.stringify(res.body)).toBe(201);
       written.push({ ws, id: res.body.memory_id, content });
