@@ -13,8 +13,8 @@ export type { TimeInput };
 const RULES =
   'Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a ' +
   'date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), ' +
-  'up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z ' +
-  '(2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound.';
+  'up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 ' +
+  'to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970.';
 
 /** The two branches, shared by `Time` and `NullableTime`; `compile` recognises a time by its pattern. */
 const BRANCHES = [

@@ -1,5 +1,6 @@
 /** @module auth/principal — who is calling and which workspace a request may act on. */
 import { FlashbulbError } from '../errors/codes.ts';
+import { SLUG_RE } from '../model/limits.ts';
 import type { Role } from './keys.ts';
 
 export interface Principal {
@@ -10,7 +11,7 @@ export interface Principal {
 }
 
 export const DEFAULT_WORKSPACE = 'default';
-export const SLUG_RE = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+export { SLUG_RE };
 
 /** The principal used for every request when authentication is off. */
 export const ANONYMOUS_ADMIN: Principal = Object.freeze({ keyId: null, role: 'admin', workspace: DEFAULT_WORKSPACE });

@@ -8,7 +8,7 @@ import type { TSchema } from '@sinclair/typebox';
 import { SLUG_RE } from '../auth/principal.ts';
 import { ERRORS, type ErrorCode } from '../errors/codes.ts';
 import { ErrorBody, NAMED_SCHEMAS } from '../api/replies.ts';
-import type { Reply, Route } from './route.ts';
+import type { PathParam, Reply, Route } from './route.ts';
 
 type Json = Record<string, unknown>;
 
@@ -88,15 +88,23 @@ function tagOf(route: Route): string {
   return route.scoped ? 'memories' : 'operations';
 }
 
+function pathSchema(p: PathParam): Json {
+  const form = p.pattern === undefined ? { minLength: 1, ...(p.maxLength === undefined ? {} : { maxLength: p.maxLength }) } : { pattern: p.pattern };
+  return { type: 'string', ...form, ...(p.except === undefined ? {} : { not: { enum: [...p.except] } }) };
+}
+
 function pathParameters(route: Route, scopedCopy: boolean): Json[] {
   const names = [...route.path.matchAll(/:(\w+)/g)].map((m) => m[1] as string);
-  const out: Json[] = names.map((name) => ({
-    name,
-    in: 'path',
-    required: true,
-    description: route.params?.[name] ?? name,
-    schema: { type: 'string', minLength: 1 },
-  }));
+  const out: Json[] = names.map((name) => {
+    const p = route.params?.[name] ?? name;
+    return {
+      name,
+      in: 'path',
+      required: true,
+      description: typeof p === 'string' ? p : p.description,
+      schema: typeof p === 'string' ? { type: 'string', minLength: 1 } : pathSchema(p),
+    };
+  });
   if (scopedCopy) {
     const schema = { type: 'string', pattern: SLUG_RE.source };
     out.unshift({ name: 'workspace', in: 'path', required: true, description: 'Workspace slug (admin keys: any; workspace keys: their own)', schema });
@@ -180,7 +188,7 @@ function errorStatuses(route: Route, scopedCopy: boolean): Map<number, ErrorCode
   if (route.access === 'health') codes.push('unavailable');
   if (scopedCopy || route.body || route.query || route.raw || route.path.includes(':')) codes.push('invalid_input');
   if (route.body || route.raw) codes.push('payload_too_large', 'unsupported_media_type');
-  if (route.op === 'workspaces_create' || route.op === 'keys_create') codes.push('conflict');
+  if (route.op === 'workspaces_create' || route.op === 'keys_create' || route.op === 'backup') codes.push('conflict');
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) {
     const status = ERRORS[code].http;

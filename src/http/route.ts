@@ -67,12 +67,21 @@ export interface Route {
   query?: TSchema;
   /** Takes the raw body: `multipart` (form-data upload), `json-rpc` (MCP messages) or `ndjson` (import). */
   raw?: 'multipart' | 'json-rpc' | 'ndjson';
-  /** Parameter descriptions for the path's `:name` segments. */
-  params?: Readonly<Record<string, string>>;
+  /** The path's `:name` segments: a description, or one with the pattern the server reads them by. */
+  params?: Readonly<Record<string, string | PathParam>>;
   reply: Reply;
   /** Deprecated: every answer, errors included, carries `Deprecation: true`. */
   deprecated?: boolean;
   handle: (input: RouteInput) => Promise<RouteOutput | StreamResponse> | RouteOutput;
+}
+
+/** A path parameter's description and the pattern (or the longest length) of the values the server takes. */
+export interface PathParam {
+  description: string;
+  pattern?: string;
+  maxLength?: number;
+  /** Values of the form that the route refuses all the same (the default workspace cannot be deleted). */
+  except?: readonly string[];
 }
 
 type NoInput = TObject<{}>;

@@ -9,7 +9,10 @@
 import * as R from '../api/replies.ts';
 import * as S from '../api/requests.ts';
 import { edgeJson, hitJson, memoryJson as json, recallRequest, withIso } from '../api/views.ts';
+import { DEFAULT_WORKSPACE, SLUG_RE } from '../auth/principal.ts';
 import { invalid } from '../errors/codes.ts';
+import { ID_PATTERN } from '../model/ids.ts';
+import { LIMITS } from '../model/limits.ts';
 import { serveMcp } from '../mcp/http.ts';
 import { registry } from '../metrics/index.ts';
 import type { JsonObject } from '../model/memory.ts';
@@ -37,8 +40,9 @@ import { BROWSE_ROUTES } from './routes-browse.ts';
 import { SseSink } from './sse.ts';
 
 const DEPRECATED = { deprecation: 'true' };
-const ID = { id: 'A memory id: 32 hex characters or a 26-character ULID' };
-const SUB = { id: 'A subscription id, from the `subscribed` event' };
+const ID = { id: { description: 'A memory id: 32 hex characters or a 26-character ULID', pattern: ID_PATTERN } };
+const SUB = { id: { description: 'A subscription id, from the `subscribed` event', pattern: '^[0-9]{1,16}$' } };
+const SLUG = { slug: { description: 'Workspace slug', pattern: SLUG_RE.source } };
 
 export const ROUTES: readonly Route[] = [
   route({
@@ -49,7 +53,7 @@ export const ROUTES: readonly Route[] = [
   route({
     method: 'POST', path: '/v1/conversations/:conversation_id/messages', op: 'ingest', scoped: true, body: S.IngestBody,
     summary: "Write a conversation's new messages in order (speaker, event time; chained followed_by), idempotent by message_id",
-    params: { conversation_id: 'The conversation (any id of yours, up to 256 characters)' },
+    params: { conversation_id: { description: 'The conversation (any id of yours, up to 256 characters)', maxLength: LIMITS.entityChars } },
     reply: { status: 201, schema: R.IngestResult, also: [200] },
     handle: async (i, { body: b }) => {
       const messages = b.messages.map((m) => ({ ...m, context: m.context as JsonObject | null | undefined }));
@@ -249,13 +253,13 @@ export const ROUTES: readonly Route[] = [
     },
   }),
   route({
-    method: 'GET', path: '/v1/workspaces/:slug', op: 'workspaces_get', scoped: false, admin: true, summary: 'One workspace', params: { slug: 'Workspace slug' },
+    method: 'GET', path: '/v1/workspaces/:slug', op: 'workspaces_get', scoped: false, admin: true, summary: 'One workspace', params: SLUG,
     reply: { status: 200, schema: R.WorkspaceWithCount },
     handle: async (i) => ({ body: withIso(await admin.getWorkspace(i.svc, i.principal, param(i, 'slug')), ['created_at']) }),
   }),
   route({
     method: 'PUT', path: '/v1/workspaces/:slug', op: 'workspaces_update', scoped: false, admin: true, body: S.UpdateWorkspaceBody,
-    summary: 'Rename a workspace or set its default TTL (null removes it)', params: { slug: 'Workspace slug' },
+    summary: 'Rename a workspace or set its default TTL (null removes it)', params: SLUG,
     reply: { status: 200, schema: R.Workspace },
     handle: async (i, { body }) => ({ body: withIso(await admin.updateWorkspace(i.svc, i.principal, param(i, 'slug'), body), ['created_at']) }),
   }),
@@ -266,7 +270,7 @@ export const ROUTES: readonly Route[] = [
     handle: async (i, { body }) => ({ body: withIso(await backup({ svc: i.svc, principal: i.principal }, body), ['started_at', 'finished_at']) }),
   }),
   route({
-    method: 'DELETE', path: '/v1/workspaces/:slug', op: 'workspaces_delete', scoped: false, admin: true, summary: 'Delete a workspace, its memories and its keys', params: { slug: 'Workspace slug' },
+    method: 'DELETE', path: '/v1/workspaces/:slug', op: 'workspaces_delete', scoped: false, admin: true, summary: 'Delete a workspace, its memories and its keys (not the default one)', params: { slug: { ...SLUG.slug, except: [DEFAULT_WORKSPACE] } },
     reply: { status: 200, schema: R.WorkspaceDeleted },
     handle: async (i) => ({ body: await admin.deleteWorkspace(i.svc, i.principal, param(i, 'slug')) }),
   }),
@@ -281,7 +285,7 @@ export const ROUTES: readonly Route[] = [
     handle: async (i, { body }) => ({ status: 201, body: withIso(await admin.createKey(i.svc, i.principal, body), ['created_at']) }),
   }),
   route({
-    method: 'DELETE', path: '/v1/keys/:key_id', op: 'keys_revoke', scoped: false, admin: true, summary: 'Revoke an API key', params: { key_id: 'Key id (key_…)' },
+    method: 'DELETE', path: '/v1/keys/:key_id', op: 'keys_revoke', scoped: false, admin: true, summary: 'Revoke an API key', params: { key_id: { description: 'Key id (key_ and 16 hex digits)', pattern: '^key_[0-9a-f]{16}$' } },
     reply: { status: 200, schema: R.KeyRevoked },
     handle: async (i) => {
       const out = await admin.revokeKey(i.svc, i.principal, param(i, 'key_id'));

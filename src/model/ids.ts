@@ -8,6 +8,8 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const HEX_RE = /^[0-9a-fA-F]{32}$/;
 /** Crockford base32 (I, L and O read as 1, 1 and 0; U is not used). */
 const ULID_RE = /^[0-7][0-9A-TV-Za-tv-z]{25}$/;
+/** What `parseId` takes, as a JSON Schema pattern (either spelling). */
+export const ID_PATTERN = `^(${HEX_RE.source.slice(1, -1)}|${ULID_RE.source.slice(1, -1)})$`;
 
 /** Generates monotonic ULIDs as lowercase hex. One generator per owner (shard). */
 export class IdGenerator {

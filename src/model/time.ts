@@ -4,7 +4,8 @@
  * (`2026-03-01`, the start of that day in UTC) or a date-time with a UTC offset (`Z`, `+02:00`;
  * one without an offset is refused rather than guessed), up to nine fraction digits (truncated to
  * microseconds). Every time lies in 0 … 2^53 − 1 µs (1970-01-01T00:00:00Z to
- * 2255-06-05T23:47:34.740991Z), the range a JSON number holds exactly. Replies write times as
+ * 2255-06-05T23:47:34.740991Z), the range a JSON number holds exactly; as text, years 1970 to 2254
+ * (a pattern cannot stop at June 2255). Replies write times as
  * UTC with six fraction digits, so an ISO string and its integer say the same microsecond.
  */
 
@@ -20,7 +21,7 @@ const D2 = '[0-9]{2}';
  * say — days in a month, the range — `parseTime` checks).
  */
 export const TIME_PATTERN =
-  '^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])' +
+  '^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])' +
   `([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$`;
 
 /** Looser than the pattern, so a near miss can be told what is wrong with it. */

@@ -6,6 +6,7 @@
 import { invalid } from '../errors/codes.ts';
 import { parseEdgeType, type EdgeType } from '../model/edge.ts';
 import type { MemoryKind } from '../model/memory.ts';
+import { RANGES } from '../model/limits.ts';
 import type { ContradictionsOutput, EntitySummariesInput, EntitySummary, OverviewOutput, TimelineOutput } from '../protocol/shard.ts';
 import { charge, type Ctx } from './context.ts';
 import { listCriteria, type ListCriteria } from './read.ts';
@@ -23,7 +24,7 @@ export interface TimelineRequest extends ListCriteria {
 
 export function timeline(ctx: Ctx, req: TimelineRequest): Promise<TimelineOutput> {
   charge(ctx, 'read');
-  const offset = intInRange('utc_offset_min', req.utc_offset_min, 0, -720, 840, { cap: false });
+  const offset = intInRange('utc_offset_min', req.utc_offset_min, 0, ...RANGES.utcOffsetMin);
   return ctx.svc.shards.call(ctx.workspace, 'timeline', {
     ...listCriteria(req),
     bucket: req.bucket ?? 'day',

@@ -16,10 +16,10 @@ import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
 import { memorySpan } from './memory-span.ts';
 import { expiryOf } from './remember.ts';
-import { checkContent, checkContext, checkEntity, checkName, checkOccurredAt, checkUnit, type ExpiryInput } from './validate.ts';
+import { checkContent, checkContext, checkEntity, checkName, checkOccurredAt, checkUnit, LIMITS, type ExpiryInput } from './validate.ts';
 
 /** Most messages one call takes. */
-export const MAX_MESSAGES = 10_000;
+export const MAX_MESSAGES = LIMITS.messagesPerCall;
 /** Messages per embedding call and per shard call. */
 const SLICE = 256;
 

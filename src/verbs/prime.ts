@@ -1,4 +1,5 @@
 /** @module verbs/prime — recent plus relevant memories to prime an agent's context. */
+import { RANGES } from '../model/limits.ts';
 import type { JsonObject } from '../model/memory.ts';
 import type { PrimeOutput } from '../recall/types.ts';
 import { parseFilter } from '../recall/filter.ts';
@@ -28,7 +29,7 @@ export interface PrimeRequest {
 export async function prime(ctx: Ctx, req: PrimeRequest): Promise<PrimeOutput> {
   charge(ctx, 'read');
   const entityId = req.entity_id === undefined || req.entity_id === '' ? null : checkEntity('entity_id', req.entity_id);
-  const maxMemories = intInRange('max_memories', req.max_memories, 20, 1, 200);
+  const maxMemories = intInRange('max_memories', req.max_memories, 20, ...RANGES.maxMemories);
   const window = req.recency_window_us === undefined || req.recency_window_us === 0 ? WEEK_US : checkNonNegative('recency_window_us', req.recency_window_us);
   if (req.similarity_cue !== undefined && Buffer.byteLength(req.similarity_cue) > LIMITS.cueBytes) {
     throw invalid(`similarity_cue is longer than ${LIMITS.cueBytes} bytes`);

@@ -7,6 +7,7 @@ import { SIMILARITY_MODES, STRATEGIES, type RecallOutput, type SimilarityMode, t
 import { charge, type Ctx } from './context.ts';
 import { memorySpan } from './memory-span.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
+import { RANGES } from '../model/limits.ts';
 import type { TimeInput } from '../model/time.ts';
 import { aliased, checkEntity, checkId, checkName, checkTime, checkUnit, LIMITS } from './validate.ts';
 
@@ -102,14 +103,14 @@ function strategySpec(s: { strategy: string } & StrategyOptions, req: StrategyOp
   const name = s.strategy.toLowerCase() as StrategyName;
   if (!STRATEGIES.includes(name)) throw invalid(`${field}: unknown strategy '${s.strategy}'; use ${STRATEGIES.join(', ')}`);
   const pick = <K extends keyof StrategyOptions>(k: K): StrategyOptions[K] => s[k] ?? req[k];
-  const topK = intInRange('top_k', pick('top_k'), 10, 1, 1000);
+  const topK = intInRange('top_k', pick('top_k'), 10, ...RANGES.topK);
   const entity = pick('entity_id');
   const seed = pick('seed_memory_id');
   const alpha = pick('analogical_alpha');
   return {
     strategy: name,
     topK,
-    efSearch: intInRange('ef_search', pick('ef_search'), 50, 1, 10_000),
+    efSearch: intInRange('ef_search', pick('ef_search'), 50, ...RANGES.efSearch),
     entityId: entity === undefined ? null : checkEntity('entity_id', entity),
     timeRange: timeRange(pick('time_range'), s.time_range === undefined ? 'time_range' : `${field}.time_range`),
     seedId: seed === undefined ? null : checkId('seed_memory_id', seed),

@@ -1,6 +1,7 @@
 /** @module verbs/subscribe — open, feed and close subscriptions (any transport's sink). */
 import { invalid } from '../errors/codes.ts';
 import { MEMORY_KINDS, type MemoryKind } from '../model/memory.ts';
+import { RANGES } from '../model/limits.ts';
 import type { PushSink } from '../subscribe/registry.ts';
 import { parseFilter } from '../recall/filter.ts';
 import { charge, type Ctx, type Services } from './context.ts';
@@ -10,7 +11,7 @@ import { checkEntity, checkNonNegative, checkUnit, LIMITS } from './validate.ts'
 const DEFAULT_KINDS: MemoryKind[] = ['episode', 'insight', 'revision'];
 /** Pushes one fed chunk (or one batch of new writes) may produce unless the subscriber asks otherwise. */
 export const DEFAULT_MAX_PUSHES_PER_CHUNK = 5;
-export const MAX_PUSHES_PER_CHUNK_LIMIT = 1000;
+export const MAX_PUSHES_PER_CHUNK_LIMIT = RANGES.maxPushesPerChunk[1];
 
 export interface SubscribeRequest {
   entity_id?: string | undefined;

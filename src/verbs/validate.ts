@@ -8,18 +8,10 @@ import { parseId } from '../model/ids.ts';
 import { jsonShapeProblem } from '../model/json-shape.ts';
 import type { JsonObject } from '../model/memory.ts';
 import { isoFromUs, timeFrom, type TimeInput } from '../model/time.ts';
+import { LIMITS } from '../model/limits.ts';
 import type { EdgeInput } from '../protocol/shard.ts';
 
-export const LIMITS = {
-  contentBytes: 64 * 1024,
-  contextBytes: 16 * 1024,
-  cueBytes: 64 * 1024,
-  entityChars: 256,
-  batchIds: 500,
-  listLimit: 1000,
-  listDefault: 100,
-  forgetPerCall: 1000,
-} as const;
+export { LIMITS };
 
 export function checkContent(field: string, text: string): string {
   if (text.trim() === '') throw invalid(`${field} must not be empty`);
@@ -100,7 +92,7 @@ export function aliased<V>(field: readonly [string, V | undefined], alias: reado
 }
 
 /** Longest TTL accepted: 100 years. */
-const MAX_TTL_S = 100 * 365 * 86_400;
+const MAX_TTL_S = LIMITS.maxTtlS;
 
 export interface ExpiryInput {
   ttl_s?: number | null | undefined;

@@ -49,8 +49,8 @@ describe('expiry over REST and gRPC', () => {
     expect(c.body.expires_at).toBeNull();
 
     const bad: Array<[object, RegExp]> = [
-      [{ ttl_s: 0 }, /ttl_s must be a positive number/],
-      [{ ttl_s: -5 }, /ttl_s must be a positive number/],
+      [{ ttl_s: 0 }, /ttl_s must be more than 0 and at most 3153600000, got 0/],
+      [{ ttl_s: -5 }, /ttl_s must be more than 0/],
       [{ ttl_s: 10, expires_at_us: at }, /not both/],
       [{ expires_at_us: before - 1 }, /expires_at_us .* not in the future/],
       [{ expires_at_us: 1.5 }, /expires_at_us 1.5 is not an integer number of microseconds/],

@@ -170,8 +170,8 @@ describe('import validation', () => {
     const [json, edge, importance, type, dims, shape] = summary.errors.map((e: any) => e.message);
     expect(json).toMatch(/not valid JSON/);
     expect(edge).toMatch(/neither on this line nor already in the workspace/);
-    expect(importance).toMatch(/memory\.importance must be between 0\.0 and 1\.0/);
-    expect(type).toMatch(/edges\[0\]\.edge_type 'sideways' is not a known edge type/);
+    expect(importance).toMatch(/memory\.importance must be between 0 and 1/);
+    expect(type).toMatch(/edges\[0\]\.edge_type 'sideways' is not one of caused_by/);
     expect(dims).toMatch(/memory\.embedding has 2 dimensions/);
     expect(shape).toMatch(/memory is required/);
     const all = (await t.req('GET', '/v1/memories?limit=100')).body.memories as any[];

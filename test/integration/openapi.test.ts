@@ -1,7 +1,8 @@
 /**
  * GET /v1/openapi.json: served without a key, valid against the OpenAPI 3.1 meta-schema, in step
  * with the route table both ways (every route documented, every documented operation routed),
- * and honest: live answers validate against the reply schemas it documents.
+ * and honest: live answers validate against the reply schemas it documents, and its request schemas
+ * are the validation (a body they refuse gets a 400, one they take does not).
  */
 import { Validator } from '@seriousme/openapi-schema-validator';
 import Ajv2020Module from 'ajv/dist/2020.js';
@@ -97,6 +98,49 @@ describe('GET /v1/openapi.json', () => {
     expect(Object.keys(events)).toEqual(['subscribed', 'message', 'closed']);
     expect(doc.components.schemas.ErrorBody.properties.error_code.anyOf.map((s: any) => s.const)).toContain('rate_limited');
     expect(doc.paths['/v1/reflect/prepare'].post.deprecated).toBe(true);
+  });
+
+  it('states what validation enforces: a body its schema refuses is a 400 naming the fault, one it takes is not', async () => {
+    const m = await t.req('POST', '/v1/memories', { body: { content: 'a memory the request schemas are tried on' } });
+    const id = m.body.memory_id as string;
+    const far = new Date(Date.now() + 86_400_000).toISOString();
+    const cases: Array<[method: string, path: string, body: object, fault: RegExp | null]> = [
+      ['post', '/v1/recall', { cue: 'x', strategies: ['temporal'], time_range: { start: '2026-01-01', start_us: 1 } }, /give start_us or start, not both/],
+      ['post', '/v1/recall', { cue: 'x', strategies: ['temporal'], time_range: { start: '2026-01-01', end_us: 1_900_000_000_000_000 } }, null],
+      ['post', '/v1/recall', { cue: 'x', strategies: ['Similarity'] }, null],
+      ['post', '/v1/memories', { content: 'x', expires_at: '2255-01-01' }, /expires_at/],
+      ['post', '/v1/memories', { content: 'x', ttl_s: 0 }, /^ttl_s must be more than 0/],
+      ['post', '/v1/memories', { content: 'x', ttl_s: 60, expires_at: far }, /give ttl_s or expires_at, not both/],
+      ['post', '/v1/memories', { content: 'x', ttl_s: null, expires_at: far }, null],
+      ['post', '/v1/memories', { content: '   ' }, /^content must not be empty or blank/],
+      ['post', '/v1/memories', { content: 'x', edges: [{ target_id: id, edge_type: 'CAUSED_BY' }] }, null],
+      ['post', '/v1/memories', { content: 'x', edges: [{ target_id: 'nope', edge_type: 'caused_by' }] }, /^edges\[0\]\.target_id 'nope' is not a memory id/],
+      ['post', '/v1/memories/batch', { memory_ids: ['not-an-id'] }, null],
+      ['post', '/v1/forget', {}, /^give at least one of memory_ids, entity_id/],
+      ['put', '/v1/revise/{id}', {}, /^give at least one of content, importance/],
+      ['post', '/v1/conversations/{conversation_id}/messages', { messages: [] }, /^messages must have at least 1 item/],
+      ['post', '/v1/conversations/{conversation_id}/messages', { messages: [{ speaker: '', content: 'hi' }] }, /^messages\[0\]\.speaker must not be empty/],
+      ['post', '/v1/conversations/{conversation_id}/messages', { messages: [{ speaker: 'ann', content: 'hi', importance: 2 }] }, /^messages\[0\]\.importance must be between 0 and 1, got 2/],
+      ['post', '/v1/conversations/{conversation_id}/messages', { messages: [{ speaker: 'ann', content: 'hi' }], ttl_s: 60, expires_at_us: far }, /not both/],
+      ['post', '/v1/conversations/{conversation_id}/messages', { messages: [{ speaker: 'ann', content: 'hi', message_id: 'm1' }] }, null],
+    ];
+    for (const [method, path, body, fault] of cases) {
+      const what = `${method} ${path} ${JSON.stringify(body)}`;
+      const check = ajv.compile(resolved(doc.paths[path][method].requestBody.content['application/json'].schema) as object);
+      expect(check(body), `${what}: the schema ${fault === null ? 'takes' : 'refuses'} it`).toBe(fault === null);
+      const res = await t.req(method.toUpperCase(), path.replace('{id}', id).replace('{conversation_id}', 'openapi-chat'), { body });
+      if (fault === null) expect(res.status, `${what}: ${JSON.stringify(res.body)}`).toBeLessThan(300);
+      else {
+        expect(res.status, what).toBe(400);
+        expect(res.body.message, what).toMatch(fault);
+      }
+    }
+  });
+
+  it('declares the conflicts it answers and the path values it refuses', () => {
+    expect(doc.paths['/v1/admin/backup'].post.responses['409']).toBeDefined();
+    expect(doc.paths['/v1/workspaces/{slug}'].delete.parameters[0].schema.not).toEqual({ enum: ['default'] });
+    expect(doc.paths['/v1/conversations/{conversation_id}/messages'].post.parameters.find((p: any) => p.name === 'conversation_id').schema).toMatchObject({ minLength: 1, maxLength: 256 });
   });
 
   it('describes the answers the server actually gives', async () => {

@@ -66,7 +66,7 @@ describe('GET /v1/admin/activity', () => {
     expect((await t.inject('GET', '/v1/workspaces/nosy/admin/activity', { key: ws.body.api_key })).status).toBe(404);
     const bad = await t.inject('GET', '/v1/admin/activity?cursor=abc');
     expect(bad.status).toBe(400);
-    expect(bad.body.message).toMatch(/not an activity cursor/);
+    expect(bad.body.message).toMatch(/^cursor 'abc' is not valid: next_cursor of the previous page/);
     expect((await t.inject('GET', '/v1/admin/activity?action=read')).status).toBe(400);
   });
 

@@ -22,6 +22,9 @@ export function typeOf(schema, indent = '') {
   if (typeof s.$ref === 'string') return s.$ref.startsWith(REF) ? s.$ref.slice(REF.length) : 'unknown';
   if ('const' in s) return JSON.stringify(s.const);
   if (Array.isArray(s.enum)) return s.enum.map((v) => JSON.stringify(v)).join(' | ');
+  // An object's anyOf / allOf / not beside its properties are constraints (which fields are needed
+  // together or apart), not other shapes: the type is the object's.
+  if (s.type === 'object' && s.properties) return objectType(s, indent);
   if (Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) return union((s.anyOf ?? s.oneOf).map((x) => typeOf(x, indent)));
   if (Array.isArray(s.allOf)) return s.allOf.map((x) => paren(typeOf(x, indent))).join(' & ');
   if (Array.isArray(s.type)) return union(s.type.map((type) => typeOf({ ...s, type }, indent)));
