@@ -13,7 +13,8 @@ import { ACTIVITY_ACTIONS } from '../model/activity.ts';
 
 const literals = (values: readonly string[]): TSchema => T.Union(values.map((v) => T.Literal(v)));
 const Nullable = <S extends TSchema>(s: S): TSchema => T.Union([s, T.Null()]);
-const Us = (description: string): TSchema => T.Number({ description: `${description} (microseconds since the Unix epoch)` });
+/** A time in whole microseconds (every one the server writes is an integer: clock ms × 1000, or a written time, which must be whole). */
+const Us = (description: string): TSchema => T.Integer({ description: `${description} (microseconds since the Unix epoch)` });
 
 export const ErrorBody = T.Object(
   {

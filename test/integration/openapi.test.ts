@@ -137,7 +137,8 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
-  it('declares the conflicts it answers and the path values it refuses', () => {
+  it('declares microsecond times as integers and the conflicts it answers', () => {
+    for (const field of ['created_at', 'occurred_at', 'updated_at', 'last_accessed_at']) expect(doc.components.schemas.Memory.properties[field].type).toBe('integer');
     expect(doc.paths['/v1/admin/backup'].post.responses['409']).toBeDefined();
     expect(doc.paths['/v1/workspaces/{slug}'].delete.parameters[0].schema.not).toEqual({ enum: ['default'] });
     expect(doc.paths['/v1/conversations/{conversation_id}/messages'].post.parameters.find((p: any) => p.name === 'conversation_id').schema).toMatchObject({ minLength: 1, maxLength: 256 });
