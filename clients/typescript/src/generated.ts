@@ -136,7 +136,7 @@ export type Push = {
 export type ErrorCode = ErrorBody['error_code'];
 
 export type ListQuery = {
-  /** A metadata filter as JSON text (see the recall body). */
+  /** A metadata filter as JSON text (the grammar of the recall body's filter); the server checks it and names the place at fault */
   filter?: string;
   entity_id?: string;
   /** Only memories said by this speaker */
@@ -144,14 +144,16 @@ export type ListQuery = {
   /** Only this conversation's turns */
   conversation_id?: string;
   kind?: "episode" | "insight" | "revision" | "document" | "proposition";
+  /** next_cursor of the previous page of the same query (sorted by created_at: a memory id) */
   cursor?: string;
+  /** Memories per page (default 100; above 1000 counts as 1000) */
   limit?: number;
   include_superseded?: boolean;
   /** Only memories holding every word of q (whole words, stemmed, as recall's lexical match reads them; current texts only) */
   q?: string;
-  /** Created at or after this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Created at or after this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   since_us?: number | string;
-  /** Created before this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Created before this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   until_us?: number | string;
   /** What pages are ordered by (default created_at); ties go by id, which sorts by creation */
   sort?: "created_at" | "updated_at" | "importance" | "access_count" | "last_accessed_at";
@@ -169,20 +171,25 @@ export type ListResponse = {
 
 export type RememberBody = {
   ttl_s?: number | null;
-  /** When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** When the memory expires (in the future, within 100 years; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   expires_at_us?: number | string | null;
-  /** Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   expires_at?: number | string | null;
+  /** The memory: not blank, at most 64 KiB as UTF-8 (maxLength counts characters; a text of multi-byte characters reaches the byte limit first) */
   content: string;
+  /** Importance (default 0.5) */
   importance?: number;
   context?: Record<string, unknown> | null;
   entity_id?: string | null;
   edges?: Array<{
+    /** A memory id: 32 hex characters or a 26-character ULID */
     target_id: string;
-    edge_type: string;
+    /** An edge type; any case, underscores anywhere and the gRPC EDGE_TYPE_ prefix are read the same (CausedBy, CAUSED_BY, EDGE_TYPE_CAUSED_BY) */
+    edge_type: ("caused_by" | "related_to" | "followed_by" | "revised_from" | "insight_from" | "contradicts" | "has_entity" | "entity_relation" | "proposition_of") | string;
+    /** How sure the edge is (default 1) */
     confidence?: number;
   }>;
-  /** When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   occurred_at?: number | string;
   /** Who said it (a turn of a conversation) */
   speaker?: string | null;
@@ -230,20 +237,22 @@ export type RememberResponse = {
 
 export type IngestBody = {
   ttl_s?: number | null;
-  /** When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** When the memory expires (in the future, within 100 years; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   expires_at_us?: number | string | null;
-  /** Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   expires_at?: number | string | null;
-  /** In the order they were said (at most 10,000 a call) */
+  /** In the order they were said (1 to 10,000 a call) */
   messages: Array<{
     /** Who said it */
     speaker: string;
+    /** The message: not blank, at most 64 KiB as UTF-8 (maxLength counts characters; a text of multi-byte characters reaches the byte limit first) */
     content: string;
-    /** When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+    /** When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
     occurred_at?: number | string;
+    /** Importance (default 0.5) */
     importance?: number;
     context?: Record<string, unknown> | null;
-    /** Your id for the message, unique in the conversation: a message whose id the conversation holds is not written again (retries are safe) */
+    /** Your id for the message, unique in the conversation (and in the call): a message whose id the conversation holds is not written again (retries are safe) */
     message_id?: string | null;
   }>;
   /** Every message is about this entity */
@@ -260,7 +269,7 @@ export type IngestResponse = {
 };
 
 export type TimelineQuery = {
-  /** A metadata filter as JSON text (see the recall body). */
+  /** A metadata filter as JSON text (the grammar of the recall body's filter); the server checks it and names the place at fault */
   filter?: string;
   entity_id?: string;
   /** Only memories said by this speaker */
@@ -271,9 +280,9 @@ export type TimelineQuery = {
   include_superseded?: boolean;
   /** Only memories holding every word of q (whole words, stemmed, as recall's lexical match reads them; current texts only) */
   q?: string;
-  /** Created at or after this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Created at or after this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   since_us?: number | string;
-  /** Created before this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Created before this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   until_us?: number | string;
   /** Bucket width (default day) */
   bucket?: "hour" | "day";
@@ -299,9 +308,10 @@ export type GraphOverviewBody = {
   /** An entity's memories and their direct neighbours, instead of the whole workspace */
   entity_id?: string;
   kind?: "episode" | "insight" | "revision" | "document" | "proposition";
-  /** At most this many memories (default 100, at most 500), the most important first */
+  /** At most this many memories (default 100; above 500 counts as 500), the most important first */
   max_nodes?: number;
-  edge_types?: Array<string>;
+  /** Edge types to follow (empty or absent: all) */
+  edge_types?: Array<("caused_by" | "related_to" | "followed_by" | "revised_from" | "insight_from" | "contradicts" | "has_entity" | "entity_relation" | "proposition_of") | string>;
 };
 export type GraphOverviewResponse = {
   nodes: Array<Memory>;
@@ -317,6 +327,7 @@ export type EntitySummariesQuery = {
   q?: string;
   /** recent (default: latest activity first), memories (most first) or name */
   sort?: "recent" | "memories" | "name";
+  /** Entities (default 100; above 1000 counts as 1000) */
   limit?: number;
 };
 export type EntitySummariesResponse = {
@@ -342,7 +353,7 @@ export type EntitySummariesResponse = {
 export type ContradictionsQuery = {
   /** Only pairs with at least one memory about this entity */
   entity_id?: string;
-  /** At most this many confirmed pairs and this many candidates (default 50, at most 500) */
+  /** At most this many confirmed pairs and this many candidates (default 50; above 500 counts as 500) */
   limit?: number;
 };
 export type ContradictionsResponse = {
@@ -383,7 +394,7 @@ export type ActivityQuery = {
   key_id?: string;
   /** next_cursor of the previous page (older entries) */
   cursor?: string;
-  /** Entries per page (default 50, at most 500) */
+  /** Entries per page (default 50; above 500 counts as 500) */
   limit?: number;
 };
 export type ActivityResponse = {
@@ -413,7 +424,7 @@ export type ActivityResponse = {
 };
 
 export type MetricsHistoryQuery = {
-  /** Only points starting at or after this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Only points starting at or after this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   since_us?: number | string;
 };
 export type MetricsHistoryResponse = {
@@ -522,18 +533,24 @@ export type EdgesResponse = {
 
 export type ReviseBody = {
   ttl_s?: number | null;
-  /** When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** When the memory expires (in the future, within 100 years; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   expires_at_us?: number | string | null;
-  /** Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   expires_at?: number | string | null;
+  /** The new content: not blank, at most 64 KiB as UTF-8 (maxLength counts characters; a text of multi-byte characters reaches the byte limit first) */
   content?: string;
   importance?: number;
+  /** Context: a JSON object, at most 16 KiB serialised, 1,024 keys per object and 32 levels deep (limits JSON Schema states only for the top level) */
   context?: Record<string, unknown>;
   context_mode?: "merge" | "replace";
+  /** The new entity (null clears it) */
   entity_id?: string | null;
   edges?: Array<{
+    /** A memory id: 32 hex characters or a 26-character ULID */
     target_id: string;
-    edge_type: string;
+    /** An edge type; any case, underscores anywhere and the gRPC EDGE_TYPE_ prefix are read the same (CausedBy, CAUSED_BY, EDGE_TYPE_CAUSED_BY) */
+    edge_type: ("caused_by" | "related_to" | "followed_by" | "revised_from" | "insight_from" | "contradicts" | "has_entity" | "entity_relation" | "proposition_of") | string;
+    /** How sure the edge is (default 1) */
     confidence?: number;
   }>;
 };
@@ -579,10 +596,12 @@ export type ReviseResponse = {
 export type ForgetBody = {
   memory_ids?: Array<string>;
   entity_id?: string;
-  /** Forget memories last read before this time (an absolute cutoff). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Forget memories last read before this time (an absolute cutoff). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   staleness_threshold_us?: number | string;
+  /** Forget memories read fewer times than this */
   access_count_floor?: number;
   memory_kind?: "episode" | "insight" | "revision" | "document" | "proposition";
+  /** Forget memories whose decay score is below this */
   decay_score_floor?: number;
 };
 export type ForgetResponse = {
@@ -594,66 +613,86 @@ export type ForgetResponse = {
 };
 
 export type RecallBody = {
+  /** The cue: not blank, at most 64 KiB as UTF-8 (maxLength counts characters; a text of multi-byte characters reaches the byte limit first) */
   cue: string;
-  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). The server checks the grammar and names the place at fault (the schema leaves it open: spelled out, it would be most of this document). */
   filter?: Record<string, unknown>;
   /** Strategies to run and merge, by name or with options of their own (default ["similarity"]) */
-  strategies?: Array<string | {
-    strategy: string;
+  strategies?: Array<(("similarity" | "temporal" | "causal" | "analogical") | string) | {
+    /** A recall strategy (any case) */
+    strategy: ("similarity" | "temporal" | "causal" | "analogical") | string;
+    /** Results (default 10) */
     top_k?: number;
+    /** HNSW search breadth (default 50) */
     ef_search?: number;
+    /** Only memories about this entity */
     entity_id?: string;
+    /** A window of creation times (start not after end: the server checks) */
     time_range?: {
-      /** Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+      /** Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
       start_us?: number | string;
-      /** Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+      /** Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
       end_us?: number | string;
-      /** Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+      /** Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
       start?: number | string;
-      /** Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+      /** Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
       end?: number | string;
     };
+    /** A memory id: 32 hex characters or a 26-character ULID */
     seed_memory_id?: string;
-    edge_types?: Array<string>;
+    /** Edge types to follow (empty or absent: all) */
+    edge_types?: Array<("caused_by" | "related_to" | "followed_by" | "revised_from" | "insight_from" | "contradicts" | "has_entity" | "entity_relation" | "proposition_of") | string>;
+    /** Causal hops (default 5; above 10 counts as 10) */
     max_depth?: number;
+    /** Analogical: weight of the embedding against structure (default 0.5) */
     analogical_alpha?: number;
   }>;
   /** One strategy: an alias of strategies: [strategy] (strategies wins when both are given) */
-  strategy?: string;
+  strategy?: ("similarity" | "temporal" | "causal" | "analogical") | string;
   scoring_weights?: {
     w_relevance?: number;
     w_recency?: number;
     w_importance?: number;
     w_reinforcement?: number;
+    /** Age at which recency reaches 0, in µs (0: the default, 30 days) */
     max_age_us?: number;
+    /** Access count at which reinforcement saturates (0: the default) */
     reinforcement_cap?: number;
   };
   cue_context?: string | Record<string, unknown>;
   similarity_mode?: "hybrid" | "dense" | "lexical";
   /** Results whose relevance is below it are dropped, so a cue nothing matches can return nothing (default 0). Recalls made only of temporal, or causal from a seed, report relevance 0: a floor drops all of them. */
   min_relevance?: number;
-  /** When the cue is asked (default: now): "last week", "in January" and the recency term are read from it. Memories written later are not hidden. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** When the cue is asked (default: now): "last week", "in January" and the recency term are read from it. Memories written later are not hidden. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   asked_at_us?: number | string;
   /** Only memories said by this speaker (with filter: both must hold) */
   speaker?: string;
   /** Only this conversation's turns (with filter: both must hold) */
   conversation_id?: string;
+  /** Results (default 10) */
   top_k?: number;
+  /** HNSW search breadth (default 50) */
   ef_search?: number;
+  /** Only memories about this entity */
   entity_id?: string;
+  /** A window of creation times (start not after end: the server checks) */
   time_range?: {
-    /** Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+    /** Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
     start_us?: number | string;
-    /** Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+    /** Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
     end_us?: number | string;
-    /** Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+    /** Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
     start?: number | string;
-    /** Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+    /** Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
     end?: number | string;
   };
+  /** A memory id: 32 hex characters or a 26-character ULID */
   seed_memory_id?: string;
-  edge_types?: Array<string>;
+  /** Edge types to follow (empty or absent: all) */
+  edge_types?: Array<("caused_by" | "related_to" | "followed_by" | "revised_from" | "insight_from" | "contradicts" | "has_entity" | "entity_relation" | "proposition_of") | string>;
+  /** Causal hops (default 5; above 10 counts as 10) */
   max_depth?: number;
+  /** Analogical: weight of the embedding against structure (default 0.5) */
   analogical_alpha?: number;
 };
 export type RecallResponse = {
@@ -665,20 +704,27 @@ export type RecallResponse = {
 };
 
 export type PrimeBody = {
-  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). The server checks the grammar and names the place at fault (the schema leaves it open: spelled out, it would be most of this document). */
   filter?: Record<string, unknown>;
+  /** An entity id ("" means none) */
   entity_id?: string;
+  /** Memories (default 20) */
   max_memories?: number;
+  /** At most 64 KiB as UTF-8 */
   similarity_cue?: string;
   scoring_weights?: {
     w_relevance?: number;
     w_recency?: number;
     w_importance?: number;
     w_reinforcement?: number;
+    /** Age at which recency reaches 0, in µs (0: the default, 30 days) */
     max_age_us?: number;
+    /** Access count at which reinforcement saturates (0: the default) */
     reinforcement_cap?: number;
   };
+  /** How far back the recent half looks, in µs (default and 0: 7 days) */
   recency_window_us?: number;
+  /** Context: a JSON object, at most 16 KiB serialised, 1,024 keys per object and 32 levels deep (limits JSON Schema states only for the top level) */
   context?: Record<string, unknown>;
   /** Memories of the similar half whose relevance (cosine) is below it are left out; their places go to recent memories (default 0) */
   min_relevance?: number;
@@ -690,9 +736,13 @@ export type PrimeResponse = {
 };
 
 export type GraphBody = {
+  /** A memory id: 32 hex characters or a 26-character ULID */
   center_id: string;
+  /** Hops (default 2; above 5 counts as 5) */
   depth?: number;
-  edge_types?: Array<string>;
+  /** Edge types to follow (empty or absent: all) */
+  edge_types?: Array<("caused_by" | "related_to" | "followed_by" | "revised_from" | "insight_from" | "contradicts" | "has_entity" | "entity_relation" | "proposition_of") | string>;
+  /** Memories (default 100; above 500 counts as 500) */
   max_nodes?: number;
   direction?: "out" | "in" | "both";
 };
@@ -734,19 +784,26 @@ export type ImportResponse = {
 };
 
 export type InsightsQuery = {
+  /** An entity id ("" means none) */
   entity_id?: string;
+  /** Only insights at least this confident (default 0) */
   min_confidence?: number;
+  /** Insights (default 100; above 1000 counts as 1000) */
   max_results?: number;
 };
 export type InsightsResponse = Array<Memory>;
 
 export type SubscribeBody = {
-  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). */
+  /** Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). The server checks the grammar and names the place at fault (the schema leaves it open: spelled out, it would be most of this document). */
   filter?: Record<string, unknown>;
+  /** An entity id ("" means none) */
   entity_id?: string;
   kind_filter?: Array<string>;
+  /** Push memories at least this relevant (default 0.5) */
   confidence_threshold?: number;
+  /** Only memories created within this many µs (0: any) */
   time_scope_us?: number;
+  /** Pushes per fed chunk (default 5) */
   max_pushes_per_chunk?: number;
 };
 export type SubscribeSubscribedEvent = {
@@ -769,6 +826,7 @@ export type SubscribeClosedEvent = {
 };
 
 export type FeedBody = {
+  /** Text the agent is reading or writing; at most 64 KiB as UTF-8 */
   text: string;
 };
 export type FeedResponse = Record<string, unknown>;
@@ -776,10 +834,11 @@ export type FeedResponse = Record<string, unknown>;
 export type CloseSubscriptionResponse = Record<string, unknown>;
 
 export type ReflectBody = {
+  /** An entity id ("" means none) */
   entity_id?: string;
-  /** Only memories created at or after this time (0: all). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Only memories created at or after this time (0: all). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   since_us?: number | string;
-  /** Alias of since_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Alias of since_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   since?: number | string;
 };
 export type ReflectResponse = {
@@ -791,10 +850,11 @@ export type ReflectResponse = {
 };
 
 export type ReflectPrepareBody = {
+  /** An entity id ("" means none) */
   entity_id?: string;
-  /** Only memories created at or after this time (0: all). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Only memories created at or after this time (0: all). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   since_us?: number | string;
-  /** Alias of since_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound. */
+  /** Alias of since_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970. */
   since?: number | string;
 };
 export type ReflectPrepareResponse = {
@@ -854,6 +914,7 @@ export type ContradictionPrepareResponse = Array<{
 export type ContradictionCommitBody = {
   verdicts: Array<{
     pending_id: string;
+    /** contradiction, revision or dismiss (any case) */
     verdict: string;
     confidence: number;
     reasoning?: string;
@@ -934,6 +995,7 @@ export type WorkspacesListResponse = {
 };
 
 export type WorkspacesCreateBody = {
+  /** A workspace slug: lower-case letters, digits, _ and -, 1 to 63 characters, starting with a letter or digit */
   slug: string;
   name?: string;
   default_ttl_s?: number | null;
@@ -958,6 +1020,7 @@ export type WorkspacesGetResponse = {
 
 export type WorkspacesUpdateBody = {
   name?: string;
+  /** null removes it */
   default_ttl_s?: number | null;
 };
 export type WorkspacesUpdateResponse = {
@@ -977,6 +1040,7 @@ export type WorkspacesDeleteResponse = {
 };
 
 export type BackupBody = {
+  /** An absolute path on the server's machine: an empty directory, or one to create */
   to: string;
 };
 export type BackupResponse = {
@@ -999,6 +1063,7 @@ export type KeysListResponse = {
 };
 
 export type KeysCreateBody = {
+  /** A workspace slug: lower-case letters, digits, _ and -, 1 to 63 characters, starting with a letter or digit */
   workspace: string;
   role: "admin" | "workspace";
   label?: string;
@@ -1276,7 +1341,7 @@ export abstract class GeneratedClient<Options> {
     return this.call<WorkspacesUpdateResponse>('workspaces_update', { params: { slug: slug }, body }, options);
   }
 
-  /** Delete a workspace, its memories and its keys (`DELETE /v1/workspaces/{slug}`) */
+  /** Delete a workspace, its memories and its keys (not the default one) (`DELETE /v1/workspaces/{slug}`) */
   workspacesDelete(slug: string, options?: Options): Promise<WorkspacesDeleteResponse> {
     return this.call<WorkspacesDeleteResponse>('workspaces_delete', { params: { slug: slug } }, options);
   }

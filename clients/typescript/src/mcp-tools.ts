@@ -9,6 +9,60 @@ export const MCP_TOOLS = [
     "title": "Remember",
     "description": "Store one new memory (a fact, event, preference or decision worth keeping) in this workspace. Use it when the user tells you something that should be recalled in later conversations. Optional: importance 0..1, entity_id (who or what it is about), context (a JSON object), edges to existing memories. Returns the stored memory with its memory_id.",
     "inputSchema": {
+      "allOf": [
+        {
+          "not": {
+            "required": [
+              "ttl_s",
+              "expires_at_us"
+            ],
+            "properties": {
+              "ttl_s": {
+                "not": {
+                  "type": "null"
+                }
+              },
+              "expires_at_us": {
+                "not": {
+                  "type": "null"
+                }
+              }
+            }
+          }
+        },
+        {
+          "not": {
+            "required": [
+              "ttl_s",
+              "expires_at"
+            ],
+            "properties": {
+              "ttl_s": {
+                "not": {
+                  "type": "null"
+                }
+              },
+              "expires_at": {
+                "not": {
+                  "type": "null"
+                }
+              }
+            }
+          }
+        },
+        {
+          "not": {
+            "required": [
+              "expires_at_us",
+              "expires_at"
+            ],
+            "properties": {
+              "expires_at_us": {},
+              "expires_at": {}
+            }
+          }
+        }
+      ],
       "type": "object",
       "required": [
         "content"
@@ -17,6 +71,9 @@ export const MCP_TOOLS = [
         "ttl_s": {
           "anyOf": [
             {
+              "exclusiveMinimum": 0,
+              "maximum": 3153600000,
+              "description": "Time to live (seconds, more than 0, at most 100 years)",
               "type": "number"
             },
             {
@@ -33,13 +90,13 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             },
             {
               "type": "null"
             }
           ],
-          "description": "When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "When the memory expires (in the future, within 100 years; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "expires_at": {
           "anyOf": [
@@ -50,23 +107,32 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             },
             {
               "type": "null"
             }
           ],
-          "description": "Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "content": {
+          "minLength": 1,
+          "maxLength": 65536,
+          "pattern": "\\S",
+          "description": "The memory: not blank, at most 64 KiB as UTF-8 (maxLength counts characters; a text of multi-byte characters reaches the byte limit first)",
           "type": "string"
         },
         "importance": {
+          "minimum": 0,
+          "maximum": 1,
+          "description": "Importance (default 0.5)",
           "type": "number"
         },
         "context": {
           "anyOf": [
             {
+              "maxProperties": 1024,
+              "description": "Context: a JSON object, at most 16 KiB serialised, 1,024 keys per object and 32 levels deep (limits JSON Schema states only for the top level)",
               "type": "object",
               "patternProperties": {
                 "^(.*)$": {}
@@ -80,6 +146,9 @@ export const MCP_TOOLS = [
         "entity_id": {
           "anyOf": [
             {
+              "minLength": 1,
+              "maxLength": 256,
+              "description": "Who or what it is about",
               "type": "string"
             },
             {
@@ -97,12 +166,38 @@ export const MCP_TOOLS = [
             ],
             "properties": {
               "target_id": {
+                "pattern": "^([0-9a-fA-F]{32}|[0-7][0-9A-TV-Za-tv-z]{25})$",
+                "description": "A memory id: 32 hex characters or a 26-character ULID",
                 "type": "string"
               },
               "edge_type": {
-                "type": "string"
+                "anyOf": [
+                  {
+                    "type": "string",
+                    "enum": [
+                      "caused_by",
+                      "related_to",
+                      "followed_by",
+                      "revised_from",
+                      "insight_from",
+                      "contradicts",
+                      "has_entity",
+                      "entity_relation",
+                      "proposition_of"
+                    ]
+                  },
+                  {
+                    "type": "string",
+                    "pattern": "^(_*[eE]_*[dD]_*[gG]_*[eE]_*[tT]_*[yY]_*[pP]_*[eE])?_*([cC]_*[aA]_*[uU]_*[sS]_*[eE]_*[dD]_*[bB]_*[yY]|[rR]_*[eE]_*[lL]_*[aA]_*[tT]_*[eE]_*[dD]_*[tT]_*[oO]|[fF]_*[oO]_*[lL]_*[lL]_*[oO]_*[wW]_*[eE]_*[dD]_*[bB]_*[yY]|[rR]_*[eE]_*[vV]_*[iI]_*[sS]_*[eE]_*[dD]_*[fF]_*[rR]_*[oO]_*[mM]|[iI]_*[nN]_*[sS]_*[iI]_*[gG]_*[hH]_*[tT]_*[fF]_*[rR]_*[oO]_*[mM]|[cC]_*[oO]_*[nN]_*[tT]_*[rR]_*[aA]_*[dD]_*[iI]_*[cC]_*[tT]_*[sS]|[hH]_*[aA]_*[sS]_*[eE]_*[nN]_*[tT]_*[iI]_*[tT]_*[yY]|[eE]_*[nN]_*[tT]_*[iI]_*[tT]_*[yY]_*[rR]_*[eE]_*[lL]_*[aA]_*[tT]_*[iI]_*[oO]_*[nN]|[pP]_*[rR]_*[oO]_*[pP]_*[oO]_*[sS]_*[iI]_*[tT]_*[iI]_*[oO]_*[nN]_*[oO]_*[fF])_*$",
+                    "description": "the same names in any other spelling the server reads"
+                  }
+                ],
+                "description": "An edge type; any case, underscores anywhere and the gRPC EDGE_TYPE_ prefix are read the same (CausedBy, CAUSED_BY, EDGE_TYPE_CAUSED_BY)"
               },
               "confidence": {
+                "minimum": 0,
+                "maximum": 1,
+                "description": "How sure the edge is (default 1)",
                 "type": "number"
               }
             }
@@ -117,15 +212,17 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             }
           ],
-          "description": "When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "speaker": {
           "description": "Who said it (a turn of a conversation)",
           "anyOf": [
             {
+              "minLength": 1,
+              "maxLength": 256,
               "type": "string"
             },
             {
@@ -137,6 +234,8 @@ export const MCP_TOOLS = [
           "description": "The conversation this is a turn of: linked followed_by to the turn before it",
           "anyOf": [
             {
+              "minLength": 1,
+              "maxLength": 256,
               "type": "string"
             },
             {
@@ -172,6 +271,9 @@ export const MCP_TOOLS = [
         "ttl_s": {
           "anyOf": [
             {
+              "exclusiveMinimum": 0,
+              "maximum": 3153600000,
+              "description": "Time to live (seconds, more than 0, at most 100 years)",
               "type": "number"
             },
             {
@@ -188,13 +290,13 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             },
             {
               "type": "null"
             }
           ],
-          "description": "When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "When the memory expires (in the future, within 100 years; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "expires_at": {
           "anyOf": [
@@ -205,16 +307,18 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             },
             {
               "type": "null"
             }
           ],
-          "description": "Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "messages": {
-          "description": "In the order they were said (at most 10,000 a call)",
+          "minItems": 1,
+          "maxItems": 10000,
+          "description": "In the order they were said (1 to 10,000 a call)",
           "type": "array",
           "items": {
             "type": "object",
@@ -224,10 +328,16 @@ export const MCP_TOOLS = [
             ],
             "properties": {
               "speaker": {
+                "minLength": 1,
+                "maxLength": 256,
                 "description": "Who said it",
                 "type": "string"
               },
               "content": {
+                "minLength": 1,
+                "maxLength": 65536,
+                "pattern": "\\S",
+                "description": "The message: not blank, at most 64 KiB as UTF-8 (maxLength counts characters; a text of multi-byte characters reaches the byte limit first)",
                 "type": "string"
               },
               "occurred_at": {
@@ -239,17 +349,22 @@ export const MCP_TOOLS = [
                   },
                   {
                     "type": "string",
-                    "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                    "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
                   }
                 ],
-                "description": "When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+                "description": "When the remembered thing happened (default: now; up to 5 minutes ahead counts as now, later is a 400). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
               },
               "importance": {
+                "minimum": 0,
+                "maximum": 1,
+                "description": "Importance (default 0.5)",
                 "type": "number"
               },
               "context": {
                 "anyOf": [
                   {
+                    "maxProperties": 1024,
+                    "description": "Context: a JSON object, at most 16 KiB serialised, 1,024 keys per object and 32 levels deep (limits JSON Schema states only for the top level)",
                     "type": "object",
                     "patternProperties": {
                       "^(.*)$": {}
@@ -261,9 +376,11 @@ export const MCP_TOOLS = [
                 ]
               },
               "message_id": {
-                "description": "Your id for the message, unique in the conversation: a message whose id the conversation holds is not written again (retries are safe)",
+                "description": "Your id for the message, unique in the conversation (and in the call): a message whose id the conversation holds is not written again (retries are safe)",
                 "anyOf": [
                   {
+                    "minLength": 1,
+                    "maxLength": 256,
                     "type": "string"
                   },
                   {
@@ -278,6 +395,8 @@ export const MCP_TOOLS = [
           "description": "Every message is about this entity",
           "anyOf": [
             {
+              "minLength": 1,
+              "maxLength": 256,
               "type": "string"
             },
             {
@@ -306,22 +425,43 @@ export const MCP_TOOLS = [
       ],
       "properties": {
         "cue": {
+          "minLength": 1,
+          "maxLength": 65536,
+          "pattern": "\\S",
+          "description": "The cue: not blank, at most 64 KiB as UTF-8 (maxLength counts characters; a text of multi-byte characters reaches the byte limit first)",
           "type": "string"
         },
         "filter": {
-          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range).",
+          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). The server checks the grammar and names the place at fault (the schema leaves it open: spelled out, it would be most of this document).",
           "type": "object",
           "patternProperties": {
             "^(.*)$": {}
           }
         },
         "strategies": {
+          "minItems": 1,
           "description": "Strategies to run and merge, by name or with options of their own (default [\"similarity\"])",
           "type": "array",
           "items": {
             "anyOf": [
               {
-                "type": "string"
+                "anyOf": [
+                  {
+                    "type": "string",
+                    "enum": [
+                      "similarity",
+                      "temporal",
+                      "causal",
+                      "analogical"
+                    ]
+                  },
+                  {
+                    "type": "string",
+                    "pattern": "^([sS][iI][mM][iI][lL][aA][rR][iI][tT][yY]|[tT][eE][mM][pP][oO][rR][aA][lL]|[cC][aA][uU][sS][aA][lL]|[aA][nN][aA][lL][oO][gG][iI][cC][aA][lL])$",
+                    "description": "the same names in any other spelling the server reads"
+                  }
+                ],
+                "description": "A recall strategy (any case)"
               },
               {
                 "type": "object",
@@ -330,18 +470,70 @@ export const MCP_TOOLS = [
                 ],
                 "properties": {
                   "strategy": {
-                    "type": "string"
+                    "anyOf": [
+                      {
+                        "type": "string",
+                        "enum": [
+                          "similarity",
+                          "temporal",
+                          "causal",
+                          "analogical"
+                        ]
+                      },
+                      {
+                        "type": "string",
+                        "pattern": "^([sS][iI][mM][iI][lL][aA][rR][iI][tT][yY]|[tT][eE][mM][pP][oO][rR][aA][lL]|[cC][aA][uU][sS][aA][lL]|[aA][nN][aA][lL][oO][gG][iI][cC][aA][lL])$",
+                        "description": "the same names in any other spelling the server reads"
+                      }
+                    ],
+                    "description": "A recall strategy (any case)"
                   },
                   "top_k": {
+                    "minimum": 1,
+                    "maximum": 1000,
+                    "description": "Results (default 10)",
                     "type": "integer"
                   },
                   "ef_search": {
+                    "minimum": 1,
+                    "maximum": 10000,
+                    "description": "HNSW search breadth (default 50)",
                     "type": "integer"
                   },
                   "entity_id": {
+                    "minLength": 1,
+                    "maxLength": 256,
+                    "description": "Only memories about this entity",
                     "type": "string"
                   },
                   "time_range": {
+                    "allOf": [
+                      {
+                        "not": {
+                          "required": [
+                            "start_us",
+                            "start"
+                          ],
+                          "properties": {
+                            "start_us": {},
+                            "start": {}
+                          }
+                        }
+                      },
+                      {
+                        "not": {
+                          "required": [
+                            "end_us",
+                            "end"
+                          ],
+                          "properties": {
+                            "end_us": {},
+                            "end": {}
+                          }
+                        }
+                      }
+                    ],
+                    "description": "A window of creation times (start not after end: the server checks)",
                     "type": "object",
                     "properties": {
                       "start_us": {
@@ -353,10 +545,10 @@ export const MCP_TOOLS = [
                           },
                           {
                             "type": "string",
-                            "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                            "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
                           }
                         ],
-                        "description": "Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+                        "description": "Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
                       },
                       "end_us": {
                         "anyOf": [
@@ -367,10 +559,10 @@ export const MCP_TOOLS = [
                           },
                           {
                             "type": "string",
-                            "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                            "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
                           }
                         ],
-                        "description": "Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+                        "description": "Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
                       },
                       "start": {
                         "anyOf": [
@@ -381,10 +573,10 @@ export const MCP_TOOLS = [
                           },
                           {
                             "type": "string",
-                            "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                            "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
                           }
                         ],
-                        "description": "Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+                        "description": "Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
                       },
                       "end": {
                         "anyOf": [
@@ -395,26 +587,55 @@ export const MCP_TOOLS = [
                           },
                           {
                             "type": "string",
-                            "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                            "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
                           }
                         ],
-                        "description": "Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+                        "description": "Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
                       }
                     }
                   },
                   "seed_memory_id": {
+                    "pattern": "^([0-9a-fA-F]{32}|[0-7][0-9A-TV-Za-tv-z]{25})$",
+                    "description": "A memory id: 32 hex characters or a 26-character ULID",
                     "type": "string"
                   },
                   "edge_types": {
+                    "description": "Edge types to follow (empty or absent: all)",
                     "type": "array",
                     "items": {
-                      "type": "string"
+                      "anyOf": [
+                        {
+                          "type": "string",
+                          "enum": [
+                            "caused_by",
+                            "related_to",
+                            "followed_by",
+                            "revised_from",
+                            "insight_from",
+                            "contradicts",
+                            "has_entity",
+                            "entity_relation",
+                            "proposition_of"
+                          ]
+                        },
+                        {
+                          "type": "string",
+                          "pattern": "^(_*[eE]_*[dD]_*[gG]_*[eE]_*[tT]_*[yY]_*[pP]_*[eE])?_*([cC]_*[aA]_*[uU]_*[sS]_*[eE]_*[dD]_*[bB]_*[yY]|[rR]_*[eE]_*[lL]_*[aA]_*[tT]_*[eE]_*[dD]_*[tT]_*[oO]|[fF]_*[oO]_*[lL]_*[lL]_*[oO]_*[wW]_*[eE]_*[dD]_*[bB]_*[yY]|[rR]_*[eE]_*[vV]_*[iI]_*[sS]_*[eE]_*[dD]_*[fF]_*[rR]_*[oO]_*[mM]|[iI]_*[nN]_*[sS]_*[iI]_*[gG]_*[hH]_*[tT]_*[fF]_*[rR]_*[oO]_*[mM]|[cC]_*[oO]_*[nN]_*[tT]_*[rR]_*[aA]_*[dD]_*[iI]_*[cC]_*[tT]_*[sS]|[hH]_*[aA]_*[sS]_*[eE]_*[nN]_*[tT]_*[iI]_*[tT]_*[yY]|[eE]_*[nN]_*[tT]_*[iI]_*[tT]_*[yY]_*[rR]_*[eE]_*[lL]_*[aA]_*[tT]_*[iI]_*[oO]_*[nN]|[pP]_*[rR]_*[oO]_*[pP]_*[oO]_*[sS]_*[iI]_*[tT]_*[iI]_*[oO]_*[nN]_*[oO]_*[fF])_*$",
+                          "description": "the same names in any other spelling the server reads"
+                        }
+                      ],
+                      "description": "An edge type; any case, underscores anywhere and the gRPC EDGE_TYPE_ prefix are read the same (CausedBy, CAUSED_BY, EDGE_TYPE_CAUSED_BY)"
                     }
                   },
                   "max_depth": {
+                    "minimum": 1,
+                    "description": "Causal hops (default 5; above 10 counts as 10)",
                     "type": "integer"
                   },
                   "analogical_alpha": {
+                    "minimum": 0,
+                    "maximum": 1,
+                    "description": "Analogical: weight of the embedding against structure (default 0.5)",
                     "type": "number"
                   }
                 }
@@ -423,28 +644,51 @@ export const MCP_TOOLS = [
           }
         },
         "strategy": {
-          "description": "One strategy: an alias of strategies: [strategy] (strategies wins when both are given)",
-          "type": "string"
+          "anyOf": [
+            {
+              "type": "string",
+              "enum": [
+                "similarity",
+                "temporal",
+                "causal",
+                "analogical"
+              ]
+            },
+            {
+              "type": "string",
+              "pattern": "^([sS][iI][mM][iI][lL][aA][rR][iI][tT][yY]|[tT][eE][mM][pP][oO][rR][aA][lL]|[cC][aA][uU][sS][aA][lL]|[aA][nN][aA][lL][oO][gG][iI][cC][aA][lL])$",
+              "description": "the same names in any other spelling the server reads"
+            }
+          ],
+          "description": "One strategy: an alias of strategies: [strategy] (strategies wins when both are given)"
         },
         "scoring_weights": {
           "type": "object",
           "properties": {
             "w_relevance": {
+              "minimum": 0,
               "type": "number"
             },
             "w_recency": {
+              "minimum": 0,
               "type": "number"
             },
             "w_importance": {
+              "minimum": 0,
               "type": "number"
             },
             "w_reinforcement": {
+              "minimum": 0,
               "type": "number"
             },
             "max_age_us": {
+              "minimum": 0,
+              "description": "Age at which recency reaches 0, in µs (0: the default, 30 days)",
               "type": "number"
             },
             "reinforcement_cap": {
+              "minimum": 0,
+              "description": "Access count at which reinforcement saturates (0: the default)",
               "type": "number"
             }
           }
@@ -455,6 +699,8 @@ export const MCP_TOOLS = [
               "type": "string"
             },
             {
+              "maxProperties": 1024,
+              "description": "Cue context: a JSON object, at most 16 KiB serialised, 1,024 keys per object and 32 levels deep (limits JSON Schema states only for the top level)",
               "type": "object",
               "patternProperties": {
                 "^(.*)$": {}
@@ -485,29 +731,69 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             }
           ],
-          "description": "When the cue is asked (default: now): \"last week\", \"in January\" and the recency term are read from it. Memories written later are not hidden. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "When the cue is asked (default: now): \"last week\", \"in January\" and the recency term are read from it. Memories written later are not hidden. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "speaker": {
+          "minLength": 1,
+          "maxLength": 256,
           "description": "Only memories said by this speaker (with filter: both must hold)",
           "type": "string"
         },
         "conversation_id": {
+          "minLength": 1,
+          "maxLength": 256,
           "description": "Only this conversation's turns (with filter: both must hold)",
           "type": "string"
         },
         "top_k": {
+          "minimum": 1,
+          "maximum": 1000,
+          "description": "Results (default 10)",
           "type": "integer"
         },
         "ef_search": {
+          "minimum": 1,
+          "maximum": 10000,
+          "description": "HNSW search breadth (default 50)",
           "type": "integer"
         },
         "entity_id": {
+          "minLength": 1,
+          "maxLength": 256,
+          "description": "Only memories about this entity",
           "type": "string"
         },
         "time_range": {
+          "allOf": [
+            {
+              "not": {
+                "required": [
+                  "start_us",
+                  "start"
+                ],
+                "properties": {
+                  "start_us": {},
+                  "start": {}
+                }
+              }
+            },
+            {
+              "not": {
+                "required": [
+                  "end_us",
+                  "end"
+                ],
+                "properties": {
+                  "end_us": {},
+                  "end": {}
+                }
+              }
+            }
+          ],
+          "description": "A window of creation times (start not after end: the server checks)",
           "type": "object",
           "properties": {
             "start_us": {
@@ -519,10 +805,10 @@ export const MCP_TOOLS = [
                 },
                 {
                   "type": "string",
-                  "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                  "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
                 }
               ],
-              "description": "Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+              "description": "Earliest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
             },
             "end_us": {
               "anyOf": [
@@ -533,10 +819,10 @@ export const MCP_TOOLS = [
                 },
                 {
                   "type": "string",
-                  "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                  "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
                 }
               ],
-              "description": "Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+              "description": "Latest creation time, inclusive. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
             },
             "start": {
               "anyOf": [
@@ -547,10 +833,10 @@ export const MCP_TOOLS = [
                 },
                 {
                   "type": "string",
-                  "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                  "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
                 }
               ],
-              "description": "Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+              "description": "Alias of start_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
             },
             "end": {
               "anyOf": [
@@ -561,26 +847,55 @@ export const MCP_TOOLS = [
                 },
                 {
                   "type": "string",
-                  "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+                  "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
                 }
               ],
-              "description": "Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+              "description": "Alias of end_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
             }
           }
         },
         "seed_memory_id": {
+          "pattern": "^([0-9a-fA-F]{32}|[0-7][0-9A-TV-Za-tv-z]{25})$",
+          "description": "A memory id: 32 hex characters or a 26-character ULID",
           "type": "string"
         },
         "edge_types": {
+          "description": "Edge types to follow (empty or absent: all)",
           "type": "array",
           "items": {
-            "type": "string"
+            "anyOf": [
+              {
+                "type": "string",
+                "enum": [
+                  "caused_by",
+                  "related_to",
+                  "followed_by",
+                  "revised_from",
+                  "insight_from",
+                  "contradicts",
+                  "has_entity",
+                  "entity_relation",
+                  "proposition_of"
+                ]
+              },
+              {
+                "type": "string",
+                "pattern": "^(_*[eE]_*[dD]_*[gG]_*[eE]_*[tT]_*[yY]_*[pP]_*[eE])?_*([cC]_*[aA]_*[uU]_*[sS]_*[eE]_*[dD]_*[bB]_*[yY]|[rR]_*[eE]_*[lL]_*[aA]_*[tT]_*[eE]_*[dD]_*[tT]_*[oO]|[fF]_*[oO]_*[lL]_*[lL]_*[oO]_*[wW]_*[eE]_*[dD]_*[bB]_*[yY]|[rR]_*[eE]_*[vV]_*[iI]_*[sS]_*[eE]_*[dD]_*[fF]_*[rR]_*[oO]_*[mM]|[iI]_*[nN]_*[sS]_*[iI]_*[gG]_*[hH]_*[tT]_*[fF]_*[rR]_*[oO]_*[mM]|[cC]_*[oO]_*[nN]_*[tT]_*[rR]_*[aA]_*[dD]_*[iI]_*[cC]_*[tT]_*[sS]|[hH]_*[aA]_*[sS]_*[eE]_*[nN]_*[tT]_*[iI]_*[tT]_*[yY]|[eE]_*[nN]_*[tT]_*[iI]_*[tT]_*[yY]_*[rR]_*[eE]_*[lL]_*[aA]_*[tT]_*[iI]_*[oO]_*[nN]|[pP]_*[rR]_*[oO]_*[pP]_*[oO]_*[sS]_*[iI]_*[tT]_*[iI]_*[oO]_*[nN]_*[oO]_*[fF])_*$",
+                "description": "the same names in any other spelling the server reads"
+              }
+            ],
+            "description": "An edge type; any case, underscores anywhere and the gRPC EDGE_TYPE_ prefix are read the same (CausedBy, CAUSED_BY, EDGE_TYPE_CAUSED_BY)"
           }
         },
         "max_depth": {
+          "minimum": 1,
+          "description": "Causal hops (default 5; above 10 counts as 10)",
           "type": "integer"
         },
         "analogical_alpha": {
+          "minimum": 0,
+          "maximum": 1,
+          "description": "Analogical: weight of the embedding against structure (default 0.5)",
           "type": "number"
         }
       }
@@ -625,17 +940,23 @@ export const MCP_TOOLS = [
       "type": "object",
       "properties": {
         "filter": {
-          "description": "A metadata filter as JSON text (see the recall body).",
+          "description": "A metadata filter as JSON text (the grammar of the recall body's filter); the server checks it and names the place at fault",
           "type": "string"
         },
         "entity_id": {
+          "minLength": 1,
+          "maxLength": 256,
           "type": "string"
         },
         "speaker": {
+          "minLength": 1,
+          "maxLength": 256,
           "description": "Only memories said by this speaker",
           "type": "string"
         },
         "conversation_id": {
+          "minLength": 1,
+          "maxLength": 256,
           "description": "Only this conversation's turns",
           "type": "string"
         },
@@ -664,15 +985,20 @@ export const MCP_TOOLS = [
           ]
         },
         "cursor": {
+          "maxLength": 200,
+          "description": "next_cursor of the previous page of the same query (sorted by created_at: a memory id)",
           "type": "string"
         },
         "limit": {
+          "minimum": 1,
+          "description": "Memories per page (default 100; above 1000 counts as 1000)",
           "type": "integer"
         },
         "include_superseded": {
           "type": "boolean"
         },
         "q": {
+          "maxLength": 65536,
           "description": "Only memories holding every word of q (whole words, stemmed, as recall's lexical match reads them; current texts only)",
           "type": "string"
         },
@@ -685,10 +1011,10 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             }
           ],
-          "description": "Created at or after this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "Created at or after this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "until_us": {
           "anyOf": [
@@ -699,10 +1025,10 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             }
           ],
-          "description": "Created before this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "Created before this time. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "sort": {
           "description": "What pages are ordered by (default created_at); ties go by id, which sorts by creation",
@@ -773,6 +1099,9 @@ export const MCP_TOOLS = [
         "ttl_s": {
           "anyOf": [
             {
+              "exclusiveMinimum": 0,
+              "maximum": 3153600000,
+              "description": "Time to live (seconds, more than 0, at most 100 years)",
               "type": "number"
             },
             {
@@ -789,13 +1118,13 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             },
             {
               "type": "null"
             }
           ],
-          "description": "When the memory expires (in the future; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "When the memory expires (in the future, within 100 years; null: never). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "expires_at": {
           "anyOf": [
@@ -806,21 +1135,29 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             },
             {
               "type": "null"
             }
           ],
-          "description": "Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "Alias of expires_at_us, the name replies use. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "content": {
+          "minLength": 1,
+          "maxLength": 65536,
+          "pattern": "\\S",
+          "description": "The new content: not blank, at most 64 KiB as UTF-8 (maxLength counts characters; a text of multi-byte characters reaches the byte limit first)",
           "type": "string"
         },
         "importance": {
+          "minimum": 0,
+          "maximum": 1,
           "type": "number"
         },
         "context": {
+          "maxProperties": 1024,
+          "description": "Context: a JSON object, at most 16 KiB serialised, 1,024 keys per object and 32 levels deep (limits JSON Schema states only for the top level)",
           "type": "object",
           "patternProperties": {
             "^(.*)$": {}
@@ -839,8 +1176,11 @@ export const MCP_TOOLS = [
           ]
         },
         "entity_id": {
+          "description": "The new entity (null clears it)",
           "anyOf": [
             {
+              "minLength": 1,
+              "maxLength": 256,
               "type": "string"
             },
             {
@@ -858,12 +1198,38 @@ export const MCP_TOOLS = [
             ],
             "properties": {
               "target_id": {
+                "pattern": "^([0-9a-fA-F]{32}|[0-7][0-9A-TV-Za-tv-z]{25})$",
+                "description": "A memory id: 32 hex characters or a 26-character ULID",
                 "type": "string"
               },
               "edge_type": {
-                "type": "string"
+                "anyOf": [
+                  {
+                    "type": "string",
+                    "enum": [
+                      "caused_by",
+                      "related_to",
+                      "followed_by",
+                      "revised_from",
+                      "insight_from",
+                      "contradicts",
+                      "has_entity",
+                      "entity_relation",
+                      "proposition_of"
+                    ]
+                  },
+                  {
+                    "type": "string",
+                    "pattern": "^(_*[eE]_*[dD]_*[gG]_*[eE]_*[tT]_*[yY]_*[pP]_*[eE])?_*([cC]_*[aA]_*[uU]_*[sS]_*[eE]_*[dD]_*[bB]_*[yY]|[rR]_*[eE]_*[lL]_*[aA]_*[tT]_*[eE]_*[dD]_*[tT]_*[oO]|[fF]_*[oO]_*[lL]_*[lL]_*[oO]_*[wW]_*[eE]_*[dD]_*[bB]_*[yY]|[rR]_*[eE]_*[vV]_*[iI]_*[sS]_*[eE]_*[dD]_*[fF]_*[rR]_*[oO]_*[mM]|[iI]_*[nN]_*[sS]_*[iI]_*[gG]_*[hH]_*[tT]_*[fF]_*[rR]_*[oO]_*[mM]|[cC]_*[oO]_*[nN]_*[tT]_*[rR]_*[aA]_*[dD]_*[iI]_*[cC]_*[tT]_*[sS]|[hH]_*[aA]_*[sS]_*[eE]_*[nN]_*[tT]_*[iI]_*[tT]_*[yY]|[eE]_*[nN]_*[tT]_*[iI]_*[tT]_*[yY]_*[rR]_*[eE]_*[lL]_*[aA]_*[tT]_*[iI]_*[oO]_*[nN]|[pP]_*[rR]_*[oO]_*[pP]_*[oO]_*[sS]_*[iI]_*[tT]_*[iI]_*[oO]_*[nN]_*[oO]_*[fF])_*$",
+                    "description": "the same names in any other spelling the server reads"
+                  }
+                ],
+                "description": "An edge type; any case, underscores anywhere and the gRPC EDGE_TYPE_ prefix are read the same (CausedBy, CAUSED_BY, EDGE_TYPE_CAUSED_BY)"
               },
               "confidence": {
+                "minimum": 0,
+                "maximum": 1,
+                "description": "How sure the edge is (default 1)",
                 "type": "number"
               }
             }
@@ -884,15 +1250,57 @@ export const MCP_TOOLS = [
     "title": "Forget",
     "description": "Permanently erase memories matching ALL the given criteria: memory_ids, entity_id, memory_kind, staleness, access count or decay score. Use it only when the user asks to forget something or data must be removed; it cannot be undone, and memories derived from them (insights, propositions) go too. Returns how many were erased.",
     "inputSchema": {
+      "allOf": [
+        {
+          "anyOf": [
+            {
+              "required": [
+                "memory_ids"
+              ]
+            },
+            {
+              "required": [
+                "entity_id"
+              ]
+            },
+            {
+              "required": [
+                "staleness_threshold_us"
+              ]
+            },
+            {
+              "required": [
+                "access_count_floor"
+              ]
+            },
+            {
+              "required": [
+                "memory_kind"
+              ]
+            },
+            {
+              "required": [
+                "decay_score_floor"
+              ]
+            }
+          ]
+        }
+      ],
+      "description": "Memories matching every criterion given; at least one criterion",
       "type": "object",
       "properties": {
         "memory_ids": {
+          "maxItems": 1000,
           "type": "array",
           "items": {
+            "pattern": "^([0-9a-fA-F]{32}|[0-7][0-9A-TV-Za-tv-z]{25})$",
+            "description": "A memory id: 32 hex characters or a 26-character ULID",
             "type": "string"
           }
         },
         "entity_id": {
+          "minLength": 1,
+          "maxLength": 256,
           "type": "string"
         },
         "staleness_threshold_us": {
@@ -904,12 +1312,14 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             }
           ],
-          "description": "Forget memories last read before this time (an absolute cutoff). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "Forget memories last read before this time (an absolute cutoff). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "access_count_floor": {
+          "minimum": 0,
+          "description": "Forget memories read fewer times than this",
           "type": "number"
         },
         "memory_kind": {
@@ -937,6 +1347,8 @@ export const MCP_TOOLS = [
           ]
         },
         "decay_score_floor": {
+          "minimum": 0,
+          "description": "Forget memories whose decay score is below this",
           "type": "number"
         }
       }
@@ -957,48 +1369,67 @@ export const MCP_TOOLS = [
       "type": "object",
       "properties": {
         "filter": {
-          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range).",
+          "description": "Metadata filter: {FIELD: value} for equality, {FIELD: {$eq|$ne|$in|$nin|$gt|$gte|$lt|$lte|$exists: …}}, {$and: [filter…]}, {$or: [filter…]}; several keys combine with AND. FIELD: importance, created_at, occurred_at, updated_at, last_accessed_at, access_count, kind, entity_id, speaker, conversation_id, message_id or context.KEY[.KEY…]. The four times compare as integer microseconds; a string given for one of them is read as an ISO 8601 time (as in time_range). The server checks the grammar and names the place at fault (the schema leaves it open: spelled out, it would be most of this document).",
           "type": "object",
           "patternProperties": {
             "^(.*)$": {}
           }
         },
         "entity_id": {
+          "maxLength": 256,
+          "description": "An entity id (\"\" means none)",
           "type": "string"
         },
         "max_memories": {
+          "minimum": 1,
+          "maximum": 200,
+          "description": "Memories (default 20)",
           "type": "integer"
         },
         "similarity_cue": {
+          "maxLength": 65536,
+          "description": "At most 64 KiB as UTF-8",
           "type": "string"
         },
         "scoring_weights": {
           "type": "object",
           "properties": {
             "w_relevance": {
+              "minimum": 0,
               "type": "number"
             },
             "w_recency": {
+              "minimum": 0,
               "type": "number"
             },
             "w_importance": {
+              "minimum": 0,
               "type": "number"
             },
             "w_reinforcement": {
+              "minimum": 0,
               "type": "number"
             },
             "max_age_us": {
+              "minimum": 0,
+              "description": "Age at which recency reaches 0, in µs (0: the default, 30 days)",
               "type": "number"
             },
             "reinforcement_cap": {
+              "minimum": 0,
+              "description": "Access count at which reinforcement saturates (0: the default)",
               "type": "number"
             }
           }
         },
         "recency_window_us": {
+          "minimum": 0,
+          "description": "How far back the recent half looks, in µs (default and 0: 7 days)",
           "type": "number"
         },
         "context": {
+          "maxProperties": 1024,
+          "description": "Context: a JSON object, at most 16 KiB serialised, 1,024 keys per object and 32 levels deep (limits JSON Schema states only for the top level)",
           "type": "object",
           "patternProperties": {
             "^(.*)$": {}
@@ -1031,18 +1462,46 @@ export const MCP_TOOLS = [
       ],
       "properties": {
         "center_id": {
+          "pattern": "^([0-9a-fA-F]{32}|[0-7][0-9A-TV-Za-tv-z]{25})$",
+          "description": "A memory id: 32 hex characters or a 26-character ULID",
           "type": "string"
         },
         "depth": {
+          "minimum": 0,
+          "description": "Hops (default 2; above 5 counts as 5)",
           "type": "integer"
         },
         "edge_types": {
+          "description": "Edge types to follow (empty or absent: all)",
           "type": "array",
           "items": {
-            "type": "string"
+            "anyOf": [
+              {
+                "type": "string",
+                "enum": [
+                  "caused_by",
+                  "related_to",
+                  "followed_by",
+                  "revised_from",
+                  "insight_from",
+                  "contradicts",
+                  "has_entity",
+                  "entity_relation",
+                  "proposition_of"
+                ]
+              },
+              {
+                "type": "string",
+                "pattern": "^(_*[eE]_*[dD]_*[gG]_*[eE]_*[tT]_*[yY]_*[pP]_*[eE])?_*([cC]_*[aA]_*[uU]_*[sS]_*[eE]_*[dD]_*[bB]_*[yY]|[rR]_*[eE]_*[lL]_*[aA]_*[tT]_*[eE]_*[dD]_*[tT]_*[oO]|[fF]_*[oO]_*[lL]_*[lL]_*[oO]_*[wW]_*[eE]_*[dD]_*[bB]_*[yY]|[rR]_*[eE]_*[vV]_*[iI]_*[sS]_*[eE]_*[dD]_*[fF]_*[rR]_*[oO]_*[mM]|[iI]_*[nN]_*[sS]_*[iI]_*[gG]_*[hH]_*[tT]_*[fF]_*[rR]_*[oO]_*[mM]|[cC]_*[oO]_*[nN]_*[tT]_*[rR]_*[aA]_*[dD]_*[iI]_*[cC]_*[tT]_*[sS]|[hH]_*[aA]_*[sS]_*[eE]_*[nN]_*[tT]_*[iI]_*[tT]_*[yY]|[eE]_*[nN]_*[tT]_*[iI]_*[tT]_*[yY]_*[rR]_*[eE]_*[lL]_*[aA]_*[tT]_*[iI]_*[oO]_*[nN]|[pP]_*[rR]_*[oO]_*[pP]_*[oO]_*[sS]_*[iI]_*[tT]_*[iI]_*[oO]_*[nN]_*[oO]_*[fF])_*$",
+                "description": "the same names in any other spelling the server reads"
+              }
+            ],
+            "description": "An edge type; any case, underscores anywhere and the gRPC EDGE_TYPE_ prefix are read the same (CausedBy, CAUSED_BY, EDGE_TYPE_CAUSED_BY)"
           }
         },
         "max_nodes": {
+          "minimum": 1,
+          "description": "Memories (default 100; above 500 counts as 500)",
           "type": "integer"
         },
         "direction": {
@@ -1092,9 +1551,25 @@ export const MCP_TOOLS = [
     "title": "Reflect",
     "description": "Cluster recent memories (optionally of one entity_id, or created since `since`, an ISO 8601 time) and write insight memories that summarise them. Use it after many new memories, before asking for insights. Returns counts of insights created and refreshed.",
     "inputSchema": {
+      "allOf": [
+        {
+          "not": {
+            "required": [
+              "since_us",
+              "since"
+            ],
+            "properties": {
+              "since_us": {},
+              "since": {}
+            }
+          }
+        }
+      ],
       "type": "object",
       "properties": {
         "entity_id": {
+          "maxLength": 256,
+          "description": "An entity id (\"\" means none)",
           "type": "string"
         },
         "since_us": {
@@ -1106,10 +1581,10 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             }
           ],
-          "description": "Only memories created at or after this time (0: all). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "Only memories created at or after this time (0: all). Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         },
         "since": {
           "anyOf": [
@@ -1120,10 +1595,10 @@ export const MCP_TOOLS = [
             },
             {
               "type": "string",
-              "pattern": "^(19[7-9][0-9]|2[0-2][0-9]{2})-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
+              "pattern": "^(19[7-9][0-9]|2[01][0-9]{2}|22[0-4][0-9]|225[0-4])-(0[1-9]|1[0-2])-(0[1-9]|[12][0-9]|3[01])([Tt]([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]{1,9})?([Zz]|[+-]([01][0-9]|2[0-3]):[0-5][0-9]))?$"
             }
           ],
-          "description": "Alias of since_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Range 1970-01-01T00:00:00Z to 2255-06-05T23:47:34.740991Z (2^53 − 1 µs); the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or the exact upper bound."
+          "description": "Alias of since_us. Integer microseconds since the Unix epoch, or an ISO 8601 string: a date (2026-03-01 = its start, 00:00 UTC) or a date-time with a UTC offset (2026-03-01T09:30:00Z, 2026-03-01T11:30:00.250+02:00; no offset is refused, not guessed), up to 9 fraction digits (truncated to microseconds). Integers from 0 to 2^53 − 1 (2255-06-05T23:47:34.740991Z), text from 1970 to 2254; the pattern cannot say that a day must exist in its month (2026-02-30 is refused) or that an offset must not take the time before 1970."
         }
       }
     },
@@ -1143,12 +1618,19 @@ export const MCP_TOOLS = [
       "type": "object",
       "properties": {
         "entity_id": {
+          "maxLength": 256,
+          "description": "An entity id (\"\" means none)",
           "type": "string"
         },
         "min_confidence": {
+          "minimum": 0,
+          "maximum": 1,
+          "description": "Only insights at least this confident (default 0)",
           "type": "number"
         },
         "max_results": {
+          "minimum": 1,
+          "description": "Insights (default 100; above 1000 counts as 1000)",
           "type": "integer"
         }
       }

@@ -54,19 +54,19 @@ class Memory(BaseModel):
     context: dict[str, Any]
     entity_id: str | None
     kind: Literal["episode", "insight", "revision", "document", "proposition"] | str
-    created_at: int | float
+    created_at: int
     """
     When it was written (ids, list order and cursors follow it) (microseconds since the Unix epoch)
     """
-    occurred_at: int | float
+    occurred_at: int
     """
     When the remembered thing happened (event time; created_at unless the writer gave one): time windows, recency and temporal recall read it (microseconds since the Unix epoch)
     """
-    updated_at: int | float
+    updated_at: int
     """
     Last revision (microseconds since the Unix epoch)
     """
-    last_accessed_at: int | float
+    last_accessed_at: int
     """
     Last read by recall, prime or get (microseconds since the Unix epoch)
     """
@@ -84,7 +84,7 @@ class Memory(BaseModel):
     """
     Set once a revision replaced this memory
     """
-    expires_at: int | float | None
+    expires_at: int | None
     created_at_iso: AwareDatetime
     """
     created_at, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z)
@@ -128,7 +128,7 @@ class Edge(BaseModel):
         | str
     )
     confidence: int | float
-    timestamp_us: int | float
+    timestamp_us: int
     """
     When the edge was made (microseconds since the Unix epoch)
     """
@@ -247,7 +247,7 @@ class Workspace(BaseModel):
     )
     slug: str
     name: str
-    created_at: int | float
+    created_at: int
     """
     Creation time (microseconds since the Unix epoch)
     """
@@ -266,7 +266,7 @@ class KeyInfo(BaseModel):
     role: Literal["admin", "workspace"] | str
     workspace: str
     label: str | None
-    created_at: int | float
+    created_at: int
     """
     Creation time (microseconds since the Unix epoch)
     """
@@ -332,7 +332,7 @@ class Bucket(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    start_us: int | float
+    start_us: int
     """
     Start of the bucket (microseconds since the Unix epoch)
     """
@@ -384,11 +384,11 @@ class Entity(BaseModel):
     """
     Live memories about the entity (superseded versions not counted)
     """
-    first_at: int | float
+    first_at: int
     """
     The oldest one was created (microseconds since the Unix epoch)
     """
-    last_at: int | float
+    last_at: int
     """
     The latest creation or revision among them (microseconds since the Unix epoch)
     """
@@ -425,7 +425,7 @@ class ConfirmedItem(BaseModel):
     b: Memory
     confidence: int | float
     reason: str | None
-    timestamp_us: int | float
+    timestamp_us: int
     """
     When the edge was made (microseconds since the Unix epoch)
     """
@@ -447,7 +447,7 @@ class PendingItem(BaseModel):
     similarity: int | float
     proposed: Literal["contradiction", "revision"] | str
     reason: str | None
-    created_at: int | float
+    created_at: int
     """
     When the candidate was raised (microseconds since the Unix epoch)
     """
@@ -485,7 +485,7 @@ class Entry(BaseModel):
     """
     Position in the log (newer entries have higher numbers)
     """
-    at_us: int | float
+    at_us: int
     """
     When the change was made (microseconds since the Unix epoch)
     """
@@ -557,7 +557,7 @@ class Point(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    start_us: int | float
+    start_us: int
     """
     Start of the interval (microseconds since the Unix epoch)
     """
@@ -583,7 +583,7 @@ class Current(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
-    start_us: int | float
+    start_us: int
     """
     Start of the interval (microseconds since the Unix epoch)
     """
@@ -944,7 +944,7 @@ class Workspace2(BaseModel):
     )
     slug: str
     name: str
-    created_at: int | float
+    created_at: int
     """
     Creation time (microseconds since the Unix epoch)
     """
@@ -981,7 +981,7 @@ class WorkspacesGetResponse(BaseModel):
     )
     slug: str
     name: str
-    created_at: int | float
+    created_at: int
     """
     Creation time (microseconds since the Unix epoch)
     """
