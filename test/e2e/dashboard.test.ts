@@ -342,8 +342,11 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await first.waitFor();
     expect(await first.textContent()).toMatch(/remember.*default/);
     await page.selectOption('#activity-action', 'import');
-    await shows('#activity-table tbody tr', /import ×30/);
-    expect(await page.locator('#activity-table tbody tr').count()).toBe(1);
+    // The unfiltered table already holds the import's row: wait for the filtered page itself.
+    const rows = page.locator('#activity-table tbody tr');
+    await until(async () => (await rows.count()) === 1, { what: 'the table filtered to the import' }).catch(() => undefined); // the count is asserted below
+    expect(await rows.count()).toBe(1);
+    expect(await rows.first().textContent()).toMatch(/import ×30/);
     await shot('16-activity');
   });
 

@@ -135,16 +135,16 @@ const FAULTS = { everyMs: 100, retryErrors: true, cutAtDeadline: true } as const
 
 /** Retries an audit read while NATS recovers (a JetStream leader election takes seconds). */
 async function retry<T>(fn: () => Promise<T>, attempts: number): Promise<T> {
-  let lastErr: unknown = null;
+  let failures = 0;
   const read = async (): Promise<{ value: T } | null> => {
     try {
       return { value: await fn() };
     } catch (err) {
-      lastErr = err;
+      if (++failures >= attempts) throw err; // `attempts` tries, however long each takes
       return null;
     }
   };
-  const got = await until(read, { what: () => `an audit read to succeed: ${String(lastErr)}`, deadlineMs: attempts * 2000, everyMs: 1000 });
+  const got = await until(read, { what: `an audit read, ${attempts} tries`, deadlineMs: attempts * 30_000, everyMs: 1000 });
   return got.value;
 }
 
