@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   console.log(`\n${report.history.length} operations in ${((Date.now() - started) / 1000).toFixed(0)} s: ${writes.filter((o) => !o.unknown).length} writes acknowledged, ${writes.filter((o) => o.unknown).length} unknown; ${report.ackedByCutOff} acknowledged through a cut-off node`);
   console.log('| cycle | cut | every partition owned by the majority (ms) | 20 more writes acknowledged (ms) |');
   console.log('|---:|---|---:|---:|');
-  report.cycles.forEach((c, i) => console.log(`| ${i} | ${c.cut} | ${c.takeoverMs} | ${c.writesMs} |`));
+  report.cycles.forEach((c, i) => { console.log(`| ${i} | ${c.cut} | ${c.takeoverMs} | ${c.writesMs} |`); });
   const keep = mkdtempSync(join(tmpdir(), 'fb-partition-history-'));
   const porcupine = checkWithPorcupine(report.history, keep);
   const problems = [...lostWrites(report.history, report.finals), ...staleReads(report.history), ...report.violations];

@@ -58,7 +58,7 @@ async function main(): Promise<void> {
   const set = setOf(pairs, cosines, lexicon);
   const { weights, bias } = fit(set.examples, l2, steps, rate);
   const threshold = pickThreshold(set, weights, bias);
-  FEATURES.forEach((f, i) => console.log(`  ${f.padEnd(24)} ${(weights[i] ?? 0).toFixed(3)}`));
+  FEATURES.forEach((f, i) => { console.log(`  ${f.padEnd(24)} ${(weights[i] ?? 0).toFixed(3)}`); });
   console.log(`  bias ${bias.toFixed(3)}; threshold ${threshold.toFixed(4)}`);
   report(set, weights, bias, threshold);
   if (!values['dry-run']) write(weights, bias, threshold, means(set.examples));

@@ -107,7 +107,7 @@ function fitLogistic(train: readonly Q[], l2 = 1e-3, steps = 300, rate = 0.5): V
       const y = ys[n] as number;
       const c = y === 1 ? wPos : 1;
       const e = c * (1 / (1 + Math.exp(-(linear(w)(x) + b))) - y);
-      x.forEach((v, i) => (g[i] = (g[i] ?? 0) + e * v));
+      x.forEach((v, i) => { g[i] = (g[i] ?? 0) + e * v; });
       gb += e;
       wsum += c;
     });

@@ -133,8 +133,8 @@ for (const config of configs) {
       const top = ask(i, 10);
       return [share(q.evidence, top.slice(0, 5)), share(q.evidence, top)];
     });
-    questions.forEach(({ q }, i) => at[i]?.push(share(q.evidence, ask(i, 25))));
-    questions.forEach(({ q }, i) => scores.push({ conv: convIndex, category: q.category, at: at[i] ?? [] }));
+    questions.forEach(({ q }, i) => { at[i]?.push(share(q.evidence, ask(i, 25))); });
+    questions.forEach(({ q }, i) => { scores.push({ conv: convIndex, category: q.category, at: at[i] ?? [] }); });
   }
   if (!values.quiet) process.stdout.write('\n');
   const sorted = Float64Array.from(latencies).sort();
@@ -144,8 +144,8 @@ for (const config of configs) {
   (report.configs as Record<string, unknown>)[config.name] = folds;
 }
 
-if (values.dump) writeFileSync(String(values.dump), dumpRows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-if (values.misses) writeFileSync(String(values.misses), missRows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+if (values.dump) writeFileSync(String(values.dump), `${dumpRows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+if (values.misses) writeFileSync(String(values.misses), `${missRows.map((r) => JSON.stringify(r)).join('\n')}\n`);
 const out = stringFlag(values, 'out');
 if (out) {
   mkdirSync(dirname(resolve(out)), { recursive: true });

@@ -161,7 +161,7 @@ async function main(): Promise<void> {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-  if (dump && dumpPath) writeFileSync(dumpPath, dump.rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  if (dump && dumpPath) writeFileSync(dumpPath, `${dump.rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
   const out = stringFlag(values, 'out') ?? join('.bench', `retrieval-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   mkdirSync(resolve(out, '..'), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
@@ -231,7 +231,7 @@ async function ingestTurns(client: RestClient, ws: string, conversationId: strin
     const reply = await client.post(`/v1/workspaces/${ws}/conversations/${encodeURIComponent(conversationId)}/messages`, { messages });
     const { memory_ids: ids, created } = expectJson<{ memory_ids: string[]; created: number }>(reply, 201, 'ingest');
     if (created !== part.length) throw new Error(`ingest: ${created} of ${part.length} messages written`);
-    ids.forEach((id, i) => byMemory.set(id, (part[i] as TurnMemory).diaId));
+    ids.forEach((id, i) => { byMemory.set(id, (part[i] as TurnMemory).diaId); });
   }
   return byMemory;
 }
@@ -292,7 +292,7 @@ async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<
     for (const [map, key] of [[scores.sums, 0], [scores.sums, q.category], [scores.byConv, o.convIndex]] as const) {
       const s = map.get(key) ?? { n: 0, at: KS.map(() => 0) };
       s.n += 1;
-      (at.get(qi) ?? []).forEach((v, i) => (s.at[i] = (s.at[i] ?? 0) + v));
+      (at.get(qi) ?? []).forEach((v, i) => { s.at[i] = (s.at[i] ?? 0) + v; });
       map.set(key, s);
     }
   }

@@ -38,6 +38,7 @@ const base = `http://127.0.0.1:${port}`;
 const headers = { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' };
 const ids: string[] = [];
 
+// biome-ignore lint/suspicious/noExplicitAny: the server's JSON replies, read field by field below.
 async function call(method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(`${base}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body) });
   const text = await res.text();

@@ -97,17 +97,17 @@ class Hop {
   }
 
   /** `n` requests, one postMessage each. */
-  each(n: number): Promise<void[]> {
+  async each(n: number): Promise<void> {
     const reqs = Array.from({ length: n }, () => this.#request());
     for (const r of reqs) this.#worker.postMessage(r.msg);
-    return Promise.all(reqs.map((r) => r.done));
+    await Promise.all(reqs.map((r) => r.done));
   }
 
   /** `n` requests in one postMessage. */
-  batched(n: number): Promise<void[]> {
+  async batched(n: number): Promise<void> {
     const reqs = Array.from({ length: n }, () => this.#request());
     this.#worker.postMessage(reqs.map((r) => r.msg));
-    return Promise.all(reqs.map((r) => r.done));
+    await Promise.all(reqs.map((r) => r.done));
   }
 
   close(): Promise<number> {

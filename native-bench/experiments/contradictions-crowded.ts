@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const index = new Map(texts.map((t, i) => [t, i]));
   const vectors = await embed(split, texts);
   const lexical = new LexicalIndex();
-  texts.forEach((t, i) => lexical.add(String(i), { content: t, entityId: null, context: {} }));
+  texts.forEach((t, i) => { lexical.add(String(i), { content: t, entityId: null, context: {} }); });
   const lexicon = await loadLexicon();
   const runs: Record<string, Outcome[]> = { 'vector, cosine ≥ 0.55 only': [], vector: [], 'vector + lexical': [] };
   let extra = 0;

@@ -150,7 +150,7 @@ async function openEmbedder(kind: Kind, modelDir: string, threads: number, libDi
       const rows = order.slice(s, s + size);
       s += size;
       const v = await run(rows.map((r) => t[r] as string));
-      rows.forEach((r, k) => out.set(v.subarray(k * 384, (k + 1) * 384), r * 384));
+      rows.forEach((r, k) => { out.set(v.subarray(k * 384, (k + 1) * 384), r * 384); });
     }
     return out;
   };

@@ -25,9 +25,9 @@ const source = new VectorSource({ kind: 'clustered', dim: 384, seed: 11 });
 const vectors = source.many(N);
 const queries = source.many(100);
 const index = new VectorIndex();
-vectors.forEach((v, i) => index.upsert(`m${i}`, v));
+vectors.forEach((v, i) => { index.upsert(`m${i}`, v); });
 const exactIndex = new VectorIndex();
-vectors.forEach((v, i) => exactIndex.upsert(`m${i}`, v));
+vectors.forEach((v, i) => { exactIndex.upsert(`m${i}`, v); });
 const { ms: buildMs } = await timed(() => {
   while (index.indexSome(60_000)) {
     /* build the graph */

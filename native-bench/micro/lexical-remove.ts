@@ -15,7 +15,7 @@ const { values } = parseArgs({ options: { sizes: { type: 'string' } } });
 for (const n of listFlag(values, 'sizes', ['10000', '100000']).map(Number)) {
   const docs: LexicalDoc[] = Array.from({ length: n }, (_, i) => ({ content: `${TOPICS[i % 6]} note ${i} about item ${(i * 7919) % 1_000_003}`, entityId: `e${i % 20}`, context: {} }));
   const idx = new LexicalIndex();
-  docs.forEach((d, i) => idx.add(`m${i}`, d));
+  docs.forEach((d, i) => { idx.add(`m${i}`, d); });
   const ms: number[] = [];
   for (let k = 0; k < 1000; k++) {
     const i = (k * 104_729) % n;

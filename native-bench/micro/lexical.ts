@@ -25,7 +25,6 @@ import { BUSY_NOTE, loadCell } from './quiet.ts';
 import { realSentences } from './real-corpus.ts';
 import { realVectors } from './real-vectors.ts';
 
-const DIM = 384;
 const CUES = 200;
 
 function spec(strategy: StrategySpec['strategy']): StrategySpec {
@@ -89,7 +88,7 @@ async function queries(sizes: number[], timeMs: number): Promise<void> {
     const docs = syntheticDocs(size, rng);
     const ids = docs.map((_, i) => i.toString(16).padStart(32, '0'));
     const idx = new LexicalIndex();
-    docs.forEach((content, i) => idx.add(ids[i] as string, { content, entityId: 'entity-7', context: CONTEXT }));
+    docs.forEach((content, i) => { idx.add(ids[i] as string, { content, entityId: 'entity-7', context: CONTEXT }); });
     let next = 0;
     const own = await measure(`contradiction query at ${size}`, () => {
       const j = (next++ * 7919) % size;
@@ -133,7 +132,7 @@ async function ram(sizes: number[]): Promise<void> {
     const ids = docs.map((_, i) => i.toString(16).padStart(32, '0'));
     const before = await heapAndBuffers(gc);
     const idx = new LexicalIndex();
-    docs.forEach((content, i) => idx.add(ids[i] as string, { content, entityId: 'entity-7', context: CONTEXT }));
+    docs.forEach((content, i) => { idx.add(ids[i] as string, { content, entityId: 'entity-7', context: CONTEXT }); });
     const after = await heapAndBuffers(gc);
     rows.push([size, words / size, idx.termCount, (after - before) / size]);
   }

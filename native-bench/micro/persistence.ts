@@ -119,7 +119,7 @@ async function codecRows(records: readonly LogRecord[], n: number, quick: boolea
   const frames = records.map((r) => encodeFrame(r));
   const buf = Buffer.concat(frames);
   const opts = { timeMs: quick ? 500 : 2000, iterations: 5, warmup: 2 };
-  const enc = await measure(`encode ${n}`, () => void records.forEach((r) => encodeFrame(r)), opts);
+  const enc = await measure(`encode ${n}`, () => void records.forEach((r) => { encodeFrame(r); }), opts);
   const dec = await measure(`decode ${n}`, () => {
     for (let off = 0; ; ) {
       const f = readFrame(buf, off);

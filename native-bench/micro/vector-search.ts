@@ -62,7 +62,7 @@ async function runSize(kind: DataKind, data: Dataset, timeMs: number, efc: numbe
   const n = data.vectors.length;
   const { queries } = data;
   const index = new VectorIndex({ efConstruction: efc });
-  data.vectors.forEach((v, i) => index.upsert(`m${i}`, v));
+  data.vectors.forEach((v, i) => { index.upsert(`m${i}`, v); });
   let qi = 0;
   const nextQuery = (): Float32Array => queries[qi++ % queries.length] as Float32Array;
   // Before the graph exists, VectorIndex answers by an exact scan: that is the baseline and the truth.

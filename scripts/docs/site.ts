@@ -122,7 +122,7 @@ export function buildSite(root: string, out: string): BuildResult {
         mkdirSync(dirname(join(out, sitePath(f), item)), { recursive: true });
         copyFileSync(join(abs, item), join(out, sitePath(f), item));
       }
-      const body = `<h1><code>${escape(f)}</code></h1><ul>${items.map((i) => `<li><a href="${escape(i)}">${escape(i)}</a></li>`).join('')}</ul>`;
+      const body = `<h1><code>${escapeHtml(f)}</code></h1><ul>${items.map((i) => `<li><a href="${escapeHtml(i)}">${escapeHtml(i)}</a></li>`).join('')}</ul>`;
       const html = layout(config, { source: f, title: f, html: '', anchors: new Set(), links: [] }, at, pages, body);
       mkdirSync(dirname(join(out, at)), { recursive: true });
       writeFileSync(join(out, at), html);
@@ -192,13 +192,13 @@ function plainText(children: Token[]): string {
 /** The page's HTML with every repository link pointed at its place in the site. */
 function rewriteLinks(page: Page, at: string): string {
   return page.html.replace(/(<a href=|<img src=)"([^"]*)"/g, (whole, attr: string, raw: string) => {
-    const href = unescape(raw);
+    const href = unescapeHtml(raw);
     const target = resolveLink(page.source, href);
     if (target === null || target.path === '') return whole;
     let dest = sitePath(target.path);
     if (!target.path.endsWith('.md') && !/\.[a-z0-9]+$/i.test(target.path) && href.replace(/#.*/, '').endsWith('/')) dest = `${dest}/index.html`;
     const rel = posix.relative(posix.dirname(at), dest) || posix.basename(dest);
-    return `${attr}"${escape(rel + (target.fragment !== '' ? `#${target.fragment}` : ''))}"`;
+    return `${attr}"${escapeHtml(rel + (target.fragment !== '' ? `#${target.fragment}` : ''))}"`;
   });
 }
 
@@ -208,7 +208,7 @@ function checkHtml(out: string, written: Map<string, string>, problems: string[]
   const idsOf = (at: string): Set<string> => {
     let set = ids.get(at);
     if (set === undefined) {
-      set = new Set([...(written.get(at) ?? '').matchAll(/\sid="([^"]+)"/g)].map((m) => unescape(m[1] ?? '')));
+      set = new Set([...(written.get(at) ?? '').matchAll(/\sid="([^"]+)"/g)].map((m) => unescapeHtml(m[1] ?? '')));
       ids.set(at, set);
     }
     return set;
@@ -216,7 +216,7 @@ function checkHtml(out: string, written: Map<string, string>, problems: string[]
   let n = 0;
   for (const [at, html] of written) {
     for (const m of html.matchAll(/\s(?:href|src)="([^"]*)"/g)) {
-      const href = unescape(m[1] ?? '');
+      const href = unescapeHtml(m[1] ?? '');
       if (EXTERNAL.test(href) || href.startsWith('//')) continue;
       n += 1;
       const hash = href.indexOf('#');
@@ -236,17 +236,17 @@ function checkHtml(out: string, written: Map<string, string>, problems: string[]
 function layout(config: SiteConfig, page: Page, at: string, pages: Map<string, Page>, body: string): string {
   const rel = (target: string): string => posix.relative(posix.dirname(at), target) || posix.basename(target);
   const nav = config.nav
-    .map((s) => `<p>${escape(s.title)}</p><ul>${s.pages.map((p) => {
+    .map((s) => `<p>${escapeHtml(s.title)}</p><ul>${s.pages.map((p) => {
       const target = sitePath(`docs/${p}`);
       const title = pages.get(`docs/${p}`)?.title ?? p;
-      return `<li${target === at ? ' class="here"' : ''}><a href="${escape(rel(target))}">${escape(title)}</a></li>`;
+      return `<li${target === at ? ' class="here"' : ''}><a href="${escapeHtml(rel(target))}">${escapeHtml(title)}</a></li>`;
     }).join('')}</ul>`)
     .join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escape(page.title)} · ${escape(config.title)}</title>
+<title>${escapeHtml(page.title)} · ${escapeHtml(config.title)}</title>
 <style>${STYLE}</style></head>
-<body><nav><a class="home" href="${escape(rel('index.html'))}">${escape(config.title)}</a>${nav}<p><a href="${escape(rel('readme.html'))}">README</a></p></nav>
+<body><nav><a class="home" href="${escapeHtml(rel('index.html'))}">${escapeHtml(config.title)}</a>${nav}<p><a href="${escapeHtml(rel('readme.html'))}">README</a></p></nav>
 <main>${body}</main></body></html>
 `;
 }
@@ -279,9 +279,9 @@ function suggest(fragment: string, anchors: Set<string>): string {
   return near.length > 0 ? ` (it has ${near.map((a) => `#${a}`).join(', ')})` : '';
 }
 
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
-function unescape(text: string): string {
+function unescapeHtml(text: string): string {
   return text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 }

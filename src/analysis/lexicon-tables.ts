@@ -59,7 +59,7 @@ export function packTables(p: ParsedWordNet): LexiconTables {
     if (i !== undefined && js.length > 0) antonyms.set(i, js);
   }
   return {
-    lemmas: lemmas.join('\n') + '\n', lemmaStart, senseStart, senses,
+    lemmas: `${lemmas.join('\n')}\n`, lemmaStart, senseStart, senses,
     hypernyms: packLists(p.hypernyms), heads: packLists(p.heads), opposedHeads: packLists(p.opposedHeads), antonyms: packLists(antonyms),
   };
 }
@@ -80,7 +80,7 @@ function packLists(map: Map<number, number[]>): IntLists {
   });
   start[keys.length] = n;
   const values = new Int32Array(n);
-  keys.forEach((k, i) => values.set(map.get(k) as number[], start[i]));
+  keys.forEach((k, i) => { values.set(map.get(k) as number[], start[i]); });
   return { keys, start, values };
 }
 

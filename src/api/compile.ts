@@ -11,9 +11,7 @@ const Ajv = AjvModule.default;
 // verbose: errors carry the value and schema at fault (read only on failure), so they can be explained.
 const ajv = new Ajv({ allErrors: false, strict: false, coerceTypes: false, verbose: true });
 
-export interface Validator<T> {
-  (value: unknown): T;
-}
+export type Validator<T> = (value: unknown) => T;
 
 export function compile<S extends TSchema>(schema: S): Validator<Static<S>> {
   const check: ValidateFunction = ajv.compile(schema);

@@ -4,7 +4,6 @@
  * holds as integer microseconds has an ISO 8601 twin beside it, named with `_iso` in place of
  * `_us` (or after the name: `created_at_iso`), so an agent reads dates without arithmetic.
  */
-import { invalid } from '../errors/codes.ts';
 import type { Edge } from '../model/edge.ts';
 import { memoryToJson, nowUs, type JsonObject, type MemoryJson, type MemoryView } from '../model/memory.ts';
 import { isoFromUs } from '../model/time.ts';

@@ -50,7 +50,7 @@ export class LeaseTable {
     } catch (err) {
       if (!isWrongLastSequence(err)) throw err;
       const e = await this.#kv.get(key(partition));
-      if (!e || e.operation !== 'PUT' || e.revision <= revision) throw err;
+      if (e?.operation !== 'PUT' || e.revision <= revision) throw err;
       const l = JSON.parse(e.string()) as Partial<Lease>;
       if (l.node !== this.#node || l.term !== term) throw err;
       return await this.#kv.update(key(partition), this.#value(term), e.revision, timeoutMs);
@@ -65,7 +65,7 @@ export class LeaseTable {
   /** The current holder, or null (never taken, released or expired). */
   async holder(partition: number): Promise<HeldLease | null> {
     const e = await this.#kv.get(key(partition)).catch(() => null);
-    if (!e || e.operation !== 'PUT') return null;
+    if (e?.operation !== 'PUT') return null;
     const l = JSON.parse(e.string()) as Partial<Lease>;
     // A lease written by a version without terms: its holder stands in for the term.
     return { node: String(l.node), term: l.term ?? `node:${String(l.node)}`, at: Number(l.at ?? 0), revision: e.revision, renewedAt: e.created.getTime() };

@@ -4,7 +4,7 @@
  * the sequence it follows (so an owner deposed by another's fence can no longer append) and
  * carries a message id (so a retried publish is stored once).
  */
-import type { JetStreamClient, JetStreamManager } from '@nats-io/jetstream';
+import type { JetStreamClient } from '@nats-io/jetstream';
 import { JetStreamApiError } from '@nats-io/jetstream';
 import { Packr } from 'msgpackr';
 import type { LogRecord, ShardState } from '../shard/persist/codec.ts';

@@ -128,7 +128,7 @@ class EmbeddingPool implements Embedder {
   async embed(texts: readonly string[]): Promise<Float32Array> {
     const rows = await Promise.all(texts.map((t) => this.#one(t)));
     const out = new Float32Array(texts.length * this.dim);
-    rows.forEach((r, i) => out.set(r, i * this.dim));
+    rows.forEach((r, i) => { out.set(r, i * this.dim); });
     return out;
   }
 

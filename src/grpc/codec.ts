@@ -12,7 +12,7 @@ import type { RecallHit, StrategyDetail, StrategyName } from '../recall/types.ts
 import type { MemoryMsg, RecallResultMsg, StrategyDetailMsg, Struct, StructValue, U64 } from './messages.ts';
 
 export function idFromBytes(field: string, b: Buffer | undefined): string {
-  if (!b || b.length !== 16) throw invalid(`${field} must be 16 bytes, got ${b?.length ?? 0}`);
+  if (b?.length !== 16) throw invalid(`${field} must be 16 bytes, got ${b?.length ?? 0}`);
   return b.toString('hex');
 }
 

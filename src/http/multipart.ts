@@ -21,9 +21,9 @@ const PARAM = /;\s*([^\s=;]+)\s*=\s*("(?:[^"\\]|\\.)*"|[^;]*)/g;
 
 function params(header: string): Map<string, string> {
   const out = new Map<string, string>();
-  for (const [, key, raw] of header.matchAll(PARAM)) {
-    const value = raw!.startsWith('"') ? raw!.slice(1, -1).replace(/\\(.)/g, '$1') : raw!.trim();
-    out.set(key!.toLowerCase(), value);
+  for (const [, key = '', raw = ''] of header.matchAll(PARAM)) {
+    const value = raw.startsWith('"') ? raw.slice(1, -1).replace(/\\(.)/g, '$1') : raw.trim();
+    out.set(key.toLowerCase(), value);
   }
   return out;
 }

@@ -84,6 +84,7 @@ export interface PathParam {
   except?: readonly string[];
 }
 
+// biome-ignore lint/complexity/noBannedTypes: TypeBox's type of Type.Object({}), an object without properties.
 type NoInput = TObject<{}>;
 
 /** A route whose handler gets its body and query already validated against the route's own schemas. */

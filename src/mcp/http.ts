@@ -42,7 +42,7 @@ export async function serveMcp(ctx: Ctx, req: McpHttpRequest): Promise<McpHttpRe
     const request = new Request('http://flashbulb.local/mcp', { method: req.method, headers, body: new Uint8Array(req.body) });
     const response = await transport.handleRequest(request);
     const out: Record<string, string> = {};
-    response.headers.forEach((value, name) => (out[name] = value));
+    response.headers.forEach((value, name) => { out[name] = value; });
     return { status: response.status, body: null, text: raw.splice(await response.text()), headers: out };
   } finally {
     await server.close();

@@ -53,7 +53,7 @@ export function runRecall(src: RecallSource, input: RecallInput, nowUs: number):
     const merged = candidates.map((c) => addCandidate(byId, c, input, nowUs));
     if (spec.strategy !== 'temporal') merged.sort(byScore);
     const ids = merged.map((m) => m.memory.id);
-    if (spec.strategy === 'similarity') ids.forEach((id, i) => lead.has(id) || lead.set(id, i));
+    if (spec.strategy === 'similarity') ids.forEach((id, i) => { if (!lead.has(id)) lead.set(id, i); });
     else others.push({ weight: spec.strategy === 'temporal' && spec.timeRange === null ? 0.5 : 1, ids });
   }
   const fused = reciprocalRankFusion(others);

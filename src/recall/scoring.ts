@@ -13,7 +13,7 @@ import type { MemoryRecord } from '../model/memory.ts';
 import type { ScoringWeights } from './types.ts';
 
 export function clamp01(x: number): number {
-  return x < 0 ? 0 : x > 1 ? 1 : x;
+  return Math.min(1, Math.max(0, x));
 }
 
 export function recency(m: Pick<MemoryRecord, 'occurredAt'>, nowUs: number, maxAgeUs: number): number {

@@ -7,7 +7,7 @@ import type { Worker } from 'node:worker_threads';
 import { backupDataDir, type ShardBackup } from '../data-dir.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { fromWireError } from '../errors/wire.ts';
-import { BatchPoster, unbatch } from '../protocol/batch-post.ts';
+import { unbatch } from '../protocol/batch-post.ts';
 import type {
   ShardEvent,
   ShardInput,
@@ -90,7 +90,7 @@ export class ShardPool implements ShardRouter {
     return new Promise((resolve, reject) => {
       worker.on('message', (data: ShardReply | ShardEvent | ShardReply[]) => {
         h.lastHeardAt = performance.now();
-        if (Array.isArray(data)) return void unbatch(data).forEach((r) => this.#settle(h, r));
+        if (Array.isArray(data)) return void unbatch(data).forEach((r) => { this.#settle(h, r); });
         const msg = data;
         if (msg.kind === 'reply') return this.#settle(h, msg);
         if (msg.kind === 'ready') {

@@ -6,8 +6,8 @@
  * A chunk (or a batch of writes) pushes at most `maxPushes` memories, the most relevant first; the
  * rest stay unpushed, so a later chunk may still push them.
  */
-import type { MemoryKind, MemoryRecord, MemoryView } from '../model/memory.ts';
-import { compileFilter, type FilterNode } from '../recall/filter.ts';
+import type { MemoryRecord } from '../model/memory.ts';
+import { compileFilter } from '../recall/filter.ts';
 import { compositeScore } from '../recall/scoring.ts';
 import { DEFAULT_WEIGHTS } from '../recall/types.ts';
 import { dot } from '../recall/vector.ts';

@@ -226,6 +226,6 @@ async function embedMissing(ctx: Ctx, items: readonly ImportItem[]): Promise<voi
   for (let at = 0; at < missing.length; at += IMPORT_BATCH) {
     const part = missing.slice(at, at + IMPORT_BATCH);
     const vectors = await ctx.svc.embedder.embed(part.map((m) => m.content));
-    part.forEach((m, i) => (m.embedding = vectors.slice(i * dim, (i + 1) * dim)));
+    part.forEach((m, i) => { m.embedding = vectors.slice(i * dim, (i + 1) * dim); });
   }
 }

@@ -194,8 +194,8 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
     const logDir = process.env['FLASHBULB_FAULT_LOG_DIR'];
     if (logDir) {
       mkdirSync(logDir, { recursive: true });
-      members.forEach((m, i) => writeFileSync(join(logDir, `node-${i}-${m.id}.log`), m.child.stderr()));
-      nats.forEach((n, i) => writeFileSync(join(logDir, `nats-${i}.log`), n.log()));
+      members.forEach((m, i) => { writeFileSync(join(logDir, `node-${i}-${m.id}.log`), m.child.stderr()); });
+      nats.forEach((n, i) => { writeFileSync(join(logDir, `nats-${i}.log`), n.log()); });
     }
     running = false;
     for (const m of members) m.child.proc.kill('SIGCONT');

@@ -162,7 +162,7 @@ export function connectGrpc(port: number, opts: { auth?: GrpcAuth; deadlineMs?: 
       const c = client('SubscribeService');
       return (c as unknown as { Subscribe: SubscribeFn }).Subscribe.call(c, grpcMetadata(auth));
     },
-    close: () => clients.forEach((c) => c.close()),
+    close: () => clients.forEach((c) => { c.close(); }),
   };
 }
 

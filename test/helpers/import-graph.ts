@@ -5,7 +5,7 @@
  * concepts, and a cycle of types is as hard to cut later as a cycle of values.
  */
 import { readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, normalize, relative } from 'node:path';
+import { dirname, join, normalize } from 'node:path';
 import ts from 'typescript';
 
 /** One import statement: `from` imports `spec`, which resolved to `to` (a repo path) for relative ones. */

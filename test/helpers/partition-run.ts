@@ -159,7 +159,7 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     let cutOff: string | null = null;
     let ackedByCutOff = 0;
     let turn = 0;
-    const write = async (client: number, ws: string, path: string, method: string, key: (id: string) => string, value: string): Promise<Answer | null> => {
+    const write = async (client: number, path: string, method: string, key: (id: string) => string, value: string): Promise<Answer | null> => {
       const node = nodes[turn++ % nodes.length] as Node;
       const call = now();
       const res = await request(node.child.base, method, path, { content: value });
@@ -176,7 +176,7 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     const create = async (client: number): Promise<Key | null> => {
       const ws = workspaces[client % workspaces.length] as string;
       for (;;) {
-        const res = await write(client, ws, `/v1/workspaces/${ws}/memories`, 'POST', (id) => `${ws}/${id.slice(0, 12)}`, 'v0');
+        const res = await write(client, `/v1/workspaces/${ws}/memories`, 'POST', (id) => `${ws}/${id.slice(0, 12)}`, 'v0');
         if (ok(res)) {
           const id = String(res?.body['memory_id']);
           const k = { ws, id, key: `${ws}/${id.slice(0, 12)}`, version: 0 };
@@ -192,7 +192,7 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
       while (running && k) {
         const value = `v${++k.version}`;
         const key = k.key;
-        const res = await write(client, k.ws, `/v1/workspaces/${k.ws}/revise/${k.id}`, 'PUT', () => key, value);
+        const res = await write(client, `/v1/workspaces/${k.ws}/revise/${k.id}`, 'PUT', () => key, value);
         if (ok(res)) continue;
         await sleep(100);
         if (unknownOutcome(res)) k = await create(client);
@@ -279,7 +279,7 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     writeFileSync(join(keep, 'history.json'), JSON.stringify(history));
     if (err instanceof Error) err.message += ` (the history so far is kept in ${keep}/history.json)`;
     for (const n of nodes) o.log(`node ${n.id} log (end):\n${n.child.stderr().split('\n').slice(-30).join('\n')}`);
-    natsLogs.forEach((log, i) => o.log(`nats-${ids[i] ?? i} log (end):\n${log().split('\n').slice(-15).join('\n')}`));
+    natsLogs.forEach((log, i) => { o.log(`nats-${ids[i] ?? i} log (end):\n${log().split('\n').slice(-15).join('\n')}`); });
     throw err;
   } finally {
     // FLASHBULB_FAULT_LOG_DIR: every node's and nats-server's whole log, for reading a run afterwards.
@@ -287,7 +287,7 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     if (logDir) {
       mkdirSync(logDir, { recursive: true });
       for (const n of nodes) writeFileSync(join(logDir, `node-${n.id}.log`), n.child.stderr());
-      natsLogs.forEach((log, i) => writeFileSync(join(logDir, `nats-${ids[i] ?? i}.log`), log()));
+      natsLogs.forEach((log, i) => { writeFileSync(join(logDir, `nats-${ids[i] ?? i}.log`), log()); });
     }
     running = false;
     await Promise.all(loops);

@@ -71,7 +71,7 @@ describe('flashbulbTools (AI SDK)', () => {
     });
     const call = stored.steps[0]?.toolResults[0];
     expect(call?.toolName).toBe('remember');
-    const memoryId = (call?.output as { memory_id: string }).memory_id;
+    const memoryId = (call!.output as { memory_id: string }).memory_id;
     expect((await client.get(memoryId)).content).toBe('Dana keeps bees on her roof');
 
     const recalled = await generateText({ model: callingModel('recall', { cue: 'who keeps bees?', top_k: 3 }), tools, prompt: 'Who keeps bees?', stopWhen: stepCountIs(3) });
@@ -87,7 +87,7 @@ describe('flashbulbTools (AI SDK)', () => {
     await ws.remember({ content: 'Erin grows tomatoes on her balcony' });
     const recall = async (options: Parameters<typeof flashbulbTools>[1], input: object) => {
       const out = await generateText({ model: callingModel('recall', input), tools: flashbulbTools(ws, options), prompt: 'x', stopWhen: stepCountIs(3) });
-      return (out.steps[0]?.toolResults[0]?.output as { results: Array<{ relevance: number }> }).results;
+      return (out.steps[0]!.toolResults[0]!.output as { results: Array<{ relevance: number }> }).results;
     };
     const noise = await recall({}, { cue: 'zzzz qqqq' });
     expect(noise.length, 'without a floor, recall answers a nonsense cue').toBe(1);

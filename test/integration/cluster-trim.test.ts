@@ -188,7 +188,7 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     await l.snapshot(new ShardState());
     const second = await store.pointer(part.p);
     expect(second?.pointer.seq).toBe(12);
-    await meta.update('snap.p' + String(part.p), JSON.stringify(first?.pointer), second?.revision ?? 0);
+    await meta.update(`snap.p${String(part.p)}`, JSON.stringify(first?.pointer), second?.revision ?? 0);
     await l.trimmed;
     const info = await jsm.streams.info(part.stream);
     expect(info.state.first_seq).toBe(6);

@@ -288,7 +288,7 @@ describe('POST /v1/contradictions/commit', () => {
     const pairs = await pendingPairs(ws, ['chess', 'tram']);
     const chess = pairs.get('chess') as { older: string; newer: string; pending: any };
     const tram = pairs.get('tram') as { older: string; newer: string; pending: any };
-    const unknown = '0'.repeat(31) + '1';
+    const unknown = `${'0'.repeat(31)}1`;
     const alone = await commit(ws, [{ pending_id: unknown, verdict: 'dismiss', confidence: 0.5 }]);
     expect(alone.status, alone.text).toBe(404);
     expect(alone.body.error_code).toBe('not_found');

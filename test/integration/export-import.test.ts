@@ -146,9 +146,9 @@ describe('import validation', () => {
 
   it('reports each bad line by number, applies nothing of it, and imports the good ones', async () => {
     const good = (id: string, content: string): string => JSON.stringify({ memory: { memory_id: id, content, created_at: 1_700_000_000_000_000 } });
-    const a = '0'.repeat(30) + 'a1';
-    const b = '0'.repeat(30) + 'b2';
-    const c = '0'.repeat(30) + 'c3';
+    const a = `${'0'.repeat(30)}a1`;
+    const b = `${'0'.repeat(30)}b2`;
+    const c = `${'0'.repeat(30)}c3`;
     const lines = [
       good(a, 'first good line'),
       '{not json',

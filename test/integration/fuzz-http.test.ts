@@ -264,11 +264,11 @@ function rawExchange(data: Buffer): Promise<number> {
 }
 
 const token = fc.constantFrom('GET', 'POST', 'PUT', 'DELETE', 'HEAD', 'get', 'G ET', 'BREW', '', '\u0000');
-const target = fc.constantFrom('/v1/health/live', '/v1/memories', '/v1/auth/whoami', '/', '*', '/v1/health/ live', 'http://x/v1/memories', '/%zz', '/v1/memories?limit=%ff', '//', '/' + 'a'.repeat(9000));
+const target = fc.constantFrom('/v1/health/live', '/v1/memories', '/v1/auth/whoami', '/', '*', '/v1/health/ live', 'http://x/v1/memories', '/%zz', '/v1/memories?limit=%ff', '//', `/${'a'.repeat(9000)}`);
 const version = fc.constantFrom('HTTP/1.1', 'HTTP/1.0', 'HTTP/9.9', 'HTTP/1.1 ', 'HTTP/2', 'HTTP', '', 'http/1.1');
 const eol = fc.constantFrom('\r\n', '\n', '\r', '\n\r');
 const header = fc.oneof(
-  fc.constantFrom('Host: x', 'Content-Length: 5', 'Content-Length: -1', 'Content-Length: ten', 'Content-Length: 5, 6', 'Transfer-Encoding: chunked', 'Transfer-Encoding: gzip', 'Connection: close', 'Host x', ': empty', 'X-Long: ' + 'v'.repeat(20_000), 'Content-Type: application/json'),
+  fc.constantFrom('Host: x', 'Content-Length: 5', 'Content-Length: -1', 'Content-Length: ten', 'Content-Length: 5, 6', 'Transfer-Encoding: chunked', 'Transfer-Encoding: gzip', 'Connection: close', 'Host x', ': empty', `X-Long: ${'v'.repeat(20_000)}`, 'Content-Type: application/json'),
   fc.string({ maxLength: 30 }),
 );
 

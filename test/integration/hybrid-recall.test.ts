@@ -132,7 +132,7 @@ describe('similarity_mode', () => {
     const expected = (await Promise.all(texts.map(async (x) => [x, await cos(x)] as const))).sort((a, b) => b[1] - a[1]);
     const got = await recall(ws, { cue, similarity_mode: 'dense', top_k: 5, scoring_weights: ONLY_RELEVANCE });
     expect(contents(got)).toEqual(expected.map(([x]) => x));
-    got.forEach((r, i) => expect(r.relevance).toBeCloseTo(expected[i]?.[1] ?? -1, 5));
+    got.forEach((r, i) => { expect(r.relevance).toBeCloseTo(expected[i]?.[1] ?? -1, 5); });
   });
 
   it('lexical finds nothing for a cue with no word in common; hybrid still answers by meaning', async () => {

@@ -32,7 +32,13 @@ export function walkthroughBlocks(readme: string): string[] {
 export function withServer(block: string, key: string, base: string): string {
   let key_ = 0;
   let base_ = 0;
-  const out = block.replace(/^KEY=\S*/m, () => (key_++, `KEY='${key}'`)).replace(/^B=\S*/m, () => (base_++, `B='${base}'`));
+  const out = block.replace(/^KEY=\S*/m, () => {
+    key_++;
+    return `KEY='${key}'`;
+  }).replace(/^B=\S*/m, () => {
+    base_++;
+    return `B='${base}'`;
+  });
   if (key_ !== 1 || base_ !== 1) throw new Error(`the walk-through's first block must set KEY= and B= at the start of a line:\n${block}`);
   return out;
 }

@@ -64,10 +64,6 @@ function ids(results: any[]): string[] {
   return results.map((r) => r.memory.memory_id);
 }
 
-function expectSortedByScore(results: any[]): void {
-  for (let i = 1; i < results.length; i++) expect(results[i - 1].score).toBeGreaterThanOrEqual(results[i].score);
-}
-
 const TOPICS = [
   'the red bicycle was stolen from the garage last night',
   'a volcano erupted and covered the village in grey ash',

@@ -112,7 +112,7 @@ describe('the edges refuse text that is not valid Unicode, naming the field', ()
   });
 
   it('NDJSON import: the line is refused, naming it', async () => {
-    const line = JSON.stringify({ memory: { memory_id: '0'.repeat(31) + '1', content: LONE, kind: 'episode' }, versions: [], edges: [] });
+    const line = JSON.stringify({ memory: { memory_id: `${'0'.repeat(31)}1`, content: LONE, kind: 'episode' }, versions: [], edges: [] });
     const res = await fetch(`${t.base}/v1/import`, { method: 'POST', headers: { authorization: `Bearer ${t.adminKey}`, 'content-type': 'application/x-ndjson' }, body: `${line}\n` });
     const summary = strictJson(new Uint8Array(await res.arrayBuffer())) as { error_count: number; errors: Array<{ line: number; message: string }> };
     expect(summary.error_count).toBe(1);

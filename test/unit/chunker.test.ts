@@ -120,7 +120,7 @@ describe('Chunker: the 48-word cut', () => {
     const a = [...whole.feed(sentence), ...whole.flush()];
     const piecewise = new Chunker();
     const b: Chunk[] = [];
-    sentence.split(' ').forEach((w, i) => b.push(...piecewise.feed(i === 0 ? w : ` ${w}`)));
+    sentence.split(' ').forEach((w, i) => { b.push(...piecewise.feed(i === 0 ? w : ` ${w}`)); });
     b.push(...piecewise.flush());
     expect(b.map((x) => wordCount(x.text))).toEqual([48, 12]);
     expect(a.map((x) => wordCount(x.text))).toEqual([48, 12]);

@@ -53,7 +53,7 @@ function plant(themes: number[], noise: number, seed: number, w = 0.82): Planted
     [items[i], items[j]] = [items[j] as (typeof items)[number], items[i] as (typeof items)[number]];
   }
   const vectors = new Float32Array(items.length * DIM);
-  items.forEach((it, i) => vectors.set(it.v, i * DIM));
+  items.forEach((it, i) => { vectors.set(it.v, i * DIM); });
   return { vectors, labels: items.map((it) => it.label) };
 }
 

@@ -40,7 +40,7 @@ function crowded(): { w: Workspace; older: MemoryRecord; newer: MemoryRecord } {
   const older = memory('The Frankfurt server is running the nightly backup job', vector(7, 1.3), NOW - 10_000_000);
   w.put(older);
   const others = ['Lunch on Friday was pasta', 'The team meets on Tuesdays', 'Maria prefers tea', 'The office plants need water', 'Parking is free after six', 'The printer jams often'];
-  others.forEach((text, i) => w.put(memory(text, vector(i + 1, 0.1), NOW - 9_000_000 + i)));
+  others.forEach((text, i) => { w.put(memory(text, vector(i + 1, 0.1), NOW - 9_000_000 + i)); });
   const newer = memory('The Frankfurt server is not running the nightly backup job', vector(0, 0), NOW);
   w.put(newer);
   return { w, older, newer };

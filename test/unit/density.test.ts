@@ -111,7 +111,7 @@ describe('crowding in hybrid recall', () => {
     // A crowd of near-duplicates near the cue, and one memory far from both (vectors set by hand).
     const unit = (xs: number[]): Float32Array => {
       const v = new Float32Array(384);
-      xs.forEach((x, i) => (v[i] = x));
+      xs.forEach((x, i) => { v[i] = x; });
       const n = Math.hypot(...xs);
       return v.map((x) => x / n);
     };

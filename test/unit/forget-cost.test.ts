@@ -153,7 +153,10 @@ describe('an insight losing sources', () => {
     const search = w.vectors.search.bind(w.vectors);
     w.vectors.search = (query, opts) => {
       const filter = opts.filter;
-      const counted = (id: string): boolean => (examined.push(id), filter === undefined || filter(id));
+      const counted = (id: string): boolean => {
+        examined.push(id);
+        return filter === undefined || filter(id);
+      };
       return search(query, { ...opts, filter: counted });
     };
     lose(state, w, [idOf(1)], 10);

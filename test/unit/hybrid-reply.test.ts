@@ -85,7 +85,7 @@ describe('reply: an answer is lifted toward the question before it', () => {
 
 /** Puts the (speaker, text) messages a minute apart from `start`, each speaker in its context. */
 function chat(w: Workspace, start: number, messages: ReadonlyArray<readonly [string, string]>): void {
-  messages.forEach(([speaker, text], i) => w.put(memoryRecord(text, start + i * MINUTE_US, { context: { speaker } })));
+  messages.forEach(([speaker, text], i) => { w.put(memoryRecord(text, start + i * MINUTE_US, { context: { speaker } })); });
 }
 
 describe('reply: an answer split over several messages by one speaker', () => {

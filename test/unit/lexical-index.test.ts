@@ -196,7 +196,7 @@ describe('updates', () => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
       return seed % n;
     };
-    const text = (): string => Array.from({ length: 1 + rand(6) }, () => words[rand(words.length)]).join(' ') + ` 2023-0${1 + rand(9)}-1${rand(10)}`;
+    const text = (): string => `${Array.from({ length: 1 + rand(6) }, () => words[rand(words.length)]).join(' ')} 2023-0${1 + rand(9)}-1${rand(10)}`;
     const idx = new LexicalIndex();
     const live = new Map<string, string>();
     for (let step = 0; step < 3000; step++) {

@@ -597,7 +597,7 @@ class RecordGen {
     }
     // Often the oldest edge: it sits at the front of its adjacency list.
     const victim = edges.splice(this.#rand() < 0.5 ? 0 : this.#int(edges.length), 1)[0];
-    if (!victim || victim.t !== 'edge') throw new Error('generator bug');
+    if (victim?.t !== 'edge') throw new Error('generator bug');
     return { t: 'unedge', ws, s: victim.e.source_id, d: victim.e.target_id, y: victim.e.edge_type };
   }
 }
@@ -727,7 +727,7 @@ describe('recovery defers the lexical index', () => {
       const got = hits(r.state);
       const want = hits(live);
       expect(got.map(([id]) => id)).toEqual(want.map(([id]) => id));
-      got.forEach(([, score], i) => expect(score).toBeCloseTo((want[i] as [string, number])[1], 9));
+      got.forEach(([, score], i) => { expect(score).toBeCloseTo((want[i] as [string, number])[1], 9); });
     }
     expect(index.has(hexId(5))).toBe(false);
     expect(index.has(hexId(41))).toBe(false);

@@ -52,7 +52,11 @@ function segment(dir: string, seq: number, ns: number[]): { file: string; at: nu
   const file = join(dir, seqName('wal', seq, 'log'));
   writeFileSync(file, Buffer.concat(frames));
   const at: number[] = [];
-  frames.reduce((offset, f) => (at.push(offset), offset + f.length), 0);
+  let offset = 0;
+  for (const f of frames) {
+    at.push(offset);
+    offset += f.length;
+  }
   return { file, at, len: frames.map((f) => f.length) };
 }
 

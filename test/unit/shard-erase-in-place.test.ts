@@ -11,7 +11,7 @@ import { ERASE_JOURNAL } from '../../src/shard/persist/erase.ts';
 import { paddingFrame, readFrame } from '../../src/shard/persist/frames.ts';
 import { recoverShard } from '../../src/shard/persist/recovery.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
-import { Shard } from '../../src/shard/shard.ts';
+import type { Shard } from '../../src/shard/shard.ts';
 import type { LogRecord } from '../../src/shard/store/records.ts';
 import { until } from '../helpers/wait.ts';
 import { erasureShards, filesHolding } from '../helpers/erasure-shard.ts';
@@ -78,9 +78,9 @@ describe('erasure in place', () => {
     const dir = tempDir();
     const secret = 'secret-torn-padding-0b9e';
     const history: LogRecord[] = [
-      { t: 'put', ws: 'w', m: storedMemory('0'.repeat(31) + '1', secret) },
-      { t: 'put', ws: 'w', m: storedMemory('0'.repeat(31) + '2', 'kept') },
-      { t: 'del', ws: 'w', id: '0'.repeat(31) + '1' },
+      { t: 'put', ws: 'w', m: storedMemory(`${'0'.repeat(31)}1`, secret) },
+      { t: 'put', ws: 'w', m: storedMemory(`${'0'.repeat(31)}2`, 'kept') },
+      { t: 'del', ws: 'w', id: `${'0'.repeat(31)}1` },
     ];
     const wal = new Wal({ dir, seq: 1, durability: 'fsync' });
     await wal.append(history);

@@ -24,8 +24,8 @@ async function expectGoneWithin(dir: string, text: string, since: number): Promi
 
 
 const SECRET = 'the-secret-8c1f2e';
-const SECRET_ID = '0'.repeat(31) + '1';
-const KEEP_ID = '0'.repeat(31) + '2';
+const SECRET_ID = `${'0'.repeat(31)}1`;
+const KEEP_ID = `${'0'.repeat(31)}2`;
 
 /** What a forget of SECRET writes to the log (as shard/ops/forget does). */
 const HISTORY: LogRecord[] = [

@@ -197,14 +197,14 @@ describe('shard expiry', () => {
     dirs.push(dir);
     const wal = new Wal({ dir, seq: 1, durability: 'fsync' });
     await wal.append([
-      { t: 'put', ws: 'w', m: stored('0'.repeat(31) + '1', 'expired-while-down-91c3', T0 * 1000 + 5 * SEC) },
-      { t: 'put', ws: 'w', m: stored('0'.repeat(31) + '2', 'still here', null) },
+      { t: 'put', ws: 'w', m: stored(`${'0'.repeat(31)}1`, 'expired-while-down-91c3', T0 * 1000 + 5 * SEC) },
+      { t: 'put', ws: 'w', m: stored(`${'0'.repeat(31)}2`, 'still here', null) },
     ]);
     await wal.close();
     clock.setMs(T0 + 10_000);
     const { shard } = open(dir);
     expect(shard.memoryCount).toBe(1);
-    await expect(shard.handle('get', 'w', { id: '0'.repeat(31) + '1', withEmbedding: false })).rejects.toMatchObject({ code: 'not_found' });
+    await expect(shard.handle('get', 'w', { id: `${'0'.repeat(31)}1`, withEmbedding: false })).rejects.toMatchObject({ code: 'not_found' });
     await until(() => filesHolding(dir, 'expired-while-down-91c3').length === 0, { what: 'the expired content to leave every file', everyMs: 25 }).catch(() => undefined);
     expect(filesHolding(dir, 'expired-while-down-91c3')).toEqual([]);
   });

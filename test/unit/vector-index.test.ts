@@ -99,7 +99,7 @@ describe('VectorIndex at or below EXACT_MAX: exact scan, no graph', () => {
       for (const ef of [1, 10, 50]) {
         const got = index.search(query, { k: 10, ef });
         expect(ids(got)).toEqual(ids(want));
-        got.forEach((g, i) => expect(g.sim).toBeCloseTo((want[i] as Neighbour).sim, 5));
+        got.forEach((g, i) => { expect(g.sim).toBeCloseTo((want[i] as Neighbour).sim, 5); });
       }
     }
   });
@@ -159,7 +159,7 @@ describe('VectorIndex below EXACT_MAX under churn (the native copy made at the f
       const got = index.search(query, { k: 30, ef: 30 });
       const want = bruteForce(vectors, query, 30);
       expect(ids(got)).toEqual(ids(want));
-      got.forEach((g, i) => expect(g.sim).toBeCloseTo((want[i] as Neighbour).sim, 6));
+      got.forEach((g, i) => { expect(g.sim).toBeCloseTo((want[i] as Neighbour).sim, 6); });
     };
     expect(index.search(randomUnit(r, dim), { k: 5, ef: 5 })).toEqual([]);
     let next = 0;

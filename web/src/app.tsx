@@ -38,7 +38,10 @@ export function App() {
   useEffect(() => {
     // A key from earlier in this tab, or none needed (authentication off); else the sign-in form.
     const key = storedKey();
-    const resume = key === null ? openWithoutKey() : signIn(key).catch(() => (signOut(), null));
+    const resume = key === null ? openWithoutKey() : signIn(key).catch(() => {
+      signOut();
+      return null;
+    });
     resume.then(setSession).finally(() => setResuming(false));
   }, []);
   const toggleTheme = (): void => {

@@ -65,7 +65,7 @@ function sortKeys(value: unknown): unknown {
 
 function searchFilter(op: SearchOperation): Record<string, unknown> {
   const out: Record<string, unknown> = { 'context.langgraph.key': { $exists: true } };
-  op.namespacePrefix.forEach((part, i) => (out[`context.langgraph.p${i}`] = part));
+  op.namespacePrefix.forEach((part, i) => { out[`context.langgraph.p${i}`] = part; });
   for (const [field, cond] of Object.entries(op.filter ?? {})) {
     const isOps = cond !== null && typeof cond === 'object' && !Array.isArray(cond) && Object.keys(cond).every((k) => COMPARISONS.has(k));
     if (cond !== null && typeof cond === 'object' && !isOps) throw new Error(`filter.${field}: only scalars and $eq/$ne/$gt/$gte/$lt/$lte are supported`);
@@ -124,7 +124,7 @@ export class FlashbulbStore extends BaseStore {
       return;
     }
     const meta: Record<string, unknown> = { key: op.key, depth: op.namespace.length };
-    op.namespace.forEach((part, i) => (meta[`p${i}`] = part));
+    op.namespace.forEach((part, i) => { meta[`p${i}`] = part; });
     const context = { langgraph: meta, value: op.value };
     const content = text(op.key, op.value, op.index);
     if (existing) await this.client.revise(existing.memory_id, { content, context, context_mode: 'replace' });

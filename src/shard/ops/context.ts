@@ -29,9 +29,14 @@ export function view(m: MemoryRecord, withEmbedding = false): MemoryView {
 }
 
 export function requireMemory(ws: Workspace | undefined, id: string): MemoryRecord {
+  return requireHolder(ws, id).m;
+}
+
+/** The memory and the workspace holding it; not_found when either is missing. */
+export function requireHolder(ws: Workspace | undefined, id: string): { w: Workspace; m: MemoryRecord } {
   const m = ws?.memories.get(id);
-  if (!m) throw notFound(`memory ${id} not found`);
-  return m;
+  if (ws === undefined || !m) throw notFound(`memory ${id} not found`);
+  return { w: ws, m };
 }
 
 /**

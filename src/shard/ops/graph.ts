@@ -6,12 +6,11 @@
 import type { Edge, EdgeType } from '../../model/edge.ts';
 import type { MemoryView } from '../../model/memory.ts';
 import type { GraphInput } from '../../protocol/shard.ts';
-import { requireMemory, view, type OpContext } from './context.ts';
+import { requireHolder, view, type OpContext } from './context.ts';
 
 export function graph(ctx: OpContext, ws: string, input: GraphInput): { nodes: MemoryView[]; edges: Edge[]; truncated: boolean } {
-  const w = ctx.state.workspaces.get(ws);
-  const center = requireMemory(w, input.centerId);
-  const g = w!.graph;
+  const { w, m: center } = requireHolder(ctx.state.workspaces.get(ws), input.centerId);
+  const g = w.graph;
   const allowed = input.edgeTypes ? new Set<EdgeType>(input.edgeTypes) : null;
   const pass = (e: Edge): boolean => allowed === null || allowed.has(e.edge_type);
   const step = (id: string): string[] => {
@@ -27,7 +26,7 @@ export function graph(ctx: OpContext, ws: string, input: GraphInput): { nodes: M
     const next: string[] = [];
     for (const id of frontier) {
       for (const other of step(id)) {
-        if (seen.has(other) || !w!.memories.has(other)) continue;
+        if (seen.has(other) || !w.memories.has(other)) continue;
         if (seen.size === input.maxNodes) {
           truncated = true;
           break;
@@ -41,6 +40,9 @@ export function graph(ctx: OpContext, ws: string, input: GraphInput): { nodes: M
   }
   const edges: Edge[] = [];
   for (const id of seen) for (const e of g.outgoing(id)) if (pass(e) && seen.has(e.target_id)) edges.push(e);
-  const nodes = [...seen].map((id) => view(w!.memories.get(id)!));
+  const nodes = [...seen].flatMap((id) => {
+    const m = w.memories.get(id);
+    return m ? [view(m)] : [];
+  });
   return { nodes, edges, truncated };
 }

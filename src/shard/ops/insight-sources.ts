@@ -45,7 +45,7 @@ export function insightsAfterLoss(w: Workspace, ws: string, gone: ReadonlySet<st
   };
   for (const id of affected) {
     const m = w.memories.get(id);
-    if (!m || m.kind !== 'insight') continue;
+    if (m?.kind !== 'insight') continue;
     if (m.supersededBy !== null) {
       if (!gone.has(m.supersededBy)) remove(m);
       continue;

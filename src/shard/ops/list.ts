@@ -114,7 +114,7 @@ function turnIds(w: Workspace, conversationId: string, versions: boolean): Order
 }
 
 /** The value a page is ordered by (ties: the id, which sorts by creation). */
-function valueOf(m: MemoryRecord, sort: ListSort): number {
+function sortValue(m: MemoryRecord, sort: ListSort): number {
   switch (sort) {
     case 'created_at':
       return m.createdAt;
@@ -193,7 +193,7 @@ function byValue(w: Workspace, match: Matcher, input: ListInput, sort: ListSort,
     const m = rec ?? w.memories.get(id);
     if (!m) return true;
     total += 1;
-    const v = valueOf(m, sort);
+    const v = sortValue(m, sort);
     if (after !== null && !before(after.value, after.id, v, m.id)) return true;
     // Kept only when it beats the worst of a full heap: most memories are never copied.
     const worst = top.worst;
@@ -214,7 +214,7 @@ function byValue(w: Workspace, match: Matcher, input: ListInput, sort: ListSort,
     views.push(v);
   }
   const last = page[page.length - 1];
-  const nextCursor = best.length > page.length && last ? cursorOf(sort, desc, valueOf(last, sort), last.id) : null;
+  const nextCursor = best.length > page.length && last ? cursorOf(sort, desc, sortValue(last, sort), last.id) : null;
   return { memories: views, nextCursor, ...(input.withTotal === true ? { total } : {}) };
 }
 

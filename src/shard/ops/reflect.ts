@@ -26,7 +26,7 @@ export function reflectGather(ctx: OpContext, ws: string, input: GatherInput): G
   }
   const dim = episodes[0]?.embedding.length ?? 0;
   const vectors = new Float32Array(episodes.length * dim);
-  episodes.forEach((m, i) => vectors.set(m.embedding, i * dim));
+  episodes.forEach((m, i) => { vectors.set(m.embedding, i * dim); });
   return {
     ids: episodes.map((m) => m.id),
     texts: episodes.map((m) => m.content),

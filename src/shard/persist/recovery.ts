@@ -114,7 +114,7 @@ export function applySnapshot(
 ): { header: SnapshotHeader; records: number } {
   const it = frames[Symbol.iterator]();
   const first = it.next().value;
-  if (!first || first.f.kind !== 'frame' || !isHeader(first.f.value)) throw new CorruptionError(`${where} at offset 0: not a snapshot header`);
+  if (first?.f.kind !== 'frame' || !isHeader(first.f.value)) throw new CorruptionError(`${where} at offset 0: not a snapshot header`);
   let records = 0;
   for (let next = it.next(); !next.done; next = it.next()) {
     const { f, offset } = next.value;

@@ -181,6 +181,6 @@ export function layout(nodes: readonly LayoutNode[], edges: readonly LayoutEdge[
       ys[pinned] = 0;
     }
   }
-  nodes.forEach((x, i) => out.set(x.id, { x: xs[i] as number, y: ys[i] as number }));
+  nodes.forEach((x, i) => { out.set(x.id, { x: xs[i] as number, y: ys[i] as number }); });
   return out;
 }
