@@ -53,7 +53,7 @@ const CONFIGS: readonly Config[] = [
   { name: 'all', body: { strategies: ['similarity', 'temporal', 'causal', 'analogical'] } },
 ];
 /** The dataset's scored categories (LoCoMo's, or LifeBench's question types): set once the data is read. */
-let CATEGORY_NAMES: Record<number, string> = {};
+const CATEGORY_NAMES: Record<number, string> = {};
 const KS = [5, 10, 25] as const;
 
 interface Scores {
@@ -102,7 +102,7 @@ async function main(): Promise<void> {
     return c;
   });
   const all = JSON.parse(readFileSync(dataPath, 'utf8')) as Conversation[];
-  CATEGORY_NAMES = categoryNames(all);
+  Object.assign(CATEGORY_NAMES, categoryNames(all));
   const picked = listFlag(values, 'conversations', all.map((_, i) => String(i))).map(Number);
   const conversations = picked.map((i) => {
     const c = all[i];

@@ -6,31 +6,23 @@
  * creates (and prints) the first admin key (`bootstrap`).
  */
 import { timingSafeEqual } from 'node:crypto';
-import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { Kvm, type KV, type KvEntry } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { KV, KvEntry } from '@nats-io/kv';
 import type { Config } from '../config/index.ts';
 import { FlashbulbError } from '../errors/codes.ts';
-import { generateApiKey, generateKeyId, hashKey, type Role } from '../auth/keys.ts';
+import { hashKey, type Role } from '../auth/keys.ts';
 import { DEFAULT_WORKSPACE, SLUG_RE, type Principal } from '../auth/principal.ts';
 import type { AuthDirectory, KeyInfo, StoredKey, WorkspaceInfo } from '../auth/store.ts';
-import { pingOptions } from './setup.ts';
+import { JETSTREAM_WAIT_MS, type Claim, connectBucket, newKey, unavailable, parseJson, toWorkspace, toStoredKey, toClaim } from './auth-bucket.ts';
 
 const WS = 'ws.';
 const KEY = 'key.';
 const BOOTSTRAP = 'bootstrap';
 /** A first-admin claim younger than this is another node at work; an older one with no key behind it was abandoned. */
 const CLAIM_STALE_MS = 30_000;
-/** How long a starting node waits for JetStream (a NATS cluster elects its meta leader after it starts). */
-const JETSTREAM_WAIT_MS = 60_000;
 const UPDATE_ATTEMPTS = 5;
 /** How long start-up waits for the watch to deliver the bucket's current content. */
 const LOAD_WAIT_MS = 15_000;
-
-interface Claim {
-  node: string;
-  key_id: string;
-  at: number;
-}
 
 export interface ClusterAuthOptions {
   config: Pick<Config, 'natsUrls' | 'nodeId' | 'clusterName' | 'natsReplicas' | 'clusterLeaseMs'>;
@@ -63,10 +55,8 @@ export class ClusterAuth implements AuthDirectory {
 
   /** Connects, opens (or makes) the bucket, loads it and starts the watch. */
   static async start(o: ClusterAuthOptions): Promise<ClusterAuth> {
-    const { config } = o;
-    const nc = await connect({ servers: [...config.natsUrls], name: `flashbulb-${config.nodeId}-${o.role ?? 'auth'}`, maxReconnectAttempts: -1, ...pingOptions(config.clusterLeaseMs) });
+    const { nc, kv } = await connectBucket(o.config, o.role ?? 'auth', o.log);
     try {
-      const kv = await openBucket(nc, `${config.clusterName}-auth`, config.natsReplicas, o.log);
       const auth = new ClusterAuth(nc, kv, o);
       await auth.#watch();
       return auth;
@@ -334,67 +324,4 @@ export class ClusterAuth implements AuthDirectory {
       throw unavailable('the cluster key store', err);
     }
   }
-}
-
-/** Creates or binds the bucket; retries while JetStream is not ready yet (a NATS cluster just started). */
-async function openBucket(nc: NatsConnection, name: string, replicas: number, log: (line: string) => void): Promise<KV> {
-  const deadline = Date.now() + JETSTREAM_WAIT_MS;
-  let said = false;
-  for (;;) {
-    try {
-      return await new Kvm(nc).create(name, { history: 1, replicas });
-    } catch (err) {
-      if (Date.now() > deadline) throw new Error(`JetStream did not accept the bucket '${name}' within ${JETSTREAM_WAIT_MS / 1000} s: ${err instanceof Error ? err.message : String(err)}`);
-      if (!said) log(`cluster auth: waiting for JetStream (${err instanceof Error ? err.message : String(err)})`);
-      said = true;
-      await new Promise((r) => setTimeout(r, 500));
-    }
-  }
-}
-
-function newKey(role: Role, workspace: string, label: string | null): { info: KeyInfo; apiKey: string; stored: StoredKey } {
-  const apiKey = generateApiKey(role);
-  const info: KeyInfo = { key_id: generateKeyId(), role, workspace, label, created_at: Date.now() * 1000 };
-  return { info, apiKey, stored: { ...info, sha256: hashKey(apiKey) } };
-}
-
-function unavailable(what: string, err: unknown): FlashbulbError {
-  return new FlashbulbError('unavailable', `${what} is not reachable at the moment (${err instanceof Error ? err.message : String(err)}); retry`, { retryAfterS: 1 });
-}
-
-// ---- bucket values are input: checked before they are believed -----------------------------------
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return undefined;
-  }
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function toWorkspace(v: unknown): WorkspaceInfo | null {
-  if (!isRecord(v) || typeof v.slug !== 'string' || typeof v.name !== 'string' || typeof v.created_at !== 'number') return null;
-  const ttl = v.default_ttl_s;
-  if (ttl !== undefined && ttl !== null && typeof ttl !== 'number') return null;
-  const ws: WorkspaceInfo = { slug: v.slug, name: v.name, created_at: v.created_at };
-  if (ttl !== undefined) ws.default_ttl_s = ttl;
-  return ws;
-}
-
-function toStoredKey(v: unknown): StoredKey | null {
-  if (!isRecord(v)) return null;
-  const { key_id, role, workspace, label, created_at, sha256 } = v;
-  if (typeof key_id !== 'string' || (role !== 'admin' && role !== 'workspace') || typeof workspace !== 'string') return null;
-  if ((label !== null && typeof label !== 'string') || typeof created_at !== 'number') return null;
-  if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) return null;
-  return { key_id, role, workspace, label, created_at, sha256 };
-}
-
-function toClaim(v: unknown): Claim | null {
-  if (!isRecord(v) || typeof v.node !== 'string' || typeof v.key_id !== 'string' || typeof v.at !== 'number') return null;
-  return { node: v.node, key_id: v.key_id, at: v.at };
 }

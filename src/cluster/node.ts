@@ -1,9 +1,10 @@
 /**
  * @module cluster/node — one Flashbulb node of a cluster on NATS JetStream: a `ShardRouter` that
  * routes each request to its partition's owner (here, or forwarded over NATS request-reply to
- * `<name>.node.<owner>.call`), runs the heartbeat (node record, partition holders, balancing,
- * subscriptions following their partition) and reports the cluster's status; partitions.ts holds
- * the state machine of the partitions owned here, takeover.ts the snapshot, replay and fence.
+ * `<name>.node.<owner>.call`), runs the heartbeat (heartbeat.ts: node record, partition holders,
+ * balancing, subscriptions following their partition) on a timer and reports the cluster's status;
+ * partitions.ts holds the state machine of the partitions owned here, takeover.ts the snapshot,
+ * replay and fence.
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { jetstream } from '@nats-io/jetstream';
@@ -20,14 +21,13 @@ import { LeaseTable, type Lease } from './leases.ts';
 import { FollowedSubscriptions } from './follow.ts';
 import type { SubscriptionRelay } from '../subscribe/registry.ts';
 import type { ClusterStatus } from './status.ts';
-import { clusterStatus, type NodeRecord } from './status-view.ts';
+import { clusterStatus } from './status-view.ts';
 import { openCluster, recordOnce, type ClusterHandles } from './setup.ts';
 import { ClusterSubjects } from './subjects.ts';
 import { OwnedPartitions, type Owned } from './partitions.ts';
-import { balancePlan } from './balance.ts';
 import { subscriptionRelay } from './relay.ts';
 import { SubscriptionOrigins } from './sub-origins.ts';
-import { LapseWatch } from './lapse-watch.ts';
+import { Heartbeat } from './heartbeat.ts';
 import { NodeRecords } from './node-records.ts';
 import { followedCall } from './sub-calls.ts';
 
@@ -58,12 +58,9 @@ export class ClusterNode implements ShardRouter {
   /** Subscriptions whose stream this node holds, re-registered whenever their partition's owner changes. */
   readonly #followed: FollowedSubscriptions;
   readonly #subs: Subscription[] = [];
-  readonly #startedAt = Date.now();
   #timer: NodeJS.Timeout | null = null;
-  #ticking: Promise<void> | null = null;
-  #tickAgain = false;
-  /** Other nodes' leases, each watched for the moment it lapses unless renewed. */
-  readonly #lapses: LapseWatch;
+  /** Node records, partition holders, balancing and followed subscriptions, every third of a lease. */
+  readonly #beat: Heartbeat;
   /** Renewals run on their own timer, so a slow balancing round never lets a lease lapse. */
   #renewTimer: NodeJS.Timeout | null = null;
   #metricsTimer: NodeJS.Timeout | null = null;
@@ -80,7 +77,6 @@ export class ClusterNode implements ShardRouter {
     this.#nodes = new NodeRecords(h.nodes, h.jsm, `${o.config.clusterName}-nodes`, this.#id);
     this.partitions = h.partitions;
     this.#followed = new FollowedSubscriptions(o.config.clusterLeaseMs);
-    this.#lapses = new LapseWatch(o.config.clusterLeaseMs, () => this.#tickSoon());
     this.#parts = new OwnedPartitions({
       config: o.config,
       log: o.log,
@@ -90,6 +86,20 @@ export class ClusterNode implements ShardRouter {
       onShardEvent: (e) => this.#onShardEvent(e),
       takeover: { node: this.#id, js: jetstream(h.nc), jsm: h.jsm, reader: h.reader, snapshots: h.snapshots, subjects: this.#subjects, replicas: o.config.natsReplicas, timeoutMs: o.config.shardTimeoutMs },
     });
+    this.#beat = new Heartbeat({
+      id: this.#id,
+      config: o.config,
+      log: o.log,
+      partitions: h.partitions,
+      nodes: this.#nodes,
+      leases: this.#leases,
+      owners: this.#owners,
+      parts: this.#parts,
+      followed: this.#followed,
+      subOrigins: this.#subOrigins,
+      subOpen: (ws, spec) => this.#route(ws, 'subOpen', spec),
+      stopping: () => this.#stopping,
+    });
   }
 
   static async start(o: ClusterOptions): Promise<ClusterNode> {
@@ -98,9 +108,9 @@ export class ClusterNode implements ShardRouter {
     try {
       const node = new ClusterNode(o, h);
       node.#listen();
-      await node.#scheduleTick();
+      await node.#beat.schedule();
       const every = Math.max(200, Math.floor(config.clusterLeaseMs / 3));
-      node.#timer = setInterval(() => void node.#scheduleTick(), every);
+      node.#timer = setInterval(() => void node.#beat.schedule(), every);
       node.#renewTimer = setInterval(() => void node.#parts.renew(), every);
       node.#metricsTimer = setInterval(() => node.#emitMetrics(), 1000);
       node.#metricsTimer.unref();
@@ -160,7 +170,7 @@ export class ClusterNode implements ShardRouter {
         throw new FlashbulbError('unavailable', `partition ${p} has no ready owner at the moment (failover or move in progress); retry shortly`, { retryAfterS: 1 });
       }
       await sleep(100);
-      await this.#refreshOwner(p);
+      await this.#beat.refreshOwner(p);
     }
   }
 
@@ -253,93 +263,6 @@ export class ClusterNode implements ShardRouter {
     return this.#nc.isClosed() ? ['the NATS connection is closed'] : [];
   }
 
-  // ---- ownership -----------------------------------------------------------------------------
-
-  #scheduleTick(): Promise<void> {
-    if (this.#ticking || this.#stopping) return this.#ticking ?? Promise.resolve();
-    this.#ticking = this.#tick()
-      .catch((err: unknown) => this.#o.log(`cluster: heartbeat failed: ${err instanceof Error ? err.message : String(err)}`))
-      .finally(() => {
-        this.#ticking = null;
-        if (this.#tickAgain) void this.#scheduleTick();
-        this.#tickAgain = false;
-      });
-    return this.#ticking;
-  }
-
-  /** A heartbeat now (after the one in flight, if any): another node's lease has just lapsed. */
-  #tickSoon(): void {
-    if (this.#ticking) this.#tickAgain = true;
-    else void this.#scheduleTick();
-  }
-
-  /**
-   * One heartbeat. Its steps fail on their own: a node bucket whose stream leader is being elected
-   * again (seconds, after a NATS server is lost) must not stop lease reads and takeovers.
-   */
-  async #tick(): Promise<void> {
-    const failed = (what: string) => (err: unknown) => this.#o.log(`cluster: heartbeat: ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
-    await this.#nodes.write(this.#nodeRecord()).catch(failed('writing this node\'s record'));
-    await this.#nodes.read(this.#nodeRecord()).catch(failed('reading the node records'));
-    await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.#refreshOwner(p)));
-    if (this.#stopping) return;
-    this.#balance();
-    this.#followSubscriptions();
-  }
-
-  /**
-   * Registers this node's subscriptions with owners that took their partitions since, and drops
-   * subscriptions registered here whose node has been gone for three leases (its streams died with it).
-   */
-  #followSubscriptions(): void {
-    this.#followed.reconcile(
-      (ws) => {
-        const owner = this.#owners.get(this.partitionOf(ws));
-        // Our own partition only once it is ready (a recovering shard cannot take the registration yet).
-        if (owner?.node === this.#id && this.#parts.get(this.partitionOf(ws))?.status !== 'ready') return null;
-        return owner?.term ?? null;
-      },
-      (ws, spec) => this.#route(ws, 'subOpen', spec).then(() => undefined),
-      (id, err) => this.#o.log(`cluster: subscription ${id} could not be registered with its partition's new owner yet: ${err instanceof Error ? err.message : String(err)}`),
-    );
-    this.#subOrigins.dropGone(this.#nodes.live, Date.now(), 3 * this.#o.config.clusterLeaseMs, (id, ws) => {
-      const local = this.#parts.get(this.partitionOf(ws));
-      if (local?.status === 'ready' && local.shard) void local.shard.handle('subClose', ws, { id }).catch(() => undefined);
-    });
-  }
-
-  #nodeRecord(): NodeRecord {
-    const owned: NodeRecord['owned'] = {};
-    for (const o of this.#parts.values()) owned[String(o.partition)] = { status: o.status, applied_seq: o.log?.lastSeq ?? 0 };
-    return { id: this.#id, started_at: this.#startedAt, owned };
-  }
-
-  async #refreshOwner(p: number): Promise<void> {
-    const holder = await this.#leases.holder(p);
-    if (holder) this.#owners.set(p, holder);
-    else this.#owners.delete(p);
-    if (holder && holder.node !== this.#id && !this.#stopping) this.#lapses.seen(p, holder.revision, holder.renewedAt);
-    else this.#lapses.forget(p);
-  }
-
-  /** Takes free partitions up to a fair share; gives one away per heartbeat above it. */
-  #balance(): void {
-    const now = Date.now();
-    const plan = balancePlan({
-      self: this.#id,
-      // A node whose record was not written for two heartbeats is not counted (cluster/node-records.ts).
-      nodes: this.#nodes.recent((2 * this.#o.config.clusterLeaseMs) / 3, now),
-      partitions: this.partitions,
-      owners: this.#owners,
-      owned: new Set([...this.#parts.values()].map((o) => o.partition)),
-      coolingDown: (p) => this.#parts.coolingDown(p, now),
-    });
-    for (const p of plan.take) void this.#parts.acquire(p);
-    if (!plan.giveTo) return;
-    const give = [...this.#parts.values()].find((o) => o.status === 'ready');
-    if (give) void this.#parts.release(give, 'rebalancing', plan.giveTo);
-  }
-
   /** The partitions' metrics, once a second (cluster/partitions.ts). */
   #emitMetrics(): void {
     this.#parts.metrics(this.#o.emit);
@@ -356,8 +279,8 @@ export class ClusterNode implements ShardRouter {
   // ---- status and shutdown -------------------------------------------------------------------
 
   async status(): Promise<ClusterStatus> {
-    await this.#nodes.read(this.#nodeRecord()).catch(() => undefined);
-    await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.#refreshOwner(p)));
+    await this.#nodes.read(this.#beat.nodeRecord()).catch(() => undefined);
+    await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.#beat.refreshOwner(p)));
     return clusterStatus({
       self: this.#id,
       config: this.#o.config,
@@ -375,8 +298,7 @@ export class ClusterNode implements ShardRouter {
     if (this.#timer) clearInterval(this.#timer);
     if (this.#renewTimer) clearInterval(this.#renewTimer);
     if (this.#metricsTimer) clearInterval(this.#metricsTimer);
-    this.#lapses.stop();
-    while (this.#ticking) await this.#ticking;
+    await this.#beat.stop();
     await this.#parts.settled();
     await Promise.all([...this.#parts.values()].map((o) => this.#parts.release(o, 'shutting down')));
     await this.#nodes.remove().catch(() => undefined);

@@ -3,7 +3,6 @@
  * typed commands with request ids, caps in-flight requests per shard, times them out, and rebuilds
  * typed errors from the data they send back.
  */
-import type { Worker } from 'node:worker_threads';
 import { backupDataDir, type ShardBackup } from '../data-dir.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { fromWireError } from '../errors/wire.ts';
@@ -19,9 +18,9 @@ import type {
 } from '../protocol/shard.ts';
 import type { CallOptions, ShardRouter } from './router.ts';
 import { shardFor } from './shard-map.ts';
-import { crashReason, secondsToRestart, ShardHandle, shardProblem, type Down, type WorkerRun } from './shard-handle.ts';
-import { startWorker } from '../threads/worker-url.ts';
+import { crashReason, secondsToRestart, ShardHandle, type Down, type WorkerRun } from './shard-handle.ts';
 import { tracer, type Took } from '../tracing/index.ts';
+import { SHUTDOWN_DEADLINE_MS, startShardWorker, stopRun } from './shard-worker.ts';
 
 /** A shard's backup writes its whole state: far longer than any request may take. */
 const SHARD_BACKUP_TIMEOUT_MS = 30 * 60_000;
@@ -228,21 +227,9 @@ export class ShardPool implements ShardRouter {
   ): Promise<ShardOutput<M>> {
     const timeoutMs = opts.timeoutMs ?? this.#opts.timeoutMs;
     const h = this.#handles[shard];
-    if (!h?.accepting) {
-      // Down (restarting after its log failed or it crashed): the same words as readiness.
-      if (!h?.down) return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is not available`));
-      const why = shardProblem({ ready: false, down: h.down, pendingSize: 0, oldestSentAt: null, lastHeardAt: h.lastHeardAt, lastReplyAt: h.lastReplyAt }, 0, 1);
-      return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} ${why}`, { retryAfterS: secondsToRestart(h, performance.now()) }));
-    }
-    if (h.pending.size >= this.#opts.maxInflight) {
-      return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is overloaded; retry shortly`));
-    }
-    const perWorkspace = this.#opts.maxInflightPerWorkspace ?? this.#opts.maxInflight;
-    if (ws !== '' && (h.perWorkspace.get(ws) ?? 0) >= perWorkspace) {
-      return Promise.reject(
-        new FlashbulbError('unavailable', `workspace '${ws}' has ${perWorkspace} requests in flight on shard ${shard} (its limit); retry shortly`, { retryAfterS: 1 }),
-      );
-    }
+    if (!h) return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is not available`));
+    const refused = h.refusal(ws, { maxInflight: this.#opts.maxInflight, perWorkspace: this.#opts.maxInflightPerWorkspace ?? this.#opts.maxInflight });
+    if (refused) return Promise.reject(refused);
     const id = this.#nextId++;
     const req: ShardRequest<M> = { kind: 'request', id, method, ws, input, ...(took ? { trace: true as const } : {}), ...(opts.maxReplyBytes === undefined ? {} : { maxReplyBytes: opts.maxReplyBytes }) };
     return new Promise<ShardOutput<M>>((resolve, reject) => {
@@ -266,17 +253,10 @@ export class ShardPool implements ShardRouter {
   /** Shards that cannot answer now, with the reason (empty when all can). */
   problems(): string[] {
     const now = performance.now();
-    const out: string[] = [];
-    this.#handles.forEach((h, i) => {
-      const oldest = h.pending.values().next();
-      const problem = shardProblem(
-        { ready: h.accepting, down: h.down, pendingSize: h.pending.size, oldestSentAt: oldest.done ? null : oldest.value.sentAt, lastHeardAt: h.lastHeardAt, lastReplyAt: h.lastReplyAt },
-        now,
-        this.#opts.maxInflight,
-      );
-      if (problem !== null) out.push(`shard ${i} ${problem}`);
+    return this.#handles.flatMap((h, i) => {
+      const problem = h.problem(now, this.#opts.maxInflight);
+      return problem === null ? [] : [`shard ${i} ${problem}`];
     });
-    return out;
   }
 
   inflight(): number {
@@ -313,40 +293,7 @@ export class ShardPool implements ShardRouter {
    */
   #stopWorker(h: ShardHandle, o: { deadlineMs: number; recovering: boolean }): Promise<string | null> {
     const run = h.run;
-    run.stopping ??= this.#stopOnce(h, run, o);
+    run.stopping ??= stopRun(h, run, o);
     return run.stopping;
   }
-
-  #stopOnce(h: ShardHandle, run: WorkerRun, o: { deadlineMs: number; recovering: boolean }): Promise<string | null> {
-    const { deadlineMs } = o;
-    if (run.exited) return Promise.resolve(h.down?.cause === 'crash' ? `no final snapshot, since it crashed (${h.down.why})` : null);
-    const { worker } = run;
-    if (o.recovering) {
-      // Still recovering (a restart): it has served nothing, and recovery may stop anywhere.
-      return new Promise((resolve) => {
-        worker.once('exit', () => resolve(null));
-        void worker.terminate();
-      });
-    }
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        run.stopError ??= `did not stop within ${deadlineMs} ms`;
-        void worker.terminate();
-      }, deadlineMs);
-      worker.once('exit', () => {
-        clearTimeout(timer);
-        resolve(run.stopError);
-      });
-      run.requests.flush();
-      worker.postMessage({ kind: 'shutdown' });
-    });
-  }
-}
-
-/** How long a shard may take to drain and write its final snapshot before it is terminated. */
-const SHUTDOWN_DEADLINE_MS = 60_000;
-
-function startShardWorker(data: ShardWorkerData, opts: ShardPoolOptions): Worker {
-  const limits = opts.heapMb ? { resourceLimits: { maxOldGenerationSizeMb: opts.heapMb } } : {};
-  return startWorker(opts.workerEntry ?? 'shard/worker', { workerData: data, ...limits });
 }

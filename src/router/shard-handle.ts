@@ -2,9 +2,11 @@
  * @module router/shard-handle — what the router knows of one shard: its lifecycle (one union,
  * changed only through guarded transitions), the worker running it now (a restart starts
  * another), its requests in flight (per workspace too), why it is down (its log failed, it
- * crashed) until it is restarted; and how readiness and the log word a shard that cannot answer.
+ * crashed) until it is restarted; and how readiness, the log and a refused request word a shard
+ * that cannot answer.
  */
 import type { Worker } from 'node:worker_threads';
+import { FlashbulbError } from '../errors/codes.ts';
 import { Lifecycle, type Transitions } from '../model/lifecycle.ts';
 import { BatchPoster } from '../protocol/batch-post.ts';
 import type { ShardRequest } from '../protocol/shard.ts';
@@ -95,7 +97,10 @@ export class ShardHandle {
   lastHeardAt = performance.now();
   lastReplyAt = performance.now();
 
+  readonly #shard: number;
+
   constructor(shard: number, worker: Worker, log: (line: string) => void) {
+    this.#shard = shard;
     this.#run = new WorkerRun(worker);
     this.#phase = new Lifecycle(HANDLE_TRANSITIONS, { name: `shard ${shard}`, initial: 'starting', log, routine: HANDLE_ROUTINE });
   }
@@ -172,6 +177,31 @@ export class ShardHandle {
     if (n === 0) this.perWorkspace.delete(p.ws);
     else this.perWorkspace.set(p.ws, n);
     return p;
+  }
+
+  /** Why this shard cannot answer now, as readiness says it; null when it can. */
+  problem(now: number, maxInflight: number): string | null {
+    const oldest = this.pending.values().next();
+    const at = { ready: this.accepting, down: this.#down, pendingSize: this.pending.size, lastHeardAt: this.lastHeardAt, lastReplyAt: this.lastReplyAt };
+    return shardProblem({ ...at, oldestSentAt: oldest.done ? null : oldest.value.sentAt }, now, maxInflight);
+  }
+
+  /**
+   * The error a request for workspace `ws` gets now, or null when it may be sent: the shard is
+   * down (in the words of readiness), at its in-flight limit, or the workspace at its own.
+   */
+  refusal(ws: string, limits: { maxInflight: number; perWorkspace: number }): FlashbulbError | null {
+    const shard = this.#shard;
+    if (!this.accepting) {
+      if (!this.#down) return new FlashbulbError('unavailable', `shard ${shard} is not available`);
+      const why = shardProblem({ ready: false, down: this.#down, pendingSize: 0, oldestSentAt: null, lastHeardAt: this.lastHeardAt, lastReplyAt: this.lastReplyAt }, 0, 1);
+      return new FlashbulbError('unavailable', `shard ${shard} ${why}`, { retryAfterS: secondsToRestart(this, performance.now()) });
+    }
+    if (this.pending.size >= limits.maxInflight) return new FlashbulbError('unavailable', `shard ${shard} is overloaded; retry shortly`);
+    if (ws !== '' && (this.perWorkspace.get(ws) ?? 0) >= limits.perWorkspace) {
+      return new FlashbulbError('unavailable', `workspace '${ws}' has ${limits.perWorkspace} requests in flight on shard ${shard} (its limit); retry shortly`, { retryAfterS: 1 });
+    }
+    return null;
   }
 }
 
