@@ -16,54 +16,23 @@
  *
  * Needs nats-server on PATH. Hash embedder, auth off (the auth store is per node in cluster mode).
  */
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { numberFlag } from './lib/args.ts';
 import { runClosedLoop } from './lib/closed-loop.ts';
 import { RestClient } from './lib/rest-client.ts';
-import { freePort, startServer, type RunningServer } from './lib/server-process.ts';
+import type { RunningServer } from './lib/server-process.ts';
 import { summarize, type Summary } from './lib/stats.ts';
 import { formatMarkdown } from './lib/table.ts';
 import { shardFor } from '../src/router/shard-map.ts';
 import { failover } from './cluster-failover.ts';
+import { dirs, startNats, startNode, waitOwned, owners } from './lib/cluster-nodes.ts';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' }, concurrency: { type: 'string' }, 'move-only': { type: 'boolean' }, failover: { type: 'string' } } });
 const SECONDS = numberFlag(values, 'seconds', 8);
 const CONCURRENCY = numberFlag(values, 'concurrency', 16);
 const WORKSPACES = 64;
 const PARTITIONS = 16;
-
-const dirs: string[] = [];
-function temp(prefix: string): string {
-  const d = mkdtempSync(join(tmpdir(), prefix));
-  dirs.push(d);
-  return d;
-}
-
-async function startNats(): Promise<{ url: string; stop: () => void }> {
-  const proc = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', '-1', '-sd', temp('bench-nats-')], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let log = '';
-  proc.stderr?.setEncoding('utf8').on('data', (d: string) => (log += d));
-  for (let i = 0; i < 400; i++) {
-    const m = /client connections on 127\.0\.0\.1:(\d+)/.exec(log);
-    if (m && /Server is ready/.test(log)) return { url: `nats://127.0.0.1:${m[1]}`, stop: () => proc.kill('SIGKILL') };
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  proc.kill('SIGKILL');
-  throw new Error(`nats-server did not start (is it installed?):\n${log}`);
-}
-
-async function startNode(env: Record<string, string>): Promise<RunningServer> {
-  return startServer({
-    dataDir: temp('bench-node-'),
-    port: await freePort(),
-    apiKey: 'unused',
-    env: { FLASHBULB_AUTH_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', FLASHBULB_REFLECT_ENABLED: 'false', ...env },
-  });
-}
 
 interface Run {
   label: string;
@@ -104,22 +73,6 @@ async function measure(label: string, nodes: RunningServer[]): Promise<Run> {
   return { label, write: summarize(write.latenciesMs, write.errors, write.seconds), recall: summarize(recall.latenciesMs, recall.errors, recall.seconds) };
 }
 
-async function waitOwned(node: RunningServer, owners: number): Promise<void> {
-  const c = new RestClient({ host: '127.0.0.1', port: node.port, apiKey: 'unused', maxSockets: 1 });
-  try {
-    for (let i = 0; i < 300; i++) {
-      const r = await c.get('/v1/cluster');
-      const body = JSON.parse(r.body.toString()) as { partition_owners: Array<{ owner: string | null; status: string }> };
-      const ownersSeen = new Set(body.partition_owners.map((p) => p.owner));
-      if (body.partition_owners.every((p) => p.owner !== null && p.status === 'ready') && ownersSeen.size === owners) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error('partitions did not settle');
-  } finally {
-    c.close();
-  }
-}
-
 /** The forwarding hop alone: one client reading one memory through its owner, then through another node. */
 async function hop(nodes: RunningServer[]): Promise<Array<[string, Summary]>> {
   const ws = 'hop-bench';
@@ -140,20 +93,6 @@ async function hop(nodes: RunningServer[]): Promise<Array<[string, Summary]>> {
     out.push([label, summarize(r.latenciesMs, r.errors, r.seconds)]);
   }
   return out;
-}
-
-interface Ownership {
-  nodes: Array<{ id: string; partitions: number[] }>;
-}
-
-async function owners(node: RunningServer): Promise<Map<number, string>> {
-  const c = new RestClient({ host: '127.0.0.1', port: node.port, apiKey: 'unused', maxSockets: 1 });
-  try {
-    const body = JSON.parse((await c.get('/v1/cluster')).body.toString()) as Ownership;
-    return new Map(body.nodes.flatMap((n) => n.partitions.map((p) => [p, n.id] as const)));
-  } finally {
-    c.close();
-  }
 }
 
 /** Writes to every workspace through two nodes while a third joins; per partition, the longest gap between acknowledged writes. */

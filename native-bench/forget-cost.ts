@@ -27,8 +27,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { envFlag, listFlag, numberFlag, stringFlag } from './lib/args.ts';
 import { cpuSeconds } from './lib/proc.ts';
-import { freePort, startServer, type RunningServer } from './lib/server-process.ts';
+import { freePort, startServer } from './lib/server-process.ts';
 import { summarize, type Summary } from './lib/stats.ts';
+import { seq, sentence, Client, load } from './lib/forget-load.ts';
 
 const { values } = parseArgs({
   options: {
@@ -51,32 +52,6 @@ const { values } = parseArgs({
   },
 });
 
-const TOPICS = ['garden tomato watering', 'marathon training run', 'postgres index query', 'sourdough bread starter', 'budget review meeting', 'travel plans to lisbon'];
-let seq = 0;
-/** Sentences like the issue's soak: a few topics and shared words, so common terms have long postings. */
-const sentence = (): string => `${TOPICS[seq % TOPICS.length]} note ${seq++} about item ${Math.floor(Math.random() * 1e6)}`;
-
-class Client {
-  readonly pid: number;
-  readonly #base: string;
-  readonly #headers: Record<string, string>;
-
-  constructor(server: RunningServer) {
-    this.pid = server.pid;
-    this.#base = `http://127.0.0.1:${server.port}`;
-    this.#headers = { authorization: `Bearer ${server.apiKey}`, 'content-type': 'application/json' };
-  }
-
-  async call(method: string, path: string, body?: unknown, contentType?: string): Promise<unknown> {
-    const headers = contentType ? { ...this.#headers, 'content-type': contentType } : this.#headers;
-    const payload = body === undefined ? null : typeof body === 'string' ? body : JSON.stringify(body);
-    const res = await fetch(`${this.#base}${path}`, { method, headers, body: payload });
-    const text = await res.text();
-    if (res.status >= 400) throw new Error(`${method} ${path}: ${res.status} ${text.slice(0, 200)}`);
-    return text.startsWith('{') || text.startsWith('[') ? JSON.parse(text) : text;
-  }
-}
-
 async function withServer<T>(work: (c: Client) => Promise<T>): Promise<T> {
   const dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-forget-cost-'));
   const env = { FLASHBULB_DURABILITY: 'os', ...envFlag(values, 'server-env') };
@@ -90,22 +65,6 @@ async function withServer<T>(work: (c: Client) => Promise<T>): Promise<T> {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-}
-
-/** Imports `n` memories and returns every id in the workspace. */
-async function load(c: Client, n: number): Promise<string[]> {
-  for (let at = 0; at < n; at += 2000) {
-    const lines = Array.from({ length: Math.min(2000, n - at) }, () => JSON.stringify({ memory: { content: sentence(), entity_id: `e${seq % 20}` } }));
-    await c.call('POST', `/v1/import?first_line=${at + 1}`, lines.join('\n'), 'application/x-ndjson');
-  }
-  const ids: string[] = [];
-  let cursor: string | null = null;
-  do {
-    const page = (await c.call('GET', `/v1/memories?limit=1000${cursor ? `&cursor=${cursor}` : ''}`)) as { memories: Array<{ memory_id: string }>; next_cursor: string | null };
-    for (const m of page.memories) ids.push(m.memory_id);
-    cursor = page.next_cursor;
-  } while (cursor !== null);
-  return ids;
 }
 
 /** Runs `op` every 1/rate s for `seconds` without waiting for answers; resolves with the latencies once all are back. */

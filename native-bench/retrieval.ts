@@ -32,13 +32,11 @@ import { parseArgs } from 'node:util';
 import { envFlag, listFlag, numberFlag, stringFlag } from './lib/args.ts';
 import { expectJson, RestClient } from './lib/rest-client.ts';
 import { freePort, startServer } from './lib/server-process.ts';
-import { chooseOnOthers, type PerConversation } from './lib/retrieval-cv.ts';
 import { Rng } from './lib/prng.ts';
-import { percentile } from './lib/stats.ts';
 import { misspell } from './lib/typos.ts';
-import { formatMarkdown, formatTable } from './lib/table.ts';
-import { askedAtUs, categoryNames, scoredQuestions, share, turnId, turnsOf, type Conversation, type Question, type TurnMemory } from './lib/retrieval-data.ts';
-import { perCategoryFolds, printFolds, type QuestionScore } from './lib/retrieval-folds.ts';
+import { askedAtUs, categoryNames, scoredQuestions, share, turnsOf, type Conversation, type Question, type TurnMemory } from './lib/retrieval-data.ts';
+import { CATEGORY_NAMES, KS, type Scores, printCv, summary, printScores, printMarkdown } from './lib/retrieval-report.ts';
+import { ingestTurns, importAtTimes } from './lib/retrieval-write.ts';
 
 /** A recall configuration: its name, and the request fields it adds to every recall. */
 interface Config {
@@ -52,19 +50,6 @@ const CONFIGS: readonly Config[] = [
   { name: 'lexical', body: { strategies: ['similarity'], similarity_mode: 'lexical' } },
   { name: 'all', body: { strategies: ['similarity', 'temporal', 'causal', 'analogical'] } },
 ];
-/** The dataset's scored categories (LoCoMo's, or LifeBench's question types): set once the data is read. */
-const CATEGORY_NAMES: Record<number, string> = {};
-const KS = [5, 10, 25] as const;
-
-interface Scores {
-  /** Per category (and 0 = overall): summed recall@k and the number of questions. */
-  sums: Map<number, { n: number; at: number[] }>;
-  /** The overall sums per conversation (its index in the data file), for `--cv`. */
-  byConv: PerConversation;
-  /** Every question's recall@k, for the per-category folds of `--cv`. */
-  questions: QuestionScore[];
-  latenciesMs: number[];
-}
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
@@ -215,47 +200,6 @@ async function settled(client: RestClient): Promise<void> {
   }
 }
 
-/** Messages per ingest call (a call takes up to 10,000; the longest LifeBench person has 9,122 turns). */
-const INGEST_CALL = 5000;
-
-/**
- * Writes every turn through conversation ingest, in order, each with its speaker, the time it was
- * said (`occurred_at`) and a message id (its position); returns memory id → dia_id, from the ids
- * the calls answer with, in order.
- */
-async function ingestTurns(client: RestClient, ws: string, conversationId: string, turns: readonly TurnMemory[]): Promise<Map<string, string>> {
-  const byMemory = new Map<string, string>();
-  for (let at = 0; at < turns.length; at += INGEST_CALL) {
-    const part = turns.slice(at, at + INGEST_CALL);
-    const messages = part.map((t, i) => ({ message_id: String(at + i), speaker: t.speaker, content: t.content, occurred_at: t.atMs * 1000 }));
-    const reply = await client.post(`/v1/workspaces/${ws}/conversations/${encodeURIComponent(conversationId)}/messages`, { messages });
-    const { memory_ids: ids, created } = expectJson<{ memory_ids: string[]; created: number }>(reply, 201, 'ingest');
-    if (created !== part.length) throw new Error(`ingest: ${created} of ${part.length} messages written`);
-    ids.forEach((id, i) => { byMemory.set(id, (part[i] as TurnMemory).diaId); });
-  }
-  return byMemory;
-}
-
-/**
- * Stores every turn at the time it was said (POST /v1/import with `created_at`, one call per
- * conversation), as an agent taking part in the conversation would have written it: so sessions
- * days apart are separate stretches of conversation for the neighbour rule. Memory ids are made
- * here (a ULID of the turn's time), since an import answers with counts, not ids.
- */
-async function importAtTimes(client: RestClient, ws: string, turns: readonly TurnMemory[], speaker: boolean): Promise<Map<string, string>> {
-  const byMemory = new Map<string, string>();
-  const lines = turns.map((t, i) => {
-    const id = turnId(t, i);
-    byMemory.set(id, t.diaId);
-    const memory = { memory_id: id, content: t.content, created_at: t.atMs * 1000, ...(speaker ? { context: { speaker: t.speaker } } : {}) };
-    return JSON.stringify({ memory });
-  });
-  const reply = await client.send('POST', `/v1/workspaces/${ws}/import`, lines.join('\n'));
-  const summary = expectJson<{ imported: number; error_count: number; errors: unknown[] }>(reply, 200, 'import');
-  if (summary.imported !== lines.length) throw new Error(`import: ${summary.imported} of ${lines.length} imported: ${JSON.stringify(summary.errors.slice(0, 3))}`);
-  return byMemory;
-}
-
 /**
  * `--dump FILE`: per question, the similarity features of the first `k` results (one JSON line per
  * question and configuration), for native-bench/fit-ranker.ts.
@@ -314,66 +258,6 @@ async function dumpQuestion(client: RestClient, ws: string, ids: Map<string, str
 /** A question with an `ask_time` (LifeBench) is asked at the end of that month (`asked_at_us`); the others now. */
 function askedAt(q: Question): { asked_at_us?: number } {
   return q.ask_time === undefined ? {} : { asked_at_us: askedAtUs(q, 0) };
-}
-
-/**
- * `--cv`: leave-one-conversation-out recall@5/@10 per configuration, mean ± sd and range over folds,
- * then per configuration R@5 and R@10 per category in every fold.
- */
-function printCv(summaries: ReadonlyArray<[string, Scores]>, convs: readonly number[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const headers = ['configuration', 'folds', 'R@5 mean', 'R@5 sd', 'R@5 min–max', 'R@10 mean', 'R@10 sd', 'R@10 min–max'];
-  const rows = summaries.map(([name, s]) => {
-    const f = chooseOnOthers([[name, s.byConv]], convs, KS.length, 1);
-    out[name] = f;
-    const cell = (i: number): string[] => [round3(f.mean[i] ?? 0), round3(f.sd[i] ?? 0), `${round3(f.min[i] ?? 0)}–${round3(f.max[i] ?? 0)}`];
-    return [name, f.folds.map((x) => `${x.heldOut}:${round3(x.at[1] ?? 0)}`).join(' '), ...cell(0), ...cell(1)];
-  });
-  console.log(`\n## leave-one-conversation-out (held-out recall per fold; nothing in a configuration is fitted per fold)\n`);
-  console.log(formatMarkdown(headers, rows));
-  for (const [name, s] of summaries) {
-    console.log(`\n### ${name}: per category, every fold\n`);
-    printFolds(perCategoryFolds(s.questions, CATEGORY_NAMES, KS.length), CATEGORY_NAMES, KS);
-  }
-  return out;
-}
-
-function summary(scores: Scores): Record<string, unknown> {
-  const sorted = Float64Array.from(scores.latenciesMs).sort();
-  const rows: Record<string, unknown> = {};
-  for (const [cat, s] of [...scores.sums].sort((a, b) => a[0] - b[0])) {
-    rows[cat === 0 ? 'overall' : (CATEGORY_NAMES[cat] ?? String(cat))] = { questions: s.n, ...Object.fromEntries(KS.map((k, i) => [`recall@${k}`, (s.at[i] ?? 0) / s.n])) };
-  }
-  return { ...rows, latency_p50_ms: percentile(sorted, 0.5), latency_p99_ms: percentile(sorted, 0.99) };
-}
-
-function printScores(name: string, scores: Scores): void {
-  const sorted = Float64Array.from(scores.latenciesMs).sort();
-  const headers = ['category', 'questions', ...KS.map((k) => `R@${k}`)];
-  const rows = [...scores.sums]
-    .sort((a, b) => (a[0] === 0 ? 1 : b[0] === 0 ? -1 : a[0] - b[0]))
-    .map(([cat, s]) => [cat === 0 ? 'overall' : (CATEGORY_NAMES[cat] ?? String(cat)), s.n, ...KS.map((_, i) => round3((s.at[i] ?? 0) / s.n))]);
-  console.log(`\n## ${name}  (recall latency top_k 10: p50 ${percentile(sorted, 0.5).toFixed(1)} ms, p99 ${percentile(sorted, 0.99).toFixed(1)} ms)`);
-  console.log(formatTable(headers, rows));
-}
-
-/** One Markdown table: a row per configuration, overall recall@k, recall@10 per category, latency. */
-function printMarkdown(summaries: ReadonlyArray<[string, Scores]>): void {
-  const cats = Object.keys(CATEGORY_NAMES).map(Number);
-  const headers = ['configuration', ...KS.map((k) => `R@${k}`), ...cats.map((c) => `R@10 ${CATEGORY_NAMES[c]}`), 'p50 ms', 'p99 ms'];
-  const rows = summaries.map(([name, s]) => {
-    const sorted = Float64Array.from(s.latenciesMs).sort();
-    const at = (cat: number, i: number): string => {
-      const v = s.sums.get(cat);
-      return v ? round3((v.at[i] ?? 0) / v.n) : '-';
-    };
-    return [name, ...KS.map((_, i) => at(0, i)), ...cats.map((c) => at(c, 1)), percentile(sorted, 0.5).toFixed(1), percentile(sorted, 0.99).toFixed(1)];
-  });
-  console.log(`\n${formatMarkdown(headers, rows)}`);
-}
-
-function round3(x: number): string {
-  return x.toFixed(3);
 }
 
 await main();

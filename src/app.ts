@@ -13,7 +13,7 @@ import { createEmbedder } from './embedding/index.ts';
 import type { Embedder } from './embedding/embedder.ts';
 import { startHttp } from './http/server.ts';
 import { ConnectionGate } from './http/connection-gate.ts';
-import type { HttpServer } from './http/listener.ts';
+import type { HttpServer } from './http/exchange.ts';
 import { startGrpc, type GrpcServer } from './grpc/server.ts';
 import { history } from './metrics/history.ts';
 import { ShardEventMetrics } from './metrics/shard-events.ts';

@@ -26,19 +26,17 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
-import { basename, dirname, join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { listFlag, numberFlag, stringFlag } from '../lib/args.ts';
 import { Rng } from '../lib/prng.ts';
 import { formatMarkdown, type Cell } from '../lib/table.ts';
-import { DEFAULT_MAX_BATCH, DEFAULT_MAX_PADDING, paddedChunks } from '../../src/embedding/padding.ts';
+import { type Kind, statusKb, openEmbedder } from './transformers-embedders.ts';
 
 const REPO = fileURLToPath(new URL('../../', import.meta.url));
 const SCRIPT = fileURLToPath(import.meta.url);
 const BATCHES = [1, 8, 32] as const;
-
-type Kind = 'direct' | 'direct-padded' | 'transformers' | 'transformers-cut';
 const KINDS: readonly Kind[] = ['direct', 'direct-padded', 'transformers', 'transformers-cut'];
 const LABEL: Record<Kind, string> = {
   direct: 'direct (onnx-embedder.ts as shipped: runs ≤ 8 within 1.15× padding)',
@@ -46,8 +44,6 @@ const LABEL: Record<Kind, string> = {
   transformers: '@huggingface/transformers pipeline, each call as it comes',
   'transformers-cut': 'the pipeline fed the embedder\'s runs (padding.ts in front)',
 };
-
-type Embed = (texts: string[]) => Promise<Float32Array>;
 
 interface ChildResult {
   kind: Kind;
@@ -58,32 +54,6 @@ interface ChildResult {
   peakRssMb: number;
   rssAfterLoadMb: number;
   load1: number;
-}
-
-/** What this script uses of the library (3.x): `pipeline`, `env`, and the pipeline's output tensor. */
-interface FeatureTensor {
-  data: Float32Array;
-  dims: number[];
-}
-interface FeaturePipeline {
-  (texts: string[], options: { pooling: 'mean'; normalize: boolean }): Promise<FeatureTensor>;
-  tokenizer: { encode(text: string): number[] };
-  dispose(): Promise<void>;
-}
-interface TransformersLib {
-  env: { localModelPath: string; allowRemoteModels: boolean; allowLocalModels: boolean };
-  pipeline(task: 'feature-extraction', model: string, options: Record<string, unknown>): Promise<FeaturePipeline>;
-}
-
-function sessionOptions(threads: number): Record<string, unknown> {
-  return {
-    executionProviders: ['cpu'],
-    graphOptimizationLevel: 'all',
-    executionMode: 'sequential',
-    intraOpNumThreads: threads,
-    interOpNumThreads: 1,
-    extra: { session: { intra_op: { allow_spinning: '0' }, inter_op: { allow_spinning: '0' } } },
-  };
 }
 
 /** Every turn text of the LoCoMo file, deduplicated, in a seeded order. */
@@ -108,53 +78,6 @@ function locomoTurns(path: string): string[] {
     [all[i], all[j]] = [all[j] as string, all[i] as string];
   }
   return all;
-}
-
-function statusKb(field: 'VmHWM' | 'VmRSS'): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'));
-  return Number(m?.[1] ?? 0);
-}
-
-async function openEmbedder(kind: Kind, modelDir: string, threads: number, libDir: string): Promise<{ embed: Embed; close: () => Promise<void> }> {
-  if (kind === 'direct' || kind === 'direct-padded') {
-    // Imported here, not at the top: our onnxruntime-node must not load in the library's process.
-    const { createOnnxEmbedder } = await import('../../src/embedding/onnx-embedder.ts');
-    const padded = kind === 'direct-padded';
-    const m = await createOnnxEmbedder({ modelDir, threads, spin: false, ...(padded ? { maxBatch: 1024, maxPadding: Number.POSITIVE_INFINITY } : {}) });
-    return { embed: (t) => m.embedBatch(t), close: () => m.close() };
-  }
-  const entry = createRequire(join(libDir, 'package.json')).resolve('@huggingface/transformers');
-  const lib = (await import(pathToFileURL(entry).href)) as TransformersLib;
-  lib.env.allowRemoteModels = false;
-  lib.env.allowLocalModels = true;
-  lib.env.localModelPath = dirname(modelDir);
-  // subfolder '' and dtype 'fp32' (suffix '') make the library open <model-dir>/model.onnx itself.
-  const pipe = await lib.pipeline('feature-extraction', basename(modelDir), {
-    device: 'cpu',
-    dtype: 'fp32',
-    subfolder: '',
-    local_files_only: true,
-    session_options: sessionOptions(threads),
-  });
-  const run = async (t: string[]): Promise<Float32Array> => (await pipe(t, { pooling: 'mean', normalize: true })).data;
-  if (kind === 'transformers') return { embed: run, close: () => pipe.dispose() };
-  // What adopting the library would look like: the embedder's own cut (sorted by token count, runs of
-  // ≤ 8 within 1.15× padding) in front of the pipeline, rows put back in the callers' order.
-  const cut: Embed = async (t) => {
-    if (t.length === 1) return run(t);
-    const lengths = t.map((x) => pipe.tokenizer.encode(x).length);
-    const order = t.map((_, i) => i).sort((a, b) => (lengths[a] ?? 0) - (lengths[b] ?? 0));
-    const out = new Float32Array(t.length * 384);
-    let s = 0;
-    for (const size of paddedChunks(order.map((i) => lengths[i] ?? 0), DEFAULT_MAX_BATCH, DEFAULT_MAX_PADDING)) {
-      const rows = order.slice(s, s + size);
-      s += size;
-      const v = await run(rows.map((r) => t[r] as string));
-      rows.forEach((r, k) => { out.set(v.subarray(k * 384, (k + 1) * 384), r * 384); });
-    }
-    return out;
-  };
-  return { embed: cut, close: () => pipe.dispose() };
 }
 
 function cpuS(since: NodeJS.CpuUsage): number {

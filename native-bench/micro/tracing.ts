@@ -21,7 +21,7 @@ import { formatTable, type Cell } from '../lib/table.ts';
 import { startApp } from '../../src/app.ts';
 import { loadConfig } from '../../src/config/index.ts';
 import { handle } from '../../src/http/server.ts';
-import type { HttpRequest } from '../../src/http/listener.ts';
+import type { HttpRequest } from '../../src/http/exchange.ts';
 import type { Services } from '../../src/verbs/context.ts';
 import { startTracing, tracer } from '../../src/tracing/index.ts';
 

@@ -1,13 +1,14 @@
 /**
  * @module analysis/contradiction — a heuristic classifier for a pair of similar statements: which
  * pairs are compared at all ({@link isCandidate}), and whether the newer contradicts the older or
- * revises it ({@link classifyPair}), with a score and a `reason` naming the rule that fired.
+ * revises it ({@link classifyPair}), with a score and a `reason` naming the rule that fired; the
+ * words a statement is compared by come from analysis/statement-terms.
  */
-import { NEGATION_WORDS, negationCount, negationScope, opposites, words as ruleWords, type RuleFinding } from './contradiction-rules.ts';
+import { negationCount, negationScope, opposites, words as ruleWords, type RuleFinding } from './contradiction-rules.ts';
 import { pairFeatures } from './contradiction-features.ts';
 import { learnedDecision } from './contradiction-learned.ts';
 import { EMPTY_LEXICON, type Lexicon } from './lexicon.ts';
-import { tokens } from './summarize.ts';
+import { normalise, stem, terms, bothAdd, numbersIn, NUMBER_TERMS, jaccard, without } from './statement-terms.ts';
 
 /** Scores at or above this create edges; scores in [UNCERTAIN, CONFIDENT) become pending candidates. */
 export const CONFIDENT = 0.7;
@@ -23,8 +24,6 @@ export interface Classification {
 
 const MAX_CHARS = 600;
 const REVISION = /\b(now|no longer|any ?more|changed|moved|switched|updated|renamed|replaced|instead|actually|nowadays|these days|as of|from now on|has become|became|used to)\b/i;
-/** Words that carry no content of their own for comparing the two sides. */
-const FILLER = new Set(['now', 'longer', 'anymore', 'changed', 'moved', 'switched', 'updated', 'renamed', 'replaced', 'instead', 'actually', 'nowadays', 'became', 'become', 'yet', 'still', 'already']);
 
 const ANTONYM_PAIRS: Array<[string, string]> = [
   ['like', 'dislike'], ['love', 'hate'], ['loved', 'hated'], ['always', 'never'],
@@ -204,44 +203,6 @@ function learned(wa: readonly string[], wb: readonly string[], similarity: numbe
   return d && { kind: 'learned', score: 0.8, reason: `learned: ${d.top} (p=${d.p.toFixed(2)})` };
 }
 
-function normalise(text: string): string {
-  return text.replace(/[\u2018\u2019]/g, "'");
-}
-
-function words(text: string): string[] {
-  return text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [];
-}
-
-/** Plural / third-person -s off, possessive 's off: "speaks" and "speak", "Ravi's" and "Ravi" compare equal. */
-function stem(w: string): string {
-  const x = w.endsWith("'s") ? w.slice(0, -2) : w;
-  if (x.length > 4 && x.endsWith('ies')) return `${x.slice(0, -3)}y`;
-  if (x.length > 4 && /(ss|sh|ch|x|z)es$/.test(x)) return x.slice(0, -2);
-  if (x.length > 3 && x.endsWith('s') && !x.endsWith('ss') && !x.endsWith('us') && !x.endsWith('is')) return x.slice(0, -1);
-  return x;
-}
-
-function term(w: string): string | null {
-  if (NEGATION_WORDS.has(w) || FILLER.has(w)) return null;
-  const t = tokens(w)[0];
-  return t === undefined ? null : stem(t);
-}
-
-/** Content terms: normalised tokens without negations and revision wording. */
-function terms(text: string): Set<string> {
-  const out = new Set<string>();
-  for (const w of words(text)) {
-    const t = term(w);
-    if (t !== null) out.add(t);
-  }
-  return out;
-}
-
-/** Both sides say something the other does not: likely different subjects, not a disagreement. */
-function bothAdd(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
-  return [...a].some((w) => !b.has(w)) && [...b].some((w) => !a.has(w));
-}
-
 function antonym(a: ReadonlySet<string>, b: ReadonlySet<string>): Finding | null {
   for (const w of a) {
     const opposite = ANTONYMS.get(w);
@@ -282,23 +243,6 @@ function swap(o: Statement, n: Statement, lx: Lexicon): Finding | null {
   return { kind: 'swap', score: 0.55, reason: `swap: '${x}' versus '${y}' about one entity` };
 }
 
-/** Digits not glued to a word ("IPv6", "HTTP/2" are names), clock times, percentages, months. */
-const NUMBER = /(?<![\p{L}/])\d+(?:[.,:-]\d+)*(?:am|pm|%)?|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b/giu;
-const NUMBER_WORDS: Record<string, string> = {
-  two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12',
-  twenty: '20', thirty: '30', forty: '40', fifty: '50', hundred: '100', thousand: '1000',
-  first: '1st', third: '3rd', fourth: '4th', fifth: '5th', sixth: '6th', seventh: '7th', eighth: '8th', ninth: '9th', tenth: '10th',
-};
-
-function numbersIn(text: string): Set<string> {
-  const out = new Set((text.match(NUMBER) ?? []).map((x) => x.toLowerCase().slice(0, /^[a-z]/i.test(x) ? 3 : undefined)));
-  for (const w of words(text)) {
-    const n = NUMBER_WORDS[w];
-    if (n !== undefined) out.add(n);
-  }
-  return out;
-}
-
 function numbers(na: ReadonlySet<string>, nb: ReadonlySet<string>, a: ReadonlySet<string>, b: ReadonlySet<string>): Finding | null {
   if (na.size === 0 || nb.size === 0) return null;
   const shared = [...na].filter((x) => nb.has(x)).length;
@@ -308,20 +252,4 @@ function numbers(na: ReadonlySet<string>, nb: ReadonlySet<string>, a: ReadonlySe
   const subject = jaccard(without(a, ...NUMBER_TERMS), without(b, ...NUMBER_TERMS));
   if (subject < 0.5) return null;
   return { kind: 'number', score: 0.45 + 0.4 * subject, reason: `numbers: the statements disagree on ${[...na].join('/')} versus ${[...nb].join('/')}` };
-}
-
-const NUMBER_TERMS = [...Object.keys(NUMBER_WORDS), 'jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec',
-  'january', 'february', 'march', 'april', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
-
-function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
-  if (a.size === 0 && b.size === 0) return 0;
-  let inter = 0;
-  for (const x of a) if (b.has(x)) inter += 1;
-  return inter / (a.size + b.size - inter);
-}
-
-function without(s: ReadonlySet<string>, ...ws: string[]): Set<string> {
-  const out = new Set(s);
-  for (const w of ws) out.delete(w);
-  return out;
 }

@@ -2,19 +2,16 @@
  * @module api/replies — what each REST route answers, as TypeBox schemas. They feed the
  * OpenAPI document (and through it the TypeScript client) and the MCP tools' output schemas.
  * Objects stay open (extra properties allowed), so a field added to a reply never breaks a client
- * that validates replies against an older document.
+ * that validates replies against an older document. The browsing routes' replies are in
+ * api/browse-replies, the operators' in api/admin-replies.
  */
 import { Type as T, type TSchema } from '@sinclair/typebox';
 import { ERRORS } from '../errors/codes.ts';
 import { EDGE_TYPES } from '../model/edge.ts';
 import { MEMORY_KINDS } from '../model/memory.ts';
 import { IsoTime } from './time.ts';
-import { ACTIVITY_ACTIONS } from '../model/activity.ts';
-
-const literals = (values: readonly string[]): TSchema => T.Union(values.map((v) => T.Literal(v)));
-const Nullable = <S extends TSchema>(s: S): TSchema => T.Union([s, T.Null()]);
-/** A time in whole microseconds (every one the server writes is an integer: clock ms × 1000, or a written time, which must be whole). */
-const Us = (description: string): TSchema => T.Integer({ description: `${description} (microseconds since the Unix epoch)` });
+import { literals, Nullable, Us, ref } from './schema-kit.ts';
+import { Workspace, KeyInfo } from './admin-replies.ts';
 
 export const ErrorBody = T.Object(
   {
@@ -66,8 +63,6 @@ export const Edge = T.Object(
   },
   { $id: 'Edge' },
 );
-
-const ref = (s: { $id?: string }): TSchema => T.Ref(s.$id ?? '');
 
 export const MemoryList = T.Array(ref(Memory));
 export const MemoryPage = T.Object({
@@ -186,12 +181,6 @@ export const PendingContradictions = T.Array(
 export const VerdictResult = T.Object({ contradictions_confirmed: T.Integer(), revisions_created: T.Integer(), dismissed: T.Integer() });
 
 export const Entities = T.Array(T.String());
-
-const Role = literals(['admin', 'workspace']);
-export const Workspace = T.Object(
-  { slug: T.String(), name: T.String(), created_at: Us('Creation time'), created_at_iso: IsoTime('created_at'), default_ttl_s: T.Optional(Nullable(T.Number({ description: 'Default time to live of new memories, in seconds' }))) },
-  { $id: 'Workspace' },
-);
 export const IngestResult = T.Object({
   conversation_id: T.String(),
   memory_ids: T.Array(T.String(), { description: 'One per message, in the order sent: the memory written, or the one a message with the same message_id already is' }),
@@ -207,63 +196,6 @@ export const ImportSummary = T.Object({
   error_count: T.Integer(),
   errors: T.Array(T.Object({ line: T.Integer(), message: T.String() })),
 });
-export const BackupSummary = T.Object({
-  to: T.String(),
-  started_at: T.Integer(),
-  started_at_iso: IsoTime('started_at'),
-  finished_at: T.Integer(),
-  finished_at_iso: IsoTime('finished_at'),
-  shards: T.Array(T.Object({ shard: T.Integer(), memories: T.Integer(), bytes: T.Integer() })),
-});
-export const WorkspaceWithCount = T.Object({
-  slug: T.String(),
-  name: T.String(),
-  created_at: Us('Creation time'),
-  created_at_iso: IsoTime('created_at'),
-  default_ttl_s: T.Optional(Nullable(T.Number())),
-  memory_count: T.Integer(),
-});
-export const WorkspaceList = T.Object({ workspaces: T.Array(WorkspaceWithCount) });
-export const WorkspaceCreated = T.Object({ workspace: ref(Workspace), api_key: T.String({ description: 'Shown only in this answer' }), key_id: T.String() });
-export const WorkspaceDeleted = T.Object({ deleted: T.String(), memories_deleted: T.Integer(), keys_revoked: T.Integer() });
-
-export const KeyInfo = T.Object(
-  { key_id: T.String(), role: Role, workspace: T.String(), label: Nullable(T.String()), created_at: Us('Creation time'), created_at_iso: IsoTime('created_at') },
-  { $id: 'KeyInfo' },
-);
-export const KeyList = T.Object({ keys: T.Array(ref(KeyInfo)) });
-export const KeyCreated = T.Intersect([ref(KeyInfo), T.Object({ api_key: T.String({ description: 'Shown only in this answer' }) })]);
-export const KeyRevoked = T.Object({ revoked: ref(KeyInfo) });
-
-export const Whoami = T.Object({
-  key_id: Nullable(T.String()),
-  role: Role,
-  workspace: T.Object({ slug: T.String(), name: T.String() }),
-  can_access: T.Union([T.Literal('all'), T.Array(T.String())]),
-  auth_enabled: T.Boolean(),
-});
-
-const PartitionStatus = literals(['recovering', 'ready', 'releasing', 'unowned', 'unknown']);
-export const ClusterStatus = T.Object({
-  node: T.String({ description: 'The node that answered' }),
-  cluster: T.String(),
-  partitions: T.Integer(),
-  replicas: T.Integer(),
-  lease_ms: T.Integer(),
-  nodes: T.Array(T.Object({ id: T.String(), started_at: T.String(), partitions: T.Array(T.Integer()), self: T.Boolean() })),
-  partition_owners: T.Array(
-    T.Object({
-      partition: T.Integer(),
-      owner: Nullable(T.String()),
-      status: PartitionStatus,
-      stream_last_seq: T.Integer({ description: 'Last sequence of the partition stream (its write-ahead log)' }),
-      applied_seq: Nullable(T.Integer({ description: 'Last sequence the owner has applied, as of its last heartbeat' })),
-      lag: Nullable(T.Integer()),
-    }),
-  ),
-});
-
-export const Health = T.Object({ status: literals(['alive', 'ready', 'not_ready']), reason: T.Optional(T.String()) });
 
 /** The events of a subscription's SSE stream, by SSE event name (`message` is the unnamed push). */
 export const SubscribeEvents = {
@@ -284,109 +216,6 @@ export const SubscribeEvents = {
   ),
   closed: T.Object({ reason: literals(['closed', 'shutdown', 'revoked']) }),
 } as const;
-
-export const Timeline = T.Object({
-  bucket: literals(['hour', 'day']),
-  bucket_us: T.Integer({ description: 'Bucket width in microseconds' }),
-  buckets: T.Array(T.Object({ start_us: Us('Start of the bucket'), start_iso: IsoTime('start_us'), count: T.Integer() }), { description: 'Buckets holding at least one match, oldest first' }),
-  total: T.Integer(),
-});
-
-export const EntitySummaries = T.Object({
-  entities: T.Array(
-    T.Object({
-      entity_id: T.String(),
-      memory_count: T.Integer({ description: 'Live memories about the entity (superseded versions not counted)' }),
-      first_at: Us('The oldest one was created'),
-      last_at: Us('The latest creation or revision among them'),
-      first_at_iso: IsoTime('first_at'),
-      last_at_iso: IsoTime('last_at'),
-      kinds: T.Record(T.String(), T.Integer(), { description: 'Memories by kind' }),
-    }),
-  ),
-  total: T.Integer({ description: 'Entities matching q (the page holds at most limit)' }),
-});
-
-export const GraphOverview = T.Object({
-  nodes: T.Array(ref(Memory)),
-  edges: T.Array(ref(Edge)),
-  total_nodes: T.Integer({ description: 'Memories the overview chose from: the workspace, or the entity and its neighbours' }),
-  truncated: T.Boolean({ description: 'Fewer nodes than total_nodes (max_nodes reached)' }),
-});
-
-export const Contradictions = T.Object({
-  confirmed: T.Array(
-    T.Object({ a: ref(Memory), b: ref(Memory), confidence: T.Number(), reason: Nullable(T.String({ description: 'The rule that made the edge, when the checker did' })), timestamp_us: Us('When the edge was made'), timestamp_iso: IsoTime('timestamp_us') }),
-  ),
-  pending: T.Array(
-    T.Object({
-      pending_id: T.String(),
-      a: ref(Memory),
-      b: ref(Memory),
-      classifier_score: T.Number(),
-      classifier_method: literals(['heuristic', 'llm']),
-      similarity: T.Number(),
-      proposed: literals(['contradiction', 'revision']),
-      reason: Nullable(T.String({ description: 'The rule that raised the candidate' })),
-      created_at: Us('When the candidate was raised'),
-      created_at_iso: IsoTime('created_at'),
-    }),
-  ),
-  truncated: T.Boolean({ description: 'More pairs or candidates exist than limit' }),
-});
-
-export const Activity = T.Object({
-  entries: T.Array(
-    T.Object({
-      seq: T.Integer({ description: 'Position in the log (newer entries have higher numbers)' }),
-      at_us: Us('When the change was made'),
-      at_iso: IsoTime('at_us'),
-      action: literals(ACTIVITY_ACTIONS),
-      workspace: T.String(),
-      key_id: Nullable(T.String({ description: 'The key that made the change (null: authentication off)' })),
-      key_label: Nullable(T.String()),
-      count: T.Integer({ description: 'Memories (or keys, workspaces) the change touched' }),
-      memories: T.Array(
-        T.Object({
-          memory_id: T.String(),
-          content: T.Optional(Nullable(T.String({ description: 'The content now, clipped to 200 characters; null once forgotten; absent where the key may not read the workspace' }))),
-        }),
-        { description: 'The first 20 memories the change touched' },
-      ),
-      detail: Nullable(T.String({ description: 'Criteria, key ids, file names: never memory content' })),
-    }),
-  ),
-  next_cursor: Nullable(T.String()),
-  capacity: T.Integer({ description: 'Entries the log keeps (the oldest go first); it lives in memory and starts empty at each start' }),
-});
-
-const HistoryPoint = T.Object({
-  start_us: Us('Start of the interval'),
-  start_iso: IsoTime('start_us'),
-  seconds: T.Number({ description: 'Length of the interval (the open one: so far)' }),
-  ops: T.Record(
-    T.String(),
-    T.Object({
-      count: T.Integer(),
-      errors: T.Integer({ description: 'Requests answered with an error' }),
-      p50_ms: T.Number(),
-      p95_ms: T.Number(),
-      p99_ms: T.Number(),
-      max_ms: T.Number(),
-    }),
-    { description: "Requests by operation (gRPC ones prefixed 'grpc '), with percentiles and maximum of the successful ones' own durations (every one, or a uniform sample of 1,000 in a busier interval)" },
-  ),
-  gauges: T.Record(T.String(), T.Number(), {
-    description: 'At the end of the interval: memories, embedding_queue, contradiction_checks, vector_index, open_subscriptions, connections, shards, shards_down, shards_storage_failed, shards_memory_full, rss_mb',
-  }),
-});
-
-export const MetricsHistory = T.Object({
-  interval_s: T.Number(),
-  capacity: T.Integer({ description: 'Points kept (an hour); the history lives in memory and starts empty at each start' }),
-  points: T.Array(HistoryPoint, { description: 'Closed intervals, oldest first' }),
-  current: HistoryPoint,
-});
 
 /** Schemas with an `$id`, published under components/schemas and referenced by name. */
 export const NAMED_SCHEMAS: readonly TSchema[] = [ErrorBody, Memory, Edge, RecallHit, Workspace, KeyInfo, SubscribeEvents.message];

@@ -10,7 +10,7 @@ import { isoFromUs } from '../model/time.ts';
 import type { RecallHit } from '../recall/types.ts';
 import type { RecallRequest } from '../verbs/recall.ts';
 import type { Static } from '@sinclair/typebox';
-import type { RecallBody } from './requests.ts';
+import type { RecallBody } from './recall-requests.ts';
 
 /** A memory in a reply: its JSON, and the ISO twins of its five times. */
 export interface MemoryReply extends MemoryJson {

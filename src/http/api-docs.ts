@@ -9,7 +9,7 @@
  */
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import type { HttpRequest, HttpResponse } from './listener.ts';
+import type { HttpRequest, HttpResponse } from './exchange.ts';
 import { staticSiteOf, type StaticSite } from './static.ts';
 
 const PREFIX = '/docs';

@@ -6,7 +6,7 @@
 import { FlashbulbError } from '../errors/codes.ts';
 import type { Validator } from '../api/compile.ts';
 import { repairJsonText, unicodeProblem, wellFormedJson } from '../model/unicode.ts';
-import type { OutStream, StreamResponse } from './listener.ts';
+import type { OutStream, StreamResponse } from './exchange.ts';
 
 /**
  * A 200 NDJSON response fed by `chunks`. A failure after the first byte cannot change the status,

@@ -11,7 +11,7 @@
  * caller's error).
  */
 import type { Attributes, SpanHandle } from '../tracing/index.ts';
-import type { RequestHead } from './listener.ts';
+import type { RequestHead } from './exchange.ts';
 import type { Route } from './route.ts';
 
 const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);

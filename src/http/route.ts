@@ -9,7 +9,7 @@ import { compile } from '../api/compile.ts';
 import type { Principal } from '../auth/principal.ts';
 import { invalid } from '../errors/codes.ts';
 import { resolveCtx, type Ctx, type Services } from '../verbs/context.ts';
-import type { StreamResponse } from './listener.ts';
+import type { StreamResponse } from './exchange.ts';
 
 export interface RouteInput {
   svc: Services;

@@ -4,8 +4,8 @@
  * list, the activity log (admin keys) and the metrics history. http/routes places them in its table
  * (the timeline before `/v1/memories/:id`, which would otherwise take its path).
  */
-import * as R from '../api/replies.ts';
-import * as S from '../api/requests.ts';
+import * as R from '../api/browse-replies.ts';
+import * as S from '../api/browse-requests.ts';
 import { edgeJson, memoryJson as json, withIso } from '../api/views.ts';
 import { isoFromUs } from '../model/time.ts';
 import { checkTime } from '../verbs/validate.ts';

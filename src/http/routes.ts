@@ -4,45 +4,41 @@
  * server validates with those same schemas, the OpenAPI document (http/openapi) is generated
  * from them, and through it the TypeScript client's types. A handler decodes nothing itself; it
  * calls one verb and shapes the result (the two that take raw bodies are in http/raw-bodies; what
- * a route is, and `route()`, in http/route).
+ * a route is, and `route()`, in http/route; the browsing, operators' and reflection routes in
+ * http/routes-browse, routes-admin and routes-reflect).
  */
 import * as R from '../api/replies.ts';
 import * as S from '../api/requests.ts';
-import { edgeJson, hitJson, memoryJson as json, recallRequest, withIso } from '../api/views.ts';
-import { DEFAULT_WORKSPACE, SLUG_RE } from '../auth/principal.ts';
+import * as SR from '../api/recall-requests.ts';
+import { edgeJson, hitJson, memoryJson as json, recallRequest } from '../api/views.ts';
 import { invalid } from '../errors/codes.ts';
 import { ID_PATTERN } from '../model/ids.ts';
 import { LIMITS } from '../model/limits.ts';
 import { serveMcp } from '../mcp/http.ts';
-import { registry } from '../metrics/index.ts';
 import type { JsonObject } from '../model/memory.ts';
-import * as admin from '../verbs/admin.ts';
-import { backup } from '../verbs/backup.ts';
-import { readiness, requireAdmin } from '../verbs/context.ts';
 import { forget, forgetMemory } from '../verbs/forget.ts';
 import { graph } from '../verbs/graph.ts';
 import { insights } from '../verbs/insights.ts';
 import { prime } from '../verbs/prime.ts';
 import { batchGet, entities, getMemory, listMemories, memoryEdges } from '../verbs/read.ts';
 import { recall } from '../verbs/recall.ts';
-import * as reflection from '../verbs/reflect.ts';
 import { remember } from '../verbs/remember.ts';
 import { ingestConversation } from '../verbs/conversation.ts';
 import { revise } from '../verbs/revise.ts';
 import { closeSubscription, feedSubscription, openSubscription } from '../verbs/subscribe.ts';
 import { exportWorkspace } from '../verbs/transfer.ts';
-import type { StreamResponse } from './listener.ts';
+import type { StreamResponse } from './exchange.ts';
 import { ndjsonStream } from './ndjson.ts';
 import { openApiDocument } from './openapi.ts';
 import { importNdjson, uploadFiles } from './raw-bodies.ts';
 import { ctxOf, param, route, type Route, type RouteInput, type RouteOutput } from './route.ts';
 import { BROWSE_ROUTES } from './routes-browse.ts';
 import { SseSink } from './sse.ts';
+import { ADMIN_ROUTES } from './routes-admin.ts';
+import { REFLECT_ROUTES } from './routes-reflect.ts';
 
-const DEPRECATED = { deprecation: 'true' };
 const ID = { id: { description: 'A memory id: 32 hex characters or a 26-character ULID', pattern: ID_PATTERN } };
 const SUB = { id: { description: 'A subscription id, from the `subscribed` event', pattern: '^[0-9]{1,16}$' } };
-const SLUG = { slug: { description: 'Workspace slug', pattern: SLUG_RE.source } };
 
 export const ROUTES: readonly Route[] = [
   route({
@@ -109,7 +105,7 @@ export const ROUTES: readonly Route[] = [
     handle: async (i, { body }) => ({ body: await forget(ctxOf(i), body) }),
   }),
   route({
-    method: 'POST', path: '/v1/recall', op: 'recall', scoped: true, summary: 'Recall memories for a cue with one or more strategies', body: S.RecallBody,
+    method: 'POST', path: '/v1/recall', op: 'recall', scoped: true, summary: 'Recall memories for a cue with one or more strategies', body: SR.RecallBody,
     reply: { status: 200, schema: R.RecallResult },
     handle: async (i, { body }) => {
       const out = await recall(ctxOf(i), recallRequest(body));
@@ -117,7 +113,7 @@ export const ROUTES: readonly Route[] = [
     },
   }),
   route({
-    method: 'POST', path: '/v1/prime', op: 'prime', scoped: true, summary: 'Recent plus relevant memories to prime an agent', body: S.PrimeBody,
+    method: 'POST', path: '/v1/prime', op: 'prime', scoped: true, summary: 'Recent plus relevant memories to prime an agent', body: SR.PrimeBody,
     reply: { status: 200, schema: R.PrimeResult },
     handle: async (i, { body: b }) => {
       const out = await prime(ctxOf(i), { ...b, context: b.context as JsonObject | undefined });
@@ -125,7 +121,7 @@ export const ROUTES: readonly Route[] = [
     },
   }),
   route({
-    method: 'POST', path: '/v1/graph', op: 'graph', scoped: true, summary: 'The neighbourhood of a memory in the edge graph', body: S.GraphBody,
+    method: 'POST', path: '/v1/graph', op: 'graph', scoped: true, summary: 'The neighbourhood of a memory in the edge graph', body: SR.GraphBody,
     reply: { status: 200, schema: R.GraphResult },
     handle: async (i, { body }) => {
       const out = await graph(ctxOf(i), body);
@@ -150,12 +146,12 @@ export const ROUTES: readonly Route[] = [
     handle: async (i, { query }) => ({ body: await importNdjson(i, query) }),
   }),
   route({
-    method: 'GET', path: '/v1/insights', op: 'insights', scoped: true, summary: 'Insight memories, most confident first', query: S.InsightsQuery,
+    method: 'GET', path: '/v1/insights', op: 'insights', scoped: true, summary: 'Insight memories, most confident first', query: SR.InsightsQuery,
     reply: { status: 200, schema: R.MemoryList },
     handle: async (i, { query }) => ({ body: (await insights(ctxOf(i), query)).map(json) }),
   }),
   route({
-    method: 'POST', path: '/v1/subscribe', op: 'subscribe', scoped: true, summary: 'Open a subscription: memories relevant to fed text are pushed as Server-Sent Events', body: S.SubscribeBody,
+    method: 'POST', path: '/v1/subscribe', op: 'subscribe', scoped: true, summary: 'Open a subscription: memories relevant to fed text are pushed as Server-Sent Events', body: SR.SubscribeBody,
     reply: { status: 200, events: R.SubscribeEvents },
     handle: async (i, { body }): Promise<StreamResponse> => {
       const ctx = ctxOf(i);
@@ -170,7 +166,7 @@ export const ROUTES: readonly Route[] = [
     },
   }),
   route({
-    method: 'POST', path: '/v1/subscribe/:id/feed', op: 'feed', scoped: true, summary: 'Feed text to an open subscription', params: SUB, body: S.FeedBody,
+    method: 'POST', path: '/v1/subscribe/:id/feed', op: 'feed', scoped: true, summary: 'Feed text to an open subscription', params: SUB, body: SR.FeedBody,
     reply: { status: 200, schema: R.Empty },
     handle: async (i, { body }) => {
       await feedSubscription(ctxOf(i), { subscription_id: subscriptionId(param(i, 'id')), text: body.text });
@@ -185,35 +181,7 @@ export const ROUTES: readonly Route[] = [
       return { body: {} };
     },
   }),
-  route({
-    method: 'POST', path: '/v1/reflect', op: 'reflect', scoped: true, summary: 'Cluster recent memories into insights now', body: S.ScopeBody, bodyOptional: true,
-    reply: { status: 200, schema: R.ReflectResult },
-    handle: async (i, { body }) => ({ body: await reflection.reflect(ctxOf(i), body) }),
-  }),
-  route({
-    method: 'POST', path: '/v1/reflect/prepare', op: 'reflect_prepare', scoped: true, deprecated: true, summary: 'Agent-driven reflection, step 1: clusters and prompts', body: S.ScopeBody, bodyOptional: true,
-    reply: { status: 200, schema: R.ReflectPrepareResult },
-    handle: async (i, { body }) => {
-      const out = await reflection.reflectPrepare(ctxOf(i), body);
-      const clusters = out.clusters.map((c) => ({ ...c, memories: c.memories.map((m) => withIso(m, ['created_at'])) }));
-      return { body: { ...out, clusters }, headers: DEPRECATED };
-    },
-  }),
-  route({
-    method: 'POST', path: '/v1/reflect/commit', op: 'reflect_commit', scoped: true, deprecated: true, summary: 'Agent-driven reflection, step 2: store the insights', body: S.ReflectCommitBody,
-    reply: { status: 200, schema: R.ReflectCommitResult },
-    handle: async (i, { body }) => ({ body: await reflection.reflectCommit(ctxOf(i), body), headers: DEPRECATED }),
-  }),
-  route({
-    method: 'POST', path: '/v1/contradictions/prepare', op: 'contradiction_prepare', scoped: true, deprecated: true, summary: 'Contradiction candidates waiting for a verdict',
-    reply: { status: 200, schema: R.PendingContradictions },
-    handle: async (i) => ({ body: (await reflection.contradictionPrepare(ctxOf(i))).map((p) => withIso(p, ['created_at'])), headers: DEPRECATED }),
-  }),
-  route({
-    method: 'POST', path: '/v1/contradictions/commit', op: 'contradiction_commit', scoped: true, deprecated: true, summary: 'Verdicts on contradiction candidates', body: S.VerdictsBody,
-    reply: { status: 200, schema: R.VerdictResult },
-    handle: async (i, { body }) => ({ body: await reflection.contradictionCommit(ctxOf(i), body), headers: DEPRECATED }),
-  }),
+  ...REFLECT_ROUTES,
   route({
     method: 'GET', path: '/v1/entities', op: 'entities', scoped: true, summary: 'Entity ids in use in the workspace',
     reply: { status: 200, schema: R.Entities },
@@ -229,90 +197,7 @@ export const ROUTES: readonly Route[] = [
     reply: { status: 200, schema: R.JsonRpcReply, also: [202] },
     handle: (i) => mcpRoute(i),
   }),
-  route({
-    method: 'GET', path: '/v1/auth/whoami', op: 'whoami', scoped: false, summary: 'The calling key: role, workspace, reach',
-    reply: { status: 200, schema: R.Whoami },
-    handle: (i) => ({ body: admin.whoami(i.svc, i.principal) }),
-  }),
-  route({
-    method: 'GET', path: '/v1/cluster', op: 'cluster_status', scoped: false, admin: true, summary: 'Cluster mode: nodes, partitions, owners, lag (404 when cluster mode is off)',
-    reply: { status: 200, schema: R.ClusterStatus },
-    handle: async (i) => ({ body: await admin.clusterStatus(i.svc, i.principal) }),
-  }),
-  route({
-    method: 'GET', path: '/v1/workspaces', op: 'workspaces_list', scoped: false, admin: true, summary: 'All workspaces with their memory counts',
-    reply: { status: 200, schema: R.WorkspaceList },
-    handle: async (i) => ({ body: { workspaces: (await admin.listWorkspaces(i.svc, i.principal)).map((w) => withIso(w, ['created_at'])) } }),
-  }),
-  route({
-    method: 'POST', path: '/v1/workspaces', op: 'workspaces_create', scoped: false, admin: true, summary: 'Create a workspace and a workspace key for it', body: S.CreateWorkspaceBody,
-    reply: { status: 201, schema: R.WorkspaceCreated },
-    handle: async (i, { body }) => {
-      const out = await admin.createWorkspace(i.svc, i.principal, body);
-      return { status: 201, body: { ...out, workspace: withIso(out.workspace, ['created_at']) } };
-    },
-  }),
-  route({
-    method: 'GET', path: '/v1/workspaces/:slug', op: 'workspaces_get', scoped: false, admin: true, summary: 'One workspace', params: SLUG,
-    reply: { status: 200, schema: R.WorkspaceWithCount },
-    handle: async (i) => ({ body: withIso(await admin.getWorkspace(i.svc, i.principal, param(i, 'slug')), ['created_at']) }),
-  }),
-  route({
-    method: 'PUT', path: '/v1/workspaces/:slug', op: 'workspaces_update', scoped: false, admin: true, body: S.UpdateWorkspaceBody,
-    summary: 'Rename a workspace or set its default TTL (null removes it)', params: SLUG,
-    reply: { status: 200, schema: R.Workspace },
-    handle: async (i, { body }) => ({ body: withIso(await admin.updateWorkspace(i.svc, i.principal, param(i, 'slug'), body), ['created_at']) }),
-  }),
-  route({
-    method: 'POST', path: '/v1/admin/backup', op: 'backup', scoped: false, admin: true, body: S.BackupBody,
-    summary: "Online backup: a consistent copy of every shard into an empty directory on the server's machine",
-    reply: { status: 200, schema: R.BackupSummary },
-    handle: async (i, { body }) => ({ body: withIso(await backup({ svc: i.svc, principal: i.principal }, body), ['started_at', 'finished_at']) }),
-  }),
-  route({
-    method: 'DELETE', path: '/v1/workspaces/:slug', op: 'workspaces_delete', scoped: false, admin: true, summary: 'Delete a workspace, its memories and its keys (not the default one)', params: { slug: { ...SLUG.slug, except: [DEFAULT_WORKSPACE] } },
-    reply: { status: 200, schema: R.WorkspaceDeleted },
-    handle: async (i) => ({ body: await admin.deleteWorkspace(i.svc, i.principal, param(i, 'slug')) }),
-  }),
-  route({
-    method: 'GET', path: '/v1/keys', op: 'keys_list', scoped: false, admin: true, summary: 'All API keys (never their secrets)',
-    reply: { status: 200, schema: R.KeyList },
-    handle: (i) => ({ body: { keys: admin.listKeys(i.svc, i.principal).map((k) => withIso(k, ['created_at'])) } }),
-  }),
-  route({
-    method: 'POST', path: '/v1/keys', op: 'keys_create', scoped: false, admin: true, summary: 'Create an API key', body: S.CreateKeyBody,
-    reply: { status: 201, schema: R.KeyCreated },
-    handle: async (i, { body }) => ({ status: 201, body: withIso(await admin.createKey(i.svc, i.principal, body), ['created_at']) }),
-  }),
-  route({
-    method: 'DELETE', path: '/v1/keys/:key_id', op: 'keys_revoke', scoped: false, admin: true, summary: 'Revoke an API key', params: { key_id: { description: 'Key id (key_ and 16 hex digits)', pattern: '^key_[0-9a-f]{16}$' } },
-    reply: { status: 200, schema: R.KeyRevoked },
-    handle: async (i) => {
-      const out = await admin.revokeKey(i.svc, i.principal, param(i, 'key_id'));
-      return { body: { ...out, revoked: withIso(out.revoked, ['created_at']) } };
-    },
-  }),
-  route({
-    method: 'GET', path: '/v1/health/live', op: 'health_live', scoped: false, access: 'health', summary: 'Liveness',
-    reply: { status: 200, schema: R.Health },
-    handle: () => ({ body: { status: 'alive' } }),
-  }),
-  route({
-    method: 'GET', path: '/v1/health/ready', op: 'health_ready', scoped: false, access: 'health', summary: 'Readiness (503 while starting or draining)',
-    reply: { status: 200, schema: R.Health, also: [503] },
-    handle: (i) => {
-      const h = readiness(i.svc);
-      return h.ready ? { body: { status: 'ready' } } : { status: 503, body: { status: 'not_ready', reason: h.reason } };
-    },
-  }),
-  route({
-    method: 'GET', path: '/v1/metrics', op: 'metrics', scoped: false, admin: true, summary: 'Prometheus metrics (server-wide figures: admin keys only)',
-    reply: { status: 200, text: 'text/plain' },
-    handle: async (i) => {
-      requireAdmin(i);
-      return { body: null, text: await registry.metrics(), headers: { 'content-type': registry.contentType } };
-    },
-  }),
+  ...ADMIN_ROUTES,
   route({
     method: 'GET', path: '/v1/openapi.json', op: 'openapi', scoped: false, access: 'public', summary: 'This API as an OpenAPI 3.1 document',
     reply: { status: 200, schema: R.OpenApiDocument },

@@ -17,7 +17,8 @@ import { openStaticSite } from './static.ts';
 import type { Access, Route, RouteOutput } from './route.ts';
 import { ROUTES } from './routes.ts';
 import type { ConnectionGate } from './connection-gate.ts';
-import { listenHttp, type HttpRequest, type HttpResponse, type HttpServer, type RequestHead, type StreamResponse } from './listener.ts';
+import { listenHttp } from './listener.ts';
+import type { HttpRequest, HttpResponse, HttpServer, RequestHead, StreamResponse } from './exchange.ts';
 
 const MAX_BODY = 1024 * 1024;
 const MAX_UPLOAD = 16 * 1024 * 1024;

@@ -8,7 +8,7 @@ import { memoryJson } from '../api/views.ts';
 import { isoFromUs } from '../model/time.ts';
 import { wellFormedJson } from '../model/unicode.ts';
 import type { CloseReason, PushEvent, PushSink } from '../subscribe/registry.ts';
-import type { OutStream } from './listener.ts';
+import type { OutStream } from './exchange.ts';
 
 const HEARTBEAT_MS = 15_000;
 

@@ -8,6 +8,7 @@ import { Type as T, type Static, type TSchema } from '@sinclair/typebox';
 import type { JsonObject } from '../model/memory.ts';
 import { compile } from '../api/compile.ts';
 import * as S from '../api/requests.ts';
+import * as SR from '../api/recall-requests.ts';
 import * as R from '../api/replies.ts';
 import { edgeJson, hitJson, memoryJson, recallRequest } from '../api/views.ts';
 import type { Ctx } from '../verbs/context.ts';
@@ -92,7 +93,7 @@ export const TOOLS: readonly Tool[] = [
       'causal (follow edges from seed_memory_id), analogical (similar shape); defaults to similarity. Narrow with ' +
       'entity_id and top_k; min_relevance (0..1, e.g. 0.2) drops weak matches, so a cue nothing matches returns no results. ' +
       'Returns ranked results with scores, relevance and per-strategy details.',
-    input: S.RecallBody,
+    input: SR.RecallBody,
     output: R.RecallResult,
     annotations: READ,
     run: async (ctx, b) => {
@@ -159,7 +160,7 @@ export const TOOLS: readonly Tool[] = [
       'Get a starting set of memories for a conversation: the most recent ones plus those most relevant to ' +
       'similarity_cue (or to the entity and context). Use it at the start of a session about a person or topic. ' +
       'Returns ranked results and how many came from recency and from similarity.',
-    input: S.PrimeBody,
+    input: SR.PrimeBody,
     output: R.PrimeResult,
     annotations: READ,
     run: async (ctx, b) => {
@@ -173,7 +174,7 @@ export const TOOLS: readonly Tool[] = [
     description:
       'Walk the typed edges (caused_by, followed_by, revised_from, contradicts, …) around one memory, up to depth ' +
       'hops in direction out/in/both. Use it to see why something happened or how memories connect. Returns nodes and edges.',
-    input: S.GraphBody,
+    input: SR.GraphBody,
     output: R.GraphResult,
     annotations: READ,
     run: async (ctx, b) => {
@@ -207,7 +208,7 @@ export const TOOLS: readonly Tool[] = [
     description:
       'Read the insights drawn from memories by reflection, most confident first, optionally for one entity_id and ' +
       'above min_confidence. Use it for a summary of what is known rather than single facts.',
-    input: S.InsightsQuery,
+    input: SR.InsightsQuery,
     output: T.Object({ insights: R.MemoryList }),
     annotations: READ,
     run: async (ctx, q) => ({ insights: (await insights(ctx, q)).map(memoryJson) }),

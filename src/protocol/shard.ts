@@ -1,8 +1,8 @@
 /**
  * @module protocol/shard — the only contract between the router and the shards: typed commands
  * in, results (or errors as data) out. Types only, importing nothing of the shard (the
- * subscription and pending-contradiction shapes it carries are declared here), so both sides import
- * it freely.
+ * subscription shapes it carries are declared here, the browsing and reflection ones in
+ * protocol/browse and protocol/reflection), so both sides import it freely.
  */
 import type { EdgeType, Edge } from '../model/edge.ts';
 import type { JsonObject, MemoryKind, MemoryRecord, MemoryView } from '../model/memory.ts';
@@ -10,6 +10,7 @@ import type { ErrorCode } from '../errors/codes.ts';
 import type { PrimeInput, PrimeOutput, RecallInput, RecallOutput } from '../recall/types.ts';
 import type { FilterNode } from '../recall/filter.ts';
 import type { EntitySummariesInput, EntitySummary, ListOutput, ListSort, OverviewInput, OverviewOutput, TimelineInput, TimelineOutput } from './browse.ts';
+import type { PendingContradiction, ContradictionsOutput, GatherInput, GatherOutput, InsightWrite, Verdicts, VerdictResult } from './reflection.ts';
 
 export type * from './browse.ts';
 
@@ -41,37 +42,6 @@ export interface Push {
   confidence: number;
   score: number;
   chunkOffset: number | null;
-}
-
-export interface PendingContradiction {
-  pending_id: string;
-  memory_id_a: string;
-  memory_id_b: string;
-  content_a_snippet: string;
-  content_b_snippet: string;
-  classifier_score: number;
-  classifier_method: 'heuristic' | 'llm';
-  similarity: number;
-  created_at: number;
-  /** What the classifier leaned towards. */
-  proposed: 'contradiction' | 'revision';
-  /** The rule that fired ("negation scope: …"); absent in files written before it was recorded. */
-  reason?: string;
-}
-
-export interface ConfirmedContradiction {
-  a: MemoryView;
-  b: MemoryView;
-  confidence: number;
-  reason: string | null;
-  timestampUs: number;
-}
-
-export interface ContradictionsOutput {
-  confirmed: ConfirmedContradiction[];
-  pending: Array<{ candidate: PendingContradiction; a: MemoryView; b: MemoryView }>;
-  /** Whether more confirmed pairs or candidates exist than `limit`. */
-  truncated: boolean;
 }
 
 export interface EdgeInput {
@@ -194,43 +164,6 @@ export interface UploadFileResult {
   document_id: string;
   propositions: number;
   status: 'created' | 'updated' | 'unchanged';
-}
-
-export interface GatherInput {
-  entityId: string | null;
-  sinceUs: number | null;
-  max: number;
-}
-
-export interface GatherOutput {
-  ids: string[];
-  texts: string[];
-  meta: Array<{ importance: number; entityId: string | null; createdAt: number }>;
-  vectors: Float32Array;
-  dim: number;
-  insights: Array<{ id: string; sources: string[] }>;
-}
-
-export interface InsightWrite {
-  content: string;
-  embedding: Float32Array;
-  sources: string[];
-  confidence: number;
-  importance: number;
-  entityId: string | null;
-  context: JsonObject;
-  /** An existing insight to refresh in place, or null for a new one. */
-  refreshId: string | null;
-}
-
-export interface Verdicts {
-  verdicts: Array<{ pendingId: string; verdict: string; confidence: number }>;
-}
-
-export interface VerdictResult {
-  contradictions_confirmed: number;
-  revisions_created: number;
-  dismissed: number;
 }
 
 export interface ShardStats {

@@ -18,7 +18,7 @@ import { extractiveInsight } from '../analysis/summarize.ts';
 import type { ClusterResult, ReflectTaskInput } from '../analysis/task.ts';
 import type { ShardRouter } from '../router/router.ts';
 import { taskModule } from '../threads/worker-url.ts';
-import type { GatherOutput, InsightWrite } from '../protocol/shard.ts';
+import type { GatherOutput, InsightWrite } from '../protocol/reflection.ts';
 import { contradictionMessages, insightMessages } from './prompts.ts';
 
 /** Episodes considered per reflection (newest first). */

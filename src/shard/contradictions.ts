@@ -12,7 +12,7 @@ import { classifyPair, CONFIDENT, isCandidate, UNCERTAIN } from '../analysis/con
 import { EMPTY_LEXICON, type Lexicon } from '../analysis/lexicon.ts';
 import { loadLexicon } from './lexicon-loader.ts';
 import type { LiveRecord } from './store/records.ts';
-import type { PendingContradiction, Verdicts, VerdictResult } from '../protocol/shard.ts';
+import type { PendingContradiction, Verdicts, VerdictResult } from '../protocol/reflection.ts';
 import type { Workspace } from './store/workspace.ts';
 import type { Neighbour } from './index/vector-index.ts';
 import type { ShardState } from './store/apply.ts';

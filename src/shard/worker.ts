@@ -6,7 +6,8 @@ import { parentPort, receiveMessageOnPort, resourceLimits, workerData } from 'no
 import { toWireError } from '../errors/wire.ts';
 import { BatchPoster, unbatch } from '../protocol/batch-post.ts';
 import { withinBudget } from '../protocol/reply-size.ts';
-import type { GatherOutput, ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from '../protocol/shard.ts';
+import type { ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from '../protocol/shard.ts';
+import type { GatherOutput } from '../protocol/reflection.ts';
 import { FREES_MEMORY, GROWS_STORE } from './dispatch.ts';
 import { HeapWatch, oldGenerationInUse, onFullCollections } from './heap-watch.ts';
 import { Shard } from './shard.ts';

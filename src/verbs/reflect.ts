@@ -5,7 +5,7 @@
 import { invalid } from '../errors/codes.ts';
 import type { ReflectResult, ReflectScope } from '../reflection/engine.ts';
 import type { PrepareResult, ProducedInsight } from '../reflection/sessions.ts';
-import type { PendingContradiction, VerdictResult } from '../protocol/shard.ts';
+import type { PendingContradiction, VerdictResult } from '../protocol/reflection.ts';
 import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
 import type { TimeInput } from '../model/time.ts';

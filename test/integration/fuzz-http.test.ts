@@ -12,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Route } from '../../src/http/route.ts';
 import { ROUTES } from '../../src/http/routes.ts';
 import * as S from '../../src/api/requests.ts';
+import * as SR from '../../src/api/recall-requests.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 /** A request that takes longer than this counts as hung (every answer here takes milliseconds). */
@@ -56,11 +57,11 @@ const BODY_SCHEMAS: Record<string, TSchema> = {
   'POST /v1/memories/batch': S.BatchBody,
   'PUT /v1/revise/:id': S.ReviseBody,
   'POST /v1/forget': S.ForgetBody,
-  'POST /v1/recall': S.RecallBody,
-  'POST /v1/prime': S.PrimeBody,
-  'POST /v1/graph': S.GraphBody,
-  'POST /v1/subscribe': S.SubscribeBody,
-  'POST /v1/subscribe/:id/feed': S.FeedBody,
+  'POST /v1/recall': SR.RecallBody,
+  'POST /v1/prime': SR.PrimeBody,
+  'POST /v1/graph': SR.GraphBody,
+  'POST /v1/subscribe': SR.SubscribeBody,
+  'POST /v1/subscribe/:id/feed': SR.FeedBody,
   'POST /v1/reflect': S.ScopeBody,
   'POST /v1/reflect/prepare': S.ScopeBody,
   'POST /v1/reflect/commit': S.ReflectCommitBody,
@@ -70,7 +71,7 @@ const BODY_SCHEMAS: Record<string, TSchema> = {
 };
 const QUERY_SCHEMAS: Record<string, TSchema> = {
   'GET /v1/memories': S.ListQuery,
-  'GET /v1/insights': S.InsightsQuery,
+  'GET /v1/insights': SR.InsightsQuery,
 };
 
 const anyJson = fc.jsonValue({ maxDepth: 3 });

@@ -8,10 +8,9 @@
  * score, and no memory is admitted once that score is above the bounds of the terms left. So a
  * query costs about the postings of its rarer words, not the whole lists of its common ones.
  */
-import type { ForwardIndex } from './forward.ts';
-import { docOfPosting, slotOfPosting, type TermLists } from './postings.ts';
-import type { ScoreScratch } from './score-scratch.ts';
+import { docOfPosting, slotOfPosting } from './postings.ts';
 import { BoundedTop, topK } from './top-k.ts';
+import type { LexicalHit, LexicalScores, LexicalQuery, IndexView } from './lexical-view.ts';
 
 /** BM25 term-frequency saturation and length normalisation (the usual defaults). */
 export const BM25_K1 = 1.2;
@@ -37,51 +36,6 @@ export const SCAN_POSTINGS = 4096;
  * at 100k memories); it decides when the walk stops, not what it returns.
  */
 const EXACT_COST = 32;
-
-export interface LexicalHit {
-  id: string;
-  /** Raw BM25 score: what the lexical list is ranked by. */
-  score: number;
-  /** The memory's match in [0, 1]; see {@link LexicalIndex.score}. */
-  norm: number;
-}
-
-/** Scores of one query: the best memories, and any memory's normalised score. */
-export interface LexicalScores {
-  top(k: number, accept: ((id: string) => boolean) | null): LexicalHit[];
-  /** Normalised score of a memory (0 when it is not indexed or shares no term). */
-  norm(id: string): number;
-  /**
-   * The match of several memories read as one text: the IDF-weighted share of the query's terms
-   * that at least one of them holds (the union of their terms; 0 for none).
-   */
-  union(ids: Iterable<string>): number;
-}
-
-/**
- * A query: its distinct terms that occur in some memory with their IDF, and the IDF sum of all of
- * them. `slot` numbers the cue's words: a word one typo away from a cue word (see
- * {@link LexicalIndex.query}) shares that word's slot, and a memory is credited once per slot (the
- * first of the slot's terms it holds: the cue word itself before its variants).
- */
-export interface LexicalQuery {
-  terms: Array<{ term: string; idf: number; slot: number }>;
-  idfSum: number;
-}
-
-/** What a query reads of the index; valid until the index changes (the scores check that first). */
-export interface IndexView {
-  readonly terms: TermLists;
-  readonly forward: ForwardIndex;
-  readonly docOf: ReadonlyMap<string, number>;
-  readonly idOf: ReadonlyArray<string | undefined>;
-  readonly len: Float32Array;
-  /** Average document length (BM25's length normalisation). */
-  readonly avg: number;
-  /** Queries with at most this many postings are scanned whole ({@link SCAN_POSTINGS}). */
-  readonly scanPostings: number;
-  readonly scratch: ScoreScratch;
-}
 
 /** BM25's part of one term: saturated term frequency over the length-normalised document. */
 function bm25(tf: number, len: number, avg: number): number {

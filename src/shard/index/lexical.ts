@@ -13,13 +13,15 @@
 import type { JsonObject, JsonValue } from '../../model/memory.ts';
 import { dateKeysIn } from '../../recall/dates.ts';
 import { ForwardIndex } from './forward.ts';
-import { QueryScores, SCAN_POSTINGS, type LexicalHit, type LexicalQuery, type LexicalScores } from './lexical-scores.ts';
+import { QueryScores, SCAN_POSTINGS } from './lexical-scores.ts';
+import type { LexicalHit, LexicalQuery, LexicalScores } from './lexical-view.ts';
 import { docOfPosting, TermLists, tfSlot } from './postings.ts';
 import { ScoreScratch } from './score-scratch.ts';
 import { tokenize } from './tokenize.ts';
 import { TYPO_DISCOUNT, TYPO_MIN_LETTERS, TypoNeighbours, typoWord } from './typos.ts';
 
-export { BM25_B, BM25_K1, type LexicalHit, type LexicalQuery, type LexicalScores } from './lexical-scores.ts';
+export { BM25_B, BM25_K1 } from './lexical-scores.ts';
+export type { LexicalHit, LexicalQuery, LexicalScores } from './lexical-view.ts';
 
 /** Weight of a token from the speaker, the entity id or a context value, relative to one from the content. */
 export const MINOR_FIELD_WEIGHT = 0.5;

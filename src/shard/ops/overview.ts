@@ -6,7 +6,8 @@
  */
 import type { Edge, EdgeType } from '../../model/edge.ts';
 import type { MemoryRecord } from '../../model/memory.ts';
-import type { ContradictionsOutput, EntitySummariesInput, EntitySummary, OverviewInput, OverviewOutput } from '../../protocol/shard.ts';
+import type { EntitySummariesInput, EntitySummary, OverviewInput, OverviewOutput } from '../../protocol/shard.ts';
+import type { ContradictionsOutput } from '../../protocol/reflection.ts';
 import { BoundedTop } from '../index/top-k.ts';
 import { kindOfTag } from '../store/workspace.ts';
 import { view, type OpContext } from './context.ts';

@@ -5,7 +5,7 @@
  */
 import type { MemoryRecord } from '../../model/memory.ts';
 import type { LiveRecord } from '../store/records.ts';
-import type { GatherInput, GatherOutput, InsightWrite } from '../../protocol/shard.ts';
+import type { GatherInput, GatherOutput, InsightWrite } from '../../protocol/reflection.ts';
 import { newMemory, type OpContext } from './context.ts';
 import { rewrittenInsight } from './insight-sources.ts';
 

@@ -3,7 +3,7 @@
  * id, also indexed by memory so that "is this pair already pending?" and "drop everything about a
  * forgotten memory" cost the memory's own candidates, not a scan of the whole set.
  */
-import type { PendingContradiction } from '../../protocol/shard.ts';
+import type { PendingContradiction } from '../../protocol/reflection.ts';
 
 export class PendingContradictions {
   readonly #byId = new Map<string, PendingContradiction>();

@@ -9,7 +9,7 @@ import { cutAtDepth, withinDepth } from '../../model/json-shape.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
 import { MEMORY_KINDS, type JsonObject, type JsonValue, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
 import type { VectorSlab } from './vector-slab.ts';
-import type { PendingContradiction } from '../../protocol/shard.ts';
+import type { PendingContradiction } from '../../protocol/reflection.ts';
 
 /** A memory as persisted: the embedding travels as raw little-endian float32 bytes. */
 export interface StoredMemory {
