@@ -15,7 +15,14 @@ import { parseArgs } from 'node:util';
 import { numberFlag } from './lib/args.ts';
 import { runFaultSequence, type FaultRunReport } from '../test/helpers/fault-run.ts';
 
-const { values } = parseArgs({ options: { rounds: { type: 'string' }, 'lease-ms': { type: 'string' }, partitions: { type: 'string' }, writers: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string' },
+    'lease-ms': { type: 'string' },
+    partitions: { type: 'string' },
+    writers: { type: 'string' },
+  },
+});
 const dirs: string[] = [];
 
 async function main(): Promise<void> {
@@ -29,17 +36,28 @@ async function main(): Promise<void> {
     log: (line) => console.log(line),
   });
   const byPhase = new Map<string, FaultRunReport['phases']>();
-  for (const p of report.phases) if (p.round > 0) byPhase.set(p.phase, [...(byPhase.get(p.phase) ?? []), p]);
-  console.log(`\n${report.acked} writes acknowledged in ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  console.log('| fault | runs | longest time without an acknowledged write (ms): median, max | until 10 more writes (ms): median, max | partitions owned again (ms): median, max |');
+  for (const p of report.phases)
+    if (p.round > 0) byPhase.set(p.phase, [...(byPhase.get(p.phase) ?? []), p]);
+  console.log(
+    `\n${report.acked} writes acknowledged in ${((Date.now() - started) / 1000).toFixed(0)} s`,
+  );
+  console.log(
+    '| fault | runs | longest time without an acknowledged write (ms): median, max | until 10 more writes (ms): median, max | partitions owned again (ms): median, max |',
+  );
   console.log('|---|---:|---:|---:|---:|');
   for (const [phase, runs] of byPhase) {
     const owned = runs.flatMap((r) => (r.ownedMs === undefined ? [] : [r.ownedMs]));
-    console.log(`| ${phase} | ${runs.length} | ${medMax(runs.map((r) => r.gapMs))} | ${medMax(runs.map((r) => r.ms))} | ${owned.length > 0 ? medMax(owned) : '–'} |`);
+    console.log(
+      `| ${phase} | ${runs.length} | ${medMax(runs.map((r) => r.gapMs))} | ${medMax(runs.map((r) => r.ms))} | ${owned.length > 0 ? medMax(owned) : '–'} |`,
+    );
   }
-  console.log(`lost: ${report.missing.length}, fencing violations: ${report.violations.length}, partitions without an owner: ${report.unowned.length}`);
-  for (const line of [...report.missing.slice(0, 20), ...report.violations.slice(0, 20)]) console.log(`  ${line}`);
-  if (report.missing.length + report.violations.length + report.unowned.length > 0) process.exitCode = 1;
+  console.log(
+    `lost: ${report.missing.length}, fencing violations: ${report.violations.length}, partitions without an owner: ${report.unowned.length}`,
+  );
+  for (const line of [...report.missing.slice(0, 20), ...report.violations.slice(0, 20)])
+    console.log(`  ${line}`);
+  if (report.missing.length + report.violations.length + report.unowned.length > 0)
+    process.exitCode = 1;
 }
 
 function medMax(values: number[]): string {

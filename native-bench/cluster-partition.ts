@@ -18,7 +18,15 @@ import { checkWithPorcupine, lostWrites, staleReads } from '../test/helpers/line
 import { netnsUnavailable } from '../test/helpers/netns.ts';
 import { runPartitions } from '../test/helpers/partition-run.ts';
 
-const { values } = parseArgs({ options: { cycles: { type: 'string' }, 'lease-ms': { type: 'string' }, partitions: { type: 'string' }, keys: { type: 'string' }, readers: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    cycles: { type: 'string' },
+    'lease-ms': { type: 'string' },
+    partitions: { type: 'string' },
+    keys: { type: 'string' },
+    readers: { type: 'string' },
+  },
+});
 const dirs: string[] = [];
 
 async function main(): Promise<void> {
@@ -35,13 +43,23 @@ async function main(): Promise<void> {
     log: (line) => console.log(line),
   });
   const writes = report.history.filter((o) => o.op === 'write');
-  console.log(`\n${report.history.length} operations in ${((Date.now() - started) / 1000).toFixed(0)} s: ${writes.filter((o) => !o.unknown).length} writes acknowledged, ${writes.filter((o) => o.unknown).length} unknown; ${report.ackedByCutOff} acknowledged through a cut-off node`);
-  console.log('| cycle | cut | every partition owned by the majority (ms) | 20 more writes acknowledged (ms) |');
+  console.log(
+    `\n${report.history.length} operations in ${((Date.now() - started) / 1000).toFixed(0)} s: ${writes.filter((o) => !o.unknown).length} writes acknowledged, ${writes.filter((o) => o.unknown).length} unknown; ${report.ackedByCutOff} acknowledged through a cut-off node`,
+  );
+  console.log(
+    '| cycle | cut | every partition owned by the majority (ms) | 20 more writes acknowledged (ms) |',
+  );
   console.log('|---:|---|---:|---:|');
-  report.cycles.forEach((c, i) => { console.log(`| ${i} | ${c.cut} | ${c.takeoverMs} | ${c.writesMs} |`); });
+  report.cycles.forEach((c, i) => {
+    console.log(`| ${i} | ${c.cut} | ${c.takeoverMs} | ${c.writesMs} |`);
+  });
   const keep = mkdtempSync(join(tmpdir(), 'fb-partition-history-'));
   const porcupine = checkWithPorcupine(report.history, keep);
-  const problems = [...lostWrites(report.history, report.finals), ...staleReads(report.history), ...report.violations];
+  const problems = [
+    ...lostWrites(report.history, report.finals),
+    ...staleReads(report.history),
+    ...report.violations,
+  ];
   console.log(`porcupine: ${porcupine.output}`);
   for (const p of problems.slice(0, 20)) console.log(`  ${p}`);
   if (problems.length > 0 || !porcupine.linearizable) {

@@ -21,7 +21,13 @@ import { storeRecords } from './micro/store-fixture.ts';
 import { applyRecord, ShardState } from '../src/shard/store/apply.ts';
 import { startNats, stopNats, writePartitionSnapshot } from '../test/helpers/nats.ts';
 
-const { values } = parseArgs({ options: { memories: { type: 'string' }, runs: { type: 'string' }, 'cpu-prof-dir': { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    memories: { type: 'string' },
+    runs: { type: 'string' },
+    'cpu-prof-dir': { type: 'string' },
+  },
+});
 /** The node runs under --cpu-prof into this folder (read with profile-summary.ts). */
 const PROF_DIR = values['cpu-prof-dir'];
 const MEMORIES = numberFlag(values, 'memories', 100_000);
@@ -46,7 +52,9 @@ async function seed(url: string, name: string): Promise<number> {
 
 async function main(): Promise<void> {
   const mb = (b: number): string => (b / 2 ** 20).toFixed(0);
-  console.log(`| run | snapshot MB | spawn → serving ms | takeover ms (log) | peak RSS MB | RSS serving MB |`);
+  console.log(
+    `| run | snapshot MB | spawn → serving ms | takeover ms (log) | peak RSS MB | RSS serving MB |`,
+  );
   console.log(`| ---: | ---: | ---: | ---: | ---: | ---: |`);
   for (let run = 1; run <= RUNS; run++) {
     const nats = await startNats({ storeDir: temp('fb-takeover-nats-') });
@@ -59,18 +67,35 @@ async function main(): Promise<void> {
         port: await freePort(),
         apiKey: 'unused',
         ...(PROF_DIR === undefined ? {} : { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', PROF_DIR] }),
-        env: { FLASHBULB_AUTH_ENABLED: 'false', FLASHBULB_NATS_URL: nats.url, FLASHBULB_NODE_ID: 'a', FLASHBULB_CLUSTER_NAME: name, FLASHBULB_CLUSTER_PARTITIONS: '1', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', FLASHBULB_REFLECT_ENABLED: 'false' },
+        env: {
+          FLASHBULB_AUTH_ENABLED: 'false',
+          FLASHBULB_NATS_URL: nats.url,
+          FLASHBULB_NODE_ID: 'a',
+          FLASHBULB_CLUSTER_NAME: name,
+          FLASHBULB_CLUSTER_PARTITIONS: '1',
+          FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
+          FLASHBULB_REFLECT_ENABLED: 'false',
+        },
       });
       try {
         let line: RegExpExecArray | null = null;
         for (let i = 0; i < 6000 && !line; i++) {
-          line = node.log.map((l) => /partition 0 owned by a: (\d+) memories .* in (\d+) ms/.exec(l)).find((m) => m !== null) ?? null;
+          line =
+            node.log
+              .map((l) => /partition 0 owned by a: (\d+) memories .* in (\d+) ms/.exec(l))
+              .find((m) => m !== null) ?? null;
           if (!line) await new Promise((r) => setTimeout(r, 20));
         }
-        if (!line) throw new Error(`the node did not take the partition over:\n${node.log.slice(-20).join('\n')}`);
+        if (!line)
+          throw new Error(
+            `the node did not take the partition over:\n${node.log.slice(-20).join('\n')}`,
+          );
         const servingMs = performance.now() - started;
-        console.log(`| ${run} | ${mb(bytes)} | ${servingMs.toFixed(0)} | ${line[2]} | ${mb(peakRss(node.pid))} | ${mb(rssBytes(node.pid))} |`);
-        if (Number(line[1]) !== MEMORIES) throw new Error(`took over ${line[1]} memories, expected ${MEMORIES}`);
+        console.log(
+          `| ${run} | ${mb(bytes)} | ${servingMs.toFixed(0)} | ${line[2]} | ${mb(peakRss(node.pid))} | ${mb(rssBytes(node.pid))} |`,
+        );
+        if (Number(line[1]) !== MEMORIES)
+          throw new Error(`took over ${line[1]} memories, expected ${MEMORIES}`);
       } finally {
         await (PROF_DIR === undefined ? node.kill() : node.stop().then(() => undefined)); // a profile is written on a clean exit
       }

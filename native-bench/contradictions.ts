@@ -27,7 +27,15 @@ import { classifyPair, isCandidate } from '../src/analysis/contradiction.ts';
 import { envFlag, numberFlag, stringFlag } from './lib/args.ts';
 import { expectJson, RestClient } from './lib/rest-client.ts';
 import { freePort, startServer } from './lib/server-process.ts';
-import { explain, printScore, readSick, sample, score, type Outcome, type SickPair } from './lib/sick.ts';
+import {
+  explain,
+  printScore,
+  readSick,
+  sample,
+  score,
+  type Outcome,
+  type SickPair,
+} from './lib/sick.ts';
 
 interface EdgeReply {
   source_id: string;
@@ -68,12 +76,21 @@ async function main(): Promise<void> {
     },
   });
   const split = stringFlag(values, 'split') ?? 'train';
-  if (split !== 'train' && split !== 'trial') throw new Error(`--split must be train or trial, got '${split}'`);
+  if (split !== 'train' && split !== 'trial')
+    throw new Error(`--split must be train or trial, got '${split}'`);
   // ../shared next to a checkout; ../../shared next to a worktree under wt/.
-  const dataPath = resolve(stringFlag(values, 'data') ?? [`../shared/data/sick/SICK_${split}.txt`, `../../shared/data/sick/SICK_${split}.txt`].find((p) => existsSync(p)) ?? `../shared/data/sick/SICK_${split}.txt`);
+  const dataPath = resolve(
+    stringFlag(values, 'data') ??
+      [`../shared/data/sick/SICK_${split}.txt`, `../../shared/data/sick/SICK_${split}.txt`].find(
+        (p) => existsSync(p),
+      ) ??
+      `../shared/data/sick/SICK_${split}.txt`,
+  );
   const pairs = readSick(dataPath);
   if (pairs === null) {
-    console.log(`bench:contradictions skipped: no data at ${dataPath} (SICK; see ../shared/data/README.md). Pass --data FILE.`);
+    console.log(
+      `bench:contradictions skipped: no data at ${dataPath} (SICK; see ../shared/data/README.md). Pass --data FILE.`,
+    );
     return;
   }
   const perLabel = values.all ? Number.POSITIVE_INFINITY : numberFlag(values, 'per-label', 300);
@@ -85,18 +102,32 @@ async function main(): Promise<void> {
   const server = await startServer({
     dataDir,
     port,
-    env: { FLASHBULB_EMBEDDER: 'model', FLASHBULB_DURABILITY: 'os', FLASHBULB_SHARDS: '1', ...envFlag(values, 'env') },
+    env: {
+      FLASHBULB_EMBEDDER: 'model',
+      FLASHBULB_DURABILITY: 'os',
+      FLASHBULB_SHARDS: '1',
+      ...envFlag(values, 'env'),
+    },
     verbose: values.verbose ?? false,
   });
-  const client = new RestClient({ host: '127.0.0.1', port, apiKey: server.apiKey, maxSockets: concurrency });
+  const client = new RestClient({
+    host: '127.0.0.1',
+    port,
+    apiKey: server.apiKey,
+    maxSockets: concurrency,
+  });
   try {
     const t0 = performance.now();
-    const stored = await inParallel(picked, concurrency, (pair, i) => store(client, pair, `sick-${split}-${i}`));
+    const stored = await inParallel(picked, concurrency, (pair, i) =>
+      store(client, pair, `sick-${split}-${i}`),
+    );
     const lastWrite = performance.now();
     await settle(client, lastWrite);
     const settledMs = performance.now() - lastWrite;
     const outcomes = await inParallel(stored, concurrency, (s) => read(client, s));
-    console.log(`${picked.length} pairs from ${dataPath}: stored in ${((lastWrite - t0) / 1000).toFixed(1)} s, checks settled ${(settledMs / 1000).toFixed(1)} s later`);
+    console.log(
+      `${picked.length} pairs from ${dataPath}: stored in ${((lastWrite - t0) / 1000).toFixed(1)} s, checks settled ${(settledMs / 1000).toFixed(1)} s later`,
+    );
     if (values.explain) explain(outcomes);
     printScore(`SICK ${split}`, score(outcomes));
   } finally {
@@ -106,7 +137,11 @@ async function main(): Promise<void> {
   }
 }
 
-async function inParallel<T, R>(items: readonly T[], concurrency: number, work: (item: T, i: number) => Promise<R>): Promise<R[]> {
+async function inParallel<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T, i: number) => Promise<R>,
+): Promise<R[]> {
   const out: R[] = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {
@@ -122,8 +157,16 @@ async function inParallel<T, R>(items: readonly T[], concurrency: number, work: 
 /** A fresh workspace; A remembered, then B once A's write is acknowledged. */
 async function store(client: RestClient, pair: SickPair, ws: string): Promise<Stored> {
   expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
-  const a = expectJson<{ memory_id: string }>(await client.post(`/v1/workspaces/${ws}/memories`, { content: pair.a }), 201, 'remember A').memory_id;
-  const b = expectJson<{ memory_id: string }>(await client.post(`/v1/workspaces/${ws}/memories`, { content: pair.b }), 201, 'remember B').memory_id;
+  const a = expectJson<{ memory_id: string }>(
+    await client.post(`/v1/workspaces/${ws}/memories`, { content: pair.a }),
+    201,
+    'remember A',
+  ).memory_id;
+  const b = expectJson<{ memory_id: string }>(
+    await client.post(`/v1/workspaces/${ws}/memories`, { content: pair.b }),
+    201,
+    'remember B',
+  ).memory_id;
   return { pair, ws, a, b };
 }
 
@@ -132,31 +175,71 @@ async function settle(client: RestClient, lastWrite: number): Promise<void> {
   const deadline = performance.now() + SETTLE_TIMEOUT_MS;
   for (;;) {
     const text = (await client.get('/v1/metrics')).body.toString('utf8');
-    const backlogs = [...text.matchAll(/^flashbulb_background_backlog\{[^}]*work="contradiction_checks"[^}]*\} (\S+)$/gm)].map((m) => Number(m[1]));
-    if (backlogs.length > 0 && backlogs.every((n) => n === 0) && performance.now() - lastWrite >= REPORT_PERIOD_MS) return;
-    if (performance.now() > deadline) throw new Error(`contradiction checks still queued after ${SETTLE_TIMEOUT_MS} ms: ${backlogs.join(', ')}`);
+    const backlogs = [
+      ...text.matchAll(
+        /^flashbulb_background_backlog\{[^}]*work="contradiction_checks"[^}]*\} (\S+)$/gm,
+      ),
+    ].map((m) => Number(m[1]));
+    if (
+      backlogs.length > 0 &&
+      backlogs.every((n) => n === 0) &&
+      performance.now() - lastWrite >= REPORT_PERIOD_MS
+    )
+      return;
+    if (performance.now() > deadline)
+      throw new Error(
+        `contradiction checks still queued after ${SETTLE_TIMEOUT_MS} ms: ${backlogs.join(', ')}`,
+      );
     await new Promise((r) => setTimeout(r, 200));
   }
 }
 
 async function read(client: RestClient, s: Stored): Promise<Outcome> {
-  const edges = expectJson<{ outgoing: EdgeReply[] }>(await client.get(`/v1/workspaces/${s.ws}/memories/${s.b}/edges`), 200, 'edges');
+  const edges = expectJson<{ outgoing: EdgeReply[] }>(
+    await client.get(`/v1/workspaces/${s.ws}/memories/${s.b}/edges`),
+    200,
+    'edges',
+  );
   const edge = edges.outgoing.find((e) => e.edge_type === 'contradicts' && e.target_id === s.a);
-  const pending = expectJson<PendingReply[]>(await client.post(`/v1/workspaces/${s.ws}/contradictions/prepare`, {}), 200, 'pending')
-    .find((p) => (p.memory_id_a === s.a && p.memory_id_b === s.b) || (p.memory_id_a === s.b && p.memory_id_b === s.a));
+  const pending = expectJson<PendingReply[]>(
+    await client.post(`/v1/workspaces/${s.ws}/contradictions/prepare`, {}),
+    200,
+    'pending',
+  ).find(
+    (p) =>
+      (p.memory_id_a === s.a && p.memory_id_b === s.b) ||
+      (p.memory_id_a === s.b && p.memory_id_b === s.a),
+  );
   const cosine = await cosineOf(client, s);
   const compared = isCandidate(s.pair.a, s.pair.b, cosine);
-  if (edge) return { pair: s.pair, found: 'edge', compared, reason: edge.reason ?? 'no reason given' };
-  if (pending) return { pair: s.pair, found: 'pending', compared, reason: pending.reason ?? 'no reason given' };
+  if (edge)
+    return { pair: s.pair, found: 'edge', compared, reason: edge.reason ?? 'no reason given' };
+  if (pending)
+    return {
+      pair: s.pair,
+      found: 'pending',
+      compared,
+      reason: pending.reason ?? 'no reason given',
+    };
   const why = compared ? classifyPair(s.pair.a, s.pair.b, cosine).reason : 'not a candidate';
   return { pair: s.pair, found: 'none', compared, reason: `cosine ${cosine.toFixed(2)}: ${why}` };
 }
 
 /** The cosine of A and B as the server sees it: a dense recall of A with B as the cue. */
 async function cosineOf(client: RestClient, s: Stored): Promise<number> {
-  const reply = await client.post(`/v1/workspaces/${s.ws}/recall`, { cue: s.pair.b, top_k: 2, strategies: ['similarity'], similarity_mode: 'dense' });
-  type Hit = { memory: { memory_id: string }; strategy_details: Array<{ strategy: string; cosine?: number }> };
-  const hit = expectJson<{ results: Hit[] }>(reply, 200, 'recall').results.find((h) => h.memory.memory_id === s.a);
+  const reply = await client.post(`/v1/workspaces/${s.ws}/recall`, {
+    cue: s.pair.b,
+    top_k: 2,
+    strategies: ['similarity'],
+    similarity_mode: 'dense',
+  });
+  type Hit = {
+    memory: { memory_id: string };
+    strategy_details: Array<{ strategy: string; cosine?: number }>;
+  };
+  const hit = expectJson<{ results: Hit[] }>(reply, 200, 'recall').results.find(
+    (h) => h.memory.memory_id === s.a,
+  );
   return hit?.strategy_details.find((d) => d.strategy === 'similarity')?.cosine ?? 0;
 }
 

@@ -32,8 +32,19 @@ interface Example {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { halves: { type: 'boolean' }, l2: { type: 'string' }, steps: { type: 'string' }, rate: { type: 'string' }, 'dry-run': { type: 'boolean' } } });
-  const path = [resolve('../shared/data/sick/SICK_train.txt'), resolve('../../shared/data/sick/SICK_train.txt')].find((p) => existsSync(p));
+  const { values } = parseArgs({
+    options: {
+      halves: { type: 'boolean' },
+      l2: { type: 'string' },
+      steps: { type: 'string' },
+      rate: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+    },
+  });
+  const path = [
+    resolve('../shared/data/sick/SICK_train.txt'),
+    resolve('../../shared/data/sick/SICK_train.txt'),
+  ].find((p) => existsSync(p));
   const pairs = path ? readSick(path) : null;
   if (!pairs) {
     console.log('fit-contradiction skipped: no SICK data (see ../shared/data/README.md)');
@@ -47,7 +58,13 @@ async function main(): Promise<void> {
   if (values.halves) {
     // Fit and pick the threshold on one half of the training pairs (by pair id), count on the other.
     for (const odd of [true, false]) {
-      const [fitOn, checkOn] = [0, 1].map((k) => setOf(pairs.filter((p) => (Number(p.id) % 2 === 1) === (odd === (k === 0))), cosines, lexicon));
+      const [fitOn, checkOn] = [0, 1].map((k) =>
+        setOf(
+          pairs.filter((p) => (Number(p.id) % 2 === 1) === (odd === (k === 0))),
+          cosines,
+          lexicon,
+        ),
+      );
       const m = fit((fitOn as TrainingSet).examples, l2, steps, rate);
       const t = pickThreshold(fitOn as TrainingSet, m.weights, m.bias);
       console.log(`fitted on ${odd ? 'odd' : 'even'} ids, counted on the others:`);
@@ -58,7 +75,9 @@ async function main(): Promise<void> {
   const set = setOf(pairs, cosines, lexicon);
   const { weights, bias } = fit(set.examples, l2, steps, rate);
   const threshold = pickThreshold(set, weights, bias);
-  FEATURES.forEach((f, i) => { console.log(`  ${f.padEnd(24)} ${(weights[i] ?? 0).toFixed(3)}`); });
+  FEATURES.forEach((f, i) => {
+    console.log(`  ${f.padEnd(24)} ${(weights[i] ?? 0).toFixed(3)}`);
+  });
   console.log(`  bias ${bias.toFixed(3)}; threshold ${threshold.toFixed(4)}`);
   report(set, weights, bias, threshold);
   if (!values['dry-run']) write(weights, bias, threshold, means(set.examples));
@@ -72,8 +91,16 @@ interface TrainingSet {
 }
 
 /** The pairs the check compares and no rule flags (the examples), the label counts, the rules' false alarms. */
-function setOf(pairs: readonly SickPair[], cosines: Map<string, number>, lexicon: Lexicon): TrainingSet {
-  const set: TrainingSet = { examples: [], totals: { CONTRADICTION: 0, ENTAILMENT: 0, NEUTRAL: 0 }, ruleAlarms: { CONTRADICTION: 0, ENTAILMENT: 0, NEUTRAL: 0 } };
+function setOf(
+  pairs: readonly SickPair[],
+  cosines: Map<string, number>,
+  lexicon: Lexicon,
+): TrainingSet {
+  const set: TrainingSet = {
+    examples: [],
+    totals: { CONTRADICTION: 0, ENTAILMENT: 0, NEUTRAL: 0 },
+    ruleAlarms: { CONTRADICTION: 0, ENTAILMENT: 0, NEUTRAL: 0 },
+  };
   for (const p of pairs) {
     set.totals[p.label] += 1;
     const cos = cosines.get(p.id) ?? 0;
@@ -85,7 +112,12 @@ function setOf(pairs: readonly SickPair[], cosines: Map<string, number>, lexicon
   return set;
 }
 
-function fit(examples: readonly Example[], l2: number, steps: number, rate: number): { weights: number[]; bias: number } {
+function fit(
+  examples: readonly Example[],
+  l2: number,
+  steps: number,
+  rate: number,
+): { weights: number[]; bias: number } {
   const w = FEATURES.map(() => 0);
   let b = 0;
   for (let step = 0; step < steps; step++) {
@@ -107,41 +139,62 @@ function fit(examples: readonly Example[], l2: number, steps: number, rate: numb
 }
 
 /** The lowest probability keeping false alarms (rules' and model's) within the limit per label. */
-function pickThreshold({ examples, totals, ruleAlarms }: TrainingSet, w: readonly number[], b: number): number {
-  const scored = examples.map((e) => ({ p: probability(e.x, w, b), label: e.label })).sort((x, y) => y.p - x.p);
-  const budget = (l: Label): number => Math.floor((FALSE_ALARMS_PER_100 * totals[l]) / 100) - ruleAlarms[l];
+function pickThreshold(
+  { examples, totals, ruleAlarms }: TrainingSet,
+  w: readonly number[],
+  b: number,
+): number {
+  const scored = examples
+    .map((e) => ({ p: probability(e.x, w, b), label: e.label }))
+    .sort((x, y) => y.p - x.p);
+  const budget = (l: Label): number =>
+    Math.floor((FALSE_ALARMS_PER_100 * totals[l]) / 100) - ruleAlarms[l];
   const alarms: Record<Label, number> = { CONTRADICTION: 0, ENTAILMENT: 0, NEUTRAL: 0 };
   let last = 1;
   for (const s of scored) {
     // Halfway between the last pair let in and the first kept out: rounding the weights cannot tip either.
-    if (s.label !== 'CONTRADICTION' && alarms[s.label] + 1 > budget(s.label)) return (last + s.p) / 2;
+    if (s.label !== 'CONTRADICTION' && alarms[s.label] + 1 > budget(s.label))
+      return (last + s.p) / 2;
     alarms[s.label] += 1;
     last = s.p;
   }
   return last;
 }
 
-function report({ examples, totals, ruleAlarms }: TrainingSet, w: readonly number[], b: number, t: number): void {
+function report(
+  { examples, totals, ruleAlarms }: TrainingSet,
+  w: readonly number[],
+  b: number,
+  t: number,
+): void {
   const caught: Record<Label, number> = { CONTRADICTION: 0, ENTAILMENT: 0, NEUTRAL: 0 };
   for (const e of examples) if (probability(e.x, w, b) >= t) caught[e.label] += 1;
-  console.log(`  examples (compared, no rule fired): ${examples.length}; rules' false alarms: ${ruleAlarms.ENTAILMENT} entailment, ${ruleAlarms.NEUTRAL} neutral`);
-  console.log(`  learned decision: +${caught.CONTRADICTION} of ${totals.CONTRADICTION} contradictions, +${caught.ENTAILMENT} entailment, +${caught.NEUTRAL} neutral false alarms`);
+  console.log(
+    `  examples (compared, no rule fired): ${examples.length}; rules' false alarms: ${ruleAlarms.ENTAILMENT} entailment, ${ruleAlarms.NEUTRAL} neutral`,
+  );
+  console.log(
+    `  learned decision: +${caught.CONTRADICTION} of ${totals.CONTRADICTION} contradictions, +${caught.ENTAILMENT} entailment, +${caught.NEUTRAL} neutral false alarms`,
+  );
   const per100 = (l: Label): string => ((100 * (ruleAlarms[l] + caught[l])) / totals[l]).toFixed(2);
-  console.log(`  rules + learned: recall ${((ruleAlarms.CONTRADICTION + caught.CONTRADICTION) / totals.CONTRADICTION).toFixed(3)}, false alarms per 100 entailment ${per100('ENTAILMENT')}, per 100 neutral ${per100('NEUTRAL')}`);
+  console.log(
+    `  rules + learned: recall ${((ruleAlarms.CONTRADICTION + caught.CONTRADICTION) / totals.CONTRADICTION).toFixed(3)}, false alarms per 100 entailment ${per100('ENTAILMENT')}, per 100 neutral ${per100('NEUTRAL')}`,
+  );
 }
 
 /** Each feature's mean over the examples: the learned `reason` names the feature furthest above its mean, by weight. */
 function means(examples: readonly Example[]): number[] {
-  return FEATURES.map((_, i) => examples.reduce((sum, e) => sum + (e.x[i] ?? 0), 0) / Math.max(1, examples.length));
+  return FEATURES.map(
+    (_, i) => examples.reduce((sum, e) => sum + (e.x[i] ?? 0), 0) / Math.max(1, examples.length),
+  );
 }
 
 function write(w: readonly number[], b: number, t: number, m: readonly number[]): void {
   const lines = [
     '/**',
-    ' * @module analysis/contradiction-weights — the learned contradiction decision\'s weights (FEATURES',
-    ' * order, analysis/contradiction-features), bias, threshold, and the features\' means over the',
+    " * @module analysis/contradiction-weights — the learned contradiction decision's weights (FEATURES",
+    " * order, analysis/contradiction-features), bias, threshold, and the features' means over the",
     ' * training examples (for naming the feature that decided). Written by',
-    ' * `node --import tsx native-bench/fit-contradiction.ts` from SICK\'s training split with the cosines of',
+    " * `node --import tsx native-bench/fit-contradiction.ts` from SICK's training split with the cosines of",
     ` * ${basename(benchModelDir())} (the \`cosine\` feature; refit for another model); do not edit by hand.`,
     ' */',
     `export const WEIGHTS: readonly number[] = [${w.map((v) => v.toFixed(6)).join(', ')}];`,

@@ -39,7 +39,12 @@ interface Q {
 const GRID = [0, 0.05, 0.1, 0.15, 0.2, 0.3, 0.4, 0.6, 0.8, 1];
 /** How many of a question's results stand in for the server's candidate pool (30 + 30 and neighbours). */
 const THREAD_POOL = 60;
-const S = HYBRID_WEIGHTS.cosine + HYBRID_WEIGHTS.lexical + HYBRID_WEIGHTS.context + HYBRID_WEIGHTS.thread + HYBRID_WEIGHTS.named;
+const S =
+  HYBRID_WEIGHTS.cosine +
+  HYBRID_WEIGHTS.lexical +
+  HYBRID_WEIGHTS.context +
+  HYBRID_WEIGHTS.thread +
+  HYBRID_WEIGHTS.named;
 /** The re-weighted features: their column in Q.x and their shipped weight. */
 const FEATURES = {
   named: { col: 2, shipped: HYBRID_WEIGHTS.named },
@@ -53,14 +58,26 @@ function load(path: string): Q[] {
     .split('\n')
     .filter(Boolean)
     .map((line) => {
-      const r = JSON.parse(line) as { conv: number; evidence: number; results: Array<Record<string, number | boolean | string>> };
+      const r = JSON.parse(line) as {
+        conv: number;
+        evidence: number;
+        results: Array<Record<string, number | boolean | string>>;
+      };
       const num = (h: Record<string, unknown>, k: string): number => Number(h[k] ?? 0);
-      const x = r.results.map((h) => [num(h, 'cosine'), num(h, 'lexical'), num(h, 'named'), num(h, 'relevance')]);
+      const x = r.results.map((h) => [
+        num(h, 'cosine'),
+        num(h, 'lexical'),
+        num(h, 'named'),
+        num(h, 'relevance'),
+      ]);
       const session = r.results.map((h) => String(h.turn).split(':')[0]);
-      const match = x.map((v) => MATCH_COSINE_WEIGHT * (v[0] ?? 0) + (1 - MATCH_COSINE_WEIGHT) * (v[1] ?? 0));
+      const match = x.map(
+        (v) => MATCH_COSINE_WEIGHT * (v[0] ?? 0) + (1 - MATCH_COSINE_WEIGHT) * (v[1] ?? 0),
+      );
       x.forEach((v, i) => {
         let best = match[i] ?? 0;
-        for (let j = 0; j < Math.min(THREAD_POOL, x.length); j++) if (session[j] === session[i]) best = Math.max(best, match[j] ?? 0);
+        for (let j = 0; j < Math.min(THREAD_POOL, x.length); j++)
+          if (session[j] === session[i]) best = Math.max(best, match[j] ?? 0);
         v.push(best, num(r.results[i] ?? {}, 'reply'));
       });
       return { conv: r.conv, evidence: r.evidence, x, hit: r.results.map((h) => h.hit === true) };
@@ -78,8 +95,14 @@ function recallAt(qs: readonly Q[], score: ((x: Vec) => number) | null, k: numbe
   return qs.length === 0 ? 0 : sum / qs.length;
 }
 
-const withWeight = (f: Feature, v: number) => (x: Vec): number => (x[3] ?? 0) + ((v - FEATURES[f].shipped) * (x[FEATURES[f].col] ?? 0)) / S;
-const linear = (w: Vec) => (x: Vec): number => x.slice(0, 4).reduce((s, v, i) => s + v * (w[i] ?? 0), 0);
+const withWeight =
+  (f: Feature, v: number) =>
+  (x: Vec): number =>
+    (x[3] ?? 0) + ((v - FEATURES[f].shipped) * (x[FEATURES[f].col] ?? 0)) / S;
+const linear =
+  (w: Vec) =>
+  (x: Vec): number =>
+    x.slice(0, 4).reduce((s, v, i) => s + v * (w[i] ?? 0), 0);
 
 function choose(f: Feature, train: readonly Q[]): number {
   let best = FEATURES[f].shipped;
@@ -107,7 +130,9 @@ function fitLogistic(train: readonly Q[], l2 = 1e-3, steps = 300, rate = 0.5): V
       const y = ys[n] as number;
       const c = y === 1 ? wPos : 1;
       const e = c * (1 / (1 + Math.exp(-(linear(w)(x) + b))) - y);
-      x.forEach((v, i) => { g[i] = (g[i] ?? 0) + e * v; });
+      x.forEach((v, i) => {
+        g[i] = (g[i] ?? 0) + e * v;
+      });
       gb += e;
       wsum += c;
     });
@@ -120,7 +145,10 @@ function fitLogistic(train: readonly Q[], l2 = 1e-3, steps = 300, rate = 0.5): V
 function report(qs: readonly Q[]): void {
   const convs = [...new Set(qs.map((q) => q.conv))].sort((a, b) => a - b);
   const fmt = (v: number): string => v.toFixed(3);
-  const methods: Record<string, (train: readonly Q[]) => { score: ((x: Vec) => number) | null; note: string }> = {
+  const methods: Record<
+    string,
+    (train: readonly Q[]) => { score: ((x: Vec) => number) | null; note: string }
+  > = {
     served: () => ({ score: null, note: '' }),
     shipped: () => ({ score: withWeight('named', FEATURES.named.shipped), note: '' }),
     named: (train) => {
@@ -146,11 +174,16 @@ function report(qs: readonly Q[]): void {
       const test = qs.filter((q) => q.conv === c);
       return { c, note, r5: recallAt(test, score, 5), r10: recallAt(test, score, 10) };
     });
-    const mean = (f: (x: (typeof folds)[number]) => number): number => folds.reduce((s, x) => s + f(x), 0) / folds.length;
-    const sd = (f: (x: (typeof folds)[number]) => number): number => Math.sqrt(mean((x) => (f(x) - mean(f)) ** 2));
-    console.log(`${name.padEnd(9)} R@5 ${fmt(mean((x) => x.r5))} ±${fmt(sd((x) => x.r5))}  R@10 ${fmt(mean((x) => x.r10))} ±${fmt(sd((x) => x.r10))}  held out ${folds.map((x) => `${x.c}: ${fmt(x.r5)}/${fmt(x.r10)}${x.note ? ` (${x.note})` : ''}`).join('  ')}`);
+    const mean = (f: (x: (typeof folds)[number]) => number): number =>
+      folds.reduce((s, x) => s + f(x), 0) / folds.length;
+    const sd = (f: (x: (typeof folds)[number]) => number): number =>
+      Math.sqrt(mean((x) => (f(x) - mean(f)) ** 2));
+    console.log(
+      `${name.padEnd(9)} R@5 ${fmt(mean((x) => x.r5))} ±${fmt(sd((x) => x.r5))}  R@10 ${fmt(mean((x) => x.r10))} ±${fmt(sd((x) => x.r10))}  held out ${folds.map((x) => `${x.c}: ${fmt(x.r5)}/${fmt(x.r10)}${x.note ? ` (${x.note})` : ''}`).join('  ')}`,
+    );
   }
-  for (const f of Object.keys(FEATURES) as Feature[]) console.log(`${f} weight chosen on all conversations: ${choose(f, qs)}`);
+  for (const f of Object.keys(FEATURES) as Feature[])
+    console.log(`${f} weight chosen on all conversations: ${choose(f, qs)}`);
 }
 
 const path = process.argv[2];

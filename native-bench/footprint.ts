@@ -22,7 +22,8 @@ import { formatTable, type Cell } from './lib/table.ts';
 
 const DIM = 384;
 const MB = 1024 * 1024;
-const threads = (pid: number): number => Number(/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+const threads = (pid: number): number =>
+  Number(/Threads:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A unit vector near one of 64 centres, as the import's base64 little-endian float32. */
@@ -39,7 +40,12 @@ function vector(rng: Rng, centres: Float32Array[]): string {
   return Buffer.from(v.buffer).toString('base64');
 }
 
-async function post(server: RunningServer, path: string, type: string, body: string): Promise<unknown> {
+async function post(
+  server: RunningServer,
+  path: string,
+  type: string,
+  body: string,
+): Promise<unknown> {
   const res = await fetch(`http://127.0.0.1:${server.port}${path}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${server.apiKey}`, 'content-type': type },
@@ -50,10 +56,19 @@ async function post(server: RunningServer, path: string, type: string, body: str
   return JSON.parse(text) as unknown;
 }
 
-async function importMemories(server: RunningServer, count: number, rng: Rng, centres: Float32Array[]): Promise<void> {
+async function importMemories(
+  server: RunningServer,
+  count: number,
+  rng: Rng,
+  centres: Float32Array[],
+): Promise<void> {
   for (let done = 0; done < count; ) {
     const n = Math.min(2000, count - done);
-    const lines = Array.from({ length: n }, () => JSON.stringify({ memory: { content: sentence(rng), importance: 0.5, embedding: vector(rng, centres) } }));
+    const lines = Array.from({ length: n }, () =>
+      JSON.stringify({
+        memory: { content: sentence(rng), importance: 0.5, embedding: vector(rng, centres) },
+      }),
+    );
     await post(server, '/v1/import', 'application/x-ndjson', `${lines.join('\n')}\n`);
     done += n;
   }
@@ -78,35 +93,61 @@ async function settledRss(pid: number, settleS: number): Promise<number> {
 
 /** glibc's malloc settings from this environment, passed on to the server. */
 function malloc(): Record<string, string> {
-  return Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('MALLOC_') && e[1] !== undefined));
+  return Object.fromEntries(
+    Object.entries(process.env).filter(
+      (e): e is [string, string] => e[0].startsWith('MALLOC_') && e[1] !== undefined,
+    ),
+  );
 }
 
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
-    options: { embedder: { type: 'string' }, sizes: { type: 'string' }, 'idle-s': { type: 'string' }, 'settle-s': { type: 'string' }, cli: { type: 'string' }, seed: { type: 'string' } },
+    options: {
+      embedder: { type: 'string' },
+      sizes: { type: 'string' },
+      'idle-s': { type: 'string' },
+      'settle-s': { type: 'string' },
+      cli: { type: 'string' },
+      seed: { type: 'string' },
+    },
   });
   const sizes = (stringFlag(values, 'sizes') ?? '10000,100000').split(',').map(Number);
   const idleS = numberFlag(values, 'idle-s', 5);
   const settleS = numberFlag(values, 'settle-s', 10);
   const cli = stringFlag(values, 'cli');
   const rng = new Rng(numberFlag(values, 'seed', 42));
-  const centres = Array.from({ length: 64 }, () => Float32Array.from({ length: DIM }, () => rng.next() - 0.5));
+  const centres = Array.from({ length: 64 }, () =>
+    Float32Array.from({ length: DIM }, () => rng.next() - 0.5),
+  );
   const dataDir = mkdtempSync(join(tmpdir(), 'fb-footprint-'));
   const server = await startServer({
     dataDir,
     port: await freePort(),
-    env: { ...malloc(), FLASHBULB_EMBEDDER: stringFlag(values, 'embedder') ?? 'model', FLASHBULB_EMBED_IDLE_S: String(idleS), FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_DURABILITY: 'os' },
+    env: {
+      ...malloc(),
+      FLASHBULB_EMBEDDER: stringFlag(values, 'embedder') ?? 'model',
+      FLASHBULB_EMBED_IDLE_S: String(idleS),
+      FLASHBULB_REFLECT_ENABLED: 'false',
+      FLASHBULB_DURABILITY: 'os',
+    },
     ...(cli === undefined ? {} : { cli }),
   });
   const rows: Cell[][] = [];
   const row = (state: string, memories: number, rss: number): void => {
     rows.push([state, memories, (rss / MB).toFixed(0), threads(server.pid)]);
-    console.error(`${state}, ${memories} memories: ${(rss / MB).toFixed(0)} MB, ${threads(server.pid)} threads`);
+    console.error(
+      `${state}, ${memories} memories: ${(rss / MB).toFixed(0)} MB, ${threads(server.pid)} threads`,
+    );
   };
   try {
     row('ready', 0, rssBytes(server.pid));
-    await post(server, '/v1/memories', 'application/json', JSON.stringify({ content: 'The footprint probe embeds one sentence.' }));
+    await post(
+      server,
+      '/v1/memories',
+      'application/json',
+      JSON.stringify({ content: 'The footprint probe embeds one sentence.' }),
+    );
     row('model just used', 1, rssBytes(server.pid));
     await sleep((idleS + 1) * 1000);
     row('idle', 1, await settledRss(server.pid, settleS));

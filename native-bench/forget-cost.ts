@@ -58,7 +58,13 @@ async function withServer<T>(work: (c: Client) => Promise<T>): Promise<T> {
   const cli = stringFlag(values, 'cli');
   const profDir = stringFlag(values, 'cpu-prof-dir');
   const nodeArgs = profDir ? ['--cpu-prof', '--cpu-prof-dir', profDir] : [];
-  const server = await startServer({ dataDir, port: await freePort(), env, nodeArgs, ...(cli ? { cli } : {}) });
+  const server = await startServer({
+    dataDir,
+    port: await freePort(),
+    env,
+    nodeArgs,
+    ...(cli ? { cli } : {}),
+  });
   try {
     return await work(new Client(server));
   } finally {
@@ -68,7 +74,11 @@ async function withServer<T>(work: (c: Client) => Promise<T>): Promise<T> {
 }
 
 /** Runs `op` every 1/rate s for `seconds` without waiting for answers; resolves with the latencies once all are back. */
-async function openLoop(rate: number, seconds: number, op: () => Promise<unknown>): Promise<{ ms: number[]; errors: number; slowest: { at: number; ms: number } }> {
+async function openLoop(
+  rate: number,
+  seconds: number,
+  op: () => Promise<unknown>,
+): Promise<{ ms: number[]; errors: number; slowest: { at: number; ms: number } }> {
   const ms: number[] = [];
   const slowest = { at: -1, ms: 0 };
   let errors = 0;
@@ -106,9 +116,13 @@ async function reflect(c: Client): Promise<void> {
   if (values['no-reflect']) return;
   const t0 = performance.now();
   const r = (await c.call('POST', '/v1/reflect', {})) as Record<string, unknown>;
-  const insights = (await c.call('GET', '/v1/insights')) as Array<{ source_memory_ids?: string[] | null }>;
+  const insights = (await c.call('GET', '/v1/insights')) as Array<{
+    source_memory_ids?: string[] | null;
+  }>;
   const sizes = insights.map((i) => i.source_memory_ids?.length ?? 0);
-  console.error(`  reflected in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${JSON.stringify(r).slice(0, 120)}; ${sizes.length} insights, largest ${Math.max(0, ...sizes)} sources`);
+  console.error(
+    `  reflected in ${((performance.now() - t0) / 1000).toFixed(1)} s: ${JSON.stringify(r).slice(0, 120)}; ${sizes.length} insights, largest ${Math.max(0, ...sizes)} sources`,
+  );
 }
 
 /** Waits until the server's background work (indexing, contradiction checks) is done. */
@@ -117,7 +131,8 @@ async function settle(c: Client): Promise<void> {
   while (Date.now() < deadline) {
     const text = String(await c.call('GET', '/v1/metrics'));
     let waiting = 0;
-    for (const m of text.matchAll(/^flashbulb_background_backlog\{[^}]*\} ([0-9.e+-]+)$/gm)) waiting += Number(m[1]);
+    for (const m of text.matchAll(/^flashbulb_background_backlog\{[^}]*\} ([0-9.e+-]+)$/gm))
+      waiting += Number(m[1]);
     if (waiting === 0) break;
     await new Promise((r) => setTimeout(r, 500));
   }
@@ -132,7 +147,12 @@ interface Snapshots {
 /** Snapshots taken so far and their summed duration (the server's `flashbulb_snapshot_duration_seconds`). */
 async function snapshotTotals(c: Client): Promise<Snapshots> {
   const text = String(await c.call('GET', '/v1/metrics'));
-  const metric = (name: string): number => Number(new RegExp(`^flashbulb_snapshot_duration_seconds_${name} ([0-9.e+-]+)$`, 'm').exec(text)?.[1] ?? 0);
+  const metric = (name: string): number =>
+    Number(
+      new RegExp(`^flashbulb_snapshot_duration_seconds_${name} ([0-9.e+-]+)$`, 'm').exec(
+        text,
+      )?.[1] ?? 0,
+    );
   return { count: metric('count'), seconds: metric('sum') };
 }
 
@@ -153,7 +173,9 @@ async function sizeRun(n: number): Promise<SizeRow> {
   return withServer(async (c) => {
     const t0 = performance.now();
     const ids = await load(c, n);
-    console.error(`  loaded ${ids.length} memories in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+    console.error(
+      `  loaded ${ids.length} memories in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+    );
     await reflect(c);
     await settle(c);
     const doomed = new Set<string>();
@@ -174,12 +196,17 @@ async function sizeRun(n: number): Promise<SizeRow> {
       doomed.add(id);
       return c.call('POST', '/v1/forget', { memory_ids: [id] });
     };
-    const [f, g] = await Promise.all([openLoop(forgetRate, seconds, forgetOne), openLoop(getRate, seconds, get)]);
+    const [f, g] = await Promise.all([
+      openLoop(forgetRate, seconds, forgetOne),
+      openLoop(getRate, seconds, get),
+    ]);
     // The erasure the last forgets asked for is part of their cost: wait for it (with the default
     // FLASHBULB_ERASE_WITHIN_S of 60 it starts up to 15 s after a forget; pass a shorter window).
     await new Promise((r) => setTimeout(r, numberFlag(values, 'tail-s', 3) * 1000));
     const forgetCpu = cpuSeconds(c.pid) - cpu - getCpuPerS * seconds;
-    console.error(`  slowest forget: #${f.slowest.at + 1} of ${forgets}, ${f.slowest.ms.toFixed(1)} ms`);
+    console.error(
+      `  slowest forget: #${f.slowest.at + 1} of ${forgets}, ${f.slowest.ms.toFixed(1)} ms`,
+    );
     return {
       cpuMsPerForget: (forgetCpu * 1000) / forgets,
       memories: n,
@@ -195,13 +222,17 @@ const ms = (v: number): string => (Number.isFinite(v) ? v.toFixed(1) : '–');
 async function sizesMode(): Promise<unknown> {
   const sizes = listFlag(values, 'sizes', ['1000', '10000', '100000']).map(Number);
   const rows: SizeRow[] = [];
-  console.log('| memories | forget p50 ms | forget p99 ms | forget max ms | get p99 beside forgets ms | get max beside ms | get p99 alone ms | server CPU ms per forget | errors |');
+  console.log(
+    '| memories | forget p50 ms | forget p99 ms | forget max ms | get p99 beside forgets ms | get max beside ms | get p99 alone ms | server CPU ms per forget | errors |',
+  );
   console.log('|---|---|---|---|---|---|---|---|---|');
   for (const n of sizes) {
     const r = await sizeRun(n);
     rows.push(r);
     const errors = r.forget.errors + r.getBeside.errors + r.getAlone.errors;
-    console.log(`| ${n} | ${ms(r.forget.p50Ms)} | ${ms(r.forget.p99Ms)} | ${ms(r.forget.maxMs)} | ${ms(r.getBeside.p99Ms)} | ${ms(r.getBeside.maxMs)} | ${ms(r.getAlone.p99Ms)} | ${ms(r.cpuMsPerForget)} | ${errors} |`);
+    console.log(
+      `| ${n} | ${ms(r.forget.p50Ms)} | ${ms(r.forget.p99Ms)} | ${ms(r.forget.maxMs)} | ${ms(r.getBeside.p99Ms)} | ${ms(r.getBeside.maxMs)} | ${ms(r.getAlone.p99Ms)} | ${ms(r.cpuMsPerForget)} | ${errors} |`,
+    );
   }
   return rows;
 }
@@ -220,8 +251,21 @@ async function soakMode(): Promise<unknown> {
     await settle(c);
     const pickIndex = (): number => Math.floor(Math.random() * ids.length);
     const run = async (name: OpName): Promise<void> => {
-      if (name === 'remember') ids.push(((await c.call('POST', '/v1/memories', { content: sentence(), entity_id: `e${seq % 20}` })) as { memory_id: string }).memory_id);
-      else if (name === 'recall') await c.call('POST', '/v1/recall', { cue: sentence(), strategies: ['similarity'], top_k: 10 });
+      if (name === 'remember')
+        ids.push(
+          (
+            (await c.call('POST', '/v1/memories', {
+              content: sentence(),
+              entity_id: `e${seq % 20}`,
+            })) as { memory_id: string }
+          ).memory_id,
+        );
+      else if (name === 'recall')
+        await c.call('POST', '/v1/recall', {
+          cue: sentence(),
+          strategies: ['similarity'],
+          top_k: 10,
+        });
       else if (name === 'get') await c.call('GET', `/v1/memories/${ids[pickIndex()]}`);
       else if (name === 'list') await c.call('GET', '/v1/memories?limit=50');
       else {
@@ -231,14 +275,32 @@ async function soakMode(): Promise<unknown> {
     };
     const choose = (): OpName => {
       const r = Math.random();
-      return r < 0.5 ? 'remember' : r < 0.75 ? 'recall' : r < 0.85 ? 'get' : r < 0.95 ? 'list' : 'forget';
+      return r < 0.5
+        ? 'remember'
+        : r < 0.75
+          ? 'recall'
+          : r < 0.85
+            ? 'get'
+            : r < 0.95
+              ? 'list'
+              : 'forget';
     };
-    const intervals: Array<Record<OpName | 'all', Summary> & { t: number; memories: number; snapshots: Snapshots }> = [];
-    console.log(`| t s | memories | ops/s | all p50 | all p99 | ${OPS.map((o) => `${o} p50 / p99`).join(' | ')} | errors | snapshots (s) |`);
+    const intervals: Array<
+      Record<OpName | 'all', Summary> & { t: number; memories: number; snapshots: Snapshots }
+    > = [];
+    console.log(
+      `| t s | memories | ops/s | all p50 | all p99 | ${OPS.map((o) => `${o} p50 / p99`).join(' | ')} | errors | snapshots (s) |`,
+    );
     console.log(`|---|---|---|---|---|${OPS.map(() => '---').join('|')}|---|---|`);
     let snapshotsBefore = await snapshotTotals(c);
     for (let t = intervalS; t <= durationS; t += intervalS) {
-      const lat: Record<OpName, number[]> = { remember: [], recall: [], get: [], list: [], forget: [] };
+      const lat: Record<OpName, number[]> = {
+        remember: [],
+        recall: [],
+        get: [],
+        list: [],
+        forget: [],
+      };
       const loop = await openLoop(rate, intervalS, async () => {
         const name = choose();
         const t0 = performance.now();
@@ -246,21 +308,32 @@ async function soakMode(): Promise<unknown> {
         lat[name].push(performance.now() - t0);
       });
       const snapshotsNow = await snapshotTotals(c);
-      const snapshots = { count: snapshotsNow.count - snapshotsBefore.count, seconds: snapshotsNow.seconds - snapshotsBefore.seconds };
+      const snapshots = {
+        count: snapshotsNow.count - snapshotsBefore.count,
+        seconds: snapshotsNow.seconds - snapshotsBefore.seconds,
+      };
       snapshotsBefore = snapshotsNow;
       const row = {
         t,
         memories: ids.length,
         snapshots,
         all: summarize(loop.ms, loop.errors, intervalS),
-        ...(Object.fromEntries(OPS.map((o) => [o, summarize(lat[o], 0, intervalS)])) as Record<OpName, Summary>),
+        ...(Object.fromEntries(OPS.map((o) => [o, summarize(lat[o], 0, intervalS)])) as Record<
+          OpName,
+          Summary
+        >),
       };
       intervals.push(row);
-      console.log(`| ${t} | ${ids.length} | ${row.all.opsPerS.toFixed(0)} | ${ms(row.all.p50Ms)} | ${ms(row.all.p99Ms)} | ${OPS.map((o) => `${ms(row[o].p50Ms)} / ${ms(row[o].p99Ms)}`).join(' | ')} | ${loop.errors} | ${snapshots.count} (${snapshots.seconds.toFixed(2)}) |`);
+      console.log(
+        `| ${t} | ${ids.length} | ${row.all.opsPerS.toFixed(0)} | ${ms(row.all.p50Ms)} | ${ms(row.all.p99Ms)} | ${OPS.map((o) => `${ms(row[o].p50Ms)} / ${ms(row[o].p99Ms)}`).join(' | ')} | ${loop.errors} | ${snapshots.count} (${snapshots.seconds.toFixed(2)}) |`,
+      );
     }
     const first = intervals[0];
     const last = intervals[intervals.length - 1];
-    if (first && last) console.log(`p99 last / first interval: all ${(last.all.p99Ms / first.all.p99Ms).toFixed(2)}×, ${OPS.map((o) => `${o} ${(last[o].p99Ms / first[o].p99Ms).toFixed(2)}×`).join(', ')}`);
+    if (first && last)
+      console.log(
+        `p99 last / first interval: all ${(last.all.p99Ms / first.all.p99Ms).toFixed(2)}×, ${OPS.map((o) => `${o} ${(last[o].p99Ms / first[o].p99Ms).toFixed(2)}×`).join(', ')}`,
+      );
     return intervals;
   });
 }

@@ -37,7 +37,9 @@ function temporalResults(newest: readonly MemoryMsg[]): object[] {
   return newest.map((memory, rank) => ({
     memory,
     score: memory.importance,
-    strategy_details: [{ strategy_type: 'TEMPORAL', relevance: 0, timestamp: memory.created_at, rank }],
+    strategy_details: [
+      { strategy_type: 'TEMPORAL', relevance: 0, timestamp: memory.created_at, rank },
+    ],
   }));
 }
 
@@ -91,7 +93,11 @@ class Memories {
 
 function localStore(): Store {
   const memories = new Memories();
-  return { put: (m) => memories.put(m.memory_id.toString('hex'), m), get: (id) => memories.byId.get(id), newest: (e, k) => memories.newest(e, k) };
+  return {
+    put: (m) => memories.put(m.memory_id.toString('hex'), m),
+    get: (id) => memories.byId.get(id),
+    newest: (e, k) => memories.newest(e, k),
+  };
 }
 
 // tsx names classes with an __name helper that the worker's eval'd source does not have.
@@ -143,38 +149,56 @@ function workerStore(): Store {
 }
 
 function main(): void {
-  const { values } = parseArgs({ options: { port: { type: 'string' }, hop: { type: 'string' }, bind: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { port: { type: 'string' }, hop: { type: 'string' }, bind: { type: 'string' } },
+  });
   const port = numberFlag(values, 'port', 47103);
   const hop = stringFlag(values, 'hop') ?? 'none';
-  if (hop !== 'none' && hop !== 'worker') throw new Error(`--hop takes none or worker, got '${hop}'`);
+  if (hop !== 'none' && hop !== 'worker')
+    throw new Error(`--hop takes none or worker, got '${hop}'`);
   const store = hop === 'worker' ? workerStore() : localStore();
   const pkg = loadHebbs();
   const service = (pkg['MemoryService'] as grpc.ServiceClientConstructor).service;
   const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
   server.addService(service, {
-    Remember: (call: grpc.ServerUnaryCall<RememberMsg, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+    Remember: (
+      call: grpc.ServerUnaryCall<RememberMsg, unknown>,
+      cb: grpc.sendUnaryData<unknown>,
+    ) => {
       const m = memoryOf(call.request);
       void Promise.resolve(store.put(m)).then(() => cb(null, { memory: m }));
     },
-    Get: (call: grpc.ServerUnaryCall<{ memory_id: Buffer }, unknown>, cb: grpc.sendUnaryData<unknown>) => {
+    Get: (
+      call: grpc.ServerUnaryCall<{ memory_id: Buffer }, unknown>,
+      cb: grpc.sendUnaryData<unknown>,
+    ) => {
       void Promise.resolve(store.get(call.request.memory_id.toString('hex'))).then((m) =>
-        m ? cb(null, { memory: m }) : cb({ code: grpc.status.NOT_FOUND, details: 'no such memory' }),
+        m
+          ? cb(null, { memory: m })
+          : cb({ code: grpc.status.NOT_FOUND, details: 'no such memory' }),
       );
     },
     Recall: (call: grpc.ServerUnaryCall<RecallMsg, unknown>, cb: grpc.sendUnaryData<unknown>) => {
       const s = call.request.strategies[0];
       if (call.request.strategies.length !== 1 || s?.strategy_type !== 'TEMPORAL') {
-        return cb({ code: grpc.status.UNIMPLEMENTED, details: 'the floor answers one temporal strategy only' });
+        return cb({
+          code: grpc.status.UNIMPLEMENTED,
+          details: 'the floor answers one temporal strategy only',
+        });
       }
-      void Promise.resolve(store.newest(s.entity_id ?? '', s.top_k ?? call.request.top_k ?? 10)).then((list) =>
-        cb(null, { results: temporalResults(list), strategy_errors: [] }),
-      );
+      void Promise.resolve(
+        store.newest(s.entity_id ?? '', s.top_k ?? call.request.top_k ?? 10),
+      ).then((list) => cb(null, { results: temporalResults(list), strategy_errors: [] }));
     },
   });
-  server.bindAsync(`${stringFlag(values, 'bind') ?? '127.0.0.1'}:${port}`, grpc.ServerCredentials.createInsecure(), (err) => {
-    if (err) throw err;
-    console.log(`grpc floor (hop: ${hop}) on :${port}`);
-  });
+  server.bindAsync(
+    `${stringFlag(values, 'bind') ?? '127.0.0.1'}:${port}`,
+    grpc.ServerCredentials.createInsecure(),
+    (err) => {
+      if (err) throw err;
+      console.log(`grpc floor (hop: ${hop}) on :${port}`);
+    },
+  );
   process.on('SIGTERM', () => server.tryShutdown(() => process.exit(0)));
 }
 

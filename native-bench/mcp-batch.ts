@@ -19,8 +19,13 @@ import { summarize } from './lib/stats.ts';
 
 const { values } = parseArgs({
   options: {
-    memories: { type: 'string' }, kb: { type: 'string' }, batches: { type: 'string' }, calls: { type: 'string' },
-    rounds: { type: 'string' }, 'baseline-s': { type: 'string' }, 'server-env': { type: 'string', multiple: true },
+    memories: { type: 'string' },
+    kb: { type: 'string' },
+    batches: { type: 'string' },
+    calls: { type: 'string' },
+    rounds: { type: 'string' },
+    'baseline-s': { type: 'string' },
+    'server-env': { type: 'string', multiple: true },
   },
 });
 const MEMORIES = numberFlag(values, 'memories', 1000);
@@ -32,15 +37,42 @@ const BASELINE_S = numberFlag(values, 'baseline-s', 3);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'fb-mcp-batch-'));
 const port = await freePort();
-const server = await startServer({ dataDir, port, env: { FLASHBULB_GRPC_PORT: '0', FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', ...envFlag(values, 'server-env') } });
+const server = await startServer({
+  dataDir,
+  port,
+  env: {
+    FLASHBULB_GRPC_PORT: '0',
+    FLASHBULB_REFLECT_ENABLED: 'false',
+    FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
+    ...envFlag(values, 'server-env'),
+  },
+});
 const base = `http://127.0.0.1:${port}`;
 let exited = false;
-const peakRss = (): number => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+const peakRss = (): number =>
+  Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1] ?? 0) *
+  1024;
 
-async function call(path: string, key: string, init: { method?: string; body?: unknown; mcp?: boolean } = {}): Promise<{ status: number; text: string }> {
-  const headers: Record<string, string> = { authorization: `Bearer ${key}`, 'content-type': 'application/json' };
-  if (init.mcp) Object.assign(headers, { accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' });
-  const res = await fetch(`${base}${path}`, { method: init.method ?? 'GET', headers, body: init.body === undefined ? null : JSON.stringify(init.body), signal: AbortSignal.timeout(300_000) });
+async function call(
+  path: string,
+  key: string,
+  init: { method?: string; body?: unknown; mcp?: boolean } = {},
+): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${key}`,
+    'content-type': 'application/json',
+  };
+  if (init.mcp)
+    Object.assign(headers, {
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    });
+  const res = await fetch(`${base}${path}`, {
+    method: init.method ?? 'GET',
+    headers,
+    body: init.body === undefined ? null : JSON.stringify(init.body),
+    signal: AbortSignal.timeout(300_000),
+  });
   return { status: res.status, text: await res.text() };
 }
 
@@ -55,10 +87,16 @@ try {
   const b = await workspaceKey('quiet-b');
   const filler = 'x'.repeat(KB * 1024 - 32);
   for (let i = 0; i < MEMORIES; i += 32) {
-    await Promise.all(Array.from({ length: Math.min(32, MEMORIES - i) }, async (_, j) => {
-      const res = await call('/v1/memories', a, { method: 'POST', body: { content: `memory ${i + j} ${filler}` } });
-      if (res.status !== 201) throw new Error(`remember: ${res.status} ${res.text.slice(0, 200)}`);
-    }));
+    await Promise.all(
+      Array.from({ length: Math.min(32, MEMORIES - i) }, async (_, j) => {
+        const res = await call('/v1/memories', a, {
+          method: 'POST',
+          body: { content: `memory ${i + j} ${filler}` },
+        });
+        if (res.status !== 201)
+          throw new Error(`remember: ${res.status} ${res.text.slice(0, 200)}`);
+      }),
+    );
   }
   await call('/v1/memories', b, { method: 'POST', body: { content: 'B remembers tea' } });
 
@@ -77,36 +115,62 @@ try {
   const before = await reads(() => performance.now() > baselineEnd);
 
   const outcomes = new Map<string, number>();
-  const batch = Array.from({ length: CALLS }, (_, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: { name: 'list_memories', arguments: { limit: 1000 } } }));
+  const batch = Array.from({ length: CALLS }, (_, i) => ({
+    jsonrpc: '2.0',
+    id: i + 1,
+    method: 'tools/call',
+    params: { name: 'list_memories', arguments: { limit: 1000 } },
+  }));
   let storming = true;
   const during = reads(() => !storming);
   const t0 = performance.now();
   const batchMs: number[] = [];
   for (let round = 0; round < ROUNDS; round++) {
-    await Promise.all(Array.from({ length: BATCHES }, async () => {
-      const t = performance.now();
-      const res = await call('/mcp', a, { method: 'POST', body: batch, mcp: true }).catch((err: unknown) => ({ status: 0, text: String(err) }));
-      batchMs.push(performance.now() - t);
-      if (res.status !== 200) return void outcomes.set(`http ${res.status}`, (outcomes.get(`http ${res.status}`) ?? 0) + 1);
-      const replies = JSON.parse(res.text) as Array<{ result?: unknown; error?: { data?: { limit?: string } } }>;
-      for (const r of replies) {
-        const key = r.error ? `refused (${r.error.data?.limit ?? 'other'})` : 'answered';
-        outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: BATCHES }, async () => {
+        const t = performance.now();
+        const res = await call('/mcp', a, { method: 'POST', body: batch, mcp: true }).catch(
+          (err: unknown) => ({ status: 0, text: String(err) }),
+        );
+        batchMs.push(performance.now() - t);
+        if (res.status !== 200)
+          return void outcomes.set(
+            `http ${res.status}`,
+            (outcomes.get(`http ${res.status}`) ?? 0) + 1,
+          );
+        const replies = JSON.parse(res.text) as Array<{
+          result?: unknown;
+          error?: { data?: { limit?: string } };
+        }>;
+        for (const r of replies) {
+          const key = r.error ? `refused (${r.error.data?.limit ?? 'other'})` : 'answered';
+          outcomes.set(key, (outcomes.get(key) ?? 0) + 1);
+        }
+      }),
+    );
   }
   const stormS = (performance.now() - t0) / 1000;
   storming = false;
   const after = await during;
-  const alive = await call('/v1/health/ready', server.apiKey).then((r) => r.status === 200, () => false);
+  const alive = await call('/v1/health/ready', server.apiKey).then(
+    (r) => r.status === 200,
+    () => false,
+  );
   exited = !alive;
-  const line = (name: string, s: ReturnType<typeof summarize>): string => `${name}: ${s.ops} reads, ${s.errors} errors, p50 ${s.p50Ms.toFixed(1)} ms, p99 ${s.p99Ms.toFixed(1)} ms, max ${s.maxMs.toFixed(1)} ms`;
-  console.log(`workspace A: ${MEMORIES} memories of ${KB} KB; ${ROUNDS} rounds of ${BATCHES} batches of ${CALLS} list_memories {limit: 1000}`);
+  const line = (name: string, s: ReturnType<typeof summarize>): string =>
+    `${name}: ${s.ops} reads, ${s.errors} errors, p50 ${s.p50Ms.toFixed(1)} ms, p99 ${s.p99Ms.toFixed(1)} ms, max ${s.maxMs.toFixed(1)} ms`;
+  console.log(
+    `workspace A: ${MEMORIES} memories of ${KB} KB; ${ROUNDS} rounds of ${BATCHES} batches of ${CALLS} list_memories {limit: 1000}`,
+  );
   console.log(line('B before', summarize(before.ms, before.errors, BASELINE_S)));
   console.log(line('B during', summarize(after.ms, after.errors, stormS)));
   console.log(`calls: ${[...outcomes].map(([k, n]) => `${n} ${k}`).join(', ')}`);
   const bm = summarize(batchMs, 0, stormS);
-  console.log(`batches: p50 ${bm.p50Ms.toFixed(0)} ms, max ${bm.maxMs.toFixed(0)} ms; storm ${stormS.toFixed(1)} s; server peak RSS ${(peakRss() / 2 ** 20).toFixed(0)} MiB; alive: ${alive}; load ${loadavg().map((l) => l.toFixed(1)).join(' ')}`);
+  console.log(
+    `batches: p50 ${bm.p50Ms.toFixed(0)} ms, max ${bm.maxMs.toFixed(0)} ms; storm ${stormS.toFixed(1)} s; server peak RSS ${(peakRss() / 2 ** 20).toFixed(0)} MiB; alive: ${alive}; load ${loadavg()
+      .map((l) => l.toFixed(1))
+      .join(' ')}`,
+  );
 } finally {
   if (!exited) await server.stop();
   else await server.kill();

@@ -17,7 +17,10 @@ import { formatTable } from './lib/table.ts';
 function profileFiles(paths: readonly string[]): string[] {
   return paths.flatMap((p) =>
     statSync(p).isDirectory()
-      ? readdirSync(p).filter((f) => f.endsWith('.cpuprofile')).sort().map((f) => join(p, f))
+      ? readdirSync(p)
+          .filter((f) => f.endsWith('.cpuprofile'))
+          .sort()
+          .map((f) => join(p, f))
       : [p],
   );
 }
@@ -27,7 +30,12 @@ function lastSeconds(profile: CpuProfile, seconds: number): CpuProfile {
   let t = profile.endTime;
   let from = profile.samples.length;
   while (from > 0 && profile.endTime - t < seconds * 1e6) t -= profile.timeDeltas[--from] ?? 0;
-  return { ...profile, samples: profile.samples.slice(from), timeDeltas: profile.timeDeltas.slice(from), startTime: t };
+  return {
+    ...profile,
+    samples: profile.samples.slice(from),
+    timeDeltas: profile.timeDeltas.slice(from),
+    startTime: t,
+  };
 }
 
 function summarize(file: string, top: number, lastS: number | null): void {
@@ -36,12 +44,20 @@ function summarize(file: string, top: number, lastS: number | null): void {
   const costs = functionCosts(profile);
   const wall = profileMs(profile);
   const idle = costs.find((c) => c.name === '(idle)')?.selfMs ?? 0;
-  console.log(`\n${file}: ${(wall / 1000).toFixed(1)} s profiled, ${(((wall - idle) / wall) * 100).toFixed(0)}% busy`);
-  const rows = costs.slice(0, top).map((c) => [c.name.slice(0, 90), c.selfMs, (c.selfMs / wall) * 100, c.totalMs]);
+  console.log(
+    `\n${file}: ${(wall / 1000).toFixed(1)} s profiled, ${(((wall - idle) / wall) * 100).toFixed(0)}% busy`,
+  );
+  const rows = costs
+    .slice(0, top)
+    .map((c) => [c.name.slice(0, 90), c.selfMs, (c.selfMs / wall) * 100, c.totalMs]);
   console.log(formatTable(['function', 'self ms', 'self %', 'total ms'], rows));
 }
 
-const { values, positionals } = parseArgs({ args: process.argv.slice(2), options: { top: { type: 'string' }, 'last-s': { type: 'string' } }, allowPositionals: true });
+const { values, positionals } = parseArgs({
+  args: process.argv.slice(2),
+  options: { top: { type: 'string' }, 'last-s': { type: 'string' } },
+  allowPositionals: true,
+});
 if (positionals.length === 0) {
   console.error('usage: profile-summary.ts DIR_OR_FILES... [--top 25] [--last-s N]');
   process.exit(2);

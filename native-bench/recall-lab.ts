@@ -23,14 +23,30 @@ import { IdGenerator } from '../src/model/ids.ts';
 import type { MemoryRecord } from '../src/model/memory.ts';
 import { DENSITY, HYBRID_WEIGHTS, type Weights } from '../src/recall/hybrid.ts';
 import { WINDOW } from '../src/shard/index/density.ts';
-import { DEFAULT_WEIGHTS, type RecallInput, type ScoringWeights, type SimilarityMode, type StrategyName, type StrategySpec } from '../src/recall/types.ts';
+import {
+  DEFAULT_WEIGHTS,
+  type RecallInput,
+  type ScoringWeights,
+  type SimilarityMode,
+  type StrategyName,
+  type StrategySpec,
+} from '../src/recall/types.ts';
 import { applyRecord, ShardState } from '../src/shard/store/apply.ts';
 import { toStored } from '../src/shard/store/records.ts';
 import type { OpContext } from '../src/shard/ops/context.ts';
 import { recall } from '../src/shard/ops/recall.ts';
 import { listFlag, numberFlag, stringFlag } from './lib/args.ts';
 import { EmbedCache } from './lib/embed-cache.ts';
-import { askedAtUs, categoryNames, scoredQuestions, share, turnId, turnsOf, type Conversation, type TurnMemory } from './lib/retrieval-data.ts';
+import {
+  askedAtUs,
+  categoryNames,
+  scoredQuestions,
+  share,
+  turnId,
+  turnsOf,
+  type Conversation,
+  type TurnMemory,
+} from './lib/retrieval-data.ts';
 import { perCategoryFolds, printFolds, type QuestionScore } from './lib/retrieval-folds.ts';
 
 const DIM = 384;
@@ -68,23 +84,40 @@ const { values } = parseArgs({
 
 const dataPath = resolve(stringFlag(values, 'data') ?? '../shared/data/locomo-dev.json');
 if (!existsSync(dataPath)) {
-  console.log(`recall-lab skipped: no dataset at ${dataPath} (LoCoMo-format JSON; see ../shared/data/README.md). Pass --data FILE.`);
+  console.log(
+    `recall-lab skipped: no dataset at ${dataPath} (LoCoMo-format JSON; see ../shared/data/README.md). Pass --data FILE.`,
+  );
   process.exit(0);
 }
 const all = JSON.parse(readFileSync(dataPath, 'utf8')) as Conversation[];
 const names = categoryNames(all);
-const picked = listFlag(values, 'conversations', all.map((_, i) => String(i))).map(Number);
+const picked = listFlag(
+  values,
+  'conversations',
+  all.map((_, i) => String(i)),
+).map(Number);
 const configs = listFlag(values, 'configs', ['hybrid']).map((n) => {
   const c = CONFIGS.find((x) => x.name === n);
-  if (!c) throw new Error(`--configs: unknown configuration '${n}'; use ${CONFIGS.map((x) => x.name).join(', ')}`);
+  if (!c)
+    throw new Error(
+      `--configs: unknown configuration '${n}'; use ${CONFIGS.map((x) => x.name).join(', ')}`,
+    );
   return c;
 });
-const extra = JSON.parse(stringFlag(values, 'extra') ?? '{}') as { scoring_weights?: Partial<ScoringWeights> };
+const extra = JSON.parse(stringFlag(values, 'extra') ?? '{}') as {
+  scoring_weights?: Partial<ScoringWeights>;
+};
 const weights: ScoringWeights = { ...DEFAULT_WEIGHTS, ...extra.scoring_weights };
 const dumpK = numberFlag(values, 'dump-k', 200);
 // Trying other feature weights: the shard reads this object, so changing it here changes what it ranks by.
-Object.assign(HYBRID_WEIGHTS as Weights, JSON.parse(stringFlag(values, 'hybrid') ?? '{}') as Partial<Weights>);
-Object.assign(DENSITY, JSON.parse(stringFlag(values, 'density') ?? '{}') as Partial<typeof DENSITY>);
+Object.assign(
+  HYBRID_WEIGHTS as Weights,
+  JSON.parse(stringFlag(values, 'hybrid') ?? '{}') as Partial<Weights>,
+);
+Object.assign(
+  DENSITY,
+  JSON.parse(stringFlag(values, 'density') ?? '{}') as Partial<typeof DENSITY>,
+);
 WINDOW.n = numberFlag(values, 'window', WINDOW.n);
 const cache = new EmbedCache(DIM);
 
@@ -94,7 +127,13 @@ const dumpRows: Array<Record<string, unknown>> = [];
 /** The similarity details of the last deep ask's results (for `--dump`). */
 let lastDetails: object[] = [];
 const missRows: Array<Record<string, unknown>> = [];
-const report: Record<string, unknown> = { data: dataPath, conversations: picked, weights, hybrid: { ...HYBRID_WEIGHTS }, configs: {} };
+const report: Record<string, unknown> = {
+  data: dataPath,
+  conversations: picked,
+  weights,
+  hybrid: { ...HYBRID_WEIGHTS },
+  configs: {},
+};
 
 for (const config of configs) {
   const scores: QuestionScore[] = [];
@@ -104,16 +143,27 @@ for (const config of configs) {
     if (!conv) throw new Error(`--conversations: no conversation ${convIndex}`);
     const turns = turnsOf(conv, false);
     const questions = scoredQuestions(conv, names);
-    const turnVectors = await cache.vectors(turns.map((t) => t.content), (d, n) => values.quiet || process.stdout.write(`\r  embedding turns of conversation ${convIndex}: ${d}/${n}`));
+    const turnVectors = await cache.vectors(
+      turns.map((t) => t.content),
+      (d, n) =>
+        values.quiet ||
+        process.stdout.write(`\r  embedding turns of conversation ${convIndex}: ${d}/${n}`),
+    );
     const cues = await cache.vectors(questions.map(({ q }) => q.question));
     const { ctx, diaOf } = workspaceOf(turns, turnVectors);
     const ask = (qi: number, k: number, deep = false): Array<string | undefined> => {
       const { q } = questions[qi] as (typeof questions)[number];
       const t0 = performance.now();
-      const input = { ...inputOf(config, cues[qi] as Float32Array, q.question, k, deep), askedAtUs: q.ask_time === undefined ? null : askedAtUs(q, 0) };
+      const input = {
+        ...inputOf(config, cues[qi] as Float32Array, q.question, k, deep),
+        askedAtUs: q.ask_time === undefined ? null : askedAtUs(q, 0),
+      };
       const out = recall(ctx, 'lab', input);
       if (k === 10) latencies.push(performance.now() - t0);
-      if (deep) lastDetails = out.results.map((r) => r.strategy_details.find((d) => d.strategy === 'similarity') ?? {});
+      if (deep)
+        lastDetails = out.results.map(
+          (r) => r.strategy_details.find((d) => d.strategy === 'similarity') ?? {},
+        );
       return out.results.map((r) => diaOf.get(r.memory.id));
     };
     const at = questions.map(({ q }, i) => {
@@ -124,28 +174,47 @@ for (const config of configs) {
         if (values.misses) missRows.push(missRow(convIndex, questions[i]?.qi ?? i, q, found));
         if (values.dump) {
           const results = found.map((turn, j) => {
-            const { strategy: _s, distance: _d, ...features } = (lastDetails[j] ?? {}) as Record<string, unknown>;
+            const {
+              strategy: _s,
+              distance: _d,
+              ...features
+            } = (lastDetails[j] ?? {}) as Record<string, unknown>;
             return { turn, hit: q.evidence.includes(turn ?? ''), ...features };
           });
-          dumpRows.push({ config: config.name, conv: convIndex, qi: questions[i]?.qi, category: q.category, evidence: new Set(q.evidence).size, results });
+          dumpRows.push({
+            config: config.name,
+            conv: convIndex,
+            qi: questions[i]?.qi,
+            category: q.category,
+            evidence: new Set(q.evidence).size,
+            results,
+          });
         }
       }
       const top = ask(i, 10);
       return [share(q.evidence, top.slice(0, 5)), share(q.evidence, top)];
     });
-    questions.forEach(({ q }, i) => { at[i]?.push(share(q.evidence, ask(i, 25))); });
-    questions.forEach(({ q }, i) => { scores.push({ conv: convIndex, category: q.category, at: at[i] ?? [] }); });
+    questions.forEach(({ q }, i) => {
+      at[i]?.push(share(q.evidence, ask(i, 25)));
+    });
+    questions.forEach(({ q }, i) => {
+      scores.push({ conv: convIndex, category: q.category, at: at[i] ?? [] });
+    });
   }
   if (!values.quiet) process.stdout.write('\n');
   const sorted = Float64Array.from(latencies).sort();
-  console.log(`\n## ${config.name}  (in-process recall, top_k 10: p50 ${(sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(2)} ms; densities ${((1000 * densityCost.ms) / Math.max(1, densityCost.n)).toFixed(0)} µs a memory)`);
+  console.log(
+    `\n## ${config.name}  (in-process recall, top_k 10: p50 ${(sorted[Math.floor(sorted.length / 2)] ?? 0).toFixed(2)} ms; densities ${((1000 * densityCost.ms) / Math.max(1, densityCost.n)).toFixed(0)} µs a memory)`,
+  );
   const folds = perCategoryFolds(scores, names, KS.length);
   printFolds(folds, names, KS);
   (report.configs as Record<string, unknown>)[config.name] = folds;
 }
 
-if (values.dump) writeFileSync(String(values.dump), `${dumpRows.map((r) => JSON.stringify(r)).join('\n')}\n`);
-if (values.misses) writeFileSync(String(values.misses), `${missRows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+if (values.dump)
+  writeFileSync(String(values.dump), `${dumpRows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+if (values.misses)
+  writeFileSync(String(values.misses), `${missRows.map((r) => JSON.stringify(r)).join('\n')}\n`);
 const out = stringFlag(values, 'out');
 if (out) {
   mkdirSync(dirname(resolve(out)), { recursive: true });
@@ -157,14 +226,44 @@ if (out) {
  * reorders a similarity list only within its top_k (recency and reinforcement would decide the
  * order of 200 results, not the ranking that picks a top 10).
  */
-function inputOf(config: LabConfig, cue: Float32Array, cueText: string, topK: number, deep = false): RecallInput {
-  const spec = (strategy: StrategyName): StrategySpec => ({ strategy, topK, efSearch: 50, entityId: null, timeRange: null, seedId: null, edgeTypes: null, maxDepth: 5, alpha: 0.5 });
-  const w = deep ? { ...weights, w_relevance: 1, w_recency: 0, w_importance: 0, w_reinforcement: 0 } : weights;
-  return { cue, cueText, similarityMode: config.mode, cueContext: null, strategies: config.strategies.map(spec), weights: w, withEmbedding: false, filter: null };
+function inputOf(
+  config: LabConfig,
+  cue: Float32Array,
+  cueText: string,
+  topK: number,
+  deep = false,
+): RecallInput {
+  const spec = (strategy: StrategyName): StrategySpec => ({
+    strategy,
+    topK,
+    efSearch: 50,
+    entityId: null,
+    timeRange: null,
+    seedId: null,
+    edgeTypes: null,
+    maxDepth: 5,
+    alpha: 0.5,
+  });
+  const w = deep
+    ? { ...weights, w_relevance: 1, w_recency: 0, w_importance: 0, w_reinforcement: 0 }
+    : weights;
+  return {
+    cue,
+    cueText,
+    similarityMode: config.mode,
+    cueContext: null,
+    strategies: config.strategies.map(spec),
+    weights: w,
+    withEmbedding: false,
+    filter: null,
+  };
 }
 
 /** A shard state holding the turns as one workspace (as an import writes them), and its op context. */
-function workspaceOf(turns: readonly TurnMemory[], vectors: readonly Float32Array[]): { ctx: OpContext & { now: number; untouchLast(): void }; diaOf: Map<string, string> } {
+function workspaceOf(
+  turns: readonly TurnMemory[],
+  vectors: readonly Float32Array[],
+): { ctx: OpContext & { now: number; untouchLast(): void }; diaOf: Map<string, string> } {
   const state = new ShardState();
   const diaOf = new Map<string, string>();
   turns.forEach((t, i) => {
@@ -172,9 +271,25 @@ function workspaceOf(turns: readonly TurnMemory[], vectors: readonly Float32Arra
     diaOf.set(id, t.diaId);
     const at = t.atMs * 1000;
     const m: MemoryRecord = {
-      id, content: t.content, importance: 0.5, context: { speaker: t.speaker }, entityId: null, kind: 'episode', embedding: vectors[i] as Float32Array,
-      createdAt: at, occurredAt: at, updatedAt: at, lastAccessedAt: at, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null,
-      speaker: null, conversationId: null, messageId: null,
+      id,
+      content: t.content,
+      importance: 0.5,
+      context: { speaker: t.speaker },
+      entityId: null,
+      kind: 'episode',
+      embedding: vectors[i] as Float32Array,
+      createdAt: at,
+      occurredAt: at,
+      updatedAt: at,
+      lastAccessedAt: at,
+      accessCount: 0,
+      logicalClock: 0,
+      sourceMemoryIds: null,
+      supersededBy: null,
+      expiresAt: null,
+      speaker: null,
+      conversationId: null,
+      messageId: null,
     };
     applyRecord(state, { t: 'put', ws: 'lab', m: toStored(m) });
   });
@@ -214,7 +329,17 @@ function workspaceOf(turns: readonly TurnMemory[], vectors: readonly Float32Arra
 }
 
 /** For `--misses`: where each evidence turn ranks among the first `dump-k` results (null: beyond). */
-function missRow(conv: number, qi: number, q: Conversation['qa'][number], found: ReadonlyArray<string | undefined>): Record<string, unknown> {
-  const ranks = Object.fromEntries([...new Set(q.evidence.map((e) => e.trim()))].map((e) => [e, found.indexOf(e) < 0 ? null : found.indexOf(e) + 1]));
+function missRow(
+  conv: number,
+  qi: number,
+  q: Conversation['qa'][number],
+  found: ReadonlyArray<string | undefined>,
+): Record<string, unknown> {
+  const ranks = Object.fromEntries(
+    [...new Set(q.evidence.map((e) => e.trim()))].map((e) => [
+      e,
+      found.indexOf(e) < 0 ? null : found.indexOf(e) + 1,
+    ]),
+  );
   return { conv, qi, category: q.category, question: q.question, ranks };
 }

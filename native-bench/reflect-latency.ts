@@ -28,31 +28,69 @@ interface ReflectReply {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { sizes: { type: 'string' }, embedder: { type: 'string' }, concurrency: { type: 'string' }, cli: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      sizes: { type: 'string' },
+      embedder: { type: 'string' },
+      concurrency: { type: 'string' },
+      cli: { type: 'string' },
+    },
+  });
   const sizes = listFlag(values, 'sizes', ['1000', '10000']).map(Number);
   const embedder = stringFlag(values, 'embedder') ?? 'model';
   const concurrency = numberFlag(values, 'concurrency', 32);
   const dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-reflect-'));
   const cli = stringFlag(values, 'cli');
   const server = await startServer({
-    dataDir, port: await freePort(), ...(cli === undefined ? {} : { cli }),
-    env: { FLASHBULB_EMBEDDER: embedder, FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_DURABILITY: 'os' },
+    dataDir,
+    port: await freePort(),
+    ...(cli === undefined ? {} : { cli }),
+    env: {
+      FLASHBULB_EMBEDDER: embedder,
+      FLASHBULB_REFLECT_ENABLED: 'false',
+      FLASHBULB_DURABILITY: 'os',
+    },
   });
-  const admin = new RestClient({ host: '127.0.0.1', port: server.port, apiKey: server.apiKey, maxSockets: 1 });
+  const admin = new RestClient({
+    host: '127.0.0.1',
+    port: server.port,
+    apiKey: server.apiKey,
+    maxSockets: 1,
+  });
   const rows: Cell[][] = [];
   try {
     for (const size of sizes) {
       const slug = `reflect-${size}`;
-      const created = expectJson<{ api_key: string }>(await admin.post('/v1/workspaces', { slug, name: slug }), 201, 'create workspace');
-      const client = new RestClient({ host: '127.0.0.1', port: server.port, apiKey: created.api_key, maxSockets: concurrency });
+      const created = expectJson<{ api_key: string }>(
+        await admin.post('/v1/workspaces', { slug, name: slug }),
+        201,
+        'create workspace',
+      );
+      const client = new RestClient({
+        host: '127.0.0.1',
+        port: server.port,
+        apiKey: created.api_key,
+        maxSockets: concurrency,
+      });
       const load = await loadMemories(client, new Rng(size), { count: size, concurrency });
-      console.error(`  ${slug}: ${size} episodes loaded at ${load.perS.toFixed(0)}/s; waiting for background checks`);
+      console.error(
+        `  ${slug}: ${size} episodes loaded at ${load.perS.toFixed(0)}/s; waiting for background checks`,
+      );
       await waitForQuiet({ maxCores: 0.2, limitS: 300 });
       for (const run of ['first', 'again'] as const) {
         const t0 = performance.now();
         const r = expectJson<ReflectReply>(await client.post('/v1/reflect', {}), 200, 'reflect');
         const s = (performance.now() - t0) / 1000;
-        rows.push([size, run, s, r.memories_processed, r.clusters_found, r.insights_created, r.insights_refreshed ?? 0]);
+        rows.push([
+          size,
+          run,
+          s,
+          r.memories_processed,
+          r.clusters_found,
+          r.insights_created,
+          r.insights_refreshed ?? 0,
+        ]);
         console.error(`  ${slug} ${run}: ${s.toFixed(2)} s`);
       }
       client.close();
@@ -63,8 +101,15 @@ async function main(): Promise<void> {
     rmSync(dataDir, { recursive: true, force: true });
   }
   console.log(`\n## POST /v1/reflect end to end (${embedder} embedder)\n`);
-  console.log(formatTable(['episodes', 'run', 'seconds', 'processed', 'clusters', 'insights created', 'refreshed'], rows));
-  console.log('\nShows: how long a whole reflection takes at 1k and 10k episodes (gather in the shard, clustering in a worker, insight writing), and that a second run refreshes instead of duplicating.');
+  console.log(
+    formatTable(
+      ['episodes', 'run', 'seconds', 'processed', 'clusters', 'insights created', 'refreshed'],
+      rows,
+    ),
+  );
+  console.log(
+    '\nShows: how long a whole reflection takes at 1k and 10k episodes (gather in the shard, clustering in a worker, insight writing), and that a second run refreshes instead of duplicating.',
+  );
 }
 
 main().catch((err: unknown) => {

@@ -67,7 +67,8 @@ function parseOptions(argv: string[]): Options {
   const bad = phases.find((p) => !isOperationName(p));
   if (bad !== undefined) throw new Error(`unknown phase '${bad}'; use remember, get, list`);
   const durability = stringFlag(values, 'durability') ?? 'fsync';
-  if (durability !== 'fsync' && durability !== 'os') throw new Error('--durability must be fsync or os');
+  if (durability !== 'fsync' && durability !== 'os')
+    throw new Error('--durability must be fsync or os');
   const ops = stringFlag(values, 'ops');
   return {
     durationS: numberFlag(values, 'duration-s', 8),
@@ -101,16 +102,30 @@ interface Phase {
   concurrency: number;
 }
 
-async function runPhase({ server, opts, ids, rng }: Session, { op, concurrency }: Phase): Promise<PhaseResult> {
-  const client = new RestClient({ host: '127.0.0.1', port: server.port, apiKey: server.apiKey, maxSockets: concurrency });
+async function runPhase(
+  { server, opts, ids, rng }: Session,
+  { op, concurrency }: Phase,
+): Promise<PhaseResult> {
+  const client = new RestClient({
+    host: '127.0.0.1',
+    port: server.port,
+    apiKey: server.apiKey,
+    maxSockets: concurrency,
+  });
   const operation = makeOperation(op, client, rng, ids);
   try {
     const settleS = await quiet(opts, `${op} x${concurrency}`);
-    if (opts.warmupS > 0) await runClosedLoop(operation, { concurrency, durationMs: opts.warmupS * 1000 });
+    if (opts.warmupS > 0)
+      await runClosedLoop(operation, { concurrency, durationMs: opts.warmupS * 1000 });
     const cpu = new CpuMeter(server.pid);
-    const run = await runClosedLoop(operation, { concurrency, durationMs: opts.durationS * 1000, ...(opts.ops === undefined ? {} : { ops: opts.ops }) });
+    const run = await runClosedLoop(operation, {
+      concurrency,
+      durationMs: opts.durationS * 1000,
+      ...(opts.ops === undefined ? {} : { ops: opts.ops }),
+    });
     const summary: Summary = summarize(run.latenciesMs, run.errors, run.seconds);
-    if (run.firstError !== null) console.error(`  ${op} x${concurrency}: first error: ${run.firstError}`);
+    if (run.firstError !== null)
+      console.error(`  ${op} x${concurrency}: first error: ${run.firstError}`);
     return { op, concurrency, settleS, ...summary, ...cpu.read() };
   } finally {
     client.close();
@@ -125,7 +140,9 @@ async function measurePhase(session: Session, phase: Phase): Promise<PhaseResult
   let best = await runPhase(session, phase);
   let last = best;
   for (let i = 0; i < session.opts.busyRetries && last.otherCores > BUSY_CORES; i++) {
-    console.error(`  ${phase.op} x${phase.concurrency}: other processes used ${last.otherCores.toFixed(2)} cores meanwhile; measuring again`);
+    console.error(
+      `  ${phase.op} x${phase.concurrency}: other processes used ${last.otherCores.toFixed(2)} cores meanwhile; measuring again`,
+    );
     last = await runPhase(session, phase);
     if (last.otherCores < best.otherCores) best = last;
   }
@@ -141,23 +158,62 @@ async function quiet(opts: Options, phase: string): Promise<number> {
   if (opts.quietWaitS === 0) return 0;
   const start = performance.now();
   const busy = await waitForQuiet({ maxCores: QUIET_CORES, limitS: opts.quietWaitS });
-  if (busy > QUIET_CORES) console.error(`  ${phase}: the machine is still busy (${busy.toFixed(2)} cores) after ${opts.quietWaitS} s; measuring anyway`);
+  if (busy > QUIET_CORES)
+    console.error(
+      `  ${phase}: the machine is still busy (${busy.toFixed(2)} cores) after ${opts.quietWaitS} s; measuring anyway`,
+    );
   return (performance.now() - start) / 1000;
 }
 
 const QUIET_CORES = 0.15;
 const BUSY_CORES = 0.25;
-const HEADERS = ['operation', 'clients', 'ops', 'ops/s', 'p50 ms', 'p99 ms', 'max ms', 'errors', 'server cores', 'client cores', 'other cores', 'settle s'];
+const HEADERS = [
+  'operation',
+  'clients',
+  'ops',
+  'ops/s',
+  'p50 ms',
+  'p99 ms',
+  'max ms',
+  'errors',
+  'server cores',
+  'client cores',
+  'other cores',
+  'settle s',
+];
 
 function row(r: PhaseResult): Cell[] {
-  return [r.op, r.concurrency, r.ops, r.opsPerS, r.p50Ms, r.p99Ms, r.maxMs, r.errors, r.serverCores, r.clientCores, r.otherCores, r.settleS];
+  return [
+    r.op,
+    r.concurrency,
+    r.ops,
+    r.opsPerS,
+    r.p50Ms,
+    r.p99Ms,
+    r.maxMs,
+    r.errors,
+    r.serverCores,
+    r.clientCores,
+    r.otherCores,
+    r.settleS,
+  ];
 }
 
-async function preload(server: RunningServer, opts: { count: number; rng: Rng }): Promise<string[]> {
-  const client = new RestClient({ host: '127.0.0.1', port: server.port, apiKey: server.apiKey, maxSockets: 32 });
+async function preload(
+  server: RunningServer,
+  opts: { count: number; rng: Rng },
+): Promise<string[]> {
+  const client = new RestClient({
+    host: '127.0.0.1',
+    port: server.port,
+    apiKey: server.apiKey,
+    maxSockets: 32,
+  });
   try {
     const loaded = await loadMemories(client, opts.rng, { count: opts.count, concurrency: 32 });
-    console.log(`preloaded ${loaded.ids.length} memories in ${loaded.seconds.toFixed(1)} s (${loaded.perS.toFixed(0)}/s at 32 clients)`);
+    console.log(
+      `preloaded ${loaded.ids.length} memories in ${loaded.seconds.toFixed(1)} s (${loaded.perS.toFixed(0)}/s at 32 clients)`,
+    );
     return loaded.ids;
   } finally {
     client.close();
@@ -167,19 +223,31 @@ async function preload(server: RunningServer, opts: { count: number; rng: Rng })
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-bench-'));
-  const nodeArgs = opts.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`];
+  const nodeArgs =
+    opts.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`];
   const server = await startServer({
-    dataDir, port: await freePort(), nodeArgs, verbose: opts.verbose,
-    env: { FLASHBULB_DURABILITY: opts.durability, ...opts.serverEnv }, ...(opts.cli === undefined ? {} : { cli: opts.cli }),
+    dataDir,
+    port: await freePort(),
+    nodeArgs,
+    verbose: opts.verbose,
+    env: { FLASHBULB_DURABILITY: opts.durability, ...opts.serverEnv },
+    ...(opts.cli === undefined ? {} : { cli: opts.cli }),
   }).catch((err: unknown) => {
     rmSync(dataDir, { recursive: true, force: true });
     throw err;
   });
-  console.log(`server pid ${server.pid} on port ${server.port} (durability ${opts.durability}, ${availableParallelism()} cores, ${cpus()[0]?.model ?? '?'}) ready in ${server.readyMs.toFixed(0)} ms`);
+  console.log(
+    `server pid ${server.pid} on port ${server.port} (durability ${opts.durability}, ${availableParallelism()} cores, ${cpus()[0]?.model ?? '?'}) ready in ${server.readyMs.toFixed(0)} ms`,
+  );
   const rng = new Rng(opts.seed);
   const results: PhaseResult[] = [];
   try {
-    const session: Session = { server, opts, rng, ids: await preload(server, { count: opts.preload, rng }) };
+    const session: Session = {
+      server,
+      opts,
+      rng,
+      ids: await preload(server, { count: opts.preload, rng }),
+    };
     for (const op of opts.phases) {
       for (const concurrency of opts.concurrency) {
         const r = await measurePhase(session, { op, concurrency });
@@ -199,10 +267,18 @@ function report(opts: Options, results: PhaseResult[]): void {
   console.log(`\n${formatTable(HEADERS, results.map(row))}\n`);
   console.log(formatMarkdown(HEADERS, results.map(row)));
   console.log('\ntargets:');
-  for (const t of checkTargets(results)) console.log(`  ${t.met ? 'MET    ' : 'MISSED '} ${t.description}: ${t.actual}`);
+  for (const t of checkTargets(results))
+    console.log(`  ${t.met ? 'MET    ' : 'MISSED '} ${t.description}: ${t.actual}`);
   if (opts.json !== undefined) {
-    const machine = { cores: availableParallelism(), cpu: cpus()[0]?.model ?? '?', node: process.version };
-    writeFileSync(opts.json, `${JSON.stringify({ machine, options: opts, results, targets: checkTargets(results) }, null, 2)}\n`);
+    const machine = {
+      cores: availableParallelism(),
+      cpu: cpus()[0]?.model ?? '?',
+      node: process.version,
+    };
+    writeFileSync(
+      opts.json,
+      `${JSON.stringify({ machine, options: opts, results, targets: checkTargets(results) }, null, 2)}\n`,
+    );
     console.log(`wrote ${opts.json}`);
   }
 }

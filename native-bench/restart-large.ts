@@ -14,7 +14,17 @@
  * their graph takes about 20 minutes on one core; without the graph about 4 minutes); its
  * auth.json is deleted so that the server prints a new admin key.
  */
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -34,7 +44,10 @@ const MB = 2 ** 20;
 
 function generate(dir: string, opts: { memories: number; shards: number; graph: boolean }): void {
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'meta.json'), JSON.stringify({ format: 1, shards: opts.shards, created_at: Date.now() * 1000 }, null, 2));
+  writeFileSync(
+    join(dir, 'meta.json'),
+    JSON.stringify({ format: 1, shards: opts.shards, created_at: Date.now() * 1000 }, null, 2),
+  );
   const shard = shardFor(STORE_WS, opts.shards);
   for (let s = 0; s < opts.shards; s++) mkdirSync(shardDir(dir, s), { recursive: true });
   const sdir = shardDir(dir, shard);
@@ -59,7 +72,12 @@ function generate(dir: string, opts: { memories: number; shards: number; graph: 
   const header: SnapshotHeader = { t: 'snap', format: 1, shard, walSeq: 1, createdAt: Date.now() };
   push(encodeFrame(header));
   let records = 0;
-  for (const r of storeRecords(opts.memories, 7, STORE_WS, vectors ? (id, v) => vectors.upsert(id, v) : undefined)) {
+  for (const r of storeRecords(
+    opts.memories,
+    7,
+    STORE_WS,
+    vectors ? (id, v) => vectors.upsert(id, v) : undefined,
+  )) {
     push(encodeFrame(r));
     records += 1;
   }
@@ -68,23 +86,40 @@ function generate(dir: string, opts: { memories: number; shards: number; graph: 
   flush();
   closeSync(fd);
   renameSync(tmp, join(sdir, 'snap-00000001.snap'));
-  console.log(`snapshot of ${opts.memories} memories written in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  console.log(
+    `snapshot of ${opts.memories} memories written in ${((performance.now() - t0) / 1000).toFixed(1)} s`,
+  );
   if (!vectors) return;
   const t1 = performance.now();
   let last = t1;
   while (vectors.indexSome(10_000)) {
     if (performance.now() - last > 60_000) {
       last = performance.now();
-      console.log(`  HNSW: ${vectors.size - vectors.pendingSize} of ${vectors.size} after ${((last - t1) / 1000).toFixed(0)} s`);
+      console.log(
+        `  HNSW: ${vectors.size - vectors.pendingSize} of ${vectors.size} after ${((last - t1) / 1000).toFixed(0)} s`,
+      );
     }
   }
   saveIndexGraphs(sdir, 1, [[STORE_WS, vectors]]);
   console.log(`HNSW graph built and saved in ${((performance.now() - t1) / 1000).toFixed(1)} s`);
 }
 
-async function restart(dir: string, label: string, memories: number, cli: string | undefined, apiKey: string | undefined, settleLimitS: number, baseRss: number): Promise<string> {
+async function restart(
+  dir: string,
+  label: string,
+  memories: number,
+  cli: string | undefined,
+  apiKey: string | undefined,
+  settleLimitS: number,
+  baseRss: number,
+): Promise<string> {
   const port = await freePort();
-  const server: RunningServer = await startServer({ dataDir: dir, port, ...(cli ? { cli } : {}), ...(apiKey ? { apiKey } : {}) });
+  const server: RunningServer = await startServer({
+    dataDir: dir,
+    port,
+    ...(cli ? { cli } : {}),
+    ...(apiKey ? { apiKey } : {}),
+  });
   const rec = parseRecovery(server.log);
   const rssReady = rssBytes(server.pid);
   const settleS = await waitForIdleProcess(server.pid, { maxCores: 0.15, limitS: settleLimitS });
@@ -94,7 +129,8 @@ async function restart(dir: string, label: string, memories: number, cli: string
     `| ${label} | ${(server.readyMs / 1000).toFixed(1)} | ${(rec.slowestShardMs / 1000).toFixed(1)} | ${rec.memories} | ${settleS.toFixed(1)} |` +
       ` ${((rssReady - baseRss) / memories / 1024).toFixed(2)} | ${((rssSettled - baseRss) / memories / 1024).toFixed(2)} | ${(stop.ms / 1000).toFixed(1)} |`,
   );
-  if (rec.memories < memories) throw new Error(`recovered ${rec.memories} memories, expected ${memories}`);
+  if (rec.memories < memories)
+    throw new Error(`recovered ${rec.memories} memories, expected ${memories}`);
   return server.apiKey;
 }
 
@@ -102,7 +138,11 @@ async function restart(dir: string, label: string, memories: number, cli: string
 async function emptyServerRss(cli: string | undefined): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'restart-large-empty-'));
   try {
-    const server = await startServer({ dataDir: dir, port: await freePort(), ...(cli ? { cli } : {}) });
+    const server = await startServer({
+      dataDir: dir,
+      port: await freePort(),
+      ...(cli ? { cli } : {}),
+    });
     await waitForIdleProcess(server.pid, { maxCores: 0.15, limitS: 30 });
     const rss = rssBytes(server.pid);
     await server.stop();
@@ -115,7 +155,12 @@ async function emptyServerRss(cli: string | undefined): Promise<number> {
 async function main(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
-    options: Object.fromEntries(['memories', 'graph', 'dir', 'reuse', 'keep', 'shards', 'cli', 'settle-limit-s'].map((k) => [k, { type: 'string' as const }])),
+    options: Object.fromEntries(
+      ['memories', 'graph', 'dir', 'reuse', 'keep', 'shards', 'cli', 'settle-limit-s'].map((k) => [
+        k,
+        { type: 'string' as const },
+      ]),
+    ),
     strict: true,
   });
   const memories = numberFlag(values, 'memories', 1_000_000);
@@ -126,18 +171,31 @@ async function main(): Promise<void> {
   const given = stringFlag(values, 'dir');
   const reuse = numberFlag(values, 'reuse', 0) === 1;
   const dir = given ?? mkdtempSync(join(tmpdir(), 'restart-large-'));
-  if (reuse && !existsSync(join(dir, 'meta.json'))) throw new Error(`--reuse 1: ${dir} holds no data directory`);
+  if (reuse && !existsSync(join(dir, 'meta.json')))
+    throw new Error(`--reuse 1: ${dir} holds no data directory`);
   try {
     if (!reuse) generate(dir, { memories, shards, graph });
     // The admin key printed on the first start is the only way in: a kept directory's key is gone,
     // so its auth file goes too and the server prints a new one.
     else rmSync(join(dir, 'auth.json'), { force: true });
-    console.log(`data directory ${(dirBytes(dir) / MB).toFixed(0)} MiB (${(dirBytes(dir) / memories).toFixed(0)} B per memory)`);
+    console.log(
+      `data directory ${(dirBytes(dir) / MB).toFixed(0)} MiB (${(dirBytes(dir) / memories).toFixed(0)} B per memory)`,
+    );
     const base = await emptyServerRss(cli);
     console.log(`an empty server's RSS: ${(base / MB).toFixed(0)} MiB (subtracted below)`);
-    console.log('| start | spawn → ready s | shard recovery s | memories | ready → settled s | RSS KB per memory at ready | when settled | SIGTERM → exit s |');
+    console.log(
+      '| start | spawn → ready s | shard recovery s | memories | ready → settled s | RSS KB per memory at ready | when settled | SIGTERM → exit s |',
+    );
     console.log('|---|---|---|---|---|---|---|---|');
-    const key = await restart(dir, reuse ? 'kept directory' : 'generated files', memories, cli, undefined, settleLimitS, base);
+    const key = await restart(
+      dir,
+      reuse ? 'kept directory' : 'generated files',
+      memories,
+      cli,
+      undefined,
+      settleLimitS,
+      base,
+    );
     await restart(dir, 'after SIGTERM', memories, cli, key, settleLimitS, base);
   } finally {
     if (numberFlag(values, 'keep', 0) === 1 || given) console.log(`kept ${dir}`);

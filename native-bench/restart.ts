@@ -20,7 +20,12 @@ import { dirBytes, rssBytes, waitForIdleProcess } from './lib/proc.ts';
 import { parseRecovery, type Recovery } from './lib/recovery-log.ts';
 import { RestClient } from './lib/rest-client.ts';
 import { checkStored } from './lib/stored-check.ts';
-import { freePort, startServer, type RunningServer, type ServerOptions } from './lib/server-process.ts';
+import {
+  freePort,
+  startServer,
+  type RunningServer,
+  type ServerOptions,
+} from './lib/server-process.ts';
 import { formatMarkdown, formatTable, type Cell } from './lib/table.ts';
 
 interface Options {
@@ -85,11 +90,21 @@ function parseOptions(argv: string[]): Options {
 }
 
 /** Stores `count` memories, appending their ids to `ids`; returns the rate. */
-async function load(server: RunningServer, { opts, rng, count, ids }: { opts: Options; rng: Rng; count: number; ids: string[] }): Promise<number> {
-  const client = new RestClient({ host: '127.0.0.1', port: server.port, apiKey: server.apiKey, maxSockets: opts.concurrency });
+async function load(
+  server: RunningServer,
+  { opts, rng, count, ids }: { opts: Options; rng: Rng; count: number; ids: string[] },
+): Promise<number> {
+  const client = new RestClient({
+    host: '127.0.0.1',
+    port: server.port,
+    apiKey: server.apiKey,
+    maxSockets: opts.concurrency,
+  });
   try {
     const r = await loadMemories(client, rng, { count, concurrency: opts.concurrency, ids });
-    console.log(`  loaded ${count} memories in ${r.seconds.toFixed(1)} s (${r.perS.toFixed(0)}/s at ${opts.concurrency} clients)`);
+    console.log(
+      `  loaded ${count} memories in ${r.seconds.toFixed(1)} s (${r.perS.toFixed(0)}/s at ${opts.concurrency} clients)`,
+    );
     return r.perS;
   } finally {
     client.close();
@@ -101,19 +116,36 @@ function settle(server: RunningServer, opts: Options): Promise<number> {
   return waitForIdleProcess(server.pid, { maxCores: 0.05, limitS: opts.settleLimitS });
 }
 
-async function recoveryStep(server: RunningServer, { step, opts, acked }: { step: string; opts: Options; acked: readonly string[] }): Promise<Step> {
+async function recoveryStep(
+  server: RunningServer,
+  { step, opts, acked }: { step: string; opts: Options; acked: readonly string[] },
+): Promise<Step> {
   const rec: Recovery = parseRecovery(server.log);
   const note = await checkStored(server, acked).catch((err: unknown) => {
     throw new Error(`${step}: ${err instanceof Error ? err.message : String(err)}`);
   });
   const settleS = await settle(server, opts);
-  return { step, ms: server.readyMs, memories: rec.memories, replayed: rec.replayedRecords, shardRecoveryMs: rec.slowestShardMs, settleS, note };
+  return {
+    step,
+    ms: server.readyMs,
+    memories: rec.memories,
+    replayed: rec.replayedRecords,
+    shardRecoveryMs: rec.slowestShardMs,
+    settleS,
+    note,
+  };
 }
 
 async function main(): Promise<void> {
   const opts = parseOptions(process.argv.slice(2));
   const dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-restart-'));
-  const base: ServerOptions = { dataDir, port: await freePort(), verbose: opts.verbose, env: opts.serverEnv, ...(opts.cli === undefined ? {} : { cli: opts.cli }) };
+  const base: ServerOptions = {
+    dataDir,
+    port: await freePort(),
+    verbose: opts.verbose,
+    env: opts.serverEnv,
+    ...(opts.cli === undefined ? {} : { cli: opts.cli }),
+  };
   const rng = new Rng(opts.seed);
   const steps: Step[] = [];
   const footprint: Footprint[] = [];
@@ -124,7 +156,8 @@ async function main(): Promise<void> {
     return server;
   };
   const acked: string[] = [];
-  const per = (what: string, bytes: number): void => void footprint.push({ what, bytes, perMemory: bytes / opts.memories });
+  const per = (what: string, bytes: number): void =>
+    void footprint.push({ what, bytes, perMemory: bytes / opts.memories });
   try {
     const first = await start(base);
     const key = { apiKey: first.apiKey };
@@ -137,7 +170,15 @@ async function main(): Promise<void> {
     per('server RSS after load (minus empty server)', rssBytes(first.pid) - emptyRss);
     per('data dir after load (log + periodic snapshots)', dirBytes(dataDir));
     const stopped = await first.stop();
-    steps.push({ step: '(a) SIGTERM stop (final snapshot)', ms: stopped.ms, memories: opts.memories, replayed: 0, shardRecoveryMs: 0, settleS: 0, note: `exit code ${stopped.code}` });
+    steps.push({
+      step: '(a) SIGTERM stop (final snapshot)',
+      ms: stopped.ms,
+      memories: opts.memories,
+      replayed: 0,
+      shardRecoveryMs: 0,
+      settleS: 0,
+      note: `exit code ${stopped.code}`,
+    });
     per('data dir after SIGTERM (snapshot + saved HNSW graphs)', dirBytes(dataDir));
 
     const second = await start({ ...base, ...key });
@@ -147,7 +188,13 @@ async function main(): Promise<void> {
     await second.kill();
 
     const third = await start({ ...base, ...key });
-    steps.push(await recoveryStep(third, { step: `(c) restart after kill -9 (+${opts.chunk} in the log)`, opts, acked }));
+    steps.push(
+      await recoveryStep(third, {
+        step: `(c) restart after kill -9 (+${opts.chunk} in the log)`,
+        opts,
+        acked,
+      }),
+    );
     const last = await third.stop();
     if (last.code !== 0) console.error(`final stop exited with code ${last.code}`);
     report(opts, steps, footprint, loadPerS);
@@ -158,19 +205,45 @@ async function main(): Promise<void> {
   }
 }
 
-const STEP_HEADERS = ['step', 'ms', 'memories', 'log records replayed', 'slowest shard recovery ms', 'settled after s', 'note'];
+const STEP_HEADERS = [
+  'step',
+  'ms',
+  'memories',
+  'log records replayed',
+  'slowest shard recovery ms',
+  'settled after s',
+  'note',
+];
 const SIZE_HEADERS = ['measure', 'MiB', 'bytes per memory'];
 
 function report(opts: Options, steps: Step[], footprint: Footprint[], loadPerS: number): void {
-  const stepRows: Cell[][] = steps.map((s) => [s.step, s.ms, s.memories, s.replayed, s.shardRecoveryMs, s.settleS, s.note]);
+  const stepRows: Cell[][] = steps.map((s) => [
+    s.step,
+    s.ms,
+    s.memories,
+    s.replayed,
+    s.shardRecoveryMs,
+    s.settleS,
+    s.note,
+  ]);
   const sizeRows: Cell[][] = footprint.map((f) => [f.what, f.bytes / 2 ** 20, f.perMemory]);
-  console.log(`\n${opts.memories} memories loaded at ${loadPerS.toFixed(0)}/s (${opts.concurrency} clients, durable acks), ${availableParallelism()} cores\n`);
+  console.log(
+    `\n${opts.memories} memories loaded at ${loadPerS.toFixed(0)}/s (${opts.concurrency} clients, durable acks), ${availableParallelism()} cores\n`,
+  );
   console.log(`${formatTable(STEP_HEADERS, stepRows)}\n\n${formatTable(SIZE_HEADERS, sizeRows)}\n`);
-  console.log(`${formatMarkdown(STEP_HEADERS, stepRows)}\n\n${formatMarkdown(SIZE_HEADERS, sizeRows)}`);
+  console.log(
+    `${formatMarkdown(STEP_HEADERS, stepRows)}\n\n${formatMarkdown(SIZE_HEADERS, sizeRows)}`,
+  );
   const restart = steps.find((s) => s.step.startsWith('(b)'));
-  if (restart) console.log(`\ntarget: restart of ${opts.memories} memories under 5 s: ${restart.ms < 5000 ? 'MET' : 'MISSED'} (${(restart.ms / 1000).toFixed(2)} s)`);
+  if (restart)
+    console.log(
+      `\ntarget: restart of ${opts.memories} memories under 5 s: ${restart.ms < 5000 ? 'MET' : 'MISSED'} (${(restart.ms / 1000).toFixed(2)} s)`,
+    );
   if (opts.json !== undefined) {
-    writeFileSync(opts.json, `${JSON.stringify({ options: opts, loadPerS, steps, footprint }, null, 2)}\n`);
+    writeFileSync(
+      opts.json,
+      `${JSON.stringify({ options: opts, loadPerS, steps, footprint }, null, 2)}\n`,
+    );
     console.log(`wrote ${opts.json}`);
   }
 }

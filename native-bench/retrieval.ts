@@ -34,8 +34,25 @@ import { expectJson, RestClient } from './lib/rest-client.ts';
 import { freePort, startServer } from './lib/server-process.ts';
 import { Rng } from './lib/prng.ts';
 import { misspell } from './lib/typos.ts';
-import { askedAtUs, categoryNames, scoredQuestions, share, turnsOf, type Conversation, type Question, type TurnMemory } from './lib/retrieval-data.ts';
-import { CATEGORY_NAMES, KS, type Scores, printCv, summary, printScores, printMarkdown } from './lib/retrieval-report.ts';
+import {
+  askedAtUs,
+  categoryNames,
+  scoredQuestions,
+  share,
+  turnsOf,
+  type Conversation,
+  type Question,
+  type TurnMemory,
+} from './lib/retrieval-data.ts';
+import {
+  CATEGORY_NAMES,
+  KS,
+  type Scores,
+  printCv,
+  summary,
+  printScores,
+  printMarkdown,
+} from './lib/retrieval-report.ts';
 import { ingestTurns, importAtTimes } from './lib/retrieval-write.ts';
 
 /** A recall configuration: its name, and the request fields it adds to every recall. */
@@ -77,26 +94,43 @@ async function main(): Promise<void> {
   });
   const dataPath = resolve(stringFlag(values, 'data') ?? '../shared/data/locomo-dev.json');
   if (!existsSync(dataPath)) {
-    console.log(`bench:retrieval skipped: no dataset at ${dataPath} (LoCoMo-format JSON; see ../shared/data/README.md). Pass --data FILE.`);
+    console.log(
+      `bench:retrieval skipped: no dataset at ${dataPath} (LoCoMo-format JSON; see ../shared/data/README.md). Pass --data FILE.`,
+    );
     return;
   }
-  const wanted = listFlag(values, 'configs', CONFIGS.map((c) => c.name));
+  const wanted = listFlag(
+    values,
+    'configs',
+    CONFIGS.map((c) => c.name),
+  );
   const configs = wanted.map((name) => {
     const c = CONFIGS.find((x) => x.name === name);
-    if (!c) throw new Error(`--configs: unknown configuration '${name}'; use ${CONFIGS.map((x) => x.name).join(', ')}`);
+    if (!c)
+      throw new Error(
+        `--configs: unknown configuration '${name}'; use ${CONFIGS.map((x) => x.name).join(', ')}`,
+      );
     return c;
   });
   const all = JSON.parse(readFileSync(dataPath, 'utf8')) as Conversation[];
   Object.assign(CATEGORY_NAMES, categoryNames(all));
-  const picked = listFlag(values, 'conversations', all.map((_, i) => String(i))).map(Number);
+  const picked = listFlag(
+    values,
+    'conversations',
+    all.map((_, i) => String(i)),
+  ).map(Number);
   const conversations = picked.map((i) => {
     const c = all[i];
     if (!c) throw new Error(`--conversations: no conversation ${i} in ${dataPath}`);
     return c;
   });
   const write = values['same-minute'] ? 'remember' : (stringFlag(values, 'write') ?? 'ingest');
-  if (write !== 'ingest' && write !== 'import' && write !== 'remember') throw new Error(`--write: '${write}' is not ingest, import or remember`);
-  if (write === 'ingest' && values['no-speaker']) throw new Error('--no-speaker: conversation ingest names every speaker; use --write import or remember');
+  if (write !== 'ingest' && write !== 'import' && write !== 'remember')
+    throw new Error(`--write: '${write}' is not ingest, import or remember`);
+  if (write === 'ingest' && values['no-speaker'])
+    throw new Error(
+      '--no-speaker: conversation ingest names every speaker; use --write import or remember',
+    );
   const concurrency = numberFlag(values, 'concurrency', 8);
   const extra = JSON.parse(stringFlag(values, 'extra') ?? '{}') as Record<string, unknown>;
   const dumpPath = stringFlag(values, 'dump');
@@ -110,13 +144,31 @@ async function main(): Promise<void> {
     // Background reflection off: it runs on its own schedule (after 50 new episodes, at most every
     // so often), so the insights it would add among a recall's results would depend on timing, and
     // they are not turns, never evidence. --env FLASHBULB_REFLECT_ENABLED=true turns it on.
-    env: { FLASHBULB_EMBEDDER: 'model', FLASHBULB_DURABILITY: 'os', FLASHBULB_SHARDS: '1', FLASHBULB_REFLECT_ENABLED: 'false', ...envFlag(values, 'env') },
+    env: {
+      FLASHBULB_EMBEDDER: 'model',
+      FLASHBULB_DURABILITY: 'os',
+      FLASHBULB_SHARDS: '1',
+      FLASHBULB_REFLECT_ENABLED: 'false',
+      ...envFlag(values, 'env'),
+    },
     verbose: values.verbose ?? false,
   });
-  const client = new RestClient({ host: '127.0.0.1', port, apiKey: server.apiKey, maxSockets: concurrency });
-  const report: Record<string, unknown> = { data: dataPath, conversations: picked, write, configs: {} };
+  const client = new RestClient({
+    host: '127.0.0.1',
+    port,
+    apiKey: server.apiKey,
+    maxSockets: concurrency,
+  });
+  const report: Record<string, unknown> = {
+    data: dataPath,
+    conversations: picked,
+    write,
+    configs: {},
+  };
   const summaries: Array<[string, Scores]> = [];
-  console.log(`write path: ${write}${write === 'ingest' ? ' (POST /v1/conversations/{id}/messages: speaker, occurred_at, in order)' : ''}`);
+  console.log(
+    `write path: ${write}${write === 'ingest' ? ' (POST /v1/conversations/{id}/messages: speaker, occurred_at, in order)' : ''}`,
+  );
   try {
     await warmCues(client, conversations);
     for (const config of configs) {
@@ -125,15 +177,29 @@ async function main(): Promise<void> {
         const ws = `${config.name}-c${picked[n]}`;
         expectJson(await client.post('/v1/workspaces', { slug: ws }), 201, 'create workspace');
         const speaker = !values['no-speaker'];
-        const turns = withTypos(turnsOf(conv, values['split-turns'] ?? false), numberFlag(values, 'typos', 0), numberFlag(values, 'typo-seed', 1) + (picked[n] as number));
+        const turns = withTypos(
+          turnsOf(conv, values['split-turns'] ?? false),
+          numberFlag(values, 'typos', 0),
+          numberFlag(values, 'typo-seed', 1) + (picked[n] as number),
+        );
         const ids =
-          write === 'ingest' ? await ingestTurns(client, ws, `conversation-${picked[n]}`, turns)
-          : write === 'import' ? await importAtTimes(client, ws, turns, speaker)
-          : await load(client, ws, turns, concurrency, speaker);
+          write === 'ingest'
+            ? await ingestTurns(client, ws, `conversation-${picked[n]}`, turns)
+            : write === 'import'
+              ? await importAtTimes(client, ws, turns, speaker)
+              : await load(client, ws, turns, concurrency, speaker);
         // Written live, turns are checked for contradictions after the write (edges the causal walk
         // reads): the questions are asked once that is done, so every run asks the same store.
         await settled(client);
-        await ask(client, ws, conv, ids, { name: config.name, body: { ...config.body, ...extra } }, scores, { convIndex: picked[n] as number, dump, twice: values.twice ?? false });
+        await ask(
+          client,
+          ws,
+          conv,
+          ids,
+          { name: config.name, body: { ...config.body, ...extra } },
+          scores,
+          { convIndex: picked[n] as number, dump, twice: values.twice ?? false },
+        );
       }
       printScores(config.name, scores);
       summaries.push([config.name, scores]);
@@ -146,8 +212,11 @@ async function main(): Promise<void> {
     await server.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }
-  if (dump && dumpPath) writeFileSync(dumpPath, `${dump.rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
-  const out = stringFlag(values, 'out') ?? join('.bench', `retrieval-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
+  if (dump && dumpPath)
+    writeFileSync(dumpPath, `${dump.rows.map((r) => JSON.stringify(r)).join('\n')}\n`);
+  const out =
+    stringFlag(values, 'out') ??
+    join('.bench', `retrieval-${new Date().toISOString().replace(/[:.]/g, '-')}.json`);
   mkdirSync(resolve(out, '..'), { recursive: true });
   writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
   console.log(`\nwritten: ${out}`);
@@ -170,18 +239,34 @@ function withTypos(turns: TurnMemory[], p: number, seed: number): TurnMemory[] {
 async function warmCues(client: RestClient, conversations: readonly Conversation[]): Promise<void> {
   expectJson(await client.post('/v1/workspaces', { slug: 'warm-cues' }), 201, 'create workspace');
   for (const q of conversations.flatMap((c) => c.qa)) {
-    expectJson(await client.post('/v1/workspaces/warm-cues/recall', { cue: q.question, strategies: ['similarity'] }), 200, 'recall');
+    expectJson(
+      await client.post('/v1/workspaces/warm-cues/recall', {
+        cue: q.question,
+        strategies: ['similarity'],
+      }),
+      200,
+      'recall',
+    );
   }
 }
 
 /** Stores every turn (`concurrency` at a time, in order); returns memory id → dia_id. */
-async function load(client: RestClient, ws: string, turns: readonly TurnMemory[], concurrency: number, speaker: boolean): Promise<Map<string, string>> {
+async function load(
+  client: RestClient,
+  ws: string,
+  turns: readonly TurnMemory[],
+  concurrency: number,
+  speaker: boolean,
+): Promise<Map<string, string>> {
   const byMemory = new Map<string, string>();
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < turns.length) {
       const t = turns[next++] as TurnMemory;
-      const reply = await client.post(`/v1/workspaces/${ws}/memories`, { content: t.content, ...(speaker ? { context: { speaker: t.speaker } } : {}) });
+      const reply = await client.post(`/v1/workspaces/${ws}/memories`, {
+        content: t.content,
+        ...(speaker ? { context: { speaker: t.speaker } } : {}),
+      });
       byMemory.set(expectJson<{ memory_id: string }>(reply, 201, 'remember').memory_id, t.diaId);
     }
   };
@@ -194,7 +279,10 @@ async function settled(client: RestClient): Promise<void> {
   for (let quiet = 0, tries = 0; quiet < 2; tries++) {
     if (tries > 600) throw new Error('the background work did not drain within 10 minutes');
     const text = (await client.get('/v1/metrics')).body.toString('utf8');
-    const left = [...text.matchAll(/^flashbulb_background_backlog\{[^}]*\} (\S+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
+    const left = [...text.matchAll(/^flashbulb_background_backlog\{[^}]*\} (\S+)$/gm)].reduce(
+      (n, m) => n + Number(m[1]),
+      0,
+    );
     quiet = left === 0 ? quiet + 1 : 0;
     await new Promise((r) => setTimeout(r, 1000));
   }
@@ -215,13 +303,30 @@ interface Dump {
  * (the composite score's reinforcement term) are those the top-10 recalls of earlier questions
  * left. (`--twice`: each question at 10 then at 25 before the next, as until issue 22's third step.)
  */
-async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<string, string>, config: Config, scores: Scores, o: { convIndex: number; dump: Dump | null; twice: boolean }): Promise<void> {
+async function ask(
+  client: RestClient,
+  ws: string,
+  conv: Conversation,
+  ids: Map<string, string>,
+  config: Config,
+  scores: Scores,
+  o: { convIndex: number; dump: Dump | null; twice: boolean },
+): Promise<void> {
   const questions = scoredQuestions(conv, CATEGORY_NAMES);
   const found = async (q: Question, k: number): Promise<Array<string | undefined>> => {
     const t0 = performance.now();
-    const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: q.question, top_k: k, ...askedAt(q), ...config.body });
+    const reply = await client.post(`/v1/workspaces/${ws}/recall`, {
+      cue: q.question,
+      top_k: k,
+      ...askedAt(q),
+      ...config.body,
+    });
     if (k === 10) scores.latenciesMs.push(performance.now() - t0);
-    return expectJson<{ results: Array<{ memory: { memory_id: string } }> }>(reply, 200, 'recall').results.map((r) => ids.get(r.memory.memory_id));
+    return expectJson<{ results: Array<{ memory: { memory_id: string } }> }>(
+      reply,
+      200,
+      'recall',
+    ).results.map((r) => ids.get(r.memory.memory_id));
   };
   const at = new Map<number, number[]>();
   for (const { q, qi } of questions) {
@@ -230,20 +335,39 @@ async function ask(client: RestClient, ws: string, conv: Conversation, ids: Map<
     at.set(qi, [share(q.evidence, top.slice(0, 5)), share(q.evidence, top)]);
     if (o.twice) at.get(qi)?.push(share(q.evidence, await found(q, 25)));
   }
-  if (!o.twice) for (const { q, qi } of questions) at.get(qi)?.push(share(q.evidence, await found(q, 25)));
+  if (!o.twice)
+    for (const { q, qi } of questions) at.get(qi)?.push(share(q.evidence, await found(q, 25)));
   for (const { q, qi } of questions) {
     scores.questions.push({ conv: o.convIndex, category: q.category, at: at.get(qi) ?? [] });
-    for (const [map, key] of [[scores.sums, 0], [scores.sums, q.category], [scores.byConv, o.convIndex]] as const) {
+    for (const [map, key] of [
+      [scores.sums, 0],
+      [scores.sums, q.category],
+      [scores.byConv, o.convIndex],
+    ] as const) {
       const s = map.get(key) ?? { n: 0, at: KS.map(() => 0) };
       s.n += 1;
-      (at.get(qi) ?? []).forEach((v, i) => { s.at[i] = (s.at[i] ?? 0) + v; });
+      (at.get(qi) ?? []).forEach((v, i) => {
+        s.at[i] = (s.at[i] ?? 0) + v;
+      });
       map.set(key, s);
     }
   }
 }
 
-async function dumpQuestion(client: RestClient, ws: string, ids: Map<string, string>, config: Config, dump: Dump, o: { conv: number; qi: number; q: Question }): Promise<void> {
-  const reply = await client.post(`/v1/workspaces/${ws}/recall`, { cue: o.q.question, ...askedAt(o.q), ...config.body, top_k: dump.k });
+async function dumpQuestion(
+  client: RestClient,
+  ws: string,
+  ids: Map<string, string>,
+  config: Config,
+  dump: Dump,
+  o: { conv: number; qi: number; q: Question },
+): Promise<void> {
+  const reply = await client.post(`/v1/workspaces/${ws}/recall`, {
+    cue: o.q.question,
+    ...askedAt(o.q),
+    ...config.body,
+    top_k: dump.k,
+  });
   type Hit = { memory: { memory_id: string }; strategy_details: Array<Record<string, unknown>> };
   const evidence = new Set(o.q.evidence.map((e) => e.trim()));
   const results = expectJson<{ results: Hit[] }>(reply, 200, 'recall').results.map((r) => {
@@ -252,7 +376,14 @@ async function dumpQuestion(client: RestClient, ws: string, ids: Map<string, str
     const turn = ids.get(r.memory.memory_id) ?? '';
     return { turn, hit: evidence.has(turn), ...features };
   });
-  dump.rows.push({ config: config.name, conv: o.conv, qi: o.qi, category: o.q.category, evidence: evidence.size, results });
+  dump.rows.push({
+    config: config.name,
+    conv: o.conv,
+    qi: o.qi,
+    category: o.q.category,
+    evidence: evidence.size,
+    results,
+  });
 }
 
 /** A question with an `ask_time` (LifeBench) is asked at the end of that month (`asked_at_us`); the others now. */

@@ -77,13 +77,20 @@ const FLAGS = {
   threads: { type: 'boolean' },
 } as const;
 
-function parseTarget(text: string, i: number, keys: readonly string[], pids: readonly string[]): Target {
+function parseTarget(
+  text: string,
+  i: number,
+  keys: readonly string[],
+  pids: readonly string[],
+): Target {
   const at = text.lastIndexOf(':');
   const port = Number(text.slice(at + 1));
-  if (at < 1 || !Number.isInteger(port) || port <= 0 || port > 65535) throw new Error(`--target takes host:port, got '${text}'`);
+  if (at < 1 || !Number.isInteger(port) || port <= 0 || port > 65535)
+    throw new Error(`--target takes host:port, got '${text}'`);
   const pidText = pids[i];
   const pid = pidText === undefined ? null : Number(pidText);
-  if (pid !== null && !Number.isInteger(pid)) throw new Error(`--pid must be a process id, got '${pidText}'`);
+  if (pid !== null && !Number.isInteger(pid))
+    throw new Error(`--pid must be a process id, got '${pidText}'`);
   // One --api-key applies to every target; several pair with the targets in order.
   const apiKey = (keys.length === 1 ? keys[0] : keys[i]) ?? '';
   return { label: text, host: text.slice(0, at), port, apiKey, pid };
@@ -92,7 +99,8 @@ function parseTarget(text: string, i: number, keys: readonly string[], pids: rea
 function parseOptions(argv: string[]): Options {
   const { values } = parseArgs({ args: argv, options: FLAGS });
   const texts = values.target ?? [];
-  if (texts.length === 0) throw new Error('name at least one server: --target host:port (repeat it to compare servers)');
+  if (texts.length === 0)
+    throw new Error('name at least one server: --target host:port (repeat it to compare servers)');
   const targets = texts.map((t, i) => parseTarget(t, i, values['api-key'] ?? [], values.pid ?? []));
   const ops = listFlag(values, 'ops', OP_NAMES);
   const bad = ops.find((o) => !isOpName(o));
@@ -119,9 +127,18 @@ async function load(target: Target, opts: Options): Promise<Dataset> {
   const ds = new Dataset(new Rng(opts.seed));
   const driver = new GrpcDriver(target);
   try {
-    const run = await runClosedLoop(rememberOp(driver, ds), { concurrency: opts.loadConcurrency, durationMs: 0, ops: opts.memories });
-    if (run.errors > 0) throw new Error(`${target.label}: loading failed ${run.errors} times; first: ${run.firstError ?? '?'}`);
-    console.error(`${target.label}: loaded ${ds.ids.length} memories in ${run.seconds.toFixed(1)} s (${(ds.ids.length / run.seconds).toFixed(0)}/s)`);
+    const run = await runClosedLoop(rememberOp(driver, ds), {
+      concurrency: opts.loadConcurrency,
+      durationMs: 0,
+      ops: opts.memories,
+    });
+    if (run.errors > 0)
+      throw new Error(
+        `${target.label}: loading failed ${run.errors} times; first: ${run.firstError ?? '?'}`,
+      );
+    console.error(
+      `${target.label}: loaded ${ds.ids.length} memories in ${run.seconds.toFixed(1)} s (${(ds.ids.length / run.seconds).toFixed(0)}/s)`,
+    );
     return ds;
   } finally {
     driver.close();
@@ -133,7 +150,12 @@ function contextFor(target: Target, ds: Dataset, opts: Options): PhaseContext {
     endpoint: { grpc: { host: target.host, port: target.port, apiKey: target.apiKey } },
     serverPid: target.pid,
     ds,
-    spec: { memories: opts.memories, durationS: opts.durationS, warmupS: opts.warmupS, quietLimitS: opts.quietLimitS },
+    spec: {
+      memories: opts.memories,
+      durationS: opts.durationS,
+      warmupS: opts.warmupS,
+      quietLimitS: opts.quietLimitS,
+    },
     // Without the server's pid its CPU reads as other processes', so re-measuring would not help.
     busyRetries: target.pid === null ? 0 : opts.busyRetries,
     memories: ds.ids.length,
@@ -156,7 +178,9 @@ function rssMb(t: Target): number {
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = s.length >> 1;
-  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+  return s.length % 2 === 1
+    ? (s[mid] as number)
+    : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
 }
 
 /** One row per operation, client count and target: the median of each figure over the rounds. */
@@ -182,13 +206,33 @@ function medianRows(rows: readonly Row[]): Row[] {
   });
 }
 
-const fmt = (n: number, digits = 3): string => (Number.isFinite(n) ? String(Number(n.toPrecision(digits))) : '?');
+const fmt = (n: number, digits = 3): string =>
+  Number.isFinite(n) ? String(Number(n.toPrecision(digits))) : '?';
 
 function print(rows: readonly Row[], targets: readonly Target[]): void {
   const rounds = rows.some((r) => r.roundP50s !== undefined);
-  const headers = ['operation', 'clients', 'target', 'ops/s', 'p50 ms', 'p99 ms', 'errors', 'server CPU ms/op', 'other cores', ...(rounds ? ['p50 per round'] : [])];
+  const headers = [
+    'operation',
+    'clients',
+    'target',
+    'ops/s',
+    'p50 ms',
+    'p99 ms',
+    'errors',
+    'server CPU ms/op',
+    'other cores',
+    ...(rounds ? ['p50 per round'] : []),
+  ];
   const cells: Cell[][] = rows.map((r) => [
-    r.op, r.clients, r.target, fmt(r.opsPerS), fmt(r.p50Ms), fmt(r.p99Ms), r.errors, fmt(r.cpuMsPerOp), fmt(r.otherCores, 2),
+    r.op,
+    r.clients,
+    r.target,
+    fmt(r.opsPerS),
+    fmt(r.p50Ms),
+    fmt(r.p99Ms),
+    r.errors,
+    fmt(r.cpuMsPerOp),
+    fmt(r.otherCores, 2),
     ...(r.roundP50s ? [r.roundP50s.map((x) => fmt(x)).join(' ')] : []),
   ]);
   if (rounds) console.log('Medians over the rounds:\n');
@@ -198,9 +242,14 @@ function print(rows: readonly Row[], targets: readonly Target[]): void {
   console.log(`\nRatios ${a.label} / ${b.label} (ops/s at N clients; p50 at 1 client):\n`);
   const ratioRows: Cell[][] = [];
   for (const op of new Set(rows.map((r) => r.op))) {
-    const pick = (t: Target, one: boolean): Row | undefined => rows.find((r) => r.op === op && r.target === t.label && (r.clients === 1) === one);
+    const pick = (t: Target, one: boolean): Row | undefined =>
+      rows.find((r) => r.op === op && r.target === t.label && (r.clients === 1) === one);
     const [a1, b1, aN, bN] = [pick(a, true), pick(b, true), pick(a, false), pick(b, false)];
-    ratioRows.push([op, fmt((aN?.opsPerS ?? Number.NaN) / (bN?.opsPerS ?? Number.NaN)), fmt((a1?.p50Ms ?? Number.NaN) / (b1?.p50Ms ?? Number.NaN))]);
+    ratioRows.push([
+      op,
+      fmt((aN?.opsPerS ?? Number.NaN) / (bN?.opsPerS ?? Number.NaN)),
+      fmt((a1?.p50Ms ?? Number.NaN) / (b1?.p50Ms ?? Number.NaN)),
+    ]);
   }
   console.log(formatMarkdown(['operation', 'throughput ratio', 'p50 ratio'], ratioRows));
 }
@@ -214,23 +263,41 @@ function printThreads(rows: readonly Row[]): void {
     groups.get(key)?.push(r) ?? groups.set(key, [r]);
   }
   if (groups.size === 0) return;
-  const roles = [...new Set([...groups.values()].flatMap((g) => g.flatMap((r) => (r.threads ?? []).map((t) => t.role))))].sort(
-    (a, b) => roleOrder(a) - roleOrder(b) || a.localeCompare(b, 'en', { numeric: true }),
-  );
+  const roles = [
+    ...new Set(
+      [...groups.values()].flatMap((g) => g.flatMap((r) => (r.threads ?? []).map((t) => t.role))),
+    ),
+  ].sort((a, b) => roleOrder(a) - roleOrder(b) || a.localeCompare(b, 'en', { numeric: true }));
   const cells: Cell[][] = [...groups.values()].map((g) => {
     const first = g[0] as Row;
     const ops = g.reduce((n, r) => n + r.ops, 0);
     const sum = (role: string | null, f: (t: ThreadDelta) => number): number =>
-      g.reduce((n, r) => n + (r.threads ?? []).filter((t) => role === null || t.role === role).reduce((m, t) => m + f(t), 0), 0);
-    const cpuUs = (role: string | null): number => (sum(role, (t) => t.userS + t.systemS) * 1e6) / ops;
+      g.reduce(
+        (n, r) =>
+          n +
+          (r.threads ?? [])
+            .filter((t) => role === null || t.role === role)
+            .reduce((m, t) => m + f(t), 0),
+        0,
+      );
+    const cpuUs = (role: string | null): number =>
+      (sum(role, (t) => t.userS + t.systemS) * 1e6) / ops;
     const wakes = (role: string | null): number => sum(role, (t) => t.voluntary) / ops;
     return [
-      first.op, first.clients, first.target, fmt(cpuUs(null)), fmt(wakes(null), 2),
+      first.op,
+      first.clients,
+      first.target,
+      fmt(cpuUs(null)),
+      fmt(wakes(null), 2),
       ...roles.map((role) => `${fmt(cpuUs(role))} / ${fmt(wakes(role), 2)}`),
     ];
   });
-  console.log('\nServer threads per operation (--threads): µs of CPU / voluntary context switches (wake-ups):\n');
-  console.log(formatMarkdown(['operation', 'clients', 'target', 'µs CPU', 'wake-ups', ...roles], cells));
+  console.log(
+    '\nServer threads per operation (--threads): µs of CPU / voluntary context switches (wake-ups):\n',
+  );
+  console.log(
+    formatMarkdown(['operation', 'clients', 'target', 'µs CPU', 'wake-ups', ...roles], cells),
+  );
 }
 
 function roleOrder(role: string): number {
@@ -248,9 +315,15 @@ async function main(): Promise<void> {
     for (const clients of clientCounts) {
       for (let round = 0; round < opts.rounds; round++) {
         for (const t of round % 2 === 0 ? opts.targets : [...opts.targets].reverse()) {
-          const r = await measurePhase(contexts.get(t) as PhaseContext, { op, protocol: 'grpc', clients });
+          const r = await measurePhase(contexts.get(t) as PhaseContext, {
+            op,
+            protocol: 'grpc',
+            clients,
+          });
           const err = r.errors > 0 ? `, ${r.errors} errors (first: ${r.firstError ?? '?'})` : '';
-          console.error(`  ${t.label} ${op} x${r.clients}: p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, ${r.opsPerS.toFixed(0)}/s${err}`);
+          console.error(
+            `  ${t.label} ${op} x${r.clients}: p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, ${r.opsPerS.toFixed(0)}/s${err}`,
+          );
           rows.push({ ...r, target: t.label, cpuMsPerOp: (r.serverCores * 1000) / r.opsPerS });
         }
       }
@@ -261,10 +334,32 @@ async function main(): Promise<void> {
   const rssEnd = opts.targets.map(rssMb);
   if (opts.targets.some((t) => t.pid !== null)) {
     console.log('\nServer RSS MB (with --pid), after loading / at the end:\n');
-    console.log(formatMarkdown(['target', 'after loading', 'at the end'], opts.targets.map((t, i) => [t.label, fmt(rssLoaded[i] ?? Number.NaN), fmt(rssEnd[i] ?? Number.NaN)])));
+    console.log(
+      formatMarkdown(
+        ['target', 'after loading', 'at the end'],
+        opts.targets.map((t, i) => [
+          t.label,
+          fmt(rssLoaded[i] ?? Number.NaN),
+          fmt(rssEnd[i] ?? Number.NaN),
+        ]),
+      ),
+    );
   }
   if (opts.json !== undefined) {
-    writeFileSync(opts.json, JSON.stringify({ machine: machine(), memories: opts.memories, concurrency: opts.concurrency, targets: opts.targets.map((t) => t.label), phases: rows }, null, 2));
+    writeFileSync(
+      opts.json,
+      JSON.stringify(
+        {
+          machine: machine(),
+          memories: opts.memories,
+          concurrency: opts.concurrency,
+          targets: opts.targets.map((t) => t.label),
+          phases: rows,
+        },
+        null,
+        2,
+      ),
+    );
   }
 }
 

@@ -15,20 +15,39 @@ import { numberFlag } from './lib/args.ts';
 import { dirBytes, rssBytes } from './lib/proc.ts';
 import { freePort, startServer } from './lib/server-process.ts';
 
-const { values } = parseArgs({ options: { memories: { type: 'string' }, 'pause-s': { type: 'string' }, keep: { type: 'boolean' } } });
+const { values } = parseArgs({
+  options: {
+    memories: { type: 'string' },
+    'pause-s': { type: 'string' },
+    keep: { type: 'boolean' },
+  },
+});
 const N = numberFlag(values, 'memories', 50_000);
 const PAUSE_S = numberFlag(values, 'pause-s', 5);
 const MiB = 1024 * 1024;
 
 const dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-transfer-'));
-const server = await startServer({ dataDir, port: await freePort(), env: { FLASHBULB_SHARDS: '2', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', FLASHBULB_REFLECT_ENABLED: 'false' } });
+const server = await startServer({
+  dataDir,
+  port: await freePort(),
+  env: {
+    FLASHBULB_SHARDS: '2',
+    FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
+    FLASHBULB_REFLECT_ENABLED: 'false',
+  },
+});
 const base = `http://127.0.0.1:${server.port}`;
 const auth = { authorization: `Bearer ${server.apiKey}` };
 
 function line(i: number): string {
   const topics = ['billing', 'shipping', 'support', 'sales', 'hiring'];
   return JSON.stringify({
-    memory: { content: `Customer ${i} asked about ${topics[i % 5]} on call ${i * 7}; the follow-up is due in ${i % 30} days.`, importance: (i % 10) / 10, context: { source: 'bench', n: i }, entity_id: `c${i % 500}` },
+    memory: {
+      content: `Customer ${i} asked about ${topics[i % 5]} on call ${i * 7}; the follow-up is due in ${i % 30} days.`,
+      importance: (i % 10) / 10,
+      context: { source: 'bench', n: i },
+      entity_id: `c${i % 500}`,
+    },
   });
 }
 
@@ -36,17 +55,33 @@ function line(i: number): string {
 let t = performance.now();
 for (let at = 0; at < N; at += 2000) {
   const body = Array.from({ length: Math.min(2000, N - at) }, (_, j) => line(at + j)).join('\n');
-  const res = await fetch(`${base}/v1/import?first_line=${at + 1}`, { method: 'POST', headers: { ...auth, 'content-type': 'application/x-ndjson' }, body });
+  const res = await fetch(`${base}/v1/import?first_line=${at + 1}`, {
+    method: 'POST',
+    headers: { ...auth, 'content-type': 'application/x-ndjson' },
+    body,
+  });
   const summary = (await res.json()) as { imported: number; error_count: number };
   if (summary.error_count > 0) throw new Error(JSON.stringify(summary));
 }
 const importS = (performance.now() - t) / 1000;
-console.log(`import (no embeddings, the server embeds): ${N} lines in ${importS.toFixed(1)} s = ${Math.round(N / importS)} lines/s`);
+console.log(
+  `import (no embeddings, the server embeds): ${N} lines in ${importS.toFixed(1)} s = ${Math.round(N / importS)} lines/s`,
+);
 // Let the background HNSW indexing finish before measuring RSS.
 await new Promise((r) => setTimeout(r, 3000));
 
 // ─── export ───────────────────────────────────────────────────────────────────────────────
-async function exportOnce(query: string, pauseAtBytes: number | null): Promise<{ bytes: number; lines: number; s: number; rssBefore: number; rssMax: number; rssPaused: number }> {
+async function exportOnce(
+  query: string,
+  pauseAtBytes: number | null,
+): Promise<{
+  bytes: number;
+  lines: number;
+  s: number;
+  rssBefore: number;
+  rssMax: number;
+  rssPaused: number;
+}> {
   const rssBefore = rssBytes(server.pid);
   let rssMax = rssBefore;
   let rssPaused = 0;
@@ -87,7 +122,7 @@ for (const [label, query, pause] of [
   const r = await exportOnce(query, pause);
   const wait = pause === null ? 0 : PAUSE_S;
   console.log(
-    `${label}: ${r.lines} lines, ${(r.bytes / MiB).toFixed(1)} MiB in ${r.s.toFixed(1)} s (${Math.round(r.lines / (r.s - wait))} lines/s, ${((r.bytes / MiB) / (r.s - wait)).toFixed(0)} MiB/s excluding the stop); ` +
+    `${label}: ${r.lines} lines, ${(r.bytes / MiB).toFixed(1)} MiB in ${r.s.toFixed(1)} s (${Math.round(r.lines / (r.s - wait))} lines/s, ${(r.bytes / MiB / (r.s - wait)).toFixed(0)} MiB/s excluding the stop); ` +
       `server RSS ${(r.rssBefore / MiB).toFixed(0)} MiB before, max ${(r.rssMax / MiB).toFixed(0)} MiB (+${((r.rssMax - r.rssBefore) / MiB).toFixed(0)})` +
       (pause === null ? '' : `, ${(r.rssPaused / MiB).toFixed(0)} MiB at the end of the stop`),
   );
@@ -96,10 +131,16 @@ for (const [label, query, pause] of [
 // ─── backup ───────────────────────────────────────────────────────────────────────────────
 const to = join(mkdtempSync(join(tmpdir(), 'flashbulb-transfer-backup-')), 'copy');
 t = performance.now();
-const res = await fetch(`${base}/v1/admin/backup`, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ to }) });
+const res = await fetch(`${base}/v1/admin/backup`, {
+  method: 'POST',
+  headers: { ...auth, 'content-type': 'application/json' },
+  body: JSON.stringify({ to }),
+});
 if (res.status !== 200) throw new Error(await res.text());
 const backupS = (performance.now() - t) / 1000;
-console.log(`backup: ${N} memories, ${(dirBytes(to) / MiB).toFixed(0)} MiB in ${backupS.toFixed(2)} s`);
+console.log(
+  `backup: ${N} memories, ${(dirBytes(to) / MiB).toFixed(0)} MiB in ${backupS.toFixed(2)} s`,
+);
 
 await server.stop();
 if (!values.keep) {

@@ -43,9 +43,15 @@ const keepAlive = setInterval(() => {}, 60000);
 `;
 
 /** `Atomics.waitAsync` (V8 8.7+, in Node 16+), which TypeScript's ES2022 library does not declare. */
-const waitAsync = (Atomics as unknown as {
-  waitAsync(a: Int32Array, index: number, value: number): { async: boolean; value: Promise<unknown> | string };
-}).waitAsync;
+const waitAsync = (
+  Atomics as unknown as {
+    waitAsync(
+      a: Int32Array,
+      index: number,
+      value: number,
+    ): { async: boolean; value: Promise<unknown> | string };
+  }
+).waitAsync;
 
 /** One request at a time through a shared counter: the wake-ups of a hop without its message. */
 class AtomicsHop {
@@ -92,7 +98,13 @@ class Hop {
 
   #request(): { msg: object; done: Promise<void> } {
     const id = this.#next++;
-    const msg = { kind: 'request', id, method: 'get', ws: 'default', input: { id: '019a9f0c3e5b7a2d4c6e8f1a2b3c4d5e', withEmbedding: false } };
+    const msg = {
+      kind: 'request',
+      id,
+      method: 'get',
+      ws: 'default',
+      input: { id: '019a9f0c3e5b7a2d4c6e8f1a2b3c4d5e', withEmbedding: false },
+    };
     return { msg, done: new Promise<void>((resolve) => this.#pending.set(id, resolve)) };
   }
 
@@ -116,7 +128,10 @@ class Hop {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { 'time-ms': { type: 'string' } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: { 'time-ms': { type: 'string' } },
+  });
   const hop = new Hop();
   const atomics = new AtomicsHop();
   const timeMs = numberFlag(values, 'time-ms', 2000);
@@ -145,10 +160,29 @@ async function main(): Promise<void> {
     const done = result?.state === 'completed';
     const mean = done ? result.latency.mean : Number.NaN;
     const requests = (done ? result.latency.samplesCount : Number.NaN) * per;
-    rows.push([name, (mean * 1000) / per, (per * 1000) / mean, cpu.user / requests, cpu.system / requests]);
+    rows.push([
+      name,
+      (mean * 1000) / per,
+      (per * 1000) / mean,
+      cpu.user / requests,
+      cpu.system / requests,
+    ]);
   }
-  console.log(formatTable(['case', 'µs per request (wall)', 'requests/s', 'user CPU µs/request', 'system CPU µs/request'], rows));
-  console.log('(CPU of the whole process, both threads, over the measured iterations of each case)');
+  console.log(
+    formatTable(
+      [
+        'case',
+        'µs per request (wall)',
+        'requests/s',
+        'user CPU µs/request',
+        'system CPU µs/request',
+      ],
+      rows,
+    ),
+  );
+  console.log(
+    '(CPU of the whole process, both threads, over the measured iterations of each case)',
+  );
   await hop.close();
   await atomics.close();
 }

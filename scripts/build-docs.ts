@@ -12,5 +12,7 @@ const started = performance.now();
 const result = buildSite(root, out);
 const ms = Math.round(performance.now() - started);
 for (const p of result.problems) process.stderr.write(`${p}\n`);
-process.stderr.write(`docs: ${result.pages} pages, ${result.files} linked files, ${result.links} links checked in ${ms} ms → ${out}${result.problems.length > 0 ? `; ${result.problems.length} problems` : ''}\n`);
+process.stderr.write(
+  `docs: ${result.pages} pages, ${result.files} linked files, ${result.links} links checked in ${ms} ms → ${out}${result.problems.length > 0 ? `; ${result.problems.length} problems` : ''}\n`,
+);
 process.exit(result.problems.length > 0 ? 1 : 0);

@@ -29,7 +29,11 @@ if (existsSync(ADDON)) {
   const r = spawnSync(cmd, args, { cwd: DIR, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
   if (r.status === 0 && existsSync(ADDON)) log(`malloc-trim: built (${ADDON})`);
   else {
-    const why = r.error ? r.error.message : `${(r.stderr || r.stdout || '').trim().split('\n').slice(-5).join('\n')}`;
-    log(`malloc-trim: not built, so memory freed by the embedding model's worker is not handed back to the system (everything else works):\n${why}`);
+    const why = r.error
+      ? r.error.message
+      : `${(r.stderr || r.stdout || '').trim().split('\n').slice(-5).join('\n')}`;
+    log(
+      `malloc-trim: not built, so memory freed by the embedding model's worker is not handed back to the system (everything else works):\n${why}`,
+    );
   }
 }

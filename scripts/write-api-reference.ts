@@ -10,5 +10,8 @@ import { ROUTES } from '../src/http/routes.ts';
 import { renderApiReference, type OpenApiDocument } from './docs/api-reference.ts';
 
 const target = new URL('../docs/api/reference.md', import.meta.url);
-writeFileSync(target, renderApiReference(openApiDocument(ROUTES, VERSION) as unknown as OpenApiDocument));
+writeFileSync(
+  target,
+  renderApiReference(openApiDocument(ROUTES, VERSION) as unknown as OpenApiDocument),
+);
 process.stderr.write(`wrote ${target.pathname}\n`);

@@ -119,13 +119,19 @@ async function releaseAfterFailure(
   try {
     await stack.disposeAsync();
   } catch (err) {
-    log(`releasing what the failed start opened failed too: ${err instanceof Error ? err.message : String(err)}`);
+    log(
+      `releasing what the failed start opened failed too: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 
 /** What the data directory (and a cluster) records of the model, to refuse another one. */
 function modelRecord(config: Config, embedder: Embedder): EmbedderRecord {
-  return embedderRecord(embedder.name, embedder.dim, config.embedder === 'hash' ? null : config.modelDir);
+  return embedderRecord(
+    embedder.name,
+    embedder.dim,
+    config.embedder === 'hash' ? null : config.modelDir,
+  );
 }
 
 /** Traces to the exporter a test passes, or to OTLP when configured (unless tracing runs already). */
@@ -137,11 +143,24 @@ function startTracingFor(config: Config, opts: StartOptions, stack: CleanupStack
 }
 
 /** The services the verbs are given, with the background work they start (reflection, revocation). */
-function services(config: Config, opts: StartOptions, parts: { backend: Backend; embedder: Embedder; subscriptions: SubscriptionRegistry }, stack: CleanupStack): Services {
+function services(
+  config: Config,
+  opts: StartOptions,
+  parts: { backend: Backend; embedder: Embedder; subscriptions: SubscriptionRegistry },
+  stack: CleanupStack,
+): Services {
   const { backend, embedder, subscriptions } = parts;
   const { shards, auth, cluster } = backend;
   const clock = opts.clock ? { clock: opts.clock } : {};
-  const llm = config.llmBaseUrl === '' ? null : createLlmClient({ baseUrl: config.llmBaseUrl, model: config.llmModel, apiKey: config.llmApiKey, timeoutMs: config.llmTimeoutMs });
+  const llm =
+    config.llmBaseUrl === ''
+      ? null
+      : createLlmClient({
+          baseUrl: config.llmBaseUrl,
+          model: config.llmModel,
+          apiKey: config.llmApiKey,
+          timeoutMs: config.llmTimeoutMs,
+        });
   const reflection = new ReflectionEngine({ config, shards, embedder, llm, ...clock });
   stack.defer('reflection', () => reflection.close());
   const svc: Services = {
@@ -152,13 +171,20 @@ function services(config: Config, opts: StartOptions, parts: { backend: Backend;
     shards,
     embedder,
     auth,
-    limiter: new RateLimiter({ read: config.rateLimitReads, write: config.rateLimitWrites }, opts.clock),
+    limiter: new RateLimiter(
+      { read: config.rateLimitReads, write: config.rateLimitWrites },
+      opts.clock,
+    ),
     startedAt: Date.now(),
     version: VERSION,
     health: { ready: true, reason: '' },
     ...(cluster ? { cluster } : {}),
     activity: new ActivityLog(),
-    replies: new ReplyBudget({ perRequest: config.maxReplyBytes, perWorkspace: config.maxReplyBytesPerWorkspace, total: config.maxReplyBytesInFlight }),
+    replies: new ReplyBudget({
+      perRequest: config.maxReplyBytes,
+      perWorkspace: config.maxReplyBytesPerWorkspace,
+      total: config.maxReplyBytesInFlight,
+    }),
   };
   stack.defer('revoked streams watch', endRevokedStreams(svc));
   return svc;
@@ -187,7 +213,10 @@ function listenGrpc(svc: Services, gate: ConnectionGate): Promise<GrpcServer> {
 }
 
 function logEmbedder(log: (line: string) => void, config: Config, embedder: Embedder): void {
-  if (embedder.name === 'hash') log('embedder: deterministic hash embedder (FLASHBULB_EMBEDDER=hash) — for tests, not for real recall');
+  if (embedder.name === 'hash')
+    log(
+      'embedder: deterministic hash embedder (FLASHBULB_EMBEDDER=hash) — for tests, not for real recall',
+    );
   else log(`embedder: ${embedder.name} (${embedder.dim} dims) from ${config.modelDir}`);
 }
 
@@ -199,7 +228,9 @@ function announce(
   lostKeyCommand: string | undefined,
 ): void {
   const where = `REST http://${config.bind}:${o.httpPort} · gRPC ${config.bind}:${o.grpcPort} · data ${config.dataDir}`;
-  log(`flashbulb ${VERSION} listening: ${where} · ${o.backend.description} · auth ${config.authEnabled ? 'on' : 'off'}`);
+  log(
+    `flashbulb ${VERSION} listening: ${where} · ${o.backend.description} · auth ${config.authEnabled ? 'on' : 'off'}`,
+  );
   if (!o.createdAdminKey) return;
   const lost = lostKeyCommand ?? `flashbulb keys create --role admin --data-dir ${config.dataDir}`;
   printAdminKey(log, o.createdAdminKey, o.httpPort, o.backend.cluster ? config.nodeId : null, lost);
@@ -210,7 +241,10 @@ function announce(
  * closes every connection. Closing only the listening sockets is not enough: keep-alive clients
  * would go on sending requests on the connections they hold, and the drain would never end.
  */
-async function drain(svc: Services, parts: { http: HttpServer; grpc: GrpcServer; log: (line: string) => void }): Promise<void> {
+async function drain(
+  svc: Services,
+  parts: { http: HttpServer; grpc: GrpcServer; log: (line: string) => void },
+): Promise<void> {
   const { http, grpc, log } = parts;
   svc.health.ready = false;
   svc.health.reason = 'shutting down';
@@ -224,9 +258,13 @@ async function drain(svc: Services, parts: { http: HttpServer; grpc: GrpcServer;
   })();
   let timer: NodeJS.Timeout | undefined;
   const timeoutS = svc.config.shutdownTimeoutS;
-  const expired = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutS * 1000)));
+  const expired = new Promise<boolean>(
+    (resolve) => (timer = setTimeout(() => resolve(true), timeoutS * 1000)),
+  );
   if (await Promise.race([inFlight.then(() => false), expired])) {
-    log(`shutdown: requests still running after ${timeoutS} s (FLASHBULB_SHUTDOWN_TIMEOUT_S); closing their connections`);
+    log(
+      `shutdown: requests still running after ${timeoutS} s (FLASHBULB_SHUTDOWN_TIMEOUT_S); closing their connections`,
+    );
   }
   clearTimeout(timer);
   await svc.subscriptions.closeAll(); // any opened by a request that was in flight
@@ -234,15 +272,25 @@ async function drain(svc: Services, parts: { http: HttpServer; grpc: GrpcServer;
   grpc.close();
 }
 
-function printAdminKey(log: (line: string) => void, key: string, port: number, clusterNode: string | null, lostKeyCommand: string): void {
+function printAdminKey(
+  log: (line: string) => void,
+  key: string,
+  port: number,
+  clusterNode: string | null,
+  lostKeyCommand: string,
+): void {
   log('');
   log('================================================================================');
-  if (clusterNode) log(` First start of the cluster: node ${clusterNode} created its admin API key (valid on every node). It is shown only this once.`);
+  if (clusterNode)
+    log(
+      ` First start of the cluster: node ${clusterNode} created its admin API key (valid on every node). It is shown only this once.`,
+    );
   else log(' First start: an admin API key was created. It is shown only this once.');
   log(`   ${key}`);
   log(' Use it as a bearer token, for example:');
   log(`   curl -H "Authorization: Bearer ${key}" http://localhost:${port}/v1/auth/whoami`);
-  if (clusterNode) log(` Lost it? \`${lostKeyCommand}\` with this node's FLASHBULB_NATS_URL makes another.`);
+  if (clusterNode)
+    log(` Lost it? \`${lostKeyCommand}\` with this node's FLASHBULB_NATS_URL makes another.`);
   else log(` Lost it? \`${lostKeyCommand}\` makes another.`);
   log('================================================================================');
   log('');

@@ -21,8 +21,10 @@ runCli(process.argv.slice(2), invokedAs()).then(
   (code) => process.exit(code),
   (err: unknown) => {
     // Operational errors print their message; programming errors (TypeError…) their stack.
-    const bug = err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError;
-    const text = err instanceof Error ? (bug ? (err.stack ?? err.message) : err.message) : String(err);
+    const bug =
+      err instanceof TypeError || err instanceof ReferenceError || err instanceof RangeError;
+    const text =
+      err instanceof Error ? (bug ? (err.stack ?? err.message) : err.message) : String(err);
     process.stderr.write(`flashbulb: ${text}\n`);
     process.exit(1);
   },

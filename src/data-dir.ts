@@ -4,7 +4,15 @@
  * folder per shard; its lock, and its online copy (backup).
  */
 import { createHash } from 'node:crypto';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from './config/index.ts';
 import { fsyncDir, writeFileDurably } from './files/durable.ts';
@@ -34,7 +42,9 @@ const EARLIER_DEFAULT = 'all-MiniLM-L6-v2';
 /** The record for an embedder: a model directory's graph hashed, or the hash embedder. */
 export function embedderRecord(name: string, dim: number, modelDir: string | null): EmbedderRecord {
   if (modelDir === null) return { name, dim, model_sha256: null };
-  const sha = createHash('sha256').update(readFileSync(join(modelDir, 'model.onnx'))).digest('hex');
+  const sha = createHash('sha256')
+    .update(readFileSync(join(modelDir, 'model.onnx')))
+    .digest('hex');
   return { name, dim, model_sha256: sha };
 }
 
@@ -53,7 +63,12 @@ export function describeEmbedder(e: EmbedderRecord): string {
  * comparable with those stored (recall would silently rank by noise). A directory from before
  * the record that already holds memories was written by the earlier default model.
  */
-export function checkEmbedder(dir: string, meta: DataDirMeta, current: EmbedderRecord, holdsMemories: boolean): DataDirMeta {
+export function checkEmbedder(
+  dir: string,
+  meta: DataDirMeta,
+  current: EmbedderRecord,
+  holdsMemories: boolean,
+): DataDirMeta {
   const migrate =
     'Start with FLASHBULB_MODEL_DIR pointing at that model (or FLASHBULB_EMBEDDER=hash), or move the memories across: ' +
     'export each workspace without embeddings under the old model (GET /v1/export) and import it under the new one ' +
@@ -61,7 +76,9 @@ export function checkEmbedder(dir: string, meta: DataDirMeta, current: EmbedderR
   const recorded = meta.embedder;
   if (recorded !== undefined) {
     if (sameEmbedder(recorded, current)) return meta;
-    throw new Error(`data directory ${dir} holds vectors made by ${describeEmbedder(recorded)}; this server embeds with ${describeEmbedder(current)}. ${migrate}`);
+    throw new Error(
+      `data directory ${dir} holds vectors made by ${describeEmbedder(recorded)}; this server embeds with ${describeEmbedder(current)}. ${migrate}`,
+    );
   }
   if (holdsMemories && current.model_sha256 !== null && current.name !== EARLIER_DEFAULT) {
     throw new Error(
@@ -92,7 +109,13 @@ export function openDataDir(dir: string, shards: number): DataDirMeta {
     } catch (err) {
       throw new Error(`cannot read ${path}: ${(err as Error).message}`);
     }
-    if (typeof meta !== 'object' || meta === null || meta.format !== 1 || !Number.isInteger(meta.shards) || meta.shards < 1) {
+    if (
+      typeof meta !== 'object' ||
+      meta === null ||
+      meta.format !== 1 ||
+      !Number.isInteger(meta.shards) ||
+      meta.shards < 1
+    ) {
       throw new Error(`${path} is not a Flashbulb data directory description`);
     }
     return meta;
@@ -112,7 +135,8 @@ export function shardDir(dir: string, shard: number): string {
  * server runs on it. Returns what was rewritten; nothing when nothing is damaged.
  */
 export function repairDataDir(dir: string): Array<SalvagedFile & { shard: number }> {
-  if (!existsSync(join(dir, 'meta.json'))) throw new Error(`${dir} is not a Flashbulb data directory (it has no meta.json)`);
+  if (!existsSync(join(dir, 'meta.json')))
+    throw new Error(`${dir} is not a Flashbulb data directory (it has no meta.json)`);
   const meta = openDataDir(dir, 1);
   const unlock = lockDataDir(dir);
   try {
@@ -132,13 +156,17 @@ export function lockDataDir(dir: string): () => void {
   const path = join(dir, 'LOCK');
   const holder = lockHolder(dir);
   if (holder !== null && holder !== process.pid) {
-    throw new Error(`data directory ${dir} is in use by process ${holder} (remove ${path} if that process is gone)`);
+    throw new Error(
+      `data directory ${dir} is in use by process ${holder} (remove ${path} if that process is gone)`,
+    );
   }
   try {
     writeFileSync(path, String(process.pid));
   } catch (err) {
     rmSync(path, { force: true });
-    throw new Error(`cannot write ${path}: ${(err as Error).message}${(err as NodeJS.ErrnoException).code === 'ENOSPC' ? ' (the data directory\'s disk is full)' : ''}`);
+    throw new Error(
+      `cannot write ${path}: ${(err as Error).message}${(err as NodeJS.ErrnoException).code === 'ENOSPC' ? " (the data directory's disk is full)" : ''}`,
+    );
   }
   return () => {
     if (lockHolder(dir) === process.pid) rmSync(path, { force: true });
@@ -188,9 +216,13 @@ export async function backupDataDir(
   const created = !existsSync(to);
   try {
     mkdirSync(to, { recursive: true });
-    for (const file of ['meta.json', 'auth.json']) if (existsSync(join(from, file))) copyFileSync(join(from, file), join(to, file));
+    for (const file of ['meta.json', 'auth.json'])
+      if (existsSync(join(from, file))) copyFileSync(join(from, file), join(to, file));
     const copies = await Promise.allSettled(
-      Array.from({ length: opts.shards }, async (_, shard) => ({ shard, ...(await opts.copyShard(shard, shardDir(to, shard))) })),
+      Array.from({ length: opts.shards }, async (_, shard) => ({
+        shard,
+        ...(await opts.copyShard(shard, shardDir(to, shard))),
+      })),
     );
     const shards = copies.map((c) => {
       if (c.status === 'rejected') throw c.reason;
@@ -202,7 +234,8 @@ export async function backupDataDir(
     // A part-written copy looks like a data directory, one a restore would start on: none is left.
     // (`to` was new or empty: the caller checks.) Every shard's copy has ended by now.
     if (created) rmSync(to, { recursive: true, force: true });
-    else for (const name of readdirSync(to)) rmSync(join(to, name), { recursive: true, force: true });
+    else
+      for (const name of readdirSync(to)) rmSync(join(to, name), { recursive: true, force: true });
     throw err;
   }
 }

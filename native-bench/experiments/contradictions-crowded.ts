@@ -22,19 +22,36 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
-import { classifyPair, CONFIDENT, isCandidate, MIN_SIMILARITY, UNCERTAIN } from '../../src/analysis/contradiction.ts';
+import {
+  classifyPair,
+  CONFIDENT,
+  isCandidate,
+  MIN_SIMILARITY,
+  UNCERTAIN,
+} from '../../src/analysis/contradiction.ts';
 import { loadLexicon } from '../../src/shard/lexicon-loader.ts';
 import { LexicalIndex } from '../../src/shard/index/lexical.ts';
 import { numberFlag, stringFlag } from '../lib/args.ts';
-import { benchModelDir, cachePath, printScore, readSick, score, type Outcome } from '../lib/sick.ts';
+import {
+  benchModelDir,
+  cachePath,
+  printScore,
+  readSick,
+  score,
+  type Outcome,
+} from '../lib/sick.ts';
 
 const NEIGHBOURS = 6;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { split: { type: 'string' }, lexical: { type: 'string' } } });
+  const { values } = parseArgs({
+    options: { split: { type: 'string' }, lexical: { type: 'string' } },
+  });
   const split = stringFlag(values, 'split') ?? 'train';
   const lexicalK = numberFlag(values, 'lexical', 3);
-  const path = [`../shared/data/sick/SICK_${split}.txt`, `../../shared/data/sick/SICK_${split}.txt`].map((p) => resolve(p)).find((p) => existsSync(p));
+  const path = [`../shared/data/sick/SICK_${split}.txt`, `../../shared/data/sick/SICK_${split}.txt`]
+    .map((p) => resolve(p))
+    .find((p) => existsSync(p));
   const pairs = path ? readSick(path) : null;
   if (!pairs) {
     console.log('contradictions-crowded skipped: no SICK data (see ../shared/data/README.md)');
@@ -44,15 +61,27 @@ async function main(): Promise<void> {
   const index = new Map(texts.map((t, i) => [t, i]));
   const vectors = await embed(split, texts);
   const lexical = new LexicalIndex();
-  texts.forEach((t, i) => { lexical.add(String(i), { content: t, entityId: null, context: {} }); });
+  texts.forEach((t, i) => {
+    lexical.add(String(i), { content: t, entityId: null, context: {} });
+  });
   const lexicon = await loadLexicon();
-  const runs: Record<string, Outcome[]> = { 'vector, cosine ≥ 0.55 only': [], vector: [], 'vector + lexical': [] };
+  const runs: Record<string, Outcome[]> = {
+    'vector, cosine ≥ 0.55 only': [],
+    vector: [],
+    'vector + lexical': [],
+  };
   let extra = 0;
   for (const pair of pairs) {
     const a = index.get(pair.a) as number;
     const b = index.get(pair.b) as number;
     const near = nearest(vectors, b);
-    const words = lexical.search(lexical.query(pair.b), lexicalK, (id) => Number(id) !== b && !near.includes(Number(id))).map((h) => Number(h.id));
+    const words = lexical
+      .search(
+        lexical.query(pair.b),
+        lexicalK,
+        (id) => Number(id) !== b && !near.includes(Number(id)),
+      )
+      .map((h) => Number(h.id));
     extra += words.length;
     const sim = dot(vectors[a] as Float32Array, vectors[b] as Float32Array);
     const looks: Array<[string, number[], typeof isCandidate]> = [
@@ -63,13 +92,22 @@ async function main(): Promise<void> {
     for (const [name, looked, candidate] of looks) {
       const compared = a !== b && looked.includes(a) && candidate(pair.a, pair.b, sim);
       const c = compared ? classifyPair(pair.a, pair.b, sim, { lexicon }) : null;
-      const found = c === null || c.verdict === 'none' || c.score < UNCERTAIN ? 'none' : c.score >= CONFIDENT ? 'edge' : 'pending';
+      const found =
+        c === null || c.verdict === 'none' || c.score < UNCERTAIN
+          ? 'none'
+          : c.score >= CONFIDENT
+            ? 'edge'
+            : 'pending';
       runs[name]?.push({ pair, found, compared, reason: c?.reason ?? 'not compared' });
     }
   }
-  console.log(`SICK ${split}: ${texts.length} distinct sentences in one workspace; B's ${NEIGHBOURS} nearest by cosine, and ${lexicalK} by BM25`);
+  console.log(
+    `SICK ${split}: ${texts.length} distinct sentences in one workspace; B's ${NEIGHBOURS} nearest by cosine, and ${lexicalK} by BM25`,
+  );
   for (const [name, outcomes] of Object.entries(runs)) printScore(`  ${name}`, score(outcomes));
-  console.log(`  lexical neighbours not already among the nearest: ${(extra / pairs.length).toFixed(2)} per remember`);
+  console.log(
+    `  lexical neighbours not already among the nearest: ${(extra / pairs.length).toFixed(2)} per remember`,
+  );
 }
 
 /** The NEIGHBOURS memories nearest to memory `i` by cosine (itself excluded). */
@@ -106,7 +144,8 @@ async function embed(split: string, texts: readonly string[]): Promise<Float32Ar
     const model = await createOnnxEmbedder({ modelDir, threads: 1 });
     try {
       flat = new Float32Array(texts.length * model.dim);
-      for (let i = 0; i < texts.length; i += 64) flat.set(await model.embedBatch(texts.slice(i, i + 64)), i * model.dim);
+      for (let i = 0; i < texts.length; i += 64)
+        flat.set(await model.embedBatch(texts.slice(i, i + 64)), i * model.dim);
     } finally {
       await model.close();
     }

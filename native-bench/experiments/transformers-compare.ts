@@ -42,7 +42,7 @@ const LABEL: Record<Kind, string> = {
   direct: 'direct (onnx-embedder.ts as shipped: runs ≤ 8 within 1.15× padding)',
   'direct-padded': 'direct, each call one run padded to its longest',
   transformers: '@huggingface/transformers pipeline, each call as it comes',
-  'transformers-cut': 'the pipeline fed the embedder\'s runs (padding.ts in front)',
+  'transformers-cut': "the pipeline fed the embedder's runs (padding.ts in front)",
 };
 
 interface ChildResult {
@@ -85,13 +85,26 @@ function cpuS(since: NodeJS.CpuUsage): number {
   return (u.user + u.system) / 1e6;
 }
 
-async function child(kind: Kind, threads: number, o: { modelDir: string; libDir: string; data: string; sentences: number; latency: number; agree: number; agreeOut: string | undefined }): Promise<void> {
+async function child(
+  kind: Kind,
+  threads: number,
+  o: {
+    modelDir: string;
+    libDir: string;
+    data: string;
+    sentences: number;
+    latency: number;
+    agree: number;
+    agreeOut: string | undefined;
+  },
+): Promise<void> {
   const turns = locomoTurns(o.data);
   const t0 = performance.now();
   const { embed, close } = await openEmbedder(kind, o.modelDir, threads, o.libDir);
   const loadMs = performance.now() - t0;
   const rssAfterLoadMb = statusKb('VmRSS') / 1024;
-  const pick = (from: number, n: number): string[] => Array.from({ length: n }, (_, i) => turns[(from + i) % turns.length] as string);
+  const pick = (from: number, n: number): string[] =>
+    Array.from({ length: n }, (_, i) => turns[(from + i) % turns.length] as string);
   for (const t of pick(5000, 10)) await embed([t]);
 
   const ms: number[] = [];
@@ -114,7 +127,8 @@ async function child(kind: Kind, threads: number, o: { modelDir: string; libDir:
   if (o.agreeOut !== undefined) {
     const all = pick(0, o.agree);
     const parts: Float32Array[] = [];
-    for (let i = 0; i < all.length; i += 32) parts.push(Float32Array.from(await embed(all.slice(i, i + 32))));
+    for (let i = 0; i < all.length; i += 32)
+      parts.push(Float32Array.from(await embed(all.slice(i, i + 32))));
     const out = new Float32Array(parts.reduce((n, p) => n + p.length, 0));
     let at = 0;
     for (const p of parts) {
@@ -124,19 +138,31 @@ async function child(kind: Kind, threads: number, o: { modelDir: string; libDir:
     writeFileSync(o.agreeOut, out);
   }
   await close();
-  const result: ChildResult = { kind, threads, loadMs, p50Ms: ms[Math.floor(ms.length / 2)] ?? 0, perCpuS, peakRssMb: statusKb('VmHWM') / 1024, rssAfterLoadMb, load1: loadavg()[0] ?? 0 };
+  const result: ChildResult = {
+    kind,
+    threads,
+    loadMs,
+    p50Ms: ms[Math.floor(ms.length / 2)] ?? 0,
+    perCpuS,
+    peakRssMb: statusKb('VmHWM') / 1024,
+    rssAfterLoadMb,
+    load1: loadavg()[0] ?? 0,
+  };
   process.stdout.write(`${JSON.stringify(result)}\n`);
 }
 
 function runChild(args: string[]): Promise<ChildResult> {
   return new Promise((ok, fail) => {
-    const p = spawn(process.execPath, [...process.execArgv, SCRIPT, ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const p = spawn(process.execPath, [...process.execArgv, SCRIPT, ...args], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     let out = '';
     p.stdout.on('data', (d: Buffer) => (out += d.toString()));
     p.on('error', fail);
     p.on('exit', (code) => {
       const line = out.trim().split('\n').pop() ?? '';
-      if (code !== 0 || !line.startsWith('{')) fail(new Error(`child ${args.join(' ')} exited ${String(code)}: ${out}`));
+      if (code !== 0 || !line.startsWith('{'))
+        fail(new Error(`child ${args.join(' ')} exited ${String(code)}: ${out}`));
       else ok(JSON.parse(line) as ChildResult);
     });
   });
@@ -152,7 +178,11 @@ function spread(xs: readonly number[], digits: number): string {
   return `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
 }
 
-function agreement(a: Float32Array, b: Float32Array, dim: number): { maxAbs: number; minCos: number } {
+function agreement(
+  a: Float32Array,
+  b: Float32Array,
+  dim: number,
+): { maxAbs: number; minCos: number } {
   let maxAbs = 0;
   let minCos = 1;
   for (let r = 0; r * dim < a.length; r++) {
@@ -180,7 +210,10 @@ function version(dir: string, pkg: string): string {
     // Packages whose exports hide package.json: find it above the resolved entry.
     let d = dirname(createRequire(join(dir, 'package.json')).resolve(pkg));
     while (!existsSync(join(d, 'package.json'))) d = dirname(d);
-    return (JSON.parse(readFileSync(join(d, 'package.json'), 'utf8')) as { version?: string }).version ?? '?';
+    return (
+      (JSON.parse(readFileSync(join(d, 'package.json'), 'utf8')) as { version?: string }).version ??
+      '?'
+    );
   }
 }
 
@@ -201,9 +234,18 @@ async function main(): Promise<void> {
     },
   });
   const libDir = stringFlag(values, 'transformers-dir');
-  if (libDir === undefined) throw new Error('--transformers-dir DIR is required (where @huggingface/transformers is installed)');
+  if (libDir === undefined)
+    throw new Error(
+      '--transformers-dir DIR is required (where @huggingface/transformers is installed)',
+    );
   const modelDir = resolve(stringFlag(values, 'model-dir') ?? DEFAULTS.FLASHBULB_MODEL_DIR);
-  const data = resolve(stringFlag(values, 'data') ?? ['../shared', '../../shared'].map((d) => join(REPO, d, 'data/locomo-dev.json')).find((p) => existsSync(p)) ?? 'locomo-dev.json');
+  const data = resolve(
+    stringFlag(values, 'data') ??
+      ['../shared', '../../shared']
+        .map((d) => join(REPO, d, 'data/locomo-dev.json'))
+        .find((p) => existsSync(p)) ??
+      'locomo-dev.json',
+  );
   const sentences = numberFlag(values, 'sentences', 256);
   const latency = numberFlag(values, 'latency', 150);
   const agree = numberFlag(values, 'agree', 300);
@@ -213,7 +255,15 @@ async function main(): Promise<void> {
   const childKind = stringFlag(values, 'child');
   if (childKind !== undefined) {
     if (!(KINDS as readonly string[]).includes(childKind)) throw new Error(`--child ${childKind}?`);
-    await child(childKind as Kind, threadCounts[0] ?? 1, { modelDir, libDir, data, sentences, latency, agree, agreeOut: stringFlag(values, 'agree-out') });
+    await child(childKind as Kind, threadCounts[0] ?? 1, {
+      modelDir,
+      libDir,
+      data,
+      sentences,
+      latency,
+      agree,
+      agreeOut: stringFlag(values, 'agree-out'),
+    });
     return;
   }
   if (!existsSync(data)) throw new Error(`${data}: no LoCoMo file (--data)`);
@@ -222,17 +272,40 @@ async function main(): Promise<void> {
   const results: ChildResult[] = [];
   const loads: number[] = [];
   try {
-    const common = ['--transformers-dir', libDir, '--model-dir', modelDir, '--data', data, '--sentences', String(sentences), '--latency', String(latency), '--agree', String(agree)];
+    const common = [
+      '--transformers-dir',
+      libDir,
+      '--model-dir',
+      modelDir,
+      '--data',
+      data,
+      '--sentences',
+      String(sentences),
+      '--latency',
+      String(latency),
+      '--agree',
+      String(agree),
+    ];
     for (let r = 0; r < rounds; r++) {
       for (const threads of threadCounts) {
         // Alternate the order each round so neither path always runs first.
         const order = r % 2 === 0 ? KINDS : [...KINDS].reverse();
         for (const kind of order) {
-          const agreeArgs = r === 0 && threads === threadCounts[0] ? ['--agree-out', join(tmp, `${kind}.f32`)] : [];
-          const res = await runChild([...common, '--child', kind, '--threads', String(threads), ...agreeArgs]);
+          const agreeArgs =
+            r === 0 && threads === threadCounts[0] ? ['--agree-out', join(tmp, `${kind}.f32`)] : [];
+          const res = await runChild([
+            ...common,
+            '--child',
+            kind,
+            '--threads',
+            String(threads),
+            ...agreeArgs,
+          ]);
           results.push(res);
           loads.push(res.load1);
-          console.error(`round ${r + 1} ${kind} ${threads}t: p50 ${res.p50Ms.toFixed(2)} ms, per CPU-s ${BATCHES.map((b) => (res.perCpuS[String(b)] ?? 0).toFixed(1)).join(' / ')}, peak RSS ${res.peakRssMb.toFixed(0)} MB, load ${res.load1.toFixed(2)}`);
+          console.error(
+            `round ${r + 1} ${kind} ${threads}t: p50 ${res.p50Ms.toFixed(2)} ms, per CPU-s ${BATCHES.map((b) => (res.perCpuS[String(b)] ?? 0).toFixed(1)).join(' / ')}, peak RSS ${res.peakRssMb.toFixed(0)} MB, load ${res.load1.toFixed(2)}`,
+          );
         }
       }
     }
@@ -250,20 +323,61 @@ async function main(): Promise<void> {
         const rs = results.filter((x) => x.kind === kind && x.threads === threads);
         rows.push([
           `${LABEL[kind]}, ${threads} thread${threads > 1 ? 's' : ''}`,
-          ...BATCHES.map((b) => spread(rs.map((x) => x.perCpuS[String(b)] ?? 0), 1)),
-          spread(rs.map((x) => x.p50Ms), 2),
-          spread(rs.map((x) => x.rssAfterLoadMb), 0),
-          spread(rs.map((x) => x.peakRssMb), 0),
+          ...BATCHES.map((b) =>
+            spread(
+              rs.map((x) => x.perCpuS[String(b)] ?? 0),
+              1,
+            ),
+          ),
+          spread(
+            rs.map((x) => x.p50Ms),
+            2,
+          ),
+          spread(
+            rs.map((x) => x.rssAfterLoadMb),
+            0,
+          ),
+          spread(
+            rs.map((x) => x.peakRssMb),
+            0,
+          ),
         ]);
       }
     }
     const tfVersion = version(libDir, '@huggingface/transformers');
-    const tfOrt = version(dirname(createRequire(join(libDir, 'package.json')).resolve('@huggingface/transformers')), 'onnxruntime-node');
-    console.log(formatMarkdown(['path', 'sentences per CPU-s, calls of 1', 'calls of 8', 'calls of 32', 'p50 ms, one turn at a time', 'RSS after load MB', 'peak RSS MB'], rows));
+    const tfOrt = version(
+      dirname(createRequire(join(libDir, 'package.json')).resolve('@huggingface/transformers')),
+      'onnxruntime-node',
+    );
+    console.log(
+      formatMarkdown(
+        [
+          'path',
+          'sentences per CPU-s, calls of 1',
+          'calls of 8',
+          'calls of 32',
+          'p50 ms, one turn at a time',
+          'RSS after load MB',
+          'peak RSS MB',
+        ],
+        rows,
+      ),
+    );
     console.log('');
-    console.log(`Median (min–max) of ${rounds} alternating rounds; ${sentences} LoCoMo turns per call size, ${latency} for the p50; load average (1 min) during the runs ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}.`);
-    console.log(`Vectors of ${agree} turns in calls of 32: direct vs pipeline max |Δ| ${vs.maxAbs.toExponential(2)}, min cosine ${vs.minCos.toFixed(7)}; direct padded vs pipeline max |Δ| ${vp.maxAbs.toExponential(2)}, min cosine ${vp.minCos.toFixed(7)}; direct vs pipeline behind padding.ts max |Δ| ${vc.maxAbs.toExponential(2)}, min cosine ${vc.minCos.toFixed(7)}.`);
-    console.log(`@huggingface/transformers ${tfVersion} (onnxruntime-node ${tfOrt}); direct path onnxruntime-node ${version(REPO, 'onnxruntime-node')}, @huggingface/tokenizers ${version(REPO, '@huggingface/tokenizers')}; model ${join(modelDir, 'model.onnx')} (sha256 ${execFileSync('sha256sum', [join(modelDir, 'model.onnx')]).toString().slice(0, 12)}…) for both.`);
+    console.log(
+      `Median (min–max) of ${rounds} alternating rounds; ${sentences} LoCoMo turns per call size, ${latency} for the p50; load average (1 min) during the runs ${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}.`,
+    );
+    console.log(
+      `Vectors of ${agree} turns in calls of 32: direct vs pipeline max |Δ| ${vs.maxAbs.toExponential(2)}, min cosine ${vs.minCos.toFixed(7)}; direct padded vs pipeline max |Δ| ${vp.maxAbs.toExponential(2)}, min cosine ${vp.minCos.toFixed(7)}; direct vs pipeline behind padding.ts max |Δ| ${vc.maxAbs.toExponential(2)}, min cosine ${vc.minCos.toFixed(7)}.`,
+    );
+    console.log(
+      `@huggingface/transformers ${tfVersion} (onnxruntime-node ${tfOrt}); direct path onnxruntime-node ${version(REPO, 'onnxruntime-node')}, @huggingface/tokenizers ${version(REPO, '@huggingface/tokenizers')}; model ${join(modelDir, 'model.onnx')} (sha256 ${execFileSync(
+        'sha256sum',
+        [join(modelDir, 'model.onnx')],
+      )
+        .toString()
+        .slice(0, 12)}…) for both.`,
+    );
   } finally {
     rmSync(tmp, { recursive: true, force: true });
   }

@@ -7,7 +7,11 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { basename, dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { DEFAULT_MAX_BATCH, DEFAULT_MAX_PADDING, paddedChunks } from '../../src/embedding/padding.ts';
+import {
+  DEFAULT_MAX_BATCH,
+  DEFAULT_MAX_PADDING,
+  paddedChunks,
+} from '../../src/embedding/padding.ts';
 
 export type Kind = 'direct' | 'direct-padded' | 'transformers' | 'transformers-cut';
 
@@ -27,7 +31,11 @@ interface FeaturePipeline {
 
 interface TransformersLib {
   env: { localModelPath: string; allowRemoteModels: boolean; allowLocalModels: boolean };
-  pipeline(task: 'feature-extraction', model: string, options: Record<string, unknown>): Promise<FeaturePipeline>;
+  pipeline(
+    task: 'feature-extraction',
+    model: string,
+    options: Record<string, unknown>,
+  ): Promise<FeaturePipeline>;
 }
 
 function sessionOptions(threads: number): Record<string, unknown> {
@@ -42,16 +50,28 @@ function sessionOptions(threads: number): Record<string, unknown> {
 }
 
 export function statusKb(field: 'VmHWM' | 'VmRSS'): number {
-  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync('/proc/self/status', 'utf8'));
+  const m = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(
+    readFileSync('/proc/self/status', 'utf8'),
+  );
   return Number(m?.[1] ?? 0);
 }
 
-export async function openEmbedder(kind: Kind, modelDir: string, threads: number, libDir: string): Promise<{ embed: Embed; close: () => Promise<void> }> {
+export async function openEmbedder(
+  kind: Kind,
+  modelDir: string,
+  threads: number,
+  libDir: string,
+): Promise<{ embed: Embed; close: () => Promise<void> }> {
   if (kind === 'direct' || kind === 'direct-padded') {
     // Imported here, not at the top: our onnxruntime-node must not load in the library's process.
     const { createOnnxEmbedder } = await import('../../src/embedding/onnx-embedder.ts');
     const padded = kind === 'direct-padded';
-    const m = await createOnnxEmbedder({ modelDir, threads, spin: false, ...(padded ? { maxBatch: 1024, maxPadding: Number.POSITIVE_INFINITY } : {}) });
+    const m = await createOnnxEmbedder({
+      modelDir,
+      threads,
+      spin: false,
+      ...(padded ? { maxBatch: 1024, maxPadding: Number.POSITIVE_INFINITY } : {}),
+    });
     return { embed: (t) => m.embedBatch(t), close: () => m.close() };
   }
   const entry = createRequire(join(libDir, 'package.json')).resolve('@huggingface/transformers');
@@ -67,7 +87,8 @@ export async function openEmbedder(kind: Kind, modelDir: string, threads: number
     local_files_only: true,
     session_options: sessionOptions(threads),
   });
-  const run = async (t: string[]): Promise<Float32Array> => (await pipe(t, { pooling: 'mean', normalize: true })).data;
+  const run = async (t: string[]): Promise<Float32Array> =>
+    (await pipe(t, { pooling: 'mean', normalize: true })).data;
   if (kind === 'transformers') return { embed: run, close: () => pipe.dispose() };
   // What adopting the library would look like: the embedder's own cut (sorted by token count, runs of
   // ≤ 8 within 1.15× padding) in front of the pipeline, rows put back in the callers' order.
@@ -77,11 +98,17 @@ export async function openEmbedder(kind: Kind, modelDir: string, threads: number
     const order = t.map((_, i) => i).sort((a, b) => (lengths[a] ?? 0) - (lengths[b] ?? 0));
     const out = new Float32Array(t.length * 384);
     let s = 0;
-    for (const size of paddedChunks(order.map((i) => lengths[i] ?? 0), DEFAULT_MAX_BATCH, DEFAULT_MAX_PADDING)) {
+    for (const size of paddedChunks(
+      order.map((i) => lengths[i] ?? 0),
+      DEFAULT_MAX_BATCH,
+      DEFAULT_MAX_PADDING,
+    )) {
       const rows = order.slice(s, s + size);
       s += size;
       const v = await run(rows.map((r) => t[r] as string));
-      rows.forEach((r, k) => { out.set(v.subarray(k * 384, (k + 1) * 384), r * 384); });
+      rows.forEach((r, k) => {
+        out.set(v.subarray(k * 384, (k + 1) * 384), r * 384);
+      });
     }
     return out;
   };

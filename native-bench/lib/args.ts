@@ -6,13 +6,19 @@ export function numberFlag(values: FlagValues, name: string, fallback: number): 
   const raw = values[name];
   if (raw === undefined) return fallback;
   const n = Number(raw);
-  if (typeof raw !== 'string' || !Number.isFinite(n) || n < 0) throw new Error(`--${name} must be a non-negative number, got '${String(raw)}'`);
+  if (typeof raw !== 'string' || !Number.isFinite(n) || n < 0)
+    throw new Error(`--${name} must be a non-negative number, got '${String(raw)}'`);
   return n;
 }
 
 export function listFlag(values: FlagValues, name: string, fallback: readonly string[]): string[] {
   const raw = values[name];
-  return typeof raw === 'string' ? raw.split(',').map((s) => s.trim()).filter(Boolean) : [...fallback];
+  return typeof raw === 'string'
+    ? raw
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : [...fallback];
 }
 
 export function stringFlag(values: FlagValues, name: string): string | undefined {

@@ -33,7 +33,8 @@ export async function runClosedLoop(op: Operation, opts: LoopOptions): Promise<L
   const deadline = start + opts.durationMs;
   let issued = 0;
   const more = (): boolean =>
-    !(opts.stopOnError === true && result.errors > 0) && (opts.ops === undefined ? performance.now() < deadline : issued < opts.ops);
+    !(opts.stopOnError === true && result.errors > 0) &&
+    (opts.ops === undefined ? performance.now() < deadline : issued < opts.ops);
   const client = async (): Promise<void> => {
     while (more()) {
       issued += 1;

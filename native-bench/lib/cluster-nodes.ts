@@ -19,12 +19,17 @@ function temp(prefix: string): string {
 }
 
 export async function startNats(): Promise<{ url: string; stop: () => void }> {
-  const proc = spawn('nats-server', ['-js', '-a', '127.0.0.1', '-p', '-1', '-sd', temp('bench-nats-')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(
+    'nats-server',
+    ['-js', '-a', '127.0.0.1', '-p', '-1', '-sd', temp('bench-nats-')],
+    { stdio: ['ignore', 'pipe', 'pipe'] },
+  );
   let log = '';
   proc.stderr?.setEncoding('utf8').on('data', (d: string) => (log += d));
   for (let i = 0; i < 400; i++) {
     const m = /client connections on 127\.0\.0\.1:(\d+)/.exec(log);
-    if (m && /Server is ready/.test(log)) return { url: `nats://127.0.0.1:${m[1]}`, stop: () => proc.kill('SIGKILL') };
+    if (m && /Server is ready/.test(log))
+      return { url: `nats://127.0.0.1:${m[1]}`, stop: () => proc.kill('SIGKILL') };
     await new Promise((r) => setTimeout(r, 25));
   }
   proc.kill('SIGKILL');
@@ -36,7 +41,12 @@ export async function startNode(env: Record<string, string>): Promise<RunningSer
     dataDir: temp('bench-node-'),
     port: await freePort(),
     apiKey: 'unused',
-    env: { FLASHBULB_AUTH_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', FLASHBULB_REFLECT_ENABLED: 'false', ...env },
+    env: {
+      FLASHBULB_AUTH_ENABLED: 'false',
+      FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
+      FLASHBULB_REFLECT_ENABLED: 'false',
+      ...env,
+    },
   });
 }
 
@@ -45,9 +55,15 @@ export async function waitOwned(node: RunningServer, owners: number): Promise<vo
   try {
     for (let i = 0; i < 300; i++) {
       const r = await c.get('/v1/cluster');
-      const body = JSON.parse(r.body.toString()) as { partition_owners: Array<{ owner: string | null; status: string }> };
+      const body = JSON.parse(r.body.toString()) as {
+        partition_owners: Array<{ owner: string | null; status: string }>;
+      };
       const ownersSeen = new Set(body.partition_owners.map((p) => p.owner));
-      if (body.partition_owners.every((p) => p.owner !== null && p.status === 'ready') && ownersSeen.size === owners) return;
+      if (
+        body.partition_owners.every((p) => p.owner !== null && p.status === 'ready') &&
+        ownersSeen.size === owners
+      )
+        return;
       await new Promise((r) => setTimeout(r, 100));
     }
     throw new Error('partitions did not settle');

@@ -12,25 +12,89 @@ export interface RememberBody {
 }
 
 const ENTITY_KINDS = ['user', 'customer', 'project', 'service', 'team'] as const;
-const ENTITY_NAMES = ['ada', 'brook', 'cyra', 'dorian', 'elio', 'fenna', 'gus', 'hale', 'ines', 'juno'] as const;
+const ENTITY_NAMES = [
+  'ada',
+  'brook',
+  'cyra',
+  'dorian',
+  'elio',
+  'fenna',
+  'gus',
+  'hale',
+  'ines',
+  'juno',
+] as const;
 /** 50 entity ids: every kind with every name. */
-export const ENTITIES: readonly string[] = ENTITY_KINDS.flatMap((k) => ENTITY_NAMES.map((n) => `${k}-${n}`));
+export const ENTITIES: readonly string[] = ENTITY_KINDS.flatMap((k) =>
+  ENTITY_NAMES.map((n) => `${k}-${n}`),
+);
 
-const SUBJECTS = ['The customer', 'Our on-call engineer', 'The billing service', 'Maria from support', 'The mobile app',
-  'The nightly export job', 'A new user', 'The product manager', 'The search cluster', 'The design team'];
-const VERBS = ['reported', 'asked about', 'complained about', 'confirmed', 'rolled back', 'scheduled', 'prefers',
-  'forgot about', 'escalated', 'fixed'];
-const OBJECTS = ['the invoice for March', 'a timeout when uploading large PDFs', 'dark mode on every device',
-  'the migration to the new database', 'a refund for the duplicate charge', 'weekly summaries by email',
-  'the flaky integration test', 'a meeting with the legal team', 'latency spikes in the EU region',
-  'the onboarding checklist'];
-const TAILS = ['yesterday afternoon', 'after the last release', 'during the Tuesday stand-up', 'for the third time this month',
-  'before the quarterly review', 'while travelling in Lisbon', 'right after midnight UTC', 'in a long support thread'];
-const CLAUSES = ['and wants a follow-up by Friday', 'because the previous workaround stopped working',
-  'which blocked two other teams', 'although nobody could reproduce it', 'so we added a note to the runbook',
-  'and mentioned a budget of 4,000 euros', 'which matches what the metrics showed'];
+const SUBJECTS = [
+  'The customer',
+  'Our on-call engineer',
+  'The billing service',
+  'Maria from support',
+  'The mobile app',
+  'The nightly export job',
+  'A new user',
+  'The product manager',
+  'The search cluster',
+  'The design team',
+];
+const VERBS = [
+  'reported',
+  'asked about',
+  'complained about',
+  'confirmed',
+  'rolled back',
+  'scheduled',
+  'prefers',
+  'forgot about',
+  'escalated',
+  'fixed',
+];
+const OBJECTS = [
+  'the invoice for March',
+  'a timeout when uploading large PDFs',
+  'dark mode on every device',
+  'the migration to the new database',
+  'a refund for the duplicate charge',
+  'weekly summaries by email',
+  'the flaky integration test',
+  'a meeting with the legal team',
+  'latency spikes in the EU region',
+  'the onboarding checklist',
+];
+const TAILS = [
+  'yesterday afternoon',
+  'after the last release',
+  'during the Tuesday stand-up',
+  'for the third time this month',
+  'before the quarterly review',
+  'while travelling in Lisbon',
+  'right after midnight UTC',
+  'in a long support thread',
+];
+const CLAUSES = [
+  'and wants a follow-up by Friday',
+  'because the previous workaround stopped working',
+  'which blocked two other teams',
+  'although nobody could reproduce it',
+  'so we added a note to the runbook',
+  'and mentioned a budget of 4,000 euros',
+  'which matches what the metrics showed',
+];
 const SOURCES = ['chat', 'email', 'ticket', 'meeting', 'call'] as const;
-const TAGS = ['billing', 'bug', 'preference', 'infra', 'sales', 'urgent', 'followup', 'ux'] as const;
+const TAGS = [
+  'billing',
+  'bug',
+  'preference',
+  'infra',
+  'sales',
+  'urgent',
+  'followup',
+  'ux',
+] as const;
 
 /** One sentence of 40–300 characters. */
 export function sentence(rng: Rng): string {

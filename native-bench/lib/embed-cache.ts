@@ -24,7 +24,10 @@ export class EmbedCache {
   ) {
     mkdirSync(dir, { recursive: true });
     const centre = join(modelDir, 'flashbulb_centre.json');
-    const tag = createHash('sha1').update(existsSync(centre) ? readFileSync(centre) : '').digest('hex').slice(0, 8);
+    const tag = createHash('sha1')
+      .update(existsSync(centre) ? readFileSync(centre) : '')
+      .digest('hex')
+      .slice(0, 8);
     this.#file = join(dir, `${basename(modelDir)}-${tag}-${dim}.bin`);
     if (!existsSync(this.#file)) return;
     const buf = readFileSync(this.#file);
@@ -38,7 +41,10 @@ export class EmbedCache {
   }
 
   /** The vectors of `texts`, in order; the ones not on disk are embedded (and written) first. */
-  async vectors(texts: readonly string[], progress?: (done: number, of: number) => void): Promise<Float32Array[]> {
+  async vectors(
+    texts: readonly string[],
+    progress?: (done: number, of: number) => void,
+  ): Promise<Float32Array[]> {
     const keys = texts.map(keyOf);
     const missing = [...new Set(texts.filter((_, i) => !this.#vectors.has(keys[i] as string)))];
     if (missing.length > 0) {

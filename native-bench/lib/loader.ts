@@ -20,10 +20,20 @@ export async function rememberOne(client: RestClient, rng: Rng, ids: string[]): 
   return true;
 }
 
-export async function loadMemories(client: RestClient, rng: Rng, opts: { count: number; concurrency: number; ids?: string[] }): Promise<LoadResult> {
+export async function loadMemories(
+  client: RestClient,
+  rng: Rng,
+  opts: { count: number; concurrency: number; ids?: string[] },
+): Promise<LoadResult> {
   const ids = opts.ids ?? [];
   const before = ids.length;
-  const run = await runClosedLoop(() => rememberOne(client, rng, ids), { concurrency: opts.concurrency, durationMs: 0, ops: opts.count, stopOnError: true });
-  if (run.errors > 0) throw new Error(`loading failed ${run.errors} times; first: ${run.firstError ?? '?'}`);
+  const run = await runClosedLoop(() => rememberOne(client, rng, ids), {
+    concurrency: opts.concurrency,
+    durationMs: 0,
+    ops: opts.count,
+    stopOnError: true,
+  });
+  if (run.errors > 0)
+    throw new Error(`loading failed ${run.errors} times; first: ${run.firstError ?? '?'}`);
   return { ids, seconds: run.seconds, perS: (ids.length - before) / run.seconds };
 }

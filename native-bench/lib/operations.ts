@@ -17,7 +17,12 @@ export function isOperationName(s: string): s is OperationName {
 }
 
 /** Builds the operation; `ids` holds every stored id and grows with each remember. */
-export function makeOperation(name: OperationName, client: RestClient, rng: Rng, ids: string[]): Operation {
+export function makeOperation(
+  name: OperationName,
+  client: RestClient,
+  rng: Rng,
+  ids: string[],
+): Operation {
   if (name === 'remember') return () => rememberOne(client, rng, ids);
   if (name === 'get') return () => getOne(client, rng, ids);
   return () => listOne(client, rng, ids);

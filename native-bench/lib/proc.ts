@@ -51,7 +51,10 @@ export async function waitForQuiet(opts: { maxCores: number; limitS: number }): 
  * Waits until a process uses under `maxCores` over a 0.5 s window (its background work is done);
  * gives up after `limitS`. Resolves with the seconds waited.
  */
-export async function waitForIdleProcess(pid: number, opts: { maxCores: number; limitS: number }): Promise<number> {
+export async function waitForIdleProcess(
+  pid: number,
+  opts: { maxCores: number; limitS: number },
+): Promise<number> {
   const start = performance.now();
   for (;;) {
     const before = cpuSeconds(pid);
@@ -111,6 +114,10 @@ export class CpuMeter {
     const server = this.#pid === null ? 0 : cpuSeconds(this.#pid) - this.#server0;
     const client = (usage.user + usage.system) / 1e6;
     const machine = machineBusySeconds() - this.#machine0;
-    return { serverCores: this.#pid === null ? Number.NaN : server / wallS, clientCores: client / wallS, otherCores: Math.max(0, machine - server - client) / wallS };
+    return {
+      serverCores: this.#pid === null ? Number.NaN : server / wallS,
+      clientCores: client / wallS,
+      otherCores: Math.max(0, machine - server - client) / wallS,
+    };
   }
 }

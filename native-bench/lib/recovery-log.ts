@@ -11,7 +11,8 @@ export interface Recovery {
   slowestShardMs: number;
 }
 
-const RECOVERED_RE = /shard (\d+): (\d+) memories recovered \((\d+) log records replayed\) in (\d+) ms/;
+const RECOVERED_RE =
+  /shard (\d+): (\d+) memories recovered \((\d+) log records replayed\) in (\d+) ms/;
 
 export function parseRecovery(log: readonly string[]): Recovery {
   const out: Recovery = { shards: 0, memories: 0, replayedRecords: 0, slowestShardMs: 0 };

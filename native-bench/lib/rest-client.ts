@@ -16,7 +16,11 @@ export class RestClient {
   readonly #auth: string;
 
   constructor(opts: { host: string; port: number; apiKey: string; maxSockets: number }) {
-    this.#agent = new Agent({ keepAlive: true, maxSockets: opts.maxSockets, maxFreeSockets: opts.maxSockets });
+    this.#agent = new Agent({
+      keepAlive: true,
+      maxSockets: opts.maxSockets,
+      maxFreeSockets: opts.maxSockets,
+    });
     this.#host = opts.host;
     this.#port = opts.port;
     this.#auth = `Bearer ${opts.apiKey}`;
@@ -37,12 +41,20 @@ export class RestClient {
       headers['content-length'] = Buffer.byteLength(json);
     }
     return new Promise((resolve, reject) => {
-      const req = request({ host: this.#host, port: this.#port, method, path, headers, agent: this.#agent }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) }));
-        res.on('error', reject);
-      });
+      const req = request(
+        { host: this.#host, port: this.#port, method, path, headers, agent: this.#agent },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              body: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks),
+            }),
+          );
+          res.on('error', reject);
+        },
+      );
       req.on('error', reject);
       req.end(json ?? undefined);
     });
@@ -55,6 +67,7 @@ export class RestClient {
 
 /** Parses a JSON reply, failing with the status and body when it is not the expected status. */
 export function expectJson<T>(reply: Reply, status: number, what: string): T {
-  if (reply.status !== status) throw new Error(`${what}: HTTP ${reply.status} ${reply.body.toString('utf8').slice(0, 300)}`);
+  if (reply.status !== status)
+    throw new Error(`${what}: HTTP ${reply.status} ${reply.body.toString('utf8').slice(0, 300)}`);
   return JSON.parse(reply.body.toString('utf8')) as T;
 }

@@ -28,16 +28,27 @@ const recallOf = (p: PerConversation, conv: number, i: number): number => {
  * For each held-out conversation: the configuration (of `candidates`) with the best mean recall at
  * `pickIndex` over the other conversations, and its held-out figures. One candidate: no choice.
  */
-export function chooseOnOthers(candidates: ReadonlyArray<[string, PerConversation]>, convs: readonly number[], ks: number, pickIndex: number): FoldSummary {
+export function chooseOnOthers(
+  candidates: ReadonlyArray<[string, PerConversation]>,
+  convs: readonly number[],
+  ks: number,
+  pickIndex: number,
+): FoldSummary {
   const folds = convs.map((heldOut) => {
     const others = convs.filter((c) => c !== heldOut);
     let best = candidates[0] as [string, PerConversation];
     let bestScore = Number.NEGATIVE_INFINITY;
     for (const cand of candidates) {
-      const score = others.reduce((s, c) => s + recallOf(cand[1], c, pickIndex), 0) / Math.max(1, others.length);
+      const score =
+        others.reduce((s, c) => s + recallOf(cand[1], c, pickIndex), 0) /
+        Math.max(1, others.length);
       if (score > bestScore) [best, bestScore] = [cand, score];
     }
-    return { heldOut, chosen: best[0], at: Array.from({ length: ks }, (_, i) => recallOf(best[1], heldOut, i)) };
+    return {
+      heldOut,
+      chosen: best[0],
+      at: Array.from({ length: ks }, (_, i) => recallOf(best[1], heldOut, i)),
+    };
   });
   const col = (i: number): number[] => folds.map((f) => f.at[i] ?? 0);
   const idx = Array.from({ length: ks }, (_, i) => i);

@@ -39,20 +39,50 @@ export interface TurnMemory {
 
 /** Seconds between two turns of a session as the bench writes them (a chat's pace). */
 export const TURN_SECONDS = 20;
-const MONTHS = ['january', 'february', 'march', 'april', 'may', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+const MONTHS = [
+  'january',
+  'february',
+  'march',
+  'april',
+  'may',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
-const LOCOMO_CATEGORIES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal', 3: 'open-domain', 4: 'single-hop' };
+const LOCOMO_CATEGORIES: Record<number, string> = {
+  1: 'multi-hop',
+  2: 'temporal',
+  3: 'open-domain',
+  4: 'single-hop',
+};
 /** LifeBench's category numbers (its question types); 5 (unanswerable) has no evidence. */
-const LIFEBENCH_CATEGORIES: Record<number, string> = { 1: 'multi-hop', 2: 'temporal/update', 3: 'nondeclarative', 4: 'extraction' };
+const LIFEBENCH_CATEGORIES: Record<number, string> = {
+  1: 'multi-hop',
+  2: 'temporal/update',
+  3: 'nondeclarative',
+  4: 'extraction',
+};
 
 /** The scored categories of a dataset (number → name): LifeBench's when its questions carry a question type. */
 export function categoryNames(data: readonly Conversation[]): Record<number, string> {
-  return data.some((c) => c.qa.some((q) => q.question_type !== undefined)) ? LIFEBENCH_CATEGORIES : LOCOMO_CATEGORIES;
+  return data.some((c) => c.qa.some((q) => q.question_type !== undefined))
+    ? LIFEBENCH_CATEGORIES
+    : LOCOMO_CATEGORIES;
 }
 
 /** The questions that are scored: a scored category and some evidence. */
-export function scoredQuestions(conv: Conversation, names: Record<number, string>): Array<{ q: Question; qi: number }> {
-  return conv.qa.flatMap((q, qi) => (q.category in names && q.evidence.length > 0 ? [{ q, qi }] : []));
+export function scoredQuestions(
+  conv: Conversation,
+  names: Record<number, string>,
+): Array<{ q: Question; qi: number }> {
+  return conv.qa.flatMap((q, qi) =>
+    q.category in names && q.evidence.length > 0 ? [{ q, qi }] : [],
+  );
 }
 
 /**
@@ -68,12 +98,16 @@ export function askedAtUs(q: Question, fallbackUs: number): number {
 
 /** A LoCoMo session time (`1:56 pm on 8 May, 2023`, read as UTC; or anything Date.parse reads) in ms since the epoch. */
 export function sessionStartMs(text: string): number {
-  const m = /^(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})$/i.exec(text.trim());
+  const m = /^(\d{1,2}):(\d{2})\s*(am|pm)\s+on\s+(\d{1,2})\s+([A-Za-z]+),?\s+(\d{4})$/i.exec(
+    text.trim(),
+  );
   const month = m ? MONTHS.indexOf((m[5] ?? '').toLowerCase()) : -1;
   if (!m || month < 0) {
     const parsed = Date.parse(text);
     if (Number.isFinite(parsed)) return parsed;
-    throw new Error(`session date '${text}' is neither '1:56 pm on 8 May, 2023' nor a date Date.parse reads; --same-minute loads without session times`);
+    throw new Error(
+      `session date '${text}' is neither '1:56 pm on 8 May, 2023' nor a date Date.parse reads; --same-minute loads without session times`,
+    );
   }
   const hour = (Number(m[1]) % 12) + ((m[3] ?? '').toLowerCase() === 'pm' ? 12 : 0);
   return Date.UTC(Number(m[6]), month, Number(m[4]), hour, Number(m[2]));
@@ -100,7 +134,8 @@ export function turnsOf(conv: Conversation, split: boolean): TurnMemory[] {
       const parts = split ? text.split(/(?<=[.!?])\s+(?=\S)/u) : [text];
       return parts.map((part, j) => ({
         diaId: t.dia_id,
-        atMs: start + i * TURN_SECONDS * 1000 + Math.floor((j * TURN_SECONDS * 1000) / parts.length),
+        atMs:
+          start + i * TURN_SECONDS * 1000 + Math.floor((j * TURN_SECONDS * 1000) / parts.length),
         speaker: t.speaker,
         content: `[${date}] ${t.speaker}: ${part}`,
       }));

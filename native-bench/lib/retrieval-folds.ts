@@ -29,22 +29,49 @@ export interface Folds {
 }
 
 function cellOf(scores: readonly QuestionScore[], ks: number): Cell {
-  const at = Array.from({ length: ks }, (_, i) => scores.reduce((s, q) => s + (q.at[i] ?? 0), 0) / Math.max(1, scores.length));
+  const at = Array.from(
+    { length: ks },
+    (_, i) => scores.reduce((s, q) => s + (q.at[i] ?? 0), 0) / Math.max(1, scores.length),
+  );
   return { n: scores.length, at };
 }
 
-function byCategory(scores: readonly QuestionScore[], names: Record<number, string>, ks: number): Record<number, Cell> {
+function byCategory(
+  scores: readonly QuestionScore[],
+  names: Record<number, string>,
+  ks: number,
+): Record<number, Cell> {
   const out: Record<number, Cell> = { 0: cellOf(scores, ks) };
-  for (const c of Object.keys(names).map(Number)) out[c] = cellOf(scores.filter((q) => q.category === c), ks);
+  for (const c of Object.keys(names).map(Number))
+    out[c] = cellOf(
+      scores.filter((q) => q.category === c),
+      ks,
+    );
   return out;
 }
 
-export function perCategoryFolds(scores: readonly QuestionScore[], names: Record<number, string>, ks: number): Folds {
+export function perCategoryFolds(
+  scores: readonly QuestionScore[],
+  names: Record<number, string>,
+  ks: number,
+): Folds {
   const convs = [...new Set(scores.map((q) => q.conv))].sort((a, b) => a - b);
-  const folds = convs.map((heldOut) => ({ heldOut, byCategory: byCategory(scores.filter((q) => q.conv === heldOut), names, ks) }));
+  const folds = convs.map((heldOut) => ({
+    heldOut,
+    byCategory: byCategory(
+      scores.filter((q) => q.conv === heldOut),
+      names,
+      ks,
+    ),
+  }));
   const col = (i: number): number[] => folds.map((f) => f.byCategory[0]?.at[i] ?? 0);
-  const mean = Array.from({ length: ks }, (_, i) => col(i).reduce((a, b) => a + b, 0) / Math.max(1, folds.length));
-  const sd = mean.map((m, i) => Math.sqrt(col(i).reduce((a, b) => a + (b - m) ** 2, 0) / Math.max(1, folds.length)));
+  const mean = Array.from(
+    { length: ks },
+    (_, i) => col(i).reduce((a, b) => a + b, 0) / Math.max(1, folds.length),
+  );
+  const sd = mean.map((m, i) =>
+    Math.sqrt(col(i).reduce((a, b) => a + (b - m) ** 2, 0) / Math.max(1, folds.length)),
+  );
   return { folds, mean, sd, pooled: byCategory(scores, names, ks) };
 }
 
@@ -53,14 +80,29 @@ export function printFolds(f: Folds, names: Record<number, string>, ks: readonly
   const i5 = ks.indexOf(5);
   const i10 = ks.indexOf(10);
   const cats = Object.keys(names).map(Number);
-  const pair = (c: Cell | undefined): string => (c && c.n > 0 ? `${(c.at[i5] ?? 0).toFixed(3)} / ${(c.at[i10] ?? 0).toFixed(3)} (${c.n})` : '–');
-  const headers = ['held out', 'R@5', 'R@10', 'R@25', ...cats.map((c) => `${names[c]} R@5 / R@10 (n)`)];
+  const pair = (c: Cell | undefined): string =>
+    c && c.n > 0 ? `${(c.at[i5] ?? 0).toFixed(3)} / ${(c.at[i10] ?? 0).toFixed(3)} (${c.n})` : '–';
+  const headers = [
+    'held out',
+    'R@5',
+    'R@10',
+    'R@25',
+    ...cats.map((c) => `${names[c]} R@5 / R@10 (n)`),
+  ];
   const rows = f.folds.map((x) => [
     `conv ${x.heldOut}`,
     ...ks.map((_, i) => (x.byCategory[0]?.at[i] ?? 0).toFixed(3)),
     ...cats.map((c) => pair(x.byCategory[c])),
   ]);
-  rows.push(['mean ± sd', ...ks.map((_, i) => `${(f.mean[i] ?? 0).toFixed(3)} ± ${(f.sd[i] ?? 0).toFixed(3)}`), ...cats.map(() => '')]);
-  rows.push(['pooled', ...ks.map((_, i) => (f.pooled[0]?.at[i] ?? 0).toFixed(3)), ...cats.map((c) => pair(f.pooled[c]))]);
+  rows.push([
+    'mean ± sd',
+    ...ks.map((_, i) => `${(f.mean[i] ?? 0).toFixed(3)} ± ${(f.sd[i] ?? 0).toFixed(3)}`),
+    ...cats.map(() => ''),
+  ]);
+  rows.push([
+    'pooled',
+    ...ks.map((_, i) => (f.pooled[0]?.at[i] ?? 0).toFixed(3)),
+    ...cats.map((c) => pair(f.pooled[c])),
+  ]);
   console.log(formatMarkdown(headers, rows));
 }

@@ -106,7 +106,10 @@ function spawnServer(opts: ServerOptions): ChildProcess {
     FLASHBULB_GRPC_PORT: '0',
     ...opts.env,
   };
-  return spawn(process.execPath, [...(opts.nodeArgs ?? []), cli, 'serve'], { env, stdio: ['ignore', 'ignore', 'pipe'] });
+  return spawn(process.execPath, [...(opts.nodeArgs ?? []), cli, 'serve'], {
+    env,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
 }
 
 /** Keeps every stderr line; resolves with the first admin key printed. */
@@ -127,12 +130,21 @@ function collectLog(child: ChildProcess, log: string[], verbose: boolean): Promi
   });
 }
 
-async function raceExit<T>(work: Promise<T>, exited: Promise<number | null>, log: readonly string[]): Promise<T> {
+async function raceExit<T>(
+  work: Promise<T>,
+  exited: Promise<number | null>,
+  log: readonly string[],
+): Promise<T> {
   const died = exited.then((code): never => {
-    throw new Error(`server exited with code ${code} during start-up:\n${log.slice(-20).join('\n')}`);
+    throw new Error(
+      `server exited with code ${code} during start-up:\n${log.slice(-20).join('\n')}`,
+    );
   });
   const timeout = new Promise<never>((_, fail) => {
-    setTimeout(() => fail(new Error(`server not ready after ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS).unref();
+    setTimeout(
+      () => fail(new Error(`server not ready after ${START_TIMEOUT_MS} ms`)),
+      START_TIMEOUT_MS,
+    ).unref();
   });
   return Promise.race([work, died, timeout]);
 }
@@ -148,7 +160,13 @@ async function waitReady(port: number, apiKey: string): Promise<void> {
 function probe(port: number, apiKey: string): Promise<number> {
   return new Promise((done) => {
     const req = request(
-      { host: '127.0.0.1', port, path: '/v1/health/ready', headers: { authorization: `Bearer ${apiKey}` }, agent: false },
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/v1/health/ready',
+        headers: { authorization: `Bearer ${apiKey}` },
+        agent: false,
+      },
       (res) => {
         res.resume();
         res.on('end', () => done(res.statusCode ?? 0));

@@ -93,10 +93,16 @@ export function score(outcomes: readonly Outcome[]): Score {
 }
 
 export function printScore(title: string, s: Score): void {
-  console.log(`${title}: ${s.pairs.CONTRADICTION} contradiction / ${s.pairs.ENTAILMENT} entailment / ${s.pairs.NEUTRAL} neutral pairs`);
-  console.log(`  recall ${s.recall.toFixed(3)}  precision ${s.precision.toFixed(3)}` +
-    `  false alarms per 100 entailment ${s.falseAlarmsPer100Entailment.toFixed(2)}, per 100 neutral ${s.falseAlarmsPer100Neutral.toFixed(2)}`);
-  console.log(`  contradictions never compared: ${s.neverCompared ?? 'unknown'}; flagged only as pending candidates: ${s.pendingOnly}`);
+  console.log(
+    `${title}: ${s.pairs.CONTRADICTION} contradiction / ${s.pairs.ENTAILMENT} entailment / ${s.pairs.NEUTRAL} neutral pairs`,
+  );
+  console.log(
+    `  recall ${s.recall.toFixed(3)}  precision ${s.precision.toFixed(3)}` +
+      `  false alarms per 100 entailment ${s.falseAlarmsPer100Entailment.toFixed(2)}, per 100 neutral ${s.falseAlarmsPer100Neutral.toFixed(2)}`,
+  );
+  console.log(
+    `  contradictions never compared: ${s.neverCompared ?? 'unknown'}; flagged only as pending candidates: ${s.pendingOnly}`,
+  );
 }
 
 /** Misses and false alarms, one line each, with what decided. */
@@ -104,7 +110,11 @@ export function explain(outcomes: readonly Outcome[]): void {
   for (const o of outcomes) {
     const flagged = o.found !== 'none';
     if (flagged === (o.pair.label === 'CONTRADICTION')) continue;
-    const what = flagged ? `FALSE ALARM (${o.pair.label.toLowerCase()}, ${o.found})` : o.compared === false ? 'MISS (never compared)' : 'MISS';
+    const what = flagged
+      ? `FALSE ALARM (${o.pair.label.toLowerCase()}, ${o.found})`
+      : o.compared === false
+        ? 'MISS (never compared)'
+        : 'MISS';
     console.log(`${what} #${o.pair.id} [${o.reason}]\n    A: ${o.pair.a}\n    B: ${o.pair.b}`);
   }
 }
@@ -121,15 +131,26 @@ export function benchModelDir(): string {
  */
 export function cachePath(modelDir: string, name: string): string {
   const centre = join(modelDir, CENTRE_FILE);
-  const print = createHash('sha256').update(`${statSync(join(modelDir, 'model.onnx')).size}:${existsSync(centre) ? readFileSync(centre, 'utf8') : ''}`).digest('hex').slice(0, 8);
+  const print = createHash('sha256')
+    .update(
+      `${statSync(join(modelDir, 'model.onnx')).size}:${existsSync(centre) ? readFileSync(centre, 'utf8') : ''}`,
+    )
+    .digest('hex')
+    .slice(0, 8);
   return join(tmpdir(), `flashbulb-sick-${basename(modelDir)}-${print}-${name}`);
 }
 
 /** Cosine of A and B per pair id, from {@link benchModelDir}'s model (cached per model and split). */
-export async function cosinesOf(split: string, pairs: readonly SickPair[]): Promise<Map<string, number>> {
+export async function cosinesOf(
+  split: string,
+  pairs: readonly SickPair[],
+): Promise<Map<string, number>> {
   const modelDir = benchModelDir();
   const cache = cachePath(modelDir, `${split}-cosines.json`);
-  if (existsSync(cache)) return new Map(Object.entries(JSON.parse(readFileSync(cache, 'utf8')) as Record<string, number>));
+  if (existsSync(cache))
+    return new Map(
+      Object.entries(JSON.parse(readFileSync(cache, 'utf8')) as Record<string, number>),
+    );
   const embedder = await createOnnxEmbedder({ modelDir, threads: 1 });
   const out = new Map<string, number>();
   try {
@@ -138,7 +159,9 @@ export async function cosinesOf(split: string, pairs: readonly SickPair[]): Prom
       const v = await embedder.embed(chunk.flatMap((p) => [p.a, p.b]));
       chunk.forEach((p, j) => {
         let dot = 0;
-        for (let d = 0; d < embedder.dim; d++) dot += (v[2 * j * embedder.dim + d] as number) * (v[(2 * j + 1) * embedder.dim + d] as number);
+        for (let d = 0; d < embedder.dim; d++)
+          dot +=
+            (v[2 * j * embedder.dim + d] as number) * (v[(2 * j + 1) * embedder.dim + d] as number);
         out.set(p.id, dot);
       });
     }

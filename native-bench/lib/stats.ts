@@ -18,7 +18,11 @@ export function percentile(sorted: Float64Array, q: number): number {
   return sorted[rank] ?? Number.NaN;
 }
 
-export function summarize(latenciesMs: readonly number[], errors: number, seconds: number): Summary {
+export function summarize(
+  latenciesMs: readonly number[],
+  errors: number,
+  seconds: number,
+): Summary {
   const sorted = Float64Array.from(latenciesMs).sort();
   let sum = 0;
   for (const v of sorted) sum += v;

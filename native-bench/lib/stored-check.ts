@@ -8,15 +8,31 @@ import type { RunningServer } from './server-process.ts';
 
 const SAMPLE = 2000;
 
-export async function checkStored(server: RunningServer, ackedIds: readonly string[]): Promise<string> {
-  const client = new RestClient({ host: '127.0.0.1', port: server.port, apiKey: server.apiKey, maxSockets: 8 });
+export async function checkStored(
+  server: RunningServer,
+  ackedIds: readonly string[],
+): Promise<string> {
+  const client = new RestClient({
+    host: '127.0.0.1',
+    port: server.port,
+    apiKey: server.apiKey,
+    maxSockets: 8,
+  });
   try {
-    const count = expectJson<{ memory_count: number }>(await client.get('/v1/workspaces/default'), 200, 'count').memory_count;
-    if (count < ackedIds.length) throw new Error(`server holds ${count} memories, but ${ackedIds.length} were acknowledged`);
+    const count = expectJson<{ memory_count: number }>(
+      await client.get('/v1/workspaces/default'),
+      200,
+      'count',
+    ).memory_count;
+    if (count < ackedIds.length)
+      throw new Error(`server holds ${count} memories, but ${ackedIds.length} were acknowledged`);
     const step = Math.max(1, Math.floor(ackedIds.length / SAMPLE));
     const sample = ackedIds.filter((_, i) => i % step === 0 || i === ackedIds.length - 1);
     const missing = await missingIds(client, sample);
-    if (missing.length > 0) throw new Error(`${missing.length} of ${sample.length} sampled acknowledged ids are gone, e.g. ${missing[0]}`);
+    if (missing.length > 0)
+      throw new Error(
+        `${missing.length} of ${sample.length} sampled acknowledged ids are gone, e.g. ${missing[0]}`,
+      );
     return `${count} held; ${sample.length} sampled acked ids read back`;
   } finally {
     client.close();

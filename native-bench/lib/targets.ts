@@ -25,10 +25,34 @@ interface Target {
 }
 
 const TARGETS: readonly Target[] = [
-  { op: 'remember', concurrency: 32, description: 'remember >= 3,000/s at 32 clients', met: (r) => r.opsPerS >= 3000, actual: (r) => `${r.opsPerS.toFixed(0)}/s` },
-  { op: 'get', concurrency: 32, description: 'get >= 15,000/s at 32 clients', met: (r) => r.opsPerS >= 15000, actual: (r) => `${r.opsPerS.toFixed(0)}/s` },
-  { op: 'remember', concurrency: 1, description: 'remember p99 < 5 ms at 1 client', met: (r) => r.p99Ms < 5, actual: (r) => `${r.p99Ms.toFixed(2)} ms` },
-  { op: 'get', concurrency: 1, description: 'get p99 < 1 ms at 1 client', met: (r) => r.p99Ms < 1, actual: (r) => `${r.p99Ms.toFixed(2)} ms` },
+  {
+    op: 'remember',
+    concurrency: 32,
+    description: 'remember >= 3,000/s at 32 clients',
+    met: (r) => r.opsPerS >= 3000,
+    actual: (r) => `${r.opsPerS.toFixed(0)}/s`,
+  },
+  {
+    op: 'get',
+    concurrency: 32,
+    description: 'get >= 15,000/s at 32 clients',
+    met: (r) => r.opsPerS >= 15000,
+    actual: (r) => `${r.opsPerS.toFixed(0)}/s`,
+  },
+  {
+    op: 'remember',
+    concurrency: 1,
+    description: 'remember p99 < 5 ms at 1 client',
+    met: (r) => r.p99Ms < 5,
+    actual: (r) => `${r.p99Ms.toFixed(2)} ms`,
+  },
+  {
+    op: 'get',
+    concurrency: 1,
+    description: 'get p99 < 1 ms at 1 client',
+    met: (r) => r.p99Ms < 1,
+    actual: (r) => `${r.p99Ms.toFixed(2)} ms`,
+  },
 ];
 
 export function checkTargets(results: readonly PhaseResult[]): TargetCheck[] {

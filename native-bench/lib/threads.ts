@@ -71,7 +71,11 @@ export interface ThreadDelta {
 }
 
 /** What each role used between two samples (threads that started meanwhile count from zero). */
-export function threadDeltas(pid: number, before: readonly ThreadSample[], after: readonly ThreadSample[]): ThreadDelta[] {
+export function threadDeltas(
+  pid: number,
+  before: readonly ThreadSample[],
+  after: readonly ThreadSample[],
+): ThreadDelta[] {
   const named = roles(pid, after);
   const first = new Map(before.map((t) => [t.tid, t]));
   const byRole = new Map<string, ThreadDelta>();

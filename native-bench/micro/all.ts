@@ -11,7 +11,16 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { listFlag } from '../lib/args.ts';
 
-const SCRIPTS = ['embedding', 'vector-search', 'graph', 'persistence', 'reflection', 'contradiction-overhead', 'grpc-encode', 'worker-hop'];
+const SCRIPTS = [
+  'embedding',
+  'vector-search',
+  'graph',
+  'persistence',
+  'reflection',
+  'contradiction-overhead',
+  'grpc-encode',
+  'worker-hop',
+];
 
 function scriptPath(name: string): string {
   // worker-hop.ts belongs to native-bench/ itself; it is run from there, not copied.
@@ -21,19 +30,35 @@ function scriptPath(name: string): string {
 
 function argsFor(name: string, quick: boolean, maxWait: string | undefined): string[] {
   if (name === 'worker-hop') return quick ? ['--time-ms', '1000'] : [];
-  return [...(quick ? ['--quick'] : []), ...(maxWait === undefined ? [] : ['--max-wait-s', maxWait])];
+  return [
+    ...(quick ? ['--quick'] : []),
+    ...(maxWait === undefined ? [] : ['--max-wait-s', maxWait]),
+  ];
 }
 
 function main(): void {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { quick: { type: 'boolean' }, 'max-wait-s': { type: 'string' }, only: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      quick: { type: 'boolean' },
+      'max-wait-s': { type: 'string' },
+      only: { type: 'string' },
+    },
+  });
   const quick = values.quick === true;
   const only = listFlag(values, 'only', SCRIPTS);
   const failed: string[] = [];
   for (const name of SCRIPTS.filter((s) => only.includes(s))) {
     console.log(`\n=== ${name}${quick ? ' (quick)' : ''} ===`);
     const started = Date.now();
-    const r = spawnSync(process.execPath, ['--import', 'tsx', scriptPath(name), ...argsFor(name, quick, values['max-wait-s'])], { stdio: 'inherit' });
-    console.log(`=== ${name}: ${r.status === 0 ? 'done' : `FAILED (${r.status ?? r.signal})`} in ${((Date.now() - started) / 1000).toFixed(0)} s ===`);
+    const r = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', scriptPath(name), ...argsFor(name, quick, values['max-wait-s'])],
+      { stdio: 'inherit' },
+    );
+    console.log(
+      `=== ${name}: ${r.status === 0 ? 'done' : `FAILED (${r.status ?? r.signal})`} in ${((Date.now() - started) / 1000).toFixed(0)} s ===`,
+    );
     if (r.status !== 0) failed.push(name);
   }
   if (failed.length > 0) {

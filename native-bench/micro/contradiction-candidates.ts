@@ -18,7 +18,12 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { createOnnxEmbedder } from '../../src/embedding/onnx-embedder.ts';
-import { classifyPair, isCandidate, MIN_SIMILARITY, UNCERTAIN } from '../../src/analysis/contradiction.ts';
+import {
+  classifyPair,
+  isCandidate,
+  MIN_SIMILARITY,
+  UNCERTAIN,
+} from '../../src/analysis/contradiction.ts';
 import type { Lexicon } from '../../src/analysis/lexicon.ts';
 import { loadLexicon } from '../../src/shard/lexicon-loader.ts';
 import { LexicalIndex } from '../../src/shard/index/lexical.ts';
@@ -32,8 +37,14 @@ const DIM = 384;
 type Rule = (a: string, b: string, sim: number) => boolean;
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ options: { data: { type: 'string' }, conversations: { type: 'string' } } });
-  const path = [typeof values.data === 'string' ? values.data : '', '../shared/data/locomo-dev.json', '../../shared/data/locomo-dev.json']
+  const { values } = parseArgs({
+    options: { data: { type: 'string' }, conversations: { type: 'string' } },
+  });
+  const path = [
+    typeof values.data === 'string' ? values.data : '',
+    '../shared/data/locomo-dev.json',
+    '../../shared/data/locomo-dev.json',
+  ]
     .filter(Boolean)
     .map((p) => resolve(p))
     .find((p) => existsSync(p));
@@ -52,13 +63,31 @@ async function main(): Promise<void> {
   const rows = [
     row('cosine ≥ 0.55 only', texts, near, (_a, _b, sim) => sim >= MIN_SIMILARITY, lexicon),
     row('candidate rule', texts, near, isCandidate, lexicon),
-    row(`candidate rule, + ${LEXICAL_NEIGHBOURS} by BM25`, texts, [...near, ...words], isCandidate, lexicon, (search.user + search.system) / texts.length),
+    row(
+      `candidate rule, + ${LEXICAL_NEIGHBOURS} by BM25`,
+      texts,
+      [...near, ...words],
+      isCandidate,
+      lexicon,
+      (search.user + search.system) / texts.length,
+    ),
   ];
-  console.log(`${texts.length} turns of LoCoMo conversations ${picked.join(', ')}, ${NEIGHBOURS} nearest earlier turns each`);
-  console.log(formatTable(['pairs compared', 'per remember', 'flagged', 'µs CPU per remember'], rows));
+  console.log(
+    `${texts.length} turns of LoCoMo conversations ${picked.join(', ')}, ${NEIGHBOURS} nearest earlier turns each`,
+  );
+  console.log(
+    formatTable(['pairs compared', 'per remember', 'flagged', 'µs CPU per remember'], rows),
+  );
 }
 
-function row(name: string, texts: readonly string[], pairs: ReadonlyArray<[number, number, number]>, rule: Rule, lexicon: Lexicon, searchUs = 0): Array<string | number> {
+function row(
+  name: string,
+  texts: readonly string[],
+  pairs: ReadonlyArray<[number, number, number]>,
+  rule: Rule,
+  lexicon: Lexicon,
+  searchUs = 0,
+): Array<string | number> {
   let compared = 0;
   let flagged = 0;
   const c0 = process.cpuUsage();
@@ -74,18 +103,32 @@ function row(name: string, texts: readonly string[], pairs: ReadonlyArray<[numbe
     }
   }
   const cpu = process.cpuUsage(c0);
-  return [name, compared, compared / texts.length, flagged, (cpu.user + cpu.system) / 5 / texts.length + searchUs];
+  return [
+    name,
+    compared,
+    compared / texts.length,
+    flagged,
+    (cpu.user + cpu.system) / 5 / texts.length + searchUs,
+  ];
 }
 
 /** For each turn, its best earlier turns by BM25 that are not among its nearest by vector: [turn, earlier turn, cosine]. */
-function lexicalPairs(texts: readonly string[], vectors: readonly Float32Array[], near: ReadonlyArray<[number, number, number]>): Array<[number, number, number]> {
+function lexicalPairs(
+  texts: readonly string[],
+  vectors: readonly Float32Array[],
+  near: ReadonlyArray<[number, number, number]>,
+): Array<[number, number, number]> {
   const nearOf = new Map<number, Set<string>>();
   for (const [t, j] of near) nearOf.set(t, (nearOf.get(t) ?? new Set()).add(String(j)));
   const index = new LexicalIndex();
   const out: Array<[number, number, number]> = [];
   for (let i = 0; i < texts.length; i++) {
     const seen = nearOf.get(i) ?? new Set();
-    for (const hit of index.search(index.query(texts[i] as string), LEXICAL_NEIGHBOURS, (id) => !seen.has(id))) {
+    for (const hit of index.search(
+      index.query(texts[i] as string),
+      LEXICAL_NEIGHBOURS,
+      (id) => !seen.has(id),
+    )) {
       const j = Number(hit.id);
       out.push([i, j, dot(vectors[i] as Float32Array, vectors[j] as Float32Array)]);
     }
@@ -99,7 +142,8 @@ function neighbourPairs(vectors: readonly Float32Array[]): Array<[number, number
   const out: Array<[number, number, number]> = [];
   for (let i = 1; i < vectors.length; i++) {
     const sims: Array<[number, number]> = [];
-    for (let j = 0; j < i; j++) sims.push([j, dot(vectors[i] as Float32Array, vectors[j] as Float32Array)]);
+    for (let j = 0; j < i; j++)
+      sims.push([j, dot(vectors[i] as Float32Array, vectors[j] as Float32Array)]);
     sims.sort((x, y) => y[1] - x[1]);
     for (const [j, s] of sims.slice(0, NEIGHBOURS)) out.push([i, j, s]);
   }
@@ -119,7 +163,9 @@ interface Turn {
 
 /** Every turn as the retrieval benchmark stores it: "<speaker>: <text>". */
 function turns(path: string, picked: readonly number[]): string[] {
-  const all = JSON.parse(readFileSync(path, 'utf8')) as Array<{ conversation: Record<string, unknown> }>;
+  const all = JSON.parse(readFileSync(path, 'utf8')) as Array<{
+    conversation: Record<string, unknown>;
+  }>;
   return picked.flatMap((n) => {
     const c = all[n]?.conversation ?? {};
     return Object.keys(c)
@@ -138,7 +184,8 @@ async function embed(texts: readonly string[], picked: readonly number[]): Promi
   } else {
     const model = await createOnnxEmbedder({ modelDir: DEFAULTS.FLASHBULB_MODEL_DIR, threads: 1 });
     flat = new Float32Array(texts.length * DIM);
-    for (let i = 0; i < texts.length; i += 64) flat.set(await model.embedBatch(texts.slice(i, i + 64)), i * DIM);
+    for (let i = 0; i < texts.length; i += 64)
+      flat.set(await model.embedBatch(texts.slice(i, i + 64)), i * DIM);
     await model.close();
     writeFileSync(cache, Buffer.from(flat.buffer, flat.byteOffset, flat.byteLength));
   }

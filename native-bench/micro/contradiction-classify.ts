@@ -15,7 +15,9 @@ import { Rng } from '../lib/prng.ts';
 import { classifyPair } from '../../src/analysis/contradiction.ts';
 import { loadLexicon } from '../../src/shard/lexicon-loader.ts';
 
-const { values } = parseArgs({ options: { pairs: { type: 'string' }, rounds: { type: 'string' } } });
+const { values } = parseArgs({
+  options: { pairs: { type: 'string' }, rounds: { type: 'string' } },
+});
 const pairs = numberFlag(values, 'pairs', 9000);
 const rounds = numberFlag(values, 'rounds', 3);
 const lexicon = await loadLexicon();
@@ -25,10 +27,16 @@ const texts = Array.from({ length: 4000 }, () => {
   for (let i = rng.int(3); i > 0; i--) t += ` ${sentence(rng)}`;
   return t;
 });
-const pairAt = (i: number): [string, string] => [texts[(i * 13) % texts.length] as string, texts[(i * 31 + 5) % texts.length] as string];
+const pairAt = (i: number): [string, string] => [
+  texts[(i * 13) % texts.length] as string,
+  texts[(i * 31 + 5) % texts.length] as string,
+];
 // Warm-up: the lexicon memoises per word.
 for (let i = 0; i < 2000; i++) classifyPair(...pairAt(i + pairs), 0.7, { lexicon });
-const fresh = (i: number): [string, string] => [`${texts[(i * 13) % texts.length] as string} #${i}`, `${texts[(i * 31 + 5) % texts.length] as string} #${i}`];
+const fresh = (i: number): [string, string] => [
+  `${texts[(i * 13) % texts.length] as string} #${i}`,
+  `${texts[(i * 31 + 5) % texts.length] as string} #${i}`,
+];
 const checks = Math.floor(pairs / 9);
 for (let r = 1; r <= rounds; r++) {
   let t0 = performance.now();
@@ -37,8 +45,11 @@ for (let r = 1; r <= rounds; r++) {
   t0 = performance.now();
   for (let c = 0; c < checks; c++) {
     const at = 1000 + ((c + r * checks) % (texts.length - 1000));
-    for (let j = 0; j < 9; j++) classifyPair(texts[at - 1 - rng.int(1000)] as string, texts[at] as string, 0.7, { lexicon });
+    for (let j = 0; j < 9; j++)
+      classifyPair(texts[at - 1 - rng.int(1000)] as string, texts[at] as string, 0.7, { lexicon });
   }
   const perCheck = ((performance.now() - t0) / checks) * 1000;
-  console.log(`round ${r}: ${perPair.toFixed(1)} µs per pair of new statements; ${perCheck.toFixed(0)} µs per check of 9 pairs (${pairs} pairs, ${checks} checks)`);
+  console.log(
+    `round ${r}: ${perPair.toFixed(1)} µs per pair of new statements; ${perCheck.toFixed(0)} µs per check of 9 pairs (${pairs} pairs, ${checks} checks)`,
+  );
 }

@@ -31,7 +31,11 @@ export async function seedShardDir(dir: string, statements: readonly Statement[]
   mkdirSync(dir, { recursive: true });
   const ids = new IdGenerator();
   const t0 = Date.now() - statements.length;
-  const records: LogRecord[] = statements.map((s, i) => ({ t: 'put', ws: WS, m: toStored(memory(ids.next(t0 + i), (t0 + i) * 1000, s.vector, s.content)) }));
+  const records: LogRecord[] = statements.map((s, i) => ({
+    t: 'put',
+    ws: WS,
+    m: toStored(memory(ids.next(t0 + i), (t0 + i) * 1000, s.vector, s.content)),
+  }));
   await writeSnapshot(dir, { shard: 0, walSeq: 1, state: stateOf(records) });
 }
 
@@ -46,9 +50,19 @@ export function newItems(base: readonly Statement[], n: number, seed: number): R
   return Array.from({ length: n }, (_, i) => {
     const s = base[rng.int(base.length)] as Statement;
     const content =
-      i % 3 === 0 ? `It is not true that ${s.content.charAt(0).toLowerCase()}${s.content.slice(1)}`
-      : i % 3 === 1 ? s.content.replace(/\(ref \d+\)/, `(ref ${rng.int(100_000)})`)
-      : `As noted before: ${s.content}`;
-    return { content, importance: 0.5, context: { source: 'bench' }, entityId: null, kind: 'episode', embedding: near(s.vector, rng), edges: [] };
+      i % 3 === 0
+        ? `It is not true that ${s.content.charAt(0).toLowerCase()}${s.content.slice(1)}`
+        : i % 3 === 1
+          ? s.content.replace(/\(ref \d+\)/, `(ref ${rng.int(100_000)})`)
+          : `As noted before: ${s.content}`;
+    return {
+      content,
+      importance: 0.5,
+      context: { source: 'bench' },
+      entityId: null,
+      kind: 'episode',
+      embedding: near(s.vector, rng),
+      edges: [],
+    };
   });
 }

@@ -37,9 +37,22 @@ interface Config {
  * it adopts): two shards in one process share one thread, and a backlog of checks left by one
  * measurement would otherwise slow the next.
  */
-async function openShard(seed: string, dir: string, checks: boolean, items: readonly RememberItem[]): Promise<Config> {
+async function openShard(
+  seed: string,
+  dir: string,
+  checks: boolean,
+  items: readonly RememberItem[],
+): Promise<Config> {
   cpSync(seed, dir, { recursive: true });
-  const shard = new Shard({ shard: 0, dir, durability: 'os', snapshotIntervalS: 86_400, snapshotWalBytes: 2 ** 40, eraseWithinS: 3600, contradictions: checks });
+  const shard = new Shard({
+    shard: 0,
+    dir,
+    durability: 'os',
+    snapshotIntervalS: 86_400,
+    snapshotWalBytes: 2 ** 40,
+    eraseWithinS: 3600,
+    contradictions: checks,
+  });
   await indexed(shard);
   let i = 0;
   return { checks, shard, next: () => items[i++ % items.length] as RememberItem };
@@ -54,7 +67,14 @@ async function indexed(shard: Shard): Promise<void> {
 async function prepareSeed(dir: string, memories: number): Promise<RememberItem[]> {
   const statements = baseStatements(memories, 31);
   await seedShardDir(dir, statements);
-  const shard = new Shard({ shard: 0, dir, durability: 'os', snapshotIntervalS: 86_400, snapshotWalBytes: 2 ** 40, eraseWithinS: 3600 });
+  const shard = new Shard({
+    shard: 0,
+    dir,
+    durability: 'os',
+    snapshotIntervalS: 86_400,
+    snapshotWalBytes: 2 ** 40,
+    eraseWithinS: 3600,
+  });
   await indexed(shard);
   await shard.shutdown();
   return newItems(statements, 5000, 32);
@@ -79,20 +99,31 @@ const LOADS: readonly Load[] = [
 ];
 
 function runLoad(load: Load, c: Config, timeMs: number, name: string): Promise<Measured> {
-  if (load.rate !== null) return measurePaced(name, () => write(c), { ratePerS: load.rate, timeMs });
+  if (load.rate !== null)
+    return measurePaced(name, () => write(c), { ratePerS: load.rate, timeMs });
   if (load.writers === 1) return measure(name, () => write(c), { timeMs, iterations: 200 });
   return measureConcurrent(name, () => write(c), { concurrency: load.writers, timeMs });
 }
 
 /** The CPU one after-write check costs (neighbour search + classifier), timed by itself. */
-async function checkAlone(seed: string, items: readonly RememberItem[], timeMs: number): Promise<Measured> {
-  const { state } = recoverShard(seed, { afterSnapshot: (st, walSeq) => loadGraphs(seed, walSeq, st) });
+async function checkAlone(
+  seed: string,
+  items: readonly RememberItem[],
+  timeMs: number,
+): Promise<Measured> {
+  const { state } = recoverShard(seed, {
+    afterSnapshot: (st, walSeq) => loadGraphs(seed, walSeq, st),
+  });
   const w = state.workspaces.get(WS);
   if (!w) throw new Error('no workspace to check');
   const now = Date.now() * 1000;
   const fresh = items.map((item, i) => memory(`new-${i}`, now, item.embedding, item.content));
   let i = 0;
-  return measure('check alone', () => void checkContradictions(w, [fresh[i++ % fresh.length] as MemoryRecord], now), { timeMs, iterations: 200 });
+  return measure(
+    'check alone',
+    () => void checkContradictions(w, [fresh[i++ % fresh.length] as MemoryRecord], now),
+    { timeMs, iterations: 200 },
+  );
 }
 
 async function main(): Promise<void> {
@@ -110,15 +141,36 @@ async function main(): Promise<void> {
       for (const load of LOADS) {
         for (const checks of [false, true]) {
           const c = await openShard(seed, join(base, `run-${run++}`), checks, items);
-          const m = await runLoad(load, c, timeMs, `checks ${checks ? 'on' : 'off'}, ${load.label}, round ${round}`);
+          const m = await runLoad(
+            load,
+            c,
+            timeMs,
+            `checks ${checks ? 'on' : 'off'}, ${load.label}, round ${round}`,
+          );
           found.set(checks, (found.get(checks) ?? 0) + c.shard.takeContradictions().found);
           await c.shard.shutdown();
-          rows.push([load.label, checks ? 'on' : 'off', round, m.p50Ms, m.p99Ms, m.perS, loadCell(m.quiet)]);
+          rows.push([
+            load.label,
+            checks ? 'on' : 'off',
+            round,
+            m.p50Ms,
+            m.p99Ms,
+            m.perS,
+            loadCell(m.quiet),
+          ]);
         }
       }
     }
     const alone = await checkAlone(seed, items, timeMs);
-    rows.push(['check alone, per new memory', '-', '-', alone.p50Ms, alone.p99Ms, alone.perS, loadCell(alone.quiet)]);
+    rows.push([
+      'check alone, per new memory',
+      '-',
+      '-',
+      alone.p50Ms,
+      alone.p99Ms,
+      alone.perS,
+      loadCell(alone.quiet),
+    ]);
     report(
       `Write latency with and without contradiction checks (${memories.toLocaleString('en')} memories seeded, durability 'os')`,
       formatTable(['traffic', 'checks', 'round', 'p50 ms', 'p99 ms', 'writes/s', 'load'], rows),

@@ -28,7 +28,11 @@ interface CpuRun {
 }
 
 /** Embeds sentences for `seconds`, `batch` per model run; CPU of this whole process meanwhile. */
-async function run(model: OnnxEmbedder, rng: Rng, opts: { seconds: number; batch: number }): Promise<CpuRun> {
+async function run(
+  model: OnnxEmbedder,
+  rng: Rng,
+  opts: { seconds: number; batch: number },
+): Promise<CpuRun> {
   for (let i = 0; i < 5; i++) await model.embedBatch([corpusSentence(rng)]);
   const cpu0 = process.cpuUsage();
   const machine0 = machineBusySeconds();
@@ -41,11 +45,23 @@ async function run(model: OnnxEmbedder, rng: Rng, opts: { seconds: number; batch
   const wallS = (performance.now() - t0) / 1000;
   const used = process.cpuUsage(cpu0);
   const cpuS = (used.user + used.system) / 1e6;
-  return { sentences, wallS, cpuS, otherCores: Math.max(0, machineBusySeconds() - machine0 - cpuS) / wallS };
+  return {
+    sentences,
+    wallS,
+    cpuS,
+    otherCores: Math.max(0, machineBusySeconds() - machine0 - cpuS) / wallS,
+  };
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { threads: { type: 'string' }, seconds: { type: 'string' }, 'model-dir': { type: 'string' } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      threads: { type: 'string' },
+      seconds: { type: 'string' },
+      'model-dir': { type: 'string' },
+    },
+  });
   const threadCounts = (stringFlag(values, 'threads') ?? '1,2').split(',').map(Number);
   const seconds = numberFlag(values, 'seconds', 4);
   const modelDir = stringFlag(values, 'model-dir') ?? DEFAULT_MODEL;
@@ -56,15 +72,40 @@ async function main(): Promise<void> {
       try {
         for (const batch of [1, 8]) {
           const r = await run(model, new Rng(42), { seconds, batch });
-          rows.push([threads, spin ? 'yes' : 'no', batch, (r.sentences / r.wallS).toFixed(1), ((r.wallS * 1000) / r.sentences).toFixed(2), ((r.cpuS * 1000) / r.sentences).toFixed(2), (r.cpuS / r.wallS).toFixed(2), r.otherCores.toFixed(2)]);
-          console.error(`threads ${threads}, spin ${spin}, batch ${batch}: ${rows[rows.length - 1]?.slice(3).join(' | ')}`);
+          rows.push([
+            threads,
+            spin ? 'yes' : 'no',
+            batch,
+            (r.sentences / r.wallS).toFixed(1),
+            ((r.wallS * 1000) / r.sentences).toFixed(2),
+            ((r.cpuS * 1000) / r.sentences).toFixed(2),
+            (r.cpuS / r.wallS).toFixed(2),
+            r.otherCores.toFixed(2),
+          ]);
+          console.error(
+            `threads ${threads}, spin ${spin}, batch ${batch}: ${rows[rows.length - 1]?.slice(3).join(' | ')}`,
+          );
         }
       } finally {
         await model.close();
       }
     }
   }
-  console.log(formatTable(['ONNX threads', 'spin', 'per run', 'sentences/s', 'wall ms/sentence', 'CPU ms/sentence', 'cores used', 'other cores'], rows));
+  console.log(
+    formatTable(
+      [
+        'ONNX threads',
+        'spin',
+        'per run',
+        'sentences/s',
+        'wall ms/sentence',
+        'CPU ms/sentence',
+        'cores used',
+        'other cores',
+      ],
+      rows,
+    ),
+  );
 }
 
 main().catch((err: unknown) => {

@@ -27,12 +27,26 @@ async function timed(fn: () => Promise<unknown>): Promise<number> {
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { rounds: { type: 'string' }, threads: { type: 'string' }, 'model-dir': { type: 'string' } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      rounds: { type: 'string' },
+      threads: { type: 'string' },
+      'model-dir': { type: 'string' },
+    },
+  });
   const rounds = numberFlag(values, 'rounds', 300);
   const threads = numberFlag(values, 'threads', 2);
   const modelDir = stringFlag(values, 'model-dir') ?? DEFAULT_MODEL;
   const direct = await createOnnxEmbedder({ modelDir, threads });
-  const pool = await createEmbeddingPool({ modelDir, workers: 1, threads, maxBatch: 32, cacheSize: 0, maxQueued: 64 });
+  const pool = await createEmbeddingPool({
+    modelDir,
+    workers: 1,
+    threads,
+    maxBatch: 32,
+    cacheSize: 0,
+    maxQueued: 64,
+  });
   const directMs: number[] = [];
   const poolMs: number[] = [];
   try {
@@ -51,7 +65,9 @@ async function main(): Promise<void> {
     await direct.close();
     await pool.close();
   }
-  console.log(`${rounds - WARMUP} rounds, ${threads} ONNX threads: direct p50 ${p50(directMs).toFixed(2)} ms, through the pool p50 ${p50(poolMs).toFixed(2)} ms`);
+  console.log(
+    `${rounds - WARMUP} rounds, ${threads} ONNX threads: direct p50 ${p50(directMs).toFixed(2)} ms, through the pool p50 ${p50(poolMs).toFixed(2)} ms`,
+  );
 }
 
 main().catch((err: unknown) => {

@@ -18,7 +18,13 @@ import { CANDIDATE_DEPTH } from '../../src/recall/strategies.ts';
 import { load1 } from './quiet.ts';
 import { VectorSource } from './vectors.ts';
 
-const { values } = parseArgs({ options: { sizes: { type: 'string' }, 'sleep-ms': { type: 'string' }, searches: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string' },
+    'sleep-ms': { type: 'string' },
+    searches: { type: 'string' },
+  },
+});
 const SIZES = (stringFlag(values, 'sizes') ?? '100,300,1000').split(',').map(Number);
 const SLEEP_MS = numberFlag(values, 'sleep-ms', 9);
 const SEARCHES = numberFlag(values, 'searches', 400);
@@ -64,6 +70,15 @@ for (const n of SIZES) {
     rows.push([n, name, median(hot).toFixed(4), median(cold).toFixed(4), load1().toFixed(2)]);
   }
 }
-console.log(`\n## Exact scan below EXACT_MAX (${DIM}-d clustered vectors, k ${CANDIDATE_DEPTH}; medians)\n`);
-console.log(formatMarkdown(['vectors', 'scan', 'ms back to back', `ms after ${SLEEP_MS} ms asleep`, 'load'], rows));
-console.log('\nShows: what the shard thread spends on a small workspace\'s dense candidates, busy and woken from idle.');
+console.log(
+  `\n## Exact scan below EXACT_MAX (${DIM}-d clustered vectors, k ${CANDIDATE_DEPTH}; medians)\n`,
+);
+console.log(
+  formatMarkdown(
+    ['vectors', 'scan', 'ms back to back', `ms after ${SLEEP_MS} ms asleep`, 'load'],
+    rows,
+  ),
+);
+console.log(
+  "\nShows: what the shard thread spends on a small workspace's dense candidates, busy and woken from idle.",
+);

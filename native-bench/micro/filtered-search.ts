@@ -25,9 +25,13 @@ const source = new VectorSource({ kind: 'clustered', dim: 384, seed: 11 });
 const vectors = source.many(N);
 const queries = source.many(100);
 const index = new VectorIndex();
-vectors.forEach((v, i) => { index.upsert(`m${i}`, v); });
+vectors.forEach((v, i) => {
+  index.upsert(`m${i}`, v);
+});
 const exactIndex = new VectorIndex();
-vectors.forEach((v, i) => { exactIndex.upsert(`m${i}`, v); });
+vectors.forEach((v, i) => {
+  exactIndex.upsert(`m${i}`, v);
+});
 const { ms: buildMs } = await timed(() => {
   while (index.indexSome(60_000)) {
     /* build the graph */
@@ -54,13 +58,48 @@ for (const s of SELECTIVITIES) {
   let hit = 0;
   let full = 0;
   for (const query of queries) {
-    const want = new Set(exactIndex.search(query, { k: K, ef: K, ...(filter ? { filter } : {}) }).map((x) => x.id));
+    const want = new Set(
+      exactIndex.search(query, { k: K, ef: K, ...(filter ? { filter } : {}) }).map((x) => x.id),
+    );
     const got = index.search(query, { k: K, ef: EF, ...(filter ? { filter } : {}) });
     hit += got.filter((x) => want.has(x.id)).length;
     if (got.length === Math.min(K, matching)) full += 1;
   }
-  const hnsw = await measure(`hnsw filter ${s}`, () => void index.search(q(), { k: K, ef: EF, ...(filter ? { filter } : {}) }), { timeMs: TIME_MS, iterations: 100 });
-  const exact = await measure(`exact filter ${s}`, () => void exactIndex.search(q(), { k: K, ef: K, ...(filter ? { filter } : {}) }), { timeMs: TIME_MS, iterations: 20, warmup: 3 });
-  rows.push([s, matching, hnsw.p50Ms, hnsw.p99Ms, hit / (K * queries.length), `${full}/${queries.length}`, exact.p50Ms, exact.p99Ms, loadCell(hnsw.quiet)]);
+  const hnsw = await measure(
+    `hnsw filter ${s}`,
+    () => void index.search(q(), { k: K, ef: EF, ...(filter ? { filter } : {}) }),
+    { timeMs: TIME_MS, iterations: 100 },
+  );
+  const exact = await measure(
+    `exact filter ${s}`,
+    () => void exactIndex.search(q(), { k: K, ef: K, ...(filter ? { filter } : {}) }),
+    { timeMs: TIME_MS, iterations: 20, warmup: 3 },
+  );
+  rows.push([
+    s,
+    matching,
+    hnsw.p50Ms,
+    hnsw.p99Ms,
+    hit / (K * queries.length),
+    `${full}/${queries.length}`,
+    exact.p50Ms,
+    exact.p99Ms,
+    loadCell(hnsw.quiet),
+  ]);
 }
-console.log(formatMarkdown(['selectivity', 'matching', 'HNSW p50 ms', 'HNSW p99 ms', 'recall@10', 'top_k returned', 'exact p50 ms', 'exact p99 ms', 'load'], rows));
+console.log(
+  formatMarkdown(
+    [
+      'selectivity',
+      'matching',
+      'HNSW p50 ms',
+      'HNSW p99 ms',
+      'recall@10',
+      'top_k returned',
+      'exact p50 ms',
+      'exact p99 ms',
+      'load',
+    ],
+    rows,
+  ),
+);

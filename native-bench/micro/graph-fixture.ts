@@ -24,14 +24,41 @@ export interface GraphFixture {
   hubDegree: number;
 }
 
-export function memory(id: string, createdAt: number, embedding: Float32Array, content = `memory ${id}`): MemoryRecord {
+export function memory(
+  id: string,
+  createdAt: number,
+  embedding: Float32Array,
+  content = `memory ${id}`,
+): MemoryRecord {
   return {
-    id, content, importance: 0.5, context: { source: 'bench' }, entityId: null, kind: 'episode', embedding,
-    createdAt, updatedAt: createdAt, lastAccessedAt: createdAt, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null, occurredAt: createdAt, speaker: null, conversationId: null, messageId: null,
+    id,
+    content,
+    importance: 0.5,
+    context: { source: 'bench' },
+    entityId: null,
+    kind: 'episode',
+    embedding,
+    createdAt,
+    updatedAt: createdAt,
+    lastAccessedAt: createdAt,
+    accessCount: 0,
+    logicalClock: 0,
+    sourceMemoryIds: null,
+    supersededBy: null,
+    expiresAt: null,
+    occurredAt: createdAt,
+    speaker: null,
+    conversationId: null,
+    messageId: null,
   };
 }
 
-export function buildGraph(opts: { edges: number; perMemory: number; hubs: number; seed: number }): GraphFixture {
+export function buildGraph(opts: {
+  edges: number;
+  perMemory: number;
+  hubs: number;
+  seed: number;
+}): GraphFixture {
   const rng = new Rng(opts.seed);
   const ws = new Workspace('bench');
   const gen = new IdGenerator();
@@ -53,12 +80,20 @@ export function buildGraph(opts: { edges: number; perMemory: number; hubs: numbe
       const roll = rng.next();
       let target: number;
       let type: EdgeType;
-      if (roll < 0.4) [target, type] = [i - 1 - rng.int(Math.min(50, i - opts.hubs)), rng.pick(LOCAL)];
-      else if (roll < 0.8 && endpoints.length > 0) [target, type] = [endpoints[rng.int(endpoints.length)] as number, rng.pick(SPREAD)];
+      if (roll < 0.4)
+        [target, type] = [i - 1 - rng.int(Math.min(50, i - opts.hubs)), rng.pick(LOCAL)];
+      else if (roll < 0.8 && endpoints.length > 0)
+        [target, type] = [endpoints[rng.int(endpoints.length)] as number, rng.pick(SPREAD)];
       else [target, type] = [rng.int(opts.hubs), rng.pick(TO_HUB)];
       if (target === i) continue;
       const before = ws.graph.edgeCount;
-      ws.graph.put({ source_id: ids[i] as string, target_id: ids[target] as string, edge_type: type, confidence: 0.9, timestamp_us: (t0 + i) * 1000 });
+      ws.graph.put({
+        source_id: ids[i] as string,
+        target_id: ids[target] as string,
+        edge_type: type,
+        confidence: 0.9,
+        timestamp_us: (t0 + i) * 1000,
+      });
       if (ws.graph.edgeCount === before) continue;
       endpoints.push(i, target);
       made += 1;

@@ -28,11 +28,32 @@ import { BUSY_NOTE, loadCell } from './quiet.ts';
 const TARGET_P99_MS = 20;
 
 function opContext(state: ShardState): OpContext {
-  return { state, ids: new IdGenerator(), nowUs, commit: () => Promise.resolve(), requestErasure: () => {}, touch: () => {} };
+  return {
+    state,
+    ids: new IdGenerator(),
+    nowUs,
+    commit: () => Promise.resolve(),
+    requestErasure: () => {},
+    touch: () => {},
+  };
 }
 
-function causalSpec(seedId: string, topK: number, edgeTypes: EdgeType[] | null = null): StrategySpec {
-  return { strategy: 'causal', topK, efSearch: 50, entityId: null, timeRange: null, seedId, edgeTypes, maxDepth: 5, alpha: 0.5 };
+function causalSpec(
+  seedId: string,
+  topK: number,
+  edgeTypes: EdgeType[] | null = null,
+): StrategySpec {
+  return {
+    strategy: 'causal',
+    topK,
+    efSearch: 50,
+    entityId: null,
+    timeRange: null,
+    seedId,
+    edgeTypes,
+    maxDepth: 5,
+    alpha: 0.5,
+  };
 }
 
 function medianDegree(ws: Parameters<typeof degree>[0], ids: readonly string[]): number {
@@ -46,7 +67,9 @@ async function main(): Promise<void> {
   const timeMs = quick ? 1000 : 3000;
   const built = await timed(() => buildGraph({ edges, perMemory: 5, hubs: 20, seed: 3 }));
   const { ws, ids, hub, hubDegree } = built.value;
-  console.log(`  built ${ws.memories.size} memories, ${ws.graph.edgeCount} edges in ${(built.ms / 1000).toFixed(1)} s; hub degree ${hubDegree}`);
+  console.log(
+    `  built ${ws.memories.size} memories, ${ws.graph.edgeCount} edges in ${(built.ms / 1000).toFixed(1)} s; hub degree ${hubDegree}`,
+  );
   const state = new ShardState();
   state.workspaces.set(ws.slug, ws);
   const ctx = opContext(state);
@@ -55,30 +78,92 @@ async function main(): Promise<void> {
   // Random start points among memories that have edges (a causal walk from a lone memory is an error).
   const linked = ids.filter((id) => degree(ws, id) > 0);
   const randomId = (): string => linked[rng.int(linked.length)] as string;
-  const withCause = linked.filter((id) => [...ws.graph.outgoing(id), ...ws.graph.incoming(id)].some((e) => e.edge_type === 'caused_by'));
+  const withCause = linked.filter((id) =>
+    [...ws.graph.outgoing(id), ...ws.graph.incoming(id)].some((e) => e.edge_type === 'caused_by'),
+  );
   const randomCauseId = (): string => withCause[rng.int(withCause.length)] as string;
   const cue = new Float32Array(384);
   const cases: Array<[string, string, () => unknown]> = [
-    ['graph op, depth 5, max 500', 'random', () => graph(ctx, ws.slug, { centerId: randomId(), depth: 5, maxNodes: 500, edgeTypes: null, direction: 'both' })],
-    ['graph op, depth 5, max 500', 'hub', () => graph(ctx, ws.slug, { centerId: hub, depth: 5, maxNodes: 500, edgeTypes: null, direction: 'both' })],
+    [
+      'graph op, depth 5, max 500',
+      'random',
+      () =>
+        graph(ctx, ws.slug, {
+          centerId: randomId(),
+          depth: 5,
+          maxNodes: 500,
+          edgeTypes: null,
+          direction: 'both',
+        }),
+    ],
+    [
+      'graph op, depth 5, max 500',
+      'hub',
+      () =>
+        graph(ctx, ws.slug, {
+          centerId: hub,
+          depth: 5,
+          maxNodes: 500,
+          edgeTypes: null,
+          direction: 'both',
+        }),
+    ],
     ['causal walk, top 10', 'random', () => causal(src, cue, causalSpec(randomId(), 10))],
     ['causal walk, top 10', 'hub', () => causal(src, cue, causalSpec(hub, 10))],
     ['causal walk, top 100', 'hub', () => causal(src, cue, causalSpec(hub, 100))],
-    ['causal walk, top 1000 (the cap)', 'random', () => causal(src, cue, causalSpec(randomId(), 1000))],
-    ['causal walk, top 1000, caused_by only', 'random', () => causal(src, cue, causalSpec(randomCauseId(), 1000, ['caused_by']))],
-    ['causal walk, top 100, caused_by only', 'hub', () => causal(src, cue, causalSpec(hub, 100, ['caused_by']))],
-    ['recall op (causal, scored), top 10', 'hub', () => recall(ctx, ws.slug, { cue, cueText: '', similarityMode: 'dense', cueContext: null, strategies: [causalSpec(hub, 10)], weights: DEFAULT_WEIGHTS, withEmbedding: false })],
+    [
+      'causal walk, top 1000 (the cap)',
+      'random',
+      () => causal(src, cue, causalSpec(randomId(), 1000)),
+    ],
+    [
+      'causal walk, top 1000, caused_by only',
+      'random',
+      () => causal(src, cue, causalSpec(randomCauseId(), 1000, ['caused_by'])),
+    ],
+    [
+      'causal walk, top 100, caused_by only',
+      'hub',
+      () => causal(src, cue, causalSpec(hub, 100, ['caused_by'])),
+    ],
+    [
+      'recall op (causal, scored), top 10',
+      'hub',
+      () =>
+        recall(ctx, ws.slug, {
+          cue,
+          cueText: '',
+          similarityMode: 'dense',
+          cueContext: null,
+          strategies: [causalSpec(hub, 10)],
+          weights: DEFAULT_WEIGHTS,
+          withEmbedding: false,
+        }),
+    ],
   ];
   const rows: Cell[][] = [];
   for (const [what, from, fn] of cases) {
     const m = await measure(`${what} from ${from}`, fn, { timeMs, iterations: 200 });
-    rows.push([what, from, m.p50Ms, m.p99Ms, m.p99Ms <= TARGET_P99_MS ? 'yes' : 'NO', loadCell(m.quiet)]);
+    rows.push([
+      what,
+      from,
+      m.p50Ms,
+      m.p99Ms,
+      m.p99Ms <= TARGET_P99_MS ? 'yes' : 'NO',
+      loadCell(m.quiet),
+    ]);
   }
   report(
     `Graph traversal (${ws.memories.size.toLocaleString('en')} memories, ${ws.graph.edgeCount.toLocaleString('en')} edges, hub degree ${hubDegree}, median degree ${medianDegree(ws, linked)})`,
-    formatTable(['operation', 'from', 'p50 ms', 'p99 ms', `p99 ≤ ${TARGET_P99_MS} ms`, 'load'], rows),
+    formatTable(
+      ['operation', 'from', 'p50 ms', 'p99 ms', `p99 ≤ ${TARGET_P99_MS} ms`, 'load'],
+      rows,
+    ),
     'whether graph queries and causal walks stay within the 20 ms p99 target on a 1M-edge workspace, hubs included.',
-    [BUSY_NOTE, 'in-process: the shard op itself, no worker hop or JSON; "hub" = the most connected memory'],
+    [
+      BUSY_NOTE,
+      'in-process: the shard op itself, no worker hop or JSON; "hub" = the most connected memory',
+    ],
   );
 }
 

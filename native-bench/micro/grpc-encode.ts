@@ -70,7 +70,14 @@ function memoryView(i: number): MemoryView {
 }
 
 function recallHit(i: number): RecallHit {
-  return { memory: memoryView(i), score: 0.8 - i / 100, relevance: 0.7, strategy_details: [{ strategy: 'similarity', relevance: 0.7, distance: 0.3, cosine: 0.6, lexical: 0.4 }] };
+  return {
+    memory: memoryView(i),
+    score: 0.8 - i / 100,
+    relevance: 0.7,
+    strategy_details: [
+      { strategy: 'similarity', relevance: 0.7, distance: 0.3, cosine: 0.6, lexical: 0.4 },
+    ],
+  };
 }
 
 /**
@@ -78,17 +85,25 @@ function recallHit(i: number): RecallHit {
  * Float32Array). Only the wrappers around each memory are copied; the rest is shared.
  */
 function withArrays(message: unknown): unknown {
-  const msg = message as { memory?: { embedding?: unknown }; results?: Array<{ memory: { embedding?: unknown } }> };
-  const memory = <T extends { embedding?: unknown }>(m: T): T => (m.embedding instanceof Float32Array ? { ...m, embedding: Array.from(m.embedding) } : m);
-  if (msg.results) return { ...msg, results: msg.results.map((r) => ({ ...r, memory: memory(r.memory) })) };
+  const msg = message as {
+    memory?: { embedding?: unknown };
+    results?: Array<{ memory: { embedding?: unknown } }>;
+  };
+  const memory = <T extends { embedding?: unknown }>(m: T): T =>
+    m.embedding instanceof Float32Array ? { ...m, embedding: Array.from(m.embedding) } : m;
+  if (msg.results)
+    return { ...msg, results: msg.results.map((r) => ({ ...r, memory: memory(r.memory) })) };
   if (msg.memory) return { ...msg, memory: memory(msg.memory) };
   return msg;
 }
 
 function serializers(service: string, method: string): { server: Serialize; reference: Serialize } {
   const pkg = loadHebbs();
-  const server = (pkg[service] as grpc.ServiceClientConstructor).service[method]?.responseSerialize as Serialize | undefined;
-  const def = protoLoader.loadSync(PROTO_PATH, LOADER_OPTIONS)[`hebbs.v1.${service}`] as protoLoader.ServiceDefinition;
+  const server = (pkg[service] as grpc.ServiceClientConstructor).service[method]
+    ?.responseSerialize as Serialize | undefined;
+  const def = protoLoader.loadSync(PROTO_PATH, LOADER_OPTIONS)[
+    `hebbs.v1.${service}`
+  ] as protoLoader.ServiceDefinition;
   const reference = def[method]?.responseSerialize as Serialize | undefined;
   if (!server || !reference) throw new Error(`no serializer for ${service}.${method}`);
   return { server, reference };
@@ -106,23 +121,62 @@ async function encodeRows(timeMs: number): Promise<Cell[][]> {
   const hits = Array.from({ length: TOP_K }, (_, i) => recallHit(i));
   const one = memoryView(3);
   const cases: EncodeCase[] = [
-    { name: `Recall reply, ${TOP_K} memories`, service: 'MemoryService', method: 'Recall', message: () => ({ results: hits.map(hitToProto), strategy_errors: [] }) },
-    { name: 'Get reply, 1 memory', service: 'MemoryService', method: 'Get', message: () => ({ memory: memoryToProto(one, { sources: false }) }) },
+    {
+      name: `Recall reply, ${TOP_K} memories`,
+      service: 'MemoryService',
+      method: 'Recall',
+      message: () => ({ results: hits.map(hitToProto), strategy_errors: [] }),
+    },
+    {
+      name: 'Get reply, 1 memory',
+      service: 'MemoryService',
+      method: 'Get',
+      message: () => ({ memory: memoryToProto(one, { sources: false }) }),
+    },
     {
       name: 'Subscribe push, 1 memory',
       service: 'SubscribeService',
       method: 'Subscribe',
-      message: () => ({ subscription_id: 42, memory: memoryToProto(one, { sources: false }), confidence: 0.9, push_timestamp_us: 1_700_000_000_000_000, sequence_number: 7, score: 0.9, strategy: 'similarity' }),
+      message: () => ({
+        subscription_id: 42,
+        memory: memoryToProto(one, { sources: false }),
+        confidence: 0.9,
+        push_timestamp_us: 1_700_000_000_000_000,
+        sequence_number: 7,
+        score: 0.9,
+        strategy: 'similarity',
+      }),
     },
   ];
   const rows: Cell[][] = [];
   for (const c of cases) {
     const { server, reference } = serializers(c.service, c.method);
     const bytes = server(c.message()).length;
-    const ref = await measure(`${c.name} (protobufjs)`, () => void reference(withArrays(c.message())), { timeMs, iterations: 200 });
-    const now = await measure(`${c.name} (server)`, () => void server(c.message()), { timeMs, iterations: 200 });
-    rows.push([c.name, 'protobufjs fromObject + encode', ref.p50Ms * 1000, ref.meanMs * 1000, bytes, loadCell(ref.quiet)]);
-    rows.push([c.name, 'as the server encodes it', now.p50Ms * 1000, now.meanMs * 1000, bytes, loadCell(now.quiet)]);
+    const ref = await measure(
+      `${c.name} (protobufjs)`,
+      () => void reference(withArrays(c.message())),
+      { timeMs, iterations: 200 },
+    );
+    const now = await measure(`${c.name} (server)`, () => void server(c.message()), {
+      timeMs,
+      iterations: 200,
+    });
+    rows.push([
+      c.name,
+      'protobufjs fromObject + encode',
+      ref.p50Ms * 1000,
+      ref.meanMs * 1000,
+      bytes,
+      loadCell(ref.quiet),
+    ]);
+    rows.push([
+      c.name,
+      'as the server encodes it',
+      now.p50Ms * 1000,
+      now.meanMs * 1000,
+      bytes,
+      loadCell(now.quiet),
+    ]);
   }
   return rows;
 }
@@ -137,8 +191,15 @@ interface Transports {
 
 async function seed(rest: RestClient, memories: number): Promise<void> {
   for (let i = 0; i < memories; i++) {
-    const reply = await rest.post('/v1/memories', { content: memoryView(i).content, entity_id: `e${i % 20}`, context: { source: 'chat', turn: i % 12 } });
-    if (reply.status !== 201) throw new Error(`remember: HTTP ${reply.status} ${reply.body.toString('utf8').slice(0, 200)}`);
+    const reply = await rest.post('/v1/memories', {
+      content: memoryView(i).content,
+      entity_id: `e${i % 20}`,
+      context: { source: 'chat', turn: i % 12 },
+    });
+    if (reply.status !== 201)
+      throw new Error(
+        `remember: HTTP ${reply.status} ${reply.body.toString('utf8').slice(0, 200)}`,
+      );
   }
 }
 
@@ -150,17 +211,31 @@ function transports(app: RunningApp, key: string): Transports {
   const md = new grpc.Metadata();
   md.set('authorization', `Bearer ${key}`);
   const grpcReq = { cue: CUE, top_k: TOP_K, strategies: [{ strategy_type: 'SIMILARITY' }] };
-  const rest = new RestClient({ host: '127.0.0.1', port: app.httpPort, apiKey: key, maxSockets: 64 });
+  const rest = new RestClient({
+    host: '127.0.0.1',
+    port: app.httpPort,
+    apiKey: key,
+    maxSockets: 64,
+  });
   const restReq = { cue: CUE, top_k: TOP_K, strategies: [{ strategy: 'similarity' }] };
   return {
     grpc: () =>
       new Promise<void>((resolve, reject) => {
         const serialize = recallDef.requestSerialize as (v: object) => Buffer;
-        client.makeUnaryRequest('/hebbs.v1.MemoryService/Recall', serialize, (b: Buffer) => b, grpcReq, md, {}, (err, res) => {
-          if (err) reject(err);
-          else if (!res || res.length < DIM * 4) reject(new Error(`short gRPC reply (${res?.length ?? 0} bytes)`));
-          else resolve();
-        });
+        client.makeUnaryRequest(
+          '/hebbs.v1.MemoryService/Recall',
+          serialize,
+          (b: Buffer) => b,
+          grpcReq,
+          md,
+          {},
+          (err, res) => {
+            if (err) reject(err);
+            else if (!res || res.length < DIM * 4)
+              reject(new Error(`short gRPC reply (${res?.length ?? 0} bytes)`));
+            else resolve();
+          },
+        );
       }),
     rest: async () => {
       const reply = await rest.post('/v1/recall', restReq);
@@ -174,7 +249,9 @@ function transports(app: RunningApp, key: string): Transports {
 }
 
 /** Runs `run`, adding the main thread's busy time and the process's CPU time per call. */
-async function withCpu(run: () => Promise<Measured>): Promise<{ m: Measured; mainMs: number; cpuMs: number; calls: number }> {
+async function withCpu(
+  run: () => Promise<Measured>,
+): Promise<{ m: Measured; mainMs: number; cpuMs: number; calls: number }> {
   const elu0 = performance.eventLoopUtilization();
   const cpu0 = process.cpuUsage();
   const m = await run();
@@ -187,8 +264,18 @@ async function withCpu(run: () => Promise<Measured>): Promise<{ m: Measured; mai
 async function roundTripRows(rounds: number, timeMs: number, memories: number): Promise<Cell[][]> {
   const dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-grpc-encode-'));
   const config = loadConfig(
-    { FLASHBULB_EMBEDDER: 'hash', FLASHBULB_HTTP_PORT: '0', FLASHBULB_GRPC_PORT: '0', FLASHBULB_BIND: '127.0.0.1', FLASHBULB_SHARDS: '2',
-      FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', FLASHBULB_RATE_LIMIT_READS: '0', FLASHBULB_RATE_LIMIT_WRITES: '0', FLASHBULB_DURABILITY: 'os' },
+    {
+      FLASHBULB_EMBEDDER: 'hash',
+      FLASHBULB_HTTP_PORT: '0',
+      FLASHBULB_GRPC_PORT: '0',
+      FLASHBULB_BIND: '127.0.0.1',
+      FLASHBULB_SHARDS: '2',
+      FLASHBULB_REFLECT_ENABLED: 'false',
+      FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
+      FLASHBULB_RATE_LIMIT_READS: '0',
+      FLASHBULB_RATE_LIMIT_WRITES: '0',
+      FLASHBULB_DURABILITY: 'os',
+    },
     { dataDir },
   );
   const app = await startApp(config, { log: () => {} });
@@ -196,14 +283,30 @@ async function roundTripRows(rounds: number, timeMs: number, memories: number): 
   try {
     const key = app.createdAdminKey ?? '';
     const t = transports(app, key);
-    await seed(new RestClient({ host: '127.0.0.1', port: app.httpPort, apiKey: key, maxSockets: 1 }), memories);
+    await seed(
+      new RestClient({ host: '127.0.0.1', port: app.httpPort, apiKey: key, maxSockets: 1 }),
+      memories,
+    );
     for (let round = 1; round <= rounds; round++) {
       for (const protocol of ['rest', 'grpc'] as const) {
         for (const inFlight of [1, 16]) {
           const name = `${protocol} recall x${inFlight} round ${round}`;
           const fn = t[protocol];
-          const r = await withCpu(() => (inFlight === 1 ? measure(name, fn, { timeMs, iterations: 100 }) : measureConcurrent(name, fn, { concurrency: inFlight, timeMs })));
-          rows.push([protocol, inFlight, round, r.m.perS, r.m.p50Ms, r.mainMs, r.cpuMs, loadCell(r.m.quiet)]);
+          const r = await withCpu(() =>
+            inFlight === 1
+              ? measure(name, fn, { timeMs, iterations: 100 })
+              : measureConcurrent(name, fn, { concurrency: inFlight, timeMs }),
+          );
+          rows.push([
+            protocol,
+            inFlight,
+            round,
+            r.m.perS,
+            r.m.p50Ms,
+            r.mainMs,
+            r.cpuMs,
+            loadCell(r.m.quiet),
+          ]);
         }
       }
     }
@@ -222,15 +325,24 @@ async function main(): Promise<void> {
   const timeMs = quick ? 1000 : 3000;
   report(
     'gRPC reply encoding (codec + serializer), µs per reply',
-    formatTable(['reply', 'encoder', 'p50 µs', 'mean µs', 'bytes', 'load'], await encodeRows(timeMs)),
+    formatTable(
+      ['reply', 'encoder', 'p50 µs', 'mean µs', 'bytes', 'load'],
+      await encodeRows(timeMs),
+    ),
     'what building and serializing one reply that carries memories costs the router thread.',
     [BUSY_NOTE],
   );
   report(
     `Recall round trip in one process (cached cue, top ${TOP_K}, ${memories} memories, hash embedder, auth on)`,
-    formatTable(['protocol', 'in flight', 'round', 'calls/s', 'p50 ms', 'main ms/op', 'cpu ms/op', 'load'], await roundTripRows(rounds, timeMs, memories)),
+    formatTable(
+      ['protocol', 'in flight', 'round', 'calls/s', 'p50 ms', 'main ms/op', 'cpu ms/op', 'load'],
+      await roundTripRows(rounds, timeMs, memories),
+    ),
     'what one recall costs over each protocol, client and server together; compare the protocols within a round.',
-    [BUSY_NOTE, 'main ms/op: the main thread (router and client) busy per call; cpu ms/op: all threads (shards too)'],
+    [
+      BUSY_NOTE,
+      'main ms/op: the main thread (router and client) busy per call; cpu ms/op: all threads (shards too)',
+    ],
   );
 }
 

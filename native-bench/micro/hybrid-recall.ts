@@ -23,12 +23,29 @@ import { shardRecords, stateOf, WS } from './shard-fixture.ts';
 import { load1 } from './quiet.ts';
 import { VectorSource } from './vectors.ts';
 
-const { values } = parseArgs({ options: { sizes: { type: 'string' }, recalls: { type: 'string' }, 'sleep-ms': { type: 'string' }, 'evict-mb': { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    sizes: { type: 'string' },
+    recalls: { type: 'string' },
+    'sleep-ms': { type: 'string' },
+    'evict-mb': { type: 'string' },
+  },
+});
 const SIZES = (stringFlag(values, 'sizes') ?? '1000,10000').split(',').map(Number);
 const RECALLS = numberFlag(values, 'recalls', 2000);
 const SLEEP_MS = numberFlag(values, 'sleep-ms', 9);
 const EVICT = new Float64Array(numberFlag(values, 'evict-mb', 8) * 131072);
-const SPEC: StrategySpec = { strategy: 'similarity', topK: 10, efSearch: 50, entityId: null, timeRange: null, seedId: null, edgeTypes: null, maxDepth: 0, alpha: 0.5 };
+const SPEC: StrategySpec = {
+  strategy: 'similarity',
+  topK: 10,
+  efSearch: 50,
+  entityId: null,
+  timeRange: null,
+  seedId: null,
+  edgeTypes: null,
+  maxDepth: 0,
+  alpha: 0.5,
+};
 
 const median = (xs: number[]): number => percentile(Float64Array.from(xs).sort(), 0.5);
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -42,13 +59,29 @@ for (const n of SIZES) {
   while (w.vectors.indexSome(1000)) {
     // build the whole graph before measuring
   }
-  const ctx = { state, ids: new IdGenerator(), nowUs: () => Date.now() * 1000, commit: () => Promise.resolve(), requestErasure: () => {}, touch: () => {} } satisfies OpContext;
+  const ctx = {
+    state,
+    ids: new IdGenerator(),
+    nowUs: () => Date.now() * 1000,
+    commit: () => Promise.resolve(),
+    requestErasure: () => {},
+    touch: () => {},
+  } satisfies OpContext;
   const rng = new Rng(9);
   const vectors = new VectorSource({ kind: 'clustered', dim: 384, seed: 3 });
   const cues = Array.from({ length: 500 }, () => ({ vector: vectors.next(), text: sentence(rng) }));
   const once = (i: number): void => {
     const cue = cues[i % cues.length] as { vector: Float32Array; text: string };
-    const out = recall(ctx, WS, { cue: cue.vector, cueText: cue.text, similarityMode: 'hybrid', cueContext: null, strategies: [SPEC], weights: DEFAULT_WEIGHTS, withEmbedding: false, filter: null });
+    const out = recall(ctx, WS, {
+      cue: cue.vector,
+      cueText: cue.text,
+      similarityMode: 'hybrid',
+      cueContext: null,
+      strategies: [SPEC],
+      weights: DEFAULT_WEIGHTS,
+      withEmbedding: false,
+      filter: null,
+    });
     sink += out.results.length;
   };
   for (let i = 0; i < 200; i++) once(i);
@@ -66,8 +99,31 @@ for (const n of SIZES) {
     once(i);
     cold.push(performance.now() - t);
   }
-  rows.push([n, median(hot).toFixed(3), mean(hot).toFixed(3), median(cold).toFixed(3), mean(cold).toFixed(3), load1().toFixed(2)]);
+  rows.push([
+    n,
+    median(hot).toFixed(3),
+    mean(hot).toFixed(3),
+    median(cold).toFixed(3),
+    mean(cold).toFixed(3),
+    load1().toFixed(2),
+  ]);
 }
-console.log(`\n## Hybrid recall in the shard (top 10, the benchmark corpus: ~30 % of its cues name a time)\n`);
-console.log(formatMarkdown(['memories', 'ms back to back, median', 'mean', `ms after ${SLEEP_MS} ms asleep, ${EVICT.length / 131072} MB read between, median`, 'mean', 'load'], rows));
-console.log(`\nShows: the shard's own CPU per hybrid recall, warm and woken from idle (${sink > 0 ? 'results seen' : 'no results'}).`);
+console.log(
+  `\n## Hybrid recall in the shard (top 10, the benchmark corpus: ~30 % of its cues name a time)\n`,
+);
+console.log(
+  formatMarkdown(
+    [
+      'memories',
+      'ms back to back, median',
+      'mean',
+      `ms after ${SLEEP_MS} ms asleep, ${EVICT.length / 131072} MB read between, median`,
+      'mean',
+      'load',
+    ],
+    rows,
+  ),
+);
+console.log(
+  `\nShows: the shard's own CPU per hybrid recall, warm and woken from idle (${sink > 0 ? 'results seen' : 'no results'}).`,
+);

@@ -41,9 +41,18 @@ export async function measure(name: string, fn: Fn, opts: MeasureOptions): Promi
   await bench.run();
   const task = bench.tasks[0];
   const r = task?.result;
-  if (!r || (r.state !== 'completed' && r.state !== 'aborted-with-statistics')) throw new Error(`${name}: no result (${r?.state ?? 'missing'})`);
+  if (!r || (r.state !== 'completed' && r.state !== 'aborted-with-statistics'))
+    throw new Error(`${name}: no result (${r?.state ?? 'missing'})`);
   const lat = r.latency;
-  return { name, p50Ms: lat.p50, p99Ms: lat.p99, meanMs: lat.mean, perS: 1000 / lat.mean, samples: lat.samplesCount, quiet };
+  return {
+    name,
+    p50Ms: lat.p50,
+    p99Ms: lat.p99,
+    meanMs: lat.mean,
+    perS: 1000 / lat.mean,
+    samples: lat.samplesCount,
+    quiet,
+  };
 }
 
 /** Milliseconds spent in `fn` (for one-off phases such as building an index). */
@@ -61,19 +70,40 @@ export interface MeasuredConcurrent extends Measured {
  * `concurrency` callers run `fn` back to back for `timeMs` (tinybench task concurrency): per-call
  * latency includes queueing; `perS` is completed calls per wall-clock second.
  */
-export async function measureConcurrent(name: string, fn: Fn, opts: { concurrency: number; timeMs: number }): Promise<MeasuredConcurrent> {
+export async function measureConcurrent(
+  name: string,
+  fn: Fn,
+  opts: { concurrency: number; timeMs: number },
+): Promise<MeasuredConcurrent> {
   const quiet = await waitForQuiet(name);
   // Warm up by hand, so that the timed run below holds only measured calls.
   await Promise.all(Array.from({ length: opts.concurrency * 2 }, () => fn()));
-  const bench = new Bench({ time: opts.timeMs, iterations: 0, concurrency: 'task', threshold: opts.concurrency, warmup: false, throws: true });
+  const bench = new Bench({
+    time: opts.timeMs,
+    iterations: 0,
+    concurrency: 'task',
+    threshold: opts.concurrency,
+    warmup: false,
+    throws: true,
+  });
   bench.add(name, fn);
   const start = performance.now();
   await bench.run();
   const wallMs = performance.now() - start;
   const r = bench.tasks[0]?.result;
-  if (!r || (r.state !== 'completed' && r.state !== 'aborted-with-statistics')) throw new Error(`${name}: no result`);
+  if (!r || (r.state !== 'completed' && r.state !== 'aborted-with-statistics'))
+    throw new Error(`${name}: no result`);
   const lat = r.latency;
-  return { name, concurrency: opts.concurrency, p50Ms: lat.p50, p99Ms: lat.p99, meanMs: lat.mean, perS: (lat.samplesCount * 1000) / wallMs, samples: lat.samplesCount, quiet };
+  return {
+    name,
+    concurrency: opts.concurrency,
+    p50Ms: lat.p50,
+    p99Ms: lat.p99,
+    meanMs: lat.mean,
+    perS: (lat.samplesCount * 1000) / wallMs,
+    samples: lat.samplesCount,
+    quiet,
+  };
 }
 
 /**
@@ -81,10 +111,17 @@ export async function measureConcurrent(name: string, fn: Fn, opts: { concurrenc
  * 1000/ratePerS ms, or at once when the previous call overran. Latency is `fn` alone; the idle
  * gaps let background work (indexing, checks) run as it would between real requests.
  */
-export async function measurePaced(name: string, fn: () => Promise<unknown>, opts: { ratePerS: number; timeMs: number }): Promise<Measured> {
+export async function measurePaced(
+  name: string,
+  fn: () => Promise<unknown>,
+  opts: { ratePerS: number; timeMs: number },
+): Promise<Measured> {
   const interval = 1000 / opts.ratePerS;
   let nextAt = 0;
-  const paced = async (): Promise<{ overriddenDuration: number; overriddenIterationCost: number }> => {
+  const paced = async (): Promise<{
+    overriddenDuration: number;
+    overriddenIterationCost: number;
+  }> => {
     const begin = performance.now();
     nextAt = Math.max(nextAt + interval, begin);
     if (nextAt > begin) await new Promise((r) => setTimeout(r, nextAt - begin));

@@ -25,14 +25,25 @@ import { shortSentence } from './texts.ts';
 
 const WARMUP = 30;
 /** Operators that multiply matrices: their multiply-adds are counted from their shapes. */
-const PRODUCTS = new Set(['MatMul', 'FusedMatMul', 'MatMulInteger', 'MatMulIntegerToFloat', 'DynamicQuantizeMatMul', 'Gemm']);
+const PRODUCTS = new Set([
+  'MatMul',
+  'FusedMatMul',
+  'MatMulInteger',
+  'MatMulIntegerToFloat',
+  'DynamicQuantizeMatMul',
+  'Gemm',
+]);
 
 interface TraceEvent {
   cat?: string;
   name?: string;
   ts?: number;
   dur?: number;
-  args?: { op_name?: string; input_type_shape?: Array<Record<string, number[]>>; output_type_shape?: Array<Record<string, number[]>> };
+  args?: {
+    op_name?: string;
+    input_type_shape?: Array<Record<string, number[]>>;
+    output_type_shape?: Array<Record<string, number[]>>;
+  };
 }
 
 interface OpTotals {
@@ -61,8 +72,17 @@ function p50(values: readonly number[]): number {
   return percentile(Float64Array.from(values).sort(), 0.5);
 }
 
-async function embedOneAtATime(modelDir: string, threads: number, runs: number, profileFilePrefix?: string): Promise<number[]> {
-  const embedder = await createOnnxEmbedder({ modelDir, threads, ...(profileFilePrefix === undefined ? {} : { profileFilePrefix }) });
+async function embedOneAtATime(
+  modelDir: string,
+  threads: number,
+  runs: number,
+  profileFilePrefix?: string,
+): Promise<number[]> {
+  const embedder = await createOnnxEmbedder({
+    modelDir,
+    threads,
+    ...(profileFilePrefix === undefined ? {} : { profileFilePrefix }),
+  });
   const rng = new Rng(26);
   const ms: number[] = [];
   try {
@@ -79,7 +99,14 @@ async function embedOneAtATime(modelDir: string, threads: number, runs: number, 
 }
 
 async function main(): Promise<void> {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { runs: { type: 'string' }, threads: { type: 'string' }, 'model-dir': { type: 'string' } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: {
+      runs: { type: 'string' },
+      threads: { type: 'string' },
+      'model-dir': { type: 'string' },
+    },
+  });
   const runs = numberFlag(values, 'runs', 300);
   const threads = numberFlag(values, 'threads', 1);
   const modelDir = stringFlag(values, 'model-dir') ?? DEFAULTS.FLASHBULB_MODEL_DIR;
@@ -93,13 +120,16 @@ async function main(): Promise<void> {
     const events = JSON.parse(readFileSync(join(dir, file), 'utf8')) as TraceEvent[];
 
     // Count only the runs after the warm-up: the model_run events in time order say where they start.
-    const modelRuns = events.filter((e) => e.cat === 'Session' && e.name === 'model_run').sort((a, b) => (a.ts ?? 0) - (b.ts ?? 0));
+    const modelRuns = events
+      .filter((e) => e.cat === 'Session' && e.name === 'model_run')
+      .sort((a, b) => (a.ts ?? 0) - (b.ts ?? 0));
     const counted = modelRuns.slice(WARMUP);
     const from = counted[0]?.ts ?? 0;
     if (counted.length === 0) throw new Error('the profile holds no model runs after the warm-up');
     const byOp = new Map<string, OpTotals>();
     for (const e of events) {
-      if (e.cat !== 'Node' || e.name?.endsWith('_kernel_time') !== true || (e.ts ?? 0) < from) continue;
+      if (e.cat !== 'Node' || e.name?.endsWith('_kernel_time') !== true || (e.ts ?? 0) < from)
+        continue;
       const op = e.args?.op_name ?? '?';
       const t = byOp.get(op) ?? { nodes: 0, us: 0, macs: 0 };
       t.nodes += 1;
@@ -123,10 +153,28 @@ async function main(): Promise<void> {
     const products = [...byOp.entries()].filter(([op]) => PRODUCTS.has(op)).map(([, t]) => t);
     const productUs = products.reduce((s, t) => s + t.us, 0) / n;
     const productMacs = products.reduce((s, t) => s + t.macs, 0) / n;
-    console.log(`${modelDir}, ${threads} intra-op thread(s), ${n} short sentences one at a time after ${WARMUP} to warm up`);
-    console.log(`embed() p50: ${p50(plain).toFixed(2)} ms without the profiler, ${p50(profiledMs).toFixed(2)} ms with it; model run ${(runUs / 1e3).toFixed(2)} ms, its kernels ${(kernelUs / 1e3).toFixed(2)} ms (means)\n`);
-    console.log(formatTable(['operator', 'nodes/run', 'µs/run', '% of kernels', 'M multiply-adds/run', 'G multiply-adds/s'], rows));
-    console.log(`\nmatrix products: ${((100 * productUs) / kernelUs).toFixed(1)} % of the kernels' time, ${(productMacs / 1e6).toFixed(1)} M multiply-adds a run at ${(productMacs / productUs / 1e3).toFixed(1)} G/s`);
+    console.log(
+      `${modelDir}, ${threads} intra-op thread(s), ${n} short sentences one at a time after ${WARMUP} to warm up`,
+    );
+    console.log(
+      `embed() p50: ${p50(plain).toFixed(2)} ms without the profiler, ${p50(profiledMs).toFixed(2)} ms with it; model run ${(runUs / 1e3).toFixed(2)} ms, its kernels ${(kernelUs / 1e3).toFixed(2)} ms (means)\n`,
+    );
+    console.log(
+      formatTable(
+        [
+          'operator',
+          'nodes/run',
+          'µs/run',
+          '% of kernels',
+          'M multiply-adds/run',
+          'G multiply-adds/s',
+        ],
+        rows,
+      ),
+    );
+    console.log(
+      `\nmatrix products: ${((100 * productUs) / kernelUs).toFixed(1)} % of the kernels' time, ${(productMacs / 1e6).toFixed(1)} M multiply-adds a run at ${(productMacs / productUs / 1e3).toFixed(1)} G/s`,
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

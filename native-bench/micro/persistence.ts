@@ -27,14 +27,19 @@ import { shardRecords, stateOf } from './shard-fixture.ts';
 
 const MB = 2 ** 20;
 
-async function walRows(base: string, records: readonly LogRecord[], timeMs: number): Promise<Cell[][]> {
+async function walRows(
+  base: string,
+  records: readonly LogRecord[],
+  timeMs: number,
+): Promise<Cell[][]> {
   const rows: Cell[][] = [];
   for (const durability of ['fsync', 'os'] as const) {
     for (const appenders of [1, 32]) {
       const dir = mkdtempSync(join(base, 'wal-'));
       const counts = { appends: 0, syncs: 0 };
       const wal = new Wal({ dir, seq: 1, durability, onSync: () => (counts.syncs += 1) });
-      const append = (): Promise<void> => wal.append([records[counts.appends++ % records.length] as LogRecord]);
+      const append = (): Promise<void> =>
+        wal.append([records[counts.appends++ % records.length] as LogRecord]);
       const name = `log ${durability}, ${appenders} appender${appenders > 1 ? 's' : ''}`;
       const m: Measured =
         appenders === 1
@@ -56,14 +61,29 @@ async function snapshotRows(base: string, n: number, quick: boolean): Promise<Ce
   const dir = mkdtempSync(join(base, 'snap-'));
   let bytes = 0;
   const opts = { timeMs: 0, iterations: quick ? 2 : 5, warmup: 1 };
-  const write = await measure(`snapshot write ${n}`, async () => {
-    bytes = (await writeSnapshot(dir, { shard: 0, walSeq: 1, state })).bytes;
-  }, opts);
+  const write = await measure(
+    `snapshot write ${n}`,
+    async () => {
+      bytes = (await writeSnapshot(dir, { shard: 0, walSeq: 1, state })).bytes;
+    },
+    opts,
+  );
   const load = await measure(`snapshot load ${n}`, () => void recoverShard(dir), opts);
   rmSync(dir, { recursive: true, force: true });
   const rows: Cell[][] = [];
-  for (const [what, m] of [['write (+ fdatasync, rename)', write], ['load (recoverShard, page cache warm)', load]] as const) {
-    rows.push([`snapshot ${what}`, n, bytes / MB, m.p50Ms, m.p99Ms, bytes / MB / (m.p50Ms / 1000), loadCell(m.quiet)]);
+  for (const [what, m] of [
+    ['write (+ fdatasync, rename)', write],
+    ['load (recoverShard, page cache warm)', load],
+  ] as const) {
+    rows.push([
+      `snapshot ${what}`,
+      n,
+      bytes / MB,
+      m.p50Ms,
+      m.p99Ms,
+      bytes / MB / (m.p50Ms / 1000),
+      loadCell(m.quiet),
+    ]);
   }
   return [...rows, ...(await codecRows(records, n, quick))];
 }
@@ -81,7 +101,14 @@ async function stallRow(base: string, n: number): Promise<Cell[]> {
     for (const e of list.getEntries()) gcMs += e.duration;
   });
   gc.observe({ entryTypes: ['gc'] });
-  const runs: Array<{ wall: number; cpu: number; gc: number; stall: number; unlink: number; bytes: number }> = [];
+  const runs: Array<{
+    wall: number;
+    cpu: number;
+    gc: number;
+    stall: number;
+    unlink: number;
+    bytes: number;
+  }> = [];
   try {
     for (let i = 0; i <= 5; i++) {
       let stall = 0;
@@ -105,32 +132,73 @@ async function stallRow(base: string, n: number): Promise<Cell[]> {
       const u0 = performance.now();
       if (i > 0) unlinkSync(join(dir, seqName('snap', i, 'snap')));
       const unlink = performance.now() - u0;
-      if (i > 0) runs.push({ wall, cpu: (cpu.user + cpu.system) / 1000, gc: gcMs, stall, unlink, bytes });
+      if (i > 0)
+        runs.push({ wall, cpu: (cpu.user + cpu.system) / 1000, gc: gcMs, stall, unlink, bytes });
     }
   } finally {
     gc.disconnect();
     rmSync(dir, { recursive: true, force: true });
   }
-  const median = (f: (r: (typeof runs)[number]) => number): number => runs.map(f).sort((a, b) => a - b)[runs.length >> 1] ?? Number.NaN;
-  return [n, median((r) => r.bytes) / MB, median((r) => r.wall), median((r) => r.cpu), median((r) => r.gc), median((r) => r.stall), median((r) => r.unlink)];
+  const median = (f: (r: (typeof runs)[number]) => number): number =>
+    runs.map(f).sort((a, b) => a - b)[runs.length >> 1] ?? Number.NaN;
+  return [
+    n,
+    median((r) => r.bytes) / MB,
+    median((r) => r.wall),
+    median((r) => r.cpu),
+    median((r) => r.gc),
+    median((r) => r.stall),
+    median((r) => r.unlink),
+  ];
 }
 
-async function codecRows(records: readonly LogRecord[], n: number, quick: boolean): Promise<Cell[][]> {
+async function codecRows(
+  records: readonly LogRecord[],
+  n: number,
+  quick: boolean,
+): Promise<Cell[][]> {
   const frames = records.map((r) => encodeFrame(r));
   const buf = Buffer.concat(frames);
   const opts = { timeMs: quick ? 500 : 2000, iterations: 5, warmup: 2 };
-  const enc = await measure(`encode ${n}`, () => void records.forEach((r) => { encodeFrame(r); }), opts);
-  const dec = await measure(`decode ${n}`, () => {
-    for (let off = 0; ; ) {
-      const f = readFrame(buf, off);
-      if (f.kind !== 'frame') break;
-      off = f.next;
-    }
-  }, opts);
+  const enc = await measure(
+    `encode ${n}`,
+    () =>
+      void records.forEach((r) => {
+        encodeFrame(r);
+      }),
+    opts,
+  );
+  const dec = await measure(
+    `decode ${n}`,
+    () => {
+      for (let off = 0; ; ) {
+        const f = readFrame(buf, off);
+        if (f.kind !== 'frame') break;
+        off = f.next;
+      }
+    },
+    opts,
+  );
   const mb = buf.length / MB;
   return [
-    [`msgpack encodeFrame, ${records.length} records`, n, mb, enc.p50Ms, enc.p99Ms, mb / (enc.p50Ms / 1000), loadCell(enc.quiet)],
-    [`msgpack readFrame (+ CRC), ${records.length} records`, n, mb, dec.p50Ms, dec.p99Ms, mb / (dec.p50Ms / 1000), loadCell(dec.quiet)],
+    [
+      `msgpack encodeFrame, ${records.length} records`,
+      n,
+      mb,
+      enc.p50Ms,
+      enc.p99Ms,
+      mb / (enc.p50Ms / 1000),
+      loadCell(enc.quiet),
+    ],
+    [
+      `msgpack readFrame (+ CRC), ${records.length} records`,
+      n,
+      mb,
+      dec.p50Ms,
+      dec.p99Ms,
+      mb / (dec.p50Ms / 1000),
+      loadCell(dec.quiet),
+    ],
   ];
 }
 
@@ -143,9 +211,15 @@ async function main(): Promise<void> {
     const wal = await walRows(base, walRecords, quick ? 1500 : 5000);
     report(
       `Log append (one put record ≈ ${(encodeFrame(walRecords[0]).length / 1024).toFixed(1)} KiB framed) in ${base}`,
-      formatTable(['case', 'p50 ms', 'p99 ms', 'appends/s', 'syncs/s', 'appends/sync', 'load'], wal),
+      formatTable(
+        ['case', 'p50 ms', 'p99 ms', 'appends/s', 'syncs/s', 'appends/sync', 'load'],
+        wal,
+      ),
       'what a durable acknowledgement costs on this disk, and how group commit shares one fdatasync among concurrent appenders.',
-      [BUSY_NOTE, "latency is append() → durable; 'os' = acknowledged after write() without fdatasync (syncs/s then counts writes)"],
+      [
+        BUSY_NOTE,
+        "latency is append() → durable; 'os' = acknowledged after write() without fdatasync (syncs/s then counts writes)",
+      ],
     );
     const rows: Cell[][] = [];
     for (const n of sizes) rows.push(...(await snapshotRows(base, n, quick)));
@@ -155,13 +229,29 @@ async function main(): Promise<void> {
       'Snapshot write/load and msgpack framing (memories with 384-d vectors, one edge each)',
       formatTable(['case', 'memories', 'MB', 'p50 ms', 'p99 ms', 'MB/s', 'load'], rows),
       'how long a snapshot and a restart from it take per size, and how much of that is msgpack framing.',
-      [BUSY_NOTE, 'snapshot load = read + decode + apply to state (vector maps, graph); adopting or rebuilding the HNSW graph is not included'],
+      [
+        BUSY_NOTE,
+        'snapshot load = read + decode + apply to state (vector maps, graph); adopting or rebuilding the HNSW graph is not included',
+      ],
     );
     report(
       'What writing a snapshot holds its thread for (median of 5 writes)',
-      formatTable(['memories', 'MB', 'wall ms', 'CPU ms', 'GC ms', 'longest stall ms', 'unlinkSync of the one before, ms'], stalls),
+      formatTable(
+        [
+          'memories',
+          'MB',
+          'wall ms',
+          'CPU ms',
+          'GC ms',
+          'longest stall ms',
+          'unlinkSync of the one before, ms',
+        ],
+        stalls,
+      ),
       'how long a request waits behind a periodic snapshot on the shard thread: the snapshot is written in slices, so what matters is the longest stall, not the wall time.',
-      ['stall = the most a 1 ms timer beside the write was late; the shard deletes the files a snapshot covers off its thread (fsutil.removeFiles), the last column is what one such delete costs on it'],
+      [
+        'stall = the most a 1 ms timer beside the write was late; the shard deletes the files a snapshot covers off its thread (fsutil.removeFiles), the last column is what one such delete costs on it',
+      ],
     );
   } finally {
     rmSync(base, { recursive: true, force: true });

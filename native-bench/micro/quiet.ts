@@ -45,7 +45,10 @@ export async function waitForQuiet(label: string): Promise<Quiet> {
   const waitedS = Math.round((Date.now() - start) / 1000);
   const busy = load > MAX_LOAD;
   lastTimedOut = busy;
-  if (busy) console.log(`  [busy] ${label}: 1-min load ${load.toFixed(2)} after waiting ${waitedS} s; figures may be inflated`);
+  if (busy)
+    console.log(
+      `  [busy] ${label}: 1-min load ${load.toFixed(2)} after waiting ${waitedS} s; figures may be inflated`,
+    );
   return { load1: load, waitedS, busy };
 }
 
@@ -54,4 +57,5 @@ export function loadCell(q: Quiet): string {
   return `${q.load1.toFixed(2)}${q.busy ? '*' : ''}`;
 }
 
-export const BUSY_NOTE = 'load = 1-min load average when the row started; * = machine busy (others running), figures may be inflated';
+export const BUSY_NOTE =
+  'load = 1-min load average when the row started; * = machine busy (others running), figures may be inflated';

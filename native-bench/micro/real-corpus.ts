@@ -24,13 +24,18 @@ function* files(dir: string, match: RegExp, depth = 0): Generator<string> {
 
 /** Prose of a file: doc comments of .d.ts, docstrings of .py, the text of Markdown without code. */
 function prose(path: string, text: string): string {
-  if (path.endsWith('.d.ts')) return [...text.matchAll(/\/\*\*([\s\S]*?)\*\//g)].map((m) => (m[1] ?? '').replace(/^\s*\*\s?(@.*)?/gm, ' ')).join(' ');
-  if (path.endsWith('.py')) return [...text.matchAll(/"""([\s\S]*?)"""/g)].map((m) => m[1] ?? '').join(' ');
+  if (path.endsWith('.d.ts'))
+    return [...text.matchAll(/\/\*\*([\s\S]*?)\*\//g)]
+      .map((m) => (m[1] ?? '').replace(/^\s*\*\s?(@.*)?/gm, ' '))
+      .join(' ');
+  if (path.endsWith('.py'))
+    return [...text.matchAll(/"""([\s\S]*?)"""/g)].map((m) => m[1] ?? '').join(' ');
   return text.replace(/```[\s\S]*?```/g, ' ');
 }
 
 function isSentence(s: string): boolean {
-  if (s.length < 40 || s.length > 300 || !/^[A-Z][a-z]/.test(s) || /[`|<>{}[\]#*_=\\@]/.test(s)) return false;
+  if (s.length < 40 || s.length > 300 || !/^[A-Z][a-z]/.test(s) || /[`|<>{}[\]#*_=\\@]/.test(s))
+    return false;
   return (s.match(/[a-zA-Z ]/g) ?? []).length / s.length >= 0.85;
 }
 

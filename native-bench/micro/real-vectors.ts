@@ -27,7 +27,8 @@ export async function realVectors(max: number): Promise<Float32Array[]> {
     console.log(`  embedding ${sentences.length} real sentences once (cached in ${cache})…`);
     const model = await createOnnxEmbedder({ modelDir: MODEL, threads: 1 });
     flat = new Float32Array(sentences.length * DIM);
-    for (let i = 0; i < sentences.length; i += 64) flat.set(await model.embedBatch(sentences.slice(i, i + 64)), i * DIM);
+    for (let i = 0; i < sentences.length; i += 64)
+      flat.set(await model.embedBatch(sentences.slice(i, i + 64)), i * DIM);
     await model.close();
     writeFileSync(cache, Buffer.from(flat.buffer, flat.byteOffset, flat.byteLength));
   }

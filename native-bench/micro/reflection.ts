@@ -58,15 +58,43 @@ async function main(): Promise<void> {
   for (const n of sizes) {
     const { input, themes } = episodes(n, 17);
     let clusters: ClusterResult[] = [];
-    const m = await measure(`analyse ${n}`, () => void (clusters = analyse(input)), { timeMs: 0, iterations: quick ? 2 : 5, warmup: 1 });
+    const m = await measure(`analyse ${n}`, () => void (clusters = analyse(input)), {
+      timeMs: 0,
+      iterations: quick ? 2 : 5,
+      warmup: 1,
+    });
     const clustered = clusters.reduce((s, c) => s + c.members.length, 0);
-    rows.push([n, m.p50Ms / 1000, m.p99Ms / 1000, clusters.length, clustered / n, purity(clusters, themes), clusters[0]?.tags.slice(0, 3).join(' ') ?? '-', loadCell(m.quiet)]);
+    rows.push([
+      n,
+      m.p50Ms / 1000,
+      m.p99Ms / 1000,
+      clusters.length,
+      clustered / n,
+      purity(clusters, themes),
+      clusters[0]?.tags.slice(0, 3).join(' ') ?? '-',
+      loadCell(m.quiet),
+    ]);
   }
   report(
     `Reflection analysis (reflect/task.ts analyse, one thread, ${THEME_COUNT} themes)`,
-    formatTable(['episodes', 'p50 s', 'max s', 'clusters', 'clustered', 'purity', 'tags of the largest', 'load'], rows),
+    formatTable(
+      [
+        'episodes',
+        'p50 s',
+        'max s',
+        'clusters',
+        'clustered',
+        'purity',
+        'tags of the largest',
+        'load',
+      ],
+      rows,
+    ),
     'how long the clustering and summarising half of a reflection holds its worker thread for 1k and 10k episodes, and that it finds the themes.',
-    [BUSY_NOTE, 'p99 of a handful of runs is their maximum; clustered = share of episodes placed in a cluster (90% are on a theme); purity = share of clustered episodes in a cluster whose majority theme is theirs'],
+    [
+      BUSY_NOTE,
+      'p99 of a handful of runs is their maximum; clustered = share of episodes placed in a cluster (90% are on a theme); purity = share of clustered episodes in a cluster whose majority theme is theirs',
+    ],
   );
 }
 

@@ -45,12 +45,28 @@ async function items(n: number): Promise<RememberItem[]> {
   }));
 }
 
-
 function openShard(kind: 'memory' | 'file', dir: string): Shard {
-  const opts = { shard: 0, dir, durability: 'os' as const, snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 3600 };
+  const opts = {
+    shard: 0,
+    dir,
+    durability: 'os' as const,
+    snapshotIntervalS: 3600,
+    snapshotWalBytes: 1 << 30,
+    eraseWithinS: 3600,
+  };
   if (kind === 'file') return new Shard(opts);
-  const recovered = { state: new ShardState(), replayedRecords: 0, truncatedTail: null, staleFiles: false };
-  const noLog: ShardStorage = { recovered, failed: null, append: () => Promise.resolve(), close: () => Promise.resolve() };
+  const recovered = {
+    state: new ShardState(),
+    replayedRecords: 0,
+    truncatedTail: null,
+    staleFiles: false,
+  };
+  const noLog: ShardStorage = {
+    recovered,
+    failed: null,
+    append: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  };
   return new Shard(opts, () => {}, noLog);
 }
 
@@ -91,7 +107,8 @@ function replayRounds(rounds: number, n: number): number[] {
   return out;
 }
 
-const median = (xs: readonly number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const median = (xs: readonly number[]): number =>
+  [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
 
 async function main(): Promise<void> {
   const { quick } = microFlags();
@@ -119,14 +136,31 @@ async function main(): Promise<void> {
   }
   report(
     `remember inside a shard: ${rounds} rounds of ${batchSize} single-memory calls, ${DIM}-d vectors`,
-    formatTable(['log', 'CPU µs/op (median)', 'CPU µs/op (range)', 'heap KiB allocated/op', 'ArrayBuffer KiB/op'], rows),
+    formatTable(
+      [
+        'log',
+        'CPU µs/op (median)',
+        'CPU µs/op (range)',
+        'heap KiB allocated/op',
+        'ArrayBuffer KiB/op',
+      ],
+      rows,
+    ),
     'the in-shard cost of a write (op, record, apply, and with the file log its frame), per call',
   );
   const n = quick ? 10_000 : 50_000;
   const replay = replayRounds(quick ? 3 : 5, n);
   report(
     `replay: ${n} memories and ${n - 1} edges read back from frames, applied in recovery mode`,
-    formatTable(['CPU ms (median)', 'CPU ms (range)'], [[median(replay).toFixed(0), `${Math.min(...replay).toFixed(0)}–${Math.max(...replay).toFixed(0)}`]]),
+    formatTable(
+      ['CPU ms (median)', 'CPU ms (range)'],
+      [
+        [
+          median(replay).toFixed(0),
+          `${Math.min(...replay).toFixed(0)}–${Math.max(...replay).toFixed(0)}`,
+        ],
+      ],
+    ),
     'what decoding a frame and applying it costs (applyRecord), per round',
   );
 }

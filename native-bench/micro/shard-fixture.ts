@@ -25,13 +25,27 @@ export function shardRecords(n: number, seed: number): LogRecord[] {
   const memIds: string[] = [];
   for (let i = 0; i < n; i++) {
     const body = rememberBody(rng);
-    const m = { ...memory(ids.next(t0 + i), (t0 + i) * 1000, vectors.next(), body.content), context: body.context, entityId: body.entity_id ?? null };
+    const m = {
+      ...memory(ids.next(t0 + i), (t0 + i) * 1000, vectors.next(), body.content),
+      context: body.context,
+      entityId: body.entity_id ?? null,
+    };
     memIds.push(m.id);
     out.push({ t: 'put', ws: WS, m: toStored(m) });
   }
   for (let i = 1; i < n; i++) {
     const target = memIds[i - 1 - rng.int(Math.min(i, 100))] as string;
-    out.push({ t: 'edge', ws: WS, e: { source_id: memIds[i] as string, target_id: target, edge_type: rng.pick(TYPES), confidence: 0.8, timestamp_us: (t0 + i) * 1000 } });
+    out.push({
+      t: 'edge',
+      ws: WS,
+      e: {
+        source_id: memIds[i] as string,
+        target_id: target,
+        edge_type: rng.pick(TYPES),
+        confidence: 0.8,
+        timestamp_us: (t0 + i) * 1000,
+      },
+    });
   }
   return out;
 }

@@ -31,10 +31,22 @@ function gc(): void {
   for (let i = 0; i < 3; i++) g();
 }
 
-function mem(): { rss: number; heap: number; heapTotal: number; external: number; arrayBuffers: number } {
+function mem(): {
+  rss: number;
+  heap: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+} {
   gc();
   const u = process.memoryUsage();
-  return { rss: u.rss, heap: u.heapUsed, heapTotal: u.heapTotal, external: u.external, arrayBuffers: u.arrayBuffers };
+  return {
+    rss: u.rss,
+    heap: u.heapUsed,
+    heapTotal: u.heapTotal,
+    external: u.external,
+    arrayBuffers: u.arrayBuffers,
+  };
 }
 
 function perMemory(after: number, before: number, n: number): string {
@@ -67,16 +79,23 @@ async function main(): Promise<void> {
       graphS = (performance.now() - t) / 1000;
     }
     const indexed = mem();
-    console.log(`memories ${n}, applied in ${loadS.toFixed(1)} s${graph ? `, HNSW built in ${graphS.toFixed(1)} s` : ''}`);
+    console.log(
+      `memories ${n}, applied in ${loadS.toFixed(1)} s${graph ? `, HNSW built in ${graphS.toFixed(1)} s` : ''}`,
+    );
     if (phases.includes('memory')) {
       console.log('| measure | per memory |');
       console.log('|---|---|');
       console.log(`| RSS, store without graph | ${perMemory(loaded.rss, before.rss, n)} |`);
       console.log(`| V8 heap used | ${perMemory(loaded.heap, before.heap, n)} |`);
       console.log(`| V8 heap committed | ${perMemory(loaded.heapTotal, before.heapTotal, n)} |`);
-      console.log(`| ArrayBuffers (vectors) | ${perMemory(loaded.arrayBuffers, before.arrayBuffers, n)} |`);
-      if (graph) console.log(`| RSS, store with HNSW graph | ${perMemory(indexed.rss, before.rss, n)} |`);
-      console.log(`| RSS beyond the 1.5 KB vector | ${((indexed.rss - before.rss) / n / KB - 1.5).toFixed(2)} KB |`);
+      console.log(
+        `| ArrayBuffers (vectors) | ${perMemory(loaded.arrayBuffers, before.arrayBuffers, n)} |`,
+      );
+      if (graph)
+        console.log(`| RSS, store with HNSW graph | ${perMemory(indexed.rss, before.rss, n)} |`);
+      console.log(
+        `| RSS beyond the 1.5 KB vector | ${((indexed.rss - before.rss) / n / KB - 1.5).toFixed(2)} KB |`,
+      );
     }
     if (!phases.includes('recover')) return;
     const snap = await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
@@ -85,12 +104,16 @@ async function main(): Promise<void> {
     const idle = mem();
     t = performance.now();
     let adopted = 0;
-    const rec = recoverShard(dir, { afterSnapshot: (s, walSeq) => void (adopted = graph ? loadGraphs(dir, walSeq, s) : 0) });
+    const rec = recoverShard(dir, {
+      afterSnapshot: (s, walSeq) => void (adopted = graph ? loadGraphs(dir, walSeq, s) : 0),
+    });
     const recoverS = (performance.now() - t) / 1000;
     const after = mem();
-    console.log(`snapshot ${(snap.bytes / MB).toFixed(1)} MB (${(snap.bytes / n).toFixed(0)} B per memory); recovery ${recoverS.toFixed(2)} s` +
-      ` (${Math.round(n / recoverS)} memories/s; graphs adopted ${adopted}); RSS after recovery ${perMemory(after.rss, idle.rss, n)} per memory;` +
-      ` ${rec.state.memoryCount()} memories`);
+    console.log(
+      `snapshot ${(snap.bytes / MB).toFixed(1)} MB (${(snap.bytes / n).toFixed(0)} B per memory); recovery ${recoverS.toFixed(2)} s` +
+        ` (${Math.round(n / recoverS)} memories/s; graphs adopted ${adopted}); RSS after recovery ${perMemory(after.rss, idle.rss, n)} per memory;` +
+        ` ${rec.state.memoryCount()} memories`,
+    );
   } finally {
     if (stringFlag(values, 'keep') === '1') console.log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });
@@ -102,15 +125,21 @@ function recoverOnly(dir: string): void {
   const idle = mem();
   const t = performance.now();
   let adopted = 0;
-  const rec = recoverShard(dir, { afterSnapshot: (s, walSeq) => void (adopted = loadGraphs(dir, walSeq, s)) });
+  const rec = recoverShard(dir, {
+    afterSnapshot: (s, walSeq) => void (adopted = loadGraphs(dir, walSeq, s)),
+  });
   const recoverS = (performance.now() - t) / 1000;
   const n = rec.state.memoryCount();
   const after = mem();
-  console.log(`recovery of ${n} memories ${recoverS.toFixed(2)} s (graphs adopted ${adopted}); per memory: RSS ${perMemory(after.rss, idle.rss, n)},` +
-    ` V8 heap used ${perMemory(after.heap, idle.heap, n)}, committed ${perMemory(after.heapTotal, idle.heapTotal, n)}, ArrayBuffers ${perMemory(after.arrayBuffers, idle.arrayBuffers, n)}`);
+  console.log(
+    `recovery of ${n} memories ${recoverS.toFixed(2)} s (graphs adopted ${adopted}); per memory: RSS ${perMemory(after.rss, idle.rss, n)},` +
+      ` V8 heap used ${perMemory(after.heap, idle.heap, n)}, committed ${perMemory(after.heapTotal, idle.heapTotal, n)}, ArrayBuffers ${perMemory(after.arrayBuffers, idle.arrayBuffers, n)}`,
+  );
   if (rec.state.workspaces.get(WS)?.lexical.size !== n) throw new Error('lexical index incomplete');
   const full = mem();
-  console.log(`with the lexical index built: RSS ${perMemory(full.rss, idle.rss, n)}, V8 heap used ${perMemory(full.heap, idle.heap, n)}`);
+  console.log(
+    `with the lexical index built: RSS ${perMemory(full.rss, idle.rss, n)}, V8 heap used ${perMemory(full.heap, idle.heap, n)}`,
+  );
 }
 
 await main();

@@ -6,9 +6,23 @@
 import { sentence } from '../lib/corpus.ts';
 import type { Rng } from '../lib/prng.ts';
 
-const WHO = ['The customer', 'Our on-call engineer', 'Maria from support', 'A new user', 'The product manager', 'The design team'];
+const WHO = [
+  'The customer',
+  'Our on-call engineer',
+  'Maria from support',
+  'A new user',
+  'The product manager',
+  'The design team',
+];
 const DID = ['reported', 'asked about', 'confirmed', 'escalated', 'fixed', 'prefers'];
-const WHAT = ['the March invoice', 'slow PDF uploads', 'dark mode', 'the database migration', 'a duplicate charge', 'weekly summaries'];
+const WHAT = [
+  'the March invoice',
+  'slow PDF uploads',
+  'dark mode',
+  'the database migration',
+  'a duplicate charge',
+  'weekly summaries',
+];
 
 let serial = 0;
 

@@ -52,26 +52,45 @@ interface Dataset {
 async function dataset(kind: DataKind, n: number, queryCount: number): Promise<Dataset> {
   if (kind === 'real') {
     const all = await realVectors(REAL_MAX + queryCount);
-    return { vectors: all.slice(0, all.length - queryCount), queries: all.slice(all.length - queryCount) };
+    return {
+      vectors: all.slice(0, all.length - queryCount),
+      queries: all.slice(all.length - queryCount),
+    };
   }
   const source = new VectorSource({ kind, dim: DIM, seed: 7 });
   return { vectors: source.many(n), queries: source.many(queryCount) };
 }
 
-async function runSize(kind: DataKind, data: Dataset, timeMs: number, efc: number): Promise<{ build: BuildRow; rows: Cell[][]; hard: Cell[] }> {
+async function runSize(
+  kind: DataKind,
+  data: Dataset,
+  timeMs: number,
+  efc: number,
+): Promise<{ build: BuildRow; rows: Cell[][]; hard: Cell[] }> {
   const n = data.vectors.length;
   const { queries } = data;
   const index = new VectorIndex({ efConstruction: efc });
-  data.vectors.forEach((v, i) => { index.upsert(`m${i}`, v); });
+  data.vectors.forEach((v, i) => {
+    index.upsert(`m${i}`, v);
+  });
   let qi = 0;
   const nextQuery = (): Float32Array => queries[qi++ % queries.length] as Float32Array;
   // Before the graph exists, VectorIndex answers by an exact scan: that is the baseline and the truth.
   const exactTop = queries.map((q) => index.search(q, { k: 20, ef: 20 }));
   const truth = exactTop.map((hits) => new Set(hits.slice(0, K).map((h) => h.id)));
-  const h = hardness(exactTop.map((hits) => hits.map((x) => x.sim)), data.vectors.slice(0, 2000));
+  const h = hardness(
+    exactTop.map((hits) => hits.map((x) => x.sim)),
+    data.vectors.slice(0, 2000),
+  );
   const hard: Cell[] = [kind, n, h.nn1, h.nn10, h.randomPair, h.lid];
-  const exact = await measure(`exact ${kind} ${n}`, () => void index.search(nextQuery(), { k: K, ef: K }), { timeMs, iterations: 20, warmup: 3 });
-  const rows: Cell[][] = [[kind, n, efc, 'exact scan', exact.p50Ms, exact.p99Ms, 1, loadCell(exact.quiet)]];
+  const exact = await measure(
+    `exact ${kind} ${n}`,
+    () => void index.search(nextQuery(), { k: K, ef: K }),
+    { timeMs, iterations: 20, warmup: 3 },
+  );
+  const rows: Cell[][] = [
+    [kind, n, efc, 'exact scan', exact.p50Ms, exact.p99Ms, 1, loadCell(exact.quiet)],
+  ];
   const quiet = await waitForQuiet(`build ${kind} ${n}`);
   const rss0 = process.memoryUsage().rss;
   const { ms } = await timed(() => {
@@ -79,11 +98,25 @@ async function runSize(kind: DataKind, data: Dataset, timeMs: number, efc: numbe
       /* the shard's background indexer, without its 4 ms slicing */
     }
   });
-  const build: BuildRow = { kind, efc, n, buildS: ms / 1000, perS: (n * 1000) / ms, rssMb: (process.memoryUsage().rss - rss0) / 2 ** 20, load: loadCell(quiet) };
+  const build: BuildRow = {
+    kind,
+    efc,
+    n,
+    buildS: ms / 1000,
+    perS: (n * 1000) / ms,
+    rssMb: (process.memoryUsage().rss - rss0) / 2 ** 20,
+    load: loadCell(quiet),
+  };
   for (const ef of EFS) {
     const found = queries.map((q) => index.search(q, { k: K, ef }));
-    const recall = found.reduce((s, hits, i) => s + hits.filter((x) => truth[i]?.has(x.id)).length, 0) / (K * queries.length);
-    const m = await measure(`hnsw ${kind} ${n} ef ${ef}`, () => void index.search(nextQuery(), { k: K, ef }), { timeMs, iterations: 200 });
+    const recall =
+      found.reduce((s, hits, i) => s + hits.filter((x) => truth[i]?.has(x.id)).length, 0) /
+      (K * queries.length);
+    const m = await measure(
+      `hnsw ${kind} ${n} ef ${ef}`,
+      () => void index.search(nextQuery(), { k: K, ef }),
+      { timeMs, iterations: 200 },
+    );
     rows.push([kind, n, efc, `hnsw ef ${ef}`, m.p50Ms, m.p99Ms, recall, loadCell(m.quiet)]);
   }
   return { build, rows, hard };
@@ -107,7 +140,11 @@ async function main(): Promise<void> {
   const { quick, values } = microFlags(['sizes', 'kinds', 'queries', 'ef-construction']);
   const efcs = numbersFlag(values, 'ef-construction', [EF_CONSTRUCTION]);
   const sizes = numbersFlag(values, 'sizes', quick ? [10_000] : [10_000, 100_000]);
-  const kinds = listFlag(values, 'kinds', quick ? ['clustered', 'random'] : ['clustered', 'random', 'real']) as DataKind[];
+  const kinds = listFlag(
+    values,
+    'kinds',
+    quick ? ['clustered', 'random'] : ['clustered', 'random', 'real'],
+  ) as DataKind[];
   const queryCount = numberFlag(values, 'queries', quick ? 100 : 200);
   const timeMs = quick ? 1000 : 3000;
   const rows: Cell[][] = [];
@@ -125,25 +162,40 @@ async function main(): Promise<void> {
       }
     }
   }
-  const notes = [BUSY_NOTE, `k = ${K}; ${queryCount} queries, fresh points from the same distribution (held-out sentences for real); recall@10 against the exact top 10`];
+  const notes = [
+    BUSY_NOTE,
+    `k = ${K}; ${queryCount} queries, fresh points from the same distribution (held-out sentences for real); recall@10 against the exact top 10`,
+  ];
   for (const kind of kinds) {
-    const line = extrapolate(builds.filter((b) => b.kind === kind && b.efc === efcs[0]), 1_000_000);
+    const line = extrapolate(
+      builds.filter((b) => b.kind === kind && b.efc === efcs[0]),
+      1_000_000,
+    );
     if (line) notes.push(line);
   }
   report(
     'Vector search (embedding excluded)',
-    formatTable(['vectors', 'n', 'ef_construction', 'method', 'p50 ms', 'p99 ms', 'recall@10', 'load'], rows),
+    formatTable(
+      ['vectors', 'n', 'ef_construction', 'method', 'p50 ms', 'p99 ms', 'recall@10', 'load'],
+      rows,
+    ),
     'how much faster HNSW is than an exact scan at each size, and what recall each ef buys.',
     notes,
   );
   report(
     'HNSW build (VectorIndex.indexSome, one thread)',
-    formatTable(['vectors', 'n', 'ef_construction', 'build s', 'inserts/s', 'RSS +MB', 'load'], builds.map((b) => [b.kind, b.n, b.efc, b.buildS, b.perS, b.rssMb, b.load])),
+    formatTable(
+      ['vectors', 'n', 'ef_construction', 'build s', 'inserts/s', 'RSS +MB', 'load'],
+      builds.map((b) => [b.kind, b.n, b.efc, b.buildS, b.perS, b.rssMb, b.load]),
+    ),
     'how fast the background indexer can absorb writes and how long a rebuild without saved graphs takes.',
   );
   report(
     'How hard each vector set is (from the exact neighbours of the queries)',
-    formatTable(['vectors', 'n', 'sim 1st NN', 'sim 10th NN', 'sim random pair', 'LID (k=20)'], hard),
+    formatTable(
+      ['vectors', 'n', 'sim 1st NN', 'sim 10th NN', 'sim random pair', 'LID (k=20)'],
+      hard,
+    ),
     'where the synthetic sets sit against real embeddings: a higher local intrinsic dimension (LID) and a smaller gap to random pairs mean harder search.',
   );
 }

@@ -15,8 +15,12 @@ export interface Hardness {
 }
 
 /** `neighbours[q]`: similarities of query q's exact top 20, best first. */
-export function hardness(neighbours: readonly (readonly number[])[], sample: readonly Float32Array[]): Hardness {
-  const mean = (xs: readonly number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+export function hardness(
+  neighbours: readonly (readonly number[])[],
+  sample: readonly Float32Array[],
+): Hardness {
+  const mean = (xs: readonly number[]): number =>
+    xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
   const dist = (sim: number): number => Math.sqrt(Math.max(1e-12, 2 - 2 * sim));
   const lids = neighbours.map((sims) => {
     const d = sims.map(dist);
@@ -25,7 +29,8 @@ export function hardness(neighbours: readonly (readonly number[])[], sample: rea
     return s < 0 ? -1 / s : Number.NaN;
   });
   const pairs: number[] = [];
-  for (let i = 0; i + 1 < sample.length; i += 2) pairs.push(dot(sample[i] as Float32Array, sample[i + 1] as Float32Array));
+  for (let i = 0; i + 1 < sample.length; i += 2)
+    pairs.push(dot(sample[i] as Float32Array, sample[i + 1] as Float32Array));
   return {
     nn1: mean(neighbours.map((s) => s[0] ?? 0)),
     nn10: mean(neighbours.map((s) => s[9] ?? 0)),

@@ -66,7 +66,9 @@ export class VectorSource {
     const { dim, centres, rank } = this.#spec;
     const n = spec.kind === 'clustered' ? centres : 0;
     this.#centres = Array.from({ length: n }, () => randomUnit(this.#rng, dim));
-    this.#bases = this.#centres.map(() => Array.from({ length: rank }, () => randomUnit(this.#rng, dim)));
+    this.#bases = this.#centres.map(() =>
+      Array.from({ length: rank }, () => randomUnit(this.#rng, dim)),
+    );
     this.#common = randomUnit(this.#rng, dim).map((x) => x * this.#spec.common);
   }
 

@@ -10,14 +10,30 @@ import * as grpc from '@grpc/grpc-js';
 import * as protoLoader from '@grpc/proto-loader';
 
 const PROTO_PATH = fileURLToPath(new URL('../../proto/hebbs.proto', import.meta.url));
-const LOADER_OPTIONS: protoLoader.Options = { keepCase: true, longs: String, enums: String, bytes: Buffer, defaults: true, arrays: true, oneofs: true };
+const LOADER_OPTIONS: protoLoader.Options = {
+  keepCase: true,
+  longs: String,
+  enums: String,
+  bytes: Buffer,
+  defaults: true,
+  arrays: true,
+  oneofs: true,
+};
 const DEADLINE_MS = 60_000;
 
 export type ServiceName = 'MemoryService' | 'SubscribeService';
 
 type UnaryCallback = (err: grpc.ServiceError | null, res: unknown) => void;
-type UnaryMethod = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: UnaryCallback) => grpc.ClientUnaryCall;
-type DuplexMethod = (md: grpc.Metadata, opts: grpc.CallOptions) => grpc.ClientDuplexStream<object, unknown>;
+type UnaryMethod = (
+  req: object,
+  md: grpc.Metadata,
+  opts: grpc.CallOptions,
+  cb: UnaryCallback,
+) => grpc.ClientUnaryCall;
+type DuplexMethod = (
+  md: grpc.Metadata,
+  opts: grpc.CallOptions,
+) => grpc.ClientDuplexStream<object, unknown>;
 
 let hebbs: grpc.GrpcObject | null = null;
 
@@ -42,9 +58,16 @@ export class GrpcClient {
   constructor(opts: { port: number; apiKey: string; host?: string }) {
     const pkg = loadHebbs();
     const address = `${opts.host ?? '127.0.0.1'}:${opts.port}`;
-    const memory = new (pkg['MemoryService'] as grpc.ServiceClientConstructor)(address, grpc.credentials.createInsecure());
+    const memory = new (pkg['MemoryService'] as grpc.ServiceClientConstructor)(
+      address,
+      grpc.credentials.createInsecure(),
+    );
     // The second client shares the first one's channel.
-    const subscribe = new (pkg['SubscribeService'] as grpc.ServiceClientConstructor)(address, grpc.credentials.createInsecure(), { channelOverride: memory.getChannel() });
+    const subscribe = new (pkg['SubscribeService'] as grpc.ServiceClientConstructor)(
+      address,
+      grpc.credentials.createInsecure(),
+      { channelOverride: memory.getChannel() },
+    );
     this.#clients = { MemoryService: memory, SubscribeService: subscribe };
     if (opts.apiKey !== '') this.#metadata.set('authorization', `Bearer ${opts.apiKey}`);
   }
@@ -53,7 +76,9 @@ export class GrpcClient {
   unary<T>(service: ServiceName, name: string, req: object): Promise<T> {
     const fn = method<UnaryMethod>(this.#clients[service], name);
     return new Promise((resolve, reject) => {
-      fn(req, this.#metadata, { deadline: Date.now() + DEADLINE_MS }, (err, res) => (err ? reject(err) : resolve(res as T)));
+      fn(req, this.#metadata, { deadline: Date.now() + DEADLINE_MS }, (err, res) =>
+        err ? reject(err) : resolve(res as T),
+      );
     });
   }
 

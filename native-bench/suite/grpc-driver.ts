@@ -2,7 +2,15 @@
  * @module native-bench/suite/grpc-driver — the Driver over gRPC hebbs.v1: MemoryService unary
  * calls, and SubscribeService.Subscribe (pushes) with unary Feed for subscriptions.
  */
-import type { ContextValue, Driver, MemoryInput, PrimeInput, RecallInput, StrategyInput, Subscription } from './ops/driver.ts';
+import type {
+  ContextValue,
+  Driver,
+  MemoryInput,
+  PrimeInput,
+  RecallInput,
+  StrategyInput,
+  Subscription,
+} from './ops/driver.ts';
 import { GrpcClient } from './grpc-client.ts';
 
 interface MemoryMsg {
@@ -14,7 +22,11 @@ interface PushMsg {
   memory: MemoryMsg | null;
 }
 
-type StructValue = { stringValue: string } | { numberValue: number } | { boolValue: boolean } | { listValue: { values: StructValue[] } };
+type StructValue =
+  | { stringValue: string }
+  | { numberValue: number }
+  | { boolValue: boolean }
+  | { listValue: { values: StructValue[] } };
 
 function structValue(v: ContextValue): StructValue {
   if (Array.isArray(v)) return { listValue: { values: v.map(structValue) } };
@@ -57,30 +69,50 @@ export class GrpcDriver implements Driver {
   }
 
   async remember(m: MemoryInput): Promise<string> {
-    const res = await this.#client.unary<{ memory: MemoryMsg }>('MemoryService', 'Remember', rememberMsg(m));
+    const res = await this.#client.unary<{ memory: MemoryMsg }>(
+      'MemoryService',
+      'Remember',
+      rememberMsg(m),
+    );
     return res.memory.memory_id.toString('hex');
   }
 
   async get(id: string): Promise<void> {
-    await this.#client.unary<{ memory: MemoryMsg }>('MemoryService', 'Get', { memory_id: bytes(id) });
+    await this.#client.unary<{ memory: MemoryMsg }>('MemoryService', 'Get', {
+      memory_id: bytes(id),
+    });
   }
 
   async recall(r: RecallInput): Promise<number> {
-    const res = await this.#client.unary<{ results: unknown[] }>('MemoryService', 'Recall', { cue: r.cue, top_k: r.topK, strategies: r.strategies.map(strategyMsg) });
+    const res = await this.#client.unary<{ results: unknown[] }>('MemoryService', 'Recall', {
+      cue: r.cue,
+      top_k: r.topK,
+      strategies: r.strategies.map(strategyMsg),
+    });
     return res.results.length;
   }
 
   async prime(p: PrimeInput): Promise<number> {
-    const res = await this.#client.unary<{ results: unknown[] }>('MemoryService', 'Prime', { entity_id: p.entityId, similarity_cue: p.cue, max_memories: p.maxMemories });
+    const res = await this.#client.unary<{ results: unknown[] }>('MemoryService', 'Prime', {
+      entity_id: p.entityId,
+      similarity_cue: p.cue,
+      max_memories: p.maxMemories,
+    });
     return res.results.length;
   }
 
   async revise(id: string, content: string): Promise<void> {
-    await this.#client.unary<{ memory: MemoryMsg }>('MemoryService', 'Revise', { memory_id: bytes(id), content, context_mode: 'CONTEXT_MODE_MERGE' });
+    await this.#client.unary<{ memory: MemoryMsg }>('MemoryService', 'Revise', {
+      memory_id: bytes(id),
+      content,
+      context_mode: 'CONTEXT_MODE_MERGE',
+    });
   }
 
   async forget(id: string): Promise<number> {
-    const res = await this.#client.unary<{ forgotten_count: string }>('MemoryService', 'Forget', { memory_ids: [bytes(id)] });
+    const res = await this.#client.unary<{ forgotten_count: string }>('MemoryService', 'Forget', {
+      memory_ids: [bytes(id)],
+    });
     return Number(res.forgotten_count);
   }
 
@@ -110,12 +142,25 @@ function openGrpcSubscription(client: GrpcClient, threshold: number): Promise<Su
   });
 }
 
-function subscriptionOf(client: GrpcClient, s: { call: ReturnType<GrpcClient['subscribeStream']>; subId: string; listeners: Array<(id: string) => void> }): Subscription {
+function subscriptionOf(
+  client: GrpcClient,
+  s: {
+    call: ReturnType<GrpcClient['subscribeStream']>;
+    subId: string;
+    listeners: Array<(id: string) => void>;
+  },
+): Subscription {
   return {
-    feed: async (text) => void (await client.unary<object>('SubscribeService', 'Feed', { subscription_id: s.subId, text })),
+    feed: async (text) =>
+      void (await client.unary<object>('SubscribeService', 'Feed', {
+        subscription_id: s.subId,
+        text,
+      })),
     onPush: (l) => void s.listeners.push(l),
     close: async () => {
-      await client.unary<object>('SubscribeService', 'CloseSubscription', { subscription_id: s.subId }).catch(() => undefined);
+      await client
+        .unary<object>('SubscribeService', 'CloseSubscription', { subscription_id: s.subId })
+        .catch(() => undefined);
       s.call.cancel();
     },
   };

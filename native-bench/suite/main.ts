@@ -21,7 +21,14 @@ import { Dataset } from './ops/dataset.ts';
 import { loadInHalves } from './load.ts';
 import { parseOptions, type SuiteOptions } from './options.ts';
 import { measurePhase, type PhaseContext, type PhaseResult } from './phases.ts';
-import { goals, machine, operations, printReport, writeReport, type SuiteReport } from './report.ts';
+import {
+  goals,
+  machine,
+  operations,
+  printReport,
+  writeReport,
+  type SuiteReport,
+} from './report.ts';
 import { measureRestart } from './resources.ts';
 import { serverConfig, startSuiteServer, type SuiteServerConfig } from './server.ts';
 
@@ -33,7 +40,9 @@ async function runPhases(ctx: PhaseContext, opts: SuiteOptions): Promise<PhaseRe
       for (const clients of clientCounts) {
         const r = await measurePhase(ctx, { op, protocol, clients });
         const err = r.errors > 0 ? `, ${r.errors} errors (first: ${r.firstError ?? '?'})` : '';
-        console.error(`  ${protocol} ${op} x${r.clients}: p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, ${r.opsPerS.toFixed(0)}/s${err}`);
+        console.error(
+          `  ${protocol} ${op} x${r.clients}: p50 ${r.p50Ms.toFixed(2)} ms, p99 ${r.p99Ms.toFixed(2)} ms, ${r.opsPerS.toFixed(0)}/s${err}`,
+        );
         results.push(r);
       }
     }
@@ -41,17 +50,43 @@ async function runPhases(ctx: PhaseContext, opts: SuiteOptions): Promise<PhaseRe
   return results;
 }
 
-async function measure(server: RunningServer, cfg: SuiteServerConfig, opts: SuiteOptions): Promise<SuiteReport> {
+async function measure(
+  server: RunningServer,
+  cfg: SuiteServerConfig,
+  opts: SuiteOptions,
+): Promise<SuiteReport> {
   const rssEmpty = rssBytes(server.pid);
   const ds = new Dataset(new Rng(opts.seed));
-  const endpoint = { rest: { port: cfg.httpPort, apiKey: server.apiKey }, grpc: { port: cfg.grpcPort, apiKey: server.apiKey } };
-  const { load, footprint } = await loadInHalves(server, { dataDir: cfg.dataDir, ds, count: opts.spec.memories, concurrency: opts.loadConcurrency, rssEmpty });
-  const ctx: PhaseContext = { endpoint, serverPid: server.pid, ds, spec: opts.spec, busyRetries: opts.busyRetries, memories: load.memories };
+  const endpoint = {
+    rest: { port: cfg.httpPort, apiKey: server.apiKey },
+    grpc: { port: cfg.grpcPort, apiKey: server.apiKey },
+  };
+  const { load, footprint } = await loadInHalves(server, {
+    dataDir: cfg.dataDir,
+    ds,
+    count: opts.spec.memories,
+    concurrency: opts.loadConcurrency,
+    rssEmpty,
+  });
+  const ctx: PhaseContext = {
+    endpoint,
+    serverPid: server.pid,
+    ds,
+    spec: opts.spec,
+    busyRetries: opts.busyRetries,
+    memories: load.memories,
+  };
   const phases = await runPhases(ctx, opts);
   const restart = opts.skipRestart ? null : await measureRestart(server, cfg, rssEmpty);
   const base = {
-    embedder: opts.embedder, memories: load.memories, concurrency: opts.concurrency, machine: machine(), tier: opts.tier,
-    operations: operations(phases), resources: { load, footprint, restart }, phases,
+    embedder: opts.embedder,
+    memories: load.memories,
+    concurrency: opts.concurrency,
+    machine: machine(),
+    tier: opts.tier,
+    operations: operations(phases),
+    resources: { load, footprint, restart },
+    phases,
   };
   return { ...base, goals: goals(base) };
 }
@@ -77,7 +112,9 @@ async function main(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-suite-'));
   const cfg = await serverConfig(opts, dataDir);
   const server = await startSuiteServer(cfg);
-  console.error(`server pid ${server.pid}: REST :${cfg.httpPort}, gRPC :${cfg.grpcPort}, embedder ${opts.embedder}, ready in ${server.readyMs.toFixed(0)} ms`);
+  console.error(
+    `server pid ${server.pid}: REST :${cfg.httpPort}, gRPC :${cfg.grpcPort}, embedder ${opts.embedder}, ready in ${server.readyMs.toFixed(0)} ms`,
+  );
   stopOnSignal(server, dataDir);
   try {
     const report = await measure(server, cfg, opts);

@@ -64,19 +64,31 @@ const FLAGS = {
 
 function oneOf<T extends string>(name: string, value: string, allowed: readonly T[]): T {
   const hit = allowed.find((a) => a === value);
-  if (hit === undefined) throw new Error(`--${name} must be one of ${allowed.join(', ')}, got '${value}'`);
+  if (hit === undefined)
+    throw new Error(`--${name} must be one of ${allowed.join(', ')}, got '${value}'`);
   return hit;
 }
 
 export function parseOptions(argv: string[]): SuiteOptions {
   const { values } = parseArgs({ args: argv, options: FLAGS });
-  const tier = oneOf('tier', stringFlag(values, 'tier') ?? 'quick', ['quick', 'standard', 'full'] as const);
-  const protocol = oneOf('protocol', stringFlag(values, 'protocol') ?? 'both', ['rest', 'grpc', 'both'] as const);
+  const tier = oneOf('tier', stringFlag(values, 'tier') ?? 'quick', [
+    'quick',
+    'standard',
+    'full',
+  ] as const);
+  const protocol = oneOf('protocol', stringFlag(values, 'protocol') ?? 'both', [
+    'rest',
+    'grpc',
+    'both',
+  ] as const);
   const ops = listFlag(values, 'ops', OP_NAMES);
   const bad = ops.find((o) => !isOpName(o));
   if (bad !== undefined) throw new Error(`unknown operation '${bad}'; use ${OP_NAMES.join(', ')}`);
   const base = TIERS[tier];
-  const spec: TierSpec = { ...base, memories: numberFlag(values, 'memories', base.memories), durationS: numberFlag(values, 'duration-s', base.durationS),
+  const spec: TierSpec = {
+    ...base,
+    memories: numberFlag(values, 'memories', base.memories),
+    durationS: numberFlag(values, 'duration-s', base.durationS),
     quietLimitS: numberFlag(values, 'quiet-wait-s', base.quietLimitS),
   };
   return {
@@ -84,7 +96,10 @@ export function parseOptions(argv: string[]): SuiteOptions {
     spec,
     protocols: protocol === 'both' ? ['rest', 'grpc'] : [protocol],
     concurrency: Math.max(1, numberFlag(values, 'concurrency', 32)),
-    embedder: oneOf('embedder', stringFlag(values, 'embedder') ?? 'model', ['model', 'hash'] as const),
+    embedder: oneOf('embedder', stringFlag(values, 'embedder') ?? 'model', [
+      'model',
+      'hash',
+    ] as const),
     ops: ops.filter(isOpName),
     json: stringFlag(values, 'json'),
     seed: numberFlag(values, 'seed', 42),

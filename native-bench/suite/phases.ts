@@ -62,9 +62,16 @@ function driverFor(ctx: PhaseContext, protocol: Protocol, clients: number): Driv
   return new RestDriver(ctx.endpoint.rest, { sockets: clients });
 }
 
-function latencyStats(latencies: readonly number[]): Pick<PhaseResult, 'p50Ms' | 'p95Ms' | 'p99Ms' | 'maxMs'> {
+function latencyStats(
+  latencies: readonly number[],
+): Pick<PhaseResult, 'p50Ms' | 'p95Ms' | 'p99Ms' | 'maxMs'> {
   const sorted = Float64Array.from(latencies).sort();
-  return { p50Ms: percentile(sorted, 0.5), p95Ms: percentile(sorted, 0.95), p99Ms: percentile(sorted, 0.99), maxMs: percentile(sorted, 1) };
+  return {
+    p50Ms: percentile(sorted, 0.5),
+    p95Ms: percentile(sorted, 0.95),
+    p99Ms: percentile(sorted, 0.99),
+    maxMs: percentile(sorted, 1),
+  };
 }
 
 /** process.hrtime is CLOCK_MONOTONIC, like V8's profile timestamps, so windows line up across processes. */
@@ -72,11 +79,19 @@ function monotonicUs(): number {
   return Number(process.hrtime.bigint() / 1000n);
 }
 
-function loopOptions(ctx: PhaseContext, phase: { op: OpName; clients: number }, part: 'warmup' | 'measure'): LoopOptions {
+function loopOptions(
+  ctx: PhaseContext,
+  phase: { op: OpName; clients: number },
+  part: 'warmup' | 'measure',
+): LoopOptions {
   const seconds = part === 'warmup' ? ctx.spec.warmupS : ctx.spec.durationS;
   if (phase.op !== 'forget') return { concurrency: phase.clients, durationMs: seconds * 1000 };
   const ops = Math.max(FORGET_MIN_OPS, Math.round(ctx.memories * FORGET_SHARE));
-  return { concurrency: phase.clients, durationMs: 0, ops: part === 'warmup' ? Math.ceil(ops / 5) : ops };
+  return {
+    concurrency: phase.clients,
+    durationMs: 0,
+    ops: part === 'warmup' ? Math.ceil(ops / 5) : ops,
+  };
 }
 
 /** The server's threads now, or null where they cannot be read (no pid, not Linux). */
@@ -89,7 +104,10 @@ function serverThreads(pid: number | null): ReturnType<typeof sampleThreads> | n
   }
 }
 
-async function runOnce(ctx: PhaseContext, phase: { op: OpName; protocol: Protocol; clients: number }): Promise<PhaseResult> {
+async function runOnce(
+  ctx: PhaseContext,
+  phase: { op: OpName; protocol: Protocol; clients: number },
+): Promise<PhaseResult> {
   const settle0 = performance.now();
   await waitForQuiet({ maxCores: QUIET_CORES, limitS: ctx.spec.quietLimitS });
   const settleS = (performance.now() - settle0) / 1000;
@@ -104,9 +122,24 @@ async function runOnce(ctx: PhaseContext, phase: { op: OpName; protocol: Protoco
     const windowUs: [number, number] = [startUs, monotonicUs()];
     const share = cpu.read();
     const threads1 = serverThreads(ctx.serverPid);
-    const threads = ctx.serverPid !== null && threads0 && threads1 ? { threads: threadDeltas(ctx.serverPid, threads0, threads1) } : {};
+    const threads =
+      ctx.serverPid !== null && threads0 && threads1
+        ? { threads: threadDeltas(ctx.serverPid, threads0, threads1) }
+        : {};
     const ops = run.latenciesMs.length;
-    return { ...phase, ops, errors: run.errors, firstError: run.firstError, seconds: run.seconds, opsPerS: ops / run.seconds, ...latencyStats(run.latenciesMs), settleS, windowUs, ...share, ...threads };
+    return {
+      ...phase,
+      ops,
+      errors: run.errors,
+      firstError: run.firstError,
+      seconds: run.seconds,
+      opsPerS: ops / run.seconds,
+      ...latencyStats(run.latenciesMs),
+      settleS,
+      windowUs,
+      ...share,
+      ...threads,
+    };
   } finally {
     await prepared.dispose();
     driver.close();
@@ -114,11 +147,18 @@ async function runOnce(ctx: PhaseContext, phase: { op: OpName; protocol: Protoco
 }
 
 /** Measures a phase; re-measures (up to busyRetries times) while other processes took over BUSY_CORES. */
-export async function measurePhase(ctx: PhaseContext, phase: { op: OpName; protocol: Protocol; clients: number }): Promise<PhaseResult> {
-  const clients = holdsSubscriptions(phase.op) ? Math.min(phase.clients, MAX_SUBSCRIPTIONS) : phase.clients;
+export async function measurePhase(
+  ctx: PhaseContext,
+  phase: { op: OpName; protocol: Protocol; clients: number },
+): Promise<PhaseResult> {
+  const clients = holdsSubscriptions(phase.op)
+    ? Math.min(phase.clients, MAX_SUBSCRIPTIONS)
+    : phase.clients;
   let best = await runOnce(ctx, { ...phase, clients });
   for (let i = 0; i < ctx.busyRetries && best.otherCores > BUSY_CORES; i++) {
-    console.error(`  ${phase.protocol} ${phase.op} x${clients}: other processes used ${best.otherCores.toFixed(2)} cores meanwhile; measuring again`);
+    console.error(
+      `  ${phase.protocol} ${phase.op} x${clients}: other processes used ${best.otherCores.toFixed(2)} cores meanwhile; measuring again`,
+    );
     const again = await runOnce(ctx, { ...phase, clients });
     if (again.otherCores < best.otherCores) best = again;
   }

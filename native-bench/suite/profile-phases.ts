@@ -40,25 +40,44 @@ function threadOf(file: string): string {
 function report(phase: PhaseResult, profiles: ReadonlyMap<string, CpuProfile>, top: number): void {
   const [from, to] = phase.windowUs;
   const wallMs = (to - from) / 1000;
-  console.log(`\n=== ${phase.protocol} ${phase.op} x${phase.clients}: ${phase.ops} ops in ${(wallMs / 1000).toFixed(1)} s ===`);
+  console.log(
+    `\n=== ${phase.protocol} ${phase.op} x${phase.clients}: ${phase.ops} ops in ${(wallMs / 1000).toFixed(1)} s ===`,
+  );
   for (const [file, profile] of profiles) {
     const costs = functionCosts(slice(profile, from, to)).filter((c) => c.name !== '(idle)');
     const busyMs = costs.reduce((sum, c) => sum + c.selfMs, 0);
     if (busyMs < wallMs * 0.02) continue;
-    console.log(`\n${threadOf(file)}: ${((busyMs / wallMs) * 100).toFixed(0)}% busy, ${(busyMs / Math.max(1, phase.ops)).toFixed(2)} ms per op`);
-    const rows = costs.slice(0, top).map((c) => [c.name.slice(0, 80), c.selfMs, (c.selfMs / busyMs) * 100, c.selfMs / Math.max(1, phase.ops)]);
+    console.log(
+      `\n${threadOf(file)}: ${((busyMs / wallMs) * 100).toFixed(0)}% busy, ${(busyMs / Math.max(1, phase.ops)).toFixed(2)} ms per op`,
+    );
+    const rows = costs
+      .slice(0, top)
+      .map((c) => [
+        c.name.slice(0, 80),
+        c.selfMs,
+        (c.selfMs / busyMs) * 100,
+        c.selfMs / Math.max(1, phase.ops),
+      ]);
     console.log(formatTable(['function', 'self ms', '% of busy', 'ms per op'], rows));
   }
 }
 
 function main(): void {
-  const { values } = parseArgs({ args: process.argv.slice(2), options: { json: { type: 'string' }, 'prof-dir': { type: 'string' }, top: { type: 'string' } } });
+  const { values } = parseArgs({
+    args: process.argv.slice(2),
+    options: { json: { type: 'string' }, 'prof-dir': { type: 'string' }, top: { type: 'string' } },
+  });
   const json = stringFlag(values, 'json');
   const dir = stringFlag(values, 'prof-dir');
-  if (json === undefined || dir === undefined) throw new Error('usage: profile-phases.ts --json SUITE.json --prof-dir DIR [--top 8]');
+  if (json === undefined || dir === undefined)
+    throw new Error('usage: profile-phases.ts --json SUITE.json --prof-dir DIR [--top 8]');
   const phases = (JSON.parse(readFileSync(json, 'utf8')) as { phases: PhaseResult[] }).phases;
-  const files = readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort();
-  const profiles = new Map(files.map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as CpuProfile]));
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.cpuprofile'))
+    .sort();
+  const profiles = new Map(
+    files.map((f) => [f, JSON.parse(readFileSync(join(dir, f), 'utf8')) as CpuProfile]),
+  );
   for (const phase of phases) report(phase, profiles, numberFlag(values, 'top', 8));
 }
 

@@ -54,9 +54,18 @@ export function vectorDim(log: readonly string[]): number {
 
 /** Memories in the key's workspace, as the server counts them. */
 export async function memoryCount(server: RunningServer): Promise<number> {
-  const client = new RestClient({ host: '127.0.0.1', port: server.port, apiKey: server.apiKey, maxSockets: 1 });
+  const client = new RestClient({
+    host: '127.0.0.1',
+    port: server.port,
+    apiKey: server.apiKey,
+    maxSockets: 1,
+  });
   try {
-    return expectJson<{ memory_count: number }>(await client.get('/v1/workspaces/default'), 200, 'workspace').memory_count;
+    return expectJson<{ memory_count: number }>(
+      await client.get('/v1/workspaces/default'),
+      200,
+      'workspace',
+    ).memory_count;
   } finally {
     client.close();
   }
@@ -75,7 +84,10 @@ export async function rssPoint(server: RunningServer, settleLimitS: number): Pro
   return { memories: await memoryCount(server), rss: rssBytes(server.pid), settleS };
 }
 
-export function loadFootprint(server: RunningServer, opts: { dataDir: string; empty: number; half: RssPoint; full: RssPoint }): LoadFootprint {
+export function loadFootprint(
+  server: RunningServer,
+  opts: { dataDir: string; empty: number; half: RssPoint; full: RssPoint },
+): LoadFootprint {
   const { half, full } = opts;
   const memories = full.memories;
   const data = dirBytes(opts.dataDir);
@@ -97,7 +109,11 @@ export function loadFootprint(server: RunningServer, opts: { dataDir: string; em
 }
 
 /** Stops the server with SIGTERM, starts it again on the same data, and stops it again. */
-export async function measureRestart(server: RunningServer, cfg: SuiteServerConfig, rssEmpty: number): Promise<RestartCost> {
+export async function measureRestart(
+  server: RunningServer,
+  cfg: SuiteServerConfig,
+  rssEmpty: number,
+): Promise<RestartCost> {
   const memories = await memoryCount(server);
   const stopped = await server.stop();
   const afterStop = dirBytes(cfg.dataDir);

@@ -16,7 +16,10 @@ export interface SuiteServerConfig {
   verbose: boolean;
 }
 
-export async function serverConfig(opts: SuiteOptions, dataDir: string): Promise<SuiteServerConfig> {
+export async function serverConfig(
+  opts: SuiteOptions,
+  dataDir: string,
+): Promise<SuiteServerConfig> {
   const grpcPort = await freePort();
   return {
     dataDir,
@@ -32,7 +35,8 @@ export async function serverConfig(opts: SuiteOptions, dataDir: string): Promise
       FLASHBULB_REFLECT_ENABLED: 'false',
       FLASHBULB_GRPC_PORT: String(grpcPort),
     },
-    nodeArgs: opts.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`],
+    nodeArgs:
+      opts.cpuProfDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${opts.cpuProfDir}`],
     cli: opts.cli,
     verbose: opts.verbose,
   };

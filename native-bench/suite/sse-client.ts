@@ -25,20 +25,35 @@ interface OpenOptions {
 /** Opens the stream; resolves once the response head is 200, rejects otherwise. */
 export function openSse(opts: OpenOptions): Promise<SseConnection> {
   const payload = JSON.stringify(opts.body);
-  const headers = { authorization: `Bearer ${opts.apiKey}`, accept: 'text/event-stream', 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) };
+  const headers = {
+    authorization: `Bearer ${opts.apiKey}`,
+    accept: 'text/event-stream',
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+  };
   return new Promise((resolve, reject) => {
-    const req: ClientRequest = request({ host: '127.0.0.1', port: opts.port, path: opts.path, method: 'POST', headers, agent: false }, (res) => {
-      if (res.statusCode !== 200) {
-        res.resume();
-        reject(new Error(`subscribe: HTTP ${res.statusCode ?? 0}`));
-        return;
-      }
-      const parser = new EventParser(opts.onEvent);
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => parser.push(chunk));
-      res.on('error', () => undefined);
-      resolve({ close: () => req.destroy() });
-    });
+    const req: ClientRequest = request(
+      {
+        host: '127.0.0.1',
+        port: opts.port,
+        path: opts.path,
+        method: 'POST',
+        headers,
+        agent: false,
+      },
+      (res) => {
+        if (res.statusCode !== 200) {
+          res.resume();
+          reject(new Error(`subscribe: HTTP ${res.statusCode ?? 0}`));
+          return;
+        }
+        const parser = new EventParser(opts.onEvent);
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => parser.push(chunk));
+        res.on('error', () => undefined);
+        resolve({ close: () => req.destroy() });
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });

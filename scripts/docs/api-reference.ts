@@ -19,9 +19,18 @@ interface Operation {
   description?: string;
   tags?: string[];
   deprecated?: boolean;
-  parameters?: { name: string; in: string; required?: boolean; description?: string; schema?: Schema }[];
+  parameters?: {
+    name: string;
+    in: string;
+    required?: boolean;
+    description?: string;
+    schema?: Schema;
+  }[];
   requestBody?: { required?: boolean; content?: Record<string, { schema?: Schema }> };
-  responses?: Record<string, { description?: string; content?: Record<string, { schema?: Schema }> }>;
+  responses?: Record<
+    string,
+    { description?: string; content?: Record<string, { schema?: Schema }> }
+  >;
   security?: unknown[];
 }
 
@@ -92,7 +101,10 @@ export function renderApiReference(doc: OpenApiDocument): string {
       const lines = sections.get(tag) ?? [];
       lines.push(...operation(method, path, op, scoped.has(`${SCOPED}${path.slice(3)}`), resolve));
       sections.set(tag, lines);
-      index.set(tag, [...(index.get(tag) ?? []), { heading: `${method.toUpperCase()} ${path}`, summary: op.summary ?? '' }]);
+      index.set(tag, [
+        ...(index.get(tag) ?? []),
+        { heading: `${method.toUpperCase()} ${path}`, summary: op.summary ?? '' },
+      ]);
     }
   }
   const order = (doc.tags ?? []).map((t) => t.name).filter((n) => sections.has(n));
@@ -101,7 +113,10 @@ export function renderApiReference(doc: OpenApiDocument): string {
   const slugger = new GithubSlugger();
   for (const tag of tags) {
     slugger.slug(capital(tag));
-    out.push(`**${capital(tag)}**: ${(index.get(tag) ?? []).map((o) => `[\`${o.heading}\`](#${slugger.slug(o.heading)})`).join(' · ')}`, '');
+    out.push(
+      `**${capital(tag)}**: ${(index.get(tag) ?? []).map((o) => `[\`${o.heading}\`](#${slugger.slug(o.heading)})`).join(' · ')}`,
+      '',
+    );
   }
   for (const tag of tags) {
     const description = doc.tags?.find((t) => t.name === tag)?.description;
@@ -119,42 +134,74 @@ export function renderApiReference(doc: OpenApiDocument): string {
       out.push(...fieldTable(s, resolve), '');
     }
   }
-  return `${out.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+  return `${out
+    .join('\n')
+    .replace(/\n{3,}/g, '\n\n')
+    .trimEnd()}\n`;
 }
 
-function operation(method: string, path: string, op: Operation, scoped: boolean, resolve: (s: Schema | undefined) => Schema | undefined): string[] {
+function operation(
+  method: string,
+  path: string,
+  op: Operation,
+  scoped: boolean,
+  resolve: (s: Schema | undefined) => Schema | undefined,
+): string[] {
   const out = [`### \`${method.toUpperCase()} ${path}\``, ''];
-  const notes = [op.operationId !== undefined ? `\`${op.operationId}\`` : '', scoped ? 'scoped' : '', op.security?.length === 0 ? 'no key needed' : '', op.deprecated === true ? '**deprecated**' : ''].filter((n) => n !== '');
+  const notes = [
+    op.operationId !== undefined ? `\`${op.operationId}\`` : '',
+    scoped ? 'scoped' : '',
+    op.security?.length === 0 ? 'no key needed' : '',
+    op.deprecated === true ? '**deprecated**' : '',
+  ].filter((n) => n !== '');
   out.push(`${op.summary ?? ''}${notes.length > 0 ? ` (${notes.join(', ')})` : ''}`.trim(), '');
   if (op.description !== undefined) out.push(op.description, '');
   const params = op.parameters ?? [];
   if (params.length > 0) {
     out.push('| parameter | in | type | required | notes |', '|---|---|---|---|---|');
-    for (const p of params) out.push(`| \`${p.name}\` | ${p.in} | ${typeName(p.schema, resolve)} | ${p.required === true ? 'yes' : ''} | ${cell(notes_(p.schema, p.description))} |`);
+    for (const p of params)
+      out.push(
+        `| \`${p.name}\` | ${p.in} | ${typeName(p.schema, resolve)} | ${p.required === true ? 'yes' : ''} | ${cell(notes_(p.schema, p.description))} |`,
+      );
     out.push('');
   }
   for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) {
     const body = resolve(media.schema);
-    out.push(`Request body (\`${type}\`${op.requestBody?.required === true ? '' : ', optional'}):`, '');
+    out.push(
+      `Request body (\`${type}\`${op.requestBody?.required === true ? '' : ', optional'}):`,
+      '',
+    );
     if (body?.properties !== undefined) out.push(...fieldTable(body, resolve));
-    else out.push(`${typeName(media.schema, resolve)}${body?.description !== undefined ? `: ${body.description}` : ''}`);
+    else
+      out.push(
+        `${typeName(media.schema, resolve)}${body?.description !== undefined ? `: ${body.description}` : ''}`,
+      );
     out.push('');
   }
   const answers = Object.entries(op.responses ?? {});
   const ok = answers.filter(([status]) => status.startsWith('2') || status.startsWith('3'));
   for (const [status, r] of ok) {
     const media = Object.entries(r.content ?? {});
-    const shape = media.map(([type, m]) => `\`${type}\` ${replyShape(m.schema, resolve)}`).join('; ');
-    out.push(`Answers ${status}${r.description !== undefined && r.description !== 'Success' ? ` (${r.description})` : ''}${shape !== '' ? `: ${shape}` : ''}.`);
+    const shape = media
+      .map(([type, m]) => `\`${type}\` ${replyShape(m.schema, resolve)}`)
+      .join('; ');
+    out.push(
+      `Answers ${status}${r.description !== undefined && r.description !== 'Success' ? ` (${r.description})` : ''}${shape !== '' ? `: ${shape}` : ''}.`,
+    );
   }
-  const errors = answers.filter(([status]) => !ok.some(([s]) => s === status)).map(([status, r]) => `${status}${r.description !== undefined ? ` \`${r.description}\`` : ''}`);
+  const errors = answers
+    .filter(([status]) => !ok.some(([s]) => s === status))
+    .map(([status, r]) => `${status}${r.description !== undefined ? ` \`${r.description}\`` : ''}`);
   if (errors.length > 0) out.push(`Errors: ${errors.join(', ')}.`);
   out.push('');
   return out;
 }
 
 /** A table of an object's fields, nested objects' fields named by dotted path. */
-function fieldTable(schema: Schema | undefined, resolve: (s: Schema | undefined) => Schema | undefined): string[] {
+function fieldTable(
+  schema: Schema | undefined,
+  resolve: (s: Schema | undefined) => Schema | undefined,
+): string[] {
   const rows: string[] = [];
   const walk = (s: Schema | undefined, prefix: string, depth: number): void => {
     const o = resolve(s);
@@ -162,13 +209,20 @@ function fieldTable(schema: Schema | undefined, resolve: (s: Schema | undefined)
     for (const [name, raw] of Object.entries(o.properties)) {
       const field = resolve(raw);
       const path = `${prefix}${name}`;
-      rows.push(`| \`${path}\` | ${typeName(raw, resolve)} | ${o.required?.includes(name) === true ? 'yes' : ''} | ${cell(notes_(field, field?.description))} |`);
+      rows.push(
+        `| \`${path}\` | ${typeName(raw, resolve)} | ${o.required?.includes(name) === true ? 'yes' : ''} | ${cell(notes_(field, field?.description))} |`,
+      );
       if (depth >= MAX_DEPTH || raw.$ref !== undefined) continue;
       if (field?.properties !== undefined) walk(field, `${path}.`, depth + 1);
       const item = resolve(field?.items);
-      if (item?.properties !== undefined && field?.items?.$ref === undefined) walk(item, `${path}[].`, depth + 1);
-      for (const alt of field?.anyOf ?? []) if (resolve(alt)?.properties !== undefined && alt.$ref === undefined) walk(alt, `${path}.`, depth + 1);
-      for (const alt of field?.items?.anyOf ?? []) if (resolve(alt)?.properties !== undefined && alt.$ref === undefined) walk(alt, `${path}[].`, depth + 1);
+      if (item?.properties !== undefined && field?.items?.$ref === undefined)
+        walk(item, `${path}[].`, depth + 1);
+      for (const alt of field?.anyOf ?? [])
+        if (resolve(alt)?.properties !== undefined && alt.$ref === undefined)
+          walk(alt, `${path}.`, depth + 1);
+      for (const alt of field?.items?.anyOf ?? [])
+        if (resolve(alt)?.properties !== undefined && alt.$ref === undefined)
+          walk(alt, `${path}[].`, depth + 1);
     }
   };
   walk(schema, '', 1);
@@ -177,7 +231,10 @@ function fieldTable(schema: Schema | undefined, resolve: (s: Schema | undefined)
 }
 
 /** A short name for a schema's type: `string`, `integer[]`, `Memory`, `"a" \| "b"`, `object`. */
-function typeName(s: Schema | undefined, resolve: (s: Schema | undefined) => Schema | undefined): string {
+function typeName(
+  s: Schema | undefined,
+  resolve: (s: Schema | undefined) => Schema | undefined,
+): string {
   if (s === undefined) return 'any';
   if (s.$ref !== undefined) return link(s.$ref.replace('#/components/schemas/', ''));
   if (s.const !== undefined) return code(JSON.stringify(s.const));
@@ -214,9 +271,15 @@ function notes_(s: Schema | undefined, description: string | undefined): string 
 }
 
 /** What a reply holds, in one line: `{results: RecallHit[], strategy_errors: object[]}`. */
-function replyShape(s: Schema | undefined, resolve: (s: Schema | undefined) => Schema | undefined): string {
+function replyShape(
+  s: Schema | undefined,
+  resolve: (s: Schema | undefined) => Schema | undefined,
+): string {
   const o = s?.$ref !== undefined ? undefined : resolve(s);
-  if (o?.properties !== undefined) return `{${Object.entries(o.properties).map(([k, v]) => `${k}: ${typeName(v, resolve)}`).join(', ')}}`.replace(/`/g, '');
+  if (o?.properties !== undefined)
+    return `{${Object.entries(o.properties)
+      .map(([k, v]) => `${k}: ${typeName(v, resolve)}`)
+      .join(', ')}}`.replace(/`/g, '');
   return typeName(s, resolve);
 }
 

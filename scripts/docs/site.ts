@@ -8,7 +8,16 @@
  * from the navigation, raw HTML in the prose (`<slug>` written outside backticks, which GitHub and
  * browsers both swallow) and a link outside the repository are reported too.
  */
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname, join, posix, relative, resolve, sep } from 'node:path';
 import GithubSlugger from 'github-slugger';
 import MarkdownIt from 'markdown-it';
@@ -54,10 +63,14 @@ export function buildSite(root: string, out: string): BuildResult {
   const pages = new Map<string, Page>();
   const files = new Set<string>();
   const navPages = config.nav.flatMap((s) => s.pages.map((p) => `docs/${p}`));
-  for (const p of navPages) if (!existsSync(join(root, p))) problems.push(`docs/site.json names ${p}, which does not exist`);
-  if (!navPages.includes('docs/index.md')) problems.push("docs/site.json's navigation has no index.md, the site's home page");
+  for (const p of navPages)
+    if (!existsSync(join(root, p)))
+      problems.push(`docs/site.json names ${p}, which does not exist`);
+  if (!navPages.includes('docs/index.md'))
+    problems.push("docs/site.json's navigation has no index.md, the site's home page");
   for (const p of listMarkdown(join(root, 'docs')).map((f) => `docs/${f}`)) {
-    if (!navPages.includes(p)) problems.push(`${p} is in no section of docs/site.json's navigation`);
+    if (!navPages.includes(p))
+      problems.push(`${p} is in no section of docs/site.json's navigation`);
   }
   // Render the navigation's pages and README, then every repository Markdown file they link to.
   const queue = [...navPages.filter((p) => existsSync(join(root, p))), 'README.md'];
@@ -80,7 +93,13 @@ export function buildSite(root: string, out: string): BuildResult {
         continue;
       }
       if (target.path.endsWith('.md')) queue.push(target.path);
-      else if (statSync(abs).isDirectory() && readdirSync(abs, { recursive: true }).length > MAX_DIRECTORY_FILES) problems.push(`${where}: ${href}: a directory of more than ${MAX_DIRECTORY_FILES} files; link to a file in it`);
+      else if (
+        statSync(abs).isDirectory() &&
+        readdirSync(abs, { recursive: true }).length > MAX_DIRECTORY_FILES
+      )
+        problems.push(
+          `${where}: ${href}: a directory of more than ${MAX_DIRECTORY_FILES} files; link to a file in it`,
+        );
       else files.add(target.path);
     }
   }
@@ -93,11 +112,16 @@ export function buildSite(root: string, out: string): BuildResult {
       if (target === null || target.fragment === '') continue;
       const dest = target.path === '' ? page : pages.get(target.path);
       if (dest === undefined) {
-        if (existsSync(join(root, target.path))) problems.push(`${page.source}:${line}: ${href}: an anchor into a file that is not a Markdown page`);
+        if (existsSync(join(root, target.path)))
+          problems.push(
+            `${page.source}:${line}: ${href}: an anchor into a file that is not a Markdown page`,
+          );
         continue;
       }
       if (!dest.anchors.has(decodeURIComponent(target.fragment))) {
-        problems.push(`${page.source}:${line}: ${href}: ${dest.source} has no heading #${target.fragment}${suggest(target.fragment, dest.anchors)}`);
+        problems.push(
+          `${page.source}:${line}: ${href}: ${dest.source} has no heading #${target.fragment}${suggest(target.fragment, dest.anchors)}`,
+        );
       }
     }
   }
@@ -116,14 +140,24 @@ export function buildSite(root: string, out: string): BuildResult {
     const abs = join(root, f);
     if (statSync(abs).isDirectory()) {
       const at = `${sitePath(f)}/index.html`;
-      const entries = readdirSync(abs, { recursive: true, withFileTypes: true }).filter((e) => e.isFile());
-      const items = entries.map((e) => posix.join(relative(abs, join(e.parentPath, e.name)).split(sep).join('/')));
+      const entries = readdirSync(abs, { recursive: true, withFileTypes: true }).filter((e) =>
+        e.isFile(),
+      );
+      const items = entries.map((e) =>
+        posix.join(relative(abs, join(e.parentPath, e.name)).split(sep).join('/')),
+      );
       for (const item of items) {
         mkdirSync(dirname(join(out, sitePath(f), item)), { recursive: true });
         copyFileSync(join(abs, item), join(out, sitePath(f), item));
       }
       const body = `<h1><code>${escapeHtml(f)}</code></h1><ul>${items.map((i) => `<li><a href="${escapeHtml(i)}">${escapeHtml(i)}</a></li>`).join('')}</ul>`;
-      const html = layout(config, { source: f, title: f, html: '', anchors: new Set(), links: [] }, at, pages, body);
+      const html = layout(
+        config,
+        { source: f, title: f, html: '', anchors: new Set(), links: [] },
+        at,
+        pages,
+        body,
+      );
       mkdirSync(dirname(join(out, at)), { recursive: true });
       writeFileSync(join(out, at), html);
       written.set(at, html);
@@ -174,11 +208,17 @@ function render(md: MarkdownIt, root: string, source: string, problems: string[]
       anchors.add(id);
       if (t.tag === 'h1' && title === source) title = label;
     }
-    if (t.type === 'html_block' && !ALLOWED_HTML.test(t.content.trim())) problems.push(`${source}:${line}: raw HTML ${JSON.stringify(t.content.trim().slice(0, 40))}: write it in backticks`);
+    if (t.type === 'html_block' && !ALLOWED_HTML.test(t.content.trim()))
+      problems.push(
+        `${source}:${line}: raw HTML ${JSON.stringify(t.content.trim().slice(0, 40))}: write it in backticks`,
+      );
     for (const c of t.children ?? []) {
       if (c.type === 'link_open') links.push({ href: c.attrGet('href') ?? '', line });
       if (c.type === 'image') links.push({ href: c.attrGet('src') ?? '', line });
-      if (c.type === 'html_inline' && !ALLOWED_HTML.test(c.content)) problems.push(`${source}:${line}: raw HTML ${JSON.stringify(c.content)} in the text: write it in backticks`);
+      if (c.type === 'html_inline' && !ALLOWED_HTML.test(c.content))
+        problems.push(
+          `${source}:${line}: raw HTML ${JSON.stringify(c.content)} in the text: write it in backticks`,
+        );
     }
   });
   return { source, title, html: md.renderer.render(tokens, md.options, env), anchors, links };
@@ -186,7 +226,11 @@ function render(md: MarkdownIt, root: string, source: string, problems: string[]
 
 /** A heading's text as GitHub slugs it: the text of its inline tokens, code spans included. */
 function plainText(children: Token[]): string {
-  return children.map((c) => (c.type === 'text' || c.type === 'code_inline' ? c.content : c.type === 'softbreak' ? ' ' : '')).join('');
+  return children
+    .map((c) =>
+      c.type === 'text' || c.type === 'code_inline' ? c.content : c.type === 'softbreak' ? ' ' : '',
+    )
+    .join('');
 }
 
 /** The page's HTML with every repository link pointed at its place in the site. */
@@ -196,7 +240,12 @@ function rewriteLinks(page: Page, at: string): string {
     const target = resolveLink(page.source, href);
     if (target === null || target.path === '') return whole;
     let dest = sitePath(target.path);
-    if (!target.path.endsWith('.md') && !/\.[a-z0-9]+$/i.test(target.path) && href.replace(/#.*/, '').endsWith('/')) dest = `${dest}/index.html`;
+    if (
+      !target.path.endsWith('.md') &&
+      !/\.[a-z0-9]+$/i.test(target.path) &&
+      href.replace(/#.*/, '').endsWith('/')
+    )
+      dest = `${dest}/index.html`;
     const rel = posix.relative(posix.dirname(at), dest) || posix.basename(dest);
     return `${attr}"${escapeHtml(rel + (target.fragment !== '' ? `#${target.fragment}` : ''))}"`;
   });
@@ -208,7 +257,11 @@ function checkHtml(out: string, written: Map<string, string>, problems: string[]
   const idsOf = (at: string): Set<string> => {
     let set = ids.get(at);
     if (set === undefined) {
-      set = new Set([...(written.get(at) ?? '').matchAll(/\sid="([^"]+)"/g)].map((m) => unescapeHtml(m[1] ?? '')));
+      set = new Set(
+        [...(written.get(at) ?? '').matchAll(/\sid="([^"]+)"/g)].map((m) =>
+          unescapeHtml(m[1] ?? ''),
+        ),
+      );
       ids.set(at, set);
     }
     return set;
@@ -227,20 +280,33 @@ function checkHtml(out: string, written: Map<string, string>, problems: string[]
         problems.push(`site ${at}: ${href} names no file of the site`);
         continue;
       }
-      if (fragment !== '' && dest.endsWith('.html') && !idsOf(dest).has(fragment)) problems.push(`site ${at}: ${href}: no id "${fragment}" in ${dest}`);
+      if (fragment !== '' && dest.endsWith('.html') && !idsOf(dest).has(fragment))
+        problems.push(`site ${at}: ${href}: no id "${fragment}" in ${dest}`);
     }
   }
   return n;
 }
 
-function layout(config: SiteConfig, page: Page, at: string, pages: Map<string, Page>, body: string): string {
-  const rel = (target: string): string => posix.relative(posix.dirname(at), target) || posix.basename(target);
+function layout(
+  config: SiteConfig,
+  page: Page,
+  at: string,
+  pages: Map<string, Page>,
+  body: string,
+): string {
+  const rel = (target: string): string =>
+    posix.relative(posix.dirname(at), target) || posix.basename(target);
   const nav = config.nav
-    .map((s) => `<p>${escapeHtml(s.title)}</p><ul>${s.pages.map((p) => {
-      const target = sitePath(`docs/${p}`);
-      const title = pages.get(`docs/${p}`)?.title ?? p;
-      return `<li${target === at ? ' class="here"' : ''}><a href="${escapeHtml(rel(target))}">${escapeHtml(title)}</a></li>`;
-    }).join('')}</ul>`)
+    .map(
+      (s) =>
+        `<p>${escapeHtml(s.title)}</p><ul>${s.pages
+          .map((p) => {
+            const target = sitePath(`docs/${p}`);
+            const title = pages.get(`docs/${p}`)?.title ?? p;
+            return `<li${target === at ? ' class="here"' : ''}><a href="${escapeHtml(rel(target))}">${escapeHtml(title)}</a></li>`;
+          })
+          .join('')}</ul>`,
+    )
     .join('');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
@@ -275,13 +341,23 @@ function listMarkdown(dir: string, prefix = ''): string[] {
 }
 
 function suggest(fragment: string, anchors: Set<string>): string {
-  const near = [...anchors].filter((a) => a.includes(fragment.split('-')[0] ?? '') && a !== fragment).slice(0, 3);
+  const near = [...anchors]
+    .filter((a) => a.includes(fragment.split('-')[0] ?? '') && a !== fragment)
+    .slice(0, 3);
   return near.length > 0 ? ` (it has ${near.map((a) => `#${a}`).join(', ')})` : '';
 }
 
 function escapeHtml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/"/g, '&quot;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
 }
 function unescapeHtml(text: string): string {
-  return text.replace(/&quot;/g, '"').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+  return text
+    .replace(/&quot;/g, '"')
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 }

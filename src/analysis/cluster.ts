@@ -26,8 +26,16 @@ export function clusterVectors(vectors: Float32Array, dim: number, seed = 42): C
   if (n < MIN_SIZE) return [];
   const rows = Array.from({ length: n }, (_, i) => vectors.subarray(i * dim, (i + 1) * dim));
   const all = rows.map((_, i) => i);
-  const sample = n <= MODEL_SAMPLE ? all : shuffle(all, mulberry32(seed)).slice(0, MODEL_SAMPLE).sort((a, b) => a - b);
-  const groups = averageLinkage(sample.map((i) => rows[i] as Float32Array), LINK_MIN_SIM)
+  const sample =
+    n <= MODEL_SAMPLE
+      ? all
+      : shuffle(all, mulberry32(seed))
+          .slice(0, MODEL_SAMPLE)
+          .sort((a, b) => a - b);
+  const groups = averageLinkage(
+    sample.map((i) => rows[i] as Float32Array),
+    LINK_MIN_SIM,
+  )
     .map((g) => g.map((j) => sample[j] as number))
     .filter((g) => g.length >= MIN_SIZE);
   if (n > MODEL_SAMPLE && groups.length > 0) {
@@ -52,10 +60,14 @@ export function clusterVectors(vectors: Float32Array, dim: number, seed = 42): C
     .map((members) => {
       members.sort((a, b) => a - b);
       const centroid = normalise(sumOf(rows, members, dim));
-      const cohesion = members.reduce((s, i) => s + dot(rows[i] as Float32Array, centroid), 0) / members.length;
+      const cohesion =
+        members.reduce((s, i) => s + dot(rows[i] as Float32Array, centroid), 0) / members.length;
       return { members, centroid, cohesion };
     })
-    .sort((a, b) => b.members.length - a.members.length || (a.members[0] as number) - (b.members[0] as number));
+    .sort(
+      (a, b) =>
+        b.members.length - a.members.length || (a.members[0] as number) - (b.members[0] as number),
+    );
 }
 
 /**
@@ -122,7 +134,11 @@ export function averageLinkage(rows: readonly Float32Array[], cut: number): numb
   return done;
 }
 
-function sumOf(rows: readonly Float32Array[], members: readonly number[], dim: number): Float32Array {
+function sumOf(
+  rows: readonly Float32Array[],
+  members: readonly number[],
+  dim: number,
+): Float32Array {
   const out = new Float32Array(dim);
   for (const i of members) {
     const r = rows[i] as Float32Array;

@@ -6,18 +6,49 @@
  * side says (exactly or more specifically, through the lexicon), subject match, opposites,
  * disagreeing numbers, the embedding cosine and the length difference.
  */
-import { contentWords, definite, negationCount, numbersAgree, OPPOSITE_PARTICLE, sameSubject, THERE_IS_NO, uncovered } from './contradiction-rules.ts';
+import {
+  contentWords,
+  definite,
+  negationCount,
+  numbersAgree,
+  OPPOSITE_PARTICLE,
+  sameSubject,
+  THERE_IS_NO,
+  uncovered,
+} from './contradiction-rules.ts';
 import type { Lexicon } from './lexicon.ts';
 
 export const FEATURES = [
-  'negation-one-side', 'negation-both-sides', 'there-is-no', 'negated-covered', 'plain-covered', 'negated-one-uncovered',
-  'negation-same-subject', 'covered-min', 'covered-max', 'same-subject', 'opposite-words', 'numbers-differ', 'cosine',
-  'length-difference', 'both-definite', 'negated-uncovered-count', 'one-word-swapped', 'plain-adds-nothing', 'activity-differs',
+  'negation-one-side',
+  'negation-both-sides',
+  'there-is-no',
+  'negated-covered',
+  'plain-covered',
+  'negated-one-uncovered',
+  'negation-same-subject',
+  'covered-min',
+  'covered-max',
+  'same-subject',
+  'opposite-words',
+  'numbers-differ',
+  'cosine',
+  'length-difference',
+  'both-definite',
+  'negated-uncovered-count',
+  'one-word-swapped',
+  'plain-adds-nothing',
+  'activity-differs',
 ] as const;
 export type FeatureName = (typeof FEATURES)[number];
 
 /** The features of a pair in FEATURES order. */
-export function pairFeatures(older: readonly string[], newer: readonly string[], cosine: number, lx: Lexicon, builtIn: (a: string, b: string) => boolean): number[] {
+export function pairFeatures(
+  older: readonly string[],
+  newer: readonly string[],
+  cosine: number,
+  lx: Lexicon,
+  builtIn: (a: string, b: string) => boolean,
+): number[] {
   const no = negationCount(older);
   const nn = negationCount(newer);
   const one = no !== nn && Math.min(no, nn) === 0 ? 1 : 0;
@@ -45,8 +76,9 @@ export function pairFeatures(older: readonly string[], newer: readonly string[],
     cosine: Math.max(0, cosine),
     'length-difference': Math.abs(ca.length - cb.length) / Math.max(1, ca.length, cb.length),
     'both-definite': definite(older, lx) && definite(newer, lx) ? 1 : 0,
-    'negated-uncovered-count': one * Math.min(3, uncovered(cn, cp, lx).length) / 3,
-    'one-word-swapped': uncovered(ca, cb, lx).length === 1 && uncovered(cb, ca, lx).length === 1 ? 1 : 0,
+    'negated-uncovered-count': (one * Math.min(3, uncovered(cn, cp, lx).length)) / 3,
+    'one-word-swapped':
+      uncovered(ca, cb, lx).length === 1 && uncovered(cb, ca, lx).length === 1 ? 1 : 0,
     'plain-adds-nothing': one * (uncovered(cp, cn, lx).length === 0 ? 1 : 0),
     'activity-differs': activityDiffers(ca, cb, lx) ? 1 : 0,
   };
@@ -66,10 +98,19 @@ function covered(claim: readonly string[], other: readonly string[], lx: Lexicon
 }
 
 /** A word said only by one side is an opposite of a word said only by the other (particles, built-in pairs, WordNet). */
-function oppositeWords(older: readonly string[], newer: readonly string[], lx: Lexicon, builtIn: (a: string, b: string) => boolean): boolean {
+function oppositeWords(
+  older: readonly string[],
+  newer: readonly string[],
+  lx: Lexicon,
+  builtIn: (a: string, b: string) => boolean,
+): boolean {
   const a = new Set(older);
   const b = new Set(newer);
   const onlyA = [...a].filter((w) => !b.has(w));
   const onlyB = [...b].filter((w) => !a.has(w));
-  return onlyA.some((x) => onlyB.some((y) => (OPPOSITE_PARTICLE.get(x)?.has(y) ?? false) || builtIn(x, y) || lx.antonyms(x, y)));
+  return onlyA.some((x) =>
+    onlyB.some(
+      (y) => (OPPOSITE_PARTICLE.get(x)?.has(y) ?? false) || builtIn(x, y) || lx.antonyms(x, y),
+    ),
+  );
 }

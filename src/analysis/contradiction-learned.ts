@@ -16,7 +16,11 @@ export interface LearnedDecision {
 }
 
 /** The probability of a contradiction for `features` (FEATURES order) with the given weights. */
-export function probability(features: readonly number[], weights: readonly number[] = WEIGHTS, bias: number = BIAS): number {
+export function probability(
+  features: readonly number[],
+  weights: readonly number[] = WEIGHTS,
+  bias: number = BIAS,
+): number {
   let z = bias;
   features.forEach((x, i) => {
     z += x * (weights[i] ?? 0);

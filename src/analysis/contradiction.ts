@@ -4,11 +4,26 @@
  * revises it ({@link classifyPair}), with a score and a `reason` naming the rule that fired; the
  * words a statement is compared by come from analysis/statement-terms.
  */
-import { negationCount, negationScope, opposites, words as ruleWords, type RuleFinding } from './contradiction-rules.ts';
+import {
+  negationCount,
+  negationScope,
+  opposites,
+  words as ruleWords,
+  type RuleFinding,
+} from './contradiction-rules.ts';
 import { pairFeatures } from './contradiction-features.ts';
 import { learnedDecision } from './contradiction-learned.ts';
 import { EMPTY_LEXICON, type Lexicon } from './lexicon.ts';
-import { normalise, stem, terms, bothAdd, numbersIn, NUMBER_TERMS, jaccard, without } from './statement-terms.ts';
+import {
+  normalise,
+  stem,
+  terms,
+  bothAdd,
+  numbersIn,
+  NUMBER_TERMS,
+  jaccard,
+  without,
+} from './statement-terms.ts';
 
 /** Scores at or above this create edges; scores in [UNCERTAIN, CONFIDENT) become pending candidates. */
 export const CONFIDENT = 0.7;
@@ -23,22 +38,77 @@ export interface Classification {
 }
 
 const MAX_CHARS = 600;
-const REVISION = /\b(now|no longer|any ?more|changed|moved|switched|updated|renamed|replaced|instead|actually|nowadays|these days|as of|from now on|has become|became|used to)\b/i;
+const REVISION =
+  /\b(now|no longer|any ?more|changed|moved|switched|updated|renamed|replaced|instead|actually|nowadays|these days|as of|from now on|has become|became|used to)\b/i;
 
 const ANTONYM_PAIRS: Array<[string, string]> = [
-  ['like', 'dislike'], ['love', 'hate'], ['loved', 'hated'], ['always', 'never'],
-  ['true', 'false'], ['open', 'closed'], ['increase', 'decrease'], ['increased', 'decreased'], ['rose', 'fell'],
-  ['hot', 'cold'], ['warm', 'cold'], ['alive', 'dead'], ['win', 'lose'], ['won', 'lost'], ['accept', 'reject'], ['accepted', 'rejected'],
-  ['allow', 'forbid'], ['allowed', 'forbidden'], ['more', 'less'], ['start', 'stop'], ['started', 'stopped'], ['enable', 'disable'],
-  ['enabled', 'disabled'], ['success', 'failure'], ['succeeded', 'failed'], ['pass', 'fail'], ['passed', 'failed'], ['buy', 'sell'],
-  ['include', 'exclude'], ['agree', 'disagree'], ['approve', 'reject'], ['approved', 'rejected'],
-  ['happy', 'unhappy'], ['safe', 'unsafe'], ['available', 'unavailable'], ['online', 'offline'], ['present', 'absent'],
-  ['married', 'single'], ['employed', 'unemployed'], ['early', 'late'], ['cheap', 'expensive'], ['best', 'worst'],
-  ['prefer', 'avoid'], ['support', 'oppose'], ['healthy', 'sick'], ['legal', 'illegal'],
-  ['vegetarian', 'carnivore'], ['introvert', 'extrovert'], ['remote', 'onsite'], ['positive', 'negative'], ['profit', 'loss'],
-  ['high', 'low'], ['fast', 'slow'], ['easy', 'difficult'], ['strong', 'weak'], ['possible', 'impossible'], ['correct', 'incorrect'],
-  ['valid', 'invalid'], ['secure', 'insecure'], ['stable', 'unstable'], ['public', 'private'], ['active', 'inactive'],
-  ['full', 'empty'], ['visible', 'invisible'], ['included', 'excluded'], ['required', 'optional'], ['mandatory', 'optional'],
+  ['like', 'dislike'],
+  ['love', 'hate'],
+  ['loved', 'hated'],
+  ['always', 'never'],
+  ['true', 'false'],
+  ['open', 'closed'],
+  ['increase', 'decrease'],
+  ['increased', 'decreased'],
+  ['rose', 'fell'],
+  ['hot', 'cold'],
+  ['warm', 'cold'],
+  ['alive', 'dead'],
+  ['win', 'lose'],
+  ['won', 'lost'],
+  ['accept', 'reject'],
+  ['accepted', 'rejected'],
+  ['allow', 'forbid'],
+  ['allowed', 'forbidden'],
+  ['more', 'less'],
+  ['start', 'stop'],
+  ['started', 'stopped'],
+  ['enable', 'disable'],
+  ['enabled', 'disabled'],
+  ['success', 'failure'],
+  ['succeeded', 'failed'],
+  ['pass', 'fail'],
+  ['passed', 'failed'],
+  ['buy', 'sell'],
+  ['include', 'exclude'],
+  ['agree', 'disagree'],
+  ['approve', 'reject'],
+  ['approved', 'rejected'],
+  ['happy', 'unhappy'],
+  ['safe', 'unsafe'],
+  ['available', 'unavailable'],
+  ['online', 'offline'],
+  ['present', 'absent'],
+  ['married', 'single'],
+  ['employed', 'unemployed'],
+  ['early', 'late'],
+  ['cheap', 'expensive'],
+  ['best', 'worst'],
+  ['prefer', 'avoid'],
+  ['support', 'oppose'],
+  ['healthy', 'sick'],
+  ['legal', 'illegal'],
+  ['vegetarian', 'carnivore'],
+  ['introvert', 'extrovert'],
+  ['remote', 'onsite'],
+  ['positive', 'negative'],
+  ['profit', 'loss'],
+  ['high', 'low'],
+  ['fast', 'slow'],
+  ['easy', 'difficult'],
+  ['strong', 'weak'],
+  ['possible', 'impossible'],
+  ['correct', 'incorrect'],
+  ['valid', 'invalid'],
+  ['secure', 'insecure'],
+  ['stable', 'unstable'],
+  ['public', 'private'],
+  ['active', 'inactive'],
+  ['full', 'empty'],
+  ['visible', 'invisible'],
+  ['included', 'excluded'],
+  ['required', 'optional'],
+  ['mandatory', 'optional'],
 ];
 const ANTONYMS = new Map<string, string>();
 for (const [a, b] of ANTONYM_PAIRS) {
@@ -107,7 +177,12 @@ export interface ClassifyOptions {
  * `reason` starts with the rule's name ("negation scope: …", "antonyms: …", "numbers: …",
  * "update: …"); the shard stores it on the edge or candidate.
  */
-export function classifyPair(older: string, newer: string, similarity: number, opts: ClassifyOptions = {}): Classification {
+export function classifyPair(
+  older: string,
+  newer: string,
+  similarity: number,
+  opts: ClassifyOptions = {},
+): Classification {
   const o = statement(older);
   const n = statement(newer);
   const [a, b, wa, wb] = [o.terms, n.terms, o.words, n.words];
@@ -116,7 +191,7 @@ export function classifyPair(older: string, newer: string, similarity: number, o
   const revisionWording = n.revision && !o.revision;
   const newerText = n.text;
   const finding =
-    (on('scope') ? negationScope(wa, wb, lx) ?? clauseScope(o, n, lx) : null) ??
+    (on('scope') ? (negationScope(wa, wb, lx) ?? clauseScope(o, n, lx)) : null) ??
     (on('opposites') ? opposites(wa, wb, lx, builtInAntonym) : null) ??
     (on('antonym') ? antonym(a, b) : null) ??
     (on('number') ? numbers(o.numbers, n.numbers, a, b) : null) ??
@@ -125,9 +200,19 @@ export function classifyPair(older: string, newer: string, similarity: number, o
     (opts.learned === true ? learned(wa, wb, similarity, lx) : null);
   if (!finding) return { verdict: 'none', score: 0, reason: 'no disagreement found' };
   // Similar embeddings make the disagreement about the same thing more likely.
-  const score = Math.min(0.98, finding.score + (similarity >= 0.8 ? 0.08 : similarity >= 0.6 ? 0.03 : -0.1));
-  if (revisionWording || (finding.kind === 'number' && /\b(now|currently|as of)\b/i.test(newerText))) {
-    return { verdict: 'revision', score, reason: `${finding.reason}; the newer statement reads as an update` };
+  const score = Math.min(
+    0.98,
+    finding.score + (similarity >= 0.8 ? 0.08 : similarity >= 0.6 ? 0.03 : -0.1),
+  );
+  if (
+    revisionWording ||
+    (finding.kind === 'number' && /\b(now|currently|as of)\b/i.test(newerText))
+  ) {
+    return {
+      verdict: 'revision',
+      score,
+      reason: `${finding.reason}; the newer statement reads as an update`,
+    };
   }
   return { verdict: 'contradiction', score, reason: finding.reason };
 }
@@ -155,8 +240,18 @@ function statement(raw: string): Statement {
   if (s === undefined) {
     // Statements are compared on their opening: long documents are not single claims.
     const text = normalise(raw.slice(0, MAX_CHARS));
-    const clauses = text.split(CLAUSE_BREAK).map(ruleWords).filter((c) => c.length > 0);
-    s = { text, terms: terms(text), words: ruleWords(text), clauses: clauses.length > 1 ? clauses : [], numbers: numbersIn(text), revision: REVISION.test(text) };
+    const clauses = text
+      .split(CLAUSE_BREAK)
+      .map(ruleWords)
+      .filter((c) => c.length > 0);
+    s = {
+      text,
+      terms: terms(text),
+      words: ruleWords(text),
+      clauses: clauses.length > 1 ? clauses : [],
+      numbers: numbersIn(text),
+      revision: REVISION.test(text),
+    };
     // A long document is not kept (its whole text would be the key).
     if (raw.length <= MAX_CHARS) {
       if (statements.size >= STATEMENTS_MAX) statements.clear();
@@ -175,12 +270,24 @@ const CLAUSE_BREAK = /[.!?;]+(?:\s+|$)|,?\s+but\s+/i;
  * negated clause of it may ("the server no longer runs on port 8080" / "the server runs on port 8080").
  */
 function clauseScope(o: Statement, n: Statement, lx: Lexicon): RuleFinding | null {
-  for (const [negated, plain, flip] of [[n, o, false], [o, n, true]] as const) {
+  for (const [negated, plain, flip] of [
+    [n, o, false],
+    [o, n, true],
+  ] as const) {
     if (negationCount(plain.words) > 0) continue;
     for (const clause of negated.clauses) {
       if (negationCount(clause) === 0) continue;
-      const f = flip ? negationScope(clause, plain.words, lx) : negationScope(plain.words, clause, lx);
-      if (f) return { ...f, reason: f.reason.replace(/^negation scope: one statement/, 'negation scope: a clause of one statement') };
+      const f = flip
+        ? negationScope(clause, plain.words, lx)
+        : negationScope(plain.words, clause, lx);
+      if (f)
+        return {
+          ...f,
+          reason: f.reason.replace(
+            /^negation scope: one statement/,
+            'negation scope: a clause of one statement',
+          ),
+        };
     }
   }
   return null;
@@ -193,12 +300,28 @@ interface Finding {
 }
 
 /** The features of a pair for the learned decision (native-bench/fit-contradiction.ts fits on them). */
-export function featuresOf(older: string, newer: string, similarity: number, lexicon: Lexicon = EMPTY_LEXICON): number[] {
-  return pairFeatures(statement(older).words, statement(newer).words, similarity, lexicon, builtInAntonym);
+export function featuresOf(
+  older: string,
+  newer: string,
+  similarity: number,
+  lexicon: Lexicon = EMPTY_LEXICON,
+): number[] {
+  return pairFeatures(
+    statement(older).words,
+    statement(newer).words,
+    similarity,
+    lexicon,
+    builtInAntonym,
+  );
 }
 
 /** When no rule fired: the logistic regression over the pair's features (analysis/contradiction-learned). */
-function learned(wa: readonly string[], wb: readonly string[], similarity: number, lx: Lexicon): Finding | null {
+function learned(
+  wa: readonly string[],
+  wb: readonly string[],
+  similarity: number,
+  lx: Lexicon,
+): Finding | null {
   const d = learnedDecision(pairFeatures(wa, wb, similarity, lx, builtInAntonym));
   return d && { kind: 'learned', score: 0.8, reason: `learned: ${d.top} (p=${d.p.toFixed(2)})` };
 }
@@ -210,7 +333,12 @@ function antonym(a: ReadonlySet<string>, b: ReadonlySet<string>): Finding | null
       const restA = without(a, w);
       const restB = without(b, opposite);
       const rest = jaccard(restA, restB);
-      if (rest >= 0.4 && !bothAdd(restA, restB)) return { kind: 'antonym', score: 0.5 + 0.4 * rest, reason: `antonyms: '${w}' versus '${opposite}'` };
+      if (rest >= 0.4 && !bothAdd(restA, restB))
+        return {
+          kind: 'antonym',
+          score: 0.5 + 0.4 * rest,
+          reason: `antonyms: '${w}' versus '${opposite}'`,
+        };
     }
   }
   return null;
@@ -222,7 +350,11 @@ function update(a: ReadonlySet<string>, b: ReadonlySet<string>): Finding | null 
   const onlyA = [...a].filter((w) => !b.has(w));
   const onlyB = [...b].filter((w) => !a.has(w));
   if (overlap < 0.4 || onlyA.length === 0 || onlyB.length === 0) return null;
-  return { kind: 'update', score: 0.5 + 0.4 * overlap, reason: `update: '${onlyA.join(' ')}' is replaced by '${onlyB.join(' ')}'` };
+  return {
+    kind: 'update',
+    score: 0.5 + 0.4 * overlap,
+    reason: `update: '${onlyA.join(' ')}' is replaced by '${onlyB.join(' ')}'`,
+  };
 }
 
 /**
@@ -243,7 +375,12 @@ function swap(o: Statement, n: Statement, lx: Lexicon): Finding | null {
   return { kind: 'swap', score: 0.55, reason: `swap: '${x}' versus '${y}' about one entity` };
 }
 
-function numbers(na: ReadonlySet<string>, nb: ReadonlySet<string>, a: ReadonlySet<string>, b: ReadonlySet<string>): Finding | null {
+function numbers(
+  na: ReadonlySet<string>,
+  nb: ReadonlySet<string>,
+  a: ReadonlySet<string>,
+  b: ReadonlySet<string>,
+): Finding | null {
   if (na.size === 0 || nb.size === 0) return null;
   const shared = [...na].filter((x) => nb.has(x)).length;
   if (shared === Math.min(na.size, nb.size)) return null;
@@ -251,5 +388,9 @@ function numbers(na: ReadonlySet<string>, nb: ReadonlySet<string>, a: ReadonlySe
   if (shared === 0 && na.size >= 2 && nb.size >= 2) return null;
   const subject = jaccard(without(a, ...NUMBER_TERMS), without(b, ...NUMBER_TERMS));
   if (subject < 0.5) return null;
-  return { kind: 'number', score: 0.45 + 0.4 * subject, reason: `numbers: the statements disagree on ${[...na].join('/')} versus ${[...nb].join('/')}` };
+  return {
+    kind: 'number',
+    score: 0.45 + 0.4 * subject,
+    reason: `numbers: the statements disagree on ${[...na].join('/')} versus ${[...nb].join('/')}`,
+  };
 }

@@ -59,14 +59,29 @@ export function packTables(p: ParsedWordNet): LexiconTables {
     if (i !== undefined && js.length > 0) antonyms.set(i, js);
   }
   return {
-    lemmas: `${lemmas.join('\n')}\n`, lemmaStart, senseStart, senses,
-    hypernyms: packLists(p.hypernyms), heads: packLists(p.heads), opposedHeads: packLists(p.opposedHeads), antonyms: packLists(antonyms),
+    lemmas: `${lemmas.join('\n')}\n`,
+    lemmaStart,
+    senseStart,
+    senses,
+    hypernyms: packLists(p.hypernyms),
+    heads: packLists(p.heads),
+    opposedHeads: packLists(p.opposedHeads),
+    antonyms: packLists(antonyms),
   };
 }
 
 /** The typed arrays' buffers, to transfer the tables to another thread without copying them. */
 export function transferList(t: LexiconTables): ArrayBuffer[] {
-  const arrays = [t.lemmaStart, t.senseStart, t.senses, ...[t.hypernyms, t.heads, t.opposedHeads, t.antonyms].flatMap((l) => [l.keys, l.start, l.values])];
+  const arrays = [
+    t.lemmaStart,
+    t.senseStart,
+    t.senses,
+    ...[t.hypernyms, t.heads, t.opposedHeads, t.antonyms].flatMap((l) => [
+      l.keys,
+      l.start,
+      l.values,
+    ]),
+  ];
   return arrays.map((a) => a.buffer as ArrayBuffer);
 }
 
@@ -80,7 +95,9 @@ function packLists(map: Map<number, number[]>): IntLists {
   });
   start[keys.length] = n;
   const values = new Int32Array(n);
-  keys.forEach((k, i) => { values.set(map.get(k) as number[], start[i]); });
+  keys.forEach((k, i) => {
+    values.set(map.get(k) as number[], start[i]);
+  });
   return { keys, start, values };
 }
 

@@ -4,7 +4,14 @@
  * WordNet 3.1) into packed tables (analysis/lexicon-tables) that a lexicon reads without building
  * anything up front; the tables are built in memory when a shard first checks (shard/lexicon-loader).
  */
-import { antonymsOf, lemmaIndex, listOf, packTables, sensesOf, type LexiconTables } from './lexicon-tables.ts';
+import {
+  antonymsOf,
+  lemmaIndex,
+  listOf,
+  packTables,
+  sensesOf,
+  type LexiconTables,
+} from './lexicon-tables.ts';
 
 export interface Lexicon {
   /**
@@ -44,15 +51,40 @@ export type PosFile = (typeof POS_FILES)[number];
 
 /** WordNet's suffix detachment rules (morphy), per part of speech. */
 const DETACH: Record<PosFile, Array<[string, string]>> = {
-  noun: [['s', ''], ['ses', 's'], ['xes', 'x'], ['zes', 'z'], ['ches', 'ch'], ['shes', 'sh'], ['men', 'man'], ['ies', 'y']],
-  verb: [['s', ''], ['ies', 'y'], ['ying', 'ie'], ['es', 'e'], ['es', ''], ['ed', 'e'], ['ed', ''], ['ing', 'e'], ['ing', '']],
-  adj: [['er', ''], ['est', ''], ['er', 'e'], ['est', 'e']],
+  noun: [
+    ['s', ''],
+    ['ses', 's'],
+    ['xes', 'x'],
+    ['zes', 'z'],
+    ['ches', 'ch'],
+    ['shes', 'sh'],
+    ['men', 'man'],
+    ['ies', 'y'],
+  ],
+  verb: [
+    ['s', ''],
+    ['ies', 'y'],
+    ['ying', 'ie'],
+    ['es', 'e'],
+    ['es', ''],
+    ['ed', 'e'],
+    ['ed', ''],
+    ['ing', 'e'],
+    ['ing', ''],
+  ],
+  adj: [
+    ['er', ''],
+    ['est', ''],
+    ['er', 'e'],
+    ['est', 'e'],
+  ],
   adv: [],
 };
 
 /** Common irregular forms of English nouns and verbs (WordNet's exception lists are not in the package). */
 const IRREGULAR = new Map(
-  ('children child people person men man women woman feet foot teeth tooth mice mouse geese goose ran run sat sit stood stand ' +
+  (
+    'children child people person men man women woman feet foot teeth tooth mice mouse geese goose ran run sat sit stood stand ' +
     'lay lie lain lie swam swim swum swim ate eat eaten eat drove drive driven drive rode ride ridden ride wrote write written write ' +
     'threw throw thrown throw caught catch held hold fell fall fallen fall bought buy sold sell spoke speak spoken speak ' +
     'wore wear worn wear took take taken take gave give given give made make went go gone go saw see seen see better good best good ' +
@@ -62,7 +94,10 @@ const IRREGULAR = new Map(
     'lit light lost lose rang ring rung ring rose rise risen rise shook shake shaken shake sang sing sung sing slept sleep slid slide ' +
     'spun spin swept sweep swung swing tore tear torn tear threw throw woke wake woken wake won win built build brought bring ' +
     'taught teach thought think fought fight felt feel sent send spent spend stole steal stolen steal chose choose chosen choose ' +
-    'froze freeze frozen freeze hid hide hidden hide wove weave woven weave shot shoot struck strike stuck stick').split(' ').flatMap((w, i, all) => (i % 2 === 0 ? [[w, all[i + 1] as string] as const] : [])),
+    'froze freeze frozen freeze hid hide hidden hide wove weave woven weave shot shoot struck strike stuck stick'
+  )
+    .split(' ')
+    .flatMap((w, i, all) => (i % 2 === 0 ? [[w, all[i + 1] as string] as const] : [])),
 );
 
 /** Without WordNet: words match themselves and their plural / third-person -s forms. */
@@ -95,7 +130,13 @@ export function buildLexicon(files: WordNetFiles): Lexicon {
 /** Parses WordNet's files into packed tables (about 1 s of CPU: shard/lexicon-worker runs it off the shard's thread). */
 export function buildTables(files: WordNetFiles): LexiconTables {
   const senses = new Map<string, number[]>();
-  const data: DataTables = { hypernyms: new Map(), words: new Map(), antonymRefs: [], heads: new Map(), opposedHeads: new Map() };
+  const data: DataTables = {
+    hypernyms: new Map(),
+    words: new Map(),
+    antonymRefs: [],
+    heads: new Map(),
+    opposedHeads: new Map(),
+  };
   for (const [p, pos] of POS_FILES.entries()) {
     readIndex(files[pos].index, p, senses);
     readData(files[pos].data, p, data);
@@ -113,7 +154,13 @@ export function buildTables(files: WordNetFiles): LexiconTables {
       addAntonym(opposite, source);
     }
   }
-  return packTables({ senses, hypernyms: data.hypernyms, heads: data.heads, opposedHeads: data.opposedHeads, antonyms });
+  return packTables({
+    senses,
+    hypernyms: data.hypernyms,
+    heads: data.heads,
+    opposedHeads: data.opposedHeads,
+    antonyms,
+  });
 }
 
 /** The lexicon over packed tables: nothing is built up front; each word's answers are memoised. */
@@ -135,16 +182,29 @@ export function lexiconOf(t: LexiconTables): Lexicon {
     }
     return seen;
   });
-  const ownSenses = cached((word: string): readonly number[] => lemmas(word).flatMap(sensesOfLemma));
-  const oppositesOf = cached((word: string): ReadonlySet<string> => new Set(lemmas(word).flatMap((l) => antonymsOf(t, l))));
+  const ownSenses = cached((word: string): readonly number[] =>
+    lemmas(word).flatMap(sensesOfLemma),
+  );
+  const oppositesOf = cached(
+    (word: string): ReadonlySet<string> => new Set(lemmas(word).flatMap((l) => antonymsOf(t, l))),
+  );
   // An adjective's heads: its own head synsets, and the heads its satellite senses are similar to ("huge" → "large").
   const headsOf = cached((word: string): readonly number[] =>
-    lemmas(word).flatMap((l) => sensesOfLemma(l).filter((s) => s % 4 === 2).flatMap((s) => {
-      const heads = listOf(t.heads, s);
-      return heads.length > 0 ? heads : [s];
-    })));
+    lemmas(word).flatMap((l) =>
+      sensesOfLemma(l)
+        .filter((s) => s % 4 === 2)
+        .flatMap((s) => {
+          const heads = listOf(t.heads, s);
+          return heads.length > 0 ? heads : [s];
+        }),
+    ),
+  );
   // Nouns only: a verb one step under another is a narrower act ("fry" under "cook"), not another name for it.
-  const first = cached((w: string): number[] => lemmas(w).flatMap((l) => sensesOfLemma(l).slice(0, 1)).filter((s) => s % 4 === 0));
+  const first = cached((w: string): number[] =>
+    lemmas(w)
+      .flatMap((l) => sensesOfLemma(l).slice(0, 1))
+      .filter((s) => s % 4 === 0),
+  );
   // The synsets one step above a word's first noun sense (built once per word: `near` is asked for every word pair of a check).
   const firstUp = cached((w: string): ReadonlySet<number> => new Set(first(w).flatMap(hypernyms)));
   return {
@@ -160,7 +220,10 @@ export function lexiconOf(t: LexiconTables): Lexicon {
       if (opposite.size > 0 && lemmas(b).some((y) => opposite.has(y))) return true;
       // Indirect antonyms of adjectives: "huge" is similar to "large", whose antonym is "small".
       const hb = headsOf(b);
-      return hb.length > 0 && headsOf(a).some((h) => listOf(t.opposedHeads, h).some((o) => hb.includes(o)));
+      return (
+        hb.length > 0 &&
+        headsOf(a).some((h) => listOf(t.opposedHeads, h).some((o) => hb.includes(o)))
+      );
     },
     covers: (general, specific) => {
       if (general === specific) return true;
@@ -181,7 +244,12 @@ export function lexiconOf(t: LexiconTables): Lexicon {
         for (const s of first(o)) firsts.add(s);
       }
       return (w) => {
-        if (exact.has(w) || ownSenses(w).some((s) => up.has(s)) || lemmas(w).some((l) => forms.has(l))) return true;
+        if (
+          exact.has(w) ||
+          ownSenses(w).some((s) => up.has(s)) ||
+          lemmas(w).some((l) => forms.has(l))
+        )
+          return true;
         if (w.endsWith('ing')) return false;
         for (const s of firstUp(w)) if (firsts.has(s)) return true;
         return false;
@@ -213,7 +281,10 @@ function baseForms(word: string, known: (w: string) => boolean): string[] {
     for (const [suffix, ending] of DETACH[pos]) {
       if (!word.endsWith(suffix) || word.length <= suffix.length) continue;
       const stem = word.slice(0, -suffix.length);
-      for (const base of [stem + ending, ...(ending === '' && /(.)\1$/.test(stem) ? [stem.slice(0, -1)] : [])]) {
+      for (const base of [
+        stem + ending,
+        ...(ending === '' && /(.)\1$/.test(stem) ? [stem.slice(0, -1)] : []),
+      ]) {
         if (known(base) && !out.includes(base)) out.push(base);
       }
     }
@@ -254,13 +325,23 @@ function readData(text: string, p: number, out: DataTables): void {
     const f = line.slice(0, line.indexOf(' | ') >>> 0).split(' ');
     const self = key(Number(f[0]), p);
     const wordCount = parseInt(f[3] as string, 16);
-    const words = Array.from({ length: wordCount }, (_, i) => (f[4 + 2 * i] as string).toLowerCase().replace(/\(.*\)$/, '').replaceAll('_', ' '));
+    const words = Array.from({ length: wordCount }, (_, i) =>
+      (f[4 + 2 * i] as string)
+        .toLowerCase()
+        .replace(/\(.*\)$/, '')
+        .replaceAll('_', ' '),
+    );
     // Antonym pointers are kept between verbs, adjectives and adverbs only: nouns' words are not needed.
     if (p !== 0) out.words.set(self, words);
     const at = 4 + 2 * wordCount;
     const pointerCount = Number(f[at]);
     for (let i = 0; i < pointerCount; i++) {
-      const [symbol, target, pos, st] = f.slice(at + 1 + 4 * i, at + 5 + 4 * i) as [string, string, string, string];
+      const [symbol, target, pos, st] = f.slice(at + 1 + 4 * i, at + 5 + 4 * i) as [
+        string,
+        string,
+        string,
+        string,
+      ];
       const other = key(Number(target), posIndex(pos));
       if (symbol === '@' || symbol === '@i') {
         const list = out.hypernyms.get(self);
@@ -272,7 +353,8 @@ function readData(text: string, p: number, out: DataTables): void {
         if (p === 2) push(out.opposedHeads, self, other);
         // Noun antonyms (man / woman) name different things, not opposite claims about one thing.
         const source = words[parseInt(st.slice(0, 2), 16) - 1];
-        if (source !== undefined) out.antonymRefs.push({ source, target: other, word: parseInt(st.slice(2), 16) });
+        if (source !== undefined)
+          out.antonymRefs.push({ source, target: other, word: parseInt(st.slice(2), 16) });
       }
     }
   }

@@ -7,7 +7,25 @@ import { NEGATION_WORDS } from './contradiction-rules.ts';
 import { tokens } from './summarize.ts';
 
 /** Words that carry no content of their own for comparing the two sides. */
-const FILLER = new Set(['now', 'longer', 'anymore', 'changed', 'moved', 'switched', 'updated', 'renamed', 'replaced', 'instead', 'actually', 'nowadays', 'became', 'become', 'yet', 'still', 'already']);
+const FILLER = new Set([
+  'now',
+  'longer',
+  'anymore',
+  'changed',
+  'moved',
+  'switched',
+  'updated',
+  'renamed',
+  'replaced',
+  'instead',
+  'actually',
+  'nowadays',
+  'became',
+  'become',
+  'yet',
+  'still',
+  'already',
+]);
 
 export function normalise(text: string): string {
   return text.replace(/[\u2018\u2019]/g, "'");
@@ -22,7 +40,14 @@ export function stem(w: string): string {
   const x = w.endsWith("'s") ? w.slice(0, -2) : w;
   if (x.length > 4 && x.endsWith('ies')) return `${x.slice(0, -3)}y`;
   if (x.length > 4 && /(ss|sh|ch|x|z)es$/.test(x)) return x.slice(0, -2);
-  if (x.length > 3 && x.endsWith('s') && !x.endsWith('ss') && !x.endsWith('us') && !x.endsWith('is')) return x.slice(0, -1);
+  if (
+    x.length > 3 &&
+    x.endsWith('s') &&
+    !x.endsWith('ss') &&
+    !x.endsWith('us') &&
+    !x.endsWith('is')
+  )
+    return x.slice(0, -1);
   return x;
 }
 
@@ -48,16 +73,44 @@ export function bothAdd(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean
 }
 
 /** Digits not glued to a word ("IPv6", "HTTP/2" are names), clock times, percentages, months. */
-const NUMBER = /(?<![\p{L}/])\d+(?:[.,:-]\d+)*(?:am|pm|%)?|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b/giu;
+const NUMBER =
+  /(?<![\p{L}/])\d+(?:[.,:-]\d+)*(?:am|pm|%)?|\b(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b/giu;
 
 const NUMBER_WORDS: Record<string, string> = {
-  two: '2', three: '3', four: '4', five: '5', six: '6', seven: '7', eight: '8', nine: '9', ten: '10', eleven: '11', twelve: '12',
-  twenty: '20', thirty: '30', forty: '40', fifty: '50', hundred: '100', thousand: '1000',
-  first: '1st', third: '3rd', fourth: '4th', fifth: '5th', sixth: '6th', seventh: '7th', eighth: '8th', ninth: '9th', tenth: '10th',
+  two: '2',
+  three: '3',
+  four: '4',
+  five: '5',
+  six: '6',
+  seven: '7',
+  eight: '8',
+  nine: '9',
+  ten: '10',
+  eleven: '11',
+  twelve: '12',
+  twenty: '20',
+  thirty: '30',
+  forty: '40',
+  fifty: '50',
+  hundred: '100',
+  thousand: '1000',
+  first: '1st',
+  third: '3rd',
+  fourth: '4th',
+  fifth: '5th',
+  sixth: '6th',
+  seventh: '7th',
+  eighth: '8th',
+  ninth: '9th',
+  tenth: '10th',
 };
 
 export function numbersIn(text: string): Set<string> {
-  const out = new Set((text.match(NUMBER) ?? []).map((x) => x.toLowerCase().slice(0, /^[a-z]/i.test(x) ? 3 : undefined)));
+  const out = new Set(
+    (text.match(NUMBER) ?? []).map((x) =>
+      x.toLowerCase().slice(0, /^[a-z]/i.test(x) ? 3 : undefined),
+    ),
+  );
   for (const w of words(text)) {
     const n = NUMBER_WORDS[w];
     if (n !== undefined) out.add(n);
@@ -65,8 +118,32 @@ export function numbersIn(text: string): Set<string> {
   return out;
 }
 
-export const NUMBER_TERMS = [...Object.keys(NUMBER_WORDS), 'jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec',
-  'january', 'february', 'march', 'april', 'june', 'july', 'august', 'september', 'october', 'november', 'december'];
+export const NUMBER_TERMS = [
+  ...Object.keys(NUMBER_WORDS),
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'may',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'oct',
+  'nov',
+  'dec',
+  'january',
+  'february',
+  'march',
+  'april',
+  'june',
+  'july',
+  'august',
+  'september',
+  'october',
+  'november',
+  'december',
+];
 
 export function jaccard(a: ReadonlySet<string>, b: ReadonlySet<string>): number {
   if (a.size === 0 && b.size === 0) return 0;

@@ -6,11 +6,13 @@
 import { dot } from '../recall/vector.ts';
 
 const STOPWORDS = new Set(
-  ('a an the and or but if then so of to in on at by for with from as is are was were be been being it its this that these those ' +
+  (
+    'a an the and or but if then so of to in on at by for with from as is are was were be been being it its this that these those ' +
     'i you he she we they me him her us them my your his our their what which who whom when where why how all any both each few more ' +
     'most other some such no nor not only own same than too very can will just should now do does did done has have had having ' +
     "about above after again against below between into through during before over under up down out off once here there s t don't " +
-    'also would could may might must shall one two got get gets like really much many lot lots yes ok').split(/\s+/),
+    'also would could may might must shall one two got get gets like really much many lot lots yes ok'
+  ).split(/\s+/),
 );
 
 export interface ClusterText {
@@ -20,12 +22,24 @@ export interface ClusterText {
 }
 
 export function tokens(text: string): string[] {
-  return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []).filter((t) => t.length > 2 && !STOPWORDS.has(t) && !/^\d+$/.test(t));
+  return (text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []).filter(
+    (t) => t.length > 2 && !STOPWORDS.has(t) && !/^\d+$/.test(t),
+  );
 }
 
 /** Terms frequent in the cluster and rare elsewhere. */
-export function distinguishingTerms(clusterTexts: readonly string[], allTexts: readonly string[], max = 5): string[] {
-  return topTerms(documentCounts(clusterTexts), clusterTexts.length, documentCounts(allTexts), allTexts.length, max);
+export function distinguishingTerms(
+  clusterTexts: readonly string[],
+  allTexts: readonly string[],
+  max = 5,
+): string[] {
+  return topTerms(
+    documentCounts(clusterTexts),
+    clusterTexts.length,
+    documentCounts(allTexts),
+    allTexts.length,
+    max,
+  );
 }
 
 /** For each term, the number of texts holding it. */
@@ -39,7 +53,13 @@ export function documentCounts(texts: Iterable<string>): Map<string, number> {
  * The distinguishing terms from document counts: `tf` in the cluster's `size` texts, `df` in all
  * `n` texts (so a caller keeping the counts up to date need not read the texts again).
  */
-export function topTerms(tf: ReadonlyMap<string, number>, size: number, df: ReadonlyMap<string, number>, n: number, max = 5): string[] {
+export function topTerms(
+  tf: ReadonlyMap<string, number>,
+  size: number,
+  df: ReadonlyMap<string, number>,
+  n: number,
+  max = 5,
+): string[] {
   return [...tf]
     .filter(([, count]) => count >= Math.min(2, size))
     .map(([w, count]) => ({ w, score: (count / size) * Math.log(1 + n / (df.get(w) ?? 1)) }))
@@ -52,10 +72,17 @@ export function topTerms(tf: ReadonlyMap<string, number>, size: number, df: Read
  * Indices (into `members`) of the most central, mutually distinct statements. Each member's
  * similarity to the centroid is computed once (not inside the sort's comparisons).
  */
-export function centralStatements(members: readonly number[], rows: (i: number) => Float32Array, centroid: Float32Array, max = 3): number[] {
+export function centralStatements(
+  members: readonly number[],
+  rows: (i: number) => Float32Array,
+  centroid: Float32Array,
+  max = 3,
+): number[] {
   const sim = new Float64Array(members.length);
   for (let k = 0; k < members.length; k++) sim[k] = dot(rows(members[k] as number), centroid);
-  const order = Array.from(members.keys()).sort((a, b) => (sim[b] as number) - (sim[a] as number) || a - b);
+  const order = Array.from(members.keys()).sort(
+    (a, b) => (sim[b] as number) - (sim[a] as number) || a - b,
+  );
   const chosen: number[] = [];
   for (const k of order) {
     const i = members[k] as number;
@@ -66,7 +93,12 @@ export function centralStatements(members: readonly number[], rows: (i: number) 
   return chosen;
 }
 
-export function extractiveInsight(opts: { texts: readonly string[]; central: readonly number[]; tags: readonly string[]; size: number }): string {
+export function extractiveInsight(opts: {
+  texts: readonly string[];
+  central: readonly number[];
+  tags: readonly string[];
+  size: number;
+}): string {
   const statements = opts.central.map((i) => sentence(opts.texts[i] ?? '')).filter((s) => s !== '');
   const about = opts.tags.length > 0 ? `about ${opts.tags.slice(0, 3).join(', ')}` : 'on one theme';
   return `${opts.size} related memories ${about}. Most representative: ${statements.join(' ')}`;

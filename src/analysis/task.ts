@@ -30,6 +30,9 @@ export function analyse(input: ReflectTaskInput): ClusterResult[] {
     members: c.members,
     cohesion: c.cohesion,
     central: centralStatements(c.members, row, c.centroid),
-    tags: distinguishingTerms(c.members.map((i) => texts[i] ?? ''), texts),
+    tags: distinguishingTerms(
+      c.members.map((i) => texts[i] ?? ''),
+      texts,
+    ),
   }));
 }

@@ -10,7 +10,15 @@ import { literals, Nullable, Us, ref } from './schema-kit.ts';
 const Role = literals(['admin', 'workspace']);
 
 export const Workspace = T.Object(
-  { slug: T.String(), name: T.String(), created_at: Us('Creation time'), created_at_iso: IsoTime('created_at'), default_ttl_s: T.Optional(Nullable(T.Number({ description: 'Default time to live of new memories, in seconds' }))) },
+  {
+    slug: T.String(),
+    name: T.String(),
+    created_at: Us('Creation time'),
+    created_at_iso: IsoTime('created_at'),
+    default_ttl_s: T.Optional(
+      Nullable(T.Number({ description: 'Default time to live of new memories, in seconds' })),
+    ),
+  },
   { $id: 'Workspace' },
 );
 
@@ -34,18 +42,36 @@ export const WorkspaceWithCount = T.Object({
 
 export const WorkspaceList = T.Object({ workspaces: T.Array(WorkspaceWithCount) });
 
-export const WorkspaceCreated = T.Object({ workspace: ref(Workspace), api_key: T.String({ description: 'Shown only in this answer' }), key_id: T.String() });
+export const WorkspaceCreated = T.Object({
+  workspace: ref(Workspace),
+  api_key: T.String({ description: 'Shown only in this answer' }),
+  key_id: T.String(),
+});
 
-export const WorkspaceDeleted = T.Object({ deleted: T.String(), memories_deleted: T.Integer(), keys_revoked: T.Integer() });
+export const WorkspaceDeleted = T.Object({
+  deleted: T.String(),
+  memories_deleted: T.Integer(),
+  keys_revoked: T.Integer(),
+});
 
 export const KeyInfo = T.Object(
-  { key_id: T.String(), role: Role, workspace: T.String(), label: Nullable(T.String()), created_at: Us('Creation time'), created_at_iso: IsoTime('created_at') },
+  {
+    key_id: T.String(),
+    role: Role,
+    workspace: T.String(),
+    label: Nullable(T.String()),
+    created_at: Us('Creation time'),
+    created_at_iso: IsoTime('created_at'),
+  },
   { $id: 'KeyInfo' },
 );
 
 export const KeyList = T.Object({ keys: T.Array(ref(KeyInfo)) });
 
-export const KeyCreated = T.Intersect([ref(KeyInfo), T.Object({ api_key: T.String({ description: 'Shown only in this answer' }) })]);
+export const KeyCreated = T.Intersect([
+  ref(KeyInfo),
+  T.Object({ api_key: T.String({ description: 'Shown only in this answer' }) }),
+]);
 
 export const KeyRevoked = T.Object({ revoked: ref(KeyInfo) });
 
@@ -65,17 +91,31 @@ export const ClusterStatus = T.Object({
   partitions: T.Integer(),
   replicas: T.Integer(),
   lease_ms: T.Integer(),
-  nodes: T.Array(T.Object({ id: T.String(), started_at: T.String(), partitions: T.Array(T.Integer()), self: T.Boolean() })),
+  nodes: T.Array(
+    T.Object({
+      id: T.String(),
+      started_at: T.String(),
+      partitions: T.Array(T.Integer()),
+      self: T.Boolean(),
+    }),
+  ),
   partition_owners: T.Array(
     T.Object({
       partition: T.Integer(),
       owner: Nullable(T.String()),
       status: PartitionStatus,
-      stream_last_seq: T.Integer({ description: 'Last sequence of the partition stream (its write-ahead log)' }),
-      applied_seq: Nullable(T.Integer({ description: 'Last sequence the owner has applied, as of its last heartbeat' })),
+      stream_last_seq: T.Integer({
+        description: 'Last sequence of the partition stream (its write-ahead log)',
+      }),
+      applied_seq: Nullable(
+        T.Integer({ description: 'Last sequence the owner has applied, as of its last heartbeat' }),
+      ),
       lag: Nullable(T.Integer()),
     }),
   ),
 });
 
-export const Health = T.Object({ status: literals(['alive', 'ready', 'not_ready']), reason: T.Optional(T.String()) });
+export const Health = T.Object({
+  status: literals(['alive', 'ready', 'not_ready']),
+  reason: T.Optional(T.String()),
+});

@@ -12,7 +12,14 @@ import { Memory, Edge } from './replies.ts';
 export const Timeline = T.Object({
   bucket: literals(['hour', 'day']),
   bucket_us: T.Integer({ description: 'Bucket width in microseconds' }),
-  buckets: T.Array(T.Object({ start_us: Us('Start of the bucket'), start_iso: IsoTime('start_us'), count: T.Integer() }), { description: 'Buckets holding at least one match, oldest first' }),
+  buckets: T.Array(
+    T.Object({
+      start_us: Us('Start of the bucket'),
+      start_iso: IsoTime('start_us'),
+      count: T.Integer(),
+    }),
+    { description: 'Buckets holding at least one match, oldest first' },
+  ),
   total: T.Integer(),
 });
 
@@ -20,7 +27,9 @@ export const EntitySummaries = T.Object({
   entities: T.Array(
     T.Object({
       entity_id: T.String(),
-      memory_count: T.Integer({ description: 'Live memories about the entity (superseded versions not counted)' }),
+      memory_count: T.Integer({
+        description: 'Live memories about the entity (superseded versions not counted)',
+      }),
       first_at: Us('The oldest one was created'),
       last_at: Us('The latest creation or revision among them'),
       first_at_iso: IsoTime('first_at'),
@@ -34,13 +43,25 @@ export const EntitySummaries = T.Object({
 export const GraphOverview = T.Object({
   nodes: T.Array(ref(Memory)),
   edges: T.Array(ref(Edge)),
-  total_nodes: T.Integer({ description: 'Memories the overview chose from: the workspace, or the entity and its neighbours' }),
+  total_nodes: T.Integer({
+    description:
+      'Memories the overview chose from: the workspace, or the entity and its neighbours',
+  }),
   truncated: T.Boolean({ description: 'Fewer nodes than total_nodes (max_nodes reached)' }),
 });
 
 export const Contradictions = T.Object({
   confirmed: T.Array(
-    T.Object({ a: ref(Memory), b: ref(Memory), confidence: T.Number(), reason: Nullable(T.String({ description: 'The rule that made the edge, when the checker did' })), timestamp_us: Us('When the edge was made'), timestamp_iso: IsoTime('timestamp_us') }),
+    T.Object({
+      a: ref(Memory),
+      b: ref(Memory),
+      confidence: T.Number(),
+      reason: Nullable(
+        T.String({ description: 'The rule that made the edge, when the checker did' }),
+      ),
+      timestamp_us: Us('When the edge was made'),
+      timestamp_iso: IsoTime('timestamp_us'),
+    }),
   ),
   pending: T.Array(
     T.Object({
@@ -67,21 +88,35 @@ export const Activity = T.Object({
       at_iso: IsoTime('at_us'),
       action: literals(ACTIVITY_ACTIONS),
       workspace: T.String(),
-      key_id: Nullable(T.String({ description: 'The key that made the change (null: authentication off)' })),
+      key_id: Nullable(
+        T.String({ description: 'The key that made the change (null: authentication off)' }),
+      ),
       key_label: Nullable(T.String()),
       count: T.Integer({ description: 'Memories (or keys, workspaces) the change touched' }),
       memories: T.Array(
         T.Object({
           memory_id: T.String(),
-          content: T.Optional(Nullable(T.String({ description: 'The content now, clipped to 200 characters; null once forgotten; absent where the key may not read the workspace' }))),
+          content: T.Optional(
+            Nullable(
+              T.String({
+                description:
+                  'The content now, clipped to 200 characters; null once forgotten; absent where the key may not read the workspace',
+              }),
+            ),
+          ),
         }),
         { description: 'The first 20 memories the change touched' },
       ),
-      detail: Nullable(T.String({ description: 'Criteria, key ids, file names: never memory content' })),
+      detail: Nullable(
+        T.String({ description: 'Criteria, key ids, file names: never memory content' }),
+      ),
     }),
   ),
   next_cursor: Nullable(T.String()),
-  capacity: T.Integer({ description: 'Entries the log keeps (the oldest go first); it lives in memory and starts empty at each start' }),
+  capacity: T.Integer({
+    description:
+      'Entries the log keeps (the oldest go first); it lives in memory and starts empty at each start',
+  }),
 });
 
 const HistoryPoint = T.Object({
@@ -98,16 +133,23 @@ const HistoryPoint = T.Object({
       p99_ms: T.Number(),
       max_ms: T.Number(),
     }),
-    { description: "Requests by operation (gRPC ones prefixed 'grpc '), with percentiles and maximum of the successful ones' own durations (every one, or a uniform sample of 1,000 in a busier interval)" },
+    {
+      description:
+        "Requests by operation (gRPC ones prefixed 'grpc '), with percentiles and maximum of the successful ones' own durations (every one, or a uniform sample of 1,000 in a busier interval)",
+    },
   ),
   gauges: T.Record(T.String(), T.Number(), {
-    description: 'At the end of the interval: memories, embedding_queue, contradiction_checks, vector_index, open_subscriptions, connections, shards, shards_down, shards_storage_failed, shards_memory_full, rss_mb',
+    description:
+      'At the end of the interval: memories, embedding_queue, contradiction_checks, vector_index, open_subscriptions, connections, shards, shards_down, shards_storage_failed, shards_memory_full, rss_mb',
   }),
 });
 
 export const MetricsHistory = T.Object({
   interval_s: T.Number(),
-  capacity: T.Integer({ description: 'Points kept (an hour); the history lives in memory and starts empty at each start' }),
+  capacity: T.Integer({
+    description:
+      'Points kept (an hour); the history lives in memory and starts empty at each start',
+  }),
   points: T.Array(HistoryPoint, { description: 'Closed intervals, oldest first' }),
   current: HistoryPoint,
 });

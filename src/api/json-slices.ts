@@ -26,7 +26,10 @@ export const SLICED_FROM_BYTES = 256 * 1024;
  * The JSON text of `value` as parts. `sizeHint` (bytes: what the request's shard replies held, or
  * model/json-size's count) chooses between one JSON.stringify and the sliced walk.
  */
-export async function jsonParts(value: unknown, sizeHint: number = replyBytes(value, SLICED_FROM_BYTES)): Promise<Buffer[]> {
+export async function jsonParts(
+  value: unknown,
+  sizeHint: number = replyBytes(value, SLICED_FROM_BYTES),
+): Promise<Buffer[]> {
   if (sizeHint < SLICED_FROM_BYTES) return [Buffer.from(wellFormedJson(value))];
   // Each part is encoded here, in the slices: the transport then writes bytes and knows their length.
   const parts: Buffer[] = [];
@@ -122,5 +125,7 @@ function* pieces(input: unknown, depth: number): Generator<string> {
 }
 
 function hasToJson(v: unknown): v is { toJSON(): unknown } {
-  return typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function';
+  return (
+    typeof v === 'object' && v !== null && typeof (v as { toJSON?: unknown }).toJSON === 'function'
+  );
 }

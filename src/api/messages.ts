@@ -9,20 +9,36 @@ import type { ErrorObject } from 'ajv';
 import { ID_PATTERN } from '../model/ids.ts';
 import { parseTime, TIME_PATTERN, timeFrom } from '../model/time.ts';
 
-type Schema = { anyOf?: unknown[]; enum?: unknown[]; pattern?: unknown; required?: unknown; description?: unknown };
+type Schema = {
+  anyOf?: unknown[];
+  enum?: unknown[];
+  pattern?: unknown;
+  required?: unknown;
+  description?: unknown;
+};
 
 export function explain(errors: readonly ErrorObject[]): string {
   if (errors.length === 0) return 'request body is invalid';
-  const depth = (e: ErrorObject): number => (e.instancePath === '' ? 0 : e.instancePath.split('/').length);
+  const depth = (e: ErrorObject): number =>
+    e.instancePath === '' ? 0 : e.instancePath.split('/').length;
   const deepest = Math.max(...errors.map(depth));
   const atFault = errors.filter((e) => depth(e) === deepest);
-  const special = atFault.find((e) => e.keyword === 'anyOf' && (isTime(e.parentSchema) || isNames(e.parentSchema)));
-  if (special !== undefined) return isTime(special.parentSchema) ? timeMessage(special) : namesMessage(special);
+  const special = atFault.find(
+    (e) => e.keyword === 'anyOf' && (isTime(e.parentSchema) || isNames(e.parentSchema)),
+  );
+  if (special !== undefined)
+    return isTime(special.parentSchema) ? timeMessage(special) : namesMessage(special);
   const time = errors.find((e) => e.keyword === 'anyOf' && isTime(e.parentSchema));
   if (time !== undefined) return timeMessage(time);
-  const oneOfFields = atFault.find((e) => e.keyword === 'anyOf' && branches(e.parentSchema).every((x) => Array.isArray(x.required)));
+  const oneOfFields = atFault.find(
+    (e) =>
+      e.keyword === 'anyOf' && branches(e.parentSchema).every((x) => Array.isArray(x.required)),
+  );
   if (oneOfFields !== undefined) return describe(oneOfFields);
-  return describe(atFault.find((e) => e.keyword !== 'type' && e.keyword !== 'anyOf') ?? (atFault[0] as ErrorObject));
+  return describe(
+    atFault.find((e) => e.keyword !== 'type' && e.keyword !== 'anyOf') ??
+      (atFault[0] as ErrorObject),
+  );
 }
 
 /** The field as the verbs name it: `edges[0].edge_type`. */
@@ -31,7 +47,10 @@ function pathOf(err: ErrorObject): string {
     .split('/')
     .slice(1)
     .map((seg) => seg.replaceAll('~1', '/').replaceAll('~0', '~'))
-    .reduce((out, seg) => (/^\d+$/.test(seg) ? `${out}[${seg}]` : out === '' ? seg : `${out}.${seg}`), '');
+    .reduce(
+      (out, seg) => (/^\d+$/.test(seg) ? `${out}[${seg}]` : out === '' ? seg : `${out}.${seg}`),
+      '',
+    );
 }
 
 function fieldOf(err: ErrorObject): string {
@@ -84,8 +103,10 @@ function namesMessage(err: ErrorObject): string {
 function rangeMessage(where: string, err: ErrorObject): string {
   const s = err.parentSchema as { minimum?: number; maximum?: number; exclusiveMinimum?: number };
   const got = `got ${String(err.data)}`;
-  if (s.minimum !== undefined && s.maximum !== undefined) return `${where} must be between ${s.minimum} and ${s.maximum}, ${got}`;
-  if (s.exclusiveMinimum !== undefined) return `${where} must be more than ${s.exclusiveMinimum}${s.maximum === undefined ? '' : ` and at most ${s.maximum}`}, ${got}`;
+  if (s.minimum !== undefined && s.maximum !== undefined)
+    return `${where} must be between ${s.minimum} and ${s.maximum}, ${got}`;
+  if (s.exclusiveMinimum !== undefined)
+    return `${where} must be more than ${s.exclusiveMinimum}${s.maximum === undefined ? '' : ` and at most ${s.maximum}`}, ${got}`;
   if (s.minimum !== undefined) return `${where} must be at least ${s.minimum}, ${got}`;
   return `${where} must be at most ${String(s.maximum)}, ${got}`;
 }
@@ -107,7 +128,9 @@ function describe(err: ErrorObject): string {
     case 'maxLength':
       return `${where} is ${String((err.data as string).length)} characters; the limit is ${String(err.params['limit'])}`;
     case 'minLength':
-      return err.params['limit'] === 1 ? `${where} must not be empty` : `${where} must be at least ${String(err.params['limit'])} characters`;
+      return err.params['limit'] === 1
+        ? `${where} must not be empty`
+        : `${where} must be at least ${String(err.params['limit'])} characters`;
     case 'maxItems':
       return `${where} has ${String((err.data as unknown[]).length)} items; the limit is ${String(err.params['limit'])}`;
     case 'minItems':
@@ -115,10 +138,14 @@ function describe(err: ErrorObject): string {
     case 'pattern':
       if (err.params['pattern'] === '\\S') return `${where} must not be empty or blank`;
       if (err.params['pattern'] === TIME_PATTERN) return timeMessage(err);
-      if (err.params['pattern'] === ID_PATTERN) return `${where} ${shown(err.data)} is not a memory id (32 hex characters or a 26-character ULID)`;
+      if (err.params['pattern'] === ID_PATTERN)
+        return `${where} ${shown(err.data)} is not a memory id (32 hex characters or a 26-character ULID)`;
       return `${where} ${shown(err.data)} is not ${typeof (err.parentSchema as Schema).description === 'string' ? `valid: ${String((err.parentSchema as Schema).description)}` : `of the form ${String(err.params['pattern'])}`}`;
     case 'additionalProperties': {
-      const s = err.parentSchema as { properties?: Record<string, unknown>; patternProperties?: Record<string, unknown> };
+      const s = err.parentSchema as {
+        properties?: Record<string, unknown>;
+        patternProperties?: Record<string, unknown>;
+      };
       const known = Object.keys(s.properties ?? {}).join(', ');
       const patterns = Object.keys(s.patternProperties ?? {});
       const name = String(err.params['additionalProperty']);
@@ -133,8 +160,12 @@ function describe(err: ErrorObject): string {
     }
     case 'anyOf': {
       // At least one of several fields (forget's criteria, revise's changes): `anyOf: [{required: [f]}, …]`.
-      const needed = branches(err.parentSchema).flatMap((b) => (Array.isArray(b.required) ? (b.required as string[]) : []));
-      return needed.length > 0 ? `give at least one of ${[...new Set(needed)].join(', ')}` : `${where} ${err.message ?? 'is invalid'}`;
+      const needed = branches(err.parentSchema).flatMap((b) =>
+        Array.isArray(b.required) ? (b.required as string[]) : [],
+      );
+      return needed.length > 0
+        ? `give at least one of ${[...new Set(needed)].join(', ')}`
+        : `${where} ${err.message ?? 'is invalid'}`;
     }
     default:
       return `${where} ${err.message ?? 'is invalid'}`;

@@ -18,7 +18,10 @@ export const ErrorBody = T.Object(
     error_code: literals(Object.keys(ERRORS)),
     message: T.String({ description: 'What went wrong, naming the field or value at fault.' }),
   },
-  { $id: 'ErrorBody', description: 'Every error answer has this body; the HTTP status follows error_code.' },
+  {
+    $id: 'ErrorBody',
+    description: 'Every error answer has this body; the HTTP status follows error_code.',
+  },
 );
 
 export const Memory = T.Object(
@@ -30,14 +33,20 @@ export const Memory = T.Object(
     entity_id: Nullable(T.String()),
     kind: literals(MEMORY_KINDS),
     created_at: Us('When it was written (ids, list order and cursors follow it)'),
-    occurred_at: Us('When the remembered thing happened (event time; created_at unless the writer gave one): time windows, recency and temporal recall read it'),
+    occurred_at: Us(
+      'When the remembered thing happened (event time; created_at unless the writer gave one): time windows, recency and temporal recall read it',
+    ),
     updated_at: Us('Last revision'),
     last_accessed_at: Us('Last read by recall, prime or get'),
     access_count: T.Integer({ minimum: 0 }),
     decay_score: T.Number({ description: 'importance · 0.5^(days since last access / 30)' }),
     logical_clock: T.Integer({ minimum: 0 }),
-    source_memory_ids: T.Optional(T.Array(T.String(), { description: 'Insights: the memories they were drawn from' })),
-    superseded_by: T.Optional(T.String({ description: 'Set once a revision replaced this memory' })),
+    source_memory_ids: T.Optional(
+      T.Array(T.String(), { description: 'Insights: the memories they were drawn from' }),
+    ),
+    superseded_by: T.Optional(
+      T.String({ description: 'Set once a revision replaced this memory' }),
+    ),
     expires_at: Nullable(Us('When the memory expires and is forgotten (null: never)')),
     created_at_iso: IsoTime('created_at'),
     updated_at_iso: IsoTime('updated_at'),
@@ -46,7 +55,11 @@ export const Memory = T.Object(
     occurred_at_iso: IsoTime('occurred_at'),
     speaker: Nullable(T.String({ description: 'Who said it' })),
     conversation_id: Nullable(T.String({ description: 'The conversation it is a turn of' })),
-    message_id: Nullable(T.String({ description: "The writer's id for the message in its conversation (conversation ingest)" })),
+    message_id: Nullable(
+      T.String({
+        description: "The writer's id for the message in its conversation (conversation ingest)",
+      }),
+    ),
   },
   { $id: 'Memory' },
 );
@@ -59,7 +72,12 @@ export const Edge = T.Object(
     confidence: T.Number(),
     timestamp_us: Us('When the edge was made'),
     timestamp_iso: IsoTime('timestamp_us'),
-    reason: T.Optional(T.String({ description: 'Edges the contradiction check made: the rule that fired, e.g. "negation scope: one statement says there is no such thing"' })),
+    reason: T.Optional(
+      T.String({
+        description:
+          'Edges the contradiction check made: the rule that fired, e.g. "negation scope: one statement says there is no such thing"',
+      }),
+    ),
   },
   { $id: 'Edge' },
 );
@@ -73,7 +91,9 @@ export const MemoryPage = T.Object({
 export const Edges = T.Object({ outgoing: T.Array(ref(Edge)), incoming: T.Array(ref(Edge)) });
 export const ForgetResult = T.Object({
   forgotten_count: T.Integer(),
-  cascade_count: T.Integer({ description: 'Derived memories removed with them (insights, propositions)' }),
+  cascade_count: T.Integer({
+    description: 'Derived memories removed with them (insights, propositions)',
+  }),
   truncated: T.Boolean(),
   tombstone_count: T.Integer(),
 });
@@ -82,16 +102,45 @@ const StrategyDetail = T.Union(
   [
     T.Object({
       strategy: T.Literal('similarity'),
-      relevance: T.Number({ description: 'The similarity relevance in [0, 1] (hybrid: the calibrated blend; dense: the cosine; lexical: the lexical share)' }),
+      relevance: T.Number({
+        description:
+          'The similarity relevance in [0, 1] (hybrid: the calibrated blend; dense: the cosine; lexical: the lexical share)',
+      }),
       distance: T.Number({ description: '1 − relevance' }),
       cosine: T.Number({ description: 'Cosine of cue and memory, clamped to [0, 1]' }),
-      lexical: T.Number({ description: "IDF-weighted share of the cue's words the memory holds, in [0, 1]" }),
-      named: T.Optional(T.Number({ description: "Hybrid, when the cue names an entity or context value of some candidate: 1 when it names this memory's entity or a context value written like a name, else 0" })),
-      reply: T.Optional(T.Number({ description: 'Hybrid, when some candidate follows a question (a memory asking something, written just before it) that matches the cue better than it does: by how much that question matches better, in [0, 1]; 0 for the others' })),
+      lexical: T.Number({
+        description: "IDF-weighted share of the cue's words the memory holds, in [0, 1]",
+      }),
+      named: T.Optional(
+        T.Number({
+          description:
+            "Hybrid, when the cue names an entity or context value of some candidate: 1 when it names this memory's entity or a context value written like a name, else 0",
+        }),
+      ),
+      reply: T.Optional(
+        T.Number({
+          description:
+            'Hybrid, when some candidate follows a question (a memory asking something, written just before it) that matches the cue better than it does: by how much that question matches better, in [0, 1]; 0 for the others',
+        }),
+      ),
     }),
-    T.Object({ strategy: T.Literal('temporal'), timestamp: T.Integer({ description: "The memory's created_at (µs)" }), timestamp_iso: IsoTime('timestamp'), rank: T.Integer() }),
-    T.Object({ strategy: T.Literal('causal'), depth: T.Integer(), edge_type: T.String(), seed_id: T.String() }),
-    T.Object({ strategy: T.Literal('analogical'), embedding_similarity: T.Number(), structural_similarity: T.Number() }),
+    T.Object({
+      strategy: T.Literal('temporal'),
+      timestamp: T.Integer({ description: "The memory's created_at (µs)" }),
+      timestamp_iso: IsoTime('timestamp'),
+      rank: T.Integer(),
+    }),
+    T.Object({
+      strategy: T.Literal('causal'),
+      depth: T.Integer(),
+      edge_type: T.String(),
+      seed_id: T.String(),
+    }),
+    T.Object({
+      strategy: T.Literal('analogical'),
+      embedding_similarity: T.Number(),
+      structural_similarity: T.Number(),
+    }),
   ],
   { description: 'Per-strategy evidence, one object per strategy that found the memory.' },
 );
@@ -118,7 +167,11 @@ export const PrimeResult = T.Object({
   similarity_count: T.Integer(),
 });
 
-export const GraphResult = T.Object({ nodes: T.Array(ref(Memory)), edges: T.Array(ref(Edge)), truncated: T.Boolean() });
+export const GraphResult = T.Object({
+  nodes: T.Array(ref(Memory)),
+  edges: T.Array(ref(Edge)),
+  truncated: T.Boolean(),
+});
 
 export const UploadResult = T.Object({
   uploaded: T.Integer(),
@@ -154,7 +207,16 @@ export const ReflectPrepareResult = T.Object({
       proposal_user_prompt: T.String(),
       memory_ids: T.Array(T.String()),
       validation_context: T.String(),
-      memories: T.Array(T.Object({ memory_id: T.String(), content: T.String(), importance: T.Number(), entity_id: Nullable(T.String()), created_at: T.Number(), created_at_iso: IsoTime('created_at') })),
+      memories: T.Array(
+        T.Object({
+          memory_id: T.String(),
+          content: T.String(),
+          importance: T.Number(),
+          entity_id: Nullable(T.String()),
+          created_at: T.Number(),
+          created_at_iso: IsoTime('created_at'),
+        }),
+      ),
     }),
   ),
 });
@@ -174,18 +236,31 @@ export const PendingContradictions = T.Array(
     created_at: T.Number(),
     created_at_iso: IsoTime('created_at'),
     proposed: literals(['contradiction', 'revision']),
-    reason: T.Optional(T.String({ description: 'The rule that fired, e.g. "antonyms (WordNet): \'warm\' versus \'cold\'"' })),
+    reason: T.Optional(
+      T.String({
+        description: "The rule that fired, e.g. \"antonyms (WordNet): 'warm' versus 'cold'\"",
+      }),
+    ),
   }),
 );
 
-export const VerdictResult = T.Object({ contradictions_confirmed: T.Integer(), revisions_created: T.Integer(), dismissed: T.Integer() });
+export const VerdictResult = T.Object({
+  contradictions_confirmed: T.Integer(),
+  revisions_created: T.Integer(),
+  dismissed: T.Integer(),
+});
 
 export const Entities = T.Array(T.String());
 export const IngestResult = T.Object({
   conversation_id: T.String(),
-  memory_ids: T.Array(T.String(), { description: 'One per message, in the order sent: the memory written, or the one a message with the same message_id already is' }),
+  memory_ids: T.Array(T.String(), {
+    description:
+      'One per message, in the order sent: the memory written, or the one a message with the same message_id already is',
+  }),
   created: T.Integer({ description: 'Messages this call wrote' }),
-  existing: T.Integer({ description: 'Messages whose message_id the conversation already held (not written again)' }),
+  existing: T.Integer({
+    description: 'Messages whose message_id the conversation already held (not written again)',
+  }),
 });
 
 export const ImportSummary = T.Object({
@@ -218,11 +293,26 @@ export const SubscribeEvents = {
 } as const;
 
 /** Schemas with an `$id`, published under components/schemas and referenced by name. */
-export const NAMED_SCHEMAS: readonly TSchema[] = [ErrorBody, Memory, Edge, RecallHit, Workspace, KeyInfo, SubscribeEvents.message];
+export const NAMED_SCHEMAS: readonly TSchema[] = [
+  ErrorBody,
+  Memory,
+  Edge,
+  RecallHit,
+  Workspace,
+  KeyInfo,
+  SubscribeEvents.message,
+];
 
 export const JsonRpcReply = T.Object(
   { jsonrpc: T.Literal('2.0'), id: T.Optional(T.Union([T.String(), T.Number(), T.Null()])) },
-  { description: 'A JSON-RPC 2.0 answer (an MCP result or error); 202 with no body for notifications.' },
+  {
+    description:
+      'A JSON-RPC 2.0 answer (an MCP result or error); 202 with no body for notifications.',
+  },
 );
 
-export const OpenApiDocument = T.Object({ openapi: T.String(), info: T.Object({ title: T.String(), version: T.String() }), paths: T.Record(T.String(), T.Unknown()) });
+export const OpenApiDocument = T.Object({
+  openapi: T.String(),
+  info: T.Object({ title: T.String(), version: T.String() }),
+  paths: T.Record(T.String(), T.Unknown()),
+});

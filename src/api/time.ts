@@ -29,10 +29,16 @@ export function Time(description: string): TUnsafe<TimeInput> {
 
 /** A time, or null (meaning what the field's description says, e.g. "never expires"). */
 export function NullableTime(description: string): TUnsafe<TimeInput | null> {
-  return T.Unsafe<TimeInput | null>({ anyOf: [...BRANCHES, { type: 'null' }], description: `${description}. ${RULES}` });
+  return T.Unsafe<TimeInput | null>({
+    anyOf: [...BRANCHES, { type: 'null' }],
+    description: `${description}. ${RULES}`,
+  });
 }
 
 /** The ISO twin of a reply's microsecond time: always UTC, six fraction digits. */
 export function IsoTime(description: string): TSchema {
-  return T.String({ format: 'date-time', description: `${description}, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z)` });
+  return T.String({
+    format: 'date-time',
+    description: `${description}, as ISO 8601 in UTC with microseconds (2026-03-01T09:30:00.000000Z)`,
+  });
 }

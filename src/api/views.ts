@@ -5,7 +5,13 @@
  * `_us` (or after the name: `created_at_iso`), so an agent reads dates without arithmetic.
  */
 import type { Edge } from '../model/edge.ts';
-import { memoryToJson, nowUs, type JsonObject, type MemoryJson, type MemoryView } from '../model/memory.ts';
+import {
+  memoryToJson,
+  nowUs,
+  type JsonObject,
+  type MemoryJson,
+  type MemoryView,
+} from '../model/memory.ts';
 import { isoFromUs } from '../model/time.ts';
 import type { RecallHit } from '../recall/types.ts';
 import type { RecallRequest } from '../verbs/recall.ts';
@@ -49,8 +55,15 @@ export function withIso<O extends object>(o: O, fields: ReadonlyArray<keyof O & 
 
 /** The hit with its memory as JSON (fields written out: V8's `{ ...h, memory }` is a slow path). */
 export function hitJson(h: RecallHit): unknown {
-  const details = h.strategy_details.map((d) => (d.strategy === 'temporal' ? { ...d, timestamp_iso: isoFromUs(d.timestamp) } : d));
-  const out: Record<string, unknown> = { memory: memoryJson(h.memory), score: h.score, relevance: h.relevance, strategy_details: details };
+  const details = h.strategy_details.map((d) =>
+    d.strategy === 'temporal' ? { ...d, timestamp_iso: isoFromUs(d.timestamp) } : d,
+  );
+  const out: Record<string, unknown> = {
+    memory: memoryJson(h.memory),
+    score: h.score,
+    relevance: h.relevance,
+    strategy_details: details,
+  };
   if (h.contradicted_by !== undefined) out['contradicted_by'] = h.contradicted_by;
   return out;
 }

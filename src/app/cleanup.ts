@@ -48,6 +48,9 @@ export class CleanupStack {
     if (first === undefined) return;
     if (errors.length === 1) throw first.err;
     const names = errors.map((e) => e.name).join(', ');
-    throw new AggregateError(errors.map((e) => e.err), `${errors.length} steps of the shutdown failed (${names})`);
+    throw new AggregateError(
+      errors.map((e) => e.err),
+      `${errors.length} steps of the shutdown failed (${names})`,
+    );
   }
 }

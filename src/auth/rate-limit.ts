@@ -35,6 +35,10 @@ export class RateLimiter {
       return;
     }
     const retryAfterS = Math.max(1, Math.ceil((1 - b.tokens) / rate));
-    throw new FlashbulbError('rate_limited', `workspace '${workspace}' exceeded its ${cls} rate limit of ${rate}/s`, { retryAfterS });
+    throw new FlashbulbError(
+      'rate_limited',
+      `workspace '${workspace}' exceeded its ${cls} rate limit of ${rate}/s`,
+      { retryAfterS },
+    );
   }
 }

@@ -51,10 +51,17 @@ export interface AuthDirectory {
   workspace(slug: string): WorkspaceInfo | undefined;
   ensureWorkspace(slug: string, name?: string): WorkspaceInfo;
   createWorkspace(slug: string, name?: string): WorkspaceInfo | Promise<WorkspaceInfo>;
-  updateWorkspace(slug: string, change: { name?: string; default_ttl_s?: number | null }): WorkspaceInfo | Promise<WorkspaceInfo>;
+  updateWorkspace(
+    slug: string,
+    change: { name?: string; default_ttl_s?: number | null },
+  ): WorkspaceInfo | Promise<WorkspaceInfo>;
   deleteWorkspace(slug: string): { revokedKeys: number } | Promise<{ revokedKeys: number }>;
   keys(): KeyInfo[];
-  createKey(opts: { workspace: string; role: Role; label?: string | null }): { info: KeyInfo; apiKey: string } | Promise<{ info: KeyInfo; apiKey: string }>;
+  createKey(opts: {
+    workspace: string;
+    role: Role;
+    label?: string | null;
+  }): { info: KeyInfo; apiKey: string } | Promise<{ info: KeyInfo; apiKey: string }>;
   revokeKey(keyId: string): KeyInfo | Promise<KeyInfo>;
   /** Creates the first admin key when there is no key at all; null when keys exist (or, in a cluster, another node is creating it). */
   firstAdminKey(): string | null | Promise<string | null>;
@@ -97,7 +104,9 @@ export class AuthStore implements AuthDirectory {
       parsed = readAuthFile(this.#path);
     } catch (err) {
       this.#mtimeMs = mtime; // said once for this version of the file
-      console.error(`${(err as Error).message}; the workspaces and keys read before stay in force until it is fixed (the next change made through the server rewrites it)`);
+      console.error(
+        `${(err as Error).message}; the workspaces and keys read before stay in force until it is fixed (the next change made through the server rewrites it)`,
+      );
       return;
     }
     this.#load(parsed, mtime);
@@ -121,7 +130,10 @@ export class AuthStore implements AuthDirectory {
     } catch (err) {
       // writeFileDurably names the full path; a client hears the file's name and the system's reason.
       const { cause } = err as Error;
-      throw new FlashbulbError('unavailable', `storage failure: cannot write auth.json: ${cause instanceof Error ? cause.message : String(err)}; nothing was changed`);
+      throw new FlashbulbError(
+        'unavailable',
+        `storage failure: cannot write auth.json: ${cause instanceof Error ? cause.message : String(err)}; nothing was changed`,
+      );
     }
     this.#load(next, statSync(this.#path).mtimeMs);
   }
@@ -129,7 +141,8 @@ export class AuthStore implements AuthDirectory {
   authenticate(apiKey: string): Principal | null {
     const digest = hashKey(apiKey);
     const found = this.#byHash.get(digest);
-    if (!found || !timingSafeEqual(Buffer.from(found.sha256, 'hex'), Buffer.from(digest, 'hex'))) return null;
+    if (!found || !timingSafeEqual(Buffer.from(found.sha256, 'hex'), Buffer.from(digest, 'hex')))
+      return null;
     return { keyId: found.key_id, role: found.role, workspace: found.workspace };
   }
 
@@ -151,31 +164,48 @@ export class AuthStore implements AuthDirectory {
   }
 
   createWorkspace(slug: string, name: string = slug): WorkspaceInfo {
-    if (!SLUG_RE.test(slug)) throw new FlashbulbError('invalid_input', `slug must match ${SLUG_RE.source}`);
-    if (this.workspace(slug)) throw new FlashbulbError('conflict', `workspace '${slug}' already exists`);
+    if (!SLUG_RE.test(slug))
+      throw new FlashbulbError('invalid_input', `slug must match ${SLUG_RE.source}`);
+    if (this.workspace(slug))
+      throw new FlashbulbError('conflict', `workspace '${slug}' already exists`);
     const ws: WorkspaceInfo = { slug, name, created_at: Date.now() * 1000 };
     this.#save({ ...this.#data, workspaces: [...this.#data.workspaces, ws] });
     return ws;
   }
 
   /** Changes a workspace's name or default TTL (null removes it). */
-  updateWorkspace(slug: string, change: { name?: string; default_ttl_s?: number | null }): WorkspaceInfo {
+  updateWorkspace(
+    slug: string,
+    change: { name?: string; default_ttl_s?: number | null },
+  ): WorkspaceInfo {
     const ws = this.workspace(slug);
     if (!ws) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
     const updated: WorkspaceInfo = { ...ws };
     if (change.name !== undefined) updated.name = change.name;
     if (change.default_ttl_s !== undefined) updated.default_ttl_s = change.default_ttl_s;
-    this.#save({ ...this.#data, workspaces: this.#data.workspaces.map((w) => (w === ws ? updated : w)) });
+    this.#save({
+      ...this.#data,
+      workspaces: this.#data.workspaces.map((w) => (w === ws ? updated : w)),
+    });
     return updated;
   }
 
   /** Deletes a workspace and revokes its keys. */
   deleteWorkspace(slug: string): { revokedKeys: number } {
-    if (!this.workspace(slug)) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
-    if (slug === DEFAULT_WORKSPACE) throw new FlashbulbError('invalid_input', `workspace '${DEFAULT_WORKSPACE}' cannot be deleted`);
+    if (!this.workspace(slug))
+      throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
+    if (slug === DEFAULT_WORKSPACE)
+      throw new FlashbulbError(
+        'invalid_input',
+        `workspace '${DEFAULT_WORKSPACE}' cannot be deleted`,
+      );
     const keys = this.#data.keys.filter((k) => k.workspace !== slug);
     const revokedKeys = this.#data.keys.length - keys.length;
-    this.#save({ ...this.#data, workspaces: this.#data.workspaces.filter((w) => w.slug !== slug), keys });
+    this.#save({
+      ...this.#data,
+      workspaces: this.#data.workspaces.filter((w) => w.slug !== slug),
+      keys,
+    });
     return { revokedKeys };
   }
 
@@ -183,8 +213,12 @@ export class AuthStore implements AuthDirectory {
     return this.#data.keys.map(({ sha256: _hash, ...info }) => info);
   }
 
-  createKey(opts: { workspace: string; role: Role; label?: string | null }): { info: KeyInfo; apiKey: string } {
-    if (!this.workspace(opts.workspace)) throw new FlashbulbError('not_found', `workspace '${opts.workspace}' not found`);
+  createKey(opts: { workspace: string; role: Role; label?: string | null }): {
+    info: KeyInfo;
+    apiKey: string;
+  } {
+    if (!this.workspace(opts.workspace))
+      throw new FlashbulbError('not_found', `workspace '${opts.workspace}' not found`);
     const apiKey = generateApiKey(opts.role);
     const info: KeyInfo = {
       key_id: generateKeyId(),
@@ -198,7 +232,10 @@ export class AuthStore implements AuthDirectory {
   }
 
   firstAdminKey(): string | null {
-    return this.hasKeys() ? null : this.createKey({ workspace: DEFAULT_WORKSPACE, role: 'admin', label: 'first start' }).apiKey;
+    return this.hasKeys()
+      ? null
+      : this.createKey({ workspace: DEFAULT_WORKSPACE, role: 'admin', label: 'first start' })
+          .apiKey;
   }
 
   revokeKey(keyId: string): KeyInfo {
@@ -219,8 +256,16 @@ function readAuthFile(path: string): AuthFile {
     throw new Error(`cannot read ${path}: ${(err as Error).message}`);
   }
   const f = parsed as Partial<AuthFile> | null;
-  if (typeof f !== 'object' || f === null || f.format !== 1 || !Array.isArray(f.workspaces) || !Array.isArray(f.keys)) {
-    throw new Error(`cannot read ${path}: not a Flashbulb key file (expected {"format": 1, "workspaces": [...], "keys": [...]})`);
+  if (
+    typeof f !== 'object' ||
+    f === null ||
+    f.format !== 1 ||
+    !Array.isArray(f.workspaces) ||
+    !Array.isArray(f.keys)
+  ) {
+    throw new Error(
+      `cannot read ${path}: not a Flashbulb key file (expected {"format": 1, "workspaces": [...], "keys": [...]})`,
+    );
   }
   return f as AuthFile;
 }

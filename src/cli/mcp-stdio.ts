@@ -9,7 +9,12 @@
  * otherwise says why on stderr and ends with 1.
  */
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type RequestId } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
 import { startApp } from '../app.ts';
 import { ANONYMOUS_ADMIN, DEFAULT_WORKSPACE } from '../auth/principal.ts';
 import type { Config } from '../config/index.ts';
@@ -19,10 +24,16 @@ import { createMcpServer } from '../mcp/server.ts';
 import { LineTransport } from '../mcp/stdio.ts';
 
 /** Relays stdio to `${url}/mcp` (or `${url}/v1/workspaces/<slug>/mcp`); resolves with the exit status once stdin closes. */
-export async function relayStdio(config: Config, opts: { workspace?: string | undefined } = {}): Promise<number> {
+export async function relayStdio(
+  config: Config,
+  opts: { workspace?: string | undefined } = {},
+): Promise<number> {
   const path = opts.workspace ? `/v1/workspaces/${encodeURIComponent(opts.workspace)}/mcp` : '/mcp';
-  const headers: Record<string, string> = config.apiKey === '' ? {} : { authorization: `Bearer ${config.apiKey}` };
-  const remote = new StreamableHTTPClientTransport(new URL(path, `${config.url}/`), { requestInit: { headers } });
+  const headers: Record<string, string> =
+    config.apiKey === '' ? {} : { authorization: `Bearer ${config.apiKey}` };
+  const remote = new StreamableHTTPClientTransport(new URL(path, `${config.url}/`), {
+    requestInit: { headers },
+  });
   const local = new LineTransport();
   local.onerror = (err) => process.stderr.write(`flashbulb mcp: ${err.message}\n`);
   const initializing = new Set<RequestId>();
@@ -43,7 +54,8 @@ export async function relayStdio(config: Config, opts: { workspace?: string | un
     remote.send(msg).catch((err: unknown) => {
       const message = `${config.url}${path}: ${err instanceof Error ? err.message : String(err)}`;
       process.stderr.write(`flashbulb mcp: ${message}\n`);
-      if (isJSONRPCRequest(msg)) void local.send({ jsonrpc: '2.0', id: msg.id, error: { code: -32000, message } });
+      if (isJSONRPCRequest(msg))
+        void local.send({ jsonrpc: '2.0', id: msg.id, error: { code: -32000, message } });
     });
   };
   await remote.start();
@@ -55,10 +67,15 @@ export async function relayStdio(config: Config, opts: { workspace?: string | un
 }
 
 /** Runs Flashbulb in this process on the configured data directory and serves MCP on stdio; resolves with the exit status. */
-export async function embeddedStdio(config: Config, opts: { workspace?: string | undefined } = {}): Promise<number> {
+export async function embeddedStdio(
+  config: Config,
+  opts: { workspace?: string | undefined } = {},
+): Promise<number> {
   // Embedded: the listeners are private to this process.
   const app = await startApp({ ...config, bind: '127.0.0.1', httpPort: 0, grpcPort: 0 });
-  const ctx = resolveCtx(app.svc, ANONYMOUS_ADMIN, opts.workspace ?? DEFAULT_WORKSPACE, { strict: true });
+  const ctx = resolveCtx(app.svc, ANONYMOUS_ADMIN, opts.workspace ?? DEFAULT_WORKSPACE, {
+    strict: true,
+  });
   const server = createMcpServer(ctx);
   const transport = new LineTransport();
   const closed = new Promise<void>((resolve) => {

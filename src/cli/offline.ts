@@ -18,7 +18,11 @@ export interface Creating extends Shown {
 }
 
 /** Runs `use` on the key store the command works on: the cluster's, or the data directory's. */
-async function withAuth<T>(config: Config, init: boolean | null, use: (auth: AuthDirectory, where: string) => Promise<T> | T): Promise<T> {
+async function withAuth<T>(
+  config: Config,
+  init: boolean | null,
+  use: (auth: AuthDirectory, where: string) => Promise<T> | T,
+): Promise<T> {
   if (config.natsUrls.length > 0) {
     const auth = await ClusterAuth.start({ config, log: note, role: 'cli' });
     try {
@@ -46,12 +50,25 @@ function localAuth(config: Config, init: boolean | null): AuthStore {
   return auth;
 }
 
-export async function keysCreate(config: Config, opts: Creating & { role: 'admin' | 'workspace'; workspace?: string | undefined; label?: string | undefined }): Promise<number> {
+export async function keysCreate(
+  config: Config,
+  opts: Creating & {
+    role: 'admin' | 'workspace';
+    workspace?: string | undefined;
+    label?: string | undefined;
+  },
+): Promise<number> {
   return withAuth(config, opts.init ?? false, async (auth, where) => {
-    const { info, apiKey } = await auth.createKey({ workspace: opts.workspace ?? DEFAULT_WORKSPACE, role: opts.role, label: opts.label ?? null });
+    const { info, apiKey } = await auth.createKey({
+      workspace: opts.workspace ?? DEFAULT_WORKSPACE,
+      role: opts.role,
+      label: opts.label ?? null,
+    });
     if (opts.json) printJson({ ...info, api_key: apiKey });
     else printLine(apiKey);
-    note(`created key ${info.key_id} (${info.role === 'admin' ? 'admin' : `workspace ${info.workspace}`}) in ${where}. Store the key now: it is not shown again.`);
+    note(
+      `created key ${info.key_id} (${info.role === 'admin' ? 'admin' : `workspace ${info.workspace}`}) in ${where}. Store the key now: it is not shown again.`,
+    );
     return 0;
   });
 }
@@ -69,7 +86,10 @@ export async function keysRevoke(config: Config, keyId: string, opts: Shown): Pr
   return withAuth(config, null, async (auth) => {
     const revoked = await auth.revokeKey(keyId);
     if (opts.json) printJson({ revoked });
-    else printLine(`revoked ${revoked.role} key ${revoked.key_id}${revoked.label === null ? '' : ` (${revoked.label})`}`);
+    else
+      printLine(
+        `revoked ${revoked.role} key ${revoked.key_id}${revoked.label === null ? '' : ` (${revoked.label})`}`,
+      );
     return 0;
   });
 }
@@ -83,25 +103,42 @@ export async function workspacesList(config: Config, opts: Shown): Promise<numbe
   });
 }
 
-export async function workspacesCreate(config: Config, slug: string, opts: Creating & { name?: string | undefined; defaultTtl?: number | undefined }): Promise<number> {
+export async function workspacesCreate(
+  config: Config,
+  slug: string,
+  opts: Creating & { name?: string | undefined; defaultTtl?: number | undefined },
+): Promise<number> {
   return withAuth(config, opts.init ?? false, async (auth, where) => {
     let workspace = await auth.createWorkspace(slug, opts.name ?? slug);
-    if (opts.defaultTtl !== undefined) workspace = await auth.updateWorkspace(slug, { default_ttl_s: opts.defaultTtl });
-    const { info, apiKey } = await auth.createKey({ workspace: slug, role: 'workspace', label: 'created with the workspace' });
+    if (opts.defaultTtl !== undefined)
+      workspace = await auth.updateWorkspace(slug, { default_ttl_s: opts.defaultTtl });
+    const { info, apiKey } = await auth.createKey({
+      workspace: slug,
+      role: 'workspace',
+      label: 'created with the workspace',
+    });
     if (opts.json) printJson({ workspace, key_id: info.key_id, api_key: apiKey });
     else printLine(apiKey);
-    note(`created workspace ${slug} and its key ${info.key_id} in ${where}. Store the key now: it is not shown again.`);
+    note(
+      `created workspace ${slug} and its key ${info.key_id} in ${where}. Store the key now: it is not shown again.`,
+    );
     return 0;
   });
 }
 
 /** Deletes a workspace and everything in it, the server stopped (a running one does it with DELETE /v1/workspaces/SLUG). */
 export async function workspacesDelete(config: Config, slug: string, opts: Shown): Promise<number> {
-  if (config.natsUrls.length > 0) throw new CliError(`in cluster mode a workspace is deleted through a running node: DELETE /v1/workspaces/${slug}`);
+  if (config.natsUrls.length > 0)
+    throw new CliError(
+      `in cluster mode a workspace is deleted through a running node: DELETE /v1/workspaces/${slug}`,
+    );
   const auth = localAuth(config, null);
   const dir = config.dataDir;
   const holder = lockHolder(dir);
-  if (holder !== null) throw new CliError(`the server (pid ${holder}) is running on ${dir}; use DELETE /v1/workspaces/${slug} instead`);
+  if (holder !== null)
+    throw new CliError(
+      `the server (pid ${holder}) is running on ${dir}; use DELETE /v1/workspaces/${slug} instead`,
+    );
   if (!auth.workspace(slug)) throw new CliError(`workspace '${slug}' not found in ${dir}`);
   const meta = openDataDir(dir, config.shards);
   const pool = await ShardPool.start({
@@ -113,21 +150,36 @@ export async function workspacesDelete(config: Config, slug: string, opts: Shown
   const { memories } = await pool.call(slug, 'dropWorkspace', {});
   await pool.shutdown();
   const { revokedKeys } = auth.deleteWorkspace(slug);
-  if (opts.json) printJson({ deleted: slug, memories_deleted: memories, keys_revoked: revokedKeys });
-  else printLine(`deleted workspace ${slug}: ${count(memories, 'memory', 'memories')}, ${count(revokedKeys, 'key')} revoked`);
+  if (opts.json)
+    printJson({ deleted: slug, memories_deleted: memories, keys_revoked: revokedKeys });
+  else
+    printLine(
+      `deleted workspace ${slug}: ${count(memories, 'memory', 'memories')}, ${count(revokedKeys, 'key')} revoked`,
+    );
   return 0;
 }
 
 function keyTable(keys: readonly KeyInfo[]): string {
   return table(
     ['key id', 'role', 'workspace', 'label', 'created'],
-    keys.map((k) => [k.key_id, k.role, k.role === 'admin' ? '(all)' : k.workspace, k.label ?? '', time(k.created_at)]),
+    keys.map((k) => [
+      k.key_id,
+      k.role,
+      k.role === 'admin' ? '(all)' : k.workspace,
+      k.label ?? '',
+      time(k.created_at),
+    ]),
   );
 }
 
 function workspaceTable(workspaces: readonly WorkspaceInfo[]): string {
   return table(
     ['slug', 'name', 'default ttl', 'created'],
-    workspaces.map((w) => [w.slug, w.name, w.default_ttl_s === null || w.default_ttl_s === undefined ? '-' : `${w.default_ttl_s} s`, time(w.created_at)]),
+    workspaces.map((w) => [
+      w.slug,
+      w.name,
+      w.default_ttl_s === null || w.default_ttl_s === undefined ? '-' : `${w.default_ttl_s} s`,
+      time(w.created_at),
+    ]),
   );
 }

@@ -43,14 +43,20 @@ export function table(headings: readonly string[], rows: ReadonlyArray<readonly 
   const all = [headings.map((h) => h.toUpperCase()), ...rows];
   const widths = headings.map((_, i) => Math.max(...all.map((r) => [...(r[i] ?? '')].length)));
   const line = (r: readonly string[]): string =>
-    r.map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0))).join('  ').trimEnd();
+    r
+      .map((cell, i) => (i === r.length - 1 ? cell : cell.padEnd(widths[i] ?? 0)))
+      .join('  ')
+      .trimEnd();
   return all.map(line).join('\n');
 }
 
 /** Microseconds since the epoch as `2026-12-01 23:40:12Z`; `-` for none. */
 export function time(us: number | null | undefined): string {
   if (us === null || us === undefined || !Number.isFinite(us)) return '-';
-  return new Date(Math.floor(us / 1000)).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return new Date(Math.floor(us / 1000))
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 /** A word for a shell: as it is when it holds only safe characters, else in single quotes. */

@@ -42,7 +42,9 @@ async function request(t: Target, target: string, init: RequestInit = {}): Promi
   } catch (err) {
     const cause = (err as { cause?: { code?: string; message?: string } }).cause;
     const why = cause?.code ?? cause?.message ?? (err as Error).message;
-    throw new Error(`cannot reach Flashbulb at ${t.config.serverUrl} (${why}): start it (flashbulb serve), or point --url or FLASHBULB_URL at it`);
+    throw new Error(
+      `cannot reach Flashbulb at ${t.config.serverUrl} (${why}): start it (flashbulb serve), or point --url or FLASHBULB_URL at it`,
+    );
   }
 }
 
@@ -61,8 +63,13 @@ function progress(io: ClientIo, text: string, done = false): void {
 }
 
 /** Streams the workspace's export to stdout; returns the number of lines. */
-export async function exportCommand(t: Target & { embeddings: boolean }, io: ClientIo): Promise<number> {
-  const res = await request(t, url(t, `/export${t.embeddings ? '?embeddings=true' : ''}`), { headers: headers(t) });
+export async function exportCommand(
+  t: Target & { embeddings: boolean },
+  io: ClientIo,
+): Promise<number> {
+  const res = await request(t, url(t, `/export${t.embeddings ? '?embeddings=true' : ''}`), {
+    headers: headers(t),
+  });
   if (!res.ok || !res.body) throw await failure(res);
   let lines = 0;
   let tail = '';
@@ -90,7 +97,14 @@ export interface ImportTotals {
 
 /** Sends stdin to the server in parts of whole lines, numbering lines across parts. */
 export async function importCommand(t: Target, io: ClientIo): Promise<ImportTotals> {
-  const totals: ImportTotals = { lines: 0, imported: 0, skipped: 0, expired: 0, error_count: 0, errors: [] };
+  const totals: ImportTotals = {
+    lines: 0,
+    imported: 0,
+    skipped: 0,
+    expired: 0,
+    error_count: 0,
+    errors: [],
+  };
   let part: string[] = [];
   let bytes = 0;
   let firstLine = 1;
@@ -112,7 +126,10 @@ export async function importCommand(t: Target, io: ClientIo): Promise<ImportTota
     firstLine += part.length;
     part = [];
     bytes = 0;
-    progress(io, `imported ${totals.imported}, skipped ${totals.skipped}, errors ${totals.error_count} (line ${firstLine - 1})`);
+    progress(
+      io,
+      `imported ${totals.imported}, skipped ${totals.skipped}, errors ${totals.error_count} (line ${firstLine - 1})`,
+    );
   };
   for await (const line of createInterface({ input: io.stdin, crlfDelay: Infinity })) {
     part.push(line);
@@ -120,7 +137,11 @@ export async function importCommand(t: Target, io: ClientIo): Promise<ImportTota
     if (part.length >= IMPORT_PART_LINES || bytes >= IMPORT_PART_BYTES) await send();
   }
   await send();
-  progress(io, `imported ${totals.imported}, skipped ${totals.skipped}, errors ${totals.error_count}`, true);
+  progress(
+    io,
+    `imported ${totals.imported}, skipped ${totals.skipped}, errors ${totals.error_count}`,
+    true,
+  );
   return totals;
 }
 
@@ -143,25 +164,38 @@ export async function backupCommand(t: Target & { to: string }): Promise<BackupS
 }
 
 /** `flashbulb import`: the totals on stdout (JSON with `json`), each failed line on stderr; exit 1 when a line failed. */
-export async function importAndReport(t: Target & { json: boolean }, io: ClientIo): Promise<number> {
+export async function importAndReport(
+  t: Target & { json: boolean },
+  io: ClientIo,
+): Promise<number> {
   const totals = await importCommand(t, io);
   if (t.json) io.stdout.write(`${JSON.stringify(totals, null, 2)}\n`);
   else {
-    io.stdout.write(`imported ${totals.imported} of ${totals.lines} lines (${totals.skipped} already present, ${totals.expired} expired, ${totals.error_count} failed)\n`);
+    io.stdout.write(
+      `imported ${totals.imported} of ${totals.lines} lines (${totals.skipped} already present, ${totals.expired} expired, ${totals.error_count} failed)\n`,
+    );
     for (const e of totals.errors) io.stderr.write(`line ${e.line}: ${e.message}\n`);
-    if (totals.errors.length < totals.error_count) io.stderr.write(`(${totals.error_count - totals.errors.length} more failed lines not shown)\n`);
+    if (totals.errors.length < totals.error_count)
+      io.stderr.write(
+        `(${totals.error_count - totals.errors.length} more failed lines not shown)\n`,
+      );
   }
   return totals.error_count === 0 ? 0 : 1;
 }
 
 /** `flashbulb backup`: the copy's summary on stdout (JSON with `json`). */
-export async function backupAndReport(t: Target & { to: string; json: boolean }, io: ClientIo): Promise<number> {
+export async function backupAndReport(
+  t: Target & { to: string; json: boolean },
+  io: ClientIo,
+): Promise<number> {
   const summary = await backupCommand(t);
   if (t.json) io.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
   else {
     const memories = summary.shards.reduce((n, s) => n + s.memories, 0);
     const mb = summary.shards.reduce((n, s) => n + s.bytes, 0) / 2 ** 20;
-    io.stdout.write(`backed up ${memories} memories from ${summary.shards.length} shards (${mb.toFixed(1)} MB) to ${summary.to}; restore: flashbulb serve --data-dir ${shellWord(summary.to)}\n`);
+    io.stdout.write(
+      `backed up ${memories} memories from ${summary.shards.length} shards (${mb.toFixed(1)} MB) to ${summary.to}; restore: flashbulb serve --data-dir ${shellWord(summary.to)}\n`,
+    );
   }
   return 0;
 }

@@ -12,15 +12,25 @@ import { count, note, printJson, printLine, shellWord, type Shown } from './outp
 /** Serves until a signal; `command` is how the person started the CLI, for the command start-up names. */
 export async function serve(config: Config, command: string): Promise<number> {
   const keysCreate = `${command} keys create --role admin`;
-  const app = await startApp(config, { lostKeyCommand: config.natsUrls.length > 0 ? keysCreate : `${keysCreate} --data-dir ${shellWord(config.dataDir)}` });
+  const app = await startApp(config, {
+    lostKeyCommand:
+      config.natsUrls.length > 0
+        ? keysCreate
+        : `${keysCreate} --data-dir ${shellWord(config.dataDir)}`,
+  });
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
       note(`${signal}: draining requests and writing a final snapshot…`);
       // The drain and the final snapshot each have the shutdown timeout; this ends whatever else might hang.
-      setTimeout(() => {
-        note(`flashbulb: shutdown did not finish within ${2 * config.shutdownTimeoutS + 5} s; exiting`);
-        process.exit(1);
-      }, (2 * config.shutdownTimeoutS + 5) * 1000).unref();
+      setTimeout(
+        () => {
+          note(
+            `flashbulb: shutdown did not finish within ${2 * config.shutdownTimeoutS + 5} s; exiting`,
+          );
+          process.exit(1);
+        },
+        (2 * config.shutdownTimeoutS + 5) * 1000,
+      ).unref();
       resolve();
     };
     process.once('SIGTERM', () => stop('SIGTERM'));
@@ -32,20 +42,29 @@ export async function serve(config: Config, command: string): Promise<number> {
 }
 
 /** MCP on stdio: relayed to FLASHBULB_URL unless `embedded` (a data directory was named) or no URL is set. */
-export async function mcp(config: Config, workspace: string | undefined, embedded: boolean): Promise<number> {
+export async function mcp(
+  config: Config,
+  workspace: string | undefined,
+  embedded: boolean,
+): Promise<number> {
   if (config.url !== '' && !embedded) return relayStdio(config, { workspace });
   return embeddedStdio(config, { workspace });
 }
 
 export function repair(dir: string, opts: Shown): number {
   const repaired = repairDataDir(dir).map((r) => ({
-    shard: r.shard, file: r.file, records_kept: r.kept, original_kept_as: r.original,
+    shard: r.shard,
+    file: r.file,
+    records_kept: r.kept,
+    original_kept_as: r.original,
     dropped: r.dropped.map((d) => ({ offset: d.offset, bytes: d.bytes, reason: d.reason })),
   }));
   if (opts.json) printJson({ data_dir: dir, repaired });
   for (const r of opts.json ? [] : repaired) {
     const bytes = r.dropped.reduce((sum, d) => sum + d.bytes, 0);
-    printLine(`shard ${r.shard}: ${r.file}: kept ${count(r.records_kept, 'record')}, dropped ${count(bytes, 'byte')} (${r.dropped.map((d) => `at ${d.offset}: ${d.reason}`).join('; ')}); the original is ${r.original_kept_as}`);
+    printLine(
+      `shard ${r.shard}: ${r.file}: kept ${count(r.records_kept, 'record')}, dropped ${count(bytes, 'byte')} (${r.dropped.map((d) => `at ${d.offset}: ${d.reason}`).join('; ')}); the original is ${r.original_kept_as}`,
+    );
   }
   note(
     repaired.length === 0

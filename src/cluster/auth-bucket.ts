@@ -22,15 +22,26 @@ export interface Claim {
 }
 
 /** Creates or binds the bucket; retries while JetStream is not ready yet (a NATS cluster just started). */
-async function openBucket(nc: NatsConnection, name: string, replicas: number, log: (line: string) => void): Promise<KV> {
+async function openBucket(
+  nc: NatsConnection,
+  name: string,
+  replicas: number,
+  log: (line: string) => void,
+): Promise<KV> {
   const deadline = Date.now() + JETSTREAM_WAIT_MS;
   let said = false;
   for (;;) {
     try {
       return await new Kvm(nc).create(name, { history: 1, replicas });
     } catch (err) {
-      if (Date.now() > deadline) throw new Error(`JetStream did not accept the bucket '${name}' within ${JETSTREAM_WAIT_MS / 1000} s: ${err instanceof Error ? err.message : String(err)}`);
-      if (!said) log(`cluster auth: waiting for JetStream (${err instanceof Error ? err.message : String(err)})`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `JetStream did not accept the bucket '${name}' within ${JETSTREAM_WAIT_MS / 1000} s: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      if (!said)
+        log(
+          `cluster auth: waiting for JetStream (${err instanceof Error ? err.message : String(err)})`,
+        );
       said = true;
       await new Promise((r) => setTimeout(r, 500));
     }
@@ -38,8 +49,17 @@ async function openBucket(nc: NatsConnection, name: string, replicas: number, lo
 }
 
 /** Connects to NATS and opens (or makes) the bucket `<cluster>-auth`; the connection is closed again when that fails. */
-export async function connectBucket(config: Pick<Config, 'natsUrls' | 'nodeId' | 'clusterName' | 'natsReplicas' | 'clusterLeaseMs'>, role: string, log: (line: string) => void): Promise<{ nc: NatsConnection; kv: KV }> {
-  const nc = await connect({ servers: [...config.natsUrls], name: `flashbulb-${config.nodeId}-${role}`, maxReconnectAttempts: -1, ...pingOptions(config.clusterLeaseMs) });
+export async function connectBucket(
+  config: Pick<Config, 'natsUrls' | 'nodeId' | 'clusterName' | 'natsReplicas' | 'clusterLeaseMs'>,
+  role: string,
+  log: (line: string) => void,
+): Promise<{ nc: NatsConnection; kv: KV }> {
+  const nc = await connect({
+    servers: [...config.natsUrls],
+    name: `flashbulb-${config.nodeId}-${role}`,
+    maxReconnectAttempts: -1,
+    ...pingOptions(config.clusterLeaseMs),
+  });
   try {
     return { nc, kv: await openBucket(nc, `${config.clusterName}-auth`, config.natsReplicas, log) };
   } catch (err) {
@@ -48,14 +68,28 @@ export async function connectBucket(config: Pick<Config, 'natsUrls' | 'nodeId' |
   }
 }
 
-export function newKey(role: Role, workspace: string, label: string | null): { info: KeyInfo; apiKey: string; stored: StoredKey } {
+export function newKey(
+  role: Role,
+  workspace: string,
+  label: string | null,
+): { info: KeyInfo; apiKey: string; stored: StoredKey } {
   const apiKey = generateApiKey(role);
-  const info: KeyInfo = { key_id: generateKeyId(), role, workspace, label, created_at: Date.now() * 1000 };
+  const info: KeyInfo = {
+    key_id: generateKeyId(),
+    role,
+    workspace,
+    label,
+    created_at: Date.now() * 1000,
+  };
   return { info, apiKey, stored: { ...info, sha256: hashKey(apiKey) } };
 }
 
 export function unavailable(what: string, err: unknown): FlashbulbError {
-  return new FlashbulbError('unavailable', `${what} is not reachable at the moment (${err instanceof Error ? err.message : String(err)}); retry`, { retryAfterS: 1 });
+  return new FlashbulbError(
+    'unavailable',
+    `${what} is not reachable at the moment (${err instanceof Error ? err.message : String(err)}); retry`,
+    { retryAfterS: 1 },
+  );
 }
 
 // ---- bucket values are input: checked before they are believed -----------------------------------
@@ -73,7 +107,13 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 export function toWorkspace(v: unknown): WorkspaceInfo | null {
-  if (!isRecord(v) || typeof v.slug !== 'string' || typeof v.name !== 'string' || typeof v.created_at !== 'number') return null;
+  if (
+    !isRecord(v) ||
+    typeof v.slug !== 'string' ||
+    typeof v.name !== 'string' ||
+    typeof v.created_at !== 'number'
+  )
+    return null;
   const ttl = v.default_ttl_s;
   if (ttl !== undefined && ttl !== null && typeof ttl !== 'number') return null;
   const ws: WorkspaceInfo = { slug: v.slug, name: v.name, created_at: v.created_at };
@@ -84,13 +124,24 @@ export function toWorkspace(v: unknown): WorkspaceInfo | null {
 export function toStoredKey(v: unknown): StoredKey | null {
   if (!isRecord(v)) return null;
   const { key_id, role, workspace, label, created_at, sha256 } = v;
-  if (typeof key_id !== 'string' || (role !== 'admin' && role !== 'workspace') || typeof workspace !== 'string') return null;
+  if (
+    typeof key_id !== 'string' ||
+    (role !== 'admin' && role !== 'workspace') ||
+    typeof workspace !== 'string'
+  )
+    return null;
   if ((label !== null && typeof label !== 'string') || typeof created_at !== 'number') return null;
   if (typeof sha256 !== 'string' || !/^[0-9a-f]{64}$/.test(sha256)) return null;
   return { key_id, role, workspace, label, created_at, sha256 };
 }
 
 export function toClaim(v: unknown): Claim | null {
-  if (!isRecord(v) || typeof v.node !== 'string' || typeof v.key_id !== 'string' || typeof v.at !== 'number') return null;
+  if (
+    !isRecord(v) ||
+    typeof v.node !== 'string' ||
+    typeof v.key_id !== 'string' ||
+    typeof v.at !== 'number'
+  )
+    return null;
   return { node: v.node, key_id: v.key_id, at: v.at };
 }

@@ -13,7 +13,17 @@ import { FlashbulbError } from '../errors/codes.ts';
 import { hashKey, type Role } from '../auth/keys.ts';
 import { DEFAULT_WORKSPACE, SLUG_RE, type Principal } from '../auth/principal.ts';
 import type { AuthDirectory, KeyInfo, StoredKey, WorkspaceInfo } from '../auth/store.ts';
-import { JETSTREAM_WAIT_MS, type Claim, connectBucket, newKey, unavailable, parseJson, toWorkspace, toStoredKey, toClaim } from './auth-bucket.ts';
+import {
+  JETSTREAM_WAIT_MS,
+  type Claim,
+  connectBucket,
+  newKey,
+  unavailable,
+  parseJson,
+  toWorkspace,
+  toStoredKey,
+  toClaim,
+} from './auth-bucket.ts';
 
 const WS = 'ws.';
 const KEY = 'key.';
@@ -81,24 +91,41 @@ export class ClusterAuth implements AuthDirectory {
     let loaded!: () => void;
     const ready = new Promise<void>((resolve) => (loaded = resolve));
     if (last <= this.#lastRev) loaded();
-    const iter = await this.#kv.watch(this.#lastRev > 0 ? { resumeFromRevision: this.#lastRev + 1 } : {});
+    const iter = await this.#kv.watch(
+      this.#lastRev > 0 ? { resumeFromRevision: this.#lastRev + 1 } : {},
+    );
     this.#watching = (async () => {
       for await (const e of iter) {
         this.#apply(e);
         if (e.revision >= last) loaded();
       }
     })()
-      .catch((err: unknown) => this.#log(`cluster auth: watch failed: ${err instanceof Error ? err.message : String(err)}`))
+      .catch((err: unknown) =>
+        this.#log(
+          `cluster auth: watch failed: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      )
       .finally(() => {
         loaded();
         if (this.#closed) return;
         // The watch ended without close(): start again from the last change applied.
         this.#log('cluster auth: watch ended; resuming');
-        setTimeout(() => void this.#watch().catch((err: unknown) => this.#log(`cluster auth: resuming the watch failed: ${String(err)}`)), 500);
+        setTimeout(
+          () =>
+            void this.#watch().catch((err: unknown) =>
+              this.#log(`cluster auth: resuming the watch failed: ${String(err)}`),
+            ),
+          500,
+        );
       });
     let timer: NodeJS.Timeout | undefined;
-    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), LOAD_WAIT_MS)));
-    if (await Promise.race([ready.then(() => false), late])) this.#log(`cluster auth: the key store was not loaded up to revision ${last} within ${LOAD_WAIT_MS / 1000} s; going on with what arrived`);
+    const late = new Promise<boolean>(
+      (resolve) => (timer = setTimeout(() => resolve(true), LOAD_WAIT_MS)),
+    );
+    if (await Promise.race([ready.then(() => false), late]))
+      this.#log(
+        `cluster auth: the key store was not loaded up to revision ${last} within ${LOAD_WAIT_MS / 1000} s; going on with what arrived`,
+      );
     clearTimeout(timer);
   }
 
@@ -112,7 +139,8 @@ export class ClusterAuth implements AuthDirectory {
       const info = value === null ? null : toWorkspace(value);
       if (info && info.slug === slug) this.#workspaces.set(slug, { rev: e.revision, info });
       else this.#workspaces.delete(slug);
-      if (value !== null && !info) this.#log(`cluster auth: ignored a malformed workspace entry '${e.key}'`);
+      if (value !== null && !info)
+        this.#log(`cluster auth: ignored a malformed workspace entry '${e.key}'`);
     } else if (e.key.startsWith(KEY)) {
       const id = e.key.slice(KEY.length);
       const old = this.#keys.get(id);
@@ -122,7 +150,8 @@ export class ClusterAuth implements AuthDirectory {
         this.#keys.set(id, { rev: e.revision, key });
         this.#byHash.set(key.sha256, key);
       } else this.#keys.delete(id);
-      if (value !== null && !key) this.#log(`cluster auth: ignored a malformed key entry '${e.key}'`);
+      if (value !== null && !key)
+        this.#log(`cluster auth: ignored a malformed key entry '${e.key}'`);
     }
     for (const listener of this.#listeners) listener();
   }
@@ -155,7 +184,8 @@ export class ClusterAuth implements AuthDirectory {
   authenticate(apiKey: string): Principal | null {
     const digest = hashKey(apiKey);
     const found = this.#byHash.get(digest);
-    if (!found || !timingSafeEqual(Buffer.from(found.sha256, 'hex'), Buffer.from(digest, 'hex'))) return null;
+    if (!found || !timingSafeEqual(Buffer.from(found.sha256, 'hex'), Buffer.from(digest, 'hex')))
+      return null;
     return { keyId: found.key_id, role: found.role, workspace: found.workspace };
   }
 
@@ -164,7 +194,9 @@ export class ClusterAuth implements AuthDirectory {
   }
 
   workspaces(): WorkspaceInfo[] {
-    return [...this.#workspaces.values()].map((w) => ({ ...w.info })).sort((a, b) => a.slug.localeCompare(b.slug));
+    return [...this.#workspaces.values()]
+      .map((w) => ({ ...w.info }))
+      .sort((a, b) => a.slug.localeCompare(b.slug));
   }
 
   workspace(slug: string): WorkspaceInfo | undefined {
@@ -187,7 +219,8 @@ export class ClusterAuth implements AuthDirectory {
   ensureWorkspace(slug: string, name: string = slug): WorkspaceInfo {
     const known = this.workspace(slug);
     if (known) return known;
-    if (!SLUG_RE.test(slug)) throw new FlashbulbError('invalid_input', `slug must match ${SLUG_RE.source}`);
+    if (!SLUG_RE.test(slug))
+      throw new FlashbulbError('invalid_input', `slug must match ${SLUG_RE.source}`);
     const info: WorkspaceInfo = { slug, name, created_at: Date.now() * 1000 };
     this.#workspaces.set(slug, { rev: 0, info });
     void this.#kv
@@ -211,27 +244,44 @@ export class ClusterAuth implements AuthDirectory {
         const now = this.workspace(slug);
         if (err instanceof FlashbulbError && err.code === 'conflict' && now) return now;
         // Unavailable, or created by another node and not yet seen by our watch: ask again.
-        if (!(err instanceof FlashbulbError && (err.code === 'unavailable' || err.code === 'conflict')) || Date.now() > deadline) throw err;
+        if (
+          !(
+            err instanceof FlashbulbError &&
+            (err.code === 'unavailable' || err.code === 'conflict')
+          ) ||
+          Date.now() > deadline
+        )
+          throw err;
         await new Promise((r) => setTimeout(r, 500));
       }
     }
   }
 
   async createWorkspace(slug: string, name: string = slug): Promise<WorkspaceInfo> {
-    if (!SLUG_RE.test(slug)) throw new FlashbulbError('invalid_input', `slug must match ${SLUG_RE.source}`);
-    if (this.workspace(slug)) throw new FlashbulbError('conflict', `workspace '${slug}' already exists`);
+    if (!SLUG_RE.test(slug))
+      throw new FlashbulbError('invalid_input', `slug must match ${SLUG_RE.source}`);
+    if (this.workspace(slug))
+      throw new FlashbulbError('conflict', `workspace '${slug}' already exists`);
     const ws: WorkspaceInfo = { slug, name, created_at: Date.now() * 1000 };
-    const rev = await this.#create(WS + slug, ws, () => new FlashbulbError('conflict', `workspace '${slug}' already exists`));
+    const rev = await this.#create(
+      WS + slug,
+      ws,
+      () => new FlashbulbError('conflict', `workspace '${slug}' already exists`),
+    );
     this.#applyPut(WS + slug, rev, ws);
     return { ...ws };
   }
 
   /** Changes a workspace's name or default TTL (null removes it); compare-and-set, retried on a concurrent change. */
-  async updateWorkspace(slug: string, change: { name?: string; default_ttl_s?: number | null }): Promise<WorkspaceInfo> {
+  async updateWorkspace(
+    slug: string,
+    change: { name?: string; default_ttl_s?: number | null },
+  ): Promise<WorkspaceInfo> {
     for (let attempt = 1; ; attempt++) {
       const entry = await this.#op(() => this.#kv.get(WS + slug));
       const current = entry?.operation === 'PUT' ? toWorkspace(parseJson(entry.string())) : null;
-      if (!entry || !current) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
+      if (!entry || !current)
+        throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
       const next: WorkspaceInfo = { ...current };
       if (change.name !== undefined) next.name = change.name;
       if (change.default_ttl_s !== undefined) next.default_ttl_s = change.default_ttl_s;
@@ -247,18 +297,34 @@ export class ClusterAuth implements AuthDirectory {
 
   /** Deletes a workspace and revokes its keys (keys first: they stop working before the workspace goes). */
   async deleteWorkspace(slug: string): Promise<{ revokedKeys: number }> {
-    if (!this.workspace(slug)) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
-    if (slug === DEFAULT_WORKSPACE) throw new FlashbulbError('invalid_input', `workspace '${DEFAULT_WORKSPACE}' cannot be deleted`);
-    const doomed = [...this.#keys.values()].filter((k) => k.key.workspace === slug).map((k) => k.key.key_id);
+    if (!this.workspace(slug))
+      throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
+    if (slug === DEFAULT_WORKSPACE)
+      throw new FlashbulbError(
+        'invalid_input',
+        `workspace '${DEFAULT_WORKSPACE}' cannot be deleted`,
+      );
+    const doomed = [...this.#keys.values()]
+      .filter((k) => k.key.workspace === slug)
+      .map((k) => k.key.key_id);
     for (const id of doomed) await this.#delete(KEY + id);
     await this.#delete(WS + slug);
     return { revokedKeys: doomed.length };
   }
 
-  async createKey(opts: { workspace: string; role: Role; label?: string | null }): Promise<{ info: KeyInfo; apiKey: string }> {
-    if (!this.workspace(opts.workspace)) throw new FlashbulbError('not_found', `workspace '${opts.workspace}' not found`);
+  async createKey(opts: {
+    workspace: string;
+    role: Role;
+    label?: string | null;
+  }): Promise<{ info: KeyInfo; apiKey: string }> {
+    if (!this.workspace(opts.workspace))
+      throw new FlashbulbError('not_found', `workspace '${opts.workspace}' not found`);
     const { info, apiKey, stored } = newKey(opts.role, opts.workspace, opts.label ?? null);
-    const rev = await this.#create(KEY + info.key_id, stored, () => new FlashbulbError('conflict', `key id '${info.key_id}' already exists; retry`));
+    const rev = await this.#create(
+      KEY + info.key_id,
+      stored,
+      () => new FlashbulbError('conflict', `key id '${info.key_id}' already exists; retry`),
+    );
     this.#applyPut(KEY + info.key_id, rev, stored);
     return { info, apiKey };
   }
@@ -287,14 +353,19 @@ export class ClusterAuth implements AuthDirectory {
     const { info, apiKey, stored } = newKey('admin', DEFAULT_WORKSPACE, 'first start');
     const claim: Claim = { node: this.#node, key_id: info.key_id, at: Date.now() };
     try {
-      if (current?.operation === 'PUT') await this.#kv.update(BOOTSTRAP, JSON.stringify(claim), current.revision);
+      if (current?.operation === 'PUT')
+        await this.#kv.update(BOOTSTRAP, JSON.stringify(claim), current.revision);
       else await this.#kv.create(BOOTSTRAP, JSON.stringify(claim));
     } catch {
       return null; // another node claimed it first
     }
     // Keys may have appeared between our look and our claim (another node's claim just before ours went stale).
     if (this.hasKeys()) return null;
-    const rev = await this.#create(KEY + info.key_id, stored, () => new FlashbulbError('conflict', 'key id collision'));
+    const rev = await this.#create(
+      KEY + info.key_id,
+      stored,
+      () => new FlashbulbError('conflict', 'key id collision'),
+    );
     this.#applyPut(KEY + info.key_id, rev, stored);
     return apiKey;
   }

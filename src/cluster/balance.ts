@@ -41,6 +41,8 @@ export function balancePlan(v: BalanceView): BalancePlan {
   const counts = new Map<string, number>(nodes.map((n) => [n, 0]));
   for (const l of v.owners.values()) counts.set(l.node, (counts.get(l.node) ?? 0) + 1);
   const floor = Math.floor(v.partitions / nodes.length);
-  const starving = nodes.filter((n) => n !== v.self && (counts.get(n) ?? 0) < floor).sort((x, y) => (counts.get(x) ?? 0) - (counts.get(y) ?? 0));
+  const starving = nodes
+    .filter((n) => n !== v.self && (counts.get(n) ?? 0) < floor)
+    .sort((x, y) => (counts.get(x) ?? 0) - (counts.get(y) ?? 0));
   return { take, giveTo: starving[0] ?? null };
 }

@@ -49,7 +49,15 @@ export class FollowedSubscriptions {
   /** A subscription opened through this node, registered with the owner of `term`. */
   opened(ws: string, spec: SubscriptionSpec, term: string | null): void {
     const { resume: _ignored, ...plain } = spec;
-    this.#subs.set(spec.id, { ws, spec: plain, term, confirmedAtUs: Date.now() * 1000, recent: [], pushed: new Set(), reopening: null });
+    this.#subs.set(spec.id, {
+      ws,
+      spec: plain,
+      term,
+      confirmedAtUs: Date.now() * 1000,
+      recent: [],
+      pushed: new Set(),
+      reopening: null,
+    });
   }
 
   closed(id: number): void {
@@ -76,7 +84,8 @@ export class FollowedSubscriptions {
       if (!f) continue;
       f.pushed.delete(p.memory.id);
       f.pushed.add(p.memory.id);
-      if (f.pushed.size > RESUME_PUSHED_MAX) f.pushed.delete(f.pushed.values().next().value as string);
+      if (f.pushed.size > RESUME_PUSHED_MAX)
+        f.pushed.delete(f.pushed.values().next().value as string);
     }
   }
 
@@ -86,7 +95,11 @@ export class FollowedSubscriptions {
     if (!f) return null;
     return {
       ...f.spec,
-      resume: { recent: f.recent.map((r) => ({ vector: r.vector, offset: r.offset })), pushed: [...f.pushed], sinceUs: f.confirmedAtUs - this.#marginUs },
+      resume: {
+        recent: f.recent.map((r) => ({ vector: r.vector, offset: r.offset })),
+        pushed: [...f.pushed],
+        sinceUs: f.confirmedAtUs - this.#marginUs,
+      },
     };
   }
 
@@ -95,7 +108,11 @@ export class FollowedSubscriptions {
    * owner's term. `termOf` gives the current term of a workspace's partition (null: no owner now);
    * `register` sends the spec; a failure leaves the subscription to the next round.
    */
-  reconcile(termOf: (ws: string) => string | null, register: (ws: string, spec: SubscriptionSpec) => Promise<void>, onError: (id: number, err: unknown) => void): void {
+  reconcile(
+    termOf: (ws: string) => string | null,
+    register: (ws: string, spec: SubscriptionSpec) => Promise<void>,
+    onError: (id: number, err: unknown) => void,
+  ): void {
     for (const [id, f] of this.#subs) {
       const term = termOf(f.ws);
       if (term !== null && term === f.term) f.confirmedAtUs = Date.now() * 1000;
@@ -114,7 +131,11 @@ export class FollowedSubscriptions {
   }
 
   /** Registers one subscription again now (a feed found the owner did not know it). */
-  async reopen(id: number, term: string | null, register: (ws: string, spec: SubscriptionSpec) => Promise<void>): Promise<boolean> {
+  async reopen(
+    id: number,
+    term: string | null,
+    register: (ws: string, spec: SubscriptionSpec) => Promise<void>,
+  ): Promise<boolean> {
     const f = this.#subs.get(id);
     const spec = this.resumeSpec(id);
     if (!f || !spec) return false;

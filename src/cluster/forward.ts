@@ -30,7 +30,9 @@ export interface Forward {
 
 /** `notOwner`: nothing was applied; the caller may look up the owner again and retry. */
 /** `b`: the reply's size, when the caller gave a `maxReplyBytes`. */
-export type ForwardReply = { ok: true; v: unknown; b?: number } | { ok: false; code: string; message: string; notOwner?: boolean };
+export type ForwardReply =
+  | { ok: true; v: unknown; b?: number }
+  | { ok: false; code: string; message: string; notOwner?: boolean };
 
 /** How often a forwarded call waiting for its answer checks that its partition's owner is still the node called. */
 const OWNER_CHECK_MS = 250;
@@ -40,11 +42,22 @@ const OWNER_CHECK_MS = 250;
  * `stillOwner()` holds: a call sent to an owner that died or lost its lease meanwhile is given up
  * as soon as this node sees another owner (or none), not after the whole timeout.
  */
-export async function forward(nc: NatsConnection, subject: string, req: Forward, timeoutMs: number, stillOwner: () => boolean = () => true): Promise<ForwardReply> {
+export async function forward(
+  nc: NatsConnection,
+  subject: string,
+  req: Forward,
+  timeoutMs: number,
+  stillOwner: () => boolean = () => true,
+): Promise<ForwardReply> {
   let timer: NodeJS.Timeout | undefined;
   const ownerChanged = new Promise<ForwardReply>((resolve) => {
     timer = setInterval(() => {
-      if (!stillOwner()) resolve({ ok: false, code: 'unavailable', message: `partition ${req.p} changed owner while ${subject} had the call; it may or may not have been applied` });
+      if (!stillOwner())
+        resolve({
+          ok: false,
+          code: 'unavailable',
+          message: `partition ${req.p} changed owner while ${subject} had the call; it may or may not have been applied`,
+        });
     }, OWNER_CHECK_MS);
   });
   try {
@@ -54,14 +67,29 @@ export async function forward(nc: NatsConnection, subject: string, req: Forward,
   }
 }
 
-async function ask(nc: NatsConnection, subject: string, req: Forward, timeoutMs: number): Promise<ForwardReply> {
+async function ask(
+  nc: NatsConnection,
+  subject: string,
+  req: Forward,
+  timeoutMs: number,
+): Promise<ForwardReply> {
   try {
     const msg = await nc.request(subject, pack(req), { timeout: timeoutMs });
     return unpack<ForwardReply>(msg.data);
   } catch (err) {
     const text = err instanceof Error ? err.message : String(err);
     // No responders: the owner's process is gone and nothing was applied; wait for the takeover.
-    if (/no responders/i.test(text)) return { ok: false, code: 'unavailable', message: `${subject}: no node answers`, notOwner: true };
-    return { ok: false, code: 'unavailable', message: `${subject} did not answer in ${timeoutMs} ms (${text}); the write may or may not have been applied` };
+    if (/no responders/i.test(text))
+      return {
+        ok: false,
+        code: 'unavailable',
+        message: `${subject}: no node answers`,
+        notOwner: true,
+      };
+    return {
+      ok: false,
+      code: 'unavailable',
+      message: `${subject} did not answer in ${timeoutMs} ms (${text}); the write may or may not have been applied`,
+    };
   }
 }

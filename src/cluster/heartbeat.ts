@@ -57,7 +57,11 @@ export class Heartbeat {
   schedule(): Promise<void> {
     if (this.#ticking || this.#p.stopping()) return this.#ticking ?? Promise.resolve();
     this.#ticking = this.#tick()
-      .catch((err: unknown) => this.#p.log(`cluster: heartbeat failed: ${err instanceof Error ? err.message : String(err)}`))
+      .catch((err: unknown) =>
+        this.#p.log(
+          `cluster: heartbeat failed: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      )
       .finally(() => {
         this.#ticking = null;
         if (this.#tickAgain) void this.schedule();
@@ -77,8 +81,11 @@ export class Heartbeat {
    * again (seconds, after a NATS server is lost) must not stop lease reads and takeovers.
    */
   async #tick(): Promise<void> {
-    const failed = (what: string) => (err: unknown) => this.#p.log(`cluster: heartbeat: ${what} failed: ${err instanceof Error ? err.message : String(err)}`);
-    await this.#p.nodes.write(this.nodeRecord()).catch(failed('writing this node\'s record'));
+    const failed = (what: string) => (err: unknown) =>
+      this.#p.log(
+        `cluster: heartbeat: ${what} failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    await this.#p.nodes.write(this.nodeRecord()).catch(failed("writing this node's record"));
     await this.#p.nodes.read(this.nodeRecord()).catch(failed('reading the node records'));
     await Promise.all(Array.from({ length: this.#p.partitions }, (_, p) => this.refreshOwner(p)));
     if (this.#p.stopping()) return;
@@ -95,22 +102,36 @@ export class Heartbeat {
       (ws) => {
         const owner = this.#p.owners.get(shardFor(ws, this.#p.partitions));
         // Our own partition only once it is ready (a recovering shard cannot take the registration yet).
-        if (owner?.node === this.#p.id && this.#p.parts.get(shardFor(ws, this.#p.partitions))?.status !== 'ready') return null;
+        if (
+          owner?.node === this.#p.id &&
+          this.#p.parts.get(shardFor(ws, this.#p.partitions))?.status !== 'ready'
+        )
+          return null;
         return owner?.term ?? null;
       },
       (ws, spec) => this.#p.subOpen(ws, spec).then(() => undefined),
-      (id, err) => this.#p.log(`cluster: subscription ${id} could not be registered with its partition's new owner yet: ${err instanceof Error ? err.message : String(err)}`),
+      (id, err) =>
+        this.#p.log(
+          `cluster: subscription ${id} could not be registered with its partition's new owner yet: ${err instanceof Error ? err.message : String(err)}`,
+        ),
     );
-    this.#p.subOrigins.dropGone(this.#p.nodes.live, Date.now(), 3 * this.#p.config.clusterLeaseMs, (id, ws) => {
-      const local = this.#p.parts.get(shardFor(ws, this.#p.partitions));
-      if (local?.status === 'ready' && local.shard) void local.shard.handle('subClose', ws, { id }).catch(() => undefined);
-    });
+    this.#p.subOrigins.dropGone(
+      this.#p.nodes.live,
+      Date.now(),
+      3 * this.#p.config.clusterLeaseMs,
+      (id, ws) => {
+        const local = this.#p.parts.get(shardFor(ws, this.#p.partitions));
+        if (local?.status === 'ready' && local.shard)
+          void local.shard.handle('subClose', ws, { id }).catch(() => undefined);
+      },
+    );
   }
 
   /** This node's record: when it started, and each partition it holds with its state and applied sequence. */
   nodeRecord(): NodeRecord {
     const owned: NodeRecord['owned'] = {};
-    for (const o of this.#p.parts.values()) owned[String(o.partition)] = { status: o.status, applied_seq: o.log?.lastSeq ?? 0 };
+    for (const o of this.#p.parts.values())
+      owned[String(o.partition)] = { status: o.status, applied_seq: o.log?.lastSeq ?? 0 };
     return { id: this.#p.id, started_at: this.#startedAt, owned };
   }
 
@@ -119,7 +140,8 @@ export class Heartbeat {
     const holder = await this.#p.leases.holder(p);
     if (holder) this.#p.owners.set(p, holder);
     else this.#p.owners.delete(p);
-    if (holder && holder.node !== this.#p.id && !this.#p.stopping()) this.lapses.seen(p, holder.revision, holder.renewedAt);
+    if (holder && holder.node !== this.#p.id && !this.#p.stopping())
+      this.lapses.seen(p, holder.revision, holder.renewedAt);
     else this.lapses.forget(p);
   }
 

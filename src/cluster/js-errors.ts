@@ -10,5 +10,8 @@ const WRONG_LAST_SEQUENCE_UNKNOWN = 10164;
 
 /** A publish (or KV compare-and-set) refused because the expected last sequence did not hold. */
 export function isWrongLastSequence(err: unknown): boolean {
-  return err instanceof JetStreamApiError && (err.code === WRONG_LAST_SEQUENCE || err.code === WRONG_LAST_SEQUENCE_UNKNOWN);
+  return (
+    err instanceof JetStreamApiError &&
+    (err.code === WRONG_LAST_SEQUENCE || err.code === WRONG_LAST_SEQUENCE_UNKNOWN)
+  );
 }

@@ -54,10 +54,14 @@ export class LapseWatch {
   #arm(p: number, revision: number, inMs: number): void {
     const old = this.#watched.get(p);
     if (old) clearTimeout(old.timer);
-    const w: Watched = { revision, fired: false, timer: setTimeout(() => {
-      w.fired = true;
-      this.#check(p);
-    }, inMs) };
+    const w: Watched = {
+      revision,
+      fired: false,
+      timer: setTimeout(() => {
+        w.fired = true;
+        this.#check(p);
+      }, inMs),
+    };
     this.#watched.set(p, w);
   }
 }

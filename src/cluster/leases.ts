@@ -44,7 +44,12 @@ export class LeaseTable {
    * ours (expired or taken). A refused compare-and-set whose key still holds our term means an
    * earlier renewal was stored although its acknowledgement was lost: its revision is taken up.
    */
-  async renew(partition: number, revision: number, term: string, timeoutMs: number): Promise<number> {
+  async renew(
+    partition: number,
+    revision: number,
+    term: string,
+    timeoutMs: number,
+  ): Promise<number> {
     try {
       return await this.#kv.update(key(partition), this.#value(term), revision, timeoutMs);
     } catch (err) {
@@ -68,7 +73,13 @@ export class LeaseTable {
     if (e?.operation !== 'PUT') return null;
     const l = JSON.parse(e.string()) as Partial<Lease>;
     // A lease written by a version without terms: its holder stands in for the term.
-    return { node: String(l.node), term: l.term ?? `node:${String(l.node)}`, at: Number(l.at ?? 0), revision: e.revision, renewedAt: e.created.getTime() };
+    return {
+      node: String(l.node),
+      term: l.term ?? `node:${String(l.node)}`,
+      at: Number(l.at ?? 0),
+      revision: e.revision,
+      renewedAt: e.created.getTime(),
+    };
   }
 
   #value(term: string): string {
@@ -84,7 +95,11 @@ export class LeaseTable {
  * hold it (`lost`). Dropping the partition on every failed renewal turned each NATS leader
  * election into a round of takeovers, which need JetStream's meta leader (issue 23, item 3).
  */
-export function renewalFailure(err: unknown, sinceSentMs: number, leaseMs: number): 'lost' | 'retry' {
+export function renewalFailure(
+  err: unknown,
+  sinceSentMs: number,
+  leaseMs: number,
+): 'lost' | 'retry' {
   return isWrongLastSequence(err) || sinceSentMs >= leaseMs ? 'lost' : 'retry';
 }
 

@@ -38,8 +38,12 @@ export class NodeRecords {
   async read(self: NodeRecord): Promise<void> {
     const live = new Map<string, NodeRecord>();
     const prefix = `$KV.${this.#bucket}.`;
-    const info = await this.#jsm.streams.info(`KV_${this.#bucket}`, { subjects_filter: `${prefix}>` });
-    const keys = Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
+    const info = await this.#jsm.streams.info(`KV_${this.#bucket}`, {
+      subjects_filter: `${prefix}>`,
+    });
+    const keys = Object.keys(info.state.subjects ?? {}).map((subject) =>
+      subject.slice(prefix.length),
+    );
     await Promise.all(
       keys.map(async (k) => {
         const e = await this.#kv.get(k);
@@ -60,6 +64,8 @@ export class NodeRecords {
    * its partitions fit under the others' fair share at once.
    */
   recent(withinMs: number, now = Date.now()): string[] {
-    return [...this.live.keys()].filter((id) => id === this.#self || now - (this.#heardAt.get(id) ?? now) < withinMs);
+    return [...this.live.keys()].filter(
+      (id) => id === this.#self || now - (this.#heardAt.get(id) ?? now) < withinMs,
+    );
   }
 }

@@ -84,7 +84,16 @@ export class ClusterNode implements ShardRouter {
       leases: this.#leases,
       owners: this.#owners,
       onShardEvent: (e) => this.#onShardEvent(e),
-      takeover: { node: this.#id, js: jetstream(h.nc), jsm: h.jsm, reader: h.reader, snapshots: h.snapshots, subjects: this.#subjects, replicas: o.config.natsReplicas, timeoutMs: o.config.shardTimeoutMs },
+      takeover: {
+        node: this.#id,
+        js: jetstream(h.nc),
+        jsm: h.jsm,
+        reader: h.reader,
+        snapshots: h.snapshots,
+        subjects: this.#subjects,
+        replicas: o.config.natsReplicas,
+        timeoutMs: o.config.shardTimeoutMs,
+      },
     });
     this.#beat = new Heartbeat({
       id: this.#id,
@@ -114,7 +123,9 @@ export class ClusterNode implements ShardRouter {
       node.#renewTimer = setInterval(() => void node.#parts.renew(), every);
       node.#metricsTimer = setInterval(() => node.#emitMetrics(), 1000);
       node.#metricsTimer.unref();
-      o.log(`cluster: node ${config.nodeId} joined '${config.clusterName}' on ${config.natsUrls.join(',')} (${h.partitions} partitions, replicas ${config.natsReplicas})`);
+      o.log(
+        `cluster: node ${config.nodeId} joined '${config.clusterName}' on ${config.natsUrls.join(',')} (${h.partitions} partitions, replicas ${config.natsReplicas})`,
+      );
       return node;
     } catch (err) {
       await h.nc.close().catch(() => undefined);
@@ -137,56 +148,108 @@ export class ClusterNode implements ShardRouter {
 
   // ---- requests ----------------------------------------------------------------------------
 
-  async call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, _transfer?: ArrayBuffer[], opts: CallOptions = {}): Promise<ShardOutput<M>> {
+  async call<M extends ShardMethod>(
+    ws: string,
+    method: M,
+    input: ShardInput<M>,
+    _transfer?: ArrayBuffer[],
+    opts: CallOptions = {},
+  ): Promise<ShardOutput<M>> {
     this.#inflight += 1;
     try {
-      if (method === 'subOpen' || method === 'subMatch' || method === 'subClose') return await followedCall(this.#followed, ws, method, input, (w, m, i) => this.#route(w, m, i), () => this.#owners.get(this.partitionOf(ws))?.term ?? null);
+      if (method === 'subOpen' || method === 'subMatch' || method === 'subClose')
+        return await followedCall(
+          this.#followed,
+          ws,
+          method,
+          input,
+          (w, m, i) => this.#route(w, m, i),
+          () => this.#owners.get(this.partitionOf(ws))?.term ?? null,
+        );
       return await this.#route(ws, method, input, opts);
     } finally {
       this.#inflight -= 1;
     }
   }
 
-  async #route<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, opts: CallOptions = {}): Promise<ShardOutput<M>> {
+  async #route<M extends ShardMethod>(
+    ws: string,
+    method: M,
+    input: ShardInput<M>,
+    opts: CallOptions = {},
+  ): Promise<ShardOutput<M>> {
     const { maxReplyBytes } = opts;
     const p = this.partitionOf(ws);
     const deadline = Date.now() + ROUTE_WAIT_MS;
     for (;;) {
       const local = this.#parts.get(p);
       if (local?.status === 'ready' && local.shard) {
-        const out = withinBudget(await this.#handleLocal(local, method, ws, structuredClone(input), this.#id), maxReplyBytes);
+        const out = withinBudget(
+          await this.#handleLocal(local, method, ws, structuredClone(input), this.#id),
+          maxReplyBytes,
+        );
         if (out.bytes !== undefined) opts.replyBytes?.(out.bytes);
         return structuredClone(out.value) as ShardOutput<M>;
       }
       const owner = this.#owners.get(p);
       if (owner && owner.node !== this.#id && !local) {
-        const called = (o: Lease | undefined): boolean => o?.node === owner.node && o.term === owner.term;
-        const reply = await forward(this.#nc, this.#subjects.node(owner.node, 'call'), { p, ws, m: method, i: input, o: this.#id, ...(maxReplyBytes === undefined ? {} : { x: maxReplyBytes }) }, this.#o.config.shardTimeoutMs, () => called(this.#owners.get(p)));
+        const called = (o: Lease | undefined): boolean =>
+          o?.node === owner.node && o.term === owner.term;
+        const reply = await forward(
+          this.#nc,
+          this.#subjects.node(owner.node, 'call'),
+          {
+            p,
+            ws,
+            m: method,
+            i: input,
+            o: this.#id,
+            ...(maxReplyBytes === undefined ? {} : { x: maxReplyBytes }),
+          },
+          this.#o.config.shardTimeoutMs,
+          () => called(this.#owners.get(p)),
+        );
         if (reply.ok && reply.b !== undefined) opts.replyBytes?.(reply.b);
         if (reply.ok) return reply.v as ShardOutput<M>;
         if (!reply.notOwner) throw fromWireError(reply);
       }
       if (this.#stopping || Date.now() >= deadline) {
-        throw new FlashbulbError('unavailable', `partition ${p} has no ready owner at the moment (failover or move in progress); retry shortly`, { retryAfterS: 1 });
+        throw new FlashbulbError(
+          'unavailable',
+          `partition ${p} has no ready owner at the moment (failover or move in progress); retry shortly`,
+          { retryAfterS: 1 },
+        );
       }
       await sleep(100);
       await this.#beat.refreshOwner(p);
     }
   }
 
-  async #handleLocal<M extends ShardMethod>(local: Owned, method: M, ws: string, input: ShardInput<M>, origin: string): Promise<ShardOutput<M>> {
+  async #handleLocal<M extends ShardMethod>(
+    local: Owned,
+    method: M,
+    ws: string,
+    input: ShardInput<M>,
+    origin: string,
+  ): Promise<ShardOutput<M>> {
     if (!this.#parts.leaseSure(local)) await this.#parts.confirmLease(local);
     const shard = local.shard;
-    if (!shard) throw new FlashbulbError('unavailable', `partition ${local.partition} is not ready`);
+    if (!shard)
+      throw new FlashbulbError('unavailable', `partition ${local.partition} is not ready`);
     local.inflight += 1;
     try {
-      if (method === 'subOpen' && origin !== this.#id) this.#subOrigins.opened((input as ShardInput<'subOpen'>).id, origin, ws);
+      if (method === 'subOpen' && origin !== this.#id)
+        this.#subOrigins.opened((input as ShardInput<'subOpen'>).id, origin, ws);
       const out = await shard.handle(method, ws, input);
       if (method === 'subClose') this.#subOrigins.closed((input as ShardInput<'subClose'>).id);
       return out;
     } catch (err) {
       if (err instanceof FencedError || local.log?.failed) {
-        throw new FlashbulbError('unavailable', `partition ${local.partition} changed owner during the write; it was not acknowledged, retry`, { retryAfterS: 1 });
+        throw new FlashbulbError(
+          'unavailable',
+          `partition ${local.partition} changed owner during the write; it was not acknowledged, retry`,
+          { retryAfterS: 1 },
+        );
       }
       throw err;
     } finally {
@@ -198,7 +261,9 @@ export class ClusterNode implements ShardRouter {
     const calls = this.#nc.subscribe(this.#subjects.node(this.#id, 'call'), {
       callback: (err, msg) => {
         if (err) return;
-        void this.#serveForward(unpack<Forward>(msg.data)).then((reply) => msg.respond(pack(reply)));
+        void this.#serveForward(unpack<Forward>(msg.data)).then((reply) =>
+          msg.respond(pack(reply)),
+        );
       },
     });
     const pushes = this.#nc.subscribe(this.#subjects.node(this.#id, 'push'), {
@@ -214,7 +279,8 @@ export class ClusterNode implements ShardRouter {
       callback: (err, msg) => {
         if (err || this.#stopping) return;
         const { p } = unpack<{ p: number }>(msg.data);
-        if (Number.isInteger(p) && p >= 0 && p < this.partitions && !this.#parts.has(p)) void this.#parts.acquire(p);
+        if (Number.isInteger(p) && p >= 0 && p < this.partitions && !this.#parts.has(p))
+          void this.#parts.acquire(p);
       },
     });
     this.#subs.push(calls, pushes, takes);
@@ -223,11 +289,19 @@ export class ClusterNode implements ShardRouter {
   async #serveForward(req: Forward): Promise<ForwardReply> {
     const local = this.#parts.get(req.p);
     if (local?.status !== 'ready' || !local.shard) {
-      return { ok: false, code: 'unavailable', message: `node ${this.#id} does not serve partition ${req.p}`, notOwner: true };
+      return {
+        ok: false,
+        code: 'unavailable',
+        message: `node ${this.#id} does not serve partition ${req.p}`,
+        notOwner: true,
+      };
     }
     this.#inflight += 1;
     try {
-      const out = withinBudget(await this.#handleLocal(local, req.m, req.ws, req.i as ShardInput<ShardMethod>, req.o), req.x);
+      const out = withinBudget(
+        await this.#handleLocal(local, req.m, req.ws, req.i as ShardInput<ShardMethod>, req.o),
+        req.x,
+      );
       return { ok: true, v: out.value, ...(out.bytes === undefined ? {} : { b: out.bytes }) };
     } catch (err) {
       return toWireError(err);
@@ -244,14 +318,17 @@ export class ClusterNode implements ShardRouter {
       if (origin === this.#id) {
         this.#followed.pushed(pushes);
         this.#o.emit({ kind: 'push', ws: e.ws, pushes });
-      }
-      else this.#nc.publish(this.#subjects.node(origin, 'push'), pack({ ws: e.ws, pushes }));
+      } else this.#nc.publish(this.#subjects.node(origin, 'push'), pack({ ws: e.ws, pushes }));
     }
   }
 
-  async broadcast<M extends ShardMethod>(method: M, input: ShardInput<M>): Promise<ShardOutput<M>[]> {
+  async broadcast<M extends ShardMethod>(
+    method: M,
+    input: ShardInput<M>,
+  ): Promise<ShardOutput<M>[]> {
     const out: ShardOutput<M>[] = [];
-    for (const o of this.#parts.values()) if (o.status === 'ready' && o.shard) out.push(await o.shard.handle(method, '', input));
+    for (const o of this.#parts.values())
+      if (o.status === 'ready' && o.shard) out.push(await o.shard.handle(method, '', input));
     return out;
   }
 
@@ -280,7 +357,9 @@ export class ClusterNode implements ShardRouter {
 
   async status(): Promise<ClusterStatus> {
     await this.#nodes.read(this.#beat.nodeRecord()).catch(() => undefined);
-    await Promise.all(Array.from({ length: this.partitions }, (_, p) => this.#beat.refreshOwner(p)));
+    await Promise.all(
+      Array.from({ length: this.partitions }, (_, p) => this.#beat.refreshOwner(p)),
+    );
     return clusterStatus({
       self: this.#id,
       config: this.#o.config,
@@ -288,7 +367,11 @@ export class ClusterNode implements ShardRouter {
       owners: this.#owners,
       live: this.#nodes.live,
       // The reader's short timeout (2 s): a status is asked for while NATS fails over, too.
-      lastSeq: (p) => this.#h.reader.jsm.streams.info(this.#subjects.stream(p)).then((i) => i.state.last_seq, () => 0),
+      lastSeq: (p) =>
+        this.#h.reader.jsm.streams.info(this.#subjects.stream(p)).then(
+          (i) => i.state.last_seq,
+          () => 0,
+        ),
     });
   }
 
@@ -300,7 +383,9 @@ export class ClusterNode implements ShardRouter {
     if (this.#metricsTimer) clearInterval(this.#metricsTimer);
     await this.#beat.stop();
     await this.#parts.settled();
-    await Promise.all([...this.#parts.values()].map((o) => this.#parts.release(o, 'shutting down')));
+    await Promise.all(
+      [...this.#parts.values()].map((o) => this.#parts.release(o, 'shutting down')),
+    );
     await this.#nodes.remove().catch(() => undefined);
     for (const s of this.#subs) s.unsubscribe();
     await this.#nc.drain().catch(() => undefined);

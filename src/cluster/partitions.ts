@@ -100,12 +100,30 @@ export class OwnedPartitions {
     const term = randomBytes(6).toString('hex');
     const rev = await this.#o.leases.acquire(p, term);
     if (rev === null) return; // someone else holds it
-    const o: Owned = { partition: p, status: 'recovering', leaseRev: rev, term, leaseSentAt: sent, shard: null, log: null, fenceSeq: 0, since: Date.now(), replayedRecords: 0, recoveryMs: 0, inflight: 0 };
+    const o: Owned = {
+      partition: p,
+      status: 'recovering',
+      leaseRev: rev,
+      term,
+      leaseSentAt: sent,
+      shard: null,
+      log: null,
+      fenceSeq: 0,
+      since: Date.now(),
+      replayedRecords: 0,
+      recoveryMs: 0,
+      inflight: 0,
+    };
     this.#owned.set(p, o);
     this.#o.owners.set(p, { node: this.#id, term, at: Date.now() });
     const started = performance.now();
     try {
-      const { recovered, fenceSeq, loaded, fellBack, timing } = await recoverAndFence(this.#o.takeover, p, rev, () => this.#owned.get(p) === o);
+      const { recovered, fenceSeq, loaded, fellBack, timing } = await recoverAndFence(
+        this.#o.takeover,
+        p,
+        rev,
+        () => this.#owned.get(p) === o,
+      );
       if (this.#owned.get(p) !== o) return; // lost while recovering
       if (fellBack) this.#o.log(`cluster: partition ${p}: snapshot ${fellBack}`);
       const t = this.#o.takeover;
@@ -116,13 +134,25 @@ export class OwnedPartitions {
         term: rev,
         lastSeq: fenceSeq,
         timeoutMs: this.#o.config.shardTimeoutMs,
-        onFailed: (err) => this.lose(o, err instanceof FencedError ? err.message : `log failed: ${err.message}`),
-        snapshots: { store: t.snapshots, partition: p, jsm: t.jsm, stream: t.subjects.stream(p), confirm: () => this.confirmFresh(o), retainMs: Math.min(TRIM_RETAIN_MS, (this.#o.config.eraseWithinS * 1000) / 4) },
+        onFailed: (err) =>
+          this.lose(o, err instanceof FencedError ? err.message : `log failed: ${err.message}`),
+        snapshots: {
+          store: t.snapshots,
+          partition: p,
+          jsm: t.jsm,
+          stream: t.subjects.stream(p),
+          confirm: () => this.confirmFresh(o),
+          retainMs: Math.min(TRIM_RETAIN_MS, (this.#o.config.eraseWithinS * 1000) / 4),
+        },
       });
       o.log = log;
       o.fenceSeq = fenceSeq;
       if (loaded) log.keepLoaded(loaded.seq, loaded.object);
-      o.shard = new Shard(this.#shardOptions(p), (e) => this.#o.onShardEvent(e), new StreamStorage(recovered, log));
+      o.shard = new Shard(
+        this.#shardOptions(p),
+        (e) => this.#o.onShardEvent(e),
+        new StreamStorage(recovered, log),
+      );
       o.replayedRecords = recovered.replayedRecords;
       o.recoveryMs = performance.now() - started;
       o.status = 'ready';
@@ -132,14 +162,24 @@ export class OwnedPartitions {
           `(stream ${ms(timing.stream)}, snapshot ${ms(timing.snapshot)}, replay ${ms(timing.replay)}, fence ${ms(timing.fence)} ms, ${timing.attempts} attempt${timing.attempts === 1 ? '' : 's'})`,
       );
     } catch (err) {
-      this.#o.log(`cluster: taking partition ${p} failed: ${err instanceof Error ? err.message : String(err)}`);
+      this.#o.log(
+        `cluster: taking partition ${p} failed: ${err instanceof Error ? err.message : String(err)}`,
+      );
       this.lose(o, 'takeover failed');
     }
   }
 
   #shardOptions(p: number): ShardWorkerData {
     const c = this.#o.config;
-    return { shard: p, dir: '', durability: c.durability, snapshotIntervalS: c.snapshotIntervalS, snapshotWalBytes: c.snapshotWalBytes, eraseWithinS: c.eraseWithinS, contradictions: c.contradictionsEnabled };
+    return {
+      shard: p,
+      dir: '',
+      durability: c.durability,
+      snapshotIntervalS: c.snapshotIntervalS,
+      snapshotWalBytes: c.snapshotWalBytes,
+      eraseWithinS: c.eraseWithinS,
+      contradictions: c.contradictionsEnabled,
+    };
   }
 
   /** Drops a partition at once (lease or log lost): its state may hold writes never acknowledged. */
@@ -166,8 +206,11 @@ export class OwnedPartitions {
     await this.#o.leases.release(o.partition, o.leaseRev);
     if (this.#owned.get(o.partition) === o) this.#owned.delete(o.partition);
     this.#o.owners.delete(o.partition);
-    if (to) this.#o.nc.publish(this.#o.takeover.subjects.node(to, 'take'), pack({ p: o.partition }));
-    this.#o.log(`cluster: partition ${o.partition} released by ${this.#id} (${reason}${to ? `, to ${to}` : ''})`);
+    if (to)
+      this.#o.nc.publish(this.#o.takeover.subjects.node(to, 'take'), pack({ p: o.partition }));
+    this.#o.log(
+      `cluster: partition ${o.partition} released by ${this.#id} (${reason}${to ? `, to ${to}` : ''})`,
+    );
   }
 
   /** Renews every lease we hold; one round at a time (a caller during a round waits for it). */
@@ -188,12 +231,27 @@ export class OwnedPartitions {
         try {
           const sent = performance.now();
           // A renewal sent on a connection that just died must not wait past the next one.
-          o.leaseRev = await this.#o.leases.renew(o.partition, o.leaseRev, o.term, Math.max(500, Math.floor(this.#o.config.clusterLeaseMs / 3)));
+          o.leaseRev = await this.#o.leases.renew(
+            o.partition,
+            o.leaseRev,
+            o.term,
+            Math.max(500, Math.floor(this.#o.config.clusterLeaseMs / 3)),
+          );
           o.leaseSentAt = sent;
         } catch (err) {
           const why = err instanceof Error ? err.message : String(err);
-          if (renewalFailure(err, performance.now() - o.leaseSentAt, this.#o.config.clusterLeaseMs) === 'lost') this.lose(o, `lease lost (${why})`);
-          else this.#o.log(`cluster: renewing the lease of partition ${o.partition} failed (${why}); retrying`);
+          if (
+            renewalFailure(
+              err,
+              performance.now() - o.leaseSentAt,
+              this.#o.config.clusterLeaseMs,
+            ) === 'lost'
+          )
+            this.lose(o, `lease lost (${why})`);
+          else
+            this.#o.log(
+              `cluster: renewing the lease of partition ${o.partition} failed (${why}); retrying`,
+            );
         }
       }),
     );
@@ -217,15 +275,23 @@ export class OwnedPartitions {
    */
   async confirmFresh(o: Owned): Promise<void> {
     const ours = (): boolean => this.#owned.get(o.partition) === o;
-    if (ours() && performance.now() - o.leaseSentAt >= this.#o.config.clusterLeaseMs / 3) await this.renew();
-    if (!ours() || !this.leaseSure(o)) throw new FencedError(`partition ${o.partition}: ownership not confirmed; the snapshot pointer and the stream are left as they are`);
+    if (ours() && performance.now() - o.leaseSentAt >= this.#o.config.clusterLeaseMs / 3)
+      await this.renew();
+    if (!ours() || !this.leaseSure(o))
+      throw new FencedError(
+        `partition ${o.partition}: ownership not confirmed; the snapshot pointer and the stream are left as they are`,
+      );
   }
 
   /** Renews now; a partition whose lease is gone is dropped and the request answered 503 (retryable). */
   async confirmLease(o: Owned): Promise<void> {
     await this.renew();
     if (this.#owned.get(o.partition) !== o || !this.leaseSure(o)) {
-      throw new FlashbulbError('unavailable', `partition ${o.partition}: this node could not confirm its ownership (it may have been paused or cut off); retry`, { retryAfterS: 1 });
+      throw new FlashbulbError(
+        'unavailable',
+        `partition ${o.partition}: this node could not confirm its ownership (it may have been paused or cut off); retry`,
+        { retryAfterS: 1 },
+      );
     }
   }
 
@@ -237,7 +303,18 @@ export class OwnedPartitions {
     for (const p of this.#reported) {
       if (this.#owned.get(p)?.shard) continue;
       this.#reported.delete(p);
-      emit({ kind: 'metrics', shard: p, memories: 0, syncMs: [], snapshotMs: [], expired: 0, contradictions: 0, checksSkipped: 0, checkBacklog: 0, indexBacklog: 0 });
+      emit({
+        kind: 'metrics',
+        shard: p,
+        memories: 0,
+        syncMs: [],
+        snapshotMs: [],
+        expired: 0,
+        contradictions: 0,
+        checksSkipped: 0,
+        checkBacklog: 0,
+        indexBacklog: 0,
+      });
     }
     for (const o of this.#owned.values()) {
       const shard = o.shard;

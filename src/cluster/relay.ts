@@ -10,7 +10,11 @@ import type { RelayedRequest, SubscriptionRelay } from '../subscribe/registry.ts
 import { pack, unpack, type ForwardReply } from './forward.ts';
 import type { ClusterSubjects } from './subjects.ts';
 
-export function subscriptionRelay(nc: NatsConnection, subjects: ClusterSubjects, timeoutMs: number): SubscriptionRelay {
+export function subscriptionRelay(
+  nc: NatsConnection,
+  subjects: ClusterSubjects,
+  timeoutMs: number,
+): SubscriptionRelay {
   return {
     serve: (id, handler) => {
       const sub = nc.subscribe(subjects.subscription(id), {
@@ -27,11 +31,18 @@ export function subscriptionRelay(nc: NatsConnection, subjects: ClusterSubjects,
     send: async (id, req) => {
       let reply: ForwardReply;
       try {
-        reply = unpack<ForwardReply>((await nc.request(subjects.subscription(id), pack(req), { timeout: timeoutMs })).data);
+        reply = unpack<ForwardReply>(
+          (await nc.request(subjects.subscription(id), pack(req), { timeout: timeoutMs })).data,
+        );
       } catch (err) {
         const text = err instanceof Error ? err.message : String(err);
-        if (/no responders/i.test(text)) throw new FlashbulbError('not_found', `subscription ${id} not found`);
-        throw new FlashbulbError('unavailable', `the node holding subscription ${id} did not answer (${text}); retry`, { retryAfterS: 1 });
+        if (/no responders/i.test(text))
+          throw new FlashbulbError('not_found', `subscription ${id} not found`);
+        throw new FlashbulbError(
+          'unavailable',
+          `the node holding subscription ${id} did not answer (${text}); retry`,
+          { retryAfterS: 1 },
+        );
       }
       if (!reply.ok) throw fromWireError(reply);
     },

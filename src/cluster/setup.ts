@@ -31,28 +31,71 @@ export interface ClusterHandles {
 }
 
 /** Connects and opens (or creates) the cluster's buckets; the connection is closed again on failure. */
-export async function openCluster(config: Config, log: (line: string) => void): Promise<ClusterHandles> {
-  const nc = await connect({ servers: [...config.natsUrls], name: `flashbulb-${config.nodeId}`, maxReconnectAttempts: -1, ...pingOptions(config.clusterLeaseMs) });
+export async function openCluster(
+  config: Config,
+  log: (line: string) => void,
+): Promise<ClusterHandles> {
+  const nc = await connect({
+    servers: [...config.natsUrls],
+    name: `flashbulb-${config.nodeId}`,
+    maxReconnectAttempts: -1,
+    ...pingOptions(config.clusterLeaseMs),
+  });
   logConnectionEvents(nc, log).catch(() => undefined);
   try {
     const replicas = config.natsReplicas;
-    const setup = <T>(what: string, fn: () => Promise<T>): Promise<T> => untilAccepted(what, fn, log);
+    const setup = <T>(what: string, fn: () => Promise<T>): Promise<T> =>
+      untilAccepted(what, fn, log);
     const jsm = await setup('JetStream', () => jetstreamManager(nc));
     const kvm = new Kvm(nc);
-    const meta = await setup('the meta bucket', () => kvm.create(`${config.clusterName}-meta`, { history: 1, replicas }));
-    const leases = await setup('the lease bucket', () => kvm.create(`${config.clusterName}-leases`, { history: 1, replicas, ttl: config.clusterLeaseMs }));
-    const nodes = await setup('the node bucket', () => kvm.create(`${config.clusterName}-nodes`, { history: 1, replicas, ttl: config.clusterLeaseMs }));
-    const objects = await setup('the snapshot store', () => new Objm(nc).create(`${config.clusterName}-snapshots`, { replicas }));
-    const partitions = await setup('the partition count', () => partitionCount(meta, config.clusterPartitions));
+    const meta = await setup('the meta bucket', () =>
+      kvm.create(`${config.clusterName}-meta`, { history: 1, replicas }),
+    );
+    const leases = await setup('the lease bucket', () =>
+      kvm.create(`${config.clusterName}-leases`, {
+        history: 1,
+        replicas,
+        ttl: config.clusterLeaseMs,
+      }),
+    );
+    const nodes = await setup('the node bucket', () =>
+      kvm.create(`${config.clusterName}-nodes`, {
+        history: 1,
+        replicas,
+        ttl: config.clusterLeaseMs,
+      }),
+    );
+    const objects = await setup('the snapshot store', () =>
+      new Objm(nc).create(`${config.clusterName}-snapshots`, { replicas }),
+    );
+    const partitions = await setup('the partition count', () =>
+      partitionCount(meta, config.clusterPartitions),
+    );
     if (partitions !== config.clusterPartitions) {
-      log(`cluster: ${partitions} partitions (fixed when the cluster was created; FLASHBULB_CLUSTER_PARTITIONS=${config.clusterPartitions} ignored)`);
+      log(
+        `cluster: ${partitions} partitions (fixed when the cluster was created; FLASHBULB_CLUSTER_PARTITIONS=${config.clusterPartitions} ignored)`,
+      );
     }
     // Reads on a takeover (snapshot, replay) are gets with a short timeout each, retried.
     const readJs = jetstream(nc, { timeout: READ_TRY_MS });
     const readJsm = await setup('JetStream', () => jetstreamManager(nc, { timeout: READ_TRY_MS }));
-    const readOs = await setup('the snapshot store', () => new Objm(readJs).open(`${config.clusterName}-snapshots`, false));
-    const snapshots = new PartitionSnapshots(objects, meta, jsm, `${config.clusterName}-meta`, { os: readOs, jsm: readJsm });
-    return { nc, jsm, reader: { js: readJs, jsm: readJsm }, meta, leases, nodes, snapshots, partitions };
+    const readOs = await setup('the snapshot store', () =>
+      new Objm(readJs).open(`${config.clusterName}-snapshots`, false),
+    );
+    const snapshots = new PartitionSnapshots(objects, meta, jsm, `${config.clusterName}-meta`, {
+      os: readOs,
+      jsm: readJsm,
+    });
+    return {
+      nc,
+      jsm,
+      reader: { js: readJs, jsm: readJsm },
+      meta,
+      leases,
+      nodes,
+      snapshots,
+      partitions,
+    };
   } catch (err) {
     await nc.close().catch(() => undefined);
     throw err;
@@ -73,15 +116,20 @@ export function pingOptions(leaseMs: number): { pingInterval: number; maxPingOut
 /** Logs the connection's changes of server (not its pings), until it closes. */
 async function logConnectionEvents(nc: NatsConnection, log: (line: string) => void): Promise<void> {
   for await (const s of nc.status()) {
-    if (s.type === 'disconnect' || s.type === 'reconnect') log(`cluster: NATS ${s.type === 'disconnect' ? 'disconnected from' : 'reconnected to'} ${s.server}`);
-    else if (s.type === 'staleConnection') log('cluster: NATS server stopped answering pings; reconnecting to another');
+    if (s.type === 'disconnect' || s.type === 'reconnect')
+      log(
+        `cluster: NATS ${s.type === 'disconnect' ? 'disconnected from' : 'reconnected to'} ${s.server}`,
+      );
+    else if (s.type === 'staleConnection')
+      log('cluster: NATS server stopped answering pings; reconnecting to another');
   }
 }
 
 async function partitionCount(meta: KV, wanted: number): Promise<number> {
   const text = await recordOnce(meta, 'partitions', String(wanted));
   const n = Number(text);
-  if (!Number.isInteger(n) || n < 1) throw new Error(`cluster metadata holds an invalid partition count '${text}'`);
+  if (!Number.isInteger(n) || n < 1)
+    throw new Error(`cluster metadata holds an invalid partition count '${text}'`);
   return n;
 }
 
@@ -100,14 +148,21 @@ export async function recordOnce(meta: KV, key: string, value: string): Promise<
   }
 }
 
-async function untilAccepted<T>(what: string, fn: () => Promise<T>, log: (line: string) => void): Promise<T> {
+async function untilAccepted<T>(
+  what: string,
+  fn: () => Promise<T>,
+  log: (line: string) => void,
+): Promise<T> {
   const deadline = Date.now() + SETUP_WAIT_MS;
   for (let said = false; ; said = true) {
     try {
       return await fn();
     } catch (err) {
       const text = err instanceof Error ? err.message : String(err);
-      if (Date.now() > deadline || /invalid partition count/.test(text)) throw new Error(`cluster: ${what} could not be set up within ${SETUP_WAIT_MS / 1000} s: ${text}`);
+      if (Date.now() > deadline || /invalid partition count/.test(text))
+        throw new Error(
+          `cluster: ${what} could not be set up within ${SETUP_WAIT_MS / 1000} s: ${text}`,
+        );
       if (!said) log(`cluster: waiting for JetStream to accept ${what} (${text})`);
       await new Promise((r) => setTimeout(r, 500));
     }

@@ -9,7 +9,12 @@ import { randomBytes } from 'node:crypto';
 import type { JetStreamManager } from '@nats-io/jetstream';
 import type { KV } from '@nats-io/kv';
 import type { ObjectStore } from '@nats-io/obj';
-import { decodeSnapshot, encodeSnapshot, recoveringState, type ShardState } from '../shard/persist/codec.ts';
+import {
+  decodeSnapshot,
+  encodeSnapshot,
+  recoveringState,
+  type ShardState,
+} from '../shard/persist/codec.ts';
 import { readObject, retryUntil } from './message-get.ts';
 import { isWrongLastSequence } from './js-errors.ts';
 
@@ -36,7 +41,13 @@ export class PartitionSnapshots {
   readonly #reader: SnapshotReader;
 
   /** `bucket`: the meta bucket's name (its stream is `KV_<bucket>`); `reader`: for reading objects back (default: `os` and `jsm`). */
-  constructor(os: ObjectStore, meta: KV, jsm: JetStreamManager, bucket: string, reader: SnapshotReader = { os, jsm }) {
+  constructor(
+    os: ObjectStore,
+    meta: KV,
+    jsm: JetStreamManager,
+    bucket: string,
+    reader: SnapshotReader = { os, jsm },
+  ) {
     this.#os = os;
     this.#meta = meta;
     this.#jsm = jsm;
@@ -50,8 +61,13 @@ export class PartitionSnapshots {
   }
 
   /** The pointer as the meta stream's leader holds it, with its revision; null when none was saved. */
-  async pointer(partition: number, jsm: JetStreamManager = this.#jsm): Promise<{ pointer: Pointer; revision: number } | null> {
-    const m = await jsm.streams.getMessage(`KV_${this.#bucket}`, { last_by_subj: `$KV.${this.#bucket}.${pointerKey(partition)}` });
+  async pointer(
+    partition: number,
+    jsm: JetStreamManager = this.#jsm,
+  ): Promise<{ pointer: Pointer; revision: number } | null> {
+    const m = await jsm.streams.getMessage(`KV_${this.#bucket}`, {
+      last_by_subj: `$KV.${this.#bucket}.${pointerKey(partition)}`,
+    });
     if (!m || m.data.length === 0) return null;
     return { pointer: JSON.parse(m.string()) as Pointer, revision: m.seq };
   }
@@ -62,7 +78,12 @@ export class PartitionSnapshots {
    * none), or false when a newer one is there or someone moved it first; rejects (the object
    * deleted again) when the read-back or `confirm` fails.
    */
-  async save(partition: number, seq: number, data: Buffer, confirm: () => Promise<void>): Promise<{ object: string; previous: Pointer | null } | false> {
+  async save(
+    partition: number,
+    seq: number,
+    data: Buffer,
+    confirm: () => Promise<void>,
+  ): Promise<{ object: string; previous: Pointer | null } | false> {
     const current = await this.pointer(partition);
     if (current && current.pointer.seq >= seq) return false;
     const object = `p${partition}-${seq}-${randomBytes(4).toString('hex')}`;
@@ -105,7 +126,10 @@ export class PartitionSnapshots {
   }
 
   /** The partition's snapshot objects by name (`p<n>-<seq>-<suffix>`), newest first, listed from the store stream's leader. */
-  async #objects(partition: number, jsm: JetStreamManager): Promise<Array<{ name: string; seq: number }>> {
+  async #objects(
+    partition: number,
+    jsm: JetStreamManager,
+  ): Promise<Array<{ name: string; seq: number }>> {
     const bucket = (await this.#reader.os.status()).bucket;
     const prefix = `$O.${bucket}.M.`;
     const info = await jsm.streams.info(`OBJ_${bucket}`, { subjects_filter: `${prefix}>` });
@@ -120,8 +144,15 @@ export class PartitionSnapshots {
   }
 
   /** Loads the newest snapshot into `state` (in recovery mode: the caller's `beginRecovery`); returns the stream sequence it covers (0: none). */
-  async load(partition: number, state: ShardState): Promise<{ seq: number; records: number; object: string | null }> {
-    const p = await retryUntil(`partition ${partition}: reading the snapshot pointer`, performance.now() + READ_MS, () => this.pointer(partition, this.#reader.jsm));
+  async load(
+    partition: number,
+    state: ShardState,
+  ): Promise<{ seq: number; records: number; object: string | null }> {
+    const p = await retryUntil(
+      `partition ${partition}: reading the snapshot pointer`,
+      performance.now() + READ_MS,
+      () => this.pointer(partition, this.#reader.jsm),
+    );
     if (!p) return { seq: 0, records: 0, object: null };
     const records = await this.#read(partition, p.pointer.object, state);
     return { seq: p.pointer.seq, records, object: p.pointer.object };
@@ -137,8 +168,15 @@ export class PartitionSnapshots {
    * is still there. Each object was read back and decoded before any pointer named it, and covers
    * a prefix of the stream its writer had published and read back.
    */
-  async loadCovering(partition: number, minSeq: number): Promise<{ state: ShardState; seq: number; records: number; object: string } | { failed: string }> {
-    const all = await retryUntil('listing snapshot objects', performance.now() + READ_MS, () => this.#objects(partition, this.#reader.jsm));
+  async loadCovering(
+    partition: number,
+    minSeq: number,
+  ): Promise<
+    { state: ShardState; seq: number; records: number; object: string } | { failed: string }
+  > {
+    const all = await retryUntil('listing snapshot objects', performance.now() + READ_MS, () =>
+      this.#objects(partition, this.#reader.jsm),
+    );
     const tried: string[] = [];
     for (const c of all) {
       if (c.seq < minSeq) {
@@ -154,7 +192,9 @@ export class PartitionSnapshots {
         tried.push(`${c.name} (${err instanceof Error ? err.message : String(err)})`);
       }
     }
-    return { failed: `snapshot objects of partition ${partition}: ${tried.length > 0 ? tried.join('; ') : 'none'}` };
+    return {
+      failed: `snapshot objects of partition ${partition}: ${tried.length > 0 ? tried.join('; ') : 'none'}`,
+    };
   }
 
   async #verify(partition: number, object: string): Promise<void> {
@@ -166,7 +206,10 @@ export class PartitionSnapshots {
     // Chunks are read with gets, each retried: the object store's own reader (a push consumer)
     // waited for good for chunks that never came after a NATS server was killed (issue 23).
     const buf = await readObject(this.#reader.os, this.#reader.jsm, object, READ_MS);
-    if (!buf) throw new SnapshotMissingError(`partition ${partition}: snapshot object ${object} is missing`);
+    if (!buf)
+      throw new SnapshotMissingError(
+        `partition ${partition}: snapshot object ${object} is missing`,
+      );
     return decodeSnapshot(buf, state, `partition ${partition}: snapshot ${object}`);
   }
 }

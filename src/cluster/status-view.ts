@@ -53,7 +53,12 @@ export async function clusterStatus(v: StatusInput): Promise<ClusterStatus> {
     lease_ms: v.config.clusterLeaseMs,
     nodes: [...v.live.values()]
       .sort((a, b) => a.id.localeCompare(b.id))
-      .map((n) => ({ id: n.id, started_at: new Date(n.started_at).toISOString(), partitions: (byNode.get(n.id) ?? []).sort((a, b) => a - b), self: n.id === v.self })),
+      .map((n) => ({
+        id: n.id,
+        started_at: new Date(n.started_at).toISOString(),
+        partitions: (byNode.get(n.id) ?? []).sort((a, b) => a - b),
+        self: n.id === v.self,
+      })),
     partition_owners: rows,
   };
 }

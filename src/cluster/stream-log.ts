@@ -31,7 +31,9 @@ const PUBLISH_MAX_PAUSE_MS = 1_000;
  * applies such a write only once all `n` parts have been read in order, so an owner that fails
  * between two parts leaves nothing of the unacknowledged write visible.
  */
-export type StreamEntry = { node: string; records: LogRecord[]; part?: [number, number] } | { node: string; fence: number };
+export type StreamEntry =
+  | { node: string; records: LogRecord[]; part?: [number, number] }
+  | { node: string; fence: number };
 
 export function encodeEntry(e: StreamEntry): Uint8Array {
   return packr.pack(e);
@@ -81,7 +83,6 @@ export interface StreamLogOptions {
   snapshots?: SnapshotTarget;
 }
 
-
 interface Waiter {
   resolve: () => void;
   reject: (err: Error) => void;
@@ -106,7 +107,9 @@ export class StreamLog {
   constructor(opts: StreamLogOptions) {
     this.#o = opts;
     this.#lastSeq = opts.lastSeq;
-    this.#trimmer = opts.snapshots ? new Trimmer(opts.snapshots, () => !this.#failed && !this.#closed) : null;
+    this.#trimmer = opts.snapshots
+      ? new Trimmer(opts.snapshots, () => !this.#failed && !this.#closed)
+      : null;
   }
 
   get failed(): Error | null {
@@ -153,11 +156,13 @@ export class StreamLog {
             // One write too large for a message (a big upload): its records go in several.
             i += 1;
             try {
-              for (const part of splitRecords(next.records, this.#o.node)) await this.#publish(part);
+              for (const part of splitRecords(next.records, this.#o.node))
+                await this.#publish(part);
               next.waiter.resolve();
             } catch (err) {
               this.#fail(err instanceof Error ? err : new Error(String(err)));
-              for (const g of [next, ...taken.slice(i), ...this.#pending.splice(0)]) g.waiter.reject(this.#failed ?? new Error('log failed'));
+              for (const g of [next, ...taken.slice(i), ...this.#pending.splice(0)])
+                g.waiter.reject(this.#failed ?? new Error('log failed'));
               return;
             }
             continue;
@@ -174,7 +179,8 @@ export class StreamLog {
           for (const g of group) g.waiter.resolve();
         } catch (err) {
           this.#fail(err instanceof Error ? err : new Error(String(err)));
-          for (const g of [...group, ...taken.slice(i), ...this.#pending.splice(0)]) g.waiter.reject(this.#failed ?? new Error('log failed'));
+          for (const g of [...group, ...taken.slice(i), ...this.#pending.splice(0)])
+            g.waiter.reject(this.#failed ?? new Error('log failed'));
           return;
         }
       }
@@ -186,7 +192,11 @@ export class StreamLog {
     const msgID = `${this.#o.node}.${this.#o.term}.${this.#batch}`;
     let lastErr: unknown = null;
     const started = performance.now();
-    for (let attempt = 0; attempt === 0 || (performance.now() - started < PUBLISH_RETRY_MS && !this.#closed); attempt++) {
+    for (
+      let attempt = 0;
+      attempt === 0 || (performance.now() - started < PUBLISH_RETRY_MS && !this.#closed);
+      attempt++
+    ) {
       try {
         const ack = await this.#o.js.publish(this.#o.subject, data, {
           msgID,
@@ -199,14 +209,18 @@ export class StreamLog {
         return;
       } catch (err) {
         if (err instanceof JetStreamApiError && err.code === WRONG_LAST_SEQUENCE) {
-          throw new FencedError(`partition log ${this.#o.subject} was appended to by another owner (lease lost)`);
+          throw new FencedError(
+            `partition log ${this.#o.subject} was appended to by another owner (lease lost)`,
+          );
         }
         lastErr = err;
         // The same message id: if the lost attempt was stored, JetStream answers it as a duplicate.
         await new Promise((r) => setTimeout(r, Math.min(PUBLISH_MAX_PAUSE_MS, 100 * 2 ** attempt)));
       }
     }
-    throw new Error(`publish to ${this.#o.subject} failed: ${lastErr instanceof Error ? lastErr.message : String(lastErr)}`);
+    throw new Error(
+      `publish to ${this.#o.subject} failed: ${lastErr instanceof Error ? lastErr.message : String(lastErr)}`,
+    );
   }
 
   /**
@@ -217,7 +231,8 @@ export class StreamLog {
   async snapshot(state: ShardState): Promise<void> {
     const s = this.#o.snapshots;
     if (!s) return;
-    for (let i = 0; i < 200 && (this.#flushing || this.#pending.length > 0); i++) await (this.#flushing ?? new Promise((r) => setTimeout(r, 1)));
+    for (let i = 0; i < 200 && (this.#flushing || this.#pending.length > 0); i++)
+      await (this.#flushing ?? new Promise((r) => setTimeout(r, 1)));
     if (this.#failed) throw this.#failed;
     if (this.#flushing || this.#pending.length > 0) return; // writes keep coming: the next interval tries again
     const seq = this.#lastSeq;

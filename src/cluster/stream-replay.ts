@@ -108,13 +108,31 @@ export async function replayStream(
     replayer.push(decodeEntry(m.data));
   };
   // A message missing: the stream was trimmed below it since the snapshot pointer was read.
-  const gap = (seq: number): Error => new StreamGapError(`stream ${stream}: replay expected sequence ${seq}, which is gone (trimmed meanwhile)`);
+  const gap = (seq: number): Error =>
+    new StreamGapError(
+      `stream ${stream}: replay expected sequence ${seq}, which is gone (trimmed meanwhile)`,
+    );
   if (toSeq >= from) {
-    const next = toSeq - from < GET_REPLAY_MAX ? from : await consumeRange(reader.js, stream, from, toSeq, each, gap);
-    if (next <= toSeq) await readRange(reader.jsm, stream, next, toSeq, performance.now() + GET_REPLAY_MS, each, gap);
+    const next =
+      toSeq - from < GET_REPLAY_MAX
+        ? from
+        : await consumeRange(reader.js, stream, from, toSeq, each, gap);
+    if (next <= toSeq)
+      await readRange(
+        reader.jsm,
+        stream,
+        next,
+        toSeq,
+        performance.now() + GET_REPLAY_MS,
+        each,
+        gap,
+      );
   }
   replayer.finish();
-  if (replayer.dropped > 0) console.error(`stream ${stream}: dropped ${replayer.dropped} records of a write its owner did not finish publishing (never acknowledged)`);
+  if (replayer.dropped > 0)
+    console.error(
+      `stream ${stream}: dropped ${replayer.dropped} records of a write its owner did not finish publishing (never acknowledged)`,
+    );
   return {
     recovered: { state, replayedRecords: replayed, truncatedTail: null, staleFiles: false },
     messages,
@@ -126,13 +144,29 @@ export async function replayStream(
  * returns the next sequence still to read: `to + 1` when done, less when the consumer delivered
  * nothing for CONSUMER_STALL_MS (the caller reads the rest with gets).
  */
-async function consumeRange(js: JetStreamClient, stream: string, from: number, to: number, each: (m: { seq: number; data: Uint8Array }) => void, gap: (seq: number) => Error): Promise<number> {
+async function consumeRange(
+  js: JetStreamClient,
+  stream: string,
+  from: number,
+  to: number,
+  each: (m: { seq: number; data: Uint8Array }) => void,
+  gap: (seq: number) => Error,
+): Promise<number> {
   let expected = from;
-  const consumer = await within(js.consumers.get(stream, { opt_start_seq: expected, deliver_policy: DeliverPolicy.StartSequence }), CONSUMER_STALL_MS).catch(() => null);
+  const consumer = await within(
+    js.consumers.get(stream, {
+      opt_start_seq: expected,
+      deliver_policy: DeliverPolicy.StartSequence,
+    }),
+    CONSUMER_STALL_MS,
+  ).catch(() => null);
   if (consumer === null) return expected;
   try {
     while (expected <= to) {
-      const batch = await within(consumer.fetch({ max_messages: 512, expires: CONSUMER_STALL_MS }), CONSUMER_STALL_MS).catch(() => null);
+      const batch = await within(
+        consumer.fetch({ max_messages: 512, expires: CONSUMER_STALL_MS }),
+        CONSUMER_STALL_MS,
+      ).catch(() => null);
       if (batch === null) return expected;
       // The fetch's expiry is the server's; a consumer that was never created gets none.
       const stalled = setTimeout(() => void batch.stop(), CONSUMER_STALL_MS + 500);
@@ -174,12 +208,23 @@ function within<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /** The stream of a partition exists with the wanted replicas and de-duplication window. */
-export async function ensureStream(jsm: JetStreamManager, name: string, subject: string, replicas: number): Promise<void> {
+export async function ensureStream(
+  jsm: JetStreamManager,
+  name: string,
+  subject: string,
+  replicas: number,
+): Promise<void> {
   try {
     await jsm.streams.info(name);
   } catch {
     await jsm.streams
-      .add({ name, subjects: [subject], num_replicas: replicas, duplicate_window: 120_000_000_000, max_msg_size: 1024 * 1024 })
+      .add({
+        name,
+        subjects: [subject],
+        num_replicas: replicas,
+        duplicate_window: 120_000_000_000,
+        max_msg_size: 1024 * 1024,
+      })
       .catch(async (err: unknown) => {
         // Another node created it in between.
         await jsm.streams.info(name).catch(() => {

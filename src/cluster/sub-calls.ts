@@ -9,10 +9,21 @@ import { FlashbulbError } from '../errors/codes.ts';
 import type { ShardInput, ShardMethod, ShardOutput } from '../protocol/shard.ts';
 import type { FollowedSubscriptions } from './follow.ts';
 
-export type Route = <M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>) => Promise<ShardOutput<M>>;
+export type Route = <M extends ShardMethod>(
+  ws: string,
+  method: M,
+  input: ShardInput<M>,
+) => Promise<ShardOutput<M>>;
 
 /** `termNow`: the ownership term of the workspace's partition as last read (null: none known). */
-export async function followedCall<M extends ShardMethod>(followed: FollowedSubscriptions, ws: string, method: M, input: ShardInput<M>, route: Route, termNow: () => string | null): Promise<ShardOutput<M>> {
+export async function followedCall<M extends ShardMethod>(
+  followed: FollowedSubscriptions,
+  ws: string,
+  method: M,
+  input: ShardInput<M>,
+  route: Route,
+  termNow: () => string | null,
+): Promise<ShardOutput<M>> {
   if (method === 'subOpen') {
     const spec = input as ShardInput<'subOpen'>;
     const term = termNow();
@@ -31,7 +42,8 @@ export async function followedCall<M extends ShardMethod>(followed: FollowedSubs
     pushes = await route(ws, 'subMatch', m);
   } catch (err) {
     // The owner does not know the subscription (it took the partition over since): register it, match again.
-    if (!(err instanceof FlashbulbError && err.code === 'not_found' && followed.has(m.id))) throw err;
+    if (!(err instanceof FlashbulbError && err.code === 'not_found' && followed.has(m.id)))
+      throw err;
     const term = termNow();
     await followed.reopen(m.id, term, (w, spec) => route(w, 'subOpen', spec).then(() => undefined));
     pushes = await route(ws, 'subMatch', { ...m, vector: Float32Array.from(vector) });

@@ -34,7 +34,12 @@ export class SubscriptionOrigins {
   }
 
   /** Forgets subscriptions whose node is not in `live` for `goneMs`; calls `close` for each. */
-  dropGone(live: ReadonlyMap<string, unknown>, now: number, goneMs: number, close: (id: number, ws: string) => void): void {
+  dropGone(
+    live: ReadonlyMap<string, unknown>,
+    now: number,
+    goneMs: number,
+    close: (id: number, ws: string) => void,
+  ): void {
     for (const [id, s] of this.#byId) {
       if (live.has(s.origin)) {
         s.missingSince = null;

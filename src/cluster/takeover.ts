@@ -39,7 +39,12 @@ export interface Recovery {
 }
 
 /** Replays the whole stream, then appends a fence; a deposed owner's later appends fail. `ours`: false once the lease was given up meanwhile. */
-export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, ours: () => boolean): Promise<Recovery> {
+export async function recoverAndFence(
+  d: TakeoverDeps,
+  p: number,
+  term: number,
+  ours: () => boolean,
+): Promise<Recovery> {
   const stream = d.subjects.stream(p);
   const timing = { stream: 0, snapshot: 0, replay: 0, fence: 0, attempts: 0 };
   let mark = performance.now();
@@ -75,7 +80,10 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
       const covering = await d.snapshots.loadCovering(p, info.state.first_seq - 1);
       if ('failed' in covering) {
         coveringFailed = covering.failed;
-        if (!snap) throw new Error(`partition ${p}: the snapshot the pointer names could not be loaded (${loadFailed}), and no snapshot object covers the stream's start (${info.state.first_seq}); ${coveringFailed}`);
+        if (!snap)
+          throw new Error(
+            `partition ${p}: the snapshot the pointer names could not be loaded (${loadFailed}), and no snapshot object covers the stream's start (${info.state.first_seq}); ${coveringFailed}`,
+          );
       } else {
         fellBack = `pointer ${snap ? `at ${snap.seq}, before the stream's start ${info.state.first_seq}` : `unusable (${loadFailed})`}: loaded ${covering.object}`;
         ({ state } = covering);
@@ -93,7 +101,10 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
         lastGap = err;
         continue;
       }
-      if (err instanceof StreamGapError) throw new Error(`partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap.seq} (${err.message}; ${coveringFailed || 'pointer read as current'})`);
+      if (err instanceof StreamGapError)
+        throw new Error(
+          `partition ${p}: the stream starts at ${info.state.first_seq} but the newest snapshot covers only up to ${snap.seq} (${err.message}; ${coveringFailed || 'pointer read as current'})`,
+        );
       throw err;
     }
     const { recovered } = replayed;
@@ -101,15 +112,22 @@ export async function recoverAndFence(d: TakeoverDeps, p: number, term: number, 
     lap('replay');
     if (!ours()) throw new Error(`partition ${p}: lost while recovering`); // no fence from a takeover given up
     try {
-      const ack = await d.js.publish(d.subjects.log(p), encodeEntry({ node: d.node, fence: term }), {
-        msgID: `${d.node}.${term}.fence`,
-        // A stream with no message left (purged up to a snapshot covering all of it) has no last
-        // message of the subject: JetStream compares the expectation with 0 then, not last_seq.
-        expect: { lastSubjectSequence: info.state.messages > 0 ? last : 0 },
-        timeout: d.timeoutMs,
-      });
+      const ack = await d.js.publish(
+        d.subjects.log(p),
+        encodeEntry({ node: d.node, fence: term }),
+        {
+          msgID: `${d.node}.${term}.fence`,
+          // A stream with no message left (purged up to a snapshot covering all of it) has no last
+          // message of the subject: JetStream compares the expectation with 0 then, not last_seq.
+          expect: { lastSubjectSequence: info.state.messages > 0 ? last : 0 },
+          timeout: d.timeoutMs,
+        },
+      );
       // Records the loaded snapshot covers are still in the stream: trim them once we own it.
-      const loaded = snap.object !== null && info.state.messages > 0 && info.state.first_seq < snap.seq ? { seq: snap.seq, object: snap.object } : null;
+      const loaded =
+        snap.object !== null && info.state.messages > 0 && info.state.first_seq < snap.seq
+          ? { seq: snap.seq, object: snap.object }
+          : null;
       lap('fence');
       return { recovered, fenceSeq: ack.seq, loaded, fellBack, timing };
     } catch (err) {

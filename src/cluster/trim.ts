@@ -56,9 +56,13 @@ export class Trimmer {
     this.trimmed = new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         this.#timers.delete(timer);
-        this.#chain = this.#chain.then(() => this.#run()).catch((err: unknown) => {
-          console.error(`partition ${this.#s.partition}: trim skipped: ${err instanceof Error ? err.message : String(err)}`);
-        });
+        this.#chain = this.#chain
+          .then(() => this.#run())
+          .catch((err: unknown) => {
+            console.error(
+              `partition ${this.#s.partition}: trim skipped: ${err instanceof Error ? err.message : String(err)}`,
+            );
+          });
         void this.#chain.then(resolve);
       }, this.#s.retainMs + 5);
       timer.unref();

@@ -169,7 +169,9 @@ export const DEFAULTS = {
 function defaultMaxConnections(): number {
   let soft = 1024;
   try {
-    const line = /^Max open files\s+(\d+|unlimited)/m.exec(readFileSync('/proc/self/limits', 'utf8'));
+    const line = /^Max open files\s+(\d+|unlimited)/m.exec(
+      readFileSync('/proc/self/limits', 'utf8'),
+    );
     if (line?.[1] !== undefined) soft = line[1] === 'unlimited' ? Infinity : Number(line[1]);
   } catch {
     /* not Linux: keep the common limit */
@@ -212,7 +214,10 @@ function int(env: Env, name: keyof typeof DEFAULTS, min: number, max: number): n
 /** 0 (no cap of our own), or a heap a shard can start in. */
 function heapMb(env: Env, name: keyof typeof DEFAULTS): number {
   const n = int(env, name, 0, 1_048_576);
-  if (n !== 0 && n < 32) throw new ConfigError(`${name} must be 0 (V8's own limit) or at least 32 (MB), got '${read(env, name)}'`);
+  if (n !== 0 && n < 32)
+    throw new ConfigError(
+      `${name} must be 0 (V8's own limit) or at least 32 (MB), got '${read(env, name)}'`,
+    );
   return n;
 }
 
@@ -241,7 +246,10 @@ function natsUrls(env: Env): string[] {
     } catch {
       ok = false;
     }
-    if (!ok) throw new ConfigError(`FLASHBULB_NATS_URL must be comma-separated nats:// or tls:// URLs, got '${u}'`);
+    if (!ok)
+      throw new ConfigError(
+        `FLASHBULB_NATS_URL must be comma-separated nats:// or tls:// URLs, got '${u}'`,
+      );
     return u;
   });
 }
@@ -292,7 +300,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     llmTimeoutMs: int(env, 'FLASHBULB_LLM_TIMEOUT_MS', 100, 600_000),
     shutdownTimeoutS: int(env, 'FLASHBULB_SHUTDOWN_TIMEOUT_S', 1, 3600),
     url: url(env, 'FLASHBULB_URL'),
-    serverUrl: url(env, 'FLASHBULB_URL') || `http://127.0.0.1:${int(env, 'FLASHBULB_HTTP_PORT', 0, 65535)}`,
+    serverUrl:
+      url(env, 'FLASHBULB_URL') || `http://127.0.0.1:${int(env, 'FLASHBULB_HTTP_PORT', 0, 65535)}`,
     apiKey: read(env, 'FLASHBULB_API_KEY'),
     webDir: resolve(read(env, 'FLASHBULB_WEB_DIR')),
     natsUrls: natsUrls(env),
@@ -306,9 +315,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     maxConnectionsPerClient: int(env, 'FLASHBULB_MAX_CONNECTIONS_PER_CLIENT', 0, 1_000_000),
     healthConnections: int(env, 'FLASHBULB_HEALTH_CONNECTIONS', 0, 1000),
     authTimeoutMs: int(env, 'FLASHBULB_AUTH_TIMEOUT_MS', 100, 600_000),
-    maxUnauthenticatedConnections: read(env, 'FLASHBULB_MAX_UNAUTHENTICATED_CONNECTIONS') === ''
-      ? Math.max(8, Math.floor(int(env, 'FLASHBULB_MAX_CONNECTIONS', 2, 1_000_000) / 4))
-      : int(env, 'FLASHBULB_MAX_UNAUTHENTICATED_CONNECTIONS', 1, 1_000_000),
+    maxUnauthenticatedConnections:
+      read(env, 'FLASHBULB_MAX_UNAUTHENTICATED_CONNECTIONS') === ''
+        ? Math.max(8, Math.floor(int(env, 'FLASHBULB_MAX_CONNECTIONS', 2, 1_000_000) / 4))
+        : int(env, 'FLASHBULB_MAX_UNAUTHENTICATED_CONNECTIONS', 1, 1_000_000),
     maxUnauthenticatedPerClient: int(env, 'FLASHBULB_MAX_UNAUTHENTICATED_PER_CLIENT', 1, 1_000_000),
     headersTimeoutMs: int(env, 'FLASHBULB_HEADERS_TIMEOUT_MS', 100, 600_000),
     bodyTimeoutMs: int(env, 'FLASHBULB_BODY_TIMEOUT_MS', 100, 600_000),
@@ -316,7 +326,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     grpcMaxStreams: int(env, 'FLASHBULB_GRPC_MAX_STREAMS', 1, 1_000_000),
     grpcMaxMessageBytes: int(env, 'FLASHBULB_GRPC_MAX_MESSAGE_BYTES', 1024, 1024 * 1024 * 1024),
     maxReplyBytes: int(env, 'FLASHBULB_MAX_REPLY_BYTES', 64 * 1024, 2 ** 32),
-    maxReplyBytesPerWorkspace: int(env, 'FLASHBULB_MAX_REPLY_BYTES_PER_WORKSPACE', 64 * 1024, 2 ** 40),
+    maxReplyBytesPerWorkspace: int(
+      env,
+      'FLASHBULB_MAX_REPLY_BYTES_PER_WORKSPACE',
+      64 * 1024,
+      2 ** 40,
+    ),
     maxReplyBytesInFlight: int(env, 'FLASHBULB_MAX_REPLY_BYTES_IN_FLIGHT', 64 * 1024, 2 ** 40),
     ...overrides,
   };
@@ -324,10 +339,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     throw new ConfigError('FLASHBULB_LLM_MODEL is required when FLASHBULB_LLM_BASE_URL is set');
   }
   if (config.healthConnections >= config.maxConnections) {
-    throw new ConfigError(`FLASHBULB_HEALTH_CONNECTIONS (${config.healthConnections}) must be below FLASHBULB_MAX_CONNECTIONS (${config.maxConnections})`);
+    throw new ConfigError(
+      `FLASHBULB_HEALTH_CONNECTIONS (${config.healthConnections}) must be below FLASHBULB_MAX_CONNECTIONS (${config.maxConnections})`,
+    );
   }
   if (config.natsUrls.length > 0 && config.nodeId === '') {
-    throw new ConfigError('FLASHBULB_NODE_ID is required when FLASHBULB_NATS_URL is set (cluster mode)');
+    throw new ConfigError(
+      'FLASHBULB_NODE_ID is required when FLASHBULB_NATS_URL is set (cluster mode)',
+    );
   }
   return Object.freeze(config);
 }

@@ -6,7 +6,11 @@ import { readFileSync } from 'node:fs';
 
 function readVersion(): string {
   try {
-    return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+    return (
+      JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+        version: string;
+      }
+    ).version;
   } catch {
     return '0.0.0';
   }

@@ -18,7 +18,11 @@ let model: Promise<OnnxEmbedder> | null = null;
 function load(): Promise<OnnxEmbedder> {
   const data = workerData as TaskData;
   // Parsing and optimising the graph frees 15–30 MB that glibc would otherwise keep in this thread's arena.
-  model ??= createOnnxEmbedder({ modelDir: data.modelDir, threads: data.threads, spin: data.spin }).then((m) => {
+  model ??= createOnnxEmbedder({
+    modelDir: data.modelDir,
+    threads: data.threads,
+    spin: data.spin,
+  }).then((m) => {
     releaseFreedMemory();
     return m;
   });
@@ -26,9 +30,18 @@ function load(): Promise<OnnxEmbedder> {
 }
 
 /** Task: `{ texts }` → n×dim Float32Array, or `{ info: true }` → model facts. */
-export default async function embedTask(task: { texts: string[] } | { info: true }): Promise<unknown> {
+export default async function embedTask(
+  task: { texts: string[] } | { info: true },
+): Promise<unknown> {
   const m = await load();
-  if ('info' in task) return { name: m.name, dim: m.dim, maxTokens: m.maxTokens, pooling: m.pooling, maxBatch: m.maxBatch };
+  if ('info' in task)
+    return {
+      name: m.name,
+      dim: m.dim,
+      maxTokens: m.maxTokens,
+      pooling: m.pooling,
+      maxBatch: m.maxBatch,
+    };
   const out = await m.embedBatch(task.texts);
   return move(out);
 }

@@ -8,7 +8,11 @@ import { open } from 'node:fs/promises';
 
 const CHUNK = 1 << 20;
 
-export async function fileContains(path: string, needle: string, chunkBytes = CHUNK): Promise<boolean> {
+export async function fileContains(
+  path: string,
+  needle: string,
+  chunkBytes = CHUNK,
+): Promise<boolean> {
   const want = Buffer.from(needle);
   if (want.length === 0) return true;
   const buf = Buffer.alloc(Math.max(chunkBytes, want.length * 2));

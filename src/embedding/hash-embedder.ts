@@ -16,7 +16,9 @@ export function createHashEmbedder(dim = 384): Embedder {
 
 export function hashEmbedBatch(texts: readonly string[], dim: number): Float32Array {
   const out = new Float32Array(texts.length * dim);
-  texts.forEach((t, i) => { hashEmbedInto(t, out.subarray(i * dim, (i + 1) * dim)); });
+  texts.forEach((t, i) => {
+    hashEmbedInto(t, out.subarray(i * dim, (i + 1) * dim));
+  });
   return out;
 }
 

@@ -17,7 +17,12 @@ function traced(inner: Embedder): Embedder {
   return {
     name: inner.name,
     dim: inner.dim,
-    embed: (texts) => (tracer().enabled ? tracer().span('embed', () => inner.embed(texts), { attributes: { 'flashbulb.texts': texts.length } }) : inner.embed(texts)),
+    embed: (texts) =>
+      tracer().enabled
+        ? tracer().span('embed', () => inner.embed(texts), {
+            attributes: { 'flashbulb.texts': texts.length },
+          })
+        : inner.embed(texts),
     close: () => inner.close(),
   };
 }

@@ -58,7 +58,6 @@ export interface OnnxEmbedderOptions {
   profileFilePrefix?: string;
 }
 
-
 export interface OnnxEmbedder {
   /** Directory basename, e.g. "all-MiniLM-L6-v2"; shown in logs and health. */
   readonly name: string;
@@ -89,7 +88,8 @@ type Json = Record<string, unknown>;
 
 async function readJson(path: string): Promise<Json> {
   const v: unknown = JSON.parse(await readFile(path, 'utf8'));
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error(`${path}: not a JSON object`);
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new Error(`${path}: not a JSON object`);
   return v as Json;
 }
 
@@ -119,7 +119,11 @@ async function readCentre(path: string, dim: number): Promise<Float32Array | und
   const json = await readJsonIfExists(path);
   if (json === undefined) return undefined;
   const mean = json['mean'];
-  if (!Array.isArray(mean) || mean.length !== dim || !mean.every((x) => typeof x === 'number' && Number.isFinite(x))) {
+  if (
+    !Array.isArray(mean) ||
+    mean.length !== dim ||
+    !mean.every((x) => typeof x === 'number' && Number.isFinite(x))
+  ) {
     throw new Error(`${path}: "mean" must be ${dim} finite numbers`);
   }
   return Float32Array.from(mean as number[]);
@@ -167,11 +171,15 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
   // padding included) gives a text a vector that depends on what it was run with; such a graph
   // runs one text at a time, so a memory's vector never depends on its neighbours in a batch.
   const perRunScale = await fileContains(join(dir, 'model.onnx'), 'DynamicQuantizeLinear');
-  const maxBatch = perRunScale && opts.batchDynamicGraph !== true ? 1 : Math.max(1, opts.maxBatch ?? DEFAULT_MAX_BATCH);
+  const maxBatch =
+    perRunScale && opts.batchDynamicGraph !== true
+      ? 1
+      : Math.max(1, opts.maxBatch ?? DEFAULT_MAX_BATCH);
   const maxPadding = Math.max(1, opts.maxPadding ?? DEFAULT_MAX_PADDING);
 
   const tokenizer: TokenizerLike = new Tokenizer(tokJson, tokConfig);
-  const padId = num((tokJson['padding'] as Json | null)?.['pad_id']) ?? tokenizer.token_to_id('[PAD]') ?? 0;
+  const padId =
+    num((tokJson['padding'] as Json | null)?.['pad_id']) ?? tokenizer.token_to_id('[PAD]') ?? 0;
   // Any text longer than this many UTF-16 units yields far more than maxTokens tokens in practice;
   // clipping first bounds the tokeniser's work on huge inputs.
   const maxChars = maxTokens * 64;
@@ -185,12 +193,21 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
     executionMode: 'sequential',
     intraOpNumThreads: threads,
     interOpNumThreads: 1,
-    extra: { session: { intra_op: { allow_spinning: opts.spin === true ? '1' : '0' }, inter_op: { allow_spinning: opts.spin === true ? '1' : '0' } } },
-    ...(opts.profileFilePrefix === undefined ? {} : { enableProfiling: true, profileFilePrefix: opts.profileFilePrefix }),
+    extra: {
+      session: {
+        intra_op: { allow_spinning: opts.spin === true ? '1' : '0' },
+        inter_op: { allow_spinning: opts.spin === true ? '1' : '0' },
+      },
+    },
+    ...(opts.profileFilePrefix === undefined
+      ? {}
+      : { enableProfiling: true, profileFilePrefix: opts.profileFilePrefix }),
   });
   const inputNames = new Set(session.inputNames);
   if (!inputNames.has('input_ids') || !inputNames.has('attention_mask')) {
-    throw new Error(`model.onnx inputs are [${session.inputNames.join(', ')}]; need input_ids, attention_mask`);
+    throw new Error(
+      `model.onnx inputs are [${session.inputNames.join(', ')}]; need input_ids, attention_mask`,
+    );
   }
   const outputName = session.outputNames.includes('last_hidden_state')
     ? 'last_hidden_state'
@@ -209,7 +226,11 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
     return { ids };
   }
 
-  async function runChunk(encs: readonly Encoded[], out: Float32Array, rows: readonly number[]): Promise<void> {
+  async function runChunk(
+    encs: readonly Encoded[],
+    out: Float32Array,
+    rows: readonly number[],
+  ): Promise<void> {
     const b = encs.length;
     let seq = 1;
     for (const e of encs) seq = Math.max(seq, e.ids.length);
@@ -230,7 +251,8 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
     }
     const result = await session.run(feeds, [outputName as string]);
     const t = result[outputName as string];
-    if (t === undefined || t.type !== 'float32') throw new Error(`model output ${outputName} is not float32`);
+    if (t === undefined || t.type !== 'float32')
+      throw new Error(`model output ${outputName} is not float32`);
     const data = t.data as Float32Array;
     const dims = t.dims;
     try {
@@ -270,7 +292,9 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
     if (texts.length === 0) return out;
     const encs = texts.map(encode);
     // Sort by length and cut into sub-batches that pad little; rows go back to their original slots.
-    const order = encs.map((_, i) => i).sort((a, b) => (encs[a]?.ids.length ?? 0) - (encs[b]?.ids.length ?? 0));
+    const order = encs
+      .map((_, i) => i)
+      .sort((a, b) => (encs[a]?.ids.length ?? 0) - (encs[b]?.ids.length ?? 0));
     const lengths = order.map((i) => encs[i]?.ids.length ?? 0);
     let s = 0;
     for (const size of paddedChunks(lengths, maxBatch, maxPadding)) {
@@ -285,7 +309,11 @@ export async function createOnnxEmbedder(opts: OnnxEmbedderOptions): Promise<Onn
     return out;
   }
 
-  const name = dir.replace(/[/\\]+$/, '').split(/[/\\]/).pop() ?? 'onnx';
+  const name =
+    dir
+      .replace(/[/\\]+$/, '')
+      .split(/[/\\]/)
+      .pop() ?? 'onnx';
   let closed = false;
   return {
     name,

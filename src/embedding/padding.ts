@@ -17,7 +17,11 @@ export const DEFAULT_MAX_PADDING = 1.15;
  * goes through every layer, and attention is quadratic in the padded length — measured on this
  * model, one batch of 32 mixed-length sentences cost more per text than embedding them one by one.
  */
-export function paddedChunks(sortedLengths: readonly number[], maxBatch: number, maxPadding: number): number[] {
+export function paddedChunks(
+  sortedLengths: readonly number[],
+  maxBatch: number,
+  maxPadding: number,
+): number[] {
   const sizes: number[] = [];
   let count = 0;
   let real = 0;

@@ -43,11 +43,16 @@ export async function createEmbeddingPool(opts: PoolOptions): Promise<Embedder> 
   // the serving workers start when there is work.
   const piscina = workers(opts, idleMs > 0 ? { min: 0, idleMs } : { min: opts.workers, idleMs: 0 });
   try {
-    const info = idleMs > 0 ? await probeModel(opts.modelDir) : ((await piscina.run({ info: true })) as ModelInfo);
+    const info =
+      idleMs > 0
+        ? await probeModel(opts.modelDir)
+        : ((await piscina.run({ info: true })) as ModelInfo);
     return new EmbeddingPool(piscina, info, opts);
   } catch (err) {
     await piscina.destroy();
-    throw new Error(`cannot load the embedding model from ${opts.modelDir}: ${(err as Error).message}`);
+    throw new Error(
+      `cannot load the embedding model from ${opts.modelDir}: ${(err as Error).message}`,
+    );
   }
 }
 
@@ -98,10 +103,16 @@ function workers(opts: PoolOptions, life: { min: number; idleMs: number }): Pisc
     concurrentTasksPerWorker: TASKS_PER_WORKER,
     // Piscina's run and wait histograms: nothing reads them, and they cost the router a few µs a text.
     recordTiming: false,
-    workerData: { ...task.workerData, modelDir: opts.modelDir, threads: opts.threads, spin: opts.spin ?? false },
+    workerData: {
+      ...task.workerData,
+      modelDir: opts.modelDir,
+      threads: opts.threads,
+      spin: opts.spin ?? false,
+    },
   });
   // glibc keeps ~30 MB of what the exited thread freed unless told to give it back.
-  if (life.idleMs > 0) pool.on('workerDestroy', () => setTimeout(releaseFreedMemory, RELEASE_AFTER_EXIT_MS).unref());
+  if (life.idleMs > 0)
+    pool.on('workerDestroy', () => setTimeout(releaseFreedMemory, RELEASE_AFTER_EXIT_MS).unref());
   return pool;
 }
 
@@ -128,7 +139,9 @@ class EmbeddingPool implements Embedder {
   async embed(texts: readonly string[]): Promise<Float32Array> {
     const rows = await Promise.all(texts.map((t) => this.#one(t)));
     const out = new Float32Array(texts.length * this.dim);
-    rows.forEach((r, i) => { out.set(r, i * this.dim); });
+    rows.forEach((r, i) => {
+      out.set(r, i * this.dim);
+    });
     return out;
   }
 

@@ -59,7 +59,11 @@ export class FlashbulbError extends Error {
   /** The configured limit the request would pass (its variable, e.g. FLASHBULB_MAX_REPLY_BYTES). */
   readonly limit: string | undefined;
 
-  constructor(code: ErrorCode, message: string, opts: { retryAfterS?: number; allow?: readonly string[]; limit?: string } = {}) {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    opts: { retryAfterS?: number; allow?: readonly string[]; limit?: string } = {},
+  ) {
     super(message);
     this.name = 'FlashbulbError';
     this.code = code;

@@ -4,7 +4,15 @@
  * directory fsynced after (so the rename itself survives). The auth file, the data directory's
  * description, snapshots, saved graph manifests and backup copies all go through here.
  */
-import { closeSync, copyFileSync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  closeSync,
+  copyFileSync,
+  fsyncSync,
+  openSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 
 /** Makes a directory entry change (create, rename, unlink) durable. */
@@ -24,7 +32,11 @@ export function renameDurably(tmp: string, path: string): void {
 }
 
 /** Replaces `path` with `data` atomically and durably: temp file → fsync → rename → fsync dir. */
-export function writeFileDurably(path: string, data: string | Uint8Array, opts: { mode?: number } = {}): void {
+export function writeFileDurably(
+  path: string,
+  data: string | Uint8Array,
+  opts: { mode?: number } = {},
+): void {
   const tmp = `${path}.tmp`;
   try {
     const fd = openSync(tmp, 'w', opts.mode ?? 0o666);
@@ -39,7 +51,9 @@ export function writeFileDurably(path: string, data: string | Uint8Array, opts: 
     // `path` is as it was; the temporary file would only hold disk space (a full disk, often).
     rmSync(tmp, { force: true });
     const e = err as NodeJS.ErrnoException;
-    throw Object.assign(new Error(`cannot write ${path}: ${e.message}`, { cause: err }), { code: e.code });
+    throw Object.assign(new Error(`cannot write ${path}: ${e.message}`, { cause: err }), {
+      code: e.code,
+    });
   }
 }
 

@@ -15,7 +15,10 @@ import { budgeted, resolveCtx, type Ctx, type Services } from '../verbs/context.
 export class Undecodable {
   readonly message: string;
   constructor(reason: string, opts: { field?: boolean } = {}) {
-    this.message = opts.field === true ? reason : `the request message could not be decoded as protobuf: ${reason}`;
+    this.message =
+      opts.field === true
+        ? reason
+        : `the request message could not be decoded as protobuf: ${reason}`;
   }
 }
 
@@ -29,12 +32,17 @@ export function invalidUtf8Field(message: unknown, raw: Buffer): string | null {
   for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
     const { v, path } = top;
     if (typeof v === 'string') {
-      if (v.includes('\ufffd') && !raw.includes(Buffer.from(v))) return `${path} is not valid UTF-8 (proto3 strings must be)`;
+      if (v.includes('\ufffd') && !raw.includes(Buffer.from(v)))
+        return `${path} is not valid UTF-8 (proto3 strings must be)`;
       continue;
     }
     if (typeof v !== 'object' || v === null || ArrayBuffer.isView(v)) continue;
     for (const [k, child] of Object.entries(v)) {
-      if (typeof child === 'string' || (typeof child === 'object' && child !== null)) stack.push({ v: child, path: path === '' ? k : Array.isArray(v) ? `${path}[${k}]` : `${path}.${k}` });
+      if (typeof child === 'string' || (typeof child === 'object' && child !== null))
+        stack.push({
+          v: child,
+          path: path === '' ? k : Array.isArray(v) ? `${path}[${k}]` : `${path}.${k}`,
+        });
     }
   }
   return null;
@@ -67,9 +75,17 @@ export function onAuthenticated(svc: Services, hook: (peer: string) => void): vo
 export function principalOf(svc: Services, metadata: grpc.Metadata): Principal {
   if (!svc.config.authEnabled) return ANONYMOUS_ADMIN;
   const value = metadata.get('authorization')[0];
-  if (value === undefined) throw new FlashbulbError('unauthenticated', 'missing authorization metadata; send "authorization: Bearer <API key>"');
+  if (value === undefined)
+    throw new FlashbulbError(
+      'unauthenticated',
+      'missing authorization metadata; send "authorization: Bearer <API key>"',
+    );
   svc.auth.reload();
-  const principal = svc.auth.authenticate(String(value).replace(/^Bearer\s+/i, '').trim());
+  const principal = svc.auth.authenticate(
+    String(value)
+      .replace(/^Bearer\s+/i, '')
+      .trim(),
+  );
   if (!principal) throw new FlashbulbError('unauthenticated', 'API key is not valid');
   const peer = peers.get(metadata);
   if (peer !== undefined) authenticatedHooks.get(svc)?.(peer);
@@ -86,18 +102,28 @@ export function ctxOf(svc: Services, metadata: grpc.Metadata, tenantId: string |
     scope = budgeted(svc);
     scopes.set(metadata, scope);
   }
-  return resolveCtx(scope.svc, principalOf(svc, metadata), tenantId === '' ? undefined : tenantId, { strict: false });
+  return resolveCtx(scope.svc, principalOf(svc, metadata), tenantId === '' ? undefined : tenantId, {
+    strict: false,
+  });
 }
 
 export function toServiceError(err: unknown): grpc.ServiceError {
-  const e = err instanceof FlashbulbError ? err : new FlashbulbError('internal_error', 'internal error');
+  const e =
+    err instanceof FlashbulbError ? err : new FlashbulbError('internal_error', 'internal error');
   if (!(err instanceof FlashbulbError)) console.error('gRPC handler failed:', err);
-  const out = Object.assign(new Error(e.message), { code: ERRORS[e.code].grpc, details: e.message, metadata: new grpc.Metadata() });
+  const out = Object.assign(new Error(e.message), {
+    code: ERRORS[e.code].grpc,
+    details: e.message,
+    metadata: new grpc.Metadata(),
+  });
   return out as grpc.ServiceError;
 }
 
 /** Wraps a unary handler: metrics, error mapping, and (tracing on) a span per call and verb. */
-export function unary<Req, Res>(op: string, fn: (req: Req, metadata: grpc.Metadata) => Promise<Res> | Res): grpc.handleUnaryCall<Req, Res> {
+export function unary<Req, Res>(
+  op: string,
+  fn: (req: Req, metadata: grpc.Metadata) => Promise<Res> | Res,
+): grpc.handleUnaryCall<Req, Res> {
   return (call, callback) => {
     trackPeer(call);
     const start = performance.now();
@@ -108,22 +134,36 @@ export function unary<Req, Res>(op: string, fn: (req: Req, metadata: grpc.Metada
         `${service}/${method}`,
         async (span): Promise<{ ok: true; res: Res } | { ok: false; err: unknown }> => {
           try {
-            const res = await tracer().span(`verb ${op}`, async () => fn(decoded(call.request as Req | Undecodable), call.metadata));
+            const res = await tracer().span(`verb ${op}`, async () =>
+              fn(decoded(call.request as Req | Undecodable), call.metadata),
+            );
             rpcStatus(span, grpc.status.OK);
             return { ok: true, res };
           } catch (err) {
-            rpcStatus(span, err instanceof FlashbulbError ? ERRORS[err.code].grpc : grpc.status.INTERNAL);
+            rpcStatus(
+              span,
+              err instanceof FlashbulbError ? ERRORS[err.code].grpc : grpc.status.INTERNAL,
+            );
             return { ok: false, err };
           }
         },
         {
           kind: 'server',
           parent: typeof parent === 'string' ? parent : undefined,
-          attributes: { 'rpc.system': 'grpc', 'rpc.service': service, 'rpc.method': method, 'flashbulb.operation': op },
+          attributes: {
+            'rpc.system': 'grpc',
+            'rpc.service': service,
+            'rpc.method': method,
+            'flashbulb.operation': op,
+          },
         },
       )
       .then((out) => {
-        const outcome = out.ok ? 'ok' : out.err instanceof FlashbulbError ? out.err.code : 'internal_error';
+        const outcome = out.ok
+          ? 'ok'
+          : out.err instanceof FlashbulbError
+            ? out.err.code
+            : 'internal_error';
         observeRequest(op, 'grpc', outcome, (performance.now() - start) / 1000);
         if (out.ok) {
           // grpc-js serialises the reply here; what it held is given back once it is written.
@@ -145,7 +185,12 @@ function rpcNames(path: string): { service: string; method: string } {
 
 /** gRPC statuses the RPC conventions count as the server's errors. */
 const SERVER_ERRORS: ReadonlySet<number> = new Set([
-  grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED, grpc.status.UNIMPLEMENTED, grpc.status.INTERNAL, grpc.status.UNAVAILABLE, grpc.status.DATA_LOSS,
+  grpc.status.UNKNOWN,
+  grpc.status.DEADLINE_EXCEEDED,
+  grpc.status.UNIMPLEMENTED,
+  grpc.status.INTERNAL,
+  grpc.status.UNAVAILABLE,
+  grpc.status.DATA_LOSS,
 ]);
 
 /**

@@ -7,9 +7,24 @@
 import { invalid } from '../errors/codes.ts';
 import { JSON_LIMITS } from '../model/json-shape.ts';
 import { EDGE_TYPES, type Edge, type EdgeType } from '../model/edge.ts';
-import { MEMORY_KINDS, decayScore, nowUs, type JsonObject, type JsonValue, type MemoryKind, type MemoryView } from '../model/memory.ts';
+import {
+  MEMORY_KINDS,
+  decayScore,
+  nowUs,
+  type JsonObject,
+  type JsonValue,
+  type MemoryKind,
+  type MemoryView,
+} from '../model/memory.ts';
 import type { RecallHit, StrategyDetail, StrategyName } from '../recall/types.ts';
-import type { MemoryMsg, RecallResultMsg, StrategyDetailMsg, Struct, StructValue, U64 } from './messages.ts';
+import type {
+  MemoryMsg,
+  RecallResultMsg,
+  StrategyDetailMsg,
+  Struct,
+  StructValue,
+  U64,
+} from './messages.ts';
 
 export function idFromBytes(field: string, b: Buffer | undefined): string {
   if (b?.length !== 16) throw invalid(`${field} must be 16 bytes, got ${b?.length ?? 0}`);
@@ -30,23 +45,36 @@ export function u64(v: U64 | undefined): number | undefined {
  * Struct → JSON object, refusing values that break JSON_LIMITS (depth, keys per object) with
  * INVALID_ARGUMENT naming the field, as REST does for its bodies.
  */
-export function structToJson(s: Struct | null | undefined, field = 'context'): JsonObject | undefined {
+export function structToJson(
+  s: Struct | null | undefined,
+  field = 'context',
+): JsonObject | undefined {
   return s?.fields ? structAt(s, field, 1) : undefined;
 }
 
 function structAt(s: Struct, path: string, depth: number): JsonObject {
-  if (depth > JSON_LIMITS.depth) throw invalid(`${path} nests objects and arrays deeper than the limit of ${JSON_LIMITS.depth} levels`);
+  if (depth > JSON_LIMITS.depth)
+    throw invalid(
+      `${path} nests objects and arrays deeper than the limit of ${JSON_LIMITS.depth} levels`,
+    );
   const entries = Object.entries(s.fields ?? {});
-  if (entries.length > JSON_LIMITS.keysPerObject) throw invalid(`${path} has ${entries.length} keys; the limit is ${JSON_LIMITS.keysPerObject} keys per object`);
+  if (entries.length > JSON_LIMITS.keysPerObject)
+    throw invalid(
+      `${path} has ${entries.length} keys; the limit is ${JSON_LIMITS.keysPerObject} keys per object`,
+    );
   const out: JsonObject = {};
   for (const [k, v] of entries) out[k] = valueToJson(v, `${path}.${k}`, depth + 1);
   return out;
 }
 
 function valueToJson(v: StructValue, path: string, depth: number): JsonValue {
-  if (v.structValue !== undefined && v.structValue !== null) return structAt(v.structValue, path, depth);
+  if (v.structValue !== undefined && v.structValue !== null)
+    return structAt(v.structValue, path, depth);
   if (v.listValue !== undefined && v.listValue !== null) {
-    if (depth > JSON_LIMITS.depth) throw invalid(`${path} nests objects and arrays deeper than the limit of ${JSON_LIMITS.depth} levels`);
+    if (depth > JSON_LIMITS.depth)
+      throw invalid(
+        `${path} nests objects and arrays deeper than the limit of ${JSON_LIMITS.depth} levels`,
+      );
     return (v.listValue.values ?? []).map((x, i) => valueToJson(x, `${path}[${i}]`, depth + 1));
   }
   if (v.stringValue !== undefined && v.stringValue !== null) return v.stringValue;
@@ -90,15 +118,26 @@ export function edgeTypeToEnum(t: EdgeType): string {
 }
 
 export function edgeTypeFromEnum(field: string, name: string): string {
-  if (name === 'EDGE_TYPE_UNSPECIFIED' || !/^EDGE_TYPE_/.test(name)) throw invalid(`${field}: edge type must be set (got ${name})`);
+  if (name === 'EDGE_TYPE_UNSPECIFIED' || !/^EDGE_TYPE_/.test(name))
+    throw invalid(`${field}: edge type must be set (got ${name})`);
   return name;
 }
 
-const STRATEGY_NAMES: Record<StrategyName, string> = { similarity: 'SIMILARITY', temporal: 'TEMPORAL', causal: 'CAUSAL', analogical: 'ANALOGICAL' };
+const STRATEGY_NAMES: Record<StrategyName, string> = {
+  similarity: 'SIMILARITY',
+  temporal: 'TEMPORAL',
+  causal: 'CAUSAL',
+  analogical: 'ANALOGICAL',
+};
 
 export function strategyFromEnum(field: string, name: string): StrategyName {
-  const found = (Object.keys(STRATEGY_NAMES) as StrategyName[]).find((s) => STRATEGY_NAMES[s] === name);
-  if (!found) throw invalid(`${field}: strategy_type must be SIMILARITY, TEMPORAL, CAUSAL or ANALOGICAL (got ${name})`);
+  const found = (Object.keys(STRATEGY_NAMES) as StrategyName[]).find(
+    (s) => STRATEGY_NAMES[s] === name,
+  );
+  if (!found)
+    throw invalid(
+      `${field}: strategy_type must be SIMILARITY, TEMPORAL, CAUSAL or ANALOGICAL (got ${name})`,
+    );
   return found;
 }
 
@@ -142,13 +181,30 @@ function detailToProto(d: StrategyDetail, relevance: number): StrategyDetailMsg 
   const strategy_type = strategyToEnum(d.strategy);
   switch (d.strategy) {
     case 'similarity':
-      return { strategy_type, relevance, distance: d.distance, cosine: d.cosine, lexical: d.lexical };
+      return {
+        strategy_type,
+        relevance,
+        distance: d.distance,
+        cosine: d.cosine,
+        lexical: d.lexical,
+      };
     case 'temporal':
       return { strategy_type, relevance, timestamp: d.timestamp, rank: d.rank };
     case 'causal':
-      return { strategy_type, relevance, depth: d.depth, causal_edge_type: edgeTypeToEnum(d.edge_type), seed_id: idToBytes(d.seed_id) };
+      return {
+        strategy_type,
+        relevance,
+        depth: d.depth,
+        causal_edge_type: edgeTypeToEnum(d.edge_type),
+        seed_id: idToBytes(d.seed_id),
+      };
     case 'analogical':
-      return { strategy_type, relevance, embedding_similarity: d.embedding_similarity, structural_similarity: d.structural_similarity };
+      return {
+        strategy_type,
+        relevance,
+        embedding_similarity: d.embedding_similarity,
+        structural_similarity: d.structural_similarity,
+      };
   }
 }
 
@@ -162,7 +218,11 @@ export function hitToProto(h: RecallHit): RecallResultMsg {
 }
 
 export function edgeToProto(e: Edge): Record<string, unknown> {
-  return { target_id: idToBytes(e.target_id), edge_type: edgeTypeToEnum(e.edge_type), confidence: e.confidence };
+  return {
+    target_id: idToBytes(e.target_id),
+    edge_type: edgeTypeToEnum(e.edge_type),
+    confidence: e.confidence,
+  };
 }
 
 export const EDGE_ENUM_NAMES = EDGE_TYPES.map(edgeTypeToEnum);

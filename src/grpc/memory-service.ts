@@ -10,7 +10,17 @@ import { recall } from '../verbs/recall.ts';
 import { remember } from '../verbs/remember.ts';
 import { revise } from '../verbs/revise.ts';
 import type { WeightsInput } from '../verbs/recall-options.ts';
-import { edgeTypeFromEnum, hitToProto, idFromBytes, idToBytes, kindFromEnum, memoryToProto, strategyFromEnum, structToJson, u64 } from './codec.ts';
+import {
+  edgeTypeFromEnum,
+  hitToProto,
+  idFromBytes,
+  idToBytes,
+  kindFromEnum,
+  memoryToProto,
+  strategyFromEnum,
+  structToJson,
+  u64,
+} from './codec.ts';
 import type {
   EdgeMsg,
   ForgetRequestMsg,
@@ -30,9 +40,12 @@ import type {
 } from './messages.ts';
 import { ctxOf, principalOf, unary } from './call.ts';
 
-const mem = (m: Parameters<typeof memoryToProto>[0]): MemoryMsg => memoryToProto(m, { sources: false });
+const mem = (m: Parameters<typeof memoryToProto>[0]): MemoryMsg =>
+  memoryToProto(m, { sources: false });
 
-function edges(list: EdgeMsg[]): Array<{ target_id: string; edge_type: string; confidence?: number }> {
+function edges(
+  list: EdgeMsg[],
+): Array<{ target_id: string; edge_type: string; confidence?: number }> {
   return list.map((e, i) => ({
     target_id: idFromBytes(`edges[${i}].target_id`, e.target_id),
     edge_type: edgeTypeFromEnum(`edges[${i}].edge_type`, e.edge_type),
@@ -52,15 +65,29 @@ function weights(w: ScoringWeightsMsg | null | undefined): WeightsInput | undefi
   };
 }
 
-function strategy(c: StrategyConfigMsg, i: number): Parameters<typeof recall>[1]['strategies'][number] {
+function strategy(
+  c: StrategyConfigMsg,
+  i: number,
+): Parameters<typeof recall>[1]['strategies'][number] {
   return {
     strategy: strategyFromEnum(`strategies[${i}].strategy_type`, c.strategy_type),
     top_k: c.top_k,
     ef_search: c.ef_search,
     entity_id: c.entity_id === '' ? undefined : c.entity_id,
-    time_range: c.time_range ? { start_us: u64(c.time_range.start_us) || undefined, end_us: u64(c.time_range.end_us) || undefined } : undefined,
-    seed_memory_id: c.seed_memory_id && c.seed_memory_id.length > 0 ? idFromBytes(`strategies[${i}].seed_memory_id`, c.seed_memory_id) : undefined,
-    edge_types: c.edge_types.length > 0 ? c.edge_types.map((t, j) => edgeTypeFromEnum(`strategies[${i}].edge_types[${j}]`, t)) : undefined,
+    time_range: c.time_range
+      ? {
+          start_us: u64(c.time_range.start_us) || undefined,
+          end_us: u64(c.time_range.end_us) || undefined,
+        }
+      : undefined,
+    seed_memory_id:
+      c.seed_memory_id && c.seed_memory_id.length > 0
+        ? idFromBytes(`strategies[${i}].seed_memory_id`, c.seed_memory_id)
+        : undefined,
+    edge_types:
+      c.edge_types.length > 0
+        ? c.edge_types.map((t, j) => edgeTypeFromEnum(`strategies[${i}].edge_types[${j}]`, t))
+        : undefined,
     max_depth: c.max_depth,
     analogical_alpha: c.analogical_alpha,
   };
@@ -94,7 +121,10 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
       return { memory: mem(memory) };
     }),
     Get: unary('get', async (req: GetRequestMsg, md): Promise<MemoryResponseMsg> => {
-      const memory = await getMemory(ctxOf(svc, md, req.tenant_id), { id: idFromBytes('memory_id', req.memory_id), withEmbedding: true });
+      const memory = await getMemory(ctxOf(svc, md, req.tenant_id), {
+        id: idFromBytes('memory_id', req.memory_id),
+        withEmbedding: true,
+      });
       return { memory: mem(memory) };
     }),
     Recall: unary('recall', async (req: RecallRequestMsg, md): Promise<RecallResponseMsg> => {
@@ -110,7 +140,10 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
       });
       return {
         results: out.results.map(hitToProto),
-        strategy_errors: out.strategy_errors.map((e) => ({ strategy: e.strategy.toUpperCase(), message: e.message })),
+        strategy_errors: out.strategy_errors.map((e) => ({
+          strategy: e.strategy.toUpperCase(),
+          message: e.message,
+        })),
       };
     }),
     Prime: unary('prime', async (req: PrimeRequestMsg, md): Promise<PrimeResponseMsg> => {
@@ -124,7 +157,11 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         filter: structToJson(req.filter),
         withEmbedding: true,
       });
-      return { results: out.results.map(hitToProto), temporal_count: out.temporal_count, similarity_count: out.similarity_count };
+      return {
+        results: out.results.map(hitToProto),
+        temporal_count: out.temporal_count,
+        similarity_count: out.similarity_count,
+      };
     }),
     Revise: unary('revise', async (req: ReviseRequestMsg, md): Promise<MemoryResponseMsg> => {
       const context = structToJson(req.context);
@@ -146,7 +183,10 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
     }),
     Forget: unary('forget', async (req: ForgetRequestMsg, md) => {
       return forget(ctxOf(svc, md, req.tenant_id), {
-        memory_ids: req.memory_ids.length > 0 ? req.memory_ids.map((b, i) => idFromBytes(`memory_ids[${i}]`, b)) : undefined,
+        memory_ids:
+          req.memory_ids.length > 0
+            ? req.memory_ids.map((b, i) => idFromBytes(`memory_ids[${i}]`, b))
+            : undefined,
         entity_id: req.entity_id,
         staleness_threshold_us: u64(req.staleness_threshold_us),
         access_count_floor: u64(req.access_count_floor),
@@ -154,23 +194,30 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         decay_score_floor: req.decay_score_floor,
       });
     }),
-    IngestMessages: unary('ingest', async (req: IngestMessagesRequestMsg, md): Promise<IngestMessagesResponseMsg> => {
-      const out = await ingestConversation(ctxOf(svc, md, req.tenant_id), {
-        conversation_id: req.conversation_id,
-        messages: req.messages.map((m, i) => ({
-          speaker: m.speaker,
-          content: m.content,
-          occurred_at: u64(m.occurred_at),
-          importance: m.importance,
-          context: structToJson(m.context, `messages[${i}].context`),
-          message_id: m.message_id,
-        })),
-        entity_id: req.entity_id,
-        ttl_s: req.ttl_s,
-        expires_at_us: u64(req.expires_at_us),
-      });
-      return { memory_ids: out.memory_ids.map(idToBytes), created: out.created, existing: out.existing };
-    }),
+    IngestMessages: unary(
+      'ingest',
+      async (req: IngestMessagesRequestMsg, md): Promise<IngestMessagesResponseMsg> => {
+        const out = await ingestConversation(ctxOf(svc, md, req.tenant_id), {
+          conversation_id: req.conversation_id,
+          messages: req.messages.map((m, i) => ({
+            speaker: m.speaker,
+            content: m.content,
+            occurred_at: u64(m.occurred_at),
+            importance: m.importance,
+            context: structToJson(m.context, `messages[${i}].context`),
+            message_id: m.message_id,
+          })),
+          entity_id: req.entity_id,
+          ttl_s: req.ttl_s,
+          expires_at_us: u64(req.expires_at_us),
+        });
+        return {
+          memory_ids: out.memory_ids.map(idToBytes),
+          created: out.created,
+          existing: out.existing,
+        };
+      },
+    ),
     SetPolicy: unary('set_policy', (_req: unknown, md) => {
       principalOf(svc, md);
       throw new FlashbulbError(

@@ -134,7 +134,8 @@ export class ProtoWriter {
   }
 
   #varint(value: number): void {
-    if (!(value >= 0)) throw new RangeError(`protobuf varint must be a non-negative integer, got ${value}`);
+    if (!(value >= 0))
+      throw new RangeError(`protobuf varint must be a non-negative integer, got ${value}`);
     this.#ensure(10);
     this.#putVarint(value);
   }

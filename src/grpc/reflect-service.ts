@@ -3,7 +3,14 @@ import type * as grpc from '@grpc/grpc-js';
 import { invalid } from '../errors/codes.ts';
 import type { Services } from '../verbs/context.ts';
 import { insights } from '../verbs/insights.ts';
-import { contradictionCommit, contradictionPrepare, reflect, reflectCommit, reflectPrepare, type ScopeInput } from '../verbs/reflect.ts';
+import {
+  contradictionCommit,
+  contradictionPrepare,
+  reflect,
+  reflectCommit,
+  reflectPrepare,
+  type ScopeInput,
+} from '../verbs/reflect.ts';
 import { ctxOf, unary } from './call.ts';
 import { memoryToProto, u64 } from './codec.ts';
 import type { GetInsightsRequestMsg, GetInsightsResponseMsg, TenantOnly, U64 } from './messages.ts';
@@ -20,7 +27,13 @@ interface ReflectRequestMsg extends TenantOnly {
 
 interface ReflectCommitMsg extends TenantOnly {
   session_id: string;
-  insights: Array<{ content: string; confidence: number; source_memory_ids: string[]; tags: string[]; cluster_id?: number }>;
+  insights: Array<{
+    content: string;
+    confidence: number;
+    source_memory_ids: string[];
+    tags: string[];
+    cluster_id?: number;
+  }>;
 }
 
 interface ContradictionCommitMsg extends TenantOnly {
@@ -39,23 +52,40 @@ export function reflectService(svc: Services): grpc.UntypedServiceImplementation
   return {
     Reflect: unary('reflect', async (req: ReflectRequestMsg, md) => {
       const r = await reflect(ctxOf(svc, md, req.tenant_id), scopeOf(req));
-      return { insights_created: r.insights_created, clusters_found: r.clusters_found, clusters_processed: r.clusters_processed, memories_processed: r.memories_processed };
+      return {
+        insights_created: r.insights_created,
+        clusters_found: r.clusters_found,
+        clusters_processed: r.clusters_processed,
+        memories_processed: r.memories_processed,
+      };
     }),
-    GetInsights: unary('insights', async (req: GetInsightsRequestMsg, md): Promise<GetInsightsResponseMsg> => {
-      const found = await insights(ctxOf(svc, md, req.tenant_id), {
-        entity_id: req.entity_id,
-        min_confidence: req.min_confidence,
-        max_results: req.max_results === 0 ? undefined : req.max_results,
-        withEmbedding: true,
-      });
-      return { insights: found.map((m) => memoryToProto(m, { sources: true })) };
-    }),
+    GetInsights: unary(
+      'insights',
+      async (req: GetInsightsRequestMsg, md): Promise<GetInsightsResponseMsg> => {
+        const found = await insights(ctxOf(svc, md, req.tenant_id), {
+          entity_id: req.entity_id,
+          min_confidence: req.min_confidence,
+          max_results: req.max_results === 0 ? undefined : req.max_results,
+          withEmbedding: true,
+        });
+        return { insights: found.map((m) => memoryToProto(m, { sources: true })) };
+      },
+    ),
     ReflectPrepare: unary('reflect_prepare', async (req: ReflectRequestMsg, md) => {
       const r = await reflectPrepare(ctxOf(svc, md, req.tenant_id), scopeOf(req));
-      return { ...r, clusters: r.clusters.map((c) => ({ ...c, memories: c.memories.map((m) => ({ ...m, entity_id: m.entity_id ?? undefined })) })) };
+      return {
+        ...r,
+        clusters: r.clusters.map((c) => ({
+          ...c,
+          memories: c.memories.map((m) => ({ ...m, entity_id: m.entity_id ?? undefined })),
+        })),
+      };
     }),
     ReflectCommit: unary('reflect_commit', (req: ReflectCommitMsg, md) =>
-      reflectCommit(ctxOf(svc, md, req.tenant_id), { session_id: req.session_id, insights: req.insights }),
+      reflectCommit(ctxOf(svc, md, req.tenant_id), {
+        session_id: req.session_id,
+        insights: req.insights,
+      }),
     ),
     ContradictionPrepare: unary('contradiction_prepare', async (req: TenantOnly, md) => ({
       candidates: await contradictionPrepare(ctxOf(svc, md, req.tenant_id)),

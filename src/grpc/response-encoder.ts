@@ -29,7 +29,9 @@ interface Enums {
 }
 
 function enumNumbers(def: protoLoader.PackageDefinition, name: string): EnumNumbers {
-  const type = (def[`hebbs.v1.${name}`] as protoLoader.EnumTypeDefinition | undefined)?.type as { value?: Array<{ name: string; number: number }> } | undefined;
+  const type = (def[`hebbs.v1.${name}`] as protoLoader.EnumTypeDefinition | undefined)?.type as
+    | { value?: Array<{ name: string; number: number }> }
+    | undefined;
   if (!type?.value) throw new Error(`hebbs.proto has no enum ${name}`);
   return new Map(type.value.map((v) => [v.name, v.number]));
 }
@@ -44,7 +46,8 @@ function enumValue(numbers: EnumNumbers, name: string): number {
 
 function struct(w: ProtoWriter, s: Struct): void {
   // map<string, Value> fields = 1: one entry message per key (key = 1, value = 2).
-  for (const [key, value] of Object.entries(s.fields ?? {})) w.message(1, { key, value }, structEntry);
+  for (const [key, value] of Object.entries(s.fields ?? {}))
+    w.message(1, { key, value }, structEntry);
 }
 
 function structEntry(w: ProtoWriter, e: { key: string; value: StructValue }): void {
@@ -172,10 +175,20 @@ export const HAND_WRITTEN = new WeakSet<object>();
  * definition the server loads (clients only use the request serializers and reply deserializers).
  */
 export function useResponseEncoders(def: protoLoader.PackageDefinition): void {
-  const e = encoders({ kind: enumNumbers(def, 'MemoryKind'), edge: enumNumbers(def, 'EdgeType'), strategy: enumNumbers(def, 'RecallStrategyType') });
+  const e = encoders({
+    kind: enumNumbers(def, 'MemoryKind'),
+    edge: enumNumbers(def, 'EdgeType'),
+    strategy: enumNumbers(def, 'RecallStrategyType'),
+  });
   const memoryResponse = serializer(e.memoryResponse);
   const replace: Record<string, Record<string, (value: never) => Buffer>> = {
-    MemoryService: { Remember: memoryResponse, Get: memoryResponse, Revise: memoryResponse, Recall: serializer(e.recallResponse), Prime: serializer(e.primeResponse) },
+    MemoryService: {
+      Remember: memoryResponse,
+      Get: memoryResponse,
+      Revise: memoryResponse,
+      Recall: serializer(e.recallResponse),
+      Prime: serializer(e.primeResponse),
+    },
     ReflectService: { GetInsights: serializer(e.insightsResponse) },
     SubscribeService: { Subscribe: serializer(e.push) },
   };

@@ -43,7 +43,10 @@ export function loadHebbs(): grpc.GrpcObject {
 /** The service's definition with every request deserializer made total (see `Undecodable`). */
 function serviceOf(pkg: grpc.GrpcObject, name: string): grpc.ServiceDefinition {
   const service = (pkg[name] as grpc.ServiceClientConstructor).service;
-  const wrap = ([method, def]: [string, grpc.MethodDefinition<unknown, unknown>]): [string, grpc.MethodDefinition<unknown, unknown>] => [
+  const wrap = ([method, def]: [string, grpc.MethodDefinition<unknown, unknown>]): [
+    string,
+    grpc.MethodDefinition<unknown, unknown>,
+  ] => [
     method,
     {
       ...def,
@@ -58,7 +61,9 @@ function serviceOf(pkg: grpc.GrpcObject, name: string): grpc.ServiceDefinition {
       },
       // protobufjs writes a lone surrogate as bytes that are not UTF-8: text stored before the
       // check is repaired on the way out (the hand-written encoders' Buffer.write does the same).
-      responseSerialize: HAND_WRITTEN.has(def.responseSerialize) ? def.responseSerialize : (value: unknown): Buffer => def.responseSerialize(wellFormedDeep(value)),
+      responseSerialize: HAND_WRITTEN.has(def.responseSerialize)
+        ? def.responseSerialize
+        : (value: unknown): Buffer => def.responseSerialize(wellFormedDeep(value)),
     },
   ];
   return Object.fromEntries(Object.entries(service).map(wrap));
@@ -91,7 +96,11 @@ export type AdmitConnection = (socket: Socket) => boolean;
  * Listens with its own net.Server and hands the connections the caps admit to grpc-js (a
  * connection injector), so the same caps hold on both ports.
  */
-export async function startGrpc(svc: Services, admit: AdmitConnection, authenticated: (socket: Socket) => void = () => undefined): Promise<GrpcServer> {
+export async function startGrpc(
+  svc: Services,
+  admit: AdmitConnection,
+  authenticated: (socket: Socket) => void = () => undefined,
+): Promise<GrpcServer> {
   const pkg = loadHebbs();
   const server = new grpc.Server({
     'grpc.max_receive_message_length': svc.config.grpcMaxMessageBytes,
@@ -145,10 +154,11 @@ export async function startGrpc(svc: Services, admit: AdmitConnection, authentic
   let drained: Promise<void> | null = null;
   return {
     port,
-    drain: () => (drained ??= new Promise<void>((resolve) => {
-      listener.close();
-      server.tryShutdown(() => resolve());
-    })),
+    drain: () =>
+      (drained ??= new Promise<void>((resolve) => {
+        listener.close();
+        server.tryShutdown(() => resolve());
+      })),
     close: () => {
       listener.close();
       server.forceShutdown();

@@ -79,18 +79,31 @@ class GrpcSink implements PushSink {
   close(reason: CloseReason): void {
     if (this.#call.writableEnded) return;
     // A revoked key's stream ends as a call with that key would: UNAUTHENTICATED.
-    if (reason === 'revoked') this.#call.emit('error', toServiceError(new FlashbulbError('unauthenticated', 'the API key that opened this subscription was revoked (or its role or workspace changed)')));
+    if (reason === 'revoked')
+      this.#call.emit(
+        'error',
+        toServiceError(
+          new FlashbulbError(
+            'unauthenticated',
+            'the API key that opened this subscription was revoked (or its role or workspace changed)',
+          ),
+        ),
+      );
     else this.#call.end();
   }
 }
 
 function subscriptionId(v: U64): number {
   const id = u64(v);
-  if (id === undefined || id <= 0) throw new FlashbulbError('invalid_input', 'subscription_id is required');
+  if (id === undefined || id <= 0)
+    throw new FlashbulbError('invalid_input', 'subscription_id is required');
   return id;
 }
 
-function subscribe(svc: Services, call: grpc.ServerDuplexStream<SubscribeRequestMsg, SubscribePushMsg>): void {
+function subscribe(
+  svc: Services,
+  call: grpc.ServerDuplexStream<SubscribeRequestMsg, SubscribePushMsg>,
+): void {
   trackPeer(call);
   let state: { ctx: Ctx; id: number } | null = null;
   let chain: Promise<void> = Promise.resolve();
@@ -100,22 +113,30 @@ function subscribe(svc: Services, call: grpc.ServerDuplexStream<SubscribeRequest
   const handle = async (msg: SubscribeRequestMsg): Promise<void> => {
     if (state === null) {
       const ctx = ctxOf(svc, call.metadata, msg.tenant_id);
-      const kinds = msg.kind_filter.map((k) => kindFromEnum('kind_filter', k)).filter((k): k is NonNullable<typeof k> => k !== undefined);
+      const kinds = msg.kind_filter
+        .map((k) => kindFromEnum('kind_filter', k))
+        .filter((k): k is NonNullable<typeof k> => k !== undefined);
       const sink = new GrpcSink(call);
       // The handshake must be the first message on the stream, before any push.
-      const id = await openSubscription(ctx, {
-        entity_id: msg.entity_id,
-        kind_filter: kinds,
-        // proto3 cannot tell an unset float from 0: 0 means the default threshold (0.5).
-        confidence_threshold: msg.confidence_threshold === 0 ? undefined : msg.confidence_threshold,
-        time_scope_us: u64(msg.time_scope_us),
-        filter: structToJson(msg.filter),
-        max_pushes_per_chunk: msg.max_pushes_per_chunk,
-      }, sink);
+      const id = await openSubscription(
+        ctx,
+        {
+          entity_id: msg.entity_id,
+          kind_filter: kinds,
+          // proto3 cannot tell an unset float from 0: 0 means the default threshold (0.5).
+          confidence_threshold:
+            msg.confidence_threshold === 0 ? undefined : msg.confidence_threshold,
+          time_scope_us: u64(msg.time_scope_us),
+          filter: structToJson(msg.filter),
+          max_pushes_per_chunk: msg.max_pushes_per_chunk,
+        },
+        sink,
+      );
       sink.handshake(id);
       state = { ctx, id };
     }
-    if (msg.text !== undefined && msg.text !== '') await feedSubscription(state.ctx, { subscription_id: state.id, text: msg.text });
+    if (msg.text !== undefined && msg.text !== '')
+      await feedSubscription(state.ctx, { subscription_id: state.id, text: msg.text });
     if (msg.close) await closeSubscription(state.ctx, { subscription_id: state.id });
   };
   call.on('data', (msg: SubscribeRequestMsg | Undecodable) => {
@@ -131,13 +152,19 @@ function subscribe(svc: Services, call: grpc.ServerDuplexStream<SubscribeRequest
 
 export function subscribeService(svc: Services): grpc.UntypedServiceImplementation {
   return {
-    Subscribe: (call: grpc.ServerDuplexStream<SubscribeRequestMsg, SubscribePushMsg>) => subscribe(svc, call),
+    Subscribe: (call: grpc.ServerDuplexStream<SubscribeRequestMsg, SubscribePushMsg>) =>
+      subscribe(svc, call),
     Feed: unary('feed', async (req: FeedRequestMsg, md) => {
-      await feedSubscription(ctxOf(svc, md, req.tenant_id), { subscription_id: subscriptionId(req.subscription_id), text: req.text });
+      await feedSubscription(ctxOf(svc, md, req.tenant_id), {
+        subscription_id: subscriptionId(req.subscription_id),
+        text: req.text,
+      });
       return {};
     }),
     CloseSubscription: unary('close_subscription', async (req: CloseRequestMsg, md) => {
-      await closeSubscription(ctxOf(svc, md, req.tenant_id), { subscription_id: subscriptionId(req.subscription_id) });
+      await closeSubscription(ctxOf(svc, md, req.tenant_id), {
+        subscription_id: subscriptionId(req.subscription_id),
+      });
       return {};
     }),
   };

@@ -57,7 +57,12 @@ export function apiDocs(): ApiDocs {
     serve: (req) => {
       if (req.path !== PREFIX && !req.path.startsWith(`${PREFIX}/`)) return null;
       if (req.method !== 'GET' && req.method !== 'HEAD') return null;
-      if (req.path === PREFIX) return { status: 301, headers: { location: `${PREFIX}/`, 'content-type': 'text/plain; charset=utf-8' }, body: '' };
+      if (req.path === PREFIX)
+        return {
+          status: 301,
+          headers: { location: `${PREFIX}/`, 'content-type': 'text/plain; charset=utf-8' },
+          body: '',
+        };
       site ??= openSite();
       return site.serve(req);
     },

@@ -67,7 +67,12 @@ export class ConnectionGate {
    * listener can serve health checks on the reserved places (REST can, gRPC cannot). `close`: how
    * to end it if it does not authenticate in time, or must make room (default: destroy it).
    */
-  admit(socket: Socket, protocol: 'rest' | 'grpc', healthRoom: boolean, close: () => void = () => socket.destroy()): Admission {
+  admit(
+    socket: Socket,
+    protocol: 'rest' | 'grpc',
+    healthRoom: boolean,
+    close: () => void = () => socket.destroy(),
+  ): Admission {
     const client = clientOf(socket.remoteAddress ?? '');
     const { max, perClient, healthReserve } = this.#limits;
     const fromClient = this.#perClient.get(client) ?? 0;
@@ -84,7 +89,8 @@ export class ConnectionGate {
     this.#perClient.set(client, fromClient + 1);
     connectionsOpen.labels(protocol).inc();
     // A place kept for health checks is held a second at most (listener.ts): not a stranger's to keep.
-    if (this.#limits.authRequired === true && admission === 'open') this.#welcomeStranger(socket, client, protocol, close);
+    if (this.#limits.authRequired === true && admission === 'open')
+      this.#welcomeStranger(socket, client, protocol, close);
     socket.once('close', () => {
       this.#open -= 1;
       const n = (this.#perClient.get(client) ?? 1) - 1;
@@ -106,10 +112,16 @@ export class ConnectionGate {
     return this.#strangerOf.has(socket);
   }
 
-  #welcomeStranger(socket: Socket, client: string, protocol: 'rest' | 'grpc', close: () => void): void {
+  #welcomeStranger(
+    socket: Socket,
+    client: string,
+    protocol: 'rest' | 'grpc',
+    close: () => void,
+  ): void {
     const total = this.#limits.unauthenticated ?? Infinity;
     const mine = this.#strangers.get(client) ?? [];
-    if (mine.length >= (this.#limits.unauthenticatedPerClient ?? Infinity)) this.#evict(client, protocol);
+    if (mine.length >= (this.#limits.unauthenticatedPerClient ?? Infinity))
+      this.#evict(client, protocol);
     if (this.#strangerOf.size >= total) this.#evict(this.#busiestClient(), protocol);
     const timer = setTimeout(() => {
       if (!this.#strangerOf.has(socket)) return;
@@ -164,6 +176,11 @@ export function clientOf(address: string): string {
   const [head = '', tail = ''] = address.split('::');
   const left = head === '' ? [] : head.split(':');
   const right = tail === '' ? [] : tail.split(':');
-  const groups = address.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left;
-  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, '')).join(':')}::/64`;
+  const groups = address.includes('::')
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+    : left;
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.toLowerCase().replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`;
 }

@@ -10,9 +10,19 @@
  */
 import http from 'node:http';
 import net, { type Socket } from 'node:net';
-import { connectionsRefused, connectionsTimedOut, requestsRejectedBeforeBody } from '../metrics/index.ts';
+import {
+  connectionsRefused,
+  connectionsTimedOut,
+  requestsRejectedBeforeBody,
+} from '../metrics/index.ts';
 import { writeParts } from './parts-writer.ts';
-import type { HttpResponse, StreamResponse, OutStream, HttpServerOptions, HttpServer } from './exchange.ts';
+import type {
+  HttpResponse,
+  StreamResponse,
+  OutStream,
+  HttpServerOptions,
+  HttpServer,
+} from './exchange.ts';
 
 /** A connection on a place kept for health checks is closed after this long without traffic. */
 const HEALTH_ONLY_IDLE_MS = 1000;
@@ -38,17 +48,30 @@ class Traffic {
   }
 
   idle(): Promise<void> {
-    return this.#inflight === 0 ? Promise.resolve() : new Promise((resolve) => this.#idle.push(resolve));
+    return this.#inflight === 0
+      ? Promise.resolve()
+      : new Promise((resolve) => this.#idle.push(resolve));
   }
 }
 
 const HEADERS_OF_INTEREST = [
-  'authorization', 'content-type', 'content-length', 'transfer-encoding', 'content-encoding', 'accept',
+  'authorization',
+  'content-type',
+  'content-length',
+  'transfer-encoding',
+  'content-encoding',
+  'accept',
   // MCP's Streamable HTTP transport; the dashboard's static files (http/static.ts).
-  'mcp-protocol-version', 'mcp-session-id', 'accept-encoding', 'if-none-match',
+  'mcp-protocol-version',
+  'mcp-session-id',
+  'accept-encoding',
+  'if-none-match',
   // W3C trace context (src/tracing): the parent of the request's span when tracing is on; and
   // what the span records of the request (http/request-span).
-  'traceparent', 'host', 'user-agent', 'x-forwarded-proto',
+  'traceparent',
+  'host',
+  'user-agent',
+  'x-forwarded-proto',
 ];
 
 export function listenHttp<A>(opts: HttpServerOptions<A>): Promise<HttpServer> {
@@ -68,21 +91,31 @@ export function listenHttp<A>(opts: HttpServerOptions<A>): Promise<HttpServer> {
     if (traffic.draining) return void socket.destroy();
     // A connection that does not authenticate in time, or must make room for a newcomer, is closed,
     // after the reply it is sending if there is one.
-    const admission = limits.gate.admit(socket, 'rest', true, () => ((busy.get(socket) ?? 0) === 0 ? socket.destroy() : closeWhenIdle.add(socket)));
+    const admission = limits.gate.admit(socket, 'rest', true, () =>
+      (busy.get(socket) ?? 0) === 0 ? socket.destroy() : closeWhenIdle.add(socket),
+    );
     if (admission === 'refused') return refuseConnection(opts, socket);
     if (admission === 'health_only') {
       // A reserved place is held briefly: one health check, then the connection closes.
       healthOnly.add(socket);
-      socket.setTimeout(Math.min(HEALTH_ONLY_IDLE_MS, limits.headersTimeoutMs), () => socket.destroy());
+      socket.setTimeout(Math.min(HEALTH_ONLY_IDLE_MS, limits.headersTimeoutMs), () =>
+        socket.destroy(),
+      );
     }
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
-  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) => onRequest(opts, traffic, req, res, false));
+  server.on('request', (req: http.IncomingMessage, res: http.ServerResponse) =>
+    onRequest(opts, traffic, req, res, false),
+  );
   // `Expect: 100-continue`: the client waits for a go-ahead before sending its body. It gets one
   // only once the head is admitted; a refusal (401, 413, 415) is the final answer instead.
-  server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) => onRequest(opts, traffic, req, res, true));
-  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => rejectMalformed(opts, err, socket));
+  server.on('checkContinue', (req: http.IncomingMessage, res: http.ServerResponse) =>
+    onRequest(opts, traffic, req, res, true),
+  );
+  server.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) =>
+    rejectMalformed(opts, err, socket),
+  );
   return new Promise((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port, opts.host, () => {
@@ -113,7 +146,11 @@ const busy = new WeakMap<Socket, number>();
 const closeWhenIdle = new WeakSet<Socket>();
 
 /** A request llhttp could not parse: a 400 naming the problem, then the connection closes. */
-function rejectMalformed<A>(opts: HttpServerOptions<A>, err: NodeJS.ErrnoException, socket: Socket): void {
+function rejectMalformed<A>(
+  opts: HttpServerOptions<A>,
+  err: NodeJS.ErrnoException,
+  socket: Socket,
+): void {
   if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
   const timedOut = err.code === 'ERR_HTTP_REQUEST_TIMEOUT';
   if (timedOut) connectionsTimedOut.labels('request').inc();
@@ -122,15 +159,27 @@ function rejectMalformed<A>(opts: HttpServerOptions<A>, err: NodeJS.ErrnoExcepti
 
 /** Over a connection cap: told so before anything is read, then closed. */
 function refuseConnection<A>(opts: HttpServerOptions<A>, socket: Socket): void {
-  endWith(socket, opts.unavailable('too many connections (from this address or in all); retry shortly'));
+  endWith(
+    socket,
+    opts.unavailable('too many connections (from this address or in all); retry shortly'),
+  );
 }
 
 /** Writes a whole reply on a bare socket and closes it once written. */
 function endWith(socket: Socket, reply: HttpResponse): void {
-  const body = typeof reply.body === 'string' || Buffer.isBuffer(reply.body) ? Buffer.from(reply.body) : Buffer.concat(reply.body.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
-  const head = [`HTTP/1.1 ${reply.status} ${http.STATUS_CODES[reply.status] ?? ''}`, 'connection: close', `content-length: ${body.length}`];
+  const body =
+    typeof reply.body === 'string' || Buffer.isBuffer(reply.body)
+      ? Buffer.from(reply.body)
+      : Buffer.concat(reply.body.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+  const head = [
+    `HTTP/1.1 ${reply.status} ${http.STATUS_CODES[reply.status] ?? ''}`,
+    'connection: close',
+    `content-length: ${body.length}`,
+  ];
   for (const [k, v] of Object.entries(reply.headers ?? {})) head.push(`${k}: ${v}`);
-  socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`), body]), () => socket.destroy());
+  socket.end(Buffer.concat([Buffer.from(`${head.join('\r\n')}\r\n\r\n`), body]), () =>
+    socket.destroy(),
+  );
 }
 
 function describeParseError(err: NodeJS.ErrnoException): string {
@@ -139,8 +188,20 @@ function describeParseError(err: NodeJS.ErrnoException): string {
   return `malformed HTTP request: ${detail}${err.code === undefined ? '' : ` (${err.code})`}`;
 }
 
-function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.IncomingMessage, res: http.ServerResponse, expectsContinue: boolean): void {
-  const state: ResState = { done: false, closed: false, onClose: [], settle: traffic.begin(), traffic };
+function onRequest<A>(
+  opts: HttpServerOptions<A>,
+  traffic: Traffic,
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  expectsContinue: boolean,
+): void {
+  const state: ResState = {
+    done: false,
+    closed: false,
+    onClose: [],
+    settle: traffic.begin(),
+    traffic,
+  };
   const socket = req.socket;
   busy.set(socket, (busy.get(socket) ?? 0) + 1);
   res.once('close', () => {
@@ -151,7 +212,8 @@ function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.In
     state.settle();
     for (const cb of state.onClose.splice(0)) cb();
   });
-  if (traffic.draining) return send(res, state, opts.unavailable('the server is shutting down'), true);
+  if (traffic.draining)
+    return send(res, state, opts.unavailable('the server is shutting down'), true);
   const headers = new Map<string, string>();
   for (const name of HEADERS_OF_INTEREST) {
     const v = req.headers[name];
@@ -167,7 +229,14 @@ function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.In
   const reserved = healthOnly.has(req.socket);
   if (reserved && !opts.isHealth(path)) {
     connectionsRefused.labels('rest', 'reserved').inc();
-    return send(res, state, opts.unavailable('too many connections: the last places are kept for health checks; retry shortly'), true);
+    return send(
+      res,
+      state,
+      opts.unavailable(
+        'too many connections: the last places are kept for health checks; retry shortly',
+      ),
+      true,
+    );
   }
   const limit = opts.maxBodyBytes(path);
   if (declared > limit) return send(res, state, opts.tooLarge(limit), true);
@@ -180,8 +249,15 @@ function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.In
   if (decided.authenticated) opts.limits.gate.authenticated(socket);
   const respond = (body: Buffer): void => {
     opts.handler({ method, path, query, headers, body }, decided.admitted).then(
-      (reply) => ('kind' in reply ? openStream(res, state, reply) : send(res, state, reply, reserved)),
-      () => send(res, state, { status: 500, body: '{"error_code":"internal_error","message":"internal error"}' }, false),
+      (reply) =>
+        'kind' in reply ? openStream(res, state, reply) : send(res, state, reply, reserved),
+      () =>
+        send(
+          res,
+          state,
+          { status: 500, body: '{"error_code":"internal_error","message":"internal error"}' },
+          false,
+        ),
     );
   };
   // Without a body there is nothing to wait for (node:http discards the empty stream itself).
@@ -200,7 +276,11 @@ function onRequest<A>(opts: HttpServerOptions<A>, traffic: Traffic, req: http.In
 const EMPTY = Buffer.alloc(0);
 
 /** Reads a body up to `limit` bytes; a body that sends nothing for `idleMs` is `stalled`. */
-function readBody(req: http.IncomingMessage, bounds: { limit: number; idleMs: number }, done: (body: Buffer | 'too_large' | 'stalled') => void): void {
+function readBody(
+  req: http.IncomingMessage,
+  bounds: { limit: number; idleMs: number },
+  done: (body: Buffer | 'too_large' | 'stalled') => void,
+): void {
   const chunks: Buffer[] = [];
   let size = 0;
   let finished = false;
@@ -262,7 +342,12 @@ function openStream(res: http.ServerResponse, state: ResState, reply: StreamResp
 }
 
 /** Writes a whole reply (without the body for HEAD). With `close` (or while draining) the connection closes once it is sent. */
-function send(res: http.ServerResponse, state: ResState, reply: HttpResponse, close: boolean): void {
+function send(
+  res: http.ServerResponse,
+  state: ResState,
+  reply: HttpResponse,
+  close: boolean,
+): void {
   if (reply.done) {
     if (state.closed) reply.done();
     else state.onClose.push(reply.done);
@@ -271,9 +356,13 @@ function send(res: http.ServerResponse, state: ResState, reply: HttpResponse, cl
   state.done = true;
   const { body } = reply;
   const parts = typeof body === 'string' || Buffer.isBuffer(body) ? null : body;
-  const length = parts === null ? Buffer.byteLength(body as string | Buffer) : parts.reduce((n, p) => n + (typeof p === 'string' ? Buffer.byteLength(p) : p.length), 0);
+  const length =
+    parts === null
+      ? Buffer.byteLength(body as string | Buffer)
+      : parts.reduce((n, p) => n + (typeof p === 'string' ? Buffer.byteLength(p) : p.length), 0);
   const headers: Record<string, string | number> = { ...reply.headers, 'content-length': length };
-  if (close || state.traffic.draining || closeWhenIdle.has(res.socket as Socket)) headers['connection'] = 'close';
+  if (close || state.traffic.draining || closeWhenIdle.has(res.socket as Socket))
+    headers['connection'] = 'close';
   res.writeHead(reply.status, headers);
   if (parts === null) res.end(body);
   else void writeParts(res, parts);

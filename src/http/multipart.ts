@@ -58,22 +58,30 @@ export function parseMultipart(body: Buffer, contentType: string): FormPart[] | 
   const delimiter = Buffer.concat([CRLF, dash]);
   // The first delimiter may open the body; later ones (and one after a preamble) follow a CRLF.
   let at = body.subarray(0, dash.length).equals(dash) ? 0 : body.indexOf(delimiter);
-  if (at < 0) throw invalid(`multipart body has no "--${boundary}" delimiter (the Content-Type's boundary)`);
+  if (at < 0)
+    throw invalid(`multipart body has no "--${boundary}" delimiter (the Content-Type's boundary)`);
   if (at > 0) at += CRLF.length;
   const parts: FormPart[] = [];
   for (;;) {
     let pos = at + dash.length;
     if (body[pos] === 0x2d && body[pos + 1] === 0x2d) return parts; // "--": the closing delimiter
     while (body[pos] === 0x20 || body[pos] === 0x09) pos++; // transport padding
-    if (body[pos] !== 0x0d || body[pos + 1] !== 0x0a) throw invalid(`multipart body: a "--${boundary}" delimiter is not followed by a line break`);
+    if (body[pos] !== 0x0d || body[pos + 1] !== 0x0a)
+      throw invalid(`multipart body: a "--${boundary}" delimiter is not followed by a line break`);
     // Searched from the delimiter line's own CRLF, so a part with no headers ends them right there
     // (`end` = pos, and its headers are the empty string).
     const end = body.indexOf(HEADERS_END, pos);
-    if (end < 0) throw invalid(`multipart body: part ${parts.length + 1}'s headers have no blank line after them`);
+    if (end < 0)
+      throw invalid(
+        `multipart body: part ${parts.length + 1}'s headers have no blank line after them`,
+      );
     const headers = body.toString('utf8', pos + CRLF.length, end);
     const start = end + HEADERS_END.length;
     const next = body.indexOf(delimiter, start);
-    if (next < 0) throw invalid(`multipart body ends inside part ${parts.length + 1}: no closing "--${boundary}--"`);
+    if (next < 0)
+      throw invalid(
+        `multipart body ends inside part ${parts.length + 1}: no closing "--${boundary}--"`,
+      );
     const { name, filename } = disposition(headers);
     parts.push({ name, filename, data: body.subarray(start, next) });
     at = next + CRLF.length;

@@ -29,13 +29,15 @@ async function pump(stream: OutStream, it: AsyncIterator<string>): Promise<void>
     for (;;) {
       const next = await it.next();
       if (next.done || stream.closed) break;
-      if (!stream.write(repairJsonText(next.value))) await new Promise<void>((resolve) => (writable = resolve));
+      if (!stream.write(repairJsonText(next.value)))
+        await new Promise<void>((resolve) => (writable = resolve));
       writable = null;
       if (stream.closed) break;
     }
   } catch (err) {
     if (!(err instanceof FlashbulbError)) console.error('NDJSON stream failed:', err);
-    const e = err instanceof FlashbulbError ? err : new FlashbulbError('internal_error', 'internal error');
+    const e =
+      err instanceof FlashbulbError ? err : new FlashbulbError('internal_error', 'internal error');
     stream.write(`${wellFormedJson({ error_code: e.code, message: e.message })}\n`);
   } finally {
     await it.return?.();
@@ -44,7 +46,11 @@ async function pump(stream: OutStream, it: AsyncIterator<string>): Promise<void>
 }
 
 /** Splits an NDJSON body into lines numbered from `firstLine`; blank lines are skipped. */
-export function ndjsonLines<T>(body: Buffer, firstLine: number, validate: Validator<T>): Array<{ line: number; value: T } | { line: number; error: string }> {
+export function ndjsonLines<T>(
+  body: Buffer,
+  firstLine: number,
+  validate: Validator<T>,
+): Array<{ line: number; value: T } | { line: number; error: string }> {
   const text = body.toString('utf8');
   const out: Array<{ line: number; value: T } | { line: number; error: string }> = [];
   let line = firstLine;

@@ -47,13 +47,30 @@ function buildDocument(routes: readonly Route[], version: string): Json {
     },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
-    tags: [{ name: 'memories' }, { name: 'workspace-scoped', description: 'The same operation under /v1/workspaces/{workspace}/' }, { name: 'admin' }, { name: 'operations' }],
+    tags: [
+      { name: 'memories' },
+      {
+        name: 'workspace-scoped',
+        description: 'The same operation under /v1/workspaces/{workspace}/',
+      },
+      { name: 'admin' },
+      { name: 'operations' },
+    ],
     paths,
     components: {
       schemas,
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: fb_admin_… or fb_live_…' } },
+      securitySchemes: {
+        bearer: {
+          type: 'http',
+          scheme: 'bearer',
+          description: 'An API key: fb_admin_… or fb_live_…',
+        },
+      },
       headers: {
-        'Retry-After': { description: 'Seconds to wait before retrying', schema: { type: 'integer' } },
+        'Retry-After': {
+          description: 'Seconds to wait before retrying',
+          schema: { type: 'integer' },
+        },
       },
     },
   };
@@ -62,7 +79,8 @@ function buildDocument(routes: readonly Route[], version: string): Json {
 function documentedPaths(route: Route): Array<{ path: string; scopedCopy: boolean }> {
   const path = route.path.replace(/:(\w+)/g, '{$1}');
   const out = [{ path, scopedCopy: false }];
-  if (route.scoped) out.push({ path: path.replace(/^\/v1\//, '/v1/workspaces/{workspace}/'), scopedCopy: true });
+  if (route.scoped)
+    out.push({ path: path.replace(/^\/v1\//, '/v1/workspaces/{workspace}/'), scopedCopy: true });
   return out;
 }
 
@@ -84,13 +102,26 @@ function operation(route: Route, scopedCopy: boolean): Json {
 }
 
 function tagOf(route: Route): string {
-  if (route.admin || route.path.startsWith('/v1/keys') || route.path.startsWith('/v1/workspaces') || route.path === '/v1/auth/whoami') return 'admin';
+  if (
+    route.admin ||
+    route.path.startsWith('/v1/keys') ||
+    route.path.startsWith('/v1/workspaces') ||
+    route.path === '/v1/auth/whoami'
+  )
+    return 'admin';
   return route.scoped ? 'memories' : 'operations';
 }
 
 function pathSchema(p: PathParam): Json {
-  const form = p.pattern === undefined ? { minLength: 1, ...(p.maxLength === undefined ? {} : { maxLength: p.maxLength }) } : { pattern: p.pattern };
-  return { type: 'string', ...form, ...(p.except === undefined ? {} : { not: { enum: [...p.except] } }) };
+  const form =
+    p.pattern === undefined
+      ? { minLength: 1, ...(p.maxLength === undefined ? {} : { maxLength: p.maxLength }) }
+      : { pattern: p.pattern };
+  return {
+    type: 'string',
+    ...form,
+    ...(p.except === undefined ? {} : { not: { enum: [...p.except] } }),
+  };
 }
 
 function pathParameters(route: Route, scopedCopy: boolean): Json[] {
@@ -107,7 +138,13 @@ function pathParameters(route: Route, scopedCopy: boolean): Json[] {
   });
   if (scopedCopy) {
     const schema = { type: 'string', pattern: SLUG_RE.source };
-    out.unshift({ name: 'workspace', in: 'path', required: true, description: 'Workspace slug (admin keys: any; workspace keys: their own)', schema });
+    out.unshift({
+      name: 'workspace',
+      in: 'path',
+      required: true,
+      description: 'Workspace slug (admin keys: any; workspace keys: their own)',
+      schema,
+    });
   }
   return out;
 }
@@ -129,44 +166,84 @@ function requestBody(route: Route): Json | null {
       required: true,
       content: {
         'multipart/form-data': {
-          schema: { type: 'object', properties: { files: { type: 'array', items: { type: 'string', contentMediaType: 'application/octet-stream' } } }, required: ['files'] },
+          schema: {
+            type: 'object',
+            properties: {
+              files: {
+                type: 'array',
+                items: { type: 'string', contentMediaType: 'application/octet-stream' },
+              },
+            },
+            required: ['files'],
+          },
         },
       },
     };
   }
   if (route.raw === 'ndjson') {
-    const ndjson = { schema: { type: 'string', description: 'One JSON object a line, in the export format' } };
+    const ndjson = {
+      schema: { type: 'string', description: 'One JSON object a line, in the export format' },
+    };
     return { required: true, content: { 'application/x-ndjson': ndjson, 'text/plain': ndjson } };
   }
   if (route.raw === 'json-rpc') {
-    return { required: true, content: { 'application/json': { schema: { type: 'object', properties: { jsonrpc: { const: '2.0' }, method: { type: 'string' } }, required: ['jsonrpc'] } } } };
+    return {
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            type: 'object',
+            properties: { jsonrpc: { const: '2.0' }, method: { type: 'string' } },
+            required: ['jsonrpc'],
+          },
+        },
+      },
+    };
   }
   if (!route.body) return null;
-  return { required: route.bodyOptional !== true, content: { 'application/json': { schema: plain(route.body) } } };
+  return {
+    required: route.bodyOptional !== true,
+    content: { 'application/json': { schema: plain(route.body) } },
+  };
 }
 
 function responses(route: Route, scopedCopy: boolean): Json {
-  const out: Json = { [String(route.reply.status)]: success(route.reply, route.deprecated === true) };
+  const out: Json = {
+    [String(route.reply.status)]: success(route.reply, route.deprecated === true),
+  };
   for (const status of 'also' in route.reply ? (route.reply.also ?? []) : []) {
-    out[String(status)] = { description: status === 202 ? 'Accepted (a notification; no body)' : 'See the body', ...(status === 202 ? {} : { content: successContent(route.reply) }) };
+    out[String(status)] = {
+      description: status === 202 ? 'Accepted (a notification; no body)' : 'See the body',
+      ...(status === 202 ? {} : { content: successContent(route.reply) }),
+    };
   }
   for (const [status, codes] of errorStatuses(route, scopedCopy)) {
-    const headers = status === 429 || status === 503 ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } } : undefined;
+    const headers =
+      status === 429 || status === 503
+        ? { 'Retry-After': { $ref: '#/components/headers/Retry-After' } }
+        : undefined;
     out[String(status)] = {
       description: codes.join(', '),
       ...(headers ? { headers } : {}),
-      content: { 'application/json': { schema: { $ref: `${REF_PREFIX}${String(ErrorBody.$id)}` } } },
+      content: {
+        'application/json': { schema: { $ref: `${REF_PREFIX}${String(ErrorBody.$id)}` } },
+      },
     };
   }
   return out;
 }
 
 function success(reply: Reply, deprecated: boolean): Json {
-  const headers = deprecated ? { headers: { Deprecation: { schema: { type: 'string', const: 'true' } } } } : {};
+  const headers = deprecated
+    ? { headers: { Deprecation: { schema: { type: 'string', const: 'true' } } } }
+    : {};
   if ('events' in reply) {
-    const events = Object.fromEntries(Object.entries(reply.events).map(([name, s]) => [name, plain(s)]));
+    const events = Object.fromEntries(
+      Object.entries(reply.events).map(([name, s]) => [name, plain(s)]),
+    );
     return {
-      description: 'A Server-Sent Events stream: `event: subscribed`, then one unnamed event (`message`) per push with `id:` = its sequence number, `: keep-alive` comments every 15 s, and `event: closed` at the end. `x-sse-events` gives the JSON schema of each event\'s data.',
+      description:
+        "A Server-Sent Events stream: `event: subscribed`, then one unnamed event (`message`) per push with `id:` = its sequence number, `: keep-alive` comments every 15 s, and `event: closed` at the end. `x-sse-events` gives the JSON schema of each event's data.",
       ...headers,
       content: { 'text/event-stream': { schema: { type: 'string' }, 'x-sse-events': events } },
     };
@@ -184,15 +261,22 @@ function successContent(reply: Reply): Json {
 function errorStatuses(route: Route, scopedCopy: boolean): Map<number, ErrorCode[]> {
   const codes: ErrorCode[] = ['internal_error', 'method_not_allowed'];
   if (route.access !== 'public') codes.push('unauthenticated');
-  if (route.access === undefined || route.access === 'key') codes.push('forbidden', 'not_found', 'rate_limited', 'unavailable');
+  if (route.access === undefined || route.access === 'key')
+    codes.push('forbidden', 'not_found', 'rate_limited', 'unavailable');
   if (route.access === 'health') codes.push('unavailable');
-  if (scopedCopy || route.body || route.query || route.raw || route.path.includes(':')) codes.push('invalid_input');
+  if (scopedCopy || route.body || route.query || route.raw || route.path.includes(':'))
+    codes.push('invalid_input');
   if (route.body || route.raw) codes.push('payload_too_large', 'unsupported_media_type');
-  if (route.op === 'workspaces_create' || route.op === 'keys_create' || route.op === 'backup') codes.push('conflict');
+  if (route.op === 'workspaces_create' || route.op === 'keys_create' || route.op === 'backup')
+    codes.push('conflict');
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of codes) {
     const status = ERRORS[code].http;
-    if (status === route.reply.status || ('also' in route.reply && route.reply.also?.includes(status))) continue;
+    if (
+      status === route.reply.status ||
+      ('also' in route.reply && route.reply.also?.includes(status))
+    )
+      continue;
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }
   return new Map([...byStatus].sort(([a], [b]) => a - b));
@@ -202,7 +286,8 @@ function errorStatuses(route: Route, scopedCopy: boolean): Map<number, ErrorCode
 function plain(schema: TSchema): unknown {
   return JSON.parse(JSON.stringify(schema), (key, value: unknown) => {
     if (key === '$id') return undefined;
-    if (key === '$ref' && typeof value === 'string' && !value.startsWith('#')) return `${REF_PREFIX}${value}`;
+    if (key === '$ref' && typeof value === 'string' && !value.startsWith('#'))
+      return `${REF_PREFIX}${value}`;
     return value;
   });
 }

@@ -21,7 +21,10 @@ export interface PartsTarget {
 const CORKED_BYTES = 256 * 1024;
 
 /** Writes `parts` and ends the response a slice at a time, waiting whenever the socket is full. */
-export async function writeParts(res: PartsTarget, parts: ReadonlyArray<string | Buffer>): Promise<void> {
+export async function writeParts(
+  res: PartsTarget,
+  parts: ReadonlyArray<string | Buffer>,
+): Promise<void> {
   let sliceStart = performance.now();
   let corked = 0;
   res.cork();

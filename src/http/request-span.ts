@@ -14,7 +14,17 @@ import type { Attributes, SpanHandle } from '../tracing/index.ts';
 import type { RequestHead } from './exchange.ts';
 import type { Route } from './route.ts';
 
-const KNOWN_METHODS = new Set(['CONNECT', 'DELETE', 'GET', 'HEAD', 'OPTIONS', 'PATCH', 'POST', 'PUT', 'TRACE']);
+const KNOWN_METHODS = new Set([
+  'CONNECT',
+  'DELETE',
+  'GET',
+  'HEAD',
+  'OPTIONS',
+  'PATCH',
+  'POST',
+  'PUT',
+  'TRACE',
+]);
 
 /** `{method}` of the span name: the method, or `HTTP` for one the conventions do not know. */
 export function spanMethod(method: string): string {

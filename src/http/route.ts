@@ -88,14 +88,20 @@ export interface PathParam {
 type NoInput = TObject<{}>;
 
 /** A route whose handler gets its body and query already validated against the route's own schemas. */
-interface TypedRoute<B extends TSchema, Q extends TSchema> extends Omit<Route, 'handle' | 'body' | 'query'> {
+interface TypedRoute<B extends TSchema, Q extends TSchema>
+  extends Omit<Route, 'handle' | 'body' | 'query'> {
   body?: B;
   query?: Q;
-  handle: (input: RouteInput, valid: { body: Static<B>; query: Static<Q> }) => Promise<RouteOutput | StreamResponse> | RouteOutput;
+  handle: (
+    input: RouteInput,
+    valid: { body: Static<B>; query: Static<Q> },
+  ) => Promise<RouteOutput | StreamResponse> | RouteOutput;
 }
 
 /** Declares a route; its handler receives the body and query already validated against its schemas. */
-export function route<B extends TSchema = NoInput, Q extends TSchema = NoInput>(def: TypedRoute<B, Q>): Route {
+export function route<B extends TSchema = NoInput, Q extends TSchema = NoInput>(
+  def: TypedRoute<B, Q>,
+): Route {
   const checkBody = def.body === undefined ? null : compile(def.body);
   const checkQuery = def.query === undefined ? null : compile(def.query);
   const types = def.query === undefined ? {} : queryTypes(def.query);
@@ -103,7 +109,9 @@ export function route<B extends TSchema = NoInput, Q extends TSchema = NoInput>(
     ...def,
     handle: (i) => {
       const body = (checkBody === null ? {} : checkBody(i.body)) as Static<B>;
-      const query = (checkQuery === null ? {} : checkQuery(queryObject(i.query, types))) as Static<Q>;
+      const query = (
+        checkQuery === null ? {} : checkQuery(queryObject(i.query, types))
+      ) as Static<Q>;
       return def.handle(i, { body, query });
     },
   };
@@ -124,7 +132,12 @@ type QueryType = 'int' | 'bool' | 'num' | 'time';
 /** How each query field converts from text, read off the route's query schema. */
 function queryTypes(schema: TSchema): Record<string, QueryType> {
   const out: Record<string, QueryType> = {};
-  const props = (schema as { properties?: Record<string, { type?: unknown; anyOf?: Array<{ type?: unknown }> }> }).properties ?? {};
+  const props =
+    (
+      schema as {
+        properties?: Record<string, { type?: unknown; anyOf?: Array<{ type?: unknown }> }>;
+      }
+    ).properties ?? {};
   for (const [name, prop] of Object.entries(props)) {
     if (prop.type === 'integer') out[name] = 'int';
     else if (prop.type === 'number') out[name] = 'num';
@@ -141,7 +154,10 @@ function isTime(prop: { anyOf?: Array<{ type?: unknown }> }): boolean {
 }
 
 /** Turns a query string into an object, converting the named fields; bad values are 400s. */
-export function queryObject(q: URLSearchParams, types: Readonly<Record<string, QueryType>>): Record<string, unknown> {
+export function queryObject(
+  q: URLSearchParams,
+  types: Readonly<Record<string, QueryType>>,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [k, raw] of q) {
     const type = types[k];
@@ -149,13 +165,15 @@ export function queryObject(q: URLSearchParams, types: Readonly<Record<string, Q
       if (!/^-?\d+$/.test(raw)) throw invalid(`${k} must be an integer, got '${raw}'`);
       out[k] = Number(raw);
     } else if (type === 'num') {
-      if (raw.trim() === '' || !Number.isFinite(Number(raw))) throw invalid(`${k} must be a number, got '${raw}'`);
+      if (raw.trim() === '' || !Number.isFinite(Number(raw)))
+        throw invalid(`${k} must be a number, got '${raw}'`);
       out[k] = Number(raw);
     } else if (type === 'time') {
       // Digits are microseconds; anything else is left to the schema as ISO 8601 text.
       out[k] = /^[0-9]{1,16}$/.test(raw) ? Number(raw) : raw;
     } else if (type === 'bool') {
-      if (raw !== 'true' && raw !== 'false') throw invalid(`${k} must be true or false, got '${raw}'`);
+      if (raw !== 'true' && raw !== 'false')
+        throw invalid(`${k} must be true or false, got '${raw}'`);
       out[k] = raw === 'true';
     } else out[k] = raw;
   }

@@ -26,14 +26,20 @@ export class SseSink implements PushSink {
       onGone();
     });
     stream.onWritable(() => this.#drain?.());
-    stream.write(`event: subscribed\ndata: ${wellFormedJson({ subscription_id: subscriptionId })}\n\n`);
+    stream.write(
+      `event: subscribed\ndata: ${wellFormedJson({ subscription_id: subscriptionId })}\n\n`,
+    );
     for (const chunk of this.#early.splice(0)) stream.write(chunk);
     this.#heartbeat = setInterval(() => stream.write(': keep-alive\n\n'), HEARTBEAT_MS);
     if (this.#closed) this.#finish();
   }
 
   send(event: PushEvent): boolean {
-    const data = { ...event, memory: memoryJson(event.memory), push_timestamp_iso: isoFromUs(event.push_timestamp_us) };
+    const data = {
+      ...event,
+      memory: memoryJson(event.memory),
+      push_timestamp_iso: isoFromUs(event.push_timestamp_us),
+    };
     const chunk = `id: ${event.sequence_number}\ndata: ${wellFormedJson(data)}\n\n`;
     if (!this.#stream) {
       this.#early.push(chunk);

@@ -34,7 +34,8 @@ const COMPRESSIBLE = new Set(['.html', '.js', '.css', '.json', '.svg', '.txt', '
  * inline because the graph library sets element styles.
  */
 const SECURITY_HEADERS: Readonly<Record<string, string>> = {
-  'content-security-policy': "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  'content-security-policy':
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   'x-content-type-options': 'nosniff',
   'referrer-policy': 'no-referrer',
   'x-frame-options': 'DENY',
@@ -65,7 +66,9 @@ export type SiteFile = { path: string; file: string } | { path: string; text: st
 
 /** A site of the files listed, each read (or encoded) once, when this is called. */
 export function staticSiteOf(files: readonly SiteFile[]): StaticSite {
-  const assets = new Map<string, Asset>(files.map((f) => [f.path, 'file' in f ? load(f.file) : asset(Buffer.from(f.text), f.ext)]));
+  const assets = new Map<string, Asset>(
+    files.map((f) => [f.path, 'file' in f ? load(f.file) : asset(Buffer.from(f.text), f.ext)]),
+  );
   return { paths: [...assets.keys()], serve: (req) => serve(assets, req) };
 }
 
@@ -85,7 +88,10 @@ export function openStaticSite(dir: string): StaticSite {
   };
 }
 
-function serve(assets: ReadonlyMap<string, Asset>, req: Pick<HttpRequest, 'method' | 'path' | 'headers'>): HttpResponse | null {
+function serve(
+  assets: ReadonlyMap<string, Asset>,
+  req: Pick<HttpRequest, 'method' | 'path' | 'headers'>,
+): HttpResponse | null {
   if (req.method !== 'GET' && req.method !== 'HEAD') return null;
   const asset = assets.get(req.path === '/' ? '/index.html' : req.path);
   if (!asset) return null;
@@ -96,7 +102,8 @@ function serve(assets: ReadonlyMap<string, Asset>, req: Pick<HttpRequest, 'metho
     'cache-control': asset.immutable ? 'public, max-age=31536000, immutable' : 'no-cache',
     vary: 'Accept-Encoding',
   };
-  if (matchesEtag(req.headers.get('if-none-match'), asset.etag)) return { status: 304, headers, body: '' };
+  if (matchesEtag(req.headers.get('if-none-match'), asset.etag))
+    return { status: 304, headers, body: '' };
   const [encoding, body] = pickEncoding(asset, req.headers.get('accept-encoding') ?? '');
   if (encoding !== null) headers['content-encoding'] = encoding;
   return { status: 200, headers, body: req.method === 'HEAD' ? '' : body };
@@ -110,18 +117,31 @@ function pickEncoding(asset: Asset, accept: string): [Encoding | null, Buffer] {
     const q = params.find((p) => p.startsWith('q='));
     if (name && !(q !== undefined && Number(q.slice(2)) === 0)) accepted.add(name);
   }
-  const encoding: Encoding | null = accepted.has('br') ? 'br' : accepted.has('gzip') ? 'gzip' : null;
+  const encoding: Encoding | null = accepted.has('br')
+    ? 'br'
+    : accepted.has('gzip')
+      ? 'gzip'
+      : null;
   if (encoding === null) return [null, asset.raw];
   // Not pre-compressed by the build: compress once, at a level fast enough for a request.
-  asset.encoded[encoding] ??= encoding === 'br'
-    ? brotliCompressSync(asset.raw, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: asset.raw.length } })
-    : gzipSync(asset.raw, { level: 6 });
+  asset.encoded[encoding] ??=
+    encoding === 'br'
+      ? brotliCompressSync(asset.raw, {
+          params: {
+            [constants.BROTLI_PARAM_QUALITY]: 5,
+            [constants.BROTLI_PARAM_SIZE_HINT]: asset.raw.length,
+          },
+        })
+      : gzipSync(asset.raw, { level: 6 });
   return [encoding, asset.encoded[encoding]];
 }
 
 function matchesEtag(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false;
-  return header.trim() === '*' || header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
+  return (
+    header.trim() === '*' ||
+    header.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag)
+  );
 }
 
 function load(file: string): Asset {

@@ -28,7 +28,8 @@ function splitFrontMatter(text: string): { frontMatter: Record<string, string>; 
   const frontMatter: Record<string, string> = {};
   for (const line of (m[1] ?? '').split('\n')) {
     const kv = /^([A-Za-z_][\w-]*)\s*:\s*(.*)$/.exec(line);
-    if (kv?.[1] && kv[2] !== undefined) frontMatter[kv[1]] = kv[2].trim().replace(/^["']|["']$/g, '');
+    if (kv?.[1] && kv[2] !== undefined)
+      frontMatter[kv[1]] = kv[2].trim().replace(/^["']|["']$/g, '');
   }
   return { frontMatter, body: text.slice(m[0].length) };
 }
@@ -74,7 +75,10 @@ function add(out: string[], heading: string, sentence: string): void {
 }
 
 function sentences(text: string): string[] {
-  return text.split(/(?<=[.!?])\s+(?=[A-Z0-9"'(])/).map((s) => s.trim()).filter(Boolean);
+  return text
+    .split(/(?<=[.!?])\s+(?=[A-Z0-9"'(])/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function clean(s: string): string {

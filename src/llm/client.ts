@@ -15,7 +15,12 @@ export interface LlmClient {
   chat(messages: ChatMessage[]): Promise<string>;
 }
 
-export function createLlmClient(opts: { baseUrl: string; model: string; apiKey: string; timeoutMs: number }): LlmClient {
+export function createLlmClient(opts: {
+  baseUrl: string;
+  model: string;
+  apiKey: string;
+  timeoutMs: number;
+}): LlmClient {
   return {
     model: opts.model,
     async chat(messages) {
@@ -30,7 +35,8 @@ export function createLlmClient(opts: { baseUrl: string; model: string; apiKey: 
       if (!res.ok) throw new Error(`LLM endpoint answered ${res.status}`);
       const body = (await res.json()) as { choices?: Array<{ message?: { content?: unknown } }> };
       const content = body.choices?.[0]?.message?.content;
-      if (typeof content !== 'string' || content.trim() === '') throw new Error('LLM reply has no message content');
+      if (typeof content !== 'string' || content.trim() === '')
+        throw new Error('LLM reply has no message content');
       return content.trim();
     },
   };
@@ -43,7 +49,9 @@ export function parseJsonReply(text: string): Record<string, unknown> | null {
   if (start < 0 || end <= start) return null;
   try {
     const v: unknown = JSON.parse(text.slice(start, end + 1));
-    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+    return typeof v === 'object' && v !== null && !Array.isArray(v)
+      ? (v as Record<string, unknown>)
+      : null;
   } catch {
     return null;
   }

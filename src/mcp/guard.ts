@@ -23,7 +23,15 @@ import { unicodeProblem, wellFormedDeep } from '../model/unicode.ts';
 type Params = Record<string, unknown> | undefined;
 
 /** The SDK's own schema for each method we serve, checked last (for anything the rules below miss). */
-const SCHEMAS: Record<string, { safeParse(value: unknown): { success: boolean; error?: { issues?: Array<{ path: PropertyKey[]; message: string }> } } }> = {
+const SCHEMAS: Record<
+  string,
+  {
+    safeParse(value: unknown): {
+      success: boolean;
+      error?: { issues?: Array<{ path: PropertyKey[]; message: string }> };
+    };
+  }
+> = {
   'tools/call': CallToolRequestSchema,
   'tools/list': ListToolsRequestSchema,
   'resources/list': ListResourcesRequestSchema,
@@ -31,22 +39,29 @@ const SCHEMAS: Record<string, { safeParse(value: unknown): { success: boolean; e
   'resources/read': ReadResourceRequestSchema,
 };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Why the params of a `method` request are not acceptable, naming the parameter, or null. */
 export function paramsProblem(method: string, params: unknown): string | null {
-  if (params !== undefined && !isObject(params)) return `params must be an object, got ${describe(params)}`;
+  if (params !== undefined && !isObject(params))
+    return `params must be an object, got ${describe(params)}`;
   const p = params as Params;
   const text = unicodeProblem('params', p);
   if (text !== null) return text;
   if (method === 'tools/call') {
-    if (p === undefined) return 'params is required for tools/call: {"name": <tool>, "arguments": {...}}';
-    if (typeof p['name'] !== 'string') return `params.name must be a string (the tool), got ${describe(p['name'])}`;
-    if (p['arguments'] !== undefined && !isObject(p['arguments'])) return `params.arguments must be an object, got ${describe(p['arguments'])}`;
+    if (p === undefined)
+      return 'params is required for tools/call: {"name": <tool>, "arguments": {...}}';
+    if (typeof p['name'] !== 'string')
+      return `params.name must be a string (the tool), got ${describe(p['name'])}`;
+    if (p['arguments'] !== undefined && !isObject(p['arguments']))
+      return `params.arguments must be an object, got ${describe(p['arguments'])}`;
   }
   if (method === 'resources/read') {
-    if (p === undefined) return 'params is required for resources/read: {"uri": "flashbulb://memories/<memory_id>"}';
-    if (typeof p['uri'] !== 'string') return `params.uri must be a string, got ${describe(p['uri'])}`;
+    if (p === undefined)
+      return 'params is required for resources/read: {"uri": "flashbulb://memories/<memory_id>"}';
+    if (typeof p['uri'] !== 'string')
+      return `params.uri must be a string, got ${describe(p['uri'])}`;
   }
   if (method.endsWith('/list') && p?.['cursor'] !== undefined && typeof p['cursor'] !== 'string') {
     return `params.cursor must be a string (the nextCursor of a previous page), got ${describe(p['cursor'])}`;
@@ -55,7 +70,9 @@ export function paramsProblem(method: string, params: unknown): string | null {
   const parsed = schema?.safeParse({ method, ...(p === undefined ? {} : { params: p }) });
   if (parsed && !parsed.success) {
     const issue = parsed.error?.issues?.[0];
-    return issue ? `${issue.path.map(String).join('.') || 'params'}: ${issue.message}` : 'params do not match the method';
+    return issue
+      ? `${issue.path.map(String).join('.') || 'params'}: ${issue.message}`
+      : 'params do not match the method';
   }
   return null;
 }
@@ -72,7 +89,11 @@ function describe(v: unknown): string {
  * answered (a JSON-RPC batch over HTTP), so the calls of a batch meet the request's reply budget
  * in order (router/reply-budget) rather than racing for it.
  */
-export async function connectGuarded(server: Server, transport: Transport, opts: { oneAtATime?: boolean } = {}): Promise<void> {
+export async function connectGuarded(
+  server: Server,
+  transport: Transport,
+  opts: { oneAtATime?: boolean } = {},
+): Promise<void> {
   await server.connect(transport);
   const deliver = transport.onmessage;
   const send = transport.send.bind(transport);
@@ -89,7 +110,8 @@ export async function connectGuarded(server: Server, transport: Transport, opts:
   transport.onmessage = (message, extra) => {
     const refusal = refuse(message);
     if (refusal !== null) return void send(refusal).catch(() => undefined);
-    if (opts.oneAtATime !== true || !('method' in message) || !('id' in message)) return deliver?.(message, extra);
+    if (opts.oneAtATime !== true || !('method' in message) || !('id' in message))
+      return deliver?.(message, extra);
     waiting.push(() => {
       busy = { id: message.id };
       deliver?.(message, extra);
@@ -103,5 +125,9 @@ function refuse(message: JSONRPCMessage): JSONRPCMessage | null {
   if (!('method' in message) || !('id' in message)) return null;
   const problem = paramsProblem(message.method, (message as { params?: unknown }).params);
   if (problem === null) return null;
-  return wellFormedDeep({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${problem}` } });
+  return wellFormedDeep({
+    jsonrpc: '2.0',
+    id: message.id,
+    error: { code: ErrorCode.InvalidParams, message: `Invalid params: ${problem}` },
+  });
 }

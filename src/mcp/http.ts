@@ -31,7 +31,7 @@ const PASSED_HEADERS = ['content-type', 'accept', 'mcp-protocol-version', 'mcp-s
 export async function serveMcp(ctx: Ctx, req: McpHttpRequest): Promise<McpHttpReply> {
   const raw = new RawResults();
   const server = createMcpServer(ctx, { raw });
-  const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }) // no sessionIdGenerator: stateless;
+  const transport = new WebStandardStreamableHTTPServerTransport({ enableJsonResponse: true }); // no sessionIdGenerator: stateless;
   await connectGuarded(server, transport, { oneAtATime: true });
   try {
     const headers = new Headers();
@@ -39,11 +39,22 @@ export async function serveMcp(ctx: Ctx, req: McpHttpRequest): Promise<McpHttpRe
       const v = req.headers.get(name);
       if (v !== undefined) headers.set(name, v);
     }
-    const request = new Request('http://flashbulb.local/mcp', { method: req.method, headers, body: new Uint8Array(req.body) });
+    const request = new Request('http://flashbulb.local/mcp', {
+      method: req.method,
+      headers,
+      body: new Uint8Array(req.body),
+    });
     const response = await transport.handleRequest(request);
     const out: Record<string, string> = {};
-    response.headers.forEach((value, name) => { out[name] = value; });
-    return { status: response.status, body: null, text: raw.splice(await response.text()), headers: out };
+    response.headers.forEach((value, name) => {
+      out[name] = value;
+    });
+    return {
+      status: response.status,
+      body: null,
+      text: raw.splice(await response.text()),
+      headers: out,
+    };
   } finally {
     await server.close();
   }

@@ -51,20 +51,35 @@ export class RawResults {
 }
 
 /** A tool's successful result, sent once (see the module comment). */
-export async function toolResult(result: Record<string, unknown>, raw: RawResults | null): Promise<CallToolResult> {
-  if (replyBytes(result, FULL_TEXT_BYTES) <= FULL_TEXT_BYTES) return { content: [{ type: 'text', text: wellFormedJson(result) }], structuredContent: result };
-  if (raw === null) return { content: [{ type: 'text', text: summarize(result, null) }], structuredContent: result };
+export async function toolResult(
+  result: Record<string, unknown>,
+  raw: RawResults | null,
+): Promise<CallToolResult> {
+  if (replyBytes(result, FULL_TEXT_BYTES) <= FULL_TEXT_BYTES)
+    return { content: [{ type: 'text', text: wellFormedJson(result) }], structuredContent: result };
+  if (raw === null)
+    return {
+      content: [{ type: 'text', text: summarize(result, null) }],
+      structuredContent: result,
+    };
   const parts = await jsonParts(result, Infinity);
   const bytes = parts.reduce((n, p) => n + p.length, 0);
-  return { content: [{ type: 'text', text: summarize(result, bytes) }], structuredContent: raw.hold(parts) };
+  return {
+    content: [{ type: 'text', text: summarize(result, bytes) }],
+    structuredContent: raw.hold(parts),
+  };
 }
 
 /** A few lines a model can read: each field, and the first items of each list. */
 export function summarize(result: Record<string, unknown>, bytes: number | null): string {
-  const lines = [`The whole result (${bytes === null ? 'large' : `${bytes} bytes of JSON`}) is in structuredContent; in short:`];
+  const lines = [
+    `The whole result (${bytes === null ? 'large' : `${bytes} bytes of JSON`}) is in structuredContent; in short:`,
+  ];
   for (const [key, value] of Object.entries(result)) {
     if (!Array.isArray(value)) {
-      lines.push(`${key}: ${clip(typeof value === 'string' ? value : String(JSON.stringify(value)))}`);
+      lines.push(
+        `${key}: ${clip(typeof value === 'string' ? value : String(JSON.stringify(value)))}`,
+      );
       continue;
     }
     lines.push(`${key}: ${value.length}`);
@@ -77,9 +92,12 @@ export function summarize(result: Record<string, unknown>, bytes: number | null)
 
 /** A memory or a hit (its memory, its score) in one line; anything else as short JSON. */
 function describeItem(item: unknown): string {
-  if (typeof item !== 'object' || item === null) return clip(typeof item === 'string' ? item : String(item));
+  if (typeof item !== 'object' || item === null)
+    return clip(typeof item === 'string' ? item : String(item));
   const hit = item as Record<string, unknown>;
-  const memory = (typeof hit['memory'] === 'object' && hit['memory'] !== null ? hit['memory'] : hit) as Record<string, unknown>;
+  const memory = (
+    typeof hit['memory'] === 'object' && hit['memory'] !== null ? hit['memory'] : hit
+  ) as Record<string, unknown>;
   const id = typeof memory['memory_id'] === 'string' ? memory['memory_id'] : null;
   const content = typeof memory['content'] === 'string' ? memory['content'] : null;
   if (id === null && content === null) return clip(JSON.stringify(item));
@@ -88,6 +106,9 @@ function describeItem(item: unknown): string {
 }
 
 function clip(text: string): string {
-  const line = text.slice(0, ITEM_CHARS * 4).replace(/\s+/g, ' ').trim();
+  const line = text
+    .slice(0, ITEM_CHARS * 4)
+    .replace(/\s+/g, ' ')
+    .trim();
   return line.length > ITEM_CHARS ? `${line.slice(0, ITEM_CHARS - 1)}…` : line;
 }

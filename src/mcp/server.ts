@@ -50,41 +50,88 @@ const VALIDATOR = new AjvJsonSchemaValidator();
  * placeholders for the transport's reply text (mcp/results; Streamable HTTP).
  */
 export function createMcpServer(ctx: Ctx, opts: { raw?: RawResults } = {}): Server {
-  const server = new Server({ name: 'flashbulb', version: ctx.svc.version }, { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS, jsonSchemaValidator: VALIDATOR });
+  const server = new Server(
+    { name: 'flashbulb', version: ctx.svc.version },
+    {
+      capabilities: { tools: {}, resources: {} },
+      instructions: INSTRUCTIONS,
+      jsonSchemaValidator: VALIDATOR,
+    },
+  );
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: LISTED }));
-  server.setRequestHandler(CallToolRequestSchema, (req) => callTool(ctx, req.params.name, req.params.arguments, opts.raw ?? null));
+  server.setRequestHandler(CallToolRequestSchema, (req) =>
+    callTool(ctx, req.params.name, req.params.arguments, opts.raw ?? null),
+  );
   server.setRequestHandler(ListResourcesRequestSchema, async (req) => {
     const cursor = req.params?.cursor;
-    const page = await (async () => listMemories(ctx, { limit: RESOURCE_PAGE, ...(cursor === undefined ? {} : { cursor }) }))().catch((err: unknown) => {
+    const page = await (async () =>
+      listMemories(ctx, {
+        limit: RESOURCE_PAGE,
+        ...(cursor === undefined ? {} : { cursor }),
+      }))().catch((err: unknown) => {
       // The only client input here is the cursor: a bad one is the caller's mistake, not a fault.
-      if (err instanceof FlashbulbError && err.code === 'invalid_input') throw new McpError(ErrorCode.InvalidParams, `Invalid params: params.cursor: ${err.message}`);
+      if (err instanceof FlashbulbError && err.code === 'invalid_input')
+        throw new McpError(
+          ErrorCode.InvalidParams,
+          `Invalid params: params.cursor: ${err.message}`,
+        );
       throw overBudget(err);
     });
     return {
-      resources: page.memories.map((m) => ({ uri: `${MEMORY_URI}${m.id}`, name: title(m.content), mimeType: 'application/json' })),
+      resources: page.memories.map((m) => ({
+        uri: `${MEMORY_URI}${m.id}`,
+        name: title(m.content),
+        mimeType: 'application/json',
+      })),
       ...(page.nextCursor === null ? {} : { nextCursor: page.nextCursor }),
     };
   });
   server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({
-    resourceTemplates: [{ uriTemplate: `${MEMORY_URI}{memory_id}`, name: 'memory', title: 'A memory by id', mimeType: 'application/json' }],
+    resourceTemplates: [
+      {
+        uriTemplate: `${MEMORY_URI}{memory_id}`,
+        name: 'memory',
+        title: 'A memory by id',
+        mimeType: 'application/json',
+      },
+    ],
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     const uri = req.params.uri;
-    if (!uri.startsWith(MEMORY_URI)) throw new McpError(RESOURCE_NOT_FOUND, `unknown resource '${uri}'; memories are ${MEMORY_URI}<memory_id>`);
+    if (!uri.startsWith(MEMORY_URI))
+      throw new McpError(
+        RESOURCE_NOT_FOUND,
+        `unknown resource '${uri}'; memories are ${MEMORY_URI}<memory_id>`,
+      );
     try {
       const memory = await getMemory(ctx, { id: uri.slice(MEMORY_URI.length) });
-      return { contents: [{ uri, mimeType: 'application/json', text: wellFormedJson(memoryJson(memory)) }] };
+      return {
+        contents: [{ uri, mimeType: 'application/json', text: wellFormedJson(memoryJson(memory)) }],
+      };
     } catch (err) {
-      if (err instanceof FlashbulbError && (err.code === 'not_found' || err.code === 'invalid_input')) throw new McpError(RESOURCE_NOT_FOUND, `${err.code}: ${err.message}`);
+      if (
+        err instanceof FlashbulbError &&
+        (err.code === 'not_found' || err.code === 'invalid_input')
+      )
+        throw new McpError(RESOURCE_NOT_FOUND, `${err.code}: ${err.message}`);
       throw overBudget(err);
     }
   });
   return server;
 }
 
-async function callTool(ctx: Ctx, name: string, args: unknown, raw: RawResults | null): Promise<CallToolResult> {
+async function callTool(
+  ctx: Ctx,
+  name: string,
+  args: unknown,
+  raw: RawResults | null,
+): Promise<CallToolResult> {
   const tool = TOOLS.find((t) => t.name === name);
-  if (!tool) return toolError('invalid_input', `unknown tool '${name}'; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
+  if (!tool)
+    return toolError(
+      'invalid_input',
+      `unknown tool '${name}'; tools: ${TOOLS.map((t) => t.name).join(', ')}`,
+    );
   try {
     return await toolResult(await tool.call(ctx, args), raw);
   } catch (err) {
@@ -104,7 +151,10 @@ function overBudget(err: unknown): unknown {
 
 /** A tool error the model can read: the Flashbulb error code and message, as JSON text. */
 function toolError(code: string, message: string): CallToolResult {
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error_code: code, message }) }] };
+  return {
+    isError: true,
+    content: [{ type: 'text', text: JSON.stringify({ error_code: code, message }) }],
+  };
 }
 
 function title(content: string): string {
@@ -132,7 +182,11 @@ function inline(schema: TSchema): Record<string, unknown> {
     const obj = value as Record<string, unknown>;
     const ref = obj['$ref'];
     if (typeof ref === 'string' && NAMED.has(ref)) return walk(NAMED.get(ref));
-    return Object.fromEntries(Object.entries(obj).filter(([k]) => k !== '$id').map(([k, v]) => [k, walk(v)]));
+    return Object.fromEntries(
+      Object.entries(obj)
+        .filter(([k]) => k !== '$id')
+        .map(([k, v]) => [k, walk(v)]),
+    );
   };
   return walk(JSON.parse(JSON.stringify(schema))) as Record<string, unknown>;
 }

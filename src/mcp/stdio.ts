@@ -9,7 +9,11 @@
  * stdin ends (`endedBy` null) or fails, or stdout fails (`endedBy` says why).
  */
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, JSONRPCMessageSchema, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  ErrorCode,
+  JSONRPCMessageSchema,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
 
 /** The largest message read from stdin (its line, in bytes). */
 export const STDIO_MAX_MESSAGE_BYTES = 10 * 1024 * 1024;
@@ -31,7 +35,13 @@ export class LineTransport implements Transport {
   #skipping: IdScanner | null = null;
   #closed = false;
 
-  constructor(opts: { stdin?: NodeJS.ReadableStream; stdout?: NodeJS.WritableStream; maxMessageBytes?: number } = {}) {
+  constructor(
+    opts: {
+      stdin?: NodeJS.ReadableStream;
+      stdout?: NodeJS.WritableStream;
+      maxMessageBytes?: number;
+    } = {},
+  ) {
     this.#in = opts.stdin ?? process.stdin;
     this.#out = opts.stdout ?? process.stdout;
     this.#max = opts.maxMessageBytes ?? STDIO_MAX_MESSAGE_BYTES;
@@ -96,18 +106,32 @@ export class LineTransport implements Transport {
     this.#parts = [];
     this.#size = 0;
     this.#skipping = null;
-    if (skipped) return this.#refuse(skipped.id, ErrorCode.InvalidRequest, `the message of ${size} bytes is over the limit of ${this.#max} bytes a message on stdio may have (flashbulb mcp); it was not read`);
+    if (skipped)
+      return this.#refuse(
+        skipped.id,
+        ErrorCode.InvalidRequest,
+        `the message of ${size} bytes is over the limit of ${this.#max} bytes a message on stdio may have (flashbulb mcp); it was not read`,
+      );
     if (line === null || line.trim() === '') return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(line);
     } catch (err) {
-      return this.#refuse(null, ErrorCode.ParseError, `Parse error: the line is not JSON (${(err as Error).message})`);
+      return this.#refuse(
+        null,
+        ErrorCode.ParseError,
+        `Parse error: the line is not JSON (${(err as Error).message})`,
+      );
     }
     const message = JSONRPCMessageSchema.safeParse(parsed);
     if (!message.success) {
-      const id = typeof parsed === 'object' && parsed !== null ? (parsed as { id?: unknown }).id : undefined;
-      return this.#refuse(typeof id === 'string' || typeof id === 'number' ? id : null, ErrorCode.InvalidRequest, 'Invalid Request: the line is not a JSON-RPC 2.0 message');
+      const id =
+        typeof parsed === 'object' && parsed !== null ? (parsed as { id?: unknown }).id : undefined;
+      return this.#refuse(
+        typeof id === 'string' || typeof id === 'number' ? id : null,
+        ErrorCode.InvalidRequest,
+        'Invalid Request: the line is not a JSON-RPC 2.0 message',
+      );
     }
     this.onmessage?.(message.data);
   }

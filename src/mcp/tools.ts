@@ -52,10 +52,22 @@ function tool<S extends TSchema>(def: ToolDef<S>): Tool {
   return { ...rest, call: (ctx, args) => run(ctx, check(args ?? {})) };
 }
 
-const READ: Annotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
-const WRITE: Annotations = { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false };
+const READ: Annotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
+};
+const WRITE: Annotations = {
+  readOnlyHint: false,
+  destructiveHint: false,
+  idempotentHint: false,
+  openWorldHint: false,
+};
 
-const MemoryId = T.Object({ memory_id: T.String({ description: 'The memory id (32 hex characters or a 26-character ULID)' }) });
+const MemoryId = T.Object({
+  memory_id: T.String({ description: 'The memory id (32 hex characters or a 26-character ULID)' }),
+});
 
 export const TOOLS: readonly Tool[] = [
   tool({
@@ -68,7 +80,9 @@ export const TOOLS: readonly Tool[] = [
     input: S.RememberBody,
     output: R.Memory,
     annotations: WRITE,
-    run: async (ctx, b) => ({ ...memoryJson(await remember(ctx, { ...b, context: (b.context ?? {}) as JsonObject })) }),
+    run: async (ctx, b) => ({
+      ...memoryJson(await remember(ctx, { ...b, context: (b.context ?? {}) as JsonObject })),
+    }),
   }),
   tool({
     name: 'add_messages',
@@ -78,11 +92,24 @@ export const TOOLS: readonly Tool[] = [
       'linked followed_by to the message before it; call it again to append to the same conversation_id later. Give ' +
       'each message a message_id to make a retry safe (a message whose id the conversation holds is not written again). ' +
       'Use it to store what was said, as it was said; use remember for a single fact. Returns the memory ids in order.',
-    input: T.Composite([T.Object({ conversation_id: T.String({ description: 'The conversation (any id of yours)' }) }), S.IngestBody]),
+    input: T.Composite([
+      T.Object({
+        conversation_id: T.String({ description: 'The conversation (any id of yours)' }),
+      }),
+      S.IngestBody,
+    ]),
     output: R.IngestResult,
     // Idempotent only for messages with a message_id: without one a repeat writes them again.
     annotations: WRITE,
-    run: async (ctx, b) => ({ ...(await ingestConversation(ctx, { ...b, messages: b.messages.map((m) => ({ ...m, context: m.context as JsonObject | null | undefined })) })) }),
+    run: async (ctx, b) => ({
+      ...(await ingestConversation(ctx, {
+        ...b,
+        messages: b.messages.map((m) => ({
+          ...m,
+          context: m.context as JsonObject | null | undefined,
+        })),
+      })),
+    }),
   }),
   tool({
     name: 'recall',
@@ -104,7 +131,8 @@ export const TOOLS: readonly Tool[] = [
   tool({
     name: 'get_memory',
     title: 'Get a memory',
-    description: 'Read one memory by its memory_id, with all its fields. Use it to look at a memory named by another result.',
+    description:
+      'Read one memory by its memory_id, with all its fields. Use it to look at a memory named by another result.',
     input: MemoryId,
     output: R.Memory,
     annotations: READ,
@@ -123,7 +151,11 @@ export const TOOLS: readonly Tool[] = [
     annotations: READ,
     run: async (ctx, q) => {
       const page = await listMemories(ctx, q);
-      return { memories: page.memories.map(memoryJson), next_cursor: page.nextCursor, ...(page.total === undefined ? {} : { total: page.total }) };
+      return {
+        memories: page.memories.map(memoryJson),
+        next_cursor: page.nextCursor,
+        ...(page.total === undefined ? {} : { total: page.total }),
+      };
     },
   }),
   tool({
@@ -135,10 +167,23 @@ export const TOOLS: readonly Tool[] = [
       'The previous content is overwritten. Returns the revised memory.',
     input: T.Composite([MemoryId, S.ReviseBody]),
     output: R.Memory,
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     run: async (ctx, b) => {
       const { memory_id, ...rest } = b;
-      return { ...memoryJson(await revise(ctx, { ...rest, context: rest.context as JsonObject | undefined, id: memory_id })) };
+      return {
+        ...memoryJson(
+          await revise(ctx, {
+            ...rest,
+            context: rest.context as JsonObject | undefined,
+            id: memory_id,
+          }),
+        ),
+      };
     },
   }),
   tool({
@@ -150,7 +195,12 @@ export const TOOLS: readonly Tool[] = [
       'cannot be undone, and memories derived from them (insights, propositions) go too. Returns how many were erased.',
     input: S.ForgetBody,
     output: R.ForgetResult,
-    annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: true, openWorldHint: false },
+    annotations: {
+      readOnlyHint: false,
+      destructiveHint: true,
+      idempotentHint: true,
+      openWorldHint: false,
+    },
     run: async (ctx, b) => ({ ...(await forget(ctx, b)) }),
   }),
   tool({
@@ -185,7 +235,8 @@ export const TOOLS: readonly Tool[] = [
   tool({
     name: 'list_entities',
     title: 'List entities',
-    description: 'List the entity ids (people, projects, topics) that memories in this workspace are about. Use it to find the right entity_id for other tools.',
+    description:
+      'List the entity ids (people, projects, topics) that memories in this workspace are about. Use it to find the right entity_id for other tools.',
     input: T.Object({}),
     output: T.Object({ entities: R.Entities }),
     annotations: READ,

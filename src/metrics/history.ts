@@ -58,8 +58,18 @@ class OpWindow {
 
   point(): OpPoint {
     const sorted = Float64Array.from(this.sample).sort();
-    const at = (q: number): number => (sorted.length === 0 ? 0 : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number));
-    return { count: this.count, errors: this.errors, p50Ms: at(0.5), p95Ms: at(0.95), p99Ms: at(0.99), maxMs: this.max };
+    const at = (q: number): number =>
+      sorted.length === 0
+        ? 0
+        : (sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] as number);
+    return {
+      count: this.count,
+      errors: this.errors,
+      p50Ms: at(0.5),
+      p95Ms: at(0.95),
+      p99Ms: at(0.99),
+      maxMs: this.max,
+    };
   }
 }
 
@@ -121,7 +131,8 @@ export class MetricsHistory {
 
   /** Closed points starting at or after `sinceUs`, oldest first, and the interval still open. */
   async read(sinceUs: number | null): Promise<{ points: HistoryPoint[]; current: HistoryPoint }> {
-    const points = sinceUs === null ? [...this.#points] : this.#points.filter((p) => p.startUs >= sinceUs);
+    const points =
+      sinceUs === null ? [...this.#points] : this.#points.filter((p) => p.startUs >= sinceUs);
     return { points, current: await this.#snapshot(Date.now()) };
   }
 
@@ -131,13 +142,19 @@ export class MetricsHistory {
     this.#open = new Map();
     this.#openedAt = now;
     this.#points.push(point);
-    if (this.#points.length > HISTORY_POINTS) this.#points.splice(0, this.#points.length - HISTORY_POINTS);
+    if (this.#points.length > HISTORY_POINTS)
+      this.#points.splice(0, this.#points.length - HISTORY_POINTS);
   }
 
   async #snapshot(now: number): Promise<HistoryPoint> {
     const ops: Record<string, OpPoint> = {};
     for (const [op, w] of this.#open) ops[op] = w.point();
-    return { startUs: this.#openedAt * 1000, seconds: Math.max(0.001, (now - this.#openedAt) / 1000), ops, gauges: await gauges(this.#sources) };
+    return {
+      startUs: this.#openedAt * 1000,
+      seconds: Math.max(0.001, (now - this.#openedAt) / 1000),
+      ops,
+      gauges: await gauges(this.#sources),
+    };
   }
 }
 
@@ -145,22 +162,35 @@ export class MetricsHistory {
 export const history = new MetricsHistory();
 
 /** A request ended: the Prometheus histogram and the history both count it. */
-export function observeRequest(op: string, protocol: 'rest' | 'grpc', outcome: string, seconds: number): void {
+export function observeRequest(
+  op: string,
+  protocol: 'rest' | 'grpc',
+  outcome: string,
+  seconds: number,
+): void {
   requestDuration.labels(op, protocol, outcome).observe(seconds);
   history.observe(protocol === 'rest' ? op : `grpc ${op}`, seconds, outcome === 'ok');
 }
 
 async function gauges(sources: HistorySources | null): Promise<Record<string, number>> {
-  const sum = async (name: string, where: (labels: Record<string, string | number>) => boolean = () => true): Promise<number> => {
+  const sum = async (
+    name: string,
+    where: (labels: Record<string, string | number>) => boolean = () => true,
+  ): Promise<number> => {
     const metric = registry.getSingleMetric(name);
     if (!metric) return 0;
     const { values } = await metric.get();
-    return values.filter((v) => where(v.labels as Record<string, string | number>)).reduce((a, v) => a + v.value, 0);
+    return values
+      .filter((v) => where(v.labels as Record<string, string | number>))
+      .reduce((a, v) => a + v.value, 0);
   };
   return {
     memories: await sum('flashbulb_memories'),
     embedding_queue: await sum('flashbulb_embedding_queue'),
-    contradiction_checks: await sum('flashbulb_background_backlog', (l) => l['work'] === 'contradiction_checks'),
+    contradiction_checks: await sum(
+      'flashbulb_background_backlog',
+      (l) => l['work'] === 'contradiction_checks',
+    ),
     vector_index: await sum('flashbulb_background_backlog', (l) => l['work'] === 'vector_index'),
     open_subscriptions: await sum('flashbulb_open_subscriptions'),
     connections: await sum('flashbulb_connections_open'),

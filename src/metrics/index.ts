@@ -8,9 +8,15 @@ export const registry = new Registry();
 // The event loop's delay is sampled every 100 ms (prom-client's default, 10 ms, is a timer that
 // wakes an idle server 100 times a second: 5–8 ms of CPU a second doing nothing, and a wake-up
 // between a one-client read's request and its reply; docs/benchmarks.md).
-collectDefaultMetrics({ register: registry, prefix: 'flashbulb_', eventLoopMonitoringPrecision: 100 });
+collectDefaultMetrics({
+  register: registry,
+  prefix: 'flashbulb_',
+  eventLoopMonitoringPrecision: 100,
+});
 
-const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5];
+const LATENCY_BUCKETS = [
+  0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5,
+];
 
 export const requestDuration = new Histogram({
   name: 'flashbulb_request_duration_seconds',

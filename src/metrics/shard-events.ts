@@ -40,8 +40,11 @@ export class ShardEventMetrics {
       this.#memories[e.shard] = e.memories;
       shardStorageFailed.set({ shard: String(e.shard) }, 0);
       const replayed = `${e.replayedRecords} log records replayed`;
-      this.#log(`shard ${e.shard}: ${e.memories} memories recovered (${replayed}) in ${e.recoveryMs.toFixed(0)} ms`);
-      if (e.truncatedTail) this.#log(`shard ${e.shard}: truncated a torn log tail: ${e.truncatedTail}`);
+      this.#log(
+        `shard ${e.shard}: ${e.memories} memories recovered (${replayed}) in ${e.recoveryMs.toFixed(0)} ms`,
+      );
+      if (e.truncatedTail)
+        this.#log(`shard ${e.shard}: truncated a torn log tail: ${e.truncatedTail}`);
     } else if (e.kind === 'metrics') {
       this.#memories[e.shard] = e.memories;
       if (e.heap) heapGauges(e.shard, e.heap);
@@ -50,7 +53,10 @@ export class ShardEventMetrics {
       contradictionsFound.inc(e.contradictions);
       contradictionChecksSkipped.inc(e.checksSkipped);
       memoriesExpired.inc(e.expired);
-      backgroundBacklog.set({ shard: String(e.shard), work: 'contradiction_checks' }, e.checkBacklog);
+      backgroundBacklog.set(
+        { shard: String(e.shard), work: 'contradiction_checks' },
+        e.checkBacklog,
+      );
       backgroundBacklog.set({ shard: String(e.shard), work: 'vector_index' }, e.indexBacklog);
     } else if (e.kind === 'fatal') {
       this.#log(`shard ${e.shard}: FATAL ${e.message}`);
@@ -66,7 +72,9 @@ export class ShardEventMetrics {
   crashed(shard: number, why: string, restartInMs: number): void {
     shardCrashes.inc({ shard: String(shard) });
     const restart = `restarting it from its files in ${restartInMs / 1000} s`;
-    this.#log(`shard ${shard}: CRASHED (${why}); its requests in flight failed with 503; ${restart}`);
+    this.#log(
+      `shard ${shard}: CRASHED (${why}); its requests in flight failed with 503; ${restart}`,
+    );
   }
 
   /** A shard's heap started or stopped refusing writes. */
@@ -74,7 +82,8 @@ export class ShardEventMetrics {
     heapGauges(shard, heap);
     const mb = (bytes: number): number => Math.round(bytes / 2 ** 20);
     const live = `${mb(heap.liveBytes)} of ${mb(heap.limitBytes)} MB live`;
-    const refused = 'writes refused until memory is freed (forget) or the heap is raised (FLASHBULB_SHARD_HEAP_MB)';
+    const refused =
+      'writes refused until memory is freed (forget) or the heap is raised (FLASHBULB_SHARD_HEAP_MB)';
     if (heap.full) this.#log(`shard ${shard}: memory full (${live}): ${refused}`);
     else this.#log(`shard ${shard}: memory no longer full: writes accepted again`);
   }

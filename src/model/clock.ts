@@ -14,4 +14,6 @@ export interface Clock {
 export const wallClock: Clock = { nowUs: () => Date.now() * 1000 };
 
 /** The real time that never steps back (the process's monotonic clock from its start), for measuring intervals. */
-export const steadyClock: Clock = { nowUs: () => (performance.timeOrigin + performance.now()) * 1000 };
+export const steadyClock: Clock = {
+  nowUs: () => (performance.timeOrigin + performance.now()) * 1000,
+};

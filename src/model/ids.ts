@@ -24,7 +24,9 @@ export class IdGenerator {
   next(nowMs: number = Date.now()): string {
     const id = new Uint8Array(16);
     writeTime(id, nowMs);
-    if (Buffer.compare(Buffer.from(id.subarray(0, 6)), Buffer.from(this.#last.subarray(0, 6))) <= 0) {
+    if (
+      Buffer.compare(Buffer.from(id.subarray(0, 6)), Buffer.from(this.#last.subarray(0, 6))) <= 0
+    ) {
       id.set(this.#last);
       increment(id);
     } else {

@@ -24,7 +24,8 @@ export function jsonTextDepth(text: string, stopAbove: number = JSON_LIMITS.dept
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (inString) {
-      if (c === 0x5c) i++; // backslash: skip the escaped character
+      if (c === 0x5c)
+        i++; // backslash: skip the escaped character
       else if (c === 0x22) inString = false;
     } else if (c === 0x22) inString = true;
     else if (c === 0x7b || c === 0x5b) {
@@ -42,7 +43,9 @@ export function jsonTextDepth(text: string, stopAbove: number = JSON_LIMITS.dept
  * Iterative, so any depth is safe to check.
  */
 export function jsonShapeProblem(field: string, value: unknown): string | null {
-  const stack: Array<{ v: unknown; path: string; depth: number }> = [{ v: value, path: field, depth: 1 }];
+  const stack: Array<{ v: unknown; path: string; depth: number }> = [
+    { v: value, path: field, depth: 1 },
+  ];
   for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
     const { v, path, depth } = top;
     if (typeof v === 'string') {
@@ -51,13 +54,16 @@ export function jsonShapeProblem(field: string, value: unknown): string | null {
       continue;
     }
     if (typeof v !== 'object' || v === null) continue;
-    if (depth > JSON_LIMITS.depth) return `${path} nests objects and arrays deeper than the limit of ${JSON_LIMITS.depth} levels`;
+    if (depth > JSON_LIMITS.depth)
+      return `${path} nests objects and arrays deeper than the limit of ${JSON_LIMITS.depth} levels`;
     if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) stack.push({ v: v[i], path: `${path}[${i}]`, depth: depth + 1 });
+      for (let i = 0; i < v.length; i++)
+        stack.push({ v: v[i], path: `${path}[${i}]`, depth: depth + 1 });
       continue;
     }
     const keys = Object.keys(v);
-    if (keys.length > JSON_LIMITS.keysPerObject) return `${path} has ${keys.length} keys; the limit is ${JSON_LIMITS.keysPerObject} keys per object`;
+    if (keys.length > JSON_LIMITS.keysPerObject)
+      return `${path} has ${keys.length} keys; the limit is ${JSON_LIMITS.keysPerObject} keys per object`;
     for (const k of keys) {
       const problem = stringProblem(`${path}.${k.toWellFormed()}`, k, 'key');
       if (problem !== null) return problem;
@@ -73,7 +79,9 @@ export function withinDepth(value: unknown, limit: number = JSON_LIMITS.depth): 
   for (let top = stack.pop(); top !== undefined; top = stack.pop()) {
     if (typeof top.v !== 'object' || top.v === null) continue;
     if (top.depth > limit) return false;
-    for (const child of Object.values(top.v)) if (typeof child === 'object' && child !== null) stack.push({ v: child, depth: top.depth + 1 });
+    for (const child of Object.values(top.v))
+      if (typeof child === 'object' && child !== null)
+        stack.push({ v: child, depth: top.depth + 1 });
   }
   return true;
 }
@@ -88,5 +96,7 @@ export function cutAtDepth(value: unknown, limit: number = JSON_LIMITS.depth, de
   if (typeof value !== 'object' || value === null) return value;
   if (depth > limit) return CUT_MARKER;
   if (Array.isArray(value)) return value.map((v) => cutAtDepth(v, limit, depth + 1));
-  return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, cutAtDepth(v, limit, depth + 1)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([k, v]) => [k, cutAtDepth(v, limit, depth + 1)]),
+  );
 }

@@ -16,12 +16,18 @@ const NUMBER_BYTES = 12;
 export function replyBytes(value: unknown, stopAbove = Infinity): number {
   let total = 0;
   const stack: unknown[] = [value];
-  for (let v = stack.pop(); (v !== undefined || stack.length > 0) && total <= stopAbove; v = stack.pop()) {
+  for (
+    let v = stack.pop();
+    (v !== undefined || stack.length > 0) && total <= stopAbove;
+    v = stack.pop()
+  ) {
     if (typeof v === 'string') total += Buffer.byteLength(v) + 2;
     else if (typeof v === 'number') total += NUMBER_BYTES;
     else if (typeof v === 'boolean' || v === null || v === undefined) total += 5;
     else if (typeof v === 'bigint') total += 20;
-    else if (ArrayBuffer.isView(v)) total += ('length' in v && typeof v.length === 'number' ? v.length : v.byteLength) * NUMBER_BYTES;
+    else if (ArrayBuffer.isView(v))
+      total +=
+        ('length' in v && typeof v.length === 'number' ? v.length : v.byteLength) * NUMBER_BYTES;
     else if (Array.isArray(v)) {
       total += 2 + v.length;
       for (let i = 0; i < v.length; i++) stack.push(v[i]);

@@ -43,7 +43,8 @@ export class Lifecycle<S extends string> {
     const from = this.#state;
     if (!this.#table[from].includes(to)) return false;
     this.#state = to;
-    if (!this.#o.routine?.includes(to)) this.#o.log(`${this.#o.name}: ${from} → ${to}${why === '' ? '' : `: ${why}`}`);
+    if (!this.#o.routine?.includes(to))
+      this.#o.log(`${this.#o.name}: ${from} → ${to}${why === '' ? '' : `: ${why}`}`);
     return true;
   }
 }

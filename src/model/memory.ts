@@ -74,7 +74,10 @@ export const DECAY_HALF_LIFE_DAYS = 30;
  * decay_score = importance · 0.5^(days since last access / half-life) — computed on read, so it
  * is always current and needs no background sweep. Forget's `decay_score_floor` uses the same value.
  */
-export function decayScore(m: Pick<MemoryRecord, 'importance' | 'lastAccessedAt'>, nowUs: number): number {
+export function decayScore(
+  m: Pick<MemoryRecord, 'importance' | 'lastAccessedAt'>,
+  nowUs: number,
+): number {
   const days = Math.max(0, nowUs - m.lastAccessedAt) / DAY_US;
   return m.importance * 0.5 ** (days / DECAY_HALF_LIFE_DAYS);
 }
@@ -140,7 +143,10 @@ export function memoryToJson(m: MemoryView, nowUs: number): MemoryJson {
  * Event order: earlier event time first, then creation order (the id) for memories of the same
  * time (turns written in one call, memories written without an event time in one microsecond).
  */
-export function eventOrder(a: Pick<MemoryRecord, 'occurredAt' | 'id'>, b: Pick<MemoryRecord, 'occurredAt' | 'id'>): number {
+export function eventOrder(
+  a: Pick<MemoryRecord, 'occurredAt' | 'id'>,
+  b: Pick<MemoryRecord, 'occurredAt' | 'id'>,
+): number {
   return a.occurredAt - b.occurredAt || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 }
 

@@ -41,25 +41,41 @@ export function parseTime(text: string): TimeParse {
   const day = Number(d);
   if (month < 1 || month > 12) return { problem: `'${text}': month ${mo} does not exist` };
   const days = daysIn(year, month);
-  if (day < 1 || day > days) return { problem: `'${text}': day ${d} does not exist (${MONTHS[month - 1]} ${y} has ${days} days)` };
+  if (day < 1 || day > days)
+    return {
+      problem: `'${text}': day ${d} does not exist (${MONTHS[month - 1]} ${y} has ${days} days)`,
+    };
   const dayUs = Date.UTC(year, month - 1, day) * 1000;
   if (sep === undefined) return inRange(text, dayUs);
-  if (sep === ' ') return { problem: `'${text}': separate the date and the time with T, not a space` };
+  if (sep === ' ')
+    return { problem: `'${text}': separate the date and the time with T, not a space` };
   if (s === undefined) return { problem: `'${text}': give the seconds too (HH:MM:SS)` };
-  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59) return { problem: `'${text}': ${h}:${mi}:${s} is not a time of day (00:00:00 to 23:59:59; leap seconds are not taken)` };
-  if (frac !== undefined && frac.length > 9) return { problem: `'${text}': at most 9 fraction digits are taken` };
-  if (offset === undefined) return { problem: `'${text}' has no UTC offset: end it with Z for UTC, or give the offset, such as +02:00` };
+  if (Number(h) > 23 || Number(mi) > 59 || Number(s) > 59)
+    return {
+      problem: `'${text}': ${h}:${mi}:${s} is not a time of day (00:00:00 to 23:59:59; leap seconds are not taken)`,
+    };
+  if (frac !== undefined && frac.length > 9)
+    return { problem: `'${text}': at most 9 fraction digits are taken` };
+  if (offset === undefined)
+    return {
+      problem: `'${text}' has no UTC offset: end it with Z for UTC, or give the offset, such as +02:00`,
+    };
   const offsetUs = offsetOf(offset);
-  if (offsetUs === null) return { problem: `'${text}': the UTC offset ${offset} must be Z or ±HH:MM (hours 00–23, minutes 00–59)` };
+  if (offsetUs === null)
+    return {
+      problem: `'${text}': the UTC offset ${offset} must be Z or ±HH:MM (hours 00–23, minutes 00–59)`,
+    };
   const fracUs = frac === undefined ? 0 : Number(frac.slice(0, 6).padEnd(6, '0'));
-  const us = dayUs + ((Number(h) * 60 + Number(mi)) * 60 + Number(s)) * 1_000_000 + fracUs - offsetUs;
+  const us =
+    dayUs + ((Number(h) * 60 + Number(mi)) * 60 + Number(s)) * 1_000_000 + fracUs - offsetUs;
   return inRange(text, us);
 }
 
 /** A written time → µs since the epoch, or what is wrong with it. */
 export function timeFrom(value: TimeInput): TimeParse {
   if (typeof value === 'string') return parseTime(value);
-  if (value > MAX_TIME_US) return { problem: `${value} is after the latest time, ${MAX_TIME_US} µs (2^53 − 1)` };
+  if (value > MAX_TIME_US)
+    return { problem: `${value} is after the latest time, ${MAX_TIME_US} µs (2^53 − 1)` };
   const problem = timeUsProblem(value);
   return problem === null ? { us: value } : { problem };
 }
@@ -74,11 +90,25 @@ export function isoFromUs(us: number): string {
 /** What is wrong with an integer time (null: nothing). */
 export function timeUsProblem(us: number): string | null {
   if (!Number.isSafeInteger(us)) return `${us} is not an integer number of microseconds`;
-  if (us < 0) return `${us} is before 1970-01-01T00:00:00Z (times are µs since the Unix epoch, not negative)`;
+  if (us < 0)
+    return `${us} is before 1970-01-01T00:00:00Z (times are µs since the Unix epoch, not negative)`;
   return null;
 }
 
-const MONTHS = ['January', 'February', 'March', 'April', 'May', 'June', 'July', 'August', 'September', 'October', 'November', 'December'];
+const MONTHS = [
+  'January',
+  'February',
+  'March',
+  'April',
+  'May',
+  'June',
+  'July',
+  'August',
+  'September',
+  'October',
+  'November',
+  'December',
+];
 
 function daysIn(year: number, month: number): number {
   return new Date(Date.UTC(year, month, 0)).getUTCDate();
@@ -86,7 +116,10 @@ function daysIn(year: number, month: number): number {
 
 function inRange(text: string, us: number): TimeParse {
   if (us < 0) return { problem: `'${text}' is before 1970-01-01T00:00:00Z` };
-  if (us > MAX_TIME_US) return { problem: `'${text}' is after ${isoFromUs(MAX_TIME_US)}, the latest time taken (2^53 − 1 µs)` };
+  if (us > MAX_TIME_US)
+    return {
+      problem: `'${text}' is after ${isoFromUs(MAX_TIME_US)}, the latest time taken (2^53 − 1 µs)`,
+    };
   return { us };
 }
 
@@ -101,6 +134,7 @@ function offsetOf(text: string): number | null {
 
 function shapeProblem(text: string): string {
   const shown = text.length > 40 ? `${text.slice(0, 40)}…` : text;
-  if (/^-?[0-9]+(\.[0-9]+)?$/.test(text)) return `'${shown}' is a number in a string: send microseconds as a JSON number, or an ISO 8601 time`;
+  if (/^-?[0-9]+(\.[0-9]+)?$/.test(text))
+    return `'${shown}' is a number in a string: send microseconds as a JSON number, or an ISO 8601 time`;
   return `'${shown}' is not a time: give an ISO 8601 date (YYYY-MM-DD) or date-time with an offset (YYYY-MM-DDTHH:MM:SS[.ffffff]Z or ±HH:MM), or integer microseconds since the epoch`;
 }

@@ -21,7 +21,11 @@ export function loneSurrogate(s: string): number {
 }
 
 /** The sentence refusing `s` as the value (or a key) at `path`, or null when it is well formed. */
-export function stringProblem(path: string, s: string, what: 'value' | 'key' = 'value'): string | null {
+export function stringProblem(
+  path: string,
+  s: string,
+  what: 'value' | 'key' = 'value',
+): string | null {
   const at = loneSurrogate(s);
   if (at < 0) return null;
   const unit = s.charCodeAt(at).toString(16);
@@ -44,13 +48,16 @@ export function unicodeProblem(field: string, value: unknown): string | null {
     }
     if (typeof v !== 'object' || v === null || ArrayBuffer.isView(v)) continue;
     if (Array.isArray(v)) {
-      for (let i = 0; i < v.length; i++) if (typeof v[i] === 'object' || typeof v[i] === 'string') stack.push({ v: v[i], path: `${path}[${i}]` });
+      for (let i = 0; i < v.length; i++)
+        if (typeof v[i] === 'object' || typeof v[i] === 'string')
+          stack.push({ v: v[i], path: `${path}[${i}]` });
       continue;
     }
     for (const [k, child] of Object.entries(v)) {
       const problem = stringProblem(`${path}.${k.toWellFormed()}`, k, 'key');
       if (problem !== null) return problem;
-      if (typeof child === 'object' || typeof child === 'string') stack.push({ v: child, path: `${path}.${k}` });
+      if (typeof child === 'object' || typeof child === 'string')
+        stack.push({ v: child, path: `${path}.${k}` });
     }
   }
   return null;
@@ -70,7 +77,8 @@ const REPAIR_DEPTH = 64;
 
 function repaired(v: unknown, depth: number): unknown {
   if (typeof v === 'string') return v.isWellFormed() ? v : v.toWellFormed();
-  if (typeof v !== 'object' || v === null || ArrayBuffer.isView(v) || depth > REPAIR_DEPTH) return v;
+  if (typeof v !== 'object' || v === null || ArrayBuffer.isView(v) || depth > REPAIR_DEPTH)
+    return v;
   if (Array.isArray(v)) {
     if (v.length > 0 && typeof v[0] === 'number') return v;
     let out: unknown[] | null = null;
@@ -85,7 +93,12 @@ function repaired(v: unknown, depth: number): unknown {
   for (const k in obj) {
     if (!Object.hasOwn(obj, k)) continue;
     const child = obj[k];
-    if (typeof child !== 'string' && (typeof child !== 'object' || child === null) && k.isWellFormed()) continue;
+    if (
+      typeof child !== 'string' &&
+      (typeof child !== 'object' || child === null) &&
+      k.isWellFormed()
+    )
+      continue;
     const r = repaired(child, depth + 1);
     const key = k.isWellFormed() ? k : k.toWellFormed();
     if (r === child && key === k) continue;

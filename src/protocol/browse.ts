@@ -7,7 +7,12 @@ import type { Edge, EdgeType } from '../model/edge.ts';
 import type { MemoryKind, MemoryView } from '../model/memory.ts';
 import type { FilterNode } from '../recall/filter.ts';
 
-export type ListSort = 'created_at' | 'updated_at' | 'importance' | 'access_count' | 'last_accessed_at';
+export type ListSort =
+  | 'created_at'
+  | 'updated_at'
+  | 'importance'
+  | 'access_count'
+  | 'last_accessed_at';
 
 export interface ListOutput {
   memories: MemoryView[];

@@ -19,7 +19,8 @@ export function tooLarge(bytes: number): TooLarge {
 
 /** The size a too-large answer reports, or null for any other value. */
 export function tooLargeBytes(value: unknown): number | null {
-  if (typeof value !== 'object' || value === null || !Object.hasOwn(value, TOO_LARGE_KEY)) return null;
+  if (typeof value !== 'object' || value === null || !Object.hasOwn(value, TOO_LARGE_KEY))
+    return null;
   const bytes = (value as Record<string, unknown>)[TOO_LARGE_KEY];
   return typeof bytes === 'number' ? bytes : null;
 }
@@ -28,7 +29,10 @@ export function tooLargeBytes(value: unknown): number | null {
  * `value` and its size, or the too-large answer (with the whole size, for the caller to reserve)
  * when it is over `maxBytes`; no limit, and no size, when absent.
  */
-export function withinBudget(value: unknown, maxBytes: number | undefined): { value: unknown; bytes?: number } {
+export function withinBudget(
+  value: unknown,
+  maxBytes: number | undefined,
+): { value: unknown; bytes?: number } {
   if (maxBytes === undefined) return { value };
   const bytes = replyBytes(value);
   return bytes > maxBytes ? { value: tooLarge(bytes) } : { value, bytes };

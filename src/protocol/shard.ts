@@ -9,8 +9,25 @@ import type { JsonObject, MemoryKind, MemoryRecord, MemoryView } from '../model/
 import type { ErrorCode } from '../errors/codes.ts';
 import type { PrimeInput, PrimeOutput, RecallInput, RecallOutput } from '../recall/types.ts';
 import type { FilterNode } from '../recall/filter.ts';
-import type { EntitySummariesInput, EntitySummary, ListOutput, ListSort, OverviewInput, OverviewOutput, TimelineInput, TimelineOutput } from './browse.ts';
-import type { PendingContradiction, ContradictionsOutput, GatherInput, GatherOutput, InsightWrite, Verdicts, VerdictResult } from './reflection.ts';
+import type {
+  EntitySummariesInput,
+  EntitySummary,
+  ListOutput,
+  ListSort,
+  OverviewInput,
+  OverviewOutput,
+  TimelineInput,
+  TimelineOutput,
+} from './browse.ts';
+import type {
+  PendingContradiction,
+  ContradictionsOutput,
+  GatherInput,
+  GatherOutput,
+  InsightWrite,
+  Verdicts,
+  VerdictResult,
+} from './reflection.ts';
 
 export type * from './browse.ts';
 
@@ -193,7 +210,9 @@ export interface ImportItem {
   edges: Edge[];
 }
 
-export type ImportOutcome = { status: 'imported' | 'skipped' | 'expired' } | { status: 'error'; message: string };
+export type ImportOutcome =
+  | { status: 'imported' | 'skipped' | 'expired' }
+  | { status: 'error'; message: string };
 
 export interface BackupResult {
   memories: number;
@@ -216,14 +235,25 @@ export interface ShardMethods {
   upload: { input: { files: UploadFile[]; ttlUs?: number }; output: UploadFileResult[] };
   subOpen: { input: SubscriptionSpec; output: { opened: true } };
   reflectGather: { input: GatherInput; output: GatherOutput };
-  writeInsights: { input: { insights: InsightWrite[] }; output: { created: string[]; refreshed: string[] } };
+  writeInsights: {
+    input: { insights: InsightWrite[] };
+    output: { created: string[]; refreshed: string[] };
+  };
   pendingContradictions: { input: Record<string, never>; output: PendingContradiction[] };
   commitVerdicts: { input: Verdicts; output: VerdictResult };
   subMatch: { input: { id: number; vector: Float32Array; offset: number }; output: Push[] };
   subClose: { input: { id: number }; output: { closed: boolean } };
   prime: { input: PrimeInput; output: PrimeOutput };
   entities: { input: Record<string, never>; output: string[] };
-  insights: { input: { entityId: string | null; minConfidence: number; maxResults: number; withEmbedding: boolean }; output: MemoryView[] };
+  insights: {
+    input: {
+      entityId: string | null;
+      minConfidence: number;
+      maxResults: number;
+      withEmbedding: boolean;
+    };
+    output: MemoryView[];
+  };
   edges: { input: { id: string }; output: { outgoing: Edge[]; incoming: Edge[] } };
   graph: { input: GraphInput; output: { nodes: MemoryView[]; edges: Edge[]; truncated: boolean } };
   count: { input: Record<string, never>; output: number };
@@ -231,12 +261,21 @@ export interface ShardMethods {
   stats: { input: Record<string, never>; output: ShardStats };
   snapshot: { input: Record<string, never>; output: { records: number } };
   backup: { input: { dir: string }; output: BackupResult };
-  exportPage: { input: ExportPageInput; output: { lines: ExportLine[]; nextCursor: string | null } };
+  exportPage: {
+    input: ExportPageInput;
+    output: { lines: ExportLine[]; nextCursor: string | null };
+  };
   importItems: { input: { items: ImportItem[] }; output: ImportOutcome[] };
   timeline: { input: TimelineInput; output: TimelineOutput };
-  entitySummaries: { input: EntitySummariesInput; output: { entities: EntitySummary[]; total: number } };
+  entitySummaries: {
+    input: EntitySummariesInput;
+    output: { entities: EntitySummary[]; total: number };
+  };
   graphOverview: { input: OverviewInput; output: OverviewOutput };
-  contradictions: { input: { entityId: string | null; limit: number }; output: ContradictionsOutput };
+  contradictions: {
+    input: { entityId: string | null; limit: number };
+    output: ContradictionsOutput;
+  };
 }
 
 export type ShardMethod = keyof ShardMethods;
@@ -256,7 +295,14 @@ export interface ShardRequest<M extends ShardMethod = ShardMethod> {
 }
 
 export type ShardReply =
-  | { kind: 'reply'; id: number; ok: true; value: unknown; took?: readonly [startMs: number, endMs: number]; bytes?: number }
+  | {
+      kind: 'reply';
+      id: number;
+      ok: true;
+      value: unknown;
+      took?: readonly [startMs: number, endMs: number];
+      bytes?: number;
+    }
   | { kind: 'reply'; id: number; ok: false; code: ErrorCode; message: string };
 
 /** A shard worker's heap (shard/heap-watch). */
@@ -270,12 +316,28 @@ export interface ShardHeap {
 
 /** Messages a shard sends without being asked. */
 export type ShardEvent =
-  | { kind: 'ready'; shard: number; memories: number; replayedRecords: number; recoveryMs: number; truncatedTail: string | null }
+  | {
+      kind: 'ready';
+      shard: number;
+      memories: number;
+      replayedRecords: number;
+      recoveryMs: number;
+      truncatedTail: string | null;
+    }
   | { kind: 'fatal'; shard: number; message: string }
   /** The shard's local log failed: it refuses every request until it is restarted on its files. */
   | { kind: 'storage-failed'; shard: number; message: string }
   | {
-      kind: 'metrics'; shard: number; memories: number; syncMs: number[]; snapshotMs: number[]; contradictions: number; checksSkipped: number; checkBacklog: number; indexBacklog: number; expired: number;
+      kind: 'metrics';
+      shard: number;
+      memories: number;
+      syncMs: number[];
+      snapshotMs: number[];
+      contradictions: number;
+      checksSkipped: number;
+      checkBacklog: number;
+      indexBacklog: number;
+      expired: number;
       /** A shard worker's heap (shard/heap-watch): live after the last full collection, its limit, whether writes are refused. */
       heap?: ShardHeap;
     }

@@ -4,22 +4,64 @@
  * window of time a cue names ({@link timeCueOf}); calendar arithmetic is in UTC, weeks start on Monday.
  */
 
-const MONTHS = ['jan', 'feb', 'mar', 'apr', 'may', 'jun', 'jul', 'aug', 'sep', 'oct', 'nov', 'dec'] as const;
-const MONTH = '(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\\.?';
+const MONTHS = [
+  'jan',
+  'feb',
+  'mar',
+  'apr',
+  'may',
+  'jun',
+  'jul',
+  'aug',
+  'sep',
+  'oct',
+  'nov',
+  'dec',
+] as const;
+const MONTH =
+  '(january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec)\\.?';
 const ORD = '(?:st|nd|rd|th)?';
 const YEAR = '((?:19|20)\\d\\d)';
 
-const PATTERNS: ReadonlyArray<{ re: RegExp; parts: (m: RegExpExecArray) => Partial<Ymd> | null }> = [
-  { re: /\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b/g, parts: (m) => ({ y: num(m[1]), m: num(m[2]), d: num(m[3]) }) },
-  { re: new RegExp(`\\b(\\d{1,2})${ORD}\\s+(?:of\\s+)?${MONTH},?\\s+${YEAR}\\b`, 'g'), parts: (m) => ({ d: num(m[1]), m: month(m[2]), y: num(m[3]) }) },
-  { re: new RegExp(`\\b${MONTH}\\s+(\\d{1,2})${ORD},?\\s+${YEAR}\\b`, 'g'), parts: (m) => ({ m: month(m[1]), d: num(m[2]), y: num(m[3]) }) },
-  { re: new RegExp(`\\b(early|mid|late)[\\s-]+${MONTH}(?:,?\\s+${YEAR})?\\b(?!\\s+\\d)`, 'g'), parts: (m) => ({ part: m[1] as Part, m: month(m[2]), ...(m[3] ? { y: num(m[3]) } : {}) }) },
-  { re: new RegExp(`\\b${MONTH},?\\s+${YEAR}\\b`, 'g'), parts: (m) => ({ m: month(m[1]), y: num(m[2]) }) },
-  { re: new RegExp(`\\b${MONTH}\\s+(\\d{1,2})${ORD}\\b(?!,?\\s*\\d)`, 'g'), parts: (m) => ({ m: month(m[1]), d: num(m[2]) }) },
-  { re: new RegExp(`\\b(\\d{1,2})${ORD}\\s+(?:of\\s+)?${MONTH}(?![\\p{L}\\d]|,?\\s*\\d)`, 'gu'), parts: (m) => ({ d: num(m[1]), m: month(m[2]) }) },
-  { re: new RegExp(`\\b(?:in|during|since|until|through|of|for|by|before|after|last|this|next|early|late|mid)\\s+${MONTH}\\b(?!\\s+\\d)`, 'g'), parts: (m) => ({ m: month(m[1]) }) },
-  { re: /\b((?:19|20)\d\d)\b/g, parts: (m) => ({ y: num(m[1]) }) },
-];
+const PATTERNS: ReadonlyArray<{ re: RegExp; parts: (m: RegExpExecArray) => Partial<Ymd> | null }> =
+  [
+    {
+      re: /\b((?:19|20)\d\d)-(\d\d)-(\d\d)\b/g,
+      parts: (m) => ({ y: num(m[1]), m: num(m[2]), d: num(m[3]) }),
+    },
+    {
+      re: new RegExp(`\\b(\\d{1,2})${ORD}\\s+(?:of\\s+)?${MONTH},?\\s+${YEAR}\\b`, 'g'),
+      parts: (m) => ({ d: num(m[1]), m: month(m[2]), y: num(m[3]) }),
+    },
+    {
+      re: new RegExp(`\\b${MONTH}\\s+(\\d{1,2})${ORD},?\\s+${YEAR}\\b`, 'g'),
+      parts: (m) => ({ m: month(m[1]), d: num(m[2]), y: num(m[3]) }),
+    },
+    {
+      re: new RegExp(`\\b(early|mid|late)[\\s-]+${MONTH}(?:,?\\s+${YEAR})?\\b(?!\\s+\\d)`, 'g'),
+      parts: (m) => ({ part: m[1] as Part, m: month(m[2]), ...(m[3] ? { y: num(m[3]) } : {}) }),
+    },
+    {
+      re: new RegExp(`\\b${MONTH},?\\s+${YEAR}\\b`, 'g'),
+      parts: (m) => ({ m: month(m[1]), y: num(m[2]) }),
+    },
+    {
+      re: new RegExp(`\\b${MONTH}\\s+(\\d{1,2})${ORD}\\b(?!,?\\s*\\d)`, 'g'),
+      parts: (m) => ({ m: month(m[1]), d: num(m[2]) }),
+    },
+    {
+      re: new RegExp(`\\b(\\d{1,2})${ORD}\\s+(?:of\\s+)?${MONTH}(?![\\p{L}\\d]|,?\\s*\\d)`, 'gu'),
+      parts: (m) => ({ d: num(m[1]), m: month(m[2]) }),
+    },
+    {
+      re: new RegExp(
+        `\\b(?:in|during|since|until|through|of|for|by|before|after|last|this|next|early|late|mid)\\s+${MONTH}\\b(?!\\s+\\d)`,
+        'g',
+      ),
+      parts: (m) => ({ m: month(m[1]) }),
+    },
+    { re: /\b((?:19|20)\d\d)\b/g, parts: (m) => ({ y: num(m[1]) }) },
+  ];
 
 /** Which third of a month a mention names ("early May": days 1–10, "mid": 11–20, "late": 21 to the end). */
 type Part = 'early' | 'mid' | 'late';
@@ -31,7 +73,11 @@ interface Ymd {
   part: Part;
 }
 
-const PART_DAYS: Record<Part, [number, number | null]> = { early: [1, 11], mid: [11, 21], late: [21, null] };
+const PART_DAYS: Record<Part, [number, number | null]> = {
+  early: [1, 11],
+  mid: [11, 21],
+  late: [21, null],
+};
 
 /** A time named by a cue: creation times in [startUs, endUs) and the date keys within it. */
 export interface TimeCue {
@@ -121,21 +167,50 @@ function absolute(p: Partial<Ymd>, nowUs: number): TimeCue {
     const now = new Date(nowUs / 1000);
     const m = p.m as number;
     if (p.d !== undefined) {
-      const passed = m - 1 < now.getUTCMonth() || (m - 1 === now.getUTCMonth() && p.d <= now.getUTCDate());
+      const passed =
+        m - 1 < now.getUTCMonth() || (m - 1 === now.getUTCMonth() && p.d <= now.getUTCDate());
       const y = passed ? now.getUTCFullYear() : now.getUTCFullYear() - 1;
       return { startUs: utc(y, m, p.d), endUs: utc(y, m, p.d + 1), keys: [dayKey(y, m, p.d)] };
     }
     const y = m - 1 <= now.getUTCMonth() ? now.getUTCFullYear() : now.getUTCFullYear() - 1;
     return { startUs: utc(y, m, 1), endUs: utc(y, m + 1, 1), keys: [`§b:${pad(m)}`] };
   }
-  if (p.m === undefined) return { startUs: utc(p.y, 1, 1), endUs: utc(p.y + 1, 1, 1), keys: [`§y:${p.y}`] };
-  if (p.d === undefined) return { startUs: utc(p.y, p.m, 1), endUs: utc(p.y, p.m + 1, 1), keys: [monthKey(p.y, p.m)] };
-  return { startUs: utc(p.y, p.m, p.d), endUs: utc(p.y, p.m, p.d + 1), keys: [dayKey(p.y, p.m, p.d)] };
+  if (p.m === undefined)
+    return { startUs: utc(p.y, 1, 1), endUs: utc(p.y + 1, 1, 1), keys: [`§y:${p.y}`] };
+  if (p.d === undefined)
+    return { startUs: utc(p.y, p.m, 1), endUs: utc(p.y, p.m + 1, 1), keys: [monthKey(p.y, p.m)] };
+  return {
+    startUs: utc(p.y, p.m, p.d),
+    endUs: utc(p.y, p.m, p.d + 1),
+    keys: [dayKey(p.y, p.m, p.d)],
+  };
 }
 
 const DAY_US = 86_400_000_000;
-const UNITS: Record<string, 'day' | 'week' | 'month' | 'year'> = { day: 'day', days: 'day', week: 'week', weeks: 'week', month: 'month', months: 'month', year: 'year', years: 'year' };
-const NUMBER_WORDS: Record<string, number> = { a: 1, an: 1, one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8, nine: 9, ten: 10 };
+const UNITS: Record<string, 'day' | 'week' | 'month' | 'year'> = {
+  day: 'day',
+  days: 'day',
+  week: 'week',
+  weeks: 'week',
+  month: 'month',
+  months: 'month',
+  year: 'year',
+  years: 'year',
+};
+const NUMBER_WORDS: Record<string, number> = {
+  a: 1,
+  an: 1,
+  one: 1,
+  two: 2,
+  three: 3,
+  four: 4,
+  five: 5,
+  six: 6,
+  seven: 7,
+  eight: 8,
+  nine: 9,
+  ten: 10,
+};
 
 /** today, yesterday, this/last week|month|year, N units ago. */
 function relativeWindow(cue: string, nowUs: number): TimeCue | null {
@@ -143,13 +218,19 @@ function relativeWindow(cue: string, nowUs: number): TimeCue | null {
   const today = utc(now.getUTCFullYear(), now.getUTCMonth() + 1, now.getUTCDate());
   if (/\btoday\b/.test(cue)) return window(today, nowUs + 1);
   if (/\byesterday\b/.test(cue)) return window(today - DAY_US, today);
-  const ago = /\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten)\s+(days?|weeks?|months?|years?)\s+ago\b/.exec(cue);
+  const ago =
+    /\b(\d+|an?|one|two|three|four|five|six|seven|eight|nine|ten)\s+(days?|weeks?|months?|years?)\s+ago\b/.exec(
+      cue,
+    );
   if (ago) {
-    const n = /^\d+$/.test(ago[1] as string) ? Number(ago[1]) : (NUMBER_WORDS[ago[1] as string] ?? 1);
+    const n = /^\d+$/.test(ago[1] as string)
+      ? Number(ago[1])
+      : (NUMBER_WORDS[ago[1] as string] ?? 1);
     return calendarUnit(UNITS[ago[2] as string] ?? 'day', -n, now);
   }
   const rel = /\b(this|last|past|previous)\s+(week|month|year)\b/.exec(cue);
-  if (rel) return calendarUnit(rel[2] as 'week' | 'month' | 'year', rel[1] === 'this' ? 0 : -1, now);
+  if (rel)
+    return calendarUnit(rel[2] as 'week' | 'month' | 'year', rel[1] === 'this' ? 0 : -1, now);
   return null;
 }
 

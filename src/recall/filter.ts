@@ -9,10 +9,27 @@ import { parseTime } from '../model/time.ts';
 
 export type Scalar = string | number | boolean | null;
 
-const ATTRIBUTES = ['importance', 'created_at', 'occurred_at', 'updated_at', 'last_accessed_at', 'access_count', 'kind', 'entity_id', 'speaker', 'conversation_id', 'message_id'] as const;
+const ATTRIBUTES = [
+  'importance',
+  'created_at',
+  'occurred_at',
+  'updated_at',
+  'last_accessed_at',
+  'access_count',
+  'kind',
+  'entity_id',
+  'speaker',
+  'conversation_id',
+  'message_id',
+] as const;
 type Attribute = (typeof ATTRIBUTES)[number];
 /** Attributes that hold times (µs): a string compared with them is read as an ISO 8601 time. */
-const TIMES: ReadonlySet<Attribute> = new Set(['created_at', 'occurred_at', 'updated_at', 'last_accessed_at']);
+const TIMES: ReadonlySet<Attribute> = new Set([
+  'created_at',
+  'occurred_at',
+  'updated_at',
+  'last_accessed_at',
+]);
 
 /** A field: a memory attribute, or a path into the memory's context. */
 export type FieldRef = { attr: Attribute } | { context: string[] };
@@ -48,17 +65,29 @@ export function parseFilter(json: unknown, where = 'filter'): FilterNode {
   return parseObject(json, where, 0, count);
 }
 
-function parseObject(json: unknown, where: string, depth: number, count: { n: number }): FilterNode {
-  if (typeof json !== 'object' || json === null || Array.isArray(json)) throw invalid(`${where} must be an object`);
+function parseObject(
+  json: unknown,
+  where: string,
+  depth: number,
+  count: { n: number },
+): FilterNode {
+  if (typeof json !== 'object' || json === null || Array.isArray(json))
+    throw invalid(`${where} must be an object`);
   if (depth > MAX_DEPTH) throw invalid(`${where} nests $and/$or deeper than ${MAX_DEPTH}`);
   const parts: FilterNode[] = [];
   for (const [key, value] of Object.entries(json)) {
     const at = `${where}.${key}`;
     if (key === '$and' || key === '$or') {
-      if (!Array.isArray(value) || value.length === 0) throw invalid(`${at} must be a non-empty array of filters`);
-      parts.push({ op: key === '$and' ? 'and' : 'or', of: value.map((f, i) => parseObject(f, `${at}[${i}]`, depth + 1, count)) });
+      if (!Array.isArray(value) || value.length === 0)
+        throw invalid(`${at} must be a non-empty array of filters`);
+      parts.push({
+        op: key === '$and' ? 'and' : 'or',
+        of: value.map((f, i) => parseObject(f, `${at}[${i}]`, depth + 1, count)),
+      });
     } else if (key.startsWith('$')) {
-      throw invalid(`${at}: unknown operator '${key}' here; at this level use $and, $or or a field name`);
+      throw invalid(
+        `${at}: unknown operator '${key}' here; at this level use $and, $or or a field name`,
+      );
     } else {
       parts.push(...parseField(parseFieldRef(key, at), value, at, count));
     }
@@ -74,34 +103,61 @@ function parseFieldRef(key: string, at: string): FieldRef {
     if (path.some((p) => p === '')) throw invalid(`${at}: '${key}' has an empty path segment`);
     return { context: path };
   }
-  throw invalid(`${at}: unknown field '${key}'; use ${ATTRIBUTES.join(', ')} or context.<key> (context fields are written context.${key})`);
+  throw invalid(
+    `${at}: unknown field '${key}'; use ${ATTRIBUTES.join(', ')} or context.<key> (context fields are written context.${key})`,
+  );
 }
 
-function parseField(field: FieldRef, value: unknown, at: string, count: { n: number }): FilterNode[] {
+function parseField(
+  field: FieldRef,
+  value: unknown,
+  at: string,
+  count: { n: number },
+): FilterNode[] {
   const tick = (): void => {
-    if (++count.n > MAX_CONDITIONS) throw invalid(`${at}: a filter may hold at most ${MAX_CONDITIONS} conditions`);
+    if (++count.n > MAX_CONDITIONS)
+      throw invalid(`${at}: a filter may hold at most ${MAX_CONDITIONS} conditions`);
   };
   if (typeof value !== 'object' || value === null) {
     tick();
     return [{ op: 'eq', field, value: timed(field, scalar(value, at), at) }];
   }
-  if (Array.isArray(value)) throw invalid(`${at} must be a value or an object of operators; for a list of values use {"$in": [...]}`);
+  if (Array.isArray(value))
+    throw invalid(
+      `${at} must be a value or an object of operators; for a list of values use {"$in": [...]}`,
+    );
   const out: FilterNode[] = [];
   for (const [op, operand] of Object.entries(value)) {
     const where = `${at}.${op}`;
     tick();
-    if (!(COMPARISONS as readonly string[]).includes(op)) throw invalid(`${where}: unknown operator; use one of ${COMPARISONS.join(', ')}`);
-    if (op === '$eq' || op === '$ne') out.push({ op: op === '$eq' ? 'eq' : 'ne', field, value: timed(field, scalar(operand, where), where) });
+    if (!(COMPARISONS as readonly string[]).includes(op))
+      throw invalid(`${where}: unknown operator; use one of ${COMPARISONS.join(', ')}`);
+    if (op === '$eq' || op === '$ne')
+      out.push({
+        op: op === '$eq' ? 'eq' : 'ne',
+        field,
+        value: timed(field, scalar(operand, where), where),
+      });
     else if (op === '$in' || op === '$nin') {
       if (!Array.isArray(operand)) throw invalid(`${where} must be an array of values`);
-      if (operand.length > 1000) throw invalid(`${where} has ${operand.length} values; the limit is 1000`);
-      out.push({ op: op === '$in' ? 'in' : 'nin', field, values: operand.map((v, i) => timed(field, scalar(v, `${where}[${i}]`), `${where}[${i}]`)) });
+      if (operand.length > 1000)
+        throw invalid(`${where} has ${operand.length} values; the limit is 1000`);
+      out.push({
+        op: op === '$in' ? 'in' : 'nin',
+        field,
+        values: operand.map((v, i) => timed(field, scalar(v, `${where}[${i}]`), `${where}[${i}]`)),
+      });
     } else if (op === '$exists') {
       if (typeof operand !== 'boolean') throw invalid(`${where} must be true or false`);
       out.push({ op: 'exists', field, exists: operand });
     } else {
-      if (!(typeof operand === 'number' && Number.isFinite(operand)) && typeof operand !== 'string') throw invalid(`${where} must be a number (or a string, compared as text)`);
-      out.push({ op: op.slice(1) as 'gt' | 'gte' | 'lt' | 'lte', field, bound: timed(field, operand, where) });
+      if (!(typeof operand === 'number' && Number.isFinite(operand)) && typeof operand !== 'string')
+        throw invalid(`${where} must be a number (or a string, compared as text)`);
+      out.push({
+        op: op.slice(1) as 'gt' | 'gte' | 'lt' | 'lte',
+        field,
+        bound: timed(field, operand, where),
+      });
     }
   }
   if (out.length === 0) throw invalid(`${at} has no operator`);
@@ -149,13 +205,18 @@ export function compileFilter(node: FilterNode): (m: MemoryRecord) => boolean {
     }
     default: {
       const { op, bound } = node;
-      const holds = (v: JsonValue): boolean => typeof v === typeof bound && compare(op, v as number | string, bound);
+      const holds = (v: JsonValue): boolean =>
+        typeof v === typeof bound && compare(op, v as number | string, bound);
       return (m) => anyValue(read(m, node.field), holds);
     }
   }
 }
 
-function compare(op: 'gt' | 'gte' | 'lt' | 'lte', v: number | string, bound: number | string): boolean {
+function compare(
+  op: 'gt' | 'gte' | 'lt' | 'lte',
+  v: number | string,
+  bound: number | string,
+): boolean {
   if (op === 'gt') return v > bound;
   if (op === 'gte') return v >= bound;
   if (op === 'lt') return v < bound;
@@ -167,7 +228,8 @@ function read(m: MemoryRecord, field: FieldRef): JsonValue | undefined {
   if ('context' in field) {
     let v: JsonValue | undefined = m.context;
     for (const key of field.context) {
-      if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.hasOwn(v, key)) return undefined;
+      if (typeof v !== 'object' || v === null || Array.isArray(v) || !Object.hasOwn(v, key))
+        return undefined;
       v = v[key];
     }
     return v;

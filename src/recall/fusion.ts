@@ -19,7 +19,9 @@ export interface RankedList {
 export function reciprocalRankFusion(lists: readonly RankedList[], k = RRF_K): Map<string, number> {
   const fused = new Map<string, number>();
   for (const { weight, ids } of lists) {
-    ids.forEach((id, i) => { fused.set(id, (fused.get(id) ?? 0) + weight / (k + i + 1)); });
+    ids.forEach((id, i) => {
+      fused.set(id, (fused.get(id) ?? 0) + weight / (k + i + 1));
+    });
   }
   return fused;
 }

@@ -76,7 +76,15 @@ export interface Features {
  */
 export type Weights = Record<keyof Features, number>;
 
-export const HYBRID_WEIGHTS: Readonly<Weights> = { cosine: 0.65, lexical: 0.35, reply: 0.8, context: 0.4, thread: 0.6, named: 0.2, time: 0.3 };
+export const HYBRID_WEIGHTS: Readonly<Weights> = {
+  cosine: 0.65,
+  lexical: 0.35,
+  reply: 0.8,
+  context: 0.4,
+  thread: 0.6,
+  named: 0.2,
+  time: 0.3,
+};
 
 /**
  * Relevance in [0, 1]: the weighted features over the sum of the weights that apply. The time
@@ -88,11 +96,22 @@ export const HYBRID_WEIGHTS: Readonly<Weights> = { cosine: 0.65, lexical: 0.35, 
  * memory that repeats the cue still has relevance 1 written alone, and one that follows no
  * question ranks as without the feature.
  */
-export function hybridRelevance(f: Features, applies: { time: boolean; named: boolean }, w: Readonly<Weights> = HYBRID_WEIGHTS): number {
+export function hybridRelevance(
+  f: Features,
+  applies: { time: boolean; named: boolean },
+  w: Readonly<Weights> = HYBRID_WEIGHTS,
+): number {
   const time = applies.time ? w.time : 0;
   const named = applies.named ? w.named : 0;
   const thread = f.thread === null ? 0 : w.thread;
-  const sum = w.cosine * f.cosine + w.lexical * f.lexical + w.reply * f.reply + w.context * f.context + thread * (f.thread ?? 0) + named * f.named + time * f.time;
+  const sum =
+    w.cosine * f.cosine +
+    w.lexical * f.lexical +
+    w.reply * f.reply +
+    w.context * f.context +
+    thread * (f.thread ?? 0) +
+    named * f.named +
+    time * f.time;
   return sum / (w.cosine + w.lexical + w.context + thread + named + time);
 }
 
@@ -111,7 +130,11 @@ export const DENSITY: { weight: number } = { weight: 0.6 };
  * pool's mean keeps a typical candidate's cosine as it was (CSLS-like hubness reduction: Conneau et
  * al. 2018, Radovanović et al. 2010).
  */
-export function crowding(src: RecallSource, pool: readonly MemoryRecord[], nearest: readonly string[]): (m: MemoryRecord) => number {
+export function crowding(
+  src: RecallSource,
+  pool: readonly MemoryRecord[],
+  nearest: readonly string[],
+): (m: MemoryRecord) => number {
   const of = new Map<string, number>();
   for (const m of pool) {
     const d = src.density(m);
@@ -172,7 +195,9 @@ export class FeatureScorer {
   match(m: MemoryRecord): number {
     let v = this.#matches.get(m.id);
     if (v === undefined) {
-      v = MATCH_COSINE_WEIGHT * this.cosineOf(m) + (1 - MATCH_COSINE_WEIGHT) * this.lexical.normOf(m.id);
+      v =
+        MATCH_COSINE_WEIGHT * this.cosineOf(m) +
+        (1 - MATCH_COSINE_WEIGHT) * this.lexical.normOf(m.id);
       this.#matches.set(m.id, v);
     }
     return v;
@@ -184,7 +209,15 @@ export class FeatureScorer {
     // A memory written on its own (no neighbour) is its own context: no evidence either way.
     let context = near.length === 0 ? this.match(m) : 0;
     for (const n of near) context = Math.max(context, this.match(n));
-    return { cosine: this.cosineOf(m), lexical: this.lexical.normOf(m.id), context, thread, named: this.named(m) ? 1 : 0, reply: this.reply(m), time: dated ? 1 : 0 };
+    return {
+      cosine: this.cosineOf(m),
+      lexical: this.lexical.normOf(m.id),
+      context,
+      thread,
+      named: this.named(m) ? 1 : 0,
+      reply: this.reply(m),
+      time: dated ? 1 : 0,
+    };
   }
 
   /**
@@ -248,7 +281,8 @@ export class FeatureScorer {
       v = '';
       for (const key of Object.keys(m.context).sort()) {
         const x = m.context[key];
-        if (typeof x === 'string' && x.length <= NAME_MAX_CHARS && CAPITAL.test(x)) v += `${key}\u0000${x}\u0001`;
+        if (typeof x === 'string' && x.length <= NAME_MAX_CHARS && CAPITAL.test(x))
+          v += `${key}\u0000${x}\u0001`;
       }
       this.#voices.set(m.id, v);
     }
@@ -277,7 +311,10 @@ export class FeatureScorer {
     return new Map(
       oldestFirst.map((m) => {
         const key = keyOf.get(m.id);
-        return [m.id, key === undefined || this.neighbours(m).length === 0 ? null : (best.get(key) ?? null)];
+        return [
+          m.id,
+          key === undefined || this.neighbours(m).length === 0 ? null : (best.get(key) ?? null),
+        ];
       }),
     );
   }
@@ -294,7 +331,9 @@ export class FeatureScorer {
       best = Math.max(best, this.match(m));
       cos = Math.max(cos, this.cosineOf(m));
     }
-    const whole = MATCH_COSINE_WEIGHT * cos + (1 - MATCH_COSINE_WEIGHT) * this.lexical.unionOf(ms.map((m) => m.id));
+    const whole =
+      MATCH_COSINE_WEIGHT * cos +
+      (1 - MATCH_COSINE_WEIGHT) * this.lexical.unionOf(ms.map((m) => m.id));
     return (1 - THREAD_UNION) * best + THREAD_UNION * whole;
   }
 
@@ -307,7 +346,8 @@ export class FeatureScorer {
 
   /** A context value names someone when it is written like a name: it starts with a capital letter. */
   #nameIn(v: JsonValue): boolean {
-    const named = (x: JsonValue): boolean => typeof x === 'string' && CAPITAL.test(x) && this.#names(x);
+    const named = (x: JsonValue): boolean =>
+      typeof x === 'string' && CAPITAL.test(x) && this.#names(x);
     return Array.isArray(v) ? v.some(named) : named(v);
   }
 
@@ -325,5 +365,10 @@ export class FeatureScorer {
 
 /** Lower-cased letter/number runs, a possessive `'s` dropped (`Caroline's` names Caroline). */
 function wordsOf(text: string): string[] {
-  return [...text.normalize('NFKC').toLowerCase().matchAll(/[\p{L}\p{M}\p{N}]+(?:['’]\p{L}+)?/gu)].map((w) => w[0].replace(/['’]s$/u, ''));
+  return [
+    ...text
+      .normalize('NFKC')
+      .toLowerCase()
+      .matchAll(/[\p{L}\p{M}\p{N}]+(?:['’]\p{L}+)?/gu),
+  ].map((w) => w[0].replace(/['’]s$/u, ''));
 }

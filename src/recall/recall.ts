@@ -8,8 +8,23 @@ import type { MemoryRecord } from '../model/memory.ts';
 import { timeCueOf } from './dates.ts';
 import { reciprocalRankFusion, type RankedList } from './fusion.ts';
 import { clamp01, compositeScore } from './scoring.ts';
-import { analogical, causal, similarity, StrategyFailure, temporal, type Candidate, type SimilarityQuery } from './strategies.ts';
-import type { RecallInput, RecallOutput, RecallSource, StrategyDetail, StrategyError, StrategySpec } from './types.ts';
+import {
+  analogical,
+  causal,
+  similarity,
+  StrategyFailure,
+  temporal,
+  type Candidate,
+  type SimilarityQuery,
+} from './strategies.ts';
+import type {
+  RecallInput,
+  RecallOutput,
+  RecallSource,
+  StrategyDetail,
+  StrategyError,
+  StrategySpec,
+} from './types.ts';
 import { dot } from './vector.ts';
 
 export interface Merged {
@@ -29,13 +44,20 @@ export interface Merged {
  * "newest first" says nothing about the cue. So a memory two strategies agree on comes before one
  * that only one of them found.
  */
-export function runRecall(src: RecallSource, input: RecallInput, nowUs: number): { hits: Merged[]; errors: StrategyError[] } {
+export function runRecall(
+  src: RecallSource,
+  input: RecallInput,
+  nowUs: number,
+): { hits: Merged[]; errors: StrategyError[] } {
   const query: SimilarityQuery = {
     vector: input.cue,
     text: input.cueText,
     mode: input.similarityMode,
     // Only hybrid similarity reads the time a cue names; other recalls skip parsing it.
-    time: input.similarityMode === 'hybrid' && input.strategies.some((s) => s.strategy === 'similarity') ? timeCueOf(input.cueText, nowUs) : null,
+    time:
+      input.similarityMode === 'hybrid' && input.strategies.some((s) => s.strategy === 'similarity')
+        ? timeCueOf(input.cueText, nowUs)
+        : null,
   };
   const byId = new Map<string, Merged>();
   const errors: StrategyError[] = [];
@@ -53,17 +75,34 @@ export function runRecall(src: RecallSource, input: RecallInput, nowUs: number):
     const merged = candidates.map((c) => addCandidate(byId, c, input, nowUs));
     if (spec.strategy !== 'temporal') merged.sort(byScore);
     const ids = merged.map((m) => m.memory.id);
-    if (spec.strategy === 'similarity') ids.forEach((id, i) => { if (!lead.has(id)) lead.set(id, i); });
-    else others.push({ weight: spec.strategy === 'temporal' && spec.timeRange === null ? 0.5 : 1, ids });
+    if (spec.strategy === 'similarity')
+      ids.forEach((id, i) => {
+        if (!lead.has(id)) lead.set(id, i);
+      });
+    else
+      others.push({
+        weight: spec.strategy === 'temporal' && spec.timeRange === null ? 0.5 : 1,
+        ids,
+      });
   }
   const fused = reciprocalRankFusion(others);
   const hits = [...byId.values()];
   const rankOf = (m: Merged): number => lead.get(m.memory.id) ?? lead.size;
-  hits.sort((a, b) => rankOf(a) - rankOf(b) || (fused.get(b.memory.id) ?? 0) - (fused.get(a.memory.id) ?? 0) || byScore(a, b));
+  hits.sort(
+    (a, b) =>
+      rankOf(a) - rankOf(b) ||
+      (fused.get(b.memory.id) ?? 0) - (fused.get(a.memory.id) ?? 0) ||
+      byScore(a, b),
+  );
   return { hits, errors };
 }
 
-function runStrategy(src: RecallSource, input: RecallInput, query: SimilarityQuery, spec: StrategySpec): Candidate[] {
+function runStrategy(
+  src: RecallSource,
+  input: RecallInput,
+  query: SimilarityQuery,
+  spec: StrategySpec,
+): Candidate[] {
   switch (spec.strategy) {
     case 'similarity':
       return similarity(src, query, spec);
@@ -81,7 +120,12 @@ function runStrategy(src: RecallSource, input: RecallInput, query: SimilarityQue
  * relevance when similarity found the memory (hybrid: the fused relevance), else the cosine of cue
  * and memory.
  */
-export function addCandidate(byId: Map<string, Merged>, c: Candidate, input: Pick<RecallInput, 'cue' | 'weights'>, nowUs: number): Merged {
+export function addCandidate(
+  byId: Map<string, Merged>,
+  c: Candidate,
+  input: Pick<RecallInput, 'cue' | 'weights'>,
+  nowUs: number,
+): Merged {
   const found = byId.get(c.memory.id);
   const own = c.detail.strategy === 'similarity' ? c.detail.relevance : null;
   if (found) {
@@ -93,7 +137,12 @@ export function addCandidate(byId: Map<string, Merged>, c: Candidate, input: Pic
     return found;
   }
   const relevance = own ?? clamp01(dot(input.cue, c.memory.embedding));
-  const entry: Merged = { memory: c.memory, relevance, score: compositeScore(c.memory, relevance, input.weights, nowUs), details: [c.detail] };
+  const entry: Merged = {
+    memory: c.memory,
+    relevance,
+    score: compositeScore(c.memory, relevance, input.weights, nowUs),
+    details: [c.detail],
+  };
   byId.set(c.memory.id, entry);
   return entry;
 }

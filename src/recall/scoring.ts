@@ -16,7 +16,11 @@ export function clamp01(x: number): number {
   return Math.min(1, Math.max(0, x));
 }
 
-export function recency(m: Pick<MemoryRecord, 'occurredAt'>, nowUs: number, maxAgeUs: number): number {
+export function recency(
+  m: Pick<MemoryRecord, 'occurredAt'>,
+  nowUs: number,
+  maxAgeUs: number,
+): number {
   return Math.max(0, 1 - Math.max(0, nowUs - m.occurredAt) / maxAgeUs);
 }
 
@@ -26,7 +30,12 @@ export function reinforcement(m: Pick<MemoryRecord, 'accessCount'>, cap: number)
   return Math.min(1, Math.log2(1 + m.accessCount) / scale);
 }
 
-export function compositeScore(m: MemoryRecord, relevance: number, w: ScoringWeights, nowUs: number): number {
+export function compositeScore(
+  m: MemoryRecord,
+  relevance: number,
+  w: ScoringWeights,
+  nowUs: number,
+): number {
   const score =
     w.w_relevance * relevance +
     w.w_recency * recency(m, nowUs, w.max_age_us) +

@@ -10,7 +10,13 @@ import type { TimeCue } from './dates.ts';
 import { crowding, FeatureScorer, hybridRelevance, uncrowded } from './hybrid.ts';
 import { clamp01 } from './scoring.ts';
 import { structuralSimilarity, structureOf, type Structure } from './structure.ts';
-import type { LexicalMatcher, RecallSource, SimilarityMode, StrategyDetail, StrategySpec } from './types.ts';
+import type {
+  LexicalMatcher,
+  RecallSource,
+  SimilarityMode,
+  StrategyDetail,
+  StrategySpec,
+} from './types.ts';
 import { dot } from './vector.ts';
 
 export class StrategyFailure extends Error {
@@ -91,19 +97,43 @@ interface Ranked {
  */
 export function similarity(src: RecallSource, q: SimilarityQuery, spec: StrategySpec): Candidate[] {
   const depth = q.mode === 'hybrid' ? Math.max(spec.topK, CANDIDATE_DEPTH) : spec.topK;
-  const dense = q.mode === 'lexical' ? [] : src.nearest(q.vector, { k: depth, ef: Math.max(spec.efSearch, depth), entityId: spec.entityId });
+  const dense =
+    q.mode === 'lexical'
+      ? []
+      : src.nearest(q.vector, {
+          k: depth,
+          ef: Math.max(spec.efSearch, depth),
+          entityId: spec.entityId,
+        });
   const matcher = src.lexical(q.text);
   const lexical = q.mode === 'dense' || matcher.empty ? [] : matcher.search(depth, spec.entityId);
   const sims = new Map(dense.map((h) => [h.id, h.sim]));
   const cosine = (m: MemoryRecord): number => clamp01(sims.get(m.id) ?? dot(q.vector, m.embedding));
-  const memories = (ids: Iterable<string>): MemoryRecord[] => [...ids].flatMap((id) => src.memory(id) ?? []);
+  const memories = (ids: Iterable<string>): MemoryRecord[] =>
+    [...ids].flatMap((id) => src.memory(id) ?? []);
   let ranked: Ranked[];
-  if (q.mode === 'dense') ranked = memories(sims.keys()).map((m) => ({ memory: m, relevance: cosine(m) }));
-  else if (q.mode === 'lexical') ranked = lexical.flatMap((h) => memories([h.id]).map((m) => ({ memory: m, relevance: h.norm })));
-  else ranked = hybridRanking(src, q, spec, { depth, cosine, lexical: matcher, dense: [...sims.keys()], lexicalIds: lexical.map((h) => h.id) });
+  if (q.mode === 'dense')
+    ranked = memories(sims.keys()).map((m) => ({ memory: m, relevance: cosine(m) }));
+  else if (q.mode === 'lexical')
+    ranked = lexical.flatMap((h) =>
+      memories([h.id]).map((m) => ({ memory: m, relevance: h.norm })),
+    );
+  else
+    ranked = hybridRanking(src, q, spec, {
+      depth,
+      cosine,
+      lexical: matcher,
+      dense: [...sims.keys()],
+      lexicalIds: lexical.map((h) => h.id),
+    });
   // Ties (cosines below 0 all clamp to 0) keep the raw cosine order, then the id order.
   const rawOf = (m: MemoryRecord): number => sims.get(m.id) ?? Number.NEGATIVE_INFINITY;
-  ranked.sort((a, b) => b.relevance - a.relevance || rawOf(b.memory) - rawOf(a.memory) || (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0));
+  ranked.sort(
+    (a, b) =>
+      b.relevance - a.relevance ||
+      rawOf(b.memory) - rawOf(a.memory) ||
+      (a.memory.id < b.memory.id ? -1 : a.memory.id > b.memory.id ? 1 : 0),
+  );
   return ranked.slice(0, spec.topK).map(({ memory, relevance, named, reply }) => ({
     memory,
     detail: {
@@ -123,12 +153,25 @@ function hybridRanking(
   src: RecallSource,
   q: SimilarityQuery,
   spec: StrategySpec,
-  c: { depth: number; cosine: (m: MemoryRecord) => number; lexical: LexicalMatcher; dense: string[]; lexicalIds: string[] },
+  c: {
+    depth: number;
+    cosine: (m: MemoryRecord) => number;
+    lexical: LexicalMatcher;
+    dense: string[];
+    lexicalIds: string[];
+  },
 ): Ranked[] {
   // The cosine features read is less the candidate's crowding (recall/hybrid.ts), known once the pool is.
   let crowd: (m: MemoryRecord) => number = () => 0;
   const scorer = new FeatureScorer(src, q.text, (m) => uncrowded(c.cosine(m), crowd(m)), c.lexical);
-  const dated = q.time === null ? { dated: () => false, best: [] } : datedIn(src, { ...q, time: q.time }, spec, { depth: c.depth, dense: c.dense, cosine: c.cosine });
+  const dated =
+    q.time === null
+      ? { dated: () => false, best: [] }
+      : datedIn(src, { ...q, time: q.time }, spec, {
+          depth: c.depth,
+          dense: c.dense,
+          cosine: c.cosine,
+        });
   const pool = new Map<string, MemoryRecord>();
   for (const id of [...c.dense, ...c.lexicalIds, ...dated.best]) {
     const m = pool.get(id) ?? src.memory(id);
@@ -138,7 +181,10 @@ function hybridRanking(
   }
   crowd = crowding(src, [...pool.values()], c.dense);
   const threads = scorer.threads([...pool.values()]);
-  const scored = [...pool.values()].map((m) => ({ memory: m, features: scorer.features(m, dated.dated(m), threads.get(m.id) ?? null) }));
+  const scored = [...pool.values()].map((m) => ({
+    memory: m,
+    features: scorer.features(m, dated.dated(m), threads.get(m.id) ?? null),
+  }));
   const applies = { time: q.time !== null, named: scored.some((x) => x.features.named > 0) };
   const replies = scored.some((x) => x.features.reply > 0);
   // `named` and `reply` join the details only when they count (the cue names someone; some
@@ -178,7 +224,12 @@ export function datedIn(
   if (outside <= WIDE_OUTSIDE * depth) {
     const k = depth + outside;
     // With nothing outside, that is the search the dense candidates came from (`dense`, best first).
-    const nearest = outside === 0 ? c.dense : src.nearest(q.vector, { k, ef: Math.max(spec.efSearch, k), entityId: spec.entityId }).map((h) => h.id);
+    const nearest =
+      outside === 0
+        ? c.dense
+        : src
+            .nearest(q.vector, { k, ef: Math.max(spec.efSearch, k), entityId: spec.entityId })
+            .map((h) => h.id);
     let kept = 0;
     for (const id of nearest) {
       const m = src.memory(id);
@@ -186,10 +237,15 @@ export function datedIn(
       found.set(m.id, m);
       if (++kept === depth) break;
     }
-  } else for (const m of src.occurredBetween(startUs, endUs, spec.entityId, TIME_SCAN_MAX)) found.set(m.id, m);
+  } else
+    for (const m of src.occurredBetween(startUs, endUs, spec.entityId, TIME_SCAN_MAX))
+      found.set(m.id, m);
   const scored = [...found.values()].map((m) => ({ id: m.id, sim: cosine(m) }));
   scored.sort((a, b) => b.sim - a.sim);
-  return { dated: (m) => named.has(m.id) || inWindow(m), best: scored.slice(0, depth).map((h) => h.id) };
+  return {
+    dated: (m) => named.has(m.id) || inWindow(m),
+    best: scored.slice(0, depth).map((h) => h.id),
+  };
 }
 
 export function temporal(src: RecallSource, spec: StrategySpec): Candidate[] {
@@ -199,7 +255,10 @@ export function temporal(src: RecallSource, spec: StrategySpec): Candidate[] {
   for (const memory of src.newestFirst(spec.entityId)) {
     if (memory.occurredAt > end) continue;
     if (memory.occurredAt < start || out.length === spec.topK) break;
-    out.push({ memory, detail: { strategy: 'temporal', timestamp: memory.occurredAt, rank: out.length + 1 } });
+    out.push({
+      memory,
+      detail: { strategy: 'temporal', timestamp: memory.occurredAt, rank: out.length + 1 },
+    });
   }
   return out;
 }
@@ -233,17 +292,27 @@ export function causal(src: RecallSource, cue: Float32Array, spec: StrategySpec)
     const next: string[] = [];
     for (const id of frontier) {
       for (const e of src.outgoing(id)) {
-        if ((allowed === null || allowed.has(e.edge_type)) && reach(e.target_id, e.edge_type, depth, next)) break walk;
+        if (
+          (allowed === null || allowed.has(e.edge_type)) &&
+          reach(e.target_id, e.edge_type, depth, next)
+        )
+          break walk;
       }
       for (const e of src.incoming(id)) {
-        if ((allowed === null || allowed.has(e.edge_type)) && reach(e.source_id, e.edge_type, depth, next)) break walk;
+        if (
+          (allowed === null || allowed.has(e.edge_type)) &&
+          reach(e.source_id, e.edge_type, depth, next)
+        )
+          break walk;
       }
     }
     frontier = next;
   }
   if (!sawEdge) {
     const which = allowed ? ` of type ${[...allowed].join(', ')}` : '';
-    throw new StrategyFailure(`the seed memory ${seed.id} has no edges${which}; the causal graph is empty there`);
+    throw new StrategyFailure(
+      `the seed memory ${seed.id} has no edges${which}; the causal graph is empty there`,
+    );
   }
   return out;
 }
@@ -256,7 +325,8 @@ function seedOf(src: RecallSource, cue: Float32Array, spec: StrategySpec): Memor
   }
   const [nearest] = src.nearest(cue, { k: 1, ef: spec.efSearch, entityId: spec.entityId });
   const m = nearest ? src.memory(nearest.id) : undefined;
-  if (!m) throw new StrategyFailure('no memory to seed the causal walk from (the workspace is empty)');
+  if (!m)
+    throw new StrategyFailure('no memory to seed the causal walk from (the workspace is empty)');
   return m;
 }
 
@@ -266,24 +336,48 @@ function seedOf(src: RecallSource, cue: Float32Array, spec: StrategySpec): Memor
  * where structure is compared with the cue's (its context, and its nearest memory's kind, entity
  * and edge-type profile); see recall/structure.ts.
  */
-export function analogical(src: RecallSource, cue: Float32Array, cueContext: JsonObject | null, spec: StrategySpec): Candidate[] {
-  const pool = src.nearest(cue, { k: Math.max(spec.topK * 4, 40), ef: Math.max(spec.efSearch, spec.topK * 4), entityId: spec.entityId });
+export function analogical(
+  src: RecallSource,
+  cue: Float32Array,
+  cueContext: JsonObject | null,
+  spec: StrategySpec,
+): Candidate[] {
+  const pool = src.nearest(cue, {
+    k: Math.max(spec.topK * 4, 40),
+    ef: Math.max(spec.efSearch, spec.topK * 4),
+    entityId: spec.entityId,
+  });
   const anchorId = pool[0]?.id;
   const anchor = anchorId === undefined ? undefined : src.memory(anchorId);
   const reference: Structure = structureOf(
-    { context: cueContext ?? anchor?.context ?? {}, kind: anchor?.kind ?? null, entityId: spec.entityId ?? anchor?.entityId ?? null },
+    {
+      context: cueContext ?? anchor?.context ?? {},
+      kind: anchor?.kind ?? null,
+      entityId: spec.entityId ?? anchor?.entityId ?? null,
+    },
     anchor ? [...src.outgoing(anchor.id), ...src.incoming(anchor.id)] : [],
   );
   const ranked = pool.flatMap(({ id, sim }) => {
     const memory = src.memory(id);
     if (!memory) return [];
-    const structural = structuralSimilarity(reference, structureOf(memory, [...src.outgoing(id), ...src.incoming(id)]));
+    const structural = structuralSimilarity(
+      reference,
+      structureOf(memory, [...src.outgoing(id), ...src.incoming(id)]),
+    );
     const embedding = clamp01(sim);
     const blended = spec.alpha * embedding + (1 - spec.alpha) * structural;
-    return [{ memory, blended, detail: { strategy: 'analogical' as const, embedding_similarity: embedding, structural_similarity: structural } }];
+    return [
+      {
+        memory,
+        blended,
+        detail: {
+          strategy: 'analogical' as const,
+          embedding_similarity: embedding,
+          structural_similarity: structural,
+        },
+      },
+    ];
   });
   ranked.sort((a, b) => b.blended - a.blended);
   return ranked.slice(0, spec.topK).map(({ memory, detail }) => ({ memory, detail }));
 }
-
-

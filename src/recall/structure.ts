@@ -13,11 +13,16 @@ export interface Structure {
   edgeProfile: number[];
 }
 
-export function structureOf(m: { context: JsonObject; kind: MemoryKind | null; entityId: string | null }, edges: readonly Edge[]): Structure {
+export function structureOf(
+  m: { context: JsonObject; kind: MemoryKind | null; entityId: string | null },
+  edges: readonly Edge[],
+): Structure {
   const keys = new Map<string, string>();
   for (const [k, v] of Object.entries(m.context)) keys.set(k, typeOf(v));
   const edgeProfile = EDGE_TYPES.map(() => 0);
-  for (const e of edges) edgeProfile[EDGE_TYPES.indexOf(e.edge_type)] = (edgeProfile[EDGE_TYPES.indexOf(e.edge_type)] ?? 0) + 1;
+  for (const e of edges)
+    edgeProfile[EDGE_TYPES.indexOf(e.edge_type)] =
+      (edgeProfile[EDGE_TYPES.indexOf(e.edge_type)] ?? 0) + 1;
   return { keys, kind: m.kind, entityId: m.entityId, edgeProfile };
 }
 
@@ -35,7 +40,12 @@ function typeOf(v: JsonValue): string {
  *   entity = 1 if both name the same entity, 0.5 if neither has one, else 0
  */
 export function structuralSimilarity(a: Structure, b: Structure): number {
-  return 0.4 * keySimilarity(a, b) + 0.3 * edgeSimilarity(a, b) + 0.15 * kindSimilarity(a, b) + 0.15 * entitySimilarity(a, b);
+  return (
+    0.4 * keySimilarity(a, b) +
+    0.3 * edgeSimilarity(a, b) +
+    0.15 * kindSimilarity(a, b) +
+    0.15 * entitySimilarity(a, b)
+  );
 }
 
 function keySimilarity(a: Structure, b: Structure): number {

@@ -41,7 +41,15 @@ export const SIMILARITY_MODES = ['hybrid', 'dense', 'lexical'] as const;
 export type SimilarityMode = (typeof SIMILARITY_MODES)[number];
 
 export type StrategyDetail =
-  | { strategy: 'similarity'; relevance: number; distance: number; cosine: number; lexical: number; named?: number; reply?: number }
+  | {
+      strategy: 'similarity';
+      relevance: number;
+      distance: number;
+      cosine: number;
+      lexical: number;
+      named?: number;
+      reply?: number;
+    }
   | { strategy: 'temporal'; timestamp: number; rank: number }
   | { strategy: 'causal'; depth: number; edge_type: EdgeType; seed_id: string }
   | { strategy: 'analogical'; embedding_similarity: number; structural_similarity: number };
@@ -109,11 +117,19 @@ export interface RecallSource {
    */
   accepts(m: MemoryRecord): boolean;
   /** Live accepted memories most similar to `query` (entity-scoped when given), best first. */
-  nearest(query: Float32Array, opts: { k: number; ef: number; entityId: string | null }): Array<{ id: string; sim: number }>;
+  nearest(
+    query: Float32Array,
+    opts: { k: number; ef: number; entityId: string | null },
+  ): Array<{ id: string; sim: number }>;
   /** Live accepted memories, latest event (occurred_at) first (entity-scoped when given). */
   newestFirst(entityId: string | null): Iterable<MemoryRecord>;
   /** Live memories that happened (occurred_at) in [startUs, endUs), latest first, at most `limit`. */
-  occurredBetween(startUs: number, endUs: number, entityId: string | null, limit: number): MemoryRecord[];
+  occurredBetween(
+    startUs: number,
+    endUs: number,
+    entityId: string | null,
+    limit: number,
+  ): MemoryRecord[];
   /**
    * At least how many live memories (entity-scoped when given) happened outside [startUs, endUs):
    * counted from the event order without reading a memory, so it may count more (removed ones not

@@ -66,7 +66,13 @@ export class ReflectionEngine {
   #timer: NodeJS.Timeout | null = null;
 
   /** `clock`: the time MIN_GAP_MS is measured on (tests set it by hand). */
-  constructor(opts: { config: Config; shards: ShardRouter; embedder: Embedder; llm: LlmClient | null; clock?: Clock }) {
+  constructor(opts: {
+    config: Config;
+    shards: ShardRouter;
+    embedder: Embedder;
+    llm: LlmClient | null;
+    clock?: Clock;
+  }) {
     this.#config = opts.config;
     this.#clock = opts.clock ?? wallClock;
     this.#shards = opts.shards;
@@ -85,16 +91,20 @@ export class ReflectionEngine {
     this.#newEpisodes.set(ws, n);
     const since = this.#clock.nowUs() / 1000 - (this.#lastBackground.get(ws) ?? -Infinity);
     // A steady stream of writes reflects at most every MIN_GAP_MS, not every MIN_NEW episodes.
-    if (n >= this.#config.reflectMinNew && !this.#running.has(ws) && since >= MIN_GAP_MS) this.#background(ws);
+    if (n >= this.#config.reflectMinNew && !this.#running.has(ws) && since >= MIN_GAP_MS)
+      this.#background(ws);
   }
 
   #onInterval(): void {
-    for (const [ws, n] of this.#newEpisodes) if (n > 0 && !this.#running.has(ws)) this.#background(ws);
+    for (const [ws, n] of this.#newEpisodes)
+      if (n > 0 && !this.#running.has(ws)) this.#background(ws);
   }
 
   #background(ws: string): void {
     this.#lastBackground.set(ws, this.#clock.nowUs() / 1000);
-    this.reflect(ws, { entityId: null, sinceUs: null, maxEpisodes: BACKGROUND_EPISODES }).catch((err: unknown) => console.error(`reflection of '${ws}' failed:`, err));
+    this.reflect(ws, { entityId: null, sinceUs: null, maxEpisodes: BACKGROUND_EPISODES }).catch(
+      (err: unknown) => console.error(`reflection of '${ws}' failed:`, err),
+    );
   }
 
   /** Reflects now (waiting for a reflection of the same workspace already under way). */
@@ -102,9 +112,11 @@ export class ReflectionEngine {
     const previous = this.#running.get(ws) ?? Promise.resolve(null);
     const run = previous.catch(() => null).then(() => this.#reflect(ws, scope));
     this.#running.set(ws, run);
-    void run.finally(() => {
-      if (this.#running.get(ws) === run) this.#running.delete(ws);
-    }).catch(() => undefined);
+    void run
+      .finally(() => {
+        if (this.#running.get(ws) === run) this.#running.delete(ws);
+      })
+      .catch(() => undefined);
     return run;
   }
 
@@ -113,7 +125,10 @@ export class ReflectionEngine {
     reflectionRuns.inc();
     const { gathered, clusters } = await this.analyse(ws, scope);
     const writes = await this.#insightsFor(gathered, clusters, scope);
-    const written = writes.length === 0 ? { created: [], refreshed: [] } : await this.#shards.call(ws, 'writeInsights', { insights: writes });
+    const written =
+      writes.length === 0
+        ? { created: [], refreshed: [] }
+        : await this.#shards.call(ws, 'writeInsights', { insights: writes });
     if (this.#llm) await this.#judgePending(ws, this.#llm);
     return {
       insights_created: written.created.length,
@@ -126,16 +141,30 @@ export class ReflectionEngine {
 
   /** Gathers the episodes in scope and clusters them off-thread. */
   async analyse(ws: string, scope: ReflectScope): Promise<Analysis> {
-    const gathered = await this.#shards.call(ws, 'reflectGather', { entityId: scope.entityId, sinceUs: scope.sinceUs, max: Math.min(MAX_EPISODES, scope.maxEpisodes ?? MAX_EPISODES) });
+    const gathered = await this.#shards.call(ws, 'reflectGather', {
+      entityId: scope.entityId,
+      sinceUs: scope.sinceUs,
+      max: Math.min(MAX_EPISODES, scope.maxEpisodes ?? MAX_EPISODES),
+    });
     if (gathered.ids.length === 0) return { gathered, clusters: [] };
-    const input: ReflectTaskInput = { vectors: gathered.vectors, dim: gathered.dim, texts: gathered.texts };
+    const input: ReflectTaskInput = {
+      vectors: gathered.vectors,
+      dim: gathered.dim,
+      texts: gathered.texts,
+    };
     // The vectors move to the worker (nothing here reads them afterwards): a clone of up to
     // MAX_EPISODES × dim floats would hold the router thread for tens of milliseconds.
-    const clusters = (await this.#taskPool().run(input, { transferList: [gathered.vectors.buffer as ArrayBuffer] })) as ClusterResult[];
+    const clusters = (await this.#taskPool().run(input, {
+      transferList: [gathered.vectors.buffer as ArrayBuffer],
+    })) as ClusterResult[];
     return { gathered, clusters };
   }
 
-  async #insightsFor(g: GatherOutput, clusters: ClusterResult[], scope: ReflectScope): Promise<InsightWrite[]> {
+  async #insightsFor(
+    g: GatherOutput,
+    clusters: ClusterResult[],
+    scope: ReflectScope,
+  ): Promise<InsightWrite[]> {
     const used = new Set<string>();
     const drafts = await Promise.all(
       clusters.map(async (c, clusterId) => {
@@ -143,9 +172,25 @@ export class ReflectionEngine {
         const { content, confidence, method } = await this.#write(g, c);
         const refresh = bestOverlap(sources, g.insights, used);
         if (refresh) used.add(refresh);
-        const importance = c.members.reduce((s, i) => s + (g.meta[i]?.importance ?? 0.5), 0) / c.members.length;
-        const context: JsonObject = { cluster_id: clusterId, confidence, source_count: sources.length, tags: c.tags, method, scope: scope.entityId === null ? 'global' : 'entity' };
-        return { content, sources, confidence, importance, entityId: scope.entityId, context, refreshId: refresh };
+        const importance =
+          c.members.reduce((s, i) => s + (g.meta[i]?.importance ?? 0.5), 0) / c.members.length;
+        const context: JsonObject = {
+          cluster_id: clusterId,
+          confidence,
+          source_count: sources.length,
+          tags: c.tags,
+          method,
+          scope: scope.entityId === null ? 'global' : 'entity',
+        };
+        return {
+          content,
+          sources,
+          confidence,
+          importance,
+          entityId: scope.entityId,
+          context,
+          refreshId: refresh,
+        };
       }),
     );
     if (drafts.length === 0) return [];
@@ -154,17 +199,38 @@ export class ReflectionEngine {
     return drafts.map((d, i) => ({ ...d, embedding: vectors.slice(i * dim, (i + 1) * dim) }));
   }
 
-  async #write(g: GatherOutput, c: ClusterResult): Promise<{ content: string; confidence: number; method: 'llm' | 'extractive' }> {
-    const heuristic = round3(Math.min(0.99, 0.35 + 0.4 * Math.max(0, c.cohesion) + 0.25 * Math.min(1, Math.log2(c.members.length) / 5)));
-    const extractive = extractiveInsight({ texts: g.texts, central: c.central, tags: c.tags, size: c.members.length });
+  async #write(
+    g: GatherOutput,
+    c: ClusterResult,
+  ): Promise<{ content: string; confidence: number; method: 'llm' | 'extractive' }> {
+    const heuristic = round3(
+      Math.min(
+        0.99,
+        0.35 + 0.4 * Math.max(0, c.cohesion) + 0.25 * Math.min(1, Math.log2(c.members.length) / 5),
+      ),
+    );
+    const extractive = extractiveInsight({
+      texts: g.texts,
+      central: c.central,
+      tags: c.tags,
+      size: c.members.length,
+    });
     if (!this.#llm) return { content: extractive, confidence: heuristic, method: 'extractive' };
     try {
       const statements = c.members.slice(0, 20).map((i) => g.texts[i] ?? '');
       const reply = parseJsonReply(await this.#llm.chat(insightMessages(statements, c.tags)));
       const insight = typeof reply?.['insight'] === 'string' ? reply['insight'].trim() : '';
-      if (!reply || reply['valid'] === false || insight === '' || insight.length > 1000) throw new Error('unusable insight reply');
-      const llmConfidence = typeof reply['confidence'] === 'number' ? Math.min(1, Math.max(0, reply['confidence'])) : heuristic;
-      return { content: insight, confidence: round3((heuristic + llmConfidence) / 2), method: 'llm' };
+      if (!reply || reply['valid'] === false || insight === '' || insight.length > 1000)
+        throw new Error('unusable insight reply');
+      const llmConfidence =
+        typeof reply['confidence'] === 'number'
+          ? Math.min(1, Math.max(0, reply['confidence']))
+          : heuristic;
+      return {
+        content: insight,
+        confidence: round3((heuristic + llmConfidence) / 2),
+        method: 'llm',
+      };
     } catch {
       llmFailures.labels('insight').inc();
       return { content: extractive, confidence: heuristic, method: 'extractive' };
@@ -177,23 +243,35 @@ export class ReflectionEngine {
     const verdicts: Array<{ pendingId: string; verdict: string; confidence: number }> = [];
     for (const p of pending.slice(0, 50)) {
       try {
-        const reply = parseJsonReply(await llm.chat(contradictionMessages(p.content_a_snippet, p.content_b_snippet)));
+        const reply = parseJsonReply(
+          await llm.chat(contradictionMessages(p.content_a_snippet, p.content_b_snippet)),
+        );
         const verdict = reply?.['verdict'];
         const confidence = typeof reply?.['confidence'] === 'number' ? reply['confidence'] : 0;
-        if ((verdict === 'contradiction' || verdict === 'revision' || verdict === 'dismiss') && confidence >= 0.7) {
+        if (
+          (verdict === 'contradiction' || verdict === 'revision' || verdict === 'dismiss') &&
+          confidence >= 0.7
+        ) {
           verdicts.push({ pendingId: p.pending_id, verdict, confidence });
         }
       } catch {
         llmFailures.labels('contradiction').inc();
       }
     }
-    if (verdicts.length > 0) await this.#shards.call(ws, 'commitVerdicts', { verdicts }).catch(() => undefined);
+    if (verdicts.length > 0)
+      await this.#shards.call(ws, 'commitVerdicts', { verdicts }).catch(() => undefined);
   }
 
   #taskPool(): Piscina {
     if (!this.#pool) {
       const task = taskModule('analysis/task');
-      this.#pool = new Piscina({ filename: task.filename, workerData: task.workerData, minThreads: 1, maxThreads: 1, idleTimeout: 60_000 });
+      this.#pool = new Piscina({
+        filename: task.filename,
+        workerData: task.workerData,
+        minThreads: 1,
+        maxThreads: 1,
+        idleTimeout: 60_000,
+      });
     }
     return this.#pool;
   }
@@ -205,7 +283,11 @@ export class ReflectionEngine {
   }
 }
 
-function bestOverlap(sources: string[], insights: GatherOutput['insights'], used: Set<string>): string | null {
+function bestOverlap(
+  sources: string[],
+  insights: GatherOutput['insights'],
+  used: Set<string>,
+): string | null {
   const s = new Set(sources);
   let best: { id: string; j: number } | null = null;
   for (const ins of insights) {

@@ -2,7 +2,7 @@
 import type { ChatMessage } from '../llm/client.ts';
 
 export const INSIGHT_SYSTEM_PROMPT =
-  'You distil an agent\'s memories into insights. Given a group of related memories, write ONE concise insight ' +
+  "You distil an agent's memories into insights. Given a group of related memories, write ONE concise insight " +
   '(one or two sentences) that generalises what they have in common: a pattern, a preference, a recurring fact. ' +
   'Do not invent details that the memories do not support. Reply with JSON only: ' +
   '{"insight": string, "confidence": number between 0 and 1, "valid": boolean (false if the memories share no real theme)}.';
@@ -12,7 +12,10 @@ export function insightUserPrompt(statements: readonly string[], tags: readonly 
   return `Memories:\n${list}\n\nDistinguishing terms: ${tags.join(', ') || '(none)'}`;
 }
 
-export function insightMessages(statements: readonly string[], tags: readonly string[]): ChatMessage[] {
+export function insightMessages(
+  statements: readonly string[],
+  tags: readonly string[],
+): ChatMessage[] {
   return [
     { role: 'system', content: INSIGHT_SYSTEM_PROMPT },
     { role: 'user', content: insightUserPrompt(statements, tags) },
@@ -20,7 +23,7 @@ export function insightMessages(statements: readonly string[], tags: readonly st
 }
 
 export const CONTRADICTION_SYSTEM_PROMPT =
-  'You judge whether two statements from an agent\'s memory conflict. Reply with JSON only: ' +
+  "You judge whether two statements from an agent's memory conflict. Reply with JSON only: " +
   '{"verdict": "contradiction" | "revision" | "dismiss", "confidence": number between 0 and 1}. ' +
   '"revision" means the second statement updates the first (the fact changed over time); "contradiction" means ' +
   'both cannot be true; "dismiss" means they are compatible.';

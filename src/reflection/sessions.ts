@@ -21,7 +21,13 @@ export interface ClusterPrompt {
   proposal_user_prompt: string;
   memory_ids: string[];
   validation_context: string;
-  memories: Array<{ memory_id: string; content: string; importance: number; entity_id: string | null; created_at: number }>;
+  memories: Array<{
+    memory_id: string;
+    content: string;
+    importance: number;
+    entity_id: string | null;
+    created_at: number;
+  }>;
 }
 
 export interface PrepareResult {
@@ -56,7 +62,10 @@ export class ReflectSessions {
   readonly #clock: Clock;
 
   /** `clock`: the time sessions expire on (default the wall clock; tests set it by hand). */
-  constructor(engine: ReflectionEngine, opts: { shards: ShardRouter; embedder: Embedder; clock?: Clock }) {
+  constructor(
+    engine: ReflectionEngine,
+    opts: { shards: ShardRouter; embedder: Embedder; clock?: Clock },
+  ) {
     this.#engine = engine;
     this.#shards = opts.shards;
     this.#embedder = opts.embedder;
@@ -77,9 +86,17 @@ export class ReflectSessions {
         cluster_id: clusterId,
         member_count: ids.length,
         proposal_system_prompt: INSIGHT_SYSTEM_PROMPT,
-        proposal_user_prompt: insightUserPrompt(c.members.map((i) => g.texts[i] ?? ''), c.tags),
+        proposal_user_prompt: insightUserPrompt(
+          c.members.map((i) => g.texts[i] ?? ''),
+          c.tags,
+        ),
         memory_ids: ids,
-        validation_context: JSON.stringify({ cluster_id: clusterId, tags: c.tags, cohesion: c.cohesion, source_memory_ids: ids }),
+        validation_context: JSON.stringify({
+          cluster_id: clusterId,
+          tags: c.tags,
+          cohesion: c.cohesion,
+          source_memory_ids: ids,
+        }),
         memories: c.members.map((i) => ({
           memory_id: g.ids[i] as string,
           content: g.texts[i] ?? '',
@@ -91,19 +108,34 @@ export class ReflectSessions {
     });
     const ids = new Set(prompts.flatMap((p) => p.memory_ids));
     this.#sessions.set(sessionId, { ws, expiresAt: this.#nowMs() + SESSION_TTL_MS, scope, ids });
-    return { session_id: sessionId, memories_processed: g.ids.length, clusters: prompts, existing_insight_count: g.insights.length };
+    return {
+      session_id: sessionId,
+      memories_processed: g.ids.length,
+      clusters: prompts,
+      existing_insight_count: g.insights.length,
+    };
   }
 
-  async commit(ws: string, sessionId: string, insights: readonly ProducedInsight[]): Promise<{ insights_created: number }> {
+  async commit(
+    ws: string,
+    sessionId: string,
+    insights: readonly ProducedInsight[],
+  ): Promise<{ insights_created: number }> {
     this.#sweep();
     const session = this.#sessions.get(sessionId);
-    if (!session || session.ws !== ws) throw new FlashbulbError('not_found', `reflect session '${sessionId}' not found or expired`);
+    if (!session || session.ws !== ws)
+      throw new FlashbulbError('not_found', `reflect session '${sessionId}' not found or expired`);
     insights.forEach((ins, i) => {
       if (ins.content.trim() === '') throw invalid(`insights[${i}].content must not be empty`);
-      if (!(ins.confidence >= 0 && ins.confidence <= 1)) throw invalid(`insights[${i}].confidence must be between 0.0 and 1.0`);
-      if (ins.source_memory_ids.length === 0) throw invalid(`insights[${i}].source_memory_ids must name at least one memory`);
+      if (!(ins.confidence >= 0 && ins.confidence <= 1))
+        throw invalid(`insights[${i}].confidence must be between 0.0 and 1.0`);
+      if (ins.source_memory_ids.length === 0)
+        throw invalid(`insights[${i}].source_memory_ids must name at least one memory`);
       const outside = ins.source_memory_ids.filter((id) => !session.ids.has(id));
-      if (outside.length > 0) throw invalid(`insights[${i}].source_memory_ids are not in this session's clusters: ${outside.join(', ')}`);
+      if (outside.length > 0)
+        throw invalid(
+          `insights[${i}].source_memory_ids are not in this session's clusters: ${outside.join(', ')}`,
+        );
     });
     if (insights.length === 0) return { insights_created: 0 };
     const vectors = await this.#embedder.embed(insights.map((i) => i.content));
@@ -116,7 +148,13 @@ export class ReflectSessions {
         confidence: ins.confidence,
         importance: 0.5,
         entityId: session.scope.entityId,
-        context: { confidence: ins.confidence, source_count: ins.source_memory_ids.length, tags: ins.tags, method: 'agent', ...(ins.cluster_id === null ? {} : { cluster_id: ins.cluster_id }) },
+        context: {
+          confidence: ins.confidence,
+          source_count: ins.source_memory_ids.length,
+          tags: ins.tags,
+          method: 'agent',
+          ...(ins.cluster_id === null ? {} : { cluster_id: ins.cluster_id }),
+        },
         refreshId: null,
       })),
     });

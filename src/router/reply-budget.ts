@@ -23,7 +23,18 @@ export interface ReplyLimits {
 }
 
 /** Methods whose replies grow with what is stored; the others answer a few hundred bytes. */
-const BUDGETED: ReadonlySet<ShardMethod> = new Set<ShardMethod>(['get', 'batchGet', 'list', 'recall', 'prime', 'entities', 'insights', 'edges', 'graph', 'pendingContradictions']);
+const BUDGETED: ReadonlySet<ShardMethod> = new Set<ShardMethod>([
+  'get',
+  'batchGet',
+  'list',
+  'recall',
+  'prime',
+  'entities',
+  'insights',
+  'edges',
+  'graph',
+  'pendingContradictions',
+]);
 
 /** What a read may take before its shard has said how large its reply is. */
 const FIRST_ASK = 64 * 1024;
@@ -112,23 +123,48 @@ export class ReplyLease {
   /** The error for a reply of about `bytes` (null: of any size) that does not fit, naming the limit it passes. */
   refusal(ws: string, size: number | null): FlashbulbError {
     const { perRequest, perWorkspace, total } = this.#budget.limits;
-    const about = size === null ? 'no room is left for another reply' : `the reply would be about ${size} bytes`;
+    const about =
+      size === null
+        ? 'no room is left for another reply'
+        : `the reply would be about ${size} bytes`;
     const bytes = size ?? 1;
-    const tooLarge = (message: string, limit: string): FlashbulbError => new FlashbulbError('payload_too_large', message, { limit });
-    const later = (message: string, limit: string): FlashbulbError => new FlashbulbError('rate_limited', message, { limit, retryAfterS: 1 });
+    const tooLarge = (message: string, limit: string): FlashbulbError =>
+      new FlashbulbError('payload_too_large', message, { limit });
+    const later = (message: string, limit: string): FlashbulbError =>
+      new FlashbulbError('rate_limited', message, { limit, retryAfterS: 1 });
     if (bytes > perRequest) {
-      return tooLarge(`${about}, over the limit of ${perRequest} bytes per request (${PER_REQUEST}): ask for fewer results (limit, top_k, depth) or page with the cursor`, PER_REQUEST);
+      return tooLarge(
+        `${about}, over the limit of ${perRequest} bytes per request (${PER_REQUEST}): ask for fewer results (limit, top_k, depth) or page with the cursor`,
+        PER_REQUEST,
+      );
     }
     if (this.#used + bytes > perRequest) {
-      return tooLarge(`${about}, and the replies before it in this request hold (or have reserved) ${this.#used} bytes: together over the limit of ${perRequest} bytes per request (${PER_REQUEST}); ask for it in a request of its own`, PER_REQUEST);
+      return tooLarge(
+        `${about}, and the replies before it in this request hold (or have reserved) ${this.#used} bytes: together over the limit of ${perRequest} bytes per request (${PER_REQUEST}); ask for it in a request of its own`,
+        PER_REQUEST,
+      );
     }
-    if (bytes > perWorkspace) return tooLarge(`${about}, over the limit of ${perWorkspace} bytes of replies in flight per workspace (${PER_WORKSPACE}): ask for fewer results`, PER_WORKSPACE);
-    if (bytes > total) return tooLarge(`${about}, over the limit of ${total} bytes of replies in flight (${TOTAL}): ask for fewer results`, TOTAL);
+    if (bytes > perWorkspace)
+      return tooLarge(
+        `${about}, over the limit of ${perWorkspace} bytes of replies in flight per workspace (${PER_WORKSPACE}): ask for fewer results`,
+        PER_WORKSPACE,
+      );
+    if (bytes > total)
+      return tooLarge(
+        `${about}, over the limit of ${total} bytes of replies in flight (${TOTAL}): ask for fewer results`,
+        TOTAL,
+      );
     const held = this.#budget.held(ws);
     if (held + bytes > perWorkspace) {
-      return later(`${about}, and workspace '${ws}' has ${held} bytes of replies in flight: together over its limit of ${perWorkspace} (${PER_WORKSPACE}); retry once they are sent`, PER_WORKSPACE);
+      return later(
+        `${about}, and workspace '${ws}' has ${held} bytes of replies in flight: together over its limit of ${perWorkspace} (${PER_WORKSPACE}); retry once they are sent`,
+        PER_WORKSPACE,
+      );
     }
-    return later(`${about}, and the server has ${this.#budget.held()} bytes of replies in flight: together over its limit of ${total} (${TOTAL}); retry shortly`, TOTAL);
+    return later(
+      `${about}, and the server has ${this.#budget.held()} bytes of replies in flight: together over its limit of ${total} (${TOTAL}); retry shortly`,
+      TOTAL,
+    );
   }
 }
 
@@ -145,10 +181,17 @@ export class BudgetedRouter implements ShardRouter {
   constructor(inner: ShardRouter, lease: ReplyLease) {
     this.#inner = inner;
     this.#lease = lease;
-    if (inner.backup) this.backup = (to) => (inner.backup as NonNullable<ShardRouter['backup']>).call(inner, to);
+    if (inner.backup)
+      this.backup = (to) => (inner.backup as NonNullable<ShardRouter['backup']>).call(inner, to);
   }
 
-  async call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, transfer: ArrayBuffer[] = [], opts: CallOptions = {}): Promise<ShardOutput<M>> {
+  async call<M extends ShardMethod>(
+    ws: string,
+    method: M,
+    input: ShardInput<M>,
+    transfer: ArrayBuffer[] = [],
+    opts: CallOptions = {},
+  ): Promise<ShardOutput<M>> {
     if (!BUDGETED.has(method)) return this.#inner.call(ws, method, input, transfer, opts);
     // Buffers are copied rather than moved: the call may be made twice.
     const first = Math.min(FIRST_ASK, this.#lease.room(ws));
@@ -165,12 +208,20 @@ export class BudgetedRouter implements ShardRouter {
   }
 
   /** One ask with `bytes` reserved; what the reply holds stays reserved, the rest is given back. */
-  async #ask<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, bytes: number): Promise<ShardOutput<M>> {
+  async #ask<M extends ShardMethod>(
+    ws: string,
+    method: M,
+    input: ShardInput<M>,
+    bytes: number,
+  ): Promise<ShardOutput<M>> {
     this.#lease.take(ws, bytes);
     let kept = 0;
     try {
       let measured: number | null = null;
-      const out = await this.#inner.call(ws, method, input, [], { maxReplyBytes: bytes, replyBytes: (n) => (measured = n) });
+      const out = await this.#inner.call(ws, method, input, [], {
+        maxReplyBytes: bytes,
+        replyBytes: (n) => (measured = n),
+      });
       // The owner measured it (a router that does not say is measured here).
       if (tooLargeBytes(out) === null) kept = Math.min(bytes, measured ?? replyBytes(out));
       return out;

@@ -15,7 +15,13 @@ export interface CallOptions {
 
 export interface ShardRouter {
   /** Sends a command to the owner of `ws`; `transfer` buffers may be detached. */
-  call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, transfer?: ArrayBuffer[], opts?: CallOptions): Promise<ShardOutput<M>>;
+  call<M extends ShardMethod>(
+    ws: string,
+    method: M,
+    input: ShardInput<M>,
+    transfer?: ArrayBuffer[],
+    opts?: CallOptions,
+  ): Promise<ShardOutput<M>>;
   /** Runs `method` on every shard this process owns (workspace-independent stats). */
   broadcast<M extends ShardMethod>(method: M, input: ShardInput<M>): Promise<ShardOutput<M>[]>;
   /** Commands sent and not yet answered. */

@@ -18,7 +18,13 @@ import type {
 } from '../protocol/shard.ts';
 import type { CallOptions, ShardRouter } from './router.ts';
 import { shardFor } from './shard-map.ts';
-import { crashReason, secondsToRestart, ShardHandle, type Down, type WorkerRun } from './shard-handle.ts';
+import {
+  crashReason,
+  secondsToRestart,
+  ShardHandle,
+  type Down,
+  type WorkerRun,
+} from './shard-handle.ts';
 import { tracer, type Took } from '../tracing/index.ts';
 import { SHUTDOWN_DEADLINE_MS, startShardWorker, stopRun } from './shard-worker.ts';
 
@@ -72,7 +78,9 @@ export class ShardPool implements ShardRouter {
   /** Starts every shard and resolves when all have recovered; rejects with the first fatal error. */
   static async start(opts: ShardPoolOptions): Promise<ShardPool> {
     const log = opts.log ?? ((line: string) => console.error(line));
-    const handles = opts.shards.map((data, i) => new ShardHandle(i, startShardWorker(data, opts), log));
+    const handles = opts.shards.map(
+      (data, i) => new ShardHandle(i, startShardWorker(data, opts), log),
+    );
     const pool = new ShardPool(handles, opts);
     await Promise.all(handles.map((h, i) => pool.#wire(h, i)));
     return pool;
@@ -89,20 +97,27 @@ export class ShardPool implements ShardRouter {
     return new Promise((resolve, reject) => {
       worker.on('message', (data: ShardReply | ShardEvent | ShardReply[]) => {
         h.lastHeardAt = performance.now();
-        if (Array.isArray(data)) return void unbatch(data).forEach((r) => { this.#settle(h, r); });
+        if (Array.isArray(data))
+          return void unbatch(data).forEach((r) => {
+            this.#settle(h, r);
+          });
         const msg = data;
         if (msg.kind === 'reply') return this.#settle(h, msg);
         if (msg.kind === 'ready') {
           h.ready();
           resolve();
-        } else if (msg.kind === 'fatal' && h.recovering) reject(new Error(`shard ${index}: ${msg.message}`));
-        else if (msg.kind === 'storage-failed') this.#wentDown(h, index, { cause: 'storage', why: msg.message });
+        } else if (msg.kind === 'fatal' && h.recovering)
+          reject(new Error(`shard ${index}: ${msg.message}`));
+        else if (msg.kind === 'storage-failed')
+          this.#wentDown(h, index, { cause: 'storage', why: msg.message });
         else if (msg.kind === 'stopped' && msg.error !== undefined) run.stopError = msg.error;
         this.#opts.onEvent?.(msg);
       });
       // A message this thread cannot deserialise names no request; the shard's own guards make
       // this unreachable, so it is only logged (the request it answered times out).
-      worker.on('messageerror', (err) => console.error(`shard ${index}: undecodable message:`, err));
+      worker.on('messageerror', (err) =>
+        console.error(`shard ${index}: undecodable message:`, err),
+      );
       worker.on('error', (err) => {
         run.crashError = crashReason(err, this.#opts.heapMb);
         if (h.recovering) reject(new Error(run.crashError));
@@ -111,13 +126,22 @@ export class ShardPool implements ShardRouter {
     });
   }
 
-  #exited(h: ShardHandle, run: WorkerRun, index: number, code: number, reject: (err: Error) => void): void {
+  #exited(
+    h: ShardHandle,
+    run: WorkerRun,
+    index: number,
+    code: number,
+    reject: (err: Error) => void,
+  ): void {
     run.exited = true;
     if (run.stopping !== null || this.#stopping) {
       reject(new Error(`shard ${index} was stopped while it recovered`));
       return this.#failAll(h, `shard ${index} is not running`);
     }
-    if (h.recovering) return reject(new Error(run.crashError ?? `shard ${index} exited with code ${code} during start-up`));
+    if (h.recovering)
+      return reject(
+        new Error(run.crashError ?? `shard ${index} exited with code ${code} during start-up`),
+      );
     // It ended on its own: what it had acknowledged is in its log, and it is started again on its files.
     const why = run.crashError ?? `its worker exited with code ${code}`;
     this.#wentDown(h, index, { cause: 'crash', why });
@@ -170,7 +194,13 @@ export class ShardPool implements ShardRouter {
       if (this.#stopping) return; // stopped while it recovered
       const after = down.cause === 'storage' ? 'the log failure' : 'the crash';
       console.error(`shard ${index}: restart after ${after} failed: ${(err as Error).message}`);
-      if (h.wentDown({ cause: down.cause, why: `${down.why}; restart failed: ${(err as Error).message}` })) this.#scheduleRestart(h, index);
+      if (
+        h.wentDown({
+          cause: down.cause,
+          why: `${down.why}; restart failed: ${(err as Error).message}`,
+        })
+      )
+        this.#scheduleRestart(h, index);
     }
   }
 
@@ -186,11 +216,18 @@ export class ShardPool implements ShardRouter {
 
   #failAll(h: ShardHandle, message: string, retryAfterS?: number): void {
     const opts = retryAfterS === undefined ? {} : { retryAfterS };
-    for (const id of [...h.pending.keys()]) h.take(id)?.reject(new FlashbulbError('unavailable', message, opts));
+    for (const id of [...h.pending.keys()])
+      h.take(id)?.reject(new FlashbulbError('unavailable', message, opts));
   }
 
   /** Sends a command to the shard that owns `ws`. */
-  call<M extends ShardMethod>(ws: string, method: M, input: ShardInput<M>, transfer: ArrayBuffer[] = [], opts: CallOptions = {}): Promise<ShardOutput<M>> {
+  call<M extends ShardMethod>(
+    ws: string,
+    method: M,
+    input: ShardInput<M>,
+    transfer: ArrayBuffer[] = [],
+    opts: CallOptions = {},
+  ): Promise<ShardOutput<M>> {
     return this.callShard(shardFor(ws, this.#handles.length), ws, method, input, transfer, opts);
   }
 
@@ -198,7 +235,8 @@ export class ShardPool implements ShardRouter {
   backup(to: string): Promise<ShardBackup[]> {
     return backupDataDir(this.#opts.dataDir, to, {
       shards: this.#handles.length,
-      copyShard: (shard, dir) => this.callShard(shard, '', 'backup', { dir }, [], { timeoutMs: SHARD_BACKUP_TIMEOUT_MS }),
+      copyShard: (shard, dir) =>
+        this.callShard(shard, '', 'backup', { dir }, [], { timeoutMs: SHARD_BACKUP_TIMEOUT_MS }),
     });
   }
 
@@ -213,7 +251,20 @@ export class ShardPool implements ShardRouter {
     const t = tracer();
     if (!t.enabled) return this.#callShard(shard, ws, method, input, transfer, opts);
     const attributes = { 'flashbulb.shard': shard, 'flashbulb.workspace': ws };
-    return t.span(`shard ${method}`, () => this.#callShard(shard, ws, method, input, transfer, opts, t.recorder(`shard ${method} (in the shard)`, attributes)), { attributes });
+    return t.span(
+      `shard ${method}`,
+      () =>
+        this.#callShard(
+          shard,
+          ws,
+          method,
+          input,
+          transfer,
+          opts,
+          t.recorder(`shard ${method} (in the shard)`, attributes),
+        ),
+      { attributes },
+    );
   }
 
   #callShard<M extends ShardMethod>(
@@ -227,20 +278,50 @@ export class ShardPool implements ShardRouter {
   ): Promise<ShardOutput<M>> {
     const timeoutMs = opts.timeoutMs ?? this.#opts.timeoutMs;
     const h = this.#handles[shard];
-    if (!h) return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is not available`));
-    const refused = h.refusal(ws, { maxInflight: this.#opts.maxInflight, perWorkspace: this.#opts.maxInflightPerWorkspace ?? this.#opts.maxInflight });
+    if (!h)
+      return Promise.reject(new FlashbulbError('unavailable', `shard ${shard} is not available`));
+    const refused = h.refusal(ws, {
+      maxInflight: this.#opts.maxInflight,
+      perWorkspace: this.#opts.maxInflightPerWorkspace ?? this.#opts.maxInflight,
+    });
     if (refused) return Promise.reject(refused);
     const id = this.#nextId++;
-    const req: ShardRequest<M> = { kind: 'request', id, method, ws, input, ...(took ? { trace: true as const } : {}), ...(opts.maxReplyBytes === undefined ? {} : { maxReplyBytes: opts.maxReplyBytes }) };
+    const req: ShardRequest<M> = {
+      kind: 'request',
+      id,
+      method,
+      ws,
+      input,
+      ...(took ? { trace: true as const } : {}),
+      ...(opts.maxReplyBytes === undefined ? {} : { maxReplyBytes: opts.maxReplyBytes }),
+    };
     return new Promise<ShardOutput<M>>((resolve, reject) => {
       const timer = setTimeout(() => {
         h.take(id);
-        reject(new FlashbulbError('unavailable', `shard ${shard} did not answer ${method} in ${timeoutMs} ms`));
+        reject(
+          new FlashbulbError(
+            'unavailable',
+            `shard ${shard} did not answer ${method} in ${timeoutMs} ms`,
+          ),
+        );
       }, timeoutMs);
-      h.add(id, { resolve: resolve as (v: unknown) => void, reject, timer, ws, sentAt: performance.now(), ...(took ? { took } : {}), ...(opts.replyBytes ? { bytes: opts.replyBytes } : {}) });
+      h.add(id, {
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        timer,
+        ws,
+        sentAt: performance.now(),
+        ...(took ? { took } : {}),
+        ...(opts.replyBytes ? { bytes: opts.replyBytes } : {}),
+      });
       h.run.requests.post(req, transfer, (err) => {
         h.take(id);
-        reject(new FlashbulbError('internal_error', `the ${method} request could not be sent to shard ${shard}: ${err.message}`));
+        reject(
+          new FlashbulbError(
+            'internal_error',
+            `the ${method} request could not be sent to shard ${shard}: ${err.message}`,
+          ),
+        );
       });
     });
   }
@@ -271,11 +352,18 @@ export class ShardPool implements ShardRouter {
   async shutdown(deadlineMs = SHUTDOWN_DEADLINE_MS): Promise<void> {
     this.#stopping = true;
     for (const t of this.#restartTimers) clearTimeout(t);
-    const failures = await Promise.all(this.#handles.map((h, i) => this.#stop(h, deadlineMs).then((problem) => (problem === null ? null : `shard ${i}: ${problem}`))));
+    const failures = await Promise.all(
+      this.#handles.map((h, i) =>
+        this.#stop(h, deadlineMs).then((problem) =>
+          problem === null ? null : `shard ${i}: ${problem}`,
+        ),
+      ),
+    );
     // A restart under way stops once what it waits on has (it starts nothing new while stopping).
     await Promise.all(this.#restarting);
     const failed = failures.filter((f): f is string => f !== null);
-    if (failed.length > 0) throw new Error(`the final snapshot was not written (${failed.join('; ')})`);
+    if (failed.length > 0)
+      throw new Error(`the final snapshot was not written (${failed.join('; ')})`);
   }
 
   /** Stops the shard for good (the pool's shutdown). */
@@ -291,7 +379,10 @@ export class ShardPool implements ShardRouter {
    * Stops the handle's worker now (asked once): resolves when it has exited, to why its final
    * snapshot failed. One still `recovering` has served nothing and is terminated.
    */
-  #stopWorker(h: ShardHandle, o: { deadlineMs: number; recovering: boolean }): Promise<string | null> {
+  #stopWorker(
+    h: ShardHandle,
+    o: { deadlineMs: number; recovering: boolean },
+  ): Promise<string | null> {
     const run = h.run;
     run.stopping ??= stopRun(h, run, o);
     return run.stopping;

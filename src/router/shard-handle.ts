@@ -42,7 +42,14 @@ export interface Down {
  * crashed (its worker ended on its own; a restart is due), restarting (the old worker stopped, a
  * new one recovering on the files), stopping (asked to stop), stopped.
  */
-export type HandlePhase = 'starting' | 'ready' | 'log-failed' | 'crashed' | 'restarting' | 'stopping' | 'stopped';
+export type HandlePhase =
+  | 'starting'
+  | 'ready'
+  | 'log-failed'
+  | 'crashed'
+  | 'restarting'
+  | 'stopping'
+  | 'stopped';
 
 export const HANDLE_TRANSITIONS: Transitions<HandlePhase> = {
   starting: ['ready', 'stopping'],
@@ -58,7 +65,13 @@ export const HANDLE_TRANSITIONS: Transitions<HandlePhase> = {
  * Entered without a line of the handle's own: the app logs a start, a crash and a stop, and the
  * shard its failed log; a restart is what only the handle sees begin.
  */
-export const HANDLE_ROUTINE: readonly HandlePhase[] = ['ready', 'log-failed', 'crashed', 'stopping', 'stopped'];
+export const HANDLE_ROUTINE: readonly HandlePhase[] = [
+  'ready',
+  'log-failed',
+  'crashed',
+  'stopping',
+  'stopped',
+];
 
 /** One worker thread of a shard, from its start to its exit (a restart starts another). */
 export class WorkerRun {
@@ -102,7 +115,12 @@ export class ShardHandle {
   constructor(shard: number, worker: Worker, log: (line: string) => void) {
     this.#shard = shard;
     this.#run = new WorkerRun(worker);
-    this.#phase = new Lifecycle(HANDLE_TRANSITIONS, { name: `shard ${shard}`, initial: 'starting', log, routine: HANDLE_ROUTINE });
+    this.#phase = new Lifecycle(HANDLE_TRANSITIONS, {
+      name: `shard ${shard}`,
+      initial: 'starting',
+      log,
+      routine: HANDLE_ROUTINE,
+    });
   }
 
   get phase(): HandlePhase {
@@ -137,7 +155,8 @@ export class ShardHandle {
 
   /** Its log failed or its worker ended on its own: false when that changes nothing now (stopping, down already). */
   wentDown(down: Down): boolean {
-    if (!this.#phase.transition(down.cause === 'storage' ? 'log-failed' : 'crashed', down.why)) return false;
+    if (!this.#phase.transition(down.cause === 'storage' ? 'log-failed' : 'crashed', down.why))
+      return false;
     this.#down = down;
     return true;
   }
@@ -182,24 +201,55 @@ export class ShardHandle {
   /** Why this shard cannot answer now, as readiness says it; null when it can. */
   problem(now: number, maxInflight: number): string | null {
     const oldest = this.pending.values().next();
-    const at = { ready: this.accepting, down: this.#down, pendingSize: this.pending.size, lastHeardAt: this.lastHeardAt, lastReplyAt: this.lastReplyAt };
-    return shardProblem({ ...at, oldestSentAt: oldest.done ? null : oldest.value.sentAt }, now, maxInflight);
+    const at = {
+      ready: this.accepting,
+      down: this.#down,
+      pendingSize: this.pending.size,
+      lastHeardAt: this.lastHeardAt,
+      lastReplyAt: this.lastReplyAt,
+    };
+    return shardProblem(
+      { ...at, oldestSentAt: oldest.done ? null : oldest.value.sentAt },
+      now,
+      maxInflight,
+    );
   }
 
   /**
    * The error a request for workspace `ws` gets now, or null when it may be sent: the shard is
    * down (in the words of readiness), at its in-flight limit, or the workspace at its own.
    */
-  refusal(ws: string, limits: { maxInflight: number; perWorkspace: number }): FlashbulbError | null {
+  refusal(
+    ws: string,
+    limits: { maxInflight: number; perWorkspace: number },
+  ): FlashbulbError | null {
     const shard = this.#shard;
     if (!this.accepting) {
       if (!this.#down) return new FlashbulbError('unavailable', `shard ${shard} is not available`);
-      const why = shardProblem({ ready: false, down: this.#down, pendingSize: 0, oldestSentAt: null, lastHeardAt: this.lastHeardAt, lastReplyAt: this.lastReplyAt }, 0, 1);
-      return new FlashbulbError('unavailable', `shard ${shard} ${why}`, { retryAfterS: secondsToRestart(this, performance.now()) });
+      const why = shardProblem(
+        {
+          ready: false,
+          down: this.#down,
+          pendingSize: 0,
+          oldestSentAt: null,
+          lastHeardAt: this.lastHeardAt,
+          lastReplyAt: this.lastReplyAt,
+        },
+        0,
+        1,
+      );
+      return new FlashbulbError('unavailable', `shard ${shard} ${why}`, {
+        retryAfterS: secondsToRestart(this, performance.now()),
+      });
     }
-    if (this.pending.size >= limits.maxInflight) return new FlashbulbError('unavailable', `shard ${shard} is overloaded; retry shortly`);
+    if (this.pending.size >= limits.maxInflight)
+      return new FlashbulbError('unavailable', `shard ${shard} is overloaded; retry shortly`);
     if (ws !== '' && (this.perWorkspace.get(ws) ?? 0) >= limits.perWorkspace) {
-      return new FlashbulbError('unavailable', `workspace '${ws}' has ${limits.perWorkspace} requests in flight on shard ${shard} (its limit); retry shortly`, { retryAfterS: 1 });
+      return new FlashbulbError(
+        'unavailable',
+        `workspace '${ws}' has ${limits.perWorkspace} requests in flight on shard ${shard} (its limit); retry shortly`,
+        { retryAfterS: 1 },
+      );
     }
     return null;
   }
@@ -212,14 +262,24 @@ export function secondsToRestart(h: { restartAt: number | null }, now: number): 
 
 /** Why a shard cannot answer now, or null when it can. Pure, for the readiness probe and its tests. */
 export function shardProblem(
-  h: { ready: boolean; down: Down | null; pendingSize: number; oldestSentAt: number | null; lastHeardAt: number; lastReplyAt: number },
+  h: {
+    ready: boolean;
+    down: Down | null;
+    pendingSize: number;
+    oldestSentAt: number | null;
+    lastHeardAt: number;
+    lastReplyAt: number;
+  },
   now: number,
   maxInflight: number,
 ): string | null {
-  if (h.down?.cause === 'storage') return `cannot write its log (${h.down.why}); it refuses requests and is restarted from its files until that works`;
-  if (h.down?.cause === 'crash') return `crashed (${h.down.why}); it is restarted from its files until that works`;
+  if (h.down?.cause === 'storage')
+    return `cannot write its log (${h.down.why}); it refuses requests and is restarted from its files until that works`;
+  if (h.down?.cause === 'crash')
+    return `crashed (${h.down.why}); it is restarted from its files until that works`;
   if (!h.ready) return 'is not running';
-  if (now - h.lastHeardAt > UNRESPONSIVE_MS) return `has sent nothing for ${Math.round((now - h.lastHeardAt) / 1000)} s`;
+  if (now - h.lastHeardAt > UNRESPONSIVE_MS)
+    return `has sent nothing for ${Math.round((now - h.lastHeardAt) / 1000)} s`;
   if (h.pendingSize >= maxInflight) return `is at its in-flight limit of ${maxInflight} requests`;
   if (h.oldestSentAt !== null && now - Math.max(h.oldestSentAt, h.lastReplyAt) > UNRESPONSIVE_MS) {
     return `has not answered for ${Math.round((now - Math.max(h.oldestSentAt, h.lastReplyAt)) / 1000)} s`;
@@ -230,6 +290,6 @@ export function shardProblem(
 /** Why a shard's worker ended, as readiness and the log say it. */
 export function crashReason(err: Error, heapMb: number | undefined): string {
   if ((err as NodeJS.ErrnoException).code !== 'ERR_WORKER_OUT_OF_MEMORY') return err.message;
-  const limit = heapMb ? `FLASHBULB_SHARD_HEAP_MB=${heapMb}` : 'the process\'s heap limit';
+  const limit = heapMb ? `FLASHBULB_SHARD_HEAP_MB=${heapMb}` : "the process's heap limit";
   return `its JavaScript heap is full (${limit}; see docs/operations/limits.md): ${err.message}`;
 }

@@ -12,7 +12,10 @@ import type { ShardHandle, WorkerRun } from './shard-handle.ts';
 /** How long a shard may take to drain and write its final snapshot before it is terminated. */
 export const SHUTDOWN_DEADLINE_MS = 60_000;
 
-export function startShardWorker(data: ShardWorkerData, opts: { heapMb?: number; workerEntry?: string }): Worker {
+export function startShardWorker(
+  data: ShardWorkerData,
+  opts: { heapMb?: number; workerEntry?: string },
+): Worker {
   const limits = opts.heapMb ? { resourceLimits: { maxOldGenerationSizeMb: opts.heapMb } } : {};
   return startWorker(opts.workerEntry ?? 'shard/worker', { workerData: data, ...limits });
 }
@@ -21,9 +24,16 @@ export function startShardWorker(data: ShardWorkerData, opts: { heapMb?: number;
  * Stops `run`, the handle's current worker: resolves when it has exited, to why its final snapshot
  * failed (null when it did not).
  */
-export function stopRun(h: ShardHandle, run: WorkerRun, o: { deadlineMs: number; recovering: boolean }): Promise<string | null> {
+export function stopRun(
+  h: ShardHandle,
+  run: WorkerRun,
+  o: { deadlineMs: number; recovering: boolean },
+): Promise<string | null> {
   const { deadlineMs } = o;
-  if (run.exited) return Promise.resolve(h.down?.cause === 'crash' ? `no final snapshot, since it crashed (${h.down.why})` : null);
+  if (run.exited)
+    return Promise.resolve(
+      h.down?.cause === 'crash' ? `no final snapshot, since it crashed (${h.down.why})` : null,
+    );
   const { worker } = run;
   if (o.recovering) {
     // Still recovering (a restart): it has served nothing, and recovery may stop anywhere.

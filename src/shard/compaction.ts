@@ -40,7 +40,9 @@ export class Compaction {
     this.#o = o;
     this.#shard = o.opts.shard;
     this.#erasure = new ErasureTimer(o.opts.eraseWithinS, () => {
-      void this.#erase().catch((err: unknown) => console.error(`shard ${this.#shard}: erasure failed:`, err));
+      void this.#erase().catch((err: unknown) =>
+        console.error(`shard ${this.#shard}: erasure failed:`, err),
+      );
     });
   }
 
@@ -102,14 +104,19 @@ export class Compaction {
     const start = performance.now();
     this.#dirty = false;
     this.#lastSnapshotAt = Date.now();
-    await storage.snapshot?.(this.#o.state, { final: false, requestWaiting: this.#o.requestWaiting });
+    await storage.snapshot?.(this.#o.state, {
+      final: false,
+      requestWaiting: this.#o.requestWaiting,
+    });
     this.#erasure.lastSnapshotMs = performance.now() - start;
     this.snapshotMs.push(this.#erasure.lastSnapshotMs);
   }
 
   /** A snapshot nobody awaits: its failure is logged (an unhandled rejection would end the process). */
   #snapshotInBackground(what: string): void {
-    void this.snapshot().catch((err: unknown) => console.error(`shard ${this.#shard}: ${what} failed:`, err));
+    void this.snapshot().catch((err: unknown) =>
+      console.error(`shard ${this.#shard}: ${what} failed:`, err),
+    );
   }
 
   /**
@@ -122,10 +129,15 @@ export class Compaction {
     const erase = storage.eraseInPlace?.bind(storage);
     if (this.#o.stopping()) return;
     if (plan.full || !erase || !storage.canEraseInPlace?.()) return this.snapshot();
-    await this.#exclusive(async () => (this.#o.stopping() ? 0 : erase(state, plan))).catch((err: unknown) => {
-      console.error(`shard ${this.#shard}: erasure in place failed, rewriting the store instead:`, err);
-      this.requestErasure('all');
-    });
+    await this.#exclusive(async () => (this.#o.stopping() ? 0 : erase(state, plan))).catch(
+      (err: unknown) => {
+        console.error(
+          `shard ${this.#shard}: erasure in place failed, rewriting the store instead:`,
+          err,
+        );
+        this.requestErasure('all');
+      },
+    );
   }
 
   /** Runs `job` in turn with snapshots, backups and erasures. */

@@ -98,7 +98,8 @@ export class ContradictionChecker {
   }
 
   enqueue(records: readonly LiveRecord[]): void {
-    for (const r of records) if (r.t === 'put' && r.m.supersededBy === null) this.#queue.push([r.ws, r.m.id]);
+    for (const r of records)
+      if (r.t === 'put' && r.m.supersededBy === null) this.#queue.push([r.ws, r.m.id]);
     // Under a write burst the checks fall behind; the backlog is bounded and the oldest skipped.
     const over = this.backlog - MAX_BACKLOG;
     if (over > 0) {
@@ -138,7 +139,12 @@ export class ContradictionChecker {
       const w = this.#state.workspaces.get(ws);
       const m = w?.memories.get(id);
       if (w && m) {
-        const checked = checkContradictions(w, [m], this.#clock.nowUs(), this.#lexicon ?? EMPTY_LEXICON);
+        const checked = checkContradictions(
+          w,
+          [m],
+          this.#clock.nowUs(),
+          this.#lexicon ?? EMPTY_LEXICON,
+        );
         this.found += checked.found;
         records.push(...checked.records);
       }
@@ -156,7 +162,12 @@ export class ContradictionChecker {
 }
 
 /** Records (edges, pending candidates) for the new memories of one write. */
-export function checkContradictions(w: Workspace, memories: readonly MemoryRecord[], nowUs: number, lexicon: Lexicon = EMPTY_LEXICON): { records: LiveRecord[]; found: number } {
+export function checkContradictions(
+  w: Workspace,
+  memories: readonly MemoryRecord[],
+  nowUs: number,
+  lexicon: Lexicon = EMPTY_LEXICON,
+): { records: LiveRecord[]; found: number } {
   const records: LiveRecord[] = [];
   let found = 0;
   for (const m of memories) {
@@ -167,14 +178,26 @@ export function checkContradictions(w: Workspace, memories: readonly MemoryRecor
       // Each pair is judged once, by the check of its most recently written member: a check that
       // runs late (the queue lags under load) must not judge a pair again that the newer memory's
       // own check already judged — and perhaps a verdict already dismissed.
-      if (other.updatedAt > m.updatedAt || (other.updatedAt === m.updatedAt && other.id > m.id)) continue;
+      if (other.updatedAt > m.updatedAt || (other.updatedAt === m.updatedAt && other.id > m.id))
+        continue;
       const [older, newer] = eventOrder(other, m) <= 0 ? [other, m] : [m, other];
       if (!isCandidate(older.content, newer.content, sim)) continue;
-      const c = classifyPair(older.content, newer.content, sim, { lexicon, sameEntity: older.entityId !== null && older.entityId === newer.entityId });
+      const c = classifyPair(older.content, newer.content, sim, {
+        lexicon,
+        sameEntity: older.entityId !== null && older.entityId === newer.entityId,
+      });
       if (c.verdict === 'none' || c.score < UNCERTAIN) continue;
       found += 1;
-      if (c.score >= CONFIDENT) records.push(...verdictEdges(w.slug, older.id, newer.id, c.verdict, c.score, nowUs, c.reason));
-      else records.push({ t: 'pending', ws: w.slug, p: { ...pending(older, newer, c.score, sim, c.verdict, nowUs), reason: c.reason } });
+      if (c.score >= CONFIDENT)
+        records.push(
+          ...verdictEdges(w.slug, older.id, newer.id, c.verdict, c.score, nowUs, c.reason),
+        );
+      else
+        records.push({
+          t: 'pending',
+          ws: w.slug,
+          p: { ...pending(older, newer, c.score, sim, c.verdict, nowUs), reason: c.reason },
+        });
     }
   }
   return { records, found };
@@ -187,7 +210,11 @@ function neighboursOf(w: Workspace, m: MemoryRecord): Neighbour[] {
   if (w.lexicalBacklog > 0) return near;
   const seen = new Set(near.map((n) => n.id));
   seen.add(m.id);
-  for (const hit of w.lexical.search(w.lexical.query(m.content), LEXICAL_NEIGHBOURS, (id) => !seen.has(id))) {
+  for (const hit of w.lexical.search(
+    w.lexical.query(m.content),
+    LEXICAL_NEIGHBOURS,
+    (id) => !seen.has(id),
+  )) {
     const other = w.memories.get(hit.id);
     if (other) near.push({ id: hit.id, sim: cosine(m.embedding, other.embedding) });
   }
@@ -210,11 +237,23 @@ function cosine(a: Float32Array, b: Float32Array): number {
 
 function linked(w: Workspace, a: string, b: string): boolean {
   const touches = (x: string, y: string): boolean =>
-    w.graph.outgoing(x).some((e) => e.target_id === y && (e.edge_type === 'contradicts' || e.edge_type === 'revised_from'));
+    w.graph
+      .outgoing(x)
+      .some(
+        (e) =>
+          e.target_id === y && (e.edge_type === 'contradicts' || e.edge_type === 'revised_from'),
+      );
   return touches(a, b) || touches(b, a) || w.pending.between(a, b);
 }
 
-function pending(older: MemoryRecord, newer: MemoryRecord, score: number, sim: number, proposed: 'contradiction' | 'revision', nowUs: number): PendingContradiction {
+function pending(
+  older: MemoryRecord,
+  newer: MemoryRecord,
+  score: number,
+  sim: number,
+  proposed: 'contradiction' | 'revision',
+  nowUs: number,
+): PendingContradiction {
   return {
     pending_id: randomBytes(16).toString('hex'),
     memory_id_a: older.id,
@@ -233,20 +272,70 @@ function snippet(text: string): string {
   return text.length > 200 ? `${text.slice(0, 197)}…` : text;
 }
 
-function verdictEdges(ws: string, older: string, newer: string, verdict: 'contradiction' | 'revision', confidence: number, now: number, reason: string): LiveRecord[] {
+function verdictEdges(
+  ws: string,
+  older: string,
+  newer: string,
+  verdict: 'contradiction' | 'revision',
+  confidence: number,
+  now: number,
+  reason: string,
+): LiveRecord[] {
   if (verdict === 'revision') {
-    return [{ t: 'edge', ws, e: { source_id: newer, target_id: older, edge_type: 'revised_from', confidence, timestamp_us: now, reason } }];
+    return [
+      {
+        t: 'edge',
+        ws,
+        e: {
+          source_id: newer,
+          target_id: older,
+          edge_type: 'revised_from',
+          confidence,
+          timestamp_us: now,
+          reason,
+        },
+      },
+    ];
   }
   return [
-    { t: 'edge', ws, e: { source_id: newer, target_id: older, edge_type: 'contradicts', confidence, timestamp_us: now, reason } },
-    { t: 'edge', ws, e: { source_id: older, target_id: newer, edge_type: 'contradicts', confidence, timestamp_us: now, reason } },
+    {
+      t: 'edge',
+      ws,
+      e: {
+        source_id: newer,
+        target_id: older,
+        edge_type: 'contradicts',
+        confidence,
+        timestamp_us: now,
+        reason,
+      },
+    },
+    {
+      t: 'edge',
+      ws,
+      e: {
+        source_id: older,
+        target_id: newer,
+        edge_type: 'contradicts',
+        confidence,
+        timestamp_us: now,
+        reason,
+      },
+    },
   ];
 }
 
 /** Applies verdicts all or nothing: an unknown pending id fails the whole commit. */
-export function commitVerdicts(w: Workspace | undefined, input: Verdicts, nowUs: number): { records: LiveRecord[]; result: VerdictResult } {
-  const unknown = input.verdicts.filter((v) => !w?.pending.has(v.pendingId)).map((v) => v.pendingId);
-  if (!w || unknown.length > 0) throw notFound(`pending contradictions not found: ${unknown.join(', ')}`);
+export function commitVerdicts(
+  w: Workspace | undefined,
+  input: Verdicts,
+  nowUs: number,
+): { records: LiveRecord[]; result: VerdictResult } {
+  const unknown = input.verdicts
+    .filter((v) => !w?.pending.has(v.pendingId))
+    .map((v) => v.pendingId);
+  if (!w || unknown.length > 0)
+    throw notFound(`pending contradictions not found: ${unknown.join(', ')}`);
   const result: VerdictResult = { contradictions_confirmed: 0, revisions_created: 0, dismissed: 0 };
   const records: LiveRecord[] = [];
   for (const v of input.verdicts) {
@@ -254,10 +343,30 @@ export function commitVerdicts(w: Workspace | undefined, input: Verdicts, nowUs:
     records.push({ t: 'unpending', ws: w.slug, id: p.pending_id });
     const reason = `confirmed by a verdict${p.reason === undefined ? '' : ` (${p.reason})`}`;
     if (v.verdict === 'contradiction') {
-      records.push(...verdictEdges(w.slug, p.memory_id_a, p.memory_id_b, 'contradiction', v.confidence, nowUs, reason));
+      records.push(
+        ...verdictEdges(
+          w.slug,
+          p.memory_id_a,
+          p.memory_id_b,
+          'contradiction',
+          v.confidence,
+          nowUs,
+          reason,
+        ),
+      );
       result.contradictions_confirmed += 1;
     } else if (v.verdict === 'revision') {
-      records.push(...verdictEdges(w.slug, p.memory_id_a, p.memory_id_b, 'revision', v.confidence, nowUs, reason));
+      records.push(
+        ...verdictEdges(
+          w.slug,
+          p.memory_id_a,
+          p.memory_id_b,
+          'revision',
+          v.confidence,
+          nowUs,
+          reason,
+        ),
+      );
       result.revisions_created += 1;
     } else {
       result.dismissed += 1;

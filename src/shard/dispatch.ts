@@ -5,7 +5,14 @@
  */
 import { FlashbulbError } from '../errors/codes.ts';
 import type { MemoryRecord } from '../model/memory.ts';
-import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats } from '../protocol/shard.ts';
+import type {
+  BackupResult,
+  ShardEvent,
+  ShardInput,
+  ShardMethod,
+  ShardOutput,
+  ShardStats,
+} from '../protocol/shard.ts';
 import { commitVerdicts } from './contradictions.ts';
 import type { OpContext } from './ops/context.ts';
 import { ingest } from './ops/conversation.ts';
@@ -25,7 +32,11 @@ import type { Subscriptions } from './subscriptions.ts';
 /** Memories a subscription arriving from another owner checks for writes it may have missed (newest first). */
 const RESUME_SCAN_MAX = 10_000;
 
-export type Handler<M extends ShardMethod> = (ctx: OpContext, ws: string, input: ShardInput<M>) => ShardOutput<M> | Promise<ShardOutput<M>>;
+export type Handler<M extends ShardMethod> = (
+  ctx: OpContext,
+  ws: string,
+  input: ShardInput<M>,
+) => ShardOutput<M> | Promise<ShardOutput<M>>;
 
 export type Handlers = { [M in ShardMethod]: Handler<M> };
 
@@ -44,11 +55,38 @@ export interface ShardSelf {
  * their workspace in flight have landed. Every method must say, so a new one cannot forget.
  */
 export const READS_COMMITTED: { readonly [M in ShardMethod]: boolean } = {
-  get: true, batchGet: true, list: true, recall: true, prime: true, entities: true, insights: true, edges: true,
-  graph: true, count: true, exportPage: true, pendingContradictions: true, reflectGather: true, subOpen: true,
-  subMatch: true, timeline: true, entitySummaries: true, graphOverview: true, contradictions: true,
-  remember: false, ingest: false, revise: false, forget: false, upload: false, importItems: false, writeInsights: false,
-  commitVerdicts: false, subClose: false, dropWorkspace: false, stats: false, snapshot: false, backup: false,
+  get: true,
+  batchGet: true,
+  list: true,
+  recall: true,
+  prime: true,
+  entities: true,
+  insights: true,
+  edges: true,
+  graph: true,
+  count: true,
+  exportPage: true,
+  pendingContradictions: true,
+  reflectGather: true,
+  subOpen: true,
+  subMatch: true,
+  timeline: true,
+  entitySummaries: true,
+  graphOverview: true,
+  contradictions: true,
+  remember: false,
+  ingest: false,
+  revise: false,
+  forget: false,
+  upload: false,
+  importItems: false,
+  writeInsights: false,
+  commitVerdicts: false,
+  subClose: false,
+  dropWorkspace: false,
+  stats: false,
+  snapshot: false,
+  backup: false,
 };
 
 /**
@@ -56,10 +94,38 @@ export const READS_COMMITTED: { readonly [M in ShardMethod]: boolean } = {
  * (shard/heap-watch); reads, forget and deletions are not. Every method must say.
  */
 export const GROWS_STORE: { readonly [M in ShardMethod]: boolean } = {
-  remember: true, ingest: true, revise: true, upload: true, importItems: true, writeInsights: true, commitVerdicts: true,
-  get: false, batchGet: false, list: false, recall: false, prime: false, entities: false, insights: false, edges: false,
-  graph: false, count: false, exportPage: false, pendingContradictions: false, reflectGather: false, subOpen: false,
-  subMatch: false, timeline: false, entitySummaries: false, graphOverview: false, contradictions: false, forget: false, subClose: false, dropWorkspace: false, stats: false, snapshot: false, backup: false,
+  remember: true,
+  ingest: true,
+  revise: true,
+  upload: true,
+  importItems: true,
+  writeInsights: true,
+  commitVerdicts: true,
+  get: false,
+  batchGet: false,
+  list: false,
+  recall: false,
+  prime: false,
+  entities: false,
+  insights: false,
+  edges: false,
+  graph: false,
+  count: false,
+  exportPage: false,
+  pendingContradictions: false,
+  reflectGather: false,
+  subOpen: false,
+  subMatch: false,
+  timeline: false,
+  entitySummaries: false,
+  graphOverview: false,
+  contradictions: false,
+  forget: false,
+  subClose: false,
+  dropWorkspace: false,
+  stats: false,
+  snapshot: false,
+  backup: false,
 };
 
 /** Methods that free memory: a heap found full may have room after them. */
@@ -92,7 +158,10 @@ export function shardHandlers(self: ShardSelf): Handlers {
     stats: () => self.stats(),
     reflectGather,
     writeInsights,
-    pendingContradictions: (ctx, ws) => [...(ctx.state.workspaces.get(ws)?.pending.values() ?? [])].sort((a, b) => a.created_at - b.created_at),
+    pendingContradictions: (ctx, ws) =>
+      [...(ctx.state.workspaces.get(ws)?.pending.values() ?? [])].sort(
+        (a, b) => a.created_at - b.created_at,
+      ),
     commitVerdicts: async (ctx, ws, input) => {
       const { records, result } = commitVerdicts(ctx.state.workspaces.get(ws), input, ctx.nowUs());
       await ctx.commit(records);
@@ -116,8 +185,16 @@ export function shardHandlers(self: ShardSelf): Handlers {
       return { opened: true };
     },
     subMatch: (ctx, ws, input) => {
-      const pushes = self.subs.matchChunk(ws, ctx.state.workspaces.get(ws), input.id, input.vector, input.offset, ctx.nowUs());
-      if (pushes === null) throw new FlashbulbError('not_found', `subscription ${input.id} not found`);
+      const pushes = self.subs.matchChunk(
+        ws,
+        ctx.state.workspaces.get(ws),
+        input.id,
+        input.vector,
+        input.offset,
+        ctx.nowUs(),
+      );
+      if (pushes === null)
+        throw new FlashbulbError('not_found', `subscription ${input.id} not found`);
       return pushes;
     },
     subClose: (_ctx, ws, input) => ({ closed: self.subs.close(ws, input.id) }),

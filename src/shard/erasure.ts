@@ -97,7 +97,10 @@ export function erasesRecord(plan: ErasurePlan, r: LogRecord): boolean {
  * `unsource` needs the state before it, which is being erased); then every older frame of the
  * plan is padded. Runs in turn with snapshots (they delete the files it writes to).
  */
-export async function eraseInPlace(where: { dir: string; wal: Wal; state: ShardState; content: ContentIndex }, plan: ErasurePlan): Promise<number> {
+export async function eraseInPlace(
+  where: { dir: string; wal: Wal; state: ShardState; content: ContentIndex },
+  plan: ErasurePlan,
+): Promise<number> {
   await where.wal.drain();
   const restated: LogRecord[] = [];
   for (const [id, ws] of plan.rewritten) {

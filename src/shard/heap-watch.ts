@@ -36,10 +36,17 @@ export class HeapWatch {
    * `inUse`: the old generation in use now (`oldGenerationInUse` in a worker; tests pass their
    * own). `onChange`: told each time writes start or stop being refused.
    */
-  constructor(limitBytes: number, inUse: () => number, onChange: (state: ShardHeap) => void = () => {}) {
+  constructor(
+    limitBytes: number,
+    inUse: () => number,
+    onChange: (state: ShardHeap) => void = () => {},
+  ) {
     this.limitBytes = limitBytes;
     // A limit the runtime does not report (0) refuses nothing, rather than everything.
-    this.markBytes = limitBytes > 0 ? Math.max(0, Math.min(limitBytes * HEAP_FULL_FRACTION, limitBytes - HEAP_MIN_FREE_BYTES)) : Infinity;
+    this.markBytes =
+      limitBytes > 0
+        ? Math.max(0, Math.min(limitBytes * HEAP_FULL_FRACTION, limitBytes - HEAP_MIN_FREE_BYTES))
+        : Infinity;
     this.#inUse = inUse;
     this.#onChange = onChange;
   }
@@ -87,14 +94,21 @@ export class HeapWatch {
 /** The old generation (every heap space but the young ones) in use now, garbage included. */
 export function oldGenerationInUse(): number {
   let bytes = 0;
-  for (const s of getHeapSpaceStatistics()) if (!s.space_name.startsWith('new')) bytes += s.space_used_size;
+  for (const s of getHeapSpaceStatistics())
+    if (!s.space_name.startsWith('new')) bytes += s.space_used_size;
   return bytes;
 }
 
 /** Calls `then` after each full collection of this thread's heap; returns a function that stops it. */
 export function onFullCollections(then: () => void): () => void {
   const observer = new PerformanceObserver((list) => {
-    const full = list.getEntries().some((e) => (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind === constants.NODE_PERFORMANCE_GC_MAJOR);
+    const full = list
+      .getEntries()
+      .some(
+        (e) =>
+          (e as PerformanceEntry & { detail?: { kind?: number } }).detail?.kind ===
+          constants.NODE_PERFORMANCE_GC_MAJOR,
+      );
     if (full) then();
   });
   observer.observe({ entryTypes: ['gc'] });

@@ -40,14 +40,16 @@ export class Indexer {
     // While requests are in flight the indexer takes every other few ms, leaving CPU to the
     // router and the requests (pending vectors are still found, by exact scan). A long backlog
     // makes those scans costly, so past PENDING_URGENT the indexer runs at full pace again.
-    if (this.#hooks.busy() && this.backlog() < PENDING_URGENT) setTimeout(() => this.#step(), INDEX_SLICE_MS);
+    if (this.#hooks.busy() && this.backlog() < PENDING_URGENT)
+      setTimeout(() => this.#step(), INDEX_SLICE_MS);
     else afterTurn(() => this.#step());
   }
 
   /** Unindexed vectors in the workspace furthest behind. */
   backlog(): number {
     let backlog = 0;
-    for (const w of this.#state.workspaces.values()) backlog = Math.max(backlog, w.vectors.pendingSize);
+    for (const w of this.#state.workspaces.values())
+      backlog = Math.max(backlog, w.vectors.pendingSize);
     return backlog;
   }
 
@@ -65,7 +67,8 @@ export class Indexer {
     // unless the indexer is far behind (searches scan its backlog): then it takes whole slices.
     let waiting = false;
     const urgent = this.backlog() >= PENDING_URGENT;
-    const stop = (): boolean => (waiting ||= !urgent && givesWay(start, this.#hooks.requestWaiting));
+    const stop = (): boolean =>
+      (waiting ||= !urgent && givesWay(start, this.#hooks.requestWaiting));
     for (const w of this.#state.workspaces.values()) {
       if (!w.vectors.needsIndexing && w.lexicalBacklog === 0 && w.densities.backlog === 0) continue;
       const left = start + INDEX_SLICE_MS - performance.now();
@@ -74,8 +77,11 @@ export class Indexer {
         break;
       }
       // Lexical entries left by recovery first: a query that finds them missing must wait for all.
-      if (w.lexicalBacklog > 0) more = w.indexLexicalSome(left) || w.vectors.needsIndexing || w.densities.backlog > 0 || more;
-      else if (w.vectors.needsIndexing) more = w.vectors.indexSome(left, stop) || w.densities.backlog > 0 || more;
+      if (w.lexicalBacklog > 0)
+        more =
+          w.indexLexicalSome(left) || w.vectors.needsIndexing || w.densities.backlog > 0 || more;
+      else if (w.vectors.needsIndexing)
+        more = w.vectors.indexSome(left, stop) || w.densities.backlog > 0 || more;
       // Densities once the vectors are in the graph (a search then scans no pending vectors).
       else more = w.densities.fillSome(left, (id) => w.memories.get(id), w.earlier) || more;
     }

@@ -15,7 +15,9 @@ let loading: Promise<Lexicon> | null = null;
 /** The lexicon, built on the first call (about 1 s of another thread, see docs/benchmarks.md); later calls share it. */
 export function loadLexicon(): Promise<Lexicon> {
   loading ??= build().catch((err: unknown) => {
-    console.error(`contradiction check: WordNet not loaded (${String(err)}); using the built-in word lists only`);
+    console.error(
+      `contradiction check: WordNet not loaded (${String(err)}); using the built-in word lists only`,
+    );
     return EMPTY_LEXICON;
   });
   return loading;

@@ -17,7 +17,12 @@ try {
     index: readFileSync(join(dict, `index.${pos}`), 'utf8'),
     data: readFileSync(join(dict, `data.${pos}`), 'utf8'),
   });
-  const files: WordNetFiles = { noun: read('noun'), verb: read('verb'), adj: read('adj'), adv: read('adv') };
+  const files: WordNetFiles = {
+    noun: read('noun'),
+    verb: read('verb'),
+    adj: read('adj'),
+    adv: read('adv'),
+  };
   const tables = buildTables(files);
   parentPort?.postMessage({ tables }, transferList(tables));
 } catch (err) {

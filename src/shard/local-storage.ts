@@ -36,17 +36,28 @@ export class LocalStorage implements ShardStorage {
   #contentCovered: boolean;
 
   /** Recovers the shard's directory (created when missing) and opens the log after it. */
-  constructor(opts: Pick<ShardWorkerData, 'dir' | 'shard' | 'durability'>, hooks: LocalStorageHooks) {
+  constructor(
+    opts: Pick<ShardWorkerData, 'dir' | 'shard' | 'durability'>,
+    hooks: LocalStorageHooks,
+  ) {
     this.#dir = opts.dir;
     this.#shard = opts.shard;
     mkdirSync(opts.dir, { recursive: true });
     const onFrame = this.#content.add.bind(this.#content);
-    const afterSnapshot = (state: ShardState, walSeq: number): number => loadGraphs(opts.dir, walSeq, state);
+    const afterSnapshot = (state: ShardState, walSeq: number): number =>
+      loadGraphs(opts.dir, walSeq, state);
     this.recovered = recoverShard(opts.dir, { afterSnapshot, onFrame });
     this.#contentCovered = !this.recovered.staleFiles;
     const { onSync, onFail } = hooks;
     const seq = this.recovered.nextWalSeq;
-    this.#wal = new Wal({ dir: opts.dir, seq, durability: opts.durability, onSync, onFrame, onFail });
+    this.#wal = new Wal({
+      dir: opts.dir,
+      seq,
+      durability: opts.durability,
+      onSync,
+      onFrame,
+      onFail,
+    });
   }
 
   get failed(): Error | null {
@@ -73,10 +84,12 @@ export class LocalStorage implements ShardStorage {
     const name = seqName('snap', walSeq, 'snap');
     const onFrame = (offset: number, r: LogRecord): void => this.#content.add(name, offset, r);
     const { requestWaiting } = opts;
-    await writeSnapshot(dir, { shard: this.#shard, walSeq, state, onFrame, requestWaiting }).catch((err: unknown) => {
-      this.#content.dropFile(name);
-      throw err;
-    });
+    await writeSnapshot(dir, { shard: this.#shard, walSeq, state, onFrame, requestWaiting }).catch(
+      (err: unknown) => {
+        this.#content.dropFile(name);
+        throw err;
+      },
+    );
     await wal.settled();
     if (wal.failed) {
       // The log failed while the snapshot was written: it may hold writes the log never took. The
@@ -92,7 +105,10 @@ export class LocalStorage implements ShardStorage {
     await deleteGraphsBefore(dir, walSeq);
     await wal.deleteBefore(walSeq, listSeqs(dir, 'wal', 'log'));
     const older = listSeqs(dir, 'snap', 'snap').filter((seq) => seq < walSeq);
-    await removeFiles(dir, older.map((seq) => seqName('snap', seq, 'snap')));
+    await removeFiles(
+      dir,
+      older.map((seq) => seqName('snap', seq, 'snap')),
+    );
     this.#content.dropBefore(walSeq);
     this.#contentCovered = true;
   }
@@ -114,10 +130,11 @@ export class LocalStorage implements ShardStorage {
     if (this.#wal.failed) {
       await this.#wal.close();
       const why = this.#wal.failed.message;
-      throw new Error(`no final snapshot, since its log failed (${why}); the log holds every acknowledged write`);
+      throw new Error(
+        `no final snapshot, since its log failed (${why}); the log holds every acknowledged write`,
+      );
     }
     await this.snapshot(state, { final: true, requestWaiting });
     await this.#wal.close();
   }
 }
-

@@ -7,7 +7,13 @@
  */
 import type { Transitions } from '../model/lifecycle.ts';
 
-export type ShardPhase = 'recovering' | 'serving' | 'memory-full' | 'log-failed' | 'draining' | 'stopped';
+export type ShardPhase =
+  | 'recovering'
+  | 'serving'
+  | 'memory-full'
+  | 'log-failed'
+  | 'draining'
+  | 'stopped';
 
 export const SHARD_TRANSITIONS: Transitions<ShardPhase> = {
   recovering: ['serving'],
@@ -19,4 +25,9 @@ export const SHARD_TRANSITIONS: Transitions<ShardPhase> = {
 };
 
 /** Entered without a line of the shard's own: the router logs a start, a stop and a full heap. */
-export const SHARD_ROUTINE: readonly ShardPhase[] = ['serving', 'memory-full', 'draining', 'stopped'];
+export const SHARD_ROUTINE: readonly ShardPhase[] = [
+  'serving',
+  'memory-full',
+  'draining',
+  'stopped',
+];

@@ -14,7 +14,15 @@ import { encodeRecord, type LiveRecord } from './store/records.ts';
 import { applyLive, type ShardState } from './store/apply.ts';
 import type { OpContext } from './ops/context.ts';
 import { forgetRecords } from './ops/forget.ts';
-import type { BackupResult, ShardEvent, ShardInput, ShardMethod, ShardOutput, ShardStats, ShardWorkerData } from '../protocol/shard.ts';
+import type {
+  BackupResult,
+  ShardEvent,
+  ShardInput,
+  ShardMethod,
+  ShardOutput,
+  ShardStats,
+  ShardWorkerData,
+} from '../protocol/shard.ts';
 import { Subscriptions } from './subscriptions.ts';
 import { AccessLog } from './access-log.ts';
 import { ContradictionChecker } from './contradictions.ts';
@@ -58,21 +66,45 @@ export class Shard {
    * `clock`: "now" for expiry, time scopes, windows and timestamps, contradiction edges and
    * candidates included (snapshots and erasure keep real time).
    */
-  constructor(opts: ShardWorkerData, emit: (e: ShardEvent) => void = () => {}, storage?: ShardStorage, clock: Clock = wallClock) {
+  constructor(
+    opts: ShardWorkerData,
+    emit: (e: ShardEvent) => void = () => {},
+    storage?: ShardStorage,
+    clock: Clock = wallClock,
+  ) {
     this.#opts = opts;
     this.#clock = clock;
     this.#emit = emit;
     const log = (line: string): void => console.error(line);
-    this.#phase = new Lifecycle(SHARD_TRANSITIONS, { name: `shard ${opts.shard}`, initial: 'recovering', log, routine: SHARD_ROUTINE });
-    const hooks = { onSync: (ms: number) => this.syncMs.push(ms), onFail: (err: Error) => this.#storageFailed(err) };
+    this.#phase = new Lifecycle(SHARD_TRANSITIONS, {
+      name: `shard ${opts.shard}`,
+      initial: 'recovering',
+      log,
+      routine: SHARD_ROUTINE,
+    });
+    const hooks = {
+      onSync: (ms: number) => this.syncMs.push(ms),
+      onFail: (err: Error) => this.#storageFailed(err),
+    };
     this.#storage = storage ?? new LocalStorage(opts, hooks);
     this.recovered = this.#storage.recovered;
     this.#state = this.recovered.state;
     const requestWaiting = (): boolean => this.requestWaiting();
     const stopping = (): boolean => this.#phase.is('draining', 'stopped');
-    this.#compaction = new Compaction({ opts, storage: this.#storage, state: this.#state, stopping, requestWaiting });
-    this.#indexer = new Indexer(this.#state, { stopped: stopping, busy: () => this.#inflight > 0, requestWaiting });
-    for (const ws of this.#state.workspaces.values()) for (const id of ws.memories.keys()) this.#ids.observe(id);
+    this.#compaction = new Compaction({
+      opts,
+      storage: this.#storage,
+      state: this.#state,
+      stopping,
+      requestWaiting,
+    });
+    this.#indexer = new Indexer(this.#state, {
+      stopped: stopping,
+      busy: () => this.#inflight > 0,
+      requestWaiting,
+    });
+    for (const ws of this.#state.workspaces.values())
+      for (const id of ws.memories.keys()) this.#ids.observe(id);
     this.#checker = new ContradictionChecker(this.#state, {
       commit: (records) => this.#commit(records),
       stopping: () => stopping() || this.#storage.failed !== null,
@@ -107,7 +139,8 @@ export class Shard {
     this.#indexer.schedule();
     // A crash can leave replayed log (perhaps holding forgotten content) or files a snapshot
     // should have deleted: compact soon, so erasure holds across crashes too.
-    if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles) this.#compaction.requestErasure('all');
+    if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles)
+      this.#compaction.requestErasure('all');
   }
 
   /** Where the shard is in its lifecycle (shard/phases). */
@@ -139,11 +172,17 @@ export class Shard {
     return this.#state.memoryCount();
   }
 
-  async handle<M extends ShardMethod>(method: M, ws: string, input: ShardInput<M>): Promise<ShardOutput<M>> {
-    if (this.#phase.is('draining', 'stopped')) throw new FlashbulbError('unavailable', 'shard is shutting down');
+  async handle<M extends ShardMethod>(
+    method: M,
+    ws: string,
+    input: ShardInput<M>,
+  ): Promise<ShardOutput<M>> {
+    if (this.#phase.is('draining', 'stopped'))
+      throw new FlashbulbError('unavailable', 'shard is shutting down');
     if (this.#storage.failed) throw storageFailure(this.#storage.failed);
     const handler = this.#handlers[method] as Handler<M> | undefined;
-    if (!handler) throw new FlashbulbError('internal_error', `unknown shard method ${String(method)}`);
+    if (!handler)
+      throw new FlashbulbError('internal_error', `unknown shard method ${String(method)}`);
     this.#inflight += 1;
     try {
       // Expired memories leave the state before any operation reads it, so no read, recall,
@@ -176,14 +215,17 @@ export class Shard {
   #expireDue(ws: string | null): void {
     if (this.#storage.failed) return; // nothing more can be written (#storageFailed)
     const now = this.#clock.nowUs();
-    const workspaces = ws === null ? [...this.#state.workspaces.values()] : [this.#state.workspaces.get(ws)];
+    const workspaces =
+      ws === null ? [...this.#state.workspaces.values()] : [this.#state.workspaces.get(ws)];
     for (const w of workspaces) {
       if (!w || w.expiring.next === null || w.expiring.next > now) continue;
       const due = w.takeExpired(now);
       if (due.length === 0) continue;
       const { records, all } = forgetRecords(w, due, { expired: true }, now);
       this.#expired += all;
-      this.#commit(records).catch((err: unknown) => console.error(`shard ${this.#opts.shard}: expiry failed:`, err));
+      this.#commit(records).catch((err: unknown) =>
+        console.error(`shard ${this.#opts.shard}: expiry failed:`, err),
+      );
       this.#compaction.requestErasure(records);
     }
   }
@@ -191,7 +233,12 @@ export class Shard {
   stats(): ShardStats {
     let edgesCount = 0;
     for (const w of this.#state.workspaces.values()) edgesCount += w.graph.edgeCount;
-    return { memories: this.memoryCount, workspaces: this.#state.workspaces.size, edges: edgesCount, walSeq: this.#storage.seq ?? 0 };
+    return {
+      memories: this.memoryCount,
+      workspaces: this.#state.workspaces.size,
+      edges: edgesCount,
+      walSeq: this.#storage.seq ?? 0,
+    };
   }
 
   async #commit(records: LiveRecord[], opts: { quiet?: boolean } = {}): Promise<void> {
@@ -199,7 +246,10 @@ export class Shard {
     this.#compaction.changed();
     this.#indexer.schedule();
     const appended = this.#storage.append(records.map(encodeRecord));
-    this.#barrier.track(records.map((r) => r.ws), appended);
+    this.#barrier.track(
+      records.map((r) => r.ws),
+      appended,
+    );
     await appended;
     if (opts.quiet) return;
     this.#notifySubscribers(records);
@@ -226,7 +276,9 @@ export class Shard {
     const records = this.#accesses.drain(this.#state);
     if (records.length === 0) return;
     this.#compaction.changed();
-    this.#storage.append(records).catch((err: unknown) => console.error(`shard ${this.#opts.shard}: access log failed:`, err));
+    this.#storage
+      .append(records)
+      .catch((err: unknown) => console.error(`shard ${this.#opts.shard}: access log failed:`, err));
   }
 
   async #dropWorkspace(ws: string): Promise<{ memories: number }> {
@@ -246,7 +298,8 @@ export class Shard {
     const why =
       `${err.message}. The shard refuses every request and writes no snapshot; every acknowledged write is on disk. ` +
       'It is restarted from its files every few seconds until its log works again (free the disk).';
-    if (!this.#phase.transition('log-failed', why)) console.error(`shard ${this.#opts.shard}: ${why}`);
+    if (!this.#phase.transition('log-failed', why))
+      console.error(`shard ${this.#opts.shard}: ${why}`);
     this.#emit({ kind: 'storage-failed', shard: this.#opts.shard, message: err.message });
   }
 

@@ -42,8 +42,15 @@ export class Subscriptions {
       this.#byWorkspace.set(ws, subs);
     }
     const { resume, ...plain } = spec;
-    const recent = (resume?.recent ?? []).slice(-RECENT_CHUNKS).map((r) => ({ vector: Float32Array.from(r.vector), offset: r.offset }));
-    subs.set(spec.id, { ...plain, accepts: spec.filter ? compileFilter(spec.filter) : () => true, pushed: new Set(resume?.pushed ?? []), recent });
+    const recent = (resume?.recent ?? [])
+      .slice(-RECENT_CHUNKS)
+      .map((r) => ({ vector: Float32Array.from(r.vector), offset: r.offset }));
+    subs.set(spec.id, {
+      ...plain,
+      accepts: spec.filter ? compileFilter(spec.filter) : () => true,
+      pushed: new Set(resume?.pushed ?? []),
+      recent,
+    });
   }
 
   close(ws: string, id: number): boolean {
@@ -58,7 +65,14 @@ export class Subscriptions {
   }
 
   /** Matches one embedded chunk; returns the pushes (best first). */
-  matchChunk(ws: string, w: Workspace | undefined, id: number, vector: Float32Array, offset: number, nowUs: number): Push[] | null {
+  matchChunk(
+    ws: string,
+    w: Workspace | undefined,
+    id: number,
+    vector: Float32Array,
+    offset: number,
+    nowUs: number,
+  ): Push[] | null {
     const sub = this.#byWorkspace.get(ws)?.get(id);
     if (!sub) return null;
     sub.recent.push({ vector, offset });
@@ -78,14 +92,26 @@ export class Subscriptions {
         if (m && this.#passes(sub, m, nowUs)) chosen.push({ m, sim });
       }
       const last = hits[hits.length - 1];
-      if (chosen.length === sub.maxPushes || hits.length < k || !last || last.sim < sub.threshold || k >= w.vectors.size) break;
+      if (
+        chosen.length === sub.maxPushes ||
+        hits.length < k ||
+        !last ||
+        last.sim < sub.threshold ||
+        k >= w.vectors.size
+      )
+        break;
     }
     chosen.sort((a, b) => b.sim - a.sim);
     return chosen.map(({ m, sim }) => this.#push(sub, m, sim, offset, nowUs));
   }
 
   /** Checks freshly written memories against every open subscription's recent chunks (or only subscription `only`'s). */
-  matchWrites(w: Workspace, memories: readonly MemoryRecord[], nowUs: number, only: number | null = null): Push[] {
+  matchWrites(
+    w: Workspace,
+    memories: readonly MemoryRecord[],
+    nowUs: number,
+    only: number | null = null,
+  ): Push[] {
     const subs = this.#byWorkspace.get(w.slug);
     if (!subs) return [];
     const out: Push[] = [];
@@ -93,7 +119,12 @@ export class Subscriptions {
       if (only !== null && sub.id !== only) continue;
       const found: Array<{ m: MemoryRecord; sim: number; offset: number }> = [];
       for (const m of memories) {
-        if (m.supersededBy !== null || (sub.entityId !== null && m.entityId !== sub.entityId) || !this.#passes(sub, m, nowUs)) continue;
+        if (
+          m.supersededBy !== null ||
+          (sub.entityId !== null && m.entityId !== sub.entityId) ||
+          !this.#passes(sub, m, nowUs)
+        )
+          continue;
         let best: { sim: number; offset: number } | null = null;
         for (const c of sub.recent) {
           const sim = dot(c.vector, m.embedding);
@@ -116,6 +147,12 @@ export class Subscriptions {
     sub.pushed.add(m.id);
     if (sub.pushed.size > PUSHED_MAX) sub.pushed.delete(sub.pushed.values().next().value as string);
     // The embedding rides along: gRPC pushes carry Memory.embedding like every other RPC.
-    return { subscription: sub.id, memory: view(m, true), confidence: sim, score: compositeScore(m, sim, DEFAULT_WEIGHTS, nowUs), chunkOffset: offset };
+    return {
+      subscription: sub.id,
+      memory: view(m, true),
+      confidence: sim,
+      score: compositeScore(m, sim, DEFAULT_WEIGHTS, nowUs),
+      chunkOffset: offset,
+    };
   }
 }

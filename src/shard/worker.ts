@@ -6,7 +6,13 @@ import { parentPort, receiveMessageOnPort, resourceLimits, workerData } from 'no
 import { toWireError } from '../errors/wire.ts';
 import { BatchPoster, unbatch } from '../protocol/batch-post.ts';
 import { withinBudget } from '../protocol/reply-size.ts';
-import type { ShardControl, ShardEvent, ShardReply, ShardRequest, ShardWorkerData } from '../protocol/shard.ts';
+import type {
+  ShardControl,
+  ShardEvent,
+  ShardReply,
+  ShardRequest,
+  ShardWorkerData,
+} from '../protocol/shard.ts';
 import type { GatherOutput } from '../protocol/reflection.ts';
 import { FREES_MEMORY, GROWS_STORE } from './dispatch.ts';
 import { HeapWatch, oldGenerationInUse, onFullCollections } from './heap-watch.ts';
@@ -31,10 +37,19 @@ function send(msg: ShardEvent | ShardReply): void {
  */
 function reply(req: ShardRequest, msg: ShardReply): void {
   // Gathered episode vectors are a fresh buffer, moved rather than cloned (megabytes).
-  const transfer = msg.ok && req.method === 'reflectGather' ? [(msg.value as GatherOutput).vectors.buffer as ArrayBuffer] : [];
+  const transfer =
+    msg.ok && req.method === 'reflectGather'
+      ? [(msg.value as GatherOutput).vectors.buffer as ArrayBuffer]
+      : [];
   replies.post(msg, transfer, (err) => {
     console.error(`shard ${opts.shard}: the reply to ${req.method} could not be sent:`, err);
-    port?.postMessage({ kind: 'reply', id: req.id, ok: false, code: 'internal_error', message: `the reply to ${req.method} could not be encoded` });
+    port?.postMessage({
+      kind: 'reply',
+      id: req.id,
+      ok: false,
+      code: 'internal_error',
+      message: `the reply to ${req.method} could not be encoded`,
+    });
   });
 }
 
@@ -43,7 +58,11 @@ const started = performance.now();
 try {
   shard = new Shard(opts, send);
 } catch (err) {
-  send({ kind: 'fatal', shard: opts.shard, message: err instanceof Error ? err.message : String(err) });
+  send({
+    kind: 'fatal',
+    shard: opts.shard,
+    message: err instanceof Error ? err.message : String(err),
+  });
   throw err;
 }
 const tail = shard.recovered.truncatedTail;
@@ -56,22 +75,47 @@ send({
   truncatedTail: tail ? `${tail.file} at offset ${tail.offset} (${tail.reason})` : null,
 });
 
-function contradictionCounts(): { contradictions: number; checksSkipped: number; checkBacklog: number; indexBacklog: number } {
+function contradictionCounts(): {
+  contradictions: number;
+  checksSkipped: number;
+  checkBacklog: number;
+  indexBacklog: number;
+} {
   const c = shard.takeContradictions();
   const b = shard.backlogs();
-  return { contradictions: c.found, checksSkipped: c.skipped, checkBacklog: b.checks, indexBacklog: b.index };
+  return {
+    contradictions: c.found,
+    checksSkipped: c.skipped,
+    checkBacklog: b.checks,
+    indexBacklog: b.index,
+  };
 }
 
 // The old generation's limit: FLASHBULB_SHARD_HEAP_MB (the router's resourceLimits), or V8's own.
-const heap = new HeapWatch((resourceLimits.maxOldGenerationSizeMb ?? 0) * 2 ** 20, oldGenerationInUse, (state) => {
-  shard.memoryFull(state.full);
-  send({ kind: 'heap', shard: opts.shard, ...state });
-});
+const heap = new HeapWatch(
+  (resourceLimits.maxOldGenerationSizeMb ?? 0) * 2 ** 20,
+  oldGenerationInUse,
+  (state) => {
+    shard.memoryFull(state.full);
+    send({ kind: 'heap', shard: opts.shard, ...state });
+  },
+);
 const stopWatchingHeap = onFullCollections(() => heap.afterFullCollection());
 
 const metricsTimer = setInterval(() => {
-  const counts = { syncMs: shard.syncMs.splice(0), snapshotMs: shard.snapshotMs.splice(0), expired: shard.takeExpired(), ...contradictionCounts() };
-  send({ kind: 'metrics', shard: opts.shard, memories: shard.memoryCount, ...counts, heap: heap.state() });
+  const counts = {
+    syncMs: shard.syncMs.splice(0),
+    snapshotMs: shard.snapshotMs.splice(0),
+    expired: shard.takeExpired(),
+    ...contradictionCounts(),
+  };
+  send({
+    kind: 'metrics',
+    shard: opts.shard,
+    memories: shard.memoryCount,
+    ...counts,
+    heap: heap.state(),
+  });
 }, 1000);
 metricsTimer.unref();
 
@@ -86,7 +130,8 @@ shard.requestWaiting = () => {
   const got = receiveMessageOnPort(port);
   if (got === undefined) return false;
   queueMicrotask(() => {
-    for (const msg of unbatch(got.message as ShardRequest | ShardControl | ShardRequest[])) serve(msg);
+    for (const msg of unbatch(got.message as ShardRequest | ShardControl | ShardRequest[]))
+      serve(msg);
   });
   return true;
 };
@@ -97,23 +142,47 @@ function serve(msg: ShardRequest | ShardControl): void {
     stopWatchingHeap();
     // Either way the port closes so the thread can end: a failed final snapshot is reported,
     // not waited on (the process exits non-zero; the log still holds every acknowledged write).
-    shard.shutdown().then(
-      () => send({ kind: 'stopped', shard: opts.shard }),
-      (err: unknown) => send({ kind: 'stopped', shard: opts.shard, error: err instanceof Error ? err.message : String(err) }),
-    ).finally(() => port?.close());
+    shard
+      .shutdown()
+      .then(
+        () => send({ kind: 'stopped', shard: opts.shard }),
+        (err: unknown) =>
+          send({
+            kind: 'stopped',
+            shard: opts.shard,
+            error: err instanceof Error ? err.message : String(err),
+          }),
+      )
+      .finally(() => port?.close());
     return;
   }
   const refused = GROWS_STORE[msg.method] ? heap.refusal(opts.shard) : null;
-  if (refused !== null) return reply(msg, { kind: 'reply', id: msg.id, ok: false, code: 'unavailable', message: refused });
+  if (refused !== null)
+    return reply(msg, {
+      kind: 'reply',
+      id: msg.id,
+      ok: false,
+      code: 'unavailable',
+      message: refused,
+    });
   const startMs = msg.trace ? performance.timeOrigin + performance.now() : 0;
   shard.handle(msg.method, msg.ws, msg.input).then(
     (value) => {
       if (FREES_MEMORY.has(msg.method)) heap.freed();
       const out = withinBudget(value, msg.maxReplyBytes);
-      reply(msg, { kind: 'reply', id: msg.id, ok: true, ...out, ...(msg.trace ? { took: [startMs, performance.timeOrigin + performance.now()] as const } : {}) });
+      reply(msg, {
+        kind: 'reply',
+        id: msg.id,
+        ok: true,
+        ...out,
+        ...(msg.trace
+          ? { took: [startMs, performance.timeOrigin + performance.now()] as const }
+          : {}),
+      });
     },
     (err: unknown) => {
-      if (!(err instanceof Error && err.name === 'FlashbulbError')) console.error(`shard ${opts.shard}: ${msg.method} failed:`, err);
+      if (!(err instanceof Error && err.name === 'FlashbulbError'))
+        console.error(`shard ${opts.shard}: ${msg.method} failed:`, err);
       reply(msg, { kind: 'reply', id: msg.id, ...toWireError(err) });
     },
   );

@@ -123,7 +123,8 @@ function chunksOf(buffer: string, bufferOffset: number, bounds: readonly number[
     const to = bounds[Math.min(n, k + per)] as number;
     const raw = buffer.slice(from, to);
     const text = raw.trim();
-    if (text !== '') out.push({ text, offset: bufferOffset + from + (raw.length - raw.trimStart().length) });
+    if (text !== '')
+      out.push({ text, offset: bufferOffset + from + (raw.length - raw.trimStart().length) });
   }
   return out;
 }

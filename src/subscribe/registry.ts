@@ -99,11 +99,20 @@ export class SubscriptionRegistry {
     return this.#subs.size;
   }
 
-  async open(workspace: string, spec: Omit<SubscriptionSpec, 'id'>, sink: PushSink, holder: Holder | null = null): Promise<number> {
+  async open(
+    workspace: string,
+    spec: Omit<SubscriptionSpec, 'id'>,
+    sink: PushSink,
+    holder: Holder | null = null,
+  ): Promise<number> {
     let count = 0;
     for (const s of this.#subs.values()) if (s.workspace === workspace) count += 1;
     if (count >= MAX_PER_WORKSPACE) {
-      throw new FlashbulbError('rate_limited', `workspace '${workspace}' already has ${MAX_PER_WORKSPACE} open subscriptions`, { retryAfterS: 1 });
+      throw new FlashbulbError(
+        'rate_limited',
+        `workspace '${workspace}' already has ${MAX_PER_WORKSPACE} open subscriptions`,
+        { retryAfterS: 1 },
+      );
     }
     const id = randomInt(1, 2 ** 48) * 32 + randomInt(0, 32);
     const sub = new Subscription(id, workspace, sink, holder);
@@ -117,14 +126,17 @@ export class SubscriptionRegistry {
     }
     sink.onDrain(() => this.#drain(sub));
     if (this.#relay && !sub.closed) {
-      sub.unserve = this.#relay.serve(id, (req) => (req.op === 'feed' ? this.feed(req.ws, id, req.text) : this.close(req.ws, id)));
+      sub.unserve = this.#relay.serve(id, (req) =>
+        req.op === 'feed' ? this.feed(req.ws, id, req.text) : this.close(req.ws, id),
+      );
     }
     return id;
   }
 
   /** Buffers text; complete chunks are embedded and matched in order. */
   feed(workspace: string, id: number, text: string): Promise<void> {
-    if (this.#relay && !this.#subs.has(id)) return this.#relay.send(id, { op: 'feed', ws: workspace, text });
+    if (this.#relay && !this.#subs.has(id))
+      return this.#relay.send(id, { op: 'feed', ws: workspace, text });
     const sub = this.#find(workspace, id);
     const chunks = sub.chunker.feed(text);
     if (sub.idle) clearTimeout(sub.idle);
@@ -136,7 +148,8 @@ export class SubscriptionRegistry {
   }
 
   async close(workspace: string, id: number, reason: CloseReason = 'closed'): Promise<void> {
-    if (this.#relay && !this.#subs.has(id)) return this.#relay.send(id, { op: 'close', ws: workspace });
+    if (this.#relay && !this.#subs.has(id))
+      return this.#relay.send(id, { op: 'close', ws: workspace });
     const sub = this.#find(workspace, id);
     this.#forget(sub);
     sub.sink.close(reason);
@@ -159,11 +172,16 @@ export class SubscriptionRegistry {
 
   /** Closes every subscription (on shutdown), or those of one workspace (when it is deleted). */
   closeAll(workspace?: string): Promise<void> {
-    return workspace === undefined ? this.closeWhere(() => true, 'shutdown') : this.closeWhere((ws) => ws === workspace);
+    return workspace === undefined
+      ? this.closeWhere(() => true, 'shutdown')
+      : this.closeWhere((ws) => ws === workspace);
   }
 
   /** Closes the subscriptions of the workspaces `match` picks (also those of a shard that was restarted). */
-  async closeWhere(match: (workspace: string) => boolean, reason: CloseReason = 'closed'): Promise<void> {
+  async closeWhere(
+    match: (workspace: string) => boolean,
+    reason: CloseReason = 'closed',
+  ): Promise<void> {
     const subs = [...this.#subs.values()].filter((s) => match(s.workspace));
     await Promise.all(subs.map((s) => this.close(s.workspace, s.id, reason)));
   }
@@ -173,13 +191,16 @@ export class SubscriptionRegistry {
    * (the keys changed: auth/store `onChange`). Their streams end at once, before any later push.
    */
   async closeRevoked(allowed: (holder: Holder, workspace: string) => boolean): Promise<void> {
-    const subs = [...this.#subs.values()].filter((s) => s.holder !== null && !allowed(s.holder, s.workspace));
+    const subs = [...this.#subs.values()].filter(
+      (s) => s.holder !== null && !allowed(s.holder, s.workspace),
+    );
     await Promise.all(subs.map((s) => this.close(s.workspace, s.id, 'revoked')));
   }
 
   #find(workspace: string, id: number): Subscription {
     const sub = this.#subs.get(id);
-    if (!sub || sub.workspace !== workspace || sub.closed) throw new FlashbulbError('not_found', `subscription ${id} not found`);
+    if (!sub || sub.workspace !== workspace || sub.closed)
+      throw new FlashbulbError('not_found', `subscription ${id} not found`);
     return sub;
   }
 
@@ -206,7 +227,12 @@ export class SubscriptionRegistry {
     for (const [i, c] of chunks.entries()) {
       if (sub.closed) return;
       const vector = vectors.slice(i * dim, (i + 1) * dim);
-      const pushes = await this.#shards.call(sub.workspace, 'subMatch', { id: sub.id, vector, offset: c.offset }, [vector.buffer as ArrayBuffer]);
+      const pushes = await this.#shards.call(
+        sub.workspace,
+        'subMatch',
+        { id: sub.id, vector, offset: c.offset },
+        [vector.buffer as ArrayBuffer],
+      );
       for (const p of pushes) this.#deliver(sub, p);
     }
   }

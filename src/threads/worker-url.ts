@@ -7,8 +7,12 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Worker, type WorkerOptions } from 'node:worker_threads';
 
-export function startWorker(relativeToSrc: string, opts: WorkerOptions & { workerData?: object }): Worker {
-  if (!import.meta.url.endsWith('.ts')) return new Worker(new URL(`../${relativeToSrc}.js`, import.meta.url), opts);
+export function startWorker(
+  relativeToSrc: string,
+  opts: WorkerOptions & { workerData?: object },
+): Worker {
+  if (!import.meta.url.endsWith('.ts'))
+    return new Worker(new URL(`../${relativeToSrc}.js`, import.meta.url), opts);
   const entry = new URL(`../${relativeToSrc}.ts`, import.meta.url).href;
   return new Worker(new URL('./ts-worker.mjs', import.meta.url), {
     ...opts,
@@ -17,10 +21,17 @@ export function startWorker(relativeToSrc: string, opts: WorkerOptions & { worke
 }
 
 /** Piscina `filename` and extra `workerData` for a task module next to the running code. */
-export function taskModule(relativeToSrc: string): { filename: string; workerData: { __tsEntry?: string } } {
-  if (!import.meta.url.endsWith('.ts')) return { filename: new URL(`../${relativeToSrc}.js`, import.meta.url).href, workerData: {} };
+export function taskModule(relativeToSrc: string): {
+  filename: string;
+  workerData: { __tsEntry?: string };
+} {
+  if (!import.meta.url.endsWith('.ts'))
+    return { filename: new URL(`../${relativeToSrc}.js`, import.meta.url).href, workerData: {} };
   const entry = new URL(`../${relativeToSrc}.ts`, import.meta.url).href;
-  return { filename: new URL('./ts-task.mjs', import.meta.url).href, workerData: { __tsEntry: entry } };
+  return {
+    filename: new URL('./ts-task.mjs', import.meta.url).href,
+    workerData: { __tsEntry: entry },
+  };
 }
 
 /**
@@ -30,6 +41,11 @@ export function taskModule(relativeToSrc: string): { filename: string; workerDat
  */
 export function forkEntry(relativeToSrc: string, args: readonly string[]): ChildProcess {
   const fromSources = import.meta.url.endsWith('.ts');
-  const entry = fileURLToPath(new URL(`../${relativeToSrc}.${fromSources ? 'ts' : 'js'}`, import.meta.url));
-  return fork(entry, [...args], { execArgv: fromSources ? ['--import', 'tsx'] : [], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  const entry = fileURLToPath(
+    new URL(`../${relativeToSrc}.${fromSources ? 'ts' : 'js'}`, import.meta.url),
+  );
+  return fork(entry, [...args], {
+    execArgv: fromSources ? ['--import', 'tsx'] : [],
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
 }

@@ -14,12 +14,27 @@
  * file that imports `@opentelemetry/*`.
  */
 import { randomUUID } from 'node:crypto';
-import { context, propagation, trace, SpanKind, SpanStatusCode, type Attributes, type AttributeValue, type Context, type Span } from '@opentelemetry/api';
+import {
+  context,
+  propagation,
+  trace,
+  SpanKind,
+  SpanStatusCode,
+  type Attributes,
+  type AttributeValue,
+  type Context,
+  type Span,
+} from '@opentelemetry/api';
 import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { detectResources, envDetector, resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, SimpleSpanProcessor, type SpanExporter } from '@opentelemetry/sdk-trace-base';
+import {
+  BasicTracerProvider,
+  BatchSpanProcessor,
+  SimpleSpanProcessor,
+  type SpanExporter,
+} from '@opentelemetry/sdk-trace-base';
 
 export type { Attributes };
 
@@ -89,8 +104,14 @@ export function startTracing(opts: TracingOptions): Tracer {
   context.setGlobalContextManager(manager);
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
   const exporter = opts.exporter === 'otlp' ? new OTLPTraceExporter() : opts.exporter;
-  const processor = opts.batch ?? opts.exporter === 'otlp' ? new BatchSpanProcessor(exporter) : new SimpleSpanProcessor(exporter);
-  const own: Attributes = { 'service.name': opts.serviceName ?? 'flashbulb', 'service.instance.id': opts.instanceId ?? randomUUID() };
+  const processor =
+    (opts.batch ?? opts.exporter === 'otlp')
+      ? new BatchSpanProcessor(exporter)
+      : new SimpleSpanProcessor(exporter);
+  const own: Attributes = {
+    'service.name': opts.serviceName ?? 'flashbulb',
+    'service.instance.id': opts.instanceId ?? randomUUID(),
+  };
   if (opts.serviceVersion !== undefined) own['service.version'] = opts.serviceVersion;
   // The environment's attributes (OTEL_SERVICE_NAME, OTEL_RESOURCE_ATTRIBUTES) win over ours.
   const resource = resourceFromAttributes(own).merge(detectResources({ detectors: [envDetector] }));
@@ -100,12 +121,18 @@ export function startTracing(opts: TracingOptions): Tracer {
     enabled: true,
     span: (name, fn, o = {}) => {
       const parent = o.parent === undefined ? context.active() : fromTraceparent(o.parent);
-      const options = { kind: o.kind === 'server' ? SpanKind.SERVER : SpanKind.INTERNAL, ...(o.attributes ? { attributes: o.attributes } : {}) };
+      const options = {
+        kind: o.kind === 'server' ? SpanKind.SERVER : SpanKind.INTERNAL,
+        ...(o.attributes ? { attributes: o.attributes } : {}),
+      };
       return otel.startActiveSpan(name, options, parent, (span) => run(span, fn));
     },
     recorder: (name, attributes) => {
       const parent = context.active();
-      return (took) => otel.startSpan(name, { startTime: took[0], ...(attributes ? { attributes } : {}) }, parent).end(took[1]);
+      return (took) =>
+        otel
+          .startSpan(name, { startTime: took[0], ...(attributes ? { attributes } : {}) }, parent)
+          .end(took[1]);
     },
     annotate: (attributes) => trace.getActiveSpan()?.setAttributes(attributes),
     shutdown: async () => {
@@ -125,7 +152,11 @@ async function run<T>(span: Span, fn: (span: SpanHandle) => Promise<T>): Promise
     updateName: (n) => span.updateName(n),
     fail: (type, message) => {
       span.setAttribute('error.type', type);
-      span.setStatus(message === undefined ? { code: SpanStatusCode.ERROR } : { code: SpanStatusCode.ERROR, message });
+      span.setStatus(
+        message === undefined
+          ? { code: SpanStatusCode.ERROR }
+          : { code: SpanStatusCode.ERROR, message },
+      );
     },
   };
   try {
@@ -154,5 +185,9 @@ function isFault(err: unknown): boolean {
 
 /** The context a W3C traceparent names (the active one when it is malformed). */
 function fromTraceparent(traceparent: string): Context {
-  return propagation.extract(context.active(), { traceparent }, { get: (c, k) => (c as Record<string, string>)[k], keys: (c) => Object.keys(c as object) });
+  return propagation.extract(
+    context.active(),
+    { traceparent },
+    { get: (c, k) => (c as Record<string, string>)[k], keys: (c) => Object.keys(c as object) },
+  );
 }

@@ -41,7 +41,11 @@ export class ActivityLog {
   }
 
   /** Entries older than `before` (a seq; null: from the newest), newest first, that `keep` accepts. */
-  page(before: number | null, limit: number, keep: (e: ActivityEntry) => boolean): { entries: ActivityEntry[]; next: number | null } {
+  page(
+    before: number | null,
+    limit: number,
+    keep: (e: ActivityEntry) => boolean,
+  ): { entries: ActivityEntry[]; next: number | null } {
     const out: ActivityEntry[] = [];
     const newest = this.#next - 1;
     const oldest = Math.max(1, this.#next - this.#ring.length);
@@ -54,4 +58,3 @@ export class ActivityLog {
     return { entries: out, next: null };
   }
 }
-

@@ -16,14 +16,34 @@ import { intInRange } from './recall-options.ts';
 const SNIPPET_CHARS = 200;
 
 /** Records a change made through `ctx` (a data-plane verb). */
-export function noteActivity(ctx: Ctx, action: ActivityAction, what: { count: number; memoryIds?: readonly string[]; detail?: string | null }): void {
+export function noteActivity(
+  ctx: Ctx,
+  action: ActivityAction,
+  what: { count: number; memoryIds?: readonly string[]; detail?: string | null },
+): void {
   noteAdminActivity(ctx.svc, ctx.principal, ctx.workspace, action, what);
 }
 
 /** Records a change to workspaces or keys (admin verbs), or any change with its principal. */
-export function noteAdminActivity(svc: Services, p: Principal, workspace: string, action: ActivityAction, what: { count: number; memoryIds?: readonly string[]; detail?: string | null }): void {
-  const label = p.keyId === null ? null : (svc.auth.keys().find((k) => k.key_id === p.keyId)?.label ?? null);
-  svc.activity.add({ atUs: Date.now() * 1000, action, workspace, keyId: p.keyId, keyLabel: label, count: what.count, memoryIds: [...(what.memoryIds ?? [])], detail: what.detail ?? null });
+export function noteAdminActivity(
+  svc: Services,
+  p: Principal,
+  workspace: string,
+  action: ActivityAction,
+  what: { count: number; memoryIds?: readonly string[]; detail?: string | null },
+): void {
+  const label =
+    p.keyId === null ? null : (svc.auth.keys().find((k) => k.key_id === p.keyId)?.label ?? null);
+  svc.activity.add({
+    atUs: Date.now() * 1000,
+    action,
+    workspace,
+    keyId: p.keyId,
+    keyLabel: label,
+    count: what.count,
+    memoryIds: [...(what.memoryIds ?? [])],
+    detail: what.detail ?? null,
+  });
 }
 
 export interface ActivityQuery {
@@ -41,18 +61,28 @@ export interface ActivityView {
 }
 
 /** A page of the log, newest first, with the memories' current content where the caller may read it. */
-export async function listActivity(svc: Services, principal: Principal, q: ActivityQuery): Promise<{ entries: ActivityView[]; nextCursor: string | null; capacity: number }> {
+export async function listActivity(
+  svc: Services,
+  principal: Principal,
+  q: ActivityQuery,
+): Promise<{ entries: ActivityView[]; nextCursor: string | null; capacity: number }> {
   requireAdmin({ principal });
   const limit = intInRange('limit', q.limit, 50, 1, 500, { cap: true });
   let before: number | null = null;
   if (q.cursor !== undefined) {
-    if (!/^\d{1,15}$/.test(q.cursor)) throw invalid(`cursor '${q.cursor.slice(0, 40)}' is not an activity cursor: pass the next_cursor of the previous page`);
+    if (!/^\d{1,15}$/.test(q.cursor))
+      throw invalid(
+        `cursor '${q.cursor.slice(0, 40)}' is not an activity cursor: pass the next_cursor of the previous page`,
+      );
     before = Number(q.cursor);
   }
   const keep = (e: ActivityEntry): boolean =>
-    (q.workspace === undefined || e.workspace === q.workspace) && (q.action === undefined || e.action === q.action) && (q.key_id === undefined || e.keyId === q.key_id);
+    (q.workspace === undefined || e.workspace === q.workspace) &&
+    (q.action === undefined || e.action === q.action) &&
+    (q.key_id === undefined || e.keyId === q.key_id);
   const { entries, next } = svc.activity.page(before, limit, keep);
-  const readable = (ws: string): boolean => principal.role === 'admin' || principal.workspace === ws;
+  const readable = (ws: string): boolean =>
+    principal.role === 'admin' || principal.workspace === ws;
   const byWs = new Map<string, Set<string>>();
   for (const e of entries) {
     if (!readable(e.workspace) || e.memoryIds.length === 0) continue;
@@ -64,14 +94,33 @@ export async function listActivity(svc: Services, principal: Principal, q: Activ
   await Promise.all(
     [...byWs].map(async ([ws, ids]) => {
       const exists = svc.auth.workspace(ws) !== undefined || !svc.config.authEnabled;
-      const got = exists ? await svc.shards.call(ws, 'batchGet', { ids: [...ids], withEmbedding: false }).catch((err: unknown) => (err instanceof FlashbulbError ? [] : Promise.reject(err))) : [];
-      found.set(ws, new Map(got.map((m) => [m.id, m.content.length > SNIPPET_CHARS ? `${m.content.slice(0, SNIPPET_CHARS - 1)}…` : m.content])));
+      const got = exists
+        ? await svc.shards
+            .call(ws, 'batchGet', { ids: [...ids], withEmbedding: false })
+            .catch((err: unknown) => (err instanceof FlashbulbError ? [] : Promise.reject(err)))
+        : [];
+      found.set(
+        ws,
+        new Map(
+          got.map((m) => [
+            m.id,
+            m.content.length > SNIPPET_CHARS
+              ? `${m.content.slice(0, SNIPPET_CHARS - 1)}…`
+              : m.content,
+          ]),
+        ),
+      );
     }),
   );
   const views = entries.map((entry) => {
     const have = found.get(entry.workspace);
-    if (!readable(entry.workspace) || entry.memoryIds.length === 0) return { entry, contents: null };
+    if (!readable(entry.workspace) || entry.memoryIds.length === 0)
+      return { entry, contents: null };
     return { entry, contents: new Map(entry.memoryIds.map((id) => [id, have?.get(id) ?? null])) };
   });
-  return { entries: views, nextCursor: next === null ? null : String(next), capacity: svc.activity.capacity };
+  return {
+    entries: views,
+    nextCursor: next === null ? null : String(next),
+    capacity: svc.activity.capacity,
+  };
 }

@@ -32,18 +32,29 @@ export function whoami(svc: Services, principal: Principal): Whoami {
 /** Cluster mode only: who owns which partition, and how far each owner is behind its stream. */
 export async function clusterStatus(svc: Services, principal: Principal): Promise<ClusterStatus> {
   requireAdmin({ principal });
-  if (!svc.cluster) throw new FlashbulbError('not_found', 'cluster mode is off (it needs FLASHBULB_NATS_URL and FLASHBULB_NODE_ID)');
+  if (!svc.cluster)
+    throw new FlashbulbError(
+      'not_found',
+      'cluster mode is off (it needs FLASHBULB_NATS_URL and FLASHBULB_NODE_ID)',
+    );
   return svc.cluster.status();
 }
 
 export type WorkspaceView = WorkspaceInfo & { memory_count: number };
 
-export async function listWorkspaces(svc: Services, principal: Principal): Promise<WorkspaceView[]> {
+export async function listWorkspaces(
+  svc: Services,
+  principal: Principal,
+): Promise<WorkspaceView[]> {
   requireAdmin({ principal });
   return Promise.all(svc.auth.workspaces().map((w) => withCount(svc, w)));
 }
 
-export async function getWorkspace(svc: Services, principal: Principal, slug: string): Promise<WorkspaceView> {
+export async function getWorkspace(
+  svc: Services,
+  principal: Principal,
+  slug: string,
+): Promise<WorkspaceView> {
   requireAdmin({ principal });
   const ws = svc.auth.workspace(slug);
   if (!ws) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
@@ -60,11 +71,20 @@ export async function createWorkspace(
   input: { slug: string; name?: string | undefined; default_ttl_s?: number | null | undefined },
 ): Promise<{ workspace: WorkspaceInfo; api_key: string; key_id: string }> {
   requireAdmin({ principal });
-  const ttl = input.default_ttl_s == null ? undefined : checkTtl('default_ttl_s', input.default_ttl_s);
+  const ttl =
+    input.default_ttl_s == null ? undefined : checkTtl('default_ttl_s', input.default_ttl_s);
   let workspace = await svc.auth.createWorkspace(input.slug, input.name ?? input.slug);
-  if (ttl !== undefined) workspace = await svc.auth.updateWorkspace(workspace.slug, { default_ttl_s: ttl });
-  const { info, apiKey } = await svc.auth.createKey({ workspace: workspace.slug, role: 'workspace', label: 'created with the workspace' });
-  noteAdminActivity(svc, principal, workspace.slug, 'workspace_create', { count: 1, detail: `workspace ${workspace.slug} and key ${info.key_id}` });
+  if (ttl !== undefined)
+    workspace = await svc.auth.updateWorkspace(workspace.slug, { default_ttl_s: ttl });
+  const { info, apiKey } = await svc.auth.createKey({
+    workspace: workspace.slug,
+    role: 'workspace',
+    label: 'created with the workspace',
+  });
+  noteAdminActivity(svc, principal, workspace.slug, 'workspace_create', {
+    count: 1,
+    detail: `workspace ${workspace.slug} and key ${info.key_id}`,
+  });
   memorySpan(workspace.slug, 'create_memory_store');
   return { workspace, api_key: apiKey, key_id: info.key_id };
 }
@@ -79,21 +99,38 @@ export async function updateWorkspace(
   requireAdmin({ principal });
   const change: { name?: string; default_ttl_s?: number | null } = {};
   if (input.name !== undefined) change.name = input.name;
-  if (input.default_ttl_s !== undefined) change.default_ttl_s = input.default_ttl_s === null ? null : checkTtl('default_ttl_s', input.default_ttl_s);
-  if (Object.keys(change).length === 0) throw new FlashbulbError('invalid_input', 'nothing to change: give name or default_ttl_s');
+  if (input.default_ttl_s !== undefined)
+    change.default_ttl_s =
+      input.default_ttl_s === null ? null : checkTtl('default_ttl_s', input.default_ttl_s);
+  if (Object.keys(change).length === 0)
+    throw new FlashbulbError('invalid_input', 'nothing to change: give name or default_ttl_s');
   const updated = await svc.auth.updateWorkspace(slug, change);
-  noteAdminActivity(svc, principal, slug, 'workspace_update', { count: 1, detail: Object.entries(change).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(', ') });
+  noteAdminActivity(svc, principal, slug, 'workspace_update', {
+    count: 1,
+    detail: Object.entries(change)
+      .map(([k, v]) => `${k}=${JSON.stringify(v)}`)
+      .join(', '),
+  });
   return updated;
 }
 
-export async function deleteWorkspace(svc: Services, principal: Principal, slug: string): Promise<{ deleted: string; memories_deleted: number; keys_revoked: number }> {
+export async function deleteWorkspace(
+  svc: Services,
+  principal: Principal,
+  slug: string,
+): Promise<{ deleted: string; memories_deleted: number; keys_revoked: number }> {
   requireAdmin({ principal });
-  if (slug === DEFAULT_WORKSPACE) throw new FlashbulbError('invalid_input', `workspace '${DEFAULT_WORKSPACE}' cannot be deleted`);
-  if (!svc.auth.workspace(slug)) throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
+  if (slug === DEFAULT_WORKSPACE)
+    throw new FlashbulbError('invalid_input', `workspace '${DEFAULT_WORKSPACE}' cannot be deleted`);
+  if (!svc.auth.workspace(slug))
+    throw new FlashbulbError('not_found', `workspace '${slug}' not found`);
   await svc.subscriptions.closeAll(slug);
   const { memories } = await svc.shards.call(slug, 'dropWorkspace', {});
   const { revokedKeys } = await svc.auth.deleteWorkspace(slug);
-  noteAdminActivity(svc, principal, slug, 'workspace_delete', { count: memories, detail: `${memories} ${memories === 1 ? 'memory' : 'memories'} deleted, ${revokedKeys} ${revokedKeys === 1 ? 'key' : 'keys'} revoked` });
+  noteAdminActivity(svc, principal, slug, 'workspace_delete', {
+    count: memories,
+    detail: `${memories} ${memories === 1 ? 'memory' : 'memories'} deleted, ${revokedKeys} ${revokedKeys === 1 ? 'key' : 'keys'} revoked`,
+  });
   memorySpan(slug, 'delete_memory_store', { count: memories });
   return { deleted: slug, memories_deleted: memories, keys_revoked: revokedKeys };
 }
@@ -109,15 +146,30 @@ export async function createKey(
   input: { workspace: string; role: Role; label?: string | undefined },
 ): Promise<KeyInfo & { api_key: string }> {
   requireAdmin({ principal });
-  const { info, apiKey } = await svc.auth.createKey({ workspace: input.workspace, role: input.role, label: input.label ?? null });
-  noteAdminActivity(svc, principal, info.workspace, 'key_create', { count: 1, detail: `${info.role} key ${info.key_id}${info.label === null ? '' : ` (${info.label})`}` });
+  const { info, apiKey } = await svc.auth.createKey({
+    workspace: input.workspace,
+    role: input.role,
+    label: input.label ?? null,
+  });
+  noteAdminActivity(svc, principal, info.workspace, 'key_create', {
+    count: 1,
+    detail: `${info.role} key ${info.key_id}${info.label === null ? '' : ` (${info.label})`}`,
+  });
   return { ...info, api_key: apiKey };
 }
 
-export async function revokeKey(svc: Services, principal: Principal, keyId: string): Promise<{ revoked: KeyInfo }> {
+export async function revokeKey(
+  svc: Services,
+  principal: Principal,
+  keyId: string,
+): Promise<{ revoked: KeyInfo }> {
   requireAdmin({ principal });
-  if (principal.keyId === keyId) throw new FlashbulbError('invalid_input', 'a key cannot revoke itself');
+  if (principal.keyId === keyId)
+    throw new FlashbulbError('invalid_input', 'a key cannot revoke itself');
   const revoked = await svc.auth.revokeKey(keyId);
-  noteAdminActivity(svc, principal, revoked.workspace, 'key_revoke', { count: 1, detail: `${revoked.role} key ${revoked.key_id}${revoked.label === null ? '' : ` (${revoked.label})`}` });
+  noteAdminActivity(svc, principal, revoked.workspace, 'key_revoke', {
+    count: 1,
+    detail: `${revoked.role} key ${revoked.key_id}${revoked.label === null ? '' : ` (${revoked.label})`}`,
+  });
   return { revoked };
 }

@@ -7,7 +7,12 @@ import { invalid } from '../errors/codes.ts';
 import { parseEdgeType, type EdgeType } from '../model/edge.ts';
 import type { MemoryKind } from '../model/memory.ts';
 import { RANGES } from '../model/limits.ts';
-import type { EntitySummariesInput, EntitySummary, OverviewOutput, TimelineOutput } from '../protocol/shard.ts';
+import type {
+  EntitySummariesInput,
+  EntitySummary,
+  OverviewOutput,
+  TimelineOutput,
+} from '../protocol/shard.ts';
 import type { ContradictionsOutput } from '../protocol/reflection.ts';
 import { charge, type Ctx } from './context.ts';
 import { listCriteria, type ListCriteria } from './read.ts';
@@ -40,7 +45,10 @@ export interface EntitySummariesRequest {
   limit?: number | undefined;
 }
 
-export function entitySummaries(ctx: Ctx, req: EntitySummariesRequest): Promise<{ entities: EntitySummary[]; total: number }> {
+export function entitySummaries(
+  ctx: Ctx,
+  req: EntitySummariesRequest,
+): Promise<{ entities: EntitySummary[]; total: number }> {
   charge(ctx, 'read');
   const q = req.q?.trim() ?? '';
   if (q.length > 256) throw invalid(`q is ${q.length} characters; the limit is 256`);
@@ -77,7 +85,10 @@ export function edgeTypes(names: readonly string[] | undefined): EdgeType[] | nu
   });
 }
 
-export function contradictions(ctx: Ctx, req: { entity_id?: string | undefined; limit?: number | undefined }): Promise<ContradictionsOutput> {
+export function contradictions(
+  ctx: Ctx,
+  req: { entity_id?: string | undefined; limit?: number | undefined },
+): Promise<ContradictionsOutput> {
   charge(ctx, 'read');
   return ctx.svc.shards.call(ctx.workspace, 'contradictions', {
     entityId: req.entity_id === undefined ? null : checkEntity('entity_id', req.entity_id),

@@ -48,10 +48,16 @@ export interface Ctx {
  * Decides the workspace for a request. `strict`: a workspace key naming another workspace is a 403
  * (REST prefixes); otherwise its own workspace silently applies (gRPC tenant_id, spec 5.6).
  */
-export function resolveCtx(svc: Services, principal: Principal, requested: string | undefined, opts: { strict: boolean }): Ctx {
+export function resolveCtx(
+  svc: Services,
+  principal: Principal,
+  requested: string | undefined,
+  opts: { strict: boolean },
+): Ctx {
   const workspace = targetWorkspace(principal, requested, opts);
   if (!svc.config.authEnabled) svc.auth.ensureWorkspace(workspace);
-  else if (!svc.auth.workspace(workspace)) throw new FlashbulbError('not_found', `workspace '${workspace}' not found`);
+  else if (!svc.auth.workspace(workspace))
+    throw new FlashbulbError('not_found', `workspace '${workspace}' not found`);
   return { svc, principal, workspace };
 }
 
@@ -59,17 +65,27 @@ export function resolveCtx(svc: Services, principal: Principal, requested: strin
  * The services as one request sees them: its reads count against the reply budgets until the
  * transport calls `release` (once its reply is sent or abandoned; calling it again does nothing).
  */
-export function budgeted(svc: Services): { svc: Services; release: () => void; lease: ReplyLease | null } {
+export function budgeted(svc: Services): {
+  svc: Services;
+  release: () => void;
+  lease: ReplyLease | null;
+} {
   if (!svc.replies) return { svc, release: () => undefined, lease: null };
   const lease = svc.replies.lease();
-  return { svc: { ...svc, shards: new BudgetedRouter(svc.shards, lease) }, release: () => lease.release(), lease };
+  return {
+    svc: { ...svc, shards: new BudgetedRouter(svc.shards, lease) },
+    release: () => lease.release(),
+    lease,
+  };
 }
 
 /** Ready to serve: started, not draining, and every shard answering (router/shard-client `problems`). */
 export function readiness(svc: Services): { ready: boolean; reason: string } {
   if (!svc.health.ready) return svc.health;
   const problems = svc.shards.problems();
-  return problems.length === 0 ? { ready: true, reason: '' } : { ready: false, reason: problems.join('; ') };
+  return problems.length === 0
+    ? { ready: true, reason: '' }
+    : { ready: false, reason: problems.join('; ') };
 }
 
 /** Charges the workspace's rate limit for one request of the given class. */
@@ -83,5 +99,6 @@ export function charge(ctx: Ctx, cls: RateClass): void {
 }
 
 export function requireAdmin(ctx: Pick<Ctx, 'principal'>): void {
-  if (ctx.principal.role !== 'admin') throw new FlashbulbError('forbidden', 'this operation needs an admin key');
+  if (ctx.principal.role !== 'admin')
+    throw new FlashbulbError('forbidden', 'this operation needs an admin key');
 }

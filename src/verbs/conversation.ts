@@ -16,7 +16,16 @@ import { noteActivity } from './activity.ts';
 import { charge, type Ctx } from './context.ts';
 import { memorySpan } from './memory-span.ts';
 import { expiryOf } from './remember.ts';
-import { checkContent, checkContext, checkEntity, checkName, checkOccurredAt, checkUnit, LIMITS, type ExpiryInput } from './validate.ts';
+import {
+  checkContent,
+  checkContext,
+  checkEntity,
+  checkName,
+  checkOccurredAt,
+  checkUnit,
+  LIMITS,
+  type ExpiryInput,
+} from './validate.ts';
 
 /** Most messages one call takes. */
 export const MAX_MESSAGES = LIMITS.messagesPerCall;
@@ -63,24 +72,41 @@ export async function ingestConversation(ctx: Ctx, input: IngestInput): Promise<
       embedding = embedSlice(ctx, items, at + SLICE);
       embedding.catch(() => undefined);
     }
-    const written: IngestOutput = await ctx.svc.shards.call(ctx.workspace, 'ingest', { items: slice }, slice.map((it) => it.embedding.buffer as ArrayBuffer));
+    const written: IngestOutput = await ctx.svc.shards.call(
+      ctx.workspace,
+      'ingest',
+      { items: slice },
+      slice.map((it) => it.embedding.buffer as ArrayBuffer),
+    );
     out.ids.push(...written.ids);
     out.created.push(...written.created);
   }
   const createdIds = out.ids.filter((_, i) => out.created[i]);
   if (createdIds.length > 0) {
-    noteActivity(ctx, 'ingest', { count: createdIds.length, memoryIds: createdIds, detail: `conversation ${input.conversation_id}: ${createdIds.length} of ${items.length} messages written` });
+    noteActivity(ctx, 'ingest', {
+      count: createdIds.length,
+      memoryIds: createdIds,
+      detail: `conversation ${input.conversation_id}: ${createdIds.length} of ${items.length} messages written`,
+    });
     for (let i = 0; i < createdIds.length; i++) ctx.svc.reflection.noteEpisode(ctx.workspace);
   }
   memorySpan(ctx.workspace, 'create_memory', { count: createdIds.length });
-  return { conversation_id: input.conversation_id, memory_ids: out.ids, created: createdIds.length, existing: out.ids.length - createdIds.length };
+  return {
+    conversation_id: input.conversation_id,
+    memory_ids: out.ids,
+    created: createdIds.length,
+    existing: out.ids.length - createdIds.length,
+  };
 }
 
 /** Every message checked (the error names `messages[i].field`) before anything is embedded or written. */
 function checkMessages(ctx: Ctx, input: IngestInput): Array<Omit<RememberItem, 'embedding'>> {
   const conversationId = checkName('conversation_id', input.conversation_id);
   if (input.messages.length === 0) throw invalid('messages must hold at least one message');
-  if (input.messages.length > MAX_MESSAGES) throw invalid(`messages has ${input.messages.length} messages; the limit is ${MAX_MESSAGES} a call (send the rest in another call: the conversation continues)`);
+  if (input.messages.length > MAX_MESSAGES)
+    throw invalid(
+      `messages has ${input.messages.length} messages; the limit is ${MAX_MESSAGES} a call (send the rest in another call: the conversation continues)`,
+    );
   const entityId = input.entity_id == null ? null : checkEntity('entity_id', input.entity_id);
   const expiry = expiryOf(ctx, input);
   const now = nowUs();
@@ -90,7 +116,10 @@ function checkMessages(ctx: Ctx, input: IngestInput): Array<Omit<RememberItem, '
     const messageId = m.message_id == null ? null : checkName(`${at}.message_id`, m.message_id);
     if (messageId !== null) {
       const first = seen.get(messageId);
-      if (first !== undefined) throw invalid(`${at}.message_id '${messageId}' is also messages[${first}]'s: a message id names one message of its conversation`);
+      if (first !== undefined)
+        throw invalid(
+          `${at}.message_id '${messageId}' is also messages[${first}]'s: a message id names one message of its conversation`,
+        );
       seen.set(messageId, i);
     }
     const item: Omit<RememberItem, 'embedding'> = {
@@ -105,13 +134,18 @@ function checkMessages(ctx: Ctx, input: IngestInput): Array<Omit<RememberItem, '
       conversationId,
       messageId,
     };
-    if (m.occurred_at !== undefined) item.occurredAt = checkOccurredAt(`${at}.occurred_at`, m.occurred_at, now);
+    if (m.occurred_at !== undefined)
+      item.occurredAt = checkOccurredAt(`${at}.occurred_at`, m.occurred_at, now);
     return item;
   });
 }
 
 /** The items of one slice with their embeddings (one embedding call for the slice). */
-async function embedSlice(ctx: Ctx, items: ReadonlyArray<Omit<RememberItem, 'embedding'>>, at: number): Promise<RememberItem[]> {
+async function embedSlice(
+  ctx: Ctx,
+  items: ReadonlyArray<Omit<RememberItem, 'embedding'>>,
+  at: number,
+): Promise<RememberItem[]> {
   const part = items.slice(at, at + SLICE);
   const dim = ctx.svc.embedder.dim;
   const vectors = await ctx.svc.embedder.embed(part.map((it) => it.content));

@@ -15,7 +15,10 @@ export interface GraphRequest {
   direction?: 'out' | 'in' | 'both' | undefined;
 }
 
-export function graph(ctx: Ctx, req: GraphRequest): Promise<{ nodes: MemoryView[]; edges: Edge[]; truncated: boolean }> {
+export function graph(
+  ctx: Ctx,
+  req: GraphRequest,
+): Promise<{ nodes: MemoryView[]; edges: Edge[]; truncated: boolean }> {
   charge(ctx, 'read');
   const edgeTypes =
     req.edge_types === undefined || req.edge_types.length === 0

@@ -14,8 +14,12 @@ export interface InsightsRequest {
 export function insights(ctx: Ctx, req: InsightsRequest): Promise<MemoryView[]> {
   charge(ctx, 'read');
   return ctx.svc.shards.call(ctx.workspace, 'insights', {
-    entityId: req.entity_id === undefined || req.entity_id === '' ? null : checkEntity('entity_id', req.entity_id),
-    minConfidence: req.min_confidence === undefined ? 0 : checkUnit('min_confidence', req.min_confidence),
+    entityId:
+      req.entity_id === undefined || req.entity_id === ''
+        ? null
+        : checkEntity('entity_id', req.entity_id),
+    minConfidence:
+      req.min_confidence === undefined ? 0 : checkUnit('min_confidence', req.min_confidence),
     maxResults: intInRange('max_results', req.max_results, 100, 1, 1000, { cap: true }),
     withEmbedding: req.withEmbedding ?? false,
   });

@@ -9,7 +9,13 @@
  */
 import { tracer, type Attributes } from '../tracing/index.ts';
 
-export type MemoryOperation = 'search_memory' | 'create_memory' | 'update_memory' | 'delete_memory' | 'create_memory_store' | 'delete_memory_store';
+export type MemoryOperation =
+  | 'search_memory'
+  | 'create_memory'
+  | 'update_memory'
+  | 'delete_memory'
+  | 'create_memory_store'
+  | 'delete_memory_store';
 
 export interface MemoryOperationFacts {
   count?: number;
@@ -17,10 +23,18 @@ export interface MemoryOperationFacts {
   strategies?: readonly string[];
 }
 
-export function memorySpan(workspace: string, operation: MemoryOperation, facts: MemoryOperationFacts = {}): void {
+export function memorySpan(
+  workspace: string,
+  operation: MemoryOperation,
+  facts: MemoryOperationFacts = {},
+): void {
   const t = tracer();
   if (!t.enabled) return;
-  const a: Attributes = { 'gen_ai.operation.name': operation, 'gen_ai.provider.name': 'flashbulb', 'gen_ai.memory.store.id': workspace };
+  const a: Attributes = {
+    'gen_ai.operation.name': operation,
+    'gen_ai.provider.name': 'flashbulb',
+    'gen_ai.memory.store.id': workspace,
+  };
   if (facts.count !== undefined) a['gen_ai.memory.record.count'] = facts.count;
   if (facts.recordId !== undefined) a['gen_ai.memory.record.id'] = facts.recordId;
   if (facts.strategies !== undefined) a['flashbulb.recall.strategies'] = [...facts.strategies];

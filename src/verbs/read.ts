@@ -10,10 +10,16 @@ import { charge, type Ctx } from './context.ts';
 import { memorySpan } from './memory-span.ts';
 import { checkEntity, checkId, checkName, checkTime, LIMITS } from './validate.ts';
 
-export async function getMemory(ctx: Ctx, input: { id: string; withEmbedding?: boolean }): Promise<MemoryView> {
+export async function getMemory(
+  ctx: Ctx,
+  input: { id: string; withEmbedding?: boolean },
+): Promise<MemoryView> {
   charge(ctx, 'read');
   const id = checkId('memory_id', input.id);
-  const memory = await ctx.svc.shards.call(ctx.workspace, 'get', { id, withEmbedding: input.withEmbedding ?? false });
+  const memory = await ctx.svc.shards.call(ctx.workspace, 'get', {
+    id,
+    withEmbedding: input.withEmbedding ?? false,
+  });
   memorySpan(ctx.workspace, 'search_memory', { count: 1, recordId: id });
   return memory;
 }
@@ -24,7 +30,10 @@ export async function batchGet(ctx: Ctx, input: { memory_ids: string[] }): Promi
     throw invalid(`memory_ids has ${input.memory_ids.length} ids; the limit is ${LIMITS.batchIds}`);
   }
   const ids = input.memory_ids.map(parseId).filter((id): id is string => id !== null);
-  const memories = await ctx.svc.shards.call(ctx.workspace, 'batchGet', { ids, withEmbedding: false });
+  const memories = await ctx.svc.shards.call(ctx.workspace, 'batchGet', {
+    ids,
+    withEmbedding: false,
+  });
   memorySpan(ctx.workspace, 'search_memory', { count: memories.length });
   return memories;
 }
@@ -60,11 +69,17 @@ export interface ListCriteria {
 export function listMemories(ctx: Ctx, input: ListInput): Promise<ListOutput> {
   charge(ctx, 'read');
   const limit = input.limit ?? LIMITS.listDefault;
-  if (!Number.isInteger(limit) || limit < 1) throw invalid(`limit must be a positive integer, got ${limit}`);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw invalid(`limit must be a positive integer, got ${limit}`);
   const sort = input.sort ?? 'created_at';
   return ctx.svc.shards.call(ctx.workspace, 'list', {
     ...listCriteria(input),
-    cursor: input.cursor === undefined ? null : sort === 'created_at' ? checkId('cursor', input.cursor) : checkCursor(input.cursor),
+    cursor:
+      input.cursor === undefined
+        ? null
+        : sort === 'created_at'
+          ? checkId('cursor', input.cursor)
+          : checkCursor(input.cursor),
     limit: Math.min(limit, LIMITS.listLimit),
     sort,
     order: input.order ?? 'asc',
@@ -80,17 +95,27 @@ const LIST_REPLY_MARGIN = 64 * 1024;
 /** The matching criteria of a list, checked (entity, words, time range, metadata filter). */
 export function listCriteria(input: ListCriteria): Omit<ShardListInput, 'cursor' | 'limit'> {
   const q = input.q?.trim() ?? '';
-  if (q.length > LIMITS.cueBytes) throw invalid(`q is ${q.length} characters; the limit is ${LIMITS.cueBytes}`);
+  if (q.length > LIMITS.cueBytes)
+    throw invalid(`q is ${q.length} characters; the limit is ${LIMITS.cueBytes}`);
   const since = input.since_us === undefined ? null : checkTime('since_us', input.since_us);
   const until = input.until_us === undefined ? null : checkTime('until_us', input.until_us);
-  if (since !== null && until !== null && until <= since) throw invalid(`until_us (${until}) must be after since_us (${since})`);
+  if (since !== null && until !== null && until <= since)
+    throw invalid(`until_us (${until}) must be after since_us (${since})`);
   return {
     entityId: input.entity_id === undefined ? null : checkEntity('entity_id', input.entity_id),
     speaker: input.speaker === undefined ? null : checkName('speaker', input.speaker),
-    conversationId: input.conversation_id === undefined ? null : checkName('conversation_id', input.conversation_id),
+    conversationId:
+      input.conversation_id === undefined
+        ? null
+        : checkName('conversation_id', input.conversation_id),
     kind: input.kind ?? null,
     includeSuperseded: input.include_superseded ?? false,
-    filter: input.filter === undefined || input.filter === null ? null : parseFilter(typeof input.filter === 'string' ? jsonText('filter', input.filter) : input.filter),
+    filter:
+      input.filter === undefined || input.filter === null
+        ? null
+        : parseFilter(
+            typeof input.filter === 'string' ? jsonText('filter', input.filter) : input.filter,
+          ),
     text: q === '' ? null : q,
     since,
     until,
@@ -99,7 +124,8 @@ export function listCriteria(input: ListCriteria): Omit<ShardListInput, 'cursor'
 
 /** A cursor of a page by value (`sort:order:value:id`); the shard reads it against the query. */
 function checkCursor(cursor: string): string {
-  if (cursor.length > 200) throw invalid(`cursor is ${cursor.length} characters: pass the next_cursor of the same query`);
+  if (cursor.length > 200)
+    throw invalid(`cursor is ${cursor.length} characters: pass the next_cursor of the same query`);
   return cursor;
 }
 
@@ -111,7 +137,10 @@ function jsonText(field: string, text: string): unknown {
   }
 }
 
-export function memoryEdges(ctx: Ctx, input: { id: string }): Promise<{ outgoing: Edge[]; incoming: Edge[] }> {
+export function memoryEdges(
+  ctx: Ctx,
+  input: { id: string },
+): Promise<{ outgoing: Edge[]; incoming: Edge[] }> {
   charge(ctx, 'read');
   return ctx.svc.shards.call(ctx.workspace, 'edges', { id: checkId('memory_id', input.id) });
 }

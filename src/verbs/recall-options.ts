@@ -39,9 +39,17 @@ function renderValue(v: JsonValue): string {
   return typeof v === 'string' ? v : JSON.stringify(v);
 }
 
-export function intInRange(field: string, v: number | undefined, def: number, min: number, max: number, opts: { cap?: boolean } = {}): number {
+export function intInRange(
+  field: string,
+  v: number | undefined,
+  def: number,
+  min: number,
+  max: number,
+  opts: { cap?: boolean } = {},
+): number {
   if (v === undefined) return def;
-  if (!Number.isInteger(v) || v < min) throw invalid(`${field} must be an integer ≥ ${min}, got ${v}`);
+  if (!Number.isInteger(v) || v < min)
+    throw invalid(`${field} must be an integer ≥ ${min}, got ${v}`);
   if (v > max) {
     if (opts.cap) return max;
     throw invalid(`${field} must be at most ${max}, got ${v}`);

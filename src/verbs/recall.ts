@@ -3,13 +3,28 @@ import { invalid } from '../errors/codes.ts';
 import { parseEdgeType, type EdgeType } from '../model/edge.ts';
 import type { JsonObject } from '../model/memory.ts';
 import { parseFilter, type FilterNode } from '../recall/filter.ts';
-import { SIMILARITY_MODES, STRATEGIES, type RecallOutput, type SimilarityMode, type StrategyName, type StrategySpec } from '../recall/types.ts';
+import {
+  SIMILARITY_MODES,
+  STRATEGIES,
+  type RecallOutput,
+  type SimilarityMode,
+  type StrategyName,
+  type StrategySpec,
+} from '../recall/types.ts';
 import { charge, type Ctx } from './context.ts';
 import { memorySpan } from './memory-span.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
 import { RANGES } from '../model/limits.ts';
 import type { TimeInput } from '../model/time.ts';
-import { aliased, checkEntity, checkId, checkName, checkTime, checkUnit, LIMITS } from './validate.ts';
+import {
+  aliased,
+  checkEntity,
+  checkId,
+  checkName,
+  checkTime,
+  checkUnit,
+  LIMITS,
+} from './validate.ts';
 
 /** Options a strategy takes; each falls back to the request-level value of the same name. */
 export interface StrategyOptions {
@@ -53,31 +68,64 @@ export interface RecallRequest extends StrategyOptions {
 export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput> {
   charge(ctx, 'read');
   if (req.cue.trim() === '') throw invalid('cue must not be empty');
-  if (Buffer.byteLength(req.cue) > LIMITS.cueBytes) throw invalid(`cue is longer than ${LIMITS.cueBytes} bytes`);
-  if (req.strategies.length === 0) throw invalid(`strategies must name at least one of ${STRATEGIES.join(', ')}`);
+  if (Buffer.byteLength(req.cue) > LIMITS.cueBytes)
+    throw invalid(`cue is longer than ${LIMITS.cueBytes} bytes`);
+  if (req.strategies.length === 0)
+    throw invalid(`strategies must name at least one of ${STRATEGIES.join(', ')}`);
   const strategies = req.strategies.map((s, i) => strategySpec(s, req, `strategies[${i}]`));
-  const filter = withTurn(req.filter === undefined || req.filter === null ? null : parseFilter(req.filter), req);
+  const filter = withTurn(
+    req.filter === undefined || req.filter === null ? null : parseFilter(req.filter),
+    req,
+  );
   const weights = scoringWeights(req.scoring_weights);
   const similarityMode = similarityModeOf(req.similarity_mode);
   const cue = needsCueVector(strategies) ? await embedCue(ctx, req) : NO_CUE_VECTOR();
   const cueContext = typeof req.cue_context === 'object' ? req.cue_context : null;
-  const askedAtUs = req.asked_at_us === undefined ? null : checkTime('asked_at_us', req.asked_at_us);
+  const askedAtUs =
+    req.asked_at_us === undefined ? null : checkTime('asked_at_us', req.asked_at_us);
   const out = await ctx.svc.shards.call(
     ctx.workspace,
     'recall',
-    { cue, cueText: req.cue, similarityMode, cueContext, strategies, weights, filter, askedAtUs, withEmbedding: req.withEmbedding ?? false, minRelevance: minRelevance(req.min_relevance) },
+    {
+      cue,
+      cueText: req.cue,
+      similarityMode,
+      cueContext,
+      strategies,
+      weights,
+      filter,
+      askedAtUs,
+      withEmbedding: req.withEmbedding ?? false,
+      minRelevance: minRelevance(req.min_relevance),
+    },
     [cue.buffer as ArrayBuffer],
   );
-  memorySpan(ctx.workspace, 'search_memory', { count: out.results.length, strategies: strategies.map((s) => s.strategy) });
+  memorySpan(ctx.workspace, 'search_memory', {
+    count: out.results.length,
+    strategies: strategies.map((s) => s.strategy),
+  });
   return out;
 }
 
 /** The filter with `speaker` and `conversation_id` conditions added (all must hold). */
-export function withTurn(filter: FilterNode | null, o: { speaker?: string | undefined; conversation_id?: string | undefined }): FilterNode | null {
+export function withTurn(
+  filter: FilterNode | null,
+  o: { speaker?: string | undefined; conversation_id?: string | undefined },
+): FilterNode | null {
   const parts: FilterNode[] = filter === null ? [] : [filter];
-  if (o.speaker !== undefined) parts.push({ op: 'eq', field: { attr: 'speaker' }, value: checkName('speaker', o.speaker) });
-  if (o.conversation_id !== undefined) parts.push({ op: 'eq', field: { attr: 'conversation_id' }, value: checkName('conversation_id', o.conversation_id) });
-  return parts.length === 0 ? null : parts.length === 1 ? (parts[0] as FilterNode) : { op: 'and', of: parts };
+  if (o.speaker !== undefined)
+    parts.push({ op: 'eq', field: { attr: 'speaker' }, value: checkName('speaker', o.speaker) });
+  if (o.conversation_id !== undefined)
+    parts.push({
+      op: 'eq',
+      field: { attr: 'conversation_id' },
+      value: checkName('conversation_id', o.conversation_id),
+    });
+  return parts.length === 0
+    ? null
+    : parts.length === 1
+      ? (parts[0] as FilterNode)
+      : { op: 'and', of: parts };
 }
 
 /**
@@ -87,7 +135,12 @@ export function withTurn(filter: FilterNode | null, o: { speaker?: string | unde
  * HEBBS does. Add a similarity strategy to get cosine relevance.
  */
 export function needsCueVector(strategies: readonly StrategySpec[]): boolean {
-  return strategies.some((s) => s.strategy === 'similarity' || s.strategy === 'analogical' || (s.strategy === 'causal' && s.seedId === null));
+  return strategies.some(
+    (s) =>
+      s.strategy === 'similarity' ||
+      s.strategy === 'analogical' ||
+      (s.strategy === 'causal' && s.seedId === null),
+  );
 }
 
 /** An empty vector: the shard's dot product over it is 0, so relevance is 0 for every result. */
@@ -99,9 +152,14 @@ async function embedCue(ctx: Ctx, req: RecallRequest): Promise<Float32Array> {
   return (await ctx.svc.embedder.embed([text])).slice(0, ctx.svc.embedder.dim);
 }
 
-function strategySpec(s: { strategy: string } & StrategyOptions, req: StrategyOptions, field: string): StrategySpec {
+function strategySpec(
+  s: { strategy: string } & StrategyOptions,
+  req: StrategyOptions,
+  field: string,
+): StrategySpec {
   const name = s.strategy.toLowerCase() as StrategyName;
-  if (!STRATEGIES.includes(name)) throw invalid(`${field}: unknown strategy '${s.strategy}'; use ${STRATEGIES.join(', ')}`);
+  if (!STRATEGIES.includes(name))
+    throw invalid(`${field}: unknown strategy '${s.strategy}'; use ${STRATEGIES.join(', ')}`);
   const pick = <K extends keyof StrategyOptions>(k: K): StrategyOptions[K] => s[k] ?? req[k];
   const topK = intInRange('top_k', pick('top_k'), 10, ...RANGES.topK);
   const entity = pick('entity_id');
@@ -112,7 +170,10 @@ function strategySpec(s: { strategy: string } & StrategyOptions, req: StrategyOp
     topK,
     efSearch: intInRange('ef_search', pick('ef_search'), 50, ...RANGES.efSearch),
     entityId: entity === undefined ? null : checkEntity('entity_id', entity),
-    timeRange: timeRange(pick('time_range'), s.time_range === undefined ? 'time_range' : `${field}.time_range`),
+    timeRange: timeRange(
+      pick('time_range'),
+      s.time_range === undefined ? 'time_range' : `${field}.time_range`,
+    ),
     seedId: seed === undefined ? null : checkId('seed_memory_id', seed),
     edgeTypes: edgeTypes(pick('edge_types')),
     maxDepth: intInRange('max_depth', pick('max_depth'), 5, 1, 10, { cap: true }),
@@ -128,7 +189,8 @@ export function minRelevance(v: number | undefined): number {
 function similarityModeOf(mode: string | undefined): SimilarityMode {
   if (mode === undefined || mode === '') return 'hybrid';
   const m = mode.toLowerCase();
-  if (!(SIMILARITY_MODES as readonly string[]).includes(m)) throw invalid(`similarity_mode must be one of ${SIMILARITY_MODES.join(', ')}, got '${mode}'`);
+  if (!(SIMILARITY_MODES as readonly string[]).includes(m))
+    throw invalid(`similarity_mode must be one of ${SIMILARITY_MODES.join(', ')}, got '${mode}'`);
   return m as SimilarityMode;
 }
 
@@ -141,7 +203,8 @@ function timeRange(t: TimeRangeInput | undefined, field: string): StrategySpec['
   };
   const startUs = bound('start');
   const endUs = bound('end');
-  if (startUs !== null && endUs !== null && startUs > endUs) throw invalid(`${field}: the start (${startUs}) must not be after the end (${endUs})`);
+  if (startUs !== null && endUs !== null && startUs > endUs)
+    throw invalid(`${field}: the start (${startUs}) must not be after the end (${endUs})`);
   return { startUs, endUs };
 }
 

@@ -34,12 +34,27 @@ export function openSubscription(ctx: Ctx, req: SubscribeRequest, sink: PushSink
   return ctx.svc.subscriptions.open(
     ctx.workspace,
     {
-      entityId: req.entity_id === undefined || req.entity_id === '' ? null : checkEntity('entity_id', req.entity_id),
+      entityId:
+        req.entity_id === undefined || req.entity_id === ''
+          ? null
+          : checkEntity('entity_id', req.entity_id),
       kinds: kinds.length > 0 ? kinds : DEFAULT_KINDS,
-      threshold: req.confidence_threshold === undefined ? 0.5 : checkUnit('confidence_threshold', req.confidence_threshold),
-      timeScopeUs: req.time_scope_us === undefined || req.time_scope_us === 0 ? null : checkNonNegative('time_scope_us', req.time_scope_us),
+      threshold:
+        req.confidence_threshold === undefined
+          ? 0.5
+          : checkUnit('confidence_threshold', req.confidence_threshold),
+      timeScopeUs:
+        req.time_scope_us === undefined || req.time_scope_us === 0
+          ? null
+          : checkNonNegative('time_scope_us', req.time_scope_us),
       filter: req.filter === undefined || req.filter === null ? null : parseFilter(req.filter),
-      maxPushes: intInRange('max_pushes_per_chunk', req.max_pushes_per_chunk, DEFAULT_MAX_PUSHES_PER_CHUNK, 1, MAX_PUSHES_PER_CHUNK_LIMIT),
+      maxPushes: intInRange(
+        'max_pushes_per_chunk',
+        req.max_pushes_per_chunk,
+        DEFAULT_MAX_PUSHES_PER_CHUNK,
+        1,
+        MAX_PUSHES_PER_CHUNK_LIMIT,
+      ),
     },
     sink,
     // It ends when this key may no longer read (revoked, its role or workspace changed).
@@ -47,9 +62,13 @@ export function openSubscription(ctx: Ctx, req: SubscribeRequest, sink: PushSink
   );
 }
 
-export function feedSubscription(ctx: Ctx, req: { subscription_id: number; text: string }): Promise<void> {
+export function feedSubscription(
+  ctx: Ctx,
+  req: { subscription_id: number; text: string },
+): Promise<void> {
   charge(ctx, 'read');
-  if (Buffer.byteLength(req.text) > LIMITS.cueBytes) throw invalid(`text is longer than ${LIMITS.cueBytes} bytes`);
+  if (Buffer.byteLength(req.text) > LIMITS.cueBytes)
+    throw invalid(`text is longer than ${LIMITS.cueBytes} bytes`);
   return ctx.svc.subscriptions.feed(ctx.workspace, req.subscription_id, req.text);
 }
 

@@ -7,13 +7,29 @@
 import { invalid } from '../errors/codes.ts';
 import { parseEdgeType, type Edge } from '../model/edge.ts';
 import { IdGenerator } from '../model/ids.ts';
-import { memoryToJson, nowUs, type JsonObject, type MemoryKind, type MemoryRecord, type MemoryView } from '../model/memory.ts';
+import {
+  memoryToJson,
+  nowUs,
+  type JsonObject,
+  type MemoryKind,
+  type MemoryRecord,
+  type MemoryView,
+} from '../model/memory.ts';
 import type { TimeInput } from '../model/time.ts';
 import type { ExportLine, ImportItem, ImportOutcome } from '../protocol/shard.ts';
 import { noteActivity } from './activity.ts';
 import { memorySpan } from './memory-span.ts';
 import { charge, type Ctx } from './context.ts';
-import { checkContent, checkContext, checkEntity, checkId, checkName, checkOccurredAt, checkTime, checkUnit } from './validate.ts';
+import {
+  checkContent,
+  checkContext,
+  checkEntity,
+  checkId,
+  checkName,
+  checkOccurredAt,
+  checkTime,
+  checkUnit,
+} from './validate.ts';
 
 /** Live memories per shard call while exporting. */
 const EXPORT_PAGE = 256;
@@ -47,7 +63,16 @@ export interface LineMemoryInput {
 export interface LineInput {
   memory: LineMemoryInput;
   versions?: LineMemoryInput[] | undefined;
-  edges?: Array<{ source_id: string; target_id: string; edge_type: string; confidence?: number | undefined; timestamp_us?: TimeInput | undefined; reason?: string | undefined }> | undefined;
+  edges?:
+    | Array<{
+        source_id: string;
+        target_id: string;
+        edge_type: string;
+        confidence?: number | undefined;
+        timestamp_us?: TimeInput | undefined;
+        reason?: string | undefined;
+      }>
+    | undefined;
 }
 
 /** A line as the transport decoded it: a typed value, or why it could not be decoded. */
@@ -71,8 +96,13 @@ export function exportWorkspace(ctx: Ctx, opts: { embeddings: boolean }): AsyncG
 async function* pages(ctx: Ctx, opts: { embeddings: boolean }): AsyncGenerator<string> {
   let cursor: string | null = null;
   do {
-    const page: { lines: ExportLine[]; nextCursor: string | null } = await ctx.svc.shards.call(ctx.workspace, 'exportPage', { cursor, limit: EXPORT_PAGE, withEmbedding: opts.embeddings });
-    if (page.lines.length > 0) yield page.lines.map((l) => `${JSON.stringify(lineJson(l))}\n`).join('');
+    const page: { lines: ExportLine[]; nextCursor: string | null } = await ctx.svc.shards.call(
+      ctx.workspace,
+      'exportPage',
+      { cursor, limit: EXPORT_PAGE, withEmbedding: opts.embeddings },
+    );
+    if (page.lines.length > 0)
+      yield page.lines.map((l) => `${JSON.stringify(lineJson(l))}\n`).join('');
     cursor = page.nextCursor;
   } while (cursor !== null);
 }
@@ -85,12 +115,25 @@ function memoryOut(m: MemoryView): unknown {
   const json = memoryToJson(m, nowUs());
   if (!m.embedding) return json;
   const e = m.embedding;
-  return { ...json, embedding: Buffer.from(e.buffer, e.byteOffset, e.byteLength).toString('base64') };
+  return {
+    ...json,
+    embedding: Buffer.from(e.buffer, e.byteOffset, e.byteLength).toString('base64'),
+  };
 }
 
-export async function importLines(ctx: Ctx, input: { lines: readonly ParsedLine[] }): Promise<ImportSummary> {
+export async function importLines(
+  ctx: Ctx,
+  input: { lines: readonly ParsedLine[] },
+): Promise<ImportSummary> {
   charge(ctx, 'write');
-  const summary: ImportSummary = { lines: input.lines.length, imported: 0, skipped: 0, expired: 0, error_count: 0, errors: [] };
+  const summary: ImportSummary = {
+    lines: input.lines.length,
+    imported: 0,
+    skipped: 0,
+    expired: 0,
+    error_count: 0,
+    errors: [],
+  };
   const fail = (line: number, message: string): void => {
     summary.error_count += 1;
     if (summary.errors.length < MAX_ERRORS) summary.errors.push({ line, message });
@@ -111,17 +154,28 @@ export async function importLines(ctx: Ctx, input: { lines: readonly ParsedLine[
       }
     }
     if (batch.length === 0) continue;
-    await embedMissing(ctx, batch.map((b) => b.item));
-    const outcomes: ImportOutcome[] = await ctx.svc.shards.call(ctx.workspace, 'importItems', { items: batch.map((b) => b.item) });
+    await embedMissing(
+      ctx,
+      batch.map((b) => b.item),
+    );
+    const outcomes: ImportOutcome[] = await ctx.svc.shards.call(ctx.workspace, 'importItems', {
+      items: batch.map((b) => b.item),
+    });
     outcomes.forEach((o, i) => {
       if (o.status === 'error') fail(batch[i]?.line ?? 0, o.message);
       else summary[o.status] += 1;
-      if (o.status === 'imported' && imported.length < 20) imported.push(batch[i]?.item.memory.id ?? '');
+      if (o.status === 'imported' && imported.length < 20)
+        imported.push(batch[i]?.item.memory.id ?? '');
     });
   }
   summary.errors.sort((a, b) => a.line - b.line);
   memorySpan(ctx.workspace, 'create_memory', { count: summary.imported });
-  if (summary.imported > 0) noteActivity(ctx, 'import', { count: summary.imported, memoryIds: imported, detail: `${summary.lines} lines: ${summary.imported} imported, ${summary.skipped} skipped, ${summary.expired} expired, ${summary.error_count} errors` });
+  if (summary.imported > 0)
+    noteActivity(ctx, 'import', {
+      count: summary.imported,
+      memoryIds: imported,
+      detail: `${summary.lines} lines: ${summary.imported} imported, ${summary.skipped} skipped, ${summary.expired} expired, ${summary.error_count} errors`,
+    });
   return summary;
 }
 
@@ -145,27 +199,42 @@ function idsByTime(): (createdAtUs: number | undefined) => string {
 }
 
 /** Checks a decoded line's values and builds the records (embeddings left empty when absent). */
-function toItem(line: LineInput, newId: (createdAtUs: number | undefined) => string, dim: number): ImportItem {
+function toItem(
+  line: LineInput,
+  newId: (createdAtUs: number | undefined) => string,
+  dim: number,
+): ImportItem {
   const memory = toRecord('memory', line.memory, dim, (createdAt) => newId(createdAt));
-  if (line.memory.superseded_by !== undefined) throw invalid('memory.superseded_by: the memory of a line must be live; superseded versions go in versions');
+  if (line.memory.superseded_by !== undefined)
+    throw invalid(
+      'memory.superseded_by: the memory of a line must be live; superseded versions go in versions',
+    );
   const versions = (line.versions ?? []).map((v, i) => {
     const version = toRecord(`versions[${i}]`, v, dim, () => {
       throw invalid(`versions[${i}].memory_id is required`);
     });
-    if (v.superseded_by !== undefined && checkId(`versions[${i}].superseded_by`, v.superseded_by) !== memory.id) {
+    if (
+      v.superseded_by !== undefined &&
+      checkId(`versions[${i}].superseded_by`, v.superseded_by) !== memory.id
+    ) {
       throw invalid(`versions[${i}].superseded_by must be the line's memory_id ${memory.id}`);
     }
     return { ...version, supersededBy: memory.id, expiresAt: null };
   });
   const edges = (line.edges ?? []).map((e, i): Edge => {
     const type = parseEdgeType(e.edge_type);
-    if (type === null) throw invalid(`edges[${i}].edge_type '${e.edge_type}' is not a known edge type`);
+    if (type === null)
+      throw invalid(`edges[${i}].edge_type '${e.edge_type}' is not a known edge type`);
     const edge: Edge = {
       source_id: checkId(`edges[${i}].source_id`, e.source_id),
       target_id: checkId(`edges[${i}].target_id`, e.target_id),
       edge_type: type,
-      confidence: e.confidence === undefined ? 1 : checkUnit(`edges[${i}].confidence`, e.confidence),
-      timestamp_us: e.timestamp_us === undefined ? memory.createdAt : checkTime(`edges[${i}].timestamp_us`, e.timestamp_us),
+      confidence:
+        e.confidence === undefined ? 1 : checkUnit(`edges[${i}].confidence`, e.confidence),
+      timestamp_us:
+        e.timestamp_us === undefined
+          ? memory.createdAt
+          : checkTime(`edges[${i}].timestamp_us`, e.timestamp_us),
     };
     // The contradiction check's account travels with its edge (export → import keeps it).
     if (e.reason !== undefined) edge.reason = e.reason;
@@ -174,7 +243,12 @@ function toItem(line: LineInput, newId: (createdAtUs: number | undefined) => str
   return { memory, versions, edges };
 }
 
-function toRecord(field: string, m: LineMemoryInput, dim: number, newId: (createdAtUs: number | undefined) => string): MemoryRecord {
+function toRecord(
+  field: string,
+  m: LineMemoryInput,
+  dim: number,
+  newId: (createdAtUs: number | undefined) => string,
+): MemoryRecord {
   const time = (name: 'created_at' | 'updated_at' | 'last_accessed_at'): number | undefined => {
     const v = m[name];
     return v === undefined ? undefined : checkTime(`${field}.${name}`, v);
@@ -182,7 +256,10 @@ function toRecord(field: string, m: LineMemoryInput, dim: number, newId: (create
   const now = nowUs();
   const written = time('created_at');
   const createdAt = written ?? now;
-  const occurredAt = m.occurred_at === undefined ? createdAt : Math.min(checkOccurredAt(`${field}.occurred_at`, m.occurred_at, now), now);
+  const occurredAt =
+    m.occurred_at === undefined
+      ? createdAt
+      : Math.min(checkOccurredAt(`${field}.occurred_at`, m.occurred_at, now), now);
   const name = (key: 'speaker' | 'conversation_id' | 'message_id'): string | null => {
     const v = m[key];
     return v == null ? null : checkName(`${field}.${key}`, v);
@@ -200,32 +277,43 @@ function toRecord(field: string, m: LineMemoryInput, dim: number, newId: (create
     lastAccessedAt: time('last_accessed_at') ?? createdAt,
     accessCount: m.access_count ?? 0,
     logicalClock: m.logical_clock ?? 0,
-    sourceMemoryIds: m.source_memory_ids ? m.source_memory_ids.map((s, i) => checkId(`${field}.source_memory_ids[${i}]`, s)) : null,
+    sourceMemoryIds: m.source_memory_ids
+      ? m.source_memory_ids.map((s, i) => checkId(`${field}.source_memory_ids[${i}]`, s))
+      : null,
     supersededBy: null,
     expiresAt: m.expires_at == null ? null : checkTime(`${field}.expires_at`, m.expires_at),
     speaker: name('speaker'),
     conversationId: name('conversation_id'),
     messageId: name('message_id'),
-    embedding: m.embedding === undefined ? NO_VECTOR : decodeVector(`${field}.embedding`, m.embedding, dim),
+    embedding:
+      m.embedding === undefined ? NO_VECTOR : decodeVector(`${field}.embedding`, m.embedding, dim),
   };
 }
 
 function decodeVector(field: string, text: string, dim: number): Float32Array {
   const bytes = Buffer.from(text, 'base64');
-  if (bytes.byteLength !== dim * 4) throw invalid(`${field} has ${bytes.byteLength / 4} dimensions; this server's model has ${dim}`);
+  if (bytes.byteLength !== dim * 4)
+    throw invalid(
+      `${field} has ${bytes.byteLength / 4} dimensions; this server's model has ${dim}`,
+    );
   const out = new Float32Array(dim);
   new Uint8Array(out.buffer).set(bytes);
-  if (!out.every(Number.isFinite)) throw invalid(`${field} holds a value that is not a finite number`);
+  if (!out.every(Number.isFinite))
+    throw invalid(`${field} holds a value that is not a finite number`);
   return out;
 }
 
 /** Embeds the content of every record that came without an embedding, in batches. */
 async function embedMissing(ctx: Ctx, items: readonly ImportItem[]): Promise<void> {
-  const missing = items.flatMap((it) => [it.memory, ...it.versions]).filter((m) => m.embedding.length === 0);
+  const missing = items
+    .flatMap((it) => [it.memory, ...it.versions])
+    .filter((m) => m.embedding.length === 0);
   const dim = ctx.svc.embedder.dim;
   for (let at = 0; at < missing.length; at += IMPORT_BATCH) {
     const part = missing.slice(at, at + IMPORT_BATCH);
     const vectors = await ctx.svc.embedder.embed(part.map((m) => m.content));
-    part.forEach((m, i) => { m.embedding = vectors.slice(i * dim, (i + 1) * dim); });
+    part.forEach((m, i) => {
+      m.embedding = vectors.slice(i * dim, (i + 1) * dim);
+    });
   }
 }

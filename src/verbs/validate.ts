@@ -16,12 +16,14 @@ export { LIMITS };
 export function checkContent(field: string, text: string): string {
   if (text.trim() === '') throw invalid(`${field} must not be empty`);
   const bytes = Buffer.byteLength(text);
-  if (bytes > LIMITS.contentBytes) throw invalid(`${field} is ${bytes} bytes; the limit is ${LIMITS.contentBytes}`);
+  if (bytes > LIMITS.contentBytes)
+    throw invalid(`${field} is ${bytes} bytes; the limit is ${LIMITS.contentBytes}`);
   return text;
 }
 
 export function checkUnit(field: string, value: number): number {
-  if (!Number.isFinite(value) || value < 0 || value > 1) throw invalid(`${field} must be between 0.0 and 1.0, got ${value}`);
+  if (!Number.isFinite(value) || value < 0 || value > 1)
+    throw invalid(`${field} must be between 0.0 and 1.0, got ${value}`);
   return value;
 }
 
@@ -35,13 +37,15 @@ export function checkJsonShape<T>(field: string, value: T): T {
 export function checkContext(field: string, value: JsonObject): JsonObject {
   checkJsonShape(field, value);
   const bytes = Buffer.byteLength(JSON.stringify(value));
-  if (bytes > LIMITS.contextBytes) throw invalid(`${field} is ${bytes} bytes serialised; the limit is ${LIMITS.contextBytes}`);
+  if (bytes > LIMITS.contextBytes)
+    throw invalid(`${field} is ${bytes} bytes serialised; the limit is ${LIMITS.contextBytes}`);
   return value;
 }
 
 export function checkEntity(field: string, value: string): string {
   if (value === '') throw invalid(`${field} must not be empty`);
-  if (value.length > LIMITS.entityChars) throw invalid(`${field} is ${value.length} characters; the limit is ${LIMITS.entityChars}`);
+  if (value.length > LIMITS.entityChars)
+    throw invalid(`${field} is ${value.length} characters; the limit is ${LIMITS.entityChars}`);
   return value;
 }
 
@@ -57,7 +61,9 @@ export function checkOccurredAt(field: string, value: TimeInput, nowUs: number):
   const at = checkTime(field, value);
   if (at > nowUs + FUTURE_SKEW_US) {
     const shown = typeof value === 'string' ? `'${value}'` : `${at} (${isoFromUs(at)})`;
-    throw invalid(`${field} ${shown} is in the future (the server's clock says ${nowUs}, ${isoFromUs(nowUs)}); an event time may be at most ${FUTURE_SKEW_US / 60_000_000} minutes ahead`);
+    throw invalid(
+      `${field} ${shown} is in the future (the server's clock says ${nowUs}, ${isoFromUs(nowUs)}); an event time may be at most ${FUTURE_SKEW_US / 60_000_000} minutes ahead`,
+    );
   }
   return at;
 }
@@ -69,12 +75,16 @@ export function checkName(field: string, value: string): string {
 
 export function checkId(field: string, value: string): string {
   const id = parseId(value);
-  if (id === null) throw invalid(`${field} '${truncate(value)}' is not a memory id (32 hex characters or a 26-character ULID)`);
+  if (id === null)
+    throw invalid(
+      `${field} '${truncate(value)}' is not a memory id (32 hex characters or a 26-character ULID)`,
+    );
   return id;
 }
 
 export function checkNonNegative(field: string, value: number): number {
-  if (!Number.isFinite(value) || value < 0) throw invalid(`${field} must be a non-negative number, got ${value}`);
+  if (!Number.isFinite(value) || value < 0)
+    throw invalid(`${field} must be a non-negative number, got ${value}`);
   return value;
 }
 
@@ -86,8 +96,12 @@ export function checkTime(field: string, value: TimeInput): number {
 }
 
 /** A field or its alias, each `[name, value]`: the one given (not undefined); both given is a 400. */
-export function aliased<V>(field: readonly [string, V | undefined], alias: readonly [string, V | undefined]): V | undefined {
-  if (field[1] !== undefined && alias[1] !== undefined) throw invalid(`give ${field[0]} or its alias ${alias[0]}, not both`);
+export function aliased<V>(
+  field: readonly [string, V | undefined],
+  alias: readonly [string, V | undefined],
+): V | undefined {
+  if (field[1] !== undefined && alias[1] !== undefined)
+    throw invalid(`give ${field[0]} or its alias ${alias[0]}, not both`);
   return field[1] !== undefined ? field[1] : alias[1];
 }
 
@@ -111,14 +125,18 @@ export type ExpiryChoice = { ttlUs: number } | { atUs: number };
  */
 export function checkExpiry(input: ExpiryInput, nowUs: number): ExpiryChoice | null | undefined {
   const ttl = input.ttl_s;
-  const name = input.expires_at_us === undefined && input.expires_at !== undefined ? 'expires_at' : 'expires_at_us';
+  const name =
+    input.expires_at_us === undefined && input.expires_at !== undefined
+      ? 'expires_at'
+      : 'expires_at_us';
   const written = aliased(['expires_at_us', input.expires_at_us], ['expires_at', input.expires_at]);
   if (ttl != null && written != null) throw invalid(`give ttl_s or ${name}, not both`);
   if (ttl != null) return { ttlUs: Math.round(checkTtl('ttl_s', ttl) * 1e6) };
   if (written != null) {
     const at = checkTime(name, written);
     const shown = typeof written === 'string' ? `'${written}'` : `${at} (${isoFromUs(at)})`;
-    if (at <= nowUs) throw invalid(`${name} ${shown} is not in the future (now is ${nowUs}, ${isoFromUs(nowUs)})`);
+    if (at <= nowUs)
+      throw invalid(`${name} ${shown} is not in the future (now is ${nowUs}, ${isoFromUs(nowUs)})`);
     if (at > nowUs + MAX_TTL_S * 1e6) throw invalid(`${name} ${shown} is more than 100 years away`);
     return { atUs: at };
   }
@@ -126,7 +144,8 @@ export function checkExpiry(input: ExpiryInput, nowUs: number): ExpiryChoice | n
 }
 
 export function checkTtl(field: string, ttl: number): number {
-  if (!Number.isFinite(ttl) || ttl <= 0) throw invalid(`${field} must be a positive number of seconds, got ${ttl}`);
+  if (!Number.isFinite(ttl) || ttl <= 0)
+    throw invalid(`${field} must be a positive number of seconds, got ${ttl}`);
   if (ttl > MAX_TTL_S) throw invalid(`${field} is ${ttl} s; the limit is ${MAX_TTL_S} (100 years)`);
   return ttl;
 }
@@ -140,11 +159,13 @@ export interface EdgeSpec {
 export function checkEdges(field: string, edges: readonly EdgeSpec[]): EdgeInput[] {
   return edges.map((e, i) => {
     const edgeType = parseEdgeType(e.edge_type);
-    if (edgeType === null) throw invalid(`${field}[${i}].edge_type '${truncate(e.edge_type)}' is not a known edge type`);
+    if (edgeType === null)
+      throw invalid(`${field}[${i}].edge_type '${truncate(e.edge_type)}' is not a known edge type`);
     return {
       targetId: checkId(`${field}[${i}].target_id`, e.target_id),
       edgeType,
-      confidence: e.confidence === undefined ? 1 : checkUnit(`${field}[${i}].confidence`, e.confidence),
+      confidence:
+        e.confidence === undefined ? 1 : checkUnit(`${field}[${i}].confidence`, e.confidence),
     };
   });
 }

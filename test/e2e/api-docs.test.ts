@@ -12,7 +12,10 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const CHROMIUM = process.env['FLASHBULB_CHROMIUM'] ?? '/usr/bin/chromium';
 const REQUIRED = process.env['FLASHBULB_E2E_REQUIRED'] !== undefined;
-if (REQUIRED && !existsSync(CHROMIUM)) throw new Error(`FLASHBULB_E2E_REQUIRED is set but no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+if (REQUIRED && !existsSync(CHROMIUM))
+  throw new Error(
+    `FLASHBULB_E2E_REQUIRED is set but no Chromium at ${CHROMIUM} (apt-get install -y chromium)`,
+  );
 
 describe.skipIf(!existsSync(CHROMIUM))('the API reference in headless Chromium', () => {
   let t: TestApp;
@@ -23,7 +26,12 @@ describe.skipIf(!existsSync(CHROMIUM))('the API reference in headless Chromium',
 
   beforeAll(async () => {
     t = await startTestApp();
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'], timeout: 30_000 });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+      timeout: 30_000,
+    });
     const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     await context.route('**/*', (route) => {
       if (route.request().url().startsWith(t.base)) return route.continue();
@@ -43,8 +51,13 @@ describe.skipIf(!existsSync(CHROMIUM))('the API reference in headless Chromium',
   });
 
   it('renders every operation of /v1/openapi.json from the server alone', async () => {
-    const doc = (await t.req('GET', '/v1/openapi.json')).body as { paths: Record<string, Record<string, unknown>> };
-    const operations = Object.values(doc.paths).reduce((n, item) => n + Object.keys(item).length, 0);
+    const doc = (await t.req('GET', '/v1/openapi.json')).body as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const operations = Object.values(doc.paths).reduce(
+      (n, item) => n + Object.keys(item).length,
+      0,
+    );
     await page.goto(`${t.base}/docs`);
     await page.locator('.opblock').first().waitFor();
     expect(await page.locator('.opblock').count()).toBe(operations);
@@ -62,8 +75,14 @@ describe.skipIf(!existsSync(CHROMIUM))('the API reference in headless Chromium',
     await whoami.locator('.opblock-summary').click();
     await whoami.locator('button.try-out__btn').click();
     await whoami.locator('button.execute').click();
-    await whoami.locator('.live-responses-table .response-col_status').filter({ hasText: '200' }).first().waitFor();
-    expect(await whoami.locator('.live-responses-table .microlight').first().textContent()).toContain('"role": "admin"');
+    await whoami
+      .locator('.live-responses-table .response-col_status')
+      .filter({ hasText: '200' })
+      .first()
+      .waitFor();
+    expect(
+      await whoami.locator('.live-responses-table .microlight').first().textContent(),
+    ).toContain('"role": "admin"');
     expect(elsewhere).toEqual([]);
     expect(problems).toEqual([]);
   });

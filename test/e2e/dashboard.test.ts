@@ -16,13 +16,17 @@ const REQUIRED = process.env['FLASHBULB_E2E_REQUIRED'] !== undefined;
 const SHOTS = join(import.meta.dirname, '..', '..', 'test-artifacts', 'dashboard');
 const WEB_DIR = join(import.meta.dirname, '..', '..', 'dist', 'web');
 
-if (REQUIRED && !existsSync(CHROMIUM)) throw new Error(`FLASHBULB_E2E_REQUIRED is set but no Chromium at ${CHROMIUM} (apt-get install -y chromium)`);
+if (REQUIRED && !existsSync(CHROMIUM))
+  throw new Error(
+    `FLASHBULB_E2E_REQUIRED is set but no Chromium at ${CHROMIUM} (apt-get install -y chromium)`,
+  );
 
 describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
   let t: TestApp;
   let browser: Browser;
   let page: Page;
-  const shot = (name: string): Promise<Buffer> => page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = (name: string): Promise<Buffer> =>
+    page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
   /** Waits (bounded by the page timeout) until an element matching `selector` shows `text`, and returns its text. */
   const shows = async (selector: string, text: string | RegExp): Promise<string> => {
     const el = page.locator(selector).filter({ hasText: text }).first();
@@ -31,11 +35,20 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
   };
 
   beforeAll(async () => {
-    if (!existsSync(join(WEB_DIR, 'index.html'))) throw new Error(`the dashboard is not built in ${WEB_DIR}: run npm run build`);
+    if (!existsSync(join(WEB_DIR, 'index.html')))
+      throw new Error(`the dashboard is not built in ${WEB_DIR}: run npm run build`);
     mkdirSync(SHOTS, { recursive: true });
     t = await startTestApp({ webDir: WEB_DIR });
-    browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'], timeout: 30_000 });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, colorScheme: 'light' });
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
+      timeout: 30_000,
+    });
+    const context = await browser.newContext({
+      viewport: { width: 1280, height: 900 },
+      colorScheme: 'light',
+    });
     page = await context.newPage();
     page.setDefaultTimeout(15_000);
   });
@@ -49,7 +62,9 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await page.goto(t.base);
     await page.fill('#api-key', 'fb_admin_not_a_real_key');
     await page.click('button[type=submit]');
-    expect(await shows('#signin-error', 'That API key was not accepted')).toMatch(/unknown or has been revoked/);
+    expect(await shows('#signin-error', 'That API key was not accepted')).toMatch(
+      /unknown or has been revoked/,
+    );
     await shot('01-wrong-key');
     expect(await page.evaluate('sessionStorage.getItem("flashbulb.apiKey")')).toBeNull();
   });
@@ -73,18 +88,29 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await page.fill('#search-cue', 'where is the telescope');
     await page.click('button:has-text("Search")');
     await shows('#search-results .memory', 'telescope on the north balcony');
-    expect(await page.locator('#search-results .memory .scores').first().textContent()).toMatch(/score \d\.\d{3}.*relevance \d\.\d{3}.*similarity: relevance/);
+    expect(await page.locator('#search-results .memory .scores').first().textContent()).toMatch(
+      /score \d\.\d{3}.*relevance \d\.\d{3}.*similarity: relevance/,
+    );
     await shot('02-search');
   });
 
   it('opens the memory and its graph, and re-centres on a neighbour', async () => {
     const list = await t.req('GET', '/v1/memories?entity_id=ada');
     const id = list.body.memories[0].memory_id as string;
-    const other = await t.req('POST', '/v1/memories', { body: { content: 'The balcony faces the harbour', edges: [{ target_id: id, edge_type: 'related_to' }] } });
+    const other = await t.req('POST', '/v1/memories', {
+      body: {
+        content: 'The balcony faces the harbour',
+        edges: [{ target_id: id, edge_type: 'related_to' }],
+      },
+    });
     expect(other.status).toBe(201);
     await page.click('#search-results .memory a.content');
-    expect(await shows('#memory-content', 'Ada keeps')).toBe('Ada keeps her telescope on the north balcony');
-    expect(await shows('#edges-h + .cols', 'The balcony faces the harbour')).toContain('Incoming (1)');
+    expect(await shows('#memory-content', 'Ada keeps')).toBe(
+      'Ada keeps her telescope on the north balcony',
+    );
+    expect(await shows('#edges-h + .cols', 'The balcony faces the harbour')).toContain(
+      'Incoming (1)',
+    );
     await shot('03-memory');
     await page.click('a:has-text("Open graph")');
     await shows('#graph-status', '2 nodes, 1 edges');
@@ -106,14 +132,18 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await page.fill('#feed-text', 'Ada keeps her telescope on the north balcony.');
     await page.click('button:has-text("Feed")');
     await shows('#pushes .memory', 'telescope on the north balcony');
-    expect(await page.locator('#pushes .memory .scores').first().textContent()).toMatch(/score \d\.\d{3}.*confidence \d\.\d{3}.*chunk: “Ada keeps her telescope on the north balcony\.”/);
+    expect(await page.locator('#pushes .memory .scores').first().textContent()).toMatch(
+      /score \d\.\d{3}.*confidence \d\.\d{3}.*chunk: “Ada keeps her telescope on the north balcony\.”/,
+    );
     await shot('05-live');
     await page.click('button:has-text("Close subscription")');
     await shows('#live-state', /^closed$/);
   });
 
   it('revises a memory (the old state becomes a version) and forgets it after confirmation', async () => {
-    const made = await t.req('POST', '/v1/memories', { body: { content: 'The observatory opens at nine', entity_id: 'ada' } });
+    const made = await t.req('POST', '/v1/memories', {
+      body: { content: 'The observatory opens at nine', entity_id: 'ada' },
+    });
     const id = made.body.memory_id as string;
     await page.goto(`${t.base}/#/memories/${id}`);
     await shows('#memory-content', 'opens at nine');
@@ -136,7 +166,12 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
 
   it('reflects on demand and lists the insight with its sources', async () => {
     for (const night of ['Monday', 'Tuesday', 'Wednesday']) {
-      const r = await t.req('POST', '/v1/memories', { body: { content: `Ada watched Jupiter's moons through the telescope on ${night} night`, entity_id: 'stars' } });
+      const r = await t.req('POST', '/v1/memories', {
+        body: {
+          content: `Ada watched Jupiter's moons through the telescope on ${night} night`,
+          entity_id: 'stars',
+        },
+      });
       expect(r.status).toBe(201);
     }
     await page.click('nav a:has-text("Insights")');
@@ -150,7 +185,12 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
 
   it('shows contradicting memories side by side', async () => {
     const a = await t.req('POST', '/v1/memories', { body: { content: 'Ada never drinks coffee' } });
-    const b = await t.req('POST', '/v1/memories', { body: { content: 'Ada drinks coffee every morning', edges: [{ target_id: a.body.memory_id, edge_type: 'contradicts', confidence: 0.9 }] } });
+    const b = await t.req('POST', '/v1/memories', {
+      body: {
+        content: 'Ada drinks coffee every morning',
+        edges: [{ target_id: a.body.memory_id, edge_type: 'contradicts', confidence: 0.9 }],
+      },
+    });
     expect(b.status).toBe(201);
     await page.click('nav a:has-text("Insights")');
     await page.click('button:has-text("Rescan")');
@@ -189,7 +229,9 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await page.click('button:has-text("Remember")');
     await shows('#memory-list .memory', 'Only the lab knows this');
     expect((await t.req('GET', '/v1/workspaces/lab/memories')).body.memories).toHaveLength(1);
-    expect((await t.req('GET', '/v1/memories?limit=100')).text).not.toContain('Only the lab knows this');
+    expect((await t.req('GET', '/v1/memories?limit=100')).text).not.toContain(
+      'Only the lab knows this',
+    );
     await page.selectOption('select[aria-label=Workspace]', 'default');
     await page.click('nav a:has-text("Workspaces")');
     await page.locator('tr:has(td:text-is("lab")) button:has-text("Delete")').click();
@@ -223,7 +265,9 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
   it('shows health from the metrics, in the dark theme too', async () => {
     await page.click('nav a:has-text("Health")');
     await page.locator('#ops-table td:has-text("recall")').waitFor();
-    expect(await shows('#health-tiles .tile', 'Memories (all workspaces)')).toMatch(/^[1-9]\d*Memories/);
+    expect(await shows('#health-tiles .tile', 'Memories (all workspaces)')).toMatch(
+      /^[1-9]\d*Memories/,
+    );
     await page.click('button:has-text("Dark")');
     expect(await page.evaluate('document.documentElement.dataset.theme')).toBe('dark');
     await shot('10-health-dark');
@@ -232,14 +276,27 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
   /** 30 memories about 'orbit' over three days (imported: the only way to write the past), importance 0.0 … 0.97. */
   const orbitDay = (d: number): number => Date.UTC(2025, 5, 10 + d, 12) * 1000;
   it('sorts, filters and pages the memory list, with a total', async () => {
-    const lines = Array.from({ length: 30 }, (_, i) => JSON.stringify({
-      memory: { content: `Orbit log ${String(i).padStart(2, '0')}: ${i % 3 === 0 ? 'comet sighted near Vega' : 'clear skies over the dome'}`, entity_id: 'orbit', importance: i / 31, created_at: orbitDay(Math.floor(i / 10)) + i * 60_000_000, speaker: i % 2 === 0 ? 'Ana' : 'Ben' },
-    }));
-    const imported = await t.req('POST', '/v1/import', { raw: `${lines.join('\n')}\n`, headers: { 'content-type': 'application/x-ndjson' } });
+    const lines = Array.from({ length: 30 }, (_, i) =>
+      JSON.stringify({
+        memory: {
+          content: `Orbit log ${String(i).padStart(2, '0')}: ${i % 3 === 0 ? 'comet sighted near Vega' : 'clear skies over the dome'}`,
+          entity_id: 'orbit',
+          importance: i / 31,
+          created_at: orbitDay(Math.floor(i / 10)) + i * 60_000_000,
+          speaker: i % 2 === 0 ? 'Ana' : 'Ben',
+        },
+      }),
+    );
+    const imported = await t.req('POST', '/v1/import', {
+      raw: `${lines.join('\n')}\n`,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
     expect(imported.body.imported, imported.text).toBe(30);
     await page.goto(`${t.base}/#/memories?entity=orbit`);
     expect(await shows('#list-count', /of 30 memories/)).toBe('Showing 1–25 of 30 memories');
-    expect(await page.locator('#memory-list .memory .content').first().textContent()).toMatch(/^Orbit log 29/);
+    expect(await page.locator('#memory-list .memory .content').first().textContent()).toMatch(
+      /^Orbit log 29/,
+    );
     await page.selectOption('#filter-sort', 'unimportant');
     await page.waitForURL(/sort=unimportant/);
     await shows('#memory-list .memory .content >> nth=0', /^Orbit log 00/);
@@ -249,7 +306,9 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await page.keyboard.press('Enter');
     await page.waitForURL(/speaker=Ana/);
     expect(await shows('#list-count', 'of 15')).toBe('Showing 1–15 of 15 memories');
-    expect(await page.locator('#memory-list .memory .badge', { hasText: 'said by Ana' }).count()).toBe(15);
+    expect(
+      await page.locator('#memory-list .memory .badge', { hasText: 'said by Ana' }).count(),
+    ).toBe(15);
     await page.fill('#filter-speaker', '');
     await page.keyboard.press('Enter');
     await shows('#list-count', 'of 30 memories');
@@ -267,11 +326,15 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     const bars = page.locator('#timeline rect.bar:not(.empty)');
     await bars.first().waitFor();
     expect(await bars.count()).toBe(3);
-    expect(await page.locator('#timeline figcaption').textContent()).toMatch(/per (day|hour).* 30 memories/);
+    expect(await page.locator('#timeline figcaption').textContent()).toMatch(
+      /per (day|hour).* 30 memories/,
+    );
     await bars.nth(1).click();
     await page.waitForURL(/since=\d+&until=\d+|until=\d+&since=\d+/);
     expect(await shows('#list-count', 'of 10')).toBe('Showing 1–10 of 10 memories');
-    expect(await page.locator('#memory-list .memory .content').first().textContent()).toMatch(/^Orbit log 19/);
+    expect(await page.locator('#memory-list .memory .content').first().textContent()).toMatch(
+      /^Orbit log 19/,
+    );
     expect(await page.getAttribute('#timeline rect.bar.selected', 'aria-pressed')).toBe('true');
     await shot('12-timeline');
     // The bars are one tab stop: arrows move between the days that have memories, Enter picks one.
@@ -289,8 +352,12 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     expect(await row.locator('td.num').textContent()).toBe('30');
     await page.click('#entities-table button:has-text("Memories")');
     await page.waitForURL(/sort=memories/);
-    expect(await shows('#entities-table tbody tr:first-child td:first-child', 'orbit')).toBe('orbit');
-    expect(await page.getAttribute('#entities-table th[aria-sort]', 'aria-sort')).toBe('descending');
+    expect(await shows('#entities-table tbody tr:first-child td:first-child', 'orbit')).toBe(
+      'orbit',
+    );
+    expect(await page.getAttribute('#entities-table th[aria-sort]', 'aria-sort')).toBe(
+      'descending',
+    );
     await shot('13-entities');
     await row.locator('a').click();
     await page.waitForURL(/#\/entities\/orbit$/);
@@ -305,9 +372,18 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
   });
 
   it('draws the graph overview without a centre, clustered, with "N of M", and a click opens the memory', async () => {
-    const hub = await t.req('POST', '/v1/memories', { body: { content: 'The observatory dome', entity_id: 'dome', importance: 0.95 } });
+    const hub = await t.req('POST', '/v1/memories', {
+      body: { content: 'The observatory dome', entity_id: 'dome', importance: 0.95 },
+    });
     for (const w of ['opens at dusk', 'needs oiling', 'faces north']) {
-      await t.req('POST', '/v1/memories', { body: { content: `The dome ${w}`, entity_id: 'dome', importance: 0.9, edges: [{ target_id: hub.body.memory_id, edge_type: 'related_to' }] } });
+      await t.req('POST', '/v1/memories', {
+        body: {
+          content: `The dome ${w}`,
+          entity_id: 'dome',
+          importance: 0.9,
+          edges: [{ target_id: hub.body.memory_id, edge_type: 'related_to' }],
+        },
+      });
     }
     await page.goto(`${t.base}/#/graph?max=25`);
     const status = await shows('#graph-status', 'Showing');
@@ -327,13 +403,19 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
   it('shows the call behind a page as curl, Python and TypeScript, never with the key', async () => {
     await page.goto(`${t.base}/#/memories?entity=orbit&sort=important`);
     await page.click('#api-call summary');
-    expect(await shows('#api-code', 'curl')).toContain(`curl '${t.base}/v1/memories?entity_id=orbit&sort=importance&order=desc&limit=25&with_total=true'`);
+    expect(await shows('#api-code', 'curl')).toContain(
+      `curl '${t.base}/v1/memories?entity_id=orbit&sort=importance&order=desc&limit=25&with_total=true'`,
+    );
     await page.click('#api-tab-python');
-    expect(await shows('#api-code', 'fb.list')).toContain('fb.list(entity_id="orbit", sort="importance", order="desc", limit=25, with_total=True)');
+    expect(await shows('#api-code', 'fb.list')).toContain(
+      'fb.list(entity_id="orbit", sort="importance", order="desc", limit=25, with_total=True)',
+    );
     await page.keyboard.press('ArrowRight');
     expect(await shows('#api-code', 'await fb.list')).toContain('"entity_id": "orbit"');
     expect(await page.locator('#api-call').textContent()).not.toContain(t.adminKey);
-    expect(await page.getAttribute('#api-reference', 'href')).toMatch(/^\/(docs|v1\/openapi\.json)$/);
+    expect(await page.getAttribute('#api-reference', 'href')).toMatch(
+      /^\/(docs|v1\/openapi\.json)$/,
+    );
   });
 
   it('lists the activity log with the key behind each change (admin)', async () => {
@@ -344,7 +426,9 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await page.selectOption('#activity-action', 'import');
     // The unfiltered table already holds the import's row: wait for the filtered page itself.
     const rows = page.locator('#activity-table tbody tr');
-    await until(async () => (await rows.count()) === 1, { what: 'the table filtered to the import' }).catch(() => undefined); // the count is asserted below
+    await until(async () => (await rows.count()) === 1, {
+      what: 'the table filtered to the import',
+    }).catch(() => undefined); // the count is asserted below
     expect(await rows.count()).toBe(1);
     expect(await rows.first().textContent()).toMatch(/import ×30/);
     await shot('16-activity');
@@ -354,8 +438,14 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
     await page.click('nav a:has-text("Health")');
     // A flat line has no height, which Playwright calls hidden: wait for the paths to be there.
     await page.locator('#chart-rate path.line').first().waitFor({ state: 'attached' });
-    expect(await page.locator('#chart-latency figcaption').textContent()).toMatch(/^Latency of \S+ \(computed percentiles\)$/);
-    expect(await page.locator('#chart-latency .legend-line li').allTextContents()).toEqual([expect.stringMatching(/^ p50 \d/), expect.stringMatching(/^ p95 \d/), expect.stringMatching(/^ p99 \d/)]);
+    expect(await page.locator('#chart-latency figcaption').textContent()).toMatch(
+      /^Latency of \S+ \(computed percentiles\)$/,
+    );
+    expect(await page.locator('#chart-latency .legend-line li').allTextContents()).toEqual([
+      expect.stringMatching(/^ p50 \d/),
+      expect.stringMatching(/^ p95 \d/),
+      expect.stringMatching(/^ p99 \d/),
+    ]);
     await page.selectOption('#latency-op', 'list');
     await shows('#chart-latency figcaption', 'Latency of list');
     await page.locator('#chart-memories path.line').waitFor({ state: 'attached' });
@@ -366,21 +456,38 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
   });
 
   it('marks the words contradicting texts do not share, and shows the rule behind a pending candidate', async () => {
-    const checked = await startTestApp({ webDir: WEB_DIR }, { FLASHBULB_CONTRADICTIONS_ENABLED: 'true' });
+    const checked = await startTestApp(
+      { webDir: WEB_DIR },
+      { FLASHBULB_CONTRADICTIONS_ENABLED: 'true' },
+    );
     const other = await browser.newPage();
     try {
       other.setDefaultTimeout(15_000);
-      for (const c of ['The chess club has 32 members.', 'The chess club has 48 paying adult junior members.']) {
-        expect((await checked.req('POST', '/v1/memories', { body: { content: c } })).status).toBe(201);
+      for (const c of [
+        'The chess club has 32 members.',
+        'The chess club has 48 paying adult junior members.',
+      ]) {
+        expect((await checked.req('POST', '/v1/memories', { body: { content: c } })).status).toBe(
+          201,
+        );
       }
-      await until(async () => (await checked.req('GET', '/v1/contradictions')).body.pending.length > 0, { what: 'a pending candidate', deadlineMs: 30_000 });
+      await until(
+        async () => (await checked.req('GET', '/v1/contradictions')).body.pending.length > 0,
+        { what: 'a pending candidate', deadlineMs: 30_000 },
+      );
       await other.goto(`${checked.base}/#/insights`);
       await other.fill('#api-key', checked.adminKey);
       await other.click('button[type=submit]');
       const pending = other.locator('.pair.pending').first();
       await pending.waitFor();
       expect(await pending.locator('.reason').textContent()).toMatch(/^Why: numbers: /);
-      expect(await pending.locator('mark').allTextContents()).toEqual(['32', '48', 'paying', 'adult', 'junior']);
+      expect(await pending.locator('mark').allTextContents()).toEqual([
+        '32',
+        '48',
+        'paying',
+        'adult',
+        'junior',
+      ]);
       await other.screenshot({ path: join(SHOTS, '18-pending.png'), fullPage: true });
     } finally {
       await other.close();
@@ -389,16 +496,34 @@ describe.skipIf(!existsSync(CHROMIUM))('dashboard in headless Chromium', () => {
   });
 
   it('renders every page in both themes (screenshots to look at)', async () => {
-    const pages = ['memories', 'memories?entity=orbit', 'entities', 'entities/orbit', 'graph', 'live', 'insights', 'activity', 'admin', 'health'];
+    const pages = [
+      'memories',
+      'memories?entity=orbit',
+      'entities',
+      'entities/orbit',
+      'graph',
+      'live',
+      'insights',
+      'activity',
+      'admin',
+      'health',
+    ];
     for (const theme of ['light', 'dark'] as const) {
-      if ((await page.evaluate('document.documentElement.dataset.theme')) !== theme) await page.click('header button:has-text("Dark"), header button:has-text("Light")');
+      if ((await page.evaluate('document.documentElement.dataset.theme')) !== theme)
+        await page.click('header button:has-text("Dark"), header button:has-text("Light")');
       expect(await page.evaluate('document.documentElement.dataset.theme')).toBe(theme);
       for (const p of pages) {
         await page.goto(`${t.base}/#/${p}`);
         await page.locator('main h1').first().waitFor();
         // Every request of the page answered: nothing says it is loading.
-        await page.locator('main [role=status]:text-is("Loading…"), main [aria-busy=true]').first().waitFor({ state: 'detached' });
-        await page.screenshot({ path: join(SHOTS, `page-${p.replace(/[/?=&]/g, '_')}-${theme}.png`), fullPage: true });
+        await page
+          .locator('main [role=status]:text-is("Loading…"), main [aria-busy=true]')
+          .first()
+          .waitFor({ state: 'detached' });
+        await page.screenshot({
+          path: join(SHOTS, `page-${p.replace(/[/?=&]/g, '_')}-${theme}.png`),
+          fullPage: true,
+        });
       }
     }
     await page.click('header button:has-text("Light")');

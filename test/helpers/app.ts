@@ -24,12 +24,27 @@ export interface TestApp {
 }
 
 /** `opts.clock`: the router's clock (rate limits, the reflection scheduler), e.g. a ManualClock. */
-export async function startTestApp(overrides: Partial<Config> = {}, env: Record<string, string> = {}, opts: StartOptions = {}): Promise<TestApp> {
+export async function startTestApp(
+  overrides: Partial<Config> = {},
+  env: Record<string, string> = {},
+  opts: StartOptions = {},
+): Promise<TestApp> {
   const dataDir = overrides.dataDir ?? mkdtempSync(join(tmpdir(), 'flashbulb-test-'));
-  const config = loadConfig({ FLASHBULB_EMBEDDER: 'hash', FLASHBULB_HTTP_PORT: '0', FLASHBULB_GRPC_PORT: '0', FLASHBULB_BIND: '127.0.0.1', FLASHBULB_SHARDS: '2',
-    // Background reflection and contradiction checks write on their own schedule; tests that
-    // exercise them turn them on.
-    FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false', ...env }, { dataDir, ...overrides });
+  const config = loadConfig(
+    {
+      FLASHBULB_EMBEDDER: 'hash',
+      FLASHBULB_HTTP_PORT: '0',
+      FLASHBULB_GRPC_PORT: '0',
+      FLASHBULB_BIND: '127.0.0.1',
+      FLASHBULB_SHARDS: '2',
+      // Background reflection and contradiction checks write on their own schedule; tests that
+      // exercise them turn them on.
+      FLASHBULB_REFLECT_ENABLED: 'false',
+      FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
+      ...env,
+    },
+    { dataDir, ...overrides },
+  );
   const t = {} as TestApp;
   const boot = async (cfg: Config): Promise<void> => {
     t.app = await startApp(cfg, { ...opts, log: opts.log ?? (() => {}) });
@@ -58,7 +73,11 @@ export async function startTestApp(overrides: Partial<Config> = {}, env: Record<
     }
     return { status: res.status, body: parsed as any, headers: res.headers, text };
   };
-  t.inject = (method, path, opts = {}) => inject(t.app.svc, method, path, { ...opts, key: opts.key === undefined ? t.adminKey : opts.key });
+  t.inject = (method, path, opts = {}) =>
+    inject(t.app.svc, method, path, {
+      ...opts,
+      key: opts.key === undefined ? t.adminKey : opts.key,
+    });
   t.restart = async (more = {}) => {
     await t.app.stop();
     await boot({ ...t.config, ...more });

@@ -55,7 +55,8 @@ export interface SpawnOptions {
 export async function spawnServer(opts: SpawnOptions): Promise<ChildServer> {
   const port = await freePort();
   const env: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FLASHBULB_') && v !== undefined) env[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('FLASHBULB_') && v !== undefined) env[k] = v;
   Object.assign(env, {
     FLASHBULB_EMBEDDER: 'hash',
     FLASHBULB_AUTH_ENABLED: 'false',
@@ -66,13 +67,26 @@ export async function spawnServer(opts: SpawnOptions): Promise<ChildServer> {
     FLASHBULB_SHARDS: '2',
     ...opts.env,
   });
-  const proc = spawn(process.execPath, [CLI, 'serve'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [CLI, 'serve'], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let err = '';
   let out = '';
   proc.stderr?.setEncoding('utf8').on('data', (d: string) => (err += d));
   proc.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const exited = new Promise<Exit>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
-  return { proc, port, base: `http://127.0.0.1:${port}`, stderr: () => err, stdout: () => out, exited };
+  const exited = new Promise<Exit>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return {
+    proc,
+    port,
+    base: `http://127.0.0.1:${port}`,
+    stderr: () => err,
+    stdout: () => out,
+    exited,
+  };
 }
 
 /** Resolves once the server answers ready; rejects (with its stderr) if it exits first or takes too long. */
@@ -80,7 +94,10 @@ export async function waitReady(child: ChildServer, timeoutMs = 20_000): Promise
   let exit: Exit | null = null;
   void child.exited.then((e) => (exit = e));
   const ready = async (): Promise<boolean> => {
-    if (exit) throw new Error(`server exited (${JSON.stringify(exit)}) before it was ready:\n${child.stderr()}`);
+    if (exit)
+      throw new Error(
+        `server exited (${JSON.stringify(exit)}) before it was ready:\n${child.stderr()}`,
+      );
     const res = await fetch(`${child.base}/v1/health/ready`).catch(() => null); // null: not listening yet
     return res?.status === 200;
   };
@@ -133,7 +150,8 @@ export async function http(
   // A request the server never answers fails here, naming itself, instead of as a test timeout.
   const signal = AbortSignal.timeout(HTTP_TIMEOUT_MS);
   const fail = (err: unknown): never => {
-    if (signal.aborted) throw new Error(`${method} ${base}${path}: no answer within ${HTTP_TIMEOUT_MS} ms`);
+    if (signal.aborted)
+      throw new Error(`${method} ${base}${path}: no answer within ${HTTP_TIMEOUT_MS} ms`);
     throw err;
   };
   const res = await fetch(`${base}${path}`, {

@@ -8,7 +8,9 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
 
-export const CLIENT_README = fileURLToPath(new URL('../../clients/typescript/README.md', import.meta.url));
+export const CLIENT_README = fileURLToPath(
+  new URL('../../clients/typescript/README.md', import.meta.url),
+);
 
 export interface ReadmeExample {
   /** The `##` heading above the block. */
@@ -29,7 +31,15 @@ export function readmeExamples(): ReadmeExample[] {
       continue;
     }
     for (const [, code] of part.matchAll(/^```ts\n([\s\S]*?)^```$/gm)) {
-      if (code?.startsWith('import ')) out.push({ section, name: section.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, ''), code });
+      if (code?.startsWith('import '))
+        out.push({
+          section,
+          name: section
+            .toLowerCase()
+            .replace(/[^a-z0-9]+/g, '-')
+            .replace(/^-|-$/g, ''),
+          code,
+        });
     }
   }
   return out;

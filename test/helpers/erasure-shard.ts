@@ -11,7 +11,10 @@ import { afterEach } from 'vitest';
 import { Shard } from '../../src/shard/shard.ts';
 
 /** Registers the clean-up and returns the helpers (`shards`: those open, for a test that shuts one down itself); `eraseWithinS` is the shards' erasure window. */
-export function erasureShards(prefix: string, eraseWithinS: number): { tempDir: () => string; open: (dir: string) => Shard; shards: Shard[] } {
+export function erasureShards(
+  prefix: string,
+  eraseWithinS: number,
+): { tempDir: () => string; open: (dir: string) => Shard; shards: Shard[] } {
   const dirs: string[] = [];
   const shards: Shard[] = [];
   afterEach(async () => {
@@ -26,7 +29,14 @@ export function erasureShards(prefix: string, eraseWithinS: number): { tempDir: 
       return d;
     },
     open: (dir) => {
-      const shard = new Shard({ shard: 0, dir, durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS });
+      const shard = new Shard({
+        shard: 0,
+        dir,
+        durability: 'fsync',
+        snapshotIntervalS: 3600,
+        snapshotWalBytes: 1 << 30,
+        eraseWithinS,
+      });
       shards.push(shard);
       return shard;
     },

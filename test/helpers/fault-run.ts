@@ -13,7 +13,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { http, killQuietly, startServer, type ChildServer } from './child.ts';
 import { sleep, until } from './wait.ts';
-import { appendsAfterFence, clusterNodeEnv, metaLeader, readStreamWhenServed, restartNats, startNatsCluster, stopNats, waitJetStreamCluster, type NatsServer } from './nats.ts';
+import {
+  appendsAfterFence,
+  clusterNodeEnv,
+  metaLeader,
+  readStreamWhenServed,
+  restartNats,
+  startNatsCluster,
+  stopNats,
+  waitJetStreamCluster,
+  type NatsServer,
+} from './nats.ts';
 
 export interface FaultRunOptions {
   rounds: number;
@@ -38,7 +48,14 @@ export interface FaultRunReport {
    * acknowledged write from the fault until the next one (at most 20 s); `ownedMs` (a node
    * killed) until every partition had a ready owner among the running nodes again.
    */
-  phases: Array<{ round: number; phase: string; who: string; ms: number; gapMs: number; ownedMs?: number }>;
+  phases: Array<{
+    round: number;
+    phase: string;
+    who: string;
+    ms: number;
+    gapMs: number;
+    ownedMs?: number;
+  }>;
 }
 
 interface Acked {
@@ -71,13 +88,21 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
     const child = await startServer({
       dataDir: temp(`fb-faults-${id}-`),
       // Snapshots (and trims) every second: the race between an owner's trim and a takeover comes often.
-      env: clusterNodeEnv({ urls, id, name: NAME, partitions: o.partitions, leaseMs: o.leaseMs, snapshotIntervalS: 1 }),
+      env: clusterNodeEnv({
+        urls,
+        id,
+        name: NAME,
+        partitions: o.partitions,
+        leaseMs: o.leaseMs,
+        snapshotIntervalS: 1,
+      }),
     });
     const m = { id, child };
     members.push(m);
     return m;
   };
-  const live = (): Member[] => members.filter((m) => m.child.proc.exitCode === null && m.child.proc.signalCode === null);
+  const live = (): Member[] =>
+    members.filter((m) => m.child.proc.exitCode === null && m.child.proc.signalCode === null);
   const acked: Acked[] = [];
   const ackedAt: number[] = [];
   const phases: Array<Omit<FaultRunReport['phases'][number], 'gapMs'> & { at: number }> = [];
@@ -100,20 +125,33 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
           continue;
         }
         const content = `fault write ${w}-${n}: the tide turns at the lighthouse`;
-        const res = await http(node.child.base, 'POST', `/v1/workspaces/${ws}/memories`, { content }).catch(() => null);
+        const res = await http(node.child.base, 'POST', `/v1/workspaces/${ws}/memories`, {
+          content,
+        }).catch(() => null);
         if (res && (res.status === 200 || res.status === 201)) {
           acked.push({ ws, id: res.body.memory_id as string, content });
           ackedAt.push(Date.now());
-        }
-        else await sleep(50);
+        } else await sleep(50);
       }
     });
-    const progress = async (round: number, phase: string, who = '', at = Date.now(), ownedMs?: number): Promise<void> => {
+    const progress = async (
+      round: number,
+      phase: string,
+      who = '',
+      at = Date.now(),
+      ownedMs?: number,
+    ): Promise<void> => {
       const from = acked.length;
-      await until(async () => acked.length >= from + 10, { ...FAULTS, deadlineMs: 90_000, what: `10 acknowledged writes after ${phase} ${who} (round ${round})` });
+      await until(async () => acked.length >= from + 10, {
+        ...FAULTS,
+        deadlineMs: 90_000,
+        what: `10 acknowledged writes after ${phase} ${who} (round ${round})`,
+      });
       const ms = Date.now() - at;
       phases.push({ round, phase, who, at, ms, ...(ownedMs === undefined ? {} : { ownedMs }) });
-      o.log(`round ${round}: ${phase} ${who}: 10 writes acknowledged after ${ms} ms${ownedMs === undefined ? '' : `, partitions owned again after ${ownedMs} ms`} (${acked.length} in all)`);
+      o.log(
+        `round ${round}: ${phase} ${who}: 10 writes acknowledged after ${ms} ms${ownedMs === undefined ? '' : `, partitions owned again after ${ownedMs} ms`} (${acked.length} in all)`,
+      );
     };
     await progress(0, 'start');
     for (let round = 1; round <= o.rounds; round++) {
@@ -131,13 +169,22 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
       // kill -9 of a NATS follower, then of the meta leader, each restarted.
       for (const which of ['follower', 'leader'] as const) {
         let leader: string | null = null;
-        await until(async () => (leader = await metaLeader(nats[0] as NatsServer)) !== null, { ...FAULTS, deadlineMs: 60_000, what: 'a JetStream meta leader' });
+        await until(async () => (leader = await metaLeader(nats[0] as NatsServer)) !== null, {
+          ...FAULTS,
+          deadlineMs: 60_000,
+          what: 'a JetStream meta leader',
+        });
         const idx = nats.findIndex((s) => s.opts.cluster?.name === leader);
         const target = which === 'leader' ? idx : (idx + 1) % nats.length;
         const server = nats[target] as NatsServer;
         const killedAt = Date.now();
         await stopNats(server);
-        await progress(round, `kill -9 of the NATS ${which === 'leader' ? 'meta leader' : 'follower'}`, server.opts.cluster?.name ?? '', killedAt);
+        await progress(
+          round,
+          `kill -9 of the NATS ${which === 'leader' ? 'meta leader' : 'follower'}`,
+          server.opts.cluster?.name ?? '',
+          killedAt,
+        );
         nats[target] = await restartNats(server);
         await waitJetStreamCluster(urls, 60_000);
         await settled(live, o.partitions, 60_000);
@@ -146,19 +193,32 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
       // SIGSTOP of an owner for 0.8 to 2 leases (even rounds: until the others took its partitions),
       // then SIGCONT: it resumes while, or after, another node takes its partitions over.
       const status = await statusOf(live());
-      const owner = live().find((m) => status.partition_owners.some((p) => p.owner === m.id)) as Member;
+      const owner = live().find((m) =>
+        status.partition_owners.some((p) => p.owner === m.id),
+      ) as Member;
       paused.add(owner.id);
       const stoppedAt = Date.now();
       owner.child.proc.kill('SIGSTOP');
       const pauseMs = Math.round(o.leaseMs * (0.8 + 1.2 * Math.random()));
       try {
         if (round % 2 === 0) {
-          await until(async () => {
-            const s = await statusOf(live().filter((m) => m !== owner));
-            return s.partition_owners.every((p) => p.owner !== null && p.owner !== owner.id && p.status === 'ready');
-          }, { ...FAULTS, deadlineMs: 60_000, what: `the partitions of the paused node ${owner.id} taken over` });
+          await until(
+            async () => {
+              const s = await statusOf(live().filter((m) => m !== owner));
+              return s.partition_owners.every(
+                (p) => p.owner !== null && p.owner !== owner.id && p.status === 'ready',
+              );
+            },
+            {
+              ...FAULTS,
+              deadlineMs: 60_000,
+              what: `the partitions of the paused node ${owner.id} taken over`,
+            },
+          );
         } else await sleep(pauseMs);
-        o.log(`round ${round}: SIGSTOP of owner ${owner.id} for ${round % 2 === 0 ? 'until its partitions were taken over' : `${pauseMs} ms`}`);
+        o.log(
+          `round ${round}: SIGSTOP of owner ${owner.id} for ${round % 2 === 0 ? 'until its partitions were taken over' : `${pauseMs} ms`}`,
+        );
       } finally {
         owner.child.proc.kill('SIGCONT');
         paused.delete(owner.id);
@@ -170,13 +230,19 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
     await Promise.all(loops);
     const unowned = await settled(live, o.partitions, 60_000).then(
       () => [],
-      async () => (await statusOf(live()).catch(() => null))?.partition_owners.filter((p) => p.status !== 'ready').map((p) => p.partition) ?? [],
+      async () =>
+        (await statusOf(live()).catch(() => null))?.partition_owners
+          .filter((p) => p.status !== 'ready')
+          .map((p) => p.partition) ?? [],
     );
     const missing: string[] = [];
     for (const m of live()) {
       for (const a of acked) {
         const res = await readBack(m, a);
-        if (res.status !== 200 || res.body.content !== a.content) missing.push(`${a.id} in ${a.ws} through ${m.id}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`);
+        if (res.status !== 200 || res.body.content !== a.content)
+          missing.push(
+            `${a.id} in ${a.ws} through ${m.id}: ${res.status} ${JSON.stringify(res.body).slice(0, 200)}`,
+          );
       }
     }
     const violations: string[] = [];
@@ -184,18 +250,34 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
       const msgs = await readStreamWhenServed(urls, `${NAME}_p${p}`);
       violations.push(...appendsAfterFence(msgs).map((v) => `partition ${p}: ${v}`));
     }
-    return { acked: acked.length, missing, violations, unowned, phases: phases.map((p, i) => ({ ...p, gapMs: longestGap(ackedAt, p.at, Math.min(p.at + 20_000, phases[i + 1]?.at ?? Infinity)) })) };
+    return {
+      acked: acked.length,
+      missing,
+      violations,
+      unowned,
+      phases: phases.map((p, i) => ({
+        ...p,
+        gapMs: longestGap(ackedAt, p.at, Math.min(p.at + 20_000, phases[i + 1]?.at ?? Infinity)),
+      })),
+    };
   } catch (err) {
     for (const m of members) o.log(`node ${m.id} events:\n${nodeEvents(m).join('\n')}`);
-    for (const n of nats) o.log(`nats-server ${n.opts.cluster?.name ?? ''} log (end):\n${n.log().split('\n').slice(-25).join('\n')}`);
+    for (const n of nats)
+      o.log(
+        `nats-server ${n.opts.cluster?.name ?? ''} log (end):\n${n.log().split('\n').slice(-25).join('\n')}`,
+      );
     throw err;
   } finally {
     // FLASHBULB_FAULT_LOG_DIR: every node's and nats-server's whole log, for reading a failure afterwards.
     const logDir = process.env['FLASHBULB_FAULT_LOG_DIR'];
     if (logDir) {
       mkdirSync(logDir, { recursive: true });
-      members.forEach((m, i) => { writeFileSync(join(logDir, `node-${i}-${m.id}.log`), m.child.stderr()); });
-      nats.forEach((n, i) => { writeFileSync(join(logDir, `nats-${i}.log`), n.log()); });
+      members.forEach((m, i) => {
+        writeFileSync(join(logDir, `node-${i}-${m.id}.log`), m.child.stderr());
+      });
+      nats.forEach((n, i) => {
+        writeFileSync(join(logDir, `nats-${i}.log`), n.log());
+      });
     }
     running = false;
     for (const m of members) m.child.proc.kill('SIGCONT');
@@ -222,14 +304,20 @@ function longestGap(at: readonly number[], from: number, to: number): number {
 
 /** The ownership events a node logged (takeovers, drops, failures), the last 40. */
 function nodeEvents(m: Member): string[] {
-  return m.child.stderr().split('\n').filter((l) => /dropped|failed|stream starts|owned by|released/.test(l)).slice(-40);
+  return m.child
+    .stderr()
+    .split('\n')
+    .filter((l) => /dropped|failed|stream starts|owned by|released/.test(l))
+    .slice(-40);
 }
 
 /** One read; a 503 (failover in progress, as its contract says) is retried for up to 30 s. */
 async function readBack(m: Member, a: Acked): Promise<{ status: number; body: any }> {
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const res = await http(m.child.base, 'GET', `/v1/workspaces/${a.ws}/memories/${a.id}`).catch((err: unknown) => ({ status: 0, body: String(err) }));
+    const res = await http(m.child.base, 'GET', `/v1/workspaces/${a.ws}/memories/${a.id}`).catch(
+      (err: unknown) => ({ status: 0, body: String(err) }),
+    );
     if (res.status !== 503 || Date.now() > deadline) return res;
     await sleep(250);
   }
@@ -254,9 +342,18 @@ async function settled(live: () => Member[], partitions: number, timeoutMs: numb
       const s = await statusOf(live());
       last = JSON.stringify(s.partition_owners);
       const ids = new Set(live().map((m) => m.id));
-      return s.partition_owners.length === partitions && s.partition_owners.every((p) => p.owner !== null && ids.has(p.owner) && p.status === 'ready');
+      return (
+        s.partition_owners.length === partitions &&
+        s.partition_owners.every(
+          (p) => p.owner !== null && ids.has(p.owner) && p.status === 'ready',
+        )
+      );
     },
-    { ...FAULTS, deadlineMs: timeoutMs, what: () => `every partition to have a ready owner: ${last}` },
+    {
+      ...FAULTS,
+      deadlineMs: timeoutMs,
+      what: () => `every partition to have a ready owner: ${last}`,
+    },
   );
 }
 
@@ -273,4 +370,3 @@ async function startWhenReady<T>(start: () => Promise<T>): Promise<T> {
   }
   throw lastErr;
 }
-

@@ -72,21 +72,43 @@ export interface HebbsReplies {
   MemoryService: {
     Remember: { memory: MemoryMsg };
     Get: { memory: MemoryMsg };
-    Recall: { results: RecallResultMsg[]; strategy_errors: Array<{ strategy: string; message: string }> };
+    Recall: {
+      results: RecallResultMsg[];
+      strategy_errors: Array<{ strategy: string; message: string }>;
+    };
     Prime: { results: RecallResultMsg[]; temporal_count: number; similarity_count: number };
     Revise: { memory: MemoryMsg };
-    Forget: { forgotten_count: string; cascade_count: string; truncated: boolean; tombstone_count: string };
+    Forget: {
+      forgotten_count: string;
+      cascade_count: string;
+      truncated: boolean;
+      tombstone_count: string;
+    };
     SetPolicy: { applied: boolean };
     IngestMessages: { memory_ids: Buffer[]; created: number; existing: number };
   };
   ReflectService: {
-    Reflect: { insights_created: string; clusters_found: string; clusters_processed: string; memories_processed: string };
+    Reflect: {
+      insights_created: string;
+      clusters_found: string;
+      clusters_processed: string;
+      memories_processed: string;
+    };
     GetInsights: { insights: MemoryMsg[] };
     // Cluster prompts and pending contradictions are left opaque: no test reads inside them yet.
-    ReflectPrepare: { session_id: string; memories_processed: string; clusters: unknown[]; existing_insight_count: string };
+    ReflectPrepare: {
+      session_id: string;
+      memories_processed: string;
+      clusters: unknown[];
+      existing_insight_count: string;
+    };
     ReflectCommit: { insights_created: string };
     ContradictionPrepare: { candidates: unknown[] };
-    ContradictionCommit: { contradictions_confirmed: string; revisions_created: string; dismissed: string };
+    ContradictionCommit: {
+      contradictions_confirmed: string;
+      revisions_created: string;
+      dismissed: string;
+    };
   };
   HealthService: {
     Check: { status: string; version: string; memory_count: string; uptime_seconds: string };
@@ -112,7 +134,12 @@ export interface GrpcAuth {
 
 export interface GrpcClient {
   /** One unary call; rejects with the `grpc.ServiceError`. `auth` defaults to the client's. */
-  call<S extends ServiceName, M extends MethodOf<S>>(svc: S, method: M, req: object, auth?: GrpcAuth): Promise<HebbsReplies[S][M]>;
+  call<S extends ServiceName, M extends MethodOf<S>>(
+    svc: S,
+    method: M,
+    req: object,
+    auth?: GrpcAuth,
+  ): Promise<HebbsReplies[S][M]>;
   /** The same with a method named at run time; the reply is not typed. */
   call(svc: ServiceName, method: string, req: object, auth?: GrpcAuth): Promise<unknown>;
   /** Opens `SubscribeService.Subscribe` (a bidirectional stream on the wire). */
@@ -120,7 +147,12 @@ export interface GrpcClient {
   close(): void;
 }
 
-type UnaryFn = (req: object, md: grpc.Metadata, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null, res: unknown) => void) => void;
+type UnaryFn = (
+  req: object,
+  md: grpc.Metadata,
+  opts: grpc.CallOptions,
+  cb: (err: grpc.ServiceError | null, res: unknown) => void,
+) => void;
 type SubscribeFn = (md: grpc.Metadata) => grpc.ClientDuplexStream<object, SubscribePushMsg>;
 
 let pkg: grpc.GrpcObject | undefined;
@@ -137,24 +169,39 @@ export function grpcMetadata(auth: GrpcAuth): grpc.Metadata {
  * Clients for every hebbs.v1 service on `127.0.0.1:port`, made on first use.
  * `auth`: the default for every call; `deadlineMs`: each unary call's deadline (15 s).
  */
-export function connectGrpc(port: number, opts: { auth?: GrpcAuth; deadlineMs?: number } = {}): GrpcClient {
+export function connectGrpc(
+  port: number,
+  opts: { auth?: GrpcAuth; deadlineMs?: number } = {},
+): GrpcClient {
   const { auth: defaultAuth = {}, deadlineMs = 15_000 } = opts;
   const clients = new Map<ServiceName, grpc.Client>();
   const client = (svc: ServiceName): grpc.Client => {
     let c = clients.get(svc);
     if (!c) {
       pkg ??= loadHebbs();
-      c = new (pkg[svc] as grpc.ServiceClientConstructor)(`127.0.0.1:${port}`, grpc.credentials.createInsecure());
+      c = new (pkg[svc] as grpc.ServiceClientConstructor)(
+        `127.0.0.1:${port}`,
+        grpc.credentials.createInsecure(),
+      );
       clients.set(svc, c);
     }
     return c;
   };
-  const call = (svc: ServiceName, method: string, req: object, auth: GrpcAuth = defaultAuth): Promise<unknown> => {
+  const call = (
+    svc: ServiceName,
+    method: string,
+    req: object,
+    auth: GrpcAuth = defaultAuth,
+  ): Promise<unknown> => {
     const c = client(svc);
     const fn = (c as unknown as Record<string, UnaryFn | undefined>)[method];
     if (!fn) throw new Error(`${svc} has no method ${method}`);
     const md = grpcMetadata(auth);
-    return new Promise((resolve, reject) => fn.call(c, req, md, { deadline: Date.now() + deadlineMs }, (err, res) => (err ? reject(err) : resolve(res))));
+    return new Promise((resolve, reject) =>
+      fn.call(c, req, md, { deadline: Date.now() + deadlineMs }, (err, res) =>
+        err ? reject(err) : resolve(res),
+      ),
+    );
   };
   return {
     call: call as GrpcClient['call'],
@@ -162,16 +209,25 @@ export function connectGrpc(port: number, opts: { auth?: GrpcAuth; deadlineMs?: 
       const c = client('SubscribeService');
       return (c as unknown as { Subscribe: SubscribeFn }).Subscribe.call(c, grpcMetadata(auth));
     },
-    close: () => clients.forEach((c) => { c.close(); }),
+    close: () =>
+      clients.forEach((c) => {
+        c.close();
+      }),
   };
 }
 
 /** Awaits a call that must fail, and checks its status code and that it says why. */
-export async function failsWith(p: Promise<unknown>, code: grpc.status, label?: string): Promise<grpc.ServiceError> {
+export async function failsWith(
+  p: Promise<unknown>,
+  code: grpc.status,
+  label?: string,
+): Promise<grpc.ServiceError> {
   const at = label === undefined ? '' : `${label}: `;
   const err = await p.then(
     (res) => {
-      throw new Error(`${at}expected status ${grpc.status[code]}, got a response: ${JSON.stringify(res)}`);
+      throw new Error(
+        `${at}expected status ${grpc.status[code]}, got a response: ${JSON.stringify(res)}`,
+      );
     },
     (e: unknown) => e as grpc.ServiceError,
   );

@@ -36,17 +36,26 @@ function listTs(dir: string): string[] {
 
 /** Every `.ts` file under the given folders (repo-relative), with its imports. */
 export function readSources(folders: string[]): SourceFile[] {
-  return folders.flatMap(listTs).sort().map((path) => {
-    const text = readFileSync(join(ROOT, path), 'utf8');
-    const scan = ts.preProcessFile(text, true, true);
-    const imports = scan.importedFiles.map(({ fileName: spec }) => ({
-      from: path,
-      spec,
-      to: spec.startsWith('.') ? normalize(join(dirname(path), spec)) : null,
-    }));
-    const lines = text.endsWith('\n') ? text.split('\n').length - 1 : text.split('\n').length;
-    return { path, imports, readsEnv: /\bprocess\.env\b/.test(stripComments(text)), lines, headerParagraphs: headerParagraphs(text) };
-  });
+  return folders
+    .flatMap(listTs)
+    .sort()
+    .map((path) => {
+      const text = readFileSync(join(ROOT, path), 'utf8');
+      const scan = ts.preProcessFile(text, true, true);
+      const imports = scan.importedFiles.map(({ fileName: spec }) => ({
+        from: path,
+        spec,
+        to: spec.startsWith('.') ? normalize(join(dirname(path), spec)) : null,
+      }));
+      const lines = text.endsWith('\n') ? text.split('\n').length - 1 : text.split('\n').length;
+      return {
+        path,
+        imports,
+        readsEnv: /\bprocess\.env\b/.test(stripComments(text)),
+        lines,
+        headerParagraphs: headerParagraphs(text),
+      };
+    });
 }
 
 function headerParagraphs(text: string): number | null {

@@ -27,9 +27,15 @@ export interface Reply {
 }
 
 /** One request to `svc`'s routes, answered in this thread; `key` is the bearer token sent. */
-export async function inject(svc: Services, method: string, target: string, opts: RequestOptions & { key: string | null }): Promise<Reply> {
+export async function inject(
+  svc: Services,
+  method: string,
+  target: string,
+  opts: RequestOptions & { key: string | null },
+): Promise<Reply> {
   const headers = new Map<string, string>();
-  for (const [name, value] of Object.entries(opts.headers ?? {})) headers.set(name.toLowerCase(), value);
+  for (const [name, value] of Object.entries(opts.headers ?? {}))
+    headers.set(name.toLowerCase(), value);
   if (opts.key) headers.set('authorization', `Bearer ${opts.key}`);
   let body = opts.raw;
   if (opts.body !== undefined) {
@@ -41,8 +47,15 @@ export async function inject(svc: Services, method: string, target: string, opts
   const q = target.indexOf('?');
   const path = q < 0 ? target : target.slice(0, q);
   const query = new URLSearchParams(q < 0 ? '' : target.slice(q + 1));
-  const res = await handle(svc, { method: method.toUpperCase(), path, query, headers, body: bytes });
-  if ('kind' in res) throw new Error(`${method} ${target} answered a stream: test it over a socket (TestApp.req)`);
+  const res = await handle(svc, {
+    method: method.toUpperCase(),
+    path,
+    query,
+    headers,
+    body: bytes,
+  });
+  if ('kind' in res)
+    throw new Error(`${method} ${target} answered a stream: test it over a socket (TestApp.req)`);
   try {
     const parts = typeof res.body === 'string' || Buffer.isBuffer(res.body) ? [res.body] : res.body;
     const text = parts.map((p) => (typeof p === 'string' ? p : p.toString('utf8'))).join('');

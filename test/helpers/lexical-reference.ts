@@ -4,12 +4,24 @@
  * into per-document arrays, in query order, and ranks them with topK. Same add, remove, compaction
  * and document-number reuse as the index, so that tie order (lower document number first) compares.
  */
-import { BM25_B, BM25_K1, termFrequencies, type LexicalDoc, type LexicalHit, type LexicalQuery, type QueryOptions } from '../../src/shard/index/lexical.ts';
+import {
+  BM25_B,
+  BM25_K1,
+  termFrequencies,
+  type LexicalDoc,
+  type LexicalHit,
+  type LexicalQuery,
+  type QueryOptions,
+} from '../../src/shard/index/lexical.ts';
 import { tokenize } from '../../src/shard/index/tokenize.ts';
 import { topK } from '../../src/shard/index/top-k.ts';
 import { TYPO_DISCOUNT, TypoNeighbours, typoWord } from '../../src/shard/index/typos.ts';
 
-type LexicalScores = { top(k: number, accept: ((id: string) => boolean) | null): LexicalHit[]; norm(id: string): number; union(ids: Iterable<string>): number };
+type LexicalScores = {
+  top(k: number, accept: ((id: string) => boolean) | null): LexicalHit[];
+  norm(id: string): number;
+  union(ids: Iterable<string>): number;
+};
 
 /** One posting (a document number and its term frequency), or several. */
 type Postings = number | number[];
@@ -205,7 +217,8 @@ export class ReferenceLexicalIndex {
     const [scores, shares, held] = this.#scratchFor(this.#idOf.length, words);
     const avg = this.#totalLen / Math.max(1, this.#docOf.size) || 1;
     const sameSlot = earlierOfSlot(q);
-    const holds = (bits: Uint32Array, at: number, t: number): boolean => (((bits[at + (t >>> 5)] as number) >>> (t & 31)) & 1) === 1;
+    const holds = (bits: Uint32Array, at: number, t: number): boolean =>
+      (((bits[at + (t >>> 5)] as number) >>> (t & 31)) & 1) === 1;
     for (const [t, { term, idf }] of q.terms.entries()) {
       const p = this.#terms.get(term);
       if (p === undefined) continue;
@@ -217,7 +230,9 @@ export class ReferenceLexicalIndex {
         // Credited once per cue word: a variant counts only where no earlier term of its slot did.
         if (before.length > 0 && before.some((e) => holds(held, d * words, e))) continue;
         const tf = tfOfPosting(list[i] as number);
-        const part = (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (this.#len[d] ?? 0)) / avg));
+        const part =
+          (tf * (BM25_K1 + 1)) /
+          (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (this.#len[d] ?? 0)) / avg));
         if (scores[d] === 0) this.#touched.push(d);
         scores[d] = (scores[d] ?? 0) + idf * part;
         shares[d] = (shares[d] ?? 0) + idf;
@@ -226,14 +241,25 @@ export class ReferenceLexicalIndex {
     }
     const generation = ++this.#generation;
     const check = (): void => {
-      if (generation !== this.#generation) throw new Error('lexical scores read after another query ran on the index');
+      if (generation !== this.#generation)
+        throw new Error('lexical scores read after another query ran on the index');
     };
-    const matchOf = (d: number): number => (q.idfSum > 0 ? Math.min(1, (shares[d] ?? 0) / q.idfSum) : 0);
+    const matchOf = (d: number): number =>
+      q.idfSum > 0 ? Math.min(1, (shares[d] ?? 0) / q.idfSum) : 0;
     return {
       top: (k, accept) => {
         check();
-        const best = topK(this.#touched, scores, k, accept === null ? null : (d) => accept(this.#idOf[d] as string));
-        return best.map((d) => ({ id: this.#idOf[d] as string, score: scores[d] ?? 0, norm: matchOf(d) }));
+        const best = topK(
+          this.#touched,
+          scores,
+          k,
+          accept === null ? null : (d) => accept(this.#idOf[d] as string),
+        );
+        return best.map((d) => ({
+          id: this.#idOf[d] as string,
+          score: scores[d] ?? 0,
+          norm: matchOf(d),
+        }));
       },
       norm: (id) => {
         check();
@@ -245,7 +271,9 @@ export class ReferenceLexicalIndex {
         const all = new Uint32Array(words);
         for (const id of ids) {
           const d = this.#docOf.get(id);
-          if (d !== undefined) for (let i = 0; i < words; i++) all[i] = (all[i] as number) | (held[d * words + i] as number);
+          if (d !== undefined)
+            for (let i = 0; i < words; i++)
+              all[i] = (all[i] as number) | (held[d * words + i] as number);
         }
         let sum = 0;
         q.terms.forEach(({ idf }, t) => {
@@ -257,7 +285,11 @@ export class ReferenceLexicalIndex {
   }
 
   /** The `k` best memories for the query by BM25, best first (ties: lower document number first). */
-  search(q: LexicalQuery, k: number, accept: ((id: string) => boolean) | null = null): LexicalHit[] {
+  search(
+    q: LexicalQuery,
+    k: number,
+    accept: ((id: string) => boolean) | null = null,
+  ): LexicalHit[] {
     return this.score(q).top(k, accept);
   }
 
@@ -301,7 +333,8 @@ export class ReferenceLexicalIndex {
       this.#scratch = new Float64Array(Math.max(n, this.#scratch.length * 2));
       this.#shares = new Float64Array(this.#scratch.length);
     }
-    if (this.#held.length < this.#scratch.length * words) this.#held = new Uint32Array(this.#scratch.length * words);
+    if (this.#held.length < this.#scratch.length * words)
+      this.#held = new Uint32Array(this.#scratch.length * words);
     this.#words = words;
     return [this.#scratch, this.#shares, this.#held];
   }
@@ -309,5 +342,7 @@ export class ReferenceLexicalIndex {
 
 /** Per term of the query, the earlier terms of its slot (none for a cue word itself). */
 function earlierOfSlot(q: LexicalQuery): number[][] {
-  return q.terms.map(({ slot }, t) => q.terms.flatMap((x, e) => (e < t && x.slot === slot ? [e] : [])));
+  return q.terms.map(({ slot }, t) =>
+    q.terms.flatMap((x, e) => (e < t && x.slot === slot ? [e] : [])),
+  );
 }

@@ -51,22 +51,38 @@ export function staleReads(history: readonly Op[]): string[] {
     if (r.op !== 'read' || r.unknown) continue;
     const got = versionOf(r.value);
     const acked = ackedOf.get(r.key) ?? [];
-    const seen = history.filter((o) => o.op === 'read' && !o.unknown && o.key === r.key && o.ret < r.call);
-    const newest = Math.max(-1, ...[...acked.filter((w) => w.ret < r.call), ...seen].map((w) => versionOf(w.value)));
+    const seen = history.filter(
+      (o) => o.op === 'read' && !o.unknown && o.key === r.key && o.ret < r.call,
+    );
+    const newest = Math.max(
+      -1,
+      ...[...acked.filter((w) => w.ret < r.call), ...seen].map((w) => versionOf(w.value)),
+    );
     const gotWasAcked = got < 0 || acked.some((w) => w.value === r.value);
-    if (got < newest && gotWasAcked) out.push(`read of ${r.key} via ${r.via ?? '?'} returned ${r.value || 'nothing'} after v${newest} was acknowledged or read`);
+    if (got < newest && gotWasAcked)
+      out.push(
+        `read of ${r.key} via ${r.via ?? '?'} returned ${r.value || 'nothing'} after v${newest} was acknowledged or read`,
+      );
   }
   return out;
 }
 
 /** Keys whose final value (`finals`: key → value read through each node) is older than the newest acknowledged write. */
-export function lostWrites(history: readonly Op[], finals: ReadonlyMap<string, ReadonlyArray<{ via: string; value: string }>>): string[] {
+export function lostWrites(
+  history: readonly Op[],
+  finals: ReadonlyMap<string, ReadonlyArray<{ via: string; value: string }>>,
+): string[] {
   const out: string[] = [];
   const newest = new Map<string, number>();
-  for (const w of history) if (w.op === 'write' && !w.unknown) newest.set(w.key, Math.max(newest.get(w.key) ?? -1, versionOf(w.value)));
+  for (const w of history)
+    if (w.op === 'write' && !w.unknown)
+      newest.set(w.key, Math.max(newest.get(w.key) ?? -1, versionOf(w.value)));
   for (const [key, v] of newest) {
     for (const f of finals.get(key) ?? [{ via: 'any node', value: '' }]) {
-      if (versionOf(f.value) < v) out.push(`${key}: v${v} was acknowledged, ${f.via} reads ${f.value || 'nothing'} at the end`);
+      if (versionOf(f.value) < v)
+        out.push(
+          `${key}: v${v} was acknowledged, ${f.via} reads ${f.value || 'nothing'} at the end`,
+        );
     }
   }
   return out;
@@ -86,9 +102,15 @@ export function goBinary(): string | null {
 export function checkerBinary(): string {
   if (built && existsSync(built)) return built;
   const go = goBinary();
-  if (!go) throw new Error('no Go toolchain (go on PATH or /usr/local/go/bin/go) to build tools/linearizability');
+  if (!go)
+    throw new Error(
+      'no Go toolchain (go on PATH or /usr/local/go/bin/go) to build tools/linearizability',
+    );
   const out = join(tmpdir(), `flashbulb-linearizability-${process.pid}`);
-  execFileSync(go, ['build', '-o', out, '.'], { cwd: join(ROOT, 'tools', 'linearizability'), stdio: ['ignore', 'pipe', 'pipe'] });
+  execFileSync(go, ['build', '-o', out, '.'], {
+    cwd: join(ROOT, 'tools', 'linearizability'),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   built = out;
   return out;
 }
@@ -110,6 +132,7 @@ export function checkWithPorcupine(history: readonly Op[], dir: string): Porcupi
   writeFileSync(historyPath, JSON.stringify(history, null, 0).replace(/\},\{/g, '},\n{'));
   const res = spawnSync(checkerBinary(), [historyPath, visualizationPath], { encoding: 'utf8' });
   const output = `${res.stdout ?? ''}${res.stderr ?? ''}`.trim();
-  if (res.status === 2 || res.status === null) throw new Error(`the linearizability checker could not decide: ${output || String(res.error)}`);
+  if (res.status === 2 || res.status === null)
+    throw new Error(`the linearizability checker could not decide: ${output || String(res.error)}`);
   return { linearizable: res.status === 0, output, historyPath, visualizationPath };
 }

@@ -10,19 +10,43 @@ import type { StoredMemory } from '../../src/shard/store/records.ts';
 
 let seq = 0;
 
-export function memoryRecord(content: string, createdAt: number, extra: Partial<MemoryRecord> = {}): MemoryRecord {
+export function memoryRecord(
+  content: string,
+  createdAt: number,
+  extra: Partial<MemoryRecord> = {},
+): MemoryRecord {
   const ms = Math.floor(createdAt / 1000);
   const id = `${ms.toString(16).padStart(12, '0')}${(++seq).toString(16).padStart(20, '0')}`;
   return {
-    id, content, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt, updatedAt: createdAt,
-    lastAccessedAt: createdAt, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null,
-    occurredAt: createdAt, speaker: null, conversationId: null, messageId: null,
-    embedding: hashEmbedBatch([content], 384), ...extra,
+    id,
+    content,
+    importance: 0.5,
+    context: {},
+    entityId: null,
+    kind: 'episode',
+    createdAt,
+    updatedAt: createdAt,
+    lastAccessedAt: createdAt,
+    accessCount: 0,
+    logicalClock: 0,
+    sourceMemoryIds: null,
+    supersededBy: null,
+    expiresAt: null,
+    occurredAt: createdAt,
+    speaker: null,
+    conversationId: null,
+    messageId: null,
+    embedding: hashEmbedBatch([content], 384),
+    ...extra,
   };
 }
 
 /** A stored memory (the log's form) with a 4-dimensional zero vector. */
-export function storedMemory(id: string, content: string, extra: Partial<StoredMemory> = {}): StoredMemory {
+export function storedMemory(
+  id: string,
+  content: string,
+  extra: Partial<StoredMemory> = {},
+): StoredMemory {
   return {
     id,
     content,

@@ -20,7 +20,14 @@ import { until } from './wait.ts';
  * short shard timeouts, and no contradiction checks or reflection, whose background work only adds
  * noise to what those runs measure.
  */
-export function clusterNodeEnv(o: { urls: readonly string[]; id: string; name: string; partitions: number; leaseMs: number; snapshotIntervalS: number }): Record<string, string> {
+export function clusterNodeEnv(o: {
+  urls: readonly string[];
+  id: string;
+  name: string;
+  partitions: number;
+  leaseMs: number;
+  snapshotIntervalS: number;
+}): Record<string, string> {
   return {
     FLASHBULB_NATS_URL: o.urls.join(','),
     FLASHBULB_NODE_ID: o.id,
@@ -81,7 +88,10 @@ function configFile(opts: StartNatsOptions): string {
   if (!opts.cluster) return deployed;
   mkdirSync(opts.storeDir, { recursive: true });
   const file = join(opts.storeDir, 'nats.conf');
-  writeFileSync(file, `${readFileSync(deployed, 'utf8')}\nserver_tags: [${JSON.stringify(opts.cluster.name)}]\n`);
+  writeFileSync(
+    file,
+    `${readFileSync(deployed, 'utf8')}\nserver_tags: [${JSON.stringify(opts.cluster.name)}]\n`,
+  );
   return file;
 }
 
@@ -90,12 +100,28 @@ export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
   // deploy/nats.conf, as deployed: pings every 2 s, so a silent peer (paused, cut off) is dropped
   // within seconds. A cluster member is also tagged with its name, so that a test can place a
   // stream on it (`placement: { tags: ['n1'] }`).
-  const args = ['-c', configFile(opts), '-js', '-a', '127.0.0.1', '-p', String(opts.port ?? -1), '-sd', opts.storeDir];
+  const args = [
+    '-c',
+    configFile(opts),
+    '-js',
+    '-a',
+    '127.0.0.1',
+    '-p',
+    String(opts.port ?? -1),
+    '-sd',
+    opts.storeDir,
+  ];
   if (opts.monitorPort) args.push('-m', String(opts.monitorPort));
   if (opts.cluster) {
     const { name, port, routes } = opts.cluster;
     args.push('-n', name, '--cluster_name', 'fbtest', '--cluster', `nats://127.0.0.1:${port}`);
-    args.push('--routes', routes.filter((r) => r !== port).map((r) => `nats://127.0.0.1:${r}`).join(','));
+    args.push(
+      '--routes',
+      routes
+        .filter((r) => r !== port)
+        .map((r) => `nats://127.0.0.1:${r}`)
+        .join(','),
+    );
   }
   const proc = spawn('nats-server', args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let log = '';
@@ -108,8 +134,18 @@ export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
     return m && /Server is ready/.test(log) ? Number(m[1]) : null;
   };
   try {
-    const port = await until(listening, { what: 'nats-server to be ready', deadlineMs: 15_000, everyMs: 25 });
-    return { proc, url: `nats://127.0.0.1:${port}`, log: () => log, exited, opts: { ...opts, port } };
+    const port = await until(listening, {
+      what: 'nats-server to be ready',
+      deadlineMs: 15_000,
+      everyMs: 25,
+    });
+    return {
+      proc,
+      url: `nats://127.0.0.1:${port}`,
+      log: () => log,
+      exited,
+      opts: { ...opts, port },
+    };
   } catch {
     proc.kill('SIGKILL');
     throw new Error(`nats-server did not start:\n${log}`);
@@ -117,10 +153,21 @@ export async function startNats(opts: StartNatsOptions): Promise<NatsServer> {
 }
 
 /** Three JetStream servers routed to each other (replicas 3 possible); `monitor`: each with an HTTP monitoring port. */
-export async function startNatsCluster(storeDir: (i: number) => string, monitor = false): Promise<NatsServer[]> {
+export async function startNatsCluster(
+  storeDir: (i: number) => string,
+  monitor = false,
+): Promise<NatsServer[]> {
   const ports = [await freePort(), await freePort(), await freePort()];
   const monitors = monitor ? [await freePort(), await freePort(), await freePort()] : [];
-  return Promise.all(ports.map((port, i) => startNats({ storeDir: storeDir(i), cluster: { name: `n${i}`, port, routes: ports }, monitorPort: monitors[i] })));
+  return Promise.all(
+    ports.map((port, i) =>
+      startNats({
+        storeDir: storeDir(i),
+        cluster: { name: `n${i}`, port, routes: ports },
+        monitorPort: monitors[i],
+      }),
+    ),
+  );
 }
 
 /** Starts a stopped server again on the same client port and store (its clients reconnect to the same URL). */
@@ -132,7 +179,9 @@ export function restartNats(s: NatsServer): Promise<NatsServer> {
 export async function metaLeader(s: NatsServer): Promise<string | null> {
   if (!s.opts.monitorPort) throw new Error('nats-server started without a monitoring port');
   try {
-    const res = await fetch(`http://127.0.0.1:${s.opts.monitorPort}/jsz`, { signal: AbortSignal.timeout(2000) });
+    const res = await fetch(`http://127.0.0.1:${s.opts.monitorPort}/jsz`, {
+      signal: AbortSignal.timeout(2000),
+    });
     const body = (await res.json()) as { meta_cluster?: { leader?: string } };
     return body.meta_cluster?.leader || null;
   } catch {
@@ -148,7 +197,9 @@ export async function waitJetStreamCluster(urls: string[], timeoutMs = 30_000): 
     const nc = await connect({ servers: [url] });
     try {
       const jsm = await jetstreamManager(nc, { timeout: 2000 });
-      await jsm.streams.add({ name: 'readiness', subjects: ['readiness'], num_replicas: 3 }).catch(() => undefined);
+      await jsm.streams
+        .add({ name: 'readiness', subjects: ['readiness'], num_replicas: 3 })
+        .catch(() => undefined);
       await jetstream(nc, { timeout: 2000 }).publish('readiness', 'ok');
       return true;
     } catch (err) {
@@ -189,12 +240,17 @@ export interface StreamMessage {
  * its routes may still flap and a consumer get "no responders"): the audit reads what NATS holds,
  * once it answers.
  */
-export async function readStreamWhenServed(servers: string[], stream: string, deadlineMs = 60_000): Promise<StreamMessage[]> {
+export async function readStreamWhenServed(
+  servers: string[],
+  stream: string,
+  deadlineMs = 60_000,
+): Promise<StreamMessage[]> {
   let lastErr: unknown = null;
-  const read = (): Promise<StreamMessage[] | null> => readStream(servers, stream).catch((err: unknown) => {
-    lastErr = err;
-    return null;
-  });
+  const read = (): Promise<StreamMessage[] | null> =>
+    readStream(servers, stream).catch((err: unknown) => {
+      lastErr = err;
+      return null;
+    });
   try {
     return await until(read, { what: `stream ${stream} read back`, deadlineMs, everyMs: 500 });
   } catch (err) {
@@ -210,7 +266,10 @@ export async function readStream(servers: string[], stream: string): Promise<Str
     if (!info || info.state.messages === 0) return [];
     const last = info.state.last_seq;
     const js = jetstream(nc);
-    const consumer = await js.consumers.get(stream, { opt_start_seq: info.state.first_seq, deliver_policy: DeliverPolicy.StartSequence });
+    const consumer = await js.consumers.get(stream, {
+      opt_start_seq: info.state.first_seq,
+      deliver_policy: DeliverPolicy.StartSequence,
+    });
     const out: StreamMessage[] = [];
     while ((out[out.length - 1]?.seq ?? 0) < last) {
       const batch = await consumer.fetch({ max_messages: 256, expires: 3000 });
@@ -218,8 +277,16 @@ export async function readStream(servers: string[], stream: string): Promise<Str
       for await (const m of batch) {
         got += 1;
         const e = decodeEntry(m.data);
-        if ('fence' in e) out.push({ seq: m.seq, node: e.node, kind: 'fence', puts: [], data: m.data });
-        else out.push({ seq: m.seq, node: e.node, kind: 'records', puts: e.records.flatMap((r) => (r.t === 'put' ? [r.m.id] : [])), data: m.data });
+        if ('fence' in e)
+          out.push({ seq: m.seq, node: e.node, kind: 'fence', puts: [], data: m.data });
+        else
+          out.push({
+            seq: m.seq,
+            node: e.node,
+            kind: 'records',
+            puts: e.records.flatMap((r) => (r.t === 'put' ? [r.m.id] : [])),
+            data: m.data,
+          });
         if (m.seq >= last) break;
       }
       if (got === 0) throw new Error(`stream ${stream}: read stopped before sequence ${last}`);
@@ -241,7 +308,10 @@ export function appendsAfterFence(messages: readonly StreamMessage[]): string[] 
   let owner: string | null = messages[0]?.node ?? null;
   for (const m of messages) {
     if (m.kind === 'fence') owner = m.node;
-    else if (m.node !== owner) violations.push(`seq ${m.seq}: records from ${m.node} while ${owner ?? 'nobody'} held the fence`);
+    else if (m.node !== owner)
+      violations.push(
+        `seq ${m.seq}: records from ${m.node} while ${owner ?? 'nobody'} held the fence`,
+      );
   }
   return violations;
 }
@@ -251,7 +321,11 @@ export function appendsAfterFence(messages: readonly StreamMessage[]): string[] 
  * (object store and pointer, as an owner's snapshot leaves them; an empty stream): a node that
  * joins takes it over. Returns the snapshot's size in bytes.
  */
-export async function writePartitionSnapshot(url: string, name: string, state: ShardState): Promise<number> {
+export async function writePartitionSnapshot(
+  url: string,
+  name: string,
+  state: ShardState,
+): Promise<number> {
   const nc = await connect({ servers: [url] });
   try {
     const jsm = await jetstreamManager(nc);

@@ -30,7 +30,8 @@ const NET = 231 + 2 * SLOT;
 function slotFromEnv(v: string | undefined): number {
   if (v === undefined || v === '') return 0;
   const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 9) throw new Error(`FLASHBULB_NETNS_SLOT must be an integer 0–9, got '${v}'`);
+  if (!Number.isInteger(n) || n < 0 || n > 9)
+    throw new Error(`FLASHBULB_NETNS_SLOT must be an integer 0–9, got '${v}'`);
   return n;
 }
 
@@ -144,17 +145,52 @@ export function createNet(names: ReadonlyArray<{ name: string; clientLink: boole
 }
 
 /** A process in a namespace (`ip netns exec` execs it: the pid is the program's own). */
-export function spawnIn(ns: string, cmd: string, args: string[], env: NodeJS.ProcessEnv): ChildServer['proc'] {
-  return spawn('ip', ['netns', 'exec', ns, cmd, ...args], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export function spawnIn(
+  ns: string,
+  cmd: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): ChildServer['proc'] {
+  return spawn('ip', ['netns', 'exec', ns, cmd, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** The deployment's nats-server settings (pings that drop a silent peer within seconds). */
 const NATS_CONF = join(ROOT, 'deploy', 'nats.conf');
 
 /** nats-server (JetStream, cluster member) in its namespace, with deploy/nats.conf; resolves once it is ready. */
-export async function startNatsIn(m: Member, storeDir: string, routes: readonly string[]): Promise<{ proc: ChildServer['proc']; url: string; log: () => string }> {
-  const args = ['-c', NATS_CONF, '-js', '-a', m.clusterIp, '-p', '4222', '-sd', storeDir, '-n', m.name, '--cluster_name', 'fbpart', '--cluster', `nats://${m.clusterIp}:6222`];
-  args.push('--routes', routes.filter((r) => r !== m.clusterIp).map((r) => `nats://${r}:6222`).join(','));
+export async function startNatsIn(
+  m: Member,
+  storeDir: string,
+  routes: readonly string[],
+): Promise<{ proc: ChildServer['proc']; url: string; log: () => string }> {
+  const args = [
+    '-c',
+    NATS_CONF,
+    '-js',
+    '-a',
+    m.clusterIp,
+    '-p',
+    '4222',
+    '-sd',
+    storeDir,
+    '-n',
+    m.name,
+    '--cluster_name',
+    'fbpart',
+    '--cluster',
+    `nats://${m.clusterIp}:6222`,
+  ];
+  args.push(
+    '--routes',
+    routes
+      .filter((r) => r !== m.clusterIp)
+      .map((r) => `nats://${r}:6222`)
+      .join(','),
+  );
   const proc = spawnIn(m.ns, 'nats-server', args, process.env);
   let log = '';
   proc.stdout?.setEncoding('utf8').on('data', (d: string) => (log += d));
@@ -163,7 +199,11 @@ export async function startNatsIn(m: Member, storeDir: string, routes: readonly 
     if (proc.exitCode !== null) throw new Error('nats-server exited');
     return /Server is ready/.test(log);
   };
-  await until(ready, { what: `nats-server in ${m.ns} to be ready`, deadlineMs: 15_000, everyMs: 25 }).catch(() => {
+  await until(ready, {
+    what: `nats-server in ${m.ns} to be ready`,
+    deadlineMs: 15_000,
+    everyMs: 25,
+  }).catch(() => {
     proc.kill('SIGKILL');
     throw new Error(`nats-server in ${m.ns} did not start:\n${log}`);
   });
@@ -173,7 +213,8 @@ export async function startNatsIn(m: Member, storeDir: string, routes: readonly 
 /** `node dist/cli.js serve` in the member's namespace, listening on its client link (port 6381). */
 export function spawnNodeIn(m: Member, env: Record<string, string>): ChildServer {
   const base: Record<string, string> = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FLASHBULB_') && v !== undefined) base[k] = v;
+  for (const [k, v] of Object.entries(process.env))
+    if (!k.startsWith('FLASHBULB_') && v !== undefined) base[k] = v;
   Object.assign(base, {
     FLASHBULB_EMBEDDER: 'hash',
     FLASHBULB_AUTH_ENABLED: 'false',
@@ -188,10 +229,21 @@ export function spawnNodeIn(m: Member, env: Record<string, string>): ChildServer
   let out = '';
   // Each line of the node's log is stamped with the time it arrived, to line it up with the
   // nats-servers' logs and the cuts.
-  proc.stderr?.setEncoding('utf8').on('data', (d: string) => (err += stampLines(d, err.length === 0 || err.endsWith('\n'))));
+  proc.stderr
+    ?.setEncoding('utf8')
+    .on('data', (d: string) => (err += stampLines(d, err.length === 0 || err.endsWith('\n'))));
   proc.stdout?.setEncoding('utf8').on('data', (d: string) => (out += d));
-  const exited = new Promise<Exit>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
-  return { proc, port: 6381, base: `http://${m.clientIp ?? m.clusterIp}:6381`, stderr: () => err, stdout: () => out, exited };
+  const exited = new Promise<Exit>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  return {
+    proc,
+    port: 6381,
+    base: `http://${m.clientIp ?? m.clusterIp}:6381`,
+    stderr: () => err,
+    stdout: () => out,
+    exited,
+  };
 }
 
 /** `text` with the time of day before each line that starts in it. */

@@ -14,7 +14,12 @@ import { join } from 'node:path';
 import { shardFor } from '../../src/router/shard-map.ts';
 import { killQuietly, waitReady, type ChildServer } from './child.ts';
 import { now, type Op } from './linearizability.ts';
-import { appendsAfterFence, clusterNodeEnv, readStreamWhenServed, waitJetStreamCluster } from './nats.ts';
+import {
+  appendsAfterFence,
+  clusterNodeEnv,
+  readStreamWhenServed,
+  waitJetStreamCluster,
+} from './nats.ts';
 import { createNet, spawnNodeIn, startNatsIn, type Net } from './netns.ts';
 import { sleep, until } from './wait.ts';
 
@@ -59,7 +64,13 @@ interface Answer {
   body: Record<string, unknown>;
 }
 
-async function request(base: string, method: string, path: string, body?: unknown, timeoutMs = REQUEST_TIMEOUT_MS): Promise<Answer | null> {
+async function request(
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+  timeoutMs = REQUEST_TIMEOUT_MS,
+): Promise<Answer | null> {
   try {
     const res = await fetch(`${base}${path}`, {
       method,
@@ -103,14 +114,28 @@ async function owners(nodes: readonly Node[]): Promise<PartitionRow[] | null> {
 const CUTS = { everyMs: 100, retryErrors: true } as const;
 
 /** Every partition has a ready owner among `ids`, as `asked` sees it. */
-async function settled(asked: readonly Node[], ids: readonly string[], partitions: number, timeoutMs: number): Promise<void> {
+async function settled(
+  asked: readonly Node[],
+  ids: readonly string[],
+  partitions: number,
+  timeoutMs: number,
+): Promise<void> {
   let last: PartitionRow[] | null = null;
   await until(
     async () => {
       last = await owners(asked);
-      return last !== null && last.length === partitions && last.every((p) => p.owner !== null && ids.includes(p.owner) && p.status === 'ready');
+      return (
+        last !== null &&
+        last.length === partitions &&
+        last.every((p) => p.owner !== null && ids.includes(p.owner) && p.status === 'ready')
+      );
     },
-    { ...CUTS, deadlineMs: timeoutMs, what: () => `every partition to have a ready owner among ${ids.join(',')}: ${JSON.stringify(last)}` },
+    {
+      ...CUTS,
+      deadlineMs: timeoutMs,
+      what: () =>
+        `every partition to have a ready owner among ${ids.join(',')}: ${JSON.stringify(last)}`,
+    },
   );
 }
 
@@ -121,8 +146,12 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     return d;
   };
   const ids = ['a', 'b', 'c'];
-  const net: Net = createNet([...ids.map((id) => ({ name: `nats-${id}`, clientLink: false })), ...ids.map((id) => ({ name: `node-${id}`, clientLink: true }))]);
-  const member = (name: string): NonNullable<ReturnType<Net['members']['get']>> => net.members.get(name) as NonNullable<ReturnType<Net['members']['get']>>;
+  const net: Net = createNet([
+    ...ids.map((id) => ({ name: `nats-${id}`, clientLink: false })),
+    ...ids.map((id) => ({ name: `node-${id}`, clientLink: true })),
+  ]);
+  const member = (name: string): NonNullable<ReturnType<Net['members']['get']>> =>
+    net.members.get(name) as NonNullable<ReturnType<Net['members']['get']>>;
   const natsIps = ids.map((id) => member(`nats-${id}`).clusterIp);
   const procs: ChildServer['proc'][] = [];
   const nodes: Node[] = [];
@@ -131,7 +160,9 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
   let loops: Promise<void>[] = [];
   const natsLogs: Array<() => string> = [];
   try {
-    const nats = await Promise.all(ids.map((id) => startNatsIn(member(`nats-${id}`), temp(`fb-part-nats-${id}-`), natsIps)));
+    const nats = await Promise.all(
+      ids.map((id) => startNatsIn(member(`nats-${id}`), temp(`fb-part-nats-${id}-`), natsIps)),
+    );
     for (const s of nats) {
       procs.push(s.proc);
       natsLogs.push(s.log);
@@ -141,7 +172,14 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     for (const id of ids) {
       const child = spawnNodeIn(member(`node-${id}`), {
         FLASHBULB_DATA_DIR: temp(`fb-part-${id}-`),
-        ...clusterNodeEnv({ urls, id, name: NAME, partitions: o.partitions, leaseMs: o.leaseMs, snapshotIntervalS: 2 }),
+        ...clusterNodeEnv({
+          urls,
+          id,
+          name: NAME,
+          partitions: o.partitions,
+          leaseMs: o.leaseMs,
+          snapshotIntervalS: 2,
+        }),
       });
       nodes.push({ id, child });
       procs.push(child.proc);
@@ -159,7 +197,13 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     let cutOff: string | null = null;
     let ackedByCutOff = 0;
     let turn = 0;
-    const write = async (client: number, path: string, method: string, key: (id: string) => string, value: string): Promise<Answer | null> => {
+    const write = async (
+      client: number,
+      path: string,
+      method: string,
+      key: (id: string) => string,
+      value: string,
+    ): Promise<Answer | null> => {
       const node = nodes[turn++ % nodes.length] as Node;
       const call = now();
       const res = await request(node.child.base, method, path, { content: value });
@@ -169,14 +213,35 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
         if (node.id === cutOff) ackedByCutOff += 1;
       }
       // An unknown create names no key: nobody can read it, so it is left out.
-      const id = method === 'POST' ? (ok(res) ? String(res?.body['memory_id']) : null) : path.slice(path.lastIndexOf('/') + 1);
-      if (id !== null && (ok(res) || unknownOutcome(res))) history.push({ client, op: 'write', key: key(id), value, call, ret, unknown: !ok(res), via: node.id });
+      const id =
+        method === 'POST'
+          ? ok(res)
+            ? String(res?.body['memory_id'])
+            : null
+          : path.slice(path.lastIndexOf('/') + 1);
+      if (id !== null && (ok(res) || unknownOutcome(res)))
+        history.push({
+          client,
+          op: 'write',
+          key: key(id),
+          value,
+          call,
+          ret,
+          unknown: !ok(res),
+          via: node.id,
+        });
       return res;
     };
     const create = async (client: number): Promise<Key | null> => {
       const ws = workspaces[client % workspaces.length] as string;
       for (;;) {
-        const res = await write(client, `/v1/workspaces/${ws}/memories`, 'POST', (id) => `${ws}/${id.slice(0, 12)}`, 'v0');
+        const res = await write(
+          client,
+          `/v1/workspaces/${ws}/memories`,
+          'POST',
+          (id) => `${ws}/${id.slice(0, 12)}`,
+          'v0',
+        );
         if (ok(res)) {
           const id = String(res?.body['memory_id']);
           const k = { ws, id, key: `${ws}/${id.slice(0, 12)}`, version: 0 };
@@ -192,7 +257,13 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
       while (running && k) {
         const value = `v${++k.version}`;
         const key = k.key;
-        const res = await write(client, `/v1/workspaces/${k.ws}/revise/${k.id}`, 'PUT', () => key, value);
+        const res = await write(
+          client,
+          `/v1/workspaces/${k.ws}/revise/${k.id}`,
+          'PUT',
+          () => key,
+          value,
+        );
         if (ok(res)) continue;
         await sleep(100);
         if (unknownOutcome(res)) k = await create(client);
@@ -209,16 +280,34 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
         }
         const node = nodes[n++ % nodes.length] as Node;
         const call = now();
-        const res = await request(node.child.base, 'GET', `/v1/workspaces/${k.ws}/memories/${k.id}`);
+        const res = await request(
+          node.child.base,
+          'GET',
+          `/v1/workspaces/${k.ws}/memories/${k.id}`,
+        );
         const ret = now();
-        if (res?.status === 200) history.push({ client: o.keys + r, op: 'read', key: k.key, value: String(res.body['content']), call, ret, unknown: false, via: node.id });
+        if (res?.status === 200)
+          history.push({
+            client: o.keys + r,
+            op: 'read',
+            key: k.key,
+            value: String(res.body['content']),
+            call,
+            ret,
+            unknown: false,
+            via: node.id,
+          });
         else await sleep(100);
       }
     };
     loops = [...writers, ...Array.from({ length: o.readers }, (_, r) => reader(r))];
     const moreWrites = async (count: number, what: string): Promise<void> => {
       const from = acked;
-      await until(async () => acked >= from + count, { ...CUTS, deadlineMs: 60_000, what: `${count} acknowledged writes ${what}` });
+      await until(async () => acked >= from + count, {
+        ...CUTS,
+        deadlineMs: 60_000,
+        what: `${count} acknowledged writes ${what}`,
+      });
     };
     await moreWrites(20, 'before the first partition');
 
@@ -227,25 +316,41 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
       // The cut: a node that owns partitions, with its local nats-server.
       const rows = (await owners(nodes)) ?? [];
       const victim = nodes[c % nodes.length] as Node;
-      const owner = rows.some((p) => p.owner === victim.id) ? victim : (nodes.find((n) => rows.some((p) => p.owner === n.id)) as Node);
+      const owner = rows.some((p) => p.owner === victim.id)
+        ? victim
+        : (nodes.find((n) => rows.some((p) => p.owner === n.id)) as Node);
       const majority = nodes.filter((n) => n !== owner);
       const cutAt = Date.now();
       net.partition([`node-${owner.id}`, `nats-${owner.id}`]);
       cutOff = owner.id;
-      o.log(`cycle ${c}: cut node ${owner.id} and nats-${owner.id} (owner of ${rows.filter((p) => p.owner === owner.id).map((p) => p.partition).join(',')}) off`);
+      o.log(
+        `cycle ${c}: cut node ${owner.id} and nats-${owner.id} (owner of ${rows
+          .filter((p) => p.owner === owner.id)
+          .map((p) => p.partition)
+          .join(',')}) off`,
+      );
       // Liveness under the cut is NATS's as much as ours (on a loaded machine nats-server 2.12.1's
       // majority once answered no JetStream request for 90 s): a majority that has not taken every
       // partition within the window is reported, and the history is checked all the same.
       let takeoverMs: number | null = null;
       let writesMs: number | null = null;
       try {
-        await settled(majority, majority.map((n) => n.id), o.partitions, MAJORITY_WAIT_MS);
+        await settled(
+          majority,
+          majority.map((n) => n.id),
+          o.partitions,
+          MAJORITY_WAIT_MS,
+        );
         takeoverMs = Date.now() - cutAt;
         await moreWrites(20, `on the majority side while ${owner.id} is cut off`);
         writesMs = Date.now() - cutAt;
-        o.log(`cycle ${c}: the majority owns every partition after ${takeoverMs} ms; 20 more writes after ${writesMs} ms`);
+        o.log(
+          `cycle ${c}: the majority owns every partition after ${takeoverMs} ms; 20 more writes after ${writesMs} ms`,
+        );
       } catch (err) {
-        o.log(`cycle ${c}: LIVENESS: ${err instanceof Error ? err.message : String(err)}; healing and checking the history all the same`);
+        o.log(
+          `cycle ${c}: LIVENESS: ${err instanceof Error ? err.message : String(err)}; healing and checking the history all the same`,
+        );
       }
       net.heal();
       cutOff = null;
@@ -262,24 +367,47 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
       for (const n of nodes) {
         let res: Answer | null = null;
         const call = now();
-        await until(async () => (res = await request(n.child.base, 'GET', `/v1/workspaces/${k.ws}/memories/${k.id}`))?.status !== 503 && res !== null, { ...CUTS, deadlineMs: 30_000, what: `a read of ${k.key} through ${n.id}` });
+        await until(
+          async () =>
+            (res = await request(n.child.base, 'GET', `/v1/workspaces/${k.ws}/memories/${k.id}`))
+              ?.status !== 503 && res !== null,
+          { ...CUTS, deadlineMs: 30_000, what: `a read of ${k.key} through ${n.id}` },
+        );
         const a = res as Answer | null;
         const value = a?.status === 200 ? String(a.body['content']) : '';
-        history.push({ client: o.keys + o.readers, op: 'read', key: k.key, value, call, ret: now(), unknown: false, via: n.id });
+        history.push({
+          client: o.keys + o.readers,
+          op: 'read',
+          key: k.key,
+          value,
+          call,
+          ret: now(),
+          unknown: false,
+          via: n.id,
+        });
         finals.set(k.key, [...(finals.get(k.key) ?? []), { via: n.id, value }]);
       }
     }
     const violations: string[] = [];
     const used = new Set(workspaces.map((ws) => shardFor(ws, o.partitions)));
-    for (const p of used) violations.push(...appendsAfterFence(await readStreamWhenServed(urls, `${NAME}_p${p}`)).map((v) => `partition ${p}: ${v}`));
+    for (const p of used)
+      violations.push(
+        ...appendsAfterFence(await readStreamWhenServed(urls, `${NAME}_p${p}`)).map(
+          (v) => `partition ${p}: ${v}`,
+        ),
+      );
     return { history, finals, violations, ackedByCutOff, cycles };
   } catch (err) {
     // The history so far is kept: the failure message names where.
     const keep = mkdtempSync(join(tmpdir(), 'fb-partition-history-'));
     writeFileSync(join(keep, 'history.json'), JSON.stringify(history));
-    if (err instanceof Error) err.message += ` (the history so far is kept in ${keep}/history.json)`;
-    for (const n of nodes) o.log(`node ${n.id} log (end):\n${n.child.stderr().split('\n').slice(-30).join('\n')}`);
-    natsLogs.forEach((log, i) => { o.log(`nats-${ids[i] ?? i} log (end):\n${log().split('\n').slice(-15).join('\n')}`); });
+    if (err instanceof Error)
+      err.message += ` (the history so far is kept in ${keep}/history.json)`;
+    for (const n of nodes)
+      o.log(`node ${n.id} log (end):\n${n.child.stderr().split('\n').slice(-30).join('\n')}`);
+    natsLogs.forEach((log, i) => {
+      o.log(`nats-${ids[i] ?? i} log (end):\n${log().split('\n').slice(-15).join('\n')}`);
+    });
     throw err;
   } finally {
     // FLASHBULB_FAULT_LOG_DIR: every node's and nats-server's whole log, for reading a run afterwards.
@@ -287,13 +415,21 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
     if (logDir) {
       mkdirSync(logDir, { recursive: true });
       for (const n of nodes) writeFileSync(join(logDir, `node-${n.id}.log`), n.child.stderr());
-      natsLogs.forEach((log, i) => { writeFileSync(join(logDir, `nats-${ids[i] ?? i}.log`), log()); });
+      natsLogs.forEach((log, i) => {
+        writeFileSync(join(logDir, `nats-${ids[i] ?? i}.log`), log());
+      });
     }
     running = false;
     await Promise.all(loops);
     await Promise.all(nodes.map((n) => killQuietly(n.child)));
     for (const p of procs) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
-    await Promise.all(procs.map((p) => (p.exitCode !== null || p.signalCode !== null ? undefined : new Promise((r) => p.once('exit', r)))));
+    await Promise.all(
+      procs.map((p) =>
+        p.exitCode !== null || p.signalCode !== null
+          ? undefined
+          : new Promise((r) => p.once('exit', r)),
+      ),
+    );
     net.destroy();
   }
 }

@@ -38,7 +38,11 @@ export class SseStream {
   readonly ended: Promise<void>;
   #ended = false;
   #buf = '';
-  #cur: { event: string | null; data: string[]; id: string | null } = { event: null, data: [], id: null };
+  #cur: { event: string | null; data: string[]; id: string | null } = {
+    event: null,
+    data: [],
+    id: null,
+  };
   #waiters: Array<() => void> = [];
   readonly #req: http.ClientRequest;
   readonly #res: http.IncomingMessage;
@@ -78,12 +82,20 @@ export class SseStream {
   }
 
   /** Waits until `pred(events)` holds; rejects after `timeoutMs` with what was seen. */
-  async until(pred: (events: SseEvent[]) => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  async until(
+    pred: (events: SseEvent[]) => boolean,
+    timeoutMs = 5000,
+    what = 'condition',
+  ): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!pred(this.events)) {
-      if (this.#ended && !pred(this.events)) throw new Error(`stream ended before ${what}; events: ${this.#describe()}`);
+      if (this.#ended && !pred(this.events))
+        throw new Error(`stream ended before ${what}; events: ${this.#describe()}`);
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; events: ${this.#describe()}`);
+      if (left <= 0)
+        throw new Error(
+          `timed out after ${timeoutMs} ms waiting for ${what}; events: ${this.#describe()}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.#waiters.push(() => {
@@ -96,7 +108,11 @@ export class SseStream {
 
   /** Waits for at least `n` events named `event`, and returns them. */
   async waitFor(event: string, n = 1, timeoutMs = 5000): Promise<SseEvent[]> {
-    await this.until((evs) => evs.filter((e) => e.event === event).length >= n, timeoutMs, `${n} '${event}' event(s)`);
+    await this.until(
+      (evs) => evs.filter((e) => e.event === event).length >= n,
+      timeoutMs,
+      `${n} '${event}' event(s)`,
+    );
     return this.named(event);
   }
 
@@ -123,9 +139,20 @@ export class SseStream {
   }
 
   #describe(): string {
-    const brief = (e: SseEvent): object => ({ event: e.event, id: e.id, data: e.data.length > 160 ? `${e.data.slice(0, 160)}…` : e.data });
+    const brief = (e: SseEvent): object => ({
+      event: e.event,
+      id: e.id,
+      data: e.data.length > 160 ? `${e.data.slice(0, 160)}…` : e.data,
+    });
     const evs = this.events;
-    const shown = evs.length <= 6 ? evs.map(brief) : [...evs.slice(0, 3).map(brief), `… ${evs.length - 6} more …`, ...evs.slice(-3).map(brief)];
+    const shown =
+      evs.length <= 6
+        ? evs.map(brief)
+        : [
+            ...evs.slice(0, 3).map(brief),
+            `… ${evs.length - 6} more …`,
+            ...evs.slice(-3).map(brief),
+          ];
     return `${evs.length} event(s) ${JSON.stringify(shown)}`;
   }
 
@@ -195,32 +222,47 @@ export function openSse(
     headers['content-length'] = String(Buffer.byteLength(payload));
   }
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname + url.search, method: opts.method ?? 'POST', headers, agent: false }, (res) => {
-      if (res.statusCode !== 200) {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (text += c));
-        res.on('end', () => {
-          let body: any = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            /* not JSON */
-          }
-          resolve({ ok: false, status: res.statusCode ?? 0, body, text });
-        });
-        res.on('error', reject);
-        return;
-      }
-      resolve(new SseStream(req, res));
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname + url.search,
+        method: opts.method ?? 'POST',
+        headers,
+        agent: false,
+      },
+      (res) => {
+        if (res.statusCode !== 200) {
+          let text = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (text += c));
+          res.on('end', () => {
+            let body: any = text;
+            try {
+              body = JSON.parse(text);
+            } catch {
+              /* not JSON */
+            }
+            resolve({ ok: false, status: res.statusCode ?? 0, body, text });
+          });
+          res.on('error', reject);
+          return;
+        }
+        resolve(new SseStream(req, res));
+      },
+    );
     req.on('error', reject);
     req.end(payload);
   });
 }
 
 /** Opens a subscription and waits for its `subscribed` event; throws if opening fails. */
-export async function subscribeSse(base: string, key: string | null, body: unknown = {}, path = '/v1/subscribe'): Promise<{ stream: SseStream; id: number }> {
+export async function subscribeSse(
+  base: string,
+  key: string | null,
+  body: unknown = {},
+  path = '/v1/subscribe',
+): Promise<{ stream: SseStream; id: number }> {
   const s = await openSse(base, path, { body, key });
   if (!s.ok) throw new Error(`subscribe failed: ${s.status} ${s.text}`);
   const [first] = await s.waitFor('subscribed');

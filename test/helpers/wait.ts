@@ -29,7 +29,10 @@ export interface UntilOptions {
 }
 
 /** Resolves with the first truthy value of `check`; rejects naming `what` once the deadline passes. */
-export async function until<T>(check: () => T | Promise<T>, opts: UntilOptions): Promise<NonNullable<T>> {
+export async function until<T>(
+  check: () => T | Promise<T>,
+  opts: UntilOptions,
+): Promise<NonNullable<T>> {
   const deadlineMs = opts.deadlineMs ?? 10_000;
   const deadline = Date.now() + deadlineMs;
   for (;;) {
@@ -44,7 +47,11 @@ export async function until<T>(check: () => T | Promise<T>, opts: UntilOptions):
 }
 
 /** One try of `check`: a throw is a miss with `retryErrors`, a check still running at the deadline one with `cutAtDeadline`. */
-async function attempt<T>(check: () => T | Promise<T>, opts: UntilOptions, deadline: number): Promise<T | false> {
+async function attempt<T>(
+  check: () => T | Promise<T>,
+  opts: UntilOptions,
+  deadline: number,
+): Promise<T | false> {
   const tried = Promise.resolve().then(check);
   const settled = opts.retryErrors ? tried.catch(() => false as const) : tried;
   if (!opts.cutAtDeadline) return settled;
@@ -65,8 +72,16 @@ async function attempt<T>(check: () => T | Promise<T>, opts: UntilOptions, deadl
  * push of a chunk has arrived (a chunk's pushes are produced together). Waits until `received`
  * reaches it; an extra push the server should not have made is then seen by the caller's asserts.
  */
-export async function untilAllPushes(produced: () => number, received: () => number, opts: { deadlineMs?: number } = {}): Promise<void> {
-  await until(() => received() >= produced(), { what: 'every push the server produced', deadlineMs: opts.deadlineMs ?? 5_000, everyMs: 10 });
+export async function untilAllPushes(
+  produced: () => number,
+  received: () => number,
+  opts: { deadlineMs?: number } = {},
+): Promise<void> {
+  await until(() => received() >= produced(), {
+    what: 'every push the server produced',
+    deadlineMs: opts.deadlineMs ?? 5_000,
+    everyMs: 10,
+  });
 }
 
 /**
@@ -75,7 +90,11 @@ export async function untilAllPushes(produced: () => number, received: () => num
  * clock itself, read, not a pause guessed to be long enough.
  */
 export async function untilClockPasses(us: number): Promise<void> {
-  await until(() => Date.now() * 1000 > us, { what: `the clock to pass ${us} µs`, deadlineMs: 5_000, everyMs: 1 });
+  await until(() => Date.now() * 1000 > us, {
+    what: `the clock to pass ${us} µs`,
+    deadlineMs: 5_000,
+    everyMs: 1,
+  });
 }
 
 /** The sum of `flashbulb_background_backlog` over shards and kinds of work, from Prometheus text. */
@@ -95,9 +114,20 @@ const REPORT_MS = 1100;
  * Waits until the server has no background work left: the backlog gauges read zero twice, one
  * shard report apart (a single zero may predate the report of work just queued).
  */
-export async function untilIdle(metrics: () => Promise<string>, opts: { deadlineMs?: number } = {}): Promise<void> {
+export async function untilIdle(
+  metrics: () => Promise<string>,
+  opts: { deadlineMs?: number } = {},
+): Promise<void> {
   const deadline = opts.deadlineMs ?? 30_000;
-  await until(async () => backlogOf(await metrics()) === 0, { what: 'an empty background backlog', deadlineMs: deadline, everyMs: 50 });
+  await until(async () => backlogOf(await metrics()) === 0, {
+    what: 'an empty background backlog',
+    deadlineMs: deadline,
+    everyMs: 50,
+  });
   await sleep(REPORT_MS); // one shard report: no condition tells that a report has happened
-  await until(async () => backlogOf(await metrics()) === 0, { what: 'an empty background backlog (confirmed)', deadlineMs: deadline, everyMs: 50 });
+  await until(async () => backlogOf(await metrics()) === 0, {
+    what: 'an empty background backlog (confirmed)',
+    deadlineMs: deadline,
+    everyMs: 50,
+  });
 }

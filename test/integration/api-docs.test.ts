@@ -22,15 +22,30 @@ describe('GET /docs', () => {
     const page = await t.req('GET', '/docs/', { key: null });
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
-    expect(page.headers.get('content-security-policy')).toMatch(/default-src 'self'; script-src 'self'/);
+    expect(page.headers.get('content-security-policy')).toMatch(
+      /default-src 'self'; script-src 'self'/,
+    );
     expect(page.text).not.toMatch(/https?:\/\//);
     const refs = [...page.text.matchAll(/(?:src|href)="([^"]+)"/g)].map((m) => m[1] as string);
-    expect(refs.sort()).toEqual(['favicon-32x32.png', 'start.js', 'swagger-ui-bundle.js', 'swagger-ui.css']);
-    const types: Record<string, RegExp> = { '.js': /^text\/javascript/, '.css': /^text\/css/, '.png': /^image\/png$/ };
+    expect(refs.sort()).toEqual([
+      'favicon-32x32.png',
+      'start.js',
+      'swagger-ui-bundle.js',
+      'swagger-ui.css',
+    ]);
+    const types: Record<string, RegExp> = {
+      '.js': /^text\/javascript/,
+      '.css': /^text\/css/,
+      '.png': /^image\/png$/,
+    };
     for (const ref of refs) {
-      const res = await fetch(new URL(ref, `${t.base}/docs/`), { headers: { 'accept-encoding': 'br' } });
+      const res = await fetch(new URL(ref, `${t.base}/docs/`), {
+        headers: { 'accept-encoding': 'br' },
+      });
       expect(res.status, ref).toBe(200);
-      expect(res.headers.get('content-type'), ref).toMatch(types[ref.slice(ref.lastIndexOf('.'))] as RegExp);
+      expect(res.headers.get('content-type'), ref).toMatch(
+        types[ref.slice(ref.lastIndexOf('.'))] as RegExp,
+      );
       expect((await res.arrayBuffer()).byteLength, ref).toBeGreaterThan(100);
     }
     const start = await t.req('GET', '/docs/start.js', { key: null });
@@ -44,7 +59,9 @@ describe('GET /docs', () => {
     const head = await fetch(`${t.base}/docs/swagger-ui.css`, { method: 'HEAD' });
     expect(head.status).toBe(200);
     const etag = head.headers.get('etag') ?? '';
-    expect((await fetch(`${t.base}/docs/swagger-ui.css`, { headers: { 'if-none-match': etag } })).status).toBe(304);
+    expect(
+      (await fetch(`${t.base}/docs/swagger-ui.css`, { headers: { 'if-none-match': etag } })).status,
+    ).toBe(304);
     const missing = await t.req('GET', '/docs/nothing.js', { key: null });
     expect(missing.status).toBe(404);
     const posted = await t.req('POST', '/docs/', { body: {} });

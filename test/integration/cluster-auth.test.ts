@@ -14,7 +14,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CLI, ensureBuilt, killQuietly, ROOT, spawnServer, waitReady, type ChildServer } from '../helpers/child.ts';
+import {
+  CLI,
+  ensureBuilt,
+  killQuietly,
+  ROOT,
+  spawnServer,
+  waitReady,
+  type ChildServer,
+} from '../helpers/child.ts';
 import { natsServerAvailable, startNats, stopNats, type NatsServer } from '../helpers/nats.ts';
 import * as grpc from '@grpc/grpc-js';
 import { connectGrpc } from '../helpers/grpc.ts';
@@ -23,7 +31,10 @@ import { until } from '../helpers/wait.ts';
 import { ClusterAuth } from '../../src/cluster/auth-sync.ts';
 
 const HAVE_NATS = natsServerAvailable();
-if (!HAVE_NATS) console.warn('cluster auth tests SKIPPED: nats-server is not installed (apt-get install -y nats-server); CI installs it');
+if (!HAVE_NATS)
+  console.warn(
+    'cluster auth tests SKIPPED: nats-server is not installed (apt-get install -y nats-server); CI installs it',
+  );
 
 /** How long a change made through one node may take to reach the others (docs/operations/cluster.md: "within milliseconds on a healthy cluster"). */
 const PROPAGATION_BOUND_MS = 5000;
@@ -41,11 +52,21 @@ interface Reply {
   body: any;
 }
 
-async function call(node: ChildServer, method: string, path: string, key: string | null, body?: unknown): Promise<Reply> {
+async function call(
+  node: ChildServer,
+  method: string,
+  path: string,
+  key: string | null,
+  body?: unknown,
+): Promise<Reply> {
   const headers: Record<string, string> = {};
   if (key !== null) headers.authorization = `Bearer ${key}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${node.base}${path}`, { method, headers, body: body === undefined ? null : JSON.stringify(body) });
+  const res = await fetch(`${node.base}${path}`, {
+    method,
+    headers,
+    body: body === undefined ? null : JSON.stringify(body),
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -57,12 +78,23 @@ async function call(node: ChildServer, method: string, path: string, key: string
 }
 
 /** Polls `probe` until `ok` holds; fails with the last reply after the bound. */
-async function eventually(probe: () => Promise<Reply>, ok: (r: Reply) => boolean, what: string): Promise<Reply> {
+async function eventually(
+  probe: () => Promise<Reply>,
+  ok: (r: Reply) => boolean,
+  what: string,
+): Promise<Reply> {
   let last: Reply | null = null;
-  return until(async () => {
-    last = await probe();
-    return ok(last) ? last : null;
-  }, { what: () => `${what}: still ${last?.status} ${JSON.stringify(last?.body)}`, deadlineMs: PROPAGATION_BOUND_MS, everyMs: 50 });
+  return until(
+    async () => {
+      last = await probe();
+      return ok(last) ? last : null;
+    },
+    {
+      what: () => `${what}: still ${last?.status} ${JSON.stringify(last?.body)}`,
+      deadlineMs: PROPAGATION_BOUND_MS,
+      everyMs: 50,
+    },
+  );
 }
 
 const ADMIN_KEY_LINE = /^\s+(fb_admin_[0-9A-Za-z]+)\s*$/m;
@@ -101,7 +133,11 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
     ensureBuilt();
     nats = await startNats({ storeDir: tempDir('fb-nats-auth-') });
     // Three nodes of a new cluster start at the same time: they race for the first admin key.
-    [a, b, c] = (await Promise.all(['a', 'b', 'c'].map((id) => startNode(id)))) as [ChildServer, ChildServer, ChildServer];
+    [a, b, c] = (await Promise.all(['a', 'b', 'c'].map((id) => startNode(id)))) as [
+      ChildServer,
+      ChildServer,
+      ChildServer,
+    ];
     await Promise.all(nodes.map((n) => waitReady(n, 30_000)));
   });
 
@@ -114,18 +150,29 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
   it('a first start of three nodes at once creates exactly one admin key, printed by the node that made it, valid on every node', async () => {
     // A node answers health checks before it has settled the first admin key; it prints its
     // "listening" line once it has, and the key right after it.
-    await until(() => [a, b, c].every((n) => / listening: /.test(n.stderr())) && [a, b, c].some((n) => ADMIN_KEY_LINE.test(n.stderr())), {
-      what: 'every node to print its listening line, and one its admin key',
-      deadlineMs: 30_000,
-    }).catch(() => undefined); // the assertions below say what is missing
+    await until(
+      () =>
+        [a, b, c].every((n) => / listening: /.test(n.stderr())) &&
+        [a, b, c].some((n) => ADMIN_KEY_LINE.test(n.stderr())),
+      {
+        what: 'every node to print its listening line, and one its admin key',
+        deadlineMs: 30_000,
+      },
+    ).catch(() => undefined); // the assertions below say what is missing
     const printers = [a, b, c].filter((n) => ADMIN_KEY_LINE.test(n.stderr()));
     expect(printers.length, [a, b, c].map((n) => n.stderr()).join('\n----\n')).toBe(1);
     const printer = printers[0] as ChildServer;
-    expect(printer.stderr()).toMatch(/First start of the cluster: node [abc] created its admin API key/);
+    expect(printer.stderr()).toMatch(
+      /First start of the cluster: node [abc] created its admin API key/,
+    );
     admin = ADMIN_KEY_LINE.exec(printer.stderr())?.[1] ?? '';
     expect(admin).toMatch(/^fb_admin_[0-9A-Za-z]{32,}$/);
     for (const node of [a, b, c]) {
-      const who = await eventually(() => call(node, 'GET', '/v1/auth/whoami', admin), (r) => r.status === 200, `the admin key on ${node.base}`);
+      const who = await eventually(
+        () => call(node, 'GET', '/v1/auth/whoami', admin),
+        (r) => r.status === 200,
+        `the admin key on ${node.base}`,
+      );
       expect(who.body.role).toBe('admin');
       const keys = await call(node, 'GET', '/v1/keys', admin);
       expect(keys.status).toBe(200);
@@ -136,16 +183,29 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
   });
 
   it('a workspace and its key created through node a work through b and c; renamed on b, c sees the new name', async () => {
-    const made = await call(a, 'POST', '/v1/workspaces', admin, { slug: 'shared-ws', name: 'Shared' });
+    const made = await call(a, 'POST', '/v1/workspaces', admin, {
+      slug: 'shared-ws',
+      name: 'Shared',
+    });
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     const wsKey = made.body.api_key as string;
     for (const node of [b, c]) {
-      const list = await eventually(() => call(node, 'GET', '/v1/workspaces', admin), (r) => r.status === 200 && JSON.stringify(r.body).includes('"shared-ws"'), `shared-ws listed on ${node.base}`);
+      const list = await eventually(
+        () => call(node, 'GET', '/v1/workspaces', admin),
+        (r) => r.status === 200 && JSON.stringify(r.body).includes('"shared-ws"'),
+        `shared-ws listed on ${node.base}`,
+      );
       expect(list.body.workspaces.map((w: { slug: string }) => w.slug)).toContain('shared-ws');
-      const who = await eventually(() => call(node, 'GET', '/v1/auth/whoami', wsKey), (r) => r.status === 200, `the workspace key on ${node.base}`);
+      const who = await eventually(
+        () => call(node, 'GET', '/v1/auth/whoami', wsKey),
+        (r) => r.status === 200,
+        `the workspace key on ${node.base}`,
+      );
       expect(who.body.workspace.slug).toBe('shared-ws');
     }
-    const wrote = await call(b, 'POST', '/v1/memories', wsKey, { content: 'written with a key made on another node' });
+    const wrote = await call(b, 'POST', '/v1/memories', wsKey, {
+      content: 'written with a key made on another node',
+    });
     expect(wrote.status, JSON.stringify(wrote.body)).toBe(201);
     const read = await call(c, 'GET', `/v1/memories/${wrote.body.memory_id}`, wsKey);
     expect(read.status, JSON.stringify(read.body)).toBe(200);
@@ -153,23 +213,45 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
     const again = await call(c, 'POST', '/v1/workspaces', admin, { slug: 'shared-ws' });
     expect(again.status).toBe(409);
 
-    const renamed = await call(b, 'PUT', '/v1/workspaces/shared-ws', admin, { name: 'Renamed on b' });
+    const renamed = await call(b, 'PUT', '/v1/workspaces/shared-ws', admin, {
+      name: 'Renamed on b',
+    });
     expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
-    const seen = await eventually(() => call(c, 'GET', '/v1/workspaces/shared-ws', admin), (r) => r.body?.name === 'Renamed on b', 'the new name on c');
+    const seen = await eventually(
+      () => call(c, 'GET', '/v1/workspaces/shared-ws', admin),
+      (r) => r.body?.name === 'Renamed on b',
+      'the new name on c',
+    );
     expect(seen.status).toBe(200);
   });
 
   it('a key revoked through node b is refused by a and c (and by b at once)', async () => {
-    const made = await call(a, 'POST', '/v1/keys', admin, { workspace: 'default', role: 'workspace', label: 'to revoke' });
+    const made = await call(a, 'POST', '/v1/keys', admin, {
+      workspace: 'default',
+      role: 'workspace',
+      label: 'to revoke',
+    });
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     const key = made.body.api_key as string;
-    await eventually(() => call(b, 'GET', '/v1/auth/whoami', key), (r) => r.status === 200, 'the new key on b');
-    await eventually(() => call(c, 'GET', '/v1/auth/whoami', key), (r) => r.status === 200, 'the new key on c');
+    await eventually(
+      () => call(b, 'GET', '/v1/auth/whoami', key),
+      (r) => r.status === 200,
+      'the new key on b',
+    );
+    await eventually(
+      () => call(c, 'GET', '/v1/auth/whoami', key),
+      (r) => r.status === 200,
+      'the new key on c',
+    );
     const revoked = await call(b, 'DELETE', `/v1/keys/${made.body.key_id}`, admin);
     expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
     expect((await call(b, 'GET', '/v1/auth/whoami', key)).status).toBe(401);
     for (const node of [a, c]) {
-      const refused = await eventually(() => call(node, 'GET', '/v1/auth/whoami', key), (r) => r.status === 401, `the revoked key on ${node.base}`);
+      const refused = await eventually(
+        () => call(node, 'GET', '/v1/auth/whoami', key),
+        (r) => r.status === 401,
+        `the revoked key on ${node.base}`,
+      );
       expect(refused.body.error_code).toBe('unauthenticated');
     }
   });
@@ -178,7 +260,11 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
     const made = await call(a, 'POST', '/v1/workspaces', admin, { slug: 'streams-ws' });
     expect(made.status, JSON.stringify(made.body)).toBe(201);
     const key = made.body.api_key as string;
-    await eventually(() => call(c, 'GET', '/v1/auth/whoami', key), (r) => r.status === 200, 'the new key on c');
+    await eventually(
+      () => call(c, 'GET', '/v1/auth/whoami', key),
+      (r) => r.status === 200,
+      'the new key on c',
+    );
     const sse = await subscribeSse(c.base, key, {});
     const grpcPort = Number(/ gRPC [\d.]+:(\d+) /.exec(a.stderr())?.[1]);
     const rpc = connectGrpc(grpcPort, { deadlineMs: 10_000 });
@@ -194,9 +280,16 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
       await until(() => handshakes >= 1, { what: 'the gRPC handshake on a' });
       const revoked = await call(b, 'DELETE', `/v1/keys/${made.body.key_id}`, admin);
       expect(revoked.status, JSON.stringify(revoked.body)).toBe(200);
-      await sse.stream.until((events) => events.some((e) => e.event === 'closed'), PROPAGATION_BOUND_MS, 'event: closed on c');
+      await sse.stream.until(
+        (events) => events.some((e) => e.event === 'closed'),
+        PROPAGATION_BOUND_MS,
+        'event: closed on c',
+      );
       expect(sse.stream.named('closed')[0]?.json).toEqual({ reason: 'revoked' });
-      const ended = await until(() => status, { what: 'the gRPC stream on a to end', deadlineMs: PROPAGATION_BOUND_MS });
+      const ended = await until(() => status, {
+        what: 'the gRPC stream on a to end',
+        deadlineMs: PROPAGATION_BOUND_MS,
+      });
       expect(grpc.status[ended.code]).toBe('UNAUTHENTICATED');
     } finally {
       sse.stream.destroy();
@@ -208,11 +301,19 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
     const made = await call(c, 'POST', '/v1/workspaces', admin, { slug: 'short-lived' });
     expect(made.status).toBe(201);
     const key = made.body.api_key as string;
-    await eventually(() => call(a, 'GET', '/v1/auth/whoami', key), (r) => r.status === 200, 'short-lived key on a');
+    await eventually(
+      () => call(a, 'GET', '/v1/auth/whoami', key),
+      (r) => r.status === 200,
+      'short-lived key on a',
+    );
     const gone = await call(c, 'DELETE', '/v1/workspaces/short-lived', admin);
     expect(gone.status, JSON.stringify(gone.body)).toBe(200);
     expect(gone.body.keys_revoked).toBe(1);
-    await eventually(() => call(a, 'GET', '/v1/workspaces/short-lived', admin), (r) => r.status === 404, 'short-lived gone on a');
+    await eventually(
+      () => call(a, 'GET', '/v1/workspaces/short-lived', admin),
+      (r) => r.status === 404,
+      'short-lived gone on a',
+    );
     expect((await call(a, 'GET', '/v1/auth/whoami', key)).status).toBe(401);
   });
 
@@ -221,22 +322,45 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
     await waitReady(d, 30_000);
     expect(d.stderr()).not.toMatch(ADMIN_KEY_LINE);
     expect((await call(d, 'GET', '/v1/auth/whoami', admin)).status).toBe(200);
-    expect((await call(d, 'GET', '/v1/workspaces/shared-ws', admin)).body.name).toBe('Renamed on b');
+    expect((await call(d, 'GET', '/v1/workspaces/shared-ws', admin)).body.name).toBe(
+      'Renamed on b',
+    );
 
-    const { stdout } = await promisify(execFile)(process.execPath, [CLI, 'keys', 'create', '--role', 'admin', '--label', 'from the cli', '--json'], {
-      cwd: ROOT,
-      env: { PATH: process.env.PATH ?? '', ...env('cli') },
-    });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [CLI, 'keys', 'create', '--role', 'admin', '--label', 'from the cli', '--json'],
+      {
+        cwd: ROOT,
+        env: { PATH: process.env.PATH ?? '', ...env('cli') },
+      },
+    );
     const made = JSON.parse(stdout) as { api_key: string; key_id: string };
-    for (const node of [a, b, d]) await eventually(() => call(node, 'GET', '/v1/auth/whoami', made.api_key), (r) => r.status === 200, `the CLI's key on ${node.base}`);
-    const keys = (await call(b, 'GET', '/v1/keys', admin)).body.keys as Array<{ key_id: string; role: string }>;
+    for (const node of [a, b, d])
+      await eventually(
+        () => call(node, 'GET', '/v1/auth/whoami', made.api_key),
+        (r) => r.status === 200,
+        `the CLI's key on ${node.base}`,
+      );
+    const keys = (await call(b, 'GET', '/v1/keys', admin)).body.keys as Array<{
+      key_id: string;
+      role: string;
+    }>;
     expect(keys.filter((k) => k.role === 'admin').map((k) => k.key_id)).toContain(made.key_id);
   });
 
   it('the race itself: eight stores on a new bucket asking for the first admin key at the same moment make exactly one', async () => {
     if (!nats) throw new Error('nats not started');
-    const config = { natsUrls: [nats.url], clusterName: 'race', natsReplicas: 1, clusterLeaseMs: 3500 };
-    const stores = await Promise.all(Array.from({ length: 8 }, (_, i) => ClusterAuth.start({ config: { ...config, nodeId: `r${i}` }, log: () => undefined })));
+    const config = {
+      natsUrls: [nats.url],
+      clusterName: 'race',
+      natsReplicas: 1,
+      clusterLeaseMs: 3500,
+    };
+    const stores = await Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        ClusterAuth.start({ config: { ...config, nodeId: `r${i}` }, log: () => undefined }),
+      ),
+    );
     try {
       await Promise.all(stores.map((s) => s.ensureWorkspaceShared('default', 'Default workspace')));
       const made = await Promise.all(stores.map((s) => s.firstAdminKey()));
@@ -244,7 +368,10 @@ describe.skipIf(!HAVE_NATS)('cluster mode: one key store for the whole cluster',
       // Every store ends up with that one key and no other.
       const key = made.find((k) => k !== null) as string;
       for (const s of stores) {
-        await until(() => s.authenticate(key) !== null, { what: 'the one admin key in every store', deadlineMs: PROPAGATION_BOUND_MS });
+        await until(() => s.authenticate(key) !== null, {
+          what: 'the one admin key in every store',
+          deadlineMs: PROPAGATION_BOUND_MS,
+        });
         expect(s.authenticate(key)?.role).toBe('admin');
         expect(s.keys()).toHaveLength(1);
       }

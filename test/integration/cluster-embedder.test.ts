@@ -13,7 +13,10 @@ import { natsServerAvailable, startNats, stopNats, type NatsServer } from '../he
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const HAVE_NATS = natsServerAvailable();
-if (!HAVE_NATS) console.warn('cluster embedder tests SKIPPED: nats-server is not installed (apt-get install -y nats-server); CI installs it');
+if (!HAVE_NATS)
+  console.warn(
+    'cluster embedder tests SKIPPED: nats-server is not installed (apt-get install -y nats-server); CI installs it',
+  );
 
 const dirs: string[] = [];
 const temp = (prefix: string): string => {
@@ -45,7 +48,16 @@ describe.skipIf(!HAVE_NATS)('cluster: one embedder for every node', () => {
   it('a node with the same embedder joins; one with another model is refused, naming both', async () => {
     apps.push(await startTestApp({}, nodeEnv('n1'))); // hash embedder: the cluster records it
     apps.push(await startTestApp({}, nodeEnv('n2'))); // the same: joins
-    const other = startTestApp({}, { ...nodeEnv('n3'), FLASHBULB_EMBEDDER: 'model', FLASHBULB_MODEL_DIR: DEFAULTS.FLASHBULB_MODEL_DIR });
-    await expect(other).rejects.toThrow(/cluster 'embc' embeds with hash \(384 dims\); this node with bge-small-en-v1\.5 \(384 dims, model\.onnx sha256 [0-9a-f]{12}…\): every node must run the same model/);
+    const other = startTestApp(
+      {},
+      {
+        ...nodeEnv('n3'),
+        FLASHBULB_EMBEDDER: 'model',
+        FLASHBULB_MODEL_DIR: DEFAULTS.FLASHBULB_MODEL_DIR,
+      },
+    );
+    await expect(other).rejects.toThrow(
+      /cluster 'embc' embeds with hash \(384 dims\); this node with bge-small-en-v1\.5 \(384 dims, model\.onnx sha256 [0-9a-f]{12}…\): every node must run the same model/,
+    );
   }, 60_000);
 });

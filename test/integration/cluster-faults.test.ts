@@ -24,18 +24,28 @@ const dirs: string[] = [];
 const SKIPPED = process.env['FLASHBULB_FAULT_TESTS'] === '0';
 if (HAVE_NATS && SKIPPED) console.warn('cluster-faults: skipped (FLASHBULB_FAULT_TESTS=0)');
 
-describe.skipIf(!HAVE_NATS || SKIPPED)('cluster under the fault sequence (3 nats-servers, replicas 3, 3 nodes)', () => {
-  beforeAll(() => ensureBuilt());
-  afterAll(() => {
-    for (const d of dirs) rmSync(d, { recursive: true, force: true });
-  });
+describe.skipIf(!HAVE_NATS || SKIPPED)(
+  'cluster under the fault sequence (3 nats-servers, replicas 3, 3 nodes)',
+  () => {
+    beforeAll(() => ensureBuilt());
+    afterAll(() => {
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    });
 
-  it('every acknowledged write is readable through every node after kill -9 of a node, of a NATS follower and of the meta leader, and SIGSTOP/SIGCONT of an owner', async () => {
-    const report = await runFaultSequence({ rounds: 1, leaseMs: 3000, partitions: 6, writers: 2, dirs, log: (l) => console.log(`cluster faults: ${l}`) });
-    console.log(`cluster faults: ${report.acked} writes acknowledged`);
-    expect(report.acked).toBeGreaterThan(50);
-    expect(report.unowned).toEqual([]);
-    expect(report.missing).toEqual([]);
-    expect(report.violations).toEqual([]);
-  }, 420_000); // bounded for CI: 50–175 s on the shared 2-core machine
-});
+    it('every acknowledged write is readable through every node after kill -9 of a node, of a NATS follower and of the meta leader, and SIGSTOP/SIGCONT of an owner', async () => {
+      const report = await runFaultSequence({
+        rounds: 1,
+        leaseMs: 3000,
+        partitions: 6,
+        writers: 2,
+        dirs,
+        log: (l) => console.log(`cluster faults: ${l}`),
+      });
+      console.log(`cluster faults: ${report.acked} writes acknowledged`);
+      expect(report.acked).toBeGreaterThan(50);
+      expect(report.unowned).toEqual([]);
+      expect(report.missing).toEqual([]);
+      expect(report.violations).toEqual([]);
+    }, 420_000); // bounded for CI: 50–175 s on the shared 2-core machine
+  },
+);

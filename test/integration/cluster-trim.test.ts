@@ -13,7 +13,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import {
+  jetstream,
+  jetstreamManager,
+  type JetStreamClient,
+  type JetStreamManager,
+} from '@nats-io/jetstream';
 import { Kvm, type KV } from '@nats-io/kv';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import { PartitionSnapshots } from '../../src/cluster/snapshots.ts';
@@ -68,11 +73,17 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     const stream = `trim_p${p}`;
     const subject = `trim.p.${p}.log`;
     await ensureStream(jsm, stream, subject, 1);
-    for (let i = 1; i <= count; i++) await js.publish(subject, encodeEntry({ node: 'a', records: [access(i)] }));
+    for (let i = 1; i <= count; i++)
+      await js.publish(subject, encodeEntry({ node: 'a', records: [access(i)] }));
     return { p, stream, subject };
   }
 
-  function log(part: { p: number; stream: string; subject: string }, lastSeq: number, confirm: () => Promise<void>, retainMs = 300): StreamLog {
+  function log(
+    part: { p: number; stream: string; subject: string },
+    lastSeq: number,
+    confirm: () => Promise<void>,
+    retainMs = 300,
+  ): StreamLog {
     return new StreamLog({
       js,
       subject: part.subject,
@@ -87,13 +98,24 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
 
   /** What node b's takeover of a partition needs (one nats-server, replicas 1). */
   function takeoverDeps(): Parameters<typeof recoverAndFence>[0] {
-    return { node: 'b', js, jsm, reader: { js, jsm }, snapshots: store, subjects: new ClusterSubjects('trim'), replicas: 1, timeoutMs: 5000 };
+    return {
+      node: 'b',
+      js,
+      jsm,
+      reader: { js, jsm },
+      snapshots: store,
+      subjects: new ClusterSubjects('trim'),
+      replicas: 1,
+      timeoutMs: 5000,
+    };
   }
 
   it('a replay that meets a stream trimmed below where it reads fails (the takeover reads the pointer again) instead of skipping writes', async () => {
     const part = await partition(10);
     await jsm.streams.purge(part.stream, { seq: 6 }); // what a deposed owner's trim did after the new owner read the pointer
-    await expect(replayStream({ js, jsm }, part.stream, 2, 10)).rejects.toBeInstanceOf(StreamGapError);
+    await expect(replayStream({ js, jsm }, part.stream, 2, 10)).rejects.toBeInstanceOf(
+      StreamGapError,
+    );
     const whole = await replayStream({ js, jsm }, part.stream, 6, 10);
     expect(whole.messages).toBe(5);
   });
@@ -110,7 +132,13 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
             }
           : Reflect.get(target, key, receiver),
     });
-    return { jsm: new Proxy(jsm, { get: (target, key, receiver) => (key === 'streams' ? streams : Reflect.get(target, key, receiver)) }), gets: () => gets };
+    return {
+      jsm: new Proxy(jsm, {
+        get: (target, key, receiver) =>
+          key === 'streams' ? streams : Reflect.get(target, key, receiver),
+      }),
+      gets: () => gets,
+    };
   }
 
   it('a takeover replays a long stream through a consumer (8× faster than one get a message), in order', async () => {
@@ -125,13 +153,17 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
   it('a replay whose consumer cannot be created (no JetStream meta leader) or stops delivering goes on with gets from where it got', async () => {
     const part = await partition(300);
     // Never answers, as a consumer creation does while NATS elects its meta leader.
-    const stuck = { consumers: { get: () => new Promise(() => undefined) } } as unknown as JetStreamClient;
+    const stuck = {
+      consumers: { get: () => new Promise(() => undefined) },
+    } as unknown as JetStreamClient;
     const counted = countingGets();
     const none = await replayStream({ js: stuck, jsm: counted.jsm }, part.stream, 1, 300);
     expect(none.messages).toBe(300);
     expect(counted.gets()).toBe(300);
     // Delivers the first 100, then nothing.
-    const first = await Promise.all(Array.from({ length: 100 }, (_, i) => jsm.streams.getMessage(part.stream, { seq: i + 1 })));
+    const first = await Promise.all(
+      Array.from({ length: 100 }, (_, i) => jsm.streams.getMessage(part.stream, { seq: i + 1 })),
+    );
     let fetches = 0;
     const batchOf = (msgs: typeof first) => ({
       stop: () => undefined,
@@ -140,7 +172,12 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
       },
     });
     const partial = {
-      consumers: { get: async () => ({ fetch: async () => batchOf(fetches++ === 0 ? first : []), delete: async () => true }) },
+      consumers: {
+        get: async () => ({
+          fetch: async () => batchOf(fetches++ === 0 ? first : []),
+          delete: async () => true,
+        }),
+      },
     } as unknown as JetStreamClient;
     const counted2 = countingGets();
     const some = await replayStream({ js: partial, jsm: counted2.jsm }, part.stream, 1, 300);
@@ -149,7 +186,9 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
   });
 
   it('an object is read whole by direct gets, its chunks picked out from among other objects written at the same time', async () => {
-    const blobs = [0, 1, 2].map((k) => Buffer.from(Array.from({ length: 600_000 + k * 70_000 }, (_, i) => (i * (7 + k)) % 253)));
+    const blobs = [0, 1, 2].map((k) =>
+      Buffer.from(Array.from({ length: 600_000 + k * 70_000 }, (_, i) => (i * (7 + k)) % 253)),
+    );
     await Promise.all(blobs.map((b, k) => os.putBlob({ name: `interleaved-${k}` }, b)));
     // Written at once, their chunks interleave in the stream (they did in every run here).
     const counted = countingGets();
@@ -188,13 +227,23 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     await l.snapshot(new ShardState());
     const second = await store.pointer(part.p);
     expect(second?.pointer.seq).toBe(12);
-    await meta.update(`snap.p${String(part.p)}`, JSON.stringify(first?.pointer), second?.revision ?? 0);
+    await meta.update(
+      `snap.p${String(part.p)}`,
+      JSON.stringify(first?.pointer),
+      second?.revision ?? 0,
+    );
     await l.trimmed;
     const info = await jsm.streams.info(part.stream);
     expect(info.state.first_seq).toBe(6);
     const state = new ShardState();
     const snap = await store.load(part.p, state);
-    const replay = await replayStream({ js, jsm }, part.stream, snap.seq + 1, info.state.last_seq, state);
+    const replay = await replayStream(
+      { js, jsm },
+      part.stream,
+      snap.seq + 1,
+      info.state.last_seq,
+      state,
+    );
     expect(replay.messages).toBe(6);
   });
 
@@ -228,7 +277,11 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     const damaged = `p${part.p}-12-0badc0de`;
     await os.putBlob({ name: damaged }, Buffer.from('not a snapshot'));
     const now = await store.pointer(part.p);
-    await meta.update(`snap.p${part.p}`, JSON.stringify({ seq: 12, object: damaged, at: Date.now() }), now?.revision ?? 0);
+    await meta.update(
+      `snap.p${part.p}`,
+      JSON.stringify({ seq: 12, object: damaged, at: Date.now() }),
+      now?.revision ?? 0,
+    );
     const taken = await recoverAndFence(takeoverDeps(), part.p, 97, () => true);
     expect(taken.recovered.replayedRecords).toBe(6); // 7–12, on top of the snapshot at 6
     expect(taken.fenceSeq).toBe(13);
@@ -257,7 +310,11 @@ describe.skipIf(!HAVE_NATS)('cluster snapshots and trims (one nats-server)', () 
     await l.trimmed;
     const two = (await store.pointer(part.p))?.pointer.object;
     expect(two).not.toBe(one);
-    await until(async () => ((await os.info(one ?? '')) ?? { deleted: true }).deleted, { what: 'the replaced snapshot to be deleted', deadlineMs: 5000, everyMs: 50 });
+    await until(async () => ((await os.info(one ?? '')) ?? { deleted: true }).deleted, {
+      what: 'the replaced snapshot to be deleted',
+      deadlineMs: 5000,
+      everyMs: 50,
+    });
     expect((await os.info(two ?? ''))?.deleted ?? false).toBe(false);
   });
 

@@ -23,13 +23,29 @@ import { until, untilIdle } from '../helpers/wait.ts';
 
 const UNCERTAIN_PAIRS = {
   chess: ['The chess club has 32 members.', 'The chess club has 48 paying adult junior members.'],
-  kiln: ['The pottery kiln reaches 1200 degrees.', 'The pottery kiln reaches 1300 degrees during long glaze firing cycles.'],
-  lighthouse: ['The lighthouse beam reaches 20 miles.', 'The lighthouse beam reaches 25 miles across calm coastal waters.'],
-  orchard: ['The orchard yields 300 kilos of apples.', 'The orchard yields 450 kilos of apples in good sunny autumn seasons.'],
-  tram: ['The tram line carries 5000 riders.', 'The tram line carries 8000 riders on busy summer festival weekends.'],
+  kiln: [
+    'The pottery kiln reaches 1200 degrees.',
+    'The pottery kiln reaches 1300 degrees during long glaze firing cycles.',
+  ],
+  lighthouse: [
+    'The lighthouse beam reaches 20 miles.',
+    'The lighthouse beam reaches 25 miles across calm coastal waters.',
+  ],
+  orchard: [
+    'The orchard yields 300 kilos of apples.',
+    'The orchard yields 450 kilos of apples in good sunny autumn seasons.',
+  ],
+  tram: [
+    'The tram line carries 5000 riders.',
+    'The tram line carries 8000 riders on busy summer festival weekends.',
+  ],
 } as const;
 
-type Req = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any; headers: Headers; text: string }>;
+type Req = (
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<{ status: number; body: any; headers: Headers; text: string }>;
 interface Ws {
   slug: string;
   key: string;
@@ -52,7 +68,12 @@ async function freshWorkspace(app: TestApp = t): Promise<Ws> {
   const created = await app.req('POST', '/v1/workspaces', { body: { slug } });
   expect(created.status, created.text).toBe(201);
   const key = created.body.api_key as string;
-  return { slug, key, req: (method, path, body) => app.req(method, path, body === undefined ? { key } : { key, body }) };
+  return {
+    slug,
+    key,
+    req: (method, path, body) =>
+      app.req(method, path, body === undefined ? { key } : { key, body }),
+  };
 }
 
 async function remember(ws: Ws, content: string): Promise<string> {
@@ -72,7 +93,11 @@ async function poll<T>(get: () => Promise<T>, done: (v: T) => boolean, ms = 20_0
   let last = await get();
   if (done(last)) return last;
   // At the deadline the last value is returned, for the caller's asserts to name.
-  await until(async () => done((last = await get())), { what: 'the contradiction check', deadlineMs: ms, everyMs: 50 }).catch(() => undefined);
+  await until(async () => done((last = await get())), {
+    what: 'the contradiction check',
+    deadlineMs: ms,
+    everyMs: 50,
+  }).catch(() => undefined);
   return last;
 }
 
@@ -93,13 +118,27 @@ const ofType = (edges: any[], type: string): any[] => edges.filter((e) => e.edge
 async function checksSettled(ms = 15_000): Promise<void> {
   const writtenAt = Date.now();
   const backlog = async (): Promise<number[]> =>
-    [...(await t.req('GET', '/v1/metrics')).text.matchAll(/^flashbulb_background_backlog\{[^}]*work="contradiction_checks"[^}]*\} (\S+)$/gm)].map((m) => Number(m[1]));
-  const settled = await poll(backlog, (b) => b.length > 0 && b.every((n) => n === 0) && Date.now() - writtenAt >= 1200, ms);
-  expect(settled.every((n) => n === 0), `check backlog ${settled.join(', ')}`).toBe(true);
+    [
+      ...(await t.req('GET', '/v1/metrics')).text.matchAll(
+        /^flashbulb_background_backlog\{[^}]*work="contradiction_checks"[^}]*\} (\S+)$/gm,
+      ),
+    ].map((m) => Number(m[1]));
+  const settled = await poll(
+    backlog,
+    (b) => b.length > 0 && b.every((n) => n === 0) && Date.now() - writtenAt >= 1200,
+    ms,
+  );
+  expect(
+    settled.every((n) => n === 0),
+    `check backlog ${settled.join(', ')}`,
+  ).toBe(true);
 }
 
 /** Writes the named uncertain pairs (older first) and waits until each has its candidate. */
-async function pendingPairs(ws: Ws, names: Array<keyof typeof UNCERTAIN_PAIRS>): Promise<Map<string, { older: string; newer: string; pending: any }>> {
+async function pendingPairs(
+  ws: Ws,
+  names: Array<keyof typeof UNCERTAIN_PAIRS>,
+): Promise<Map<string, { older: string; newer: string; pending: any }>> {
   const ids = new Map<string, { older: string; newer: string }>();
   for (const name of names) {
     const [a, b] = UNCERTAIN_PAIRS[name];
@@ -107,7 +146,10 @@ async function pendingPairs(ws: Ws, names: Array<keyof typeof UNCERTAIN_PAIRS>):
     const newer = await remember(ws, b);
     ids.set(name, { older, newer });
   }
-  const candidates = await poll(() => pending(ws), (c) => c.length >= names.length);
+  const candidates = await poll(
+    () => pending(ws),
+    (c) => c.length >= names.length,
+  );
   expect(candidates, JSON.stringify(candidates)).toHaveLength(names.length);
   const out = new Map<string, { older: string; newer: string; pending: any }>();
   for (const [name, { older, newer }] of ids) {
@@ -118,7 +160,10 @@ async function pendingPairs(ws: Ws, names: Array<keyof typeof UNCERTAIN_PAIRS>):
   return out;
 }
 
-async function commit(ws: Ws, verdicts: unknown[]): Promise<{ status: number; body: any; headers: Headers; text: string }> {
+async function commit(
+  ws: Ws,
+  verdicts: unknown[],
+): Promise<{ status: number; body: any; headers: Headers; text: string }> {
   return ws.req('POST', '/v1/contradictions/commit', { verdicts });
 }
 
@@ -127,7 +172,10 @@ describe('contradiction checks after a write', () => {
     const ws = await freshWorkspace();
     const older = await remember(ws, 'Tom is allergic to peanuts.');
     const newer = await remember(ws, 'Tom is not allergic to peanuts.');
-    const fromNewer = await poll(() => edgesOf(ws, newer), (e) => ofType(e.outgoing, 'contradicts').length > 0);
+    const fromNewer = await poll(
+      () => edgesOf(ws, newer),
+      (e) => ofType(e.outgoing, 'contradicts').length > 0,
+    );
     expect(ofType(fromNewer.outgoing, 'contradicts').map((e) => e.target_id)).toEqual([older]);
     expect(ofType(fromNewer.incoming, 'contradicts').map((e) => e.source_id)).toEqual([older]);
     const fromOlder = await edgesOf(ws, older);
@@ -147,13 +195,19 @@ describe('contradiction checks after a write', () => {
     const ws = await freshWorkspace();
     const older = await remember(ws, 'The harbour ferry runs on Sundays.');
     const newer = await remember(ws, 'The harbour ferry does not run on Sundays.');
-    const made = await poll(() => edgesOf(ws, newer), (e) => ofType(e.outgoing, 'contradicts').length > 0);
+    const made = await poll(
+      () => edgesOf(ws, newer),
+      (e) => ofType(e.outgoing, 'contradicts').length > 0,
+    );
     const reason = ofType(made.outgoing, 'contradicts')[0].reason as string;
     expect(reason).toMatch(/^negation scope: /);
     const exported = await t.req('GET', `/v1/workspaces/${ws.slug}/export?embeddings=true`);
     expect(exported.status, exported.text).toBe(200);
     const copy = await freshWorkspace();
-    const imported = await t.req('POST', `/v1/workspaces/${copy.slug}/import`, { raw: exported.text, headers: { 'content-type': 'application/x-ndjson' } });
+    const imported = await t.req('POST', `/v1/workspaces/${copy.slug}/import`, {
+      raw: exported.text,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
     expect(imported.status, imported.text).toBe(200);
     const copied = ofType((await edgesOf(copy, newer)).outgoing, 'contradicts');
     expect(copied.map((e) => [e.target_id, e.reason])).toEqual([[older, reason]]);
@@ -163,9 +217,15 @@ describe('contradiction checks after a write', () => {
     const ws = await freshWorkspace();
     const older = await remember(ws, 'Bob lives in Berlin.');
     const newer = await remember(ws, 'Bob now lives in Paris.');
-    const e = await poll(() => edgesOf(ws, newer), (x) => ofType(x.outgoing, 'revised_from').length > 0);
+    const e = await poll(
+      () => edgesOf(ws, newer),
+      (x) => ofType(x.outgoing, 'revised_from').length > 0,
+    );
     expect(ofType(e.outgoing, 'revised_from')).toHaveLength(1);
-    expect(ofType(e.outgoing, 'revised_from')[0]).toMatchObject({ source_id: newer, target_id: older });
+    expect(ofType(e.outgoing, 'revised_from')[0]).toMatchObject({
+      source_id: newer,
+      target_id: older,
+    });
     expect(ofType(e.outgoing, 'revised_from')[0].confidence).toBeGreaterThanOrEqual(CONFIDENT);
     expect(ofType(e.outgoing, 'contradicts')).toEqual([]);
     const o = await edgesOf(ws, older);
@@ -184,13 +244,22 @@ describe('contradiction checks after a write', () => {
     await checksSettled();
     for (const id of [a, b, c]) {
       const e = await edgesOf(ws, id);
-      expect([...e.outgoing, ...e.incoming].filter((x) => x.edge_type === 'contradicts' || x.edge_type === 'revised_from')).toEqual([]);
+      expect(
+        [...e.outgoing, ...e.incoming].filter(
+          (x) => x.edge_type === 'contradicts' || x.edge_type === 'revised_from',
+        ),
+      ).toEqual([]);
     }
     expect(await pending(ws)).toEqual([]);
   });
 
   it('findings are counted in flashbulb_contradictions_found_total', async () => {
-    const value = async (): Promise<number> => Number(/^flashbulb_contradictions_found_total (\S+)$/m.exec((await t.req('GET', '/v1/metrics')).text)?.[1] ?? 'NaN');
+    const value = async (): Promise<number> =>
+      Number(
+        /^flashbulb_contradictions_found_total (\S+)$/m.exec(
+          (await t.req('GET', '/v1/metrics')).text,
+        )?.[1] ?? 'NaN',
+      );
     const before = await value();
     expect(Number.isFinite(before)).toBe(true);
     const ws = await freshWorkspace();
@@ -205,7 +274,11 @@ describe('pending candidates (POST /v1/contradictions/prepare)', () => {
   it('an uncertain pair becomes a candidate with the PendingContradictionProto fields, and no edge yet', async () => {
     const ws = await freshWorkspace();
     const pairs = await pendingPairs(ws, ['chess']);
-    const { older, newer, pending: p } = pairs.get('chess') as { older: string; newer: string; pending: any };
+    const {
+      older,
+      newer,
+      pending: p,
+    } = pairs.get('chess') as { older: string; newer: string; pending: any };
     expect(p.pending_id).toMatch(/^[0-9a-f]{32}$/);
     expect(p.memory_id_a).toBe(older);
     expect(p.memory_id_b).toBe(newer);
@@ -221,7 +294,11 @@ describe('pending candidates (POST /v1/contradictions/prepare)', () => {
     expect(p.created_at).toBeGreaterThan(1e15);
     for (const id of [older, newer]) {
       const e = await edgesOf(ws, id);
-      expect([...e.outgoing, ...e.incoming].filter((x) => x.edge_type === 'contradicts' || x.edge_type === 'revised_from')).toEqual([]);
+      expect(
+        [...e.outgoing, ...e.incoming].filter(
+          (x) => x.edge_type === 'contradicts' || x.edge_type === 'revised_from',
+        ),
+      ).toEqual([]);
     }
     // Asking again lists the same candidate once; prepare changes nothing.
     expect((await pending(ws)).map((c) => c.pending_id)).toEqual([p.pending_id]);
@@ -244,7 +321,12 @@ describe('POST /v1/contradictions/commit', () => {
     const kiln = pairs.get('kiln') as { older: string; newer: string; pending: any };
     const light = pairs.get('lighthouse') as { older: string; newer: string; pending: any };
     const res = await commit(ws, [
-      { pending_id: chess.pending.pending_id, verdict: 'contradiction', confidence: 0.9, reasoning: 'both cannot be true' },
+      {
+        pending_id: chess.pending.pending_id,
+        verdict: 'contradiction',
+        confidence: 0.9,
+        reasoning: 'both cannot be true',
+      },
       { pending_id: kiln.pending.pending_id, verdict: 'revision', confidence: 0.8 },
       { pending_id: light.pending.pending_id, verdict: 'dismiss', confidence: 0.95 },
     ]);
@@ -257,7 +339,9 @@ describe('POST /v1/contradictions/commit', () => {
     expect(ofType(c.incoming, 'contradicts').map((e) => e.source_id)).toEqual([chess.older]);
     expect(ofType(c.outgoing, 'contradicts')[0].confidence).toBeCloseTo(0.9, 5);
     // A confirmed candidate's edge says so and keeps the rule that proposed it.
-    expect(ofType(c.outgoing, 'contradicts')[0].reason).toBe(`confirmed by a verdict (${chess.pending.reason})`);
+    expect(ofType(c.outgoing, 'contradicts')[0].reason).toBe(
+      `confirmed by a verdict (${chess.pending.reason})`,
+    );
 
     const k = await edgesOf(ws, kiln.newer);
     expect(ofType(k.outgoing, 'revised_from').map((e) => e.target_id)).toEqual([kiln.older]);
@@ -267,18 +351,30 @@ describe('POST /v1/contradictions/commit', () => {
 
     for (const id of [light.older, light.newer]) {
       const e = await edgesOf(ws, id);
-      expect([...e.outgoing, ...e.incoming].filter((x) => x.edge_type === 'contradicts' || x.edge_type === 'revised_from')).toEqual([]);
+      expect(
+        [...e.outgoing, ...e.incoming].filter(
+          (x) => x.edge_type === 'contradicts' || x.edge_type === 'revised_from',
+        ),
+      ).toEqual([]);
     }
     // Resolved candidates are gone, and a second commit of them is a 404.
     expect(await pending(ws)).toEqual([]);
-    const again = await commit(ws, [{ pending_id: light.pending.pending_id, verdict: 'dismiss', confidence: 1 }]);
+    const again = await commit(ws, [
+      { pending_id: light.pending.pending_id, verdict: 'dismiss', confidence: 1 },
+    ]);
     expect(again.status).toBe(404);
   });
 
   it('accepts verdicts case-insensitively and an upper-case pending id', async () => {
     const ws = await freshWorkspace();
-    const p = (await pendingPairs(ws, ['orchard'])).get('orchard') as { older: string; newer: string; pending: any };
-    const res = await commit(ws, [{ pending_id: p.pending.pending_id.toUpperCase(), verdict: 'Contradiction', confidence: 0.7 }]);
+    const p = (await pendingPairs(ws, ['orchard'])).get('orchard') as {
+      older: string;
+      newer: string;
+      pending: any;
+    };
+    const res = await commit(ws, [
+      { pending_id: p.pending.pending_id.toUpperCase(), verdict: 'Contradiction', confidence: 0.7 },
+    ]);
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual({ contradictions_confirmed: 1, revisions_created: 0, dismissed: 0 });
   });
@@ -302,19 +398,29 @@ describe('POST /v1/contradictions/commit', () => {
     expect(mixed.body.message).toContain(unknown);
     expect(mixed.body.message).not.toContain(chess.pending.pending_id);
     // Nothing applied: both candidates still pending, no edges.
-    expect((await pending(ws)).map((p) => p.pending_id).sort()).toEqual([chess.pending.pending_id, tram.pending.pending_id].sort());
+    expect((await pending(ws)).map((p) => p.pending_id).sort()).toEqual(
+      [chess.pending.pending_id, tram.pending.pending_id].sort(),
+    );
     expect(ofType((await edgesOf(ws, chess.newer)).outgoing, 'contradicts')).toEqual([]);
     // The known ones alone go through.
-    const ok = await commit(ws, [{ pending_id: chess.pending.pending_id, verdict: 'contradiction', confidence: 0.9 }]);
+    const ok = await commit(ws, [
+      { pending_id: chess.pending.pending_id, verdict: 'contradiction', confidence: 0.9 },
+    ]);
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.contradictions_confirmed).toBe(1);
   });
 
   it('an unknown verdict is a 400 and applies nothing', async () => {
     const ws = await freshWorkspace();
-    const p = (await pendingPairs(ws, ['kiln'])).get('kiln') as { older: string; newer: string; pending: any };
+    const p = (await pendingPairs(ws, ['kiln'])).get('kiln') as {
+      older: string;
+      newer: string;
+      pending: any;
+    };
     for (const verdict of ['maybe', '', 'contradicts']) {
-      const res = await commit(ws, [{ pending_id: p.pending.pending_id, verdict, confidence: 0.9 }]);
+      const res = await commit(ws, [
+        { pending_id: p.pending.pending_id, verdict, confidence: 0.9 },
+      ]);
       expect(res.status, `verdict '${verdict}': ${res.text}`).toBe(400);
       expect(res.body.error_code).toBe('invalid_input');
     }
@@ -323,11 +429,19 @@ describe('POST /v1/contradictions/commit', () => {
 
   it('rejects malformed bodies and ids with 400', async () => {
     const ws = await freshWorkspace();
-    for (const body of [{}, { verdicts: {} }, { verdicts: [{ verdict: 'dismiss', confidence: 1 }] }, { verdicts: [{ pending_id: 'f'.repeat(32), verdict: 'dismiss' }] }]) {
+    for (const body of [
+      {},
+      { verdicts: {} },
+      { verdicts: [{ verdict: 'dismiss', confidence: 1 }] },
+      { verdicts: [{ pending_id: 'f'.repeat(32), verdict: 'dismiss' }] },
+    ]) {
       const res = await ws.req('POST', '/v1/contradictions/commit', body);
       expect(res.status, `${JSON.stringify(body)}: ${res.text}`).toBe(400);
     }
-    for (const v of [{ pending_id: 'xyz', verdict: 'dismiss', confidence: 1 }, { pending_id: 'f'.repeat(32), verdict: 'dismiss', confidence: 1.5 }]) {
+    for (const v of [
+      { pending_id: 'xyz', verdict: 'dismiss', confidence: 1 },
+      { pending_id: 'f'.repeat(32), verdict: 'dismiss', confidence: 1.5 },
+    ]) {
       const res = await commit(ws, [v]);
       expect(res.status, `${JSON.stringify(v)}: ${res.text}`).toBe(400);
       expect(res.body.error_code).toBe('invalid_input');
@@ -337,12 +451,20 @@ describe('POST /v1/contradictions/commit', () => {
   it('candidates belong to their workspace: another workspace neither sees nor commits them', async () => {
     const a = await freshWorkspace();
     const b = await freshWorkspace();
-    const p = (await pendingPairs(a, ['lighthouse'])).get('lighthouse') as { older: string; newer: string; pending: any };
+    const p = (await pendingPairs(a, ['lighthouse'])).get('lighthouse') as {
+      older: string;
+      newer: string;
+      pending: any;
+    };
     expect(await pending(b)).toEqual([]);
-    const fromB = await commit(b, [{ pending_id: p.pending.pending_id, verdict: 'contradiction', confidence: 0.9 }]);
+    const fromB = await commit(b, [
+      { pending_id: p.pending.pending_id, verdict: 'contradiction', confidence: 0.9 },
+    ]);
     expect(fromB.status, fromB.text).toBe(404);
     const viaPrefix = await t.req('POST', `/v1/workspaces/${b.slug}/contradictions/commit`, {
-      body: { verdicts: [{ pending_id: p.pending.pending_id, verdict: 'contradiction', confidence: 0.9 }] },
+      body: {
+        verdicts: [{ pending_id: p.pending.pending_id, verdict: 'contradiction', confidence: 0.9 }],
+      },
     });
     expect(viaPrefix.status, viaPrefix.text).toBe(404);
     expect((await pending(a)).map((c) => c.pending_id)).toEqual([p.pending.pending_id]);

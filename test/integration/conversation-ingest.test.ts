@@ -34,12 +34,24 @@ interface Msg {
 function dialogue(n: number, from = 0): Msg[] {
   return Array.from({ length: n }, (_, k) => {
     const i = from + k;
-    return { speaker: i % 2 === 0 ? 'Ann' : 'Bo', content: `message ${i} about ${['kites', 'tea', 'trains', 'rain'][i % 4]}`, occurred_at: START + i * MINUTE_US, message_id: `m${i}` };
+    return {
+      speaker: i % 2 === 0 ? 'Ann' : 'Bo',
+      content: `message ${i} about ${['kites', 'tea', 'trains', 'rain'][i % 4]}`,
+      occurred_at: START + i * MINUTE_US,
+      message_id: `m${i}`,
+    };
   });
 }
 
-async function ingest(base: string, conversation: string, messages: Msg[], extra: Record<string, unknown> = {}): Promise<{ status: number; body: any; text: string }> {
-  return t.req('POST', `${base}/conversations/${encodeURIComponent(conversation)}/messages`, { body: { messages, ...extra } });
+async function ingest(
+  base: string,
+  conversation: string,
+  messages: Msg[],
+  extra: Record<string, unknown> = {},
+): Promise<{ status: number; body: any; text: string }> {
+  return t.req('POST', `${base}/conversations/${encodeURIComponent(conversation)}/messages`, {
+    body: { messages, ...extra },
+  });
 }
 
 async function all(base: string, query = ''): Promise<any[]> {
@@ -58,16 +70,30 @@ describe('conversation ingest', () => {
     expect(ids).toHaveLength(5);
     const stored = await all(base);
     expect(stored.map((m) => m.memory_id)).toEqual(ids);
-    expect(stored[1]).toMatchObject({ speaker: 'Bo', content: 'message 1 about tea', occurred_at: START + MINUTE_US, conversation_id: 'support/42', message_id: 'm1', kind: 'episode' });
+    expect(stored[1]).toMatchObject({
+      speaker: 'Bo',
+      content: 'message 1 about tea',
+      occurred_at: START + MINUTE_US,
+      conversation_id: 'support/42',
+      message_id: 'm1',
+      kind: 'episode',
+    });
     for (let i = 1; i < ids.length; i++) {
       const edges = await t.req('GET', `${base}/memories/${ids[i]}/edges`);
-      expect(edges.body.outgoing.map((e: any) => [e.edge_type, e.target_id])).toEqual([['followed_by', ids[i - 1]]]);
+      expect(edges.body.outgoing.map((e: any) => [e.edge_type, e.target_id])).toEqual([
+        ['followed_by', ids[i - 1]],
+      ]);
     }
     expect((await t.req('GET', `${base}/memories/${ids[0]}/edges`)).body.outgoing).toEqual([]);
     // Forgetting turns in the middle chains the ones that stay over the gap.
-    expect((await t.req('POST', `${base}/forget`, { body: { memory_ids: [ids[1], ids[2]] } })).body.forgotten_count).toBe(2);
+    expect(
+      (await t.req('POST', `${base}/forget`, { body: { memory_ids: [ids[1], ids[2]] } })).body
+        .forgotten_count,
+    ).toBe(2);
     const closed = await t.req('GET', `${base}/memories/${ids[3]}/edges`);
-    expect(closed.body.outgoing.map((e: any) => [e.edge_type, e.target_id])).toEqual([['followed_by', ids[0]]]);
+    expect(closed.body.outgoing.map((e: any) => [e.edge_type, e.target_id])).toEqual([
+      ['followed_by', ids[0]],
+    ]);
   });
 
   it('a retried request stores nothing twice (also after a restart), and appending later keeps the chain', async () => {
@@ -76,7 +102,11 @@ describe('conversation ingest', () => {
     expect(first.status).toBe(201);
     const again = await ingest(base, 'c', dialogue(4));
     expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ created: 0, existing: 4, memory_ids: first.body.memory_ids });
+    expect(again.body).toMatchObject({
+      created: 0,
+      existing: 4,
+      memory_ids: first.body.memory_ids,
+    });
     await t.restart();
     // A retry that overlaps: two messages held, two new.
     const overlap = await ingest(base, 'c', dialogue(4, 2));
@@ -98,9 +128,18 @@ describe('conversation ingest', () => {
     const cases: Array<[unknown, RegExp]> = [
       [[...dialogue(2), { speaker: '', content: 'x' }], /messages\[2\]\.speaker/],
       [[{ speaker: 'A', content: ' ' }], /messages\[0\]\.content/],
-      [[{ speaker: 'A', content: 'x', occurred_at: Date.now() * 1000 + 3_600_000_000 }], /messages\[0\]\.occurred_at .* is in the future/],
+      [
+        [{ speaker: 'A', content: 'x', occurred_at: Date.now() * 1000 + 3_600_000_000 }],
+        /messages\[0\]\.occurred_at .* is in the future/,
+      ],
       [[{ speaker: 'A', content: 'x', importance: 2 }], /messages\[0\]\.importance/],
-      [[{ speaker: 'A', content: 'x', message_id: 'a' }, { speaker: 'B', content: 'y', message_id: 'a' }], /messages\[1\]\.message_id 'a' is also messages\[0\]/],
+      [
+        [
+          { speaker: 'A', content: 'x', message_id: 'a' },
+          { speaker: 'B', content: 'y', message_id: 'a' },
+        ],
+        /messages\[1\]\.message_id 'a' is also messages\[0\]/,
+      ],
       [[], /^messages must have at least 1 item/],
       [[{ content: 'no speaker' }], /speaker/],
     ];
@@ -111,7 +150,9 @@ describe('conversation ingest', () => {
     }
     expect(await all(base)).toEqual([]);
     const many = Array.from({ length: 10_001 }, (_, i) => ({ speaker: 'A', content: `m${i}` }));
-    const tooMany = await t.req('POST', `${base}/conversations/c/messages`, { body: { messages: many } });
+    const tooMany = await t.req('POST', `${base}/conversations/c/messages`, {
+      body: { messages: many },
+    });
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.message).toMatch(/^messages has 10001 items; the limit is 10000/);
   });
@@ -138,14 +179,26 @@ describe('conversation ingest', () => {
       occurred_at: START + Math.floor(i / 25) * DAY_US + (i % 25) * 20_000_000,
     }));
     const live = await ws('both-live');
-    for (const m of turns) expect((await t.req('POST', `${live}/memories`, { body: { ...m, conversation_id: 'chat' } })).status).toBe(201);
+    for (const m of turns)
+      expect(
+        (await t.req('POST', `${live}/memories`, { body: { ...m, conversation_id: 'chat' } }))
+          .status,
+      ).toBe(201);
     const batch = await ws('both-batch');
     expect((await ingest(batch, 'chat', turns)).body.created).toBe(500);
-    const cues = Array.from({ length: 20 }, (_, i) => `${['hiking', 'pottery', 'Max the dog', 'Paris', 'charity race'][i % 5]} ${['Caroline', 'Melanie', 'day 3', 'was it great', ''][Math.floor(i / 4) % 5]}`);
+    const cues = Array.from(
+      { length: 20 },
+      (_, i) =>
+        `${['hiking', 'pottery', 'Max the dog', 'Paris', 'charity race'][i % 5]} ${['Caroline', 'Melanie', 'day 3', 'was it great', ''][Math.floor(i / 4) % 5]}`,
+    );
     const ranked = async (base: string, cue: string): Promise<unknown[]> => {
       const res = await t.req('POST', `${base}/recall`, { body: { cue, top_k: 10 } });
       expect(res.status).toBe(200);
-      return res.body.results.map((r: any) => [r.memory.content, r.memory.occurred_at, r.score.toFixed(6)]);
+      return res.body.results.map((r: any) => [
+        r.memory.content,
+        r.memory.occurred_at,
+        r.score.toFixed(6),
+      ]);
     };
     for (const cue of cues) expect(await ranked(batch, cue), cue).toEqual(await ranked(live, cue));
   });
@@ -153,26 +206,42 @@ describe('conversation ingest', () => {
   it('a back-filled month is read by week: temporal recall and a date cue return the turns of the week asked', async () => {
     const base = await ws('ingest-month');
     // March 2024, four turns a day, ingested today; no turn's text names its day.
-    const month = Array.from({ length: 31 * 4 }, (_, i) => ({ speaker: i % 2 ? 'Ann' : 'Bo', content: `turn ${i % 4}: the garden`, occurred_at: START + Math.floor(i / 4) * DAY_US + (i % 4) * 3_600_000_000 }));
+    const month = Array.from({ length: 31 * 4 }, (_, i) => ({
+      speaker: i % 2 ? 'Ann' : 'Bo',
+      content: `turn ${i % 4}: the garden`,
+      occurred_at: START + Math.floor(i / 4) * DAY_US + (i % 4) * 3_600_000_000,
+    }));
     expect((await ingest(base, 'garden', month)).body.created).toBe(124);
     const dayOf = (r: any): number => new Date(r.memory.occurred_at / 1000).getUTCDate();
     const week = { start_us: Date.UTC(2024, 2, 11) * 1000, end_us: Date.UTC(2024, 2, 18) * 1000 };
-    const res = await t.req('POST', `${base}/recall`, { body: { cue: 'garden', strategies: [{ strategy: 'temporal', time_range: week, top_k: 100 }] } });
+    const res = await t.req('POST', `${base}/recall`, {
+      body: { cue: 'garden', strategies: [{ strategy: 'temporal', time_range: week, top_k: 100 }] },
+    });
     const days = res.body.results.map(dayOf);
     expect(days).toHaveLength(28);
     expect(new Set(days)).toEqual(new Set([11, 12, 13, 14, 15, 16, 17]));
     expect(days[0]).toBe(17);
     // Every turn matches the cue's words alike: the day the cue names decides.
-    const cue = await t.req('POST', `${base}/recall`, { body: { cue: 'what happened in the garden on 12 March 2024?', top_k: 4 } });
+    const cue = await t.req('POST', `${base}/recall`, {
+      body: { cue: 'what happened in the garden on 12 March 2024?', top_k: 4 },
+    });
     expect(cue.body.results.map(dayOf)).toEqual([12, 12, 12, 12]);
   });
 
-  it('the unscoped form writes to the key\'s workspace, and the MCP tool add_messages does the same', async () => {
+  it("the unscoped form writes to the key's workspace, and the MCP tool add_messages does the same", async () => {
     const res = await ingest('/v1', 'unscoped', dialogue(2));
     expect(res.status).toBe(201);
     const rpc = await t.req('POST', '/mcp', {
       headers: { accept: 'application/json, text/event-stream' },
-      body: { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'add_messages', arguments: { conversation_id: 'unscoped', messages: dialogue(3) } } },
+      body: {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: {
+          name: 'add_messages',
+          arguments: { conversation_id: 'unscoped', messages: dialogue(3) },
+        },
+      },
     });
     expect(rpc.status, rpc.text).toBe(200);
     const result = rpc.body.result.structuredContent;

@@ -13,7 +13,8 @@ import { until } from '../helpers/wait.ts';
 
 const MODEL_DIR = DEFAULTS.FLASHBULB_MODEL_DIR;
 
-const threads = (): number => Number(/Threads:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
+const threads = (): number =>
+  Number(/Threads:\s+(\d+)/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1] ?? 0);
 
 function cosine(a: Float32Array, b: Float32Array): number {
   let dot = 0;
@@ -25,7 +26,15 @@ describe('embedding pool', () => {
   it('with workers started on demand, checks the model at start in a child process: the server thread count is unchanged, a bad model fails the start', async () => {
     const before = threads();
     const rssBefore = process.memoryUsage().rss;
-    const pool = await createEmbeddingPool({ modelDir: MODEL_DIR, workers: 1, threads: 2, maxBatch: 32, cacheSize: 0, maxQueued: 64, idleMs: 60_000 });
+    const pool = await createEmbeddingPool({
+      modelDir: MODEL_DIR,
+      workers: 1,
+      threads: 2,
+      maxBatch: 32,
+      cacheSize: 0,
+      maxQueued: 64,
+      idleMs: 60_000,
+    });
     expect(pool.dim).toBe(384);
     // No worker thread and no ONNX Runtime threads were started in this process for the check,
     // and the model's ~175 MB (which a thread that loaded it leaves in the allocator) never came.
@@ -34,7 +43,17 @@ describe('embedding pool', () => {
     const empty = mkdtempSync(join(tmpdir(), 'flashbulb-no-model-'));
     try {
       writeFileSync(join(empty, 'model.onnx'), 'not a model');
-      await expect(createEmbeddingPool({ modelDir: empty, workers: 1, threads: 1, maxBatch: 32, cacheSize: 0, maxQueued: 64, idleMs: 60_000 })).rejects.toThrow(/cannot load the embedding model/);
+      await expect(
+        createEmbeddingPool({
+          modelDir: empty,
+          workers: 1,
+          threads: 1,
+          maxBatch: 32,
+          cacheSize: 0,
+          maxQueued: 64,
+          idleMs: 60_000,
+        }),
+      ).rejects.toThrow(/cannot load the embedding model/);
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }
@@ -42,14 +61,30 @@ describe('embedding pool', () => {
 
   it('stops an idle worker and starts it again for the next embedding, with the same vectors', async () => {
     const before = threads();
-    const pool = await createEmbeddingPool({ modelDir: MODEL_DIR, workers: 1, threads: 2, maxBatch: 32, cacheSize: 0, maxQueued: 64, idleMs: 300 });
+    const pool = await createEmbeddingPool({
+      modelDir: MODEL_DIR,
+      workers: 1,
+      threads: 2,
+      maxBatch: 32,
+      cacheSize: 0,
+      maxQueued: 64,
+      idleMs: 300,
+    });
     try {
-      const first = await pool.embed(['The marathon starts at 7 a.m. near the city harbor on Sunday.']);
+      const first = await pool.embed([
+        'The marathon starts at 7 a.m. near the city harbor on Sunday.',
+      ]);
       const loaded = threads();
       expect(loaded).toBeGreaterThan(before);
       // The worker thread and ONNX Runtime's intra-op thread go once it has been idle.
-      await until(() => threads() < loaded, { what: 'the idle worker to exit', deadlineMs: 15_000, everyMs: 50 });
-      const again = await pool.embed(['The marathon starts at 7 a.m. near the city harbor on Sunday.']);
+      await until(() => threads() < loaded, {
+        what: 'the idle worker to exit',
+        deadlineMs: 15_000,
+        everyMs: 50,
+      });
+      const again = await pool.embed([
+        'The marathon starts at 7 a.m. near the city harbor on Sunday.',
+      ]);
       expect(cosine(first, again)).toBeGreaterThan(0.99999);
     } finally {
       await pool.close();
@@ -57,7 +92,14 @@ describe('embedding pool', () => {
   }, 60_000);
 
   it('embeds texts queued together in one batch as it embeds them alone', async () => {
-    const pool = await createEmbeddingPool({ modelDir: MODEL_DIR, workers: 1, threads: 2, maxBatch: 32, cacheSize: 0, maxQueued: 64 });
+    const pool = await createEmbeddingPool({
+      modelDir: MODEL_DIR,
+      workers: 1,
+      threads: 2,
+      maxBatch: 32,
+      cacheSize: 0,
+      maxQueued: 64,
+    });
     try {
       const texts = [
         'Mark prefers his coffee black with no sugar.',

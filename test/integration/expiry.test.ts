@@ -12,7 +12,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { ensureBuilt, filesContaining, http, killQuietly, startServer, waitExit, type ChildServer } from '../helpers/child.ts';
+import {
+  ensureBuilt,
+  filesContaining,
+  http,
+  killQuietly,
+  startServer,
+  waitExit,
+  type ChildServer,
+} from '../helpers/child.ts';
 import { connectGrpc, failsWith, type GrpcClient } from '../helpers/grpc.ts';
 import { until, untilClockPasses } from '../helpers/wait.ts';
 
@@ -20,9 +28,11 @@ const nowUs = (): number => Date.now() * 1000;
 
 /** Polls `check` until it is true or `limitMs` passes; returns its last answer. */
 async function eventually(check: () => Promise<boolean>, limitMs = 10_000): Promise<boolean> {
-  return until(check, { what: 'the condition', deadlineMs: limitMs, everyMs: 50 }).then(() => true, () => false);
+  return until(check, { what: 'the condition', deadlineMs: limitMs, everyMs: 50 }).then(
+    () => true,
+    () => false,
+  );
 }
-
 
 describe('expiry over REST and gRPC', () => {
   let t: TestApp;
@@ -43,7 +53,9 @@ describe('expiry over REST and gRPC', () => {
     expect(a.status).toBe(201);
     expect(a.body.expires_at).toBe(a.body.created_at + 3600 * 1e6);
     const at = nowUs() + 7_200_000_000;
-    const b = await t.req('POST', '/v1/memories', { body: { content: 'absolute expiry', expires_at_us: at } });
+    const b = await t.req('POST', '/v1/memories', {
+      body: { content: 'absolute expiry', expires_at_us: at },
+    });
     expect(b.body.expires_at).toBe(at);
     const c = await t.req('POST', '/v1/memories', { body: { content: 'forever' } });
     expect(c.body.expires_at).toBeNull();
@@ -65,15 +77,23 @@ describe('expiry over REST and gRPC', () => {
 
   it('a memory with a short TTL disappears from get, list, recall and prime, and the metric counts it', async () => {
     const word = `ephemeral${randomUUID().slice(0, 8)}`;
-    const m = await t.req('POST', '/v1/memories', { body: { content: `the ${word} note`, ttl_s: 0.4, entity_id: word } });
+    const m = await t.req('POST', '/v1/memories', {
+      body: { content: `the ${word} note`, ttl_s: 0.4, entity_id: word },
+    });
     expect(m.status).toBe(201);
     expect((await t.req('GET', `/v1/memories/${m.body.memory_id}`)).status).toBe(200);
     await untilClockPasses(m.body.expires_at);
     expect((await t.req('GET', `/v1/memories/${m.body.memory_id}`)).status).toBe(404);
-    expect((await t.req('GET', `/v1/memories?entity_id=${word}&include_superseded=true`)).body.memories).toEqual([]);
-    const recall = await t.req('POST', '/v1/recall', { body: { cue: `the ${word} note`, strategies: ['similarity', 'temporal'], entity_id: word } });
+    expect(
+      (await t.req('GET', `/v1/memories?entity_id=${word}&include_superseded=true`)).body.memories,
+    ).toEqual([]);
+    const recall = await t.req('POST', '/v1/recall', {
+      body: { cue: `the ${word} note`, strategies: ['similarity', 'temporal'], entity_id: word },
+    });
     expect(recall.body.results).toEqual([]);
-    const primed = await t.req('POST', '/v1/prime', { body: { entity_id: word, similarity_cue: word } });
+    const primed = await t.req('POST', '/v1/prime', {
+      body: { entity_id: word, similarity_cue: word },
+    });
     expect(primed.body.results).toEqual([]);
     const counted = await eventually(async () => {
       const text = (await t.req('GET', '/v1/metrics')).text;
@@ -84,15 +104,23 @@ describe('expiry over REST and gRPC', () => {
   });
 
   it('revise sets, extends or removes the expiry; removing needs expires_at_us: null', async () => {
-    const m = await t.req('POST', '/v1/memories', { body: { content: 'revisable expiry', ttl_s: 0.5 } });
-    const extended = await t.req('PUT', `/v1/revise/${m.body.memory_id}`, { body: { ttl_s: 3600 } });
+    const m = await t.req('POST', '/v1/memories', {
+      body: { content: 'revisable expiry', ttl_s: 0.5 },
+    });
+    const extended = await t.req('PUT', `/v1/revise/${m.body.memory_id}`, {
+      body: { ttl_s: 3600 },
+    });
     expect(extended.status).toBe(200);
     expect(extended.body.expires_at).toBe(extended.body.updated_at + 3600 * 1e6);
     await untilClockPasses(m.body.expires_at);
-    const cleared = await t.req('PUT', `/v1/revise/${m.body.memory_id}`, { body: { expires_at_us: null } });
+    const cleared = await t.req('PUT', `/v1/revise/${m.body.memory_id}`, {
+      body: { expires_at_us: null },
+    });
     expect(cleared.body.expires_at).toBeNull();
     expect(cleared.body.logical_clock).toBe(2);
-    expect((await t.req('PUT', `/v1/revise/${m.body.memory_id}`, { body: { ttl_s: -1 } })).status).toBe(400);
+    expect(
+      (await t.req('PUT', `/v1/revise/${m.body.memory_id}`, { body: { ttl_s: -1 } })).status,
+    ).toBe(400);
   });
 
   it('a workspace default TTL applies to memories written without one; ttl_s: null opts out', async () => {
@@ -100,38 +128,67 @@ describe('expiry over REST and gRPC', () => {
     const created = await t.req('POST', '/v1/workspaces', { body: { slug, default_ttl_s: 60 } });
     expect(created.status).toBe(201);
     expect(created.body.workspace.default_ttl_s).toBe(60);
-    const a = await t.req('POST', `/v1/workspaces/${slug}/memories`, { body: { content: 'inherits the default' } });
+    const a = await t.req('POST', `/v1/workspaces/${slug}/memories`, {
+      body: { content: 'inherits the default' },
+    });
     expect(a.body.expires_at).toBe(a.body.created_at + 60e6);
-    const b = await t.req('POST', `/v1/workspaces/${slug}/memories`, { body: { content: 'opts out', ttl_s: null } });
+    const b = await t.req('POST', `/v1/workspaces/${slug}/memories`, {
+      body: { content: 'opts out', ttl_s: null },
+    });
     expect(b.body.expires_at).toBeNull();
     // Uploads follow the default too: the document and each proposition.
     const form = new FormData();
     form.append('files', new Blob(['Bob grows tomatoes. Bob lives in Lyon.\n']), 'notes/bob.md');
-    const up = await fetch(`${t.base}/v1/workspaces/${slug}/upload`, { method: 'POST', headers: { authorization: `Bearer ${t.adminKey}` }, body: form });
+    const up = await fetch(`${t.base}/v1/workspaces/${slug}/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.adminKey}` },
+      body: form,
+    });
     expect(up.status).toBe(200);
-    const uploaded = (await t.req('GET', `/v1/workspaces/${slug}/memories?filter=${encodeURIComponent('{"kind":{"$in":["document","proposition"]}}')}`)).body.memories as any[];
+    const uploaded = (
+      await t.req(
+        'GET',
+        `/v1/workspaces/${slug}/memories?filter=${encodeURIComponent('{"kind":{"$in":["document","proposition"]}}')}`,
+      )
+    ).body.memories as any[];
     expect(uploaded.length).toBeGreaterThanOrEqual(2);
     for (const m of uploaded) expect(m.expires_at).toBe(m.created_at + 60e6);
     const changed = await t.req('PUT', `/v1/workspaces/${slug}`, { body: { default_ttl_s: null } });
     expect(changed.body.default_ttl_s).toBeNull();
-    const c = await t.req('POST', `/v1/workspaces/${slug}/memories`, { body: { content: 'after removing the default' } });
+    const c = await t.req('POST', `/v1/workspaces/${slug}/memories`, {
+      body: { content: 'after removing the default' },
+    });
     expect(c.body.expires_at).toBeNull();
-    expect((await t.req('PUT', `/v1/workspaces/${slug}`, { body: { default_ttl_s: 0 } })).status).toBe(400);
+    expect(
+      (await t.req('PUT', `/v1/workspaces/${slug}`, { body: { default_ttl_s: 0 } })).status,
+    ).toBe(400);
     expect((await t.req('PUT', `/v1/workspaces/${slug}`, { body: {} })).status).toBe(400);
-    expect((await t.req('PUT', '/v1/workspaces/no-such-ws', { body: { default_ttl_s: 5 } })).status).toBe(404);
+    expect(
+      (await t.req('PUT', '/v1/workspaces/no-such-ws', { body: { default_ttl_s: 5 } })).status,
+    ).toBe(404);
   });
 
   it('gRPC: Remember takes ttl_s / expires_at_us, Memory carries expires_at_us, Revise can clear it', async () => {
-    const mem = (method: string, req: object): Promise<any> => rpc.call('MemoryService', method, req);
+    const mem = (method: string, req: object): Promise<any> =>
+      rpc.call('MemoryService', method, req);
     const { memory } = await mem('Remember', { content: 'grpc ttl', ttl_s: 120 });
     expect(Number(memory.expires_at_us)).toBeGreaterThan(nowUs() + 100e6);
     const at = nowUs() + 999e6;
-    const { memory: second } = await mem('Remember', { content: 'grpc absolute', expires_at_us: String(at) });
+    const { memory: second } = await mem('Remember', {
+      content: 'grpc absolute',
+      expires_at_us: String(at),
+    });
     expect(Number(second.expires_at_us)).toBe(at);
     const { memory: plain } = await mem('Remember', { content: 'grpc forever' });
     expect(plain.expires_at_us).toBeUndefined();
-    await failsWith(mem('Remember', { content: 'both', ttl_s: 5, expires_at_us: String(at) }), grpc.status.INVALID_ARGUMENT);
-    const { memory: cleared } = await mem('Revise', { memory_id: memory.memory_id, clear_expiry: true });
+    await failsWith(
+      mem('Remember', { content: 'both', ttl_s: 5, expires_at_us: String(at) }),
+      grpc.status.INVALID_ARGUMENT,
+    );
+    const { memory: cleared } = await mem('Revise', {
+      memory_id: memory.memory_id,
+      clear_expiry: true,
+    });
     expect(cleared.expires_at_us).toBeUndefined();
   });
 });
@@ -156,15 +213,28 @@ describe('expiry across kill -9 (the real server process)', () => {
     expect([short.status, long.status]).toEqual([201, 201]);
     first.proc.kill('SIGKILL');
     expect((await waitExit(first)).signal).toBe('SIGKILL');
-    expect(filesContaining(dataDir, secret).length, 'precondition: the content is on disk').toBeGreaterThan(0);
+    expect(
+      filesContaining(dataDir, secret).length,
+      'precondition: the content is on disk',
+    ).toBeGreaterThan(0);
     await untilClockPasses(short.body.expires_at);
 
     const eraseWithinS = 2;
-    const second = await startServer({ dataDir, env: { FLASHBULB_ERASE_WITHIN_S: String(eraseWithinS) } });
+    const second = await startServer({
+      dataDir,
+      env: { FLASHBULB_ERASE_WITHIN_S: String(eraseWithinS) },
+    });
     children.push(second);
-    expect((await http(second.base, 'GET', `/v1/memories/${short.body.memory_id}`)).status).toBe(404);
-    expect((await http(second.base, 'GET', `/v1/memories/${long.body.memory_id}`)).body.expires_at).toBe(long.body.expires_at);
-    const erased = await eventually(async () => filesContaining(dataDir, secret).length === 0, eraseWithinS * 1000);
+    expect((await http(second.base, 'GET', `/v1/memories/${short.body.memory_id}`)).status).toBe(
+      404,
+    );
+    expect(
+      (await http(second.base, 'GET', `/v1/memories/${long.body.memory_id}`)).body.expires_at,
+    ).toBe(long.body.expires_at);
+    const erased = await eventually(
+      async () => filesContaining(dataDir, secret).length === 0,
+      eraseWithinS * 1000,
+    );
     expect(erased, 'expired content still on disk after the restart').toBe(true);
     second.proc.kill('SIGTERM');
     expect(await waitExit(second)).toEqual({ code: 0, signal: null });

@@ -9,7 +9,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, filesContaining, http, killQuietly, startServer, waitExit, type ChildServer } from '../helpers/child.ts';
+import {
+  ensureBuilt,
+  filesContaining,
+  http,
+  killQuietly,
+  startServer,
+  waitExit,
+  type ChildServer,
+} from '../helpers/child.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -35,13 +43,20 @@ beforeAll(async () => {
 });
 afterAll(async () => t.stop());
 
-type Req = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any; text: string }>;
+type Req = (
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<{ status: number; body: any; text: string }>;
 
 async function freshWorkspace(): Promise<{ slug: string; req: Req }> {
   const slug = `forget-ins-${process.pid}-${++seq}`;
   const res = await t.req('POST', '/v1/workspaces', { body: { slug } });
   const key = res.body.api_key as string;
-  return { slug, req: (method, path, body) => t.req(method, path, body === undefined ? { key } : { key, body }) };
+  return {
+    slug,
+    req: (method, path, body) => t.req(method, path, body === undefined ? { key } : { key, body }),
+  };
 }
 
 /** The garden theme, each statement carrying a marker word of its own; returns id → marker. */
@@ -67,8 +82,13 @@ async function theInsight(req: Req): Promise<any> {
 async function expectErasedWithin(needles: string[], since: number): Promise<void> {
   let holding: string[] = [];
   const left = since + ERASE_WITHIN_S * 1000 - Date.now();
-  const find = (): string[] => (holding = needles.flatMap((n) => filesContaining(t.dataDir, n).map((f) => `${n} in ${f}`)));
-  await until(() => find().length === 0, { what: 'forgotten content to leave every file', deadlineMs: Math.max(0, left), everyMs: 50 }).catch(() => undefined);
+  const find = (): string[] =>
+    (holding = needles.flatMap((n) => filesContaining(t.dataDir, n).map((f) => `${n} in ${f}`)));
+  await until(() => find().length === 0, {
+    what: 'forgotten content to leave every file',
+    deadlineMs: Math.max(0, left),
+    everyMs: 50,
+  }).catch(() => undefined);
   expect(holding, `still on disk ${Date.now() - since} ms after the forget`).toEqual([]);
 }
 
@@ -91,13 +111,21 @@ describe('forgetting the sources of an insight (defect 2)', () => {
 
     const after = await theInsight(req);
     expect(after.memory_id).toBe(before.memory_id);
-    expect(after.source_memory_ids.sort()).toEqual([...markers.keys()].filter((id) => !forgotten.includes(id)).sort());
+    expect(after.source_memory_ids.sort()).toEqual(
+      [...markers.keys()].filter((id) => !forgotten.includes(id)).sort(),
+    );
     for (const m of gone) expect(after.content).not.toContain(m);
     expect(after.context.source_count).toBe(markers.size - forgotten.length);
     // It now quotes what remains.
-    expect([...markers].some(([id, m]) => !forgotten.includes(id) && after.content.includes(m))).toBe(true);
+    expect(
+      [...markers].some(([id, m]) => !forgotten.includes(id) && after.content.includes(m)),
+    ).toBe(true);
     // Recall and the full listing do not serve the forgotten text either.
-    const recall = await req('POST', '/v1/recall', { cue: `garden tomato ${gone.join(' ')}`, strategies: ['similarity'], top_k: 50 });
+    const recall = await req('POST', '/v1/recall', {
+      cue: `garden tomato ${gone.join(' ')}`,
+      strategies: ['similarity'],
+      top_k: 50,
+    });
     expect(recall.status, recall.text).toBe(200);
     for (const m of gone) expect(recall.text).not.toContain(m);
     const listed = await req('GET', '/v1/memories?include_superseded=true&limit=1000');
@@ -107,7 +135,11 @@ describe('forgetting the sources of an insight (defect 2)', () => {
     // Forgetting every remaining source removes the insight.
     const rest = [...markers.keys()].filter((id) => !forgotten.includes(id));
     const last = await req('POST', '/v1/forget', { memory_ids: rest });
-    expect(last.body).toMatchObject({ forgotten_count: rest.length, cascade_count: 1, tombstone_count: rest.length + 1 });
+    expect(last.body).toMatchObject({
+      forgotten_count: rest.length,
+      cascade_count: 1,
+      tombstone_count: rest.length + 1,
+    });
     expect((await req('GET', '/v1/insights')).body).toEqual([]);
     expect((await req('GET', `/v1/memories/${before.memory_id}`)).status).toBe(404);
     await expectErasedWithin([...markers.values()], Date.now());
@@ -138,7 +170,14 @@ describe('forgetting the sources of an insight, then a crash', () => {
   it('kill -9 right after the forget: the restart still erases the quoted text within the window', async () => {
     ensureBuilt();
     // A long window on the first run, so the crash comes before the erasure snapshot.
-    child = await startServer({ dataDir: dir, env: { FLASHBULB_EMBEDDER: 'hash', FLASHBULB_ERASE_WITHIN_S: '600', FLASHBULB_REFLECT_ENABLED: 'false' } });
+    child = await startServer({
+      dataDir: dir,
+      env: {
+        FLASHBULB_EMBEDDER: 'hash',
+        FLASHBULB_ERASE_WITHIN_S: '600',
+        FLASHBULB_REFLECT_ENABLED: 'false',
+      },
+    });
     const markers = new Map<string, string>();
     for (const text of GARDEN) {
       const marker = `mark${randomBytes(6).toString('hex')}`;
@@ -149,21 +188,36 @@ describe('forgetting the sources of an insight, then a crash', () => {
     const [insight] = (await http(child.base, 'GET', '/v1/insights')).body;
     const quoted = [...markers].filter(([, m]) => insight.content.includes(m));
     expect(quoted.length).toBeGreaterThan(0);
-    const forgot = await http(child.base, 'POST', '/v1/forget', { memory_ids: quoted.map(([id]) => id) });
+    const forgot = await http(child.base, 'POST', '/v1/forget', {
+      memory_ids: quoted.map(([id]) => id),
+    });
     expect(forgot.body.forgotten_count).toBe(quoted.length);
     child.proc.kill('SIGKILL');
     await waitExit(child);
     const gone = quoted.map(([, m]) => m);
-    expect(gone.some((m) => filesContaining(dir, m).length > 0), 'precondition: the crash came before erasure').toBe(true);
+    expect(
+      gone.some((m) => filesContaining(dir, m).length > 0),
+      'precondition: the crash came before erasure',
+    ).toBe(true);
 
-    child = await startServer({ dataDir: dir, env: { FLASHBULB_EMBEDDER: 'hash', FLASHBULB_ERASE_WITHIN_S: String(ERASE_WITHIN_S), FLASHBULB_REFLECT_ENABLED: 'false' } });
+    child = await startServer({
+      dataDir: dir,
+      env: {
+        FLASHBULB_EMBEDDER: 'hash',
+        FLASHBULB_ERASE_WITHIN_S: String(ERASE_WITHIN_S),
+        FLASHBULB_REFLECT_ENABLED: 'false',
+      },
+    });
     const since = Date.now();
     const [after] = (await http(child.base, 'GET', '/v1/insights')).body;
     expect(after.memory_id).toBe(insight.memory_id);
     for (const m of gone) expect(after.content).not.toContain(m);
     let holding = gone.filter((m) => filesContaining(dir, m).length > 0);
     const left = since + ERASE_WITHIN_S * 1000 - Date.now();
-    await until(() => (holding = gone.filter((m) => filesContaining(dir, m).length > 0)).length === 0, { what: 'forgotten text to leave every file', deadlineMs: Math.max(0, left), everyMs: 50 }).catch(() => undefined);
+    await until(
+      () => (holding = gone.filter((m) => filesContaining(dir, m).length > 0)).length === 0,
+      { what: 'forgotten text to leave every file', deadlineMs: Math.max(0, left), everyMs: 50 },
+    ).catch(() => undefined);
     expect(holding, 'forgotten text still on disk after the restart').toEqual([]);
   });
 });
@@ -187,7 +241,9 @@ describe('reflection racing a forget (defect 4)', () => {
       refreshId: null,
     });
     // What the reflection engine sends after gathering before the forget.
-    const written = await t.app.svc.shards.call(slug, 'writeInsights', { insights: [draft(ids), draft(vanished)] });
+    const written = await t.app.svc.shards.call(slug, 'writeInsights', {
+      insights: [draft(ids), draft(vanished)],
+    });
     expect(written.created).toHaveLength(1);
     const insight = await theInsight(req);
     expect(insight.source_memory_ids.sort()).toEqual(ids.slice(3).sort());
@@ -199,7 +255,11 @@ describe('reflection racing a forget (defect 4)', () => {
     const { req } = await freshWorkspace();
     const markers = await writeGarden(req);
     const ids = [...markers.keys()];
-    const runs = await Promise.all([req('POST', '/v1/reflect', {}), req('POST', '/v1/forget', { memory_ids: ids.slice(0, 4) }), req('POST', '/v1/reflect', {})]);
+    const runs = await Promise.all([
+      req('POST', '/v1/reflect', {}),
+      req('POST', '/v1/forget', { memory_ids: ids.slice(0, 4) }),
+      req('POST', '/v1/reflect', {}),
+    ]);
     for (const r of runs) expect(r.status, r.text).toBe(200);
   });
 });

@@ -24,9 +24,13 @@ const methods: Array<{ path: string; encode: (value: object) => Buffer }> = [];
 
 beforeAll(async () => {
   t = await startTestApp();
-  fuzzKey = (await t.req('POST', '/v1/workspaces', { body: { slug: `gfuzz-${process.pid}` } })).body.api_key;
-  sentinelKey = (await t.req('POST', '/v1/workspaces', { body: { slug: `gsentinel-${process.pid}` } })).body.api_key;
-  for (let i = 0; i < 3; i++) await t.req('POST', '/v1/memories', { key: sentinelKey, body: { content: `sentinel ${i}` } });
+  fuzzKey = (await t.req('POST', '/v1/workspaces', { body: { slug: `gfuzz-${process.pid}` } })).body
+    .api_key;
+  sentinelKey = (
+    await t.req('POST', '/v1/workspaces', { body: { slug: `gsentinel-${process.pid}` } })
+  ).body.api_key;
+  for (let i = 0; i < 3; i++)
+    await t.req('POST', '/v1/memories', { key: sentinelKey, body: { content: `sentinel ${i}` } });
   sentinelBefore = await sentinel();
   const pkg = loadHebbs();
   for (const name of ['MemoryService', 'ReflectService', 'HealthService', 'SubscribeService']) {
@@ -45,7 +49,9 @@ afterAll(async () => {
 
 async function sentinel(): Promise<string> {
   const res = await t.req('GET', '/v1/memories?limit=100', { key: sentinelKey });
-  return JSON.stringify(res.body.memories.map((m: { memory_id: string; content: string }) => [m.memory_id, m.content]));
+  return JSON.stringify(
+    res.body.memories.map((m: { memory_id: string; content: string }) => [m.memory_id, m.content]),
+  );
 }
 
 function call(path: string, bytes: Buffer): Promise<grpc.status> {
@@ -72,7 +78,11 @@ const mutated = fc
     memory_id: fc.uint8Array({ minLength: 0, maxLength: 20 }).map((b) => Buffer.from(b)),
   })
   .chain((msg) =>
-    fc.tuple(fc.constant(msg), fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }), fc.option(fc.nat(), { nil: undefined })),
+    fc.tuple(
+      fc.constant(msg),
+      fc.array(fc.tuple(fc.nat(), fc.integer({ min: 0, max: 255 })), { maxLength: 4 }),
+      fc.option(fc.nat(), { nil: undefined }),
+    ),
   );
 
 it('every unary method answers garbage within the deadline, never INTERNAL or UNKNOWN', async () => {
@@ -81,7 +91,10 @@ it('every unary method answers garbage within the deadline, never INTERNAL or UN
   await fc.assert(
     fc.asyncProperty(
       fc.integer({ min: 0, max: methods.length - 1 }),
-      fc.oneof(fc.uint8Array({ maxLength: 64 }).map((b) => ({ raw: Buffer.from(b) })), mutated.map((m) => ({ mutated: m }))),
+      fc.oneof(
+        fc.uint8Array({ maxLength: 64 }).map((b) => ({ raw: Buffer.from(b) })),
+        mutated.map((m) => ({ mutated: m })),
+      ),
       async (i, input) => {
         const m = methods[i] as (typeof methods)[number];
         let bytes: Buffer;
@@ -94,7 +107,10 @@ it('every unary method answers garbage within the deadline, never INTERNAL or UN
         }
         const status = await call(m.path, bytes);
         seen.set(grpc.status[status], (seen.get(grpc.status[status]) ?? 0) + 1);
-        expect([grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED], `${m.path} ${bytes.toString('hex')} → ${grpc.status[status]}`).not.toContain(status);
+        expect(
+          [grpc.status.INTERNAL, grpc.status.UNKNOWN, grpc.status.DEADLINE_EXCEEDED],
+          `${m.path} ${bytes.toString('hex')} → ${grpc.status[status]}`,
+        ).not.toContain(status);
       },
     ),
     { numRuns: 1500, interruptAfterTimeLimit: 20_000 },

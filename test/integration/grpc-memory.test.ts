@@ -39,7 +39,11 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
   describe('Remember', () => {
     it('stores a memory and returns the full hebbs.v1 Memory', async () => {
       const before = nowUs();
-      const m = await remember({ content: 'the grpc remember path works', importance: 0.7, entity_id: 'acme' });
+      const m = await remember({
+        content: 'the grpc remember path works',
+        importance: 0.7,
+        entity_id: 'acme',
+      });
       const after = nowUs();
       expect(Buffer.isBuffer(m.memory_id)).toBe(true);
       expect(m.memory_id).toHaveLength(16);
@@ -48,10 +52,20 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
       expect(m.entity_id).toBe('acme');
       expect(m.kind).toBe('MEMORY_KIND_EPISODE');
       // uint64 fields come back as decimal strings (longs: String); timestamps are µs.
-      for (const f of ['created_at', 'updated_at', 'last_accessed_at', 'access_count', 'logical_clock']) expect(typeof m[f], f).toBe('string');
+      for (const f of [
+        'created_at',
+        'updated_at',
+        'last_accessed_at',
+        'access_count',
+        'logical_clock',
+      ])
+        expect(typeof m[f], f).toBe('string');
       const created = BigInt(m.created_at);
       expect(m.created_at).toMatch(/^\d{16}$/);
-      expect(created >= before - 1000n && created <= after + 1000n, `${created} in [${before}, ${after}]`).toBe(true);
+      expect(
+        created >= before - 1000n && created <= after + 1000n,
+        `${created} in [${before}, ${after}]`,
+      ).toBe(true);
       expect(m.updated_at).toBe(m.created_at);
       expect(m.access_count).toBe('0');
       expect(m.logical_clock).toBe('0');
@@ -65,7 +79,11 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
       // It is really stored, in the admin key's default workspace.
       const rest = await t.req('GET', `/v1/memories/${hex(m.memory_id)}`);
       expect(rest.status).toBe(200);
-      expect(rest.body).toMatchObject({ content: 'the grpc remember path works', entity_id: 'acme', kind: 'episode' });
+      expect(rest.body).toMatchObject({
+        content: 'the grpc remember path works',
+        entity_id: 'acme',
+        kind: 'episode',
+      });
       expect(rest.body.created_at).toBe(Number(m.created_at));
     });
 
@@ -77,7 +95,15 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
     });
 
     it('round-trips a context Struct with every value kind (nested struct, list, number, bool, null)', async () => {
-      const context = { tier: 'enterprise', seats: 250, ratio: 0.25, active: true, note: null, tags: ['crm', 7, false, null], owner: { name: 'Ada', level: 3, sub: { deep: 'yes' } } };
+      const context = {
+        tier: 'enterprise',
+        seats: 250,
+        ratio: 0.25,
+        active: true,
+        note: null,
+        tags: ['crm', 7, false, null],
+        owner: { name: 'Ada', level: 3, sub: { deep: 'yes' } },
+      };
       const m = await remember({ content: 'context round trip', context: struct(context) });
       expect(plain(m.context)).toEqual(context);
       const got = (await mem('Get', { memory_id: m.memory_id })).memory;
@@ -110,11 +136,22 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
       const sources: string[] = [];
       for (const [i, edge_type] of types.entries()) {
         const confidence = i === 0 ? undefined : 0.5;
-        const m = await remember({ content: `edge source ${i}`, edges: [{ target_id: target.memory_id, edge_type, ...(confidence === undefined ? {} : { confidence }) }] });
+        const m = await remember({
+          content: `edge source ${i}`,
+          edges: [
+            {
+              target_id: target.memory_id,
+              edge_type,
+              ...(confidence === undefined ? {} : { confidence }),
+            },
+          ],
+        });
         sources.push(hex(m.memory_id));
         const edges = await t.req('GET', `/v1/memories/${hex(m.memory_id)}/edges`);
         expect(edges.status).toBe(200);
-        const toTarget = edges.body.outgoing.filter((e: any) => e.target_id === hex(target.memory_id));
+        const toTarget = edges.body.outgoing.filter(
+          (e: any) => e.target_id === hex(target.memory_id),
+        );
         expect(toTarget, edge_type).toHaveLength(1);
         expect(toTarget[0]).toMatchObject({
           source_id: hex(m.memory_id),
@@ -123,48 +160,107 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
           confidence: confidence ?? 1,
         });
       }
-      const incoming = (await t.req('GET', `/v1/memories/${hex(target.memory_id)}/edges`)).body.incoming.filter((e: any) => sources.includes(e.source_id));
-      expect(incoming.map((e: any) => e.edge_type)).toEqual(expect.arrayContaining(types.map((x) => x.slice('EDGE_TYPE_'.length).toLowerCase())));
+      const incoming = (
+        await t.req('GET', `/v1/memories/${hex(target.memory_id)}/edges`)
+      ).body.incoming.filter((e: any) => sources.includes(e.source_id));
+      expect(incoming.map((e: any) => e.edge_type)).toEqual(
+        expect.arrayContaining(types.map((x) => x.slice('EDGE_TYPE_'.length).toLowerCase())),
+      );
     });
 
     it('an edge to a memory that does not exist is INVALID_ARGUMENT and stores nothing', async () => {
       const before = (await t.req('GET', '/v1/memories?limit=1000')).body.memories.length;
-      await failsWith(mem('Remember', { content: 'dangling edge', edges: [{ target_id: Buffer.alloc(16, 7), edge_type: 'EDGE_TYPE_RELATED_TO' }] }), grpc.status.INVALID_ARGUMENT);
+      await failsWith(
+        mem('Remember', {
+          content: 'dangling edge',
+          edges: [{ target_id: Buffer.alloc(16, 7), edge_type: 'EDGE_TYPE_RELATED_TO' }],
+        }),
+        grpc.status.INVALID_ARGUMENT,
+      );
       expect((await t.req('GET', '/v1/memories?limit=1000')).body.memories).toHaveLength(before);
     });
 
     it('rejects a bad edge (unspecified type, short target id, confidence > 1) with INVALID_ARGUMENT', async () => {
       const target = await remember({ content: 'bad edge target' });
-      await failsWith(mem('Remember', { content: 'x', edges: [{ target_id: target.memory_id, edge_type: 'EDGE_TYPE_UNSPECIFIED' }] }), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Remember', { content: 'x', edges: [{ target_id: Buffer.alloc(8), edge_type: 'EDGE_TYPE_RELATED_TO' }] }), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Remember', { content: 'x', edges: [{ target_id: target.memory_id, edge_type: 'EDGE_TYPE_RELATED_TO', confidence: 1.5 }] }), grpc.status.INVALID_ARGUMENT);
+      await failsWith(
+        mem('Remember', {
+          content: 'x',
+          edges: [{ target_id: target.memory_id, edge_type: 'EDGE_TYPE_UNSPECIFIED' }],
+        }),
+        grpc.status.INVALID_ARGUMENT,
+      );
+      await failsWith(
+        mem('Remember', {
+          content: 'x',
+          edges: [{ target_id: Buffer.alloc(8), edge_type: 'EDGE_TYPE_RELATED_TO' }],
+        }),
+        grpc.status.INVALID_ARGUMENT,
+      );
+      await failsWith(
+        mem('Remember', {
+          content: 'x',
+          edges: [
+            { target_id: target.memory_id, edge_type: 'EDGE_TYPE_RELATED_TO', confidence: 1.5 },
+          ],
+        }),
+        grpc.status.INVALID_ARGUMENT,
+      );
     });
 
     it('honours kind, and MEMORY_KIND_UNSPECIFIED means episode', async () => {
-      for (const kind of ['MEMORY_KIND_EPISODE', 'MEMORY_KIND_INSIGHT', 'MEMORY_KIND_DOCUMENT', 'MEMORY_KIND_PROPOSITION']) {
+      for (const kind of [
+        'MEMORY_KIND_EPISODE',
+        'MEMORY_KIND_INSIGHT',
+        'MEMORY_KIND_DOCUMENT',
+        'MEMORY_KIND_PROPOSITION',
+      ]) {
         const m = await remember({ content: `kind ${kind}`, kind });
         expect(m.kind).toBe(kind);
         expect((await mem('Get', { memory_id: m.memory_id })).memory.kind).toBe(kind);
       }
-      expect((await remember({ content: 'kind unspecified', kind: 'MEMORY_KIND_UNSPECIFIED' })).kind).toBe('MEMORY_KIND_EPISODE');
+      expect(
+        (await remember({ content: 'kind unspecified', kind: 'MEMORY_KIND_UNSPECIFIED' })).kind,
+      ).toBe('MEMORY_KIND_EPISODE');
     });
 
     it('rejects empty content, importance outside [0, 1] and an over-long entity with INVALID_ARGUMENT', async () => {
       await failsWith(mem('Remember', { content: '' }), grpc.status.INVALID_ARGUMENT);
       await failsWith(mem('Remember', { content: '   ' }), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Remember', { content: 'x', importance: 1.5 }), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Remember', { content: 'x', importance: -0.1 }), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Remember', { content: 'x', entity_id: 'e'.repeat(257) }), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Remember', { content: 'x'.repeat(64 * 1024 + 1) }), grpc.status.INVALID_ARGUMENT);
+      await failsWith(
+        mem('Remember', { content: 'x', importance: 1.5 }),
+        grpc.status.INVALID_ARGUMENT,
+      );
+      await failsWith(
+        mem('Remember', { content: 'x', importance: -0.1 }),
+        grpc.status.INVALID_ARGUMENT,
+      );
+      await failsWith(
+        mem('Remember', { content: 'x', entity_id: 'e'.repeat(257) }),
+        grpc.status.INVALID_ARGUMENT,
+      );
+      await failsWith(
+        mem('Remember', { content: 'x'.repeat(64 * 1024 + 1) }),
+        grpc.status.INVALID_ARGUMENT,
+      );
     });
   });
 
   describe('Get', () => {
     it('returns the memory by its 16-byte id, with a 384-float embedding (hash embedder)', async () => {
-      const m = await remember({ content: 'get me by id', entity_id: 'getter', context: struct({ k: 'v' }) });
+      const m = await remember({
+        content: 'get me by id',
+        entity_id: 'getter',
+        context: struct({ k: 'v' }),
+      });
       const got = (await mem('Get', { memory_id: m.memory_id })).memory;
       expect(hex(got.memory_id)).toBe(hex(m.memory_id));
-      expect(got).toMatchObject({ content: 'get me by id', entity_id: 'getter', kind: 'MEMORY_KIND_EPISODE', created_at: m.created_at, logical_clock: '0' });
+      expect(got).toMatchObject({
+        content: 'get me by id',
+        entity_id: 'getter',
+        kind: 'MEMORY_KIND_EPISODE',
+        created_at: m.created_at,
+        logical_clock: '0',
+      });
       expect(got.embedding).toHaveLength(384);
       const norm = Math.sqrt(got.embedding.reduce((s: number, x: number) => s + x * x, 0));
       expect(norm).toBeCloseTo(1, 3);
@@ -173,10 +269,17 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
     });
 
     it('an id that is not 16 bytes is INVALID_ARGUMENT', async () => {
-      for (const len of [0, 1, 15, 17, 32]) await failsWith(mem('Get', { memory_id: Buffer.alloc(len, 1) }), grpc.status.INVALID_ARGUMENT);
+      for (const len of [0, 1, 15, 17, 32])
+        await failsWith(
+          mem('Get', { memory_id: Buffer.alloc(len, 1) }),
+          grpc.status.INVALID_ARGUMENT,
+        );
       // The hex text of an id is 32 bytes on the wire: still wrong.
       const m = await remember({ content: 'hex is not bytes' });
-      await failsWith(mem('Get', { memory_id: Buffer.from(hex(m.memory_id)) }), grpc.status.INVALID_ARGUMENT);
+      await failsWith(
+        mem('Get', { memory_id: Buffer.from(hex(m.memory_id)) }),
+        grpc.status.INVALID_ARGUMENT,
+      );
     });
 
     it('an unknown id is NOT_FOUND', async () => {
@@ -186,8 +289,13 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
 
   describe('Revise', () => {
     it('revises content in place: same id, kind revision, logical_clock 1, re-embedded, older version kept', async () => {
-      const m = await remember({ content: 'the plan is alpha', entity_id: 'rev', context: struct({ stage: 'draft' }) });
-      const r = (await mem('Revise', { memory_id: m.memory_id, content: 'the plan is omega' })).memory;
+      const m = await remember({
+        content: 'the plan is alpha',
+        entity_id: 'rev',
+        context: struct({ stage: 'draft' }),
+      });
+      const r = (await mem('Revise', { memory_id: m.memory_id, content: 'the plan is omega' }))
+        .memory;
       expect(hex(r.memory_id)).toBe(hex(m.memory_id));
       expect(r.content).toBe('the plan is omega');
       expect(r.kind).toBe('MEMORY_KIND_REVISION');
@@ -209,13 +317,29 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
 
     it('context_mode MERGE (and UNSPECIFIED) merges keys; REPLACE replaces the whole context', async () => {
       const m = await remember({ content: 'context modes', context: struct({ a: 1, b: 'two' }) });
-      const merged = (await mem('Revise', { memory_id: m.memory_id, context: struct({ b: 'deux', c: true }), context_mode: 'CONTEXT_MODE_MERGE' })).memory;
+      const merged = (
+        await mem('Revise', {
+          memory_id: m.memory_id,
+          context: struct({ b: 'deux', c: true }),
+          context_mode: 'CONTEXT_MODE_MERGE',
+        })
+      ).memory;
       expect(plain(merged.context)).toEqual({ a: 1, b: 'deux', c: true });
-      const unspecified = (await mem('Revise', { memory_id: m.memory_id, context: struct({ d: null }) })).memory;
+      const unspecified = (
+        await mem('Revise', { memory_id: m.memory_id, context: struct({ d: null }) })
+      ).memory;
       expect(plain(unspecified.context)).toEqual({ a: 1, b: 'deux', c: true, d: null });
-      const replaced = (await mem('Revise', { memory_id: m.memory_id, context: struct({ only: ['x'] }), context_mode: 'CONTEXT_MODE_REPLACE' })).memory;
+      const replaced = (
+        await mem('Revise', {
+          memory_id: m.memory_id,
+          context: struct({ only: ['x'] }),
+          context_mode: 'CONTEXT_MODE_REPLACE',
+        })
+      ).memory;
       expect(plain(replaced.context)).toEqual({ only: ['x'] });
-      expect((await t.req('GET', `/v1/memories/${hex(m.memory_id)}`)).body.context).toEqual({ only: ['x'] });
+      expect((await t.req('GET', `/v1/memories/${hex(m.memory_id)}`)).body.context).toEqual({
+        only: ['x'],
+      });
     });
 
     it('entity_id: a value sets it, absent keeps it, an empty string clears it', async () => {
@@ -232,31 +356,60 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
     it('adds edges given with the revision', async () => {
       const target = await remember({ content: 'revise edge target' });
       const m = await remember({ content: 'revise edge source' });
-      await mem('Revise', { memory_id: m.memory_id, edges: [{ target_id: target.memory_id, edge_type: 'EDGE_TYPE_FOLLOWED_BY' }] });
+      await mem('Revise', {
+        memory_id: m.memory_id,
+        edges: [{ target_id: target.memory_id, edge_type: 'EDGE_TYPE_FOLLOWED_BY' }],
+      });
       const edges = await t.req('GET', `/v1/memories/${hex(m.memory_id)}/edges`);
-      expect(edges.body.outgoing.map((e: any) => [e.edge_type, e.target_id])).toContainEqual(['followed_by', hex(target.memory_id)]);
+      expect(edges.body.outgoing.map((e: any) => [e.edge_type, e.target_id])).toContainEqual([
+        'followed_by',
+        hex(target.memory_id),
+      ]);
     });
 
     it('errors: nothing to revise / bad id length / bad importance → INVALID_ARGUMENT; unknown id → NOT_FOUND', async () => {
       const m = await remember({ content: 'revise errors' });
       await failsWith(mem('Revise', { memory_id: m.memory_id }), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Revise', { memory_id: Buffer.alloc(4), content: 'x' }), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Revise', { memory_id: m.memory_id, importance: 2 }), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Revise', { memory_id: m.memory_id, edges: [{ target_id: Buffer.alloc(16, 9), edge_type: 'EDGE_TYPE_RELATED_TO' }] }), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Revise', { memory_id: Buffer.alloc(16, 0xcd), content: 'x' }), grpc.status.NOT_FOUND);
+      await failsWith(
+        mem('Revise', { memory_id: Buffer.alloc(4), content: 'x' }),
+        grpc.status.INVALID_ARGUMENT,
+      );
+      await failsWith(
+        mem('Revise', { memory_id: m.memory_id, importance: 2 }),
+        grpc.status.INVALID_ARGUMENT,
+      );
+      await failsWith(
+        mem('Revise', {
+          memory_id: m.memory_id,
+          edges: [{ target_id: Buffer.alloc(16, 9), edge_type: 'EDGE_TYPE_RELATED_TO' }],
+        }),
+        grpc.status.INVALID_ARGUMENT,
+      );
+      await failsWith(
+        mem('Revise', { memory_id: Buffer.alloc(16, 0xcd), content: 'x' }),
+        grpc.status.NOT_FOUND,
+      );
       expect((await mem('Get', { memory_id: m.memory_id })).memory.logical_clock).toBe('0');
     });
   });
 
   describe('Forget', () => {
-    const ids = async (entity: string): Promise<string[]> => (await t.req('GET', `/v1/memories?entity_id=${entity}&limit=1000`)).body.memories.map((m: any) => m.memory_id);
+    const ids = async (entity: string): Promise<string[]> =>
+      (await t.req('GET', `/v1/memories?entity_id=${entity}&limit=1000`)).body.memories.map(
+        (m: any) => m.memory_id,
+      );
 
     it('by memory_ids: counts as uint64 strings, a tombstone each, Get is NOT_FOUND afterwards', async () => {
       const a = await remember({ content: 'forget me a', entity_id: 'f-ids' });
       const b = await remember({ content: 'forget me b', entity_id: 'f-ids' });
       const keep = await remember({ content: 'keep me', entity_id: 'f-ids' });
       const res = await mem('Forget', { memory_ids: [a.memory_id, b.memory_id] });
-      expect(res).toEqual({ forgotten_count: '2', cascade_count: '0', truncated: false, tombstone_count: '2' });
+      expect(res).toEqual({
+        forgotten_count: '2',
+        cascade_count: '0',
+        truncated: false,
+        tombstone_count: '2',
+      });
       await failsWith(mem('Get', { memory_id: a.memory_id }), grpc.status.NOT_FOUND);
       expect(await ids('f-ids')).toEqual([hex(keep.memory_id)]);
     });
@@ -267,7 +420,12 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
       const other = await remember({ content: 'other entity', entity_id: 'f-other' });
       await mem('Revise', { memory_id: a.memory_id, content: 'entity forget one v2' });
       const res = await mem('Forget', { entity_id: 'f-ent' });
-      expect(res).toEqual({ forgotten_count: '2', cascade_count: '1', truncated: false, tombstone_count: '3' });
+      expect(res).toEqual({
+        forgotten_count: '2',
+        cascade_count: '1',
+        truncated: false,
+        tombstone_count: '3',
+      });
       expect(await ids('f-ent')).toEqual([]);
       expect(await ids('f-other')).toEqual([hex(other.memory_id)]);
     });
@@ -278,7 +436,10 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
       await untilClockPasses(Number(old.last_accessed_at));
       const fresh = await remember({ content: 'fresh memory', entity_id: 'f-stale' });
       expect(BigInt(fresh.last_accessed_at) >= cutoff).toBe(true);
-      const res = await mem('Forget', { entity_id: 'f-stale', staleness_threshold_us: cutoff.toString() });
+      const res = await mem('Forget', {
+        entity_id: 'f-stale',
+        staleness_threshold_us: cutoff.toString(),
+      });
       expect(res.forgotten_count).toBe('1');
       expect(await ids('f-stale')).toEqual([hex(fresh.memory_id)]);
     });
@@ -294,7 +455,11 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
 
     it('by memory_kind', async () => {
       await remember({ content: 'an episode', entity_id: 'f-kind' });
-      const doc = await remember({ content: 'a document', entity_id: 'f-kind', kind: 'MEMORY_KIND_DOCUMENT' });
+      const doc = await remember({
+        content: 'a document',
+        entity_id: 'f-kind',
+        kind: 'MEMORY_KIND_DOCUMENT',
+      });
       const res = await mem('Forget', { entity_id: 'f-kind', memory_kind: 'MEMORY_KIND_DOCUMENT' });
       expect(res.forgotten_count).toBe('1');
       await failsWith(mem('Get', { memory_id: doc.memory_id }), grpc.status.NOT_FOUND);
@@ -302,8 +467,16 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
     });
 
     it('by decay_score_floor (decay below it)', async () => {
-      const low = await remember({ content: 'low importance', entity_id: 'f-decay', importance: 0.1 });
-      const high = await remember({ content: 'high importance', entity_id: 'f-decay', importance: 0.9 });
+      const low = await remember({
+        content: 'low importance',
+        entity_id: 'f-decay',
+        importance: 0.1,
+      });
+      const high = await remember({
+        content: 'high importance',
+        entity_id: 'f-decay',
+        importance: 0.9,
+      });
       expect(low.decay_score).toBeLessThan(0.5);
       expect(high.decay_score).toBeGreaterThan(0.5);
       const res = await mem('Forget', { entity_id: 'f-decay', decay_score_floor: 0.5 });
@@ -312,16 +485,34 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
     });
 
     it('unknown ids forget nothing; no criterion or a bad id is INVALID_ARGUMENT', async () => {
-      expect(await mem('Forget', { memory_ids: [Buffer.alloc(16, 0xee)] })).toEqual({ forgotten_count: '0', cascade_count: '0', truncated: false, tombstone_count: '0' });
+      expect(await mem('Forget', { memory_ids: [Buffer.alloc(16, 0xee)] })).toEqual({
+        forgotten_count: '0',
+        cascade_count: '0',
+        truncated: false,
+        tombstone_count: '0',
+      });
       await failsWith(mem('Forget', {}), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Forget', { memory_ids: [Buffer.alloc(3)] }), grpc.status.INVALID_ARGUMENT);
-      await failsWith(mem('Forget', { entity_id: 'x', decay_score_floor: -1 }), grpc.status.INVALID_ARGUMENT);
+      await failsWith(
+        mem('Forget', { memory_ids: [Buffer.alloc(3)] }),
+        grpc.status.INVALID_ARGUMENT,
+      );
+      await failsWith(
+        mem('Forget', { entity_id: 'x', decay_score_floor: -1 }),
+        grpc.status.INVALID_ARGUMENT,
+      );
     });
   });
 
   describe('SetPolicy', () => {
     it('is UNIMPLEMENTED (Flashbulb keeps no per-tenant policies)', async () => {
-      const err = await failsWith(mem('SetPolicy', { max_snapshots_per_memory: 5, auto_forget_threshold: 0.1, decay_half_life_days: 30 }), grpc.status.UNIMPLEMENTED);
+      const err = await failsWith(
+        mem('SetPolicy', {
+          max_snapshots_per_memory: 5,
+          auto_forget_threshold: 0.1,
+          decay_half_life_days: 30,
+        }),
+        grpc.status.UNIMPLEMENTED,
+      );
       expect(err.details).toMatch(/SetPolicy/);
     });
   });
@@ -337,32 +528,77 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
     it('returns insight memories only, most confident first, filtered by entity, min_confidence and max_results', async () => {
       const ws = `insights-${process.pid}`;
       expect((await t.req('POST', '/v1/workspaces', { body: { slug: ws } })).status).toBe(201);
-      const put = (req: object): Promise<any> => rpc.call('MemoryService', 'Remember', { tenant_id: ws, ...req });
+      const put = (req: object): Promise<any> =>
+        rpc.call('MemoryService', 'Remember', { tenant_id: ws, ...req });
       await put({ content: 'an episode, not an insight', entity_id: 'ins' });
-      const lo = (await put({ content: 'low confidence insight', entity_id: 'ins', kind: 'MEMORY_KIND_INSIGHT', context: struct({ confidence: 0.3 }) })).memory;
-      const hi = (await put({ content: 'high confidence insight', entity_id: 'ins', kind: 'MEMORY_KIND_INSIGHT', context: struct({ confidence: 0.9 }) })).memory;
-      const other = (await put({ content: 'other entity insight', entity_id: 'ins-2', kind: 'MEMORY_KIND_INSIGHT', context: struct({ confidence: 0.6 }) })).memory;
-      const get = (req: object): Promise<any[]> => rpc.call('ReflectService', 'GetInsights', { tenant_id: ws, ...req }).then((r) => r.insights);
+      const lo = (
+        await put({
+          content: 'low confidence insight',
+          entity_id: 'ins',
+          kind: 'MEMORY_KIND_INSIGHT',
+          context: struct({ confidence: 0.3 }),
+        })
+      ).memory;
+      const hi = (
+        await put({
+          content: 'high confidence insight',
+          entity_id: 'ins',
+          kind: 'MEMORY_KIND_INSIGHT',
+          context: struct({ confidence: 0.9 }),
+        })
+      ).memory;
+      const other = (
+        await put({
+          content: 'other entity insight',
+          entity_id: 'ins-2',
+          kind: 'MEMORY_KIND_INSIGHT',
+          context: struct({ confidence: 0.6 }),
+        })
+      ).memory;
+      const get = (req: object): Promise<any[]> =>
+        rpc
+          .call('ReflectService', 'GetInsights', { tenant_id: ws, ...req })
+          .then((r) => r.insights);
 
       const all = await get({});
-      expect(all.map((m) => hex(m.memory_id))).toEqual([hex(hi.memory_id), hex(other.memory_id), hex(lo.memory_id)]);
+      expect(all.map((m) => hex(m.memory_id))).toEqual([
+        hex(hi.memory_id),
+        hex(other.memory_id),
+        hex(lo.memory_id),
+      ]);
       for (const m of all) {
         expect(m.kind).toBe('MEMORY_KIND_INSIGHT');
         expect(m.source_memory_ids).toEqual([]);
         expect(typeof m.created_at).toBe('string');
       }
-      expect((await get({ entity_id: 'ins' })).map((m) => m.content)).toEqual(['high confidence insight', 'low confidence insight']);
-      expect((await get({ min_confidence: 0.5 })).map((m) => m.content)).toEqual(['high confidence insight', 'other entity insight']);
-      expect((await get({ max_results: 1 })).map((m) => m.content)).toEqual(['high confidence insight']);
+      expect((await get({ entity_id: 'ins' })).map((m) => m.content)).toEqual([
+        'high confidence insight',
+        'low confidence insight',
+      ]);
+      expect((await get({ min_confidence: 0.5 })).map((m) => m.content)).toEqual([
+        'high confidence insight',
+        'other entity insight',
+      ]);
+      expect((await get({ max_results: 1 })).map((m) => m.content)).toEqual([
+        'high confidence insight',
+      ]);
       // max_results 0 (proto3 default sent explicitly) means "no limit given".
       expect(await get({ max_results: 0 })).toHaveLength(3);
-      await failsWith(rpc.call('ReflectService', 'GetInsights', { min_confidence: 1.5 }), grpc.status.INVALID_ARGUMENT);
+      await failsWith(
+        rpc.call('ReflectService', 'GetInsights', { min_confidence: 1.5 }),
+        grpc.status.INVALID_ARGUMENT,
+      );
     });
 
     it('fills Memory.embedding like every other RPC that returns a Memory', async () => {
       const ws = `insights-emb-${process.pid}`;
       expect((await t.req('POST', '/v1/workspaces', { body: { slug: ws } })).status).toBe(201);
-      await rpc.call('MemoryService', 'Remember', { tenant_id: ws, content: 'insight with embedding', kind: 'MEMORY_KIND_INSIGHT', context: struct({ confidence: 0.8 }) });
+      await rpc.call('MemoryService', 'Remember', {
+        tenant_id: ws,
+        content: 'insight with embedding',
+        kind: 'MEMORY_KIND_INSIGHT',
+        context: struct({ confidence: 0.8 }),
+      });
       const [ins] = (await rpc.call('ReflectService', 'GetInsights', { tenant_id: ws })).insights;
       expect(ins?.embedding).toHaveLength(384);
     });
@@ -373,8 +609,14 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
       await failsWith(rpc.call('ReflectService', 'Reflect', {}), grpc.status.INVALID_ARGUMENT);
     });
     it('Reflect with an entity scope answers its counts', async () => {
-      const r = await rpc.call('ReflectService', 'Reflect', { scope: { entity: { entity_id: 'nobody-here' } } });
-      expect(r).toMatchObject({ insights_created: '0', clusters_found: '0', memories_processed: '0' });
+      const r = await rpc.call('ReflectService', 'Reflect', {
+        scope: { entity: { entity_id: 'nobody-here' } },
+      });
+      expect(r).toMatchObject({
+        insights_created: '0',
+        clusters_found: '0',
+        memories_processed: '0',
+      });
     });
     it('ReflectPrepare hands out a session id', async () => {
       const r = await rpc.call('ReflectService', 'ReflectPrepare', { scope: { global: {} } });
@@ -382,7 +624,10 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
     });
     it('ReflectCommit with an unknown session is NOT_FOUND', async () => {
       await failsWith(
-        rpc.call('ReflectService', 'ReflectCommit', { session_id: '01J0000000000000000000000', insights: [{ content: 'x', confidence: 0.9, source_memory_ids: ['00'.repeat(16)] }] }),
+        rpc.call('ReflectService', 'ReflectCommit', {
+          session_id: '01J0000000000000000000000',
+          insights: [{ content: 'x', confidence: 0.9, source_memory_ids: ['00'.repeat(16)] }],
+        }),
         grpc.status.NOT_FOUND,
       );
     });
@@ -392,7 +637,9 @@ describe('gRPC MemoryService (auth on, admin key)', () => {
     });
     it('ContradictionCommit with an unknown pending id is NOT_FOUND', async () => {
       await failsWith(
-        rpc.call('ReflectService', 'ContradictionCommit', { verdicts: [{ pending_id: 'ab'.repeat(16), verdict: 'dismiss', confidence: 0.5 }] }),
+        rpc.call('ReflectService', 'ContradictionCommit', {
+          verdicts: [{ pending_id: 'ab'.repeat(16), verdict: 'dismiss', confidence: 0.5 }],
+        }),
         grpc.status.NOT_FOUND,
       );
     });

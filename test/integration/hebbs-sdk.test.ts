@@ -21,15 +21,22 @@ const QUIET_ENV = { FLASHBULB_REFLECT_ENABLED: 'false' };
 
 const RUN_SH = fileURLToPath(new URL('../compat/run.sh', import.meta.url));
 const GRPC_PAGE = fileURLToPath(new URL('../../docs/api/grpc.md', import.meta.url));
-const VENV_PYTHON = fileURLToPath(new URL('../../node_modules/.cache/hebbs-venv/bin/python', import.meta.url));
+const VENV_PYTHON = fileURLToPath(
+  new URL('../../node_modules/.cache/hebbs-venv/bin/python', import.meta.url),
+);
 const PYTHON = process.env['PYTHON'] ?? 'python3';
 
 /** Why the suite cannot run here, or null when python3 can create a venv with pip. */
 function pythonUnavailable(): string | null {
-  const probe = spawnSync(PYTHON, ['-c', 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 10) else 3)'], { encoding: 'utf8' });
+  const probe = spawnSync(
+    PYTHON,
+    ['-c', 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 10) else 3)'],
+    { encoding: 'utf8' },
+  );
   if (probe.error) return `${PYTHON} not found (${probe.error.message})`;
   if (probe.status === 3) return `${PYTHON} is older than 3.10 (the hebbs SDK needs 3.10+)`;
-  if (probe.status !== 0) return `${PYTHON} has no venv/ensurepip module (install python3-venv): ${probe.stderr.trim().split('\n').pop() ?? ''}`;
+  if (probe.status !== 0)
+    return `${PYTHON} has no venv/ensurepip module (install python3-venv): ${probe.stderr.trim().split('\n').pop() ?? ''}`;
   return null;
 }
 
@@ -60,15 +67,17 @@ describe.skipIf(unavailable !== null)('the hebbs Python SDK (0.4.1) against Flas
       FLASHBULB_WORKSPACE_KEY: workspaceKey,
       PYTHON,
     };
-    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-      // Asynchronous: the server under test lives in this process and must keep answering.
-      const child = spawn('bash', [RUN_SH], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      child.on('error', reject);
-      child.on('close', (c) => resolve({ code: c, output: out }));
-    });
+    const { code, output } = await new Promise<{ code: number | null; output: string }>(
+      (resolve, reject) => {
+        // Asynchronous: the server under test lives in this process and must keep answering.
+        const child = spawn('bash', [RUN_SH], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+        child.on('error', reject);
+        child.on('close', (c) => resolve({ code: c, output: out }));
+      },
+    );
     if (code !== 0 || process.env['HEBBS_SDK_VERBOSE']) console.log(output);
     expect(code, output).toBe(0);
     // With a key, a second workspace and the schema descriptor, every test must really have run.
@@ -82,9 +91,15 @@ describe.skipIf(unavailable !== null)('the hebbs Python SDK (0.4.1) against Flas
     const section = page.slice(at);
     const example = /```python\n([\s\S]*?)```/.exec(section)?.[1] ?? '';
     expect(example).toContain('HebbsClient("localhost:6380", api_key="fb_live_…")');
-    const code = example.replace('localhost:6380', `127.0.0.1:${t.app.grpcPort}`).replace('fb_live_…', workspaceKey);
+    const code = example
+      .replace('localhost:6380', `127.0.0.1:${t.app.grpcPort}`)
+      .replace('fb_live_…', workspaceKey);
     // Asynchronous, like the suite above: the server answering it lives in this process.
-    const { code: exit, out, err } = await new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
+    const {
+      code: exit,
+      out,
+      err,
+    } = await new Promise<{ code: number | null; out: string; err: string }>((resolve, reject) => {
       const child = spawn(VENV_PYTHON, ['-c', code], { stdio: ['ignore', 'pipe', 'pipe'] });
       let stdout = '';
       let stderr = '';

@@ -49,7 +49,11 @@ describe('nesting depth and keys at the JSON edge (REST)', () => {
     const before = await memoryCount();
     for (const levels of [2000, 5000, 100_000]) {
       const raw = `{"content":"deep","context":${nestedText(levels)}}`;
-      const res = await t.req('POST', '/v1/memories', { key, raw, headers: { 'content-type': 'application/json' } });
+      const res = await t.req('POST', '/v1/memories', {
+        key,
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
       expect(res.status, res.text).toBe(400);
       expect(res.body.error_code).toBe('invalid_input');
       expect(res.body.message).toContain(`limit of ${JSON_LIMITS.depth} levels`);
@@ -61,11 +65,17 @@ describe('nesting depth and keys at the JSON edge (REST)', () => {
 
   it('the limit is exact: a body nested 32 levels is stored, 33 is refused', async () => {
     // The body is level 1 and context level 2, so a context of 31 levels makes a body of 32.
-    const ok = await t.req('POST', '/v1/memories', { key, body: { content: 'at the limit', context: nestedObject(JSON_LIMITS.depth - 1) } });
+    const ok = await t.req('POST', '/v1/memories', {
+      key,
+      body: { content: 'at the limit', context: nestedObject(JSON_LIMITS.depth - 1) },
+    });
     expect(ok.status, ok.text).toBe(201);
     const got = await t.req('GET', `/v1/memories/${ok.body.memory_id}`, { key });
     expect(got.body.context).toEqual(nestedObject(JSON_LIMITS.depth - 1));
-    const over = await t.req('POST', '/v1/memories', { key, body: { content: 'over the limit', context: nestedObject(JSON_LIMITS.depth) } });
+    const over = await t.req('POST', '/v1/memories', {
+      key,
+      body: { content: 'over the limit', context: nestedObject(JSON_LIMITS.depth) },
+    });
     expect(over.status).toBe(400);
     expect(over.body.message).toMatch(/deeper than the limit of 32 levels/);
   });
@@ -73,17 +83,29 @@ describe('nesting depth and keys at the JSON edge (REST)', () => {
   it('an object with more keys than the limit is a 400 naming the field and the limit', async () => {
     const wide: JsonObject = {};
     for (let i = 0; i <= JSON_LIMITS.keysPerObject; i++) wide[`k${i}`] = 0;
-    const res = await t.req('POST', '/v1/memories', { key, body: { content: 'wide', context: wide } });
+    const res = await t.req('POST', '/v1/memories', {
+      key,
+      body: { content: 'wide', context: wide },
+    });
     expect(res.status).toBe(400);
-    expect(res.body.message).toBe(`request body.context has ${JSON_LIMITS.keysPerObject + 1} keys; the limit is ${JSON_LIMITS.keysPerObject} keys per object`);
+    expect(res.body.message).toBe(
+      `request body.context has ${JSON_LIMITS.keysPerObject + 1} keys; the limit is ${JSON_LIMITS.keysPerObject} keys per object`,
+    );
   });
 
   it('cue_context on recall and context on revise are bounded the same way', async () => {
-    const recall = await t.req('POST', '/v1/recall', { key, raw: `{"cue":"x","cue_context":${nestedText(3000)}}`, headers: { 'content-type': 'application/json' } });
+    const recall = await t.req('POST', '/v1/recall', {
+      key,
+      raw: `{"cue":"x","cue_context":${nestedText(3000)}}`,
+      headers: { 'content-type': 'application/json' },
+    });
     expect(recall.status).toBe(400);
     expect(recall.body.message).toContain('limit of 32 levels');
     const m = await t.req('POST', '/v1/memories', { key, body: { content: 'to revise' } });
-    const revise = await t.req('PUT', `/v1/revise/${m.body.memory_id}`, { key, body: { context: nestedObject(40) } });
+    const revise = await t.req('PUT', `/v1/revise/${m.body.memory_id}`, {
+      key,
+      body: { context: nestedObject(40) },
+    });
     expect(revise.status).toBe(400);
     expect(revise.body.message).toContain('limit of 32 levels');
   });
@@ -98,19 +120,35 @@ describe('nesting depth and keys at the JSON edge (REST)', () => {
 
 describe('nesting depth at the gRPC edge', () => {
   it('a Struct context or cue_context past the limit is INVALID_ARGUMENT naming the field', async () => {
-    const err = await failsWith(rpc.call('MemoryService', 'Remember', { content: 'deep', context: struct(nestedObject(JSON_LIMITS.depth + 1)) }), grpc.status.INVALID_ARGUMENT);
+    const err = await failsWith(
+      rpc.call('MemoryService', 'Remember', {
+        content: 'deep',
+        context: struct(nestedObject(JSON_LIMITS.depth + 1)),
+      }),
+      grpc.status.INVALID_ARGUMENT,
+    );
     expect(err.details).toMatch(/^context\.n.*limit of 32 levels/);
     const cue = await failsWith(
-      rpc.call('MemoryService', 'Recall', { cue: 'x', strategies: [{ strategy_type: 'SIMILARITY' }], cue_context: struct(nestedObject(50)) }),
+      rpc.call('MemoryService', 'Recall', {
+        cue: 'x',
+        strategies: [{ strategy_type: 'SIMILARITY' }],
+        cue_context: struct(nestedObject(50)),
+      }),
       grpc.status.INVALID_ARGUMENT,
     );
     expect(cue.details).toMatch(/^cue_context/);
-    const ok = await rpc.call('MemoryService', 'Remember', { content: 'within', context: struct(nestedObject(JSON_LIMITS.depth)) });
+    const ok = await rpc.call('MemoryService', 'Remember', {
+      content: 'within',
+      context: struct(nestedObject(JSON_LIMITS.depth)),
+    });
     expect(ok.memory.content).toBe('within');
   });
 
   it('bytes that are not a protobuf message are INVALID_ARGUMENT, not INTERNAL (defect 7)', async () => {
-    const client = new grpc.Client(`127.0.0.1:${t.app.grpcPort}`, grpc.credentials.createInsecure());
+    const client = new grpc.Client(
+      `127.0.0.1:${t.app.grpcPort}`,
+      grpc.credentials.createInsecure(),
+    );
     const garbage = (method: string, bytes: Buffer): Promise<unknown> =>
       new Promise((resolve, reject) => {
         client.makeUnaryRequest(
@@ -123,7 +161,11 @@ describe('nesting depth at the gRPC edge', () => {
         );
       });
     try {
-      for (const method of ['/hebbs.v1.MemoryService/Remember', '/hebbs.v1.MemoryService/Recall', '/hebbs.v1.ReflectService/GetInsights']) {
+      for (const method of [
+        '/hebbs.v1.MemoryService/Remember',
+        '/hebbs.v1.MemoryService/Recall',
+        '/hebbs.v1.ReflectService/GetInsights',
+      ]) {
         // A field key with nothing after it; wire type 7 (there is none).
         for (const bytes of [Buffer.from([0x0b]), Buffer.alloc(11, 0xff)]) {
           const err = await failsWith(garbage(method, bytes), grpc.status.INVALID_ARGUMENT, method);
@@ -137,12 +179,34 @@ describe('nesting depth at the gRPC edge', () => {
 
   it('a workspace key with a malformed tenant_id acts on its own workspace (defect 8)', async () => {
     const auth = { key };
-    const m = await rpc.call('MemoryService', 'Remember', { content: 'mine whatever tenant_id says', tenant_id: '../default' }, auth);
+    const m = await rpc.call(
+      'MemoryService',
+      'Remember',
+      { content: 'mine whatever tenant_id says', tenant_id: '../default' },
+      auth,
+    );
     const got = await t.req('GET', `/v1/memories/${m.memory.memory_id.toString('hex')}`, { key });
     expect(got.status).toBe(200);
-    expect((await rpc.call('MemoryService', 'Get', { memory_id: m.memory.memory_id, tenant_id: 'Not A Slug' }, auth)).memory.content).toBe('mine whatever tenant_id says');
+    expect(
+      (
+        await rpc.call(
+          'MemoryService',
+          'Get',
+          { memory_id: m.memory.memory_id, tenant_id: 'Not A Slug' },
+          auth,
+        )
+      ).memory.content,
+    ).toBe('mine whatever tenant_id says');
     // An admin key naming a malformed workspace still gets INVALID_ARGUMENT: it would act there.
-    await failsWith(rpc.call('MemoryService', 'Remember', { content: 'x', tenant_id: '../default' }, { key: t.adminKey }), grpc.status.INVALID_ARGUMENT);
+    await failsWith(
+      rpc.call(
+        'MemoryService',
+        'Remember',
+        { content: 'x', tenant_id: '../default' },
+        { key: t.adminKey },
+      ),
+      grpc.status.INVALID_ARGUMENT,
+    );
   });
 });
 
@@ -155,29 +219,61 @@ describe('in-flight fairness and readiness', () => {
     const settled = await Promise.allSettled(calls);
     expect(settled.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'rejected']);
     const third = settled[2] as PromiseRejectedResult;
-    expect(third.reason).toMatchObject({ code: 'unavailable', message: expect.stringContaining(`workspace '${a}' has 2 requests in flight`) });
+    expect(third.reason).toMatchObject({
+      code: 'unavailable',
+      message: expect.stringContaining(`workspace '${a}' has 2 requests in flight`),
+    });
     // Other workspaces, sent while `a` is at its cap, are not refused.
     const others = ['fair-b', 'fair-c', 'fair-d', 'fair-e'];
-    const mixed = await Promise.allSettled([pool.call(a, 'count', {}), pool.call(a, 'count', {}), ...others.map((w) => pool.call(w, 'count', {}))]);
-    expect(mixed.map((s) => s.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled', 'fulfilled']);
+    const mixed = await Promise.allSettled([
+      pool.call(a, 'count', {}),
+      pool.call(a, 'count', {}),
+      ...others.map((w) => pool.call(w, 'count', {})),
+    ]);
+    expect(mixed.map((s) => s.status)).toEqual([
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+      'fulfilled',
+    ]);
   });
 
   it('readiness names a shard that is silent, saturated, not answering, cannot write its log or crashed', () => {
-    const base = { ready: true, down: null, pendingSize: 0, oldestSentAt: null, lastHeardAt: 1000, lastReplyAt: 1000 };
+    const base = {
+      ready: true,
+      down: null,
+      pendingSize: 0,
+      oldestSentAt: null,
+      lastHeardAt: 1000,
+      lastReplyAt: 1000,
+    };
     expect(shardProblem(base, 1500, 10)).toBeNull();
     expect(shardProblem({ ...base, ready: false }, 1500, 10)).toBe('is not running');
-    expect(shardProblem(base, 1000 + UNRESPONSIVE_MS + 1000, 10)).toMatch(/has sent nothing for 6 s/);
+    expect(shardProblem(base, 1000 + UNRESPONSIVE_MS + 1000, 10)).toMatch(
+      /has sent nothing for 6 s/,
+    );
     expect(shardProblem({ ...base, pendingSize: 10 }, 1500, 10)).toMatch(/in-flight limit of 10/);
     // Metrics keep arriving, but the oldest request has waited with no reply at all since.
-    const stuck = { ...base, pendingSize: 1, oldestSentAt: 2000, lastHeardAt: 9000, lastReplyAt: 1000 };
+    const stuck = {
+      ...base,
+      pendingSize: 1,
+      oldestSentAt: 2000,
+      lastHeardAt: 9000,
+      lastReplyAt: 1000,
+    };
     expect(shardProblem(stuck, 2000 + UNRESPONSIVE_MS + 1, 10)).toMatch(/has not answered for 5 s/);
     // Replies arriving since the oldest was sent mean the shard is answering.
     expect(shardProblem({ ...stuck, lastReplyAt: 8000 }, 9000, 10)).toBeNull();
-    const restarting = 'cannot write its log (log write failed: ENOSPC); it refuses requests and is restarted from its files until that works';
+    const restarting =
+      'cannot write its log (log write failed: ENOSPC); it refuses requests and is restarted from its files until that works';
     const full = { cause: 'storage', why: 'log write failed: ENOSPC' } as const;
     expect(shardProblem({ ...base, down: full }, 1500, 10)).toBe(restarting);
     expect(shardProblem({ ...base, ready: false, down: full }, 1500, 10)).toBe(restarting);
-    expect(shardProblem({ ...base, ready: false, down: { cause: 'crash', why: 'boom' } }, 1500, 10)).toBe('crashed (boom); it is restarted from its files until that works');
+    expect(
+      shardProblem({ ...base, ready: false, down: { cause: 'crash', why: 'boom' } }, 1500, 10),
+    ).toBe('crashed (boom); it is restarted from its files until that works');
   });
 
   it('/v1/health/ready is 200 while every shard answers', async () => {

@@ -45,22 +45,37 @@ function exchange(data: string, until: (text: string) => boolean = () => false):
 }
 
 /** The responses in a byte stream, each as status, headers and body (by Content-Length). */
-function responses(text: string): Array<{ status: number; headers: Map<string, string>; body: string }> {
+function responses(
+  text: string,
+): Array<{ status: number; headers: Map<string, string>; body: string }> {
   const out: Array<{ status: number; headers: Map<string, string>; body: string }> = [];
   let rest = text;
   while (rest.length > 0) {
     const end = rest.indexOf('\r\n\r\n');
     if (end < 0) break;
     const [statusLine, ...lines] = rest.slice(0, end).split('\r\n');
-    const headers = new Map(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+    const headers = new Map(
+      lines.map((l) => [
+        l.slice(0, l.indexOf(':')).toLowerCase(),
+        l.slice(l.indexOf(':') + 1).trim(),
+      ]),
+    );
     const length = Number(headers.get('content-length') ?? '0');
-    out.push({ status: Number(statusLine?.split(' ')[1]), headers, body: rest.slice(end + 4, end + 4 + length) });
+    out.push({
+      status: Number(statusLine?.split(' ')[1]),
+      headers,
+      body: rest.slice(end + 4, end + 4 + length),
+    });
     rest = rest.slice(end + 4 + length);
   }
   return out;
 }
 
-const completeResponses = (n: number) => (text: string): boolean => responses(text).filter((r) => r.body.length === Number(r.headers.get('content-length') ?? 0)).length >= n;
+const completeResponses =
+  (n: number) =>
+  (text: string): boolean =>
+    responses(text).filter((r) => r.body.length === Number(r.headers.get('content-length') ?? 0))
+      .length >= n;
 
 function auth(): string {
   return `Authorization: Bearer ${t.adminKey}\r\n`;
@@ -73,7 +88,8 @@ function post(content: string, version = 'HTTP/1.1'): string {
 
 async function stored(content: string): Promise<number> {
   const res = await t.req('GET', '/v1/memories?limit=1000');
-  return (res.body.memories as Array<{ content: string }>).filter((m) => m.content === content).length;
+  return (res.body.memories as Array<{ content: string }>).filter((m) => m.content === content)
+    .length;
 }
 
 describe('HTTP/1.0 (defect 5)', () => {
@@ -119,7 +135,10 @@ describe('HTTP/1.1 pipelining (defect 6)', () => {
 
   it('a slow shard request followed by a fast one is answered in request order', async () => {
     const get = (path: string): string => `GET ${path} HTTP/1.1\r\nHost: test\r\n${auth()}\r\n`;
-    const res = await exchange(get('/v1/memories?limit=5') + get('/v1/health/live') + get('/v1/auth/whoami'), completeResponses(3));
+    const res = await exchange(
+      get('/v1/memories?limit=5') + get('/v1/health/live') + get('/v1/auth/whoami'),
+      completeResponses(3),
+    );
     const replies = responses(res.text);
     expect(replies.map((r) => r.status)).toEqual([200, 200, 200]);
     expect(JSON.parse(replies[0]?.body ?? '')).toHaveProperty('memories');
@@ -131,8 +150,12 @@ describe('HTTP/1.1 pipelining (defect 6)', () => {
 describe('HEAD (defect 9)', () => {
   it('answers like GET, with its Content-Length and no body', async () => {
     for (const path of ['/v1/auth/whoami', '/v1/memories?limit=3', '/v1/health/ready']) {
-      const get = await exchange(`GET ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n${auth()}\r\n`);
-      const head = await exchange(`HEAD ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n${auth()}\r\n`);
+      const get = await exchange(
+        `GET ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n${auth()}\r\n`,
+      );
+      const head = await exchange(
+        `HEAD ${path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n${auth()}\r\n`,
+      );
       const [g] = responses(get.text);
       expect(head.text.startsWith(`HTTP/1.1 ${g?.status}`)).toBe(true);
       const headEnd = head.text.indexOf('\r\n\r\n');
@@ -143,7 +166,9 @@ describe('HEAD (defect 9)', () => {
   });
 
   it('HEAD on a POST-only route is a 405 naming the allowed method', async () => {
-    const res = await exchange(`HEAD /v1/recall HTTP/1.1\r\nHost: test\r\nConnection: close\r\n${auth()}\r\n`);
+    const res = await exchange(
+      `HEAD /v1/recall HTTP/1.1\r\nHost: test\r\nConnection: close\r\n${auth()}\r\n`,
+    );
     expect(res.text).toMatch(/^HTTP\/1\.1 405/);
     expect(res.text).toMatch(/allow: POST/i);
   });
@@ -156,7 +181,8 @@ describe('malformed requests (defect 10)', () => {
     'a header without a colon': 'GET /v1/health/live HTTP/1.1\r\nHost test\r\n\r\n',
     'a space in the path': 'GET /v1/health/ live HTTP/1.1\r\nHost: test\r\n\r\n',
     'bytes that are not HTTP': '\u0000\u0001\u0002 hello\r\n\r\n',
-    'a Content-Length that is not a number': 'POST /v1/memories HTTP/1.1\r\nHost: test\r\nContent-Length: ten\r\n\r\n',
+    'a Content-Length that is not a number':
+      'POST /v1/memories HTTP/1.1\r\nHost: test\r\nContent-Length: ten\r\n\r\n',
   };
   for (const [what, data] of Object.entries(cases)) {
     it(`${what}: a 400 naming the problem, then the connection closes`, async () => {

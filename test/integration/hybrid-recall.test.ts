@@ -31,14 +31,20 @@ async function workspace(): Promise<string> {
   return slug;
 }
 
-async function put(ws: string, content: string, extra: Record<string, unknown> = {}): Promise<string> {
+async function put(
+  ws: string,
+  content: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const res = await t.req('POST', `/v1/workspaces/${ws}/memories`, { body: { content, ...extra } });
   expect(res.status, res.text).toBe(201);
   return res.body.memory_id as string;
 }
 
 async function recall(ws: string, body: Record<string, unknown>): Promise<any[]> {
-  const res = await t.req('POST', `/v1/workspaces/${ws}/recall`, { body: { strategies: ['similarity'], ...body } });
+  const res = await t.req('POST', `/v1/workspaces/${ws}/recall`, {
+    body: { strategies: ['similarity'], ...body },
+  });
   expect(res.status, res.text).toBe(200);
   return res.body.results;
 }
@@ -53,22 +59,42 @@ const CASES: ReadonlyArray<{ cue: string; target: string; distractors: string[] 
   {
     cue: 'what did Anneliese cook?',
     target: 'Anneliese made a lentil stew',
-    distractors: ['what did the kids cook', 'cook dinner at seven', 'the cook left early', 'what should we cook'],
+    distractors: [
+      'what did the kids cook',
+      'cook dinner at seven',
+      'the cook left early',
+      'what should we cook',
+    ],
   },
   {
     cue: 'when is the call with Okonkwo?',
     target: 'Okonkwo moved our meeting to friday',
-    distractors: ['call the plumber about the leak', 'is the call recorded', 'the call dropped twice', 'when the call ends, send notes'],
+    distractors: [
+      'call the plumber about the leak',
+      'is the call recorded',
+      'the call dropped twice',
+      'when the call ends, send notes',
+    ],
   },
   {
     cue: 'code for locker 4417?',
     target: 'locker 4417 opens with 9-3-1-7',
-    distractors: ['the code for the gate', 'locker room is closed', 'code review at noon', 'the door code changed'],
+    distractors: [
+      'the code for the gate',
+      'locker room is closed',
+      'code review at noon',
+      'the door code changed',
+    ],
   },
   {
     cue: 'where did I put the theodolite?',
     target: 'the theodolite is in the shed',
-    distractors: ['where did I put my keys', 'I put the mug in the sink', 'where is the car parked', 'did I put it away'],
+    distractors: [
+      'where did I put my keys',
+      'I put the mug in the sink',
+      'where is the car parked',
+      'did I put it away',
+    ],
   },
 ];
 
@@ -81,9 +107,17 @@ describe('hybrid similarity finds exact names, numbers and rare words (hash embe
       await put(ws, c.target);
       const hybrid = await recall(ws, { cue: c.cue, top_k: 3 });
       expect(contents(hybrid)[0], c.cue).toBe(c.target);
-      expect(contents(await recall(ws, { cue: c.cue, top_k: 3, similarity_mode: 'lexical' }))[0], c.cue).toBe(c.target);
+      expect(
+        contents(await recall(ws, { cue: c.cue, top_k: 3, similarity_mode: 'lexical' }))[0],
+        c.cue,
+      ).toBe(c.target);
       // Relevance alone: the recalls above reinforced the target (a recall accesses its first result).
-      const dense = await recall(ws, { cue: c.cue, top_k: 3, similarity_mode: 'dense', scoring_weights: ONLY_RELEVANCE });
+      const dense = await recall(ws, {
+        cue: c.cue,
+        top_k: 3,
+        similarity_mode: 'dense',
+        scoring_weights: ONLY_RELEVANCE,
+      });
       if (contents(dense)[0] !== c.target) denseMisses += 1;
     }
     // The distractors share the cue's everyday words, which the hash embedder weighs as much as the
@@ -95,9 +129,18 @@ describe('hybrid similarity finds exact names, numbers and rare words (hash embe
     const ws = await workspace();
     await put(ws, 'Anneliese booked the ferry');
     await put(ws, 'the ferry was late');
-    const [top] = await recall(ws, { cue: 'Anneliese booked the ferry', scoring_weights: ONLY_RELEVANCE });
+    const [top] = await recall(ws, {
+      cue: 'Anneliese booked the ferry',
+      scoring_weights: ONLY_RELEVANCE,
+    });
     const d = top.strategy_details[0];
-    expect(Object.keys(d).sort()).toEqual(['cosine', 'distance', 'lexical', 'relevance', 'strategy']);
+    expect(Object.keys(d).sort()).toEqual([
+      'cosine',
+      'distance',
+      'lexical',
+      'relevance',
+      'strategy',
+    ]);
     expect(d.cosine).toBeCloseTo(1, 5);
     expect(d.lexical).toBeCloseTo(1, 9);
     // A memory that repeats the cue: match 1, lifted by its neighbour's match (the neighbourhood
@@ -109,7 +152,10 @@ describe('hybrid similarity finds exact names, numbers and rare words (hash embe
     // Written on its own (no neighbour), a memory that repeats the cue has relevance 1.
     const alone = await workspace();
     await put(alone, 'Anneliese booked the ferry');
-    const [only] = await recall(alone, { cue: 'Anneliese booked the ferry', scoring_weights: ONLY_RELEVANCE });
+    const [only] = await recall(alone, {
+      cue: 'Anneliese booked the ferry',
+      scoring_weights: ONLY_RELEVANCE,
+    });
     expect(only.relevance).toBeCloseTo(1, 5);
   });
 });
@@ -117,7 +163,13 @@ describe('hybrid similarity finds exact names, numbers and rare words (hash embe
 describe('similarity_mode', () => {
   it('dense orders by cosine, exactly as before the lexical index (brute force with the same embedder)', async () => {
     const ws = await workspace();
-    const texts = ['red apples in a basket', 'a basket of green pears', 'apples and pears at the market', 'the market opens at nine', 'nine red balloons'];
+    const texts = [
+      'red apples in a basket',
+      'a basket of green pears',
+      'apples and pears at the market',
+      'the market opens at nine',
+      'nine red balloons',
+    ];
     for (const x of texts) await put(ws, x);
     const cue = 'red apples at the market';
     const hash = createHashEmbedder(384);
@@ -129,10 +181,19 @@ describe('similarity_mode', () => {
       for (let i = 0; i < v.length; i++) dot += (v[i] ?? 0) * (q[i] ?? 0);
       return Math.max(0, Math.min(1, dot));
     };
-    const expected = (await Promise.all(texts.map(async (x) => [x, await cos(x)] as const))).sort((a, b) => b[1] - a[1]);
-    const got = await recall(ws, { cue, similarity_mode: 'dense', top_k: 5, scoring_weights: ONLY_RELEVANCE });
+    const expected = (await Promise.all(texts.map(async (x) => [x, await cos(x)] as const))).sort(
+      (a, b) => b[1] - a[1],
+    );
+    const got = await recall(ws, {
+      cue,
+      similarity_mode: 'dense',
+      top_k: 5,
+      scoring_weights: ONLY_RELEVANCE,
+    });
     expect(contents(got)).toEqual(expected.map(([x]) => x));
-    got.forEach((r, i) => { expect(r.relevance).toBeCloseTo(expected[i]?.[1] ?? -1, 5); });
+    got.forEach((r, i) => {
+      expect(r.relevance).toBeCloseTo(expected[i]?.[1] ?? -1, 5);
+    });
   });
 
   it('lexical finds nothing for a cue with no word in common; hybrid still answers by meaning', async () => {
@@ -144,7 +205,9 @@ describe('similarity_mode', () => {
 
   it('an unknown mode is a 400 that names the allowed values', async () => {
     const ws = await workspace();
-    const res = await t.req('POST', `/v1/workspaces/${ws}/recall`, { body: { cue: 'x', strategies: ['similarity'], similarity_mode: 'fuzzy' } });
+    const res = await t.req('POST', `/v1/workspaces/${ws}/recall`, {
+      body: { cue: 'x', strategies: ['similarity'], similarity_mode: 'fuzzy' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.message).toMatch(/similarity_mode/);
     expect(res.body.message).toMatch(/hybrid/);
@@ -156,21 +219,34 @@ describe('the lexical index follows every write', () => {
     const ws = await workspace();
     const secret = await put(ws, 'the vault passphrase is swordfish-7731');
     const other = await put(ws, 'the vault is in the basement');
-    expect(contents(await recall(ws, { cue: 'swordfish 7731', similarity_mode: 'lexical' }))).toEqual(['the vault passphrase is swordfish-7731']);
-    expect((await t.req('POST', `/v1/workspaces/${ws}/forget`, { body: { memory_ids: [secret] } })).status).toBe(200);
+    expect(
+      contents(await recall(ws, { cue: 'swordfish 7731', similarity_mode: 'lexical' })),
+    ).toEqual(['the vault passphrase is swordfish-7731']);
+    expect(
+      (await t.req('POST', `/v1/workspaces/${ws}/forget`, { body: { memory_ids: [secret] } }))
+        .status,
+    ).toBe(200);
     expect(await recall(ws, { cue: 'swordfish 7731', similarity_mode: 'lexical' })).toEqual([]);
-    const revised = await t.req('PUT', `/v1/workspaces/${ws}/revise/${other}`, { body: { content: 'the safe moved to the attic' } });
+    const revised = await t.req('PUT', `/v1/workspaces/${ws}/revise/${other}`, {
+      body: { content: 'the safe moved to the attic' },
+    });
     expect(revised.status, revised.text).toBe(200);
     expect(await recall(ws, { cue: 'basement', similarity_mode: 'lexical' })).toEqual([]);
-    expect(contents(await recall(ws, { cue: 'attic', similarity_mode: 'lexical' }))).toEqual(['the safe moved to the attic']);
+    expect(contents(await recall(ws, { cue: 'attic', similarity_mode: 'lexical' }))).toEqual([
+      'the safe moved to the attic',
+    ]);
   });
 
   it('entity_id scopes the lexical candidates too', async () => {
     const ws = await workspace();
     await put(ws, 'Marguerite likes sailing', { entity_id: 'a' });
     await put(ws, 'Marguerite likes climbing', { entity_id: 'b' });
-    expect(contents(await recall(ws, { cue: 'Marguerite', entity_id: 'b', similarity_mode: 'lexical' }))).toEqual(['Marguerite likes climbing']);
-    expect(contents(await recall(ws, { cue: 'Marguerite', entity_id: 'b' }))).toEqual(['Marguerite likes climbing']);
+    expect(
+      contents(await recall(ws, { cue: 'Marguerite', entity_id: 'b', similarity_mode: 'lexical' })),
+    ).toEqual(['Marguerite likes climbing']);
+    expect(contents(await recall(ws, { cue: 'Marguerite', entity_id: 'b' }))).toEqual([
+      'Marguerite likes climbing',
+    ]);
   });
 
   it('deleting a workspace drops its index: a new workspace of the same name finds nothing', async () => {
@@ -190,7 +266,10 @@ describe('time-aware cues', () => {
     await put(ws, '[2 October 2023] we planted tulips in the garden');
     const may = await recall(ws, { cue: 'what did we plant in the garden in May 2023?', top_k: 3 });
     expect(contents(may)[0]).toBe('[3 May 2023] we planted tomatoes in the garden');
-    const august = await recall(ws, { cue: 'what did we plant in the garden on August 9, 2023?', top_k: 3 });
+    const august = await recall(ws, {
+      cue: 'what did we plant in the garden on August 9, 2023?',
+      top_k: 3,
+    });
     expect(contents(august)[0]).toBe('[9 August 2023] we planted tomatoes in the garden again');
   });
 });
@@ -211,23 +290,51 @@ describe('recovery', () => {
     // Background reflection would write insights on its own schedule (between the two asks).
     const env = { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' };
     child = await startServer({ dataDir, env });
-    const words = ['harbour', 'lantern', 'orchard', 'violin', 'glacier', 'saffron', 'meteor', 'quarry'];
+    const words = [
+      'harbour',
+      'lantern',
+      'orchard',
+      'violin',
+      'glacier',
+      'saffron',
+      'meteor',
+      'quarry',
+    ];
     const ids: string[] = [];
     for (let i = 0; i < 60; i++) {
       const text = `note ${i}: ${words[i % 8]} and ${words[(i * 3) % 8]} near the ${words[(i * 5 + 1) % 8]}`;
-      const res = await http(child.base, 'POST', '/v1/memories', { content: text, entity_id: i % 2 === 0 ? 'even' : 'odd' });
+      const res = await http(child.base, 'POST', '/v1/memories', {
+        content: text,
+        entity_id: i % 2 === 0 ? 'even' : 'odd',
+      });
       expect(res.status).toBe(201);
       ids.push(res.body.memory_id);
     }
-    expect((await http(child.base, 'POST', '/v1/forget', { memory_ids: ids.slice(0, 5) })).status).toBe(200);
-    expect((await http(child.base, 'PUT', `/v1/revise/${ids[10]}`, { content: 'note 10: a comet over the quarry' })).status).toBe(200);
+    expect(
+      (await http(child.base, 'POST', '/v1/forget', { memory_ids: ids.slice(0, 5) })).status,
+    ).toBe(200);
+    expect(
+      (
+        await http(child.base, 'PUT', `/v1/revise/${ids[10]}`, {
+          content: 'note 10: a comet over the quarry',
+        })
+      ).status,
+    ).toBe(200);
     const queries = [...words, 'comet', 'note 10', 'harbour lantern', 'saffron meteor quarry'];
     const ask = async (): Promise<string[][]> =>
       Promise.all(
         queries.map(async (cue) => {
-          const res = await http(child!.base, 'POST', '/v1/recall', { cue, strategies: ['similarity'], similarity_mode: 'lexical', top_k: 20, scoring_weights: ONLY_RELEVANCE });
+          const res = await http(child!.base, 'POST', '/v1/recall', {
+            cue,
+            strategies: ['similarity'],
+            similarity_mode: 'lexical',
+            top_k: 20,
+            scoring_weights: ONLY_RELEVANCE,
+          });
           expect(res.status).toBe(200);
-          return res.body.results.map((r: any) => `${r.memory.memory_id}:${r.relevance.toFixed(9)}`);
+          return res.body.results.map(
+            (r: any) => `${r.memory.memory_id}:${r.relevance.toFixed(9)}`,
+          );
         }),
       );
     const before = await ask();

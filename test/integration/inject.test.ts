@@ -19,7 +19,9 @@ function comparable(r: { status: number; headers: Headers; body: unknown }): unk
     if (Array.isArray(v)) return v.map(strip);
     if (v === null || typeof v !== 'object') return v;
     const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) if (!/(_id|_at|_iso|_us|^id|request_id|took_ms|access_count|score)$/.test(k)) out[k] = strip(x);
+    for (const [k, x] of Object.entries(v))
+      if (!/(_id|_at|_iso|_us|^id|request_id|took_ms|access_count|score)$/.test(k))
+        out[k] = strip(x);
     return out;
   };
   return { status: r.status, type: r.headers.get('content-type'), body: strip(r.body) };
@@ -27,12 +29,26 @@ function comparable(r: { status: number; headers: Headers; body: unknown }): unk
 
 describe('inject: in-process requests', () => {
   it('answers as the socket does: writes, reads, recall, and each kind of error', async () => {
-    const calls: Array<[string, string, { body?: unknown; key?: string | null; raw?: string; headers?: Record<string, string> }]> = [
-      ['POST', '/v1/memories', { body: { content: 'The lighthouse keeper logs the tide at dawn.', importance: 0.7 } }],
+    const calls: Array<
+      [
+        string,
+        string,
+        { body?: unknown; key?: string | null; raw?: string; headers?: Record<string, string> },
+      ]
+    > = [
+      [
+        'POST',
+        '/v1/memories',
+        { body: { content: 'The lighthouse keeper logs the tide at dawn.', importance: 0.7 } },
+      ],
       ['POST', '/v1/recall', { body: { cue: 'lighthouse tide', top_k: 3 } }],
       ['GET', '/v1/memories?limit=1', {}],
       ['POST', '/v1/memories', { body: { content: '' } }],
-      ['POST', '/v1/memories', { raw: '{"content": ', headers: { 'content-type': 'application/json' } }],
+      [
+        'POST',
+        '/v1/memories',
+        { raw: '{"content": ', headers: { 'content-type': 'application/json' } },
+      ],
       ['GET', `/v1/memories/${'ab'.repeat(16)}`, {}],
       ['GET', '/v1/no-such-route', {}],
       ['GET', '/v1/memories', { key: null }],
@@ -46,6 +62,8 @@ describe('inject: in-process requests', () => {
   });
 
   it('refuses a stream route: streams need a socket', async () => {
-    await expect(t.inject('POST', '/v1/subscribe', { body: {} })).rejects.toThrow(/answered a stream/);
+    await expect(t.inject('POST', '/v1/subscribe', { body: {} })).rejects.toThrow(
+      /answered a stream/,
+    );
   });
 });

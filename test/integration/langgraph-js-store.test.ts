@@ -3,11 +3,21 @@
  * beside LangGraph's own `InMemoryStore` (the reference behaviour of `BaseStore`), then inside a
  * small real LangGraph.js graph (no language model: one node writes, one searches).
  */
-import { Annotation, END, START, StateGraph, type LangGraphRunnableConfig } from '@langchain/langgraph';
+import {
+  Annotation,
+  END,
+  START,
+  StateGraph,
+  type LangGraphRunnableConfig,
+} from '@langchain/langgraph';
 import { InMemoryStore, type BaseStore, type Item } from '@langchain/langgraph-checkpoint';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { FlashbulbClient } from '../../clients/typescript/src/index.ts';
-import { decodeNamespace, encodeNamespace, FlashbulbStore } from '../../clients/typescript/src/langgraph.ts';
+import {
+  decodeNamespace,
+  encodeNamespace,
+  FlashbulbStore,
+} from '../../clients/typescript/src/langgraph.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 let t: TestApp;
@@ -35,7 +45,8 @@ async function both<T>(stores: Pair, f: (s: BaseStore) => Promise<T>): Promise<[
 
 describe('FlashbulbStore (LangGraph.js)', () => {
   it('encodes namespaces reversibly', () => {
-    for (const ns of [['a'], ['users', 'alice', 'facts'], ['with/slash', '100%', '']]) expect(decodeNamespace(encodeNamespace(ns))).toEqual(ns);
+    for (const ns of [['a'], ['users', 'alice', 'facts'], ['with/slash', '100%', '']])
+      expect(decodeNamespace(encodeNamespace(ns))).toEqual(ns);
   });
 
   it('puts, gets, updates and deletes like the InMemoryStore', async () => {
@@ -55,9 +66,18 @@ describe('FlashbulbStore (LangGraph.js)', () => {
 
   it('searches with filters and pages like the InMemoryStore', async () => {
     const stores: Pair = [new InMemoryStore(), new FlashbulbStore(client)];
-    for (let i = 0; i < 7; i++) await both(stores, (s) => s.put(['docs', 'a'], `d${i}`, { kind: i % 2 === 0 ? 'even' : 'odd', n: i }));
+    for (let i = 0; i < 7; i++)
+      await both(stores, (s) =>
+        s.put(['docs', 'a'], `d${i}`, { kind: i % 2 === 0 ? 'even' : 'odd', n: i }),
+      );
     await both(stores, (s) => s.put(['docs', 'b'], 'x', { kind: 'even', n: 100 }));
-    for (const opts of [{ limit: 3 }, { limit: 3, offset: 3 }, { filter: { kind: 'odd' } }, { filter: { n: { $gte: 4 } } }, { filter: { kind: 'even', n: { $lt: 5 } } }]) {
+    for (const opts of [
+      { limit: 3 },
+      { limit: 3, offset: 3 },
+      { filter: { kind: 'odd' } },
+      { filter: { n: { $gte: 4 } } },
+      { filter: { kind: 'even', n: { $lt: 5 } } },
+    ]) {
       const [ref, fb] = await both(stores, (s) => s.search(['docs', 'a'], opts));
       expect(fb.map(plain), JSON.stringify(opts)).toEqual(ref.map(plain));
     }
@@ -65,8 +85,21 @@ describe('FlashbulbStore (LangGraph.js)', () => {
 
   it('lists namespaces like the InMemoryStore', async () => {
     const stores: Pair = [new InMemoryStore(), new FlashbulbStore(client)];
-    for (const ns of [['a', 'b', 'c'], ['a', 'b', 'd'], ['a', 'x'], ['z', 'b']]) await both(stores, (s) => s.put(ns, 'k', { v: 1 }));
-    for (const opts of [{}, { prefix: ['a'] }, { suffix: ['b'] }, { prefix: ['a', '*', 'c'] }, { maxDepth: 2 }, { limit: 2, offset: 1 }]) {
+    for (const ns of [
+      ['a', 'b', 'c'],
+      ['a', 'b', 'd'],
+      ['a', 'x'],
+      ['z', 'b'],
+    ])
+      await both(stores, (s) => s.put(ns, 'k', { v: 1 }));
+    for (const opts of [
+      {},
+      { prefix: ['a'] },
+      { suffix: ['b'] },
+      { prefix: ['a', '*', 'c'] },
+      { maxDepth: 2 },
+      { limit: 2, offset: 1 },
+    ]) {
       const [ref, fb] = await both(stores, (s) => s.listNamespaces(opts));
       expect(fb, JSON.stringify(opts)).toEqual(ref);
     }
@@ -74,7 +107,9 @@ describe('FlashbulbStore (LangGraph.js)', () => {
 
   it('searches by meaning with hybrid recall', async () => {
     const store = new FlashbulbStore(client);
-    await store.put(['u', 'alice'], 'tea', { text: 'Alice drinks green tea every morning' }, ['text']);
+    await store.put(['u', 'alice'], 'tea', { text: 'Alice drinks green tea every morning' }, [
+      'text',
+    ]);
     await store.put(['u', 'alice'], 'bike', { text: 'Alice rides her bike to work' }, ['text']);
     await store.put(['u', 'bob'], 'tea', { text: 'Bob hates green tea' }, ['text']);
     const hits = await store.search(['u', 'alice'], { query: 'green tea', limit: 2 });
@@ -86,14 +121,19 @@ describe('FlashbulbStore (LangGraph.js)', () => {
   it('passes minRelevance to recall: a query nothing matches finds nothing, a good one still finds its item', async () => {
     const open = new FlashbulbStore(client);
     await open.put(['u'], 'tea', { text: 'Alice drinks green tea every morning' }, ['text']);
-    const good = (await open.search(['u'], { query: 'Alice drinks green tea every morning' }))[0]?.score ?? 0;
+    const good =
+      (await open.search(['u'], { query: 'Alice drinks green tea every morning' }))[0]?.score ?? 0;
     const noise = await open.search(['u'], { query: 'zzzz qqqq' });
     expect(noise.length, 'without a floor, hybrid recall returns the item for any query').toBe(1);
     const worst = noise[0]?.score ?? 0;
     expect(worst).toBeLessThan(good);
     const floored = new FlashbulbStore(client, { minRelevance: (worst + good) / 2 });
     expect(await floored.search(['u'], { query: 'zzzz qqqq' })).toEqual([]);
-    expect((await floored.search(['u'], { query: 'Alice drinks green tea every morning' })).map((h) => h.key)).toEqual(['tea']);
+    expect(
+      (await floored.search(['u'], { query: 'Alice drinks green tea every morning' })).map(
+        (h) => h.key,
+      ),
+    ).toEqual(['tea']);
   });
 
   it('serves a LangGraph.js graph that writes and searches', async () => {
@@ -104,7 +144,8 @@ describe('FlashbulbStore (LangGraph.js)', () => {
         return {};
       })
       .addNode('search', async (_s: typeof State.State, config: LangGraphRunnableConfig) => {
-        const hits = (await config.store?.search(['users'], { query: 'what does Alice drink?' })) ?? [];
+        const hits =
+          (await config.store?.search(['users'], { query: 'what does Alice drink?' })) ?? [];
         return { found: hits.map((h) => String(h.value['text'])) };
       })
       .addEdge(START, 'write')

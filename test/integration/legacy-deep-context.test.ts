@@ -25,17 +25,37 @@ function nested(levels: number): JsonObject {
 
 beforeAll(async () => {
   t = await startTestApp();
-  expect((await t.req('POST', '/v1/memories', { body: { content: 'a normal memory' } })).status).toBe(201);
+  expect(
+    (await t.req('POST', '/v1/memories', { body: { content: 'a normal memory' } })).status,
+  ).toBe(201);
   await t.app.stop();
   // A log segment as an older build wrote it: a put whose context nests 1,000 levels.
   const dir = shardDir(t.dataDir, shardFor('default', t.config.shards));
-  const seqs = readdirSync(dir).map((f) => /^(?:wal|snap)-(\d+)\./.exec(f)?.[1]).filter((s): s is string => s !== undefined).map(Number);
+  const seqs = readdirSync(dir)
+    .map((f) => /^(?:wal|snap)-(\d+)\./.exec(f)?.[1])
+    .filter((s): s is string => s !== undefined)
+    .map(Number);
   const now = Date.now() * 1000;
   const embedding = new Uint8Array(new Float32Array(t.app.svc.embedder.dim).fill(0.05).buffer);
   const record = {
     t: 'put',
     ws: 'default',
-    m: { id: ID, content: 'deep legacy', importance: 0.5, context: { d: nested(1000) }, entityId: null, kind: 'episode', createdAt: now, updatedAt: now, lastAccessedAt: now, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, embedding },
+    m: {
+      id: ID,
+      content: 'deep legacy',
+      importance: 0.5,
+      context: { d: nested(1000) },
+      entityId: null,
+      kind: 'episode',
+      createdAt: now,
+      updatedAt: now,
+      lastAccessedAt: now,
+      accessCount: 0,
+      logicalClock: 0,
+      sourceMemoryIds: null,
+      supersededBy: null,
+      embedding,
+    },
   };
   writeFileSync(join(dir, seqName('wal', Math.max(0, ...seqs) + 1, 'log')), encodeFrame(record));
   await t.restart();
@@ -54,7 +74,10 @@ it('the memory loads with its context cut at the limit, and every reply carrying
   expect(v).toEqual({ n: CUT_MARKER });
   const list = await t.req('GET', '/v1/memories?limit=100');
   expect(list.status).toBe(200);
-  expect(list.body.memories.map((m: { content: string }) => m.content).sort()).toEqual(['a normal memory', 'deep legacy']);
+  expect(list.body.memories.map((m: { content: string }) => m.content).sort()).toEqual([
+    'a normal memory',
+    'deep legacy',
+  ]);
 });
 
 it('withinDepth and cutAtDepth handle any depth without recursion trouble', () => {

@@ -55,7 +55,8 @@ let n = 0;
 
 /** The fake model: an insight naming how many memories it read and the first of them; a fixed verdict for contradiction prompts. */
 function answer(body: any): { status: number; text: string } {
-  if (mode === 'error500') return { status: 500, text: JSON.stringify({ error: { message: 'the model is on fire' } }) };
+  if (mode === 'error500')
+    return { status: 500, text: JSON.stringify({ error: { message: 'the model is on fire' } }) };
   if (mode === 'not-json') return { status: 200, text: '<html>Bad gateway</html>' };
   const system = String(body?.messages?.[0]?.content ?? '');
   const user = String(body?.messages?.[1]?.content ?? '');
@@ -66,13 +67,22 @@ function answer(body: any): { status: number; text: string } {
     const lines = user.split('\n').filter((l) => /^\d+\. /.test(l));
     const insight = `LLM-INSIGHT ${replies.length + 1}: ${lines.length} memories, led by "${(lines[0] ?? '').replace(/^\d+\. /, '')}"`;
     replies.push(insight);
-    content = mode === 'prose'
-      ? 'I am sorry, but I cannot summarise these memories.'
-      : mode === 'invalid'
-        ? JSON.stringify({ insight: '', confidence: 0.1, valid: false })
-        : `Here you go:\n\`\`\`json\n${JSON.stringify({ insight, confidence: 0.9, valid: true })}\n\`\`\``;
+    content =
+      mode === 'prose'
+        ? 'I am sorry, but I cannot summarise these memories.'
+        : mode === 'invalid'
+          ? JSON.stringify({ insight: '', confidence: 0.1, valid: false })
+          : `Here you go:\n\`\`\`json\n${JSON.stringify({ insight, confidence: 0.9, valid: true })}\n\`\`\``;
   }
-  return { status: 200, text: JSON.stringify({ id: 'chatcmpl-1', object: 'chat.completion', model: MODEL, choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }] }) };
+  return {
+    status: 200,
+    text: JSON.stringify({
+      id: 'chatcmpl-1',
+      object: 'chat.completion',
+      model: MODEL,
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+    }),
+  };
 }
 
 beforeAll(async () => {
@@ -100,7 +110,12 @@ beforeAll(async () => {
   await new Promise<void>((r) => fake.listen(0, '127.0.0.1', r));
   const port = (fake.address() as AddressInfo).port;
   t = await startTestApp(
-    { llmBaseUrl: `http://127.0.0.1:${port}/v1`, llmModel: MODEL, llmApiKey: API_KEY, llmTimeoutMs: TIMEOUT_MS },
+    {
+      llmBaseUrl: `http://127.0.0.1:${port}/v1`,
+      llmModel: MODEL,
+      llmApiKey: API_KEY,
+      llmTimeoutMs: TIMEOUT_MS,
+    },
     { FLASHBULB_CONTRADICTIONS_ENABLED: 'true' },
   );
 });
@@ -115,14 +130,19 @@ beforeEach(() => {
   replies = [];
 });
 
-type Req = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any; headers: Headers; text: string }>;
+type Req = (
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<{ status: number; body: any; headers: Headers; text: string }>;
 
 async function workspaceWithThemes(): Promise<{ req: Req; contentOf: Map<string, string> }> {
   const slug = `llm-${++n}-${Date.now().toString(36)}`;
   const created = await t.req('POST', '/v1/workspaces', { body: { slug } });
   expect(created.status, created.text).toBe(201);
   const key = created.body.api_key as string;
-  const req: Req = (method, path, body) => t.req(method, path, body === undefined ? { key } : { key, body });
+  const req: Req = (method, path, body) =>
+    t.req(method, path, body === undefined ? { key } : { key, body });
   const contentOf = new Map<string, string>();
   for (const texts of Object.values(THEMES)) {
     for (const content of texts) {
@@ -191,7 +211,9 @@ describe('reflection with an OpenAI-compatible model', () => {
       expect(call.body.messages[0].role).toBe('system');
       expect(call.body.messages[0].content).toMatch(/insight/i);
       expect(call.body.messages[1].role).toBe('user');
-      const statements = [...ws.contentOf.values()].filter((c) => call.body.messages[1].content.includes(c));
+      const statements = [...ws.contentOf.values()].filter((c) =>
+        call.body.messages[1].content.includes(c),
+      );
       expect(statements.length).toBeGreaterThanOrEqual(3);
     }
     expect(await llmFailures()).toBe(failuresBefore);
@@ -226,10 +248,24 @@ describe('reflection with an OpenAI-compatible model', () => {
     const slug = `llm-contra-${Date.now().toString(36)}`;
     const created = await t.req('POST', '/v1/workspaces', { body: { slug } });
     const key = created.body.api_key as string;
-    const older = (await t.req('POST', '/v1/memories', { key, body: { content: 'The chess club has 32 members.' } })).body.memory_id as string;
-    const newer = (await t.req('POST', '/v1/memories', { key, body: { content: 'The chess club has 48 paying adult junior members.' } })).body.memory_id as string;
+    const older = (
+      await t.req('POST', '/v1/memories', {
+        key,
+        body: { content: 'The chess club has 32 members.' },
+      })
+    ).body.memory_id as string;
+    const newer = (
+      await t.req('POST', '/v1/memories', {
+        key,
+        body: { content: 'The chess club has 48 paying adult junior members.' },
+      })
+    ).body.memory_id as string;
     let pending: any[] = [];
-    await until(async () => (pending = (await t.req('POST', '/v1/contradictions/prepare', { key })).body).length > 0, { what: 'a pending contradiction', deadlineMs: 2_500, everyMs: 50 }).catch(() => undefined);
+    await until(
+      async () =>
+        (pending = (await t.req('POST', '/v1/contradictions/prepare', { key })).body).length > 0,
+      { what: 'a pending contradiction', deadlineMs: 2_500, everyMs: 50 },
+    ).catch(() => undefined);
     expect(pending).toHaveLength(1);
     const res = await t.req('POST', '/v1/reflect', { key, body: {} });
     expect(res.status, res.text).toBe(200);
@@ -239,7 +275,11 @@ describe('reflection with an OpenAI-compatible model', () => {
     expect(judged[0]?.body.messages[1].content).toContain('48 paying adult junior members');
     expect((await t.req('POST', '/v1/contradictions/prepare', { key })).body).toEqual([]);
     const edges = (await t.req('GET', `/v1/memories/${newer}/edges`, { key })).body;
-    expect(edges.outgoing.filter((e: any) => e.edge_type === 'contradicts').map((e: any) => e.target_id)).toEqual([older]);
-    expect(edges.incoming.filter((e: any) => e.edge_type === 'contradicts').map((e: any) => e.source_id)).toEqual([older]);
+    expect(
+      edges.outgoing.filter((e: any) => e.edge_type === 'contradicts').map((e: any) => e.target_id),
+    ).toEqual([older]);
+    expect(
+      edges.incoming.filter((e: any) => e.edge_type === 'contradicts').map((e: any) => e.source_id),
+    ).toEqual([older]);
   });
 });

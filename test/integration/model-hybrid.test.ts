@@ -14,15 +14,33 @@ const MODEL_DIR = DEFAULTS.FLASHBULB_MODEL_DIR;
 const CASES: ReadonlyArray<{ cue: string; memories: string[] }> = [
   {
     cue: 'What did Okonkwo prescribe?',
-    memories: ['Dr. Okafor prescribed antibiotics', 'Dr. Okoro prescribed an inhaler', 'Dr. Okonjo prescribed bed rest', 'Dr. Onwuka prescribed eye drops', 'Dr. Okonkwo prescribed iron tablets'],
+    memories: [
+      'Dr. Okafor prescribed antibiotics',
+      'Dr. Okoro prescribed an inhaler',
+      'Dr. Okonjo prescribed bed rest',
+      'Dr. Onwuka prescribed eye drops',
+      'Dr. Okonkwo prescribed iron tablets',
+    ],
   },
   {
     cue: 'ticket 48213',
-    memories: ['the support ticket about the printer was closed', 'what happened with the ticket queue this week', 'a ticket for the concert costs 40 dollars', 'ticket 48231 was a duplicate', 'Ticket 48213: customer reports a login loop after the password reset'],
+    memories: [
+      'the support ticket about the printer was closed',
+      'what happened with the ticket queue this week',
+      'a ticket for the concert costs 40 dollars',
+      'ticket 48231 was a duplicate',
+      'Ticket 48213: customer reports a login loop after the password reset',
+    ],
   },
   {
     cue: 'what is the wifi password at the Lindqvist house?',
-    memories: ['the wifi password at the office is on the fridge', 'the Lindgren house wifi is slow', 'the password for the Lindholm cabin is written on the router', 'wifi at the library needs a login', 'Lindqvist house: network Fika, password cardamom42'],
+    memories: [
+      'the wifi password at the office is on the fridge',
+      'the Lindgren house wifi is slow',
+      'the password for the Lindholm cabin is written on the router',
+      'wifi at the library needs a login',
+      'Lindqvist house: network Fika, password cardamom42',
+    ],
   },
 ];
 
@@ -40,9 +58,14 @@ describe('hybrid similarity with the real model', () => {
     for (const [i, c] of CASES.entries()) {
       const slug = `mh${i}`;
       expect((await t.req('POST', '/v1/workspaces', { body: { slug } })).status).toBe(201);
-      for (const content of c.memories) expect((await t.req('POST', `/v1/workspaces/${slug}/memories`, { body: { content } })).status).toBe(201);
+      for (const content of c.memories)
+        expect(
+          (await t.req('POST', `/v1/workspaces/${slug}/memories`, { body: { content } })).status,
+        ).toBe(201);
       const top = async (mode: string): Promise<string> => {
-        const res = await t.req('POST', `/v1/workspaces/${slug}/recall`, { body: { cue: c.cue, strategies: ['similarity'], similarity_mode: mode, top_k: 3 } });
+        const res = await t.req('POST', `/v1/workspaces/${slug}/recall`, {
+          body: { cue: c.cue, strategies: ['similarity'], similarity_mode: mode, top_k: 3 },
+        });
         expect(res.status, res.text).toBe(200);
         return res.body.results[0].memory.content as string;
       };

@@ -15,53 +15,163 @@ import { dot } from '../../src/recall/vector.ts';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
 
 const MODEL_DIR = DEFAULTS.FLASHBULB_MODEL_DIR;
-const REFERENCE = JSON.parse(readFileSync(new URL('../fixtures/embedding-reference.json', import.meta.url), 'utf8')) as {
+const REFERENCE = JSON.parse(
+  readFileSync(new URL('../fixtures/embedding-reference.json', import.meta.url), 'utf8'),
+) as {
   dim: number;
   sentences: Array<{ text: string; vector: number[] }>;
 };
 
 /** Facts and questions about them, worded differently on purpose (few shared words). */
 const FACTS: ReadonlyArray<readonly [fact: string, question: string]> = [
-  ['My sister adopted a golden retriever puppy named Biscuit last spring.', 'What kind of dog did my sibling get?'],
-  ['The quarterly budget meeting was moved from Tuesday to Thursday afternoon.', 'When is the finance review session happening now?'],
-  ['I am severely allergic to shellfish, especially shrimp and lobster.', 'Which seafood must be kept off my plate?'],
-  ["The car's check-engine light turned on because of a loose gas cap.", 'Why was the vehicle warning indicator lit?'],
-  ['Our wifi router sits in the hallway closet with the password taped to its side.', 'Where can I find the internet network credentials?'],
-  ["Grandma's apple pie recipe uses cinnamon, nutmeg and a butter crust.", 'What spices go into the family fruit dessert?'],
-  ['The marathon starts at 7 a.m. near the city harbor on Sunday.', 'What time does the long-distance running race begin?'],
-  ['Python 3.12 removed the distutils module from the standard library.', 'Which packaging tool was dropped from the programming language?'],
-  ['The dentist said I need a filling in my lower left molar.', 'What did the tooth doctor recommend?'],
-  ['Our flight to Tokyo departs from gate 42 at terminal 3.', 'Where do we board the plane to Japan?'],
-  ['The basil plant on the balcony wilts if it is not watered daily.', 'How often does the herb outside need moisture?'],
+  [
+    'My sister adopted a golden retriever puppy named Biscuit last spring.',
+    'What kind of dog did my sibling get?',
+  ],
+  [
+    'The quarterly budget meeting was moved from Tuesday to Thursday afternoon.',
+    'When is the finance review session happening now?',
+  ],
+  [
+    'I am severely allergic to shellfish, especially shrimp and lobster.',
+    'Which seafood must be kept off my plate?',
+  ],
+  [
+    "The car's check-engine light turned on because of a loose gas cap.",
+    'Why was the vehicle warning indicator lit?',
+  ],
+  [
+    'Our wifi router sits in the hallway closet with the password taped to its side.',
+    'Where can I find the internet network credentials?',
+  ],
+  [
+    "Grandma's apple pie recipe uses cinnamon, nutmeg and a butter crust.",
+    'What spices go into the family fruit dessert?',
+  ],
+  [
+    'The marathon starts at 7 a.m. near the city harbor on Sunday.',
+    'What time does the long-distance running race begin?',
+  ],
+  [
+    'Python 3.12 removed the distutils module from the standard library.',
+    'Which packaging tool was dropped from the programming language?',
+  ],
+  [
+    'The dentist said I need a filling in my lower left molar.',
+    'What did the tooth doctor recommend?',
+  ],
+  [
+    'Our flight to Tokyo departs from gate 42 at terminal 3.',
+    'Where do we board the plane to Japan?',
+  ],
+  [
+    'The basil plant on the balcony wilts if it is not watered daily.',
+    'How often does the herb outside need moisture?',
+  ],
   ['Mark prefers his coffee black with no sugar.', 'How does he like his morning brew?'],
-  ['The office printer jams whenever you use thick cardstock.', 'Why does the copier keep getting stuck?'],
-  ['The mortgage payment is due on the first of every month.', 'When do I have to pay for the house loan?'],
-  ['Jupiter is the largest planet in our solar system.', 'Which world orbiting the sun is the biggest?'],
-  ['The library closes early at 5 p.m. on Fridays.', 'When does the book lending place shut at the end of the week?'],
+  [
+    'The office printer jams whenever you use thick cardstock.',
+    'Why does the copier keep getting stuck?',
+  ],
+  [
+    'The mortgage payment is due on the first of every month.',
+    'When do I have to pay for the house loan?',
+  ],
+  [
+    'Jupiter is the largest planet in our solar system.',
+    'Which world orbiting the sun is the biggest?',
+  ],
+  [
+    'The library closes early at 5 p.m. on Fridays.',
+    'When does the book lending place shut at the end of the week?',
+  ],
   ['I broke my wrist skateboarding when I was twelve.', 'What injury did I suffer as a child?'],
-  ["The company's new CEO previously ran a shipping firm in Rotterdam.", "What was the background of the organization's new chief executive?"],
-  ['Photosynthesis turns sunlight, water and carbon dioxide into sugar and oxygen.', 'How do plants make food from light?'],
-  ['The babysitter charges twenty dollars per hour on weekends.', 'How much does the childcare helper cost on Saturdays?'],
-  ['Our team switched from Jenkins to GitHub Actions for continuous integration.', 'What build pipeline service do we use now?'],
-  ['The heating bill doubled in January because of the cold snap.', 'Why was the winter energy invoice so high?'],
-  ['My passport expires in March, so I must renew it before the trip.', 'Which travel document needs updating soon?'],
-  ['The violin lesson was rescheduled because the teacher had the flu.', 'Why was the music class postponed?'],
-  ['Tomatoes should be stored at room temperature, not in the fridge.', 'Where is the best place to keep these red vegetables?'],
-  ['The server crashed last night after the disk filled up with log files.', 'What caused the machine outage overnight?'],
-  ['Elena speaks fluent Portuguese because she grew up in Brazil.', 'Which foreign language does she know well?'],
-  ['The museum offers free admission on the first Sunday of each month.', 'When can I visit the gallery without paying?'],
-  ['A leaking kitchen faucet wastes several gallons of water a day.', 'How much does a dripping tap squander?'],
-  ['Our landlord will repaint the apartment before we move in.', 'What will the property owner do to the flat?'],
-  ['The pancake batter needs two cups of flour, one egg and milk.', 'What goes into the breakfast griddle cakes?'],
-  ['Regular exercise lowers the risk of heart disease.', 'How can working out help cardiovascular health?'],
-  ['The train to Boston was delayed forty minutes by a signal failure.', 'Why was the rail trip late?'],
-  ['Our cat hides under the bed during thunderstorms.', "Where does the kitty go when there's lightning?"],
+  [
+    "The company's new CEO previously ran a shipping firm in Rotterdam.",
+    "What was the background of the organization's new chief executive?",
+  ],
+  [
+    'Photosynthesis turns sunlight, water and carbon dioxide into sugar and oxygen.',
+    'How do plants make food from light?',
+  ],
+  [
+    'The babysitter charges twenty dollars per hour on weekends.',
+    'How much does the childcare helper cost on Saturdays?',
+  ],
+  [
+    'Our team switched from Jenkins to GitHub Actions for continuous integration.',
+    'What build pipeline service do we use now?',
+  ],
+  [
+    'The heating bill doubled in January because of the cold snap.',
+    'Why was the winter energy invoice so high?',
+  ],
+  [
+    'My passport expires in March, so I must renew it before the trip.',
+    'Which travel document needs updating soon?',
+  ],
+  [
+    'The violin lesson was rescheduled because the teacher had the flu.',
+    'Why was the music class postponed?',
+  ],
+  [
+    'Tomatoes should be stored at room temperature, not in the fridge.',
+    'Where is the best place to keep these red vegetables?',
+  ],
+  [
+    'The server crashed last night after the disk filled up with log files.',
+    'What caused the machine outage overnight?',
+  ],
+  [
+    'Elena speaks fluent Portuguese because she grew up in Brazil.',
+    'Which foreign language does she know well?',
+  ],
+  [
+    'The museum offers free admission on the first Sunday of each month.',
+    'When can I visit the gallery without paying?',
+  ],
+  [
+    'A leaking kitchen faucet wastes several gallons of water a day.',
+    'How much does a dripping tap squander?',
+  ],
+  [
+    'Our landlord will repaint the apartment before we move in.',
+    'What will the property owner do to the flat?',
+  ],
+  [
+    'The pancake batter needs two cups of flour, one egg and milk.',
+    'What goes into the breakfast griddle cakes?',
+  ],
+  [
+    'Regular exercise lowers the risk of heart disease.',
+    'How can working out help cardiovascular health?',
+  ],
+  [
+    'The train to Boston was delayed forty minutes by a signal failure.',
+    'Why was the rail trip late?',
+  ],
+  [
+    'Our cat hides under the bed during thunderstorms.',
+    "Where does the kitty go when there's lightning?",
+  ],
   ['The contract renewal deadline is June 30th.', 'By when must the agreement be extended?'],
   ['Honey never spoils if it is kept sealed.', 'Does the sweet bee product go bad?'],
-  ['The electric guitar needs new strings before the concert.', 'What must be replaced on the instrument ahead of the show?'],
-  ['Volcanic eruptions can cool the global climate by blocking sunlight with ash.', 'How do lava explosions affect world temperatures?'],
-  ['I renewed my gym membership for another year at a discount.', 'Did I extend my fitness club subscription?'],
-  ["The toddler's favorite bedtime story is about a sleepy bear.", 'Which tale does the little kid want before sleeping?'],
+  [
+    'The electric guitar needs new strings before the concert.',
+    'What must be replaced on the instrument ahead of the show?',
+  ],
+  [
+    'Volcanic eruptions can cool the global climate by blocking sunlight with ash.',
+    'How do lava explosions affect world temperatures?',
+  ],
+  [
+    'I renewed my gym membership for another year at a discount.',
+    'Did I extend my fitness club subscription?',
+  ],
+  [
+    "The toddler's favorite bedtime story is about a sleepy bear.",
+    'Which tale does the little kid want before sleeping?',
+  ],
 ];
 
 /**
@@ -96,9 +206,13 @@ async function measure(t: TestApp): Promise<Accuracy> {
   let top3 = 0;
   const misses: string[] = [];
   for (const [i, [, question]] of FACTS.entries()) {
-    const res = await t.req('POST', '/v1/recall', { body: { cue: question, strategies: ['similarity'], top_k: 3 } });
+    const res = await t.req('POST', '/v1/recall', {
+      body: { cue: question, strategies: ['similarity'], top_k: 3 },
+    });
     expect(res.status, res.text).toBe(200);
-    const got = (res.body.results as Array<{ memory: { memory_id: string } }>).map((r) => r.memory.memory_id);
+    const got = (res.body.results as Array<{ memory: { memory_id: string } }>).map(
+      (r) => r.memory.memory_id,
+    );
     expect(got).toHaveLength(3);
     if (got[0] === stored[i]) top1 += 1;
     if (got.includes(stored[i] as string)) top3 += 1;
@@ -165,10 +279,15 @@ describe('bge-small-en-v1.5 (int8 ONNX)', () => {
     }
   });
 
-  it('batches the int8 graph only when a benchmark asks, and writes ONNX Runtime\'s profile only when asked', async () => {
+  it("batches the int8 graph only when a benchmark asks, and writes ONNX Runtime's profile only when asked", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'flashbulb-ort-profile-'));
     const plain = await createOnnxEmbedder({ modelDir: MODEL_DIR, maxBatch: 8 });
-    const forced = await createOnnxEmbedder({ modelDir: MODEL_DIR, maxBatch: 8, batchDynamicGraph: true, profileFilePrefix: join(dir, 'ort') });
+    const forced = await createOnnxEmbedder({
+      modelDir: MODEL_DIR,
+      maxBatch: 8,
+      batchDynamicGraph: true,
+      profileFilePrefix: join(dir, 'ort'),
+    });
     try {
       expect(plain.maxBatch).toBe(1);
       expect(forced.maxBatch).toBe(8);
@@ -177,13 +296,16 @@ describe('bge-small-en-v1.5 (int8 ONNX)', () => {
       const together = await forced.embed(texts);
       // One activation scale for the whole batch: the vectors move (what the server avoids).
       let worst = 1;
-      for (let i = 0; i < texts.length; i++) worst = Math.min(worst, dot(row(alone, i, plain.dim), row(together, i, plain.dim)));
+      for (let i = 0; i < texts.length; i++)
+        worst = Math.min(worst, dot(row(alone, i, plain.dim), row(together, i, plain.dim)));
       expect(worst).toBeLessThan(0.9999);
       expect(worst).toBeGreaterThan(0.95);
       await forced.close();
       const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
       expect(files).toHaveLength(1);
-      const events = JSON.parse(readFileSync(join(dir, files[0] as string), 'utf8')) as Array<{ name?: string }>;
+      const events = JSON.parse(readFileSync(join(dir, files[0] as string), 'utf8')) as Array<{
+        name?: string;
+      }>;
       expect(events.filter((e) => e.name === 'model_run').length).toBeGreaterThanOrEqual(1);
     } finally {
       await plain.close();
@@ -194,10 +316,15 @@ describe('bge-small-en-v1.5 (int8 ONNX)', () => {
 
   it(`the server with the model retrieves ${FACTS.length} facts from paraphrased questions (top-1 ≥ ${TOP1_MIN}, top-3 ≥ ${TOP3_MIN})`, async () => {
     expect(FACTS.length).toBeGreaterThanOrEqual(36);
-    const t = await startTestApp({}, { FLASHBULB_EMBEDDER: 'model', FLASHBULB_MODEL_DIR: MODEL_DIR });
+    const t = await startTestApp(
+      {},
+      { FLASHBULB_EMBEDDER: 'model', FLASHBULB_MODEL_DIR: MODEL_DIR },
+    );
     apps.push(t);
     const acc = await measure(t);
-    console.log(`model: top-1 ${acc.top1.toFixed(3)}, top-3 ${acc.top3.toFixed(3)}; missed: ${JSON.stringify(acc.misses)}`);
+    console.log(
+      `model: top-1 ${acc.top1.toFixed(3)}, top-3 ${acc.top3.toFixed(3)}; missed: ${JSON.stringify(acc.misses)}`,
+    );
     expect(acc.top1).toBeGreaterThanOrEqual(TOP1_MIN);
     expect(acc.top3).toBeGreaterThanOrEqual(TOP3_MIN);
   });

@@ -27,8 +27,13 @@ describe('erasure of forgotten content', () => {
   async function expectErasedWithin(needles: string[], since: number): Promise<void> {
     let holding: string[] = [];
     const left = since + ERASE_WITHIN_S * 1000 - Date.now();
-    const find = (): string[] => (holding = needles.flatMap((n) => filesContaining(t.dataDir, n).map((f) => `${n} in ${f}`)));
-    await until(() => find().length === 0, { what: 'forgotten content to leave every file', deadlineMs: Math.max(0, left), everyMs: 50 }).catch(() => undefined);
+    const find = (): string[] =>
+      (holding = needles.flatMap((n) => filesContaining(t.dataDir, n).map((f) => `${n} in ${f}`)));
+    await until(() => find().length === 0, {
+      what: 'forgotten content to leave every file',
+      deadlineMs: Math.max(0, left),
+      everyMs: 50,
+    }).catch(() => undefined);
     expect(holding, `still on disk ${Date.now() - since} ms after the forget`).toEqual([]);
   }
 
@@ -41,8 +46,20 @@ describe('erasure of forgotten content', () => {
     const secret = marker('secret-marker');
     const keep = [marker('keep-one'), marker('keep-two')];
     const keepIds = [await remember({ content: keep[0], entity_id: 'ops' })];
-    const secretId = await remember({ content: `the code is ${secret}`, entity_id: 'ops', context: { note: 'sensitive' } });
-    keepIds.push(await remember({ content: keep[1], edges: [{ target_id: secretId, edge_type: 'related_to' }, { target_id: keepIds[0], edge_type: 'caused_by' }] }));
+    const secretId = await remember({
+      content: `the code is ${secret}`,
+      entity_id: 'ops',
+      context: { note: 'sensitive' },
+    });
+    keepIds.push(
+      await remember({
+        content: keep[1],
+        edges: [
+          { target_id: secretId, edge_type: 'related_to' },
+          { target_id: keepIds[0], edge_type: 'caused_by' },
+        ],
+      }),
+    );
     // Acknowledged writes are durable, so the content is in the files now.
     expect(filesContaining(t.dataDir, secret).length).toBeGreaterThan(0);
 
@@ -63,7 +80,9 @@ describe('erasure of forgotten content', () => {
       expect(got.body.content).toBe(keep[i]);
     }
     const edges = await t.req('GET', `/v1/memories/${keepIds[1]}/edges`);
-    expect(edges.body.outgoing).toEqual([expect.objectContaining({ target_id: keepIds[0], edge_type: 'caused_by' })]);
+    expect(edges.body.outgoing).toEqual([
+      expect.objectContaining({ target_id: keepIds[0], edge_type: 'caused_by' }),
+    ]);
     expect(filesContaining(t.dataDir, secret)).toEqual([]);
   });
 

@@ -4,7 +4,17 @@
  * a corrupted log segment stops start-up naming file and offset; erasure survives a crash.
  */
 import { randomUUID } from 'node:crypto';
-import { appendFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -61,7 +71,10 @@ interface Acked {
 }
 
 /** Writers that keep posting until the server goes away; returns every write answered 201. */
-function writers(base: string, opts: { count: number; workspaces: string[] }): { acked: readonly Acked[]; stop: () => void; done: Promise<Acked[]> } {
+function writers(
+  base: string,
+  opts: { count: number; workspaces: string[] },
+): { acked: readonly Acked[]; stop: () => void; done: Promise<Acked[]> } {
   let stopped = false;
   const acked: Acked[] = [];
   const one = async (w: number): Promise<void> => {
@@ -105,9 +118,16 @@ async function expectAllPresent(base: string, acked: Acked[]): Promise<void> {
   for (const [ws, list] of byWs) {
     for (let i = 0; i < list.length; i += 500) {
       const chunk = list.slice(i, i + 500);
-      const res = await http(base, 'POST', `/v1/workspaces/${ws}/memories/batch`, { memory_ids: chunk.map((a) => a.id) });
+      const res = await http(base, 'POST', `/v1/workspaces/${ws}/memories/batch`, {
+        memory_ids: chunk.map((a) => a.id),
+      });
       expect(res.status).toBe(200);
-      const got = new Map<string, string>((res.body as Array<{ memory_id: string; content: string }>).map((m) => [m.memory_id, m.content]));
+      const got = new Map<string, string>(
+        (res.body as Array<{ memory_id: string; content: string }>).map((m) => [
+          m.memory_id,
+          m.content,
+        ]),
+      );
       for (const a of chunk) if (got.get(a.id) !== a.content) missing.push(`${ws}/${a.id}`);
     }
   }
@@ -117,12 +137,16 @@ async function expectAllPresent(base: string, acked: Acked[]): Promise<void> {
   for (let i = 0; i < withEdge.length; i += step) {
     const a = withEdge[i] as Acked;
     const res = await http(base, 'GET', `/v1/workspaces/${a.ws}/memories/${a.id}/edges`);
-    expect(res.body.outgoing, `edges of ${a.id}`).toContainEqual(expect.objectContaining({ target_id: a.prev, edge_type: 'followed_by' }));
+    expect(res.body.outgoing, `edges of ${a.id}`).toContainEqual(
+      expect.objectContaining({ target_id: a.prev, edge_type: 'followed_by' }),
+    );
   }
 }
 
 function recoveryLines(stderr: string): string[] {
-  return stderr.split('\n').filter((l) => /^shard \d+: \d+ memories recovered \(\d+ log records replayed\)/.test(l));
+  return stderr
+    .split('\n')
+    .filter((l) => /^shard \d+: \d+ memories recovered \(\d+ log records replayed\)/.test(l));
 }
 
 beforeAll(() => ensureBuilt(), 120_000);
@@ -138,7 +162,10 @@ describe('the server process', () => {
     const dataDir = tempDataDir();
     const first = await start(dataDir);
     const load = writers(first.base, { count: 8, workspaces: workspacesOnBothShards('term') });
-    await until(() => load.acked.length >= 50, { what: '50 acknowledged writes under load', deadlineMs: 20_000 });
+    await until(() => load.acked.length >= 50, {
+      what: '50 acknowledged writes under load',
+      deadlineMs: 20_000,
+    });
     await sigterm(first);
     load.stop();
     const acked = await load.done;
@@ -147,7 +174,10 @@ describe('the server process', () => {
     expect(first.stderr()).toContain('stopped cleanly');
     for (const shard of [0, 1]) {
       const files = readdirSync(shardDir(dataDir, shard));
-      expect(files.some((f) => /^snap-\d{8}\.snap$/.test(f)), `shard ${shard}: ${files.join(', ')}`).toBe(true);
+      expect(
+        files.some((f) => /^snap-\d{8}\.snap$/.test(f)),
+        `shard ${shard}: ${files.join(', ')}`,
+      ).toBe(true);
       expect(files.filter((f) => f.endsWith('.tmp'))).toEqual([]);
     }
     expect(readdirSync(dataDir)).not.toContain('LOCK');
@@ -170,8 +200,13 @@ describe('the server process', () => {
     const first = await start(dataDir, env);
     const load = writers(first.base, { count: 16, workspaces: workspacesOnBothShards('crash') });
     // Crash once the load has run long enough for both shards to have snapshotted under it.
-    const snapped = (shard: number): boolean => existsSync(shardDir(dataDir, shard)) && readdirSync(shardDir(dataDir, shard)).some((f) => /^snap-\d{8}\.snap$/.test(f));
-    await until(() => load.acked.length > 100 && snapped(0) && snapped(1), { what: 'writes acknowledged and a snapshot on each shard', deadlineMs: 20_000 });
+    const snapped = (shard: number): boolean =>
+      existsSync(shardDir(dataDir, shard)) &&
+      readdirSync(shardDir(dataDir, shard)).some((f) => /^snap-\d{8}\.snap$/.test(f));
+    await until(() => load.acked.length > 100 && snapped(0) && snapped(1), {
+      what: 'writes acknowledged and a snapshot on each shard',
+      deadlineMs: 20_000,
+    });
     await kill9(first);
     const acked = await load.done;
     expect(acked.length, 'writes acknowledged before the crash').toBeGreaterThan(50);
@@ -181,7 +216,10 @@ describe('the server process', () => {
     expect(log).not.toMatch(/FATAL|refusing to start/);
     const lines = recoveryLines(log);
     expect(lines, log).toHaveLength(2);
-    expect(lines.some((l) => !/\(0 log records replayed\)/.test(l)), 'the log was replayed').toBe(true);
+    expect(
+      lines.some((l) => !/\(0 log records replayed\)/.test(l)),
+      'the log was replayed',
+    ).toBe(true);
     const health = await http(second.base, 'GET', '/v1/health/ready');
     expect(health.body).toEqual({ status: 'ready' });
     await expectAllPresent(second.base, acked);
@@ -202,7 +240,9 @@ describe('the server process', () => {
     }
     await kill9(first);
     const dir = shardDir(dataDir, shard);
-    const segments = readdirSync(dir).filter((f) => f.endsWith('.log')).sort();
+    const segments = readdirSync(dir)
+      .filter((f) => f.endsWith('.log'))
+      .sort();
     const last = join(dir, segments.at(-1) as string);
     const intact = statSync(last).size;
     expect(intact).toBeGreaterThan(0);
@@ -211,7 +251,9 @@ describe('the server process', () => {
     appendFileSync(last, encodeFrame(record).subarray(0, 12));
 
     const second = await start(dataDir);
-    expect(second.stderr()).toContain(`shard ${shard}: truncated a torn log tail: ${last} at offset ${intact}`);
+    expect(second.stderr()).toContain(
+      `shard ${shard}: truncated a torn log tail: ${last} at offset ${intact}`,
+    );
     expect(statSync(last).size).toBe(intact);
     await expectAllPresent(second.base, acked);
     await sigterm(second);
@@ -219,20 +261,27 @@ describe('the server process', () => {
 
   it('a corrupted record in the middle of a middle log segment stops start-up, naming the file and offset', async () => {
     const dataDir = tempDataDir();
-    writeFileSync(join(dataDir, 'meta.json'), JSON.stringify({ format: 1, shards: 2, created_at: Date.now() * 1000 }));
+    writeFileSync(
+      join(dataDir, 'meta.json'),
+      JSON.stringify({ format: 1, shards: 2, created_at: Date.now() * 1000 }),
+    );
     const dir = shardDir(dataDir, 0);
     mkdirSync(dir, { recursive: true });
     mkdirSync(shardDir(dataDir, 1), { recursive: true });
     const put = (n: number): LogRecord => ({
       t: 'put',
       ws: 'default',
-      m: storedMemory(n.toString(16).padStart(32, '0'), `record ${n}`, { embedding: new Uint8Array(new Float32Array(384).buffer) }),
+      m: storedMemory(n.toString(16).padStart(32, '0'), `record ${n}`, {
+        embedding: new Uint8Array(new Float32Array(384).buffer),
+      }),
     });
     let n = 1;
     const offsets: number[] = [];
     for (const seq of [1, 2, 3]) {
       const frames = [put(n++), put(n++), put(n++)].map((r) => encodeFrame(r));
-      if (seq === 2) for (let i = 0, at = 0; i < frames.length; at += (frames[i] as Buffer).length, i++) offsets.push(at);
+      if (seq === 2)
+        for (let i = 0, at = 0; i < frames.length; at += (frames[i] as Buffer).length, i++)
+          offsets.push(at);
       writeFileSync(join(dir, seqName('wal', seq, 'log')), Buffer.concat(frames));
     }
     const middle = join(dir, seqName('wal', 2, 'log'));
@@ -261,18 +310,31 @@ describe('the server process', () => {
     const secretRes = await http(first.base, 'POST', '/v1/memories', { content: secret });
     const keepRes = await http(first.base, 'POST', '/v1/memories', { content: keep });
     expect([secretRes.status, keepRes.status]).toEqual([201, 201]);
-    const forgot = await http(first.base, 'POST', '/v1/forget', { memory_ids: [secretRes.body.memory_id] });
+    const forgot = await http(first.base, 'POST', '/v1/forget', {
+      memory_ids: [secretRes.body.memory_id],
+    });
     expect(forgot.body).toMatchObject({ forgotten_count: 1 });
     await kill9(first);
-    expect(filesContaining(dataDir, secret).length, 'precondition: the crash came before erasure').toBeGreaterThan(0);
+    expect(
+      filesContaining(dataDir, secret).length,
+      'precondition: the crash came before erasure',
+    ).toBeGreaterThan(0);
 
     const eraseWithinS = 2;
     const second = await start(dataDir, { FLASHBULB_ERASE_WITHIN_S: String(eraseWithinS) });
     let holding = filesContaining(dataDir, secret);
-    await until(() => (holding = filesContaining(dataDir, secret)).length === 0, { what: 'the forgotten content to leave every file', deadlineMs: eraseWithinS * 1000, everyMs: 50 }).catch(() => undefined);
+    await until(() => (holding = filesContaining(dataDir, secret)).length === 0, {
+      what: 'the forgotten content to leave every file',
+      deadlineMs: eraseWithinS * 1000,
+      everyMs: 50,
+    }).catch(() => undefined);
     expect(holding, 'forgotten content still on disk after the restart').toEqual([]);
-    expect((await http(second.base, 'GET', `/v1/memories/${secretRes.body.memory_id}`)).status).toBe(404);
-    expect((await http(second.base, 'GET', `/v1/memories/${keepRes.body.memory_id}`)).body.content).toBe(keep);
+    expect(
+      (await http(second.base, 'GET', `/v1/memories/${secretRes.body.memory_id}`)).status,
+    ).toBe(404);
+    expect(
+      (await http(second.base, 'GET', `/v1/memories/${keepRes.body.memory_id}`)).body.content,
+    ).toBe(keep);
     await sigterm(second);
   });
 });

@@ -43,19 +43,75 @@ describe('restart persistence (in-process, several shards)', () => {
 
   async function buildScenario(slug: string): Promise<Scenario> {
     await ok('POST', '/v1/workspaces', { slug, name: `Team ${slug}` }, 201);
-    const m1 = (await ok('POST', ws(slug, '/memories'), { content: `${slug}: the deploy failed`, entity_id: 'alice', context: { a: 1, tags: ['x'] }, importance: 0.9 }, 201)).memory_id;
+    const m1 = (
+      await ok(
+        'POST',
+        ws(slug, '/memories'),
+        {
+          content: `${slug}: the deploy failed`,
+          entity_id: 'alice',
+          context: { a: 1, tags: ['x'] },
+          importance: 0.9,
+        },
+        201,
+      )
+    ).memory_id;
     const m2 = (
-      await ok('POST', ws(slug, '/memories'), { content: `${slug}: the disk was full`, entity_id: 'bob', edges: [{ target_id: m1, edge_type: 'caused_by', confidence: 0.7 }] }, 201)
+      await ok(
+        'POST',
+        ws(slug, '/memories'),
+        {
+          content: `${slug}: the disk was full`,
+          entity_id: 'bob',
+          edges: [{ target_id: m1, edge_type: 'caused_by', confidence: 0.7 }],
+        },
+        201,
+      )
     ).memory_id;
-    const m3 = (await ok('POST', ws(slug, '/memories'), { content: `${slug}: we added an alert`, edges: [{ target_id: m2, edge_type: 'FOLLOWED_BY' }] }, 201)).memory_id;
+    const m3 = (
+      await ok(
+        'POST',
+        ws(slug, '/memories'),
+        {
+          content: `${slug}: we added an alert`,
+          edges: [{ target_id: m2, edge_type: 'FOLLOWED_BY' }],
+        },
+        201,
+      )
+    ).memory_id;
     const m4 = (
-      await ok('POST', ws(slug, '/memories'), { content: `${slug}: to be forgotten`, entity_id: 'carol', edges: [{ target_id: m1, edge_type: 'RelatedTo' }] }, 201)
+      await ok(
+        'POST',
+        ws(slug, '/memories'),
+        {
+          content: `${slug}: to be forgotten`,
+          entity_id: 'carol',
+          edges: [{ target_id: m1, edge_type: 'RelatedTo' }],
+        },
+        201,
+      )
     ).memory_id;
-    const r1 = await ok('PUT', ws(slug, `/revise/${m1}`), { content: `${slug}: the deploy failed twice`, context: { b: 2 }, entity_id: 'dave' });
-    expect(r1).toMatchObject({ memory_id: m1, kind: 'revision', logical_clock: 1, context: { a: 1, tags: ['x'], b: 2 } });
-    const r2 = await ok('PUT', ws(slug, `/revise/${m1}`), { importance: 0.25, context: { c: 3 }, context_mode: 'replace' });
+    const r1 = await ok('PUT', ws(slug, `/revise/${m1}`), {
+      content: `${slug}: the deploy failed twice`,
+      context: { b: 2 },
+      entity_id: 'dave',
+    });
+    expect(r1).toMatchObject({
+      memory_id: m1,
+      kind: 'revision',
+      logical_clock: 1,
+      context: { a: 1, tags: ['x'], b: 2 },
+    });
+    const r2 = await ok('PUT', ws(slug, `/revise/${m1}`), {
+      importance: 0.25,
+      context: { c: 3 },
+      context_mode: 'replace',
+    });
     expect(r2).toMatchObject({ logical_clock: 2, importance: 0.25, context: { c: 3 } });
-    expect(await ok('POST', ws(slug, '/forget'), { memory_ids: [m4] })).toMatchObject({ forgotten_count: 1, tombstone_count: 1 });
+    expect(await ok('POST', ws(slug, '/forget'), { memory_ids: [m4] })).toMatchObject({
+      forgotten_count: 1,
+      tombstone_count: 1,
+    });
     return { slug, ids: { m1, m2, m3, m4 } };
   }
 
@@ -92,14 +148,22 @@ describe('restart persistence (in-process, several shards)', () => {
 
   it('the scenario reads as expected before any restart', async () => {
     for (const s of scenarios) {
-      const seen = (await observe(s)) as { pages: unknown[][]; live: unknown[]; edges: Record<string, any>; entities: string[]; forgotten: number };
+      const seen = (await observe(s)) as {
+        pages: unknown[][];
+        live: unknown[];
+        edges: Record<string, any>;
+        entities: string[];
+        forgotten: number;
+      };
       expect(seen.pages.flat()).toHaveLength(5); // m1, m2, m3 and two superseded versions of m1
       expect(seen.live).toHaveLength(3);
       expect(seen.entities).toEqual(['bob', 'dave']);
       expect(seen.forgotten).toBe(404);
       const m1Edges = seen.edges[s.ids.m1];
       expect(m1Edges.outgoing.filter((e: any) => e.edge_type === 'revised_from')).toHaveLength(2);
-      expect(m1Edges.incoming).toEqual([expect.objectContaining({ source_id: s.ids.m2, edge_type: 'caused_by', confidence: 0.7 })]);
+      expect(m1Edges.incoming).toEqual([
+        expect.objectContaining({ source_id: s.ids.m2, edge_type: 'caused_by', confidence: 0.7 }),
+      ]);
     }
   });
 
@@ -114,28 +178,53 @@ describe('restart persistence (in-process, several shards)', () => {
   it('a clean stop leaves a snapshot in every shard', () => {
     for (let i = 0; i < SHARDS; i++) {
       const files = readdirSync(shardDir(t.dataDir, i));
-      expect(files.some((f) => /^snap-\d{8}\.snap$/.test(f)), `shard ${i}: ${files.join(', ')}`).toBe(true);
+      expect(
+        files.some((f) => /^snap-\d{8}\.snap$/.test(f)),
+        `shard ${i}: ${files.join(', ')}`,
+      ).toBe(true);
     }
   });
 
   it('writes after a restart get ids after every recovered id, and persist too', async () => {
     for (const s of scenarios) {
-      const listed = (await ok('GET', ws(s.slug, '/memories?include_superseded=true&limit=1000'))).memories as Array<{ memory_id: string }>;
-      const newest = listed.map((m) => m.memory_id).sort().at(-1) as string;
-      const created = await ok('POST', ws(s.slug, '/memories'), { content: `${s.slug}: after restart`, edges: [{ target_id: s.ids.m3, edge_type: 'related_to' }] }, 201);
+      const listed = (await ok('GET', ws(s.slug, '/memories?include_superseded=true&limit=1000')))
+        .memories as Array<{ memory_id: string }>;
+      const newest = listed
+        .map((m) => m.memory_id)
+        .sort()
+        .at(-1) as string;
+      const created = await ok(
+        'POST',
+        ws(s.slug, '/memories'),
+        {
+          content: `${s.slug}: after restart`,
+          edges: [{ target_id: s.ids.m3, edge_type: 'related_to' }],
+        },
+        201,
+      );
       expect(created.memory_id > newest).toBe(true);
-      const revised = await ok('PUT', ws(s.slug, `/revise/${s.ids.m2}`), { content: `${s.slug}: the disk was full (confirmed)` });
+      const revised = await ok('PUT', ws(s.slug, `/revise/${s.ids.m2}`), {
+        content: `${s.slug}: the disk was full (confirmed)`,
+      });
       expect(revised.logical_clock).toBe(1);
-      expect(await ok('POST', ws(s.slug, '/forget'), { memory_ids: [s.ids.m3] })).toMatchObject({ forgotten_count: 1 });
+      expect(await ok('POST', ws(s.slug, '/forget'), { memory_ids: [s.ids.m3] })).toMatchObject({
+        forgotten_count: 1,
+      });
     }
     const before = await Promise.all(scenarios.map(observe));
     await t.restart();
     expect(await Promise.all(scenarios.map(observe))).toEqual(before);
     for (const s of scenarios) {
       expect((await t.req('GET', ws(s.slug, `/memories/${s.ids.m3}`))).status).toBe(404);
-      const live = (await ok('GET', ws(s.slug, '/memories'))).memories as Array<{ content: string }>;
+      const live = (await ok('GET', ws(s.slug, '/memories'))).memories as Array<{
+        content: string;
+      }>;
       expect(live.map((m) => m.content).sort()).toEqual(
-        [`${s.slug}: after restart`, `${s.slug}: the deploy failed twice`, `${s.slug}: the disk was full (confirmed)`].sort(),
+        [
+          `${s.slug}: after restart`,
+          `${s.slug}: the deploy failed twice`,
+          `${s.slug}: the disk was full (confirmed)`,
+        ].sort(),
       );
     }
   });
@@ -146,11 +235,14 @@ describe('restart persistence (in-process, several shards)', () => {
     expect(res).toMatchObject({ forgotten_count: 1, cascade_count: 2, tombstone_count: 3 });
     await t.restart();
     expect((await t.req('GET', ws(s.slug, `/memories/${s.ids.m1}`))).status).toBe(404);
-    const all = (await ok('GET', ws(s.slug, '/memories?include_superseded=true'))).memories as Array<{ memory_id: string; superseded_by?: string }>;
+    const all = (await ok('GET', ws(s.slug, '/memories?include_superseded=true')))
+      .memories as Array<{ memory_id: string; superseded_by?: string }>;
     expect(all.filter((m) => m.superseded_by === s.ids.m1)).toEqual([]);
     expect(await ok('GET', ws(s.slug, '/entities'))).toEqual(['bob']);
     const edges = await ok('GET', ws(s.slug, `/memories/${s.ids.m2}/edges`));
-    expect(edges.outgoing.filter((e: { target_id: string }) => e.target_id === s.ids.m1)).toEqual([]);
+    expect(edges.outgoing.filter((e: { target_id: string }) => e.target_id === s.ids.m1)).toEqual(
+      [],
+    );
     expect(edges.outgoing).toHaveLength(1); // its own revised_from link
   });
 });

@@ -17,7 +17,10 @@ const OLD = [
   'astronomy club: the new telescope mount tracks the stars',
   'astronomy club: a comet was visible near the horizon',
 ];
-const RECENT = Array.from({ length: 8 }, (_, i) => `kitchen log ${i}: baked bread and simmered vegetable soup`);
+const RECENT = Array.from(
+  { length: 8 },
+  (_, i) => `kitchen log ${i}: baked bread and simmered vegetable soup`,
+);
 const LATEST = 'garden diary: pruned the roses after lunch';
 /**
  * RECENT is written this long after OLD, LATEST this long after RECENT. OLD and RECENT are
@@ -26,7 +29,11 @@ const LATEST = 'garden diary: pruned the roses after lunch';
 const GAP_MS = 10 * 60 * 1000;
 
 let t: TestApp;
-let req: (method: string, path: string, opts?: { body?: unknown; raw?: string; headers?: Record<string, string> }) => ReturnType<TestApp['req']>;
+let req: (
+  method: string,
+  path: string,
+  opts?: { body?: unknown; raw?: string; headers?: Record<string, string> },
+) => ReturnType<TestApp['req']>;
 const ids = { old: [] as string[], recent: [] as string[], latest: '' };
 const created = { recentFirst: 0, latest: 0 };
 
@@ -42,9 +49,19 @@ function windowReaching(createdUs: number): number {
 async function importAgo(agoMs: number, lines: Array<Record<string, unknown>>): Promise<string[]> {
   const start = (Date.now() - agoMs) * 1000;
   // Ids are ULIDs: their first 48 bits are the creation millisecond, which the newest-first order reads.
-  const ids = lines.map((_, i) => `${(start / 1000 + i).toString(16).padStart(12, '0')}${i.toString(16).padStart(20, '0')}`);
-  const text = lines.map((m, i) => JSON.stringify({ memory: { ...m, memory_id: ids[i], created_at: start + i * 1000 } })).join('\n');
-  const res = await req('POST', '/v1/import', { raw: `${text}\n`, headers: { 'content-type': 'application/x-ndjson' } });
+  const ids = lines.map(
+    (_, i) =>
+      `${(start / 1000 + i).toString(16).padStart(12, '0')}${i.toString(16).padStart(20, '0')}`,
+  );
+  const text = lines
+    .map((m, i) =>
+      JSON.stringify({ memory: { ...m, memory_id: ids[i], created_at: start + i * 1000 } }),
+    )
+    .join('\n');
+  const res = await req('POST', '/v1/import', {
+    raw: `${text}\n`,
+    headers: { 'content-type': 'application/x-ndjson' },
+  });
   expect(res.status, res.text).toBe(200);
   expect(res.body.imported).toBe(lines.length);
   return ids;
@@ -56,7 +73,9 @@ async function remember(body: Record<string, unknown>): Promise<any> {
   return res.body;
 }
 
-async function prime(body: Record<string, unknown>): Promise<{ results: any[]; temporal_count: number; similarity_count: number }> {
+async function prime(
+  body: Record<string, unknown>,
+): Promise<{ results: any[]; temporal_count: number; similarity_count: number }> {
   const res = await req('POST', '/v1/prime', { body });
   expect(res.status, res.text).toBe(200);
   expect(Object.keys(res.body).sort()).toEqual(['results', 'similarity_count', 'temporal_count']);
@@ -70,7 +89,8 @@ async function prime(body: Record<string, unknown>): Promise<{ results: any[]; t
     expect(r.relevance).toBeGreaterThanOrEqual(0);
     expect(r.relevance).toBeLessThanOrEqual(1);
   }
-  for (let i = 1; i < out.results.length; i++) expect(out.results[i - 1].score).toBeGreaterThanOrEqual(out.results[i].score);
+  for (let i = 1; i < out.results.length; i++)
+    expect(out.results[i - 1].score).toBeGreaterThanOrEqual(out.results[i].score);
   return out;
 }
 
@@ -83,8 +103,18 @@ beforeAll(async () => {
   expect(ws.status, ws.text).toBe(201);
   const key = ws.body.api_key as string;
   req = (method, path, opts = {}) => t.inject(method, path, { ...opts, key });
-  ids.old.push(...(await importAgo(2 * GAP_MS, OLD.map((content) => ({ content, entity_id: 'stargazers' })))));
-  ids.recent.push(...(await importAgo(GAP_MS, RECENT.map((content) => ({ content })))));
+  ids.old.push(
+    ...(await importAgo(
+      2 * GAP_MS,
+      OLD.map((content) => ({ content, entity_id: 'stargazers' })),
+    )),
+  );
+  ids.recent.push(
+    ...(await importAgo(
+      GAP_MS,
+      RECENT.map((content) => ({ content })),
+    )),
+  );
   created.recentFirst = (await req('GET', `/v1/memories/${ids.recent[0]}`)).body.created_at;
   const latest = await remember({ content: LATEST });
   ids.latest = latest.memory_id;
@@ -109,7 +139,8 @@ describe('POST /v1/prime', () => {
     expect(out.similarity_count).toBe(3);
     const got = new Set(idsOf(out));
     // The three newest…
-    for (const id of [ids.latest, ids.recent[7], ids.recent[6]]) expect(got.has(id as string)).toBe(true);
+    for (const id of [ids.latest, ids.recent[7], ids.recent[6]])
+      expect(got.has(id as string)).toBe(true);
     // …and three of the astronomy notes.
     expect(ids.old.filter((id) => got.has(id))).toHaveLength(3);
     const details = out.results.flatMap((r) => r.strategy_details.map((d: any) => d.strategy));
@@ -118,7 +149,10 @@ describe('POST /v1/prime', () => {
   });
 
   it('de-duplicates: a memory both recent and similar takes one place, and the others fill the rest', async () => {
-    const out = await prime({ similarity_cue: 'kitchen log: baked bread and simmered vegetable soup', max_memories: 6 });
+    const out = await prime({
+      similarity_cue: 'kitchen log: baked bread and simmered vegetable soup',
+      max_memories: 6,
+    });
     expect(out.results).toHaveLength(6);
     expect(out.temporal_count + out.similarity_count).toBe(6);
     expect(out.temporal_count).toBeGreaterThanOrEqual(3);
@@ -126,13 +160,19 @@ describe('POST /v1/prime', () => {
   });
 
   it('the recency window bounds the temporal half; the similarity half fills the places it leaves', async () => {
-    const out = await prime({ similarity_cue: 'telescope stars astronomy club', max_memories: 6, recency_window_us: windowReaching(created.latest) });
+    const out = await prime({
+      similarity_cue: 'telescope stars astronomy club',
+      max_memories: 6,
+      recency_window_us: windowReaching(created.latest),
+    });
     expect(out.temporal_count).toBe(1);
     expect(out.similarity_count).toBe(5);
     const got = idsOf(out);
     expect(got).toContain(ids.latest);
     for (const id of ids.old) expect(got).toContain(id);
-    const temporal = out.results.filter((r) => r.strategy_details.some((d: any) => d.strategy === 'temporal'));
+    const temporal = out.results.filter((r) =>
+      r.strategy_details.some((d: any) => d.strategy === 'temporal'),
+    );
     expect(temporal.map((r) => r.memory.memory_id)).toEqual([ids.latest]);
   });
 
@@ -140,12 +180,18 @@ describe('POST /v1/prime', () => {
     const out = await prime({ max_memories: 6, recency_window_us: windowReaching(created.latest) });
     expect(idsOf(out)).toEqual([ids.latest]);
     expect(out).toMatchObject({ temporal_count: 1, similarity_count: 0 });
-    const wider = await prime({ max_memories: 20, recency_window_us: windowReaching(created.recentFirst) });
+    const wider = await prime({
+      max_memories: 20,
+      recency_window_us: windowReaching(created.recentFirst),
+    });
     expect(new Set(idsOf(wider))).toEqual(new Set([...ids.recent, ids.latest]));
   });
 
   it('an odd max_memories is filled exactly; max_memories 1 gives one memory', async () => {
-    const seven = await prime({ similarity_cue: 'telescope stars astronomy club', max_memories: 7 });
+    const seven = await prime({
+      similarity_cue: 'telescope stars astronomy club',
+      max_memories: 7,
+    });
     expect(seven.results).toHaveLength(7);
     expect([3, 4]).toContain(seven.temporal_count);
     const one = await prime({ max_memories: 1 });
@@ -157,7 +203,11 @@ describe('POST /v1/prime', () => {
     expect(out.results).toHaveLength(4);
     for (const r of out.results) expect(r.memory.entity_id).toBe('stargazers');
     expect(out.similarity_count).toBeGreaterThan(0);
-    const all = await prime({ entity_id: 'stargazers', similarity_cue: 'kitchen soup', max_memories: 20 });
+    const all = await prime({
+      entity_id: 'stargazers',
+      similarity_cue: 'kitchen soup',
+      max_memories: 20,
+    });
     expect(new Set(idsOf(all))).toEqual(new Set(ids.old));
   });
 

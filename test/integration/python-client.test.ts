@@ -18,7 +18,11 @@ const RUN_SH = fileURLToPath(new URL('../../clients/python/run-tests.sh', import
 const PYTHON = process.env['PYTHON'] ?? 'python3';
 
 function pythonUnavailable(): string | null {
-  const probe = spawnSync(PYTHON, ['-c', 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 10) else 3)'], { encoding: 'utf8' });
+  const probe = spawnSync(
+    PYTHON,
+    ['-c', 'import sys, venv, ensurepip; sys.exit(0 if sys.version_info >= (3, 10) else 3)'],
+    { encoding: 'utf8' },
+  );
   if (probe.error) return `${PYTHON} not found (${probe.error.message})`;
   if (probe.status === 3) return `${PYTHON} is older than 3.10`;
   if (probe.status !== 0) return `${PYTHON} has no venv/ensurepip module (install python3-venv)`;
@@ -31,15 +35,21 @@ if (unavailable) console.warn(`Python client suite SKIPPED: ${unavailable}`);
 describe.skipIf(unavailable !== null)('the Python client (clients/python)', () => {
   it('passes its pytest suite against a live server', async () => {
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FLASHBULB_') && v !== undefined) env[k] = v;
-    const { code, output } = await new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-      const child = spawn('bash', [RUN_SH], { env: { ...env, PYTHON }, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-      child.on('error', reject);
-      child.on('close', (c) => resolve({ code: c, output: out }));
-    });
+    for (const [k, v] of Object.entries(process.env))
+      if (!k.startsWith('FLASHBULB_') && v !== undefined) env[k] = v;
+    const { code, output } = await new Promise<{ code: number | null; output: string }>(
+      (resolve, reject) => {
+        const child = spawn('bash', [RUN_SH], {
+          env: { ...env, PYTHON },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        });
+        let out = '';
+        child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+        child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+        child.on('error', reject);
+        child.on('close', (c) => resolve({ code: c, output: out }));
+      },
+    );
     if (code !== 0) console.log(output);
     expect(code, output).toBe(0);
     expect(output).toMatch(/\d+ passed/);

@@ -32,14 +32,19 @@ export function walkthroughBlocks(readme: string): string[] {
 export function withServer(block: string, key: string, base: string): string {
   let key_ = 0;
   let base_ = 0;
-  const out = block.replace(/^KEY=\S*/m, () => {
-    key_++;
-    return `KEY='${key}'`;
-  }).replace(/^B=\S*/m, () => {
-    base_++;
-    return `B='${base}'`;
-  });
-  if (key_ !== 1 || base_ !== 1) throw new Error(`the walk-through's first block must set KEY= and B= at the start of a line:\n${block}`);
+  const out = block
+    .replace(/^KEY=\S*/m, () => {
+      key_++;
+      return `KEY='${key}'`;
+    })
+    .replace(/^B=\S*/m, () => {
+      base_++;
+      return `B='${base}'`;
+    });
+  if (key_ !== 1 || base_ !== 1)
+    throw new Error(
+      `the walk-through's first block must set KEY= and B= at the start of a line:\n${block}`,
+    );
   return out;
 }
 
@@ -56,14 +61,29 @@ describe.skipIf(tools.length > 0 && !required)("the README's walk-through", () =
   let key = '';
 
   beforeAll(async () => {
-    if (tools.length > 0) throw new Error(`the walk-through needs ${tools.join(', ')} (.ci/run installs them)`);
+    if (tools.length > 0)
+      throw new Error(`the walk-through needs ${tools.join(', ')} (.ci/run installs them)`);
     ensureBuilt();
     dataDir = mkdtempSync(join(tmpdir(), 'flashbulb-walkthrough-'));
     // The server as `npm start` runs it: its own defaults (real model, auth on), only the address,
     // port and data directory chosen here.
-    server = await spawnServer({ dataDir, env: { FLASHBULB_EMBEDDER: 'model', FLASHBULB_AUTH_ENABLED: 'true', FLASHBULB_SHARDS: '2' } });
-    key = await until(() => /fb_admin_[0-9A-Za-z]+/.exec(server?.stderr() ?? '')?.[0], { what: "the first start's admin key on stderr", deadlineMs: 60_000 });
-    await until(async () => (await fetch(`${server?.base}/v1/health/ready`, { headers: { authorization: `Bearer ${key}` } }).catch(() => null))?.status === 200, { what: 'the server to be ready', deadlineMs: 60_000 });
+    server = await spawnServer({
+      dataDir,
+      env: { FLASHBULB_EMBEDDER: 'model', FLASHBULB_AUTH_ENABLED: 'true', FLASHBULB_SHARDS: '2' },
+    });
+    key = await until(() => /fb_admin_[0-9A-Za-z]+/.exec(server?.stderr() ?? '')?.[0], {
+      what: "the first start's admin key on stderr",
+      deadlineMs: 60_000,
+    });
+    await until(
+      async () =>
+        (
+          await fetch(`${server?.base}/v1/health/ready`, {
+            headers: { authorization: `Bearer ${key}` },
+          }).catch(() => null)
+        )?.status === 200,
+      { what: 'the server to be ready', deadlineMs: 60_000 },
+    );
   }, 90_000);
 
   afterAll(async () => {
@@ -77,13 +97,22 @@ describe.skipIf(tools.length > 0 && !required)("the README's walk-through", () =
     const script = [
       'set -euo pipefail',
       `trap 'echo "walk-through failed at: $BASH_COMMAND" >&2' ERR`,
-      ...blocks.map((b, i) => `echo '>>> block ${i + 1}'\n${i === 0 ? withServer(b, key, server?.base ?? '') : b}`),
+      ...blocks.map(
+        (b, i) =>
+          `echo '>>> block ${i + 1}'\n${i === 0 ? withServer(b, key, server?.base ?? '') : b}`,
+      ),
       "echo '>>> done'",
     ].join('\n');
     const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('FLASHBULB_') && v !== undefined) env[k] = v;
+    for (const [k, v] of Object.entries(process.env))
+      if (!k.startsWith('FLASHBULB_') && v !== undefined) env[k] = v;
     const run = await new Promise<{ code: number | null; out: string; err: string }>((resolve) => {
-      const child = spawn('bash', ['-c', script], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn('bash', ['-c', script], {
+        cwd: ROOT,
+        env,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let out = '';
       let err = '';
       child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
@@ -105,12 +134,19 @@ describe.skipIf(tools.length > 0 && !required)("the README's walk-through", () =
     expect(run.out, transcript).toContain('>>> done');
     expect(run.out, transcript).not.toContain('"error_code"');
     // What the blocks say they print.
-    const block = (n: number): string => run.out.split(`>>> block ${n}\n`)[1]?.split('>>> ')[0] ?? '';
-    expect(block(3), 'the causal recall walks from the tiredness to its cause').toContain('Alice switched to coffee');
+    const block = (n: number): string =>
+      run.out.split(`>>> block ${n}\n`)[1]?.split('>>> ')[0] ?? '';
+    expect(block(3), 'the causal recall walks from the tiredness to its cause').toContain(
+      'Alice switched to coffee',
+    );
     expect(block(5), 'the upload is recalled').toContain('keeps bees');
-    expect(run.out, 'the subscription opened and closed').toMatch(/event: subscribed[\s\S]*event: closed/);
+    expect(run.out, 'the subscription opened and closed').toMatch(
+      /event: subscribed[\s\S]*event: closed/,
+    );
     expect(run.out, 'the import into acme').toMatch(/"imported":[1-9]/);
     expect(run.out, 'the forgotten memory is gone').toMatch(/^404$/m);
-    expect(block(9), 'the contradiction check linked the update to the older statement').toMatch(/"edge_type":"revised_from"/);
+    expect(block(9), 'the contradiction check linked the update to the older statement').toMatch(
+      /"edge_type":"revised_from"/,
+    );
   }, 200_000);
 });

@@ -16,7 +16,10 @@ beforeAll(async () => {
     { content: 'lunch with Ana at the harbour', created_at: at('2025-01-14T12:00:00Z') },
     { content: 'lunch with Ana at the harbour', created_at: at('2026-01-14T12:00:00Z') },
   ].map((memory) => JSON.stringify({ memory }));
-  const res = await t.req('POST', '/v1/workspaces/asked/import', { raw: lines.join('\n'), headers: { 'content-type': 'application/x-ndjson' } });
+  const res = await t.req('POST', '/v1/workspaces/asked/import', {
+    raw: lines.join('\n'),
+    headers: { 'content-type': 'application/x-ndjson' },
+  });
   expect(res.status, res.text).toBe(200);
 });
 afterAll(async () => {
@@ -25,8 +28,12 @@ afterAll(async () => {
 
 const ONLY_RELEVANCE = { w_relevance: 1, w_recency: 0, w_importance: 0, w_reinforcement: 0 };
 
-async function recall(body: Record<string, unknown>): Promise<{ status: number; body: any; text: string }> {
-  return t.req('POST', '/v1/workspaces/asked/recall', { body: { strategies: ['similarity'], ...body } });
+async function recall(
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: any; text: string }> {
+  return t.req('POST', '/v1/workspaces/asked/recall', {
+    body: { strategies: ['similarity'], ...body },
+  });
 }
 
 const year = (r: any): number => new Date(r.memory.created_at / 1000).getUTCFullYear();
@@ -34,16 +41,28 @@ const year = (r: any): number => new Date(r.memory.created_at / 1000).getUTCFull
 describe('recall asked_at_us', () => {
   it('reads "in January" as the January before the time the cue is asked at', async () => {
     const cue = 'lunch with Ana in January';
-    const then = await recall({ cue, scoring_weights: ONLY_RELEVANCE, asked_at_us: Date.parse('2025-02-20T00:00:00Z') * 1000 });
+    const then = await recall({
+      cue,
+      scoring_weights: ONLY_RELEVANCE,
+      asked_at_us: Date.parse('2025-02-20T00:00:00Z') * 1000,
+    });
     expect(then.status, then.text).toBe(200);
     expect(then.body.results.map(year)).toEqual([2025, 2026]);
     // ISO 8601 text as well as microseconds, as every time a caller writes.
-    const later = await recall({ cue, scoring_weights: ONLY_RELEVANCE, asked_at_us: '2026-02-20T00:00:00Z' });
+    const later = await recall({
+      cue,
+      scoring_weights: ONLY_RELEVANCE,
+      asked_at_us: '2026-02-20T00:00:00Z',
+    });
     expect(later.body.results.map(year)).toEqual([2026, 2025]);
   });
 
   it('reads recency from it', async () => {
-    const res = await recall({ cue: 'lunch with Ana', scoring_weights: { w_relevance: 0, w_recency: 1, w_importance: 0, w_reinforcement: 0 }, asked_at_us: Date.parse('2025-01-29T12:00:00Z') * 1000 });
+    const res = await recall({
+      cue: 'lunch with Ana',
+      scoring_weights: { w_relevance: 0, w_recency: 1, w_importance: 0, w_reinforcement: 0 },
+      asked_at_us: Date.parse('2025-01-29T12:00:00Z') * 1000,
+    });
     const byYear = new Map(res.body.results.map((r: any) => [year(r), r.score]));
     // 15 days into a 30-day window; the memory of 2026 is after it (age 0: full recency).
     expect(byYear.get(2025)).toBeCloseTo(0.5, 6);

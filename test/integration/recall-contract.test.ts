@@ -32,7 +32,11 @@ async function relevanceOf(cue: string, content: string): Promise<number> {
 let t: TestApp;
 let seq = 0;
 
-type Req = (method: string, path: string, opts?: { body?: unknown; raw?: string; headers?: Record<string, string> }) => ReturnType<TestApp['req']>;
+type Req = (
+  method: string,
+  path: string,
+  opts?: { body?: unknown; raw?: string; headers?: Record<string, string> },
+) => ReturnType<TestApp['req']>;
 
 async function freshWorkspace(): Promise<Req> {
   const slug = `rc-${process.pid}-${++seq}`;
@@ -48,7 +52,10 @@ async function remember(req: Req, body: Record<string, unknown>): Promise<any> {
   return res.body;
 }
 
-async function recall(req: Req, body: Record<string, unknown>): Promise<{ results: any[]; strategy_errors: any[] }> {
+async function recall(
+  req: Req,
+  body: Record<string, unknown>,
+): Promise<{ results: any[]; strategy_errors: any[] }> {
   const res = await req('POST', '/v1/recall', { body });
   expect(res.status, res.text).toBe(200);
   expect(Array.isArray(res.body.results)).toBe(true);
@@ -81,7 +88,14 @@ async function topicWorkspace(): Promise<{ req: Req; memories: any[] }> {
   const memories: any[] = [];
   for (const [i, content] of TOPICS.entries()) {
     const edges = i === 0 ? [] : [{ target_id: memories[i - 1].memory_id, edge_type: 'caused_by' }];
-    memories.push(await remember(req, { content, importance: (i + 1) / 10, context: { topic: `t${i}`, n: i }, edges }));
+    memories.push(
+      await remember(req, {
+        content,
+        importance: (i + 1) / 10,
+        context: { topic: `t${i}`, n: i },
+        edges,
+      }),
+    );
   }
   return { req, memories };
 }
@@ -95,9 +109,15 @@ describe('score and relevance', () => {
   it('relevance is the similarity relevance where similarity found the memory, else the clamped cosine; weights 1/0/0/0 make score equal it', async () => {
     const { req, memories } = await topicWorkspace();
     const cue = 'a stolen bicycle in the garage';
-    const out = await recall(req, { cue, strategies: ['similarity', 'temporal', 'causal', 'analogical'], top_k: 4, scoring_weights: ONLY_RELEVANCE });
+    const out = await recall(req, {
+      cue,
+      strategies: ['similarity', 'temporal', 'causal', 'analogical'],
+      top_k: 4,
+      scoring_weights: ONLY_RELEVANCE,
+    });
     expect(out.results.length).toBeLessThanOrEqual(memories.length);
-    for (const strategy of ['similarity', 'temporal', 'causal', 'analogical']) expect(detailsOf(out.results, strategy).length).toBeGreaterThan(0);
+    for (const strategy of ['similarity', 'temporal', 'causal', 'analogical'])
+      expect(detailsOf(out.results, strategy).length).toBeGreaterThan(0);
     let withoutSimilarity = 0;
     for (const r of out.results) {
       expect(r.relevance).toBeGreaterThanOrEqual(0);
@@ -118,15 +138,28 @@ describe('score and relevance', () => {
 
   it('similarity details carry the same relevance, and distance + relevance == 1', async () => {
     const { req } = await topicWorkspace();
-    const out = await recall(req, { cue: 'volcano ash over the village', strategies: ['similarity'], top_k: 8 });
+    const out = await recall(req, {
+      cue: 'volcano ash over the village',
+      strategies: ['similarity'],
+      top_k: 8,
+    });
     expect(out.results).toHaveLength(8);
     for (const r of out.results) {
       expect(r.strategy_details).toHaveLength(1);
       const [d] = r.strategy_details;
-      expect(Object.keys(d).sort()).toEqual(['cosine', 'distance', 'lexical', 'relevance', 'strategy']);
+      expect(Object.keys(d).sort()).toEqual([
+        'cosine',
+        'distance',
+        'lexical',
+        'relevance',
+        'strategy',
+      ]);
       expect(d.relevance).toBeCloseTo(r.relevance, 9);
       expect(d.distance + d.relevance).toBeCloseTo(1, 9);
-      expect(d.cosine).toBeCloseTo(await relevanceOf('volcano ash over the village', r.memory.content), 5);
+      expect(d.cosine).toBeCloseTo(
+        await relevanceOf('volcano ash over the village', r.memory.content),
+        5,
+      );
       expect(d.lexical).toBeGreaterThanOrEqual(0);
       expect(d.lexical).toBeLessThanOrEqual(1);
     }
@@ -137,7 +170,11 @@ describe('score and relevance', () => {
     const { req } = await topicWorkspace();
     const weights = { w_relevance: 0.3, w_recency: 0.4, w_importance: 0.3, w_reinforcement: 0 };
     const before = Date.now() * 1000;
-    const out = await recall(req, { cue: 'chess tournament final', strategies: ['similarity'], scoring_weights: weights });
+    const out = await recall(req, {
+      cue: 'chess tournament final',
+      strategies: ['similarity'],
+      scoring_weights: weights,
+    });
     const after = Date.now() * 1000;
     for (const r of out.results) {
       const m = r.memory;
@@ -148,21 +185,49 @@ describe('score and relevance', () => {
       expect(r.score).toBeLessThanOrEqual(base + 0.4 * recencyHigh + 1e-9);
     }
     // Importance alone: the score is the importance, and the order follows it.
-    const byImportance = await recall(req, { cue: 'anything at all', strategies: ['similarity'], scoring_weights: { w_relevance: 0, w_recency: 0, w_importance: 1, w_reinforcement: 0 } });
+    const byImportance = await recall(req, {
+      cue: 'anything at all',
+      strategies: ['similarity'],
+      scoring_weights: { w_relevance: 0, w_recency: 0, w_importance: 1, w_reinforcement: 0 },
+    });
     for (const r of byImportance.results) expect(r.score).toBeCloseTo(r.memory.importance, 9);
-    expect(byImportance.results.map((r) => r.memory.importance)).toEqual([0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1]);
+    expect(byImportance.results.map((r) => r.memory.importance)).toEqual([
+      0.8, 0.7, 0.6, 0.5, 0.4, 0.3, 0.2, 0.1,
+    ]);
     // A short max_age_us makes recency 0 for memories older than it.
-    const aged = await recall(req, { cue: 'x', strategies: ['temporal'], scoring_weights: { w_relevance: 0, w_recency: 1, w_importance: 0, w_reinforcement: 0, max_age_us: 1 } });
+    const aged = await recall(req, {
+      cue: 'x',
+      strategies: ['temporal'],
+      scoring_weights: {
+        w_relevance: 0,
+        w_recency: 1,
+        w_importance: 0,
+        w_reinforcement: 0,
+        max_age_us: 1,
+      },
+    });
     for (const r of aged.results) expect(r.score).toBeCloseTo(0, 12);
   });
 
   it('reinforcement = min(1, log2(1 + access_count) / log2(1 + cap)) of the returned access_count', async () => {
     const req = await freshWorkspace();
     await remember(req, { content: 'the lighthouse keeper logs every passing ship' });
-    const weights = { w_relevance: 0, w_recency: 0, w_importance: 0, w_reinforcement: 1, reinforcement_cap: 3 };
+    const weights = {
+      w_relevance: 0,
+      w_recency: 0,
+      w_importance: 0,
+      w_reinforcement: 1,
+      reinforcement_cap: 3,
+    };
     const seen: number[] = [];
     for (let i = 0; i < 5; i++) {
-      const [r] = (await recall(req, { cue: 'lighthouse ship', strategies: ['similarity'], scoring_weights: weights })).results;
+      const [r] = (
+        await recall(req, {
+          cue: 'lighthouse ship',
+          strategies: ['similarity'],
+          scoring_weights: weights,
+        })
+      ).results;
       const n = r.memory.access_count as number;
       seen.push(n);
       expect(r.score).toBeCloseTo(Math.min(1, Math.log2(1 + n) / Math.log2(4)), 9);
@@ -174,7 +239,11 @@ describe('score and relevance', () => {
     const { req } = await topicWorkspace();
     const cue = 'snow in the mountains';
     const alone = await recall(req, { cue, strategies: ['similarity'], top_k: 3 });
-    const out = await recall(req, { cue, strategies: ['temporal', 'similarity', 'analogical', 'causal'], top_k: 3 });
+    const out = await recall(req, {
+      cue,
+      strategies: ['temporal', 'similarity', 'analogical', 'causal'],
+      top_k: 3,
+    });
     expect(out.results.length).toBeGreaterThan(3);
     expect(new Set(ids(out.results)).size).toBe(out.results.length);
     expect(new Set(ids(out.results).slice(0, 3))).toEqual(new Set(ids(alone.results)));
@@ -184,20 +253,38 @@ describe('score and relevance', () => {
 describe('top_k', () => {
   it('applies per strategy: each strategy contributes at most top_k, the union may hold more', async () => {
     const req = await freshWorkspace();
-    for (let i = 0; i < 12; i++) await remember(req, { content: `harbour note ${i}: a boat arrived with ${i} crates of apples` });
-    const both = await recall(req, { cue: 'boat with crates', strategies: ['similarity', 'temporal'], top_k: 3 });
+    for (let i = 0; i < 12; i++)
+      await remember(req, {
+        content: `harbour note ${i}: a boat arrived with ${i} crates of apples`,
+      });
+    const both = await recall(req, {
+      cue: 'boat with crates',
+      strategies: ['similarity', 'temporal'],
+      top_k: 3,
+    });
     expect(detailsOf(both.results, 'similarity')).toHaveLength(3);
     expect(detailsOf(both.results, 'temporal')).toHaveLength(3);
     expect(both.results.length).toBeGreaterThanOrEqual(3);
     expect(both.results.length).toBeLessThanOrEqual(6);
 
-    const perStrategy = await recall(req, { cue: 'boat with crates', strategies: [{ strategy: 'similarity', top_k: 2 }, { strategy: 'temporal', top_k: 5 }], top_k: 1 });
+    const perStrategy = await recall(req, {
+      cue: 'boat with crates',
+      strategies: [
+        { strategy: 'similarity', top_k: 2 },
+        { strategy: 'temporal', top_k: 5 },
+      ],
+      top_k: 1,
+    });
     expect(detailsOf(perStrategy.results, 'similarity')).toHaveLength(2);
     expect(detailsOf(perStrategy.results, 'temporal')).toHaveLength(5);
 
     const byDefault = await recall(req, { cue: 'boat with crates', strategies: ['similarity'] });
     expect(byDefault.results).toHaveLength(10);
-    const all = await recall(req, { cue: 'boat with crates', strategies: ['similarity'], top_k: 1000 });
+    const all = await recall(req, {
+      cue: 'boat with crates',
+      strategies: ['similarity'],
+      top_k: 1000,
+    });
     expect(all.results).toHaveLength(12);
   });
 });
@@ -205,8 +292,18 @@ describe('top_k', () => {
 describe('request forms', () => {
   it('accepts `strategy` (one string) as an alias of `strategies`', async () => {
     const { req } = await topicWorkspace();
-    const a = await recall(req, { cue: 'bread from the bakery', strategy: 'similarity', top_k: 3, scoring_weights: ONLY_RELEVANCE });
-    const b = await recall(req, { cue: 'bread from the bakery', strategies: ['similarity'], top_k: 3, scoring_weights: ONLY_RELEVANCE });
+    const a = await recall(req, {
+      cue: 'bread from the bakery',
+      strategy: 'similarity',
+      top_k: 3,
+      scoring_weights: ONLY_RELEVANCE,
+    });
+    const b = await recall(req, {
+      cue: 'bread from the bakery',
+      strategies: ['similarity'],
+      top_k: 3,
+      scoring_weights: ONLY_RELEVANCE,
+    });
     expect(ids(a.results)).toEqual(ids(b.results));
     expect(a.results).toHaveLength(3);
     expect(a.results[0].memory.content).toBe(TOPICS[3]);
@@ -218,16 +315,35 @@ describe('request forms', () => {
     const req = await freshWorkspace();
     const a = [];
     const b = [];
-    for (let i = 0; i < 4; i++) a.push(await remember(req, { content: `ant colony report ${i}: workers carried leaves`, entity_id: 'ants' }));
-    for (let i = 0; i < 4; i++) b.push(await remember(req, { content: `bee hive report ${i}: workers carried pollen`, entity_id: 'bees' }));
+    for (let i = 0; i < 4; i++)
+      a.push(
+        await remember(req, {
+          content: `ant colony report ${i}: workers carried leaves`,
+          entity_id: 'ants',
+        }),
+      );
+    for (let i = 0; i < 4; i++)
+      b.push(
+        await remember(req, {
+          content: `bee hive report ${i}: workers carried pollen`,
+          entity_id: 'bees',
+        }),
+      );
     const out = await recall(req, {
       cue: 'workers carried pollen',
       entity_id: 'ants',
       top_k: 3,
-      strategies: [{ strategy: 'temporal' }, { strategy: 'similarity', entity_id: 'bees', top_k: 1 }],
+      strategies: [
+        { strategy: 'temporal' },
+        { strategy: 'similarity', entity_id: 'bees', top_k: 1 },
+      ],
     });
-    const temporalIds = out.results.filter((r) => r.strategy_details.some((d: any) => d.strategy === 'temporal')).map((r) => r.memory.memory_id);
-    const similarIds = out.results.filter((r) => r.strategy_details.some((d: any) => d.strategy === 'similarity')).map((r) => r.memory.memory_id);
+    const temporalIds = out.results
+      .filter((r) => r.strategy_details.some((d: any) => d.strategy === 'temporal'))
+      .map((r) => r.memory.memory_id);
+    const similarIds = out.results
+      .filter((r) => r.strategy_details.some((d: any) => d.strategy === 'similarity'))
+      .map((r) => r.memory.memory_id);
     expect(temporalIds).toHaveLength(3);
     expect(new Set(temporalIds)).toEqual(new Set(a.slice(1).map((m) => m.memory_id)));
     expect(similarIds).toHaveLength(1);
@@ -236,16 +352,33 @@ describe('request forms', () => {
 
   it('cue_context as a string is appended to the cue for embedding', async () => {
     const { req } = await topicWorkspace();
-    const plain = await recall(req, { cue: 'what happened there?', strategies: ['similarity'], top_k: 8, scoring_weights: ONLY_RELEVANCE });
-    const withText = await recall(req, { cue: 'what happened there?', cue_context: 'volcano erupted, village ash', strategies: ['similarity'], top_k: 8, scoring_weights: ONLY_RELEVANCE });
+    const plain = await recall(req, {
+      cue: 'what happened there?',
+      strategies: ['similarity'],
+      top_k: 8,
+      scoring_weights: ONLY_RELEVANCE,
+    });
+    const withText = await recall(req, {
+      cue: 'what happened there?',
+      cue_context: 'volcano erupted, village ash',
+      strategies: ['similarity'],
+      top_k: 8,
+      scoring_weights: ONLY_RELEVANCE,
+    });
     expect(withText.results[0].memory.content).toBe(TOPICS[1]);
-    const rel = (out: { results: any[] }): number => out.results.find((r) => r.memory.content === TOPICS[1]).relevance;
+    const rel = (out: { results: any[] }): number =>
+      out.results.find((r) => r.memory.content === TOPICS[1]).relevance;
     expect(rel(withText)).toBeGreaterThan(rel(plain) + 0.1);
   });
 
   it('cue_context as an object is rendered as key/value text and appended to the cue', async () => {
     const { req } = await topicWorkspace();
-    const plain = await recall(req, { cue: 'what happened there?', strategies: ['similarity'], top_k: 8, scoring_weights: ONLY_RELEVANCE });
+    const plain = await recall(req, {
+      cue: 'what happened there?',
+      strategies: ['similarity'],
+      top_k: 8,
+      scoring_weights: ONLY_RELEVANCE,
+    });
     const withObject = await recall(req, {
       cue: 'what happened there?',
       cue_context: { event: 'volcano erupted', place: 'village', covered_in: 'grey ash' },
@@ -254,19 +387,31 @@ describe('request forms', () => {
       scoring_weights: ONLY_RELEVANCE,
     });
     expect(withObject.results[0].memory.content).toBe(TOPICS[1]);
-    const rel = (out: { results: any[] }): number => out.results.find((r) => r.memory.content === TOPICS[1]).relevance;
+    const rel = (out: { results: any[] }): number =>
+      out.results.find((r) => r.memory.content === TOPICS[1]).relevance;
     expect(rel(withObject)).toBeGreaterThan(rel(plain) + 0.1);
   });
 
   it('ef_search is accepted per request and per strategy; on a small workspace results are exact either way', async () => {
     const { req } = await topicWorkspace();
-    const base = await recall(req, { cue: 'garden tomatoes', strategies: ['similarity'], top_k: 5, scoring_weights: ONLY_RELEVANCE });
+    const base = await recall(req, {
+      cue: 'garden tomatoes',
+      strategies: ['similarity'],
+      top_k: 5,
+      scoring_weights: ONLY_RELEVANCE,
+    });
     for (const body of [
       { ef_search: 1 },
       { ef_search: 500 },
       { strategies: [{ strategy: 'similarity', ef_search: 200 }] },
     ]) {
-      const out = await recall(req, { cue: 'garden tomatoes', strategies: ['similarity'], top_k: 5, scoring_weights: ONLY_RELEVANCE, ...body });
+      const out = await recall(req, {
+        cue: 'garden tomatoes',
+        strategies: ['similarity'],
+        top_k: 5,
+        scoring_weights: ONLY_RELEVANCE,
+        ...body,
+      });
       expect(ids(out.results)).toEqual(ids(base.results));
     }
   });
@@ -279,21 +424,57 @@ describe('validation: 400 with the JSON error body naming the problem', () => {
     ['cue of the wrong type', { cue: 42, strategies: ['similarity'] }, /cue/],
     ['empty strategies', { cue: 'x', strategies: [] }, /strateg/],
     ['unknown strategy', { cue: 'x', strategies: ['similarity', 'telepathy'] }, /telepathy/],
-    ['unknown strategy object', { cue: 'x', strategies: [{ strategy: 'clairvoyance' }] }, /clairvoyance/],
+    [
+      'unknown strategy object',
+      { cue: 'x', strategies: [{ strategy: 'clairvoyance' }] },
+      /clairvoyance/,
+    ],
     ['unknown strategy alias', { cue: 'x', strategy: 'dowsing' }, /dowsing/],
     ['top_k 0', { cue: 'x', strategies: ['similarity'], top_k: 0 }, /top_k/],
     ['top_k 1001', { cue: 'x', strategies: ['similarity'], top_k: 1001 }, /top_k/],
     ['top_k not an integer', { cue: 'x', strategies: ['similarity'], top_k: 2.5 }, /top_k/],
-    ['per-strategy top_k 0', { cue: 'x', strategies: [{ strategy: 'temporal', top_k: 0 }] }, /top_k/],
-    ['analogical_alpha 2', { cue: 'x', strategies: ['analogical'], analogical_alpha: 2 }, /analogical_alpha/],
-    ['analogical_alpha -0.1', { cue: 'x', strategies: ['analogical'], analogical_alpha: -0.1 }, /analogical_alpha/],
-    ['unknown edge type', { cue: 'x', strategies: ['causal'], edge_types: ['caused_by', 'bumped_into'] }, /bumped_into/],
-    ['time_range start after end', { cue: 'x', strategies: ['temporal'], time_range: { start_us: 200, end_us: 100 } }, /time_range/],
-    ['time_range {start, end} start after end', { cue: 'x', strategies: ['temporal'], time_range: { start: 200, end: 100 } }, /time_range/],
+    [
+      'per-strategy top_k 0',
+      { cue: 'x', strategies: [{ strategy: 'temporal', top_k: 0 }] },
+      /top_k/,
+    ],
+    [
+      'analogical_alpha 2',
+      { cue: 'x', strategies: ['analogical'], analogical_alpha: 2 },
+      /analogical_alpha/,
+    ],
+    [
+      'analogical_alpha -0.1',
+      { cue: 'x', strategies: ['analogical'], analogical_alpha: -0.1 },
+      /analogical_alpha/,
+    ],
+    [
+      'unknown edge type',
+      { cue: 'x', strategies: ['causal'], edge_types: ['caused_by', 'bumped_into'] },
+      /bumped_into/,
+    ],
+    [
+      'time_range start after end',
+      { cue: 'x', strategies: ['temporal'], time_range: { start_us: 200, end_us: 100 } },
+      /time_range/,
+    ],
+    [
+      'time_range {start, end} start after end',
+      { cue: 'x', strategies: ['temporal'], time_range: { start: 200, end: 100 } },
+      /time_range/,
+    ],
     ['ef_search 0', { cue: 'x', strategies: ['similarity'], ef_search: 0 }, /ef_search/],
     ['max_depth 0', { cue: 'x', strategies: ['causal'], max_depth: 0 }, /max_depth/],
-    ['malformed seed_memory_id', { cue: 'x', strategies: ['causal'], seed_memory_id: 'not-an-id' }, /seed_memory_id/],
-    ['negative weight', { cue: 'x', strategies: ['similarity'], scoring_weights: { w_relevance: -1 } }, /w_relevance/],
+    [
+      'malformed seed_memory_id',
+      { cue: 'x', strategies: ['causal'], seed_memory_id: 'not-an-id' },
+      /seed_memory_id/,
+    ],
+    [
+      'negative weight',
+      { cue: 'x', strategies: ['similarity'], scoring_weights: { w_relevance: -1 } },
+      /w_relevance/,
+    ],
   ];
   it.each(cases)('%s', async (_name, body, mentions) => {
     const res = await t.req('POST', '/v1/recall', { body });
@@ -305,7 +486,10 @@ describe('validation: 400 with the JSON error body naming the problem', () => {
   });
 
   it('a body that is not JSON', async () => {
-    const res = await t.req('POST', '/v1/recall', { raw: '{"cue": "x", strategies', headers: { 'content-type': 'application/json' } });
+    const res = await t.req('POST', '/v1/recall', {
+      raw: '{"cue": "x", strategies',
+      headers: { 'content-type': 'application/json' },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error_code).toBe('invalid_input');
   });
@@ -317,11 +501,18 @@ describe('access counting', () => {
     const m = await remember(req, { content: 'the observatory dome opens at dusk' });
     const other = await remember(req, { content: 'quarterly tax forms are due in april' });
     expect(m.access_count).toBe(0);
-    const out = await recall(req, { cue: 'observatory dome at dusk', strategies: ['similarity'], top_k: 1 });
+    const out = await recall(req, {
+      cue: 'observatory dome at dusk',
+      strategies: ['similarity'],
+      top_k: 1,
+    });
     expect(ids(out.results)).toEqual([m.memory_id]);
     await recall(req, { cue: 'observatory dome at dusk', strategies: ['similarity'], top_k: 1 });
     let got: any;
-    await until(async () => (got = (await req('GET', `/v1/memories/${m.memory_id}`)).body).access_count >= 2, { what: 'access_count 2', deadlineMs: 3_000, everyMs: 50 }).catch(() => undefined);
+    await until(
+      async () => (got = (await req('GET', `/v1/memories/${m.memory_id}`)).body).access_count >= 2,
+      { what: 'access_count 2', deadlineMs: 3_000, everyMs: 50 },
+    ).catch(() => undefined);
     expect(got.access_count).toBe(2);
     expect(got.last_accessed_at).toBeGreaterThanOrEqual(m.created_at);
     // A memory that was not returned was not accessed.
@@ -333,11 +524,19 @@ describe('access counting', () => {
     const first = await remember(req, { content: 'the observatory dome opens at dusk' });
     const second = await remember(req, { content: 'the observatory car park closes at dusk' });
     for (let i = 0; i < 3; i++) {
-      const out = await recall(req, { cue: 'observatory dome opens at dusk', strategies: ['similarity', 'temporal'], top_k: 2 });
+      const out = await recall(req, {
+        cue: 'observatory dome opens at dusk',
+        strategies: ['similarity', 'temporal'],
+        top_k: 2,
+      });
       expect(ids(out.results)).toEqual([first.memory_id, second.memory_id]);
     }
     let got: any;
-    await until(async () => (got = (await req('GET', `/v1/memories/${first.memory_id}`)).body).access_count >= 3, { what: 'access_count 3', deadlineMs: 3_000, everyMs: 50 }).catch(() => undefined);
+    await until(
+      async () =>
+        (got = (await req('GET', `/v1/memories/${first.memory_id}`)).body).access_count >= 3,
+      { what: 'access_count 3', deadlineMs: 3_000, everyMs: 50 },
+    ).catch(() => undefined);
     expect(got.access_count).toBe(3);
     expect((await req('GET', `/v1/memories/${second.memory_id}`)).body.access_count).toBe(0);
   });
@@ -349,7 +548,11 @@ describe('access counting', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.results.map((r: any) => r.memory.memory_id)).toContain(m.memory_id);
     let count = 0;
-    await until(async () => (count = (await req('GET', `/v1/memories/${m.memory_id}`)).body.access_count) >= 1, { what: 'access_count 1', deadlineMs: 3_000, everyMs: 50 }).catch(() => undefined);
+    await until(
+      async () =>
+        (count = (await req('GET', `/v1/memories/${m.memory_id}`)).body.access_count) >= 1,
+      { what: 'access_count 1', deadlineMs: 3_000, everyMs: 50 },
+    ).catch(() => undefined);
     expect(count).toBe(1);
   });
 });

@@ -42,7 +42,9 @@ async function remember(body: Record<string, unknown>): Promise<any> {
   return res.body;
 }
 
-async function recall(body: Record<string, unknown>): Promise<{ results: any[]; strategy_errors: any[] }> {
+async function recall(
+  body: Record<string, unknown>,
+): Promise<{ results: any[]; strategy_errors: any[] }> {
   const res = await req('POST', '/v1/recall', { body });
   expect(res.status, res.text).toBe(200);
   return res.body;
@@ -74,7 +76,10 @@ beforeAll(async () => {
   req = (method, path, opts = {}) => t.req(method, path, { ...opts, key });
   // X1 first (the others link to it); X2 and X3 go out in the middle of the parallel flood.
   xIds.push((await remember({ content: X_CONTENT[0], entity_id: ENTITY })).memory_id);
-  const xAt = new Map([[1000, 1], [2000, 2]]);
+  const xAt = new Map([
+    [1000, 1],
+    [2000, 2],
+  ]);
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < OTHERS) {
@@ -82,7 +87,15 @@ beforeAll(async () => {
       const x = xAt.get(i);
       if (x !== undefined) {
         const edgeType = x === 1 ? 'caused_by' : 'related_to';
-        xIds.push((await remember({ content: X_CONTENT[x], entity_id: ENTITY, edges: [{ target_id: xIds[0], edge_type: edgeType }] })).memory_id);
+        xIds.push(
+          (
+            await remember({
+              content: X_CONTENT[x],
+              entity_id: ENTITY,
+              edges: [{ target_id: xIds[0], edge_type: edgeType }],
+            })
+          ).memory_id,
+        );
       }
       await remember({ content: other(i) });
     }
@@ -98,13 +111,26 @@ describe(`recall over ${OTHERS} memories`, () => {
     expect(global.results).toHaveLength(10);
     for (const id of xIds) expect(ids(global)).not.toContain(id);
 
-    const scoped = await recall({ cue: CUE, strategies: ['similarity'], top_k: 10, entity_id: ENTITY });
+    const scoped = await recall({
+      cue: CUE,
+      strategies: ['similarity'],
+      top_k: 10,
+      entity_id: ENTITY,
+    });
     expect(new Set(ids(scoped))).toEqual(new Set(xIds));
     for (const r of scoped.results) expect(r.memory.entity_id).toBe(ENTITY);
 
     // top_k 2 keeps the two most similar of the three.
-    const ranked = (await bruteForce(CUE, OTHERS + 3)).filter((x) => xIds.includes(x.id)).map((x) => x.id);
-    const two = await recall({ cue: CUE, strategies: ['similarity'], top_k: 2, entity_id: ENTITY, scoring_weights: ONLY_RELEVANCE });
+    const ranked = (await bruteForce(CUE, OTHERS + 3))
+      .filter((x) => xIds.includes(x.id))
+      .map((x) => x.id);
+    const two = await recall({
+      cue: CUE,
+      strategies: ['similarity'],
+      top_k: 2,
+      entity_id: ENTITY,
+      scoring_weights: ONLY_RELEVANCE,
+    });
     expect(ids(two)).toEqual(ranked.slice(0, 2));
 
     const temporal = await recall({ cue: CUE, strategies: ['temporal'], entity_id: ENTITY });
@@ -122,7 +148,9 @@ describe(`recall over ${OTHERS} memories`, () => {
     expect(xIds).toContain(seed);
     expect(new Set(ids(causal))).toEqual(new Set(xIds.filter((id) => id !== seed)));
 
-    const prime = await req('POST', '/v1/prime', { body: { entity_id: ENTITY, similarity_cue: CUE, max_memories: 10 } });
+    const prime = await req('POST', '/v1/prime', {
+      body: { entity_id: ENTITY, similarity_cue: CUE, max_memories: 10 },
+    });
     expect(prime.status, prime.text).toBe(200);
     expect(new Set(prime.body.results.map((r: any) => r.memory.memory_id))).toEqual(new Set(xIds));
   });
@@ -130,14 +158,27 @@ describe(`recall over ${OTHERS} memories`, () => {
   it('a high ef_search gives the exact top k; the default is close to it', async () => {
     for (const cue of [CUE, 'station 12 along the coast', 'weather report 1234']) {
       const exact = await bruteForce(cue, 11);
-      const got = await recall({ cue, strategies: ['similarity'], similarity_mode: 'dense', top_k: 10, ef_search: OTHERS + 3, scoring_weights: ONLY_RELEVANCE });
+      const got = await recall({
+        cue,
+        strategies: ['similarity'],
+        similarity_mode: 'dense',
+        top_k: 10,
+        ef_search: OTHERS + 3,
+        scoring_weights: ONLY_RELEVANCE,
+      });
       expect(got.results).toHaveLength(10);
       const eleventh = (exact[10] as { sim: number }).sim;
       const exactTop = new Set(exact.slice(0, 10).map((x) => x.id));
       // In the exact top 10, up to ties with the 11th at the boundary.
-      const isExact = (r: any): boolean => exactTop.has(r.memory.memory_id) || Math.abs(r.relevance - eleventh) < 1e-9;
+      const isExact = (r: any): boolean =>
+        exactTop.has(r.memory.memory_id) || Math.abs(r.relevance - eleventh) < 1e-9;
       for (const r of got.results) expect(isExact(r), r.memory.content).toBe(true);
-      const def = await recall({ cue, strategies: ['similarity'], similarity_mode: 'dense', top_k: 10 });
+      const def = await recall({
+        cue,
+        strategies: ['similarity'],
+        similarity_mode: 'dense',
+        top_k: 10,
+      });
       const overlap = def.results.filter(isExact).length;
       // Hash-embedded vectors are close to random in 384 dimensions, HNSW's hardest case: at the
       // default ef 50 it finds most, not all, of the exact top 10 (real-model vectors fare better).
@@ -147,13 +188,35 @@ describe(`recall over ${OTHERS} memories`, () => {
 
   it('returns the same results after a restart (graph saved with the snapshot and adopted)', async () => {
     const queries: Array<Record<string, unknown>> = [
-      { cue: CUE, strategies: ['similarity'], top_k: 10, ef_search: OTHERS + 3, scoring_weights: ONLY_RELEVANCE },
-      { cue: 'station 5 coast', strategies: ['similarity'], top_k: 25, ef_search: OTHERS + 3, scoring_weights: ONLY_RELEVANCE },
-      { cue: CUE, strategies: ['similarity', 'temporal', 'causal'], top_k: 3, entity_id: ENTITY, scoring_weights: ONLY_RELEVANCE },
+      {
+        cue: CUE,
+        strategies: ['similarity'],
+        top_k: 10,
+        ef_search: OTHERS + 3,
+        scoring_weights: ONLY_RELEVANCE,
+      },
+      {
+        cue: 'station 5 coast',
+        strategies: ['similarity'],
+        top_k: 25,
+        ef_search: OTHERS + 3,
+        scoring_weights: ONLY_RELEVANCE,
+      },
+      {
+        cue: CUE,
+        strategies: ['similarity', 'temporal', 'causal'],
+        top_k: 3,
+        entity_id: ENTITY,
+        scoring_weights: ONLY_RELEVANCE,
+      },
       { cue: CUE, strategies: ['temporal'], top_k: 20 },
     ];
     const view = (out: { results: any[] }): Array<[string, number, string[]]> =>
-      out.results.map((r) => [r.memory.memory_id, Number(r.relevance.toFixed(6)), r.strategy_details.map((d: any) => d.strategy)]);
+      out.results.map((r) => [
+        r.memory.memory_id,
+        Number(r.relevance.toFixed(6)),
+        r.strategy_details.map((d: any) => d.strategy),
+      ]);
     const before = [];
     for (const q of queries) before.push(view(await recall(q)));
     const accessed = (await req('GET', `/v1/memories/${xIds[0]}`)).body;
@@ -163,7 +226,8 @@ describe(`recall over ${OTHERS} memories`, () => {
     const reloaded = (await req('GET', `/v1/memories/${xIds[0]}`)).body;
     expect(reloaded.access_count).toBe(accessed.access_count);
     expect(reloaded.last_accessed_at).toBe(accessed.last_accessed_at);
-    for (const [i, q] of queries.entries()) expect(view(await recall(q)), JSON.stringify(q)).toEqual(before[i]);
+    for (const [i, q] of queries.entries())
+      expect(view(await recall(q)), JSON.stringify(q)).toEqual(before[i]);
     const one = await req('GET', `/v1/memories/${xIds[0]}`);
     expect(one.status).toBe(200);
     expect(one.body.content).toBe(X_CONTENT[0]);

@@ -12,8 +12,31 @@ import { untilClockPasses } from '../helpers/wait.ts';
 
 const QUIET = { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' };
 const WORDS = [
-  'amber', 'birch', 'cobalt', 'dune', 'ember', 'fjord', 'glacier', 'harbor', 'iris', 'juniper', 'kelp', 'lagoon', 'meadow',
-  'nectar', 'orchid', 'pebble', 'quartz', 'reef', 'saffron', 'tundra', 'umber', 'violet', 'willow', 'yarrow', 'zephyr',
+  'amber',
+  'birch',
+  'cobalt',
+  'dune',
+  'ember',
+  'fjord',
+  'glacier',
+  'harbor',
+  'iris',
+  'juniper',
+  'kelp',
+  'lagoon',
+  'meadow',
+  'nectar',
+  'orchid',
+  'pebble',
+  'quartz',
+  'reef',
+  'saffron',
+  'tundra',
+  'umber',
+  'violet',
+  'willow',
+  'yarrow',
+  'zephyr',
 ];
 
 let t: TestApp;
@@ -67,7 +90,8 @@ async function fresh(): Promise<W> {
 }
 
 async function chain(w: W, labels: string[], type = 'caused_by'): Promise<void> {
-  for (const [i, label] of labels.entries()) await w.add(label, i === 0 ? [] : [[labels[i - 1] as string, type]]);
+  for (const [i, label] of labels.entries())
+    await w.add(label, i === 0 ? [] : [[labels[i - 1] as string, type]]);
 }
 
 /** Causal results as `label:depth:edge_type`, sorted; every detail must name the expected seed. */
@@ -83,7 +107,6 @@ function causalView(w: W, out: { results: any[] }, seed: string): string[] {
     .sort();
 }
 
-
 beforeAll(async () => {
   t = await startTestApp({}, QUIET);
 });
@@ -93,15 +116,42 @@ describe('causal', () => {
   it('chain: walks both directions from the seed, with depth and edge type; the seed is not a result', async () => {
     const w = await fresh();
     await chain(w, ['A', 'B', 'C', 'D', 'E', 'F', 'G']);
-    const out = await w.recall({ cue: 'anything', strategies: ['causal'], seed_memory_id: w.id.D, top_k: 20 });
+    const out = await w.recall({
+      cue: 'anything',
+      strategies: ['causal'],
+      seed_memory_id: w.id.D,
+      top_k: 20,
+    });
     expect(out.strategy_errors).toEqual([]);
-    expect(causalView(w, out, 'D')).toEqual(['A:3:caused_by', 'B:2:caused_by', 'C:1:caused_by', 'E:1:caused_by', 'F:2:caused_by', 'G:3:caused_by']);
-    expect(causalView(w, await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.D, max_depth: 1 }), 'D')).toEqual(['C:1:caused_by', 'E:1:caused_by']);
-    expect(causalView(w, await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.D, max_depth: 2 }), 'D')).toEqual([
-      'B:2:caused_by', 'C:1:caused_by', 'E:1:caused_by', 'F:2:caused_by',
+    expect(causalView(w, out, 'D')).toEqual([
+      'A:3:caused_by',
+      'B:2:caused_by',
+      'C:1:caused_by',
+      'E:1:caused_by',
+      'F:2:caused_by',
+      'G:3:caused_by',
     ]);
+    expect(
+      causalView(
+        w,
+        await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.D, max_depth: 1 }),
+        'D',
+      ),
+    ).toEqual(['C:1:caused_by', 'E:1:caused_by']);
+    expect(
+      causalView(
+        w,
+        await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.D, max_depth: 2 }),
+        'D',
+      ),
+    ).toEqual(['B:2:caused_by', 'C:1:caused_by', 'E:1:caused_by', 'F:2:caused_by']);
     // The seed may be given in upper-case hex too.
-    const upper = await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: (w.id.D as string).toUpperCase(), max_depth: 1 });
+    const upper = await w.recall({
+      cue: 'x',
+      strategies: ['causal'],
+      seed_memory_id: (w.id.D as string).toUpperCase(),
+      max_depth: 1,
+    });
     expect(causalView(w, upper, 'D')).toEqual(['C:1:caused_by', 'E:1:caused_by']);
   });
 
@@ -110,8 +160,19 @@ describe('causal', () => {
     const labels = Array.from({ length: 13 }, (_, i) => `N${i}`);
     await chain(w, labels, 'followed_by');
     const walk = async (extra: Record<string, unknown>): Promise<string[]> =>
-      causalView(w, await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.N0, top_k: 50, ...extra }), 'N0');
-    const expected = (n: number): string[] => Array.from({ length: n }, (_, i) => `N${i + 1}:${i + 1}:followed_by`).sort();
+      causalView(
+        w,
+        await w.recall({
+          cue: 'x',
+          strategies: ['causal'],
+          seed_memory_id: w.id.N0,
+          top_k: 50,
+          ...extra,
+        }),
+        'N0',
+      );
+    const expected = (n: number): string[] =>
+      Array.from({ length: n }, (_, i) => `N${i + 1}:${i + 1}:followed_by`).sort();
     expect(await walk({})).toEqual(expected(5));
     expect(await walk({ max_depth: 10 })).toEqual(expected(10));
     expect(await walk({ max_depth: 11 })).toEqual(expected(10));
@@ -125,14 +186,31 @@ describe('causal', () => {
     await w.add('R', [['Q', 'followed_by']]);
     await w.add('S', [['R', 'related_to']]);
     const walk = async (edgeTypes?: string[]): Promise<string[]> =>
-      causalView(w, await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.Q, ...(edgeTypes ? { edge_types: edgeTypes } : {}) }), 'Q');
+      causalView(
+        w,
+        await w.recall({
+          cue: 'x',
+          strategies: ['causal'],
+          seed_memory_id: w.id.Q,
+          ...(edgeTypes ? { edge_types: edgeTypes } : {}),
+        }),
+        'Q',
+      );
     expect(await walk()).toEqual(['P:1:caused_by', 'R:1:followed_by', 'S:2:related_to']);
     expect(await walk(['CausedBy'])).toEqual(['P:1:caused_by']);
     expect(await walk(['followed_by'])).toEqual(['R:1:followed_by']);
-    expect(await walk(['CAUSED_BY', 'EDGE_TYPE_FOLLOWED_BY'])).toEqual(['P:1:caused_by', 'R:1:followed_by']);
+    expect(await walk(['CAUSED_BY', 'EDGE_TYPE_FOLLOWED_BY'])).toEqual([
+      'P:1:caused_by',
+      'R:1:followed_by',
+    ]);
     expect(await walk(['FollowedBy', 'RelatedTo'])).toEqual(['R:1:followed_by', 'S:2:related_to']);
 
-    const none = await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.P, edge_types: ['followed_by'] });
+    const none = await w.recall({
+      cue: 'x',
+      strategies: ['causal'],
+      seed_memory_id: w.id.P,
+      edge_types: ['followed_by'],
+    });
     expect(none.results).toEqual([]);
     expect(none.strategy_errors).toHaveLength(1);
     expect(none.strategy_errors[0].strategy).toBe('causal');
@@ -145,8 +223,19 @@ describe('causal', () => {
     for (const l of ['L1', 'L2', 'L3', 'L4']) await w.add(l, [['H', 'related_to']]);
     await w.add('M', [['L1', 'caused_by']]);
     const all = await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.H });
-    expect(causalView(w, all, 'H')).toEqual(['L1:1:related_to', 'L2:1:related_to', 'L3:1:related_to', 'L4:1:related_to', 'M:2:caused_by']);
-    const three = await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.H, top_k: 3 });
+    expect(causalView(w, all, 'H')).toEqual([
+      'L1:1:related_to',
+      'L2:1:related_to',
+      'L3:1:related_to',
+      'L4:1:related_to',
+      'M:2:caused_by',
+    ]);
+    const three = await w.recall({
+      cue: 'x',
+      strategies: ['causal'],
+      seed_memory_id: w.id.H,
+      top_k: 3,
+    });
     expect(three.results).toHaveLength(3);
     for (const r of three.results) expect(r.strategy_details[0].depth).toBe(1);
   });
@@ -156,8 +245,15 @@ describe('causal', () => {
     await w.add('A');
     await w.add('B', [['A', 'caused_by']]);
     await w.add('C', [['B', 'followed_by']]);
-    await w.add('D', [['C', 'related_to'], ['A', 'related_to']]);
-    const view = causalView(w, await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.A }), 'A');
+    await w.add('D', [
+      ['C', 'related_to'],
+      ['A', 'related_to'],
+    ]);
+    const view = causalView(
+      w,
+      await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.A }),
+      'A',
+    );
     expect(view).toHaveLength(3);
     expect(view[0]).toBe('B:1:caused_by');
     expect(['C:2:followed_by', 'C:2:related_to']).toContain(view[1]);
@@ -168,7 +264,9 @@ describe('causal', () => {
     const w = await fresh();
     await w.add('X', [], { entity_id: 'xavier' });
     await w.add('Y', [['X', 'related_to']], { entity_id: 'yolanda' });
-    const revised = await w.req('PUT', `/v1/revise/${w.id.Y}`, { body: { content: 'Y was revised: cobalt lagoon' } });
+    const revised = await w.req('PUT', `/v1/revise/${w.id.Y}`, {
+      body: { content: 'Y was revised: cobalt lagoon' },
+    });
     expect(revised.status, revised.text).toBe(200);
     const out = await w.recall({ cue: 'x', strategies: ['causal'], seed_memory_id: w.id.X });
     expect(causalView(w, out, 'X')).toEqual(['Y:1:related_to']);
@@ -183,7 +281,12 @@ describe('causal', () => {
     await chain(w, ['A', 'B', 'C', 'D']);
     const out = await w.recall({ cue: w.mem.C.content, strategies: ['causal'] });
     expect(causalView(w, out, 'C')).toEqual(['A:2:caused_by', 'B:1:caused_by', 'D:1:caused_by']);
-    const viaCtx = await w.recall({ cue: 'A', cue_context: w.mem.A.content, strategies: ['causal'], max_depth: 1 });
+    const viaCtx = await w.recall({
+      cue: 'A',
+      cue_context: w.mem.A.content,
+      strategies: ['causal'],
+      max_depth: 1,
+    });
     expect(causalView(w, viaCtx, 'A')).toEqual(['B:1:caused_by']);
   });
 
@@ -192,14 +295,18 @@ describe('causal', () => {
     const nothing = await empty.recall({ cue: 'anything', strategies: ['causal'] });
     expect(nothing.results).toEqual([]);
     expect(nothing.strategy_errors).toHaveLength(1);
-    expect(nothing.strategy_errors[0]).toMatchObject({ strategy: 'causal', message: expect.any(String) });
+    expect(nothing.strategy_errors[0]).toMatchObject({
+      strategy: 'causal',
+      message: expect.any(String),
+    });
 
     const w = await fresh();
     await w.add('A');
     await w.add('B');
     const out = await w.recall({ cue: w.mem.A.content, strategies: ['similarity', 'causal'] });
     expect(out.results.length).toBe(2);
-    for (const r of out.results) expect(r.strategy_details.map((d: any) => d.strategy)).toEqual(['similarity']);
+    for (const r of out.results)
+      expect(r.strategy_details.map((d: any) => d.strategy)).toEqual(['similarity']);
     expect(out.strategy_errors).toHaveLength(1);
     expect(out.strategy_errors[0].strategy).toBe('causal');
     expect(out.strategy_errors[0].message.length).toBeGreaterThan(0);
@@ -212,31 +319,52 @@ describe('temporal', () => {
     const w = await fresh();
     const m: any[] = [];
     for (let i = 0; i < 6; i++) {
-      m.push(await w.add(`T${i}`, [], { entity_id: i % 2 === 0 ? 'even' : 'odd', importance: 1 - i / 10 }));
+      m.push(
+        await w.add(`T${i}`, [], {
+          entity_id: i % 2 === 0 ? 'even' : 'odd',
+          importance: 1 - i / 10,
+        }),
+      );
       await untilClockPasses(m[i].created_at);
     }
     expect(new Set(m.map((x) => x.created_at)).size).toBe(6);
     return { w, m };
   }
-  const labels = (w: W, out: { results: any[] }): string[] => out.results.map((r) => w.name[r.memory.memory_id] as string);
+  const labels = (w: W, out: { results: any[] }): string[] =>
+    out.results.map((r) => w.name[r.memory.memory_id] as string);
 
   it('newest first, with timestamp = created_at and rank 1, 2, 3…, whatever the scores say', async () => {
     const { w, m } = await timeline();
     const out = await w.recall({ cue: 'x', strategies: ['temporal'] });
     expect(labels(w, out)).toEqual(['T5', 'T4', 'T3', 'T2', 'T1', 'T0']);
     out.results.forEach((r, i) => {
-      expect(r.strategy_details).toEqual([{ strategy: 'temporal', timestamp: m[5 - i].created_at, timestamp_iso: m[5 - i].created_at_iso, rank: i + 1 }]);
+      expect(r.strategy_details).toEqual([
+        {
+          strategy: 'temporal',
+          timestamp: m[5 - i].created_at,
+          timestamp_iso: m[5 - i].created_at_iso,
+          rank: i + 1,
+        },
+      ]);
     });
     // Importance falls with age here, so an importance-only score would order them the other way.
-    const byImportance = await w.recall({ cue: 'x', strategies: ['temporal'], scoring_weights: { w_relevance: 0, w_recency: 0, w_importance: 1, w_reinforcement: 0 } });
+    const byImportance = await w.recall({
+      cue: 'x',
+      strategies: ['temporal'],
+      scoring_weights: { w_relevance: 0, w_recency: 0, w_importance: 1, w_reinforcement: 0 },
+    });
     expect(labels(w, byImportance)).toEqual(['T5', 'T4', 'T3', 'T2', 'T1', 'T0']);
-    expect(labels(w, await w.recall({ cue: 'x', strategies: ['temporal'], top_k: 2 }))).toEqual(['T5', 'T4']);
+    expect(labels(w, await w.recall({ cue: 'x', strategies: ['temporal'], top_k: 2 }))).toEqual([
+      'T5',
+      'T4',
+    ]);
   });
 
   it('time_range bounds are inclusive, given as {start_us, end_us} or {start, end}, either end optional', async () => {
     const { w, m } = await timeline();
     const at = (i: number): number => m[i].created_at;
-    const range = async (time_range: Record<string, number>): Promise<string[]> => labels(w, await w.recall({ cue: 'x', strategies: ['temporal'], time_range }));
+    const range = async (time_range: Record<string, number>): Promise<string[]> =>
+      labels(w, await w.recall({ cue: 'x', strategies: ['temporal'], time_range }));
     expect(await range({ start_us: at(1), end_us: at(3) })).toEqual(['T3', 'T2', 'T1']);
     expect(await range({ start: at(1), end: at(3) })).toEqual(['T3', 'T2', 'T1']);
     expect(await range({ start_us: at(4) })).toEqual(['T5', 'T4']);
@@ -245,7 +373,11 @@ describe('temporal', () => {
     expect(await range({ start_us: at(2) + 1, end_us: at(3) - 1 })).toEqual([]);
     expect(await range({ start_us: at(5) + 1 })).toEqual([]);
     // Per-strategy time_range wins over the request-level one.
-    const per = await w.recall({ cue: 'x', time_range: { start_us: at(5) }, strategies: [{ strategy: 'temporal', time_range: { end_us: at(0) } }] });
+    const per = await w.recall({
+      cue: 'x',
+      time_range: { start_us: at(5) },
+      strategies: [{ strategy: 'temporal', time_range: { end_us: at(0) } }],
+    });
     expect(labels(w, per)).toEqual(['T0']);
   });
 
@@ -259,9 +391,18 @@ describe('temporal', () => {
 
   it('entity_id scopes it to that entity; without one it spans the workspace', async () => {
     const { w } = await timeline();
-    expect(labels(w, await w.recall({ cue: 'x', strategies: ['temporal'], entity_id: 'odd' }))).toEqual(['T5', 'T3', 'T1']);
-    expect(labels(w, await w.recall({ cue: 'x', strategies: ['temporal'], entity_id: 'even', top_k: 2 }))).toEqual(['T4', 'T2']);
-    expect(await w.recall({ cue: 'x', strategies: ['temporal'], entity_id: 'nobody' })).toMatchObject({ results: [] });
+    expect(
+      labels(w, await w.recall({ cue: 'x', strategies: ['temporal'], entity_id: 'odd' })),
+    ).toEqual(['T5', 'T3', 'T1']);
+    expect(
+      labels(
+        w,
+        await w.recall({ cue: 'x', strategies: ['temporal'], entity_id: 'even', top_k: 2 }),
+      ),
+    ).toEqual(['T4', 'T2']);
+    expect(
+      await w.recall({ cue: 'x', strategies: ['temporal'], entity_id: 'nobody' }),
+    ).toMatchObject({ results: [] });
   });
 });
 
@@ -272,21 +413,41 @@ describe('analogical', () => {
   async function analogies(): Promise<W> {
     const w = await fresh();
     // S: nearly the cue's words, a different context shape.
-    await w.add('S', [], { content: 'quarterly revenue report for the sales team was delayed', context: { colour: 'blue' } });
+    await w.add('S', [], {
+      content: 'quarterly revenue report for the sales team was delayed',
+      context: { colour: 'blue' },
+    });
     // T: other words, the cue context's shape (same keys, same value types).
-    await w.add('T', [], { content: 'hiking trip to the alpine lakes', context: { region: 'alps', quarter: 2, final: false } });
+    await w.add('T', [], {
+      content: 'hiking trip to the alpine lakes',
+      context: { region: 'alps', quarter: 2, final: false },
+    });
     // T2: the same keys with other value types.
-    await w.add('T2', [], { content: 'piano recital in the old chapel', context: { region: 7, quarter: 'second', final: 'no' } });
-    await w.add('F1', [], { content: 'the ferry timetable changed in winter', context: { mood: 'calm' } });
+    await w.add('T2', [], {
+      content: 'piano recital in the old chapel',
+      context: { region: 7, quarter: 'second', final: 'no' },
+    });
+    await w.add('F1', [], {
+      content: 'the ferry timetable changed in winter',
+      context: { mood: 'calm' },
+    });
     await w.add('F2', [], { content: 'a fox crossed the frozen river', context: {} });
     return w;
   }
 
-  const analogical = (out: { results: any[] }, w: W, label: string): { embedding_similarity: number; structural_similarity: number } => {
+  const analogical = (
+    out: { results: any[] },
+    w: W,
+    label: string,
+  ): { embedding_similarity: number; structural_similarity: number } => {
     const r = out.results.find((x) => x.memory.memory_id === w.id[label]);
     expect(r, `${label} among the results`).toBeDefined();
     const d = r.strategy_details.find((x: any) => x.strategy === 'analogical');
-    expect(Object.keys(d).sort()).toEqual(['embedding_similarity', 'strategy', 'structural_similarity']);
+    expect(Object.keys(d).sort()).toEqual([
+      'embedding_similarity',
+      'strategy',
+      'structural_similarity',
+    ]);
     expect(d.embedding_similarity).toBeCloseTo(r.relevance, 6);
     return d;
   };
@@ -294,7 +455,13 @@ describe('analogical', () => {
   it('same shape, other words beats similar words, other shape when α is low, and loses when α is high', async () => {
     const w = await analogies();
     const top1 = async (alpha: number): Promise<string> => {
-      const out = await w.recall({ cue: CUE, cue_context: CUE_CONTEXT, strategies: ['analogical'], analogical_alpha: alpha, top_k: 1 });
+      const out = await w.recall({
+        cue: CUE,
+        cue_context: CUE_CONTEXT,
+        strategies: ['analogical'],
+        analogical_alpha: alpha,
+        top_k: 1,
+      });
       expect(out.results).toHaveLength(1);
       return w.name[out.results[0].memory.memory_id] as string;
     };
@@ -304,13 +471,20 @@ describe('analogical', () => {
     expect(await top1(1)).toBe('S');
 
     for (const alpha of [0.1, 0.9]) {
-      const out = await w.recall({ cue: CUE, cue_context: CUE_CONTEXT, strategies: ['analogical'], analogical_alpha: alpha, top_k: 10 });
+      const out = await w.recall({
+        cue: CUE,
+        cue_context: CUE_CONTEXT,
+        strategies: ['analogical'],
+        analogical_alpha: alpha,
+        top_k: 10,
+      });
       expect(out.results).toHaveLength(5);
       const s = analogical(out, w, 'S');
       const tt = analogical(out, w, 'T');
       expect(s.embedding_similarity).toBeGreaterThan(tt.embedding_similarity);
       expect(tt.structural_similarity).toBeGreaterThan(s.structural_similarity);
-      const blend = (d: { embedding_similarity: number; structural_similarity: number }): number => alpha * d.embedding_similarity + (1 - alpha) * d.structural_similarity;
+      const blend = (d: { embedding_similarity: number; structural_similarity: number }): number =>
+        alpha * d.embedding_similarity + (1 - alpha) * d.structural_similarity;
       if (alpha < 0.5) expect(blend(tt)).toBeGreaterThan(blend(s));
       else expect(blend(s)).toBeGreaterThan(blend(tt));
     }
@@ -318,7 +492,13 @@ describe('analogical', () => {
 
   it('structure compares keys and value types, not words', async () => {
     const w = await analogies();
-    const out = await w.recall({ cue: CUE, cue_context: CUE_CONTEXT, strategies: ['analogical'], analogical_alpha: 0, top_k: 10 });
+    const out = await w.recall({
+      cue: CUE,
+      cue_context: CUE_CONTEXT,
+      strategies: ['analogical'],
+      analogical_alpha: 0,
+      top_k: 10,
+    });
     const st = (label: string): number => analogical(out, w, label).structural_similarity;
     expect(st('T')).toBeGreaterThan(st('T2'));
     expect(st('T2')).toBeGreaterThan(st('S'));
@@ -345,7 +525,10 @@ describe('several strategies at once', () => {
       alone[s] = new Set(out.results.map((r) => r.memory.memory_id));
       expect(alone[s]?.size).toBeGreaterThan(0);
     }
-    const merged = await w.recall({ ...base, strategies: ['similarity', 'temporal', 'causal', 'analogical'] });
+    const merged = await w.recall({
+      ...base,
+      strategies: ['similarity', 'temporal', 'causal', 'analogical'],
+    });
     expect(merged.strategy_errors).toEqual([]);
     const union = new Set(Object.values(alone).flatMap((s) => [...s]));
     const got = merged.results.map((r) => r.memory.memory_id);
@@ -353,7 +536,10 @@ describe('several strategies at once', () => {
     expect(new Set(got)).toEqual(union);
     for (const r of merged.results) {
       const strategies = r.strategy_details.map((d: any) => d.strategy).sort();
-      const expected = Object.entries(alone).filter(([, set]) => set.has(r.memory.memory_id)).map(([s]) => s).sort();
+      const expected = Object.entries(alone)
+        .filter(([, set]) => set.has(r.memory.memory_id))
+        .map(([s]) => s)
+        .sort();
       expect(strategies).toEqual(expected);
     }
     // Ordered by rank fusion: similarity's own results lead.
@@ -361,6 +547,8 @@ describe('several strategies at once', () => {
     expect(firstThree).toEqual(alone.similarity);
     // C is the cue itself: similarity and analogical both find it, and both details are kept.
     const c = merged.results.find((r) => r.memory.memory_id === w.id.C);
-    expect(c.strategy_details.map((d: any) => d.strategy)).toEqual(expect.arrayContaining(['similarity', 'analogical']));
+    expect(c.strategy_details.map((d: any) => d.strategy)).toEqual(
+      expect.arrayContaining(['similarity', 'analogical']),
+    );
   });
 });

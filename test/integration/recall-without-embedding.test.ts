@@ -11,7 +11,9 @@ let t: TestApp;
 let key = '';
 const ids: string[] = [];
 
-async function recall(body: Record<string, unknown>): Promise<{ results: any[]; strategy_errors: any[] }> {
+async function recall(
+  body: Record<string, unknown>,
+): Promise<{ results: any[]; strategy_errors: any[] }> {
   const res = await t.req('POST', '/v1/recall', { body, key });
   expect(res.status, res.text).toBe(200);
   return res.body;
@@ -33,10 +35,18 @@ beforeAll(async () => {
   const created = await t.req('POST', '/v1/workspaces', { body: { slug: `rwe-${process.pid}` } });
   expect(created.status, created.text).toBe(201);
   key = created.body.api_key as string;
-  const contents = ['harbor cranes unload crates', 'glacier melt feeds the fjord', 'orchid blooms in the meadow', 'reef fish shelter in kelp'];
+  const contents = [
+    'harbor cranes unload crates',
+    'glacier melt feeds the fjord',
+    'orchid blooms in the meadow',
+    'reef fish shelter in kelp',
+  ];
   for (const [i, content] of contents.entries()) {
     const edges = i === 0 ? [] : [{ target_id: ids[i - 1], edge_type: 'caused_by' }];
-    const res = await t.req('POST', '/v1/memories', { body: { content, importance: 0.2 * (i + 1), entity_id: 'port', edges }, key });
+    const res = await t.req('POST', '/v1/memories', {
+      body: { content, importance: 0.2 * (i + 1), entity_id: 'port', edges },
+      key,
+    });
     expect(res.status, res.text).toBe(201);
     ids.push(res.body.memory_id as string);
   }
@@ -47,7 +57,11 @@ describe('recall without embedding the cue', () => {
   it('temporal only: no embedding, newest first, relevance 0, score without the relevance term', async () => {
     let out: Awaited<ReturnType<typeof recall>> | undefined;
     const texts = await embeddedDuring(async () => {
-      out = await recall({ cue: 'cranes at the harbor', strategies: ['temporal'], scoring_weights: { w_relevance: 1, w_recency: 0, w_importance: 1, w_reinforcement: 0 } });
+      out = await recall({
+        cue: 'cranes at the harbor',
+        strategies: ['temporal'],
+        scoring_weights: { w_relevance: 1, w_recency: 0, w_importance: 1, w_reinforcement: 0 },
+      });
     });
     expect(texts).toEqual([]);
     expect(out?.results.map((r) => r.memory.memory_id)).toEqual([...ids].reverse());
@@ -60,10 +74,17 @@ describe('recall without embedding the cue', () => {
   it('causal from a seed_memory_id: no embedding, the same walk, relevance 0', async () => {
     let out: Awaited<ReturnType<typeof recall>> | undefined;
     const texts = await embeddedDuring(async () => {
-      out = await recall({ cue: 'anything', strategies: ['causal', 'temporal'], seed_memory_id: ids[0], top_k: 10 });
+      out = await recall({
+        cue: 'anything',
+        strategies: ['causal', 'temporal'],
+        seed_memory_id: ids[0],
+        top_k: 10,
+      });
     });
     expect(texts).toEqual([]);
-    const causal = out?.results.filter((r) => r.strategy_details.some((d: any) => d.strategy === 'causal')) ?? [];
+    const causal =
+      out?.results.filter((r) => r.strategy_details.some((d: any) => d.strategy === 'causal')) ??
+      [];
     expect(causal.map((r) => r.memory.memory_id).sort()).toEqual(ids.slice(1).sort());
     for (const r of out?.results ?? []) expect(r.relevance).toBe(0);
   });
@@ -84,7 +105,10 @@ describe('recall without embedding the cue', () => {
   });
 
   it('an empty cue is still refused when nothing would embed it', async () => {
-    const res = await t.req('POST', '/v1/recall', { body: { cue: '  ', strategies: ['temporal'] }, key });
+    const res = await t.req('POST', '/v1/recall', {
+      body: { cue: '  ', strategies: ['temporal'] },
+      key,
+    });
     expect(res.status).toBe(400);
     expect(res.body.error_code).toBe('invalid_input');
     expect(res.body.message).toMatch(/cue/);

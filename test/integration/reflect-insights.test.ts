@@ -19,7 +19,13 @@
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../helpers/app.ts';
-import { connectGrpc, failsWith, type GrpcClient, type HebbsReplies, type MethodOf } from '../helpers/grpc.ts';
+import {
+  connectGrpc,
+  failsWith,
+  type GrpcClient,
+  type HebbsReplies,
+  type MethodOf,
+} from '../helpers/grpc.ts';
 
 export const THEMES: Record<string, string[]> = {
   garden: [
@@ -72,7 +78,11 @@ export const NOISE = [
   'The electricity bill arrived two days late.',
 ];
 
-type Req = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any; headers: Headers; text: string }>;
+type Req = (
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<{ status: number; body: any; headers: Headers; text: string }>;
 
 let t: TestApp;
 let wsCounter = 0;
@@ -90,10 +100,18 @@ async function freshWorkspace(): Promise<{ slug: string; key: string; req: Req }
   const res = await t.req('POST', '/v1/workspaces', { body: { slug } });
   expect(res.status, res.text).toBe(201);
   const key = res.body.api_key as string;
-  return { slug, key, req: (method, path, body) => t.req(method, path, body === undefined ? { key } : { key, body }) };
+  return {
+    slug,
+    key,
+    req: (method, path, body) => t.req(method, path, body === undefined ? { key } : { key, body }),
+  };
 }
 
-async function remember(req: Req, content: string, extra: Record<string, unknown> = {}): Promise<string> {
+async function remember(
+  req: Req,
+  content: string,
+  extra: Record<string, unknown> = {},
+): Promise<string> {
   const res = await req('POST', '/v1/memories', { content, ...extra });
   expect(res.status, res.text).toBe(201);
   return res.body.memory_id as string;
@@ -105,7 +123,8 @@ async function writeThemes(req: Req): Promise<Map<string, string>> {
   const items: Array<[string, string]> = [];
   const longest = Math.max(...Object.values(THEMES).map((v) => v.length));
   for (let i = 0; i < longest; i++) {
-    for (const [label, texts] of Object.entries(THEMES)) if (texts[i]) items.push([texts[i] as string, label]);
+    for (const [label, texts] of Object.entries(THEMES))
+      if (texts[i]) items.push([texts[i] as string, label]);
     if (NOISE[i]) items.push([NOISE[i] as string, 'noise']);
   }
   for (const [content, label] of items) labelOf.set(await remember(req, content), label);
@@ -132,7 +151,10 @@ function insightFor(insights: any[], labelOf: Map<string, string>, label: string
   const ranked = insights
     .map((i) => ({ i, n: labelsOf(i, labelOf).filter((l) => l === label).length }))
     .sort((a, b) => b.n - a.n);
-  expect(ranked[0]?.n ?? 0, `no insight about ${label}: ${shape(insights, labelOf)}`).toBeGreaterThan(0);
+  expect(
+    ranked[0]?.n ?? 0,
+    `no insight about ${label}: ${shape(insights, labelOf)}`,
+  ).toBeGreaterThan(0);
   return ranked[0]?.i;
 }
 
@@ -182,7 +204,8 @@ describe('POST /v1/reflect (hash embedder, themes with shared vocabulary)', () =
       const sources = ins.source_memory_ids as string[];
       expect(sources.length).toBeGreaterThanOrEqual(3);
       expect(new Set(sources).size).toBe(sources.length);
-      for (const id of sources) expect(labelOf.has(id), `source ${id} is not an episode of this workspace`).toBe(true);
+      for (const id of sources)
+        expect(labelOf.has(id), `source ${id} is not an episode of this workspace`).toBe(true);
       expect(ins.context).toMatchObject({ source_count: sources.length, method: 'extractive' });
       expect(Number.isInteger(ins.context.cluster_id)).toBe(true);
       expect(ins.context.confidence).toBeGreaterThan(0);
@@ -192,35 +215,55 @@ describe('POST /v1/reflect (hash embedder, themes with shared vocabulary)', () =
       for (const tag of ins.context.tags) expect(typeof tag).toBe('string');
       const edges = await ws.req('GET', `/v1/memories/${ins.memory_id}/edges`);
       expect(edges.status, edges.text).toBe(200);
-      const targets = (edges.body.outgoing as any[]).filter((e) => e.edge_type === 'insight_from').map((e) => e.target_id as string);
+      const targets = (edges.body.outgoing as any[])
+        .filter((e) => e.edge_type === 'insight_from')
+        .map((e) => e.target_id as string);
       expect(targets.sort()).toEqual([...sources].sort());
       for (const e of edges.body.outgoing as any[]) expect(e.source_id).toBe(ins.memory_id);
     }
     // Each source sees the edge from its side too.
     const someSource = insights[0].source_memory_ids[0] as string;
     const back = await ws.req('GET', `/v1/memories/${someSource}/edges`);
-    expect((back.body.incoming as any[]).some((e) => e.edge_type === 'insight_from' && e.source_id === insights[0].memory_id)).toBe(true);
+    expect(
+      (back.body.incoming as any[]).some(
+        (e) => e.edge_type === 'insight_from' && e.source_id === insights[0].memory_id,
+      ),
+    ).toBe(true);
     // Cluster ids are distinct within one reflection.
     expect(new Set(insights.map((i) => i.context.cluster_id)).size).toBe(insights.length);
   });
 
   it('writes a summary: whole central statements of its own sources and its distinguishing terms', async () => {
     const contentOf = new Map<string, string>();
-    for (const texts of [...Object.values(THEMES), NOISE]) for (const c of texts) contentOf.set(c, c);
+    for (const texts of [...Object.values(THEMES), NOISE])
+      for (const c of texts) contentOf.set(c, c);
     for (const ins of insights) {
       const text = ins.content as string;
       const own = await ws.req('POST', '/v1/memories/batch', { memory_ids: ins.source_memory_ids });
       const ownTexts = (own.body as any[]).map((m) => m.content as string);
       const quoted = ownTexts.filter((s) => text.includes(s));
-      expect(quoted.length, `the insight quotes fewer than two of its sources in full: ${text}`).toBeGreaterThanOrEqual(2);
-      const foreign = [...contentOf.keys()].filter((s) => !ownTexts.includes(s) && text.includes(s));
+      expect(
+        quoted.length,
+        `the insight quotes fewer than two of its sources in full: ${text}`,
+      ).toBeGreaterThanOrEqual(2);
+      const foreign = [...contentOf.keys()].filter(
+        (s) => !ownTexts.includes(s) && text.includes(s),
+      );
       expect(foreign, text).toEqual([]);
       const tags = ins.context.tags as string[];
-      expect(tags.filter((tag) => text.toLowerCase().includes(tag)).length, text).toBeGreaterThanOrEqual(1);
+      expect(
+        tags.filter((tag) => text.toLowerCase().includes(tag)).length,
+        text,
+      ).toBeGreaterThanOrEqual(1);
       expect(text).toContain(`${ins.source_memory_ids.length} related memories`);
     }
     // The theme's own key words are among the tags.
-    const keyWords: Record<string, string[]> = { garden: ['garden', 'tomato'], running: ['marathon'], database: ['postgres', 'database'], baking: ['sourdough', 'bread'] };
+    const keyWords: Record<string, string[]> = {
+      garden: ['garden', 'tomato'],
+      running: ['marathon'],
+      database: ['postgres', 'database'],
+      baking: ['sourdough', 'bread'],
+    };
     for (const [label, words] of Object.entries(keyWords)) {
       const ins = insightFor(insights, labelOf, label);
       for (const w of words) expect(ins.context.tags, `${label}: ${ins.context.tags}`).toContain(w);
@@ -259,14 +302,23 @@ describe('POST /v1/reflect (hash embedder, themes with shared vocabulary)', () =
     expect(refreshed.source_memory_ids).toContain(added);
     expect(refreshed.context.source_count).toBe(refreshed.source_memory_ids.length);
     const edges = await ws.req('GET', `/v1/memories/${garden.memory_id}/edges`);
-    expect((edges.body.outgoing as any[]).some((e) => e.edge_type === 'insight_from' && e.target_id === added)).toBe(true);
+    expect(
+      (edges.body.outgoing as any[]).some(
+        (e) => e.edge_type === 'insight_from' && e.target_id === added,
+      ),
+    ).toBe(true);
   });
 
   it('an empty workspace reflects to nothing', async () => {
     const empty = await freshWorkspace();
     const res = await empty.req('POST', '/v1/reflect');
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ insights_created: 0, clusters_found: 0, clusters_processed: 0, memories_processed: 0 });
+    expect(res.body).toMatchObject({
+      insights_created: 0,
+      clusters_found: 0,
+      clusters_processed: 0,
+      memories_processed: 0,
+    });
     expect(await insightsOf(empty.req)).toEqual([]);
   });
 
@@ -283,7 +335,8 @@ describe('reflect scoped to an entity', () => {
   it('clusters only that entity’s episodes and gives the insights its entity_id; GET /v1/insights filters by entity_id', async () => {
     const ws = await freshWorkspace();
     const alice = new Set<string>();
-    for (const c of THEMES['garden'] as string[]) alice.add(await remember(ws.req, c, { entity_id: 'alice' }));
+    for (const c of THEMES['garden'] as string[])
+      alice.add(await remember(ws.req, c, { entity_id: 'alice' }));
     for (const c of THEMES['baking'] as string[]) await remember(ws.req, c, { entity_id: 'bob' });
     const res = await ws.req('POST', '/v1/reflect', { entity_id: 'alice' });
     expect(res.status, res.text).toBe(200);
@@ -320,7 +373,12 @@ describe('GET /v1/insights', () => {
     expect(ids.length).toBeGreaterThanOrEqual(3);
     const commit = await ws.req('POST', '/v1/reflect/commit', {
       session_id: prep.body.session_id,
-      insights: confidences.map((confidence, i) => ({ content: `Database insight ${i} at confidence ${confidence}.`, confidence, source_memory_ids: ids.slice(0, 3), tags: ['db'] })),
+      insights: confidences.map((confidence, i) => ({
+        content: `Database insight ${i} at confidence ${confidence}.`,
+        confidence,
+        source_memory_ids: ids.slice(0, 3),
+        tags: ['db'],
+      })),
     });
     expect(commit.status, commit.text).toBe(200);
     expect(commit.body.insights_created).toBe(confidences.length);
@@ -333,20 +391,36 @@ describe('GET /v1/insights', () => {
   });
 
   it('min_confidence keeps insights at or above it', async () => {
-    expect((await insightsOf(ws.req, '?min_confidence=0.6')).map((i) => i.context.confidence)).toEqual([0.9, 0.75]);
-    expect((await insightsOf(ws.req, '?min_confidence=0.75')).map((i) => i.context.confidence)).toEqual([0.9, 0.75]);
+    expect(
+      (await insightsOf(ws.req, '?min_confidence=0.6')).map((i) => i.context.confidence),
+    ).toEqual([0.9, 0.75]);
+    expect(
+      (await insightsOf(ws.req, '?min_confidence=0.75')).map((i) => i.context.confidence),
+    ).toEqual([0.9, 0.75]);
     expect(await insightsOf(ws.req, '?min_confidence=0.95')).toEqual([]);
     expect((await insightsOf(ws.req, '?min_confidence=0')).length).toBe(4);
   });
 
   it('max_results keeps the most confident ones', async () => {
-    expect((await insightsOf(ws.req, '?max_results=1')).map((i) => i.context.confidence)).toEqual([0.9]);
-    expect((await insightsOf(ws.req, '?max_results=3&min_confidence=0.5')).map((i) => i.context.confidence)).toEqual([0.9, 0.75, 0.55]);
+    expect((await insightsOf(ws.req, '?max_results=1')).map((i) => i.context.confidence)).toEqual([
+      0.9,
+    ]);
+    expect(
+      (await insightsOf(ws.req, '?max_results=3&min_confidence=0.5')).map(
+        (i) => i.context.confidence,
+      ),
+    ).toEqual([0.9, 0.75, 0.55]);
     expect((await insightsOf(ws.req, '?max_results=100000')).length).toBe(4);
   });
 
   it('rejects out-of-range and malformed parameters with 400', async () => {
-    for (const q of ['?min_confidence=1.5', '?min_confidence=-0.1', '?min_confidence=abc', '?max_results=0', '?max_results=abc']) {
+    for (const q of [
+      '?min_confidence=1.5',
+      '?min_confidence=-0.1',
+      '?min_confidence=abc',
+      '?max_results=0',
+      '?max_results=abc',
+    ]) {
       const res = await ws.req('GET', `/v1/insights${q}`);
       expect(res.status, `${q}: ${res.text}`).toBe(400);
       expect(res.body.error_code).toBe('invalid_input');
@@ -355,7 +429,11 @@ describe('GET /v1/insights', () => {
 
   describe('gRPC ReflectService', () => {
     let rpc: GrpcClient;
-    const call = <M extends MethodOf<'ReflectService'>>(method: M, req: object, key = ws.key): Promise<HebbsReplies['ReflectService'][M]> =>
+    const call = <M extends MethodOf<'ReflectService'>>(
+      method: M,
+      req: object,
+      key = ws.key,
+    ): Promise<HebbsReplies['ReflectService'][M]> =>
       rpc.call('ReflectService', method, req, { key });
 
     beforeAll(() => {
@@ -366,7 +444,8 @@ describe('GET /v1/insights', () => {
     it('GetInsights orders by confidence and honours min_confidence and max_results', async () => {
       const all = await call('GetInsights', {});
       expect(all.insights).toHaveLength(4);
-      const conf = (r: any): number[] => r.insights.map((m: any) => Math.round(m.context.fields.confidence.numberValue * 100) / 100);
+      const conf = (r: any): number[] =>
+        r.insights.map((m: any) => Math.round(m.context.fields.confidence.numberValue * 100) / 100);
       expect(conf(all)).toEqual([0.9, 0.75, 0.55, 0.2]);
       for (const m of all.insights) {
         expect(m.kind).toBe('MEMORY_KIND_INSIGHT');
@@ -375,7 +454,9 @@ describe('GET /v1/insights', () => {
         for (const s of m.source_memory_ids) expect(s.length).toBe(16);
       }
       const rest = await insightsOf(ws.req);
-      expect(all.insights.map((m: any) => m.memory_id.toString('hex'))).toEqual(rest.map((i) => i.memory_id));
+      expect(all.insights.map((m: any) => m.memory_id.toString('hex'))).toEqual(
+        rest.map((i) => i.memory_id),
+      );
       expect(conf(await call('GetInsights', { min_confidence: 0.6 }))).toEqual([0.9, 0.75]);
       expect(conf(await call('GetInsights', { max_results: 2 }))).toEqual([0.9, 0.75]);
     });

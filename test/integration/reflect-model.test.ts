@@ -57,7 +57,12 @@ const NOISE = [
   'I bought noise-cancelling headphones for the office.',
   'The electricity bill arrived two days late.',
 ];
-const KEY_TERMS: Record<string, string[]> = { garden: ['garden'], running: ['marathon'], database: ['postgres', 'database'], baking: ['sourdough'] };
+const KEY_TERMS: Record<string, string[]> = {
+  garden: ['garden'],
+  running: ['marathon'],
+  database: ['postgres', 'database'],
+  baking: ['sourdough'],
+};
 
 let t: TestApp;
 const labelOf = new Map<string, string>();
@@ -87,7 +92,10 @@ afterAll(async () => {
   await t?.stop();
 });
 
-const layout = (): string => insights.map((i) => (i.source_memory_ids as string[]).map((id) => labelOf.get(id)).join(',')).join(' | ');
+const layout = (): string =>
+  insights
+    .map((i) => (i.source_memory_ids as string[]).map((id) => labelOf.get(id)).join(','))
+    .join(' | ');
 
 describe('reflection with the default model', () => {
   it('runs on the model embedder', async () => {
@@ -114,7 +122,8 @@ describe('reflection with the default model', () => {
       const text = ins.content as string;
       const sources = ins.source_memory_ids as string[];
       const counts = new Map<string, number>();
-      for (const id of sources) counts.set(labelOf.get(id) as string, (counts.get(labelOf.get(id) as string) ?? 0) + 1);
+      for (const id of sources)
+        counts.set(labelOf.get(id) as string, (counts.get(labelOf.get(id) as string) ?? 0) + 1);
       const theme = [...counts].sort((a, b) => b[1] - a[1])[0]?.[0] as string;
       expect(ins.kind).toBe('insight');
       expect(ins.context).toMatchObject({ method: 'extractive', source_count: sources.length });

@@ -21,7 +21,6 @@ afterAll(async () => {
   for (const a of apps) await a.stop();
 });
 
-
 async function writeAll(t: TestApp, texts: readonly string[]): Promise<string[]> {
   const ids: string[] = [];
   for (const content of texts) {
@@ -35,12 +34,15 @@ async function writeAll(t: TestApp, texts: readonly string[]): Promise<string[]>
 /** Polls GET /v1/insights until it is non-empty or `ms` pass. */
 async function pollInsights(t: TestApp, ms: number): Promise<any[]> {
   let insights: any[] = [];
-  await until(async () => {
-    const res = await t.req('GET', '/v1/insights');
-    expect(res.status).toBe(200);
-    insights = res.body;
-    return insights.length > 0;
-  }, { what: 'an insight', deadlineMs: ms, everyMs: 100 }).catch(() => undefined);
+  await until(
+    async () => {
+      const res = await t.req('GET', '/v1/insights');
+      expect(res.status).toBe(200);
+      insights = res.body;
+      return insights.length > 0;
+    },
+    { what: 'an insight', deadlineMs: ms, everyMs: 100 },
+  ).catch(() => undefined);
   return insights;
 }
 
@@ -52,7 +54,10 @@ async function reflectionRuns(t: TestApp): Promise<number> {
 
 describe('background reflection', () => {
   it('reflects on its own after FLASHBULB_REFLECT_MIN_NEW (5) new episodes', async () => {
-    const t = await startTestApp({}, { FLASHBULB_REFLECT_ENABLED: 'true', FLASHBULB_REFLECT_MIN_NEW: '5' });
+    const t = await startTestApp(
+      {},
+      { FLASHBULB_REFLECT_ENABLED: 'true', FLASHBULB_REFLECT_MIN_NEW: '5' },
+    );
     apps.push(t);
     expect(t.config.reflectEnabled).toBe(true);
     expect(t.config.reflectMinNew).toBe(5);

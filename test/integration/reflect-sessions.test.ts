@@ -33,7 +33,11 @@ const BAKING = [
 ];
 const TEN_MINUTES = 10 * 60 * 1000;
 
-type Req = (method: string, path: string, body?: unknown) => Promise<{ status: number; body: any; headers: Headers; text: string }>;
+type Req = (
+  method: string,
+  path: string,
+  body?: unknown,
+) => Promise<{ status: number; body: any; headers: Headers; text: string }>;
 interface Ws {
   slug: string;
   key: string;
@@ -60,11 +64,19 @@ async function workspaceWithEpisodes(): Promise<Ws> {
   const created = await t.req('POST', '/v1/workspaces', { body: { slug } });
   expect(created.status, created.text).toBe(201);
   const key = created.body.api_key as string;
-  const req: Req = (method, path, body) => t.req(method, path, body === undefined ? { key } : { key, body });
+  const req: Req = (method, path, body) =>
+    t.req(method, path, body === undefined ? { key } : { key, body });
   const ids: string[] = [];
   const contentOf = new Map<string, string>();
-  for (const [content, entity] of [...GARDEN.map((c) => [c, 'gardener'] as const), ...BAKING.map((c) => [c, null] as const)]) {
-    const res = await req('POST', '/v1/memories', entity ? { content, entity_id: entity, importance: 0.7 } : { content });
+  for (const [content, entity] of [
+    ...GARDEN.map((c) => [c, 'gardener'] as const),
+    ...BAKING.map((c) => [c, null] as const),
+  ]) {
+    const res = await req(
+      'POST',
+      '/v1/memories',
+      entity ? { content, entity_id: entity, importance: 0.7 } : { content },
+    );
     expect(res.status, res.text).toBe(201);
     ids.push(res.body.memory_id);
     contentOf.set(res.body.memory_id, content);
@@ -134,7 +146,11 @@ describe('POST /v1/reflect/prepare', () => {
     const created = await t.req('POST', '/v1/workspaces', { body: { slug } });
     const res = await t.req('POST', '/v1/reflect/prepare', { key: created.body.api_key });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toMatchObject({ memories_processed: 0, clusters: [], existing_insight_count: 0 });
+    expect(res.body).toMatchObject({
+      memories_processed: 0,
+      clusters: [],
+      existing_insight_count: 0,
+    });
   });
 });
 
@@ -146,21 +162,44 @@ describe('POST /v1/reflect/commit', () => {
     const res = await ws.req('POST', '/v1/reflect/commit', {
       session_id: prep.session_id,
       insights: [
-        { content: 'The gardener tends tomatoes daily.', confidence: 0.8, source_memory_ids: c.memory_ids, tags: ['garden', 'tomato'], cluster_id: c.cluster_id },
-        { content: 'A second, narrower insight.', confidence: 0.4, source_memory_ids: c.memory_ids.slice(0, 2) },
+        {
+          content: 'The gardener tends tomatoes daily.',
+          confidence: 0.8,
+          source_memory_ids: c.memory_ids,
+          tags: ['garden', 'tomato'],
+          cluster_id: c.cluster_id,
+        },
+        {
+          content: 'A second, narrower insight.',
+          confidence: 0.4,
+          source_memory_ids: c.memory_ids.slice(0, 2),
+        },
       ],
     });
     expect(res.status, res.text).toBe(200);
     expect(res.headers.get('deprecation')).toBe('true');
     expect(res.body).toEqual({ insights_created: 2 });
     const insights = (await ws.req('GET', '/v1/insights')).body as any[];
-    expect(insights.map((i) => i.content)).toEqual(['The gardener tends tomatoes daily.', 'A second, narrower insight.']);
+    expect(insights.map((i) => i.content)).toEqual([
+      'The gardener tends tomatoes daily.',
+      'A second, narrower insight.',
+    ]);
     const [first, second] = insights;
     expect(first).toMatchObject({ kind: 'insight', source_memory_ids: c.memory_ids });
-    expect(first.context).toMatchObject({ confidence: 0.8, source_count: c.memory_ids.length, tags: ['garden', 'tomato'], cluster_id: c.cluster_id });
+    expect(first.context).toMatchObject({
+      confidence: 0.8,
+      source_count: c.memory_ids.length,
+      tags: ['garden', 'tomato'],
+      cluster_id: c.cluster_id,
+    });
     expect(second.context).toMatchObject({ confidence: 0.4, source_count: 2, tags: [] });
     const edges = await ws.req('GET', `/v1/memories/${first.memory_id}/edges`);
-    expect((edges.body.outgoing as any[]).filter((e) => e.edge_type === 'insight_from').map((e) => e.target_id).sort()).toEqual([...c.memory_ids].sort());
+    expect(
+      (edges.body.outgoing as any[])
+        .filter((e) => e.edge_type === 'insight_from')
+        .map((e) => e.target_id)
+        .sort(),
+    ).toEqual([...c.memory_ids].sort());
     expect((await prepare(ws)).existing_insight_count).toBe(2);
   });
 
@@ -171,8 +210,16 @@ describe('POST /v1/reflect/commit', () => {
     const res = await ws.req('POST', '/v1/reflect/commit', {
       session_id: prep.session_id,
       insights: [
-        { content: 'Upper-case ids work.', confidence: 0.5, source_memory_ids: ids.map((id) => id.toUpperCase()) },
-        { content: 'ULID text ids work.', confidence: 0.5, source_memory_ids: ids.map((id) => hexToUlidText(id)) },
+        {
+          content: 'Upper-case ids work.',
+          confidence: 0.5,
+          source_memory_ids: ids.map((id) => id.toUpperCase()),
+        },
+        {
+          content: 'ULID text ids work.',
+          confidence: 0.5,
+          source_memory_ids: ids.map((id) => hexToUlidText(id)),
+        },
       ],
     });
     expect(res.status, res.text).toBe(200);
@@ -197,7 +244,9 @@ describe('POST /v1/reflect/commit', () => {
     const res = await ws.req('POST', '/v1/reflect/commit', { session_id: 'nope', insights: [] });
     expect(res.status).toBe(404);
     expect(res.headers.get('deprecation')).toBe('true');
-    const bad = await ws.req('POST', '/v1/contradictions/commit', { verdicts: [{ pending_id: 'f'.repeat(32), verdict: 'dismiss', confidence: 1 }] });
+    const bad = await ws.req('POST', '/v1/contradictions/commit', {
+      verdicts: [{ pending_id: 'f'.repeat(32), verdict: 'dismiss', confidence: 1 }],
+    });
     expect(bad.status).toBe(404);
     expect(bad.headers.get('deprecation')).toBe('true');
   });
@@ -207,12 +256,22 @@ describe('POST /v1/reflect/commit', () => {
     const prep = await prepare(ws);
     const inSession = sessionIds(prep);
     // A memory written after prepare, and a well-formed id that exists nowhere.
-    const later = (await ws.req('POST', '/v1/memories', { content: 'Garden tomato cages for the garden tomato rows.' })).body.memory_id as string;
+    const later = (
+      await ws.req('POST', '/v1/memories', {
+        content: 'Garden tomato cages for the garden tomato rows.',
+      })
+    ).body.memory_id as string;
     const nowhere = 'ab'.repeat(16);
     for (const foreign of [later, nowhere]) {
       const res = await ws.req('POST', '/v1/reflect/commit', {
         session_id: prep.session_id,
-        insights: [{ content: 'Mixed sources.', confidence: 0.6, source_memory_ids: [inSession[0], foreign] }],
+        insights: [
+          {
+            content: 'Mixed sources.',
+            confidence: 0.6,
+            source_memory_ids: [inSession[0], foreign],
+          },
+        ],
       });
       expect(res.status, res.text).toBe(400);
       expect(res.body.error_code).toBe('invalid_input');
@@ -221,7 +280,10 @@ describe('POST /v1/reflect/commit', () => {
     }
     expect(await insightCount(ws)).toBe(0);
     // The session is still good for a correct commit.
-    const ok = await ws.req('POST', '/v1/reflect/commit', { session_id: prep.session_id, insights: [{ content: 'Fine.', confidence: 0.6, source_memory_ids: [inSession[0]] }] });
+    const ok = await ws.req('POST', '/v1/reflect/commit', {
+      session_id: prep.session_id,
+      insights: [{ content: 'Fine.', confidence: 0.6, source_memory_ids: [inSession[0]] }],
+    });
     expect(ok.status, ok.text).toBe(200);
     expect(ok.body.insights_created).toBe(1);
   });
@@ -230,8 +292,14 @@ describe('POST /v1/reflect/commit', () => {
     const ws = await workspaceWithEpisodes();
     const prep = await prepare(ws);
     const ids = sessionIds(prep);
-    const good = { content: 'A good insight.', confidence: 0.7, source_memory_ids: ids.slice(0, 3) };
-    const later = (await ws.req('POST', '/v1/memories', { content: 'Sourdough bread crumb was gummy.' })).body.memory_id as string;
+    const good = {
+      content: 'A good insight.',
+      confidence: 0.7,
+      source_memory_ids: ids.slice(0, 3),
+    };
+    const later = (
+      await ws.req('POST', '/v1/memories', { content: 'Sourdough bread crumb was gummy.' })
+    ).body.memory_id as string;
     for (const bad of [
       { content: 'Foreign source.', confidence: 0.7, source_memory_ids: [later] },
       { content: 'Too confident.', confidence: 1.5, source_memory_ids: ids.slice(0, 1) },
@@ -239,7 +307,10 @@ describe('POST /v1/reflect/commit', () => {
       { content: 'No sources.', confidence: 0.5, source_memory_ids: [] },
       { content: 'Malformed id.', confidence: 0.5, source_memory_ids: ['not-an-id'] },
     ]) {
-      const res = await ws.req('POST', '/v1/reflect/commit', { session_id: prep.session_id, insights: [good, bad, good] });
+      const res = await ws.req('POST', '/v1/reflect/commit', {
+        session_id: prep.session_id,
+        insights: [good, bad, good],
+      });
       expect(res.status, `${JSON.stringify(bad)}: ${res.text}`).toBe(400);
       expect(res.body.error_code).toBe('invalid_input');
     }
@@ -249,7 +320,13 @@ describe('POST /v1/reflect/commit', () => {
 
   it('rejects malformed bodies with 400', async () => {
     const ws = await workspaceWithEpisodes();
-    for (const body of [{}, { session_id: 'x' }, { insights: [] }, { session_id: 'x', insights: {} }, { session_id: 'x', insights: [{ content: 'c' }] }]) {
+    for (const body of [
+      {},
+      { session_id: 'x' },
+      { insights: [] },
+      { session_id: 'x', insights: {} },
+      { session_id: 'x', insights: [{ content: 'c' }] },
+    ]) {
       const res = await ws.req('POST', '/v1/reflect/commit', body);
       expect(res.status, `${JSON.stringify(body)}: ${res.text}`).toBe(400);
       expect(res.body.error_code).toBe('invalid_input');
@@ -260,15 +337,27 @@ describe('POST /v1/reflect/commit', () => {
     const a = await workspaceWithEpisodes();
     const b = await workspaceWithEpisodes();
     const prep = await prepare(a);
-    const insight = { content: 'Only for A.', confidence: 0.6, source_memory_ids: sessionIds(prep).slice(0, 3) };
-    const fromB = await b.req('POST', '/v1/reflect/commit', { session_id: prep.session_id, insights: [insight] });
+    const insight = {
+      content: 'Only for A.',
+      confidence: 0.6,
+      source_memory_ids: sessionIds(prep).slice(0, 3),
+    };
+    const fromB = await b.req('POST', '/v1/reflect/commit', {
+      session_id: prep.session_id,
+      insights: [insight],
+    });
     expect(fromB.status, fromB.text).toBe(404);
     // An admin addressing B by prefix is refused too.
-    const viaPrefix = await t.req('POST', `/v1/workspaces/${b.slug}/reflect/commit`, { body: { session_id: prep.session_id, insights: [insight] } });
+    const viaPrefix = await t.req('POST', `/v1/workspaces/${b.slug}/reflect/commit`, {
+      body: { session_id: prep.session_id, insights: [insight] },
+    });
     expect(viaPrefix.status, viaPrefix.text).toBe(404);
     expect(await insightCount(a)).toBe(0);
     expect(await insightCount(b)).toBe(0);
-    const fromA = await a.req('POST', '/v1/reflect/commit', { session_id: prep.session_id, insights: [insight] });
+    const fromA = await a.req('POST', '/v1/reflect/commit', {
+      session_id: prep.session_id,
+      insights: [insight],
+    });
     expect(fromA.status, fromA.text).toBe(200);
     expect(await insightCount(a)).toBe(1);
     expect(await insightCount(b)).toBe(0);
@@ -279,7 +368,12 @@ describe('POST /v1/reflect/commit', () => {
     const early = await prepare(ws);
     const late = await prepare(ws);
     const createdAt = clock.nowUs() / 1000;
-    const insight = (prep: any): unknown => ({ session_id: prep.session_id, insights: [{ content: 'Timed.', confidence: 0.5, source_memory_ids: sessionIds(prep).slice(0, 3) }] });
+    const insight = (prep: any): unknown => ({
+      session_id: prep.session_id,
+      insights: [
+        { content: 'Timed.', confidence: 0.5, source_memory_ids: sessionIds(prep).slice(0, 3) },
+      ],
+    });
 
     clock.setMs(createdAt + TEN_MINUTES - 5_000);
     const before = await ws.req('POST', '/v1/reflect/commit', insight(early));

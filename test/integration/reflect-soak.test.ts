@@ -28,10 +28,16 @@ afterAll(async () => t.stop());
 it('a background reflection gathers at most BACKGROUND_EPISODES; an explicit one up to 10,000', async () => {
   expect(BACKGROUND_EPISODES).toBeLessThan(10_000);
   for (let i = 0; i < 6; i++) {
-    const res = await t.req('POST', '/v1/memories', { body: { content: `Garden tomato plants need garden watering ${i}` } });
+    const res = await t.req('POST', '/v1/memories', {
+      body: { content: `Garden tomato plants need garden watering ${i}` },
+    });
     expect(res.status).toBe(201);
   }
-  await until(() => gathers.length > 0, { what: 'a background gather', deadlineMs: 5_000, everyMs: 50 }).catch(() => undefined);
+  await until(() => gathers.length > 0, {
+    what: 'a background gather',
+    deadlineMs: 5_000,
+    everyMs: 50,
+  }).catch(() => undefined);
   expect(gathers).toEqual([BACKGROUND_EPISODES]);
   const res = await t.req('POST', '/v1/reflect', {});
   expect(res.status).toBe(200);

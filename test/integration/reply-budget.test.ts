@@ -20,14 +20,22 @@ const MEMORY_BYTES = 8 * KB;
 
 interface RpcReply {
   id: number;
-  result?: { structuredContent?: { memories?: unknown[] }; content?: Array<{ text: string }>; isError?: boolean };
+  result?: {
+    structuredContent?: { memories?: unknown[] };
+    content?: Array<{ text: string }>;
+    isError?: boolean;
+  };
   error?: { code: number; message: string; data?: { error_code: string; limit: string } };
 }
 
 let server: ChildServer;
 let dataDir: string;
 
-async function rest(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+async function rest(
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; text: string }> {
   const res = await fetch(`${server.base}${path}`, {
     method,
     headers: body === undefined ? {} : { 'content-type': 'application/json' },
@@ -37,11 +45,23 @@ async function rest(method: string, path: string, body?: unknown): Promise<{ sta
   return { status: res.status, text: await res.text() };
 }
 
-async function batch(ws: string, calls: Array<{ name: string; arguments: Record<string, unknown> }>): Promise<{ status: number; bytes: number; replies: RpcReply[] }> {
-  const body = calls.map((c, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params: c }));
+async function batch(
+  ws: string,
+  calls: Array<{ name: string; arguments: Record<string, unknown> }>,
+): Promise<{ status: number; bytes: number; replies: RpcReply[] }> {
+  const body = calls.map((c, i) => ({
+    jsonrpc: '2.0',
+    id: i + 1,
+    method: 'tools/call',
+    params: c,
+  }));
   const res = await fetch(`${server.base}/v1/workspaces/${ws}/mcp`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' },
+    headers: {
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-06-18',
+    },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(120_000),
   });
@@ -52,9 +72,15 @@ async function batch(ws: string, calls: Array<{ name: string; arguments: Record<
   return { status: res.status, bytes: Buffer.byteLength(text), replies };
 }
 
-const list = (limit: number): { name: string; arguments: Record<string, unknown> } => ({ name: 'list_memories', arguments: { limit } });
+const list = (limit: number): { name: string; arguments: Record<string, unknown> } => ({
+  name: 'list_memories',
+  arguments: { limit },
+});
 /** A recall of `topK` memories (every one matches: the cue is a word each holds). */
-const recallOf = (topK: number): { name: string; arguments: Record<string, unknown> } => ({ name: 'recall', arguments: { cue: 'memory', top_k: topK } });
+const recallOf = (topK: number): { name: string; arguments: Record<string, unknown> } => ({
+  name: 'recall',
+  arguments: { cue: 'memory', top_k: topK },
+});
 
 beforeAll(async () => {
   ensureBuilt();
@@ -72,10 +98,18 @@ beforeAll(async () => {
     },
   });
   for (let i = 0; i < 40; i++) {
-    const res = await rest('POST', '/v1/workspaces/noisy/memories', { content: `memory ${i} ${'n'.repeat(MEMORY_BYTES)}` });
+    const res = await rest('POST', '/v1/workspaces/noisy/memories', {
+      content: `memory ${i} ${'n'.repeat(MEMORY_BYTES)}`,
+    });
     expect(res.status, res.text).toBe(201);
   }
-  expect((await rest('POST', '/v1/workspaces/quiet/memories', { content: 'the quiet tenant remembers tea' })).status).toBe(201);
+  expect(
+    (
+      await rest('POST', '/v1/workspaces/quiet/memories', {
+        content: 'the quiet tenant remembers tea',
+      })
+    ).status,
+  ).toBe(201);
 }, 120_000);
 
 afterAll(async () => {
@@ -84,19 +118,31 @@ afterAll(async () => {
 });
 
 describe('bounded replies', () => {
-  it('refuses, per call, the calls of a batch that would pass the request\'s budget, and answers the rest', async () => {
-    const { status, replies } = await batch('noisy', [list(20), recallOf(40), { name: 'list_entities', arguments: {} }, list(20)]);
+  it("refuses, per call, the calls of a batch that would pass the request's budget, and answers the rest", async () => {
+    const { status, replies } = await batch('noisy', [
+      list(20),
+      recallOf(40),
+      { name: 'list_entities', arguments: {} },
+      list(20),
+    ]);
     expect(status).toBe(200);
     expect(replies.map((r) => r.id)).toEqual([1, 2, 3, 4]);
     expect(replies[0]?.result?.structuredContent?.memories).toHaveLength(20);
     // Alone over the budget (40 memories of 8 KB).
     expect(replies[1]?.error?.code).toBe(-32010);
-    expect(replies[1]?.error?.data).toEqual({ error_code: 'payload_too_large', limit: 'FLASHBULB_MAX_REPLY_BYTES' });
-    expect(replies[1]?.error?.message).toMatch(/, over the limit of 262144 bytes per request \(FLASHBULB_MAX_REPLY_BYTES\)/);
+    expect(replies[1]?.error?.data).toEqual({
+      error_code: 'payload_too_large',
+      limit: 'FLASHBULB_MAX_REPLY_BYTES',
+    });
+    expect(replies[1]?.error?.message).toMatch(
+      /, over the limit of 262144 bytes per request \(FLASHBULB_MAX_REPLY_BYTES\)/,
+    );
     expect(replies[1]?.error?.message).not.toMatch(/together/);
     expect(replies[2]?.result?.isError).toBeFalsy();
     // Over the budget beside the first.
-    expect(replies[3]?.error?.message).toMatch(/together over the limit of 262144 bytes per request/);
+    expect(replies[3]?.error?.message).toMatch(
+      /together over the limit of 262144 bytes per request/,
+    );
   });
 
   it('sends a large tool result once: structured content, and a short summary as text', async () => {
@@ -116,7 +162,9 @@ describe('bounded replies', () => {
     expect(res.status).toBe(413);
     expect(JSON.parse(res.text)).toMatchObject({ error_code: 'payload_too_large' });
     expect(JSON.parse(res.text).message).toMatch(/FLASHBULB_MAX_REPLY_BYTES/);
-    expect((await rest('POST', '/v1/workspaces/noisy/recall', { cue: 'memory', top_k: 20 })).status).toBe(200);
+    expect(
+      (await rest('POST', '/v1/workspaces/noisy/recall', { cue: 'memory', top_k: 20 })).status,
+    ).toBe(200);
   });
 
   it('pages a REST list at the budget: a shorter page, and its cursor goes on to every memory', async () => {
@@ -124,9 +172,15 @@ describe('bounded replies', () => {
     const sizes: number[] = [];
     let cursor: string | null = null;
     do {
-      const res = await rest('GET', `/v1/workspaces/noisy/memories?limit=40${cursor === null ? '' : `&cursor=${cursor}`}`);
+      const res = await rest(
+        'GET',
+        `/v1/workspaces/noisy/memories?limit=40${cursor === null ? '' : `&cursor=${cursor}`}`,
+      );
       expect(res.status, res.text).toBe(200);
-      const body = JSON.parse(res.text) as { memories: Array<{ memory_id: string }>; next_cursor: string | null };
+      const body = JSON.parse(res.text) as {
+        memories: Array<{ memory_id: string }>;
+        next_cursor: string | null;
+      };
       ids.push(...body.memories.map((m) => m.memory_id));
       sizes.push(body.memories.length);
       expect(Buffer.byteLength(res.text)).toBeLessThan(PER_REQUEST);
@@ -147,7 +201,14 @@ describe('bounded replies', () => {
         quiet.push({ status: res.status, ms: performance.now() - t });
       }
     })();
-    const storm = await Promise.all(Array.from({ length: 32 }, () => batch('noisy', Array.from({ length: 10 }, () => list(20)))));
+    const storm = await Promise.all(
+      Array.from({ length: 32 }, () =>
+        batch(
+          'noisy',
+          Array.from({ length: 10 }, () => list(20)),
+        ),
+      ),
+    );
     storming = false;
     await quietLoop;
     for (const b of storm) {
@@ -155,7 +216,11 @@ describe('bounded replies', () => {
       expect(b.replies).toHaveLength(10);
       // Every call was answered: a page, or an error naming a budget.
       for (const r of b.replies) {
-        if (r.error) expect(['FLASHBULB_MAX_REPLY_BYTES', 'FLASHBULB_MAX_REPLY_BYTES_PER_WORKSPACE']).toContain(r.error.data?.limit);
+        if (r.error)
+          expect([
+            'FLASHBULB_MAX_REPLY_BYTES',
+            'FLASHBULB_MAX_REPLY_BYTES_PER_WORKSPACE',
+          ]).toContain(r.error.data?.limit);
         else expect(r.result?.structuredContent?.memories).toHaveLength(20);
       }
       expect(b.replies.filter((r) => r.result).length).toBeLessThanOrEqual(1);
@@ -165,7 +230,10 @@ describe('bounded replies', () => {
     expect(server.proc.exitCode).toBeNull();
     expect((await rest('GET', '/v1/health/ready')).status).toBe(200);
     const ms = quiet.map((q) => q.ms).sort((a, b) => a - b);
-    const at = (p: number): string => (ms[Math.min(ms.length - 1, Math.floor(p * ms.length))] ?? 0).toFixed(1);
-    console.log(`reply budget: quiet tenant during 32 batches: ${ms.length} requests, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms (load ${loadavg()[0]?.toFixed(1)})`);
+    const at = (p: number): string =>
+      (ms[Math.min(ms.length - 1, Math.floor(p * ms.length))] ?? 0).toFixed(1);
+    console.log(
+      `reply budget: quiet tenant during 32 batches: ${ms.length} requests, p50 ${at(0.5)} ms, p99 ${at(0.99)} ms, max ${at(1)} ms (load ${loadavg()[0]?.toFixed(1)})`,
+    );
   }, 180_000);
 });

@@ -17,13 +17,24 @@ function randomHex(): string {
   return s;
 }
 
-async function createWorkspace(t: TestApp, slug: string, name?: string): Promise<{ key: string; keyId: string; body: any }> {
-  const res = await t.req('POST', '/v1/workspaces', { body: name === undefined ? { slug } : { slug, name } });
+async function createWorkspace(
+  t: TestApp,
+  slug: string,
+  name?: string,
+): Promise<{ key: string; keyId: string; body: any }> {
+  const res = await t.req('POST', '/v1/workspaces', {
+    body: name === undefined ? { slug } : { slug, name },
+  });
   expect(res.status, res.text).toBe(201);
   return { key: res.body.api_key, keyId: res.body.key_id, body: res.body };
 }
 
-async function remember(t: TestApp, key: string, body: Record<string, unknown>, prefix = ''): Promise<any> {
+async function remember(
+  t: TestApp,
+  key: string,
+  body: Record<string, unknown>,
+  prefix = '',
+): Promise<any> {
   const res = await t.req('POST', `${prefix}/v1/memories`, { body, key });
   expect(res.status, res.text).toBe(201);
   return res.body;
@@ -59,13 +70,21 @@ describe('authentication (auth on)', () => {
   });
 
   it('answers 401 for a wrong key, an empty bearer and a key with a character changed', async () => {
-    const wrongs = ['fb_admin_wrong', 'nonsense', `${t.adminKey}x`, `${t.adminKey.slice(0, -1)}${t.adminKey.endsWith('a') ? 'b' : 'a'}`];
+    const wrongs = [
+      'fb_admin_wrong',
+      'nonsense',
+      `${t.adminKey}x`,
+      `${t.adminKey.slice(0, -1)}${t.adminKey.endsWith('a') ? 'b' : 'a'}`,
+    ];
     for (const key of wrongs) {
       const res = await t.req('GET', '/v1/auth/whoami', { key });
       expect(res.status, key).toBe(401);
       expect(res.body.error_code).toBe('unauthenticated');
     }
-    const empty = await t.req('GET', '/v1/auth/whoami', { key: null, headers: { authorization: 'Bearer ' } });
+    const empty = await t.req('GET', '/v1/auth/whoami', {
+      key: null,
+      headers: { authorization: 'Bearer ' },
+    });
     expect(empty.status).toBe(401);
   });
 
@@ -83,7 +102,10 @@ describe('authentication (auth on)', () => {
     for (const path of ['/v1/metrics', '/v1/metrics/history']) {
       const refused = await t.req('GET', path, { key: ws.body.api_key as string });
       expect(refused.status, path).toBe(403);
-      expect(refused.body).toMatchObject({ error_code: 'forbidden', message: 'this operation needs an admin key' });
+      expect(refused.body).toMatchObject({
+        error_code: 'forbidden',
+        message: 'this operation needs an admin key',
+      });
       expect((await t.req('GET', path)).status, path).toBe(200);
     }
   });
@@ -142,7 +164,9 @@ describe('workspaces and keys (admin routes)', () => {
     expect(res.body.api_key).toMatch(/^fb_live_[0-9A-Za-z]{32,}$/);
     const listed = await t.req('GET', '/v1/workspaces');
     expect(listed.status).toBe(200);
-    expect(listed.body.workspaces.map((w: any) => w.slug)).toEqual(expect.arrayContaining(['default', slug]));
+    expect(listed.body.workspaces.map((w: any) => w.slug)).toEqual(
+      expect.arrayContaining(['default', slug]),
+    );
     const got = await t.req('GET', `/v1/workspaces/${slug}`);
     expect(got.status).toBe(200);
     expect(got.body).toMatchObject({ slug, name: 'Acme Corp' });
@@ -164,12 +188,22 @@ describe('workspaces and keys (admin routes)', () => {
     const dup = await t.req('POST', '/v1/workspaces', { body: { slug } });
     expect(dup.status).toBe(409);
     expect(dup.body.error_code).toBe('conflict');
-    for (const bad of ['Upper', '-leading', '_leading', 'has space', 'a'.repeat(64), '', 'dot.ted']) {
+    for (const bad of [
+      'Upper',
+      '-leading',
+      '_leading',
+      'has space',
+      'a'.repeat(64),
+      '',
+      'dot.ted',
+    ]) {
       const res = await t.req('POST', '/v1/workspaces', { body: { slug: bad } });
       expect(res.status, bad).toBe(400);
       expect(res.body.error_code).toBe('invalid_input');
     }
-    expect((await t.req('POST', '/v1/workspaces', { body: { slug: `a${'b'.repeat(62)}` } })).status).toBe(201);
+    expect(
+      (await t.req('POST', '/v1/workspaces', { body: { slug: `a${'b'.repeat(62)}` } })).status,
+    ).toBe(201);
     expect((await t.req('POST', '/v1/workspaces', { body: {} })).status).toBe(400);
   });
 
@@ -181,7 +215,9 @@ describe('workspaces and keys (admin routes)', () => {
   it('creates keys (201), shows the secret only at creation, lists without secrets, revokes', async () => {
     const slug = uniqueSlug('keys');
     await createWorkspace(t, slug);
-    const created = await t.req('POST', '/v1/keys', { body: { workspace: slug, role: 'workspace', label: 'ci bot' } });
+    const created = await t.req('POST', '/v1/keys', {
+      body: { workspace: slug, role: 'workspace', label: 'ci bot' },
+    });
     expect(created.status).toBe(201);
     expect(created.body.api_key).toMatch(/^fb_live_[0-9A-Za-z]{32,}$/);
     expect(typeof created.body.key_id).toBe('string');
@@ -194,7 +230,12 @@ describe('workspaces and keys (admin routes)', () => {
     const list = await t.req('GET', '/v1/keys');
     expect(list.status).toBe(200);
     const entry = list.body.keys.find((k: any) => k.key_id === keyId);
-    expect(entry).toMatchObject({ key_id: keyId, role: 'workspace', workspace: slug, label: 'ci bot' });
+    expect(entry).toMatchObject({
+      key_id: keyId,
+      role: 'workspace',
+      workspace: slug,
+      label: 'ci bot',
+    });
     const sha = createHash('sha256').update(key).digest('hex');
     expect(list.text).not.toContain(key);
     expect(list.text).not.toContain(t.adminKey);
@@ -217,34 +258,45 @@ describe('workspaces and keys (admin routes)', () => {
     expect(after.status).toBe(401);
     expect(after.body.error_code).toBe('unauthenticated');
     expect((await t.req('GET', '/v1/memories', { key })).status).toBe(401);
-    expect((await t.req('GET', '/v1/keys')).body.keys.map((k: any) => k.key_id)).not.toContain(keyId);
+    expect((await t.req('GET', '/v1/keys')).body.keys.map((k: any) => k.key_id)).not.toContain(
+      keyId,
+    );
     expect((await t.req('DELETE', `/v1/keys/${keyId}`)).status).toBe(404);
   });
 
   it('creates an admin key that can address any workspace', async () => {
     const slug = uniqueSlug('adm');
     const ws = await createWorkspace(t, slug);
-    const created = await t.req('POST', '/v1/keys', { body: { workspace: 'default', role: 'admin', label: 'second admin' } });
+    const created = await t.req('POST', '/v1/keys', {
+      body: { workspace: 'default', role: 'admin', label: 'second admin' },
+    });
     expect(created.status).toBe(201);
     expect(created.body.api_key).toMatch(/^fb_admin_[0-9A-Za-z]{32,}$/);
     const admin2 = created.body.api_key as string;
     const m = await remember(t, ws.key, { content: 'in ws' });
-    const got = await t.req('GET', `/v1/workspaces/${slug}/memories/${m.memory_id}`, { key: admin2 });
+    const got = await t.req('GET', `/v1/workspaces/${slug}/memories/${m.memory_id}`, {
+      key: admin2,
+    });
     expect(got.status).toBe(200);
     expect((await t.req('GET', '/v1/workspaces', { key: admin2 })).status).toBe(200);
   });
 
   it('stores no API key in plain text anywhere in the data directory', async () => {
     const ws = await createWorkspace(t, uniqueSlug('plain'));
-    const extra = await t.req('POST', '/v1/keys', { body: { workspace: 'default', role: 'admin' } });
+    const extra = await t.req('POST', '/v1/keys', {
+      body: { workspace: 'default', role: 'admin' },
+    });
     const secrets = [t.adminKey, ws.key, extra.body.api_key as string];
     for (const { path, bytes } of dataFiles(t.dataDir)) {
-      for (const secret of secrets) expect(bytes.includes(secret), `${path} holds a key`).toBe(false);
+      for (const secret of secrets)
+        expect(bytes.includes(secret), `${path} holds a key`).toBe(false);
     }
   });
 
   it('rejects key creation for an unknown workspace (404) or an unknown role (400)', async () => {
-    const unknown = await t.req('POST', '/v1/keys', { body: { workspace: 'no-such-ws', role: 'workspace' } });
+    const unknown = await t.req('POST', '/v1/keys', {
+      body: { workspace: 'no-such-ws', role: 'workspace' },
+    });
     expect(unknown.status).toBe(404);
     const role = await t.req('POST', '/v1/keys', { body: { workspace: 'default', role: 'root' } });
     expect(role.status).toBe(400);
@@ -265,7 +317,9 @@ describe('workspaces and keys (admin routes)', () => {
     const del = await t.req('DELETE', `/v1/workspaces/${slug}`);
     expect(del.status).toBe(200);
     expect((await t.req('GET', `/v1/workspaces/${slug}`)).status).toBe(404);
-    expect((await t.req('GET', '/v1/workspaces')).body.workspaces.map((w: any) => w.slug)).not.toContain(slug);
+    expect(
+      (await t.req('GET', '/v1/workspaces')).body.workspaces.map((w: any) => w.slug),
+    ).not.toContain(slug);
     for (const key of [ws.key, extra.body.api_key as string]) {
       expect((await t.req('GET', '/v1/memories', { key })).status).toBe(401);
     }
@@ -278,7 +332,9 @@ describe('workspaces and keys (admin routes)', () => {
     const again = await createWorkspace(t, slug);
     const list = await t.req('GET', '/v1/memories?include_superseded=true', { key: again.key });
     expect(list.body).toEqual({ memories: [], next_cursor: null });
-    expect((await t.req('GET', `/v1/memories/${m1.memory_id}`, { key: again.key })).status).toBe(404);
+    expect((await t.req('GET', `/v1/memories/${m1.memory_id}`, { key: again.key })).status).toBe(
+      404,
+    );
     expect((await t.req('GET', '/v1/entities', { key: again.key })).body).toEqual([]);
     expect((await t.req('GET', `/v1/workspaces/${slug}`)).body.memory_count).toBe(0);
     expect((await t.req('GET', '/v1/memories', { key: ws.key })).status).toBe(401);
@@ -302,14 +358,19 @@ describe('workspaces and keys (admin routes)', () => {
       ['DELETE', `/v1/keys/${adminKeyId}`, undefined],
     ];
     for (const [method, path, body] of calls) {
-      const res = await t.req(method, path, { key: ws.key, ...(body === undefined ? {} : { body }) });
+      const res = await t.req(method, path, {
+        key: ws.key,
+        ...(body === undefined ? {} : { body }),
+      });
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(res.body.error_code).toBe('forbidden');
     }
     // Nothing happened.
     expect((await t.req('GET', `/v1/workspaces/${other}`)).status).toBe(200);
     expect((await t.req('GET', '/v1/auth/whoami')).status).toBe(200);
-    expect((await t.req('GET', '/v1/keys')).body.keys.filter((k: any) => k.workspace === slug)).toHaveLength(1);
+    expect(
+      (await t.req('GET', '/v1/keys')).body.keys.filter((k: any) => k.workspace === slug),
+    ).toHaveLength(1);
   });
 });
 
@@ -339,17 +400,29 @@ describe('isolation between workspaces', () => {
   async function bStillIntact(): Promise<void> {
     const got = await t.req('GET', `/v1/memories/${secret.memory_id}`, { key: b.key });
     expect(got.status).toBe(200);
-    expect(got.body).toMatchObject({ content: 'the launch code is 1234', logical_clock: 0, kind: 'episode', entity_id: 'b-secret-entity' });
+    expect(got.body).toMatchObject({
+      content: 'the launch code is 1234',
+      logical_clock: 0,
+      kind: 'episode',
+      entity_id: 'b-secret-entity',
+    });
     const list = await t.req('GET', '/v1/memories?include_superseded=true', { key: b.key });
-    expect(list.body.memories.map((m: any) => m.memory_id)).toEqual([secretTarget.memory_id, secret.memory_id]);
+    expect(list.body.memories.map((m: any) => m.memory_id)).toEqual([
+      secretTarget.memory_id,
+      secret.memory_id,
+    ]);
     const edges = await t.req('GET', `/v1/memories/${secret.memory_id}/edges`, { key: b.key });
     expect(edges.body.outgoing).toHaveLength(1);
     expect(edges.body.incoming).toEqual([]);
   }
 
   it('a foreign memory is 404 by id, in any id form, and its edges are 404', async () => {
-    expect((await t.req('GET', `/v1/memories/${secret.memory_id}`, { key: a.key })).status).toBe(404);
-    expect((await t.req('GET', `/v1/memories/${secret.memory_id.toUpperCase()}`, { key: a.key })).status).toBe(404);
+    expect((await t.req('GET', `/v1/memories/${secret.memory_id}`, { key: a.key })).status).toBe(
+      404,
+    );
+    expect(
+      (await t.req('GET', `/v1/memories/${secret.memory_id.toUpperCase()}`, { key: a.key })).status,
+    ).toBe(404);
     const edges = await t.req('GET', `/v1/memories/${secret.memory_id}/edges`, { key: a.key });
     expect(edges.status).toBe(404);
     expect(edges.text).not.toContain(secretTarget.memory_id);
@@ -359,13 +432,18 @@ describe('isolation between workspaces', () => {
 
   it('batch get skips foreign ids', async () => {
     const own = (await t.req('GET', '/v1/memories', { key: a.key })).body.memories[0].memory_id;
-    const res = await t.req('POST', '/v1/memories/batch', { key: a.key, body: { memory_ids: [secret.memory_id, own, secretTarget.memory_id] } });
+    const res = await t.req('POST', '/v1/memories/batch', {
+      key: a.key,
+      body: { memory_ids: [secret.memory_id, own, secretTarget.memory_id] },
+    });
     expect(res.status).toBe(200);
     expect(res.body.map((m: any) => m.memory_id)).toEqual([own]);
   });
 
   it('list, list by entity, list with a foreign cursor and entities do not leak', async () => {
-    const list = await t.req('GET', '/v1/memories?include_superseded=true&limit=1000', { key: a.key });
+    const list = await t.req('GET', '/v1/memories?include_superseded=true&limit=1000', {
+      key: a.key,
+    });
     expect(list.body.memories.map((m: any) => m.content)).toEqual(['a own memory']);
     const byEntity = await t.req('GET', '/v1/memories?entity_id=b-secret-entity', { key: a.key });
     expect(byEntity.body).toEqual({ memories: [], next_cursor: null });
@@ -376,30 +454,45 @@ describe('isolation between workspaces', () => {
   });
 
   it('revise of a foreign memory is 404 and changes nothing', async () => {
-    const res = await t.req('PUT', `/v1/revise/${secret.memory_id}`, { key: a.key, body: { content: 'hijacked', entity_id: null } });
+    const res = await t.req('PUT', `/v1/revise/${secret.memory_id}`, {
+      key: a.key,
+      body: { content: 'hijacked', entity_id: null },
+    });
     expect(res.status).toBe(404);
     expect(res.text).not.toContain('launch code');
     await bStillIntact();
   });
 
   it('forget by a foreign id, entity or broad criteria forgets nothing of the other workspace', async () => {
-    const byId = await t.req('POST', '/v1/forget', { key: a.key, body: { memory_ids: [secret.memory_id, secretTarget.memory_id] } });
+    const byId = await t.req('POST', '/v1/forget', {
+      key: a.key,
+      body: { memory_ids: [secret.memory_id, secretTarget.memory_id] },
+    });
     expect(byId.status).toBe(200);
     expect(byId.body).toMatchObject({ forgotten_count: 0, cascade_count: 0, tombstone_count: 0 });
-    const byEntity = await t.req('POST', '/v1/forget', { key: a.key, body: { entity_id: 'b-secret-entity' } });
+    const byEntity = await t.req('POST', '/v1/forget', {
+      key: a.key,
+      body: { entity_id: 'b-secret-entity' },
+    });
     expect(byEntity.body.forgotten_count).toBe(0);
     await bStillIntact();
     // A broad forget in a throw-away workspace only touches that workspace.
     const c = await createWorkspace(t, uniqueSlug('iso-c'));
     await remember(t, c.key, { content: 'c1' });
-    const broad = await t.req('POST', '/v1/forget', { key: c.key, body: { access_count_floor: 1_000_000 } });
+    const broad = await t.req('POST', '/v1/forget', {
+      key: c.key,
+      body: { access_count_floor: 1_000_000 },
+    });
     expect(broad.body.forgotten_count).toBe(1);
     await bStillIntact();
     expect((await t.req('GET', '/v1/memories', { key: a.key })).body.memories).toHaveLength(1);
   });
 
   it('an edge to a foreign memory is refused (400) and creates nothing', async () => {
-    const res = await t.req('POST', '/v1/memories', { key: a.key, body: { content: 'link', edges: [{ target_id: secret.memory_id, edge_type: 'related_to' }] } });
+    const res = await t.req('POST', '/v1/memories', {
+      key: a.key,
+      body: { content: 'link', edges: [{ target_id: secret.memory_id, edge_type: 'related_to' }] },
+    });
     expect(res.status).toBe(400);
     expect((await t.req('GET', '/v1/memories', { key: a.key })).body.memories).toHaveLength(1);
     await bStillIntact();
@@ -420,7 +513,10 @@ describe('isolation between workspaces', () => {
         ['GET', `${p}/entities`, undefined],
       ];
       for (const [method, path, body] of calls) {
-        const res = await t.req(method, path, { key: a.key, ...(body === undefined ? {} : { body }) });
+        const res = await t.req(method, path, {
+          key: a.key,
+          ...(body === undefined ? {} : { body }),
+        });
         expect(res.status, `${method} ${path}`).toBe(403);
         expect(res.body.error_code).toBe('forbidden');
         expect(res.text).not.toContain('launch code');
@@ -428,10 +524,12 @@ describe('isolation between workspaces', () => {
     }
     await bStillIntact();
     // default was not written to either.
-    expect((await t.req('GET', '/v1/memories')).body.memories.map((m: any) => m.content)).not.toContain('sneak');
+    expect(
+      (await t.req('GET', '/v1/memories')).body.memories.map((m: any) => m.content),
+    ).not.toContain('sneak');
   });
 
-  it('a prefix naming the key\'s own workspace works', async () => {
+  it("a prefix naming the key's own workspace works", async () => {
     const res = await t.req('GET', `/v1/workspaces/${a.slug}/memories`, { key: a.key });
     expect(res.status).toBe(200);
     expect(res.body.memories.map((m: any) => m.content)).toEqual(['a own memory']);
@@ -447,7 +545,7 @@ describe('isolation between workspaces', () => {
     expect(entities.body).not.toContain('a-entity');
   });
 
-  it('a workspace key cannot learn the other workspace\'s size through admin routes', async () => {
+  it("a workspace key cannot learn the other workspace's size through admin routes", async () => {
     expect((await t.req('GET', `/v1/workspaces/${b.slug}`, { key: a.key })).status).toBe(403);
     expect((await t.req('GET', '/v1/workspaces', { key: a.key })).status).toBe(403);
   });
@@ -465,9 +563,17 @@ describe('workspace-scoped routes /v1/workspaces/<slug>/…', () => {
     const ws = await createWorkspace(t, slug);
     const p = `/v1/workspaces/${slug}`;
 
-    const a = await t.req('POST', `${p}/memories`, { body: { content: 'scoped a', entity_id: 'sa' } });
+    const a = await t.req('POST', `${p}/memories`, {
+      body: { content: 'scoped a', entity_id: 'sa' },
+    });
     expect(a.status).toBe(201);
-    const b = await t.req('POST', `${p}/memories`, { body: { content: 'scoped b', entity_id: 'sb', edges: [{ target_id: a.body.memory_id, edge_type: 'FollowedBy' }] } });
+    const b = await t.req('POST', `${p}/memories`, {
+      body: {
+        content: 'scoped b',
+        entity_id: 'sb',
+        edges: [{ target_id: a.body.memory_id, edge_type: 'FollowedBy' }],
+      },
+    });
     expect(b.status).toBe(201);
 
     // Not in default.
@@ -485,16 +591,26 @@ describe('workspace-scoped routes /v1/workspaces/<slug>/…', () => {
     expect(page2.body.next_cursor).toBeNull();
     const filtered = await t.req('GET', `${p}/memories?entity_id=sb`);
     expect(filtered.body.memories.map((m: any) => m.memory_id)).toEqual([b.body.memory_id]);
-    const batch = await t.req('POST', `${p}/memories/batch`, { body: { memory_ids: [b.body.memory_id, a.body.memory_id] } });
+    const batch = await t.req('POST', `${p}/memories/batch`, {
+      body: { memory_ids: [b.body.memory_id, a.body.memory_id] },
+    });
     expect(batch.body.map((m: any) => m.memory_id)).toEqual([b.body.memory_id, a.body.memory_id]);
     const edges = await t.req('GET', `${p}/memories/${b.body.memory_id}/edges`);
     expect(edges.body.outgoing.map((e: any) => e.edge_type)).toEqual(['followed_by']);
     expect((await t.req('GET', `${p}/entities`)).body).toEqual(['sa', 'sb']);
 
-    const rev = await t.req('PUT', `${p}/revise/${a.body.memory_id}`, { body: { content: 'scoped a v2' } });
+    const rev = await t.req('PUT', `${p}/revise/${a.body.memory_id}`, {
+      body: { content: 'scoped a v2' },
+    });
     expect(rev.status).toBe(200);
-    expect(rev.body).toMatchObject({ memory_id: a.body.memory_id, kind: 'revision', logical_clock: 1 });
-    expect((await t.req('GET', `${p}/memories?include_superseded=true`)).body.memories).toHaveLength(3);
+    expect(rev.body).toMatchObject({
+      memory_id: a.body.memory_id,
+      kind: 'revision',
+      logical_clock: 1,
+    });
+    expect(
+      (await t.req('GET', `${p}/memories?include_superseded=true`)).body.memories,
+    ).toHaveLength(3);
 
     // The workspace's own key sees the same state without a prefix.
     const own = await t.req('GET', '/v1/memories', { key: ws.key });
@@ -503,16 +619,27 @@ describe('workspace-scoped routes /v1/workspaces/<slug>/…', () => {
 
     const f = await t.req('POST', `${p}/forget`, { body: { entity_id: 'sa' } });
     expect(f.status).toBe(200);
-    expect(f.body).toEqual({ forgotten_count: 1, cascade_count: 1, truncated: false, tombstone_count: 2 });
+    expect(f.body).toEqual({
+      forgotten_count: 1,
+      cascade_count: 1,
+      truncated: false,
+      tombstone_count: 2,
+    });
     expect((await t.req('GET', `${p}/entities`)).body).toEqual(['sb']);
-    expect((await t.req('GET', '/v1/memories', { key: ws.key })).body.memories.map((m: any) => m.content)).toEqual(['scoped b']);
+    expect(
+      (await t.req('GET', '/v1/memories', { key: ws.key })).body.memories.map(
+        (m: any) => m.content,
+      ),
+    ).toEqual(['scoped b']);
   });
 
   it('an admin prefix naming an unknown workspace is 404', async () => {
     const res = await t.req('GET', '/v1/workspaces/never-made/memories');
     expect(res.status).toBe(404);
     expect(res.body.error_code).toBe('not_found');
-    const post = await t.req('POST', '/v1/workspaces/never-made/memories', { body: { content: 'x' } });
+    const post = await t.req('POST', '/v1/workspaces/never-made/memories', {
+      body: { content: 'x' },
+    });
     expect(post.status).toBe(404);
     expect((await t.req('GET', '/v1/workspaces/never-made')).status).toBe(404);
   });
@@ -552,7 +679,12 @@ describe('authentication disabled', () => {
   it('needs no header; whoami is admin on default with key_id null', async () => {
     const who = await t.req('GET', '/v1/auth/whoami', { key: null });
     expect(who.status).toBe(200);
-    expect(who.body).toMatchObject({ key_id: null, role: 'admin', can_access: 'all', auth_enabled: false });
+    expect(who.body).toMatchObject({
+      key_id: null,
+      role: 'admin',
+      can_access: 'all',
+      auth_enabled: false,
+    });
     expect(who.body.workspace.slug).toBe('default');
   });
 
@@ -566,7 +698,10 @@ describe('authentication disabled', () => {
     expect((await t.req('GET', '/v1/health/live', { key: null })).status).toBe(200);
     expect((await t.req('GET', '/v1/health/ready', { key: null })).status).toBe(200);
     expect((await t.req('GET', '/v1/metrics', { key: null })).status).toBe(200);
-    const f = await t.req('POST', '/v1/forget', { key: null, body: { memory_ids: [m.body.memory_id] } });
+    const f = await t.req('POST', '/v1/forget', {
+      key: null,
+      body: { memory_ids: [m.body.memory_id] },
+    });
     expect(f.body.forgotten_count).toBe(1);
     expect((await t.req('GET', `/v1/memories/${randomHex()}`, { key: null })).status).toBe(404);
   });

@@ -12,7 +12,11 @@ let seq = 0;
 
 type Res = Awaited<ReturnType<TestApp['req']>>;
 
-function req(method: string, path: string, opts: { body?: unknown; headers?: Record<string, string>; raw?: string } = {}): Promise<Res> {
+function req(
+  method: string,
+  path: string,
+  opts: { body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+): Promise<Res> {
   return t.req(method, path, { ...opts, key });
 }
 
@@ -20,7 +24,17 @@ function req(method: string, path: string, opts: { body?: unknown; headers?: Rec
 async function stored(): Promise<string> {
   const res = await req('GET', '/v1/memories?include_superseded=true&limit=1000');
   expect(res.status).toBe(200);
-  return JSON.stringify(res.body.memories.map((m: any) => [m.memory_id, m.content, m.logical_clock, m.importance, m.context, m.entity_id, m.kind]));
+  return JSON.stringify(
+    res.body.memories.map((m: any) => [
+      m.memory_id,
+      m.content,
+      m.logical_clock,
+      m.importance,
+      m.context,
+      m.entity_id,
+      m.kind,
+    ]),
+  );
 }
 
 function expectErrorBody(res: Res, status: number, code: string): void {
@@ -44,7 +58,9 @@ beforeEach(async () => {
   const created = await t.req('POST', '/v1/workspaces', { body: { slug } });
   expect(created.status).toBe(201);
   key = created.body.api_key;
-  const m = await req('POST', '/v1/memories', { body: { content: 'already here', context: { a: 1 }, entity_id: 'e' } });
+  const m = await req('POST', '/v1/memories', {
+    body: { content: 'already here', context: { a: 1 }, entity_id: 'e' },
+  });
   expect(m.status).toBe(201);
   existing = m.body;
   before = await stored();
@@ -56,8 +72,17 @@ async function expectUnchanged(): Promise<void> {
 
 describe('malformed bodies', () => {
   it('malformed JSON is a 400 with the JSON error body', async () => {
-    for (const raw of ['{"content":', '{content: "x"}', "{'content': 'x'}", '{"content":"x",}', 'not json at all']) {
-      const res = await req('POST', '/v1/memories', { raw, headers: { 'content-type': 'application/json' } });
+    for (const raw of [
+      '{"content":',
+      '{content: "x"}',
+      "{'content': 'x'}",
+      '{"content":"x",}',
+      'not json at all',
+    ]) {
+      const res = await req('POST', '/v1/memories', {
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
       expectErrorBody(res, 400, 'invalid_input');
     }
     await expectUnchanged();
@@ -71,22 +96,37 @@ describe('malformed bodies', () => {
       ['POST', '/v1/forget'],
     ];
     for (const [method, path] of routes) {
-      const res = await req(method, path, { raw: '{"oops"', headers: { 'content-type': 'application/json' } });
+      const res = await req(method, path, {
+        raw: '{"oops"',
+        headers: { 'content-type': 'application/json' },
+      });
       expectErrorBody(res, 400, 'invalid_input');
     }
     await expectUnchanged();
   });
 
-  it.each([['[1,2]'], ['"a string"'], ['null'], ['42'], ['true']])('a non-object body %s is a 400', async (raw) => {
-    const res = await req('POST', '/v1/memories', { raw, headers: { 'content-type': 'application/json' } });
-    expectErrorBody(res, 400, 'invalid_input');
-    const forget = await req('POST', '/v1/forget', { raw, headers: { 'content-type': 'application/json' } });
-    expectErrorBody(forget, 400, 'invalid_input');
-    await expectUnchanged();
-  });
+  it.each([['[1,2]'], ['"a string"'], ['null'], ['42'], ['true']])(
+    'a non-object body %s is a 400',
+    async (raw) => {
+      const res = await req('POST', '/v1/memories', {
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      expectErrorBody(res, 400, 'invalid_input');
+      const forget = await req('POST', '/v1/forget', {
+        raw,
+        headers: { 'content-type': 'application/json' },
+      });
+      expectErrorBody(forget, 400, 'invalid_input');
+      await expectUnchanged();
+    },
+  );
 
   it('an empty body is a 400', async () => {
-    const res = await req('POST', '/v1/memories', { raw: '', headers: { 'content-type': 'application/json' } });
+    const res = await req('POST', '/v1/memories', {
+      raw: '',
+      headers: { 'content-type': 'application/json' },
+    });
     expectErrorBody(res, 400, 'invalid_input');
     await expectUnchanged();
   });
@@ -97,10 +137,14 @@ describe('malformed bodies', () => {
       expectErrorBody(res, 400, 'invalid_input');
       expect(res.body.message).toContain('content');
     }
-    const edge = await req('POST', '/v1/memories', { body: { content: 'x', edges: [{ edge_type: 'caused_by' }] } });
+    const edge = await req('POST', '/v1/memories', {
+      body: { content: 'x', edges: [{ edge_type: 'caused_by' }] },
+    });
     expectErrorBody(edge, 400, 'invalid_input');
     expect(edge.body.message).toContain('target_id');
-    const edgeType = await req('POST', '/v1/memories', { body: { content: 'x', edges: [{ target_id: existing.memory_id }] } });
+    const edgeType = await req('POST', '/v1/memories', {
+      body: { content: 'x', edges: [{ target_id: existing.memory_id }] },
+    });
     expectErrorBody(edgeType, 400, 'invalid_input');
     expect(edgeType.body.message).toContain('edge_type');
     await expectUnchanged();
@@ -119,8 +163,19 @@ describe('malformed bodies', () => {
     ['entity_id object', { content: 'x', entity_id: { id: 'e' } }, 'entity_id'],
     ['edges string', { content: 'x', edges: 'caused_by' }, 'edges'],
     ['edges of strings', { content: 'x', edges: ['caused_by'] }, 'edges'],
-    ['edge target number', { content: 'x', edges: [{ target_id: 5, edge_type: 'caused_by' }] }, 'target_id'],
-    ['edge confidence string', { content: 'x', edges: [{ target_id: '0'.repeat(32), edge_type: 'caused_by', confidence: 'high' }] }, 'confidence'],
+    [
+      'edge target number',
+      { content: 'x', edges: [{ target_id: 5, edge_type: 'caused_by' }] },
+      'target_id',
+    ],
+    [
+      'edge confidence string',
+      {
+        content: 'x',
+        edges: [{ target_id: '0'.repeat(32), edge_type: 'caused_by', confidence: 'high' }],
+      },
+      'confidence',
+    ],
   ])('a wrong type (%s) is a 400 naming the field', async (_name, body, field) => {
     const res = await req('POST', '/v1/memories', { body });
     expectErrorBody(res, 400, 'invalid_input');
@@ -131,13 +186,27 @@ describe('malformed bodies', () => {
   it.each([
     ['importance above 1', { content: 'x', importance: 1.01 }, 'importance'],
     ['importance below 0', { content: 'x', importance: -0.1 }, 'importance'],
-    ['edge confidence above 1', { content: 'x', edges: [{ target_id: 'EXISTING', edge_type: 'caused_by', confidence: 2 }] }, 'confidence'],
-    ['edge confidence below 0', { content: 'x', edges: [{ target_id: 'EXISTING', edge_type: 'caused_by', confidence: -0.5 }] }, 'confidence'],
+    [
+      'edge confidence above 1',
+      { content: 'x', edges: [{ target_id: 'EXISTING', edge_type: 'caused_by', confidence: 2 }] },
+      'confidence',
+    ],
+    [
+      'edge confidence below 0',
+      {
+        content: 'x',
+        edges: [{ target_id: 'EXISTING', edge_type: 'caused_by', confidence: -0.5 }],
+      },
+      'confidence',
+    ],
     ['empty content', { content: '' }, 'content'],
     ['empty entity_id', { content: 'x', entity_id: '' }, 'entity_id'],
   ])('a value out of range (%s) is a 400 naming the field', async (_name, body, field) => {
     const text = JSON.stringify(body).replace('EXISTING', existing.memory_id);
-    const res = await req('POST', '/v1/memories', { raw: text, headers: { 'content-type': 'application/json' } });
+    const res = await req('POST', '/v1/memories', {
+      raw: text,
+      headers: { 'content-type': 'application/json' },
+    });
     expectErrorBody(res, 400, 'invalid_input');
     expect(res.body.message).toContain(field);
     await expectUnchanged();
@@ -200,7 +269,10 @@ describe('unknown routes and methods', () => {
   it('a 405 names the allowed methods in an Allow header (RFC 9110 15.5.6)', async () => {
     const res = await req('DELETE', '/v1/memories');
     expect(res.status).toBe(405);
-    const allow = (res.headers.get('allow') ?? '').split(',').map((s) => s.trim()).sort();
+    const allow = (res.headers.get('allow') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .sort();
     // GET routes answer HEAD too (issue 12, defect 9).
     expect(allow).toEqual(['GET', 'HEAD', 'POST']);
   });
@@ -225,27 +297,37 @@ describe('size limits', () => {
 
   it('context serialised to exactly 16 KiB is accepted; one byte more is a 400', async () => {
     const pad = 16 * 1024 - JSON.stringify({ k: '' }).length;
-    const ok = await req('POST', '/v1/memories', { body: { content: 'ctx', context: { k: 'x'.repeat(pad) } } });
+    const ok = await req('POST', '/v1/memories', {
+      body: { content: 'ctx', context: { k: 'x'.repeat(pad) } },
+    });
     expect(ok.status, ok.text).toBe(201);
     before = await stored();
-    const res = await req('POST', '/v1/memories', { body: { content: 'ctx', context: { k: 'x'.repeat(pad + 1) } } });
+    const res = await req('POST', '/v1/memories', {
+      body: { content: 'ctx', context: { k: 'x'.repeat(pad + 1) } },
+    });
     expectErrorBody(res, 400, 'invalid_input');
     expect(res.body.message).toContain('context');
     await expectUnchanged();
   });
 
   it('entity_id of 256 characters is accepted; 257 is a 400', async () => {
-    const ok = await req('POST', '/v1/memories', { body: { content: 'ent', entity_id: 'e'.repeat(256) } });
+    const ok = await req('POST', '/v1/memories', {
+      body: { content: 'ent', entity_id: 'e'.repeat(256) },
+    });
     expect(ok.status).toBe(201);
     before = await stored();
-    const res = await req('POST', '/v1/memories', { body: { content: 'ent', entity_id: 'e'.repeat(257) } });
+    const res = await req('POST', '/v1/memories', {
+      body: { content: 'ent', entity_id: 'e'.repeat(257) },
+    });
     expectErrorBody(res, 400, 'invalid_input');
     expect(res.body.message).toContain('entity_id');
     await expectUnchanged();
   });
 
   it('a body over 1 MiB is a 413 with the JSON error body', async () => {
-    const res = await req('POST', '/v1/memories', { body: { content: 'a'.repeat(1024 * 1024 + 16) } });
+    const res = await req('POST', '/v1/memories', {
+      body: { content: 'a'.repeat(1024 * 1024 + 16) },
+    });
     expectErrorBody(res, 413, 'payload_too_large');
     await expectUnchanged();
     // The server still answers afterwards.
@@ -317,32 +399,67 @@ describe('media types', () => {
   it.each([['text/plain'], ['application/x-www-form-urlencoded'], ['text/html; charset=utf-8']])(
     'Content-Type %s is a 415',
     async (type) => {
-      const res = await req('POST', '/v1/memories', { raw: JSON.stringify({ content: 'typed' }), headers: { 'content-type': type } });
+      const res = await req('POST', '/v1/memories', {
+        raw: JSON.stringify({ content: 'typed' }),
+        headers: { 'content-type': type },
+      });
       expectErrorBody(res, 415, 'unsupported_media_type');
       await expectUnchanged();
     },
   );
 
   it('application/json with a charset parameter is accepted', async () => {
-    const res = await req('POST', '/v1/memories', { raw: JSON.stringify({ content: 'typed' }), headers: { 'content-type': 'application/json; charset=utf-8' } });
+    const res = await req('POST', '/v1/memories', {
+      raw: JSON.stringify({ content: 'typed' }),
+      headers: { 'content-type': 'application/json; charset=utf-8' },
+    });
     expect(res.status).toBe(201);
   });
 });
 
 describe('rejected requests leave the store untouched', () => {
   it('a mix of rejected writes changes nothing', async () => {
-    const attempts: Array<[string, string, { body?: unknown; raw?: string; headers?: Record<string, string> }]> = [
-      ['POST', '/v1/memories', { body: { content: 'x', edges: [{ target_id: '1'.repeat(32), edge_type: 'caused_by' }] } }],
-      ['POST', '/v1/memories', { body: { content: 'x', edges: [{ target_id: existing.memory_id, edge_type: 'causes' }] } }],
+    const attempts: Array<
+      [string, string, { body?: unknown; raw?: string; headers?: Record<string, string> }]
+    > = [
+      [
+        'POST',
+        '/v1/memories',
+        { body: { content: 'x', edges: [{ target_id: '1'.repeat(32), edge_type: 'caused_by' }] } },
+      ],
+      [
+        'POST',
+        '/v1/memories',
+        { body: { content: 'x', edges: [{ target_id: existing.memory_id, edge_type: 'causes' }] } },
+      ],
       ['PUT', `/v1/revise/${existing.memory_id}`, { body: {} }],
       ['PUT', `/v1/revise/${existing.memory_id}`, { body: { content: 'new', importance: 7 } }],
-      ['PUT', `/v1/revise/${existing.memory_id}`, { body: { content: 'new', context_mode: 'weird' } }],
+      [
+        'PUT',
+        `/v1/revise/${existing.memory_id}`,
+        { body: { content: 'new', context_mode: 'weird' } },
+      ],
       ['PUT', `/v1/revise/${'1'.repeat(32)}`, { body: { content: 'new' } }],
       ['POST', '/v1/forget', { body: {} }],
       ['POST', '/v1/forget', { body: { memory_kind: 'nope' } }],
-      ['POST', '/v1/forget', { body: { memory_ids: [existing.memory_id], staleness_threshold_us: -5 } }],
-      ['POST', '/v1/forget', { raw: '{"memory_ids":', headers: { 'content-type': 'application/json' } }],
-      ['POST', '/v1/forget', { raw: JSON.stringify({ memory_ids: [existing.memory_id] }), headers: { 'content-type': 'text/plain' } }],
+      [
+        'POST',
+        '/v1/forget',
+        { body: { memory_ids: [existing.memory_id], staleness_threshold_us: -5 } },
+      ],
+      [
+        'POST',
+        '/v1/forget',
+        { raw: '{"memory_ids":', headers: { 'content-type': 'application/json' } },
+      ],
+      [
+        'POST',
+        '/v1/forget',
+        {
+          raw: JSON.stringify({ memory_ids: [existing.memory_id] }),
+          headers: { 'content-type': 'text/plain' },
+        },
+      ],
     ];
     for (const [method, path, opts] of attempts) {
       const res = await req(method, path, opts);
@@ -358,7 +475,10 @@ describe('rejected requests leave the store untouched', () => {
   it('an unauthenticated write changes nothing', async () => {
     const res = await t.req('POST', '/v1/memories', { key: null, body: { content: 'anonymous' } });
     expectErrorBody(res, 401, 'unauthenticated');
-    const forget = await t.req('POST', '/v1/forget', { key: 'wrong', body: { memory_ids: [existing.memory_id] } });
+    const forget = await t.req('POST', '/v1/forget', {
+      key: 'wrong',
+      body: { memory_ids: [existing.memory_id] },
+    });
     expectErrorBody(forget, 401, 'unauthenticated');
     await expectUnchanged();
   });

@@ -9,8 +9,18 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 const HEX32 = /^[0-9a-f]{32}$/;
 const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 const MEMORY_FIELDS = [
-  'memory_id', 'content', 'importance', 'context', 'entity_id', 'kind', 'created_at', 'updated_at',
-  'last_accessed_at', 'access_count', 'decay_score', 'logical_clock',
+  'memory_id',
+  'content',
+  'importance',
+  'context',
+  'entity_id',
+  'kind',
+  'created_at',
+  'updated_at',
+  'last_accessed_at',
+  'access_count',
+  'decay_score',
+  'logical_clock',
 ] as const;
 
 /** The 26-character ULID text form of a 32-hex id (written here, independently of src/). */
@@ -33,7 +43,11 @@ function randomHex(): string {
 let t: TestApp;
 let seq = 0;
 
-type Req = (method: string, path: string, opts?: { body?: unknown; headers?: Record<string, string>; raw?: string }) => ReturnType<TestApp['req']>;
+type Req = (
+  method: string,
+  path: string,
+  opts?: { body?: unknown; headers?: Record<string, string>; raw?: string },
+) => ReturnType<TestApp['req']>;
 
 /** A fresh workspace and a request function bound to its own key. */
 async function freshWorkspace(): Promise<{ slug: string; key: string; req: Req }> {
@@ -51,9 +65,14 @@ async function remember(req: Req, body: Record<string, unknown>): Promise<any> {
 }
 
 /** Creates memories one after another, so creation order is the order given. */
-async function rememberMany(req: Req, n: number, extra: Record<string, unknown> = {}): Promise<any[]> {
+async function rememberMany(
+  req: Req,
+  n: number,
+  extra: Record<string, unknown> = {},
+): Promise<any[]> {
   const out: any[] = [];
-  for (let i = 0; i < n; i++) out.push(await remember(req, { content: `memory number ${i}`, ...extra }));
+  for (let i = 0; i < n; i++)
+    out.push(await remember(req, { content: `memory number ${i}`, ...extra }));
   return out;
 }
 
@@ -63,7 +82,10 @@ async function allPages(req: Req, query: string): Promise<any[]> {
   let cursor: string | null = null;
   for (let guard = 0; guard < 100; guard++) {
     const sep = query === '' ? '' : '&';
-    const res = await req('GET', `/v1/memories?${query}${cursor === null ? '' : `${sep}cursor=${cursor}`}`);
+    const res = await req(
+      'GET',
+      `/v1/memories?${query}${cursor === null ? '' : `${sep}cursor=${cursor}`}`,
+    );
     expect(res.status, res.text).toBe(200);
     pages.push(res.body);
     cursor = res.body.next_cursor;
@@ -113,12 +135,29 @@ describe('POST /v1/memories', () => {
 
   it('stores importance, context and entity_id as given, and GET returns the same memory', async () => {
     const { req } = await freshWorkspace();
-    const body = { content: 'Alice prefers tea', importance: 0.9, context: { source: 'chat', n: 3, tags: ['a'] }, entity_id: 'alice' };
+    const body = {
+      content: 'Alice prefers tea',
+      importance: 0.9,
+      context: { source: 'chat', n: 3, tags: ['a'] },
+      entity_id: 'alice',
+    };
     const m = await remember(req, body);
-    expect(m).toMatchObject({ content: body.content, importance: 0.9, context: body.context, entity_id: 'alice', kind: 'episode' });
+    expect(m).toMatchObject({
+      content: body.content,
+      importance: 0.9,
+      context: body.context,
+      entity_id: 'alice',
+      kind: 'episode',
+    });
     const got = await req('GET', `/v1/memories/${m.memory_id}`);
     expect(got.status).toBe(200);
-    expect(got.body).toMatchObject({ memory_id: m.memory_id, content: body.content, importance: 0.9, context: body.context, entity_id: 'alice' });
+    expect(got.body).toMatchObject({
+      memory_id: m.memory_id,
+      content: body.content,
+      importance: 0.9,
+      context: body.context,
+      entity_id: 'alice',
+    });
     expect(got.body).not.toHaveProperty('embedding');
   });
 
@@ -149,13 +188,20 @@ describe('edges on POST /v1/memories', () => {
   it('stores an edge to an existing target and shows it from both ends', async () => {
     const { req } = await freshWorkspace();
     const target = await remember(req, { content: 'the storm' });
-    const source = await remember(req, { content: 'the power cut', edges: [{ target_id: target.memory_id, edge_type: 'caused_by', confidence: 0.7 }] });
+    const source = await remember(req, {
+      content: 'the power cut',
+      edges: [{ target_id: target.memory_id, edge_type: 'caused_by', confidence: 0.7 }],
+    });
     const out = await req('GET', `/v1/memories/${source.memory_id}/edges`);
     expect(out.status).toBe(200);
     expect(out.body.incoming).toEqual([]);
     expect(out.body.outgoing).toHaveLength(1);
     const e = out.body.outgoing[0];
-    expect(e).toMatchObject({ source_id: source.memory_id, target_id: target.memory_id, edge_type: 'caused_by' });
+    expect(e).toMatchObject({
+      source_id: source.memory_id,
+      target_id: target.memory_id,
+      edge_type: 'caused_by',
+    });
     expect(e.confidence).toBeCloseTo(0.7, 6);
     expect(Number.isInteger(e.timestamp_us)).toBe(true);
     expect(e.timestamp_us).toBeGreaterThan(1e15);
@@ -167,7 +213,10 @@ describe('edges on POST /v1/memories', () => {
   it('defaults edge confidence to 1.0', async () => {
     const { req } = await freshWorkspace();
     const target = await remember(req, { content: 'a' });
-    const source = await remember(req, { content: 'b', edges: [{ target_id: target.memory_id, edge_type: 'related_to' }] });
+    const source = await remember(req, {
+      content: 'b',
+      edges: [{ target_id: target.memory_id, edge_type: 'related_to' }],
+    });
     const out = await req('GET', `/v1/memories/${source.memory_id}/edges`);
     expect(out.body.outgoing[0].confidence).toBe(1);
   });
@@ -175,26 +224,40 @@ describe('edges on POST /v1/memories', () => {
   it('accepts a target id in upper-case hex and in ULID text form', async () => {
     const { req } = await freshWorkspace();
     const target = await remember(req, { content: 'target' });
-    const a = await remember(req, { content: 'a', edges: [{ target_id: target.memory_id.toUpperCase(), edge_type: 'related_to' }] });
-    const b = await remember(req, { content: 'b', edges: [{ target_id: ulidText(target.memory_id), edge_type: 'related_to' }] });
+    const a = await remember(req, {
+      content: 'a',
+      edges: [{ target_id: target.memory_id.toUpperCase(), edge_type: 'related_to' }],
+    });
+    const b = await remember(req, {
+      content: 'b',
+      edges: [{ target_id: ulidText(target.memory_id), edge_type: 'related_to' }],
+    });
     for (const m of [a, b]) {
       const out = await req('GET', `/v1/memories/${m.memory_id}/edges`);
       expect(out.body.outgoing[0].target_id).toBe(target.memory_id);
     }
   });
 
-  it.each(['caused_by', 'CausedBy', 'CAUSED_BY', 'EDGE_TYPE_CAUSED_BY', 'causedby', 'edge_type_caused_by', 'Caused_By'])(
-    'normalises edge_type %s to caused_by',
-    async (spelling) => {
-      const { req } = await freshWorkspace();
-      const target = await remember(req, { content: 'cause' });
-      const source = await remember(req, { content: 'effect', edges: [{ target_id: target.memory_id, edge_type: spelling }] });
-      const out = await req('GET', `/v1/memories/${source.memory_id}/edges`);
-      expect(out.body.outgoing.map((e: any) => e.edge_type)).toEqual(['caused_by']);
-      const back = await req('GET', `/v1/memories/${target.memory_id}/edges`);
-      expect(back.body.incoming.map((e: any) => e.edge_type)).toEqual(['caused_by']);
-    },
-  );
+  it.each([
+    'caused_by',
+    'CausedBy',
+    'CAUSED_BY',
+    'EDGE_TYPE_CAUSED_BY',
+    'causedby',
+    'edge_type_caused_by',
+    'Caused_By',
+  ])('normalises edge_type %s to caused_by', async (spelling) => {
+    const { req } = await freshWorkspace();
+    const target = await remember(req, { content: 'cause' });
+    const source = await remember(req, {
+      content: 'effect',
+      edges: [{ target_id: target.memory_id, edge_type: spelling }],
+    });
+    const out = await req('GET', `/v1/memories/${source.memory_id}/edges`);
+    expect(out.body.outgoing.map((e: any) => e.edge_type)).toEqual(['caused_by']);
+    const back = await req('GET', `/v1/memories/${target.memory_id}/edges`);
+    expect(back.body.incoming.map((e: any) => e.edge_type)).toEqual(['caused_by']);
+  });
 
   it('normalises every edge type from its CamelCase and proto spellings', async () => {
     const { req } = await freshWorkspace();
@@ -209,15 +272,22 @@ describe('edges on POST /v1/memories', () => {
       EntityRelation: 'entity_relation',
       EDGE_TYPE_PROPOSITION_OF: 'proposition_of',
     };
-    const edges = Object.keys(spellings).map((edge_type) => ({ target_id: target.memory_id, edge_type }));
+    const edges = Object.keys(spellings).map((edge_type) => ({
+      target_id: target.memory_id,
+      edge_type,
+    }));
     const source = await remember(req, { content: 'spoke', edges });
     const out = await req('GET', `/v1/memories/${source.memory_id}/edges`);
-    expect(out.body.outgoing.map((e: any) => e.edge_type).sort()).toEqual(Object.values(spellings).sort());
+    expect(out.body.outgoing.map((e: any) => e.edge_type).sort()).toEqual(
+      Object.values(spellings).sort(),
+    );
   });
 
   it('rejects a target that does not exist with 400 and stores nothing', async () => {
     const { req } = await freshWorkspace();
-    const res = await req('POST', '/v1/memories', { body: { content: 'orphan', edges: [{ target_id: randomHex(), edge_type: 'caused_by' }] } });
+    const res = await req('POST', '/v1/memories', {
+      body: { content: 'orphan', edges: [{ target_id: randomHex(), edge_type: 'caused_by' }] },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error_code).toBe('invalid_input');
     expect(res.body.message).toMatch(/target_id/);
@@ -227,7 +297,9 @@ describe('edges on POST /v1/memories', () => {
 
   it('rejects a malformed target id with 400', async () => {
     const { req } = await freshWorkspace();
-    const res = await req('POST', '/v1/memories', { body: { content: 'x', edges: [{ target_id: 'not-an-id', edge_type: 'caused_by' }] } });
+    const res = await req('POST', '/v1/memories', {
+      body: { content: 'x', edges: [{ target_id: 'not-an-id', edge_type: 'caused_by' }] },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error_code).toBe('invalid_input');
     expect(res.body.message).toMatch(/target_id/);
@@ -236,7 +308,9 @@ describe('edges on POST /v1/memories', () => {
   it('rejects an unknown edge_type with 400 naming the field, never dropping it silently', async () => {
     const { req } = await freshWorkspace();
     const target = await remember(req, { content: 'cause' });
-    const res = await req('POST', '/v1/memories', { body: { content: 'x', edges: [{ target_id: target.memory_id, edge_type: 'causes' }] } });
+    const res = await req('POST', '/v1/memories', {
+      body: { content: 'x', edges: [{ target_id: target.memory_id, edge_type: 'causes' }] },
+    });
     expect(res.status).toBe(400);
     expect(res.body.error_code).toBe('invalid_input');
     expect(res.body.message).toMatch(/edge_type/);
@@ -249,7 +323,12 @@ describe('edges on POST /v1/memories', () => {
   it('rejects an edge confidence outside 0..1', async () => {
     const { req } = await freshWorkspace();
     const target = await remember(req, { content: 'cause' });
-    const res = await req('POST', '/v1/memories', { body: { content: 'x', edges: [{ target_id: target.memory_id, edge_type: 'caused_by', confidence: 1.5 }] } });
+    const res = await req('POST', '/v1/memories', {
+      body: {
+        content: 'x',
+        edges: [{ target_id: target.memory_id, edge_type: 'caused_by', confidence: 1.5 }],
+      },
+    });
     expect(res.status).toBe(400);
     expect(res.body.message).toMatch(/confidence/);
   });
@@ -326,7 +405,9 @@ describe('GET /v1/memories (list)', () => {
     expect(pages.map((p) => p.memories.length)).toEqual([10, 10, 3]);
     expect(pages.slice(0, -1).every((p) => typeof p.next_cursor === 'string')).toBe(true);
     expect(pages[0].next_cursor).toBe(pages[0].memories[9].memory_id);
-    expect(pages.flatMap((p) => p.memories.map((m: any) => m.memory_id))).toEqual(made.map((m) => m.memory_id));
+    expect(pages.flatMap((p) => p.memories.map((m: any) => m.memory_id))).toEqual(
+      made.map((m) => m.memory_id),
+    );
   });
 
   it('has no trailing empty page when the count is an exact multiple of limit', async () => {
@@ -335,7 +416,9 @@ describe('GET /v1/memories (list)', () => {
     const pages = await allPages(req, 'limit=10');
     expect(pages.map((p) => p.memories.length)).toEqual([10, 10]);
     expect(pages[1].next_cursor).toBeNull();
-    expect(pages.flatMap((p) => p.memories.map((m: any) => m.memory_id))).toEqual(made.map((m) => m.memory_id));
+    expect(pages.flatMap((p) => p.memories.map((m: any) => m.memory_id))).toEqual(
+      made.map((m) => m.memory_id),
+    );
     const single = await req('GET', '/v1/memories?limit=20');
     expect(single.body.memories).toHaveLength(20);
     expect(single.body.next_cursor).toBeNull();
@@ -353,7 +436,11 @@ describe('GET /v1/memories (list)', () => {
     const { req } = await freshWorkspace();
     const made = await rememberMany(req, 4);
     const ids = made.map((m) => m.memory_id as string);
-    for (const cursor of [ids[1] as string, (ids[1] as string).toUpperCase(), ulidText(ids[1] as string)]) {
+    for (const cursor of [
+      ids[1] as string,
+      (ids[1] as string).toUpperCase(),
+      ulidText(ids[1] as string),
+    ]) {
       const res = await req('GET', `/v1/memories?cursor=${cursor}`);
       expect(res.status, cursor).toBe(200);
       expect(res.body.memories.map((m: any) => m.memory_id)).toEqual(ids.slice(2));
@@ -376,7 +463,10 @@ describe('GET /v1/memories (list)', () => {
     const { req } = await freshWorkspace();
     const a: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const m = await remember(req, { content: `interleaved ${i}`, entity_id: i % 2 === 0 ? 'alice' : 'bob' });
+      const m = await remember(req, {
+        content: `interleaved ${i}`,
+        entity_id: i % 2 === 0 ? 'alice' : 'bob',
+      });
       if (i % 2 === 0) a.push(m.memory_id);
     }
     await remember(req, { content: 'no entity' });
@@ -394,7 +484,10 @@ describe('GET /v1/memories (list)', () => {
     const { req } = await freshWorkspace();
     const made = await rememberMany(req, 6);
     const revised = [made[1].memory_id, made[4].memory_id];
-    for (const id of revised) expect((await req('PUT', `/v1/revise/${id}`, { body: { content: `revised ${id}` } })).status).toBe(200);
+    for (const id of revised)
+      expect(
+        (await req('PUT', `/v1/revise/${id}`, { body: { content: `revised ${id}` } })).status,
+      ).toBe(200);
     const rev = await req('GET', '/v1/memories?kind=revision');
     expect(rev.body.memories.map((m: any) => m.memory_id)).toEqual(revised);
     expect(rev.body.next_cursor).toBeNull();
@@ -403,7 +496,9 @@ describe('GET /v1/memories (list)', () => {
     expect(rev2.body.memories).toHaveLength(2);
     expect(rev2.body.next_cursor).toBeNull();
     const ep = await req('GET', '/v1/memories?kind=episode');
-    expect(ep.body.memories.map((m: any) => m.memory_id)).toEqual(made.map((m) => m.memory_id).filter((id) => !revised.includes(id)));
+    expect(ep.body.memories.map((m: any) => m.memory_id)).toEqual(
+      made.map((m) => m.memory_id).filter((id) => !revised.includes(id)),
+    );
     const ins = await req('GET', '/v1/memories?kind=insight');
     expect(ins.body).toEqual({ memories: [], next_cursor: null });
   });
@@ -414,7 +509,10 @@ describe('GET /v1/memories (list)', () => {
     for (const kind of ['episode', 'insight', 'revision', 'document', 'proposition']) {
       const res = await req('GET', `/v1/memories?kind=${kind}`);
       expect(res.status, kind).toBe(200);
-      expect(res.body.memories.map((x: any) => x.memory_id), kind).toEqual(kind === 'episode' ? [m.memory_id] : []);
+      expect(
+        res.body.memories.map((x: any) => x.memory_id),
+        kind,
+      ).toEqual(kind === 'episode' ? [m.memory_id] : []);
     }
   });
 
@@ -480,8 +578,14 @@ describe('GET /v1/memories (list)', () => {
     expect(explicitFalse.body.memories).toHaveLength(2);
     const all = await req('GET', '/v1/memories?include_superseded=true');
     expect(all.body.memories).toHaveLength(3);
-    const version = all.body.memories.find((m: any) => m.memory_id !== a.memory_id && m.memory_id !== b.memory_id);
-    expect(version).toMatchObject({ content: 'first draft', kind: 'episode', superseded_by: a.memory_id });
+    const version = all.body.memories.find(
+      (m: any) => m.memory_id !== a.memory_id && m.memory_id !== b.memory_id,
+    );
+    expect(version).toMatchObject({
+      content: 'first draft',
+      kind: 'episode',
+      superseded_by: a.memory_id,
+    });
     const ids = all.body.memories.map((m: any) => m.memory_id as string);
     expect([...ids].sort()).toEqual(ids);
     // Paging with include_superseded walks the versions too.
@@ -495,7 +599,16 @@ describe('POST /v1/memories/batch', () => {
     const { req } = await freshWorkspace();
     const made = await rememberMany(req, 4);
     const ids = made.map((m) => m.memory_id as string);
-    const body = { memory_ids: [ids[3], randomHex(), ids[0], 'garbage', ulidText(ids[2] as string), (ids[1] as string).toUpperCase()] };
+    const body = {
+      memory_ids: [
+        ids[3],
+        randomHex(),
+        ids[0],
+        'garbage',
+        ulidText(ids[2] as string),
+        (ids[1] as string).toUpperCase(),
+      ],
+    };
     const res = await req('POST', '/v1/memories/batch', { body });
     expect(res.status).toBe(200);
     expect(Array.isArray(res.body)).toBe(true);
@@ -506,8 +619,12 @@ describe('POST /v1/memories/batch', () => {
 
   it('answers [] for an empty or all-missing list', async () => {
     const { req } = await freshWorkspace();
-    expect((await req('POST', '/v1/memories/batch', { body: { memory_ids: [] } })).body).toEqual([]);
-    expect((await req('POST', '/v1/memories/batch', { body: { memory_ids: [randomHex(), 'x'] } })).body).toEqual([]);
+    expect((await req('POST', '/v1/memories/batch', { body: { memory_ids: [] } })).body).toEqual(
+      [],
+    );
+    expect(
+      (await req('POST', '/v1/memories/batch', { body: { memory_ids: [randomHex(), 'x'] } })).body,
+    ).toEqual([]);
   });
 
   it('accepts 500 ids and rejects 501 with 400', async () => {
@@ -517,7 +634,9 @@ describe('POST /v1/memories/batch', () => {
     const ok = await req('POST', '/v1/memories/batch', { body: { memory_ids: ids500 } });
     expect(ok.status).toBe(200);
     expect(ok.body.map((x: any) => x.memory_id)).toEqual([m.memory_id]);
-    const tooMany = await req('POST', '/v1/memories/batch', { body: { memory_ids: [...ids500, randomHex()] } });
+    const tooMany = await req('POST', '/v1/memories/batch', {
+      body: { memory_ids: [...ids500, randomHex()] },
+    });
     expect(tooMany.status).toBe(400);
     expect(tooMany.body.error_code).toBe('invalid_input');
     expect(tooMany.body.message).toMatch(/memory_ids/);

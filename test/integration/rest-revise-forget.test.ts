@@ -11,7 +11,11 @@ import { until, untilClockPasses } from '../helpers/wait.ts';
 let t: TestApp;
 let seq = 0;
 
-type Req = (method: string, path: string, opts?: { body?: unknown; headers?: Record<string, string>; raw?: string }) => ReturnType<TestApp['req']>;
+type Req = (
+  method: string,
+  path: string,
+  opts?: { body?: unknown; headers?: Record<string, string>; raw?: string },
+) => ReturnType<TestApp['req']>;
 
 async function freshWorkspace(): Promise<Req> {
   const slug = `rf-${process.pid}-${++seq}`;
@@ -57,7 +61,6 @@ function randomHex(): string {
   return s;
 }
 
-
 beforeAll(async () => {
   t = await startTestApp();
 });
@@ -66,7 +69,12 @@ afterAll(async () => t.stop());
 describe('PUT /v1/revise/:id', () => {
   it('keeps the id, becomes a revision, bumps logical_clock and keeps the old state as a superseded version', async () => {
     const req = await freshWorkspace();
-    const m = await remember(req, { content: 'the meeting is on Monday', importance: 0.4, context: { room: 'A' }, entity_id: 'team' });
+    const m = await remember(req, {
+      content: 'the meeting is on Monday',
+      importance: 0.4,
+      context: { room: 'A' },
+      entity_id: 'team',
+    });
     await untilClockPasses(m.updated_at);
     const r = await revise(req, m.memory_id, { content: 'the meeting is on Tuesday' });
     expect(r.memory_id).toBe(m.memory_id);
@@ -82,7 +90,12 @@ describe('PUT /v1/revise/:id', () => {
     expect(r).not.toHaveProperty('embedding');
 
     const got = await req('GET', `/v1/memories/${m.memory_id}`);
-    expect(got.body).toMatchObject({ memory_id: m.memory_id, content: 'the meeting is on Tuesday', kind: 'revision', logical_clock: 1 });
+    expect(got.body).toMatchObject({
+      memory_id: m.memory_id,
+      content: 'the meeting is on Tuesday',
+      kind: 'revision',
+      logical_clock: 1,
+    });
 
     // Default list: only the live memory.
     expect(await liveIds(req)).toEqual([m.memory_id]);
@@ -102,16 +115,28 @@ describe('PUT /v1/revise/:id', () => {
     });
     const gotVersion = await req('GET', `/v1/memories/${version.memory_id}`);
     expect(gotVersion.status).toBe(200);
-    expect(gotVersion.body).toMatchObject({ content: 'the meeting is on Monday', kind: 'episode', superseded_by: m.memory_id });
+    expect(gotVersion.body).toMatchObject({
+      content: 'the meeting is on Monday',
+      kind: 'episode',
+      superseded_by: m.memory_id,
+    });
 
     // revised_from: live → version.
     const edges = await req('GET', `/v1/memories/${m.memory_id}/edges`);
     expect(edges.body.outgoing).toEqual([
-      expect.objectContaining({ source_id: m.memory_id, target_id: version.memory_id, edge_type: 'revised_from' }),
+      expect.objectContaining({
+        source_id: m.memory_id,
+        target_id: version.memory_id,
+        edge_type: 'revised_from',
+      }),
     ]);
     const vEdges = await req('GET', `/v1/memories/${version.memory_id}/edges`);
     expect(vEdges.body.incoming).toEqual([
-      expect.objectContaining({ source_id: m.memory_id, target_id: version.memory_id, edge_type: 'revised_from' }),
+      expect.objectContaining({
+        source_id: m.memory_id,
+        target_id: version.memory_id,
+        edge_type: 'revised_from',
+      }),
     ]);
   });
 
@@ -123,21 +148,31 @@ describe('PUT /v1/revise/:id', () => {
     expect(r2.logical_clock).toBe(2);
     const all = await req('GET', '/v1/memories?include_superseded=true');
     const versions = all.body.memories.filter((x: any) => x.memory_id !== m.memory_id);
-    expect(versions.map((v: any) => [v.content, v.kind, v.logical_clock, v.superseded_by])).toEqual([
-      ['v0', 'episode', 0, m.memory_id],
-      ['v1', 'revision', 1, m.memory_id],
-    ]);
-    const edges = await req('GET', `/v1/memories/${m.memory_id}/edges`);
-    expect(edges.body.outgoing.filter((e: any) => e.edge_type === 'revised_from').map((e: any) => e.target_id).sort()).toEqual(
-      versions.map((v: any) => v.memory_id).sort(),
+    expect(versions.map((v: any) => [v.content, v.kind, v.logical_clock, v.superseded_by])).toEqual(
+      [
+        ['v0', 'episode', 0, m.memory_id],
+        ['v1', 'revision', 1, m.memory_id],
+      ],
     );
+    const edges = await req('GET', `/v1/memories/${m.memory_id}/edges`);
+    expect(
+      edges.body.outgoing
+        .filter((e: any) => e.edge_type === 'revised_from')
+        .map((e: any) => e.target_id)
+        .sort(),
+    ).toEqual(versions.map((v: any) => v.memory_id).sort());
   });
 
   it('revises importance alone, keeping content', async () => {
     const req = await freshWorkspace();
     const m = await remember(req, { content: 'same text' });
     const r = await revise(req, m.memory_id, { importance: 0.95 });
-    expect(r).toMatchObject({ content: 'same text', importance: 0.95, kind: 'revision', logical_clock: 1 });
+    expect(r).toMatchObject({
+      content: 'same text',
+      importance: 0.95,
+      kind: 'revision',
+      logical_clock: 1,
+    });
   });
 
   it('accepts the id in ULID text form and upper-case hex', async () => {
@@ -153,12 +188,20 @@ describe('PUT /v1/revise/:id', () => {
     const merged = await revise(req, a.memory_id, { context: { change: 'new', add: true } });
     expect(merged.context).toEqual({ keep: 1, change: 'new', add: true });
     const b = await remember(req, { content: 'b', context: { keep: 1, change: 'old' } });
-    const explicit = await revise(req, b.memory_id, { context: { change: 'new' }, context_mode: 'merge' });
+    const explicit = await revise(req, b.memory_id, {
+      context: { change: 'new' },
+      context_mode: 'merge',
+    });
     expect(explicit.context).toEqual({ keep: 1, change: 'new' });
     const c = await remember(req, { content: 'c', context: { keep: 1, change: 'old' } });
-    const replaced = await revise(req, c.memory_id, { context: { only: 'this' }, context_mode: 'replace' });
+    const replaced = await revise(req, c.memory_id, {
+      context: { only: 'this' },
+      context_mode: 'replace',
+    });
     expect(replaced.context).toEqual({ only: 'this' });
-    expect((await req('GET', `/v1/memories/${c.memory_id}`)).body.context).toEqual({ only: 'this' });
+    expect((await req('GET', `/v1/memories/${c.memory_id}`)).body.context).toEqual({
+      only: 'this',
+    });
   });
 
   it('entity_id null clears the entity; a string sets it; absent keeps it', async () => {
@@ -168,7 +211,9 @@ describe('PUT /v1/revise/:id', () => {
     expect(kept.entity_id).toBe('alice');
     const moved = await revise(req, m.memory_id, { entity_id: 'bob' });
     expect(moved.entity_id).toBe('bob');
-    expect((await req('GET', '/v1/memories?entity_id=bob')).body.memories.map((x: any) => x.memory_id)).toEqual([m.memory_id]);
+    expect(
+      (await req('GET', '/v1/memories?entity_id=bob')).body.memories.map((x: any) => x.memory_id),
+    ).toEqual([m.memory_id]);
     expect((await req('GET', '/v1/memories?entity_id=alice')).body.memories).toEqual([]);
     const cleared = await revise(req, m.memory_id, { entity_id: null });
     expect(cleared.entity_id).toBeNull();
@@ -205,10 +250,14 @@ describe('PUT /v1/revise/:id', () => {
     const req = await freshWorkspace();
     const m = await remember(req, { content: 'v0', context: {} });
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => req('PUT', `/v1/revise/${m.memory_id}`, { body: { context: { [`k${i}`]: i } } })),
+      Array.from({ length: 10 }, (_, i) =>
+        req('PUT', `/v1/revise/${m.memory_id}`, { body: { context: { [`k${i}`]: i } } }),
+      ),
     );
     expect(results.map((r) => r.status)).toEqual(Array(10).fill(200));
-    expect(results.map((r) => r.body.logical_clock).sort((x, y) => x - y)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+    expect(results.map((r) => r.body.logical_clock).sort((x, y) => x - y)).toEqual([
+      1, 2, 3, 4, 5, 6, 7, 8, 9, 10,
+    ]);
     const live = await req('GET', `/v1/memories/${m.memory_id}`);
     expect(live.body.logical_clock).toBe(10);
     expect(Object.keys(live.body.context)).toHaveLength(10);
@@ -242,7 +291,10 @@ describe('PUT /v1/revise/:id', () => {
     expect(res.status).toBe(400);
     expect(res.body.error_code).toBe('invalid_input');
     expect(res.body.message).toContain(field);
-    expect((await req('GET', `/v1/memories/${m.memory_id}`)).body).toMatchObject({ content: 'x', logical_clock: 0 });
+    expect((await req('GET', `/v1/memories/${m.memory_id}`)).body).toMatchObject({
+      content: 'x',
+      logical_clock: 0,
+    });
     expect(await storedIds(req)).toEqual([m.memory_id]);
   });
 });
@@ -250,15 +302,31 @@ describe('PUT /v1/revise/:id', () => {
 describe('POST /v1/forget', () => {
   it('forgets by memory_ids and returns the four counts', async () => {
     const req = await freshWorkspace();
-    const [a, b, c] = [await remember(req, { content: 'a' }), await remember(req, { content: 'b' }), await remember(req, { content: 'c' })];
-    const res = await forget(req, { memory_ids: [a.memory_id, c.memory_id.toUpperCase(), randomHex()] });
-    expect(res).toEqual({ forgotten_count: 2, cascade_count: 0, truncated: false, tombstone_count: 2 });
+    const [a, b, c] = [
+      await remember(req, { content: 'a' }),
+      await remember(req, { content: 'b' }),
+      await remember(req, { content: 'c' }),
+    ];
+    const res = await forget(req, {
+      memory_ids: [a.memory_id, c.memory_id.toUpperCase(), randomHex()],
+    });
+    expect(res).toEqual({
+      forgotten_count: 2,
+      cascade_count: 0,
+      truncated: false,
+      tombstone_count: 2,
+    });
     expect((await req('GET', `/v1/memories/${a.memory_id}`)).status).toBe(404);
     expect((await req('GET', `/v1/memories/${c.memory_id}`)).status).toBe(404);
     expect((await req('GET', `/v1/memories/${b.memory_id}`)).status).toBe(200);
     expect(await storedIds(req)).toEqual([b.memory_id]);
     // Forgetting again finds nothing.
-    expect(await forget(req, { memory_ids: [a.memory_id] })).toEqual({ forgotten_count: 0, cascade_count: 0, truncated: false, tombstone_count: 0 });
+    expect(await forget(req, { memory_ids: [a.memory_id] })).toEqual({
+      forgotten_count: 0,
+      cascade_count: 0,
+      truncated: false,
+      tombstone_count: 0,
+    });
   });
 
   it('forgets by entity_id alone', async () => {
@@ -302,7 +370,12 @@ describe('POST /v1/forget', () => {
     await revise(req, r.memory_id, { content: 'r1' });
     const e2 = await remember(req, { content: 'e2' });
     const res = await forget(req, { memory_kind: 'revision' });
-    expect(res).toEqual({ forgotten_count: 1, cascade_count: 1, truncated: false, tombstone_count: 2 });
+    expect(res).toEqual({
+      forgotten_count: 1,
+      cascade_count: 1,
+      truncated: false,
+      tombstone_count: 2,
+    });
     expect(await storedIds(req)).toEqual([e1.memory_id, e2.memory_id]);
     expect((await forget(req, { memory_kind: 'insight' })).forgotten_count).toBe(0);
     expect((await forget(req, { memory_kind: 'episode' })).forgotten_count).toBe(2);
@@ -336,21 +409,40 @@ describe('POST /v1/forget', () => {
     const bLow = await remember(req, { content: 'b low', entity_id: 'bob', importance: 0.1 });
 
     // entity AND decay
-    expect((await forget(req, { entity_id: 'alice', decay_score_floor: 0.5 })).forgotten_count).toBe(1);
+    expect(
+      (await forget(req, { entity_id: 'alice', decay_score_floor: 0.5 })).forgotten_count,
+    ).toBe(1);
     expect(await storedIds(req)).toEqual([aHigh.memory_id, bLow.memory_id]);
     void aLow;
 
     // ids AND entity: only the id that also has the entity
-    expect((await forget(req, { memory_ids: [aHigh.memory_id, bLow.memory_id], entity_id: 'bob' })).forgotten_count).toBe(1);
+    expect(
+      (await forget(req, { memory_ids: [aHigh.memory_id, bLow.memory_id], entity_id: 'bob' }))
+        .forgotten_count,
+    ).toBe(1);
     expect(await storedIds(req)).toEqual([aHigh.memory_id]);
 
     // ids AND kind with an empty intersection
-    expect((await forget(req, { memory_ids: [aHigh.memory_id], memory_kind: 'insight' })).forgotten_count).toBe(0);
+    expect(
+      (await forget(req, { memory_ids: [aHigh.memory_id], memory_kind: 'insight' }))
+        .forgotten_count,
+    ).toBe(0);
     // entity AND access floor AND staleness in the past: nothing is older than the cutoff
-    expect((await forget(req, { entity_id: 'alice', access_count_floor: 1, staleness_threshold_us: aHigh.created_at })).forgotten_count).toBe(0);
+    expect(
+      (
+        await forget(req, {
+          entity_id: 'alice',
+          access_count_floor: 1,
+          staleness_threshold_us: aHigh.created_at,
+        })
+      ).forgotten_count,
+    ).toBe(0);
     expect(await storedIds(req)).toEqual([aHigh.memory_id]);
     // entity AND kind AND access floor: matches
-    expect((await forget(req, { entity_id: 'alice', memory_kind: 'episode', access_count_floor: 1 })).forgotten_count).toBe(1);
+    expect(
+      (await forget(req, { entity_id: 'alice', memory_kind: 'episode', access_count_floor: 1 }))
+        .forgotten_count,
+    ).toBe(1);
     expect(await storedIds(req)).toEqual([]);
   });
 
@@ -388,26 +480,44 @@ describe('POST /v1/forget', () => {
     await revise(req, m.memory_id, { content: 'v1' });
     await revise(req, m.memory_id, { content: 'v2' });
     const other = await remember(req, { content: 'other' });
-    const versions = (await storedIds(req)).filter((id) => id !== m.memory_id && id !== other.memory_id);
+    const versions = (await storedIds(req)).filter(
+      (id) => id !== m.memory_id && id !== other.memory_id,
+    );
     expect(versions).toHaveLength(2);
     const res = await forget(req, { memory_ids: [m.memory_id] });
-    expect(res).toEqual({ forgotten_count: 1, cascade_count: 2, truncated: false, tombstone_count: 3 });
-    for (const id of [m.memory_id, ...versions]) expect((await req('GET', `/v1/memories/${id}`)).status).toBe(404);
+    expect(res).toEqual({
+      forgotten_count: 1,
+      cascade_count: 2,
+      truncated: false,
+      tombstone_count: 3,
+    });
+    for (const id of [m.memory_id, ...versions])
+      expect((await req('GET', `/v1/memories/${id}`)).status).toBe(404);
     expect(await storedIds(req)).toEqual([other.memory_id]);
   });
 
   it('counts a memory once however often it is named, and a version named with its live memory is not a cascade', async () => {
     const req = await freshWorkspace();
     const a = await remember(req, { content: 'a' });
-    expect(await forget(req, { memory_ids: [a.memory_id, a.memory_id, a.memory_id.toUpperCase()] })).toEqual({
-      forgotten_count: 1, cascade_count: 0, truncated: false, tombstone_count: 1,
+    expect(
+      await forget(req, { memory_ids: [a.memory_id, a.memory_id, a.memory_id.toUpperCase()] }),
+    ).toEqual({
+      forgotten_count: 1,
+      cascade_count: 0,
+      truncated: false,
+      tombstone_count: 1,
     });
     const m = await remember(req, { content: 'v0' });
     await revise(req, m.memory_id, { content: 'v1' });
     await revise(req, m.memory_id, { content: 'v2' });
     const versions = (await storedIds(req)).filter((id) => id !== m.memory_id);
     const res = await forget(req, { memory_ids: [m.memory_id, versions[0]] });
-    expect(res).toEqual({ forgotten_count: 2, cascade_count: 1, truncated: false, tombstone_count: 3 });
+    expect(res).toEqual({
+      forgotten_count: 2,
+      cascade_count: 1,
+      truncated: false,
+      tombstone_count: 3,
+    });
     expect(await storedIds(req)).toEqual([]);
   });
 
@@ -416,21 +526,37 @@ describe('POST /v1/forget', () => {
     const m = await remember(req, { content: 'v0', entity_id: 'e' });
     await revise(req, m.memory_id, { content: 'v1' });
     const res = await forget(req, { entity_id: 'e' });
-    expect(res).toEqual({ forgotten_count: 1, cascade_count: 1, truncated: false, tombstone_count: 2 });
+    expect(res).toEqual({
+      forgotten_count: 1,
+      cascade_count: 1,
+      truncated: false,
+      tombstone_count: 2,
+    });
     expect(await storedIds(req)).toEqual([]);
   });
 
   it('removes the edges of forgotten memories from their neighbours', async () => {
     const req = await freshWorkspace();
     const a = await remember(req, { content: 'a' });
-    const b = await remember(req, { content: 'b', edges: [{ target_id: a.memory_id, edge_type: 'caused_by' }] });
-    const c = await remember(req, { content: 'c', edges: [{ target_id: b.memory_id, edge_type: 'followed_by' }, { target_id: a.memory_id, edge_type: 'related_to' }] });
+    const b = await remember(req, {
+      content: 'b',
+      edges: [{ target_id: a.memory_id, edge_type: 'caused_by' }],
+    });
+    const c = await remember(req, {
+      content: 'c',
+      edges: [
+        { target_id: b.memory_id, edge_type: 'followed_by' },
+        { target_id: a.memory_id, edge_type: 'related_to' },
+      ],
+    });
     expect((await req('GET', `/v1/memories/${a.memory_id}/edges`)).body.incoming).toHaveLength(2);
     await forget(req, { memory_ids: [b.memory_id] });
     const aEdges = await req('GET', `/v1/memories/${a.memory_id}/edges`);
     expect(aEdges.body.incoming.map((e: any) => e.source_id)).toEqual([c.memory_id]);
     const cEdges = await req('GET', `/v1/memories/${c.memory_id}/edges`);
-    expect(cEdges.body.outgoing.map((e: any) => [e.target_id, e.edge_type])).toEqual([[a.memory_id, 'related_to']]);
+    expect(cEdges.body.outgoing.map((e: any) => [e.target_id, e.edge_type])).toEqual([
+      [a.memory_id, 'related_to'],
+    ]);
     expect((await req('GET', `/v1/memories/${b.memory_id}/edges`)).status).toBe(404);
   });
 
@@ -440,10 +566,16 @@ describe('POST /v1/forget', () => {
     const kept = await remember(req, { content: 'kept' });
     await forget(req, { memory_ids: [gone.memory_id] });
     expect((await req('GET', `/v1/memories/${gone.memory_id}`)).status).toBe(404);
-    const batch = await req('POST', '/v1/memories/batch', { body: { memory_ids: [gone.memory_id, kept.memory_id] } });
+    const batch = await req('POST', '/v1/memories/batch', {
+      body: { memory_ids: [gone.memory_id, kept.memory_id] },
+    });
     expect(batch.body.map((m: any) => m.memory_id)).toEqual([kept.memory_id]);
-    expect((await req('PUT', `/v1/revise/${gone.memory_id}`, { body: { content: 'x' } })).status).toBe(404);
-    const edge = await req('POST', '/v1/memories', { body: { content: 'y', edges: [{ target_id: gone.memory_id, edge_type: 'related_to' }] } });
+    expect(
+      (await req('PUT', `/v1/revise/${gone.memory_id}`, { body: { content: 'x' } })).status,
+    ).toBe(404);
+    const edge = await req('POST', '/v1/memories', {
+      body: { content: 'y', edges: [{ target_id: gone.memory_id, edge_type: 'related_to' }] },
+    });
     expect(edge.status).toBe(400);
   });
 
@@ -453,7 +585,11 @@ describe('POST /v1/forget', () => {
     for (let i = 0; i < total; i += 100) {
       const n = Math.min(100, total - i);
       const results = await Promise.all(
-        Array.from({ length: n }, (_, j) => req('POST', '/v1/memories', { body: { content: `bulk memory ${i + j}`, entity_id: 'bulk' } })),
+        Array.from({ length: n }, (_, j) =>
+          req('POST', '/v1/memories', {
+            body: { content: `bulk memory ${i + j}`, entity_id: 'bulk' },
+          }),
+        ),
       );
       expect(results.every((r) => r.status === 201)).toBe(true);
     }
@@ -466,11 +602,21 @@ describe('POST /v1/forget', () => {
     expect(tail.body.next_cursor).toBeNull();
 
     const first = await forget(req, { entity_id: 'bulk' });
-    expect(first).toEqual({ forgotten_count: 1000, cascade_count: 0, truncated: true, tombstone_count: 1000 });
+    expect(first).toEqual({
+      forgotten_count: 1000,
+      cascade_count: 0,
+      truncated: true,
+      tombstone_count: 1000,
+    });
     const left = await req('GET', '/v1/memories?limit=1000');
     expect(left.body.memories).toHaveLength(1);
     const second = await forget(req, { entity_id: 'bulk' });
-    expect(second).toEqual({ forgotten_count: 1, cascade_count: 0, truncated: false, tombstone_count: 1 });
+    expect(second).toEqual({
+      forgotten_count: 1,
+      cascade_count: 0,
+      truncated: false,
+      tombstone_count: 1,
+    });
     expect(await storedIds(req)).toEqual([]);
   });
 });
@@ -481,7 +627,8 @@ describe('GET /v1/entities', () => {
     const empty = await req('GET', '/v1/entities');
     expect(empty.status).toBe(200);
     expect(empty.body).toEqual([]);
-    for (const e of ['zeta', 'alpha', 'mid', 'alpha', 'beta']) await remember(req, { content: `about ${e}`, entity_id: e });
+    for (const e of ['zeta', 'alpha', 'mid', 'alpha', 'beta'])
+      await remember(req, { content: `about ${e}`, entity_id: e });
     await remember(req, { content: 'no entity' });
     const res = await req('GET', '/v1/entities');
     expect(res.body).toEqual(['alpha', 'beta', 'mid', 'zeta']);
@@ -521,11 +668,20 @@ describe('revise and forget survive a restart', () => {
     const req: Req = (method, path, opts = {}) => r.req(method, path, opts);
     const kept = await remember(req, { content: 'kept v0', entity_id: 'k' });
     await revise(req, kept.memory_id, { content: 'kept v1', context: { n: 1 } });
-    const gone = await remember(req, { content: 'gone', entity_id: 'g', edges: [{ target_id: kept.memory_id, edge_type: 'related_to' }] });
+    const gone = await remember(req, {
+      content: 'gone',
+      entity_id: 'g',
+      edges: [{ target_id: kept.memory_id, edge_type: 'related_to' }],
+    });
     const goneRevised = await remember(req, { content: 'gone too v0' });
     await revise(req, goneRevised.memory_id, { content: 'gone too v1' });
     const f = await forget(req, { memory_ids: [gone.memory_id, goneRevised.memory_id] });
-    expect(f).toEqual({ forgotten_count: 2, cascade_count: 1, truncated: false, tombstone_count: 3 });
+    expect(f).toEqual({
+      forgotten_count: 2,
+      cascade_count: 1,
+      truncated: false,
+      tombstone_count: 3,
+    });
     const beforeRestart = await req('GET', '/v1/memories?include_superseded=true');
 
     await r.restart();
@@ -534,7 +690,13 @@ describe('revise and forget survive a restart', () => {
     expect(after.body).toEqual(beforeRestart.body);
     expect(after.body.memories).toHaveLength(2);
     const live = await req('GET', `/v1/memories/${kept.memory_id}`);
-    expect(live.body).toMatchObject({ content: 'kept v1', kind: 'revision', logical_clock: 1, context: { n: 1 }, entity_id: 'k' });
+    expect(live.body).toMatchObject({
+      content: 'kept v1',
+      kind: 'revision',
+      logical_clock: 1,
+      context: { n: 1 },
+      entity_id: 'k',
+    });
     const edges = await req('GET', `/v1/memories/${kept.memory_id}/edges`);
     expect(edges.body.outgoing.map((e: any) => e.edge_type)).toEqual(['revised_from']);
     expect(edges.body.incoming).toEqual([]);
@@ -554,7 +716,9 @@ describe('forgotten content leaves the data directory', () => {
   afterAll(async () => r.stop());
 
   function filesContaining(dir: string, needle: string): string[] {
-    return dataFiles(dir).filter((f) => f.bytes.includes(needle)).map((f) => f.path);
+    return dataFiles(dir)
+      .filter((f) => f.bytes.includes(needle))
+      .map((f) => f.path);
   }
 
   it('within FLASHBULB_ERASE_WITHIN_S, for the memory and its superseded versions', async () => {
@@ -568,10 +732,16 @@ describe('forgotten content leaves the data directory', () => {
     const f = await forget(req, { memory_ids: [m.memory_id] });
     expect(f.tombstone_count).toBe(2);
     let hits = filesContaining(r.dataDir, secret);
-    await until(() => (hits = filesContaining(r.dataDir, secret)).length === 0, { what: 'the forgotten text to leave every file', deadlineMs: 2000 + 1500, everyMs: 100 }).catch(() => undefined);
+    await until(() => (hits = filesContaining(r.dataDir, secret)).length === 0, {
+      what: 'the forgotten text to leave every file',
+      deadlineMs: 2000 + 1500,
+      everyMs: 100,
+    }).catch(() => undefined);
     expect(hits).toEqual([]);
     // What was not forgotten is still stored and served.
     expect(filesContaining(r.dataDir, keep).length).toBeGreaterThan(0);
-    expect((await req('GET', '/v1/memories')).body.memories.map((x: any) => x.content)).toEqual([keep]);
+    expect((await req('GET', '/v1/memories')).body.memories.map((x: any) => x.content)).toEqual([
+      keep,
+    ]);
   });
 });

@@ -37,7 +37,11 @@ async function feed(key: string, id: number, text: string): Promise<void> {
 }
 
 /** A gRPC Subscribe call with what it received and how it ended. */
-function grpcSubscribe(key: string): { messages: unknown[]; status: () => grpc.StatusObject | null; call: grpc.ClientDuplexStream<object, unknown> } {
+function grpcSubscribe(key: string): {
+  messages: unknown[];
+  status: () => grpc.StatusObject | null;
+  call: grpc.ClientDuplexStream<object, unknown>;
+} {
   const call = rpc.subscribe({ key });
   const messages: unknown[] = [];
   let status: grpc.StatusObject | null = null;
@@ -93,19 +97,30 @@ describe('revoking a key ends the streams it opened', () => {
     new AuthStore(t.dataDir).revokeKey(ws.keyId);
     await stream.until((events) => events.some((e) => e.event === 'closed'), 5000, 'event: closed');
     expect(stream.named('closed')[0]?.json).toEqual({ reason: 'revoked' });
-    const status = await until(() => sub.status(), { what: 'the gRPC call to end', deadlineMs: 5000 });
+    const status = await until(() => sub.status(), {
+      what: 'the gRPC call to end',
+      deadlineMs: 5000,
+    });
     expect(grpc.status[status.code]).toBe('UNAUTHENTICATED');
   });
 
   it('leaves the streams of other keys open', async () => {
     const ws = await workspace();
-    const other = await t.req('POST', '/v1/keys', { body: { workspace: ws.slug, role: 'workspace' } });
+    const other = await t.req('POST', '/v1/keys', {
+      body: { workspace: ws.slug, role: 'workspace' },
+    });
     expect(other.status, other.text).toBe(201);
-    const kept = await subscribeSse(t.base, other.body.api_key as string, { confidence_threshold: 0.01 });
+    const kept = await subscribeSse(t.base, other.body.api_key as string, {
+      confidence_threshold: 0.01,
+    });
     await feed(other.body.api_key as string, kept.id, 'a memory for the key.');
     const ended = await subscribeSse(t.base, ws.key, { confidence_threshold: 0.01 });
     expect((await t.req('DELETE', `/v1/keys/${ws.keyId}`)).status).toBe(200);
-    await ended.stream.until((events) => events.some((e) => e.event === 'closed'), 5000, 'event: closed');
+    await ended.stream.until(
+      (events) => events.some((e) => e.event === 'closed'),
+      5000,
+      'event: closed',
+    );
     await remember(ws.slug, 'a memory for the key that was kept');
     await kept.stream.waitForPushes(1);
     expect(kept.stream.named('closed')).toEqual([]);

@@ -19,10 +19,17 @@ afterEach(async () => {
 });
 
 async function withFiveMemories(restartS: string, lines: string[]): Promise<TestApp> {
-  const env = { FLASHBULB_SHARDS: '1', FLASHBULB_AUTH_ENABLED: 'false', FLASHBULB_SHARD_RESTART_S: restartS };
+  const env = {
+    FLASHBULB_SHARDS: '1',
+    FLASHBULB_AUTH_ENABLED: 'false',
+    FLASHBULB_SHARD_RESTART_S: restartS,
+  };
   const t = await startTestApp({}, env, { shardWorker, log: (line) => lines.push(line) });
   started.push(t);
-  for (let i = 0; i < 5; i++) expect((await t.req('POST', '/v1/memories', { body: { content: `memory ${i}` } })).status).toBe(201);
+  for (let i = 0; i < 5; i++)
+    expect((await t.req('POST', '/v1/memories', { body: { content: `memory ${i}` } })).status).toBe(
+      201,
+    );
   return t;
 }
 
@@ -37,9 +44,11 @@ describe('a shard that crashes', () => {
     expect(crashed.headers.get('retry-after')).toBe('1'); // the restart's wait
     expect(crashed.body).toEqual({
       error_code: 'unavailable',
-      message: 'shard 0 crashed (boom: a test made the shard crash) with this request in flight: a write may or may not have been applied',
+      message:
+        'shard 0 crashed (boom: a test made the shard crash) with this request in flight: a write may or may not have been applied',
     });
-    const down = 'shard 0 crashed (boom: a test made the shard crash); it is restarted from its files until that works';
+    const down =
+      'shard 0 crashed (boom: a test made the shard crash); it is restarted from its files until that works';
     // Until it is back, its requests are refused in the same words, with the wait left.
     const refused = await t.req('GET', '/v1/memories');
     expect(refused.body).toEqual({ error_code: 'unavailable', message: down });
@@ -47,14 +56,31 @@ describe('a shard that crashes', () => {
     const ready = await t.req('GET', '/v1/health/ready');
     expect(ready.status).toBe(503);
     expect(ready.body.reason).toBe(down);
-    expect(lines).toContain('shard 0: CRASHED (boom: a test made the shard crash); its requests in flight failed with 503; restarting it from its files in 1 s');
-    expect((await t.req('GET', '/v1/metrics')).text).toContain('flashbulb_shard_crashes_total{shard="0"} 1');
+    expect(lines).toContain(
+      'shard 0: CRASHED (boom: a test made the shard crash); its requests in flight failed with 503; restarting it from its files in 1 s',
+    );
+    expect((await t.req('GET', '/v1/metrics')).text).toContain(
+      'flashbulb_shard_crashes_total{shard="0"} 1',
+    );
 
-    await until(async () => (await t.req('GET', '/v1/health/ready')).status === 200, { what: 'the shard restarted on its files' });
+    await until(async () => (await t.req('GET', '/v1/health/ready')).status === 200, {
+      what: 'the shard restarted on its files',
+    });
     const listed = await t.req('GET', '/v1/memories');
-    expect(listed.body.memories.map((m: { content: string }) => m.content).sort()).toEqual(['memory 0', 'memory 1', 'memory 2', 'memory 3', 'memory 4']);
-    expect((await t.req('POST', '/v1/memories', { body: { content: 'after the restart' } })).status).toBe(201);
-    expect(lines.filter((l) => /^shard 0: \d+ memories recovered/.test(l))).toEqual([expect.stringMatching(/^shard 0: 0 memories/), expect.stringMatching(/^shard 0: 5 memories/)]);
+    expect(listed.body.memories.map((m: { content: string }) => m.content).sort()).toEqual([
+      'memory 0',
+      'memory 1',
+      'memory 2',
+      'memory 3',
+      'memory 4',
+    ]);
+    expect(
+      (await t.req('POST', '/v1/memories', { body: { content: 'after the restart' } })).status,
+    ).toBe(201);
+    expect(lines.filter((l) => /^shard 0: \d+ memories recovered/.test(l))).toEqual([
+      expect.stringMatching(/^shard 0: 0 memories/),
+      expect.stringMatching(/^shard 0: 5 memories/),
+    ]);
     // The restarted shard holds no subscriptions: the one open before was closed.
     const [closed] = await stream.waitFor('closed');
     expect(closed?.json).toMatchObject({ reason: 'closed' });
@@ -64,15 +90,24 @@ describe('a shard that crashes', () => {
     const lines: string[] = [];
     const t = await withFiveMemories('1', lines);
     expect((await t.req('GET', `/v1/memories/${CRASH_ID}`)).status).toBe(503);
-    await until(async () => (await t.req('GET', '/v1/health/ready')).status === 200, { what: 'the first restart' });
+    await until(async () => (await t.req('GET', '/v1/health/ready')).status === 200, {
+      what: 'the first restart',
+    });
     const second = await t.req('GET', `/v1/memories/${CRASH_ID}`);
     expect(second.status).toBe(503);
     expect(second.headers.get('retry-after')).toBe('2');
-    expect(lines.filter((l) => l.includes('CRASHED')).map((l) => l.replace(/.*(in \d+ s)$/, '$1'))).toEqual(['in 1 s', 'in 2 s']);
-    await expect(t.app.stop()).rejects.toThrow('shard 0: no final snapshot, since it crashed (boom: a test made the shard crash)');
+    expect(
+      lines.filter((l) => l.includes('CRASHED')).map((l) => l.replace(/.*(in \d+ s)$/, '$1')),
+    ).toEqual(['in 1 s', 'in 2 s']);
+    await expect(t.app.stop()).rejects.toThrow(
+      'shard 0: no final snapshot, since it crashed (boom: a test made the shard crash)',
+    );
     started.splice(0);
 
-    const again = await startTestApp({ dataDir: t.dataDir }, { FLASHBULB_SHARDS: '1', FLASHBULB_AUTH_ENABLED: 'false' });
+    const again = await startTestApp(
+      { dataDir: t.dataDir },
+      { FLASHBULB_SHARDS: '1', FLASHBULB_AUTH_ENABLED: 'false' },
+    );
     started.push(again);
     expect((await again.req('GET', '/v1/memories')).body.memories).toHaveLength(5);
   });

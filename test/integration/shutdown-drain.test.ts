@@ -13,7 +13,15 @@ import { join } from 'node:path';
 import * as grpc from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadHebbs } from '../../src/grpc/server.ts';
-import { ensureBuilt, freePort, http as request, killQuietly, startServer, waitExit, type ChildServer } from '../helpers/child.ts';
+import {
+  ensureBuilt,
+  freePort,
+  http as request,
+  killQuietly,
+  startServer,
+  waitExit,
+  type ChildServer,
+} from '../helpers/child.ts';
 import { subscribeSse } from '../helpers/sse.ts';
 import { until } from '../helpers/wait.ts';
 
@@ -28,18 +36,35 @@ interface Reply {
 }
 
 /** One request over `agent`; resolves with the reply or the connection error's code, or 'hung'. */
-function send(agent: http.Agent, base: string, method: string, path: string, body?: unknown): Promise<Reply | string> {
+function send(
+  agent: http.Agent,
+  base: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<Reply | string> {
   const url = new URL(path, base);
   const payload = body === undefined ? undefined : JSON.stringify(body);
-  const headers: Record<string, string> = payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) };
+  const headers: Record<string, string> =
+    payload === undefined
+      ? {}
+      : {
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(payload)),
+        };
   return new Promise((resolve) => {
-    const req = http.request({ host: url.hostname, port: url.port, path: url.pathname, method, headers, agent }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (d: string) => (text += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: text }));
-      res.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
-    });
+    const req = http.request(
+      { host: url.hostname, port: url.port, path: url.pathname, method, headers, agent },
+      (res) => {
+        let text = '';
+        res.setEncoding('utf8');
+        res.on('data', (d: string) => (text += d));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, connection: res.headers.connection, body: text }),
+        );
+        res.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));
+      },
+    );
     req.setTimeout(HUNG_MS, () => {
       resolve('hung');
       req.destroy();
@@ -55,7 +80,10 @@ interface Acked {
 }
 
 /** Writers on keep-alive connections that post until they get anything but 201. */
-function writers(base: string, agent: http.Agent): { acked: Acked[]; last: Array<Reply | string>; done: Promise<void> } {
+function writers(
+  base: string,
+  agent: http.Agent,
+): { acked: Acked[]; last: Array<Reply | string>; done: Promise<void> } {
   const acked: Acked[] = [];
   const last: Array<Reply | string> = [];
   const one = async (w: number): Promise<void> => {
@@ -69,13 +97,26 @@ function writers(base: string, agent: http.Agent): { acked: Acked[]; last: Array
       acked.push({ id: (JSON.parse(reply.body) as { memory_id: string }).memory_id, content });
     }
   };
-  return { acked, last, done: Promise.all(Array.from({ length: WRITERS }, (_, w) => one(w))).then(() => undefined) };
+  return {
+    acked,
+    last,
+    done: Promise.all(Array.from({ length: WRITERS }, (_, w) => one(w))).then(() => undefined),
+  };
 }
 
 /** Asks the Health service once; resolves with the gRPC status code (0 when it answered). */
 function grpcCheck(client: grpc.Client): Promise<number> {
-  const check = (client as unknown as Record<string, (req: object, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void) => void>)['Check'];
-  return new Promise((resolve) => check?.call(client, {}, { deadline: Date.now() + HUNG_MS }, (err) => resolve(err ? err.code : 0)));
+  const check = (
+    client as unknown as Record<
+      string,
+      (req: object, opts: grpc.CallOptions, cb: (err: grpc.ServiceError | null) => void) => void
+    >
+  )['Check'];
+  return new Promise((resolve) =>
+    check?.call(client, {}, { deadline: Date.now() + HUNG_MS }, (err) =>
+      resolve(err ? err.code : 0),
+    ),
+  );
 }
 
 const dirs: string[] = [];
@@ -114,14 +155,21 @@ describe('SIGTERM under keep-alive load', () => {
     const { stream } = await subscribeSse(server.base, null);
 
     const load = writers(server.base, keepAlive(WRITERS));
-    await until(() => load.acked.length >= 100, { what: '100 acknowledged writes', deadlineMs: 30_000 });
+    await until(() => load.acked.length >= 100, {
+      what: '100 acknowledged writes',
+      deadlineMs: 30_000,
+    });
     server.proc.kill('SIGTERM');
 
     // The probe's connection was open before the drain: once the drain starts, it is told to go.
     let reply = await send(probe, server.base, 'GET', '/v1/health/live');
-    while (typeof reply !== 'string' && reply.status === 200) reply = await send(probe, server.base, 'GET', '/v1/health/live');
+    while (typeof reply !== 'string' && reply.status === 200)
+      reply = await send(probe, server.base, 'GET', '/v1/health/live');
     expect(reply).toMatchObject({ status: 503, connection: 'close' });
-    expect(JSON.parse((reply as Reply).body)).toEqual({ error_code: 'unavailable', message: 'the server is shutting down' });
+    expect(JSON.parse((reply as Reply).body)).toEqual({
+      error_code: 'unavailable',
+      message: 'the server is shutting down',
+    });
     expect(await grpcCheck(rpc)).toBe(grpc.status.UNAVAILABLE);
     rpc.close();
 
@@ -135,7 +183,8 @@ describe('SIGTERM under keep-alive load', () => {
     // Each writer stopped on a 503 that closes its connection or on a connection error; none hung.
     expect(load.last).toHaveLength(WRITERS);
     for (const last of load.last) {
-      if (typeof last === 'string') expect(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'socket hang up']).toContain(last);
+      if (typeof last === 'string')
+        expect(['ECONNRESET', 'ECONNREFUSED', 'EPIPE', 'socket hang up']).toContain(last);
       else expect(last, last.body).toMatchObject({ status: 503, connection: 'close' });
     }
 
@@ -144,11 +193,21 @@ describe('SIGTERM under keep-alive load', () => {
     const missing: string[] = [];
     for (let i = 0; i < load.acked.length; i += 500) {
       const chunk = load.acked.slice(i, i + 500);
-      const res = await request(restarted.base, 'POST', '/v1/memories/batch', { memory_ids: chunk.map((a) => a.id) });
+      const res = await request(restarted.base, 'POST', '/v1/memories/batch', {
+        memory_ids: chunk.map((a) => a.id),
+      });
       expect(res.status).toBe(200);
-      const got = new Map((res.body as Array<{ memory_id: string; content: string }>).map((m) => [m.memory_id, m.content]));
+      const got = new Map(
+        (res.body as Array<{ memory_id: string; content: string }>).map((m) => [
+          m.memory_id,
+          m.content,
+        ]),
+      );
       for (const a of chunk) if (got.get(a.id) !== a.content) missing.push(a.id);
     }
-    expect(missing, `${missing.length} of ${load.acked.length} acknowledged writes missing`).toEqual([]);
+    expect(
+      missing,
+      `${missing.length} of ${load.acked.length} acknowledged writes missing`,
+    ).toEqual([]);
   }, 30_000);
 });

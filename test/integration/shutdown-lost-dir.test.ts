@@ -7,7 +7,14 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ensureBuilt, http as request, killQuietly, startServer, waitExit, type ChildServer } from '../helpers/child.ts';
+import {
+  ensureBuilt,
+  http as request,
+  killQuietly,
+  startServer,
+  waitExit,
+  type ChildServer,
+} from '../helpers/child.ts';
 
 const dirs: string[] = [];
 const children: ChildServer[] = [];
@@ -26,7 +33,10 @@ describe('SIGTERM with the data directory gone', () => {
     dirs.push(dataDir);
     const server = await startServer({ dataDir, env: { FLASHBULB_SHUTDOWN_TIMEOUT_S: '2' } });
     children.push(server);
-    for (let i = 0; i < 20; i++) expect((await request(server.base, 'POST', '/v1/memories', { content: `memory ${i}` })).status).toBe(201);
+    for (let i = 0; i < 20; i++)
+      expect(
+        (await request(server.base, 'POST', '/v1/memories', { content: `memory ${i}` })).status,
+      ).toBe(201);
     rmSync(dataDir, { recursive: true, force: true });
     server.proc.kill('SIGTERM');
     // The bound is generous (a loaded machine); before the fix the process never exited.

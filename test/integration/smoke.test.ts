@@ -9,7 +9,9 @@ describe('smoke', () => {
   afterAll(async () => t.stop());
 
   it('stores and reads back a memory over REST, and keeps it across a restart', async () => {
-    const created = await t.req('POST', '/v1/memories', { body: { content: 'hello world', entity_id: 'e1' } });
+    const created = await t.req('POST', '/v1/memories', {
+      body: { content: 'hello world', entity_id: 'e1' },
+    });
     expect(created.status).toBe(201);
     await t.restart();
     const got = await t.req('GET', `/v1/memories/${created.body.memory_id}`);

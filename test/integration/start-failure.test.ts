@@ -20,7 +20,8 @@ import { natsServerAvailable, startNats, stopNats, type NatsServer } from '../he
 import { until } from '../helpers/wait.ts';
 
 const HAVE_NATS = natsServerAvailable();
-if (!HAVE_NATS) console.warn('cluster start-failure tests SKIPPED: nats-server is not installed; CI installs it');
+if (!HAVE_NATS)
+  console.warn('cluster start-failure tests SKIPPED: nats-server is not installed; CI installs it');
 
 const dirs: string[] = [];
 const temp = (prefix: string): string => {
@@ -35,7 +36,8 @@ afterAll(() => {
 /** Threads of this process (shard workers are threads; Linux, as CI). */
 const threads = (): number => readdirSync('/proc/self/task').length;
 /** Open sockets and listeners of this process (REST, gRPC, a NATS connection). */
-const sockets = (): number => process.getActiveResourcesInfo().filter((r) => r.startsWith('TCP')).length;
+const sockets = (): number =>
+  process.getActiveResourcesInfo().filter((r) => r.startsWith('TCP')).length;
 
 /** Whether `port` can be bound on loopback now. */
 function bindable(port: number): Promise<boolean> {
@@ -47,22 +49,29 @@ function bindable(port: number): Promise<boolean> {
 }
 
 async function configFor(dataDir: string, env: Record<string, string> = {}): Promise<Config> {
-  return loadConfig({
-    FLASHBULB_EMBEDDER: 'hash',
-    FLASHBULB_HTTP_PORT: String(await freePort()),
-    FLASHBULB_GRPC_PORT: String(await freePort()),
-    FLASHBULB_BIND: '127.0.0.1',
-    FLASHBULB_SHARDS: '2',
-    FLASHBULB_REFLECT_ENABLED: 'false',
-    FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
-    ...env,
-  }, { dataDir });
+  return loadConfig(
+    {
+      FLASHBULB_EMBEDDER: 'hash',
+      FLASHBULB_HTTP_PORT: String(await freePort()),
+      FLASHBULB_GRPC_PORT: String(await freePort()),
+      FLASHBULB_BIND: '127.0.0.1',
+      FLASHBULB_SHARDS: '2',
+      FLASHBULB_REFLECT_ENABLED: 'false',
+      FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
+      ...env,
+    },
+    { dataDir },
+  );
 }
 
 class Planted extends Error {}
 
 /** Starts on `config` with step `failAt` failing; checks it failed there and released everything. */
-async function failAt(config: Config, failAt: StartStep, baseline: { threads: number; sockets: number }): Promise<void> {
+async function failAt(
+  config: Config,
+  failAt: StartStep,
+  baseline: { threads: number; sockets: number },
+): Promise<void> {
   const seen: StartStep[] = [];
   const start = startApp(config, {
     log: () => {},
@@ -77,12 +86,19 @@ async function failAt(config: Config, failAt: StartStep, baseline: { threads: nu
   expect(await bindable(config.httpPort), `REST port after a failure at ${failAt}`).toBe(true);
   expect(await bindable(config.grpcPort), `gRPC port after a failure at ${failAt}`).toBe(true);
   expect(history.running, `metrics history after a failure at ${failAt}`).toBe(false);
-  await until(() => sockets() <= baseline.sockets, { what: `the sockets opened before ${failAt} to close` });
-  await until(() => threads() <= baseline.threads, { what: `the threads started before ${failAt} to end` });
+  await until(() => sockets() <= baseline.sockets, {
+    what: `the sockets opened before ${failAt} to close`,
+  });
+  await until(() => threads() <= baseline.threads, {
+    what: `the threads started before ${failAt} to end`,
+  });
 }
 
 /** A full start hears every step; stopping twice is one stop; after it nothing is left open. */
-async function startAndStopTwice(config: Config, baseline: { threads: number; sockets: number }): Promise<void> {
+async function startAndStopTwice(
+  config: Config,
+  baseline: { threads: number; sockets: number },
+): Promise<void> {
   const seen: StartStep[] = [];
   const app = await startApp(config, { log: () => {}, beforeStep: (step) => void seen.push(step) });
   expect(seen).toEqual([...START_STEPS]);
@@ -126,9 +142,13 @@ describe.skipIf(!HAVE_NATS)('a failed cluster start releases what it opened', ()
       FLASHBULB_NATS_REPLICAS: '1',
     });
     const dataDir = temp('fb-start-fail-node-');
-    await startAndStopTwice(await configFor(dataDir, env('n1')), { threads: Infinity, sockets: Infinity });
+    await startAndStopTwice(await configFor(dataDir, env('n1')), {
+      threads: Infinity,
+      sockets: Infinity,
+    });
     const baseline = { threads: threads(), sockets: sockets() };
-    for (const step of START_STEPS) await failAt(await configFor(dataDir, env('n1')), step, baseline);
+    for (const step of START_STEPS)
+      await failAt(await configFor(dataDir, env('n1')), step, baseline);
     await startAndStopTwice(await configFor(dataDir, env('n1')), baseline);
   }, 240_000);
 });

@@ -19,7 +19,10 @@ import { until } from '../helpers/wait.ts';
 const STRANGER_HOSTS = ['127.0.0.2', '127.0.0.3', '127.0.0.4', '127.0.0.5', '127.0.0.6'];
 /** What each stranger address keeps open: the per-address cap's worth. */
 const PER_HOST = { preface: 24, idle: 24, asking: 8 };
-const H2_PREFACE = Buffer.concat([Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'), Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0])]);
+const H2_PREFACE = Buffer.concat([
+  Buffer.from('PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n'),
+  Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]),
+]);
 
 let t: TestApp;
 let rpc: GrpcClient;
@@ -54,10 +57,19 @@ function stranger(port: number, host: string, kind: keyof typeof PER_HOST): void
 /** A tenant request on a connection of its own (no keep-alive: a new client every time). */
 function freshRequest(key: string): Promise<number> {
   return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port: t.app.httpPort, path: '/v1/memories?limit=1', agent: false, headers: { authorization: `Bearer ${key}`, connection: 'close' } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port: t.app.httpPort,
+        path: '/v1/memories?limit=1',
+        agent: false,
+        headers: { authorization: `Bearer ${key}`, connection: 'close' },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', () => resolve(0));
     req.setTimeout(10_000, () => req.destroy());
     req.end();
@@ -65,16 +77,19 @@ function freshRequest(key: string): Promise<number> {
 }
 
 beforeAll(async () => {
-  t = await startTestApp({}, {
-    FLASHBULB_MAX_CONNECTIONS: '128',
-    FLASHBULB_MAX_CONNECTIONS_PER_CLIENT: '64',
-    FLASHBULB_MAX_UNAUTHENTICATED_CONNECTIONS: '32',
-    FLASHBULB_MAX_UNAUTHENTICATED_PER_CLIENT: '8',
-    FLASHBULB_AUTH_TIMEOUT_MS: '1000',
-    // Long, so that only the new checks can explain a connection being closed.
-    FLASHBULB_HEADERS_TIMEOUT_MS: '30000',
-    FLASHBULB_RATE_LIMIT_READS: '0',
-  });
+  t = await startTestApp(
+    {},
+    {
+      FLASHBULB_MAX_CONNECTIONS: '128',
+      FLASHBULB_MAX_CONNECTIONS_PER_CLIENT: '64',
+      FLASHBULB_MAX_UNAUTHENTICATED_CONNECTIONS: '32',
+      FLASHBULB_MAX_UNAUTHENTICATED_PER_CLIENT: '8',
+      FLASHBULB_AUTH_TIMEOUT_MS: '1000',
+      // Long, so that only the new checks can explain a connection being closed.
+      FLASHBULB_HEADERS_TIMEOUT_MS: '30000',
+      FLASHBULB_RATE_LIMIT_READS: '0',
+    },
+  );
   rpc = connectGrpc(t.app.grpcPort, { deadlineMs: 10_000 });
 });
 afterAll(async () => {
@@ -92,16 +107,36 @@ describe('strangers from many addresses', () => {
       for (let i = 0; i < PER_HOST.asking; i++) stranger(t.app.httpPort, host, 'asking');
     }
     // The attack is under way: every kind of stranger connection has been turned away at least once.
-    await until(() => closedBy.preface > 0 && closedBy.idle > 0 && closedBy.asking > 0, { what: 'strangers of every kind closed', deadlineMs: 15_000 });
+    await until(() => closedBy.preface > 0 && closedBy.idle > 0 && closedBy.asking > 0, {
+      what: 'strangers of every kind closed',
+      deadlineMs: 15_000,
+    });
     const outcomes: number[] = [];
     const grpcOutcomes: string[] = [];
     const started = performance.now();
     for (let i = 0; i < 20; i++) {
       outcomes.push(await freshRequest(t.adminKey));
-      grpcOutcomes.push(await rpc.call('MemoryService', 'Recall', { cue: 'anything', strategies: [{ strategy_type: 'SIMILARITY', top_k: 1 }] }, { key: t.adminKey }).then(() => 'ok', (e: { code?: number }) => `code ${e.code}`));
+      grpcOutcomes.push(
+        await rpc
+          .call(
+            'MemoryService',
+            'Recall',
+            { cue: 'anything', strategies: [{ strategy_type: 'SIMILARITY', top_k: 1 }] },
+            { key: t.adminKey },
+          )
+          .then(
+            () => 'ok',
+            (e: { code?: number }) => `code ${e.code}`,
+          ),
+      );
     }
-    console.log(`strangers: the tenant's 20 REST requests (each on a new connection) and 20 gRPC calls took ${(performance.now() - started).toFixed(0)} ms with strangers closed so far: ${JSON.stringify(closedBy)} (load ${loadavg()[0]?.toFixed(1)})`);
-    expect(outcomes.filter((s) => s !== 200), `tenant REST statuses: ${outcomes.join(',')}`).toEqual([]);
+    console.log(
+      `strangers: the tenant's 20 REST requests (each on a new connection) and 20 gRPC calls took ${(performance.now() - started).toFixed(0)} ms with strangers closed so far: ${JSON.stringify(closedBy)} (load ${loadavg()[0]?.toFixed(1)})`,
+    );
+    expect(
+      outcomes.filter((s) => s !== 200),
+      `tenant REST statuses: ${outcomes.join(',')}`,
+    ).toEqual([]);
     expect(grpcOutcomes.filter((o) => o !== 'ok')).toEqual([]);
     // Preface-only and idle connections were closed by the auth deadline (not the 30 s headers
     // timeout), and a request without a key ended its keep-alive connection.

@@ -10,7 +10,6 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 import { subscribeSse, type SseStream } from '../helpers/sse.ts';
 import { until } from '../helpers/wait.ts';
 
-
 let t: TestApp;
 let stream: SseStream | null = null;
 
@@ -20,7 +19,14 @@ beforeAll(async () => {
   // neighbours) keep the writes quick, which matters: uWS closes a response whose writes make no
   // progress for 10 s. Without background reflection no insight memories join the pushes, so the
   // sequence numbers are exactly the writes.
-  t = await startTestApp({}, { FLASHBULB_DURABILITY: 'os', FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' });
+  t = await startTestApp(
+    {},
+    {
+      FLASHBULB_DURABILITY: 'os',
+      FLASHBULB_REFLECT_ENABLED: 'false',
+      FLASHBULB_CONTRADICTIONS_ENABLED: 'false',
+    },
+  );
 });
 afterAll(async () => {
   stream?.destroy();
@@ -30,7 +36,9 @@ afterAll(async () => {
 async function droppedTotal(): Promise<number> {
   const res = await t.req('GET', '/v1/metrics');
   expect(res.status).toBe(200);
-  const line = res.text.split('\n').find((l) => /^flashbulb_subscription_dropped_total(\{[^}]*\})? /.test(l));
+  const line = res.text
+    .split('\n')
+    .find((l) => /^flashbulb_subscription_dropped_total(\{[^}]*\})? /.test(l));
   return line === undefined ? 0 : Number(line.split(' ').pop());
 }
 
@@ -42,13 +50,23 @@ describe('slow SSE reader', () => {
     expect(created.status, created.text).toBe(201);
     const key = created.body.api_key as string;
     // An unrelated memory, so the workspace is not empty when fed.
-    expect((await t.req('POST', '/v1/memories', { key, body: { content: 'Seagulls steal chips from tourists at the pier.' } })).status).toBe(201);
+    expect(
+      (
+        await t.req('POST', '/v1/memories', {
+          key,
+          body: { content: 'Seagulls steal chips from tourists at the pier.' },
+        })
+      ).status,
+    ).toBe(201);
 
     const sub = await subscribeSse(t.base, key, { confidence_threshold: 0.5 });
     stream = sub.stream;
     const { id } = sub;
     // A matching recent chunk, so every new write below is pushed.
-    const f = await t.req('POST', `/v1/subscribe/${id}/feed`, { key, body: { text: 'quarterly budget review meeting notes.' } });
+    const f = await t.req('POST', `/v1/subscribe/${id}/feed`, {
+      key,
+      body: { text: 'quarterly budget review meeting notes.' },
+    });
     expect(f.status, f.text).toBe(200);
     stream.pause();
     const droppedBefore = await droppedTotal();
@@ -62,7 +80,10 @@ describe('slow SSE reader', () => {
     const writer = async (): Promise<void> => {
       while (next < N) {
         const i = next++;
-        const res = await t.req('POST', '/v1/memories', { key, body: { content: `quarterly budget review meeting notes item${i} tag${i * 7} ${pad}` } });
+        const res = await t.req('POST', '/v1/memories', {
+          key,
+          body: { content: `quarterly budget review meeting notes item${i} tag${i * 7} ${pad}` },
+        });
         expect(res.status, res.text).toBe(201);
         maxQueued = Math.max(maxQueued, t.app.svc.subscriptions.queued(id));
       }
@@ -72,7 +93,10 @@ describe('slow SSE reader', () => {
     await Promise.all(Array.from({ length: 8 }, writer));
     // Every write's push was produced before its reply (the registry counts it first): wait for
     // that count rather than for a while, in case a reply ever overtakes its push.
-    await until(() => t.app.svc.subscriptions.pushed(id) === N, { what: `all ${N} pushes produced`, deadlineMs: 5000 });
+    await until(() => t.app.svc.subscriptions.pushed(id) === N, {
+      what: `all ${N} pushes produced`,
+      deadlineMs: 5000,
+    });
     maxQueued = Math.max(maxQueued, t.app.svc.subscriptions.queued(id));
     const queued = t.app.svc.subscriptions.queued(id);
     expect(maxQueued).toBeLessThanOrEqual(QUEUE_MAX);
@@ -94,18 +118,26 @@ describe('slow SSE reader', () => {
     // Exactly the dropped ones are missing.
     expect(seqs.length).toBe(N - dropped);
     // The last QUEUE_MAX pushes were all kept (oldest were dropped).
-    expect(seqs.slice(-QUEUE_MAX)).toEqual(Array.from({ length: QUEUE_MAX }, (_, i) => N - QUEUE_MAX + 1 + i));
+    expect(seqs.slice(-QUEUE_MAX)).toEqual(
+      Array.from({ length: QUEUE_MAX }, (_, i) => N - QUEUE_MAX + 1 + i),
+    );
     expect(t.app.svc.subscriptions.queued(id)).toBe(0);
 
     // And the subscription still works normally afterwards.
-    const last = await t.req('POST', '/v1/memories', { key, body: { content: 'quarterly budget review meeting notes final' } });
+    const last = await t.req('POST', '/v1/memories', {
+      key,
+      body: { content: 'quarterly budget review meeting notes final' },
+    });
     expect(last.status).toBe(201);
     await stream.until((evs) => evs.some((e) => e.id === String(N + 1)), 5000, `push ${N + 1}`);
     expect(stream.pushes.at(-1).memory.memory_id).toBe(last.body.memory_id);
 
     const size = t.app.svc.subscriptions.size;
     stream.destroy();
-    await until(() => t.app.svc.subscriptions.size === size - 1, { what: 'the closed stream to leave the registry', deadlineMs: 2000 });
+    await until(() => t.app.svc.subscriptions.size === size - 1, {
+      what: 'the closed stream to leave the registry',
+      deadlineMs: 2000,
+    });
     expect(t.app.svc.subscriptions.size).toBe(size - 1);
   });
 });

@@ -22,7 +22,11 @@ let t: TestApp;
 let rpc: GrpcClient;
 const calls: grpc.ClientDuplexStream<object, any>[] = [];
 
-function unary(method: 'Feed' | 'CloseSubscription', req: object, key: string): Promise<Record<string, never>> {
+function unary(
+  method: 'Feed' | 'CloseSubscription',
+  req: object,
+  key: string,
+): Promise<Record<string, never>> {
   return rpc.call('SubscribeService', method, req, { key });
 }
 
@@ -65,9 +69,13 @@ class Sub {
   async until(pred: () => boolean, timeoutMs = 5000, what = 'condition'): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (!pred()) {
-      if (this.status && !pred()) throw new Error(`stream finished (${grpc.status[this.status.code]} ${this.status.details}) before ${what}`);
+      if (this.status && !pred())
+        throw new Error(
+          `stream finished (${grpc.status[this.status.code]} ${this.status.details}) before ${what}`,
+        );
       const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out waiting for ${what}; got ${this.messages.length} messages`);
+      if (left <= 0)
+        throw new Error(`timed out waiting for ${what}; got ${this.messages.length} messages`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
         this.#wake.push(() => {
@@ -88,7 +96,11 @@ class Sub {
 }
 
 /** Opens a subscription the way the Python SDK does: one request, then (optionally) half-close. */
-async function subscribeGrpc(key: string, req: object, opts: { halfClose?: boolean } = {}): Promise<Sub> {
+async function subscribeGrpc(
+  key: string,
+  req: object,
+  opts: { halfClose?: boolean } = {},
+): Promise<Sub> {
   const call = rpc.subscribe({ key });
   const sub = new Sub(call);
   call.write(req);
@@ -117,7 +129,10 @@ async function waitUntil(pred: () => boolean, timeoutMs: number, what: string): 
 
 /** Waits until `sub` holds every push the server produced for it (no late push can follow). */
 function allPushes(sub: Sub): Promise<void> {
-  return untilAllPushes(() => t.app.svc.subscriptions.pushed(Number(sub.id)), () => sub.pushes.length);
+  return untilAllPushes(
+    () => t.app.svc.subscriptions.pushed(Number(sub.id)),
+    () => sub.pushes.length,
+  );
 }
 
 const CONTENTS = [
@@ -164,7 +179,9 @@ describe('gRPC Subscribe, server-streaming style', () => {
     const s1 = 'Please prepare for the quarterly budget review meeting.';
     const want1 = mems.filter((m) => cos(s1, m.content) >= THRESHOLD);
     expect(want1.length).toBeGreaterThanOrEqual(2);
-    expect(await unary('Feed', { subscription_id: hs.subscription_id, text: s1 }, ws.key)).toEqual({});
+    expect(await unary('Feed', { subscription_id: hs.subscription_id, text: s1 }, ws.key)).toEqual(
+      {},
+    );
     await sub.waitForPushes(want1.length);
     // Half-closing did not close it. The half-close went out on the same connection before the
     // Feed, so by the time the Feed's pushes are here the server has read it.
@@ -181,7 +198,9 @@ describe('gRPC Subscribe, server-streaming style', () => {
     expect(pushes).toHaveLength(want1.length + want2.length);
     // Only the handshake lacks a memory.
     expect(sub.messages).toHaveLength(pushes.length + 1);
-    expect(pushes.map((p) => String(p.sequence_number))).toEqual(pushes.map((_, i) => String(i + 1)));
+    expect(pushes.map((p) => String(p.sequence_number))).toEqual(
+      pushes.map((_, i) => String(i + 1)),
+    );
     const byHex = new Map(mems.map((m) => [m.memory_id as string, m]));
     for (const [i, p] of pushes.entries()) {
       expect(String(p.subscription_id)).toBe(hs.subscription_id);
@@ -200,16 +219,34 @@ describe('gRPC Subscribe, server-streaming style', () => {
       expect(String(p.chunk_offset)).toBe(i < want1.length ? '0' : String(s1.length + 1));
       expect(Number(p.push_timestamp_us)).toBeGreaterThan(0);
     }
-    expect(pushes.slice(0, want1.length).map((p) => p.memory.memory_id.toString('hex')).sort()).toEqual(want1.map((m) => m.memory_id).sort());
-    expect(pushes.slice(want1.length).map((p) => p.memory.memory_id.toString('hex')).sort()).toEqual(want2.map((m) => m.memory_id).sort());
+    expect(
+      pushes
+        .slice(0, want1.length)
+        .map((p) => p.memory.memory_id.toString('hex'))
+        .sort(),
+    ).toEqual(want1.map((m) => m.memory_id).sort());
+    expect(
+      pushes
+        .slice(want1.length)
+        .map((p) => p.memory.memory_id.toString('hex'))
+        .sort(),
+    ).toEqual(want2.map((m) => m.memory_id).sort());
 
     // CloseSubscription ends the stream with OK.
-    expect(await unary('CloseSubscription', { subscription_id: hs.subscription_id }, ws.key)).toEqual({});
+    expect(
+      await unary('CloseSubscription', { subscription_id: hs.subscription_id }, ws.key),
+    ).toEqual({});
     await sub.done;
     expect(sub.status?.code).toBe(grpc.status.OK);
     expect(t.app.svc.subscriptions.size).toBe(size);
-    await failsWith(unary('Feed', { subscription_id: hs.subscription_id, text: s1 }, ws.key), grpc.status.NOT_FOUND);
-    await failsWith(unary('CloseSubscription', { subscription_id: hs.subscription_id }, ws.key), grpc.status.NOT_FOUND);
+    await failsWith(
+      unary('Feed', { subscription_id: hs.subscription_id, text: s1 }, ws.key),
+      grpc.status.NOT_FOUND,
+    );
+    await failsWith(
+      unary('CloseSubscription', { subscription_id: hs.subscription_id }, ws.key),
+      grpc.status.NOT_FOUND,
+    );
   });
 
   it('pushes a memory written while subscribed that matches a recent chunk', async () => {
@@ -229,25 +266,47 @@ describe('gRPC Subscribe, server-streaming style', () => {
 
   it('filters by entity_id and kind_filter (enum names)', async () => {
     const own = await createWorkspace('grpc-filter');
-    const alice = await remember(own.key, { content: 'Alice booked flights to Lisbon for the conference.', entity_id: 'alice' });
-    await remember(own.key, { content: 'Bob booked flights to Lisbon for the conference.', entity_id: 'bob' });
-    const toRevise = await remember(own.key, { content: 'Carol booked flights to Lisbon for the conference.', entity_id: 'carol' });
-    const rev = await t.req('PUT', `/v1/revise/${toRevise.memory_id}`, { key: own.key, body: { content: 'Carol rebooked flights to Lisbon for the conference.' } });
+    const alice = await remember(own.key, {
+      content: 'Alice booked flights to Lisbon for the conference.',
+      entity_id: 'alice',
+    });
+    await remember(own.key, {
+      content: 'Bob booked flights to Lisbon for the conference.',
+      entity_id: 'bob',
+    });
+    const toRevise = await remember(own.key, {
+      content: 'Carol booked flights to Lisbon for the conference.',
+      entity_id: 'carol',
+    });
+    const rev = await t.req('PUT', `/v1/revise/${toRevise.memory_id}`, {
+      key: own.key,
+      body: { content: 'Carol rebooked flights to Lisbon for the conference.' },
+    });
     expect(rev.status, rev.text).toBe(200);
     const s = 'Who booked flights to Lisbon for the conference?';
 
-    const byEntity = await subscribeGrpc(own.key, { confidence_threshold: 0.35, entity_id: 'alice' });
+    const byEntity = await subscribeGrpc(own.key, {
+      confidence_threshold: 0.35,
+      entity_id: 'alice',
+    });
     await unary('Feed', { subscription_id: byEntity.id, text: s }, own.key);
     await byEntity.waitForPushes(1);
     await allPushes(byEntity);
-    expect(byEntity.pushes.map((p) => p.memory.memory_id.toString('hex'))).toEqual([alice.memory_id]);
+    expect(byEntity.pushes.map((p) => p.memory.memory_id.toString('hex'))).toEqual([
+      alice.memory_id,
+    ]);
     expect(byEntity.pushes[0].memory.entity_id).toBe('alice');
 
-    const byKind = await subscribeGrpc(own.key, { confidence_threshold: 0.35, kind_filter: ['MEMORY_KIND_REVISION'] });
+    const byKind = await subscribeGrpc(own.key, {
+      confidence_threshold: 0.35,
+      kind_filter: ['MEMORY_KIND_REVISION'],
+    });
     await unary('Feed', { subscription_id: byKind.id, text: s }, own.key);
     await byKind.waitForPushes(1);
     await allPushes(byKind);
-    expect(byKind.pushes.map((p) => p.memory.memory_id.toString('hex'))).toEqual([toRevise.memory_id]);
+    expect(byKind.pushes.map((p) => p.memory.memory_id.toString('hex'))).toEqual([
+      toRevise.memory_id,
+    ]);
     expect(byKind.pushes[0].memory.kind).toBe('MEMORY_KIND_REVISION');
     byEntity.call.cancel();
     byKind.call.cancel();
@@ -260,12 +319,19 @@ describe('gRPC Subscribe, bidirectional style', () => {
     const mems: any[] = [];
     for (const content of CONTENTS) mems.push(await remember(ws.key, { content }));
     const size = t.app.svc.subscriptions.size;
-    const sub = await subscribeGrpc(ws.key, { confidence_threshold: THRESHOLD }, { halfClose: false });
+    const sub = await subscribeGrpc(
+      ws.key,
+      { confidence_threshold: THRESHOLD },
+      { halfClose: false },
+    );
     expect(sub.messages[0].memory ?? null).toBeNull();
     expect(t.app.svc.subscriptions.size).toBe(size + 1);
 
     const s1 = 'The purple cat sat on the mat today.';
-    const want = mems.filter((m) => cos(s1, m.content) >= THRESHOLD).map((m) => m.memory_id).sort();
+    const want = mems
+      .filter((m) => cos(s1, m.content) >= THRESHOLD)
+      .map((m) => m.memory_id)
+      .sort();
     expect(want.length).toBeGreaterThanOrEqual(1);
     sub.call.write({ text: 'The purple cat ' });
     sub.call.write({ text: 'sat on the mat today.' });
@@ -273,7 +339,9 @@ describe('gRPC Subscribe, bidirectional style', () => {
     await allPushes(sub);
     expect(sub.pushes.map((p) => p.memory.memory_id.toString('hex')).sort()).toEqual(want);
     for (const p of sub.pushes) expect(String(p.chunk_offset)).toBe('0');
-    expect(sub.pushes.map((p) => String(p.sequence_number))).toEqual(sub.pushes.map((_, i) => String(i + 1)));
+    expect(sub.pushes.map((p) => String(p.sequence_number))).toEqual(
+      sub.pushes.map((_, i) => String(i + 1)),
+    );
 
     // Unary Feed works on a stream-opened subscription too.
     const s2 = 'Prepare the quarterly budget review meeting.';
@@ -281,19 +349,29 @@ describe('gRPC Subscribe, bidirectional style', () => {
     const more = mems.filter((m) => cos(s2, m.content) >= THRESHOLD && !want.includes(m.memory_id));
     expect(more.length).toBeGreaterThanOrEqual(1);
     await sub.waitForPushes(want.length + more.length);
-    for (const p of sub.pushes.slice(want.length)) expect(String(p.chunk_offset)).toBe(String(s1.length + 1));
+    for (const p of sub.pushes.slice(want.length))
+      expect(String(p.chunk_offset)).toBe(String(s1.length + 1));
 
     sub.call.write({ close: true });
     await sub.done;
     expect(sub.status?.code).toBe(grpc.status.OK);
     expect(t.app.svc.subscriptions.size).toBe(size);
-    await failsWith(unary('Feed', { subscription_id: sub.id, text: s1 }, ws.key), grpc.status.NOT_FOUND);
+    await failsWith(
+      unary('Feed', { subscription_id: sub.id, text: s1 }, ws.key),
+      grpc.status.NOT_FOUND,
+    );
   });
 
   it('the first message may carry text, which is fed right after opening', async () => {
     const ws = await createWorkspace('grpc-first');
-    const m = await remember(ws.key, { content: 'Kangaroos jump over tall fences in the outback.' });
-    const sub = await subscribeGrpc(ws.key, { confidence_threshold: THRESHOLD, text: 'Do kangaroos jump over tall fences?' }, { halfClose: false });
+    const m = await remember(ws.key, {
+      content: 'Kangaroos jump over tall fences in the outback.',
+    });
+    const sub = await subscribeGrpc(
+      ws.key,
+      { confidence_threshold: THRESHOLD, text: 'Do kangaroos jump over tall fences?' },
+      { halfClose: false },
+    );
     expect(sub.messages[0].memory ?? null).toBeNull();
     await sub.waitForPushes(1);
     expect(sub.pushes[0].memory.memory_id.toString('hex')).toBe(m.memory_id);
@@ -308,14 +386,25 @@ describe('gRPC Subscribe, bidirectional style', () => {
     const sub = await subscribeGrpc(ws.key, {}, { halfClose: false });
     expect(t.app.svc.subscriptions.size).toBe(size + 1);
     sub.call.cancel();
-    await waitUntil(() => t.app.svc.subscriptions.size === size, 3000, 'the registry to drop the subscription');
-    await failsWith(unary('Feed', { subscription_id: sub.id, text: 'anything at all here.' }, ws.key), grpc.status.NOT_FOUND);
+    await waitUntil(
+      () => t.app.svc.subscriptions.size === size,
+      3000,
+      'the registry to drop the subscription',
+    );
+    await failsWith(
+      unary('Feed', { subscription_id: sub.id, text: 'anything at all here.' }, ws.key),
+      grpc.status.NOT_FOUND,
+    );
 
     // The same after a half-close (the server-streaming client going away).
     const sub2 = await subscribeGrpc(ws.key, {});
     expect(t.app.svc.subscriptions.size).toBe(size + 1);
     sub2.call.cancel();
-    await waitUntil(() => t.app.svc.subscriptions.size === size, 3000, 'the registry to drop the half-closed subscription');
+    await waitUntil(
+      () => t.app.svc.subscriptions.size === size,
+      3000,
+      'the registry to drop the half-closed subscription',
+    );
   });
 });
 
@@ -356,15 +445,30 @@ describe('gRPC Feed / CloseSubscription errors and transports', () => {
     const a = await createWorkspace('grpc-iso-a');
     const b = await createWorkspace('grpc-iso-b');
     await remember(a.key, { content: 'The vault combination changes every Monday.' });
-    await failsWith(unary('Feed', { subscription_id: '123456789', text: 'hello there my friend.' }, a.key), grpc.status.NOT_FOUND);
-    await failsWith(unary('CloseSubscription', { subscription_id: '123456789' }, a.key), grpc.status.NOT_FOUND);
+    await failsWith(
+      unary('Feed', { subscription_id: '123456789', text: 'hello there my friend.' }, a.key),
+      grpc.status.NOT_FOUND,
+    );
+    await failsWith(
+      unary('CloseSubscription', { subscription_id: '123456789' }, a.key),
+      grpc.status.NOT_FOUND,
+    );
 
     const sub = await subscribeGrpc(a.key, { confidence_threshold: THRESHOLD });
     const s = 'The vault combination changes every Monday morning.';
-    await failsWith(unary('Feed', { subscription_id: sub.id, text: s }, b.key), grpc.status.NOT_FOUND);
-    await failsWith(unary('CloseSubscription', { subscription_id: sub.id }, b.key), grpc.status.NOT_FOUND);
+    await failsWith(
+      unary('Feed', { subscription_id: sub.id, text: s }, b.key),
+      grpc.status.NOT_FOUND,
+    );
+    await failsWith(
+      unary('CloseSubscription', { subscription_id: sub.id }, b.key),
+      grpc.status.NOT_FOUND,
+    );
     // An admin key naming the wrong workspace: NOT_FOUND too.
-    await failsWith(unary('Feed', { subscription_id: sub.id, text: s, tenant_id: b.slug }, t.adminKey), grpc.status.NOT_FOUND);
+    await failsWith(
+      unary('Feed', { subscription_id: sub.id, text: s, tenant_id: b.slug }, t.adminKey),
+      grpc.status.NOT_FOUND,
+    );
     await allPushes(sub);
     expect(t.app.svc.subscriptions.pushed(Number(sub.id))).toBe(0);
     expect(sub.pushes).toHaveLength(0);
@@ -394,7 +498,10 @@ describe('gRPC Feed / CloseSubscription errors and transports', () => {
     }
 
     const sub = await subscribeGrpc(ws.key, { confidence_threshold: THRESHOLD });
-    const res = await t.req('POST', `/v1/subscribe/${sub.id}/feed`, { key: ws.key, body: { text: s } });
+    const res = await t.req('POST', `/v1/subscribe/${sub.id}/feed`, {
+      key: ws.key,
+      body: { text: s },
+    });
     expect(res.status, res.text).toBe(200);
     await sub.waitForPushes(1);
     expect(sub.pushes[0].memory.memory_id.toString('hex')).toBe(m.memory_id);

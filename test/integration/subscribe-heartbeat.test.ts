@@ -25,14 +25,21 @@ describe('idle SSE subscription', () => {
     const created = await t.req('POST', '/v1/workspaces', { body: { slug } });
     expect(created.status, created.text).toBe(201);
     const key = created.body.api_key as string;
-    const m = await t.req('POST', '/v1/memories', { key, body: { content: 'The night shift checks the boiler pressure hourly.' } });
+    const m = await t.req('POST', '/v1/memories', {
+      key,
+      body: { content: 'The night shift checks the boiler pressure hourly.' },
+    });
     expect(m.status).toBe(201);
 
     const sub = await subscribeSse(t.base, key, { confidence_threshold: 0.4 });
     stream = sub.stream;
     const size = t.app.svc.subscriptions.size;
     const started = Date.now();
-    await until(() => sub.stream.comments.length > 0 || sub.stream.isEnded, { what: 'a heartbeat comment (or the stream ending)', deadlineMs: 17_000, everyMs: 100 });
+    await until(() => sub.stream.comments.length > 0 || sub.stream.isEnded, {
+      what: 'a heartbeat comment (or the stream ending)',
+      deadlineMs: 17_000,
+      everyMs: 100,
+    });
     expect(sub.stream.isEnded).toBe(false);
     expect(sub.stream.comments.length).toBeGreaterThanOrEqual(1);
     expect(Date.now() - started).toBeGreaterThanOrEqual(14_000);
@@ -40,7 +47,10 @@ describe('idle SSE subscription', () => {
     expect(sub.stream.events.map((e) => e.event)).toEqual(['subscribed']);
     expect(t.app.svc.subscriptions.size).toBe(size);
 
-    const f = await t.req('POST', `/v1/subscribe/${sub.id}/feed`, { key, body: { text: 'Who checks the boiler pressure on the night shift?' } });
+    const f = await t.req('POST', `/v1/subscribe/${sub.id}/feed`, {
+      key,
+      body: { text: 'Who checks the boiler pressure on the night shift?' },
+    });
     expect(f.status, f.text).toBe(200);
     const [p] = await sub.stream.waitForPushes(1);
     expect(p.memory.memory_id).toBe(m.body.memory_id);

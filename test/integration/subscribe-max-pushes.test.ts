@@ -20,7 +20,11 @@ const cos = (a: string, b: string): number => hashCosine(a, b, DIM);
 
 /** Twelve memories that share more or fewer words with FED, so their relevance differs. */
 const WORDS = FED.split(' ');
-const CONTENTS = Array.from({ length: 12 }, (_, i) => `${WORDS.slice(0, 2 + (i % 7)).join(' ')} note ${['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'][i]}`);
+const CONTENTS = Array.from(
+  { length: 12 },
+  (_, i) =>
+    `${WORDS.slice(0, 2 + (i % 7)).join(' ')} note ${['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet', 'kilo', 'lima'][i]}`,
+);
 
 let t: TestApp;
 let rpc: GrpcClient;
@@ -48,7 +52,9 @@ async function sse(body: Record<string, unknown>): Promise<{ stream: SseStream; 
 beforeAll(async () => {
   t = await startTestApp();
   rpc = connectGrpc(t.app.grpcPort, { deadlineMs: 10_000 });
-  const created = await t.req('POST', '/v1/workspaces', { body: { slug: `maxpush-${process.pid}` } });
+  const created = await t.req('POST', '/v1/workspaces', {
+    body: { slug: `maxpush-${process.pid}` },
+  });
   expect(created.status, created.text).toBe(201);
   key = created.body.api_key as string;
   for (const content of CONTENTS) {
@@ -75,13 +81,16 @@ describe('max_pushes_per_chunk over REST/SSE', () => {
     await allPushes(id, () => stream.pushes.length);
     expect(stream.pushes).toHaveLength(5);
     expect(first.map((p) => p.memory.memory_id)).toEqual(ranked.slice(0, 5).map((m) => m.id));
-    for (let i = 1; i < first.length; i++) expect(first[i].confidence).toBeLessThanOrEqual(first[i - 1].confidence);
+    for (let i = 1; i < first.length; i++)
+      expect(first[i].confidence).toBeLessThanOrEqual(first[i - 1].confidence);
 
     await feed(id, `${FED}.`);
     const both = await stream.waitForPushes(10);
     await allPushes(id, () => stream.pushes.length);
     expect(stream.pushes).toHaveLength(10);
-    expect(both.slice(5).map((p) => p.memory.memory_id)).toEqual(ranked.slice(5, 10).map((m) => m.id));
+    expect(both.slice(5).map((p) => p.memory.memory_id)).toEqual(
+      ranked.slice(5, 10).map((m) => m.id),
+    );
   });
 
   it('honours a per-subscription value', async () => {
@@ -89,7 +98,9 @@ describe('max_pushes_per_chunk over REST/SSE', () => {
     await feed(id, `${FED}.`);
     await stream.waitForPushes(2);
     await allPushes(id, () => stream.pushes.length);
-    expect(stream.pushes.map((p) => p.memory.memory_id)).toEqual(ranked.slice(0, 2).map((m) => m.id));
+    expect(stream.pushes.map((p) => p.memory.memory_id)).toEqual(
+      ranked.slice(0, 2).map((m) => m.id),
+    );
 
     const { stream: all, id: allId } = await sse({ max_pushes_per_chunk: 1000 });
     await feed(allId, `${FED}.`);
@@ -104,10 +115,15 @@ describe('max_pushes_per_chunk over REST/SSE', () => {
     await feed(id, chunk);
     await allPushes(id, () => stream.pushes.length);
     expect(stream.pushes).toHaveLength(0);
-    const text = 'Zebra quokka walrus lemur ocelot tapir. Zebra quokka walrus lemur ocelot graze. Zebra quokka walrus lemur sleep. Zebra quokka walrus swim today. Zebra quokka walrus lemur ocelot run.';
+    const text =
+      'Zebra quokka walrus lemur ocelot tapir. Zebra quokka walrus lemur ocelot graze. Zebra quokka walrus lemur sleep. Zebra quokka walrus swim today. Zebra quokka walrus lemur ocelot run.';
     const form = new FormData();
     form.append('files', new Blob([text], { type: 'text/plain' }), 'notes/zoo.txt');
-    const up = await fetch(`${t.base}/v1/upload`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const up = await fetch(`${t.base}/v1/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+      body: form,
+    });
     expect(up.status, await up.clone().text()).toBeLessThan(300);
     const list = await t.req('GET', '/v1/memories?limit=1000', { key });
     const want = (list.body.memories as any[])
@@ -118,20 +134,33 @@ describe('max_pushes_per_chunk over REST/SSE', () => {
     expect(want.length).toBeGreaterThan(3);
     await stream.waitForPushes(3);
     await allPushes(id, () => stream.pushes.length);
-    expect(stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(want.slice(0, 3).map((m) => m.id).sort());
+    expect(stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(
+      want
+        .slice(0, 3)
+        .map((m) => m.id)
+        .sort(),
+    );
   });
 
-  it.each([0, -1, 1.5, 1001])('refuses max_pushes_per_chunk %s, naming the field', async (value) => {
-    const res = await openSse(t.base, '/v1/subscribe', { key, body: { max_pushes_per_chunk: value } });
-    expect(res.ok).toBe(false);
-    if (res.ok) return;
-    expect(res.status).toBe(400);
-    expect(res.text).toMatch(/max_pushes_per_chunk/);
-  });
+  it.each([0, -1, 1.5, 1001])(
+    'refuses max_pushes_per_chunk %s, naming the field',
+    async (value) => {
+      const res = await openSse(t.base, '/v1/subscribe', {
+        key,
+        body: { max_pushes_per_chunk: value },
+      });
+      expect(res.ok).toBe(false);
+      if (res.ok) return;
+      expect(res.status).toBe(400);
+      expect(res.text).toMatch(/max_pushes_per_chunk/);
+    },
+  );
 });
 
 describe('max_pushes_per_chunk over gRPC (SubscribeRequest field 11)', () => {
-  async function subscribe(req: object): Promise<{ messages: any[]; id: string; error: () => grpc.ServiceError | null }> {
+  async function subscribe(
+    req: object,
+  ): Promise<{ messages: any[]; id: string; error: () => grpc.ServiceError | null }> {
     const call = rpc.subscribe({ key });
     calls.push(call);
     const messages: any[] = [];
@@ -142,7 +171,11 @@ describe('max_pushes_per_chunk over gRPC (SubscribeRequest field 11)', () => {
     });
     call.write({ confidence_threshold: THRESHOLD, ...req });
     call.end();
-    await until(() => messages.length > 0 || error !== null, { what: 'the handshake or an error', deadlineMs: 5000, everyMs: 10 }).catch(() => undefined);
+    await until(() => messages.length > 0 || error !== null, {
+      what: 'the handshake or an error',
+      deadlineMs: 5000,
+      everyMs: 10,
+    }).catch(() => undefined);
     return { messages, id: String(messages[0]?.subscription_id), error: () => error };
   }
 
@@ -150,17 +183,30 @@ describe('max_pushes_per_chunk over gRPC (SubscribeRequest field 11)', () => {
 
   async function pushesAfterFeed(req: object, n: number): Promise<any[]> {
     const sub = await subscribe(req);
-    await rpc.call('SubscribeService', 'Feed', { subscription_id: sub.id, text: `${FED}.` }, { key });
-    await until(() => pushesOf(sub.messages).length >= n, { what: `${n} pushes`, deadlineMs: 5000, everyMs: 10 }).catch(() => undefined);
+    await rpc.call(
+      'SubscribeService',
+      'Feed',
+      { subscription_id: sub.id, text: `${FED}.` },
+      { key },
+    );
+    await until(() => pushesOf(sub.messages).length >= n, {
+      what: `${n} pushes`,
+      deadlineMs: 5000,
+      everyMs: 10,
+    }).catch(() => undefined);
     await allPushes(sub.id, () => pushesOf(sub.messages).length);
     return pushesOf(sub.messages);
   }
 
   it('defaults to 5 when the field is absent, and takes the value when set', async () => {
     const byDefault = await pushesAfterFeed({}, 5);
-    expect(byDefault.map((p) => Buffer.from(p.memory.memory_id).toString('hex'))).toEqual(ranked.slice(0, 5).map((m) => m.id));
+    expect(byDefault.map((p) => Buffer.from(p.memory.memory_id).toString('hex'))).toEqual(
+      ranked.slice(0, 5).map((m) => m.id),
+    );
     const three = await pushesAfterFeed({ max_pushes_per_chunk: 3 }, 3);
-    expect(three.map((p) => Buffer.from(p.memory.memory_id).toString('hex'))).toEqual(ranked.slice(0, 3).map((m) => m.id));
+    expect(three.map((p) => Buffer.from(p.memory.memory_id).toString('hex'))).toEqual(
+      ranked.slice(0, 3).map((m) => m.id),
+    );
   });
 
   it('refuses 0 with INVALID_ARGUMENT', async () => {

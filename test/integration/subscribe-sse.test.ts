@@ -35,20 +35,36 @@ async function remember(t: TestApp, key: string, body: Record<string, unknown>):
 }
 
 /** Feeds text; `base` is '/v1' or a workspace-scoped '/v1/workspaces/<slug>'. */
-async function feed(t: TestApp, key: string, id: number, text: string, base = '/v1'): Promise<void> {
+async function feed(
+  t: TestApp,
+  key: string,
+  id: number,
+  text: string,
+  base = '/v1',
+): Promise<void> {
   const res = await t.req('POST', `${base}/subscribe/${id}/feed`, { key, body: { text } });
   expect(res.status, res.text).toBe(200);
   expect(res.body).toEqual({});
 }
 
 /** Memories whose relevance to `chunk` reaches `threshold`, by content. */
-function expectedFor(chunk: string, memories: ReadonlyArray<{ memory_id: string; content: string }>, threshold: number): string[] {
-  return memories.filter((m) => cos(chunk, m.content) >= threshold).map((m) => m.memory_id).sort();
+function expectedFor(
+  chunk: string,
+  memories: ReadonlyArray<{ memory_id: string; content: string }>,
+  threshold: number,
+): string[] {
+  return memories
+    .filter((m) => cos(chunk, m.content) >= threshold)
+    .map((m) => m.memory_id)
+    .sort();
 }
 
 /** Waits until `stream` holds every push the server produced for subscription `id` (no late push can follow). */
 function allPushes(stream: SseStream, id: number): Promise<void> {
-  return untilAllPushes(() => t.app.svc.subscriptions.pushed(id), () => stream.pushes.length);
+  return untilAllPushes(
+    () => t.app.svc.subscriptions.pushed(id),
+    () => stream.pushes.length,
+  );
 }
 
 async function waitUntil(pred: () => boolean, timeoutMs: number, what: string): Promise<void> {
@@ -66,7 +82,10 @@ afterAll(async () => {
   await t.stop();
 });
 
-async function subscribe(key: string, body: unknown = {}): Promise<{ stream: SseStream; id: number }> {
+async function subscribe(
+  key: string,
+  body: unknown = {},
+): Promise<{ stream: SseStream; id: number }> {
   const s = await subscribeSse(t.base, key, body);
   open.push(s.stream);
   return s;
@@ -93,7 +112,10 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
   });
 
   it('opens with a `subscribed` event carrying a safe-integer id, then pushes exactly the matches, each once', async () => {
-    const res = await openSse(t.base, '/v1/subscribe', { key: ws.key, body: { confidence_threshold: THRESHOLD } });
+    const res = await openSse(t.base, '/v1/subscribe', {
+      key: ws.key,
+      body: { confidence_threshold: THRESHOLD },
+    });
     expect(res.ok).toBe(true);
     if (!res.ok) return;
     open.push(res);
@@ -120,8 +142,17 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     expect(p1.map((p) => p.memory.memory_id).sort()).toEqual(want1);
     for (const [i, p] of p1.entries()) {
       const m = mems.find((x) => x.memory_id === p.memory.memory_id);
-      expect(p).toMatchObject({ subscription_id: id, strategy: 'similarity', chunk_offset: 0, sequence_number: i + 1 });
-      expect(p.memory).toMatchObject({ memory_id: m.memory_id, content: m.content, kind: 'episode' });
+      expect(p).toMatchObject({
+        subscription_id: id,
+        strategy: 'similarity',
+        chunk_offset: 0,
+        sequence_number: i + 1,
+      });
+      expect(p.memory).toMatchObject({
+        memory_id: m.memory_id,
+        content: m.content,
+        kind: 'episode',
+      });
       expect(p.confidence).toBeCloseTo(cos(s1, m.content), 3);
       expect(p.confidence).toBeGreaterThanOrEqual(THRESHOLD);
       expect(typeof p.score).toBe('number');
@@ -130,7 +161,8 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
       expect(p.push_timestamp_us).toBeLessThanOrEqual(Date.now() * 1000 + 1000);
     }
     // Within one chunk, best first.
-    for (let i = 1; i < p1.length; i++) expect(p1[i].confidence).toBeLessThanOrEqual(p1[i - 1].confidence);
+    for (let i = 1; i < p1.length; i++)
+      expect(p1[i].confidence).toBeLessThanOrEqual(p1[i - 1].confidence);
     // `id:` is the sequence number, 1, 2, 3…
     expect(res.named('message').map((e) => e.id)).toEqual(p1.map((_, i) => String(i + 1)));
 
@@ -154,7 +186,10 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     // Each memory at most once.
     expect(new Set(all.map((p) => p.memory.memory_id)).size).toBe(all.length);
     // No push for a memory below the threshold of every chunk fed.
-    for (const p of all) expect(Math.max(cos(s1, p.memory.content), cos(s3.trim(), p.memory.content))).toBeGreaterThanOrEqual(THRESHOLD);
+    for (const p of all)
+      expect(
+        Math.max(cos(s1, p.memory.content), cos(s3.trim(), p.memory.content)),
+      ).toBeGreaterThanOrEqual(THRESHOLD);
   });
 
   it('uses 0.5 as the default threshold', async () => {
@@ -199,7 +234,9 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     expect(n).toBeGreaterThanOrEqual(1);
     for (const p of stream.pushes) expect(p.chunk_offset).toBe(0);
     await feed(t, ws.key, id, b);
-    const want = expectedFor('purple cat mat', mems, THRESHOLD).filter((m) => !stream.pushes.some((p) => p.memory.memory_id === m));
+    const want = expectedFor('purple cat mat', mems, THRESHOLD).filter(
+      (m) => !stream.pushes.some((p) => p.memory.memory_id === m),
+    );
     expect(want.length).toBeGreaterThanOrEqual(1);
     await stream.waitForPushes(n + want.length, 3000);
     for (const p of stream.pushes.slice(n)) expect(p.chunk_offset).toBe(a.length + 2);
@@ -225,14 +262,21 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     const [p] = await stream.waitForPushes(1);
     await allPushes(stream, id);
     expect(stream.pushes).toHaveLength(1);
-    expect(p).toMatchObject({ subscription_id: id, sequence_number: 1, strategy: 'similarity', chunk_offset: pre.length });
+    expect(p).toMatchObject({
+      subscription_id: id,
+      sequence_number: 1,
+      strategy: 'similarity',
+      chunk_offset: pre.length,
+    });
     expect(p.memory).toMatchObject({ memory_id: m.memory_id, content: hit });
     expect(p.confidence).toBeCloseTo(cos(chunk, hit), 3);
     expect(stream.named('message')[0]?.id).toBe('1');
 
     // Already pushed: feeding the chunk again does not push it a second time.
     await feed(t, own.key, id, chunk);
-    const hit2 = await remember(t, own.key, { content: 'The orchestra plays the symphony on Friday.' });
+    const hit2 = await remember(t, own.key, {
+      content: 'The orchestra plays the symphony on Friday.',
+    });
     await stream.waitForPushes(2);
     await allPushes(stream, id);
     expect(stream.pushes.map((x) => x.memory.memory_id)).toEqual([m.memory_id, hit2.memory_id]);
@@ -247,12 +291,16 @@ describe('SSE subscribe: handshake, matching, sequence numbers, offsets', () => 
     const { stream, id } = await subscribe(own.key, { confidence_threshold: THRESHOLD });
     const chunk = 'The orchestra rehearses the symphony on Friday evening.';
     await feed(t, own.key, id, chunk);
-    const hit = await remember(t, own.key, { content: 'Symphony orchestra rehearses on Friday evening at the hall.' });
+    const hit = await remember(t, own.key, {
+      content: 'Symphony orchestra rehearses on Friday evening at the hall.',
+    });
     const [p] = await stream.waitForPushes(1);
     expect(p).toMatchObject({ subscription_id: id, sequence_number: 1, chunk_offset: 0 });
     expect(p.memory.memory_id).toBe(hit.memory_id);
     // Later feeds keep working.
-    const other = await remember(t, own.key, { content: 'Seagulls steal chips from tourists at the pier.' });
+    const other = await remember(t, own.key, {
+      content: 'Seagulls steal chips from tourists at the pier.',
+    });
     await feed(t, own.key, id, ' Why do seagulls steal chips from tourists?');
     await stream.waitForPushes(2);
     expect(stream.pushes[1]).toMatchObject({ sequence_number: 2, chunk_offset: chunk.length + 1 });
@@ -268,16 +316,28 @@ describe('SSE subscribe: many matches', () => {
     const ws = await createWorkspace(t, 'sub-many');
     const N = 40;
     const mems: any[] = [];
-    for (let i = 0; i < N; i++) mems.push(await remember(t, ws.key, { content: `quarterly budget review meeting notes item${i}` }));
+    for (let i = 0; i < N; i++)
+      mems.push(
+        await remember(t, ws.key, { content: `quarterly budget review meeting notes item${i}` }),
+      );
     await remember(t, ws.key, { content: 'Seagulls steal chips from tourists at the pier.' });
     const s = 'quarterly budget review meeting notes.';
     for (const m of mems) expect(cos(s, m.content)).toBeGreaterThanOrEqual(0.5);
-    const { stream, id } = await subscribe(ws.key, { confidence_threshold: 0.5, max_pushes_per_chunk: 1000 });
+    const { stream, id } = await subscribe(ws.key, {
+      confidence_threshold: 0.5,
+      max_pushes_per_chunk: 1000,
+    });
     await feed(t, ws.key, id, s);
     await feed(t, ws.key, id, ` ${s}`);
-    await stream.until((evs) => evs.filter((e) => e.event === 'message').length >= N, 3000, `${N} pushes`);
+    await stream.until(
+      (evs) => evs.filter((e) => e.event === 'message').length >= N,
+      3000,
+      `${N} pushes`,
+    );
     await allPushes(stream, id);
-    expect(stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(mems.map((m) => m.memory_id).sort());
+    expect(stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(
+      mems.map((m) => m.memory_id).sort(),
+    );
     expect(stream.pushes.map((p) => p.sequence_number)).toEqual(mems.map((_, i) => i + 1));
   });
 });
@@ -287,10 +347,21 @@ describe('SSE subscribe: filters', () => {
 
   it('entity_id: only that entity’s memories, for fed chunks and for new writes', async () => {
     const ws = await createWorkspace(t, 'sub-entity');
-    const alice = await remember(t, ws.key, { content: 'Alice booked flights to Lisbon for the conference.', entity_id: 'alice' });
-    const bob = await remember(t, ws.key, { content: 'Bob booked flights to Lisbon for the conference.', entity_id: 'bob' });
-    const none = await remember(t, ws.key, { content: 'Someone booked flights to Lisbon for the conference.' });
-    const { stream, id } = await subscribe(ws.key, { confidence_threshold: THRESHOLD, entity_id: 'alice' });
+    const alice = await remember(t, ws.key, {
+      content: 'Alice booked flights to Lisbon for the conference.',
+      entity_id: 'alice',
+    });
+    const bob = await remember(t, ws.key, {
+      content: 'Bob booked flights to Lisbon for the conference.',
+      entity_id: 'bob',
+    });
+    const none = await remember(t, ws.key, {
+      content: 'Someone booked flights to Lisbon for the conference.',
+    });
+    const { stream, id } = await subscribe(ws.key, {
+      confidence_threshold: THRESHOLD,
+      entity_id: 'alice',
+    });
     const s = 'Who booked flights to Lisbon for the conference?';
     for (const m of [alice, bob, none]) expect(cos(s, m.content)).toBeGreaterThanOrEqual(THRESHOLD);
     await feed(t, ws.key, id, s);
@@ -300,22 +371,40 @@ describe('SSE subscribe: filters', () => {
     expect(stream.pushes[0].memory.entity_id).toBe('alice');
 
     await remember(t, ws.key, { content: 'Bob also booked flights to Lisbon.', entity_id: 'bob' });
-    const alice2 = await remember(t, ws.key, { content: 'Alice also booked flights to Lisbon.', entity_id: 'alice' });
+    const alice2 = await remember(t, ws.key, {
+      content: 'Alice also booked flights to Lisbon.',
+      entity_id: 'alice',
+    });
     await stream.waitForPushes(2);
     await allPushes(stream, id);
-    expect(stream.pushes.map((p) => p.memory.memory_id)).toEqual([alice.memory_id, alice2.memory_id]);
+    expect(stream.pushes.map((p) => p.memory.memory_id)).toEqual([
+      alice.memory_id,
+      alice2.memory_id,
+    ]);
   });
 
   it('kind_filter: the default pushes episodes and revisions, never documents or propositions, nor superseded versions', async () => {
     const ws = await createWorkspace(t, 'sub-kinds');
-    const text = 'The quarterly budget review meeting is on Tuesday. Finance will present the quarterly budget numbers at the meeting.';
+    const text =
+      'The quarterly budget review meeting is on Tuesday. Finance will present the quarterly budget numbers at the meeting.';
     const form = new FormData();
     form.append('files', new Blob([text], { type: 'text/plain' }), 'notes/budget.txt');
-    const up = await fetch(`${t.base}/v1/upload`, { method: 'POST', headers: { authorization: `Bearer ${ws.key}` }, body: form });
+    const up = await fetch(`${t.base}/v1/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ws.key}` },
+      body: form,
+    });
     expect(up.status, await up.clone().text()).toBeLessThan(300);
-    const episode = await remember(t, ws.key, { content: 'The quarterly budget review meeting got moved.' });
-    const toRevise = await remember(t, ws.key, { content: 'Draft agenda for the quarterly budget review meeting.' });
-    const rev = await t.req('PUT', `/v1/revise/${toRevise.memory_id}`, { key: ws.key, body: { content: 'Final agenda for the quarterly budget review meeting.' } });
+    const episode = await remember(t, ws.key, {
+      content: 'The quarterly budget review meeting got moved.',
+    });
+    const toRevise = await remember(t, ws.key, {
+      content: 'Draft agenda for the quarterly budget review meeting.',
+    });
+    const rev = await t.req('PUT', `/v1/revise/${toRevise.memory_id}`, {
+      key: ws.key,
+      body: { content: 'Final agenda for the quarterly budget review meeting.' },
+    });
     expect(rev.status, rev.text).toBe(200);
     expect(rev.body.kind).toBe('revision');
 
@@ -328,27 +417,44 @@ describe('SSE subscribe: filters', () => {
 
     const s = 'When is the quarterly budget review meeting?';
     const relevant = all.filter((m) => cos(s, m.content) >= THRESHOLD);
-    expect(relevant.filter((m) => m.kind === 'document' || m.kind === 'proposition').length).toBeGreaterThanOrEqual(1);
+    expect(
+      relevant.filter((m) => m.kind === 'document' || m.kind === 'proposition').length,
+    ).toBeGreaterThanOrEqual(1);
 
     const def = await subscribe(ws.key, { confidence_threshold: THRESHOLD });
-    const wantDefault = relevant.filter((m) => ['episode', 'insight', 'revision'].includes(m.kind)).map((m) => m.memory_id).sort();
+    const wantDefault = relevant
+      .filter((m) => ['episode', 'insight', 'revision'].includes(m.kind))
+      .map((m) => m.memory_id)
+      .sort();
     expect(wantDefault).toEqual([episode.memory_id, toRevise.memory_id].sort());
     await feed(t, ws.key, def.id, s);
     await def.stream.waitForPushes(wantDefault.length);
     await allPushes(def.stream, def.id);
     expect(def.stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(wantDefault);
     const revPush = def.stream.pushes.find((p) => p.memory.memory_id === toRevise.memory_id);
-    expect(revPush.memory).toMatchObject({ kind: 'revision', content: 'Final agenda for the quarterly budget review meeting.' });
+    expect(revPush.memory).toMatchObject({
+      kind: 'revision',
+      content: 'Final agenda for the quarterly budget review meeting.',
+    });
     for (const p of def.stream.pushes) expect(p.memory.superseded_by ?? null).toBeNull();
 
-    const only = await subscribe(ws.key, { confidence_threshold: THRESHOLD, kind_filter: ['document', 'proposition'] });
-    const wantDocs = relevant.filter((m) => m.kind === 'document' || m.kind === 'proposition').map((m) => m.memory_id).sort();
+    const only = await subscribe(ws.key, {
+      confidence_threshold: THRESHOLD,
+      kind_filter: ['document', 'proposition'],
+    });
+    const wantDocs = relevant
+      .filter((m) => m.kind === 'document' || m.kind === 'proposition')
+      .map((m) => m.memory_id)
+      .sort();
     await feed(t, ws.key, only.id, s);
     await only.stream.waitForPushes(wantDocs.length);
     await allPushes(only.stream, only.id);
     expect(only.stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(wantDocs);
 
-    const revOnly = await subscribe(ws.key, { confidence_threshold: THRESHOLD, kind_filter: ['revision'] });
+    const revOnly = await subscribe(ws.key, {
+      confidence_threshold: THRESHOLD,
+      kind_filter: ['revision'],
+    });
     await feed(t, ws.key, revOnly.id, s);
     await revOnly.stream.waitForPushes(1);
     await allPushes(revOnly.stream, revOnly.id);
@@ -357,7 +463,10 @@ describe('SSE subscribe: filters', () => {
 
   it('kind_filter with an unknown kind is a 400', async () => {
     const ws = await createWorkspace(t, 'sub-badkind');
-    const res = await openSse(t.base, '/v1/subscribe', { key: ws.key, body: { kind_filter: ['dream'] } });
+    const res = await openSse(t.base, '/v1/subscribe', {
+      key: ws.key,
+      body: { kind_filter: ['dream'] },
+    });
     expect(res.ok).toBe(false);
     if (res.ok) return;
     expect(res.status).toBe(400);
@@ -366,13 +475,24 @@ describe('SSE subscribe: filters', () => {
   it('time_scope_us: only memories created within that many µs before now', async () => {
     const ws = await createWorkspace(t, 'sub-scope');
     // The old memory is imported with a creation time a minute back, instead of waiting for one.
-    const old = { memory_id: 'a1b2c3d4e5f60718293a4b5c6d7e8f90', content: 'The lighthouse keeper polished the brass lamp.' };
+    const old = {
+      memory_id: 'a1b2c3d4e5f60718293a4b5c6d7e8f90',
+      content: 'The lighthouse keeper polished the brass lamp.',
+    };
     const line = JSON.stringify({ memory: { ...old, created_at: Date.now() * 1000 - 60_000_000 } });
-    const imported = await t.req('POST', `/v1/workspaces/${ws.slug}/import`, { raw: `${line}\n`, headers: { 'content-type': 'application/x-ndjson' } });
+    const imported = await t.req('POST', `/v1/workspaces/${ws.slug}/import`, {
+      raw: `${line}\n`,
+      headers: { 'content-type': 'application/x-ndjson' },
+    });
     expect(imported.status, imported.text).toBe(200);
     expect(imported.body.imported).toBe(1);
-    const fresh = await remember(t, ws.key, { content: 'The lighthouse keeper polished the lamp again.' });
-    const { stream, id } = await subscribe(ws.key, { confidence_threshold: THRESHOLD, time_scope_us: 30_000_000 });
+    const fresh = await remember(t, ws.key, {
+      content: 'The lighthouse keeper polished the lamp again.',
+    });
+    const { stream, id } = await subscribe(ws.key, {
+      confidence_threshold: THRESHOLD,
+      time_scope_us: 30_000_000,
+    });
     const s = 'The lighthouse keeper polished the lamp.';
     expect(cos(s, old.content)).toBeGreaterThanOrEqual(THRESHOLD);
     expect(cos(s, fresh.content)).toBeGreaterThanOrEqual(THRESHOLD);
@@ -385,7 +505,9 @@ describe('SSE subscribe: filters', () => {
     const all = await subscribe(ws.key, { confidence_threshold: THRESHOLD });
     await feed(t, ws.key, all.id, s);
     await all.stream.waitForPushes(2);
-    expect(all.stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual([old.memory_id, fresh.memory_id].sort());
+    expect(all.stream.pushes.map((p) => p.memory.memory_id).sort()).toEqual(
+      [old.memory_id, fresh.memory_id].sort(),
+    );
   });
 });
 
@@ -401,7 +523,10 @@ describe('SSE subscribe: closing', () => {
     await stream.ended;
     expect(stream.events.map((e) => e.event)).toEqual(['subscribed', 'closed']);
     expect(t.app.svc.subscriptions.size).toBe(size - 1);
-    const f = await t.req('POST', `/v1/subscribe/${id}/feed`, { key: ws.key, body: { text: 'anything at all here.' } });
+    const f = await t.req('POST', `/v1/subscribe/${id}/feed`, {
+      key: ws.key,
+      body: { text: 'anything at all here.' },
+    });
     expect(f.status).toBe(404);
     expect(f.body.error_code).toBe('not_found');
     expect((await t.req('DELETE', `/v1/subscribe/${id}`, { key: ws.key })).status).toBe(404);
@@ -412,18 +537,36 @@ describe('SSE subscribe: closing', () => {
     const { stream, id } = await subscribe(ws.key, {});
     const size = t.app.svc.subscriptions.size;
     stream.destroy();
-    await waitUntil(() => t.app.svc.subscriptions.size === size - 1, 3000, 'the registry to drop the subscription');
-    const f = await t.req('POST', `/v1/subscribe/${id}/feed`, { key: ws.key, body: { text: 'anything at all here.' } });
+    await waitUntil(
+      () => t.app.svc.subscriptions.size === size - 1,
+      3000,
+      'the registry to drop the subscription',
+    );
+    const f = await t.req('POST', `/v1/subscribe/${id}/feed`, {
+      key: ws.key,
+      body: { text: 'anything at all here.' },
+    });
     expect(f.status).toBe(404);
   });
 
   it('feeding or closing an unknown or malformed id', async () => {
     const ws = await createWorkspace(t, 'sub-unknown');
-    expect((await t.req('POST', '/v1/subscribe/12345/feed', { key: ws.key, body: { text: 'hello there friend.' } })).status).toBe(404);
+    expect(
+      (
+        await t.req('POST', '/v1/subscribe/12345/feed', {
+          key: ws.key,
+          body: { text: 'hello there friend.' },
+        })
+      ).status,
+    ).toBe(404);
     expect((await t.req('DELETE', '/v1/subscribe/12345', { key: ws.key })).status).toBe(404);
-    expect((await t.req('POST', '/v1/subscribe/abc/feed', { key: ws.key, body: { text: 'x' } })).status).toBe(400);
+    expect(
+      (await t.req('POST', '/v1/subscribe/abc/feed', { key: ws.key, body: { text: 'x' } })).status,
+    ).toBe(400);
     const { id } = await subscribe(ws.key, {});
-    expect((await t.req('POST', `/v1/subscribe/${id}/feed`, { key: ws.key, body: {} })).status).toBe(400);
+    expect(
+      (await t.req('POST', `/v1/subscribe/${id}/feed`, { key: ws.key, body: {} })).status,
+    ).toBe(400);
   });
 });
 
@@ -440,7 +583,10 @@ describe('SSE subscribe: workspaces and limits', () => {
     expect(fb.body.error_code).toBe('not_found');
     expect((await t.req('DELETE', `/v1/subscribe/${id}`, { key: b.key })).status).toBe(404);
     // An admin key naming the wrong workspace is also a 404.
-    expect((await t.req('POST', `/v1/workspaces/${b.slug}/subscribe/${id}/feed`, { body: { text: s } })).status).toBe(404);
+    expect(
+      (await t.req('POST', `/v1/workspaces/${b.slug}/subscribe/${id}/feed`, { body: { text: s } }))
+        .status,
+    ).toBe(404);
     expect((await t.req('DELETE', `/v1/workspaces/${b.slug}/subscribe/${id}`)).status).toBe(404);
     await allPushes(stream, id);
     expect(t.app.svc.subscriptions.pushed(id)).toBe(0);
@@ -459,15 +605,22 @@ describe('SSE subscribe: workspaces and limits', () => {
   it('an admin key may open a subscription under /v1/workspaces/<slug>/; it belongs to that workspace', async () => {
     const a = await createWorkspace(t, 'sub-scoped-a');
     const b = await createWorkspace(t, 'sub-scoped-b');
-    const m = await remember(t, a.key, { content: 'The greenhouse tomatoes need watering every morning.' });
-    const opened = await openSse(t.base, `/v1/workspaces/${a.slug}/subscribe`, { key: t.adminKey, body: { confidence_threshold: 0.4 } });
+    const m = await remember(t, a.key, {
+      content: 'The greenhouse tomatoes need watering every morning.',
+    });
+    const opened = await openSse(t.base, `/v1/workspaces/${a.slug}/subscribe`, {
+      key: t.adminKey,
+      body: { confidence_threshold: 0.4 },
+    });
     expect(opened.ok).toBe(true);
     if (!opened.ok) return;
     open.push(opened);
     const [first] = await opened.waitFor('subscribed');
     const id = first?.json?.subscription_id as number;
     const s = 'Water the greenhouse tomatoes every morning.';
-    expect((await t.req('POST', `/v1/subscribe/${id}/feed`, { key: b.key, body: { text: s } })).status).toBe(404);
+    expect(
+      (await t.req('POST', `/v1/subscribe/${id}/feed`, { key: b.key, body: { text: s } })).status,
+    ).toBe(404);
     await feed(t, a.key, id, s);
     const [p] = await opened.waitForPushes(1);
     expect(p.memory.memory_id).toBe(m.memory_id);
@@ -479,7 +632,9 @@ describe('SSE subscribe: workspaces and limits', () => {
   it('the 101st open subscription in a workspace is a 429; other workspaces are unaffected', async () => {
     const ws = await createWorkspace(t, 'sub-limit');
     const other = await createWorkspace(t, 'sub-limit-other');
-    const subs = await Promise.all(Array.from({ length: 100 }, () => subscribeSse(t.base, ws.key, {})));
+    const subs = await Promise.all(
+      Array.from({ length: 100 }, () => subscribeSse(t.base, ws.key, {})),
+    );
     try {
       expect(new Set(subs.map((s) => s.id)).size).toBe(100);
       const extra = await openSse(t.base, '/v1/subscribe', { key: ws.key, body: {} });
@@ -493,7 +648,9 @@ describe('SSE subscribe: workspaces and limits', () => {
 
       // Closing one frees a slot.
       const first = subs[0] as (typeof subs)[number];
-      expect((await t.req('DELETE', `/v1/subscribe/${first.id}`, { key: ws.key })).status).toBe(200);
+      expect((await t.req('DELETE', `/v1/subscribe/${first.id}`, { key: ws.key })).status).toBe(
+        200,
+      );
       await first.stream.ended;
       const again = await subscribeSse(t.base, ws.key, {});
       subs.push(again);

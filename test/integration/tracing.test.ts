@@ -20,7 +20,11 @@ const exporter = new InMemorySpanExporter();
 let t: TestApp;
 
 beforeAll(async () => {
-  t = await startTestApp({}, { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' }, { traceExporter: exporter });
+  t = await startTestApp(
+    {},
+    { FLASHBULB_REFLECT_ENABLED: 'false', FLASHBULB_CONTRADICTIONS_ENABLED: 'false' },
+    { traceExporter: exporter },
+  );
 });
 afterAll(async () => {
   await t?.stop();
@@ -42,15 +46,21 @@ function trace(traceId: string): ReadableSpan[] {
 
 /** The spans of a trace, once the one named `last` (the outermost, so the last to end) is there. */
 function spansOf(traceId: string, last: string): Promise<ReadableSpan[]> {
-  return until(() => {
-    const s = trace(traceId);
-    return s.some((x) => x.name === last) ? s : null;
-  }, { what: `the span ${last}` });
+  return until(
+    () => {
+      const s = trace(traceId);
+      return s.some((x) => x.name === last) ? s : null;
+    },
+    { what: `the span ${last}` },
+  );
 }
 
 function only(spans: ReadableSpan[], name: string): ReadableSpan {
   const found = spans.filter((s) => s.name === name);
-  expect(found.map((s) => s.name), `one span named ${name} among ${spans.map((s) => s.name).join(', ')}`).toEqual([name]);
+  expect(
+    found.map((s) => s.name),
+    `one span named ${name} among ${spans.map((s) => s.name).join(', ')}`,
+  ).toEqual([name]);
   return found[0]!;
 }
 
@@ -65,7 +75,10 @@ function id(span: ReadableSpan): string {
 describe('tracing', () => {
   it('a REST remember is one chain under the incoming traceparent, across the shard thread', async () => {
     const content = 'Erin secretly collects antique maps';
-    const res = await t.req('POST', '/v1/memories', { body: { content }, headers: { traceparent: `00-${TRACE}-${PARENT}-01` } });
+    const res = await t.req('POST', '/v1/memories', {
+      body: { content },
+      headers: { traceparent: `00-${TRACE}-${PARENT}-01` },
+    });
     expect(res.status, res.text).toBe(201);
     const spans = await spansOf(TRACE, 'POST /v1/memories');
     const request = only(spans, 'POST /v1/memories');
@@ -73,16 +86,34 @@ describe('tracing', () => {
     expect(request.kind).toBe(SpanKind.SERVER);
     expect(request.status.code).toBe(SpanStatusCode.UNSET);
     expect(request.attributes).toMatchObject({
-      'http.request.method': 'POST', 'http.route': '/v1/memories', 'http.response.status_code': 201, 'url.path': '/v1/memories', 'url.scheme': 'http',
-      'server.address': '127.0.0.1', 'server.port': t.app.httpPort, 'flashbulb.operation': 'remember', 'flashbulb.workspace': 'default',
+      'http.request.method': 'POST',
+      'http.route': '/v1/memories',
+      'http.response.status_code': 201,
+      'url.path': '/v1/memories',
+      'url.scheme': 'http',
+      'server.address': '127.0.0.1',
+      'server.port': t.app.httpPort,
+      'flashbulb.operation': 'remember',
+      'flashbulb.workspace': 'default',
     });
     expect(request.attributes['error.type']).toBeUndefined();
     const verb = only(spans, 'verb remember');
     expect(parentOf(verb)).toBe(id(request));
     expect(verb.kind).toBe(SpanKind.INTERNAL);
-    expect(verb.attributes).toMatchObject({ 'gen_ai.operation.name': 'create_memory', 'gen_ai.provider.name': 'flashbulb', 'gen_ai.memory.store.id': 'default', 'gen_ai.memory.record.id': res.body.memory_id, 'gen_ai.memory.record.count': 1 });
-    expect(request.resource.attributes).toMatchObject({ 'service.name': 'flashbulb', 'service.version': VERSION });
-    expect(String(request.resource.attributes['service.instance.id'])).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(verb.attributes).toMatchObject({
+      'gen_ai.operation.name': 'create_memory',
+      'gen_ai.provider.name': 'flashbulb',
+      'gen_ai.memory.store.id': 'default',
+      'gen_ai.memory.record.id': res.body.memory_id,
+      'gen_ai.memory.record.count': 1,
+    });
+    expect(request.resource.attributes).toMatchObject({
+      'service.name': 'flashbulb',
+      'service.version': VERSION,
+    });
+    expect(String(request.resource.attributes['service.instance.id'])).toMatch(
+      /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/,
+    );
     expect(parentOf(only(spans, 'embed'))).toBe(id(verb));
     const call = only(spans, 'shard remember');
     expect(parentOf(call)).toBe(id(verb));
@@ -102,9 +133,14 @@ describe('tracing', () => {
 
   it('a gRPC recall takes its parent from traceparent metadata', async () => {
     const traceId = 'a'.repeat(32);
-    const grpc = connectGrpc(t.app.grpcPort, { auth: { key: t.adminKey, extra: { traceparent: `00-${traceId}-${'b'.repeat(16)}-01` } } });
+    const grpc = connectGrpc(t.app.grpcPort, {
+      auth: { key: t.adminKey, extra: { traceparent: `00-${traceId}-${'b'.repeat(16)}-01` } },
+    });
     try {
-      await grpc.call('MemoryService', 'Recall', { cue: 'maps', strategies: [{ strategy_type: 1 }] });
+      await grpc.call('MemoryService', 'Recall', {
+        cue: 'maps',
+        strategies: [{ strategy_type: 1 }],
+      });
     } finally {
       grpc.close();
     }
@@ -112,32 +148,54 @@ describe('tracing', () => {
     const call = only(spans, 'hebbs.v1.MemoryService/Recall');
     expect(parentOf(call)).toBe('b'.repeat(16));
     expect(call.kind).toBe(SpanKind.SERVER);
-    expect(call.attributes).toMatchObject({ 'rpc.system': 'grpc', 'rpc.service': 'hebbs.v1.MemoryService', 'rpc.method': 'Recall', 'rpc.grpc.status_code': 0, 'rpc.response.status_code': 'OK' });
+    expect(call.attributes).toMatchObject({
+      'rpc.system': 'grpc',
+      'rpc.service': 'hebbs.v1.MemoryService',
+      'rpc.method': 'Recall',
+      'rpc.grpc.status_code': 0,
+      'rpc.response.status_code': 'OK',
+    });
     expect(call.status.code).toBe(SpanStatusCode.UNSET);
     const verb = only(spans, 'verb recall');
     expect(parentOf(verb)).toBe(id(call));
-    expect(verb.attributes).toMatchObject({ 'gen_ai.operation.name': 'search_memory', 'gen_ai.memory.store.id': 'default', 'flashbulb.recall.strategies': ['similarity'] });
+    expect(verb.attributes).toMatchObject({
+      'gen_ai.operation.name': 'search_memory',
+      'gen_ai.memory.store.id': 'default',
+      'flashbulb.recall.strategies': ['similarity'],
+    });
     expect(verb.attributes['gen_ai.memory.record.count']).toBeGreaterThan(0);
-    expect(spans.some((s) => s.name.startsWith('shard ') && s.name.endsWith('(in the shard)'))).toBe(true);
+    expect(
+      spans.some((s) => s.name.startsWith('shard ') && s.name.endsWith('(in the shard)')),
+    ).toBe(true);
   });
 
   it('without a traceparent a request starts a trace of its own', async () => {
     const before = new Set(exporter.getFinishedSpans().map((s) => s.spanContext().traceId));
     const res = await t.req('GET', '/v1/entities');
     expect(res.status).toBe(200);
-    const fresh = await until(() => {
-      const s = exporter.getFinishedSpans().filter((x) => x.name === 'GET /v1/entities' && !before.has(x.spanContext().traceId));
-      return s.length > 0 ? s : null;
-    }, { what: 'a new trace' });
+    const fresh = await until(
+      () => {
+        const s = exporter
+          .getFinishedSpans()
+          .filter((x) => x.name === 'GET /v1/entities' && !before.has(x.spanContext().traceId));
+        return s.length > 0 ? s : null;
+      },
+      { what: 'a new trace' },
+    );
     expect(parentOf(fresh[0]!)).toBeUndefined();
   });
 
   it('a 4xx leaves the request span unset (the caller erred), with its route and status; the verb span names the error', async () => {
     const traceId = '1'.repeat(32);
-    const res = await t.req('GET', `/v1/workspaces/default/memories/${'0'.repeat(32)}`, { headers: { traceparent: traceparent(traceId) } });
+    const res = await t.req('GET', `/v1/workspaces/default/memories/${'0'.repeat(32)}`, {
+      headers: { traceparent: traceparent(traceId) },
+    });
     expect(res.status).toBe(404);
     const request = await requestSpan(traceId, 'GET /v1/workspaces/{workspace}/memories/{id}');
-    expect(request.attributes).toMatchObject({ 'http.route': '/v1/workspaces/{workspace}/memories/{id}', 'http.response.status_code': 404 });
+    expect(request.attributes).toMatchObject({
+      'http.route': '/v1/workspaces/{workspace}/memories/{id}',
+      'http.response.status_code': 404,
+    });
     expect(request.status.code).toBe(SpanStatusCode.UNSET);
     expect(request.attributes['error.type']).toBeUndefined();
     const verb = only(await spansOf(traceId, 'verb get'), 'verb get');
@@ -149,44 +207,81 @@ describe('tracing', () => {
     const traceId = '2'.repeat(32);
     t.app.svc.health.ready = false;
     try {
-      expect((await t.req('GET', '/v1/health/ready', { headers: { traceparent: traceparent(traceId) } })).status).toBe(503);
+      expect(
+        (await t.req('GET', '/v1/health/ready', { headers: { traceparent: traceparent(traceId) } }))
+          .status,
+      ).toBe(503);
     } finally {
       t.app.svc.health.ready = true;
     }
     const request = await requestSpan(traceId, 'GET /v1/health/ready');
     expect(request.status).toEqual({ code: SpanStatusCode.ERROR });
-    expect(request.attributes).toMatchObject({ 'error.type': '503', 'http.response.status_code': 503 });
+    expect(request.attributes).toMatchObject({
+      'error.type': '503',
+      'http.response.status_code': 503,
+    });
   });
 
   it('a path no route knows is named by its method alone; a refused key still gets its span; query values are redacted', async () => {
     const unknown = '3'.repeat(32);
-    expect((await t.req('GET', '/v1/nothing/here', { headers: { traceparent: traceparent(unknown) } })).status).toBe(404);
+    expect(
+      (await t.req('GET', '/v1/nothing/here', { headers: { traceparent: traceparent(unknown) } }))
+        .status,
+    ).toBe(404);
     const bare = await requestSpan(unknown, 'GET');
     expect(bare.attributes['http.route']).toBeUndefined();
-    expect(bare.attributes).toMatchObject({ 'url.path': '/v1/nothing/here', 'http.response.status_code': 404 });
+    expect(bare.attributes).toMatchObject({
+      'url.path': '/v1/nothing/here',
+      'http.response.status_code': 404,
+    });
 
     const refused = '4'.repeat(32);
-    expect((await t.req('POST', '/v1/recall', { key: 'fb_live_wrong', body: { cue: 'x' }, headers: { traceparent: traceparent(refused) } })).status).toBe(401);
+    expect(
+      (
+        await t.req('POST', '/v1/recall', {
+          key: 'fb_live_wrong',
+          body: { cue: 'x' },
+          headers: { traceparent: traceparent(refused) },
+        })
+      ).status,
+    ).toBe(401);
     const denied = await requestSpan(refused, 'POST /v1/recall');
-    expect(denied.attributes).toMatchObject({ 'http.response.status_code': 401, 'http.route': '/v1/recall' });
+    expect(denied.attributes).toMatchObject({
+      'http.response.status_code': 401,
+      'http.route': '/v1/recall',
+    });
     expect(denied.status.code).toBe(SpanStatusCode.UNSET);
 
     const listed = '5'.repeat(32);
-    expect((await t.req('GET', '/v1/memories?q=antique&limit=2', { headers: { traceparent: traceparent(listed) } })).status).toBe(200);
+    expect(
+      (
+        await t.req('GET', '/v1/memories?q=antique&limit=2', {
+          headers: { traceparent: traceparent(listed) },
+        })
+      ).status,
+    ).toBe(200);
     const list = await requestSpan(listed, 'GET /v1/memories');
     expect(list.attributes['url.query']).toBe('q=REDACTED&limit=REDACTED');
   });
 
   it('a gRPC call the caller got wrong keeps an unset status; its code is on the span', async () => {
     const traceId = '6'.repeat(32);
-    const grpc = connectGrpc(t.app.grpcPort, { auth: { key: t.adminKey, extra: { traceparent: traceparent(traceId) } } });
+    const grpc = connectGrpc(t.app.grpcPort, {
+      auth: { key: t.adminKey, extra: { traceparent: traceparent(traceId) } },
+    });
     try {
-      await grpc.call('MemoryService', 'Get', { memory_id: Buffer.alloc(16) }).catch(() => undefined);
+      await grpc
+        .call('MemoryService', 'Get', { memory_id: Buffer.alloc(16) })
+        .catch(() => undefined);
     } finally {
       grpc.close();
     }
     const call = await requestSpan(traceId, 'hebbs.v1.MemoryService/Get');
-    expect(call.attributes).toMatchObject({ 'rpc.grpc.status_code': 5, 'rpc.response.status_code': 'NOT_FOUND', 'rpc.method': 'Get' });
+    expect(call.attributes).toMatchObject({
+      'rpc.grpc.status_code': 5,
+      'rpc.response.status_code': 'NOT_FOUND',
+      'rpc.method': 'Get',
+    });
     expect(call.status.code).toBe(SpanStatusCode.UNSET);
   });
 });

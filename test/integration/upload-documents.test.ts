@@ -44,7 +44,10 @@ interface Ws {
   slug: string;
   key: string;
   req: (method: string, path: string, opts?: { body?: unknown }) => ReturnType<TestApp['req']>;
-  upload: (files: File[], opts?: { path?: string; key?: string }) => Promise<{ status: number; body: any; text: string }>;
+  upload: (
+    files: File[],
+    opts?: { path?: string; key?: string },
+  ) => Promise<{ status: number; body: any; text: string }>;
   all: () => Promise<any[]>;
   edges: (id: string) => Promise<{ outgoing: any[]; incoming: any[] }>;
 }
@@ -61,7 +64,11 @@ async function fresh(): Promise<Ws> {
     upload: async (files, opts = {}) => {
       const form = new FormData();
       for (const [path, content] of files) form.append('files', new Blob([content]), path);
-      const res = await fetch(`${t.base}${opts.path ?? '/v1/upload'}`, { method: 'POST', headers: { authorization: `Bearer ${opts.key ?? key}` }, body: form });
+      const res = await fetch(`${t.base}${opts.path ?? '/v1/upload'}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${opts.key ?? key}` },
+        body: form,
+      });
       const text = await res.text();
       let body: any = text;
       try {
@@ -116,7 +123,11 @@ afterAll(async () => t.stop());
 describe('POST /v1/upload', () => {
   it('stores one document per file and one proposition per statement, linked proposition_of → document', async () => {
     const ws = await fresh();
-    const out = await uploadOk(ws, [['entities/acme/profile.md', ACME], ['notes/2024/meeting.md', MEETING], ['readme.txt', README]]);
+    const out = await uploadOk(ws, [
+      ['entities/acme/profile.md', ACME],
+      ['notes/2024/meeting.md', MEETING],
+      ['readme.txt', README],
+    ]);
     expect(out.files.map((f: any) => f.status)).toEqual(['created', 'created', 'created']);
     expect(out.files.map((f: any) => f.propositions)).toEqual([3, 3, 2]);
     const [acme, meeting, readme] = out.files.map((f: any) => f.document_id);
@@ -130,8 +141,15 @@ describe('POST /v1/upload', () => {
     expect(all).toHaveLength(11);
 
     const doc = (id: string): any => docs.find((d) => d.memory_id === id);
-    expect(doc(acme)).toMatchObject({ kind: 'document', entity_id: 'acme', context: { file_path: 'entities/acme/profile.md' } });
-    expect(doc(meeting)).toMatchObject({ entity_id: 'bob', context: { file_path: 'notes/2024/meeting.md' } });
+    expect(doc(acme)).toMatchObject({
+      kind: 'document',
+      entity_id: 'acme',
+      context: { file_path: 'entities/acme/profile.md' },
+    });
+    expect(doc(meeting)).toMatchObject({
+      entity_id: 'bob',
+      context: { file_path: 'notes/2024/meeting.md' },
+    });
     expect(doc(readme)).toMatchObject({ entity_id: null, context: { file_path: 'readme.txt' } });
     for (const d of docs) {
       expect(Object.keys(d.context).sort()).toEqual(['content_hash', 'file_path']);
@@ -141,7 +159,11 @@ describe('POST /v1/upload', () => {
     expect(doc(readme).content).toContain('It answers recall queries quickly.');
 
     const byDoc = new Map<string, string[]>();
-    for (const [docId, n] of [[acme, 3], [meeting, 3], [readme, 2]] as const) {
+    for (const [docId, n] of [
+      [acme, 3],
+      [meeting, 3],
+      [readme, 2],
+    ] as const) {
       const ps = await propositionsOf(ws, docId);
       expect(ps).toHaveLength(n);
       for (const p of ps) {
@@ -149,35 +171,73 @@ describe('POST /v1/upload', () => {
         expect(p.entity_id).toBe(doc(docId).entity_id);
         expect(p.context.file_path).toBe(doc(docId).context.file_path);
         const pe = await ws.edges(p.memory_id);
-        expect(pe.outgoing.filter((e: any) => e.edge_type === 'proposition_of').map((e: any) => e.target_id)).toEqual([docId]);
+        expect(
+          pe.outgoing
+            .filter((e: any) => e.edge_type === 'proposition_of')
+            .map((e: any) => e.target_id),
+        ).toEqual([docId]);
       }
-      byDoc.set(docId, ps.map((p) => p.content));
+      byDoc.set(
+        docId,
+        ps.map((p) => p.content),
+      );
     }
-    expect(byDoc.get(acme)).toEqual(expect.arrayContaining(['Acme Corporation builds rockets in Texas.', 'The company was founded in 1999.']));
-    expect(byDoc.get(acme)?.some((c) => c.includes('Acme employs four hundred engineers'))).toBe(true);
-    expect(byDoc.get(meeting)).toEqual(expect.arrayContaining(['Bob met the Acme team on Monday.', 'They reviewed the launch schedule.']));
+    expect(byDoc.get(acme)).toEqual(
+      expect.arrayContaining([
+        'Acme Corporation builds rockets in Texas.',
+        'The company was founded in 1999.',
+      ]),
+    );
+    expect(byDoc.get(acme)?.some((c) => c.includes('Acme employs four hundred engineers'))).toBe(
+      true,
+    );
+    expect(byDoc.get(meeting)).toEqual(
+      expect.arrayContaining([
+        'Bob met the Acme team on Monday.',
+        'They reviewed the launch schedule.',
+      ]),
+    );
     // A list item that is only a fragment carries its heading, so it stands on its own.
     const budget = byDoc.get(meeting)?.find((c) => c.includes('approved for next quarter'));
     expect(budget).toContain('Budget');
-    expect(new Set(byDoc.get(readme))).toEqual(new Set(['Flashbulb stores memories for agents.', 'It answers recall queries quickly.']));
+    expect(new Set(byDoc.get(readme))).toEqual(
+      new Set(['Flashbulb stores memories for agents.', 'It answers recall queries quickly.']),
+    );
   });
 
   it('has_entity links a statement to the document of the entity it names; entity_relation links it to that entity’s statements', async () => {
     const ws = await fresh();
-    const out = await uploadOk(ws, [['entities/acme/profile.md', ACME], ['notes/2024/meeting.md', MEETING], ['readme.txt', README]]);
+    const out = await uploadOk(ws, [
+      ['entities/acme/profile.md', ACME],
+      ['notes/2024/meeting.md', MEETING],
+      ['readme.txt', README],
+    ]);
     const [acmeDoc, , readmeDoc] = out.files.map((f: any) => f.document_id);
     const all = await ws.all();
     const bobProp = all.find((m) => m.content === 'Bob met the Acme team on Monday.');
     expect(bobProp).toBeDefined();
     const e = await ws.edges(bobProp.memory_id);
-    expect(e.outgoing.filter((x: any) => x.edge_type === 'has_entity').map((x: any) => x.target_id)).toEqual([acmeDoc]);
-    const acmeProps = new Set((await propositionsOf(ws, acmeDoc)).filter((p) => /acme/i.test(p.content)).map((p) => p.memory_id));
-    const related = [...e.outgoing, ...e.incoming].filter((x: any) => x.edge_type === 'entity_relation').map((x: any) => (x.source_id === bobProp.memory_id ? x.target_id : x.source_id));
-    expect(related.some((id: string) => acmeProps.has(id)), 'linked to a statement of acme').toBe(true);
+    expect(
+      e.outgoing.filter((x: any) => x.edge_type === 'has_entity').map((x: any) => x.target_id),
+    ).toEqual([acmeDoc]);
+    const acmeProps = new Set(
+      (await propositionsOf(ws, acmeDoc))
+        .filter((p) => /acme/i.test(p.content))
+        .map((p) => p.memory_id),
+    );
+    const related = [...e.outgoing, ...e.incoming]
+      .filter((x: any) => x.edge_type === 'entity_relation')
+      .map((x: any) => (x.source_id === bobProp.memory_id ? x.target_id : x.source_id));
+    expect(
+      related.some((id: string) => acmeProps.has(id)),
+      'linked to a statement of acme',
+    ).toBe(true);
     // Statements that name no entity get neither kind of edge.
     for (const p of await propositionsOf(ws, readmeDoc)) {
       const pe = await ws.edges(p.memory_id);
-      expect([...pe.outgoing, ...pe.incoming].map((x: any) => x.edge_type)).toEqual(['proposition_of']);
+      expect([...pe.outgoing, ...pe.incoming].map((x: any) => x.edge_type)).toEqual([
+        'proposition_of',
+      ]);
     }
   });
 
@@ -186,26 +246,42 @@ describe('POST /v1/upload', () => {
     const first = await uploadOk(ws, [['entities/acme/profile.md', ACME]]);
     const acmeDoc = first.files[0].document_id;
     await uploadOk(ws, [['notes/call.md', 'Carol called ACME about the delayed engine.\n']]);
-    const carol = (await ws.all()).find((m) => m.kind === 'proposition' && m.content === 'Carol called ACME about the delayed engine.');
+    const carol = (await ws.all()).find(
+      (m) =>
+        m.kind === 'proposition' && m.content === 'Carol called ACME about the delayed engine.',
+    );
     expect(carol).toMatchObject({ kind: 'proposition', entity_id: null });
     const e = await ws.edges(carol.memory_id);
-    expect(e.outgoing.filter((x: any) => x.edge_type === 'has_entity').map((x: any) => x.target_id)).toEqual([acmeDoc]);
+    expect(
+      e.outgoing.filter((x: any) => x.edge_type === 'has_entity').map((x: any) => x.target_id),
+    ).toEqual([acmeDoc]);
     const acmeProps = new Set((await propositionsOf(ws, acmeDoc)).map((p) => p.memory_id));
-    const related = [...e.outgoing, ...e.incoming].filter((x: any) => x.edge_type === 'entity_relation');
+    const related = [...e.outgoing, ...e.incoming].filter(
+      (x: any) => x.edge_type === 'entity_relation',
+    );
     expect(related.length).toBeGreaterThan(0);
-    for (const x of related) expect(acmeProps.has(x.source_id === carol.memory_id ? x.target_id : x.source_id)).toBe(true);
+    for (const x of related)
+      expect(acmeProps.has(x.source_id === carol.memory_id ? x.target_id : x.source_id)).toBe(true);
   });
 
   it('re-uploading an unchanged file changes nothing', async () => {
     const ws = await fresh();
-    const first = await uploadOk(ws, [['entities/acme/profile.md', ACME], ['readme.txt', README]]);
+    const first = await uploadOk(ws, [
+      ['entities/acme/profile.md', ACME],
+      ['readme.txt', README],
+    ]);
     const before = await ws.all();
     const edgesBefore = await ws.edges(first.files[0].document_id);
-    const again = await uploadOk(ws, [['entities/acme/profile.md', ACME], ['readme.txt', README]]);
+    const again = await uploadOk(ws, [
+      ['entities/acme/profile.md', ACME],
+      ['readme.txt', README],
+    ]);
     expect(again.files).toEqual(first.files.map((f: any) => ({ ...f, status: 'unchanged' })));
     const after = await ws.all();
     expect(after.map((m: any) => m.memory_id)).toEqual(before.map((m: any) => m.memory_id));
-    expect(after.map((m: any) => [m.content, m.updated_at, m.logical_clock])).toEqual(before.map((m: any) => [m.content, m.updated_at, m.logical_clock]));
+    expect(after.map((m: any) => [m.content, m.updated_at, m.logical_clock])).toEqual(
+      before.map((m: any) => [m.content, m.updated_at, m.logical_clock]),
+    );
     expect(await ws.edges(first.files[0].document_id)).toEqual(edgesBefore);
   });
 
@@ -216,11 +292,17 @@ describe('POST /v1/upload', () => {
     const first = await uploadOk(ws, [['plans/roadmap.md', v1]]);
     const docId = first.files[0].document_id;
     const oldProps = await propositionsOf(ws, docId);
-    expect(oldProps.map((p) => p.content).sort()).toEqual(['Alpha launches in May.', 'Beta follows in June.', 'Gamma is cancelled.']);
+    expect(oldProps.map((p) => p.content).sort()).toEqual([
+      'Alpha launches in May.',
+      'Beta follows in June.',
+      'Gamma is cancelled.',
+    ]);
     const oldDoc = (await ws.req('GET', `/v1/memories/${docId}`)).body;
 
     const second = await uploadOk(ws, [['plans/roadmap.md', v2]]);
-    expect(second.files).toEqual([{ file_path: 'plans/roadmap.md', document_id: docId, propositions: 3, status: 'updated' }]);
+    expect(second.files).toEqual([
+      { file_path: 'plans/roadmap.md', document_id: docId, propositions: 3, status: 'updated' },
+    ]);
     const doc = (await ws.req('GET', `/v1/memories/${docId}`)).body;
     expect(doc.kind).toBe('document');
     expect(doc.content).toContain('Delta is added.');
@@ -229,25 +311,37 @@ describe('POST /v1/upload', () => {
     expect(doc.context.content_hash).not.toBe(oldDoc.context.content_hash);
 
     const newProps = await propositionsOf(ws, docId);
-    expect(newProps.map((p) => p.content).sort()).toEqual(['Alpha launches in May.', 'Beta slips to July.', 'Delta is added.']);
+    expect(newProps.map((p) => p.content).sort()).toEqual([
+      'Alpha launches in May.',
+      'Beta slips to July.',
+      'Delta is added.',
+    ]);
     const alphaOld = oldProps.find((p) => p.content === 'Alpha launches in May.');
-    expect(newProps.find((p) => p.content === 'Alpha launches in May.').memory_id).toBe(alphaOld.memory_id);
+    expect(newProps.find((p) => p.content === 'Alpha launches in May.').memory_id).toBe(
+      alphaOld.memory_id,
+    );
     for (const gone of oldProps.filter((p) => p.content !== 'Alpha launches in May.')) {
       expect((await ws.req('GET', `/v1/memories/${gone.memory_id}`)).status).toBe(404);
     }
     const all = await ws.all();
     expect(all).toHaveLength(4);
-    expect(all.filter((m: any) => m.kind === 'document').map((m: any) => m.memory_id)).toEqual([docId]);
+    expect(all.filter((m: any) => m.kind === 'document').map((m: any) => m.memory_id)).toEqual([
+      docId,
+    ]);
     // Recall finds the new statements, not the removed ones.
-    const rec = await ws.req('POST', '/v1/recall', { body: { cue: 'Gamma is cancelled', strategies: ['similarity'], top_k: 10 } });
+    const rec = await ws.req('POST', '/v1/recall', {
+      body: { cue: 'Gamma is cancelled', strategies: ['similarity'], top_k: 10 },
+    });
     expect(rec.status).toBe(200);
     expect(rec.body.results.map((r: any) => r.memory.content)).not.toContain('Gamma is cancelled.');
   });
 
   it('a changed entity in the front matter moves the document and all its statements to the new entity', async () => {
     const ws = await fresh();
-    const v1 = '---\nentity_id: acme\n---\nThe factory runs three shifts. Orders doubled this year.\n';
-    const v2 = '---\nentity_id: globex\n---\nThe factory runs three shifts. Orders tripled this year.\n';
+    const v1 =
+      '---\nentity_id: acme\n---\nThe factory runs three shifts. Orders doubled this year.\n';
+    const v2 =
+      '---\nentity_id: globex\n---\nThe factory runs three shifts. Orders tripled this year.\n';
     const first = await uploadOk(ws, [['notes/factory.md', v1]]);
     const docId = first.files[0].document_id;
     const second = await uploadOk(ws, [['notes/factory.md', v2]]);
@@ -270,7 +364,10 @@ describe('POST /v1/upload', () => {
     ];
     it.each(bad)('%s', async (_name, file) => {
       const ws = await fresh();
-      for (const files of [[['good/first.md', ACME], file], [file, ['good/last.md', README]]] as File[][]) {
+      for (const files of [
+        [['good/first.md', ACME], file],
+        [file, ['good/last.md', README]],
+      ] as File[][]) {
         const res = await ws.upload(files);
         expect(res.status, res.text).toBe(400);
         expect(res.body.error_code).toBe('invalid_input');
@@ -294,7 +391,11 @@ describe('POST /v1/upload', () => {
     const ws = await fresh();
     const form = new FormData();
     form.append('other', 'value');
-    const none = await fetch(`${t.base}/v1/upload`, { method: 'POST', headers: { authorization: `Bearer ${ws.key}` }, body: form });
+    const none = await fetch(`${t.base}/v1/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${ws.key}` },
+      body: form,
+    });
     expect(none.status).toBe(400);
     expect(((await none.json()) as any).error_code).toBe('invalid_input');
     const json = await ws.req('POST', '/v1/upload', { body: { files: ['a.md'] } });
@@ -306,17 +407,27 @@ describe('POST /v1/upload', () => {
   it('works under /v1/workspaces/<slug>/upload, storing into that workspace only', async () => {
     const ws = await fresh();
     const other = await fresh();
-    const out = await uploadOk(ws, [['entities/acme/profile.md', ACME]], `/v1/workspaces/${ws.slug}/upload`);
+    const out = await uploadOk(
+      ws,
+      [['entities/acme/profile.md', ACME]],
+      `/v1/workspaces/${ws.slug}/upload`,
+    );
     expect((await ws.all()).map((m: any) => m.memory_id)).toContain(out.files[0].document_id);
     expect(await other.all()).toEqual([]);
     // The admin key may name any workspace.
     const form = new FormData();
     form.append('files', new Blob([README]), 'readme.txt');
-    const admin = await fetch(`${t.base}/v1/workspaces/${other.slug}/upload`, { method: 'POST', headers: { authorization: `Bearer ${t.adminKey}` }, body: form });
+    const admin = await fetch(`${t.base}/v1/workspaces/${other.slug}/upload`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.adminKey}` },
+      body: form,
+    });
     expect(admin.status).toBe(200);
     expect((await other.all()).filter((m: any) => m.kind === 'document')).toHaveLength(1);
     // A workspace key may not.
-    const denied = await ws.upload([['readme.txt', README]], { path: `/v1/workspaces/${other.slug}/upload` });
+    const denied = await ws.upload([['readme.txt', README]], {
+      path: `/v1/workspaces/${other.slug}/upload`,
+    });
     expect(denied.status).toBe(403);
     expect((await other.all()).filter((m: any) => m.kind === 'document')).toHaveLength(1);
   });

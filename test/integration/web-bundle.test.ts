@@ -13,21 +13,29 @@ const BUDGET = 150 * 1024;
 
 describe('built dashboard', () => {
   it('is built by npm run build', () => {
-    expect(existsSync(join(WEB_DIR, 'index.html')), `${WEB_DIR}/index.html (run npm run build)`).toBe(true);
+    expect(
+      existsSync(join(WEB_DIR, 'index.html')),
+      `${WEB_DIR}/index.html (run npm run build)`,
+    ).toBe(true);
   });
 
   it('loads nothing from another origin', () => {
     const html = readFileSync(join(WEB_DIR, 'index.html'), 'utf8');
     expect(html).not.toMatch(/(src|href)=["'](https?:)?\/\//);
     for (const file of readdirSync(join(WEB_DIR, 'assets')).filter((f) => f.endsWith('.css'))) {
-      expect(readFileSync(join(WEB_DIR, 'assets', file), 'utf8')).not.toMatch(/url\((["']?)(https?:)?\/\//);
+      expect(readFileSync(join(WEB_DIR, 'assets', file), 'utf8')).not.toMatch(
+        /url\((["']?)(https?:)?\/\//,
+      );
     }
   });
 
   it('ships at most 150 KB of gzipped JavaScript', () => {
     const js = readdirSync(join(WEB_DIR, 'assets')).filter((f) => f.endsWith('.js'));
     expect(js.length).toBeGreaterThan(0);
-    const gzipped = js.reduce((sum, f) => sum + gzipSync(readFileSync(join(WEB_DIR, 'assets', f)), { level: 9 }).length, 0);
+    const gzipped = js.reduce(
+      (sum, f) => sum + gzipSync(readFileSync(join(WEB_DIR, 'assets', f)), { level: 9 }).length,
+      0,
+    );
     expect(gzipped).toBeLessThanOrEqual(BUDGET);
   });
 });

@@ -13,12 +13,22 @@ import { startTestApp, type TestApp } from '../helpers/app.ts';
 const SCRIPT = `console.log(${JSON.stringify('x'.repeat(4000))});\n`;
 
 /** A raw GET (fetch would decode the body and hide content-encoding handling). */
-function get(base: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, string | string[] | undefined>; body: Buffer }> {
+function get(
+  base: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}> {
   return new Promise((resolve, reject) => {
     const req = request(`${base}${path}`, { headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
     });
     req.on('error', reject);
     req.end();
@@ -32,14 +42,23 @@ describe('static dashboard files', () => {
   beforeAll(async () => {
     site = mkdtempSync(join(tmpdir(), 'flashbulb-web-'));
     mkdirSync(join(site, 'assets'));
-    writeFileSync(join(site, 'index.html'), '<!doctype html><title>Flashbulb</title><script type="module" src="/assets/index-AbCdEf12.js"></script>');
+    writeFileSync(
+      join(site, 'index.html'),
+      '<!doctype html><title>Flashbulb</title><script type="module" src="/assets/index-AbCdEf12.js"></script>',
+    );
     writeFileSync(join(site, 'assets', 'index-AbCdEf12.js'), SCRIPT);
     writeFileSync(join(site, 'assets', 'index-Zz9Yy8Xx.css'), 'body{color:red}');
     writeFileSync(join(site, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     // Compressed forms written by the build (marked, to tell them from ones made by the server).
     writeFileSync(join(site, 'assets', 'chunk-Qq1Ww2Ee.js'), SCRIPT);
-    writeFileSync(join(site, 'assets', 'chunk-Qq1Ww2Ee.js.br'), brotliCompressSync(`// br from the build\n${SCRIPT}`));
-    writeFileSync(join(site, 'assets', 'chunk-Qq1Ww2Ee.js.gz'), gzipSync(`// gz from the build\n${SCRIPT}`));
+    writeFileSync(
+      join(site, 'assets', 'chunk-Qq1Ww2Ee.js.br'),
+      brotliCompressSync(`// br from the build\n${SCRIPT}`),
+    );
+    writeFileSync(
+      join(site, 'assets', 'chunk-Qq1Ww2Ee.js.gz'),
+      gzipSync(`// gz from the build\n${SCRIPT}`),
+    );
     writeFileSync(join(site, 'notes.txt.gz'), 'a file of its own');
     t = await startTestApp({ webDir: site });
   });
@@ -62,19 +81,25 @@ describe('static dashboard files', () => {
 
   it('answers 304 to a matching If-None-Match', async () => {
     const first = await get(t.base, '/index.html');
-    const again = await get(t.base, '/index.html', { 'if-none-match': String(first.headers['etag']) });
+    const again = await get(t.base, '/index.html', {
+      'if-none-match': String(first.headers['etag']),
+    });
     expect(again.status).toBe(304);
     expect(again.body.length).toBe(0);
   });
 
   it('serves hashed assets as immutable, compressed as the client accepts', async () => {
-    const br = await get(t.base, '/assets/index-AbCdEf12.js', { 'accept-encoding': 'gzip, deflate, br' });
+    const br = await get(t.base, '/assets/index-AbCdEf12.js', {
+      'accept-encoding': 'gzip, deflate, br',
+    });
     expect(br.headers['content-type']).toBe('text/javascript; charset=utf-8');
     expect(br.headers['cache-control']).toBe('public, max-age=31536000, immutable');
     expect(br.headers['vary']).toBe('Accept-Encoding');
     expect(br.headers['content-encoding']).toBe('br');
     expect(brotliDecompressSync(br.body).toString()).toBe(SCRIPT);
-    const gz = await get(t.base, '/assets/index-AbCdEf12.js', { 'accept-encoding': 'gzip, br;q=0' });
+    const gz = await get(t.base, '/assets/index-AbCdEf12.js', {
+      'accept-encoding': 'gzip, br;q=0',
+    });
     expect(gz.headers['content-encoding']).toBe('gzip');
     expect(gunzipSync(gz.body).toString()).toBe(SCRIPT);
     const plain = await get(t.base, '/assets/index-AbCdEf12.js');
@@ -94,7 +119,9 @@ describe('static dashboard files', () => {
   });
 
   it('gives each file its content type', async () => {
-    expect((await get(t.base, '/assets/index-Zz9Yy8Xx.css')).headers['content-type']).toBe('text/css; charset=utf-8');
+    expect((await get(t.base, '/assets/index-Zz9Yy8Xx.css')).headers['content-type']).toBe(
+      'text/css; charset=utf-8',
+    );
     const svg = await get(t.base, '/favicon.svg');
     expect(svg.headers['content-type']).toBe('image/svg+xml');
     expect(svg.headers['cache-control']).toBe('no-cache');
@@ -104,7 +131,9 @@ describe('static dashboard files', () => {
     const missing = await t.req('GET', '/assets/nope.js', { key: null });
     expect(missing.status).toBe(404);
     expect(missing.body).toMatchObject({ error_code: 'not_found' });
-    expect((await t.req('POST', '/', { key: null })).body).toMatchObject({ error_code: 'not_found' });
+    expect((await t.req('POST', '/', { key: null })).body).toMatchObject({
+      error_code: 'not_found',
+    });
     expect((await t.req('GET', '/v1/auth/whoami', { key: null })).status).toBe(401);
     const whoami = await t.req('GET', '/v1/auth/whoami');
     expect(whoami.status).toBe(200);

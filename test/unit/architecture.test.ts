@@ -24,15 +24,58 @@ const local = edges.filter((e): e is ImportEdge & { to: string } => e.to !== nul
  */
 export const MAY_IMPORT: Record<string, readonly string[]> = {
   cli: ['app', 'auth', 'cluster', 'config', 'data-dir', 'mcp', 'router', 'verbs'],
-  app: ['auth', 'cluster', 'config', 'data-dir', 'embedding', 'grpc', 'http', 'llm', 'metrics', 'model', 'protocol', 'reflection', 'router', 'subscribe', 'tracing', 'verbs'],
+  app: [
+    'auth',
+    'cluster',
+    'config',
+    'data-dir',
+    'embedding',
+    'grpc',
+    'http',
+    'llm',
+    'metrics',
+    'model',
+    'protocol',
+    'reflection',
+    'router',
+    'subscribe',
+    'tracing',
+    'verbs',
+  ],
   http: ['api', 'auth', 'errors', 'mcp', 'metrics', 'model', 'subscribe', 'tracing', 'verbs'],
   grpc: ['auth', 'errors', 'metrics', 'model', 'recall', 'subscribe', 'tracing', 'verbs'],
   mcp: ['api', 'errors', 'model', 'verbs'],
   api: ['errors', 'model', 'recall', 'verbs'],
-  verbs: ['auth', 'cluster', 'config', 'embedding', 'errors', 'ingest', 'metrics', 'model', 'protocol', 'recall', 'reflection', 'router', 'subscribe', 'tracing'],
+  verbs: [
+    'auth',
+    'cluster',
+    'config',
+    'embedding',
+    'errors',
+    'ingest',
+    'metrics',
+    'model',
+    'protocol',
+    'recall',
+    'reflection',
+    'router',
+    'subscribe',
+    'tracing',
+  ],
   cluster: ['auth', 'config', 'errors', 'protocol', 'router', 'shard', 'subscribe'],
   'data-dir': ['config', 'files', 'protocol', 'shard'],
-  reflection: ['analysis', 'config', 'embedding', 'errors', 'llm', 'metrics', 'model', 'protocol', 'router', 'threads'],
+  reflection: [
+    'analysis',
+    'config',
+    'embedding',
+    'errors',
+    'llm',
+    'metrics',
+    'model',
+    'protocol',
+    'router',
+    'threads',
+  ],
   subscribe: ['embedding', 'errors', 'metrics', 'model', 'protocol', 'router'],
   embedding: ['config', 'errors', 'metrics', 'threads', 'tracing'],
   router: ['data-dir', 'errors', 'model', 'protocol', 'threads', 'tracing'],
@@ -67,7 +110,6 @@ const MAX_LINES = 400;
 /** Files allowed past MAX_LINES, each with its reason: none (cluster/node.ts was split by concept for issue 24). */
 const LONG_FILES = new Set<string>();
 
-
 /** Libraries (and `process.env`) fenced in: the files or folders (ending in `/`) that may use each. */
 export const FENCES: Record<string, readonly string[]> = {
   'hnswlib-node': ['src/shard/index/hnsw.ts'],
@@ -98,7 +140,10 @@ function room(path: string): string {
 
 function fileCycles(): string[] {
   const next = adjacency(local.map((e) => [e.from, e.to]));
-  return cycles(sources.map((s) => s.path), (n) => next.get(n) ?? []).map((c) => `file cycle: ${cyclePath(c, (n) => next.get(n) ?? [])}`);
+  return cycles(
+    sources.map((s) => s.path),
+    (n) => next.get(n) ?? [],
+  ).map((c) => `file cycle: ${cyclePath(c, (n) => next.get(n) ?? [])}`);
 }
 
 /** A file's folder, except that each file at the root of src/ (app, cli, data-dir) is a unit of its own. */
@@ -107,16 +152,23 @@ function folder(path: string): string {
 }
 
 function folderCycles(): string[] {
-  const pairs = local.map((e) => [folder(e.from), folder(e.to)] as const).filter(([a, b]) => a !== b);
+  const pairs = local
+    .map((e) => [folder(e.from), folder(e.to)] as const)
+    .filter(([a, b]) => a !== b);
   const next = adjacency(pairs);
   const folders = [...new Set(sources.map((s) => folder(s.path)))];
-  return cycles(folders, (n) => next.get(n) ?? []).map((c) => `folder cycle: ${cyclePath(c, (n) => next.get(n) ?? [])} (${witnesses(c).join('; ')})`);
+  return cycles(folders, (n) => next.get(n) ?? []).map(
+    (c) => `folder cycle: ${cyclePath(c, (n) => next.get(n) ?? [])} (${witnesses(c).join('; ')})`,
+  );
 }
 
 /** The imports that make a folder cycle, so the message names files, not only folders. */
 function witnesses(component: string[]): string[] {
   const members = new Set(component);
-  const found = local.filter((e) => folder(e.from) !== folder(e.to) && members.has(folder(e.from)) && members.has(folder(e.to)));
+  const found = local.filter(
+    (e) =>
+      folder(e.from) !== folder(e.to) && members.has(folder(e.from)) && members.has(folder(e.to)),
+  );
   return found.map((e) => `${e.from} imports ${e.spec}`);
 }
 
@@ -138,7 +190,11 @@ function directionViolations(): string[] {
 /** Arrows of the table that no import uses: the table lists only the imports that exist. */
 function unusedArrows(): string[] {
   const used = new Set(local.map((e) => `${room(e.from)} → ${room(e.to)}`));
-  return Object.entries(MAY_IMPORT).flatMap(([from, tos]) => tos.filter((to) => !used.has(`${from} → ${to}`)).map((to) => `arrow ${from} → ${to} is in the table, but nothing imports along it`));
+  return Object.entries(MAY_IMPORT).flatMap(([from, tos]) =>
+    tos
+      .filter((to) => !used.has(`${from} → ${to}`))
+      .map((to) => `arrow ${from} → ${to} is in the table, but nothing imports along it`),
+  );
 }
 
 /** Imports into a folder with doors from outside it that go through no door. */
@@ -147,7 +203,9 @@ function doorViolations(): string[] {
     if (e.from.startsWith('native-bench/')) return [];
     return Object.entries(DOORS).flatMap(([folder, doors]) => {
       if (!e.to.startsWith(folder) || e.from.startsWith(folder)) return [];
-      const importer = Object.keys(doors).find((k) => (k.endsWith('/') ? e.from.startsWith(k) : e.from === k));
+      const importer = Object.keys(doors).find((k) =>
+        k.endsWith('/') ? e.from.startsWith(k) : e.from === k,
+      );
       const allowed = importer === undefined ? [] : doors[importer]!;
       if (allowed.includes('*') || allowed.includes(e.to.slice(folder.length))) return [];
       const through = allowed.length === 0 ? 'no door' : `only ${allowed.join(', ')}`;
@@ -162,7 +220,9 @@ function fenceViolations(): string[] {
     ...sources.filter((s) => s.readsEnv).map((s) => ({ from: s.path, what: 'process.env' })),
   ];
   return uses.flatMap(({ from, what }) => {
-    const fence = Object.keys(FENCES).find((lib) => what === lib || what.startsWith(lib.endsWith('/') ? lib : `${lib}/`));
+    const fence = Object.keys(FENCES).find(
+      (lib) => what === lib || what.startsWith(lib.endsWith('/') ? lib : `${lib}/`),
+    );
     if (fence === undefined) return [];
     const allowed = FENCES[fence]!.some((p) => (p.endsWith('/') ? from.startsWith(p) : from === p));
     return allowed ? [] : [`fence ${fence}: ${from} uses ${what}`];
@@ -172,13 +232,24 @@ function fenceViolations(): string[] {
 /** The room table of ARCHITECTURE.md ("may import"; notes in parentheses dropped), rooms importing nothing left out. */
 function documentedTable(): Record<string, string[]> {
   const text = readFileSync(new URL('../../ARCHITECTURE.md', import.meta.url), 'utf8');
-  const section = text.slice(text.indexOf('### Which room may import which'), text.indexOf('### Doors'));
-  const rows = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| room') && !l.startsWith('|---'));
+  const section = text.slice(
+    text.indexOf('### Which room may import which'),
+    text.indexOf('### Doors'),
+  );
+  const rows = section
+    .split('\n')
+    .filter((l) => l.startsWith('| ') && !l.startsWith('| room') && !l.startsWith('|---'));
   const table: Record<string, string[]> = {};
   for (const row of rows) {
-    const [room = '', allowed = ''] = row.split('|').slice(1, 3).map((c) => c.replace(/\([^)]*\)/g, '').trim());
+    const [room = '', allowed = ''] = row
+      .split('|')
+      .slice(1, 3)
+      .map((c) => c.replace(/\([^)]*\)/g, '').trim());
     if (allowed === 'nothing of ours') continue;
-    table[room] = allowed.split(',').map((r) => r.trim()).sort();
+    table[room] = allowed
+      .split(',')
+      .map((r) => r.trim())
+      .sort();
   }
   return table;
 }
@@ -187,12 +258,15 @@ function documentedTable(): Record<string, string[]> {
 function documentedDoors(): Record<string, Record<string, string[]>> {
   const text = readFileSync(new URL('../../ARCHITECTURE.md', import.meta.url), 'utf8');
   const section = text.slice(text.indexOf('### Doors'), text.indexOf('### Library fences'));
-  const rows = section.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| folder') && !l.startsWith('|---'));
+  const rows = section
+    .split('\n')
+    .filter((l) => l.startsWith('| ') && !l.startsWith('| folder') && !l.startsWith('|---'));
   const doors: Record<string, Record<string, string[]>> = {};
   const path = (cell: string): string => `src/${cell.replace(/`/g, '').trim()}`;
   for (const row of rows) {
     const [folder = '', importer = '', files = ''] = row.split('|').slice(1, 4);
-    const list = files.trim() === 'any file' ? ['*'] : files.split(',').map((f) => f.replace(/`/g, '').trim());
+    const list =
+      files.trim() === 'any file' ? ['*'] : files.split(',').map((f) => f.replace(/`/g, '').trim());
     (doors[path(folder)] ??= {})[path(importer)] = list;
   }
   return doors;
@@ -233,23 +307,42 @@ describe('architecture', () => {
   });
 
   it('matches the table ARCHITECTURE.md shows', () => {
-    expect(documentedTable()).toEqual(Object.fromEntries(Object.entries(MAY_IMPORT).map(([k, v]) => [k, [...v].sort()])));
+    expect(documentedTable()).toEqual(
+      Object.fromEntries(Object.entries(MAY_IMPORT).map(([k, v]) => [k, [...v].sort()])),
+    );
   });
 
   it(`keeps every source file within ${MAX_LINES} lines`, () => {
-    const long = sources.filter((s) => s.lines > MAX_LINES && !LONG_FILES.has(s.path)).map((s) => `${s.path}: ${s.lines} lines`);
+    const long = sources
+      .filter((s) => s.lines > MAX_LINES && !LONG_FILES.has(s.path))
+      .map((s) => `${s.path}: ${s.lines} lines`);
     expect(long).toEqual([]);
-    for (const path of LONG_FILES) expect(sources.find((s) => s.path === path)?.lines ?? 0, `${path} is short now: drop it from LONG_FILES`).toBeGreaterThan(MAX_LINES);
+    for (const path of LONG_FILES)
+      expect(
+        sources.find((s) => s.path === path)?.lines ?? 0,
+        `${path} is short now: drop it from LONG_FILES`,
+      ).toBeGreaterThan(MAX_LINES);
   });
 
   it('opens every file in src/ with a one-paragraph @module header', () => {
     const held = sources.filter((s) => s.path.startsWith('src/'));
-    expect(held.filter((s) => s.headerParagraphs === null).map((s) => `${s.path}: no @module header`)).toEqual([]);
-    expect(held.filter((s) => (s.headerParagraphs ?? 0) > 1).map((s) => `${s.path}: ${s.headerParagraphs} paragraphs`)).toEqual([]);
+    expect(
+      held.filter((s) => s.headerParagraphs === null).map((s) => `${s.path}: no @module header`),
+    ).toEqual([]);
+    expect(
+      held
+        .filter((s) => (s.headerParagraphs ?? 0) > 1)
+        .map((s) => `${s.path}: ${s.headerParagraphs} paragraphs`),
+    ).toEqual([]);
   });
 
   it('detects what it is meant to detect', () => {
-    const next = adjacency([['a', 'b'], ['b', 'c'], ['c', 'a'], ['c', 'd']]);
+    const next = adjacency([
+      ['a', 'b'],
+      ['b', 'c'],
+      ['c', 'a'],
+      ['c', 'd'],
+    ]);
     const found = cycles(['a', 'b', 'c', 'd'], (n) => next.get(n) ?? []);
     expect(found).toEqual([['a', 'b', 'c']]);
     expect(cyclePath(found[0]!, (n) => next.get(n) ?? [])).toBe('a → b → c → a');

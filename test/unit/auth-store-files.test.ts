@@ -7,7 +7,16 @@
  * a workspace answered 500 `internal_error`, left `auth.json.tmp`, and kept the workspace in
  * memory only; a revoked key went on authenticating.
  */
-import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -21,14 +30,22 @@ beforeEach(() => {
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
 const diskFull = (): void => symlinkSync('/dev/full', join(dir, 'auth.json.tmp'));
-const refused = { code: 'unavailable', message: 'storage failure: cannot write auth.json: ENOSPC: no space left on device, write; nothing was changed' };
+const refused = {
+  code: 'unavailable',
+  message:
+    'storage failure: cannot write auth.json: ENOSPC: no space left on device, write; nothing was changed',
+};
 
 describe('auth store on a full disk', () => {
   it('refuses each change as a storage failure and keeps what it had, in memory and on disk', () => {
     const store = new AuthStore(dir);
     store.ensureWorkspace('default');
     store.createWorkspace('other');
-    const { apiKey, info } = store.createKey({ workspace: 'default', role: 'workspace', label: 'ci' });
+    const { apiKey, info } = store.createKey({
+      workspace: 'default',
+      role: 'workspace',
+      label: 'ci',
+    });
     const onDisk = readFileSync(join(dir, 'auth.json'), 'utf8');
 
     diskFull();
@@ -39,10 +56,14 @@ describe('auth store on a full disk', () => {
     expect(store.authenticate(apiKey)).toMatchObject({ keyId: info.key_id });
     expect(store.keys().map((k) => k.key_id)).toEqual([info.key_id]);
     diskFull();
-    expect(() => store.updateWorkspace('default', { default_ttl_s: 60 })).toThrow(expect.objectContaining(refused));
+    expect(() => store.updateWorkspace('default', { default_ttl_s: 60 })).toThrow(
+      expect.objectContaining(refused),
+    );
     expect(store.workspace('default')?.default_ttl_s).toBeUndefined();
     diskFull();
-    expect(() => store.createKey({ workspace: 'default', role: 'admin' })).toThrow(expect.objectContaining(refused));
+    expect(() => store.createKey({ workspace: 'default', role: 'admin' })).toThrow(
+      expect.objectContaining(refused),
+    );
     expect(store.keys()).toHaveLength(1);
     diskFull();
     expect(() => store.deleteWorkspace('other')).toThrow(expect.objectContaining(refused));
@@ -59,7 +80,12 @@ describe('auth store on a full disk', () => {
     const path = join(dir, 'meta.json');
     writeFileDurably(path, 'old');
     symlinkSync('/dev/full', `${path}.tmp`);
-    expect(() => writeFileDurably(path, 'new')).toThrow(expect.objectContaining({ code: 'ENOSPC', message: `cannot write ${path}: ENOSPC: no space left on device, write` }));
+    expect(() => writeFileDurably(path, 'new')).toThrow(
+      expect.objectContaining({
+        code: 'ENOSPC',
+        message: `cannot write ${path}: ENOSPC: no space left on device, write`,
+      }),
+    );
     expect(readFileSync(path, 'utf8')).toBe('old');
     expect(readdirSync(dir)).toEqual(['meta.json']);
   });
@@ -87,7 +113,11 @@ describe('auth store: a broken key file', () => {
       store.reload(Date.now() + 2_000);
       store.reload(Date.now() + 4_000);
       expect(store.authenticate(apiKey)).not.toBeNull();
-      expect(errors.mock.calls.map((c) => String(c[0]))).toEqual([expect.stringMatching(new RegExp(`^cannot read ${path}: .*; the workspaces and keys read before stay in force`))]);
+      expect(errors.mock.calls.map((c) => String(c[0]))).toEqual([
+        expect.stringMatching(
+          new RegExp(`^cannot read ${path}: .*; the workspaces and keys read before stay in force`),
+        ),
+      ]);
 
       // Fixed by hand: a file without that key, read on the next check.
       writeFileSync(path, JSON.stringify({ ...JSON.parse(good), keys: [] }));

@@ -30,10 +30,12 @@ function copyShard(shard: number, dir: string): Promise<BackupResult> {
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'snap-00000002.snap'), 'part');
   if (shard === 0) return Promise.reject(new Error('ENOSPC: no space left on device, write'));
-  return new Promise((resolve) => setTimeout(() => {
-    writeFileSync(join(dir, 'wal-00000002.log'), '');
-    resolve({ memories: 1, bytes: 4 } as BackupResult);
-  }, 50));
+  return new Promise((resolve) =>
+    setTimeout(() => {
+      writeFileSync(join(dir, 'wal-00000002.log'), '');
+      resolve({ memories: 1, bytes: 4 } as BackupResult);
+    }, 50),
+  );
 }
 
 describe('a backup that fails part-way', () => {
@@ -56,11 +58,20 @@ describe('a backup that fails part-way', () => {
       svc: { shards: { backup: () => Promise.reject(fail) } } as unknown as Ctx['svc'],
     });
     const to = join(root, 'target');
-    await expect(backup(ctx(new FlashbulbError('unavailable', 'shard 0: ENOSPC: no space left on device, write')), { to })).rejects.toMatchObject({
+    await expect(
+      backup(
+        ctx(new FlashbulbError('unavailable', 'shard 0: ENOSPC: no space left on device, write')),
+        { to },
+      ),
+    ).rejects.toMatchObject({
       code: 'unavailable',
       message: `backup to ${to} failed (shard 0: ENOSPC: no space left on device, write); the partial copy was removed`,
     });
-    await expect(backup(ctx(new Error('ENOSPC: no space left on device, copyfile')), { to })).rejects.toMatchObject({ code: 'unavailable' });
-    await expect(backup(ctx(new FlashbulbError('invalid_input', 'no local log')), { to })).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(
+      backup(ctx(new Error('ENOSPC: no space left on device, copyfile')), { to }),
+    ).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(
+      backup(ctx(new FlashbulbError('invalid_input', 'no local log')), { to }),
+    ).rejects.toMatchObject({ code: 'invalid_input' });
   });
 });

@@ -6,7 +6,12 @@ class Recorder implements PostTarget {
   readonly posts: Array<{ value: unknown; transfer: readonly ArrayBuffer[] }> = [];
   postMessage(value: unknown, transfer: readonly ArrayBuffer[] = []): void {
     // What structured cloning would refuse: a function anywhere in the message.
-    if (JSON.stringify(value, (_k, v: unknown) => (typeof v === 'function' ? 'FN' : v)).includes('"FN"')) throw new Error('could not be cloned');
+    if (
+      JSON.stringify(value, (_k, v: unknown) => (typeof v === 'function' ? 'FN' : v)).includes(
+        '"FN"',
+      )
+    )
+      throw new Error('could not be cloned');
     this.posts.push({ value, transfer });
   }
 }

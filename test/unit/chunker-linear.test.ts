@@ -56,10 +56,32 @@ class ReferenceChunker {
 }
 
 /** Text made of words, sentence ends, closers, newlines and spaces: what the cut rules look at. */
-const textPiece = fc.constantFrom('alpha', 'b', 'gamma', '3.14', '.', '!', '?', '。', '"', ')', ' ', ' ', ' ', '\n', '\t', 'word.', 'end!"', 'x)');
+const textPiece = fc.constantFrom(
+  'alpha',
+  'b',
+  'gamma',
+  '3.14',
+  '.',
+  '!',
+  '?',
+  '。',
+  '"',
+  ')',
+  ' ',
+  ' ',
+  ' ',
+  '\n',
+  '\t',
+  'word.',
+  'end!"',
+  'x)',
+);
 const text = fc.array(textPiece, { maxLength: 300 }).map((parts) => parts.join(''));
 
-function run(c: { feed(t: string): Chunk[]; flush(): Chunk[] }, pieces: readonly string[]): Chunk[][] {
+function run(
+  c: { feed(t: string): Chunk[]; flush(): Chunk[] },
+  pieces: readonly string[],
+): Chunk[][] {
   return [...pieces.map((p) => c.feed(p)), c.flush()];
 }
 

@@ -6,24 +6,30 @@
 import { describe, expect, it } from 'vitest';
 import { Chunker, type Chunk } from '../../src/subscribe/chunker.ts';
 
-const words = (n: number, prefix = 'w'): string => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`).join(' ');
+const words = (n: number, prefix = 'w'): string =>
+  Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`).join(' ');
 const wordCount = (s: string): number => s.match(/\S+/g)?.length ?? 0;
 
 /** Every chunk's text must sit at its offset in the concatenation of everything fed. */
 function expectOffsetsConsistent(fed: string, chunks: readonly Chunk[]): void {
-  for (const c of chunks) expect(fed.slice(c.offset, c.offset + c.text.length), `chunk at ${c.offset}`).toBe(c.text);
+  for (const c of chunks)
+    expect(fed.slice(c.offset, c.offset + c.text.length), `chunk at ${c.offset}`).toBe(c.text);
 }
 
 describe('Chunker: sentence cuts', () => {
   it('cuts at a sentence end followed by whitespace once the chunk has 4 words', () => {
     const c = new Chunker();
-    expect(c.feed('The budget meeting moved. And then')).toEqual([{ text: 'The budget meeting moved.', offset: 0 }]);
+    expect(c.feed('The budget meeting moved. And then')).toEqual([
+      { text: 'The budget meeting moved.', offset: 0 },
+    ]);
     expect(c.pending).toBe(true);
   });
 
   it('a sentence end at the end of what was fed counts as a cut', () => {
     const c = new Chunker();
-    expect(c.feed('The budget meeting moved.')).toEqual([{ text: 'The budget meeting moved.', offset: 0 }]);
+    expect(c.feed('The budget meeting moved.')).toEqual([
+      { text: 'The budget meeting moved.', offset: 0 },
+    ]);
     expect(c.pending).toBe(false);
     expect(c.flush()).toEqual([]);
   });
@@ -32,7 +38,9 @@ describe('Chunker: sentence cuts', () => {
     const c = new Chunker();
     expect(c.feed('Hi there. ')).toEqual([]);
     expect(c.pending).toBe(true);
-    expect(c.feed('Three words only! ')).toEqual([{ text: 'Hi there. Three words only!', offset: 0 }]);
+    expect(c.feed('Three words only! ')).toEqual([
+      { text: 'Hi there. Three words only!', offset: 0 },
+    ]);
     // Exactly three words, on their own, never cut.
     const d = new Chunker();
     expect(d.feed('One two three. ')).toEqual([]);
@@ -41,7 +49,8 @@ describe('Chunker: sentence cuts', () => {
 
   it('recognises ! ? and closing quotes/brackets after the terminator, and newlines', () => {
     const c = new Chunker();
-    const fed = 'Is this the final answer? She said "we ship it today." (Then it was done.) Fourth line has no end\nand a fifth here';
+    const fed =
+      'Is this the final answer? She said "we ship it today." (Then it was done.) Fourth line has no end\nand a fifth here';
     const out = c.feed(fed);
     expect(out.map((x) => x.text)).toEqual([
       'Is this the final answer?',
@@ -120,7 +129,9 @@ describe('Chunker: the 48-word cut', () => {
     const a = [...whole.feed(sentence), ...whole.flush()];
     const piecewise = new Chunker();
     const b: Chunk[] = [];
-    sentence.split(' ').forEach((w, i) => { b.push(...piecewise.feed(i === 0 ? w : ` ${w}`)); });
+    sentence.split(' ').forEach((w, i) => {
+      b.push(...piecewise.feed(i === 0 ? w : ` ${w}`));
+    });
     b.push(...piecewise.flush());
     expect(b.map((x) => wordCount(x.text))).toEqual([48, 12]);
     expect(a.map((x) => wordCount(x.text))).toEqual([48, 12]);
@@ -142,7 +153,9 @@ describe('Chunker: flush, offsets and whitespace', () => {
     expect(c.feed('   \t ')).toEqual([]);
     expect(c.pending).toBe(false);
     expect(c.flush()).toEqual([]);
-    expect(c.feed('After the gap we continue.')).toEqual([{ text: 'After the gap we continue.', offset: 5 }]);
+    expect(c.feed('After the gap we continue.')).toEqual([
+      { text: 'After the gap we continue.', offset: 5 },
+    ]);
   });
 
   it('offsets count everything fed so far across feeds and flushes', () => {
@@ -151,7 +164,9 @@ describe('Chunker: flush, offsets and whitespace', () => {
     const b = 'Marketing will present the launch plan.';
     const d = ' and then';
     expect(c.feed(a)).toEqual([{ text: 'The quarterly budget review is due.', offset: 0 }]);
-    expect(c.feed(b)).toEqual([{ text: 'Marketing will present the launch plan.', offset: a.length }]);
+    expect(c.feed(b)).toEqual([
+      { text: 'Marketing will present the launch plan.', offset: a.length },
+    ]);
     expect(c.feed(d)).toEqual([]);
     expect(c.flush()).toEqual([{ text: 'and then', offset: a.length + b.length + 1 }]);
     const e = 'Later text arrives after a flush.';
@@ -160,8 +175,12 @@ describe('Chunker: flush, offsets and whitespace', () => {
 
   it('a sentence split across feeds keeps the offset of its start', () => {
     const c = new Chunker();
-    expect(c.feed('Intro words go here. The first part of')).toEqual([{ text: 'Intro words go here.', offset: 0 }]);
-    expect(c.feed(' a sentence ends here. More')).toEqual([{ text: 'The first part of a sentence ends here.', offset: 21 }]);
+    expect(c.feed('Intro words go here. The first part of')).toEqual([
+      { text: 'Intro words go here.', offset: 0 },
+    ]);
+    expect(c.feed(' a sentence ends here. More')).toEqual([
+      { text: 'The first part of a sentence ends here.', offset: 21 },
+    ]);
     expect(c.flush()).toEqual([{ text: 'More', offset: 61 }]);
   });
 
@@ -182,7 +201,7 @@ describe('Chunker: flush, offsets and whitespace', () => {
       'If latency rises, we pause the deploy and page the on-call engineer? ' +
       `${words(70, 'x')} and finally a closing remark without a full stop`;
     let seed = 7;
-    const rand = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rand = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     for (let trial = 0; trial < 20; trial++) {
       const c = new Chunker();
       const out: Chunk[] = [];
@@ -200,7 +219,12 @@ describe('Chunker: flush, offsets and whitespace', () => {
         expect((out[k] as Chunk).offset).toBeGreaterThanOrEqual(prev.offset + prev.text.length);
       }
       // Nothing is lost: the chunks together hold every word.
-      expect(out.map((x) => x.text).join(' ').split(/\s+/)).toEqual(text.split(/\s+/));
+      expect(
+        out
+          .map((x) => x.text)
+          .join(' ')
+          .split(/\s+/),
+      ).toEqual(text.split(/\s+/));
       for (const x of out) expect(wordCount(x.text)).toBeLessThanOrEqual(48);
     }
   });

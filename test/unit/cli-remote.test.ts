@@ -24,11 +24,20 @@ describe('the CLI against a server that is not running', () => {
     const stdin = new PassThrough();
     stdin.end('{"memory":{"content":"x"}}\n');
     const io = { stdin, stdout: new PassThrough(), stderr: new PassThrough() };
-    for (const run of [() => exportCommand({ ...t, embeddings: false }, io), () => importCommand(t, io), () => backupCommand({ ...t, to: '/tmp/nowhere' })]) {
-      const err = await run().then(() => null, (e: unknown) => e);
+    for (const run of [
+      () => exportCommand({ ...t, embeddings: false }, io),
+      () => importCommand(t, io),
+      () => backupCommand({ ...t, to: '/tmp/nowhere' }),
+    ]) {
+      const err = await run().then(
+        () => null,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(Error);
       expect(err).not.toBeInstanceOf(TypeError);
-      expect((err as Error).message).toBe(`cannot reach Flashbulb at ${serverUrl} (ECONNREFUSED): start it (flashbulb serve), or point --url or FLASHBULB_URL at it`);
+      expect((err as Error).message).toBe(
+        `cannot reach Flashbulb at ${serverUrl} (ECONNREFUSED): start it (flashbulb serve), or point --url or FLASHBULB_URL at it`,
+      );
     }
   });
 });

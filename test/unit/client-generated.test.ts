@@ -27,14 +27,23 @@ describe('clients/typescript generated files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'flashbulb-client-'));
     try {
       const out = join(dir, 'generated.ts');
-      execFileSync(process.execPath, [join(CLIENT, 'scripts/generate.mjs'), join(CLIENT, 'openapi.json'), out], { stdio: 'pipe' });
-      expect(readFileSync(join(CLIENT, 'src/generated.ts'), 'utf8') === readFileSync(out, 'utf8'), STALE).toBe(true);
+      execFileSync(
+        process.execPath,
+        [join(CLIENT, 'scripts/generate.mjs'), join(CLIENT, 'openapi.json'), out],
+        { stdio: 'pipe' },
+      );
+      expect(
+        readFileSync(join(CLIENT, 'src/generated.ts'), 'utf8') === readFileSync(out, 'utf8'),
+        STALE,
+      ).toBe(true);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 
   it('src/mcp-tools.ts is the MCP tool list the server serves (the AI SDK tools read it)', () => {
-    expect(readFileSync(join(CLIENT, 'src/mcp-tools.ts'), 'utf8') === mcpToolsModule(), STALE).toBe(true);
+    expect(readFileSync(join(CLIENT, 'src/mcp-tools.ts'), 'utf8') === mcpToolsModule(), STALE).toBe(
+      true,
+    );
   });
 });

@@ -22,7 +22,8 @@ const OUT = `${ROOT}test-artifacts/openapi-typescript/`;
  */
 const DIFFER: Record<string, string> = {
   FeedResponse: 'an open empty object: ours Record<string, unknown>, theirs Record<string, never>',
-  CloseSubscriptionResponse: 'an open empty object: ours Record<string, unknown>, theirs Record<string, never>',
+  CloseSubscriptionResponse:
+    'an open empty object: ours Record<string, unknown>, theirs Record<string, never>',
 };
 
 interface Op {
@@ -48,7 +49,9 @@ function checks(ops: Op[]): string[] {
     if (op.body) pairs.push([`${P}Body`, `JsonBody<${at}>`]);
     if (op.query.length > 0) pairs.push([`${P}Query`, `NonNullable<${at}['parameters']['query']>`]);
     if (op.response && op.responseKind === 'json') pairs.push([`${P}Response`, `JsonOk<${at}>`]);
-    return pairs.filter(([name]) => !(name in DIFFER)).map(([name, theirs]) => `  Same<G.${name}, ${theirs}, '${name}'>,`);
+    return pairs
+      .filter(([name]) => !(name in DIFFER))
+      .map(([name, theirs]) => `  Same<G.${name}, ${theirs}, '${name}'>,`);
   });
 }
 
@@ -76,14 +79,21 @@ function compile(file: string): string[] {
     skipLibCheck: true,
     types: [],
   });
-  return ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+  return ts
+    .getPreEmitDiagnostics(program)
+    .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
 }
 
 describe('the generated client types', () => {
   it("agree with openapi-typescript's reading of the same document, operation by operation", async () => {
-    const doc = JSON.parse(readFileSync(`${ROOT}clients/typescript/openapi.json`, 'utf8')) as object;
+    const doc = JSON.parse(
+      readFileSync(`${ROOT}clients/typescript/openapi.json`, 'utf8'),
+    ) as object;
     mkdirSync(OUT, { recursive: true });
-    writeFileSync(`${OUT}schema.ts`, astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0])));
+    writeFileSync(
+      `${OUT}schema.ts`,
+      astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0])),
+    );
     const lines = checks(operations(doc) as Op[]);
     expect(lines.length).toBeGreaterThan(40);
     writeFileSync(`${OUT}check.ts`, checkModule(lines));

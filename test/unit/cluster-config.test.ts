@@ -24,12 +24,20 @@ describe('cluster configuration', () => {
       FLASHBULB_CLUSTER_NAME: 'prod_eu',
     });
     expect(c.natsUrls).toEqual(['nats://n1:4222', 'nats://n2:4222', 'tls://n3:4222']);
-    expect(c).toMatchObject({ nodeId: 'node-1', clusterPartitions: 16, natsReplicas: 3, clusterLeaseMs: 4000, clusterName: 'prod_eu' });
+    expect(c).toMatchObject({
+      nodeId: 'node-1',
+      clusterPartitions: 16,
+      natsReplicas: 3,
+      clusterLeaseMs: 4000,
+      clusterName: 'prod_eu',
+    });
   });
 
   it('needs a node id when a NATS URL is set', () => {
     expect(() => loadConfig({ FLASHBULB_NATS_URL: 'nats://n1:4222' })).toThrow(ConfigError);
-    expect(() => loadConfig({ FLASHBULB_NATS_URL: 'nats://n1:4222' })).toThrow('FLASHBULB_NODE_ID is required');
+    expect(() => loadConfig({ FLASHBULB_NATS_URL: 'nats://n1:4222' })).toThrow(
+      'FLASHBULB_NODE_ID is required',
+    );
   });
 
   const bad: Array<[string, string]> = [

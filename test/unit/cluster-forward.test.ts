@@ -21,7 +21,10 @@ function connection(answer: () => Promise<Uint8Array> | null): NatsConnection {
 describe('forward', () => {
   it('returns the owner’s answer while the owner stays the same', async () => {
     const nc = connection(() => Promise.resolve(pack({ ok: true, v: 42 })));
-    expect(await forward(nc, 'x.node.b.call', req, 30_000, () => true)).toEqual({ ok: true, v: 42 });
+    expect(await forward(nc, 'x.node.b.call', req, 30_000, () => true)).toEqual({
+      ok: true,
+      v: 42,
+    });
   });
 
   it('gives up with a retryable answer once the partition has another owner (the 30 s timeout would outlast the test)', async () => {
@@ -31,7 +34,9 @@ describe('forward', () => {
     owner = 'c';
     const reply = await pending;
     expect(reply).toMatchObject({ ok: false, code: 'unavailable' });
-    expect(reply.ok ? '' : reply.message).toMatch(/changed owner.*may or may not have been applied/);
+    expect(reply.ok ? '' : reply.message).toMatch(
+      /changed owner.*may or may not have been applied/,
+    );
     expect(reply.ok ? true : reply.notOwner).toBeFalsy(); // the write may have been applied: not silently retried
   });
 });

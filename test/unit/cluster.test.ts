@@ -44,7 +44,10 @@ function plant(themes: number[], noise: number, seed: number, w = 0.82): Planted
     const centre = randomUnit(rng);
     for (let i = 0; i < count; i++) {
       const e = randomUnit(rng);
-      items.push({ v: normalise(centre.map((c, d) => w * c + (e[d] as number))), label: `theme${t}` });
+      items.push({
+        v: normalise(centre.map((c, d) => w * c + (e[d] as number))),
+        label: `theme${t}`,
+      });
     }
   });
   for (let i = 0; i < noise; i++) items.push({ v: randomUnit(rng), label: 'noise' });
@@ -53,7 +56,9 @@ function plant(themes: number[], noise: number, seed: number, w = 0.82): Planted
     [items[i], items[j]] = [items[j] as (typeof items)[number], items[i] as (typeof items)[number]];
   }
   const vectors = new Float32Array(items.length * DIM);
-  items.forEach((it, i) => { vectors.set(it.v, i * DIM); });
+  items.forEach((it, i) => {
+    vectors.set(it.v, i * DIM);
+  });
   return { vectors, labels: items.map((it) => it.label) };
 }
 
@@ -102,7 +107,8 @@ describe('clusterVectors', () => {
       let mean = 0;
       for (const i of c.members) {
         let d = 0;
-        for (let k = 0; k < DIM; k++) d += (vectors[i * DIM + k] as number) * (c.centroid[k] as number);
+        for (let k = 0; k < DIM; k++)
+          d += (vectors[i * DIM + k] as number) * (c.centroid[k] as number);
         mean += d / c.members.length;
       }
       expect(c.cohesion).toBeCloseTo(mean, 4);

@@ -91,10 +91,12 @@ describe('loadConfig', () => {
     });
   }
 
-  it('takes FLASHBULB_SHARD_HEAP_MB as 0 (V8\'s own limit) or a heap of at least 32 MB', () => {
+  it("takes FLASHBULB_SHARD_HEAP_MB as 0 (V8's own limit) or a heap of at least 32 MB", () => {
     expect(loadConfig({}).shardHeapMb).toBe(0);
     expect(loadConfig({ FLASHBULB_SHARD_HEAP_MB: '32' }).shardHeapMb).toBe(32);
-    expect(() => loadConfig({ FLASHBULB_SHARD_HEAP_MB: '31' })).toThrow("FLASHBULB_SHARD_HEAP_MB must be 0 (V8's own limit) or at least 32 (MB), got '31'");
+    expect(() => loadConfig({ FLASHBULB_SHARD_HEAP_MB: '31' })).toThrow(
+      "FLASHBULB_SHARD_HEAP_MB must be 0 (V8's own limit) or at least 32 (MB), got '31'",
+    );
   });
 
   it('documents a default for every variable it reads', () => {

@@ -21,7 +21,16 @@ class FakeSocket extends EventEmitter {
   }
 }
 
-const gate = (): ConnectionGate => new ConnectionGate({ max: 100, perClient: 50, healthReserve: 0, authRequired: true, unauthenticated: 6, unauthenticatedPerClient: 3, authTimeoutMs: 1000 });
+const gate = (): ConnectionGate =>
+  new ConnectionGate({
+    max: 100,
+    perClient: 50,
+    healthReserve: 0,
+    authRequired: true,
+    unauthenticated: 6,
+    unauthenticatedPerClient: 3,
+    authTimeoutMs: 1000,
+  });
 const open = (g: ConnectionGate, address: string): FakeSocket => {
   const s = new FakeSocket(address);
   expect(g.admit(s as unknown as Socket, 'rest', true)).toBe('open');
@@ -72,12 +81,25 @@ describe('connection gate: strangers', () => {
     expect(clientOf('::ffff:127.0.0.2')).toBe('127.0.0.2');
     expect(clientOf('127.0.0.2')).toBe('127.0.0.2');
     const g = gate();
-    const v6 = [open(g, '2001:db8::1'), open(g, '2001:db8::2'), open(g, '2001:db8::3'), open(g, '2001:db8::4')];
+    const v6 = [
+      open(g, '2001:db8::1'),
+      open(g, '2001:db8::2'),
+      open(g, '2001:db8::3'),
+      open(g, '2001:db8::4'),
+    ];
     expect(v6.map((s) => s.destroyed)).toEqual([true, false, false, false]);
   });
 
   it('with authentication off, nothing is a stranger', () => {
-    const g = new ConnectionGate({ max: 10, perClient: 0, healthReserve: 0, authRequired: false, unauthenticated: 1, unauthenticatedPerClient: 1, authTimeoutMs: 1 });
+    const g = new ConnectionGate({
+      max: 10,
+      perClient: 0,
+      healthReserve: 0,
+      authRequired: false,
+      unauthenticated: 1,
+      unauthenticatedPerClient: 1,
+      authTimeoutMs: 1,
+    });
     const all = [open(g, '10.0.0.1'), open(g, '10.0.0.1'), open(g, '10.0.0.1')];
     expect(all.some((s) => s.destroyed)).toBe(false);
     expect(g.unauthenticated).toBe(0);

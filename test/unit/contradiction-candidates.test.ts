@@ -27,21 +27,57 @@ function vector(axis: number, tilt: number): Float32Array {
 
 let seq = 0;
 function memory(content: string, embedding: Float32Array, at: number): MemoryRecord {
-  const id = `${Math.floor(at / 1000).toString(16).padStart(12, '0')}${(++seq).toString(16).padStart(20, '0')}`;
+  const id = `${Math.floor(at / 1000)
+    .toString(16)
+    .padStart(12, '0')}${(++seq).toString(16).padStart(20, '0')}`;
   return {
-    id, content, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt: at, occurredAt: at, updatedAt: at, lastAccessedAt: at,
-    accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null, speaker: null, conversationId: null, messageId: null, embedding,
+    id,
+    content,
+    importance: 0.5,
+    context: {},
+    entityId: null,
+    kind: 'episode',
+    createdAt: at,
+    occurredAt: at,
+    updatedAt: at,
+    lastAccessedAt: at,
+    accessCount: 0,
+    logicalClock: 0,
+    sourceMemoryIds: null,
+    supersededBy: null,
+    expiresAt: null,
+    speaker: null,
+    conversationId: null,
+    messageId: null,
+    embedding,
   };
 }
 
 /** A workspace where the contradicted memory is only 7th nearest to the new one by vector (cosine 0.61). */
 function crowded(): { w: Workspace; older: MemoryRecord; newer: MemoryRecord } {
   const w = new Workspace('c');
-  const older = memory('The Frankfurt server is running the nightly backup job', vector(7, 1.3), NOW - 10_000_000);
+  const older = memory(
+    'The Frankfurt server is running the nightly backup job',
+    vector(7, 1.3),
+    NOW - 10_000_000,
+  );
   w.put(older);
-  const others = ['Lunch on Friday was pasta', 'The team meets on Tuesdays', 'Maria prefers tea', 'The office plants need water', 'Parking is free after six', 'The printer jams often'];
-  others.forEach((text, i) => { w.put(memory(text, vector(i + 1, 0.1), NOW - 9_000_000 + i)); });
-  const newer = memory('The Frankfurt server is not running the nightly backup job', vector(0, 0), NOW);
+  const others = [
+    'Lunch on Friday was pasta',
+    'The team meets on Tuesdays',
+    'Maria prefers tea',
+    'The office plants need water',
+    'Parking is free after six',
+    'The printer jams often',
+  ];
+  others.forEach((text, i) => {
+    w.put(memory(text, vector(i + 1, 0.1), NOW - 9_000_000 + i));
+  });
+  const newer = memory(
+    'The Frankfurt server is not running the nightly backup job',
+    vector(0, 0),
+    NOW,
+  );
   w.put(newer);
   return { w, older, newer };
 }
@@ -53,10 +89,17 @@ describe('contradiction candidates beyond the nearest by vector', () => {
     expect(nearest).not.toContain(older.id);
     const { records, found } = checkContradictions(w, [newer], NOW);
     expect(found).toBe(1);
-    expect(records).toContainEqual(expect.objectContaining({
-      t: 'edge',
-      e: expect.objectContaining({ source_id: newer.id, target_id: older.id, edge_type: 'contradicts', reason: expect.stringMatching(/^negation scope: /) }),
-    }));
+    expect(records).toContainEqual(
+      expect.objectContaining({
+        t: 'edge',
+        e: expect.objectContaining({
+          source_id: newer.id,
+          target_id: older.id,
+          edge_type: 'contradicts',
+          reason: expect.stringMatching(/^negation scope: /),
+        }),
+      }),
+    );
   });
 
   it('a memory sharing words but about something else is not flagged', () => {
@@ -68,7 +111,9 @@ describe('contradiction candidates beyond the nearest by vector', () => {
 });
 
 describe('a value swapped about one entity', () => {
-  const pair = (entityId: string | null): { w: Workspace; older: MemoryRecord; newer: MemoryRecord } => {
+  const pair = (
+    entityId: string | null,
+  ): { w: Workspace; older: MemoryRecord; newer: MemoryRecord } => {
     const w = new Workspace('s');
     const older = { ...memory('Alice lives in Paris', vector(1, 0.5), NOW - 10_000_000), entityId };
     const newer = { ...memory('Alice lives in London', vector(1, 0.6), NOW), entityId };
@@ -81,7 +126,12 @@ describe('a value swapped about one entity', () => {
     const { w, older, newer } = pair('alice');
     const { records, found } = checkContradictions(w, [newer], NOW);
     expect(found).toBe(1);
-    expect(records).toEqual([expect.objectContaining({ t: 'pending', p: expect.objectContaining({ reason: "swap: 'paris' versus 'london' about one entity" }) })]);
+    expect(records).toEqual([
+      expect.objectContaining({
+        t: 'pending',
+        p: expect.objectContaining({ reason: "swap: 'paris' versus 'london' about one entity" }),
+      }),
+    ]);
     expect(JSON.stringify(records)).toContain(older.id);
   });
 
@@ -91,14 +141,17 @@ describe('a value swapped about one entity', () => {
   });
 });
 
-
 describe('ContradictionChecker gives way to requests', () => {
   it('ends its slice (past MIN_SLICE_MS) after the check during which a request arrived', async () => {
     const state = new ShardState();
     const w = state.workspace('c');
     const records: LiveRecord[] = [];
     for (let i = 0; i < 600; i++) {
-      const m = memory(`Statement number ${i} about the backup job`, vector((i % 5) + 1, 0.2), NOW + i);
+      const m = memory(
+        `Statement number ${i} about the backup job`,
+        vector((i % 5) + 1, 0.2),
+        NOW + i,
+      );
       w.put(m);
       records.push({ t: 'put', ws: 'c', m });
     }
@@ -120,14 +173,21 @@ describe('ContradictionChecker gives way to requests', () => {
       },
     });
     checker.enqueue(records);
-    await until(() => checker.backlog === 0, { what: () => `the backlog checked (${checker.backlog} left, ${asks.length} asks)`, deadlineMs: 20_000, everyMs: 10 });
+    await until(() => checker.backlog === 0, {
+      what: () => `the backlog checked (${checker.backlog} left, ${asks.length} asks)`,
+      deadlineMs: 20_000,
+      everyMs: 10,
+    });
     done = true;
     expect(checker.backlog).toBe(0);
     // Requests keep coming (every look finds one), so each slice ends at its first look: the next
     // look comes at least a turn of the event loop later, with more of the backlog checked.
     expect(asks.length).toBeGreaterThanOrEqual(2);
     for (let i = 1; i < asks.length; i++) {
-      const [a, b] = [asks[i - 1], asks[i]] as [{ backlog: number; turn: number }, { backlog: number; turn: number }];
+      const [a, b] = [asks[i - 1], asks[i]] as [
+        { backlog: number; turn: number },
+        { backlog: number; turn: number },
+      ];
       expect(b.turn).toBeGreaterThan(a.turn);
       expect(b.backlog).toBeLessThan(a.backlog);
     }

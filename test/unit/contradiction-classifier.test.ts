@@ -15,7 +15,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { classifyPair, CONFIDENT, UNCERTAIN, type Verdict } from '../../src/analysis/contradiction.ts';
+import {
+  classifyPair,
+  CONFIDENT,
+  UNCERTAIN,
+  type Verdict,
+} from '../../src/analysis/contradiction.ts';
 
 interface Pair {
   id: number;
@@ -27,7 +32,9 @@ interface Pair {
   similarity: number;
 }
 
-const { pairs } = JSON.parse(readFileSync(new URL('../fixtures/contradiction-pairs.json', import.meta.url), 'utf8')) as { pairs: Pair[] };
+const { pairs } = JSON.parse(
+  readFileSync(new URL('../fixtures/contradiction-pairs.json', import.meta.url), 'utf8'),
+) as { pairs: Pair[] };
 
 interface Scores {
   precision: number;
@@ -59,14 +66,30 @@ function score(threshold: number, subset: readonly Pair[] = pairs): Scores {
       misses.push(`#${p.id} ${p.category}`);
     }
   }
-  return { precision: tp / (tp + fp), recall: tp / (tp + fn), verdictAccuracy: rightVerdict / tp, falsePositives, misses };
+  return {
+    precision: tp / (tp + fp),
+    recall: tp / (tp + fn),
+    verdictAccuracy: rightVerdict / tp,
+    falsePositives,
+    misses,
+  };
 }
 
 describe('the labelled pairs', () => {
   it('are at least 60, cover every category on both sides, and are well-formed', () => {
     expect(pairs.length).toBeGreaterThanOrEqual(60);
     const categories = new Set(pairs.map((p) => p.category));
-    for (const c of ['negation', 'antonym', 'number', 'date', 'revision', 'paraphrase', 'compatible', 'different-subject', 'added-detail']) {
+    for (const c of [
+      'negation',
+      'antonym',
+      'number',
+      'date',
+      'revision',
+      'paraphrase',
+      'compatible',
+      'different-subject',
+      'added-detail',
+    ]) {
       expect(categories.has(c), c).toBe(true);
     }
     const positives = pairs.filter((p) => p.expected !== 'none').length;
@@ -85,15 +108,19 @@ describe('the labelled pairs', () => {
 describe('classifyPair precision and recall', () => {
   it('pairs flagged at all (score ≥ UNCERTAIN): precision ≥ 0.80, recall ≥ 0.78', () => {
     const s = score(UNCERTAIN);
-    console.log(`≥ UNCERTAIN (${UNCERTAIN}): precision ${s.precision.toFixed(3)}, recall ${s.recall.toFixed(3)}, verdicts ${s.verdictAccuracy.toFixed(3)}; ` +
-      `false positives ${JSON.stringify(s.falsePositives)}; misses ${JSON.stringify(s.misses)}`);
+    console.log(
+      `≥ UNCERTAIN (${UNCERTAIN}): precision ${s.precision.toFixed(3)}, recall ${s.recall.toFixed(3)}, verdicts ${s.verdictAccuracy.toFixed(3)}; ` +
+        `false positives ${JSON.stringify(s.falsePositives)}; misses ${JSON.stringify(s.misses)}`,
+    );
     expect(s.precision).toBeGreaterThanOrEqual(0.8);
     expect(s.recall).toBeGreaterThanOrEqual(0.78);
   });
 
   it('pairs acted on without review (score ≥ CONFIDENT): precision ≥ 0.80, recall ≥ 0.78', () => {
     const s = score(CONFIDENT);
-    console.log(`≥ CONFIDENT (${CONFIDENT}): precision ${s.precision.toFixed(3)}, recall ${s.recall.toFixed(3)}, verdicts ${s.verdictAccuracy.toFixed(3)}`);
+    console.log(
+      `≥ CONFIDENT (${CONFIDENT}): precision ${s.precision.toFixed(3)}, recall ${s.recall.toFixed(3)}, verdicts ${s.verdictAccuracy.toFixed(3)}`,
+    );
     expect(s.precision).toBeGreaterThanOrEqual(0.8);
     expect(s.recall).toBeGreaterThanOrEqual(0.78);
   });
@@ -125,12 +152,24 @@ describe('classifyPair basics', () => {
   });
 
   it('"no longer" is a revision, whichever finding triggers it', () => {
-    expect(classifyPair('Carlos is the project manager.', 'Carlos is no longer the project manager.', 0.879).verdict).toBe('revision');
+    expect(
+      classifyPair(
+        'Carlos is the project manager.',
+        'Carlos is no longer the project manager.',
+        0.879,
+      ).verdict,
+    ).toBe('revision');
   });
 
   it('an antonym pair and a disagreeing number are contradictions', () => {
-    expect(classifyPair('Sarah loves horror movies.', 'Sarah hates horror movies.', 0.89)).toMatchObject({ verdict: 'contradiction' });
-    const n = classifyPair('The conference room seats 12 people.', 'The conference room seats 20 people.', 0.858);
+    expect(
+      classifyPair('Sarah loves horror movies.', 'Sarah hates horror movies.', 0.89),
+    ).toMatchObject({ verdict: 'contradiction' });
+    const n = classifyPair(
+      'The conference room seats 12 people.',
+      'The conference room seats 20 people.',
+      0.858,
+    );
     expect(n.verdict).toBe('contradiction');
     expect(n.reason).toContain('12');
   });
@@ -139,7 +178,11 @@ describe('classifyPair basics', () => {
     for (const [a, b, sim] of [
       ['Alice likes coffee.', 'Alice enjoys drinking coffee.', 0.911],
       ['Sales rose in March.', 'Sales fell in April.', 0.591],
-      ['The company has 50 employees.', 'The company has 50 employees, 20 of whom are engineers.', 0.802],
+      [
+        'The company has 50 employees.',
+        'The company has 50 employees, 20 of whom are engineers.',
+        0.802,
+      ],
       ['Alice does not eat meat.', 'Alice does not eat meat or fish.', 0.961],
     ] as const) {
       expect(classifyPair(a, b, sim), `${a} / ${b}`).toMatchObject({ verdict: 'none', score: 0 });
@@ -147,7 +190,11 @@ describe('classifyPair basics', () => {
   });
 
   it('a lower embedding similarity lowers the score', () => {
-    const high = classifyPair('Tom is allergic to peanuts.', 'Tom is not allergic to peanuts.', 0.9);
+    const high = classifyPair(
+      'Tom is allergic to peanuts.',
+      'Tom is not allergic to peanuts.',
+      0.9,
+    );
     const low = classifyPair('Tom is allergic to peanuts.', 'Tom is not allergic to peanuts.', 0.5);
     expect(low.score).toBeLessThan(high.score);
     expect(high.score).toBeLessThanOrEqual(1);
@@ -157,10 +204,30 @@ describe('classifyPair basics', () => {
 /** Pairs a contradiction checker should get right; the current heuristics do not (see the report for the fix). */
 describe('classifyPair: obvious cases', () => {
   it.each([
-    ['negation with a contraction and an inflected verb', 'Maria speaks French fluently.', "Maria doesn't speak French.", 0.814],
-    ['warm / cold', 'The lake water is warm in August.', 'The lake water is cold in August.', 0.932],
-    ['numbers written as words', 'The recipe calls for four eggs.', 'The recipe calls for two eggs.', 0.849],
-    ['an update naming the subject with a possessive', "Ravi's phone number is 555-0101.", 'Ravi changed his phone number to 555-0199.', 0.791],
+    [
+      'negation with a contraction and an inflected verb',
+      'Maria speaks French fluently.',
+      "Maria doesn't speak French.",
+      0.814,
+    ],
+    [
+      'warm / cold',
+      'The lake water is warm in August.',
+      'The lake water is cold in August.',
+      0.932,
+    ],
+    [
+      'numbers written as words',
+      'The recipe calls for four eggs.',
+      'The recipe calls for two eggs.',
+      0.849,
+    ],
+    [
+      'an update naming the subject with a possessive',
+      "Ravi's phone number is 555-0101.",
+      'Ravi changed his phone number to 555-0199.',
+      0.791,
+    ],
   ])('flags (%s) %j / %j', (_why, older, newer, sim) => {
     const c = classifyPair(older, newer, sim);
     expect(c.verdict).not.toBe('none');
@@ -168,13 +235,36 @@ describe('classifyPair: obvious cases', () => {
   });
 
   it.each([
-    ['a paraphrase ("unable" is a negation too)', 'Jake cannot swim.', 'Jake is unable to swim.', 0.944],
-    ['different subjects', 'The north entrance is closed on Sundays.', 'The south entrance is open on Sundays.', 0.814],
-    ['numbers that name different things', 'Room 101 seats 12 people.', 'Room 205 seats 30 people.', 0.825],
+    [
+      'a paraphrase ("unable" is a negation too)',
+      'Jake cannot swim.',
+      'Jake is unable to swim.',
+      0.944,
+    ],
+    [
+      'different subjects',
+      'The north entrance is closed on Sundays.',
+      'The south entrance is open on Sundays.',
+      0.814,
+    ],
+    [
+      'numbers that name different things',
+      'Room 101 seats 12 people.',
+      'Room 205 seats 30 people.',
+      0.825,
+    ],
     ['digits inside names', 'The server supports IPv6.', 'The server supports HTTP/2.', 0.604],
-    ['a negation inside an added detail', 'The package arrived yesterday.', 'The package arrived yesterday and nothing was damaged.', 0.685],
+    [
+      'a negation inside an added detail',
+      'The package arrived yesterday.',
+      'The package arrived yesterday and nothing was damaged.',
+      0.685,
+    ],
   ])('does not flag (%s) %j / %j', (_why, older, newer, sim) => {
     const c = classifyPair(older, newer, sim);
-    expect(c.score >= UNCERTAIN && c.verdict !== 'none', `${c.verdict} ${c.score.toFixed(2)}: ${c.reason}`).toBe(false);
+    expect(
+      c.score >= UNCERTAIN && c.verdict !== 'none',
+      `${c.verdict} ${c.score.toFixed(2)}: ${c.reason}`,
+    ).toBe(false);
   });
 });

@@ -24,7 +24,16 @@ afterEach(async () => {
 function item(content: string): RememberItem {
   const embedding = new Float32Array(8);
   embedding[0] = 1;
-  return { content, importance: 0.5, context: {}, entityId: 'server', kind: 'episode', embedding, edges: [], expiresAt: null };
+  return {
+    content,
+    importance: 0.5,
+    context: {},
+    entityId: 'server',
+    kind: 'episode',
+    embedding,
+    edges: [],
+    expiresAt: null,
+  };
 }
 
 describe('contradiction checks on the shard clock', () => {
@@ -32,7 +41,20 @@ describe('contradiction checks on the shard clock', () => {
     const clock = new ManualClock(T0);
     const dir = mkdtempSync(join(tmpdir(), 'flashbulb-contra-clock-'));
     dirs.push(dir);
-    const shard = new Shard({ shard: 0, dir, durability: 'os', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 60, contradictions: true }, undefined, undefined, clock);
+    const shard = new Shard(
+      {
+        shard: 0,
+        dir,
+        durability: 'os',
+        snapshotIntervalS: 3600,
+        snapshotWalBytes: 1 << 30,
+        eraseWithinS: 60,
+        contradictions: true,
+      },
+      undefined,
+      undefined,
+      clock,
+    );
     shards.push(shard);
     const [older] = await shard.handle('remember', 'w', { items: [item('The server is up.')] });
     clock.advanceMs(60_000);

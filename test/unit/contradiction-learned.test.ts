@@ -17,8 +17,14 @@ beforeAll(async () => {
   lexicon = await loadLexicon();
 }, 30_000);
 
-const NEGATED_WITH_DETAIL: [string, string] = ['There is no girl painting a fence in the garden', 'A girl is painting a fence'];
-const ADDED_DETAIL: [string, string] = ['A boy is reading a book', 'A boy is reading a book in the library'];
+const NEGATED_WITH_DETAIL: [string, string] = [
+  'There is no girl painting a fence in the garden',
+  'A girl is painting a fence',
+];
+const ADDED_DETAIL: [string, string] = [
+  'A boy is reading a book',
+  'A boy is reading a book in the library',
+];
 
 describe('the learned decision', () => {
   it('has a fitted weight per feature and a threshold between 0 and 1', () => {
@@ -48,6 +54,11 @@ describe('the learned decision', () => {
 
   it('does not flag a statement that only adds a detail, nor unrelated statements', () => {
     expect(classifyPair(...ADDED_DETAIL, 0.85, { lexicon, learned: true }).verdict).toBe('none');
-    expect(classifyPair('There is no cat sleeping', 'A dog is barking loudly at the mailman', 0.6, { lexicon, learned: true }).verdict).toBe('none');
+    expect(
+      classifyPair('There is no cat sleeping', 'A dog is barking loudly at the mailman', 0.6, {
+        lexicon,
+        learned: true,
+      }).verdict,
+    ).toBe('none');
   });
 });

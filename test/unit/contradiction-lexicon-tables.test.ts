@@ -9,7 +9,11 @@ import { transferList } from '../../src/analysis/lexicon-tables.ts';
 
 const FILES: WordNetFiles = {
   noun: {
-    index: ['person n 1 0 1 0 00000100', 'woman n 1 1 @ 1 0 00000200', 'lady n 1 1 @ 1 0 00000250'].join('\n'),
+    index: [
+      'person n 1 0 1 0 00000100',
+      'woman n 1 1 @ 1 0 00000200',
+      'lady n 1 1 @ 1 0 00000250',
+    ].join('\n'),
     data: [
       '00000100 03 n 01 person 0 000 | a human being',
       '00000200 18 n 01 woman 0 001 @ 00000100 n 0000 | an adult female person',
@@ -18,7 +22,11 @@ const FILES: WordNetFiles = {
   },
   verb: { index: '', data: '' },
   adj: {
-    index: ['hot a 1 1 ! 1 0 00000300', 'cold a 1 1 ! 1 0 00000400', 'scalding a 1 1 & 1 0 00000500'].join('\n'),
+    index: [
+      'hot a 1 1 ! 1 0 00000300',
+      'cold a 1 1 ! 1 0 00000400',
+      'scalding a 1 1 & 1 0 00000500',
+    ].join('\n'),
     data: [
       '00000300 00 a 01 hot 0 001 ! 00000400 a 0101 | high in temperature',
       '00000400 00 a 01 cold 0 001 ! 00000300 a 0101 | low in temperature',

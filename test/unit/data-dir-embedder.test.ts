@@ -2,7 +2,12 @@ import { mkdtempSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkEmbedder, embedderRecord, openDataDir, type EmbedderRecord } from '../../src/data-dir.ts';
+import {
+  checkEmbedder,
+  embedderRecord,
+  openDataDir,
+  type EmbedderRecord,
+} from '../../src/data-dir.ts';
 
 const fresh = (): string => mkdtempSync(join(tmpdir(), 'fb-embedder-'));
 const model = (name: string, bytes: string): EmbedderRecord => {
@@ -27,14 +32,20 @@ describe('the data directory records its embedder', () => {
     const dir = fresh();
     checkEmbedder(dir, openDataDir(dir, 1), model('bge-small-en-v1.5', 'graph A'), false);
     const other = model('bge-small-en-v1.5', 'graph B'); // same name, other weights
-    expect(() => checkEmbedder(dir, openDataDir(dir, 1), other, true)).toThrow(/holds vectors made by bge-small-en-v1\.5 .*this server embeds with bge-small-en-v1\.5 .*\/v1\/import/s);
-    expect(() => checkEmbedder(dir, openDataDir(dir, 1), embedderRecord('hash', 384, null), false)).toThrow(/this server embeds with hash \(384 dims\)/);
+    expect(() => checkEmbedder(dir, openDataDir(dir, 1), other, true)).toThrow(
+      /holds vectors made by bge-small-en-v1\.5 .*this server embeds with bge-small-en-v1\.5 .*\/v1\/import/s,
+    );
+    expect(() =>
+      checkEmbedder(dir, openDataDir(dir, 1), embedderRecord('hash', 384, null), false),
+    ).toThrow(/this server embeds with hash \(384 dims\)/);
     expect(openDataDir(dir, 1).embedder?.model_sha256).toBe(model('x', 'graph A').model_sha256); // the record is unchanged
   });
 
   it('a directory from before the record: the earlier default is assumed when it holds memories', () => {
     const dir = fresh();
-    expect(() => checkEmbedder(dir, openDataDir(dir, 1), model('bge-small-en-v1.5', 'graph A'), true)).toThrow(/embedded by the default model then, all-MiniLM-L6-v2.*"embedder":/s);
+    expect(() =>
+      checkEmbedder(dir, openDataDir(dir, 1), model('bge-small-en-v1.5', 'graph A'), true),
+    ).toThrow(/embedded by the default model then, all-MiniLM-L6-v2.*"embedder":/s);
     expect(JSON.parse(readFileSync(join(dir, 'meta.json'), 'utf8'))).not.toHaveProperty('embedder');
     const minilm = model('all-MiniLM-L6-v2', 'graph M');
     expect(checkEmbedder(dir, openDataDir(dir, 1), minilm, true).embedder).toEqual(minilm);
@@ -54,6 +65,8 @@ describe('the data directory description, meta.json', () => {
     writeFileSync(path, '{"format": 1, "shar');
     expect(() => openDataDir(dir, 1)).toThrow(new RegExp(`^cannot read ${path}: .*JSON`));
     writeFileSync(path, 'null');
-    expect(() => openDataDir(dir, 1)).toThrow(`${path} is not a Flashbulb data directory description`);
+    expect(() => openDataDir(dir, 1)).toThrow(
+      `${path} is not a Flashbulb data directory description`,
+    );
   });
 });

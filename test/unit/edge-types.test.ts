@@ -44,7 +44,19 @@ describe('parseEdgeType', () => {
   }
 
   it('rejects unknown names', () => {
-    for (const bad of ['', 'unknown', 'EDGE_TYPE_UNSPECIFIED', 'EDGE_TYPE_', 'edge_type', 'caused', 'caused by', 'caused-by', 'causes', 'related_to_x', 'X_RELATED_TO']) {
+    for (const bad of [
+      '',
+      'unknown',
+      'EDGE_TYPE_UNSPECIFIED',
+      'EDGE_TYPE_',
+      'edge_type',
+      'caused',
+      'caused by',
+      'caused-by',
+      'causes',
+      'related_to_x',
+      'X_RELATED_TO',
+    ]) {
       expect(parseEdgeType(bad), JSON.stringify(bad)).toBeNull();
     }
   });

@@ -1,6 +1,14 @@
 /** The closed error table (DESIGN 3.2) and errors as data across threads. */
 import { describe, expect, it } from 'vitest';
-import { ERRORS, FlashbulbError, GrpcStatus, invalid, isErrorCode, notFound, type ErrorCode } from '../../src/errors/codes.ts';
+import {
+  ERRORS,
+  FlashbulbError,
+  GrpcStatus,
+  invalid,
+  isErrorCode,
+  notFound,
+  type ErrorCode,
+} from '../../src/errors/codes.ts';
 import { fromWireError, toWireError } from '../../src/errors/wire.ts';
 
 /** DESIGN.md section 3.2, row by row. */
@@ -47,7 +55,17 @@ describe('error table', () => {
   });
 
   it('isErrorCode rejects anything else, including inherited property names', () => {
-    for (const v of ['', 'bad_request', 'toString', 'constructor', '__proto__', 404, null, undefined, {}]) {
+    for (const v of [
+      '',
+      'bad_request',
+      'toString',
+      'constructor',
+      '__proto__',
+      404,
+      null,
+      undefined,
+      {},
+    ]) {
       expect(isErrorCode(v), String(v)).toBe(false);
     }
   });
@@ -60,7 +78,11 @@ describe('errors as data', () => {
       expect(wire).toEqual({ ok: false, code, message: `something about ${code}` });
       const back = fromWireError(structuredClone(wire));
       expect(back).toBeInstanceOf(FlashbulbError);
-      expect(back).toMatchObject({ code, message: `something about ${code}`, name: 'FlashbulbError' });
+      expect(back).toMatchObject({
+        code,
+        message: `something about ${code}`,
+        name: 'FlashbulbError',
+      });
     });
   }
 
@@ -72,7 +94,15 @@ describe('errors as data', () => {
 
   it('unknown errors become internal_error without their details', () => {
     const secret = 'EACCES /etc/shadow at connect() password=hunter2';
-    for (const thrown of [new Error(secret), new TypeError(secret), secret, { code: 'not_found', message: secret }, null, undefined, 42]) {
+    for (const thrown of [
+      new Error(secret),
+      new TypeError(secret),
+      secret,
+      { code: 'not_found', message: secret },
+      null,
+      undefined,
+      42,
+    ]) {
       const wire = toWireError(thrown);
       expect(wire).toEqual({ ok: false, code: 'internal_error', message: 'internal error' });
       expect(JSON.stringify(wire)).not.toContain('hunter2');
@@ -86,8 +116,16 @@ describe('errors as data', () => {
   });
 
   it('fromWireError turns an unknown code or a missing message into internal_error', () => {
-    expect(fromWireError({ code: 'teapot', message: 'x' })).toMatchObject({ code: 'internal_error', message: 'x' });
-    expect(fromWireError({ code: 'toString', message: 'x' })).toMatchObject({ code: 'internal_error' });
-    expect(fromWireError({ code: 'not_found', message: 42 })).toMatchObject({ code: 'not_found', message: 'internal error' });
+    expect(fromWireError({ code: 'teapot', message: 'x' })).toMatchObject({
+      code: 'internal_error',
+      message: 'x',
+    });
+    expect(fromWireError({ code: 'toString', message: 'x' })).toMatchObject({
+      code: 'internal_error',
+    });
+    expect(fromWireError({ code: 'not_found', message: 42 })).toMatchObject({
+      code: 'not_found',
+      message: 'internal error',
+    });
   });
 });

@@ -14,7 +14,8 @@ interface Entry {
   tag: number;
 }
 
-const byEvent = (a: Entry, b: Entry): number => a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
+const byEvent = (a: Entry, b: Entry): number =>
+  a.time - b.time || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0);
 
 function check(order: EventOrder, live: Map<string, Entry>): void {
   const want = [...live.values()].sort(byEvent);
@@ -28,11 +29,21 @@ function check(order: EventOrder, live: Map<string, Entry>): void {
     expect(tags[at]).toBe(e.tag);
     expect(times[at]).toBe(e.time);
   }
-  for (const [from, before] of [[100, 400], [0, 1000], [250, 251], [500, 100]] as const) {
+  for (const [from, before] of [
+    [100, 400],
+    [0, 1000],
+    [250, 251],
+    [500, 100],
+  ] as const) {
     const inside = want.filter((e) => e.time >= from && e.time < before).length;
     // Deleted entries still held count too: never fewer than the live ones.
     expect(order.countBetween(from, before)).toBeGreaterThanOrEqual(inside);
-    expect([...order.newestFirst(before)]).toEqual(want.filter((e) => e.time < before).map((e) => e.id).reverse());
+    expect([...order.newestFirst(before)]).toEqual(
+      want
+        .filter((e) => e.time < before)
+        .map((e) => e.id)
+        .reverse(),
+    );
   }
   const held = ids.filter((_, i) => tags[i] !== DELETED_TAG);
   expect(held).toEqual(want.map((e) => e.id));
@@ -47,7 +58,13 @@ describe('EventOrder', () => {
     for (let round = 0; round < 6000; round++) {
       const x = r();
       if (x < 0.55 || all.length === 0) {
-        const e = { id: Math.floor(r() * 1e9).toString(16).padStart(8, '0'), time: Math.floor(r() * 1000), tag: Math.floor(r() * 5) };
+        const e = {
+          id: Math.floor(r() * 1e9)
+            .toString(16)
+            .padStart(8, '0'),
+          time: Math.floor(r() * 1000),
+          tag: Math.floor(r() * 5),
+        };
         if (live.has(e.id) || all.some((a) => a.id === e.id)) continue;
         order.add(e.id, e.tag, e.time);
         live.set(e.id, e);

@@ -20,8 +20,20 @@ const filler = (n: number): Buffer => Buffer.alloc(n, 0x41);
 describe('fileContains', () => {
   it('finds the string at the start, at the end and across every split point of a small read size', async () => {
     const chunk = 64;
-    expect(await fileContains(file('start', Buffer.concat([Buffer.from(NEEDLE), filler(500)])), NEEDLE, chunk)).toBe(true);
-    expect(await fileContains(file('end', Buffer.concat([filler(500), Buffer.from(NEEDLE)])), NEEDLE, chunk)).toBe(true);
+    expect(
+      await fileContains(
+        file('start', Buffer.concat([Buffer.from(NEEDLE), filler(500)])),
+        NEEDLE,
+        chunk,
+      ),
+    ).toBe(true);
+    expect(
+      await fileContains(
+        file('end', Buffer.concat([filler(500), Buffer.from(NEEDLE)])),
+        NEEDLE,
+        chunk,
+      ),
+    ).toBe(true);
     for (let at = chunk - NEEDLE.length; at <= chunk * 3; at++) {
       const path = file(`at-${at}`, Buffer.concat([filler(at), Buffer.from(NEEDLE), filler(70)]));
       expect(await fileContains(path, NEEDLE, chunk), `needle at byte ${at}`).toBe(true);
@@ -30,7 +42,21 @@ describe('fileContains', () => {
 
   it('does not find a string that is absent, or present only in part', async () => {
     expect(await fileContains(file('none', filler(1000)), NEEDLE, 64)).toBe(false);
-    expect(await fileContains(file('part', Buffer.concat([filler(60), Buffer.from(NEEDLE.slice(0, 10)), filler(60), Buffer.from(NEEDLE.slice(10))])), NEEDLE, 64)).toBe(false);
+    expect(
+      await fileContains(
+        file(
+          'part',
+          Buffer.concat([
+            filler(60),
+            Buffer.from(NEEDLE.slice(0, 10)),
+            filler(60),
+            Buffer.from(NEEDLE.slice(10)),
+          ]),
+        ),
+        NEEDLE,
+        64,
+      ),
+    ).toBe(false);
     expect(await fileContains(file('empty', Buffer.alloc(0)), NEEDLE)).toBe(false);
   });
 

@@ -83,7 +83,9 @@ function randomCondition(r: R, field: string): unknown {
     case 1:
       return { [pick(r, ['$eq', '$ne'])]: value(r) };
     case 2:
-      return { [pick(r, ['$in', '$nin'])]: Array.from({ length: 1 + Math.floor(r() * 3) }, () => value(r)) };
+      return {
+        [pick(r, ['$in', '$nin'])]: Array.from({ length: 1 + Math.floor(r() * 3) }, () => value(r)),
+      };
     case 3:
       return { $exists: maybe(r) };
     default: {
@@ -105,13 +107,23 @@ function randomFilter(r: R, depth = 0): Record<string, unknown> {
   const clauses = 1 + Math.floor(r() * 2);
   for (let i = 0; i < clauses; i++) {
     if (depth < 3 && maybe(r, 0.3)) {
-      out[pick(r, ['$and', '$or'])] = Array.from({ length: 1 + Math.floor(r() * 3) }, () => randomFilter(r, depth + 1));
+      out[pick(r, ['$and', '$or'])] = Array.from({ length: 1 + Math.floor(r() * 3) }, () =>
+        randomFilter(r, depth + 1),
+      );
     } else {
       const field = pick(r, Object.keys(FIELDS));
       const cond = randomCondition(r, field);
       const prev = out[field];
       // Two conditions on one field merge their operators (a value and an operator object cannot).
-      if (prev !== undefined && typeof prev === 'object' && prev !== null && !Array.isArray(prev) && typeof cond === 'object' && cond !== null) Object.assign(prev, cond);
+      if (
+        prev !== undefined &&
+        typeof prev === 'object' &&
+        prev !== null &&
+        !Array.isArray(prev) &&
+        typeof cond === 'object' &&
+        cond !== null
+      )
+        Object.assign(prev, cond);
       else out[field] = cond;
     }
   }
@@ -122,8 +134,13 @@ function randomFilter(r: R, depth = 0): Record<string, unknown> {
 
 function fieldValue(m: MemoryView, field: string): unknown {
   const attrs: Record<string, unknown> = {
-    importance: m.importance, created_at: m.createdAt, updated_at: m.updatedAt, last_accessed_at: m.lastAccessedAt,
-    access_count: m.accessCount, kind: m.kind, entity_id: m.entityId ?? undefined,
+    importance: m.importance,
+    created_at: m.createdAt,
+    updated_at: m.updatedAt,
+    last_accessed_at: m.lastAccessedAt,
+    access_count: m.accessCount,
+    kind: m.kind,
+    entity_id: m.entityId ?? undefined,
   };
   if (!field.startsWith('context.')) return attrs[field];
   let v: unknown = m.context;
@@ -136,11 +153,14 @@ function fieldValue(m: MemoryView, field: string): unknown {
 
 function refMatches(m: MemoryView, f: Record<string, unknown>): boolean {
   return Object.entries(f).every(([key, cond]) => {
-    if (key === '$and') return (cond as Array<Record<string, unknown>>).every((g) => refMatches(m, g));
-    if (key === '$or') return (cond as Array<Record<string, unknown>>).some((g) => refMatches(m, g));
+    if (key === '$and')
+      return (cond as Array<Record<string, unknown>>).every((g) => refMatches(m, g));
+    if (key === '$or')
+      return (cond as Array<Record<string, unknown>>).some((g) => refMatches(m, g));
     const v = fieldValue(m, key);
     const values = v === undefined ? [] : Array.isArray(v) ? v : [v];
-    const ops = typeof cond === 'object' && cond !== null ? (cond as Record<string, unknown>) : { $eq: cond };
+    const ops =
+      typeof cond === 'object' && cond !== null ? (cond as Record<string, unknown>) : { $eq: cond };
     return Object.entries(ops).every(([op, x]) => {
       switch (op) {
         case '$eq':
@@ -154,7 +174,17 @@ function refMatches(m: MemoryView, f: Record<string, unknown>): boolean {
         case '$exists':
           return (v !== undefined) === x;
         default:
-          return values.some((y) => typeof y === typeof x && (op === '$gt' ? (y as number) > (x as number) : op === '$gte' ? (y as number) >= (x as number) : op === '$lt' ? (y as number) < (x as number) : (y as number) <= (x as number)));
+          return values.some(
+            (y) =>
+              typeof y === typeof x &&
+              (op === '$gt'
+                ? (y as number) > (x as number)
+                : op === '$gte'
+                  ? (y as number) >= (x as number)
+                  : op === '$lt'
+                    ? (y as number) < (x as number)
+                    : (y as number) <= (x as number)),
+          );
       }
     });
   });
@@ -162,10 +192,20 @@ function refMatches(m: MemoryView, f: Record<string, unknown>): boolean {
 
 // ─── the workspace under test ────────────────────────────────────────────────────────────
 
-async function build(n: number, seed: number): Promise<{ shard: Shard; vectors: Map<string, Float32Array> }> {
+async function build(
+  n: number,
+  seed: number,
+): Promise<{ shard: Shard; vectors: Map<string, Float32Array> }> {
   const dir = mkdtempSync(join(tmpdir(), 'flashbulb-filter-'));
   dirs.push(dir);
-  const shard = new Shard({ shard: 0, dir, durability: 'os', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 60 });
+  const shard = new Shard({
+    shard: 0,
+    dir,
+    durability: 'os',
+    snapshotIntervalS: 3600,
+    snapshotWalBytes: 1 << 30,
+    eraseWithinS: 60,
+  });
   shards.push(shard);
   const r = rng(seed);
   const vectors = new Map<string, Float32Array>();
@@ -175,16 +215,26 @@ async function build(n: number, seed: number): Promise<{ shard: Shard; vectors: 
     vi.setSystemTime(T0 + i * 200 + Math.floor(r() * 150));
     const embedding = vector(r);
     const [m] = await shard.handle('remember', 'w', {
-      items: [{
-        content: `memory ${i}`, importance: Math.round(r() * 10) / 10, context: randomContext(r) as never,
-        entityId: maybe(r, 0.8) ? pick(r, ['e1', 'e2', 'e3']) : null, kind: pick(r, ['episode', 'insight', 'document'] as const),
-        embedding: embedding.slice(), edges: [],
-      }],
+      items: [
+        {
+          content: `memory ${i}`,
+          importance: Math.round(r() * 10) / 10,
+          context: randomContext(r) as never,
+          entityId: maybe(r, 0.8) ? pick(r, ['e1', 'e2', 'e3']) : null,
+          kind: pick(r, ['episode', 'insight', 'document'] as const),
+          embedding: embedding.slice(),
+          edges: [],
+        },
+      ],
     });
     vectors.set(m?.id as string, embedding);
   }
   vi.useRealTimers();
-  await until(() => shard.backlogs().index === 0, { what: 'the background indexer to finish', deadlineMs: 30_000, everyMs: 10 });
+  await until(() => shard.backlogs().index === 0, {
+    what: 'the background indexer to finish',
+    deadlineMs: 30_000,
+    everyMs: 10,
+  });
   return { shard, vectors };
 }
 
@@ -192,7 +242,11 @@ async function everything(shard: Shard): Promise<MemoryView[]> {
   const out: MemoryView[] = [];
   let cursor: string | null = null;
   do {
-    const page: { memories: MemoryView[]; nextCursor: string | null } = await shard.handle('list', 'w', { entityId: null, kind: null, cursor, limit: 1000, includeSuperseded: false });
+    const page: { memories: MemoryView[]; nextCursor: string | null } = await shard.handle(
+      'list',
+      'w',
+      { entityId: null, kind: null, cursor, limit: 1000, includeSuperseded: false },
+    );
     out.push(...page.memories);
     cursor = page.nextCursor;
   } while (cursor !== null);
@@ -200,7 +254,17 @@ async function everything(shard: Shard): Promise<MemoryView[]> {
 }
 
 function spec(strategy: 'similarity' | 'temporal', topK: number, ef: number): StrategySpec {
-  return { strategy, topK, efSearch: ef, entityId: null, timeRange: null, seedId: null, edgeTypes: null, maxDepth: 5, alpha: 0.5 };
+  return {
+    strategy,
+    topK,
+    efSearch: ef,
+    entityId: null,
+    timeRange: null,
+    seedId: null,
+    edgeTypes: null,
+    maxDepth: 5,
+    alpha: 0.5,
+  };
 }
 
 function dotp(a: Float32Array, b: Float32Array): number {
@@ -209,31 +273,81 @@ function dotp(a: Float32Array, b: Float32Array): number {
   return s;
 }
 
-async function check(shard: Shard, vectors: Map<string, Float32Array>, r: R, exact: boolean): Promise<{ found: number; wanted: number; overlap: number }> {
+async function check(
+  shard: Shard,
+  vectors: Map<string, Float32Array>,
+  r: R,
+  exact: boolean,
+): Promise<{ found: number; wanted: number; overlap: number }> {
   const json = randomFilter(r);
   const filter = parseFilter(json);
   const all = await everything(shard);
   const matching = all.filter((m) => refMatches(m, json));
   const label = JSON.stringify(json);
 
-  const listed = await shard.handle('list', 'w', { entityId: null, kind: null, cursor: null, limit: 1000, includeSuperseded: false, filter });
-  expect(listed.memories.map((m) => m.id), `list ${label}`).toEqual(matching.slice(0, 1000).map((m) => m.id));
+  const listed = await shard.handle('list', 'w', {
+    entityId: null,
+    kind: null,
+    cursor: null,
+    limit: 1000,
+    includeSuperseded: false,
+    filter,
+  });
+  expect(
+    listed.memories.map((m) => m.id),
+    `list ${label}`,
+  ).toEqual(matching.slice(0, 1000).map((m) => m.id));
 
   const k = 1 + Math.floor(r() * 20);
-  const newest = [...matching].sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1)).slice(0, k);
-  const temporal = await shard.handle('recall', 'w', { cue: vector(r), cueText: '', similarityMode: 'dense', cueContext: null, strategies: [spec('temporal', k, 50)], weights: DEFAULT_WEIGHTS, withEmbedding: false, filter });
-  expect(temporal.results.map((h) => h.memory.id), `temporal ${label}`).toEqual(newest.map((m) => m.id));
+  const newest = [...matching]
+    .sort((a, b) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : -1))
+    .slice(0, k);
+  const temporal = await shard.handle('recall', 'w', {
+    cue: vector(r),
+    cueText: '',
+    similarityMode: 'dense',
+    cueContext: null,
+    strategies: [spec('temporal', k, 50)],
+    weights: DEFAULT_WEIGHTS,
+    withEmbedding: false,
+    filter,
+  });
+  expect(
+    temporal.results.map((h) => h.memory.id),
+    `temporal ${label}`,
+  ).toEqual(newest.map((m) => m.id));
 
   const cue = vector(r);
-  const want = matching.map((m) => ({ id: m.id, sim: dotp(cue, vectors.get(m.id) as Float32Array) })).sort((a, b) => b.sim - a.sim).slice(0, k).map((x) => x.id);
+  const want = matching
+    .map((m) => ({ id: m.id, sim: dotp(cue, vectors.get(m.id) as Float32Array) }))
+    .sort((a, b) => b.sim - a.sim)
+    .slice(0, k)
+    .map((x) => x.id);
   const similar = await shard.handle('recall', 'w', {
-    cue, cueText: '', similarityMode: 'dense', cueContext: null, strategies: [spec('similarity', k, 100)], withEmbedding: false, filter,
-    weights: { ...DEFAULT_WEIGHTS, w_relevance: 1, w_recency: 0, w_importance: 0, w_reinforcement: 0 },
+    cue,
+    cueText: '',
+    similarityMode: 'dense',
+    cueContext: null,
+    strategies: [spec('similarity', k, 100)],
+    withEmbedding: false,
+    filter,
+    weights: {
+      ...DEFAULT_WEIGHTS,
+      w_relevance: 1,
+      w_recency: 0,
+      w_importance: 0,
+      w_reinforcement: 0,
+    },
   });
   const got = similar.results.map((h) => h.memory.id);
   const matchingIds = new Set(matching.map((m) => m.id));
-  expect(got.every((id) => matchingIds.has(id)), `similarity returned a memory the filter rejects: ${label}`).toBe(true);
-  expect(got.length, `similarity returns top_k whenever that many match: ${label}`).toBe(Math.min(k, matching.length));
+  expect(
+    got.every((id) => matchingIds.has(id)),
+    `similarity returned a memory the filter rejects: ${label}`,
+  ).toBe(true);
+  expect(got.length, `similarity returns top_k whenever that many match: ${label}`).toBe(
+    Math.min(k, matching.length),
+  );
   if (exact) expect(got, `similarity ${label}`).toEqual(want);
   return { found: got.filter((id) => want.includes(id)).length, wanted: want.length, overlap: 0 };
 }

@@ -9,8 +9,18 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { MemoryRecord } from '../../src/model/memory.ts';
 import { distinguishingTerms } from '../../src/analysis/summarize.ts';
-import { INCREMENTAL_MIN_SOURCES, insightsAfterLoss, rewrittenInsight } from '../../src/shard/ops/insight-sources.ts';
-import { encodeRecord, toStored, type LiveRecord, type LogRecord, type StoredMemory } from '../../src/shard/store/records.ts';
+import {
+  INCREMENTAL_MIN_SOURCES,
+  insightsAfterLoss,
+  rewrittenInsight,
+} from '../../src/shard/ops/insight-sources.ts';
+import {
+  encodeRecord,
+  toStored,
+  type LiveRecord,
+  type LogRecord,
+  type StoredMemory,
+} from '../../src/shard/store/records.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';
 import { applyLive, applyRecord, ShardState } from '../../src/shard/store/apply.ts';
@@ -18,7 +28,18 @@ import type { Workspace } from '../../src/shard/store/workspace.ts';
 import { storedMemory } from '../helpers/memory-record.ts';
 
 const DIM = 16;
-const WORDS = ['garden', 'tomato', 'watering', 'compost', 'basil', 'harvest', 'seedling', 'trellis', 'mulch', 'pepper'];
+const WORDS = [
+  'garden',
+  'tomato',
+  'watering',
+  'compost',
+  'basil',
+  'harvest',
+  'seedling',
+  'trellis',
+  'mulch',
+  'pepper',
+];
 
 /** A seeded generator, so every run sees the same vectors and texts. */
 function rng(seed: number): () => number {
@@ -32,7 +53,12 @@ function rng(seed: number): () => number {
   };
 }
 
-function stored(id: string, content: string, vector: Float32Array, extra: Partial<StoredMemory> = {}): StoredMemory {
+function stored(
+  id: string,
+  content: string,
+  vector: Float32Array,
+  extra: Partial<StoredMemory> = {},
+): StoredMemory {
   return storedMemory(id, content, { embedding: new Uint8Array(vector.buffer), ...extra });
 }
 
@@ -51,16 +77,38 @@ function themed(n: number): { state: ShardState; w: Workspace; insight: string }
   }
   const insight = idOf(n + 1);
   const w = state.workspace('w');
-  const draft: MemoryRecord = { ...(w.memories.get(idOf(1)) as MemoryRecord), id: insight, kind: 'insight', sourceMemoryIds: sources };
+  const draft: MemoryRecord = {
+    ...(w.memories.get(idOf(1)) as MemoryRecord),
+    id: insight,
+    kind: 'insight',
+    sourceMemoryIds: sources,
+  };
   applyRecord(state, { t: 'put', ws: 'w', m: toStored(rewrittenInsight(w, draft, sources, 2)) });
-  for (const s of sources) applyRecord(state, { t: 'edge', ws: 'w', e: { source_id: insight, target_id: s, edge_type: 'insight_from', confidence: 1, timestamp_us: 2 } });
+  for (const s of sources)
+    applyRecord(state, {
+      t: 'edge',
+      ws: 'w',
+      e: {
+        source_id: insight,
+        target_id: s,
+        edge_type: 'insight_from',
+        confidence: 1,
+        timestamp_us: 2,
+      },
+    });
   return { state, w, insight };
 }
 
 /** Forgets `ids` as ops/forget does (the insight's records, then the deletions); returns the sources read. */
-function lose(state: ShardState, w: Workspace, ids: string[], now: number): { visited: number; records: LiveRecord[] } {
+function lose(
+  state: ShardState,
+  w: Workspace,
+  ids: string[],
+  now: number,
+): { visited: number; records: LiveRecord[] } {
   const loss = insightsAfterLoss(w, 'w', new Set(ids), { now, criteria: {} });
-  for (const r of [...ids.map((id): LiveRecord => ({ t: 'del', ws: 'w', id })), ...loss.records]) applyLive(state, r);
+  for (const r of [...ids.map((id): LiveRecord => ({ t: 'del', ws: 'w', id })), ...loss.records])
+    applyLive(state, r);
   return { visited: loss.visited, records: loss.records };
 }
 
@@ -81,7 +129,9 @@ describe('an insight losing sources', () => {
         expect(r.lost).toEqual([idOf(2), idOf(3)]);
         // As written to the log: the sources kept are not in it.
         const frame = encodeRecord(r);
-        expect(frame.t === 'unsource' ? frame.m.sourceMemoryIds : 'not an unsource frame').toBeNull();
+        expect(
+          frame.t === 'unsource' ? frame.m.sourceMemoryIds : 'not an unsource frame',
+        ).toBeNull();
       }
     }
     // Two lost plus a bounded set of candidates to quote, the same at 1k and 4k sources.
@@ -97,7 +147,9 @@ describe('an insight losing sources', () => {
     const r = records[0];
     if (r?.t !== 'unsource') throw new Error('not an unsource record');
     expect(r.lost).toEqual([idOf(7), idOf(9)]);
-    expect((w.memories.get(insight) as MemoryRecord).sourceMemoryIds).toEqual((before.sourceMemoryIds ?? []).filter((s) => s !== idOf(7) && s !== idOf(9)));
+    expect((w.memories.get(insight) as MemoryRecord).sourceMemoryIds).toEqual(
+      (before.sourceMemoryIds ?? []).filter((s) => s !== idOf(7) && s !== idOf(9)),
+    );
   });
 
   it('writes the same insight as a rewrite from every remaining source', () => {
@@ -112,11 +164,17 @@ describe('an insight losing sources', () => {
     const after = w.memories.get(insight) as MemoryRecord;
     expect(after.sourceMemoryIds).toEqual(remaining);
     expect(after.context['source_count']).toBe(n - 4);
-    expect(after.context['tags']).toEqual(distinguishingTerms(remaining.map((id) => (w.memories.get(id) as MemoryRecord).content), remaining.map((id) => (w.memories.get(id) as MemoryRecord).content)));
+    expect(after.context['tags']).toEqual(
+      distinguishingTerms(
+        remaining.map((id) => (w.memories.get(id) as MemoryRecord).content),
+        remaining.map((id) => (w.memories.get(id) as MemoryRecord).content),
+      ),
+    );
     expect(after.content).toBe(full.content);
     for (const id of gone) expect(after.content).not.toContain(`Note ${parseInt(id, 16)}:`);
     let cos = 0;
-    for (let i = 0; i < DIM; i++) cos += (after.embedding[i] as number) * (full.embedding[i] as number);
+    for (let i = 0; i < DIM; i++)
+      cos += (after.embedding[i] as number) * (full.embedding[i] as number);
     expect(cos).toBeGreaterThan(0.99999);
     expect(after.logicalClock).toBe(before.logicalClock + 1);
   });
@@ -127,7 +185,11 @@ describe('an insight losing sources', () => {
     // Revised in place (as revise keeps the live id): new text and vector.
     const v = new Float32Array(DIM).fill(0);
     v[0] = 1;
-    applyRecord(state, { t: 'put', ws: 'w', m: stored(idOf(20), 'Note 20: pepper pepper trellis mulch today.', v) });
+    applyRecord(state, {
+      t: 'put',
+      ws: 'w',
+      m: stored(idOf(20), 'Note 20: pepper pepper trellis mulch today.', v),
+    });
     const before = w.memories.get(insight) as MemoryRecord;
     const remaining = (before.sourceMemoryIds ?? []).filter((s) => s !== idOf(21));
     const full = rewrittenInsight(w, before, remaining, 11);
@@ -135,7 +197,9 @@ describe('an insight losing sources', () => {
     const after = w.memories.get(insight) as MemoryRecord;
     expect(after.content).toBe(full.content);
     // One source of ~1000 moves the centroid by ~1e-3; summation order alone by ~1e-7.
-    const drift = Math.max(...Array.from(full.embedding, (x, i) => Math.abs(x - (after.embedding[i] as number))));
+    const drift = Math.max(
+      ...Array.from(full.embedding, (x, i) => Math.abs(x - (after.embedding[i] as number))),
+    );
     expect(drift).toBeLessThan(1e-5);
   });
 
@@ -146,7 +210,15 @@ describe('an insight losing sources', () => {
     const others = new Set<string>();
     for (let i = 1; i <= 16 * INCREMENTAL_MIN_SOURCES; i++) {
       others.add(idOf(1_000_000 + i));
-      applyRecord(state, { t: 'put', ws: 'w', m: stored(idOf(1_000_000 + i), `Other ${i}.`, new Float32Array(DIM).map(() => r() + 0.6)) });
+      applyRecord(state, {
+        t: 'put',
+        ws: 'w',
+        m: stored(
+          idOf(1_000_000 + i),
+          `Other ${i}.`,
+          new Float32Array(DIM).map(() => r() + 0.6),
+        ),
+      });
     }
     while (w.vectors.indexSome(1000));
     const examined: string[] = [];
@@ -173,7 +245,8 @@ describe('an insight losing sources', () => {
     const { records } = lose(state, w, [idOf(9)], 10);
     const copy = themed(2 * INCREMENTAL_MIN_SOURCES);
     const frames = records.map(encodeRecord);
-    for (const r of [{ t: 'del', ws: 'w', id: idOf(9) } as LogRecord, ...frames, ...frames]) applyRecord(copy.state, r);
+    for (const r of [{ t: 'del', ws: 'w', id: idOf(9) } as LogRecord, ...frames, ...frames])
+      applyRecord(copy.state, r);
     const a = w.memories.get(insight) as MemoryRecord;
     const b = copy.w.memories.get(insight) as MemoryRecord;
     expect(b.sourceMemoryIds).toEqual(a.sourceMemoryIds);
@@ -195,14 +268,32 @@ describe('a forget by criteria over a large workspace', () => {
     const wal = new Wal({ dir, seq: 1, durability: 'os' });
     const n = 100_000;
     for (let at = 1; at <= n; at += 10_000) {
-      await wal.append(Array.from({ length: 10_000 }, (_, i): LogRecord => ({ t: 'put', ws: 'w', m: stored(idOf(at + i), `memory ${at + i}`, new Float32Array(4)) })));
+      await wal.append(
+        Array.from(
+          { length: 10_000 },
+          (_, i): LogRecord => ({
+            t: 'put',
+            ws: 'w',
+            m: stored(idOf(at + i), `memory ${at + i}`, new Float32Array(4)),
+          }),
+        ),
+      );
     }
     await wal.close();
-    const shard = new Shard({ shard: 0, dir, durability: 'os', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 60 });
+    const shard = new Shard({
+      shard: 0,
+      dir,
+      durability: 'os',
+      snapshotIntervalS: 3600,
+      snapshotWalBytes: 1 << 30,
+      eraseWithinS: 60,
+    });
     shards.push(shard);
     const done: string[] = [];
     // Matches nothing, so the scan reads all 100k memories (tens of ms): it must not do so in one go.
-    const forgetting = shard.handle('forget', 'w', { memoryKind: 'insight' }).then((r) => done.push(`forget ${r.forgotten_count}`));
+    const forgetting = shard
+      .handle('forget', 'w', { memoryKind: 'insight' })
+      .then((r) => done.push(`forget ${r.forgotten_count}`));
     const getting = new Promise((resolve) => setImmediate(resolve))
       .then(() => shard.handle('get', 'w', { id: idOf(7), withEmbedding: false }))
       .then((m) => done.push(`get ${m.content}`));

@@ -1,11 +1,36 @@
 /** Record framing: round trip, and the torn-versus-corrupt classification recovery relies on. */
 import { describe, expect, it } from 'vitest';
-import { encodeFrame, encodeFrameInto, FRAME_HEADER, FRAME_MAGIC, readFrame, type FrameRead } from '../../src/shard/persist/frames.ts';
+import {
+  encodeFrame,
+  encodeFrameInto,
+  FRAME_HEADER,
+  FRAME_MAGIC,
+  readFrame,
+  type FrameRead,
+} from '../../src/shard/persist/frames.ts';
 
 const values = [
   { t: 'del', ws: 'alpha', id: '0'.repeat(32) },
-  { t: 'put', ws: 'beta', m: { content: 'héllo wörld ✓', n: 1.5, nested: { a: [1, 2, null] }, bytes: Buffer.from([1, 2, 3, 255]) } },
-  { t: 'tomb', ws: 'gamma', tomb: { memory_id: 'x', forgotten_at: 1_700_000_000_000_000, criteria: {}, content_sha256: 'ab' } },
+  {
+    t: 'put',
+    ws: 'beta',
+    m: {
+      content: 'héllo wörld ✓',
+      n: 1.5,
+      nested: { a: [1, 2, null] },
+      bytes: Buffer.from([1, 2, 3, 255]),
+    },
+  },
+  {
+    t: 'tomb',
+    ws: 'gamma',
+    tomb: {
+      memory_id: 'x',
+      forgotten_at: 1_700_000_000_000_000,
+      criteria: {},
+      content_sha256: 'ab',
+    },
+  },
 ];
 
 function concatFrames(): { buf: Buffer; offsets: number[] } {
@@ -82,7 +107,10 @@ describe('frames: torn (an interrupted append at the end)', () => {
     const { buf, offsets } = concatFrames();
     const last = offsets[2] as number;
     const cut = buf.subarray(0, buf.length - 3);
-    expect(readFrame(cut, last)).toMatchObject({ kind: 'torn', reason: expect.stringMatching(/past end/) });
+    expect(readFrame(cut, last)).toMatchObject({
+      kind: 'torn',
+      reason: expect.stringMatching(/past end/),
+    });
     const headerOnly = buf.subarray(0, last + FRAME_HEADER);
     expect(readFrame(headerOnly, last).kind).toBe('torn');
   });
@@ -92,7 +120,10 @@ describe('frames: torn (an interrupted append at the end)', () => {
     const damaged = Buffer.from(buf);
     damaged[damaged.length - 1] = (damaged[damaged.length - 1] ?? 0) ^ 0xff;
     expect(readFrame(damaged, offsets[0] as number).kind).toBe('frame');
-    expect(readFrame(damaged, offsets[2] as number)).toMatchObject({ kind: 'torn', reason: expect.stringMatching(/checksum/) });
+    expect(readFrame(damaged, offsets[2] as number)).toMatchObject({
+      kind: 'torn',
+      reason: expect.stringMatching(/checksum/),
+    });
   });
 
   it('a zero-filled tail is torn, whatever its length', () => {
@@ -112,16 +143,25 @@ describe('frames: corrupt (damage with data after it)', () => {
     const mid = (offsets[1] as number) + FRAME_HEADER + 2;
     damaged[mid] = (damaged[mid] ?? 0) ^ 0x01;
     expect(readFrame(damaged, offsets[0] as number).kind).toBe('frame');
-    expect(readFrame(damaged, offsets[1] as number)).toMatchObject({ kind: 'corrupt', reason: 'checksum mismatch' });
+    expect(readFrame(damaged, offsets[1] as number)).toMatchObject({
+      kind: 'corrupt',
+      reason: 'checksum mismatch',
+    });
   });
 
   it('a bad magic byte followed by data is corrupt', () => {
     const { buf, offsets } = concatFrames();
     const damaged = Buffer.from(buf);
     damaged[offsets[1] as number] = 0x00;
-    expect(readFrame(damaged, offsets[1] as number)).toMatchObject({ kind: 'corrupt', reason: expect.stringMatching(/magic/) });
+    expect(readFrame(damaged, offsets[1] as number)).toMatchObject({
+      kind: 'corrupt',
+      reason: expect.stringMatching(/magic/),
+    });
     damaged[offsets[1] as number] = 0x42;
-    expect(readFrame(damaged, offsets[1] as number)).toMatchObject({ kind: 'corrupt', reason: 'bad frame magic 0x42' });
+    expect(readFrame(damaged, offsets[1] as number)).toMatchObject({
+      kind: 'corrupt',
+      reason: 'bad frame magic 0x42',
+    });
   });
 
   it('zeros in the middle, followed by data, are corrupt, not a torn tail', () => {
@@ -134,7 +174,10 @@ describe('frames: corrupt (damage with data after it)', () => {
     const { buf, offsets } = concatFrames();
     const damaged = Buffer.from(buf);
     damaged.writeUInt32LE(0xffff_fff0, (offsets[1] as number) + 1);
-    expect(readFrame(damaged, offsets[1] as number)).toMatchObject({ kind: 'corrupt', reason: expect.stringMatching(/implausible/) });
+    expect(readFrame(damaged, offsets[1] as number)).toMatchObject({
+      kind: 'corrupt',
+      reason: expect.stringMatching(/implausible/),
+    });
   });
 
   it('a frame with a valid checksum whose payload is not msgpack is corrupt', async () => {

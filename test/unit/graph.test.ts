@@ -39,7 +39,9 @@ describe('Graph', () => {
     g.put(e('a', 'b', 'contradicts'));
     g.put(e('b', 'a', 'related_to'));
     expect(g.edgeCount).toBe(3);
-    expect(sorted(g.all())).toEqual(sorted([e('a', 'b', 'related_to'), e('a', 'b', 'contradicts'), e('b', 'a', 'related_to')]));
+    expect(sorted(g.all())).toEqual(
+      sorted([e('a', 'b', 'related_to'), e('a', 'b', 'contradicts'), e('b', 'a', 'related_to')]),
+    );
   });
 
   it('remove() takes one edge out of both indexes and says whether it existed', () => {
@@ -62,7 +64,9 @@ describe('Graph', () => {
     g.put(e('a', 'd', 'followed_by'));
     g.put(e('b', 'c'));
     const removed = g.removeNode('a');
-    expect(sorted(removed)).toEqual(sorted([e('a', 'b'), e('c', 'a', 'caused_by'), e('a', 'd', 'followed_by')]));
+    expect(sorted(removed)).toEqual(
+      sorted([e('a', 'b'), e('c', 'a', 'caused_by'), e('a', 'd', 'followed_by')]),
+    );
     expect(g.edgeCount).toBe(1);
     expect([...g.all()]).toEqual([e('b', 'c')]);
     expect(g.outgoing('a')).toEqual([]);
@@ -111,8 +115,12 @@ describe('Graph', () => {
     }
     expect(sorted(g.all())).toEqual(sorted(model.values()));
     for (const n of nodes) {
-      expect(sorted(g.incoming(n))).toEqual(sorted([...model.values()].filter((x) => x.target_id === n)));
-      expect(sorted(g.outgoing(n))).toEqual(sorted([...model.values()].filter((x) => x.source_id === n)));
+      expect(sorted(g.incoming(n))).toEqual(
+        sorted([...model.values()].filter((x) => x.target_id === n)),
+      );
+      expect(sorted(g.outgoing(n))).toEqual(
+        sorted([...model.values()].filter((x) => x.source_id === n)),
+      );
     }
   });
   it('finds an existing edge from either end when one end is a hub (lists past the short-list size)', () => {
@@ -124,8 +132,12 @@ describe('Graph', () => {
     // Out of hub is long, into m7 is short.
     g.put(e('hub', 'm7', 'caused_by', 0.25));
     expect(g.edgeCount).toBe(70);
-    expect(g.incoming('hub').filter((x) => x.source_id === 'm5')).toEqual([e('m5', 'hub', 'related_to', 0.5)]);
-    expect(g.outgoing('hub').filter((x) => x.target_id === 'm7')).toEqual([e('hub', 'm7', 'caused_by', 0.25)]);
+    expect(g.incoming('hub').filter((x) => x.source_id === 'm5')).toEqual([
+      e('m5', 'hub', 'related_to', 0.5),
+    ]);
+    expect(g.outgoing('hub').filter((x) => x.target_id === 'm7')).toEqual([
+      e('hub', 'm7', 'caused_by', 0.25),
+    ]);
     expect(g.remove('m5', 'hub', 'caused_by')).toBe(false);
     expect(g.remove('hub', 'm39', 'caused_by')).toBe(false);
     expect(g.remove('m39', 'hub', 'related_to')).toBe(true);
@@ -137,7 +149,13 @@ describe('Graph', () => {
 describe('Graph.contradicting (the contradictions list reads it)', () => {
   it('holds exactly the memories with a contradicts edge, through writes, removals and removed nodes', () => {
     const g = new Graph();
-    const e = (s: string, t: string, type: 'contradicts' | 'related_to') => ({ source_id: s, target_id: t, edge_type: type, confidence: 0.9, timestamp_us: 1 });
+    const e = (s: string, t: string, type: 'contradicts' | 'related_to') => ({
+      source_id: s,
+      target_id: t,
+      edge_type: type,
+      confidence: 0.9,
+      timestamp_us: 1,
+    });
     g.put(e('a', 'b', 'contradicts'));
     g.put(e('b', 'a', 'contradicts'));
     g.put(e('c', 'd', 'related_to'));

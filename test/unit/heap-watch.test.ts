@@ -8,10 +8,18 @@ import type { ShardHeap } from '../../src/protocol/shard.ts';
 
 const MB = 2 ** 20;
 
-function watch(limitMb: number): { w: HeapWatch; setInUse: (mb: number) => void; changes: ShardHeap[] } {
+function watch(limitMb: number): {
+  w: HeapWatch;
+  setInUse: (mb: number) => void;
+  changes: ShardHeap[];
+} {
   let inUse = 0;
   const changes: ShardHeap[] = [];
-  const w = new HeapWatch(limitMb * MB, () => inUse * MB, (s) => changes.push(s));
+  const w = new HeapWatch(
+    limitMb * MB,
+    () => inUse * MB,
+    (s) => changes.push(s),
+  );
   return { w, setInUse: (mb) => (inUse = mb), changes };
 }
 

@@ -19,8 +19,24 @@ import { memoryRecord } from '../helpers/memory-record.ts';
 const MINUTE_US = 60_000_000;
 const DAY_US = 86_400_000_000;
 const NOW = Date.parse('2026-11-25T12:00:00Z') * 1000;
-const ONLY_RELEVANCE = { ...DEFAULT_WEIGHTS, w_relevance: 1, w_recency: 0, w_importance: 0, w_reinforcement: 0 };
-const SPEC: StrategySpec = { strategy: 'similarity', topK: 10, efSearch: 50, entityId: null, timeRange: null, seedId: null, edgeTypes: null, maxDepth: 3, alpha: 0.5 };
+const ONLY_RELEVANCE = {
+  ...DEFAULT_WEIGHTS,
+  w_relevance: 1,
+  w_recency: 0,
+  w_importance: 0,
+  w_reinforcement: 0,
+};
+const SPEC: StrategySpec = {
+  strategy: 'similarity',
+  topK: 10,
+  efSearch: 50,
+  entityId: null,
+  timeRange: null,
+  seedId: null,
+  edgeTypes: null,
+  maxDepth: 3,
+  alpha: 0.5,
+};
 
 /** Puts the texts a minute apart from `start`; returns the records. */
 function session(w: Workspace, start: number, texts: readonly string[]): MemoryRecord[] {
@@ -31,11 +47,26 @@ function session(w: Workspace, start: number, texts: readonly string[]): MemoryR
   });
 }
 
-function recall(w: Workspace, cue: string): Array<{ content: string; relevance: number; reply: number | undefined }> {
-  const input: RecallInput = { cue: hashEmbedBatch([cue], 384), cueText: cue, similarityMode: 'hybrid', cueContext: null, strategies: [SPEC], weights: ONLY_RELEVANCE, withEmbedding: false };
+function recall(
+  w: Workspace,
+  cue: string,
+): Array<{ content: string; relevance: number; reply: number | undefined }> {
+  const input: RecallInput = {
+    cue: hashEmbedBatch([cue], 384),
+    cueText: cue,
+    similarityMode: 'hybrid',
+    cueContext: null,
+    strategies: [SPEC],
+    weights: ONLY_RELEVANCE,
+    withEmbedding: false,
+  };
   return runRecall(recallSource(w), input, NOW).hits.map((h) => {
     const d = h.details[0];
-    return { content: h.memory.content, relevance: h.relevance, reply: d?.strategy === 'similarity' ? d.reply : undefined };
+    return {
+      content: h.memory.content,
+      relevance: h.relevance,
+      reply: d?.strategy === 'similarity' ? d.reply : undefined,
+    };
   });
 }
 
@@ -59,7 +90,9 @@ describe('reply: an answer is lifted toward the question before it', () => {
   it('lifts only the turn after the question, and only toward a question that matches better', () => {
     const w = new Workspace('o');
     session(w, NOW - DAY_US, ['before anything else', 'do you play any instruments?', ANSWER]);
-    const got = new Map(recall(w, 'which instruments do you play').map((h) => [h.content, h.reply]));
+    const got = new Map(
+      recall(w, 'which instruments do you play').map((h) => [h.content, h.reply]),
+    );
     expect(got.get(ANSWER) ?? 0).toBeGreaterThan(0);
     // The question itself follows a statement; the first turn follows nothing.
     expect(got.get('do you play any instruments?')).toBe(0);
@@ -69,7 +102,10 @@ describe('reply: an answer is lifted toward the question before it', () => {
   it('adds no `reply` detail when no candidate follows a question', () => {
     const w = new Workspace('n');
     session(w, NOW - DAY_US, ['we talked about instruments at the party', ANSWER]);
-    expect(recall(w, 'which instruments do you play').map((h) => h.reply)).toEqual([undefined, undefined]);
+    expect(recall(w, 'which instruments do you play').map((h) => h.reply)).toEqual([
+      undefined,
+      undefined,
+    ]);
   });
 
   it('keeps relevance in [0, 1]: reply moves the own match toward the question, never past 1', () => {
@@ -79,13 +115,21 @@ describe('reply: an answer is lifted toward the question before it', () => {
     const lifted = hybridRelevance({ ...base, reply: 1 - own }, { time: false, named: false });
     expect(lifted).toBeGreaterThan(without);
     expect(lifted).toBeLessThanOrEqual(1);
-    expect(HYBRID_WEIGHTS.reply).toBeLessThanOrEqual(HYBRID_WEIGHTS.cosine + HYBRID_WEIGHTS.lexical);
+    expect(HYBRID_WEIGHTS.reply).toBeLessThanOrEqual(
+      HYBRID_WEIGHTS.cosine + HYBRID_WEIGHTS.lexical,
+    );
   });
 });
 
 /** Puts the (speaker, text) messages a minute apart from `start`, each speaker in its context. */
-function chat(w: Workspace, start: number, messages: ReadonlyArray<readonly [string, string]>): void {
-  messages.forEach(([speaker, text], i) => { w.put(memoryRecord(text, start + i * MINUTE_US, { context: { speaker } })); });
+function chat(
+  w: Workspace,
+  start: number,
+  messages: ReadonlyArray<readonly [string, string]>,
+): void {
+  messages.forEach(([speaker, text], i) => {
+    w.put(memoryRecord(text, start + i * MINUTE_US, { context: { speaker } }));
+  });
 }
 
 describe('reply: an answer split over several messages by one speaker', () => {
@@ -93,17 +137,31 @@ describe('reply: an answer split over several messages by one speaker', () => {
 
   it('lifts every message of the run toward the question by someone else before it', () => {
     const w = new Workspace('s');
-    chat(w, NOW - DAY_US, [['Ben', 'do you play any instruments?'], ['Ann', 'yeah'], ['Ann', 'the clarinet since I was young'], ['Ann', 'and a bit of piano']]);
+    chat(w, NOW - DAY_US, [
+      ['Ben', 'do you play any instruments?'],
+      ['Ann', 'yeah'],
+      ['Ann', 'the clarinet since I was young'],
+      ['Ann', 'and a bit of piano'],
+    ]);
     const got = new Map(recall(w, CUE).map((h) => [h.content, h.reply]));
-    for (const part of ['yeah', 'the clarinet since I was young', 'and a bit of piano']) expect(got.get(part) ?? 0).toBeGreaterThan(0);
+    for (const part of ['yeah', 'the clarinet since I was young', 'and a bit of piano'])
+      expect(got.get(part) ?? 0).toBeGreaterThan(0);
     expect(got.get('do you play any instruments?')).toBe(0);
   });
 
   it('ranks the second message of a split answer above the same words said after a statement', () => {
     const w = new Workspace('t');
     // The statement's chat comes first, so every tie favours its message.
-    chat(w, NOW - 3 * DAY_US, [['Ben', 'you play any instruments.'], ['Ann', 'yeah'], ['Ann', ANSWER]]);
-    chat(w, NOW - DAY_US, [['Ben', 'you play any instruments?'], ['Ann', 'yeah'], ['Ann', `${ANSWER}!`]]);
+    chat(w, NOW - 3 * DAY_US, [
+      ['Ben', 'you play any instruments.'],
+      ['Ann', 'yeah'],
+      ['Ann', ANSWER],
+    ]);
+    chat(w, NOW - DAY_US, [
+      ['Ben', 'you play any instruments?'],
+      ['Ann', 'yeah'],
+      ['Ann', `${ANSWER}!`],
+    ]);
     const answers = recall(w, CUE).filter((h) => h.content.startsWith(ANSWER));
     expect(answers.map((h) => h.content)).toEqual([`${ANSWER}!`, ANSWER]);
     expect(answers[0]?.reply ?? 0).toBeGreaterThan(0);
@@ -113,8 +171,14 @@ describe('reply: an answer split over several messages by one speaker', () => {
   it("does not lift a message toward its own speaker's question", () => {
     const w = new Workspace('q');
     // The same question and the same words after it, first by its asker, then by someone else.
-    chat(w, NOW - 3 * DAY_US, [['Ann', 'you play any instruments?'], ['Ann', ANSWER]]);
-    chat(w, NOW - DAY_US, [['Ann', 'you play any instruments?'], ['Ben', `${ANSWER}!`]]);
+    chat(w, NOW - 3 * DAY_US, [
+      ['Ann', 'you play any instruments?'],
+      ['Ann', ANSWER],
+    ]);
+    chat(w, NOW - DAY_US, [
+      ['Ann', 'you play any instruments?'],
+      ['Ben', `${ANSWER}!`],
+    ]);
     const got = new Map(recall(w, CUE).map((h) => [h.content, h.reply]));
     expect(got.get(`${ANSWER}!`) ?? 0).toBeGreaterThan(0);
     expect(got.get(ANSWER)).toBe(0);
@@ -123,7 +187,12 @@ describe('reply: an answer split over several messages by one speaker', () => {
   it('does not walk past a question of the run itself, nor without speakers', () => {
     const own = new Workspace('o');
     // Ben's run asks a question of its own: the messages after it answer nobody.
-    chat(own, NOW - DAY_US, [['Ann', 'do you play any instruments?'], ['Ben', 'do you?'], ['Ben', 'I mean any at all'], ['Ben', ANSWER]]);
+    chat(own, NOW - DAY_US, [
+      ['Ann', 'do you play any instruments?'],
+      ['Ben', 'do you?'],
+      ['Ben', 'I mean any at all'],
+      ['Ben', ANSWER],
+    ]);
     const ownGot = new Map(recall(own, CUE).map((h) => [h.content, h.reply]));
     expect(ownGot.get(ANSWER)).toBe(0);
     // The same messages with no speaker: no run is known, only the message after a question is lifted.
@@ -140,16 +209,36 @@ describe('a thread read as one text', () => {
     const w = new Workspace('t');
     // One turn of the first session holds two of the cue's six words; no turn of the second holds
     // more than one, but together they hold all six.
-    const first = session(w, NOW - 3 * DAY_US, ['the weather was lovely', 'violin lessons', 'we cooked pasta for dinner']);
-    const second = session(w, NOW - DAY_US, ['the weather was lovely', 'my violin', 'her lessons', 'in august', 'near lisbon', 'by tram', 'on mondays']);
+    const first = session(w, NOW - 3 * DAY_US, [
+      'the weather was lovely',
+      'violin lessons',
+      'we cooked pasta for dinner',
+    ]);
+    const second = session(w, NOW - DAY_US, [
+      'the weather was lovely',
+      'my violin',
+      'her lessons',
+      'in august',
+      'near lisbon',
+      'by tram',
+      'on mondays',
+    ]);
     const cue = 'violin lessons august lisbon tram mondays';
     const src = recallSource(w);
     const vector = hashEmbedBatch([cue], 384);
-    const scorer = new FeatureScorer(src, cue, (m) => Math.max(0, dot(vector, m.embedding)), src.lexical(cue));
+    const scorer = new FeatureScorer(
+      src,
+      cue,
+      (m) => Math.max(0, dot(vector, m.embedding)),
+      src.lexical(cue),
+    );
     const threads = scorer.threads([...first, ...second]);
-    const threadOf = (m: MemoryRecord | undefined): number => (m === undefined ? Number.NaN : (threads.get(m.id) ?? Number.NaN));
+    const threadOf = (m: MemoryRecord | undefined): number =>
+      m === undefined ? Number.NaN : (threads.get(m.id) ?? Number.NaN);
     // Each session's best turn alone: the first's holds more of the cue.
-    expect(Math.max(...first.map((m) => scorer.match(m)))).toBeGreaterThan(Math.max(...second.map((m) => scorer.match(m))));
+    expect(Math.max(...first.map((m) => scorer.match(m)))).toBeGreaterThan(
+      Math.max(...second.map((m) => scorer.match(m))),
+    );
     // Read as one text, the second session matches more.
     expect(threadOf(second[0])).toBeGreaterThan(threadOf(first[0]));
     expect(new Set(second.map(threadOf)).size).toBe(1);
@@ -173,7 +262,10 @@ describe('LexicalIndex union share', () => {
   });
 
   it('holds for queries of more than 32 terms (several mask words per memory)', () => {
-    const many = Array.from({ length: 40 }, (_, i) => `word${String.fromCharCode(97 + (i % 26))}${i}`);
+    const many = Array.from(
+      { length: 40 },
+      (_, i) => `word${String.fromCharCode(97 + (i % 26))}${i}`,
+    );
     const big = new LexicalIndex();
     big.add('x', { content: many.slice(0, 20).join(' '), entityId: null, context: {} });
     big.add('y', { content: many.slice(20).join(' '), entityId: null, context: {} });

@@ -12,7 +12,8 @@ describe('IdGenerator', () => {
   it('is strictly increasing within one millisecond', () => {
     const gen = new IdGenerator();
     const ids = Array.from({ length: 5000 }, () => gen.next(1_700_000_000_000));
-    for (let i = 1; i < ids.length; i++) expect((ids[i] as string) > (ids[i - 1] as string)).toBe(true);
+    for (let i = 1; i < ids.length; i++)
+      expect((ids[i] as string) > (ids[i - 1] as string)).toBe(true);
     expect(new Set(ids).size).toBe(ids.length);
     expect(idTimeMs(ids[0] as string)).toBe(1_700_000_000_000);
   });
@@ -73,7 +74,13 @@ describe('parseId and hexToUlidText', () => {
 
   it('round-trips the extremes and generated ids', () => {
     const gen = new IdGenerator();
-    for (const h of ['0'.repeat(32), 'f'.repeat(32), '8'.padEnd(32, '0'), gen.next(), gen.next(0)]) {
+    for (const h of [
+      '0'.repeat(32),
+      'f'.repeat(32),
+      '8'.padEnd(32, '0'),
+      gen.next(),
+      gen.next(0),
+    ]) {
       const text = hexToUlidText(h);
       expect(text).toHaveLength(26);
       expect(parseId(text)).toBe(h);

@@ -22,13 +22,18 @@ describe('jsonParts', () => {
   it('writes exactly what JSON.stringify writes, for small and large values', async () => {
     const values: unknown[] = [
       { memories: [memory(1, 10)], next_cursor: null },
-      { memories: Array.from({ length: 300 }, (_, i) => memory(i, 3000)), next_cursor: 'abc', list: [1, undefined, () => 1, 'x'] },
+      {
+        memories: Array.from({ length: 300 }, (_, i) => memory(i, 3000)),
+        next_cursor: 'abc',
+        list: [1, undefined, () => 1, 'x'],
+      },
       [memory(2, 5000), null, 'text', 42, [[['deep']]]],
       'just a string',
       { lone: `broken \ud800 text`, ['key\udc00']: 1, big: 'y'.repeat(300_000) },
     ];
     for (const v of values) {
-      for (const hint of [0, 1 << 30]) expect(Buffer.concat(await jsonParts(v, hint)).toString()).toBe(wellFormedJson(v));
+      for (const hint of [0, 1 << 30])
+        expect(Buffer.concat(await jsonParts(v, hint)).toString()).toBe(wellFormedJson(v));
     }
   });
 
@@ -66,7 +71,8 @@ describe('jsonParts', () => {
     await Promise.all([job('a'), job('b'), job('c')]);
     ticking = false;
     expect(slices.map((s) => s.job).join('')).toBe('abcabcabcabc');
-    for (let i = 1; i < slices.length; i++) expect(slices[i]?.turn).toBeGreaterThan(slices[i - 1]?.turn ?? Infinity);
+    for (let i = 1; i < slices.length; i++)
+      expect(slices[i]?.turn).toBeGreaterThan(slices[i - 1]?.turn ?? Infinity);
   });
 });
 
@@ -79,7 +85,10 @@ describe('MCP tool results', () => {
   });
 
   it('sends a large result once: a summary as text, the JSON spliced into the reply text', async () => {
-    const result = { memories: Array.from({ length: 50 }, (_, i) => memory(i, 2000)), next_cursor: 'c1' };
+    const result = {
+      memories: Array.from({ length: 50 }, (_, i) => memory(i, 2000)),
+      next_cursor: 'c1',
+    };
     const raw = new RawResults();
     const out = await toolResult(result, raw);
     const text = (out.content as Array<{ text: string }>)[0]?.text ?? '';
@@ -90,12 +99,25 @@ describe('MCP tool results', () => {
     // The SDK stringifies the message with the placeholder; the reply text has the result in its place.
     const message = JSON.stringify({ jsonrpc: '2.0', id: 1, result: out });
     expect(message.length).toBeLessThan(10_000);
-    const reply = JSON.parse(Buffer.concat(raw.splice(message).map((p) => Buffer.from(p))).toString()) as { result: { structuredContent: unknown } };
+    const reply = JSON.parse(
+      Buffer.concat(raw.splice(message).map((p) => Buffer.from(p))).toString(),
+    ) as { result: { structuredContent: unknown } };
     expect(reply.result.structuredContent).toEqual(JSON.parse(JSON.stringify(result)));
   });
 
   it('summarises hits by id, score and content, cut short', () => {
-    const text = summarize({ results: [{ memory: { memory_id: 'm1', content: `Alice   likes\ntea ${'z'.repeat(500)}` }, score: 0.91234 }], strategy_errors: [] }, 9000);
+    const text = summarize(
+      {
+        results: [
+          {
+            memory: { memory_id: 'm1', content: `Alice   likes\ntea ${'z'.repeat(500)}` },
+            score: 0.91234,
+          },
+        ],
+        strategy_errors: [],
+      },
+      9000,
+    );
     expect(text).toMatch(/^The whole result \(9000 bytes of JSON\) is in structuredContent/);
     expect(text).toMatch(/- m1 \(score 0\.912\): Alice likes tea z+…/);
     expect(text).toMatch(/strategy_errors: 0/);

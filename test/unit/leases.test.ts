@@ -18,7 +18,12 @@ class FakeKv {
 
   kv(): KV {
     const update = async (_k: string, v: string, rev: number): Promise<number> => {
-      if (rev !== this.revision) throw new JetStreamApiError({ code: 400, err_code: 10071, description: `wrong last sequence: ${this.revision}` });
+      if (rev !== this.revision)
+        throw new JetStreamApiError({
+          code: 400,
+          err_code: 10071,
+          description: `wrong last sequence: ${this.revision}`,
+        });
       this.revision += 1;
       this.value = v;
       if (this.loseAcks > 0) {
@@ -27,14 +32,26 @@ class FakeKv {
       }
       return this.revision;
     };
-    const get = async () => ({ operation: 'PUT', revision: this.revision, string: () => this.value });
+    const get = async () => ({
+      operation: 'PUT',
+      revision: this.revision,
+      string: () => this.value,
+    });
     const create = async (_k: string, v: string): Promise<number> => update(_k, v, 0);
     return { update, get, create } as unknown as KV;
   }
 }
 
-const refused = new JetStreamApiError({ code: 400, err_code: 10071, description: 'wrong last sequence: 12' });
-const refusedUnknown = new JetStreamApiError({ code: 400, err_code: 10164, description: 'wrong last sequence: unknown' });
+const refused = new JetStreamApiError({
+  code: 400,
+  err_code: 10071,
+  description: 'wrong last sequence: 12',
+});
+const refusedUnknown = new JetStreamApiError({
+  code: 400,
+  err_code: 10164,
+  description: 'wrong last sequence: unknown',
+});
 
 describe('renewalFailure', () => {
   it('a refused compare-and-set loses the lease at once', () => {
@@ -45,7 +62,17 @@ describe('renewalFailure', () => {
   it('a timeout or a missing JetStream while a leader is elected keeps the lease, to be retried', () => {
     expect(renewalFailure(new Error('timeout'), 1800, 5000)).toBe('retry');
     expect(renewalFailure(new Error('jetstream is not enabled'), 4999, 5000)).toBe('retry');
-    expect(renewalFailure(new JetStreamApiError({ code: 503, err_code: 10008, description: 'JetStream system temporarily unavailable' }), 100, 5000)).toBe('retry');
+    expect(
+      renewalFailure(
+        new JetStreamApiError({
+          code: 503,
+          err_code: 10008,
+          description: 'JetStream system temporarily unavailable',
+        }),
+        100,
+        5000,
+      ),
+    ).toBe('retry');
   });
 
   it('once a whole lease has passed since the last renewal was sent, another node may hold it: lost', () => {

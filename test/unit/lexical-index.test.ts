@@ -7,15 +7,34 @@ import { BM25_B, BM25_K1, LexicalIndex, type LexicalDoc } from '../../src/shard/
 import { oneEditApart, TYPO_DISCOUNT } from '../../src/shard/index/typos.ts';
 import { stem, tokenize } from '../../src/shard/index/tokenize.ts';
 
-const doc = (content: string, extra: Partial<LexicalDoc> = {}): LexicalDoc => ({ content, entityId: null, context: {}, ...extra });
+const doc = (content: string, extra: Partial<LexicalDoc> = {}): LexicalDoc => ({
+  content,
+  entityId: null,
+  context: {},
+  ...extra,
+});
 
 describe('tokenize', () => {
   it('lower-cases, drops stop words and possessives, keeps names, numbers and decimals', () => {
-    expect(tokenize("What did Caroline's sister pay? $1,250.50 on 8 May 2023, v3.5")).toEqual(['carolin', 'sister', 'pay', '1250.50', '8', '2023', 'v3.5']);
+    expect(tokenize("What did Caroline's sister pay? $1,250.50 on 8 May 2023, v3.5")).toEqual([
+      'carolin',
+      'sister',
+      'pay',
+      '1250.50',
+      '8',
+      '2023',
+      'v3.5',
+    ]);
   });
 
   it('stems the common forms of a word to one key, and leaves short words alone', () => {
-    for (const group of [['paint', 'paints', 'painted', 'painting'], ['run', 'runs', 'running'], ['bake', 'baked', 'baking'], ['adoption', 'adoptions'], ['camp', 'camping', 'camped']]) {
+    for (const group of [
+      ['paint', 'paints', 'painted', 'painting'],
+      ['run', 'runs', 'running'],
+      ['bake', 'baked', 'baking'],
+      ['adoption', 'adoptions'],
+      ['camp', 'camping', 'camped'],
+    ]) {
       expect(new Set(group.map(stem)).size, group.join(',')).toBe(1);
     }
     expect(stem('bus')).toBe('bus');
@@ -39,7 +58,8 @@ describe('BM25', () => {
     const n = 3;
     const avg = (3 + 2 + 4) / 3;
     const idf = (df: number): number => Math.log(1 + (n - df + 0.5) / (df + 0.5));
-    const part = (tf: number, len: number): number => (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * len) / avg));
+    const part = (tf: number, len: number): number =>
+      (tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * len) / avg));
     const hits = idx.search(idx.query('apple banana'), 10);
     expect(hits.map((h) => h.id)).toEqual(['a', 'b']);
     expect(hits[0]?.score).toBeCloseTo(idf(1) * part(2, 3) + idf(2) * part(1, 3), 9);
@@ -65,14 +85,22 @@ describe('BM25', () => {
 
   it('filters during the search and returns at most k, best first', () => {
     expect(idx.search(idx.query('banana cherry'), 1).map((h) => h.id)).toEqual(['b']);
-    expect(idx.search(idx.query('banana cherry'), 5, (id) => id !== 'b').map((h) => h.id).sort()).toEqual(['a', 'c']);
+    expect(
+      idx
+        .search(idx.query('banana cherry'), 5, (id) => id !== 'b')
+        .map((h) => h.id)
+        .sort(),
+    ).toEqual(['a', 'c']);
   });
 
   it('minor fields (entity, context strings) are searchable at a lower weight than content', () => {
     const i = new LexicalIndex();
     i.add('content', doc('meeting with zanzibar team'));
     i.add('entity', doc('meeting notes', { entityId: 'zanzibar' }));
-    i.add('context', doc('meeting notes', { context: { place: 'zanzibar', nested: { deep: ['harbour'] } } }));
+    i.add(
+      'context',
+      doc('meeting notes', { context: { place: 'zanzibar', nested: { deep: ['harbour'] } } }),
+    );
     const hits = i.search(i.query('zanzibar'), 5);
     expect(hits[0]?.id).toBe('content');
     expect(hits.map((h) => h.id).sort()).toEqual(['content', 'context', 'entity']);
@@ -115,7 +143,13 @@ describe('typos (a recall query matches indexed words one edit from a cue word, 
     expect(scores.norm('typo')).toBeCloseTo(TYPO_DISCOUNT, 9); // min(idf(support), idf(suport)) = idf(support)
     expect(scores.norm('swap')).toBeCloseTo(TYPO_DISCOUNT, 9);
     expect(scores.norm('other')).toBe(0);
-    expect(idx.search(q, 10).map((h) => h.id).slice(0, 2).sort()).toEqual(['both', 'right']);
+    expect(
+      idx
+        .search(q, 10)
+        .map((h) => h.id)
+        .slice(0, 2)
+        .sort(),
+    ).toEqual(['both', 'right']);
   });
 
   it('a memory is credited once per cue word (the word itself before its misspelling), in the share and in a union', () => {
@@ -141,22 +175,53 @@ describe('typos (a recall query matches indexed words one edit from a cue word, 
     const live = new LexicalIndex();
     live.add('a', doc('the garden party'));
     live.add('b', doc('a garedn full of roses'));
-    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual(['garden', 'garedn']);
+    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual([
+      'garden',
+      'garedn',
+    ]);
     live.add('c', doc('the gardenn gate'));
     live.add('d', doc('a harden steel blade'));
-    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual(['garden', 'gardenn', 'garedn', 'harden']);
+    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual([
+      'garden',
+      'gardenn',
+      'garedn',
+      'harden',
+    ]);
     live.remove('b');
-    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual(['garden', 'gardenn', 'harden']);
+    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual([
+      'garden',
+      'gardenn',
+      'harden',
+    ]);
     live.add('e', doc('garedn again'));
-    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual(['garden', 'gardenn', 'garedn', 'harden']);
+    expect(live.query('garden', { typos: true }).terms.map((t) => t.term)).toEqual([
+      'garden',
+      'gardenn',
+      'garedn',
+      'harden',
+    ]);
   });
 
   it('oneEditApart: a letter dropped, inserted or replaced, or two neighbours swapped; nothing further', () => {
-    for (const [a, b] of [['garden', 'gardn'], ['garden', 'gardenn'], ['garden', 'harden'], ['garden', 'gadren'], ['garden', 'gardne'], ['ab', 'ba']]) {
+    for (const [a, b] of [
+      ['garden', 'gardn'],
+      ['garden', 'gardenn'],
+      ['garden', 'harden'],
+      ['garden', 'gadren'],
+      ['garden', 'gardne'],
+      ['ab', 'ba'],
+    ]) {
       expect(oneEditApart(a as string, b as string), `${a} ~ ${b}`).toBe(true);
       expect(oneEditApart(b as string, a as string), `${b} ~ ${a}`).toBe(true);
     }
-    for (const [a, b] of [['garden', 'garden'], ['garden', 'gard'], ['garden', 'hardem'], ['garden', 'gerdan'], ['garden', 'gardenss'], ['garden', 'agrdne']]) {
+    for (const [a, b] of [
+      ['garden', 'garden'],
+      ['garden', 'gard'],
+      ['garden', 'hardem'],
+      ['garden', 'gerdan'],
+      ['garden', 'gardenss'],
+      ['garden', 'agrdne'],
+    ]) {
       expect(oneEditApart(a as string, b as string), `${a} !~ ${b}`).toBe(false);
     }
   });
@@ -190,13 +255,25 @@ describe('updates', () => {
   });
 
   it('after many removals (postings left behind, lists compacted, numbers reused) it scores exactly as an index of the live memories', () => {
-    const words = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
+    const words = [
+      'alpha',
+      'bravo',
+      'charlie',
+      'delta',
+      'echo',
+      'foxtrot',
+      'golf',
+      'hotel',
+      'india',
+      'juliet',
+    ];
     let seed = 7;
     const rand = (n: number): number => {
       seed = (seed * 1103515245 + 12345) % 2147483648;
       return seed % n;
     };
-    const text = (): string => `${Array.from({ length: 1 + rand(6) }, () => words[rand(words.length)]).join(' ')} 2023-0${1 + rand(9)}-1${rand(10)}`;
+    const text = (): string =>
+      `${Array.from({ length: 1 + rand(6) }, () => words[rand(words.length)]).join(' ')} 2023-0${1 + rand(9)}-1${rand(10)}`;
     const idx = new LexicalIndex();
     const live = new Map<string, string>();
     for (let step = 0; step < 3000; step++) {
@@ -216,9 +293,20 @@ describe('updates', () => {
     for (const [id, t] of live) fresh.add(id, doc(t));
     expect(idx.size).toBe(live.size);
     expect(idx.termCount).toBe(fresh.termCount);
-    for (const q of ['alpha', 'bravo charlie', 'delta echo foxtrot golf', 'hotel india juliet zulu']) {
-      const got = idx.search(idx.query(q), 400).map((h) => [h.id, h.score] as const).sort();
-      const want = fresh.search(fresh.query(q), 400).map((h) => [h.id, h.score] as const).sort();
+    for (const q of [
+      'alpha',
+      'bravo charlie',
+      'delta echo foxtrot golf',
+      'hotel india juliet zulu',
+    ]) {
+      const got = idx
+        .search(idx.query(q), 400)
+        .map((h) => [h.id, h.score] as const)
+        .sort();
+      const want = fresh
+        .search(fresh.query(q), 400)
+        .map((h) => [h.id, h.score] as const)
+        .sort();
       expect(got.map(([id]) => id)).toEqual(want.map(([id]) => id));
       for (const [i, [, score]] of got.entries()) expect(score).toBeCloseTo(want[i]?.[1] ?? NaN, 9);
     }

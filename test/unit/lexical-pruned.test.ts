@@ -21,23 +21,31 @@ function seeded(seed: number): () => number {
 const LETTERS = 'abcdefghiklmnoprstuvw';
 
 /** A workspace's worth of random text: a Zipf-like vocabulary, with misspellings of its words. */
-function corpus(seed: number, vocabulary: number): { text: (words: number) => string; cue: () => string; next: () => number } {
+function corpus(
+  seed: number,
+  vocabulary: number,
+): { text: (words: number) => string; cue: () => string; next: () => number } {
   const next = seeded(seed);
   const int = (n: number): number => Math.floor(next() * n);
-  const word = (): string => Array.from({ length: 5 + int(4) }, () => LETTERS[int(LETTERS.length)]).join('');
+  const word = (): string =>
+    Array.from({ length: 5 + int(4) }, () => LETTERS[int(LETTERS.length)]).join('');
   const words = Array.from({ length: vocabulary }, word);
   const weights = words.map((_, r) => 1 / (r + 1) ** 1.1);
   const total = weights.reduce((a, b) => a + b, 0);
   const pick = (): string => {
     let x = next() * total;
-    for (let r = 0; r < words.length; r++) if ((x -= weights[r] as number) <= 0) return words[r] as string;
+    for (let r = 0; r < words.length; r++)
+      if ((x -= weights[r] as number) <= 0) return words[r] as string;
     return words[0] as string;
   };
   const misspell = (w: string): string => {
     const i = 1 + int(w.length - 2);
-    return int(2) === 0 ? w.slice(0, i) + w.slice(i + 1) : w.slice(0, i) + (w[i + 1] as string) + (w[i] as string) + w.slice(i + 2);
+    return int(2) === 0
+      ? w.slice(0, i) + w.slice(i + 1)
+      : w.slice(0, i) + (w[i + 1] as string) + (w[i] as string) + w.slice(i + 2);
   };
-  const some = (n: number, typo: number): string[] => Array.from({ length: n }, () => (next() < typo ? misspell(pick()) : pick()));
+  const some = (n: number, typo: number): string[] =>
+    Array.from({ length: n }, () => (next() < typo ? misspell(pick()) : pick()));
   const text = (n: number): string => {
     const out = some(n, 0.08);
     if (next() < 0.9) out.push('note'); // in most memories
@@ -46,7 +54,11 @@ function corpus(seed: number, vocabulary: number): { text: (words: number) => st
     if (next() < 0.3) out.push(String(int(50)));
     return out.join(' ');
   };
-  return { text, cue: () => some(1 + int(6), 0.15).join(' ') + (next() < 0.5 ? ' note' : ''), next };
+  return {
+    text,
+    cue: () => some(1 + int(6), 0.15).join(' ') + (next() < 0.5 ? ' note' : ''),
+    next,
+  };
 }
 
 interface Pair {
@@ -57,14 +69,25 @@ interface Pair {
 /** Pruning always (no query is short enough to scan whole), or by the index's default. */
 const MODES = [{ scanPostings: 0 }, {}];
 
-function expectSame({ idx, ref }: Pair, text: string, typos: boolean, ids: string[], next: () => number): void {
+function expectSame(
+  { idx, ref }: Pair,
+  text: string,
+  typos: boolean,
+  ids: string[],
+  next: () => number,
+): void {
   const q: LexicalQuery = idx.query(text, { typos });
   expect(q).toEqual(ref.query(text, { typos }));
   const hits = ref.score(q).top(10_000, null).length;
   const rejected = new Set(ids.filter(() => next() < 0.3));
-  const filters: Array<((id: string) => boolean) | null> = [null, (id) => !rejected.has(id), (id) => id.endsWith('7')];
+  const filters: Array<((id: string) => boolean) | null> = [
+    null,
+    (id) => !rejected.has(id),
+    (id) => id.endsWith('7'),
+  ];
   for (const k of [1, 2, 3, 5, 10, 30, hits, hits + 3]) {
-    for (const accept of filters) expect(idx.search(q, k, accept), `${text} k ${k}`).toEqual(ref.search(q, k, accept));
+    for (const accept of filters)
+      expect(idx.search(q, k, accept), `${text} k ${k}`).toEqual(ref.search(q, k, accept));
   }
   const mine = idx.score(q);
   const theirs = ref.score(q);
@@ -77,10 +100,18 @@ function expectSame({ idx, ref }: Pair, text: string, typos: boolean, ids: strin
   expect(mine.top(7, (id) => !rejected.has(id))).toEqual(theirs.top(7, (id) => !rejected.has(id)));
 }
 
-function run(seed: number, opts: { steps: number; ids: number; vocabulary: number; every: number; scanPostings?: number }): void {
+function run(
+  seed: number,
+  opts: { steps: number; ids: number; vocabulary: number; every: number; scanPostings?: number },
+): void {
   const c = corpus(seed, opts.vocabulary);
   const int = (n: number): number => Math.floor(c.next() * n);
-  const pair: Pair = { idx: new LexicalIndex(opts.scanPostings === undefined ? {} : { scanPostings: opts.scanPostings }), ref: new ReferenceLexicalIndex() };
+  const pair: Pair = {
+    idx: new LexicalIndex(
+      opts.scanPostings === undefined ? {} : { scanPostings: opts.scanPostings },
+    ),
+    ref: new ReferenceLexicalIndex(),
+  };
   const live = new Map<string, LexicalDoc>();
   const texts: string[] = [];
   const ids = Array.from({ length: opts.ids }, (_, i) => `m${i}`);
@@ -93,9 +124,16 @@ function run(seed: number, opts: { steps: number; ids: number; vocabulary: numbe
       live.delete(id);
       if (int(3) === 0) continue;
     }
-    const content = texts.length > 0 && c.next() < 0.15 ? (texts[int(texts.length)] as string) : c.text(3 + int(12));
+    const content =
+      texts.length > 0 && c.next() < 0.15
+        ? (texts[int(texts.length)] as string)
+        : c.text(3 + int(12));
     texts.push(content);
-    const doc: LexicalDoc = { content, entityId: c.next() < 0.3 ? `entity ${int(5)}` : null, context: c.next() < 0.3 ? { tag: c.text(1), n: [c.text(1)] } : {} };
+    const doc: LexicalDoc = {
+      content,
+      entityId: c.next() < 0.3 ? `entity ${int(5)}` : null,
+      context: c.next() < 0.3 ? { tag: c.text(1), n: [c.text(1)] } : {},
+    };
     pair.idx.add(id, doc);
     pair.ref.add(id, doc);
     live.set(id, doc);
@@ -110,15 +148,19 @@ function run(seed: number, opts: { steps: number; ids: number; vocabulary: numbe
 
 describe('pruned lexical scoring equals the exhaustive scan, bit for bit', () => {
   it('small workspaces with heavy churn: removals, replacements, reused document numbers', () => {
-    for (const mode of MODES) for (const seed of [1, 2, 3]) run(seed, { steps: 900, ids: 120, vocabulary: 60, every: 30, ...mode });
+    for (const mode of MODES)
+      for (const seed of [1, 2, 3])
+        run(seed, { steps: 900, ids: 120, vocabulary: 60, every: 30, ...mode });
   });
 
   it('a larger workspace where common words are in most memories', () => {
-    for (const mode of MODES) run(42, { steps: 4000, ids: 2500, vocabulary: 400, every: 400, ...mode });
+    for (const mode of MODES)
+      run(42, { steps: 4000, ids: 2500, vocabulary: 400, every: 400, ...mode });
   });
 
   it('hand-built queries: repeated terms, shared slots out of order, unknown terms, weights that are not positive', () => {
-    for (const mode of MODES) handBuilt({ idx: new LexicalIndex(mode), ref: new ReferenceLexicalIndex() });
+    for (const mode of MODES)
+      handBuilt({ idx: new LexicalIndex(mode), ref: new ReferenceLexicalIndex() });
   });
 
   function handBuilt(pair: Pair): void {
@@ -137,7 +179,10 @@ describe('pruned lexical scoring equals the exhaustive scan, bit for bit', () =>
       { terms: terms.map((t, i) => ({ ...t, idf: i === 1 ? -1 : t.idf })), idfSum: 3 },
     ];
     for (const q of queries) {
-      for (const k of [1, 4, 50, 500]) expect(pair.idx.search(q, k, (id) => !id.endsWith('3'))).toEqual(pair.ref.search(q, k, (id) => !id.endsWith('3')));
+      for (const k of [1, 4, 50, 500])
+        expect(pair.idx.search(q, k, (id) => !id.endsWith('3'))).toEqual(
+          pair.ref.search(q, k, (id) => !id.endsWith('3')),
+        );
       const mine = pair.idx.score(q);
       const theirs = pair.ref.score(q);
       expect(ids.map((id) => mine.norm(id))).toEqual(ids.map((id) => theirs.norm(id)));

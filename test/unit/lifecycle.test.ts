@@ -39,23 +39,33 @@ function documented(heading: string): Record<string, string[]> {
   const start = rows.findIndex((l) => l.startsWith(`| ${heading} |`));
   const table: Record<string, string[]> = {};
   for (const row of rows.slice(start + 1)) {
-    const [state = '', to = ''] = row.split('|').slice(1, 3).map((c) => c.trim());
+    const [state = '', to = ''] = row
+      .split('|')
+      .slice(1, 3)
+      .map((c) => c.trim());
     if (state === '' || /\s/.test(state)) break;
     table[state] = to === '' ? [] : to.split(',').map((t) => t.trim());
   }
   return table;
 }
 
-function walks<S extends string>(name: string, table: Transitions<S>, initial: S, routine: readonly S[]): void {
+function walks<S extends string>(
+  name: string,
+  table: Transitions<S>,
+  initial: S,
+  routine: readonly S[],
+): void {
   describe(name, () => {
     it('reaches every state from the initial one', () => {
-      for (const state of Object.keys(table) as S[]) expect(path(table, initial, state), `${initial} → ${state}`).not.toBeNull();
+      for (const state of Object.keys(table) as S[])
+        expect(path(table, initial, state), `${initial} → ${state}`).not.toBeNull();
     });
 
     it.each(moves(table))('moves %s → %s, and logs it unless the target is routine', (from, to) => {
       const lines: string[] = [];
       const m = new Lifecycle(table, { name: 'x', initial, log: (l) => lines.push(l), routine });
-      for (const step of path(table, initial, from)!.slice(1)) expect(m.transition(step)).toBe(true);
+      for (const step of path(table, initial, from)!.slice(1))
+        expect(m.transition(step)).toBe(true);
       expect(m.state).toBe(from);
       const before = lines.length;
       expect(m.transition(to, 'why')).toBe(true);
@@ -95,13 +105,22 @@ describe('a shard handle', () => {
     h.ready();
     expect([h.phase, h.accepting]).toEqual(['ready', true]);
     expect(h.wentDown({ cause: 'storage', why: 'ENOSPC' })).toBe(true);
-    expect([h.phase, h.accepting, h.down]).toEqual(['log-failed', true, { cause: 'storage', why: 'ENOSPC' }]);
+    expect([h.phase, h.accepting, h.down]).toEqual([
+      'log-failed',
+      true,
+      { cause: 'storage', why: 'ENOSPC' },
+    ]);
     // A crash of a shard already down changes nothing: the restart it waits for covers it.
     expect(h.wentDown({ cause: 'crash', why: 'boom' })).toBe(false);
     expect(h.down?.cause).toBe('storage');
     expect(h.restarting()).toBe(true);
     h.attach(worker());
-    expect([h.phase, h.accepting, h.recovering, h.down?.why]).toEqual(['restarting', false, true, 'ENOSPC']);
+    expect([h.phase, h.accepting, h.recovering, h.down?.why]).toEqual([
+      'restarting',
+      false,
+      true,
+      'ENOSPC',
+    ]);
     h.ready();
     expect([h.phase, h.down, h.restartAt]).toEqual(['ready', null, null]);
     expect(lines).toEqual(['shard 3: log-failed → restarting: ENOSPC']);

@@ -7,16 +7,40 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkWithPorcupine, goBinary, lostWrites, staleReads, type Op } from '../helpers/linearizability.ts';
+import {
+  checkWithPorcupine,
+  goBinary,
+  lostWrites,
+  staleReads,
+  type Op,
+} from '../helpers/linearizability.ts';
 
 const HAVE_GO = goBinary() !== null;
 const REQUIRED = process.env['FLASHBULB_E2E_REQUIRED'] === '1';
-if (!HAVE_GO) console.warn(`linearizability checker: ${REQUIRED ? 'failing' : 'skipped'}: no Go toolchain to build tools/linearizability`);
+if (!HAVE_GO)
+  console.warn(
+    `linearizability checker: ${REQUIRED ? 'failing' : 'skipped'}: no Go toolchain to build tools/linearizability`,
+  );
 const dir = mkdtempSync(join(tmpdir(), 'fb-lin-unit-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-const w = (client: number, key: string, value: string, call: number, ret: number, unknown = false): Op => ({ client, op: 'write', key, value, call, ret, unknown });
-const r = (client: number, key: string, value: string, call: number, ret: number): Op => ({ client, op: 'read', key, value, call, ret, unknown: false });
+const w = (
+  client: number,
+  key: string,
+  value: string,
+  call: number,
+  ret: number,
+  unknown = false,
+): Op => ({ client, op: 'write', key, value, call, ret, unknown });
+const r = (client: number, key: string, value: string, call: number, ret: number): Op => ({
+  client,
+  op: 'read',
+  key,
+  value,
+  call,
+  ret,
+  unknown: false,
+});
 
 /** k: v0 then v1 acknowledged; j: v0 acknowledged, v1 timed out (it may land late). */
 const good: Op[] = [
@@ -46,32 +70,64 @@ const seenThenLost: Op[] = [
 describe('the partition test checks', () => {
   it('the direct checks accept a correct history and find a stale read and a lost write', () => {
     expect(staleReads(good)).toEqual([]);
-    expect(lostWrites(good, new Map([['k', [{ via: 'a', value: 'v1' }]], ['j', [{ via: 'a', value: 'v0' }]]]))).toEqual([]);
+    expect(
+      lostWrites(
+        good,
+        new Map([
+          ['k', [{ via: 'a', value: 'v1' }]],
+          ['j', [{ via: 'a', value: 'v0' }]],
+        ]),
+      ),
+    ).toEqual([]);
     const stale = [...good, r(1, 'k', 'v0', 60, 70)];
-    expect(staleReads(stale)).toEqual(['read of k via ? returned v0 after v1 was acknowledged or read']);
-    expect(lostWrites(good, new Map([['k', [{ via: 'b', value: 'v0' }]], ['j', [{ via: 'b', value: 'v0' }]]]))).toEqual(['k: v1 was acknowledged, b reads v0 at the end']);
-    expect(lostWrites(good, new Map([['k', [{ via: 'c', value: '' }]]]))).toContain('k: v1 was acknowledged, c reads nothing at the end');
+    expect(staleReads(stale)).toEqual([
+      'read of k via ? returned v0 after v1 was acknowledged or read',
+    ]);
+    expect(
+      lostWrites(
+        good,
+        new Map([
+          ['k', [{ via: 'b', value: 'v0' }]],
+          ['j', [{ via: 'b', value: 'v0' }]],
+        ]),
+      ),
+    ).toEqual(['k: v1 was acknowledged, b reads v0 at the end']);
+    expect(lostWrites(good, new Map([['k', [{ via: 'c', value: '' }]]]))).toContain(
+      'k: v1 was acknowledged, c reads nothing at the end',
+    );
   });
 
   it('a write of unknown outcome that a read saw, then lost (recorded in a partition run), is a read back in time', () => {
-    expect(staleReads(seenThenLost)).toEqual(['read of m via a returned v1 after v2 was acknowledged or read', 'read of m via b returned v1 after v2 was acknowledged or read']);
+    expect(staleReads(seenThenLost)).toEqual([
+      'read of m via a returned v1 after v2 was acknowledged or read',
+      'read of m via b returned v1 after v2 was acknowledged or read',
+    ]);
   });
 
-  it.skipIf(!HAVE_GO && !REQUIRED)('Porcupine refuses the recorded history where a write of unknown outcome was read, then lost', () => {
-    expect(checkWithPorcupine(seenThenLost, join(dir, 'seen-then-lost')).linearizable).toBe(false);
-  });
+  it.skipIf(!HAVE_GO && !REQUIRED)(
+    'Porcupine refuses the recorded history where a write of unknown outcome was read, then lost',
+    () => {
+      expect(checkWithPorcupine(seenThenLost, join(dir, 'seen-then-lost')).linearizable).toBe(
+        false,
+      );
+    },
+  );
 
-  it.skipIf(!HAVE_GO && !REQUIRED)('Porcupine accepts the correct history and refuses a stale read and a lost write, writing its visualisation', () => {
-    const ok = checkWithPorcupine(good, join(dir, 'good'));
-    expect(ok.output).toMatch(/^linearizable/);
-    expect(ok.linearizable).toBe(true);
+  it.skipIf(!HAVE_GO && !REQUIRED)(
+    'Porcupine accepts the correct history and refuses a stale read and a lost write, writing its visualisation',
+    () => {
+      const ok = checkWithPorcupine(good, join(dir, 'good'));
+      expect(ok.output).toMatch(/^linearizable/);
+      expect(ok.linearizable).toBe(true);
 
-    const stale = checkWithPorcupine([...good, r(1, 'k', 'v0', 60, 70)], join(dir, 'stale'));
-    expect(stale.linearizable).toBe(false);
-    expect(existsSync(stale.visualizationPath)).toBe(true);
+      const stale = checkWithPorcupine([...good, r(1, 'k', 'v0', 60, 70)], join(dir, 'stale'));
+      expect(stale.linearizable).toBe(false);
+      expect(existsSync(stale.visualizationPath)).toBe(true);
 
-    // A lost write: the final read (after everything) finds the older value.
-    const lost = checkWithPorcupine([...good, r(3, 'k', 'v0', 100, 110)], join(dir, 'lost'));
-    expect(lost.linearizable).toBe(false);
-  }, 120_000);
+      // A lost write: the final read (after everything) finds the older value.
+      const lost = checkWithPorcupine([...good, r(3, 'k', 'v0', 100, 110)], join(dir, 'lost'));
+      expect(lost.linearizable).toBe(false);
+    },
+    120_000,
+  );
 });

@@ -20,15 +20,31 @@ let shard: Shard;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'fb-list-bytes-'));
-  shard = new Shard({ shard: 0, dir, durability: 'os', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 60 });
+  shard = new Shard({
+    shard: 0,
+    dir,
+    durability: 'os',
+    snapshotIntervalS: 3600,
+    snapshotWalBytes: 1 << 30,
+    eraseWithinS: 60,
+  });
   for (let i = 0; i < N; i++) {
     const embedding = new Float32Array(DIM);
     embedding[i % DIM] = 1;
     // 1 to 10 KB each, unevenly, so that pages cut at different counts.
     await shard.handle('remember', 'w', {
-      items: [{ content: `memory ${i} ${KB.repeat(1 + ((i * 7) % 10))}`, importance: (i % 10) / 10, context: {}, entityId: null, kind: 'episode', embedding, edges: [] }],
+      items: [
+        {
+          content: `memory ${i} ${KB.repeat(1 + ((i * 7) % 10))}`,
+          importance: (i % 10) / 10,
+          context: {},
+          entityId: null,
+          kind: 'episode',
+          embedding,
+          edges: [],
+        },
+      ],
     });
-
   }
 });
 afterAll(async () => {
@@ -36,13 +52,23 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const BASE: ListInput = { entityId: null, kind: null, cursor: null, limit: 1000, includeSuperseded: false };
+const BASE: ListInput = {
+  entityId: null,
+  kind: null,
+  cursor: null,
+  limit: 1000,
+  includeSuperseded: false,
+};
 
 async function pages(input: Partial<ListInput>): Promise<MemoryView[][]> {
   const out: MemoryView[][] = [];
   let cursor: string | null = null;
   do {
-    const page: { memories: MemoryView[]; nextCursor: string | null } = await shard.handle('list', 'w', { ...BASE, ...input, cursor });
+    const page: { memories: MemoryView[]; nextCursor: string | null } = await shard.handle(
+      'list',
+      'w',
+      { ...BASE, ...input, cursor },
+    );
     out.push(page.memories);
     cursor = page.nextCursor;
   } while (cursor !== null && out.length < 100);

@@ -9,7 +9,14 @@ import { describe, expect, it } from 'vitest';
 import { LineTransport } from '../../src/mcp/stdio.ts';
 import { until } from '../helpers/wait.ts';
 
-function harness(max: number): { t: LineTransport; stdin: PassThrough; stdout: PassThrough; got: unknown[]; out: () => any[]; errors: string[] } {
+function harness(max: number): {
+  t: LineTransport;
+  stdin: PassThrough;
+  stdout: PassThrough;
+  got: unknown[];
+  out: () => any[];
+  errors: string[];
+} {
   const stdin = new PassThrough();
   const stdout = new PassThrough();
   let text = '';
@@ -19,12 +26,27 @@ function harness(max: number): { t: LineTransport; stdin: PassThrough; stdout: P
   const errors: string[] = [];
   t.onmessage = (m) => got.push(m);
   t.onerror = (e) => errors.push(e.message);
-  return { t, stdin, stdout, got, errors, out: () => text.split('\n').filter(Boolean).map((l) => JSON.parse(l)) };
+  return {
+    t,
+    stdin,
+    stdout,
+    got,
+    errors,
+    out: () =>
+      text
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l)),
+  };
 }
 
 const call = (id: unknown, filler: string, idLast = false): string => {
   const params = { name: 'remember', arguments: { content: filler, id: 'not-this-one' } };
-  return JSON.stringify(idLast ? { jsonrpc: '2.0', method: 'tools/call', params, id } : { jsonrpc: '2.0', id, method: 'tools/call', params });
+  return JSON.stringify(
+    idLast
+      ? { jsonrpc: '2.0', method: 'tools/call', params, id }
+      : { jsonrpc: '2.0', id, method: 'tools/call', params },
+  );
 };
 
 describe('LineTransport', () => {
@@ -33,11 +55,18 @@ describe('LineTransport', () => {
     await h.t.start();
     const big = 'x'.repeat(5000);
     // Sent in pieces, as a pipe delivers it; the id comes first, last, as a string, and not at all.
-    for (const line of [call(7, big), call('req-8', big, true), JSON.stringify({ jsonrpc: '2.0', method: 'notifications/x', params: { big } }), call(9, 'small')]) {
+    for (const line of [
+      call(7, big),
+      call('req-8', big, true),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/x', params: { big } }),
+      call(9, 'small'),
+    ]) {
       for (let i = 0; i < line.length; i += 700) h.stdin.write(line.slice(i, i + 700));
       h.stdin.write('\n');
     }
-    await until(() => h.got.length === 1 && h.out().length === 3, { what: 'two refusals, one unknown id, one message' });
+    await until(() => h.got.length === 1 && h.out().length === 3, {
+      what: 'two refusals, one unknown id, one message',
+    });
     const [a, b, c] = h.out();
     expect(a).toMatchObject({ jsonrpc: '2.0', id: 7, error: { code: -32600 } });
     expect(a.error.message).toMatch(/over the limit of 1024 bytes a message on stdio may have/);
@@ -54,8 +83,13 @@ describe('LineTransport', () => {
     await h.t.start();
     h.stdin.write('not json\n{"id": 3, "hello": true}\n\n');
     h.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping' })}\r\n`);
-    await until(() => h.got.length === 1 && h.out().length === 2, { what: 'two answers and a message' });
-    expect(h.out().map((m) => [m.id, m.error.code])).toEqual([[null, -32700], [3, -32600]]);
+    await until(() => h.got.length === 1 && h.out().length === 2, {
+      what: 'two answers and a message',
+    });
+    expect(h.out().map((m) => [m.id, m.error.code])).toEqual([
+      [null, -32700],
+      [3, -32600],
+    ]);
   });
 
   it('ends with no reason when stdin ends, and with one when stdout fails', async () => {

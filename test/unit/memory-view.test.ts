@@ -30,7 +30,11 @@ describe('view', () => {
     const { embedding: _embedding, ...rest } = m;
     const v = view(m);
     expect(v).toStrictEqual(rest);
-    expect(Object.keys(v).sort()).toEqual(Object.keys(m).filter((k) => k !== 'embedding').sort());
+    expect(Object.keys(v).sort()).toEqual(
+      Object.keys(m)
+        .filter((k) => k !== 'embedding')
+        .sort(),
+    );
   });
 
   it('adds a copy of the embedding when asked for it', () => {

@@ -16,7 +16,14 @@ describe('MetricsHistory', () => {
     h.observe('recall', 0.5, false);
     const { points, current } = await h.read(null);
     expect(points).toEqual([]);
-    expect(current.ops['recall']).toEqual({ count: 101, errors: 1, p50Ms: 50, p95Ms: 95, p99Ms: 99, maxMs: 100 });
+    expect(current.ops['recall']).toEqual({
+      count: 101,
+      errors: 1,
+      p50Ms: 50,
+      p95Ms: 95,
+      p99Ms: 99,
+      maxMs: 100,
+    });
     expect(current.gauges).toHaveProperty('memories');
   });
 

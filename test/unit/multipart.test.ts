@@ -5,7 +5,10 @@ import { boundaryOf, parseMultipart } from '../../src/http/multipart.ts';
 /** A body as Node's own fetch encoder (undici) writes it, with its Content-Type. */
 async function encoded(form: FormData): Promise<{ body: Buffer; type: string }> {
   const response = new Response(form);
-  return { body: Buffer.from(await response.arrayBuffer()), type: response.headers.get('content-type') ?? '' };
+  return {
+    body: Buffer.from(await response.arrayBuffer()),
+    type: response.headers.get('content-type') ?? '',
+  };
 }
 
 function errorOf(fn: () => unknown): FlashbulbError {
@@ -65,12 +68,20 @@ describe('parseMultipart', () => {
 
   it('names what is wrong with a body that does not follow its boundary', () => {
     const type = 'multipart/form-data; boundary=b';
-    expect(errorOf(() => parseMultipart(Buffer.from('just text'), type)).message).toMatch(/no "--b" delimiter/);
-    expect(errorOf(() => parseMultipart(Buffer.from('--bX\r\n'), type)).message).toMatch(/not followed by a line break/);
-    expect(errorOf(() => parseMultipart(Buffer.from('--b\r\nContent-Disposition: form-data; name=a\r\n'), type)).message).toMatch(
-      /part 1's headers have no blank line/,
+    expect(errorOf(() => parseMultipart(Buffer.from('just text'), type)).message).toMatch(
+      /no "--b" delimiter/,
     );
-    const cut = errorOf(() => parseMultipart(Buffer.from('--b\r\n\r\none\r\n--b\r\n\r\ntwo, cut short'), type));
+    expect(errorOf(() => parseMultipart(Buffer.from('--bX\r\n'), type)).message).toMatch(
+      /not followed by a line break/,
+    );
+    expect(
+      errorOf(() =>
+        parseMultipart(Buffer.from('--b\r\nContent-Disposition: form-data; name=a\r\n'), type),
+      ).message,
+    ).toMatch(/part 1's headers have no blank line/);
+    const cut = errorOf(() =>
+      parseMultipart(Buffer.from('--b\r\n\r\none\r\n--b\r\n\r\ntwo, cut short'), type),
+    );
     expect(cut.code).toBe('invalid_input');
     expect(cut.message).toMatch(/ends inside part 2: no closing "--b--"/);
   });

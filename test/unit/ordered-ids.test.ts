@@ -22,7 +22,11 @@ describe('OrderedIds', () => {
     const ids = new OrderedIds();
     for (const n of [50, 10, 30, 20, 40]) ids.add(id(n), n / 10, n * 1000);
     ids.delete(id(30));
-    expect(ids.columns()).toEqual({ ids: [10, 20, 30, 40, 50].map(id), tags: [1, 2, DELETED_TAG, 4, 5], times: [10_000, 20_000, 30_000, 40_000, 50_000] });
+    expect(ids.columns()).toEqual({
+      ids: [10, 20, 30, 40, 50].map(id),
+      tags: [1, 2, DELETED_TAG, 4, 5],
+      times: [10_000, 20_000, 30_000, 40_000, 50_000],
+    });
     expect(ids.position(id(30))).toBe(2);
     expect(ids.position(id(35))).toBe(3);
     // Added again (deleted or not): the new tag and time replace the old ones.
@@ -48,7 +52,13 @@ describe('OrderedIds', () => {
     expect(many.layout).toBe(layout);
     const c = many.columns();
     expect(c.ids.length).toBeLessThan(3000);
-    expect(c.ids.every((x, i) => c.tags[i] === DELETED_TAG || (c.tags[i] === parseInt(x, 16) % 5 && c.times[i] === parseInt(x, 16)))).toBe(true);
+    expect(
+      c.ids.every(
+        (x, i) =>
+          c.tags[i] === DELETED_TAG ||
+          (c.tags[i] === parseInt(x, 16) % 5 && c.times[i] === parseInt(x, 16)),
+      ),
+    ).toBe(true);
     expect(c.ids.filter((_, i) => c.tags[i] !== DELETED_TAG)).toEqual([...many.after(null)]);
   });
 

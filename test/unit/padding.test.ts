@@ -12,7 +12,9 @@ describe('paddedChunks', () => {
   });
 
   it('covers every text exactly once, in order', () => {
-    const lengths = Array.from({ length: 100 }, (_, i) => 5 + Math.floor(i / 3)).sort((a, b) => a - b);
+    const lengths = Array.from({ length: 100 }, (_, i) => 5 + Math.floor(i / 3)).sort(
+      (a, b) => a - b,
+    );
     const sizes = paddedChunks(lengths, 8, 1.15);
     expect(sizes.reduce((a, b) => a + b, 0)).toBe(100);
     let at = 0;

@@ -11,11 +11,15 @@ describe('rate limiter', () => {
     const clock = new ManualClock(Date.UTC(2001, 0, 1));
     const limiter = new RateLimiter({ read: 0, write: 3 }, clock);
     for (let i = 0; i < 3; i++) limiter.take('w', 'write');
-    expect(() => limiter.take('w', 'write')).toThrow(expect.objectContaining({ code: 'rate_limited' }));
+    expect(() => limiter.take('w', 'write')).toThrow(
+      expect.objectContaining({ code: 'rate_limited' }),
+    );
     limiter.take('w', 'read'); // 0 disables the class
     clock.advanceMs(334);
     limiter.take('w', 'write');
-    expect(() => limiter.take('w', 'write')).toThrow(expect.objectContaining({ code: 'rate_limited' }));
+    expect(() => limiter.take('w', 'write')).toThrow(
+      expect.objectContaining({ code: 'rate_limited' }),
+    );
   });
 
   it('a clock set back leaves the tokens as they were', () => {
@@ -24,6 +28,8 @@ describe('rate limiter', () => {
     limiter.take('w', 'read');
     clock.advanceMs(-60_000);
     limiter.take('w', 'read');
-    expect(() => limiter.take('w', 'read')).toThrow(expect.objectContaining({ code: 'rate_limited' }));
+    expect(() => limiter.take('w', 'read')).toThrow(
+      expect.objectContaining({ code: 'rate_limited' }),
+    );
   });
 });

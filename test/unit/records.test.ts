@@ -6,7 +6,15 @@ import { describe, expect, it } from 'vitest';
 import type { MemoryRecord } from '../../src/model/memory.ts';
 import { encodeFrame, readFrame } from '../../src/shard/persist/frames.ts';
 import { applyLive, applyRecord, ShardState } from '../../src/shard/store/apply.ts';
-import { decodeRecord, detach, encodeRecord, fromStored, toStored, type LogRecord, type StoredMemory } from '../../src/shard/store/records.ts';
+import {
+  decodeRecord,
+  detach,
+  encodeRecord,
+  fromStored,
+  toStored,
+  type LogRecord,
+  type StoredMemory,
+} from '../../src/shard/store/records.ts';
 
 /** Encodes a stored memory as a frame and decodes it again, as the log and snapshots do. */
 function decodeFrameForTest(m: StoredMemory): StoredMemory {
@@ -17,11 +25,29 @@ function decodeFrameForTest(m: StoredMemory): StoredMemory {
 
 function record(over: Partial<MemoryRecord> = {}): MemoryRecord {
   return {
-    id: '0192f0c0a1b2c3d4e5f60718293a4b5c', content: 'The deploy of the payments service failed at 14:05 because the TLS certificate had expired.',
-    importance: 0.42, context: { source: 'pager-duty-incident-channel', tags: ['deploy-pipeline-stage', 'x'], nested: { who: 'on-call engineer of the week' } },
-    entityId: 'payments-service-production', kind: 'episode', createdAt: 1_730_000_000_000_001, updatedAt: 1_730_000_000_000_002,
-    lastAccessedAt: 1_730_000_000_000_003, accessCount: 3, logicalClock: 2, sourceMemoryIds: ['0192f0c0a1b2c3d4e5f60718293a4b5d'],
-    supersededBy: null, expiresAt: null, occurredAt: 1_730_000_000_000_001, speaker: null, conversationId: null, messageId: null,
+    id: '0192f0c0a1b2c3d4e5f60718293a4b5c',
+    content:
+      'The deploy of the payments service failed at 14:05 because the TLS certificate had expired.',
+    importance: 0.42,
+    context: {
+      source: 'pager-duty-incident-channel',
+      tags: ['deploy-pipeline-stage', 'x'],
+      nested: { who: 'on-call engineer of the week' },
+    },
+    entityId: 'payments-service-production',
+    kind: 'episode',
+    createdAt: 1_730_000_000_000_001,
+    updatedAt: 1_730_000_000_000_002,
+    lastAccessedAt: 1_730_000_000_000_003,
+    accessCount: 3,
+    logicalClock: 2,
+    sourceMemoryIds: ['0192f0c0a1b2c3d4e5f60718293a4b5d'],
+    supersededBy: null,
+    expiresAt: null,
+    occurredAt: 1_730_000_000_000_001,
+    speaker: null,
+    conversationId: null,
+    messageId: null,
     embedding: new Float32Array([0.25, -0.5, 0.125, 1]),
     ...over,
   };
@@ -29,7 +55,14 @@ function record(over: Partial<MemoryRecord> = {}): MemoryRecord {
 
 describe('detach', () => {
   it('returns an equal string for ASCII, non-Latin text, astral characters and lone surrogates', () => {
-    for (const s of ['short', 'a plain ASCII sentence of some length', 'café au lait, crème brûlée, ÿ', 'Grüße aus Zürich — 東京 🚀 emoji', 'lone \ud800 high and \udc00 low surrogates here', '']) {
+    for (const s of [
+      'short',
+      'a plain ASCII sentence of some length',
+      'café au lait, crème brûlée, ÿ',
+      'Grüße aus Zürich — 東京 🚀 emoji',
+      'lone \ud800 high and \udc00 low surrogates here',
+      '',
+    ]) {
       expect(detach(s)).toBe(s);
       expect(detach(s).length).toBe(s.length);
     }
@@ -38,7 +71,11 @@ describe('detach', () => {
 
 describe('fromStored', () => {
   it('restores every field of a record through the frame encoding, strings and vector exact', () => {
-    const m = record({ content: 'Grüße aus Zürich — 東京 🚀, long enough to be kept as a slice', supersededBy: '0192f0c0a1b2c3d4e5f60718293a4b5e', expiresAt: 1_740_000_000_000_000 });
+    const m = record({
+      content: 'Grüße aus Zürich — 東京 🚀, long enough to be kept as a slice',
+      supersededBy: '0192f0c0a1b2c3d4e5f60718293a4b5e',
+      expiresAt: 1_740_000_000_000_000,
+    });
     const back = fromStored(decodeFrameForTest(toStored(m)));
     expect(back).toEqual(m);
     expect(Object.keys(back).sort()).toEqual(Object.keys(m).sort());
@@ -46,7 +83,9 @@ describe('fromStored', () => {
 
   it('reads a record written before expiry existed (no expiresAt) as never expiring, and drops fields it does not know', () => {
     const { expiresAt: _, ...old } = toStored(record());
-    const back = fromStored(decodeFrameForTest({ ...old, somethingElse: 1 } as unknown as StoredMemory));
+    const back = fromStored(
+      decodeFrameForTest({ ...old, somethingElse: 1 } as unknown as StoredMemory),
+    );
     expect(back.expiresAt).toBeNull();
     expect('somethingElse' in back).toBe(false);
     expect(back).toEqual(record());
@@ -54,22 +93,54 @@ describe('fromStored', () => {
 });
 
 describe('event time, speaker, conversation and message id in the stored form', () => {
-  const KEYS_BEFORE = ['accessCount', 'content', 'context', 'createdAt', 'embedding', 'entityId', 'expiresAt', 'id', 'importance', 'kind', 'lastAccessedAt', 'logicalClock', 'sourceMemoryIds', 'supersededBy', 'updatedAt'];
+  const KEYS_BEFORE = [
+    'accessCount',
+    'content',
+    'context',
+    'createdAt',
+    'embedding',
+    'entityId',
+    'expiresAt',
+    'id',
+    'importance',
+    'kind',
+    'lastAccessedAt',
+    'logicalClock',
+    'sourceMemoryIds',
+    'supersededBy',
+    'updatedAt',
+  ];
 
   it('are left out at their defaults, so a memory without them is stored exactly as before they existed', () => {
     expect(Object.keys(toStored(record())).sort()).toEqual(KEYS_BEFORE);
   });
 
   it('are written when set, and read back exact', () => {
-    const m = record({ occurredAt: 1_600_000_000_000_000, speaker: 'Caroline', conversationId: 'a conversation id long enough to be a slice', messageId: 'msg-0001' });
+    const m = record({
+      occurredAt: 1_600_000_000_000_000,
+      speaker: 'Caroline',
+      conversationId: 'a conversation id long enough to be a slice',
+      messageId: 'msg-0001',
+    });
     const stored = toStored(m);
-    expect(Object.keys(stored).sort()).toEqual([...KEYS_BEFORE, 'conversationId', 'messageId', 'occurredAt', 'speaker'].sort());
+    expect(Object.keys(stored).sort()).toEqual(
+      [...KEYS_BEFORE, 'conversationId', 'messageId', 'occurredAt', 'speaker'].sort(),
+    );
     expect(fromStored(decodeFrameForTest(stored))).toEqual(m);
   });
 
   it('a record written before they existed reads as happening when written, said by nobody, in no conversation', () => {
-    const back = fromStored(decodeFrameForTest(toStored(record({ createdAt: 1_700_000_000_000_000, occurredAt: 1_700_000_000_000_000 }))));
-    expect(back).toMatchObject({ occurredAt: 1_700_000_000_000_000, speaker: null, conversationId: null, messageId: null });
+    const back = fromStored(
+      decodeFrameForTest(
+        toStored(record({ createdAt: 1_700_000_000_000_000, occurredAt: 1_700_000_000_000_000 })),
+      ),
+    );
+    expect(back).toMatchObject({
+      occurredAt: 1_700_000_000_000_000,
+      speaker: null,
+      conversationId: null,
+      messageId: null,
+    });
   });
 });
 
@@ -94,7 +165,10 @@ describe('live records and frames', () => {
     applyRecord(state, read.value as LogRecord);
     const replayed = state.workspaces.get('w')?.memories.get(m.id);
     expect(replayed).not.toBe(m);
-    expect({ ...replayed, embedding: Array.from(replayed?.embedding ?? []) }).toEqual({ ...m, embedding: Array.from(m.embedding) });
+    expect({ ...replayed, embedding: Array.from(replayed?.embedding ?? []) }).toEqual({
+      ...m,
+      embedding: Array.from(m.embedding),
+    });
   });
 
   it('an unsource record is written without the sources it keeps and decodes with them read from state', () => {

@@ -3,7 +3,16 @@
  * end of the last segment is truncated; any other damage stops start-up naming file and offset.
  * Includes the property "log replay ≡ snapshot" over seeded random record sequences.
  */
-import { appendFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
@@ -12,7 +21,12 @@ import { EDGE_TYPES, type Edge } from '../../src/model/edge.ts';
 import { MEMORY_KINDS } from '../../src/model/memory.ts';
 import { encodeFrame, readFrame } from '../../src/shard/persist/frames.ts';
 import { seqName } from '../../src/shard/persist/fsutil.ts';
-import { toStored, type LogRecord, type StoredMemory, type Tombstone } from '../../src/shard/store/records.ts';
+import {
+  toStored,
+  type LogRecord,
+  type StoredMemory,
+  type Tombstone,
+} from '../../src/shard/store/records.ts';
 import { CorruptionError, listSeqs, recoverShard } from '../../src/shard/persist/recovery.ts';
 import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
@@ -67,15 +81,36 @@ function put(n: number, over: Partial<StoredMemory> = {}, ws = 'w'): LogRecord {
 }
 
 function edge(s: number, d: number, over: Partial<Edge> = {}, ws = 'w'): LogRecord {
-  return { t: 'edge', ws, e: { source_id: hexId(s), target_id: hexId(d), edge_type: 'related_to', confidence: 1, timestamp_us: 1, ...over } };
+  return {
+    t: 'edge',
+    ws,
+    e: {
+      source_id: hexId(s),
+      target_id: hexId(d),
+      edge_type: 'related_to',
+      confidence: 1,
+      timestamp_us: 1,
+      ...over,
+    },
+  };
 }
 
 function tomb(n: number, ws = 'w'): Tombstone & { ws: string } {
-  return { ws, memory_id: hexId(n), forgotten_at: 5, criteria: { memory_ids: 1 }, content_sha256: 'f'.repeat(64) };
+  return {
+    ws,
+    memory_id: hexId(n),
+    forgotten_at: 5,
+    criteria: { memory_ids: 1 },
+    content_sha256: 'f'.repeat(64),
+  };
 }
 
 /** Writes a segment frame by frame; returns the offset of every frame. */
-function writeSegment(dir: string, seq: number, records: readonly LogRecord[]): { file: string; offsets: number[] } {
+function writeSegment(
+  dir: string,
+  seq: number,
+  records: readonly LogRecord[],
+): { file: string; offsets: number[] } {
   const frames = records.map((r) => encodeFrame(r));
   const offsets: number[] = [];
   let at = 0;
@@ -114,8 +149,16 @@ function canonical(state: ShardState): Record<string, unknown> {
       memories,
       order: [...w.order.after(null)],
       newestFirst: [...w.order.newestFirst()],
-      byEntity: Object.fromEntries([...w.byEntity].sort(([a], [b]) => a.localeCompare(b)).map(([k, ids]) => [k, [...ids.after(null)]])),
-      versions: Object.fromEntries([...w.versions].sort(([a], [b]) => a.localeCompare(b)).map(([k, ids]) => [k, [...ids].sort()])),
+      byEntity: Object.fromEntries(
+        [...w.byEntity]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, ids]) => [k, [...ids.after(null)]]),
+      ),
+      versions: Object.fromEntries(
+        [...w.versions]
+          .sort(([a], [b]) => a.localeCompare(b))
+          .map(([k, ids]) => [k, [...ids].sort()]),
+      ),
       edges,
       edgeCount: w.graph.edgeCount,
       tombstones: w.tombstones,
@@ -143,7 +186,11 @@ describe('recoverShard: snapshot and replay', () => {
 
   it('replays every segment when there is no snapshot', () => {
     const a = [put(1, { entityId: 'e' }), put(2), edge(2, 1, { edge_type: 'caused_by' })];
-    const b = [put(3, { supersededBy: hexId(1) }), { t: 'del', ws: 'w', id: hexId(2) } as LogRecord, put(4, {}, 'other')];
+    const b = [
+      put(3, { supersededBy: hexId(1) }),
+      { t: 'del', ws: 'w', id: hexId(2) } as LogRecord,
+      put(4, {}, 'other'),
+    ];
     writeSegment(dir, 1, a);
     writeSegment(dir, 2, b);
     const r = recoverShard(dir);
@@ -161,14 +208,27 @@ describe('recoverShard: snapshot and replay', () => {
       await wal.append(records);
     };
     await commit([put(1, { entityId: 'alice' }), put(2, { entityId: 'bob' }), edge(2, 1)]);
-    await commit([put(1, { content: 'revised', kind: 'revision', logicalClock: 1 }), put(3, { supersededBy: hexId(1), content: 'memory number 1' })]);
-    await commit([edge(1, 3, { edge_type: 'revised_from' }), { t: 'tomb', ws: 'w', tomb: tomb(9) }]);
+    await commit([
+      put(1, { content: 'revised', kind: 'revision', logicalClock: 1 }),
+      put(3, { supersededBy: hexId(1), content: 'memory number 1' }),
+    ]);
+    await commit([
+      edge(1, 3, { edge_type: 'revised_from' }),
+      { t: 'tomb', ws: 'w', tomb: tomb(9) },
+    ]);
     const walSeq = await wal.rotate();
     const snap = await writeSnapshot(dir, { shard: 0, walSeq, state: live });
     expect(snap.path).toBe(join(dir, seqName('snap', walSeq, 'snap')));
     await wal.deleteBefore(walSeq, listSeqs(dir, 'wal', 'log'));
-    await commit([put(4, { entityId: 'alice' }), edge(4, 2, { confidence: 0.25 }), { t: 'unedge', ws: 'w', s: hexId(2), d: hexId(1), y: 'related_to' }]);
-    await commit([{ t: 'del', ws: 'w', id: hexId(2) }, { t: 'access', ws: 'w', id: hexId(1), n: 3, at: 1_800_000_000_000_000 }]);
+    await commit([
+      put(4, { entityId: 'alice' }),
+      edge(4, 2, { confidence: 0.25 }),
+      { t: 'unedge', ws: 'w', s: hexId(2), d: hexId(1), y: 'related_to' },
+    ]);
+    await commit([
+      { t: 'del', ws: 'w', id: hexId(2) },
+      { t: 'access', ws: 'w', id: hexId(1), n: 3, at: 1_800_000_000_000_000 },
+    ]);
     await commit([put(5, {}, 'second'), put(6, {}, 'third'), { t: 'drop', ws: 'third' }]);
     await wal.close();
 
@@ -188,13 +248,17 @@ describe('recoverShard: snapshot and replay', () => {
     await writeSnapshot(dir, { shard: 0, walSeq: 2, state });
     writeSegment(dir, 2, [put(2)]);
     const r = recoverShard(dir);
-    expect([...(r.state.workspaces.get('w')?.memories.keys() ?? [])].sort()).toEqual([hexId(1), hexId(2)]);
+    expect([...(r.state.workspaces.get('w')?.memories.keys() ?? [])].sort()).toEqual([
+      hexId(1),
+      hexId(2),
+    ]);
     expect(r.replayedRecords).toBe(1);
   });
 
   it('reads a snapshot larger than its read chunk (16 MiB), frames crossing chunk boundaries', async () => {
     const records: LogRecord[] = [];
-    for (let n = 1; n <= 60; n++) records.push(put(n, { content: `${n} `.repeat(200_000 + n * 997) }));
+    for (let n = 1; n <= 60; n++)
+      records.push(put(n, { content: `${n} `.repeat(200_000 + n * 997) }));
     const state = applyAll(records);
     const snap = await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
     expect(snap.bytes).toBeGreaterThan(2 * 16 * 1024 * 1024);
@@ -202,10 +266,22 @@ describe('recoverShard: snapshot and replay', () => {
   });
 
   it('writes a frame larger than its write chunk (4 MiB) whole, and reports where every frame lies', async () => {
-    const records = [put(1), put(2, { content: 'x'.repeat(5 * 1024 * 1024) }), put(3), put(4, { content: 'y'.repeat(3 * 1024 * 1024) }), put(5), edge(5, 1)];
+    const records = [
+      put(1),
+      put(2, { content: 'x'.repeat(5 * 1024 * 1024) }),
+      put(3),
+      put(4, { content: 'y'.repeat(3 * 1024 * 1024) }),
+      put(5),
+      edge(5, 1),
+    ];
     const state = applyAll(records);
     const at = new Map<number, LogRecord>();
-    await writeSnapshot(dir, { shard: 0, walSeq: 1, state, onFrame: (offset, r) => at.set(offset, r) });
+    await writeSnapshot(dir, {
+      shard: 0,
+      walSeq: 1,
+      state,
+      onFrame: (offset, r) => at.set(offset, r),
+    });
     const file = readFileSync(join(dir, seqName('snap', 1, 'snap')));
     expect(at.size).toBe(records.length);
     for (const [offset, r] of at) {
@@ -232,7 +308,13 @@ describe('recoverShard: snapshot and replay', () => {
       queueMicrotask(() => setImmediate(() => (turn.framedAtImmediate = framed)));
       return true;
     };
-    await writeSnapshot(dir, { shard: 0, walSeq: 1, state, onFrame: () => (framed += 1), requestWaiting });
+    await writeSnapshot(dir, {
+      shard: 0,
+      walSeq: 1,
+      state,
+      onFrame: () => (framed += 1),
+      requestWaiting,
+    });
     expect(turns.length).toBe(looks);
     expect(turns.length).toBeGreaterThanOrEqual(2);
     // Not one more record was encoded between serving the request and its reply going out.
@@ -263,14 +345,19 @@ describe('recoverShard: snapshot and replay', () => {
     await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
     writeSegment(dir, 1, [edge(2, 77)]);
     const r = recoverShard(dir);
-    expect([...(r.state.workspaces.get('w')?.graph.all() ?? [])].map(edgeKey)).toEqual([`${hexId(3)}>${hexId(2)}:related_to`]);
+    expect([...(r.state.workspaces.get('w')?.graph.all() ?? [])].map(edgeKey)).toEqual([
+      `${hexId(3)}>${hexId(2)}:related_to`,
+    ]);
     expect(r.state.workspaces.get('w')?.graph.edgeCount).toBe(1);
   });
 
   it('a tombstone that is both in the snapshot and in the log after it is kept once (records are idempotent)', async () => {
     // A forget that commits while a (fuzzy) snapshot is being written lands in the new segment and,
     // if the snapshot had not reached the tombstones yet, in the snapshot as well.
-    const forgetRecords: LogRecord[] = [{ t: 'del', ws: 'w', id: hexId(2) }, { t: 'tomb', ws: 'w', tomb: tomb(2) }];
+    const forgetRecords: LogRecord[] = [
+      { t: 'del', ws: 'w', id: hexId(2) },
+      { t: 'tomb', ws: 'w', tomb: tomb(2) },
+    ];
     const live = applyAll([put(1), put(2), ...forgetRecords]);
     await writeSnapshot(dir, { shard: 0, walSeq: 2, state: live });
     writeSegment(dir, 2, forgetRecords);
@@ -290,8 +377,14 @@ describe('recoverShard: torn tail of the last segment', () => {
   });
 
   const cases: Array<[string, (file: string, size: number) => void]> = [
-    ['a half-written final frame', (file) => appendFileSync(file, encodeFrame(put(50)).subarray(0, 20))],
-    ['a final frame header only', (file) => appendFileSync(file, encodeFrame(put(50)).subarray(0, 9))],
+    [
+      'a half-written final frame',
+      (file) => appendFileSync(file, encodeFrame(put(50)).subarray(0, 20)),
+    ],
+    [
+      'a final frame header only',
+      (file) => appendFileSync(file, encodeFrame(put(50)).subarray(0, 9)),
+    ],
     ['a few header bytes', (file) => appendFileSync(file, encodeFrame(put(50)).subarray(0, 3))],
     ['a zero-filled tail', (file) => appendFileSync(file, Buffer.alloc(4096))],
     [
@@ -336,17 +429,36 @@ describe('recoverShard: torn tail of the last segment', () => {
   it('a shard opens the next segment after truncating, accepts writes, and a later recovery has both', async () => {
     const { file } = writeSegment(dir, 1, [put(1, { content: 'before the crash' })]);
     appendFileSync(file, encodeFrame(put(2)).subarray(0, 25));
-    const shard = new Shard({ shard: 0, dir, durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 60 });
+    const shard = new Shard({
+      shard: 0,
+      dir,
+      durability: 'fsync',
+      snapshotIntervalS: 3600,
+      snapshotWalBytes: 1 << 30,
+      eraseWithinS: 60,
+    });
     try {
       expect(shard.recovered.truncatedTail).toMatchObject({ file });
       expect(shard.stats().walSeq).toBe(2);
       const [created] = await shard.handle('remember', 'w', {
-        items: [{ content: 'after the crash', importance: 0.5, context: {}, entityId: null, kind: 'episode', embedding: new Float32Array(4), edges: [] }],
+        items: [
+          {
+            content: 'after the crash',
+            importance: 0.5,
+            context: {},
+            entityId: null,
+            kind: 'episode',
+            embedding: new Float32Array(4),
+            edges: [],
+          },
+        ],
       });
       expect(created?.content).toBe('after the crash');
       expect(existsSync(join(dir, 'wal-00000002.log'))).toBe(true);
       const r = recoverShard(dir);
-      const contents = [...(r.state.workspaces.get('w')?.memories.values() ?? [])].map((m) => m.content).sort();
+      const contents = [...(r.state.workspaces.get('w')?.memories.values() ?? [])]
+        .map((m) => m.content)
+        .sort();
       expect(contents).toEqual(['after the crash', 'before the crash']);
       expect(r.truncatedTail).toBeNull();
     } finally {
@@ -449,7 +561,10 @@ describe('recoverShard: corruption stops start-up, naming the file and offset', 
   it('a snapshot cut short (no footer)', async () => {
     const state = applyAll([put(1), put(2), put(3)]);
     const { path } = await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
-    const frames = [encodeFrame({ t: 'snap', format: 1, shard: 0, walSeq: 1, createdAt: 1 }), encodeFrame(put(1))];
+    const frames = [
+      encodeFrame({ t: 'snap', format: 1, shard: 0, walSeq: 1, createdAt: 1 }),
+      encodeFrame(put(1)),
+    ];
     writeFileSync(path, Buffer.concat(frames));
     expect(() => recoverShard(dir)).toThrow(CorruptionError);
     const end = (frames[0]?.length ?? 0) + (frames[1]?.length ?? 0);
@@ -500,7 +615,13 @@ describe('fuzzy snapshots', () => {
       if (turn % 4 !== 0) continue;
       const first = live.workspaces.get('w')?.graph.outgoing(hexId(0))[0];
       if (done || !first) break;
-      const unedge: LogRecord = { t: 'unedge', ws: 'w', s: first.source_id, d: first.target_id, y: first.edge_type };
+      const unedge: LogRecord = {
+        t: 'unedge',
+        ws: 'w',
+        s: first.source_id,
+        d: first.target_id,
+        y: first.edge_type,
+      };
       applyRecord(live, unedge);
       void wal.append([unedge]);
     }
@@ -509,7 +630,9 @@ describe('fuzzy snapshots', () => {
     await wal.deleteBefore(walSeq, [1]);
     const r = recoverShard(dir);
     const recovered = new Set([...(r.state.workspaces.get('w')?.graph.all() ?? [])].map(edgeKey));
-    const lost = [...(live.workspaces.get('w')?.graph.all() ?? [])].map(edgeKey).filter((k) => !recovered.has(k));
+    const lost = [...(live.workspaces.get('w')?.graph.all() ?? [])]
+      .map(edgeKey)
+      .filter((k) => !recovered.has(k));
     expect(lost, `${lost.length} edges lost`).toEqual([]);
     expect(canonical(r.state)).toEqual(canonical(live));
   });
@@ -546,7 +669,10 @@ class RecordGen {
       id,
       content: `content ${id.slice(-6)} ${this.#int(1e6)} ✓`,
       importance: Math.round(this.#rand() * 1000) / 1000,
-      context: this.#rand() < 0.5 ? {} : { k: this.#int(10), s: `v${this.#int(5)}`, nested: { ok: this.#rand() < 0.5 } },
+      context:
+        this.#rand() < 0.5
+          ? {}
+          : { k: this.#int(10), s: `v${this.#int(5)}`, nested: { ok: this.#rand() < 0.5 } },
       entityId: this.#rand() < 0.4 ? null : `entity-${this.#int(4)}`,
       kind: this.#pick(MEMORY_KINDS),
       createdAt: 1_700_000_000_000_000 + this.#int(1e9),
@@ -576,7 +702,10 @@ class RecordGen {
     if (roll < 0.35) return { t: 'put', ws, m: this.#memory(ws, this.#pick(ids)) };
     if (roll < 0.45) {
       const id = ids.splice(this.#int(ids.length), 1)[0] as string;
-      this.#edges.set(ws, edges.filter((e) => e.t === 'edge' && e.e.source_id !== id && e.e.target_id !== id));
+      this.#edges.set(
+        ws,
+        edges.filter((e) => e.t === 'edge' && e.e.source_id !== id && e.e.target_id !== id),
+      );
       return { t: 'del', ws, id };
     }
     if (roll < 0.82 || edges.length === 0) {
@@ -634,7 +763,8 @@ async function trial(seed: number, opts: { fuzzy: boolean }): Promise<string | n
       // The shard keeps serving while the snapshot is written: a commit in every turn of the
       // event loop that the snapshot yields, as many as it has records, acknowledged later.
       let records = 0;
-      for (const w of live.workspaces.values()) records += w.memories.size + w.graph.edgeCount + w.tombstones.size;
+      for (const w of live.workspaces.values())
+        records += w.memories.size + w.graph.edgeCount + w.tombstones.size;
       const extra = records + 2;
       const acks: Promise<void>[] = [];
       for (let i = 0; i < extra; i++) {
@@ -651,15 +781,25 @@ async function trial(seed: number, opts: { fuzzy: boolean }): Promise<string | n
   const first = recoverShard(dir);
   const second = recoverShard(dir);
   if (first.truncatedTail) return `seed ${seed}: recovery truncated a tail it should not have`;
-  return describeDifference(seed, live, first.state) ?? describeDifference(seed, live, second.state);
+  return (
+    describeDifference(seed, live, first.state) ?? describeDifference(seed, live, second.state)
+  );
 }
 
 function describeDifference(seed: number, live: ShardState, recovered: ShardState): string | null {
   const want = canonical(live);
   const got = canonical(recovered);
   if (isDeepStrictEqual(got, want)) return null;
-  const edges = (s: ShardState): Set<string> => new Set([...s.workspaces].flatMap(([slug, w]) => [...w.graph.all()].map((e) => `${slug}/${edgeKey(e)}`)));
-  const ids = (s: ShardState): Set<string> => new Set([...s.workspaces].flatMap(([slug, w]) => [...w.memories.keys()].map((id) => `${slug}/${id}`)));
+  const edges = (s: ShardState): Set<string> =>
+    new Set(
+      [...s.workspaces].flatMap(([slug, w]) =>
+        [...w.graph.all()].map((e) => `${slug}/${edgeKey(e)}`),
+      ),
+    );
+  const ids = (s: ShardState): Set<string> =>
+    new Set(
+      [...s.workspaces].flatMap(([slug, w]) => [...w.memories.keys()].map((id) => `${slug}/${id}`)),
+    );
   const minus = (a: Set<string>, b: Set<string>): string[] => [...a].filter((x) => !b.has(x));
   const parts = [
     `edges lost ${JSON.stringify(minus(edges(live), edges(recovered)))}`,
@@ -695,7 +835,13 @@ describe('recovery defers the lexical index', () => {
   it('leaves live memories queued, and the first read of the index completes it with the scores of the live state', async () => {
     const dir = tempDir();
     const records: LogRecord[] = [];
-    for (let n = 1; n <= 40; n++) records.push(put(n, { content: `note ${n} about ${n % 3 === 0 ? 'invoices' : 'deploys'} and topic${n % 7}`, entityId: n % 2 ? 'alice' : null }));
+    for (let n = 1; n <= 40; n++)
+      records.push(
+        put(n, {
+          content: `note ${n} about ${n % 3 === 0 ? 'invoices' : 'deploys'} and topic${n % 7}`,
+          entityId: n % 2 ? 'alice' : null,
+        }),
+      );
     const live = applyAll(records);
     await writeSnapshot(dir, { shard: 0, walSeq: 1, state: live });
     // After the snapshot: a revision (its old version leaves the index), a delete, a new memory.
@@ -718,16 +864,20 @@ describe('recovery defers the lexical index', () => {
     expect(w.lexicalBacklog).toBe(0);
     expect(index.size).toBe(lw.lexical.size);
     for (const text of ['invoices', 'deploys topic3', 'alice brand new', 'revised']) {
-      const hits = (s: ShardState): Array<[string, number]> =>
-        {
-          const ix = s.workspaces.get('w')?.lexical;
-          if (!ix) throw new Error('workspace missing');
-          return ix.search(ix.query(text), 50).map((h): [string, number] => [h.id, h.score]).sort((a, b) => a[0].localeCompare(b[0]));
-        };
+      const hits = (s: ShardState): Array<[string, number]> => {
+        const ix = s.workspaces.get('w')?.lexical;
+        if (!ix) throw new Error('workspace missing');
+        return ix
+          .search(ix.query(text), 50)
+          .map((h): [string, number] => [h.id, h.score])
+          .sort((a, b) => a[0].localeCompare(b[0]));
+      };
       const got = hits(r.state);
       const want = hits(live);
       expect(got.map(([id]) => id)).toEqual(want.map(([id]) => id));
-      got.forEach(([, score], i) => { expect(score).toBeCloseTo((want[i] as [string, number])[1], 9); });
+      got.forEach(([, score], i) => {
+        expect(score).toBeCloseTo((want[i] as [string, number])[1], 9);
+      });
     }
     expect(index.has(hexId(5))).toBe(false);
     expect(index.has(hexId(41))).toBe(false);
@@ -750,9 +900,13 @@ describe('recovery defers the lexical index', () => {
         const n = 1 + rand(30);
         const op = rand(10);
         const r: LogRecord =
-          op < 5 ? put(n, { content: `note ${n} v${step} about ${['invoices', 'deploys', 'alice'][rand(3)]}` })
-          : op < 7 ? put(n, { supersededBy: hexId(100 + n) })
-          : { t: 'del', ws: 'w', id: hexId(n) };
+          op < 5
+            ? put(n, {
+                content: `note ${n} v${step} about ${['invoices', 'deploys', 'alice'][rand(3)]}`,
+              })
+            : op < 7
+              ? put(n, { supersededBy: hexId(100 + n) })
+              : { t: 'del', ws: 'w', id: hexId(n) };
         applyRecord(deferred, r);
         applyRecord(eager, r);
         if (op < 5 && deferring) queued.add(hexId(n));
@@ -770,10 +924,14 @@ describe('recovery defers the lexical index', () => {
       const w = deferred.workspaces.get('w');
       const ew = eager.workspaces.get('w');
       if (!w || !ew) continue;
-      for (const id of new Set([...ew.memories.keys(), ...w.memories.keys()])) expect(w.lexical.has(id)).toBe(ew.lexical.has(id));
+      for (const id of new Set([...ew.memories.keys(), ...w.memories.keys()]))
+        expect(w.lexical.has(id)).toBe(ew.lexical.has(id));
       // Document numbers (the tie-break) depend on the order memories were indexed in: compare by id.
       const hits = (ix: typeof w.lexical): Array<[string, number]> =>
-        ix.search(ix.query('invoices deploys alice'), 100).map((h): [string, number] => [h.id, Math.round(h.score * 1e9)]).sort((x, y) => x[0].localeCompare(y[0]));
+        ix
+          .search(ix.query('invoices deploys alice'), 100)
+          .map((h): [string, number] => [h.id, Math.round(h.score * 1e9)])
+          .sort((x, y) => x[0].localeCompare(y[0]));
       expect(hits(w.lexical)).toEqual(hits(ew.lexical));
     }
   });
@@ -781,7 +939,15 @@ describe('recovery defers the lexical index', () => {
   it('counts exactly the live memories waiting in the queue', () => {
     const state = new ShardState();
     state.recovering(true);
-    for (const r of [put(1), put(2), put(3), put(2, { content: 'changed' }), put(3, { supersededBy: hexId(9) }), put(4), { t: 'del', ws: 'w', id: hexId(4) } as LogRecord]) {
+    for (const r of [
+      put(1),
+      put(2),
+      put(3),
+      put(2, { content: 'changed' }),
+      put(3, { supersededBy: hexId(9) }),
+      put(4),
+      { t: 'del', ws: 'w', id: hexId(4) } as LogRecord,
+    ]) {
       applyRecord(state, r);
     }
     const w = state.workspaces.get('w');
@@ -793,14 +959,32 @@ describe('recovery defers the lexical index', () => {
     expect(w.lexicalBacklog).toBe(1);
     expect(w.indexLexicalSome(Infinity)).toBe(false);
     expect(w.lexicalBacklog).toBe(0);
-    expect([1, 2, 3, 4, 5].map((n) => w.lexical.has(hexId(n)))).toEqual([true, true, false, false, true]);
-    expect(w.lexical.search(w.lexical.query('changed'), 10).map((h) => h.id).sort()).toEqual([hexId(1), hexId(2)]);
+    expect([1, 2, 3, 4, 5].map((n) => w.lexical.has(hexId(n)))).toEqual([
+      true,
+      true,
+      false,
+      false,
+      true,
+    ]);
+    expect(
+      w.lexical
+        .search(w.lexical.query('changed'), 10)
+        .map((h) => h.id)
+        .sort(),
+    ).toEqual([hexId(1), hexId(2)]);
   });
 
   it('a shard indexes the queue in the background after start-up', async () => {
     const dir = tempDir();
     await writeSnapshot(dir, { shard: 0, walSeq: 1, state: applyAll([put(1), put(2), put(3)]) });
-    const shard = new Shard({ shard: 0, dir, durability: 'os', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 60 });
+    const shard = new Shard({
+      shard: 0,
+      dir,
+      durability: 'os',
+      snapshotIntervalS: 3600,
+      snapshotWalBytes: 1 << 30,
+      eraseWithinS: 60,
+    });
     try {
       const w = shard.recovered.state.workspaces.get('w');
       expect(w?.lexicalBacklog).toBe(3);
@@ -815,7 +999,11 @@ describe('recovery defers the lexical index', () => {
 describe('recovered vectors', () => {
   it('share buffers, keep their own values, and are stored back byte for byte', async () => {
     const dir = tempDir();
-    const state = applyAll([put(1), put(2), put(3, { embedding: embeddingBytes(Array.from({ length: 20_000 }, (_, i) => i / 7)) })]);
+    const state = applyAll([
+      put(1),
+      put(2),
+      put(3, { embedding: embeddingBytes(Array.from({ length: 20_000 }, (_, i) => i / 7)) }),
+    ]);
     await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
     const w = recoverShard(dir).state.workspaces.get('w');
     const a = w?.memories.get(hexId(1));

@@ -23,10 +23,21 @@ afterEach(async () => {
 function countingShards(): { router: ShardRouter; gathers: string[] } {
   const gathers: string[] = [];
   const router: ShardRouter = {
-    async call<M extends ShardMethod>(ws: string, method: M, _input: ShardInput<M>): Promise<ShardOutput<M>> {
+    async call<M extends ShardMethod>(
+      ws: string,
+      method: M,
+      _input: ShardInput<M>,
+    ): Promise<ShardOutput<M>> {
       if (method !== 'reflectGather') throw new Error(`unexpected ${method}`);
       gathers.push(ws);
-      const empty: ShardOutput<'reflectGather'> = { ids: [], texts: [], meta: [], vectors: new Float32Array(0), dim: 8, insights: [] };
+      const empty: ShardOutput<'reflectGather'> = {
+        ids: [],
+        texts: [],
+        meta: [],
+        vectors: new Float32Array(0),
+        dim: 8,
+        insights: [],
+      };
       return empty as ShardOutput<M>;
     },
     broadcast: async () => [],
@@ -39,8 +50,18 @@ function countingShards(): { router: ShardRouter; gathers: string[] } {
 
 function engine(clock: ManualClock, shards: ShardRouter): ReflectionEngine {
   // A long interval: only the per-write rule is under test here.
-  const config = loadConfig({ FLASHBULB_REFLECT_ENABLED: 'true', FLASHBULB_REFLECT_MIN_NEW: '3', FLASHBULB_REFLECT_INTERVAL_S: '3600' });
-  const e = new ReflectionEngine({ config, shards, embedder: createHashEmbedder(8), llm: null, clock });
+  const config = loadConfig({
+    FLASHBULB_REFLECT_ENABLED: 'true',
+    FLASHBULB_REFLECT_MIN_NEW: '3',
+    FLASHBULB_REFLECT_INTERVAL_S: '3600',
+  });
+  const e = new ReflectionEngine({
+    config,
+    shards,
+    embedder: createHashEmbedder(8),
+    llm: null,
+    clock,
+  });
   engines.push(e);
   return e;
 }

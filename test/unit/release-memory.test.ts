@@ -7,7 +7,10 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { canReleaseMemory, releaseFreedMemory } from '../../src/threads/release-memory.ts';
 
-const glibc = process.platform === 'linux' && typeof (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header?.glibcVersionRuntime === 'string';
+const glibc =
+  process.platform === 'linux' &&
+  typeof (process.report.getReport() as { header?: { glibcVersionRuntime?: string } }).header
+    ?.glibcVersionRuntime === 'string';
 const MB = 1024 * 1024;
 
 const FRAGMENT = `

@@ -19,7 +19,13 @@ function fakeShards(): { router: ShardRouter; crossed: number[]; asks: Array<num
   const crossed: number[] = [];
   const asks: Array<number | undefined> = [];
   const router: ShardRouter = {
-    async call<M extends ShardMethod>(_ws: string, method: M, input: ShardInput<M>, _t?: ArrayBuffer[], opts: CallOptions = {}): Promise<ShardOutput<M>> {
+    async call<M extends ShardMethod>(
+      _ws: string,
+      method: M,
+      input: ShardInput<M>,
+      _t?: ArrayBuffer[],
+      opts: CallOptions = {},
+    ): Promise<ShardOutput<M>> {
       if (method !== 'list' && method !== 'remember') throw new Error(`unexpected ${method}`);
       asks.push(opts.maxReplyBytes);
       const kib = (input as { limit: number }).limit;
@@ -37,17 +43,25 @@ function fakeShards(): { router: ShardRouter; crossed: number[]; asks: Array<num
   return { router, crossed, asks };
 }
 
-const list = (r: ShardRouter, ws: string, kib: number): Promise<unknown> => r.call(ws, 'list', { limit: kib } as ShardInput<'list'>);
+const list = (r: ShardRouter, ws: string, kib: number): Promise<unknown> =>
+  r.call(ws, 'list', { limit: kib } as ShardInput<'list'>);
 
 async function refusal(p: Promise<unknown>): Promise<FlashbulbError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(FlashbulbError);
   return err as FlashbulbError;
 }
 
 describe('reply budgets', () => {
-  it('counts a request\'s replies until it is released', async () => {
-    const budget = new ReplyBudget({ perRequest: 512 * KB, perWorkspace: 2048 * KB, total: 4096 * KB });
+  it("counts a request's replies until it is released", async () => {
+    const budget = new ReplyBudget({
+      perRequest: 512 * KB,
+      perWorkspace: 2048 * KB,
+      total: 4096 * KB,
+    });
     const shards = fakeShards();
     const lease = budget.lease();
     const r = new BudgetedRouter(shards.router, lease);
@@ -64,20 +78,30 @@ describe('reply budgets', () => {
   });
 
   it('refuses a reply over the per-request limit without its crossing from the shard', async () => {
-    const budget = new ReplyBudget({ perRequest: 256 * KB, perWorkspace: 2048 * KB, total: 4096 * KB });
+    const budget = new ReplyBudget({
+      perRequest: 256 * KB,
+      perWorkspace: 2048 * KB,
+      total: 4096 * KB,
+    });
     const shards = fakeShards();
     const r = new BudgetedRouter(shards.router, budget.lease());
     const err = await refusal(list(r, 'a', 300));
     expect(err.code).toBe('payload_too_large');
     expect(err.limit).toBe('FLASHBULB_MAX_REPLY_BYTES');
-    expect(err.message).toMatch(/over the limit of 262144 bytes per request \(FLASHBULB_MAX_REPLY_BYTES\)/);
+    expect(err.message).toMatch(
+      /over the limit of 262144 bytes per request \(FLASHBULB_MAX_REPLY_BYTES\)/,
+    );
     expect(shards.crossed).toEqual([]);
     expect(shards.asks).toEqual([64 * KB]);
     expect(budget.held()).toBe(0);
   });
 
   it('asks again, with room reserved, for a reply over the first ask that fits', async () => {
-    const budget = new ReplyBudget({ perRequest: 512 * KB, perWorkspace: 2048 * KB, total: 4096 * KB });
+    const budget = new ReplyBudget({
+      perRequest: 512 * KB,
+      perWorkspace: 2048 * KB,
+      total: 4096 * KB,
+    });
     const shards = fakeShards();
     const r = new BudgetedRouter(shards.router, budget.lease());
     await list(r, 'a', 100);
@@ -86,8 +110,12 @@ describe('reply budgets', () => {
     expect(shards.crossed).toHaveLength(1);
   });
 
-  it('refuses a reply that fits alone but not beside the request\'s earlier ones', async () => {
-    const budget = new ReplyBudget({ perRequest: 256 * KB, perWorkspace: 2048 * KB, total: 4096 * KB });
+  it("refuses a reply that fits alone but not beside the request's earlier ones", async () => {
+    const budget = new ReplyBudget({
+      perRequest: 256 * KB,
+      perWorkspace: 2048 * KB,
+      total: 4096 * KB,
+    });
     const r = new BudgetedRouter(fakeShards().router, budget.lease());
     await list(r, 'a', 150);
     const err = await refusal(list(r, 'a', 150));
@@ -97,7 +125,11 @@ describe('reply budgets', () => {
   });
 
   it('refuses a workspace over its bytes in flight with a retry, and serves other workspaces', async () => {
-    const budget = new ReplyBudget({ perRequest: 512 * KB, perWorkspace: 600 * KB, total: 4096 * KB });
+    const budget = new ReplyBudget({
+      perRequest: 512 * KB,
+      perWorkspace: 600 * KB,
+      total: 4096 * KB,
+    });
     const shards = fakeShards();
     const first = budget.lease();
     await list(new BudgetedRouter(shards.router, first), 'a', 400);
@@ -112,7 +144,11 @@ describe('reply budgets', () => {
   });
 
   it('holds the total in flight for all workspaces together', async () => {
-    const budget = new ReplyBudget({ perRequest: 512 * KB, perWorkspace: 1024 * KB, total: 700 * KB });
+    const budget = new ReplyBudget({
+      perRequest: 512 * KB,
+      perWorkspace: 1024 * KB,
+      total: 700 * KB,
+    });
     const shards = fakeShards();
     await list(new BudgetedRouter(shards.router, budget.lease()), 'a', 400);
     const err = await refusal(list(new BudgetedRouter(shards.router, budget.lease()), 'b', 400));
@@ -121,9 +157,20 @@ describe('reply budgets', () => {
   });
 
   it('lets no more concurrent large replies cross than the workspace may hold', async () => {
-    const budget = new ReplyBudget({ perRequest: 512 * KB, perWorkspace: 1024 * KB, total: 8192 * KB });
+    const budget = new ReplyBudget({
+      perRequest: 512 * KB,
+      perWorkspace: 1024 * KB,
+      total: 8192 * KB,
+    });
     const shards = fakeShards();
-    const outcomes = await Promise.all(Array.from({ length: 16 }, () => list(new BudgetedRouter(shards.router, budget.lease()), 'a', 300).then(() => 'ok', (e: FlashbulbError) => e.code)));
+    const outcomes = await Promise.all(
+      Array.from({ length: 16 }, () =>
+        list(new BudgetedRouter(shards.router, budget.lease()), 'a', 300).then(
+          () => 'ok',
+          (e: FlashbulbError) => e.code,
+        ),
+      ),
+    );
     expect(outcomes.filter((o) => o === 'ok').length).toBeGreaterThanOrEqual(1);
     expect(outcomes.filter((o) => o !== 'ok').every((o) => o === 'rate_limited')).toBe(true);
     // What crossed never held more than the workspace's limit at once (nothing was released).

@@ -18,8 +18,13 @@ const reference = protoLoader.loadSync(PROTO_PATH, LOADER_OPTIONS);
 const ours = protoLoader.loadSync(PROTO_PATH, LOADER_OPTIONS);
 useResponseEncoders(ours);
 
-function serializer(def: protoLoader.PackageDefinition, service: string, method: string): Serialize {
-  const fn = (def[`hebbs.v1.${service}`] as protoLoader.ServiceDefinition)[method]?.responseSerialize;
+function serializer(
+  def: protoLoader.PackageDefinition,
+  service: string,
+  method: string,
+): Serialize {
+  const fn = (def[`hebbs.v1.${service}`] as protoLoader.ServiceDefinition)[method]
+    ?.responseSerialize;
   if (!fn) throw new Error(`no ${service}.${method}`);
   return fn as Serialize;
 }
@@ -39,7 +44,10 @@ function expectSameBytes(service: string, method: string, message: unknown): voi
 }
 
 function vector(seed: number, dim = 384): Float32Array {
-  return Float32Array.from({ length: dim }, (_, j) => Math.sin(seed * 13 + j) * (j % 2 === 0 ? 1 : -1e-3));
+  return Float32Array.from(
+    { length: dim },
+    (_, j) => Math.sin(seed * 13 + j) * (j % 2 === 0 ? 1 : -1e-3),
+  );
 }
 
 function view(over: Partial<MemoryView> = {}): MemoryView {
@@ -83,11 +91,20 @@ const RICH_CONTEXT = {
 
 const MEMORIES: Array<[string, MemoryView]> = [
   ['plain, no context or entity', view()],
-  ['every value kind in the context, an entity', view({ context: RICH_CONTEXT, entityId: 'acme', accessCount: 42, logicalClock: 3 })],
-  ['no embedding, empty content', view({ embedding: undefined as unknown as Float32Array, content: '' })],
+  [
+    'every value kind in the context, an entity',
+    view({ context: RICH_CONTEXT, entityId: 'acme', accessCount: 42, logicalClock: 3 }),
+  ],
+  [
+    'no embedding, empty content',
+    view({ embedding: undefined as unknown as Float32Array, content: '' }),
+  ],
   ['a 200-byte content (2-byte length)', view({ content: 'é'.repeat(100) })],
   ['a 40 KiB content (3-byte lengths)', view({ content: 'x'.repeat(40 * 1024), kind: 'document' })],
-  ['an insight with sources', view({ kind: 'insight', sourceMemoryIds: ['aa'.repeat(16), 'bb'.repeat(16)] })],
+  [
+    'an insight with sources',
+    view({ kind: 'insight', sourceMemoryIds: ['aa'.repeat(16), 'bb'.repeat(16)] }),
+  ],
   ['a revision', view({ kind: 'revision' })],
   ['a proposition, importance 0', view({ kind: 'proposition', importance: 0 })],
   ['a memory that expires', view({ expiresAt: 1_732_000_600_000_000 })],
@@ -103,36 +120,62 @@ function hit(m: MemoryView, i: number): RecallHit {
       { strategy: 'temporal', timestamp: m.createdAt, rank: 7 },
     ],
   ];
-  return { memory: m, score: 0.5 + i / 100, relevance: 0.75, strategy_details: details[i % details.length] ?? [] };
+  return {
+    memory: m,
+    score: 0.5 + i / 100,
+    relevance: 0.75,
+    strategy_details: details[i % details.length] ?? [],
+  };
 }
 
 describe('hand-written gRPC replies are byte-identical to protobufjs', () => {
   for (const [name, m] of MEMORIES) {
     it(`Get / Remember / Revise: ${name}`, () => {
-      for (const method of ['Get', 'Remember', 'Revise']) expectSameBytes('MemoryService', method, { memory: memoryToProto(m, { sources: false }) });
+      for (const method of ['Get', 'Remember', 'Revise'])
+        expectSameBytes('MemoryService', method, { memory: memoryToProto(m, { sources: false }) });
     });
   }
 
   it('Recall: every strategy detail kind, strategy errors, sources filled', () => {
     const results = MEMORIES.map(([, m], i) => hitToProto(hit(m, i)));
-    expectSameBytes('MemoryService', 'Recall', { results, strategy_errors: [{ strategy: 'CAUSAL', message: 'no seed memory found' }] });
+    expectSameBytes('MemoryService', 'Recall', {
+      results,
+      strategy_errors: [{ strategy: 'CAUSAL', message: 'no seed memory found' }],
+    });
     expectSameBytes('MemoryService', 'Recall', { results: [], strategy_errors: [] });
   });
 
   it('Prime: results and counts', () => {
     const results = MEMORIES.slice(0, 3).map(([, m], i) => hitToProto(hit(m, i)));
     expectSameBytes('MemoryService', 'Prime', { results, temporal_count: 2, similarity_count: 1 });
-    expectSameBytes('MemoryService', 'Prime', { results: [], temporal_count: 0, similarity_count: 0 });
+    expectSameBytes('MemoryService', 'Prime', {
+      results: [],
+      temporal_count: 0,
+      similarity_count: 0,
+    });
   });
 
   it('GetInsights', () => {
-    expectSameBytes('ReflectService', 'GetInsights', { insights: MEMORIES.map(([, m]) => memoryToProto(m, { sources: true })) });
+    expectSameBytes('ReflectService', 'GetInsights', {
+      insights: MEMORIES.map(([, m]) => memoryToProto(m, { sources: true })),
+    });
     expectSameBytes('ReflectService', 'GetInsights', { insights: [] });
   });
 
   it('Subscribe: the handshake, and pushes with and without chunk_offset', () => {
-    expectSameBytes('SubscribeService', 'Subscribe', { subscription_id: 9_007_199_254_740_991, sequence_number: 0 });
-    const push = { subscription_id: 17, memory: memoryToProto(view({ entityId: 'acme' }), { sources: false }), confidence: 0.91, push_timestamp_us: 1_732_000_000_999_999, sequence_number: 300, score: 0.88, strategy: 'similarity' };
+    expectSameBytes('SubscribeService', 'Subscribe', {
+      subscription_id: 9_007_199_254_740_991,
+      sequence_number: 0,
+    });
+    const push = {
+      subscription_id: 17,
+      memory: memoryToProto(view({ entityId: 'acme' }), { sources: false }),
+      confidence: 0.91,
+      push_timestamp_us: 1_732_000_000_999_999,
+      sequence_number: 300,
+      score: 0.88,
+      strategy: 'similarity',
+    };
     expectSameBytes('SubscribeService', 'Subscribe', push);
     expectSameBytes('SubscribeService', 'Subscribe', { ...push, chunk_offset: 0 });
     expectSameBytes('SubscribeService', 'Subscribe', { ...push, chunk_offset: 70_000 });
@@ -146,6 +189,8 @@ describe('hand-written gRPC replies are byte-identical to protobufjs', () => {
 
   it('an enum name the schema does not have is an error, not a silently missing field', () => {
     const m = { ...memoryToProto(view(), { sources: false }), kind: 'MEMORY_KIND_NOPE' };
-    expect(() => serializer(ours, 'MemoryService', 'Get')({ memory: m })).toThrow(/MEMORY_KIND_NOPE/);
+    expect(() => serializer(ours, 'MemoryService', 'Get')({ memory: m })).toThrow(
+      /MEMORY_KIND_NOPE/,
+    );
   });
 });

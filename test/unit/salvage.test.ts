@@ -40,14 +40,30 @@ function memory(n: number): LogRecord {
     t: 'put',
     ws: 'w',
     m: {
-      id: id(n), content: `memory ${n}`, importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt: at, updatedAt: at,
-      lastAccessedAt: at, accessCount: 0, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, embedding: vector,
+      id: id(n),
+      content: `memory ${n}`,
+      importance: 0.5,
+      context: {},
+      entityId: null,
+      kind: 'episode',
+      createdAt: at,
+      updatedAt: at,
+      lastAccessedAt: at,
+      accessCount: 0,
+      logicalClock: 0,
+      sourceMemoryIds: null,
+      supersededBy: null,
+      embedding: vector,
     },
   };
 }
 
 /** Writes log segment `seq` of memories `ns`; returns where each frame starts and how long it is. */
-function segment(dir: string, seq: number, ns: number[]): { file: string; at: number[]; len: number[] } {
+function segment(
+  dir: string,
+  seq: number,
+  ns: number[],
+): { file: string; at: number[]; len: number[] } {
   const frames = ns.map((n) => encodeFrame(memory(n)));
   const file = join(dir, seqName('wal', seq, 'log'));
   writeFileSync(file, Buffer.concat(frames));
@@ -62,7 +78,12 @@ function segment(dir: string, seq: number, ns: number[]): { file: string; at: nu
 
 function frameOffsets(buf: Buffer): number[] {
   const out: number[] = [];
-  for (let offset = 0, f = readFrame(buf, 0); f.kind === 'frame'; offset = f.next, f = readFrame(buf, offset)) out.push(offset);
+  for (
+    let offset = 0, f = readFrame(buf, 0);
+    f.kind === 'frame';
+    offset = f.next, f = readFrame(buf, offset)
+  )
+    out.push(offset);
   return out;
 }
 
@@ -86,10 +107,17 @@ describe('salvageShard', () => {
     const damaged = flip(file, (at[2] as number) + 20);
 
     expect(() => recoverShard(dir)).toThrow(CorruptionError);
-    expect(() => recoverShard(dir)).toThrow(`${file} at offset ${at[2]}: checksum mismatch; refusing to start. With the server stopped, run \`flashbulb repair --data-dir ${join(dir, '..')}\``);
+    expect(() => recoverShard(dir)).toThrow(
+      `${file} at offset ${at[2]}: checksum mismatch; refusing to start. With the server stopped, run \`flashbulb repair --data-dir ${join(dir, '..')}\``,
+    );
 
     expect(salvageShard(dir, 0)).toEqual([
-      { file, kept: 4, dropped: [{ offset: at[2], bytes: len[2], reason: 'checksum mismatch' }], original: `${file}.damaged` },
+      {
+        file,
+        kept: 4,
+        dropped: [{ offset: at[2], bytes: len[2], reason: 'checksum mismatch' }],
+        original: `${file}.damaged`,
+      },
     ]);
     expect(readFileSync(`${file}.damaged`).equals(damaged)).toBe(true);
     expect(recovered(dir)).toEqual([1, 2, 4, 5]);
@@ -115,7 +143,7 @@ describe('salvageShard', () => {
     expect(recovered(dir)).toEqual([2, 3, 4, 6]);
   });
 
-  it('leaves the last segment\'s torn tail for recovery to truncate, as it always has', () => {
+  it("leaves the last segment's torn tail for recovery to truncate, as it always has", () => {
     const dir = shardFolder();
     const { file, at } = segment(dir, 1, [1, 2]);
     writeFileSync(file, readFileSync(file).subarray(0, (at[1] as number) + 7));
@@ -137,7 +165,11 @@ describe('salvageShard', () => {
     expect(() => recoverShard(dir)).toThrow(`${path} at offset ${second}`);
 
     const [fixed] = salvageShard(dir, 0);
-    expect(fixed).toMatchObject({ file: path, kept: 2, dropped: [{ offset: second, reason: 'checksum mismatch' }] });
+    expect(fixed).toMatchObject({
+      file: path,
+      kept: 2,
+      dropped: [{ offset: second, reason: 'checksum mismatch' }],
+    });
     expect(existsSync(manifest)).toBe(false);
     expect(recovered(dir)).toEqual([1, 3, 4]);
   });

@@ -13,8 +13,25 @@ const NOW = 1_800_000_000_000_000;
 
 function memory(accessCount: number): MemoryRecord {
   return {
-    id: '0'.repeat(32), content: 'x', importance: 0.5, context: {}, entityId: null, kind: 'episode', createdAt: NOW - 1000, occurredAt: NOW - 1000, updatedAt: NOW, lastAccessedAt: NOW,
-    accessCount, logicalClock: 0, sourceMemoryIds: null, supersededBy: null, expiresAt: null, speaker: null, conversationId: null, messageId: null, embedding: new Float32Array(4),
+    id: '0'.repeat(32),
+    content: 'x',
+    importance: 0.5,
+    context: {},
+    entityId: null,
+    kind: 'episode',
+    createdAt: NOW - 1000,
+    occurredAt: NOW - 1000,
+    updatedAt: NOW,
+    lastAccessedAt: NOW,
+    accessCount,
+    logicalClock: 0,
+    sourceMemoryIds: null,
+    supersededBy: null,
+    expiresAt: null,
+    speaker: null,
+    conversationId: null,
+    messageId: null,
+    embedding: new Float32Array(4),
   };
 }
 
@@ -29,15 +46,31 @@ describe('composite score', () => {
   });
 
   it('is finite for the weights of the failing request and for weights that overflow the sum', () => {
-    const fuzzed = { ...DEFAULT_WEIGHTS, reinforcement_cap: 1.782715466013097e-128, w_relevance: 3.747327575168025e16 };
+    const fuzzed = {
+      ...DEFAULT_WEIGHTS,
+      reinforcement_cap: 1.782715466013097e-128,
+      w_relevance: 3.747327575168025e16,
+    };
     expect(Number.isFinite(compositeScore(memory(0), 0, fuzzed, NOW))).toBe(true);
-    const huge = { ...DEFAULT_WEIGHTS, w_relevance: 1.7e308, w_recency: 1.7e308, w_importance: 1.7e308, w_reinforcement: 1.7e308 };
+    const huge = {
+      ...DEFAULT_WEIGHTS,
+      w_relevance: 1.7e308,
+      w_recency: 1.7e308,
+      w_importance: 1.7e308,
+      w_reinforcement: 1.7e308,
+    };
     expect(compositeScore(memory(5), 1, huge, NOW)).toBe(Number.MAX_VALUE);
     expect(JSON.stringify({ s: compositeScore(memory(5), 1, huge, NOW) })).not.toContain('null');
   });
 
   it('is the weighted sum otherwise', () => {
-    const w = { ...DEFAULT_WEIGHTS, w_relevance: 1, w_recency: 0, w_importance: 2, w_reinforcement: 0 };
+    const w = {
+      ...DEFAULT_WEIGHTS,
+      w_relevance: 1,
+      w_recency: 0,
+      w_importance: 2,
+      w_reinforcement: 0,
+    };
     expect(compositeScore(memory(0), 0.25, w, NOW)).toBeCloseTo(0.25 + 2 * 0.5, 12);
   });
 });

@@ -41,18 +41,45 @@ afterEach(async () => {
 });
 
 function open(log: Log): Shard {
-  const recovered = { state: new ShardState(), replayedRecords: 0, truncatedTail: null, staleFiles: false };
-  const shard = new Shard({ shard: 0, dir: '/nonexistent', durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 3600 }, () => {}, Object.assign(log, { recovered }));
+  const recovered = {
+    state: new ShardState(),
+    replayedRecords: 0,
+    truncatedTail: null,
+    staleFiles: false,
+  };
+  const shard = new Shard(
+    {
+      shard: 0,
+      dir: '/nonexistent',
+      durability: 'fsync',
+      snapshotIntervalS: 3600,
+      snapshotWalBytes: 1 << 30,
+      eraseWithinS: 3600,
+    },
+    () => {},
+    Object.assign(log, { recovered }),
+  );
   shards.push(shard);
   return shard;
 }
 
-const item = (content: string) => ({ content, importance: 0.5, context: {}, entityId: null, kind: 'episode' as const, embedding: new Float32Array(4), edges: [] });
+const item = (content: string) => ({
+  content,
+  importance: 0.5,
+  context: {},
+  entityId: null,
+  kind: 'episode' as const,
+  embedding: new Float32Array(4),
+  edges: [],
+});
 
 /** Lets every promise chain that can move move, and says whether `p` has settled. */
 async function settledYet(p: Promise<unknown>): Promise<boolean> {
   let done = false;
-  void p.then(() => (done = true), () => (done = true));
+  void p.then(
+    () => (done = true),
+    () => (done = true),
+  );
   for (let i = 0; i < 10; i++) await nextTurn();
   return done;
 }
@@ -62,7 +89,14 @@ describe('shard commit barrier', () => {
     const log = heldLog();
     const shard = open(log);
     const write = shard.handle('remember', 'w', { items: [item('not durable yet')] });
-    const listed = shard.handle('list', 'w', { limit: 10, cursor: null, filter: null, entityId: null, kind: null, includeSuperseded: false });
+    const listed = shard.handle('list', 'w', {
+      limit: 10,
+      cursor: null,
+      filter: null,
+      entityId: null,
+      kind: null,
+      includeSuperseded: false,
+    });
     const counted = shard.handle('count', 'w', {});
     expect(await settledYet(counted)).toBe(false);
     expect(await settledYet(listed)).toBe(false);

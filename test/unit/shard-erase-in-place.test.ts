@@ -20,14 +20,22 @@ import { storedMemory } from '../helpers/memory-record.ts';
 const ERASE_WITHIN_S = 1;
 const { tempDir, open, shards } = erasureShards('flashbulb-erase-in-place-', ERASE_WITHIN_S);
 
-
 async function remember(shard: Shard, content: string): Promise<string> {
   const [m] = await shard.handle('remember', 'w', {
-    items: [{ content, importance: 0.5, context: { note: content }, entityId: null, kind: 'episode', embedding: new Float32Array([1, 0, 0, 0]), edges: [] }],
+    items: [
+      {
+        content,
+        importance: 0.5,
+        context: { note: content },
+        entityId: null,
+        kind: 'episode',
+        embedding: new Float32Array([1, 0, 0, 0]),
+        edges: [],
+      },
+    ],
   });
   return m?.id as string;
 }
-
 
 describe('erasure in place', () => {
   it('pads the forgotten frames in the snapshot and the log without writing a new snapshot; recovery skips the padding', async () => {
@@ -45,17 +53,26 @@ describe('erasure in place', () => {
     const since = Date.now();
     await shard.handle('forget', 'w', { memoryIds: [ids[0] as string, ids[2] as string] });
     // Done when the padding is durable: the content is gone and the erasure's journal removed.
-    await until(() => filesHolding(dir, inSnapshot).length + filesHolding(dir, inLog).length === 0 && !readdirSync(dir).includes(ERASE_JOURNAL), {
-      what: 'forgotten content to leave every file, and the erasure journal to be removed',
-      deadlineMs: ERASE_WITHIN_S * 1000 - (Date.now() - since),
-      everyMs: 25,
-    });
+    await until(
+      () =>
+        filesHolding(dir, inSnapshot).length + filesHolding(dir, inLog).length === 0 &&
+        !readdirSync(dir).includes(ERASE_JOURNAL),
+      {
+        what: 'forgotten content to leave every file, and the erasure journal to be removed',
+        deadlineMs: ERASE_WITHIN_S * 1000 - (Date.now() - since),
+        everyMs: 25,
+      },
+    );
     // The same files: padded where they lie, not replaced by a new snapshot.
     expect(readdirSync(dir).sort()).toEqual(files);
-    for (const kept of ['kept-before-snapshot', 'kept-after-snapshot']) expect(filesHolding(dir, kept)).toHaveLength(1);
+    for (const kept of ['kept-before-snapshot', 'kept-after-snapshot'])
+      expect(filesHolding(dir, kept)).toHaveLength(1);
 
     const recovered = recoverShard(dir).state.workspaces.get('w');
-    expect([...(recovered?.memories.values() ?? [])].map((m) => m.content).sort()).toEqual(['kept-after-snapshot', 'kept-before-snapshot']);
+    expect([...(recovered?.memories.values() ?? [])].map((m) => m.content).sort()).toEqual([
+      'kept-after-snapshot',
+      'kept-before-snapshot',
+    ]);
     expect(recovered?.tombstones.size).toBe(2);
   });
 
@@ -69,9 +86,15 @@ describe('erasure in place', () => {
     const files = readdirSync(dir).sort();
     shard = open(dir);
     await shard.handle('forget', 'w', { memoryIds: [id] });
-    await until(() => filesHolding(dir, secret).length === 0, { what: 'forgotten content to leave every file', deadlineMs: ERASE_WITHIN_S * 1000, everyMs: 25 });
+    await until(() => filesHolding(dir, secret).length === 0, {
+      what: 'forgotten content to leave every file',
+      deadlineMs: ERASE_WITHIN_S * 1000,
+      everyMs: 25,
+    });
     // The new process opened a new log segment; the snapshot was padded, not rewritten.
-    expect(readdirSync(dir).filter((f) => f.startsWith('snap-'))).toEqual(files.filter((f) => f.startsWith('snap-')));
+    expect(readdirSync(dir).filter((f) => f.startsWith('snap-'))).toEqual(
+      files.filter((f) => f.startsWith('snap-')),
+    );
   });
 
   it('a crash in the middle of padding (journal written, frame half overwritten) is finished at the next start', async () => {
@@ -89,14 +112,19 @@ describe('erasure in place', () => {
     const bytes = readFileSync(join(dir, file));
     const first = readFrame(bytes, 0);
     if (first.kind !== 'frame') throw new Error('no first frame');
-    writeFileSync(join(dir, ERASE_JOURNAL), JSON.stringify([{ file, offset: 0, length: first.next }]));
+    writeFileSync(
+      join(dir, ERASE_JOURNAL),
+      JSON.stringify([{ file, offset: 0, length: first.next }]),
+    );
     // Torn: the padding's header and first bytes landed, the rest of the frame is the old bytes.
     paddingFrame(first.next).copy(bytes, 0, 0, 16);
     writeFileSync(join(dir, file), bytes);
     expect(filesHolding(dir, secret)).toEqual([file]);
 
     const recovered = recoverShard(dir);
-    expect([...(recovered.state.workspaces.get('w')?.memories.values() ?? [])].map((m) => m.content)).toEqual(['kept']);
+    expect(
+      [...(recovered.state.workspaces.get('w')?.memories.values() ?? [])].map((m) => m.content),
+    ).toEqual(['kept']);
     expect(filesHolding(dir, secret)).toEqual([]);
     expect(readdirSync(dir)).not.toContain(ERASE_JOURNAL);
   });
@@ -123,7 +151,13 @@ describe('erasure in place over a random history', () => {
         for (let i = 0; i < 4; i++) {
           const id = pick();
           const text = `s${seed}-r${round}-revised${i}-${rand(1e9)}`;
-          await shard.handle('revise', 'w', { id, content: text, contextMode: 'merge', embedding: new Float32Array([0, 1, 0, 0]), edges: [] });
+          await shard.handle('revise', 'w', {
+            id,
+            content: text,
+            contextMode: 'merge',
+            embedding: new Float32Array([0, 1, 0, 0]),
+            edges: [],
+          });
           live.get(id)?.push(text);
         }
         if (round === 1) await shard.snapshot();
@@ -134,10 +168,20 @@ describe('erasure in place over a random history', () => {
           live.delete(id);
         }
       }
-      await until(() => forgotten.every((t) => filesHolding(dir, t).length === 0), { what: `seed ${seed}: forgotten text to leave every file`, deadlineMs: 4 * ERASE_WITHIN_S * 1000, everyMs: 25 });
+      await until(() => forgotten.every((t) => filesHolding(dir, t).length === 0), {
+        what: `seed ${seed}: forgotten text to leave every file`,
+        deadlineMs: 4 * ERASE_WITHIN_S * 1000,
+        everyMs: 25,
+      });
       const w = recoverShard(dir).state.workspaces.get('w');
-      const current = new Map([...(w?.memories.values() ?? [])].filter((m) => m.supersededBy === null).map((m) => [m.id, m.content]));
-      expect(current, `seed ${seed}`).toEqual(new Map([...live].map(([id, texts]) => [id, texts[texts.length - 1]])));
+      const current = new Map(
+        [...(w?.memories.values() ?? [])]
+          .filter((m) => m.supersededBy === null)
+          .map((m) => [m.id, m.content]),
+      );
+      expect(current, `seed ${seed}`).toEqual(
+        new Map([...live].map(([id, texts]) => [id, texts[texts.length - 1]])),
+      );
     }
   });
 });
@@ -149,8 +193,23 @@ describe('content index', () => {
     const b = 'b'.repeat(32);
     index.add('snap-00000002.snap', 10, { t: 'put', ws: 'w', m: storedMemory(a, 'x') });
     index.add('snap-00000002.snap', 90, { t: 'put', ws: 'w', m: storedMemory(b, 'y') });
-    index.add('wal-00000002.log', 0, { t: 'edge', ws: 'w', e: { source_id: a, target_id: b, edge_type: 'contradicts', confidence: 1, timestamp_us: 1, reason: "antonym: 'hot' versus 'cold'" } });
-    index.add('wal-00000002.log', 50, { t: 'edge', ws: 'w', e: { source_id: a, target_id: b, edge_type: 'related_to', confidence: 1, timestamp_us: 1 } });
+    index.add('wal-00000002.log', 0, {
+      t: 'edge',
+      ws: 'w',
+      e: {
+        source_id: a,
+        target_id: b,
+        edge_type: 'contradicts',
+        confidence: 1,
+        timestamp_us: 1,
+        reason: "antonym: 'hot' versus 'cold'",
+      },
+    });
+    index.add('wal-00000002.log', 50, {
+      t: 'edge',
+      ws: 'w',
+      e: { source_id: a, target_id: b, edge_type: 'related_to', confidence: 1, timestamp_us: 1 },
+    });
     index.add('wal-00000001.log', 0, { t: 'del', ws: 'w', id: a });
     expect(index.find([a])).toEqual([
       { file: 'snap-00000002.snap', offset: 10 },

@@ -14,14 +14,18 @@ import { storedMemory } from '../helpers/memory-record.ts';
 const ERASE_WITHIN_S = 1;
 const { tempDir, open } = erasureShards('flashbulb-erase-', ERASE_WITHIN_S);
 
-
 async function expectGoneWithin(dir: string, text: string, since: number): Promise<void> {
   let holding = filesHolding(dir, text);
   const left = since + ERASE_WITHIN_S * 1000 - Date.now();
-  await until(() => (holding = filesHolding(dir, text)).length === 0, { what: 'forgotten content to leave every file', deadlineMs: Math.max(0, left), everyMs: 25 }).catch(() => undefined);
-  expect(holding, `files still holding forgotten content after ${Date.now() - since} ms`).toEqual([]);
+  await until(() => (holding = filesHolding(dir, text)).length === 0, {
+    what: 'forgotten content to leave every file',
+    deadlineMs: Math.max(0, left),
+    everyMs: 25,
+  }).catch(() => undefined);
+  expect(holding, `files still holding forgotten content after ${Date.now() - since} ms`).toEqual(
+    [],
+  );
 }
-
 
 const SECRET = 'the-secret-8c1f2e';
 const SECRET_ID = `${'0'.repeat(31)}1`;
@@ -32,7 +36,16 @@ const HISTORY: LogRecord[] = [
   { t: 'put', ws: 'w', m: storedMemory(SECRET_ID, SECRET) },
   { t: 'put', ws: 'w', m: storedMemory(KEEP_ID, 'kept') },
   { t: 'del', ws: 'w', id: SECRET_ID },
-  { t: 'tomb', ws: 'w', tomb: { memory_id: SECRET_ID, forgotten_at: 2, criteria: { memory_ids: 1 }, content_sha256: 'ab'.repeat(32) } },
+  {
+    t: 'tomb',
+    ws: 'w',
+    tomb: {
+      memory_id: SECRET_ID,
+      forgotten_at: 2,
+      criteria: { memory_ids: 1 },
+      content_sha256: 'ab'.repeat(32),
+    },
+  },
 ];
 
 describe('shard erasure', () => {
@@ -41,9 +54,31 @@ describe('shard erasure', () => {
     const shard = open(dir);
     const embedding = (): Float32Array => new Float32Array(4);
     const [secret] = await shard.handle('remember', 'w', {
-      items: [{ content: SECRET, importance: 0.5, context: {}, entityId: null, kind: 'episode', embedding: embedding(), edges: [] }],
+      items: [
+        {
+          content: SECRET,
+          importance: 0.5,
+          context: {},
+          entityId: null,
+          kind: 'episode',
+          embedding: embedding(),
+          edges: [],
+        },
+      ],
     });
-    await shard.handle('remember', 'w', { items: [{ content: 'kept', importance: 0.5, context: {}, entityId: null, kind: 'episode', embedding: embedding(), edges: [] }] });
+    await shard.handle('remember', 'w', {
+      items: [
+        {
+          content: 'kept',
+          importance: 0.5,
+          context: {},
+          entityId: null,
+          kind: 'episode',
+          embedding: embedding(),
+          edges: [],
+        },
+      ],
+    });
     expect(filesHolding(dir, SECRET).length).toBeGreaterThan(0);
     const since = Date.now();
     await shard.handle('forget', 'w', { memoryIds: [secret?.id as string] });

@@ -30,8 +30,24 @@ describe('shard snapshot re-run', () => {
         throw new Error(`snapshot ${calls}: publish failed: timeout`);
       },
     };
-    const recovered = { state: new ShardState(), replayedRecords: 0, truncatedTail: null, staleFiles: false };
-    const shard = new Shard({ shard: 0, dir: '/nonexistent', durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 3600 }, () => {}, { recovered, ...log });
+    const recovered = {
+      state: new ShardState(),
+      replayedRecords: 0,
+      truncatedTail: null,
+      staleFiles: false,
+    };
+    const shard = new Shard(
+      {
+        shard: 0,
+        dir: '/nonexistent',
+        durability: 'fsync',
+        snapshotIntervalS: 3600,
+        snapshotWalBytes: 1 << 30,
+        eraseWithinS: 3600,
+      },
+      () => {},
+      { recovered, ...log },
+    );
     const first = shard.snapshot().catch(() => undefined);
     const second = shard.snapshot().catch(() => undefined); // asked while the first runs: a re-run follows
     await Promise.all([first, second]);

@@ -30,11 +30,33 @@ afterEach(() => {
 });
 
 function start(): Shard {
-  return new Shard({ shard: 0, dir, durability: 'fsync', snapshotIntervalS: 3600, snapshotWalBytes: 1 << 30, eraseWithinS: 3600 }, (e) => events.push(e));
+  return new Shard(
+    {
+      shard: 0,
+      dir,
+      durability: 'fsync',
+      snapshotIntervalS: 3600,
+      snapshotWalBytes: 1 << 30,
+      eraseWithinS: 3600,
+    },
+    (e) => events.push(e),
+  );
 }
 
 function remember(shard: Shard, content: string): ReturnType<Shard['handle']> {
-  return shard.handle('remember', 'w', { items: [{ content, importance: 0.5, context: {}, entityId: null, kind: 'episode', embedding: new Float32Array(4), edges: [] }] });
+  return shard.handle('remember', 'w', {
+    items: [
+      {
+        content,
+        importance: 0.5,
+        context: {},
+        entityId: null,
+        kind: 'episode',
+        embedding: new Float32Array(4),
+        edges: [],
+      },
+    ],
+  });
 }
 
 /** The next log segment goes to /dev/full; back to an empty file (what a failed write leaves at most) before recovery. */
@@ -56,14 +78,41 @@ describe('shard: the log cannot be written', () => {
     fullDiskFor(2);
     await shard.snapshot(); // the log moves on to segment 2, the full disk
 
-    await expect(remember(shard, 'refused')).rejects.toMatchObject({ code: 'unavailable', message: expect.stringMatching(/^storage failure: log write failed: ENOSPC/) });
-    expect(events.filter((e) => e.kind === 'storage-failed')).toEqual([{ kind: 'storage-failed', shard: 0, message: expect.stringMatching(/^log write failed: ENOSPC/) }]);
-    expect(errors.mock.calls.filter((c) => String(c[0]).includes('refuses every request'))).toHaveLength(1);
+    await expect(remember(shard, 'refused')).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/^storage failure: log write failed: ENOSPC/),
+    });
+    expect(events.filter((e) => e.kind === 'storage-failed')).toEqual([
+      {
+        kind: 'storage-failed',
+        shard: 0,
+        message: expect.stringMatching(/^log write failed: ENOSPC/),
+      },
+    ]);
+    expect(
+      errors.mock.calls.filter((c) => String(c[0]).includes('refuses every request')),
+    ).toHaveLength(1);
     // Reads too: the memory holds 'refused', which the log never took.
-    await expect(shard.handle('list', 'w', { entityId: null, kind: null, cursor: null, limit: 10, includeSuperseded: false })).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('storage failure') });
+    await expect(
+      shard.handle('list', 'w', {
+        entityId: null,
+        kind: null,
+        cursor: null,
+        limit: 10,
+        includeSuperseded: false,
+      }),
+    ).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringContaining('storage failure'),
+    });
     await expect(remember(shard, 'later')).rejects.toMatchObject({ code: 'unavailable' });
-    await expect(shard.snapshot()).rejects.toMatchObject({ code: 'unavailable', message: expect.stringContaining('no snapshot') });
-    await expect(shard.shutdown()).rejects.toThrow(/no final snapshot, since its log failed \(log write failed: ENOSPC.*\); the log holds every acknowledged write/);
+    await expect(shard.snapshot()).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringContaining('no snapshot'),
+    });
+    await expect(shard.shutdown()).rejects.toThrow(
+      /no final snapshot, since its log failed \(log write failed: ENOSPC.*\); the log holds every acknowledged write/,
+    );
     expect(existsSync(join(dir, 'snap-00000003.snap'))).toBe(false);
 
     expect(recoveredContents(2)).toEqual(['acknowledged']);
@@ -76,7 +125,9 @@ describe('shard: the log cannot be written', () => {
     const snapshot = shard.snapshot(); // rotates to segment 2 before the write below is appended
     const write = remember(shard, 'refused while the snapshot ran');
     await expect(write).rejects.toMatchObject({ code: 'unavailable' });
-    await expect(snapshot).rejects.toThrow(/snapshot snap-00000002\.snap discarded: log write failed: ENOSPC/);
+    await expect(snapshot).rejects.toThrow(
+      /snapshot snap-00000002\.snap discarded: log write failed: ENOSPC/,
+    );
     expect(existsSync(join(dir, 'snap-00000002.snap'))).toBe(false);
     expect(existsSync(segment(1))).toBe(true); // not deleted: no snapshot covers it
     await expect(shard.shutdown()).rejects.toThrow(/no final snapshot/);
@@ -86,7 +137,9 @@ describe('shard: the log cannot be written', () => {
 
   it('a snapshot that cannot be written leaves no part-written file behind (it would hold the disk space)', async () => {
     symlinkSync('/dev/full', join(dir, 'snap-00000005.snap.tmp'));
-    await expect(writeSnapshot(dir, { shard: 0, walSeq: 5, state: new ShardState() })).rejects.toThrow(/ENOSPC/);
+    await expect(
+      writeSnapshot(dir, { shard: 0, walSeq: 5, state: new ShardState() }),
+    ).rejects.toThrow(/ENOSPC/);
     expect(readdirSync(dir)).toEqual([]);
   });
 });

@@ -5,8 +5,17 @@
  * or not at all).
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { JetStreamApiError, type JetStreamClient, type JetStreamPublishOptions } from '@nats-io/jetstream';
-import { decodeEntry, FencedError, StreamLog, type StreamEntry } from '../../src/cluster/stream-log.ts';
+import {
+  JetStreamApiError,
+  type JetStreamClient,
+  type JetStreamPublishOptions,
+} from '@nats-io/jetstream';
+import {
+  decodeEntry,
+  FencedError,
+  StreamLog,
+  type StreamEntry,
+} from '../../src/cluster/stream-log.ts';
 import { EntryReplayer } from '../../src/cluster/stream-replay.ts';
 import type { LogRecord } from '../../src/shard/store/records.ts';
 
@@ -28,7 +37,11 @@ class FakeStream {
   gate: Promise<void> = Promise.resolve();
 
   client(): JetStreamClient {
-    const publish = async (_subject: string, data?: Uint8Array, opts?: Partial<JetStreamPublishOptions>) => {
+    const publish = async (
+      _subject: string,
+      data?: Uint8Array,
+      opts?: Partial<JetStreamPublishOptions>,
+    ) => {
       await this.gate;
       const o = opts ?? {};
       this.calls.push({ data: data ?? new Uint8Array(0), opts: o });
@@ -40,7 +53,11 @@ class FakeStream {
       if (dup !== undefined) return { stream: 's', seq: dup, duplicate: true, domain: '' };
       const expected = o.expect?.lastSubjectSequence;
       if (expected !== undefined && expected !== this.seq) {
-        throw new JetStreamApiError({ code: 400, err_code: 10071, description: `wrong last sequence: ${this.seq}` });
+        throw new JetStreamApiError({
+          code: 400,
+          err_code: 10071,
+          description: `wrong last sequence: ${this.seq}`,
+        });
       }
       this.seq += 1;
       this.stored.push(data ?? new Uint8Array(0));
@@ -60,7 +77,15 @@ function access(i: number): LogRecord {
 }
 
 function open(stream: FakeStream, failures: Error[] = []): StreamLog {
-  return new StreamLog({ js: stream.client(), subject: 'x.p.0.log', node: 'a', term: 7, lastSeq: stream.seq, timeoutMs: 1000, onFailed: (e) => failures.push(e) });
+  return new StreamLog({
+    js: stream.client(),
+    subject: 'x.p.0.log',
+    node: 'a',
+    term: 7,
+    lastSeq: stream.seq,
+    timeoutMs: 1000,
+    onFailed: (e) => failures.push(e),
+  });
 }
 
 describe('StreamLog', () => {
@@ -156,7 +181,13 @@ describe('StreamLog', () => {
   it('splits a write too large for one message over several, in order', async () => {
     const stream = new FakeStream();
     const log = open(stream);
-    const big: LogRecord[] = Array.from({ length: 60 }, (_, i) => ({ t: 'access', ws: 'w'.repeat(30_000), id: `m${i}`, n: i, at: i }));
+    const big: LogRecord[] = Array.from({ length: 60 }, (_, i) => ({
+      t: 'access',
+      ws: 'w'.repeat(30_000),
+      id: `m${i}`,
+      n: i,
+      at: i,
+    }));
     await log.append(big);
     expect(stream.stored.length).toBeGreaterThan(1);
     for (const d of stream.stored) expect(d.length).toBeLessThanOrEqual(1024 * 1024);
@@ -170,7 +201,13 @@ describe('StreamLog', () => {
   it('numbers the parts of a split write, and replay applies it only whole', async () => {
     const stream = new FakeStream();
     const log = open(stream);
-    const big: LogRecord[] = Array.from({ length: 60 }, (_, i) => ({ t: 'access', ws: 'w'.repeat(30_000), id: `m${i}`, n: i, at: i }));
+    const big: LogRecord[] = Array.from({ length: 60 }, (_, i) => ({
+      t: 'access',
+      ws: 'w'.repeat(30_000),
+      id: `m${i}`,
+      n: i,
+      at: i,
+    }));
     await log.append([access(0)]);
     await log.append(big);
     const entries = stream.stored.map((d) => decodeEntry(d));
@@ -189,16 +226,27 @@ describe('StreamLog', () => {
     expect(cut.dropped).toBeGreaterThan(0);
 
     // A new owner's fence (and its writes) after the unfinished parts: still dropped, the rest applied.
-    const fenced = replay([...entries.slice(0, -1), { node: 'b', fence: 9 }, { node: 'b', records: [access(1)] }]);
+    const fenced = replay([
+      ...entries.slice(0, -1),
+      { node: 'b', fence: 9 },
+      { node: 'b', records: [access(1)] },
+    ]);
     expect(fenced.applied).toEqual([access(0), access(1)]);
   });
 
   it('replay drops parts out of order or from a group that never started', () => {
-    const r = (node: string, i: number, n: number, k: number): StreamEntry => ({ node, records: [access(k)], part: [i, n] });
+    const r = (node: string, i: number, n: number, k: number): StreamEntry => ({
+      node,
+      records: [access(k)],
+      part: [i, n],
+    });
     expect(replay([r('a', 2, 2, 1)]).applied).toEqual([]);
     expect(replay([r('a', 1, 3, 1), r('a', 3, 3, 3)]).applied).toEqual([]);
     expect(replay([r('a', 1, 2, 1), r('b', 2, 2, 2)]).applied).toEqual([]);
-    expect(replay([r('a', 1, 2, 1), r('a', 1, 2, 5), r('a', 2, 2, 6)]).applied).toEqual([access(5), access(6)]);
+    expect(replay([r('a', 1, 2, 1), r('a', 1, 2, 5), r('a', 2, 2, 6)]).applied).toEqual([
+      access(5),
+      access(6),
+    ]);
   });
 });
 

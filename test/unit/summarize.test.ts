@@ -4,7 +4,12 @@
  * episode in scope) — so it reads as a summary of the theme, not a template around a few words.
  */
 import { describe, expect, it } from 'vitest';
-import { centralStatements, distinguishingTerms, extractiveInsight, tokens } from '../../src/analysis/summarize.ts';
+import {
+  centralStatements,
+  distinguishingTerms,
+  extractiveInsight,
+  tokens,
+} from '../../src/analysis/summarize.ts';
 
 const GARDEN = [
   'The tomato plants in the garden need watering every morning.',
@@ -28,11 +33,21 @@ function unit(...xs: number[]): Float32Array {
 
 describe('tokens', () => {
   it('lower-cases and drops stopwords, words of one or two letters, and bare numbers', () => {
-    expect(tokens('The 3 big Dogs and I ran to it in 2024, quickly!')).toEqual(['big', 'dogs', 'ran', 'quickly']);
+    expect(tokens('The 3 big Dogs and I ran to it in 2024, quickly!')).toEqual([
+      'big',
+      'dogs',
+      'ran',
+      'quickly',
+    ]);
   });
 
   it("keeps apostrophes and hyphens inside words ('s is part of the token) and handles non-ASCII letters", () => {
-    expect(tokens("Ravi's well-known café opens")).toEqual(["ravi's", 'well-known', 'café', 'opens']);
+    expect(tokens("Ravi's well-known café opens")).toEqual([
+      "ravi's",
+      'well-known',
+      'café',
+      'opens',
+    ]);
   });
 });
 
@@ -43,7 +58,8 @@ describe('distinguishingTerms', () => {
     expect(terms).toContain('tomato');
     // "morning" and "night" occur in the cluster but also elsewhere: they rank below the theme words.
     for (const common of ['morning', 'night']) {
-      if (terms.includes(common)) expect(terms.indexOf(common)).toBeGreaterThan(terms.indexOf('tomato'));
+      if (terms.includes(common))
+        expect(terms.indexOf(common)).toBeGreaterThan(terms.indexOf('tomato'));
     }
     // Never stopwords, never a word only one clustered statement uses.
     expect(terms).not.toContain('the');
@@ -58,13 +74,21 @@ describe('distinguishingTerms', () => {
   });
 
   it('finds nothing in a cluster whose statements share no content word', () => {
-    expect(distinguishingTerms(['Apples are red.', 'Violins have strings.', 'Kites fly high.'], ALL)).toEqual([]);
+    expect(
+      distinguishingTerms(['Apples are red.', 'Violins have strings.', 'Kites fly high.'], ALL),
+    ).toEqual([]);
   });
 });
 
 describe('centralStatements', () => {
   // Cosines to the centroid: 0 ≈ 0.995, 3 just below (a near-copy of 0), 1 ≈ 0.74, 2 ≈ 0.68, 4 = 0.
-  const rows = [unit(1, 0.2, 0), unit(0.8, -0.6, 0), unit(0.6, 0.8, 0), unit(1, 0.2, 0.01), unit(0, 0, 1)];
+  const rows = [
+    unit(1, 0.2, 0),
+    unit(0.8, -0.6, 0),
+    unit(0.6, 0.8, 0),
+    unit(1, 0.2, 0.01),
+    unit(0, 0, 1),
+  ];
   const row = (i: number): Float32Array => rows[i] as Float32Array;
   const centroid = unit(1, 0.1, 0);
 
@@ -81,7 +105,12 @@ describe('centralStatements', () => {
 
 describe('extractiveInsight', () => {
   it('reads as a summary: the size, the theme terms and the central statements in full', () => {
-    const text = extractiveInsight({ texts: ALL, central: [0, 2], tags: ['garden', 'tomato', 'plants', 'basil'], size: 4 });
+    const text = extractiveInsight({
+      texts: ALL,
+      central: [0, 2],
+      tags: ['garden', 'tomato', 'plants', 'basil'],
+      size: 4,
+    });
     expect(text).toBe(
       '4 related memories about garden, tomato, plants. Most representative: ' +
         'The tomato plants in the garden need watering every morning. Basil grows best in the garden next to the tomato plants.',
@@ -90,8 +119,15 @@ describe('extractiveInsight', () => {
 
   it('ends each statement with punctuation, collapses whitespace and truncates very long statements', () => {
     const long = `${'word '.repeat(80)}end`;
-    const text = extractiveInsight({ texts: ['  no   full stop here ', long], central: [0, 1], tags: [], size: 3 });
-    expect(text.startsWith('3 related memories on one theme. Most representative: no full stop here. ')).toBe(true);
+    const text = extractiveInsight({
+      texts: ['  no   full stop here ', long],
+      central: [0, 1],
+      tags: [],
+      size: 3,
+    });
+    expect(
+      text.startsWith('3 related memories on one theme. Most representative: no full stop here. '),
+    ).toBe(true);
     const tail = text.slice(text.indexOf('here. ') + 6);
     expect(tail.length).toBe(238);
     expect(tail.endsWith('…')).toBe(true);

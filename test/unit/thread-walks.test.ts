@@ -30,7 +30,10 @@ class Reference {
   /** The order walked: a turn's conversation, else (`entityId` given) an entity's or the workspace's live memories. */
   #sorted(m: MemoryRecord, entityId: string | null | undefined): MemoryRecord[] {
     const live = [...this.w.memories.values()].filter((n) => n.supersededBy === null);
-    const mine = m.conversationId !== null ? live.filter((n) => n.conversationId === m.conversationId) : live.filter((n) => entityId === undefined || n.entityId === entityId);
+    const mine =
+      m.conversationId !== null
+        ? live.filter((n) => n.conversationId === m.conversationId)
+        : live.filter((n) => entityId === undefined || n.entityId === entityId);
     return mine.sort(eventOrder);
   }
 
@@ -45,7 +48,10 @@ class Reference {
     const at = ids.findIndex((n) => eventOrder(n, m) >= 0);
     const from = at === -1 ? ids.length : at;
     const out: string[] = [];
-    for (const [start, step] of [[from - 1, -1], [ids[from]?.id === m.id ? from + 1 : from, 1]] as const) {
+    for (const [start, step] of [
+      [from - 1, -1],
+      [ids[from]?.id === m.id ? from + 1 : from, 1],
+    ] as const) {
       let seen = 0;
       for (let i = start; i >= 0 && i < ids.length && seen < 4; i += step) {
         seen += 1;
@@ -62,28 +68,48 @@ class Reference {
   thread(m: MemoryRecord): string | null {
     if (this.memo.has(m.id)) return this.memo.get(m.id) ?? null;
     // A turn is walked in its conversation, a memory with an entity in that entity's order, another in the whole order.
-    const held = m.conversationId !== null || m.entityId === null || [...this.w.memories.values()].some((n) => n.supersededBy === null && n.entityId === m.entityId);
+    const held =
+      m.conversationId !== null ||
+      m.entityId === null ||
+      [...this.w.memories.values()].some(
+        (n) => n.supersededBy === null && n.entityId === m.entityId,
+      );
     const ids = !held ? [] : this.#sorted(m, m.entityId === null ? undefined : m.entityId);
     const at = ids.findIndex((n) => eventOrder(n, m) >= 0);
     const from = at === -1 ? ids.length : at;
     const members = [m.id];
-    const walk = (start: number, direction: -1 | 1): { ended: boolean; first: string; joined?: string | null } => {
+    const walk = (
+      start: number,
+      direction: -1 | 1,
+    ): { ended: boolean; first: string; joined?: string | null } => {
       let last = m;
       let scanned = 0;
       for (let i = start; i >= 0 && i < ids.length; i += direction) {
         if (++scanned > 64) return { ended: false, first: last.id };
         const n = ids[i] as MemoryRecord;
         if (!this.#belongs(m, n)) continue;
-        if (Math.abs(last.occurredAt - n.occurredAt) > GAP_US) return { ended: true, first: last.id };
-        if (this.memo.has(n.id)) return { ended: true, first: last.id, joined: this.memo.get(n.id) ?? null };
+        if (Math.abs(last.occurredAt - n.occurredAt) > GAP_US)
+          return { ended: true, first: last.id };
+        if (this.memo.has(n.id))
+          return { ended: true, first: last.id, joined: this.memo.get(n.id) ?? null };
         members.push(n.id);
         last = n;
       }
       return { ended: true, first: last.id };
     };
     const back = walk(from - 1, -1);
-    const ahead = back.joined === undefined && back.ended ? walk(ids[from]?.id === m.id ? from + 1 : from, 1) : back;
-    const key = back.joined !== undefined ? back.joined : ahead.joined !== undefined ? ahead.joined : back.ended && ahead.ended ? back.first : null;
+    const ahead =
+      back.joined === undefined && back.ended
+        ? walk(ids[from]?.id === m.id ? from + 1 : from, 1)
+        : back;
+    const key =
+      back.joined !== undefined
+        ? back.joined
+        : ahead.joined !== undefined
+          ? ahead.joined
+          : back.ended && ahead.ended
+            ? back.first
+            : null;
     for (const id of members) this.memo.set(id, key);
     return key;
   }
@@ -119,7 +145,8 @@ function randomWorkspace(seed: number, n: number, deletes: number): Workspace {
     // Revised in place (a new kind) or superseded (no longer live).
     w.put(r() < 0.5 ? { ...m, kind: 'revision' } : { ...m, supersededBy: 'f'.repeat(32) });
   }
-  for (let i = 0; i < deletes; i++) w.delete((written[Math.floor(r() * written.length)] as MemoryRecord).id);
+  for (let i = 0; i < deletes; i++)
+    w.delete((written[Math.floor(r() * written.length)] as MemoryRecord).id);
   return w;
 }
 
@@ -133,7 +160,10 @@ function check(w: Workspace, seed: number): void {
     // Ask some twice: the second answer comes from what the recall already found.
     for (const m of [...candidates, ...candidates.slice(0, 5)]) {
       expect(source.thread(m), `thread of ${m.id}`).toBe(reference.thread(m));
-      expect(source.neighbours(m).map((x) => x.id), `neighbours of ${m.id}`).toEqual(reference.neighbours(m));
+      expect(
+        source.neighbours(m).map((x) => x.id),
+        `neighbours of ${m.id}`,
+      ).toEqual(reference.neighbours(m));
     }
   }
 }
@@ -150,8 +180,12 @@ describe('walks along the event order', () => {
 
   it('a stream without pauses longer than the walk has no thread; a bounded one is keyed by its first memory', () => {
     const w = new Workspace('walks');
-    const long = Array.from({ length: 200 }, (_, i) => memoryRecord(`long ${i}`, START + i * MINUTE_US));
-    const short = Array.from({ length: 5 }, (_, i) => memoryRecord(`short ${i}`, START + 200 * MINUTE_US + 3 * GAP_US + i * MINUTE_US));
+    const long = Array.from({ length: 200 }, (_, i) =>
+      memoryRecord(`long ${i}`, START + i * MINUTE_US),
+    );
+    const short = Array.from({ length: 5 }, (_, i) =>
+      memoryRecord(`short ${i}`, START + 200 * MINUTE_US + 3 * GAP_US + i * MINUTE_US),
+    );
     for (const m of [...long, ...short]) w.put(m);
     const source = recallSource(w);
     expect(source.thread(long[100] as MemoryRecord)).toBeNull();

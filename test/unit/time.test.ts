@@ -62,20 +62,37 @@ describe('written times (model/time)', () => {
     expect(isoFromUs(0)).toBe('1970-01-01T00:00:00.000000Z');
     expect(isoFromUs(1_772_357_400_123_456)).toBe('2026-03-01T09:30:00.123456Z');
     expect(isoFromUs(MAX_TIME_US)).toBe('2255-06-05T23:47:34.740991Z');
-    for (const t of [0, 1, 999, 1_772_357_400_123_456, MAX_TIME_US]) expect(us(isoFromUs(t))).toBe(t);
+    for (const t of [0, 1, 999, 1_772_357_400_123_456, MAX_TIME_US])
+      expect(us(isoFromUs(t))).toBe(t);
   });
 
   it('the schema pattern takes every string the parser takes, in the range', () => {
     const re = new RegExp(TIME_PATTERN, 'u');
-    for (const text of ['2026-03-01', '2026-03-01T09:30:00Z', '2026-03-01T09:30:00.123456789-11:45', '2254-12-31T23:59:59.999999Z', isoFromUs(0)]) {
+    for (const text of [
+      '2026-03-01',
+      '2026-03-01T09:30:00Z',
+      '2026-03-01T09:30:00.123456789-11:45',
+      '2254-12-31T23:59:59.999999Z',
+      isoFromUs(0),
+    ]) {
       expect(re.test(text), text).toBe(true);
     }
-    for (const text of ['2026-03-01T09:30:00', '26-03-01', '2026-3-1', '２０２６-03-01', '2026-03-01T09:30:00+0200', '2255-01-01']) expect(re.test(text), text).toBe(false);
+    for (const text of [
+      '2026-03-01T09:30:00',
+      '26-03-01',
+      '2026-3-1',
+      '２０２６-03-01',
+      '2026-03-01T09:30:00+0200',
+      '2255-01-01',
+    ])
+      expect(re.test(text), text).toBe(false);
   });
 });
 
 describe('the Time schema at the edge (api/compile)', () => {
-  const check = compile(T.Object({ at: T.Optional(Time('A time')), until: T.Optional(NullableTime('Or never')) }));
+  const check = compile(
+    T.Object({ at: T.Optional(Time('A time')), until: T.Optional(NullableTime('Or never')) }),
+  );
   const message = (value: unknown): string => {
     try {
       check(value);
@@ -91,12 +108,16 @@ describe('the Time schema at the edge (api/compile)', () => {
   });
 
   it('names the field and what is wrong, not the schema branch', () => {
-    expect(message({ at: '2026-03-01T09:30:00' })).toBe("at '2026-03-01T09:30:00' has no UTC offset: end it with Z for UTC, or give the offset, such as +02:00");
+    expect(message({ at: '2026-03-01T09:30:00' })).toBe(
+      "at '2026-03-01T09:30:00' has no UTC offset: end it with Z for UTC, or give the offset, such as +02:00",
+    );
     expect(message({ until: 'soon' })).toMatch(/^until 'soon' is not a time/);
     expect(message({ at: -5 })).toMatch(/^at -5 is before 1970/);
     expect(message({ at: 2.5 })).toMatch(/^at 2.5 is not an integer/);
     expect(message({ at: 2 ** 60 })).toMatch(/^at \d+ is after the latest time/);
-    expect(message({ at: true })).toMatch(/^at must be a time: integer microseconds since the epoch or an ISO 8601 string, got boolean/);
+    expect(message({ at: true })).toMatch(
+      /^at must be a time: integer microseconds since the epoch or an ISO 8601 string, got boolean/,
+    );
     expect(message({ at: null })).toMatch(/^at must be a time: .* got null/);
   });
 });

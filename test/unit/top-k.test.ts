@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { topK } from '../../src/shard/index/top-k.ts';
 
 /** The reference: filter every document, sort by score (descending; ties by lower number), cut. */
-function naive(docs: readonly number[], scores: Float64Array, k: number, accept: ((d: number) => boolean) | null): number[] {
+function naive(
+  docs: readonly number[],
+  scores: Float64Array,
+  k: number,
+  accept: ((d: number) => boolean) | null,
+): number[] {
   return docs
     .filter((d) => accept === null || accept(d))
     .sort((a, b) => (scores[b] as number) - (scores[a] as number) || a - b)

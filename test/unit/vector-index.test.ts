@@ -22,7 +22,8 @@ function rng(seed: number): { uniform: () => number; gauss: () => number } {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
-  const gauss = (): number => Math.sqrt(-2 * Math.log(uniform() + 1e-12)) * Math.cos(2 * Math.PI * uniform());
+  const gauss = (): number =>
+    Math.sqrt(-2 * Math.log(uniform() + 1e-12)) * Math.cos(2 * Math.PI * uniform());
   return { uniform, gauss };
 }
 
@@ -49,7 +50,11 @@ function dotp(a: Float32Array, b: Float32Array): number {
   return s;
 }
 
-function bruteForce(vectors: ReadonlyMap<string, Float32Array>, q: Float32Array, k: number): Neighbour[] {
+function bruteForce(
+  vectors: ReadonlyMap<string, Float32Array>,
+  q: Float32Array,
+  k: number,
+): Neighbour[] {
   return [...vectors]
     .map(([id, v]) => ({ id, sim: dotp(q, v) }))
     .sort((a, b) => b.sim - a.sim)
@@ -57,10 +62,16 @@ function bruteForce(vectors: ReadonlyMap<string, Float32Array>, q: Float32Array,
 }
 
 function drain(index: VectorIndex): void {
-  for (let guard = 0; index.indexSome(50); guard++) if (guard > 10_000) throw new Error('indexSome never finished');
+  for (let guard = 0; index.indexSome(50); guard++)
+    if (guard > 10_000) throw new Error('indexSome never finished');
 }
 
-function build(n: number, dim: number, seed: number, prefix = 'v'): { index: VectorIndex; vectors: Map<string, Float32Array>; r: ReturnType<typeof rng> } {
+function build(
+  n: number,
+  dim: number,
+  seed: number,
+  prefix = 'v',
+): { index: VectorIndex; vectors: Map<string, Float32Array>; r: ReturnType<typeof rng> } {
   const r = rng(seed);
   const index = new VectorIndex();
   const vectors = new Map<string, Float32Array>();
@@ -77,7 +88,8 @@ function ids(ns: readonly Neighbour[]): string[] {
 }
 
 function expectSortedDesc(ns: readonly Neighbour[]): void {
-  for (let i = 1; i < ns.length; i++) expect((ns[i - 1] as Neighbour).sim).toBeGreaterThanOrEqual((ns[i] as Neighbour).sim);
+  for (let i = 1; i < ns.length; i++)
+    expect((ns[i - 1] as Neighbour).sim).toBeGreaterThanOrEqual((ns[i] as Neighbour).sim);
 }
 
 describe('VectorIndex at or below EXACT_MAX: exact scan, no graph', () => {
@@ -99,7 +111,9 @@ describe('VectorIndex at or below EXACT_MAX: exact scan, no graph', () => {
       for (const ef of [1, 10, 50]) {
         const got = index.search(query, { k: 10, ef });
         expect(ids(got)).toEqual(ids(want));
-        got.forEach((g, i) => { expect(g.sim).toBeCloseTo((want[i] as Neighbour).sim, 5); });
+        got.forEach((g, i) => {
+          expect(g.sim).toBeCloseTo((want[i] as Neighbour).sim, 5);
+        });
       }
     }
   });
@@ -120,7 +134,11 @@ describe('VectorIndex at or below EXACT_MAX: exact scan, no graph', () => {
     const got = index.search(query, { k: 10, ef: 10, only });
     expect(new Set(ids(got))).toEqual(new Set(['v3', 'v500', 'v1000']));
     expectSortedDesc(got);
-    const odd = index.search(query, { k: 5, ef: 10, filter: (id) => Number(id.slice(1)) % 2 === 1 });
+    const odd = index.search(query, {
+      k: 5,
+      ef: 10,
+      filter: (id) => Number(id.slice(1)) % 2 === 1,
+    });
     const oddVectors = new Map([...vectors].filter(([id]) => Number(id.slice(1)) % 2 === 1));
     expect(ids(odd)).toEqual(ids(bruteForce(oddVectors, query, 5)));
   });
@@ -159,7 +177,9 @@ describe('VectorIndex below EXACT_MAX under churn (the native copy made at the f
       const got = index.search(query, { k: 30, ef: 30 });
       const want = bruteForce(vectors, query, 30);
       expect(ids(got)).toEqual(ids(want));
-      got.forEach((g, i) => { expect(g.sim).toBeCloseTo((want[i] as Neighbour).sim, 6); });
+      got.forEach((g, i) => {
+        expect(g.sim).toBeCloseTo((want[i] as Neighbour).sim, 6);
+      });
     };
     expect(index.search(randomUnit(r, dim), { k: 5, ef: 5 })).toEqual([]);
     let next = 0;
@@ -188,7 +208,9 @@ describe('VectorIndex below EXACT_MAX under churn (the native copy made at the f
     check();
     // A removed vector searched with itself as the query is gone; a kept one comes back first.
     const [kept] = vectors.keys();
-    expect(index.search(vectors.get(kept as string) as Float32Array, { k: 1, ef: 1 })[0]?.id).toBe(kept);
+    expect(index.search(vectors.get(kept as string) as Float32Array, { k: 1, ef: 1 })[0]?.id).toBe(
+      kept,
+    );
   });
 
   it('a vector of another length is never scanned natively against the wrong query: results stay those of the JS scan', () => {
@@ -224,7 +246,9 @@ describe('VectorIndex above EXACT_MAX: HNSW graph', () => {
     expect(index.needsIndexing).toBe(true);
     for (let q = 0; q < 5; q++) {
       const query = randomUnit(r, dim);
-      expect(ids(index.search(query, { k: 10, ef: 10 }))).toEqual(ids(bruteForce(vectors, query, 10)));
+      expect(ids(index.search(query, { k: 10, ef: 10 }))).toEqual(
+        ids(bruteForce(vectors, query, 10)),
+      );
     }
   });
 
@@ -302,7 +326,8 @@ describe('VectorIndex above EXACT_MAX: HNSW graph', () => {
     const check = (): void => {
       const got = index.search(query, { k: 4, ef: 50 });
       expect(new Set(ids(got))).toEqual(new Set(['p0', 'p1', 'p2', 'v5']));
-      for (const g of got) expect(g.sim).toBeCloseTo(dotp(query, vectors.get(g.id) as Float32Array), 5);
+      for (const g of got)
+        expect(g.sim).toBeCloseTo(dotp(query, vectors.get(g.id) as Float32Array), 5);
       const [self] = index.search(oldV5, { k: 1, ef: 50 });
       expect(self?.id).not.toBe('v5');
     };
@@ -374,7 +399,12 @@ describe('VectorIndex.adoptGraph: a graph saved with a snapshot, then the log re
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** Builds and drains an index of n vectors, saves its graph, and loads it back from the file. */
-  function saved(n: number, seed: number, file: string, before?: (index: VectorIndex, vectors: Map<string, Float32Array>) => void) {
+  function saved(
+    n: number,
+    seed: number,
+    file: string,
+    before?: (index: VectorIndex, vectors: Map<string, Float32Array>) => void,
+  ) {
     const b = build(n, dim, seed);
     drain(b.index);
     before?.(b.index, b.vectors);
@@ -382,7 +412,12 @@ describe('VectorIndex.adoptGraph: a graph saved with a snapshot, then the log re
     expect(exported).not.toBeNull();
     const path = join(dir, file);
     exported?.hnsw.save(path);
-    return { ...b, graph: Hnsw.load(path, dim), labels: exported?.labels ?? [], nextLabel: exported?.nextLabel ?? 0 };
+    return {
+      ...b,
+      graph: Hnsw.load(path, dim),
+      labels: exported?.labels ?? [],
+      nextLabel: exported?.nextLabel ?? 0,
+    };
   }
 
   it('exportGraph labels every live vector exactly once', () => {
@@ -403,7 +438,9 @@ describe('VectorIndex.adoptGraph: a graph saved with a snapshot, then the log re
       expect(restored.search(s.vectors.get(id) as Float32Array, { k: 1, ef: 50 })[0]?.id).toBe(id);
     }
     const query = randomUnit(s.r, dim);
-    expect(ids(restored.search(query, { k: 10, ef: 1100 }))).toEqual(ids(bruteForce(s.vectors, query, 10)));
+    expect(ids(restored.search(query, { k: 10, ef: 1100 }))).toEqual(
+      ids(bruteForce(s.vectors, query, 10)),
+    );
   });
 
   it('vectors added after the save are pending (found at once) and get indexed', () => {
@@ -421,7 +458,8 @@ describe('VectorIndex.adoptGraph: a graph saved with a snapshot, then the log re
     drain(restored);
     expect(restored.needsIndexing).toBe(false);
     for (const [id, v] of added) expect(restored.search(v, { k: 1, ef: 50 })[0]?.id).toBe(id);
-    for (const id of ['v0', 'v1099']) expect(restored.search(s.vectors.get(id) as Float32Array, { k: 1, ef: 50 })[0]?.id).toBe(id);
+    for (const id of ['v0', 'v1099'])
+      expect(restored.search(s.vectors.get(id) as Float32Array, { k: 1, ef: 50 })[0]?.id).toBe(id);
   });
 
   it('reconciles a graph whose vectors were partly removed and partly added since it was saved', () => {
@@ -447,7 +485,10 @@ describe('VectorIndex.adoptGraph: a graph saved with a snapshot, then the log re
         expect(got).toEqual(ids(bruteForce(s.vectors, v, 10)));
       }
       for (const [id, v] of added) expect(restored.search(v, { k: 1, ef: 50 })[0]?.id).toBe(id);
-      for (const id of ['v2', 'v701', 'v1098']) expect(restored.search(s.vectors.get(id) as Float32Array, { k: 1, ef: 50 })[0]?.id).toBe(id);
+      for (const id of ['v2', 'v701', 'v1098'])
+        expect(restored.search(s.vectors.get(id) as Float32Array, { k: 1, ef: 50 })[0]?.id).toBe(
+          id,
+        );
     };
     check();
     expect(() => drain(restored)).not.toThrow();
@@ -507,7 +548,8 @@ describe('VectorIndex.adoptGraph: a graph saved with a snapshot, then the log re
       if (i % 100 === 0) drain(restored);
     }
     drain(restored);
-    for (const [id, v] of [...live].slice(-20)) expect(restored.search(v, { k: 1, ef: 50 })[0]?.id).toBe(id);
+    for (const [id, v] of [...live].slice(-20))
+      expect(restored.search(v, { k: 1, ef: 50 })[0]?.id).toBe(id);
     const again = join(dir, 'g2.bin');
     restored.exportGraph()?.hnsw.save(again);
     const raw = new hnswlib.HierarchicalNSW('ip', dim);

@@ -9,13 +9,21 @@ import { until } from '../helpers/wait.ts';
 describe('until', () => {
   it('resolves with the first truthy value', async () => {
     let n = 0;
-    await expect(until(() => (++n >= 3 ? `try ${n}` : null), { what: 'three tries', everyMs: 1 })).resolves.toBe('try 3');
+    await expect(
+      until(() => (++n >= 3 ? `try ${n}` : null), { what: 'three tries', everyMs: 1 }),
+    ).resolves.toBe('try 3');
   });
 
   it('fails naming what it waited for, read at the deadline', async () => {
     let seen = 0;
-    const wait = until(() => ++seen < 0, { what: () => `a negative count (last ${seen})`, deadlineMs: 30, everyMs: 5 });
-    await expect(wait).rejects.toThrow(/timed out after 30 ms waiting for a negative count \(last \d+\)/);
+    const wait = until(() => ++seen < 0, {
+      what: () => `a negative count (last ${seen})`,
+      deadlineMs: 30,
+      everyMs: 5,
+    });
+    await expect(wait).rejects.toThrow(
+      /timed out after 30 ms waiting for a negative count \(last \d+\)/,
+    );
     expect(seen).toBeGreaterThan(1);
   });
 

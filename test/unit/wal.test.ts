@@ -1,6 +1,16 @@
 /** The log: group commit, durability of every acknowledged append, segment numbering. */
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -101,9 +111,15 @@ describe('Wal', () => {
     expect(wal.segmentBytes).toBe(0);
     await wal.append([del(4)]);
     await wal.close();
-    expect(readdirSync(dir).sort()).toEqual(['wal-00000004.log', 'wal-00000005.log', 'wal-00000006.log']);
+    expect(readdirSync(dir).sort()).toEqual([
+      'wal-00000004.log',
+      'wal-00000005.log',
+      'wal-00000006.log',
+    ]);
     const all = [...readSegment(4), ...readSegment(5), ...readSegment(6)];
-    expect(all.map((r) => (r as { id: string }).id)).toEqual([del(1), del(2), del(3), del(4)].map((r) => (r as { id: string }).id));
+    expect(all.map((r) => (r as { id: string }).id)).toEqual(
+      [del(1), del(2), del(3), del(4)].map((r) => (r as { id: string }).id),
+    );
     expect(readSegment(6)).toEqual([del(4)]);
   });
 
@@ -155,7 +171,9 @@ describe('Wal', () => {
     const outcomes = await Promise.allSettled(appends);
     await settled;
     expect(outcomes.map((o) => o.status)).toEqual(['rejected', 'rejected']);
-    expect((outcomes[0] as PromiseRejectedResult).reason.message).toMatch(/^log write failed: ENOSPC/);
+    expect((outcomes[0] as PromiseRejectedResult).reason.message).toMatch(
+      /^log write failed: ENOSPC/,
+    );
     expect(failures).toHaveLength(1);
     expect(wal.failed).toBe(failures[0]);
     await expect(wal.append([del(3)])).rejects.toBe(failures[0]);
@@ -183,7 +201,9 @@ describe('Wal', () => {
     // fits under the limit (4 KiB), then EFBIG. Batches of three ~360-byte frames; the limit falls
     // inside one, whose first whole frames were refused and must not be left for recovery to keep.
     const script = join(dir, 'fill.mjs');
-    writeFileSync(script, `
+    writeFileSync(
+      script,
+      `
       const { Wal } = await import(process.argv[2]);
       const wal = new Wal({ dir: process.argv[3], seq: 1, durability: 'fsync' });
       const acked = [];
@@ -191,9 +211,17 @@ describe('Wal', () => {
       for (let i = 0; ; i += 3) {
         const records = [0, 1, 2].map((j) => ({ t: 'del', ws, id: (i + j).toString(16).padStart(32, '0') }));
         try { await wal.append(records); acked.push(...records); } catch (err) { console.log(JSON.stringify({ acked, error: err.message })); break; }
-      }`);
+      }`,
+    );
     const walModule = join(process.cwd(), 'src/shard/persist/wal.ts');
-    const out = spawnSync('bash', ['-c', `trap '' XFSZ; ulimit -f 4; exec "${process.execPath}" --import tsx "${script}" "${walModule}" "${dir}"`], { encoding: 'utf8' });
+    const out = spawnSync(
+      'bash',
+      [
+        '-c',
+        `trap '' XFSZ; ulimit -f 4; exec "${process.execPath}" --import tsx "${script}" "${walModule}" "${dir}"`,
+      ],
+      { encoding: 'utf8' },
+    );
     expect(out.status, out.stderr).toBe(0);
     const { acked, error } = JSON.parse(out.stdout) as { acked: LogRecord[]; error: string };
     expect(error).toMatch(/^log write failed: EFBIG/);

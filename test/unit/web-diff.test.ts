@@ -2,7 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { diffWords } from '../../web/src/diff.ts';
 
-const marked = (parts: Array<{ text: string; marked: boolean }>): string[] => parts.filter((p) => p.marked).map((p) => p.text);
+const marked = (parts: Array<{ text: string; marked: boolean }>): string[] =>
+  parts.filter((p) => p.marked).map((p) => p.text);
 
 describe('diffWords', () => {
   it('marks the words each side does not share, ignoring case and punctuation', () => {

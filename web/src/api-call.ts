@@ -24,7 +24,9 @@ export interface CallContext {
 const PYTHON_NAMES: Readonly<Record<string, string>> = { import: 'import_' };
 
 function cleanQuery(q: ApiCall['query']): Array<[string, string | number | boolean]> {
-  return Object.entries(q ?? {}).filter((e): e is [string, string | number | boolean] => e[1] !== undefined && e[1] !== '');
+  return Object.entries(q ?? {}).filter(
+    (e): e is [string, string | number | boolean] => e[1] !== undefined && e[1] !== '',
+  );
 }
 
 /** The request's method and URL path with its query string. */
@@ -32,14 +34,18 @@ export function requestLine(call: ApiCall, ctx: CallContext): { method: string; 
   const op = OPERATIONS[call.op];
   let i = 0;
   let path = op.path.replace(/\{[^}]+\}/g, () => encodeURIComponent(call.params?.[i++] ?? ''));
-  if (ctx.workspace !== null && op.scoped) path = path.replace('/v1/', `/v1/workspaces/${encodeURIComponent(ctx.workspace)}/`);
+  if (ctx.workspace !== null && op.scoped)
+    path = path.replace('/v1/', `/v1/workspaces/${encodeURIComponent(ctx.workspace)}/`);
   const qs = new URLSearchParams(cleanQuery(call.query).map(([k, v]) => [k, String(v)])).toString();
   return { method: op.method, url: `${path}${qs === '' ? '' : `?${qs}`}` };
 }
 
 export function curl(call: ApiCall, ctx: CallContext): string {
   const { method, url } = requestLine(call, ctx);
-  const lines = [`curl${method === 'GET' ? '' : ` -X ${method}`} '${ctx.baseUrl}${url}'`, `  -H "Authorization: Bearer $FLASHBULB_API_KEY"`];
+  const lines = [
+    `curl${method === 'GET' ? '' : ` -X ${method}`} '${ctx.baseUrl}${url}'`,
+    `  -H "Authorization: Bearer $FLASHBULB_API_KEY"`,
+  ];
   if (call.body !== undefined) {
     lines.push(`  -H 'Content-Type: application/json'`);
     lines.push(`  -d '${JSON.stringify(call.body).replace(/'/g, "'\\''")}'`);
@@ -54,13 +60,18 @@ function pyValue(v: unknown): string {
   if (typeof v === 'number') return String(v);
   if (typeof v === 'string') return JSON.stringify(v);
   if (Array.isArray(v)) return `[${v.map(pyValue).join(', ')}]`;
-  return `{${Object.entries(v as Record<string, unknown>).map(([k, x]) => `${JSON.stringify(k)}: ${pyValue(x)}`).join(', ')}}`;
+  return `{${Object.entries(v as Record<string, unknown>)
+    .map(([k, x]) => `${JSON.stringify(k)}: ${pyValue(x)}`)
+    .join(', ')}}`;
 }
 
 export function python(call: ApiCall, ctx: CallContext): string {
   const name = PYTHON_NAMES[call.op] ?? call.op;
   const args = [...(call.params ?? []).map((p) => JSON.stringify(p))];
-  const fields = call.body !== undefined && typeof call.body === 'object' && call.body !== null ? Object.entries(call.body as Record<string, unknown>) : cleanQuery(call.query);
+  const fields =
+    call.body !== undefined && typeof call.body === 'object' && call.body !== null
+      ? Object.entries(call.body as Record<string, unknown>)
+      : cleanQuery(call.query);
   args.push(...fields.map(([k, v]) => `${k}=${pyValue(v)}`));
   const ws = ctx.workspace === null ? '' : `, workspace=${JSON.stringify(ctx.workspace)}`;
   return [

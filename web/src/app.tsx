@@ -15,7 +15,15 @@ import { MemoryPage } from './pages/memory.tsx';
 import { SignIn } from './pages/signin.tsx';
 import { AdminPage } from './pages/admin.tsx';
 import { href, useLocation, type Location } from './router.ts';
-import { onWorkspacesChanged, openWithoutKey, signIn, signOut, storedKey, withWorkspace, type Session } from './session.ts';
+import {
+  onWorkspacesChanged,
+  openWithoutKey,
+  signIn,
+  signOut,
+  storedKey,
+  withWorkspace,
+  type Session,
+} from './session.ts';
 import { applyTheme, initialTheme, type Theme } from './theme.ts';
 import { useAsync } from './ui.tsx';
 
@@ -38,10 +46,13 @@ export function App() {
   useEffect(() => {
     // A key from earlier in this tab, or none needed (authentication off); else the sign-in form.
     const key = storedKey();
-    const resume = key === null ? openWithoutKey() : signIn(key).catch(() => {
-      signOut();
-      return null;
-    });
+    const resume =
+      key === null
+        ? openWithoutKey()
+        : signIn(key).catch(() => {
+            signOut();
+            return null;
+          });
     resume.then(setSession).finally(() => setResuming(false));
   }, []);
   const toggleTheme = (): void => {
@@ -50,22 +61,45 @@ export function App() {
     setTheme(next);
   };
   const themeButton = (
-    <button type="button" class="ghost" onClick={toggleTheme} aria-label={`Switch to ${theme === 'dark' ? 'light' : 'dark'} theme`}>
+    <button
+      type="button"
+      class="ghost"
+      onClick={toggleTheme}
+      aria-label={`Switch to ${theme === 'dark' ? 'light' : 'dark'} theme`}
+    >
       {theme === 'dark' ? '☀ Light' : '☾ Dark'}
     </button>
   );
   if (session === null) {
     return (
       <>
-        <header class="top"><span class="brand">Flashbulb</span><span class="grow" />{themeButton}</header>
-        {resuming ? <main><p role="status">Signing in…</p></main> : <SignIn onSignedIn={setSession} />}
+        <header class="top">
+          <span class="brand">Flashbulb</span>
+          <span class="grow" />
+          {themeButton}
+        </header>
+        {resuming ? (
+          <main>
+            <p role="status">Signing in…</p>
+          </main>
+        ) : (
+          <SignIn onSignedIn={setSession} />
+        )}
       </>
     );
   }
   return <Shell session={session} setSession={setSession} themeButton={themeButton} />;
 }
 
-function Shell({ session, setSession, themeButton }: { session: Session; setSession: (s: Session | null) => void; themeButton: preact.JSX.Element }) {
+function Shell({
+  session,
+  setSession,
+  themeButton,
+}: {
+  session: Session;
+  setSession: (s: Session | null) => void;
+  themeButton: preact.JSX.Element;
+}) {
   const loc = useLocation();
   const reference = useApiReference();
   const section = loc.parts[0] ?? 'memories';
@@ -74,20 +108,50 @@ function Shell({ session, setSession, themeButton }: { session: Session; setSess
   }, [section]);
   return (
     <>
-      <a class="skip" href="#main">Skip to content</a>
+      <a class="skip" href="#main">
+        Skip to content
+      </a>
       <header class="top">
         <span class="brand">Flashbulb</span>
         <nav aria-label="Sections">
-          {NAV.filter(([, , who]) => who === 'all' || session.whoami.role === 'admin').map(([id, label]) => (
-            <a key={id} href={href(id)} aria-current={section === id ? 'page' : undefined}>{label}</a>
-          ))}
+          {NAV.filter(([, , who]) => who === 'all' || session.whoami.role === 'admin').map(
+            ([id, label]) => (
+              <a key={id} href={href(id)} aria-current={section === id ? 'page' : undefined}>
+                {label}
+              </a>
+            ),
+          )}
         </nav>
         <span class="grow" />
-        <WorkspacePicker session={session} onChange={(slug) => setSession(withWorkspace(session, slug))} />
-        <a class="ghost reference" href={reference} target="_blank" rel="noopener" id="api-reference">API reference ↗</a>
-        <span class="who" title={session.whoami.key_id ?? 'authentication off'}>{session.whoami.auth_enabled ? session.whoami.role : 'authentication off'}</span>
+        <WorkspacePicker
+          session={session}
+          onChange={(slug) => setSession(withWorkspace(session, slug))}
+        />
+        <a
+          class="ghost reference"
+          href={reference}
+          target="_blank"
+          rel="noopener"
+          id="api-reference"
+        >
+          API reference ↗
+        </a>
+        <span class="who" title={session.whoami.key_id ?? 'authentication off'}>
+          {session.whoami.auth_enabled ? session.whoami.role : 'authentication off'}
+        </span>
         {themeButton}
-        {session.whoami.auth_enabled && <button type="button" class="ghost" onClick={() => { signOut(); setSession(null); }}>Sign out</button>}
+        {session.whoami.auth_enabled && (
+          <button
+            type="button"
+            class="ghost"
+            onClick={() => {
+              signOut();
+              setSession(null);
+            }}
+          >
+            Sign out
+          </button>
+        )}
       </header>
       <main id="main" tabIndex={-1}>
         <Page loc={loc} session={session} />
@@ -102,9 +166,17 @@ function Page({ loc, session }: { loc: Location; session: Session }) {
   const k = session.workspace;
   switch (section) {
     case 'memories':
-      return id === undefined ? <MemoriesPage key={k} session={session} loc={loc} /> : <MemoryPage key={`${k}/${id}`} session={session} id={id} />;
+      return id === undefined ? (
+        <MemoriesPage key={k} session={session} loc={loc} />
+      ) : (
+        <MemoryPage key={`${k}/${id}`} session={session} id={id} />
+      );
     case 'entities':
-      return id === undefined ? <EntitiesPage key={k} session={session} loc={loc} /> : <EntityPage key={`${k}/${id}`} session={session} entity={id} loc={loc} />;
+      return id === undefined ? (
+        <EntitiesPage key={k} session={session} loc={loc} />
+      ) : (
+        <EntityPage key={`${k}/${id}`} session={session} entity={id} loc={loc} />
+      );
     case 'graph':
       return <GraphPage key={`${k}/${id ?? ''}`} session={session} center={id ?? null} loc={loc} />;
     case 'live':
@@ -118,21 +190,51 @@ function Page({ loc, session }: { loc: Location; session: Session }) {
     case 'health':
       return <HealthPage session={session} />;
     default:
-      return <p>No page here. <a href={href('memories')}>Go to memories</a>.</p>;
+      return (
+        <p>
+          No page here. <a href={href('memories')}>Go to memories</a>.
+        </p>
+      );
   }
 }
 
-function WorkspacePicker({ session, onChange }: { session: Session; onChange: (slug: string) => void }) {
+function WorkspacePicker({
+  session,
+  onChange,
+}: {
+  session: Session;
+  onChange: (slug: string) => void;
+}) {
   const admin = session.whoami.can_access === 'all';
-  const list = useAsync(async () => (admin ? (await session.root.workspacesList()).workspaces.map((w) => w.slug) : [session.workspace]), [admin, session.key]);
+  const list = useAsync(
+    async () =>
+      admin
+        ? (await session.root.workspacesList()).workspaces.map((w) => w.slug)
+        : [session.workspace],
+    [admin, session.key],
+  );
   useEffect(() => onWorkspacesChanged(list.reload), [list.reload]);
-  if (!admin) return <span class="badge" title="workspace">{session.workspace}</span>;
+  if (!admin)
+    return (
+      <span class="badge" title="workspace">
+        {session.workspace}
+      </span>
+    );
   const slugs = list.data ?? [session.workspace];
   return (
     <label class="inline">
       <span class="sr-only">Workspace</span>
-      <select value={session.workspace} onChange={(e) => onChange(e.currentTarget.value)} onFocus={list.reload} aria-label="Workspace">
-        {(slugs.includes(session.workspace) ? slugs : [session.workspace, ...slugs]).map((s) => <option key={s} value={s}>{s}</option>)}
+      <select
+        value={session.workspace}
+        onChange={(e) => onChange(e.currentTarget.value)}
+        onFocus={list.reload}
+        aria-label="Workspace"
+      >
+        {(slugs.includes(session.workspace) ? slugs : [session.workspace, ...slugs]).map((s) => (
+          <option key={s} value={s}>
+            {s}
+          </option>
+        ))}
       </select>
     </label>
   );

@@ -36,7 +36,10 @@ export function diffWords(a: string, b: string): { a: Part[]; b: Part[] } {
   const lcs = new Uint16Array((n + 1) * (m + 1));
   for (let i = n - 1; i >= 0; i--) {
     for (let j = m - 1; j >= 0; j--) {
-      lcs[i * (m + 1) + j] = wa[i]?.k === wb[j]?.k ? (lcs[(i + 1) * (m + 1) + j + 1] as number) + 1 : Math.max(lcs[(i + 1) * (m + 1) + j] as number, lcs[i * (m + 1) + j + 1] as number);
+      lcs[i * (m + 1) + j] =
+        wa[i]?.k === wb[j]?.k
+          ? (lcs[(i + 1) * (m + 1) + j + 1] as number) + 1
+          : Math.max(lcs[(i + 1) * (m + 1) + j] as number, lcs[i * (m + 1) + j + 1] as number);
     }
   }
   const keptA = new Set<number>();
@@ -50,6 +53,7 @@ export function diffWords(a: string, b: string): { a: Part[]; b: Part[] } {
     } else if ((lcs[(i + 1) * (m + 1) + j] as number) >= (lcs[i * (m + 1) + j + 1] as number)) i++;
     else j++;
   }
-  const mark = (parts: string[], kept: Set<number>): Part[] => parts.map((text, i) => ({ text, marked: !/^\s+$/.test(text) && !kept.has(i) }));
+  const mark = (parts: string[], kept: Set<number>): Part[] =>
+    parts.map((text, i) => ({ text, marked: !/^\s+$/.test(text) && !kept.has(i) }));
   return { a: mark(pa, keptA), b: mark(pb, keptB) };
 }

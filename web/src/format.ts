@@ -2,7 +2,10 @@
 
 /** Microseconds since the epoch → local date and time. */
 export function when(us: number): string {
-  return new Date(us / 1000).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' });
+  return new Date(us / 1000).toLocaleString(undefined, {
+    dateStyle: 'medium',
+    timeStyle: 'medium',
+  });
 }
 
 export function num(x: number, digits = 3): string {

@@ -13,7 +13,10 @@ export interface Location {
 function current(): Location {
   const hash = window.location.hash.replace(/^#\/?/, '');
   const [path = '', qs = ''] = hash.split('?', 2);
-  return { parts: path.split('/').filter(Boolean).map(decodeURIComponent), query: new URLSearchParams(qs) };
+  return {
+    parts: path.split('/').filter(Boolean).map(decodeURIComponent),
+    query: new URLSearchParams(qs),
+  };
 }
 
 export function useLocation(): Location {
@@ -36,8 +39,13 @@ export function navigate(to: string): void {
 }
 
 /** The href of a view with a query: values that are undefined or '' are left out. */
-export function hrefQuery(parts: readonly string[], query: Readonly<Record<string, string | undefined>>): string {
-  const qs = new URLSearchParams(Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== '')).toString();
+export function hrefQuery(
+  parts: readonly string[],
+  query: Readonly<Record<string, string | undefined>>,
+): string {
+  const qs = new URLSearchParams(
+    Object.entries(query).filter((e): e is [string, string] => e[1] !== undefined && e[1] !== ''),
+  ).toString();
   return `${href(...parts)}${qs === '' ? '' : `?${qs}`}`;
 }
 

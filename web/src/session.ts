@@ -2,7 +2,11 @@
  * @module session — the signed-in key (sessionStorage only: it ends with the tab and never goes
  * in a URL), the workspace being looked at, and the typed client bound to both.
  */
-import { FlashbulbClient, FlashbulbError, type WhoamiResponse } from '../../clients/typescript/src/index.ts';
+import {
+  FlashbulbClient,
+  FlashbulbError,
+  type WhoamiResponse,
+} from '../../clients/typescript/src/index.ts';
 
 const KEY_ITEM = 'flashbulb.apiKey';
 const WORKSPACE_ITEM = 'flashbulb.workspace';
@@ -19,7 +23,12 @@ export interface Session {
 }
 
 function makeClient(key: string, workspace?: string): FlashbulbClient {
-  return new FlashbulbClient({ baseUrl: window.location.origin, retry: { retries: 1 }, ...(key === '' ? {} : { apiKey: key }), ...(workspace === undefined ? {} : { workspace }) });
+  return new FlashbulbClient({
+    baseUrl: window.location.origin,
+    retry: { retries: 1 },
+    ...(key === '' ? {} : { apiKey: key }),
+    ...(workspace === undefined ? {} : { workspace }),
+  });
 }
 
 /** Checks the key with whoami; throws a message fit to show when it is not accepted. */
@@ -34,7 +43,10 @@ export async function signIn(key: string, workspace?: string): Promise<Session> 
     throw new Error(signInMessage(err));
   }
   sessionStorage.setItem(KEY_ITEM, trimmed);
-  return withWorkspace({ key: trimmed, whoami, root }, workspace ?? sessionStorage.getItem(WORKSPACE_ITEM) ?? whoami.workspace.slug);
+  return withWorkspace(
+    { key: trimmed, whoami, root },
+    workspace ?? sessionStorage.getItem(WORKSPACE_ITEM) ?? whoami.workspace.slug,
+  );
 }
 
 /** A session without a key, when the server runs with authentication off; null when it wants one. */
@@ -42,19 +54,31 @@ export async function openWithoutKey(): Promise<Session | null> {
   const root = makeClient('');
   try {
     const whoami = await root.whoami();
-    return whoami.auth_enabled ? null : withWorkspace({ key: '', whoami, root }, sessionStorage.getItem(WORKSPACE_ITEM) ?? whoami.workspace.slug);
+    return whoami.auth_enabled
+      ? null
+      : withWorkspace(
+          { key: '', whoami, root },
+          sessionStorage.getItem(WORKSPACE_ITEM) ?? whoami.workspace.slug,
+        );
   } catch {
     return null;
   }
 }
 
 /** The same session acting in another workspace (admins). */
-export function withWorkspace(s: Pick<Session, 'key' | 'whoami' | 'root'>, workspace: string): Session {
+export function withWorkspace(
+  s: Pick<Session, 'key' | 'whoami' | 'root'>,
+  workspace: string,
+): Session {
   const own = workspace === s.whoami.workspace.slug;
   const allowed = own || s.whoami.can_access === 'all' || s.whoami.can_access.includes(workspace);
   const slug = allowed ? workspace : s.whoami.workspace.slug;
   sessionStorage.setItem(WORKSPACE_ITEM, slug);
-  return { ...s, workspace: slug, client: slug === s.whoami.workspace.slug ? s.root : makeClient(s.key, slug) };
+  return {
+    ...s,
+    workspace: slug,
+    client: slug === s.whoami.workspace.slug ? s.root : makeClient(s.key, slug),
+  };
 }
 
 /** The key kept from earlier in this tab, if any. */
@@ -69,7 +93,8 @@ export function signOut(): void {
 
 function signInMessage(err: unknown): string {
   if (err instanceof FlashbulbError) {
-    if (err.code === 'unauthenticated') return 'That API key was not accepted: it is unknown or has been revoked. Check the key and try again.';
+    if (err.code === 'unauthenticated')
+      return 'That API key was not accepted: it is unknown or has been revoked. Check the key and try again.';
     if (err.code === 'rate_limited') return 'Too many attempts; wait a moment and try again.';
     return `The server refused the sign-in: ${err.message}`;
   }
@@ -78,7 +103,8 @@ function signInMessage(err: unknown): string {
 
 /** One line for an error from any call, for the pages' error banners. */
 export function describeError(err: unknown): string {
-  if (err instanceof FlashbulbError && err.code === 'unauthenticated') return `Your API key is no longer accepted (revoked?): sign out and sign in with a valid key. (${err.message})`;
+  if (err instanceof FlashbulbError && err.code === 'unauthenticated')
+    return `Your API key is no longer accepted (revoked?): sign out and sign in with a valid key. (${err.message})`;
   if (err instanceof FlashbulbError) return `${err.message} (${err.code}, HTTP ${err.status})`;
   return err instanceof Error ? err.message : String(err);
 }

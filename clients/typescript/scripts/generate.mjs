@@ -19,13 +19,15 @@ export function typeOf(schema, indent = '') {
   if (schema === true || schema === undefined || schema === null) return 'unknown';
   if (typeof schema !== 'object') return 'unknown';
   const s = /** @type {Record<string, any>} */ (schema);
-  if (typeof s.$ref === 'string') return s.$ref.startsWith(REF) ? s.$ref.slice(REF.length) : 'unknown';
+  if (typeof s.$ref === 'string')
+    return s.$ref.startsWith(REF) ? s.$ref.slice(REF.length) : 'unknown';
   if ('const' in s) return JSON.stringify(s.const);
   if (Array.isArray(s.enum)) return s.enum.map((v) => JSON.stringify(v)).join(' | ');
   // An object's anyOf / allOf / not beside its properties are constraints (which fields are needed
   // together or apart), not other shapes: the type is the object's.
   if (s.type === 'object' && s.properties) return objectType(s, indent);
-  if (Array.isArray(s.anyOf) || Array.isArray(s.oneOf)) return union((s.anyOf ?? s.oneOf).map((x) => typeOf(x, indent)));
+  if (Array.isArray(s.anyOf) || Array.isArray(s.oneOf))
+    return union((s.anyOf ?? s.oneOf).map((x) => typeOf(x, indent)));
   if (Array.isArray(s.allOf)) return s.allOf.map((x) => paren(typeOf(x, indent))).join(' & ');
   if (Array.isArray(s.type)) return union(s.type.map((type) => typeOf({ ...s, type }, indent)));
   switch (s.type) {
@@ -49,12 +51,22 @@ export function typeOf(schema, indent = '') {
 
 function objectType(s, indent) {
   const props = Object.entries(s.properties ?? {});
-  const extra = s.patternProperties ? Object.values(s.patternProperties)[0] : typeof s.additionalProperties === 'object' ? s.additionalProperties : undefined;
-  if (props.length === 0) return extra === undefined ? 'Record<string, unknown>' : `Record<string, ${typeOf(extra, indent)}>`;
+  const extra = s.patternProperties
+    ? Object.values(s.patternProperties)[0]
+    : typeof s.additionalProperties === 'object'
+      ? s.additionalProperties
+      : undefined;
+  if (props.length === 0)
+    return extra === undefined
+      ? 'Record<string, unknown>'
+      : `Record<string, ${typeOf(extra, indent)}>`;
   const required = new Set(s.required ?? []);
   const inner = `${indent}  `;
   const lines = props.map(([name, prop]) => {
-    const doc = prop && typeof prop === 'object' && prop.description ? `${inner}/** ${String(prop.description).replaceAll('*/', '*\\/')} */\n` : '';
+    const doc =
+      prop && typeof prop === 'object' && prop.description
+        ? `${inner}/** ${String(prop.description).replaceAll('*/', '*\\/')} */\n`
+        : '';
     return `${doc}${inner}${safeKey(name)}${required.has(name) ? '' : '?'}: ${typeOf(prop, inner)};`;
   });
   return `{\n${lines.join('\n')}\n${indent}}`;
@@ -89,12 +101,16 @@ export function operations(doc) {
     for (const method of ['get', 'post', 'put', 'delete', 'patch']) {
       const op = item[method];
       if (!op || op.operationId.endsWith('_in_workspace')) continue;
-      const scoped = Boolean(doc.paths[path.replace(/^\/v1\//, '/v1/workspaces/{workspace}/')]?.[method]);
+      const scoped = Boolean(
+        doc.paths[path.replace(/^\/v1\//, '/v1/workspaces/{workspace}/')]?.[method],
+      );
       const successStatus = Object.keys(op.responses).find((s) => s.startsWith('2'));
       const success = op.responses[successStatus];
       const content = success.content ?? {};
       const json = content['application/json'];
-      const text = Object.keys(content).find((c) => c.startsWith('text/') && c !== 'text/event-stream');
+      const text = Object.keys(content).find(
+        (c) => c.startsWith('text/') && c !== 'text/event-stream',
+      );
       out.push({
         id: op.operationId,
         method: method.toUpperCase(),
@@ -132,30 +148,49 @@ export function generate(doc) {
     const P = pascal(op.id);
     if (op.body) out.push(`export type ${P}Body = ${typeOf(op.body)};`);
     if (op.query.length > 0) {
-      const schema = { type: 'object', properties: Object.fromEntries(op.query.map((q) => [q.name, q.schema])), required: op.query.filter((q) => q.required).map((q) => q.name) };
+      const schema = {
+        type: 'object',
+        properties: Object.fromEntries(op.query.map((q) => [q.name, q.schema])),
+        required: op.query.filter((q) => q.required).map((q) => q.name),
+      };
       out.push(`export type ${P}Query = ${typeOf(schema)};`);
     }
     if (op.response) out.push(`export type ${P}Response = ${typeOf(op.response)};`);
     if (op.events) {
-      for (const [event, schema] of Object.entries(op.events)) out.push(`export type ${P}${pascal(event)}Event = ${typeOf(schema)};`);
+      for (const [event, schema] of Object.entries(op.events))
+        out.push(`export type ${P}${pascal(event)}Event = ${typeOf(schema)};`);
     }
     out.push('');
   }
-  out.push('/** How each operation is called: method, path (with `{param}`s), whether a workspace prefix applies, what it answers. */');
+  out.push(
+    '/** How each operation is called: method, path (with `{param}`s), whether a workspace prefix applies, what it answers. */',
+  );
   out.push('export const OPERATIONS = {');
   for (const op of ops) {
-    out.push(`  ${op.id}: { method: '${op.method}', path: '${op.path}', scoped: ${op.scoped}, response: '${op.responseKind}' },`);
+    out.push(
+      `  ${op.id}: { method: '${op.method}', path: '${op.path}', scoped: ${op.scoped}, response: '${op.responseKind}' },`,
+    );
   }
   out.push('} as const;', '', 'export type OperationId = keyof typeof OPERATIONS;', '');
-  out.push('export interface CallArgs {', '  params?: Record<string, string>;', '  query?: object | undefined;', '  body?: unknown;', '}', '');
+  out.push(
+    'export interface CallArgs {',
+    '  params?: Record<string, string>;',
+    '  query?: object | undefined;',
+    '  body?: unknown;',
+    '}',
+    '',
+  );
   out.push('/** One method per JSON operation; subclasses provide `call`. */');
   out.push('export abstract class GeneratedClient<Options> {');
-  out.push('  protected abstract call<T>(op: OperationId, args: CallArgs, options?: Options): Promise<T>;');
+  out.push(
+    '  protected abstract call<T>(op: OperationId, args: CallArgs, options?: Options): Promise<T>;',
+  );
   for (const op of ops.filter((o) => !HAND_WRITTEN.has(o.id))) {
     const P = pascal(op.id);
     const args = op.params.map((p) => `${camel(p)}: string`);
     const callArgs = [];
-    if (op.params.length > 0) callArgs.push(`params: { ${op.params.map((p) => `${safeKey(p)}: ${camel(p)}`).join(', ')} }`);
+    if (op.params.length > 0)
+      callArgs.push(`params: { ${op.params.map((p) => `${safeKey(p)}: ${camel(p)}`).join(', ')} }`);
     if (op.body) {
       args.push(`body${op.bodyRequired ? '' : '?'}: ${P}Body`);
       callArgs.push('body');
@@ -166,7 +201,10 @@ export function generate(doc) {
     }
     args.push('options?: Options');
     const result = op.response ? `${P}Response` : 'void';
-    out.push('', `  /** ${op.summary.replaceAll('*/', '*\\/')} (\`${op.method} ${op.path}\`)${op.deprecated ? '\n   * @deprecated' : ''} */`);
+    out.push(
+      '',
+      `  /** ${op.summary.replaceAll('*/', '*\\/')} (\`${op.method} ${op.path}\`)${op.deprecated ? '\n   * @deprecated' : ''} */`,
+    );
     out.push(`  ${camel(op.id)}(${args.join(', ')}): Promise<${result}> {`);
     out.push(`    return this.call<${result}>('${op.id}', { ${callArgs.join(', ')} }, options);`);
     out.push('  }');

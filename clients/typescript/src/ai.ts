@@ -10,16 +10,32 @@
  */
 import { jsonSchema, tool, type Tool } from 'ai';
 import type { FlashbulbClient } from './index.ts';
-import type { ForgetBody, GraphBody, IngestBody, InsightsQuery, ListQuery, PrimeBody, RecallBody, ReflectBody, RememberBody, ReviseBody } from './generated.ts';
+import type {
+  ForgetBody,
+  GraphBody,
+  IngestBody,
+  InsightsQuery,
+  ListQuery,
+  PrimeBody,
+  RecallBody,
+  ReflectBody,
+  RememberBody,
+  ReviseBody,
+} from './generated.ts';
 import { MCP_TOOLS, type McpToolName } from './mcp-tools.ts';
 
 type Args = Record<string, unknown>;
-type Run = (client: FlashbulbClient, args: Args, options: FlashbulbToolsOptions) => Promise<unknown>;
+type Run = (
+  client: FlashbulbClient,
+  args: Args,
+  options: FlashbulbToolsOptions,
+) => Promise<unknown>;
 
 /** How each tool reaches the server: the same operation its MCP twin runs. */
 const RUN: Record<McpToolName, Run> = {
   remember: (c, a) => c.remember(a as RememberBody),
-  add_messages: (c, { conversation_id, ...rest }) => c.ingest(String(conversation_id), rest as IngestBody),
+  add_messages: (c, { conversation_id, ...rest }) =>
+    c.ingest(String(conversation_id), rest as IngestBody),
   recall: (c, a, o) => c.recall(withFloor(a, o) as RecallBody),
   get_memory: (c, a) => c.get(String(a['memory_id'])),
   list_memories: (c, a) => c.list(a as ListQuery),
@@ -34,7 +50,9 @@ const RUN: Record<McpToolName, Run> = {
 
 /** The options' relevance floor, where the model gave none. */
 function withFloor(args: Args, options: FlashbulbToolsOptions): Args {
-  return options.minRelevance === undefined || args['min_relevance'] !== undefined ? args : { ...args, min_relevance: options.minRelevance };
+  return options.minRelevance === undefined || args['min_relevance'] !== undefined
+    ? args
+    : { ...args, min_relevance: options.minRelevance };
 }
 
 export interface FlashbulbToolsOptions {
@@ -51,7 +69,10 @@ export interface FlashbulbToolsOptions {
 export type FlashbulbTools = Partial<Record<McpToolName, Tool<Args, unknown>>>;
 
 /** Flashbulb's tools for `generateText` / `streamText` / agents: `tools: flashbulbTools(client)`. */
-export function flashbulbTools(client: FlashbulbClient, options: FlashbulbToolsOptions = {}): FlashbulbTools {
+export function flashbulbTools(
+  client: FlashbulbClient,
+  options: FlashbulbToolsOptions = {},
+): FlashbulbTools {
   const out: FlashbulbTools = {};
   for (const t of MCP_TOOLS) {
     if (options.include && !options.include.includes(t.name)) continue;
@@ -60,7 +81,9 @@ export function flashbulbTools(client: FlashbulbClient, options: FlashbulbToolsO
     const run = RUN[t.name];
     out[t.name] = tool<Args, unknown>({
       description: t.description,
-      inputSchema: jsonSchema<Args>(structuredClone(t.inputSchema) as Parameters<typeof jsonSchema>[0]),
+      inputSchema: jsonSchema<Args>(
+        structuredClone(t.inputSchema) as Parameters<typeof jsonSchema>[0],
+      ),
       execute: (args) => run(client, args, options),
     });
   }

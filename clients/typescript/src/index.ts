@@ -63,7 +63,13 @@ export class FlashbulbError extends Error {
   /** Seconds the server asked to wait (429, 503), when it said. */
   readonly retryAfterS: number | undefined;
 
-  constructor(status: number, code: ErrorCode | 'connection_error', message: string, retryAfterS?: number, options?: { cause?: unknown }) {
+  constructor(
+    status: number,
+    code: ErrorCode | 'connection_error',
+    message: string,
+    retryAfterS?: number,
+    options?: { cause?: unknown },
+  ) {
     super(message, options);
     this.status = status;
     this.code = code;
@@ -84,7 +90,9 @@ type Origin = 'option' | 'FLASHBULB_URL' | 'FLASHBULB_API_KEY' | 'default' | 'no
 
 /** A variable of the environment, where the runtime has one (Node, Bun, Deno's process); blank is unset. */
 function env(name: string): string | undefined {
-  const value = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env?.[name]?.trim();
+  const value = (
+    globalThis as { process?: { env?: Record<string, string | undefined> } }
+  ).process?.env?.[name]?.trim();
   return value === undefined || value === '' ? undefined : value;
 }
 
@@ -98,29 +106,48 @@ interface Resolved {
 
 function resolve(opts: ClientOptions): Resolved {
   const fromEnv = env('FLASHBULB_URL');
-  const [url, urlFrom]: [string, Origin] = opts.baseUrl ? [opts.baseUrl, 'option'] : fromEnv ? [fromEnv, 'FLASHBULB_URL'] : [DEFAULT_URL, 'default'];
+  const [url, urlFrom]: [string, Origin] = opts.baseUrl
+    ? [opts.baseUrl, 'option']
+    : fromEnv
+      ? [fromEnv, 'FLASHBULB_URL']
+      : [DEFAULT_URL, 'default'];
   if (!/^https?:\/\//.test(url)) {
-    throw new TypeError(`${urlFrom === 'option' ? 'baseUrl' : 'FLASHBULB_URL'} must be an http:// or https:// URL such as ${DEFAULT_URL}, not ${JSON.stringify(url)}`);
+    throw new TypeError(
+      `${urlFrom === 'option' ? 'baseUrl' : 'FLASHBULB_URL'} must be an http:// or https:// URL such as ${DEFAULT_URL}, not ${JSON.stringify(url)}`,
+    );
   }
   const key = opts.apiKey ?? env('FLASHBULB_API_KEY');
   const keyFrom: Origin = opts.apiKey ? 'option' : key ? 'FLASHBULB_API_KEY' : 'none';
-  return { base: url.replace(/\/+$/, ''), apiKey: key, workspace: opts.workspace ?? env('FLASHBULB_WORKSPACE'), urlFrom, keyFrom };
+  return {
+    base: url.replace(/\/+$/, ''),
+    apiKey: key,
+    workspace: opts.workspace ?? env('FLASHBULB_WORKSPACE'),
+    urlFrom,
+    keyFrom,
+  };
 }
 
 function unreachable(r: Resolved, err: unknown): FlashbulbConnectionError {
   const cause = (err as { cause?: { message?: string } }).cause?.message ?? (err as Error).message;
-  const where = r.urlFrom === 'default'
-    ? `${r.base}, the default: no baseUrl was given and FLASHBULB_URL is not set. Start a server there (flashbulb serve) or point the client at yours: baseUrl or FLASHBULB_URL`
-    : `${r.base} (from ${r.urlFrom === 'option' ? 'baseUrl' : 'FLASHBULB_URL'})`;
+  const where =
+    r.urlFrom === 'default'
+      ? `${r.base}, the default: no baseUrl was given and FLASHBULB_URL is not set. Start a server there (flashbulb serve) or point the client at yours: baseUrl or FLASHBULB_URL`
+      : `${r.base} (from ${r.urlFrom === 'option' ? 'baseUrl' : 'FLASHBULB_URL'})`;
   return new FlashbulbConnectionError(`cannot reach Flashbulb at ${where}: ${cause}`, err);
 }
 
 function explain(r: Resolved, error: FlashbulbError): FlashbulbError {
   if (error.status !== 401) return error;
-  const hint = r.keyFrom === 'none'
-    ? 'no API key was given: pass apiKey or set FLASHBULB_API_KEY (the server prints an admin key the first time it starts; admins make more with keysCreate)'
-    : `the key came from ${r.keyFrom === 'option' ? 'apiKey' : 'FLASHBULB_API_KEY'}`;
-  return new FlashbulbError(error.status, error.code, `${error.message}; ${hint}`, error.retryAfterS);
+  const hint =
+    r.keyFrom === 'none'
+      ? 'no API key was given: pass apiKey or set FLASHBULB_API_KEY (the server prints an admin key the first time it starts; admins make more with keysCreate)'
+      : `the key came from ${r.keyFrom === 'option' ? 'apiKey' : 'FLASHBULB_API_KEY'}`;
+  return new FlashbulbError(
+    error.status,
+    error.code,
+    `${error.message}; ${hint}`,
+    error.retryAfterS,
+  );
 }
 
 const RETRIED = new Set([429, 503]);
@@ -160,27 +187,53 @@ export class FlashbulbClient extends GeneratedClient<RequestOptions> {
   async subscribe(body: SubscribeBody = {}, options: RequestOptions = {}): Promise<Subscription> {
     const abort = new AbortController();
     const signal = options.signal ? anySignal([options.signal, abort.signal]) : abort.signal;
-    const res = await this.#send('subscribe', { body }, { ...options, signal }, 'text/event-stream');
-    if (!res.body) throw new FlashbulbError(res.status, 'internal_error', 'the subscription answered without a stream');
+    const res = await this.#send(
+      'subscribe',
+      { body },
+      { ...options, signal },
+      'text/event-stream',
+    );
+    if (!res.body)
+      throw new FlashbulbError(
+        res.status,
+        'internal_error',
+        'the subscription answered without a stream',
+      );
     const events = sseEvents(res.body);
     const first = await events.next();
     if (first.done || first.value.event !== 'subscribed') {
       abort.abort();
-      throw new FlashbulbError(res.status, 'internal_error', 'the stream did not start with a subscribed event');
+      throw new FlashbulbError(
+        res.status,
+        'internal_error',
+        'the stream did not start with a subscribed event',
+      );
     }
     const id = (JSON.parse(first.value.data) as { subscription_id: number }).subscription_id;
     return new Subscription(this, id, events, abort);
   }
 
   /** Uploads documents (.md / .txt); each name is the file's relative path. */
-  async upload(files: ReadonlyArray<{ name: string; content: string | Blob }>, options: RequestOptions = {}): Promise<UploadResponse> {
+  async upload(
+    files: ReadonlyArray<{ name: string; content: string | Blob }>,
+    options: RequestOptions = {},
+  ): Promise<UploadResponse> {
     const form = new FormData();
-    for (const f of files) form.append('files', typeof f.content === 'string' ? new Blob([f.content], { type: 'text/plain' }) : f.content, f.name);
+    for (const f of files)
+      form.append(
+        'files',
+        typeof f.content === 'string' ? new Blob([f.content], { type: 'text/plain' }) : f.content,
+        f.name,
+      );
     const res = await this.#send('upload', { body: form }, options);
     return (await res.json()) as UploadResponse;
   }
 
-  protected override async call<T>(op: OperationId, args: CallArgs, options?: RequestOptions): Promise<T> {
+  protected override async call<T>(
+    op: OperationId,
+    args: CallArgs,
+    options?: RequestOptions,
+  ): Promise<T> {
     const res = await this.#send(op, args, options ?? {});
     const kind = OPERATIONS[op].response;
     if (kind === 'text') return (await res.text()) as T;
@@ -189,7 +242,12 @@ export class FlashbulbClient extends GeneratedClient<RequestOptions> {
   }
 
   /** Sends one request, retrying 429 and 503 answers; throws FlashbulbError for any other error status. */
-  async #send(op: OperationId, args: CallArgs, options: RequestOptions, accept = 'application/json'): Promise<Response> {
+  async #send(
+    op: OperationId,
+    args: CallArgs,
+    options: RequestOptions,
+    accept = 'application/json',
+  ): Promise<Response> {
     const url = this.#url(op, args);
     const headers: Record<string, string> = { accept, ...this.#opts.headers, ...options.headers };
     if (this.#at.apiKey) headers['authorization'] = `Bearer ${this.#at.apiKey}`;
@@ -214,17 +272,27 @@ export class FlashbulbClient extends GeneratedClient<RequestOptions> {
       const error = explain(this.#at, await toError(res));
       if (!RETRIED.has(res.status) || attempt >= retry.retries) throw error;
       const backoff = retry.baseDelayMs * 2 ** attempt * (0.5 + Math.random() / 2);
-      await sleep(Math.min(retry.maxDelayMs, error.retryAfterS === undefined ? backoff : error.retryAfterS * 1000), options.signal);
+      await sleep(
+        Math.min(
+          retry.maxDelayMs,
+          error.retryAfterS === undefined ? backoff : error.retryAfterS * 1000,
+        ),
+        options.signal,
+      );
     }
   }
 
   #url(op: OperationId, args: CallArgs): string {
     const spec = OPERATIONS[op];
-    let path: string = spec.path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(args.params?.[name] ?? ''));
+    let path: string = spec.path.replace(/\{(\w+)\}/g, (_, name: string) =>
+      encodeURIComponent(args.params?.[name] ?? ''),
+    );
     const ws = this.#at.workspace;
-    if (ws !== undefined && spec.scoped) path = path.replace(/^\/v1\//, `/v1/workspaces/${encodeURIComponent(ws)}/`);
+    if (ws !== undefined && spec.scoped)
+      path = path.replace(/^\/v1\//, `/v1/workspaces/${encodeURIComponent(ws)}/`);
     const query = new URLSearchParams();
-    for (const [k, v] of Object.entries(args.query ?? {})) if (v !== undefined && v !== null) query.set(k, String(v));
+    for (const [k, v] of Object.entries(args.query ?? {}))
+      if (v !== undefined && v !== null) query.set(k, String(v));
     const qs = query.toString();
     return `${this.#at.base}${path}${qs === '' ? '' : `?${qs}`}`;
   }
@@ -239,7 +307,12 @@ export class Subscription implements AsyncIterable<SubscribeMessageEvent> {
   readonly #events: AsyncGenerator<SseEvent>;
   readonly #abort: AbortController;
 
-  constructor(client: FlashbulbClient, id: number, events: AsyncGenerator<SseEvent>, abort: AbortController) {
+  constructor(
+    client: FlashbulbClient,
+    id: number,
+    events: AsyncGenerator<SseEvent>,
+    abort: AbortController,
+  ) {
     this.#client = client;
     this.id = id;
     this.#events = events;
@@ -327,21 +400,31 @@ async function toError(res: Response): Promise<FlashbulbError> {
   const text = await res.text();
   try {
     const body = JSON.parse(text) as { error_code?: ErrorCode; message?: string };
-    if (typeof body.error_code === 'string') return new FlashbulbError(res.status, body.error_code, body.message ?? text, retryAfterS);
+    if (typeof body.error_code === 'string')
+      return new FlashbulbError(res.status, body.error_code, body.message ?? text, retryAfterS);
   } catch {
     /* not a Flashbulb error body */
   }
-  return new FlashbulbError(res.status, res.status >= 500 ? 'internal_error' : 'invalid_input', `HTTP ${res.status}: ${text.slice(0, 200)}`, retryAfterS);
+  return new FlashbulbError(
+    res.status,
+    res.status >= 500 ? 'internal_error' : 'invalid_input',
+    `HTTP ${res.status}: ${text.slice(0, 200)}`,
+    retryAfterS,
+  );
 }
 
 function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(timer);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 }
 

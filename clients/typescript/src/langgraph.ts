@@ -16,7 +16,17 @@
  *   `new FlashbulbStore(client, { minRelevance })` drops hits below that relevance (recall's
  *   `min_relevance`), so a query nothing matches finds nothing.
  */
-import { BaseStore, type Item, type ListNamespacesOperation, type MatchCondition, type Operation, type OperationResults, type PutOperation, type SearchItem, type SearchOperation } from '@langchain/langgraph-checkpoint';
+import {
+  BaseStore,
+  type Item,
+  type ListNamespacesOperation,
+  type MatchCondition,
+  type Operation,
+  type OperationResults,
+  type PutOperation,
+  type SearchItem,
+  type SearchOperation,
+} from '@langchain/langgraph-checkpoint';
 import type { FlashbulbClient } from './index.ts';
 import type { Memory } from './generated.ts';
 
@@ -60,15 +70,26 @@ function text(key: string, value: Record<string, unknown>, index: PutOperation['
 function sortKeys(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(sortKeys);
   if (value === null || typeof value !== 'object') return value;
-  return Object.fromEntries(Object.keys(value).sort().map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]));
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((k) => [k, sortKeys((value as Record<string, unknown>)[k])]),
+  );
 }
 
 function searchFilter(op: SearchOperation): Record<string, unknown> {
   const out: Record<string, unknown> = { 'context.langgraph.key': { $exists: true } };
-  op.namespacePrefix.forEach((part, i) => { out[`context.langgraph.p${i}`] = part; });
+  op.namespacePrefix.forEach((part, i) => {
+    out[`context.langgraph.p${i}`] = part;
+  });
   for (const [field, cond] of Object.entries(op.filter ?? {})) {
-    const isOps = cond !== null && typeof cond === 'object' && !Array.isArray(cond) && Object.keys(cond).every((k) => COMPARISONS.has(k));
-    if (cond !== null && typeof cond === 'object' && !isOps) throw new Error(`filter.${field}: only scalars and $eq/$ne/$gt/$gte/$lt/$lte are supported`);
+    const isOps =
+      cond !== null &&
+      typeof cond === 'object' &&
+      !Array.isArray(cond) &&
+      Object.keys(cond).every((k) => COMPARISONS.has(k));
+    if (cond !== null && typeof cond === 'object' && !isOps)
+      throw new Error(`filter.${field}: only scalars and $eq/$ne/$gt/$gte/$lt/$lte are supported`);
     out[`context.value.${field}`] = cond;
   }
   return out;
@@ -76,7 +97,8 @@ function searchFilter(op: SearchOperation): Record<string, unknown> {
 
 function matches(ns: string[], c: MatchCondition): boolean {
   if (ns.length < c.path.length) return false;
-  const [a, b] = c.matchType === 'prefix' ? [ns, c.path] : [[...ns].reverse(), [...c.path].reverse()];
+  const [a, b] =
+    c.matchType === 'prefix' ? [ns, c.path] : [[...ns].reverse(), [...c.path].reverse()];
   return b.every((p, i) => p === '*' || p === a[i]);
 }
 
@@ -113,7 +135,11 @@ export class FlashbulbStore extends BaseStore {
   }
 
   async #find(namespace: string[], key: string): Promise<Memory | undefined> {
-    const page = await this.client.list({ entity_id: encodeNamespace(namespace), limit: 1, filter: JSON.stringify({ 'context.langgraph.key': key }) });
+    const page = await this.client.list({
+      entity_id: encodeNamespace(namespace),
+      limit: 1,
+      filter: JSON.stringify({ 'context.langgraph.key': key }),
+    });
     return page.memories[0];
   }
 
@@ -124,10 +150,13 @@ export class FlashbulbStore extends BaseStore {
       return;
     }
     const meta: Record<string, unknown> = { key: op.key, depth: op.namespace.length };
-    op.namespace.forEach((part, i) => { meta[`p${i}`] = part; });
+    op.namespace.forEach((part, i) => {
+      meta[`p${i}`] = part;
+    });
     const context = { langgraph: meta, value: op.value };
     const content = text(op.key, op.value, op.index);
-    if (existing) await this.client.revise(existing.memory_id, { content, context, context_mode: 'replace' });
+    if (existing)
+      await this.client.revise(existing.memory_id, { content, context, context_mode: 'replace' });
     else await this.client.remember({ content, context, entity_id: encodeNamespace(op.namespace) });
   }
 
@@ -136,14 +165,25 @@ export class FlashbulbStore extends BaseStore {
     const offset = op.offset ?? 0;
     const wanted = offset + (op.limit ?? 10);
     if (op.query) {
-      const floor = this.options.minRelevance === undefined ? {} : { min_relevance: this.options.minRelevance };
-      const { results } = await this.client.recall({ cue: op.query, strategies: ['similarity'], top_k: wanted, filter, ...floor });
+      const floor =
+        this.options.minRelevance === undefined ? {} : { min_relevance: this.options.minRelevance };
+      const { results } = await this.client.recall({
+        cue: op.query,
+        strategies: ['similarity'],
+        top_k: wanted,
+        filter,
+        ...floor,
+      });
       return results.slice(offset).map((h) => ({ ...toItem(h.memory), score: h.relevance }));
     }
     const items: SearchItem[] = [];
     let cursor: string | null = null;
     do {
-      const page = await this.client.list({ filter: JSON.stringify(filter), limit: Math.min(PAGE, wanted - items.length), ...(cursor ? { cursor } : {}) });
+      const page = await this.client.list({
+        filter: JSON.stringify(filter),
+        limit: Math.min(PAGE, wanted - items.length),
+        ...(cursor ? { cursor } : {}),
+      });
       items.push(...page.memories.map(toItem));
       cursor = page.next_cursor;
     } while (cursor && items.length < wanted);

@@ -46,7 +46,13 @@ export class Dataset {
     const sentences = this.rng.next() < 0.85 ? 1 : 2 + this.rng.int(3);
     let content = body.content;
     for (let i = 1; i < sentences; i++) content += ` ${sentence(this.rng)}`;
-    return { content, importance: body.importance, context: body.context, entityId: body.entity_id ?? null, edges: this.#edges() };
+    return {
+      content,
+      importance: body.importance,
+      context: body.context,
+      entityId: body.entity_id ?? null,
+      edges: this.#edges(),
+    };
   }
 
   #edges(): MemoryInput['edges'] {
@@ -55,7 +61,10 @@ export class Dataset {
     const edges: MemoryInput['edges'] = [];
     for (let i = 0; i < n; i++) {
       const back = 1 + this.rng.int(Math.min(RECENT_WINDOW, this.ids.length));
-      edges.push({ targetId: this.ids[this.ids.length - back] ?? this.pickId(), type: this.rng.pick(EDGE_KINDS) });
+      edges.push({
+        targetId: this.ids[this.ids.length - back] ?? this.pickId(),
+        type: this.rng.pick(EDGE_KINDS),
+      });
     }
     return edges;
   }
@@ -67,7 +76,12 @@ export class Dataset {
       this.linked.push(id);
       for (const e of m.edges) this.linked.push(e.targetId);
     }
-    if (/[.!?]\s/.test(m.content) || this.samples.length >= SAMPLE_MAX || this.#singles++ % SAMPLE_EVERY !== 0) return;
+    if (
+      /[.!?]\s/.test(m.content) ||
+      this.samples.length >= SAMPLE_MAX ||
+      this.#singles++ % SAMPLE_EVERY !== 0
+    )
+      return;
     this.samples.push({ id, content: m.content });
     this.#sampleIds.add(id);
   }

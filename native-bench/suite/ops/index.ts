@@ -17,7 +17,12 @@ export interface PreparedOp {
 
 const nothing = async (): Promise<void> => undefined;
 
-type PushOpName = 'subscribe_push' | 'subscribe_push_10_open' | 'subscribe_push_100_open' | 'write_push_100_open' | 'subscribe_first_push';
+type PushOpName =
+  | 'subscribe_push'
+  | 'subscribe_push_10_open'
+  | 'subscribe_push_100_open'
+  | 'write_push_100_open'
+  | 'subscribe_first_push';
 
 /** Subscriptions each push operation keeps open in the workspace (its clients' included). */
 const PUSH_OPS: Readonly<Record<PushOpName, { open: number; kind: 'feed' | 'write' | 'first' }>> = {
@@ -63,7 +68,11 @@ function simpleOp(name: Exclude<OpName, PushOpName>, d: Driver, ds: Dataset): Op
  * `clients` is the phase's concurrency: the push operations open one subscription per client, and
  * idle ones up to their open count.
  */
-export async function prepareOp(name: OpName, d: Driver, opts: { ds: Dataset; clients: number }): Promise<PreparedOp> {
+export async function prepareOp(
+  name: OpName,
+  d: Driver,
+  opts: { ds: Dataset; clients: number },
+): Promise<PreparedOp> {
   if (!isPushOp(name)) return { run: simpleOp(name, d, opts.ds), dispose: nothing };
   const { open, kind } = PUSH_OPS[name];
   if (kind === 'first') return { run: firstPushOp(d, opts.ds), dispose: nothing };

@@ -44,5 +44,6 @@ export function recallOp(d: Driver, ds: Dataset, kind: RecallKind): Operation {
 
 /** Prime: an entity's recent memories plus memories similar to a cue. */
 export function primeOp(d: Driver, ds: Dataset): Operation {
-  return async () => (await d.prime({ entityId: ds.pickEntity(), cue: ds.cue(), maxMemories: TOP_K })) > 0;
+  return async () =>
+    (await d.prime({ entityId: ds.pickEntity(), cue: ds.cue(), maxMemories: TOP_K })) > 0;
 }

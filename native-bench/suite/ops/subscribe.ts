@@ -61,7 +61,8 @@ export class PushProbes {
 
   /** Opens `active` subscriptions that run operations and `open - active` idle ones. */
   static async open(d: Driver, ds: Dataset, active: number, open = active): Promise<PushProbes> {
-    if (ds.samples.length === 0) throw new Error('subscribe_push needs stored single-sentence memories');
+    if (ds.samples.length === 0)
+      throw new Error('subscribe_push needs stored single-sentence memories');
     const probes = new PushProbes(ds, d);
     for (let i = 0; i < Math.max(open, active); i++) {
       const p = probes.#add(await d.subscribe({ threshold: PUSH_THRESHOLD }), i < active);
@@ -82,29 +83,31 @@ export class PushProbes {
   }
 
   /** Feed → push of a stored memory. */
-  readonly feedOp: Operation = () => this.#withProbe(async (p) => {
-    await this.#feedAndWait(p, this.#target(p));
-    return true;
-  });
+  readonly feedOp: Operation = () =>
+    this.#withProbe(async (p) => {
+      await this.#feedAndWait(p, this.#target(p));
+      return true;
+    });
 
   /** Remember → push of the new memory to a subscription that was fed its text. */
-  readonly writeOp: Operation = () => this.#withProbe(async (p) => {
-    const m = this.#ds.nextMemory();
-    const content = this.#ds.cue();
-    await p.sub.feed(recase(content, this.#ds.rng));
-    const t0 = performance.now();
-    const id = await this.#d.remember({ ...m, content });
-    this.#ds.stored(id, { ...m, content });
-    if (!p.pushed.has(id)) {
-      const pushed = this.#awaitPush(p, id);
-      try {
-        await pushed.arrived;
-      } finally {
-        pushed.cancel();
+  readonly writeOp: Operation = () =>
+    this.#withProbe(async (p) => {
+      const m = this.#ds.nextMemory();
+      const content = this.#ds.cue();
+      await p.sub.feed(recase(content, this.#ds.rng));
+      const t0 = performance.now();
+      const id = await this.#d.remember({ ...m, content });
+      this.#ds.stored(id, { ...m, content });
+      if (!p.pushed.has(id)) {
+        const pushed = this.#awaitPush(p, id);
+        try {
+          await pushed.arrived;
+        } finally {
+          pushed.cancel();
+        }
       }
-    }
-    return performance.now() - t0;
-  });
+      return performance.now() - t0;
+    });
 
   async #withProbe<T>(run: (p: Probe) => Promise<T>): Promise<T> {
     const p = this.#idle.pop();
@@ -132,14 +135,19 @@ export class PushProbes {
       const s = this.#ds.nextSample();
       if (!p.pushed.has(s.id)) return s;
     }
-    throw new Error(`every sample memory was already pushed to this subscription (${p.pushed.size} pushed, ${this.#ds.samples.length} samples)`);
+    throw new Error(
+      `every sample memory was already pushed to this subscription (${p.pushed.size} pushed, ${this.#ds.samples.length} samples)`,
+    );
   }
 
   /** Resolves when `id` is pushed to `p`; rejects after PUSH_TIMEOUT_MS unless cancelled first. */
   #awaitPush(p: Probe, id: string): { arrived: Promise<void>; cancel: () => void } {
     let timer: NodeJS.Timeout | undefined;
     const arrived = new Promise<void>((resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`no push of ${id} within ${PUSH_TIMEOUT_MS} ms`)), PUSH_TIMEOUT_MS);
+      timer = setTimeout(
+        () => reject(new Error(`no push of ${id} within ${PUSH_TIMEOUT_MS} ms`)),
+        PUSH_TIMEOUT_MS,
+      );
       p.waiting = { id, done: resolve };
     });
     // Handled here so a timeout while the feed is still failing is not an unhandled rejection.
@@ -170,7 +178,8 @@ export function firstPushOp(d: Driver, ds: Dataset): Operation {
       // The server matches the chunk before it replies, so its pushes were sent before the reply.
       await sub.feed(`${ds.cue()}.`);
       await Promise.race([arrived, new Promise((r) => setTimeout(r, FIRST_PUSH_GRACE_MS))]);
-      if (first === 0) throw new Error(`the fed sentence pushed nothing at threshold ${FIRST_PUSH_THRESHOLD}`);
+      if (first === 0)
+        throw new Error(`the fed sentence pushed nothing at threshold ${FIRST_PUSH_THRESHOLD}`);
       return first - t0;
     } finally {
       await sub.close();

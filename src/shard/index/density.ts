@@ -69,7 +69,11 @@ export class Densities {
   }
 
   /** Computes queued densities for about `budgetMs`; true when some remain. */
-  fillSome(budgetMs: number, memory: (id: string) => MemoryRecord | undefined, w: Earlier): boolean {
+  fillSome(
+    budgetMs: number,
+    memory: (id: string) => MemoryRecord | undefined,
+    w: Earlier,
+  ): boolean {
     const start = performance.now();
     let i = 0;
     for (; i < this.#queue.length && performance.now() - start < budgetMs; i++) {
@@ -83,7 +87,11 @@ export class Densities {
 
 function densityOf(m: MemoryRecord, w: Earlier): number | null {
   if (w.countBefore(m.id) < DENSITY_K) return null;
-  const near = w.vectors.search(m.embedding, { k: DENSITY_K, ef: DENSITY_K, only: take(w.idsBefore(m.id), WINDOW.n) });
+  const near = w.vectors.search(m.embedding, {
+    k: DENSITY_K,
+    ef: DENSITY_K,
+    only: take(w.idsBefore(m.id), WINDOW.n),
+  });
   if (near.length < DENSITY_K) return null;
   let sum = 0;
   for (const n of near) sum += n.sim;

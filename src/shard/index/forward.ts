@@ -57,7 +57,12 @@ export class ForwardIndex {
 
   /** Bytes held by the arenas. */
   get bytes(): number {
-    return this.#terms.byteLength + this.#tfs.byteLength + this.#start.byteLength + this.#count.byteLength;
+    return (
+      this.#terms.byteLength +
+      this.#tfs.byteLength +
+      this.#start.byteLength +
+      this.#count.byteLength
+    );
   }
 
   #compact(): void {

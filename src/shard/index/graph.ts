@@ -26,7 +26,9 @@ export class Graph {
     push(this.#out, edge.source_id, edge);
     push(this.#in, edge.target_id, edge);
     this.#edges += 1;
-    if (edge.edge_type === 'contradicts') for (const id of [edge.source_id, edge.target_id]) this.#contradicting.set(id, (this.#contradicting.get(id) ?? 0) + 1);
+    if (edge.edge_type === 'contradicts')
+      for (const id of [edge.source_id, edge.target_id])
+        this.#contradicting.set(id, (this.#contradicting.get(id) ?? 0) + 1);
   }
 
   remove(source: string, target: string, type: EdgeType): boolean {
@@ -48,7 +50,8 @@ export class Graph {
     const out = this.#out.get(source);
     const inc = this.#in.get(target);
     if (!out || !inc) return false;
-    if (out.length <= inc.length) return out.some((e) => e.target_id === target && e.edge_type === type);
+    if (out.length <= inc.length)
+      return out.some((e) => e.target_id === target && e.edge_type === type);
     return inc.some((e) => e.source_id === source && e.edge_type === type);
   }
 

@@ -21,7 +21,11 @@ export class Hnsw {
   readonly #labels = new LabelSet();
   #deleted: number;
 
-  private constructor(index: InstanceType<typeof hnswlib.HierarchicalNSW>, dim: number, live?: Iterable<number>) {
+  private constructor(
+    index: InstanceType<typeof hnswlib.HierarchicalNSW>,
+    dim: number,
+    live?: Iterable<number>,
+  ) {
     this.#index = index;
     this.dim = dim;
     // getIdsList() includes points marked deleted; getPoint() throws for those.
@@ -36,7 +40,13 @@ export class Hnsw {
 
   static create(dim: number, capacity: number, efConstruction: number): Hnsw {
     const index = new hnswlib.HierarchicalNSW('ip', dim);
-    index.initIndex({ maxElements: capacity, m: M, efConstruction, randomSeed: 100, allowReplaceDeleted: true });
+    index.initIndex({
+      maxElements: capacity,
+      m: M,
+      efConstruction,
+      randomSeed: 100,
+      allowReplaceDeleted: true,
+    });
     return new Hnsw(index, dim);
   }
 
@@ -82,7 +92,12 @@ export class Hnsw {
   }
 
   /** Up to k nearest labels with their cosine similarity. */
-  search(query: Float32Array, k: number, ef: number, filter?: (label: number) => boolean): Array<{ label: number; sim: number }> {
+  search(
+    query: Float32Array,
+    k: number,
+    ef: number,
+    filter?: (label: number) => boolean,
+  ): Array<{ label: number; sim: number }> {
     const count = this.#index.getCurrentCount();
     if (count === 0) return [];
     this.#index.setEf(Math.max(ef, k));
@@ -140,7 +155,8 @@ class LabelSet {
   }
 
   add(label: number): void {
-    if (!Number.isInteger(label) || label < 0 || label >= 2 ** 32) throw new Error(`HNSW label ${label} is not a 32-bit unsigned integer`);
+    if (!Number.isInteger(label) || label < 0 || label >= 2 ** 32)
+      throw new Error(`HNSW label ${label} is not a 32-bit unsigned integer`);
     if (label >= this.#has.length) {
       const next = new Uint8Array(Math.max(label + 1, this.#has.length * 2));
       next.set(this.#has);

@@ -81,7 +81,9 @@ export class QueryScores implements LexicalScores {
       scratch.termAt[id] = this.#stamp;
       scratch.termPos[id] = t;
     }
-    this.#earlier = q.terms.map(({ slot }, t) => q.terms.flatMap((x, e) => (e < t && x.slot === slot ? [e] : [])));
+    this.#earlier = q.terms.map(({ slot }, t) =>
+      q.terms.flatMap((x, e) => (e < t && x.slot === slot ? [e] : [])),
+    );
     this.#slotAt = new Int32Array(n).fill(-1);
     this.#credited = new Uint8Array(n);
     this.#idfs = Float64Array.from(q.terms, ({ idf }) => idf);
@@ -116,7 +118,11 @@ export class QueryScores implements LexicalScores {
         }
         if (earlier.some((e) => (((held[d] as number) >>> e) & 1) === 1)) continue;
         const tf = slotOfPosting(list[j] as number) / 2;
-        score[d] = (score[d] as number) + idf * ((tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (len[d] as number)) / avg)));
+        score[d] =
+          (score[d] as number) +
+          idf *
+            ((tf * (BM25_K1 + 1)) /
+              (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (len[d] as number)) / avg)));
         share[d] = (share[d] as number) + idf;
         held[d] = (held[d] as number) | (1 << t);
       }
@@ -128,10 +134,22 @@ export class QueryScores implements LexicalScores {
     this.#check();
     const { scratch, idOf } = this.#v;
     const { score, offeredAt } = scratch;
-    const best = new BoundedTop(k, (a, b) => (score[a] as number) < (score[b] as number) || (score[a] === score[b] && a > b));
+    const best = new BoundedTop(
+      k,
+      (a, b) => (score[a] as number) < (score[b] as number) || (score[a] === score[b] && a > b),
+    );
     if (this.#scanned !== null) {
-      const ranked = topK(this.#scanned, score, k, accept === null ? null : (d) => accept(idOf[d] as string));
-      return ranked.map((d) => ({ id: idOf[d] as string, score: score[d] as number, norm: this.#matchOf(d) }));
+      const ranked = topK(
+        this.#scanned,
+        score,
+        k,
+        accept === null ? null : (d) => accept(idOf[d] as string),
+      );
+      return ranked.map((d) => ({
+        id: idOf[d] as string,
+        score: score[d] as number,
+        norm: this.#matchOf(d),
+      }));
     }
     const walk = scratch.next();
     const offer = (d: number): void => {
@@ -142,7 +160,9 @@ export class QueryScores implements LexicalScores {
     };
     const { met, left } = this.#walk(walk, best, offer);
     this.#finish(walk, met, left, best, offer);
-    return best.sorted().map((d) => ({ id: idOf[d] as string, score: score[d] as number, norm: this.#matchOf(d) }));
+    return best
+      .sorted()
+      .map((d) => ({ id: idOf[d] as string, score: score[d] as number, norm: this.#matchOf(d) }));
   }
 
   /**
@@ -154,7 +174,11 @@ export class QueryScores implements LexicalScores {
    * more, and goes on only while the memories still open cost more to score than the postings left
    * to walk. Returns the memories met and the bound on what they may still gain.
    */
-  #walk(walk: number, best: BoundedTop, offer: (d: number) => void): { met: number[]; left: number } {
+  #walk(
+    walk: number,
+    best: BoundedTop,
+    offer: (d: number) => void,
+  ): { met: number[]; left: number } {
     const { scratch, idOf, terms, len, avg } = this.#v;
     const { seenAt, offeredAt, acc } = scratch;
     const { order, rest, postings } = this.#walkOrder();
@@ -182,7 +206,10 @@ export class QueryScores implements LexicalScores {
         const d = docOfPosting(posting);
         if (offeredAt[d] === walk || idOf[d] === undefined) continue;
         const tf = slotOfPosting(posting) / 2;
-        const c = idf * ((tf * (BM25_K1 + 1)) / (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (len[d] as number)) / avg)));
+        const c =
+          idf *
+          ((tf * (BM25_K1 + 1)) /
+            (tf + BM25_K1 * (1 - BM25_B + (BM25_B * (len[d] as number)) / avg)));
         let a: number;
         if (seenAt[d] === walk) a = (acc[d] as number) + c;
         else if (!admitting) continue;
@@ -208,10 +235,19 @@ export class QueryScores implements LexicalScores {
    * plus `left` cannot reach the k-th best accepted score; the most promising first, so that the
    * k-th best is high when the others are checked.
    */
-  #finish(walk: number, met: number[], left: number, best: BoundedTop, offer: (d: number) => void): void {
+  #finish(
+    walk: number,
+    met: number[],
+    left: number,
+    best: BoundedTop,
+    offer: (d: number) => void,
+  ): void {
     const { offeredAt, acc } = this.#v.scratch;
     const open = (d: number): boolean => offeredAt[d] !== walk && (acc[d] as number) > -Infinity;
-    const promising = new BoundedTop(best.capacity, (a, b) => (acc[a] as number) < (acc[b] as number) || (acc[a] === acc[b] && a > b));
+    const promising = new BoundedTop(
+      best.capacity,
+      (a, b) => (acc[a] as number) < (acc[b] as number) || (acc[a] === acc[b] && a > b),
+    );
     for (const d of met) if (open(d) && promising.admits(d)) promising.add(d);
     for (const d of promising.sorted()) offer(d);
     for (const d of met) if (open(d) && (acc[d] as number) + left >= this.#kth(best)) offer(d);
@@ -220,7 +256,9 @@ export class QueryScores implements LexicalScores {
   /** The k-th best accepted score lowered by the slack (-Infinity until k are accepted): what a bound must reach. */
   #kth(best: BoundedTop): number {
     const worst = best.full ? best.worst : undefined;
-    return worst === undefined ? -Infinity : (this.#v.scratch.score[worst] as number) / (1 + BOUND_SLACK);
+    return worst === undefined
+      ? -Infinity
+      : (this.#v.scratch.score[worst] as number) / (1 + BOUND_SLACK);
   }
 
   norm(id: string): number {
@@ -257,7 +295,9 @@ export class QueryScores implements LexicalScores {
   }
 
   #matchOf(d: number): number {
-    return this.#q.idfSum > 0 ? Math.min(1, (this.#v.scratch.share[d] as number) / this.#q.idfSum) : 0;
+    return this.#q.idfSum > 0
+      ? Math.min(1, (this.#v.scratch.share[d] as number) / this.#q.idfSum)
+      : 0;
   }
 
   /**
@@ -271,14 +311,17 @@ export class QueryScores implements LexicalScores {
       const id = this.#ids[t] as number;
       return id < 0 ? 0 : idf * bm25(terms.maxSlot(id) / 2, terms.minLen(id), this.#v.avg);
     });
-    const order = bound.flatMap((_, t) => ((this.#ids[t] as number) < 0 ? [] : [t])).sort((a, b) => (bound[b] as number) - (bound[a] as number) || a - b);
+    const order = bound
+      .flatMap((_, t) => ((this.#ids[t] as number) < 0 ? [] : [t]))
+      .sort((a, b) => (bound[b] as number) - (bound[a] as number) || a - b);
     const rest = new Float64Array(order.length + 1);
     const postings = new Float64Array(order.length + 1);
     for (let i = order.length - 1; i >= 0; i--) {
       const t = order[i] as number;
       rest[i] = (rest[i + 1] as number) + (bound[t] as number);
       const p = terms.list(this.#ids[t] as number);
-      postings[i] = (postings[i + 1] as number) + (p === undefined ? 0 : typeof p === 'number' ? 1 : p.length);
+      postings[i] =
+        (postings[i + 1] as number) + (p === undefined ? 0 : typeof p === 'number' ? 1 : p.length);
     }
     if (this.#q.terms.some(({ idf }) => !(idf > 0 && idf < Infinity))) rest.fill(Infinity);
     return { order, rest, postings };
@@ -311,7 +354,8 @@ export class QueryScores implements LexicalScores {
     for (let i = at; i < end; i++) {
       const id = ids[i] as number;
       if (termAt[id] !== this.#stamp) continue;
-      for (let t = termPos[id] as number; t >= 0; t = sameTerm[t] as number) slotAt[t] = tfs[i] as number;
+      for (let t = termPos[id] as number; t >= 0; t = sameTerm[t] as number)
+        slotAt[t] = tfs[i] as number;
     }
     // BM25's length normalisation, as bm25() computes it.
     const lengthNorm = BM25_K1 * (1 - BM25_B + (BM25_B * (len[d] as number)) / avg);

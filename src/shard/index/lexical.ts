@@ -192,14 +192,30 @@ export class LexicalIndex {
     const generation = ++this.#generation;
     this.#scratch.fit(this.#idOf.length, this.#terms.capacity);
     const avg = this.#totalLen / Math.max(1, this.#docOf.size) || 1;
-    const view = { terms: this.#terms, forward: this.#forward, docOf: this.#docOf, idOf: this.#idOf, len: this.#len, avg, scratch: this.#scratch, scanPostings: this.#scanPostings };
+    const view = {
+      terms: this.#terms,
+      forward: this.#forward,
+      docOf: this.#docOf,
+      idOf: this.#idOf,
+      len: this.#len,
+      avg,
+      scratch: this.#scratch,
+      scanPostings: this.#scanPostings,
+    };
     return new QueryScores(q, view, () => {
-      if (generation !== this.#generation) throw new Error('lexical scores read after another query ran on the index, or after it changed');
+      if (generation !== this.#generation)
+        throw new Error(
+          'lexical scores read after another query ran on the index, or after it changed',
+        );
     });
   }
 
   /** The `k` best memories for the query by BM25, best first (ties: lower document number first). */
-  search(q: LexicalQuery, k: number, accept: ((id: string) => boolean) | null = null): LexicalHit[] {
+  search(
+    q: LexicalQuery,
+    k: number,
+    accept: ((id: string) => boolean) | null = null,
+  ): LexicalHit[] {
     return this.score(q).top(k, accept);
   }
 
@@ -295,5 +311,6 @@ function forEachString(v: JsonValue, fn: (s: string) => void, depth = 0): void {
   if (depth > 8) return;
   if (typeof v === 'string') fn(v);
   else if (Array.isArray(v)) for (const x of v) forEachString(x, fn, depth + 1);
-  else if (v !== null && typeof v === 'object') for (const x of Object.values(v)) forEachString(x, fn, depth + 1);
+  else if (v !== null && typeof v === 'object')
+    for (const x of Object.values(v)) forEachString(x, fn, depth + 1);
 }

@@ -132,7 +132,12 @@ export class TermLists {
    * Drops dead postings from the term's list once they are half of it, calling `gone` for each
    * (in list order), and makes the term's bounds exact again from the postings kept.
    */
-  maybeCompact(id: number, live: (d: number) => boolean, lenOf: (d: number) => number, gone: (d: number) => void): void {
+  maybeCompact(
+    id: number,
+    live: (d: number) => boolean,
+    lenOf: (d: number) => number,
+    gone: (d: number) => void,
+  ): void {
     const dead = this.#dead[id] ?? 0;
     const p = this.#lists[id];
     if (dead === 0 || typeof p !== 'object' || dead * 2 < p.length) return;

@@ -8,7 +8,8 @@
  */
 
 const WORD = /[\p{L}\p{M}\p{N}]+(?:['’][\p{L}]+)?(?:[.,]\p{N}+)*/gu;
-const NO_SPACE_SCRIPT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}]/u;
+const NO_SPACE_SCRIPT =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}]/u;
 const NUMERIC = /^\p{N}/u;
 
 /** Common English function words: they carry no topic, and every memory has them. */

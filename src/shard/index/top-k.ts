@@ -6,8 +6,16 @@
  */
 
 /** The k best document numbers by score (descending; ties by lower document number). */
-export function topK(docs: readonly number[], scores: Float64Array, k: number, accept: ((d: number) => boolean) | null): number[] {
-  const top = new BoundedTop(k, (a, b) => (scores[a] as number) < (scores[b] as number) || (scores[a] === scores[b] && a > b));
+export function topK(
+  docs: readonly number[],
+  scores: Float64Array,
+  k: number,
+  accept: ((d: number) => boolean) | null,
+): number[] {
+  const top = new BoundedTop(
+    k,
+    (a, b) => (scores[a] as number) < (scores[b] as number) || (scores[a] === scores[b] && a > b),
+  );
   // `accept` is asked only of a document that would enter the heap (the same k as asking every
   // one: a document no better than the worst accepted one never enters), so its cost follows k
   // and the order of the list, not the number of documents scored.

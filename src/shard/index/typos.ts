@@ -50,7 +50,8 @@ export function forEachOneEdit(term: string, visit: (v: string) => void): void {
     const after = term.slice(i + 1);
     visit(head + after);
     if (i + 1 < n) visit(head + term[i + 1] + term[i] + term.slice(i + 2));
-    for (let k = 0; k < letters.length; k++) if (letters[k] !== term[i]) visit(head + letters[k] + after);
+    for (let k = 0; k < letters.length; k++)
+      if (letters[k] !== term[i]) visit(head + letters[k] + after);
   }
 }
 

@@ -56,12 +56,18 @@ export class VectorIndex {
 
   /** True while some vectors are not yet in the graph (or the graph is due but not built). */
   get needsIndexing(): boolean {
-    return this.#hnsw ? this.#pending.size > 0 || this.#rebuild !== null : this.#vectors.size > EXACT_MAX;
+    return this.#hnsw
+      ? this.#pending.size > 0 || this.#rebuild !== null
+      : this.#vectors.size > EXACT_MAX;
   }
 
   /** Vectors waiting to enter the graph (searched by exact scan meanwhile). */
   get pendingSize(): number {
-    return this.#hnsw ? this.#pending.size : this.#vectors.size > EXACT_MAX ? this.#vectors.size : 0;
+    return this.#hnsw
+      ? this.#pending.size
+      : this.#vectors.size > EXACT_MAX
+        ? this.#vectors.size
+        : 0;
   }
 
   get hasGraph(): boolean {
@@ -143,8 +149,21 @@ export class VectorIndex {
 
   #maybeRebuild(): void {
     const hnsw = this.#hnsw;
-    if (!hnsw || this.#rebuild || hnsw.deletedCount < Math.max(REBUILD_DELETED_MIN, this.#labelOf.size / 2)) return;
-    this.#rebuild = { hnsw: Hnsw.create(hnsw.dim, Math.max(EXACT_MAX, this.#labelOf.size * 2), this.#efConstruction), at: 0, end: this.#nextLabel };
+    if (
+      !hnsw ||
+      this.#rebuild ||
+      hnsw.deletedCount < Math.max(REBUILD_DELETED_MIN, this.#labelOf.size / 2)
+    )
+      return;
+    this.#rebuild = {
+      hnsw: Hnsw.create(
+        hnsw.dim,
+        Math.max(EXACT_MAX, this.#labelOf.size * 2),
+        this.#efConstruction,
+      ),
+      at: 0,
+      end: this.#nextLabel,
+    };
   }
 
   #label(id: string): number {
@@ -163,18 +182,40 @@ export class VectorIndex {
    * predicate applied inside the search; `exact`: scan every vector even when a graph exists
    * (cheaper than a graph walk when the filter passes few vectors).
    */
-  search(query: Float32Array, opts: { k: number; ef: number; only?: Iterable<string>; filter?: (id: string) => boolean; exact?: boolean }): Neighbour[] {
+  search(
+    query: Float32Array,
+    opts: {
+      k: number;
+      ef: number;
+      only?: Iterable<string>;
+      filter?: (id: string) => boolean;
+      exact?: boolean;
+    },
+  ): Neighbour[] {
     if (opts.k < 1) return [];
     if (opts.only) return this.#exact(query, opts.k, opts.only, opts.filter);
-    if (!this.#hnsw && !opts.filter && !this.#flatFailed && this.#vectors.size <= EXACT_MAX && (this.#flat || this.#vectors.size >= NATIVE_MIN)) {
+    if (
+      !this.#hnsw &&
+      !opts.filter &&
+      !this.#flatFailed &&
+      this.#vectors.size <= EXACT_MAX &&
+      (this.#flat || this.#vectors.size >= NATIVE_MIN)
+    ) {
       this.#flat ??= FlatScan.start(this.#vectors);
       const state = this.#flat?.fill(FILL_STEP);
       if (state === 'unusable') [this.#flat, this.#flatFailed] = [null, true];
-      else if (state === 'ready' && this.#flat?.dim === query.length) return this.#flat.search(query, opts.k, this.#vectors);
+      else if (state === 'ready' && this.#flat?.dim === query.length)
+        return this.#flat.search(query, opts.k, this.#vectors);
     }
-    if (!this.#hnsw || opts.exact) return this.#exact(query, opts.k, this.#vectors.keys(), opts.filter);
+    if (!this.#hnsw || opts.exact)
+      return this.#exact(query, opts.k, this.#vectors.keys(), opts.filter);
     const filter = opts.filter;
-    const fromGraph = this.#hnsw.search(query, opts.k, opts.ef, filter ? (label) => filter(this.#idOf[label] ?? '') : undefined);
+    const fromGraph = this.#hnsw.search(
+      query,
+      opts.k,
+      opts.ef,
+      filter ? (label) => filter(this.#idOf[label] ?? '') : undefined,
+    );
     const out: Neighbour[] = [];
     for (const { label } of fromGraph) {
       const id = this.#idOf[label];
@@ -187,7 +228,12 @@ export class VectorIndex {
     return out.sort((a, b) => b.sim - a.sim).slice(0, opts.k);
   }
 
-  #exact(query: Float32Array, k: number, ids: Iterable<string>, filter?: (id: string) => boolean): Neighbour[] {
+  #exact(
+    query: Float32Array,
+    k: number,
+    ids: Iterable<string>,
+    filter?: (id: string) => boolean,
+  ): Neighbour[] {
     const top: Neighbour[] = [];
     for (const id of ids) {
       const vector = this.#vectors.get(id);
@@ -279,7 +325,10 @@ class FlatScan {
   static start(vectors: ReadonlyMap<string, Float32Array>): FlatScan | null {
     const first = vectors.values().next().value;
     if (!first || vectors.size > EXACT_MAX) return null;
-    const capacity = Math.min(Math.max(64, Math.ceil(vectors.size * GROWTH)), Math.ceil(EXACT_MAX * GROWTH));
+    const capacity = Math.min(
+      Math.max(64, Math.ceil(vectors.size * GROWTH)),
+      Math.ceil(EXACT_MAX * GROWTH),
+    );
     return new FlatScan(new FlatIp(first.length, capacity), vectors.entries());
   }
 

@@ -33,7 +33,10 @@ export function requireMemory(ws: Workspace | undefined, id: string): MemoryReco
 }
 
 /** The memory and the workspace holding it; not_found when either is missing. */
-export function requireHolder(ws: Workspace | undefined, id: string): { w: Workspace; m: MemoryRecord } {
+export function requireHolder(
+  ws: Workspace | undefined,
+  id: string,
+): { w: Workspace; m: MemoryRecord } {
   const m = ws?.memories.get(id);
   if (ws === undefined || !m) throw notFound(`memory ${id} not found`);
   return { w: ws, m };
@@ -46,7 +49,10 @@ export function requireHolder(ws: Workspace | undefined, id: string): { w: Works
 export function newMemory(
   ctx: OpContext,
   nowUs: number,
-  m: Pick<MemoryRecord, 'content' | 'kind' | 'entityId' | 'embedding' | 'context' | 'importance'> & {
+  m: Pick<
+    MemoryRecord,
+    'content' | 'kind' | 'entityId' | 'embedding' | 'context' | 'importance'
+  > & {
     sourceMemoryIds?: string[] | null;
     expiresAt?: number | null;
     occurredAt?: number | undefined;

@@ -19,11 +19,26 @@ import { newMemory, type OpContext } from './context.ts';
  * its conversation's chain, read from the state as it is now (so the memory must be committed
  * before the next one of the same conversation is planned).
  */
-export function memoryRecords(w: Workspace | undefined, m: MemoryRecord, item: Pick<RememberItem, 'edges'>, now: number): LiveRecord[] {
+export function memoryRecords(
+  w: Workspace | undefined,
+  m: MemoryRecord,
+  item: Pick<RememberItem, 'edges'>,
+  now: number,
+): LiveRecord[] {
   const ws = w?.slug ?? '';
   const records: LiveRecord[] = [{ t: 'put', ws, m }];
   for (const e of item.edges) {
-    records.push({ t: 'edge', ws, e: { source_id: m.id, target_id: e.targetId, edge_type: e.edgeType, confidence: e.confidence, timestamp_us: now } });
+    records.push({
+      t: 'edge',
+      ws,
+      e: {
+        source_id: m.id,
+        target_id: e.targetId,
+        edge_type: e.edgeType,
+        confidence: e.confidence,
+        timestamp_us: now,
+      },
+    });
   }
   if (w !== undefined && m.conversationId !== null) records.push(...chainLinks(w, m, now));
   return records;
@@ -40,16 +55,31 @@ function chainLinks(w: Workspace, m: MemoryRecord, now: number): LiveRecord[] {
   const at = c.order.position(m.id, m.occurredAt);
   let before: string | undefined;
   let after: string | undefined;
-  for (let i = at - 1; i >= 0 && before === undefined; i--) if (tags[i] !== DELETED_TAG) before = ids[i];
-  for (let i = at; i < ids.length && after === undefined; i++) if (tags[i] !== DELETED_TAG && ids[i] !== m.id) after = ids[i];
+  for (let i = at - 1; i >= 0 && before === undefined; i--)
+    if (tags[i] !== DELETED_TAG) before = ids[i];
+  for (let i = at; i < ids.length && after === undefined; i++)
+    if (tags[i] !== DELETED_TAG && ids[i] !== m.id) after = ids[i];
   const ws = w.slug;
-  const link = (source: string, target: string): LiveRecord => ({ t: 'edge', ws, e: { source_id: source, target_id: target, edge_type: 'followed_by', confidence: 1, timestamp_us: now } });
+  const link = (source: string, target: string): LiveRecord => ({
+    t: 'edge',
+    ws,
+    e: {
+      source_id: source,
+      target_id: target,
+      edge_type: 'followed_by',
+      confidence: 1,
+      timestamp_us: now,
+    },
+  });
   const out: LiveRecord[] = [];
   if (before !== undefined) out.push(link(m.id, before));
   if (after !== undefined) {
     out.push(link(after, m.id));
     const spliced = before;
-    if (spliced !== undefined && w.graph.outgoing(after).some((e) => e.target_id === spliced && e.edge_type === 'followed_by')) {
+    if (
+      spliced !== undefined &&
+      w.graph.outgoing(after).some((e) => e.target_id === spliced && e.edge_type === 'followed_by')
+    ) {
       out.push({ t: 'unedge', ws, s: after, d: spliced, y: 'followed_by' });
     }
   }
@@ -79,7 +109,17 @@ export function chainAfterLoss(w: Workspace, gone: ReadonlySet<string>, now: num
     const [source, target] = [ids[after] as string, ids[before] as string];
     if (linked.has(source)) continue;
     linked.add(source);
-    out.push({ t: 'edge', ws: w.slug, e: { source_id: source, target_id: target, edge_type: 'followed_by', confidence: 1, timestamp_us: now } });
+    out.push({
+      t: 'edge',
+      ws: w.slug,
+      e: {
+        source_id: source,
+        target_id: target,
+        edge_type: 'followed_by',
+        confidence: 1,
+        timestamp_us: now,
+      },
+    });
   }
   return out;
 }
@@ -93,7 +133,11 @@ const SLICE_MS = 4;
  * as it is planned, so a later message of the call is placed after it; after SLICE_MS the op waits
  * a turn of the event loop (requests in between see the messages written so far, each whole).
  */
-export async function ingest(ctx: OpContext, ws: string, input: { items: RememberItem[] }): Promise<IngestOutput> {
+export async function ingest(
+  ctx: OpContext,
+  ws: string,
+  input: { items: RememberItem[] },
+): Promise<IngestOutput> {
   const out: IngestOutput = { ids: [], created: [] };
   const durable: Array<Promise<void>> = [];
   let deadline = performance.now() + SLICE_MS;
@@ -104,14 +148,20 @@ export async function ingest(ctx: OpContext, ws: string, input: { items: Remembe
     }
     // Read again after a wait: the workspace may have been dropped meanwhile.
     const w = ctx.state.workspace(ws);
-    const existing = item.conversationId == null || item.messageId == null ? undefined : w.conversations.get(item.conversationId)?.messages.get(item.messageId);
+    const existing =
+      item.conversationId == null || item.messageId == null
+        ? undefined
+        : w.conversations.get(item.conversationId)?.messages.get(item.messageId);
     if (existing !== undefined) {
       out.ids.push(existing);
       out.created.push(false);
       continue;
     }
     const now = ctx.nowUs();
-    const m = newMemory(ctx, now, { ...item, expiresAt: item.ttlUs === undefined ? (item.expiresAt ?? null) : now + item.ttlUs });
+    const m = newMemory(ctx, now, {
+      ...item,
+      expiresAt: item.ttlUs === undefined ? (item.expiresAt ?? null) : now + item.ttlUs,
+    });
     durable.push(ctx.commit(memoryRecords(w, m, item, now)));
     out.ids.push(m.id);
     out.created.push(true);

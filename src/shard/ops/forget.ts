@@ -19,10 +19,21 @@ export const FORGET_LIMIT = 1000;
 /** Longest stretch a criteria scan holds the shard's thread before letting other requests run. */
 const SCAN_SLICE_MS = 4;
 
-export async function forget(ctx: OpContext, ws: string, criteria: ForgetCriteria): Promise<ForgetResult> {
-  const empty: ForgetResult = { forgotten_count: 0, cascade_count: 0, truncated: false, tombstone_count: 0 };
+export async function forget(
+  ctx: OpContext,
+  ws: string,
+  criteria: ForgetCriteria,
+): Promise<ForgetResult> {
+  const empty: ForgetResult = {
+    forgotten_count: 0,
+    cascade_count: 0,
+    truncated: false,
+    tombstone_count: 0,
+  };
   const now = ctx.nowUs();
-  const scan = criteria.memoryIds ? byIds(ctx, ws, criteria, now) : await scanInSlices(ctx, ws, criteria, now);
+  const scan = criteria.memoryIds
+    ? byIds(ctx, ws, criteria, now)
+    : await scanInSlices(ctx, ws, criteria, now);
   const w = ctx.state.workspaces.get(ws);
   if (!w || !scan) return empty;
   const { selected, truncated } = scan;
@@ -30,7 +41,12 @@ export async function forget(ctx: OpContext, ws: string, criteria: ForgetCriteri
   if (all === 0) return empty;
   await ctx.commit(records);
   ctx.requestErasure(records);
-  return { forgotten_count: selected.length, cascade_count: cascaded, truncated, tombstone_count: all };
+  return {
+    forgotten_count: selected.length,
+    cascade_count: cascaded,
+    truncated,
+    tombstone_count: all,
+  };
 }
 
 interface Scan {
@@ -63,7 +79,12 @@ function byIds(ctx: OpContext, ws: string, c: ForgetCriteria, now: number): Scan
  * resumes after the last id read (ids sort by creation), so writes between slices cannot shift
  * it; what a slice selected is checked again at the end, as it may have changed meanwhile.
  */
-async function scanInSlices(ctx: OpContext, ws: string, c: ForgetCriteria, now: number): Promise<Scan | null> {
+async function scanInSlices(
+  ctx: OpContext,
+  ws: string,
+  c: ForgetCriteria,
+  now: number,
+): Promise<Scan | null> {
   const picked: string[] = [];
   let cursor: string | null = null;
   let truncated = false;
@@ -106,7 +127,12 @@ async function scanInSlices(ctx: OpContext, ws: string, c: ForgetCriteria, now: 
  * The log records that forget `selected` and, with them, their superseded versions: one `del`
  * and one tombstone (content hash only) per memory. Used by forget and by expiry.
  */
-export function forgetRecords(w: Workspace, selected: readonly MemoryRecord[], criteria: JsonObject, now: number): { records: LiveRecord[]; cascaded: number; all: number } {
+export function forgetRecords(
+  w: Workspace,
+  selected: readonly MemoryRecord[],
+  criteria: JsonObject,
+  now: number,
+): { records: LiveRecord[]; cascaded: number; all: number } {
   const primary = new Set(selected.map((m) => m.id));
   const cascaded: MemoryRecord[] = [];
   for (const m of selected) {
@@ -121,19 +147,28 @@ export function forgetRecords(w: Workspace, selected: readonly MemoryRecord[], c
   const records: LiveRecord[] = [];
   for (const m of [...selected, ...cascaded]) {
     records.push({ t: 'del', ws: w.slug, id: m.id });
-    records.push({ t: 'tomb', ws: w.slug, tomb: { memory_id: m.id, forgotten_at: now, criteria, content_sha256: sha256(m.content) } });
+    records.push({
+      t: 'tomb',
+      ws: w.slug,
+      tomb: { memory_id: m.id, forgotten_at: now, criteria, content_sha256: sha256(m.content) },
+    });
   }
   // The turns that stay in a conversation stay chained one to the next.
   records.push(...chainAfterLoss(w, primary, now));
   // Insights quoting what goes are written again from their other sources, or go too.
   const loss = insightsAfterLoss(w, w.slug, primary, { now, criteria });
   records.push(...loss.records);
-  return { records, cascaded: cascaded.length + loss.removed, all: selected.length + cascaded.length + loss.removed };
+  return {
+    records,
+    cascaded: cascaded.length + loss.removed,
+    all: selected.length + cascaded.length + loss.removed,
+  };
 }
 
 function matches(m: MemoryRecord, c: ForgetCriteria, now: number): boolean {
   if (c.entityId !== undefined && m.entityId !== c.entityId) return false;
-  if (c.stalenessThresholdUs !== undefined && !(m.lastAccessedAt < c.stalenessThresholdUs)) return false;
+  if (c.stalenessThresholdUs !== undefined && !(m.lastAccessedAt < c.stalenessThresholdUs))
+    return false;
   if (c.accessCountFloor !== undefined && !(m.accessCount < c.accessCountFloor)) return false;
   if (c.memoryKind !== undefined && m.kind !== c.memoryKind) return false;
   if (c.decayScoreFloor !== undefined && !(decayScore(m, now) < c.decayScoreFloor)) return false;

@@ -8,15 +8,21 @@ import type { MemoryView } from '../../model/memory.ts';
 import type { GraphInput } from '../../protocol/shard.ts';
 import { requireHolder, view, type OpContext } from './context.ts';
 
-export function graph(ctx: OpContext, ws: string, input: GraphInput): { nodes: MemoryView[]; edges: Edge[]; truncated: boolean } {
+export function graph(
+  ctx: OpContext,
+  ws: string,
+  input: GraphInput,
+): { nodes: MemoryView[]; edges: Edge[]; truncated: boolean } {
   const { w, m: center } = requireHolder(ctx.state.workspaces.get(ws), input.centerId);
   const g = w.graph;
   const allowed = input.edgeTypes ? new Set<EdgeType>(input.edgeTypes) : null;
   const pass = (e: Edge): boolean => allowed === null || allowed.has(e.edge_type);
   const step = (id: string): string[] => {
     const out: string[] = [];
-    if (input.direction !== 'in') for (const e of g.outgoing(id)) if (pass(e)) out.push(e.target_id);
-    if (input.direction !== 'out') for (const e of g.incoming(id)) if (pass(e)) out.push(e.source_id);
+    if (input.direction !== 'in')
+      for (const e of g.outgoing(id)) if (pass(e)) out.push(e.target_id);
+    if (input.direction !== 'out')
+      for (const e of g.incoming(id)) if (pass(e)) out.push(e.source_id);
     return out;
   };
   const seen = new Set<string>([center.id]);
@@ -39,7 +45,8 @@ export function graph(ctx: OpContext, ws: string, input: GraphInput): { nodes: M
     frontier = next;
   }
   const edges: Edge[] = [];
-  for (const id of seen) for (const e of g.outgoing(id)) if (pass(e) && seen.has(e.target_id)) edges.push(e);
+  for (const id of seen)
+    for (const e of g.outgoing(id)) if (pass(e) && seen.has(e.target_id)) edges.push(e);
   const nodes = [...seen].flatMap((id) => {
     const m = w.memories.get(id);
     return m ? [view(m)] : [];

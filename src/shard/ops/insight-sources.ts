@@ -11,7 +11,12 @@
  */
 import { createHash } from 'node:crypto';
 import type { JsonObject, MemoryRecord } from '../../model/memory.ts';
-import { centralStatements, distinguishingTerms, extractiveInsight, topTerms } from '../../analysis/summarize.ts';
+import {
+  centralStatements,
+  distinguishingTerms,
+  extractiveInsight,
+  topTerms,
+} from '../../analysis/summarize.ts';
 import type { LiveRecord } from '../store/records.ts';
 import { InsightSummary, versionKey } from '../store/insight-summary.ts';
 import type { Workspace } from '../store/workspace.ts';
@@ -32,15 +37,30 @@ export interface SourceLoss {
 }
 
 /** Records that rewrite or remove every insight drawn from any of `gone` (ids about to be deleted). */
-export function insightsAfterLoss(w: Workspace, ws: string, gone: ReadonlySet<string>, opts: { now: number; criteria: JsonObject }): SourceLoss {
+export function insightsAfterLoss(
+  w: Workspace,
+  ws: string,
+  gone: ReadonlySet<string>,
+  opts: { now: number; criteria: JsonObject },
+): SourceLoss {
   const affected = new Set<string>();
   for (const id of gone) {
-    for (const e of w.graph.incoming(id)) if (e.edge_type === 'insight_from' && !gone.has(e.source_id)) affected.add(e.source_id);
+    for (const e of w.graph.incoming(id))
+      if (e.edge_type === 'insight_from' && !gone.has(e.source_id)) affected.add(e.source_id);
   }
   const out: SourceLoss = { records: [], removed: 0, visited: 0 };
   const remove = (m: MemoryRecord): void => {
     out.records.push({ t: 'del', ws, id: m.id });
-    out.records.push({ t: 'tomb', ws, tomb: { memory_id: m.id, forgotten_at: opts.now, criteria: { ...opts.criteria, source_forgotten: true }, content_sha256: sha256(m.content) } });
+    out.records.push({
+      t: 'tomb',
+      ws,
+      tomb: {
+        memory_id: m.id,
+        forgotten_at: opts.now,
+        criteria: { ...opts.criteria, source_forgotten: true },
+        content_sha256: sha256(m.content),
+      },
+    });
     out.removed += 1;
   };
   for (const id of affected) {
@@ -69,7 +89,12 @@ export function insightsAfterLoss(w: Workspace, ws: string, gone: ReadonlySet<st
       // Logged as the sources lost (those gone and any already missing), not the list kept.
       const kept = new Set(remaining);
       const dropped = (m.sourceMemoryIds ?? []).filter((s) => !kept.has(s));
-      out.records.push({ t: 'unsource', ws, m: rewrittenInsight(w, m, remaining, opts.now), lost: dropped });
+      out.records.push({
+        t: 'unsource',
+        ws,
+        m: rewrittenInsight(w, m, remaining, opts.now),
+        lost: dropped,
+      });
     }
   }
   return out;
@@ -101,8 +126,15 @@ function rewrittenFromTotals(
   const near =
     loss.left.length <= EXACT_SOURCES_MAX
       ? w.vectors.search(centroid, { k: CENTRAL_CANDIDATES, ef: 0, only: loss.left })
-      : w.vectors.search(centroid, { k: CENTRAL_CANDIDATES, ef: 4 * CENTRAL_CANDIDATES, filter: setOf(loss.left) });
-  let candidates = present(w, near.map((n) => n.id));
+      : w.vectors.search(centroid, {
+          k: CENTRAL_CANDIDATES,
+          ef: 4 * CENTRAL_CANDIDATES,
+          filter: setOf(loss.left),
+        });
+  let candidates = present(
+    w,
+    near.map((n) => n.id),
+  );
   // Sources all superseded (so outside the vector index): quote the first that remain.
   if (candidates.length === 0) candidates = present(w, loss.left.slice(0, CENTRAL_CANDIDATES));
   out.visited += candidates.length;
@@ -114,9 +146,20 @@ function rewrittenFromTotals(
   const tags = topTerms(totals.terms, totals.count, totals.terms, totals.count);
   const next: MemoryRecord = {
     ...m,
-    content: extractiveInsight({ texts: candidates.map((s) => s.content), central, tags, size: loss.left.length }),
+    content: extractiveInsight({
+      texts: candidates.map((s) => s.content),
+      central,
+      tags,
+      size: loss.left.length,
+    }),
     embedding: centroid,
-    context: { ...m.context, source_count: loss.left.length, tags, method: 'extractive', rewritten_at_us: loss.now },
+    context: {
+      ...m.context,
+      source_count: loss.left.length,
+      tags,
+      method: 'extractive',
+      rewritten_at_us: loss.now,
+    },
     sourceMemoryIds: loss.left,
     updatedAt: loss.now,
     logicalClock: m.logicalClock + 1,
@@ -144,11 +187,17 @@ function present(w: Workspace, ids: readonly string[]): MemoryRecord[] {
  * central statements, the normalised centroid of their embeddings (the old embedding encoded the
  * old text), and the context's counts and tags recomputed.
  */
-export function rewrittenInsight(w: Workspace, m: MemoryRecord, sources: readonly string[], now: number): MemoryRecord {
+export function rewrittenInsight(
+  w: Workspace,
+  m: MemoryRecord,
+  sources: readonly string[],
+  now: number,
+): MemoryRecord {
   const members = sources.map((id) => w.memories.get(id) as MemoryRecord);
   const dim = m.embedding.length;
   const centroid = new Float32Array(dim);
-  for (const s of members) for (let i = 0; i < dim; i++) centroid[i] = (centroid[i] as number) + (s.embedding[i] ?? 0);
+  for (const s of members)
+    for (let i = 0; i < dim; i++) centroid[i] = (centroid[i] as number) + (s.embedding[i] ?? 0);
   let norm = 0;
   for (let i = 0; i < dim; i++) norm += (centroid[i] as number) ** 2;
   norm = Math.sqrt(norm) || 1;
@@ -164,7 +213,13 @@ export function rewrittenInsight(w: Workspace, m: MemoryRecord, sources: readonl
     ...m,
     content: extractiveInsight({ texts, central, tags, size: members.length }),
     embedding: centroid,
-    context: { ...m.context, source_count: members.length, tags, method: 'extractive', rewritten_at_us: now },
+    context: {
+      ...m.context,
+      source_count: members.length,
+      tags,
+      method: 'extractive',
+      rewritten_at_us: now,
+    },
     sourceMemoryIds: [...sources],
     updatedAt: now,
     logicalClock: m.logicalClock + 1,

@@ -7,7 +7,13 @@
  */
 import { invalid } from '../../errors/codes.ts';
 import type { MemoryKind, MemoryRecord, MemoryView } from '../../model/memory.ts';
-import type { ListInput, ListOutput, ListSort, TimelineInput, TimelineOutput } from '../../protocol/shard.ts';
+import type {
+  ListInput,
+  ListOutput,
+  ListSort,
+  TimelineInput,
+  TimelineOutput,
+} from '../../protocol/shard.ts';
 import { replyBytes } from '../../model/json-size.ts';
 import { compileFilter } from '../../recall/filter.ts';
 import { BoundedTop } from '../index/top-k.ts';
@@ -32,11 +38,27 @@ interface Matcher {
   accepts: (m: MemoryRecord) => boolean;
 }
 
-export type ListCriteria = Pick<ListInput, 'filter' | 'entityId' | 'speaker' | 'conversationId' | 'kind' | 'includeSuperseded' | 'text' | 'since' | 'until'>;
+export type ListCriteria = Pick<
+  ListInput,
+  | 'filter'
+  | 'entityId'
+  | 'speaker'
+  | 'conversationId'
+  | 'kind'
+  | 'includeSuperseded'
+  | 'text'
+  | 'since'
+  | 'until'
+>;
 
 function matcher(w: Workspace, input: ListCriteria): Matcher | null {
   const conversation = input.conversationId ?? null;
-  let source = conversation !== null ? turnIds(w, conversation, input.includeSuperseded) : input.entityId === null ? w.order : w.byEntity.get(input.entityId);
+  let source =
+    conversation !== null
+      ? turnIds(w, conversation, input.includeSuperseded)
+      : input.entityId === null
+        ? w.order
+        : w.byEntity.get(input.entityId);
   if (!source) return null;
   let tagged = conversation === null;
   const speaker = input.speaker ?? null;
@@ -44,7 +66,10 @@ function matcher(w: Workspace, input: ListCriteria): Matcher | null {
   let words: Set<string> | null = null;
   if (input.text !== undefined && input.text !== null) {
     words = w.lexical.withAllWords(input.text);
-    if (words === null) throw invalid(`q '${input.text.slice(0, 80)}' has no word to match (too common words such as 'the' are not indexed)`);
+    if (words === null)
+      throw invalid(
+        `q '${input.text.slice(0, 80)}' has no word to match (too common words such as 'the' are not indexed)`,
+      );
     if (words.size === 0) return null;
     // Few matches: walk them alone (sorted, O(m log m)) rather than the whole order.
     if (words.size * 16 < source.held) {
@@ -64,8 +89,22 @@ function matcher(w: Workspace, input: ListCriteria): Matcher | null {
     (until === null || m.createdAt < until) &&
     (words === null || words.has(m.id)) &&
     (meta === null || meta(m));
-  const needsRecord = !tagged || speaker !== null || words !== null || meta !== null || (input.includeSuperseded && input.kind !== null);
-  return { source, tagged, needsRecord, kind: input.kind, includeSuperseded: input.includeSuperseded, since, until, accepts };
+  const needsRecord =
+    !tagged ||
+    speaker !== null ||
+    words !== null ||
+    meta !== null ||
+    (input.includeSuperseded && input.kind !== null);
+  return {
+    source,
+    tagged,
+    needsRecord,
+    kind: input.kind,
+    includeSuperseded: input.includeSuperseded,
+    since,
+    until,
+    accepts,
+  };
 }
 
 function sortedIds(ids: Iterable<string>): OrderedIds {
@@ -80,7 +119,13 @@ function sortedIds(ids: Iterable<string>): OrderedIds {
  * is read only when a criterion needs it (`rec` is then given) — a walk is about 10 ns a memory
  * when no record is read.
  */
-function walk(w: Workspace, m: Matcher, from: number, desc: boolean, visit: (id: string, rec: MemoryRecord | undefined, createdAt: number) => boolean): void {
+function walk(
+  w: Workspace,
+  m: Matcher,
+  from: number,
+  desc: boolean,
+  visit: (id: string, rec: MemoryRecord | undefined, createdAt: number) => boolean,
+): void {
   const { ids, tags, times } = m.source.columns();
   for (let i = from; desc ? i >= 0 : i < ids.length; desc ? i-- : i++) {
     const tag = tags[i] as number;
@@ -132,10 +177,13 @@ function sortValue(m: MemoryRecord, sort: ListSort): number {
 export function list(ctx: OpContext, ws: string, input: ListInput): ListOutput {
   const w = ctx.state.workspaces.get(ws);
   const match = w ? matcher(w, input) : null;
-  if (!w || !match) return { memories: [], nextCursor: null, ...(input.withTotal === true ? { total: 0 } : {}) };
+  if (!w || !match)
+    return { memories: [], nextCursor: null, ...(input.withTotal === true ? { total: 0 } : {}) };
   const sort = input.sort ?? 'created_at';
   const desc = input.order === 'desc';
-  return sort === 'created_at' ? byCreation(w, match, input, desc) : byValue(w, match, input, sort, desc);
+  return sort === 'created_at'
+    ? byCreation(w, match, input, desc)
+    : byValue(w, match, input, sort, desc);
 }
 
 /** Pages in creation order from the cursor: O(memories walked), plus O(all) for a total. */
@@ -166,8 +214,16 @@ function byCreation(w: Workspace, match: Matcher, input: ListInput, desc: boolea
 }
 
 function countAll(w: Workspace, match: Matcher, input: ListCriteria): number {
-  const plain = input.kind === null && !input.filter && (input.text ?? null) === null && (input.since ?? null) === null && (input.until ?? null) === null && (input.speaker ?? null) === null && (input.conversationId ?? null) === null;
-  if (plain && input.entityId === null) return input.includeSuperseded ? w.memories.size : w.liveCount();
+  const plain =
+    input.kind === null &&
+    !input.filter &&
+    (input.text ?? null) === null &&
+    (input.since ?? null) === null &&
+    (input.until ?? null) === null &&
+    (input.speaker ?? null) === null &&
+    (input.conversationId ?? null) === null;
+  if (plain && input.entityId === null)
+    return input.includeSuperseded ? w.memories.size : w.liveCount();
   let n = 0;
   walk(w, match, 0, false, () => {
     n += 1;
@@ -181,13 +237,27 @@ function countAll(w: Workspace, match: Matcher, input: ListCriteria): number {
  * bounded heap, O(matches · log limit) a page (no sorted index is kept: access counts change on
  * every read).
  */
-function byValue(w: Workspace, match: Matcher, input: ListInput, sort: ListSort, desc: boolean): ListOutput {
+function byValue(
+  w: Workspace,
+  match: Matcher,
+  input: ListInput,
+  sort: ListSort,
+  desc: boolean,
+): ListOutput {
   const after = input.cursor === null ? null : keyOf(input.cursor, sort, desc);
   // a before b in the page's order
-  const before = (va: number, ia: string, vb: number, ib: string): boolean => (desc ? va > vb || (va === vb && ia > ib) : va < vb || (va === vb && ia < ib));
+  const before = (va: number, ia: string, vb: number, ib: string): boolean =>
+    desc ? va > vb || (va === vb && ia > ib) : va < vb || (va === vb && ia < ib);
   const held: MemoryRecord[] = [];
   const values: number[] = [];
-  const top = new BoundedTop(input.limit + 1, (a, b) => before(values[b] as number, (held[b] as MemoryRecord).id, values[a] as number, (held[a] as MemoryRecord).id));
+  const top = new BoundedTop(input.limit + 1, (a, b) =>
+    before(
+      values[b] as number,
+      (held[b] as MemoryRecord).id,
+      values[a] as number,
+      (held[a] as MemoryRecord).id,
+    ),
+  );
   let total = 0;
   walk(w, match, 0, false, (id, rec) => {
     const m = rec ?? w.memories.get(id);
@@ -197,7 +267,12 @@ function byValue(w: Workspace, match: Matcher, input: ListInput, sort: ListSort,
     if (after !== null && !before(after.value, after.id, v, m.id)) return true;
     // Kept only when it beats the worst of a full heap: most memories are never copied.
     const worst = top.worst;
-    if (top.full && worst !== undefined && !before(v, m.id, values[worst] as number, (held[worst] as MemoryRecord).id)) return true;
+    if (
+      top.full &&
+      worst !== undefined &&
+      !before(v, m.id, values[worst] as number, (held[worst] as MemoryRecord).id)
+    )
+      return true;
     held.push(m);
     values.push(v);
     top.add(held.length - 1);
@@ -214,7 +289,8 @@ function byValue(w: Workspace, match: Matcher, input: ListInput, sort: ListSort,
     views.push(v);
   }
   const last = page[page.length - 1];
-  const nextCursor = best.length > page.length && last ? cursorOf(sort, desc, sortValue(last, sort), last.id) : null;
+  const nextCursor =
+    best.length > page.length && last ? cursorOf(sort, desc, sortValue(last, sort), last.id) : null;
   return { memories: views, nextCursor, ...(input.withTotal === true ? { total } : {}) };
 }
 
@@ -242,13 +318,27 @@ function cursorOf(sort: ListSort, desc: boolean, value: number, id: string): str
 function keyOf(cursor: string, sort: ListSort, desc: boolean): { value: number; id: string } {
   const parts = cursor.split(':');
   if (parts.length === 1) {
-    if (sort !== 'created_at') throw invalid(`cursor '${cursor.slice(0, 40)}' is a page of the creation order; this list is sorted by ${sort}`);
+    if (sort !== 'created_at')
+      throw invalid(
+        `cursor '${cursor.slice(0, 40)}' is a page of the creation order; this list is sorted by ${sort}`,
+      );
     return { value: 0, id: cursor };
   }
   const [s, o, v, id] = parts;
   const order = desc ? 'desc' : 'asc';
-  if (parts.length !== 4 || s !== sort || o !== order || id === undefined || !/^[0-9a-f]{32}$/.test(id) || v === undefined || !Number.isFinite(Number(v)) || v === '') {
-    throw invalid(`cursor '${cursor.slice(0, 80)}' does not belong to a list sorted by ${sort} ${order}: pass the next_cursor of the same query`);
+  if (
+    parts.length !== 4 ||
+    s !== sort ||
+    o !== order ||
+    id === undefined ||
+    !/^[0-9a-f]{32}$/.test(id) ||
+    v === undefined ||
+    !Number.isFinite(Number(v)) ||
+    v === ''
+  ) {
+    throw invalid(
+      `cursor '${cursor.slice(0, 80)}' does not belong to a list sorted by ${sort} ${order}: pass the next_cursor of the same query`,
+    );
   }
   return { value: Number(v), id };
 }
@@ -267,10 +357,14 @@ export function timeline(ctx: OpContext, ws: string, input: TimelineInput): Time
     const start = Math.floor((createdAt + input.offsetUs) / bucketUs) * bucketUs - input.offsetUs;
     counts.set(start, (counts.get(start) ?? 0) + 1);
     if (counts.size > input.maxBuckets) {
-      throw invalid(`the matching memories span more than ${input.maxBuckets} ${input.bucket} buckets: narrow since_us/until_us or use a wider bucket`);
+      throw invalid(
+        `the matching memories span more than ${input.maxBuckets} ${input.bucket} buckets: narrow since_us/until_us or use a wider bucket`,
+      );
     }
     return true;
   });
-  const buckets = [...counts].sort((a, b) => a[0] - b[0]).map(([startUs, count]) => ({ startUs, count }));
+  const buckets = [...counts]
+    .sort((a, b) => a[0] - b[0])
+    .map(([startUs, count]) => ({ startUs, count }));
   return { bucketUs, buckets, total };
 }

@@ -6,14 +6,23 @@
  */
 import type { Edge, EdgeType } from '../../model/edge.ts';
 import type { MemoryRecord } from '../../model/memory.ts';
-import type { EntitySummariesInput, EntitySummary, OverviewInput, OverviewOutput } from '../../protocol/shard.ts';
+import type {
+  EntitySummariesInput,
+  EntitySummary,
+  OverviewInput,
+  OverviewOutput,
+} from '../../protocol/shard.ts';
 import type { ContradictionsOutput } from '../../protocol/reflection.ts';
 import { BoundedTop } from '../index/top-k.ts';
 import { kindOfTag } from '../store/workspace.ts';
 import { view, type OpContext } from './context.ts';
 
 /** Every entity's live memories counted: O(memories with an entity), then a sort of the entities. */
-export function entitySummaries(ctx: OpContext, ws: string, input: EntitySummariesInput): { entities: EntitySummary[]; total: number } {
+export function entitySummaries(
+  ctx: OpContext,
+  ws: string,
+  input: EntitySummariesInput,
+): { entities: EntitySummary[]; total: number } {
   const w = ctx.state.workspaces.get(ws);
   if (!w) return { entities: [], total: 0 };
   const needle = input.text?.toLowerCase() ?? null;
@@ -28,12 +37,17 @@ export function entitySummaries(ctx: OpContext, ws: string, input: EntitySummari
       if (kind === null) continue;
       s.memories += 1;
       s.firstAt = Math.min(s.firstAt, times[i] as number);
-      s.lastAt = Math.max(s.lastAt, w.memories.get(list[i] as string)?.updatedAt ?? 0, times[i] as number);
+      s.lastAt = Math.max(
+        s.lastAt,
+        w.memories.get(list[i] as string)?.updatedAt ?? 0,
+        times[i] as number,
+      );
       s.kinds[kind] = (s.kinds[kind] ?? 0) + 1;
     }
     if (s.memories > 0) out.push(s);
   }
-  const byName = (a: EntitySummary, b: EntitySummary): number => (a.entityId < b.entityId ? -1 : a.entityId > b.entityId ? 1 : 0);
+  const byName = (a: EntitySummary, b: EntitySummary): number =>
+    a.entityId < b.entityId ? -1 : a.entityId > b.entityId ? 1 : 0;
   if (input.sort === 'name') out.sort(byName);
   else if (input.sort === 'memories') out.sort((a, b) => b.memories - a.memories || byName(a, b));
   else out.sort((a, b) => b.lastAt - a.lastAt || byName(a, b));
@@ -61,7 +75,8 @@ export function graphOverview(ctx: OpContext, ws: string, input: OverviewInput):
     for (const e of w.graph.incoming(id)) if (pass(e)) n += 1;
     return n;
   };
-  const live = (m: MemoryRecord | undefined): m is MemoryRecord => m !== undefined && m.supersededBy === null && (input.kind === null || m.kind === input.kind);
+  const live = (m: MemoryRecord | undefined): m is MemoryRecord =>
+    m !== undefined && m.supersededBy === null && (input.kind === null || m.kind === input.kind);
   const first: MemoryRecord[] = [];
   const { ids: order, tags } = source.columns();
   for (let i = 0; i < order.length; i++) {
@@ -88,26 +103,43 @@ export function graphOverview(ctx: OpContext, ws: string, input: OverviewInput):
   }
   const ids = new Set(chosen.map((m) => m.id));
   const edges: Edge[] = [];
-  for (const id of ids) for (const e of w.graph.outgoing(id)) if (pass(e) && ids.has(e.target_id)) edges.push(e);
-  return { nodes: chosen.map((m) => view(m)), edges, totalNodes: total, truncated: chosen.length < total };
+  for (const id of ids)
+    for (const e of w.graph.outgoing(id)) if (pass(e) && ids.has(e.target_id)) edges.push(e);
+  return {
+    nodes: chosen.map((m) => view(m)),
+    edges,
+    totalNodes: total,
+    truncated: chosen.length < total,
+  };
 }
 
 /**
  * The `k` best by importance, then edges, then id (newest), in one pass: a bounded heap that a
  * memory enters only when it beats the worst held, so most are compared once and never copied.
  */
-function best(ms: Iterable<MemoryRecord>, k: number, degree: (id: string) => number): MemoryRecord[] {
+function best(
+  ms: Iterable<MemoryRecord>,
+  k: number,
+  degree: (id: string) => number,
+): MemoryRecord[] {
   if (k <= 0) return [];
   const held: MemoryRecord[] = [];
   const keys: number[] = [];
   // Importance first; edges only break its ties (fewer than a million edges on one memory).
   const keyOf = (m: MemoryRecord): number => m.importance * 1e6 + Math.min(999_999, degree(m.id));
-  const worse = (a: number, b: number): boolean => (keys[a] as number) < (keys[b] as number) || (keys[a] === keys[b] && (held[a] as MemoryRecord).id < (held[b] as MemoryRecord).id);
+  const worse = (a: number, b: number): boolean =>
+    (keys[a] as number) < (keys[b] as number) ||
+    (keys[a] === keys[b] && (held[a] as MemoryRecord).id < (held[b] as MemoryRecord).id);
   const top = new BoundedTop(k, worse);
   for (const m of ms) {
     const key = keyOf(m);
     const w = top.worst;
-    if (top.full && w !== undefined && (key < (keys[w] as number) || (key === keys[w] && m.id < (held[w] as MemoryRecord).id))) continue;
+    if (
+      top.full &&
+      w !== undefined &&
+      (key < (keys[w] as number) || (key === keys[w] && m.id < (held[w] as MemoryRecord).id))
+    )
+      continue;
     held.push(m);
     keys.push(key);
     top.add(held.length - 1);
@@ -120,7 +152,11 @@ function best(ms: Iterable<MemoryRecord>, k: number, degree: (id: string) => num
  * candidates (newest first), about the entity when one is given, at most `limit` of each. Confirmed:
  * the memories the graph knows have such an edge, O(pairs · log pairs); pending: O(candidates).
  */
-export function contradictions(ctx: OpContext, ws: string, input: { entityId: string | null; limit: number }): ContradictionsOutput {
+export function contradictions(
+  ctx: OpContext,
+  ws: string,
+  input: { entityId: string | null; limit: number },
+): ContradictionsOutput {
   const w = ctx.state.workspaces.get(ws);
   if (!w) return { confirmed: [], pending: [], truncated: false };
   const confirmed: ContradictionsOutput['confirmed'] = [];
@@ -133,7 +169,13 @@ export function contradictions(ctx: OpContext, ws: string, input: { entityId: st
         if (e.edge_type !== 'contradicts') continue;
         const other = e.source_id === id ? e.target_id : e.source_id;
         const o = w.memories.get(other);
-        if (!o || (input.entityId !== null && m.entityId !== input.entityId && o.entityId !== input.entityId)) continue;
+        if (
+          !o ||
+          (input.entityId !== null &&
+            m.entityId !== input.entityId &&
+            o.entityId !== input.entityId)
+        )
+          continue;
         // One pair each (both directions are usually written), its newer memory first.
         const [a, b] = m.id > o.id ? [m, o] : [o, m];
         const key = `${a.id}:${b.id}`;
@@ -141,10 +183,20 @@ export function contradictions(ctx: OpContext, ws: string, input: { entityId: st
       }
     }
   }
-  const newest = [...pairs.values()].sort((x, y) => (x.a.id < y.a.id ? 1 : x.a.id > y.a.id ? -1 : x.b.id < y.b.id ? 1 : -1));
-  for (const { a, b, e } of newest.slice(0, input.limit)) confirmed.push({ a: view(a), b: view(b), confidence: e.confidence, reason: e.reason ?? null, timestampUs: e.timestamp_us });
+  const newest = [...pairs.values()].sort((x, y) =>
+    x.a.id < y.a.id ? 1 : x.a.id > y.a.id ? -1 : x.b.id < y.b.id ? 1 : -1,
+  );
+  for (const { a, b, e } of newest.slice(0, input.limit))
+    confirmed.push({
+      a: view(a),
+      b: view(b),
+      confidence: e.confidence,
+      reason: e.reason ?? null,
+      timestampUs: e.timestamp_us,
+    });
   let truncated = newest.length > input.limit;
-  const about = (m: MemoryRecord | undefined): boolean => input.entityId === null || m?.entityId === input.entityId;
+  const about = (m: MemoryRecord | undefined): boolean =>
+    input.entityId === null || m?.entityId === input.entityId;
   const pending: ContradictionsOutput['pending'] = [];
   const candidates = [...w.pending.values()].sort((x, y) => y.created_at - x.created_at);
   for (const c of candidates) {

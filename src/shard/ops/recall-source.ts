@@ -23,29 +23,48 @@ const SAMPLE = 256;
  */
 export function recallSource(w: Workspace, filter: FilterNode | null = null): RecallSource {
   const accepts = filter === null ? () => true : compileFilter(filter);
-  const passes = filter === null ? undefined : (id: string): boolean => {
-    const m = w.memories.get(id);
-    return m !== undefined && accepts(m);
-  };
+  const passes =
+    filter === null
+      ? undefined
+      : (id: string): boolean => {
+          const m = w.memories.get(id);
+          return m !== undefined && accepts(m);
+        };
   let selective: boolean | undefined;
   const threads: ThreadMemo = { byId: new Map(), byPosition: new Map() };
-  const exact = (): boolean => passes !== undefined && w.vectors.hasGraph && (selective ??= estimate(w, accepts) < SELECTIVE);
+  const exact = (): boolean =>
+    passes !== undefined && w.vectors.hasGraph && (selective ??= estimate(w, accepts) < SELECTIVE);
   return {
     memory: (id) => w.memories.get(id),
     accepts,
     nearest: (query, { k, ef, entityId }) => {
-      if (entityId === null) return w.vectors.search(query, passes ? { k, ef, filter: passes, exact: exact() } : { k, ef });
+      if (entityId === null)
+        return w.vectors.search(
+          query,
+          passes ? { k, ef, filter: passes, exact: exact() } : { k, ef },
+        );
       const ids = w.byEntity.get(entityId);
       if (!ids) return [];
-      if (ids.size <= ENTITY_EXACT_MAX) return w.vectors.search(query, passes ? { k, ef, only: ids.after(null), filter: passes } : { k, ef, only: ids.after(null) });
-      return w.vectors.search(query, { k, ef, filter: (id) => w.memories.get(id)?.entityId === entityId && (passes?.(id) ?? true) });
+      if (ids.size <= ENTITY_EXACT_MAX)
+        return w.vectors.search(
+          query,
+          passes
+            ? { k, ef, only: ids.after(null), filter: passes }
+            : { k, ef, only: ids.after(null) },
+        );
+      return w.vectors.search(query, {
+        k,
+        ef,
+        filter: (id) => w.memories.get(id)?.entityId === entityId && (passes?.(id) ?? true),
+      });
     },
     newestFirst: (entityId) => liveNewestFirst(w, entityId, accepts),
     lexical: (text) => lexicalMatcher(w, text, accepts),
     neighbours: (m) => neighbours(w, m, accepts),
     thread: (m) => threadOf(w, m, threads),
     density: (m) => w.densities.of(m, w.earlier),
-    occurredBetween: (startUs, endUs, entityId, limit) => occurredBetween(w, { startUs, endUs, entityId, limit, accepts }),
+    occurredBetween: (startUs, endUs, entityId, limit) =>
+      occurredBetween(w, { startUs, endUs, entityId, limit, accepts }),
     countOutside: (startUs, endUs, entityId) => countOutside(eventsOf(w, entityId), startUs, endUs),
     withDateKeys: (keys, limit, entityId) =>
       w.lexical.withDateKeys(keys, limit).flatMap((id) => {
@@ -76,7 +95,11 @@ function eventsOf(w: Workspace, entityId: string | null): EventOrder | undefined
 }
 
 /** Live accepted memories, latest event first. */
-function* liveNewestFirst(w: Workspace, entityId: string | null, accepts: (m: MemoryRecord) => boolean): Generator<MemoryRecord> {
+function* liveNewestFirst(
+  w: Workspace,
+  entityId: string | null,
+  accepts: (m: MemoryRecord) => boolean,
+): Generator<MemoryRecord> {
   const ids = eventsOf(w, entityId);
   if (!ids) return;
   for (const id of ids.newestFirst()) {
@@ -86,7 +109,11 @@ function* liveNewestFirst(w: Workspace, entityId: string | null, accepts: (m: Me
 }
 
 /** The cue's lexical scores for recall: its words, and at a discount the indexed words one typo away (LexicalIndex.query). */
-function lexicalMatcher(w: Workspace, text: string, accepts: (m: MemoryRecord) => boolean): LexicalMatcher {
+function lexicalMatcher(
+  w: Workspace,
+  text: string,
+  accepts: (m: MemoryRecord) => boolean,
+): LexicalMatcher {
   const q = w.lexical.query(text, { typos: true });
   const scores = w.lexical.score(q);
   return {
@@ -111,7 +138,11 @@ const NEIGHBOUR_GAP_US = 3_600_000_000;
  * any other memory walks the workspace's event order (its thread: its entity's, when it has one)
  * among live memories of the same kind and entity that are not turns.
  */
-function walkOrder(w: Workspace, m: MemoryRecord, thread: boolean): { order: EventOrder; tag: number } | undefined {
+function walkOrder(
+  w: Workspace,
+  m: MemoryRecord,
+  thread: boolean,
+): { order: EventOrder; tag: number } | undefined {
   if (m.conversationId !== null) {
     const c = w.conversations.get(m.conversationId);
     return c && { order: c.order, tag: TURN_TAG };
@@ -125,14 +156,21 @@ function walkOrder(w: Workspace, m: MemoryRecord, thread: boolean): { order: Eve
  * most NEIGHBOUR_SCAN entries away), kept when it happened within NEIGHBOUR_GAP_US of `m`. Reads
  * the order's tags and times, and a record only for a memory that belongs with it.
  */
-function neighbours(w: Workspace, m: MemoryRecord, accepts: (m: MemoryRecord) => boolean): MemoryRecord[] {
+function neighbours(
+  w: Workspace,
+  m: MemoryRecord,
+  accepts: (m: MemoryRecord) => boolean,
+): MemoryRecord[] {
   const walk = walkOrder(w, m, false);
   if (walk === undefined) return [];
   const { ids, tags, times } = walk.order.columns();
   const { tag } = walk;
   const at = walk.order.position(m.id, m.occurredAt);
   const out: MemoryRecord[] = [];
-  for (const [start, step] of [[at - 1, -1], [ids[at] === m.id ? at + 1 : at, 1]] as const) {
+  for (const [start, step] of [
+    [at - 1, -1],
+    [ids[at] === m.id ? at + 1 : at, 1],
+  ] as const) {
     let seen = 0;
     for (let i = start; i >= 0 && i < ids.length && seen < NEIGHBOUR_SCAN; i += step) {
       const t = tags[i];
@@ -189,7 +227,8 @@ function threadOf(w: Workspace, m: MemoryRecord, memo: ThreadMemo): string | nul
   // Positions hold while the order's layout does (a recall runs without yielding, so it always
   // does; a source kept across writes starts the positions over).
   let byPosition = memo.byPosition.get(order);
-  if (byPosition === undefined || byPosition.layout !== order.layout) memo.byPosition.set(order, (byPosition = { layout: order.layout, placed: new Map() }));
+  if (byPosition === undefined || byPosition.layout !== order.layout)
+    memo.byPosition.set(order, (byPosition = { layout: order.layout, placed: new Map() }));
   const { placed } = byPosition;
   const { ids, tags, times } = order.columns();
   const at = order.position(m.id, m.occurredAt);
@@ -221,7 +260,14 @@ function threadOf(w: Workspace, m: MemoryRecord, memo: ThreadMemo): string | nul
   const back = walk(at - 1, -1);
   const ahead = back.joined === undefined && back.ended ? walk(present ? at + 1 : at, 1) : back;
   const first = back.last === -1 ? m.id : (ids[back.last] as string);
-  const key = back.joined !== undefined ? back.joined : ahead.joined !== undefined ? ahead.joined : back.ended && ahead.ended ? first : null;
+  const key =
+    back.joined !== undefined
+      ? back.joined
+      : ahead.joined !== undefined
+        ? ahead.joined
+        : back.ended && ahead.ended
+          ? first
+          : null;
   for (const i of members) placed.set(i, key);
   if (present) placed.set(at, key);
   memo.byId.set(m.id, key);
@@ -238,7 +284,16 @@ function countOutside(order: EventOrder | undefined, startUs: number, endUs: num
 }
 
 /** Live accepted memories that happened in [startUs, endUs), latest first, at most `limit`. */
-function occurredBetween(w: Workspace, o: { startUs: number; endUs: number; entityId: string | null; limit: number; accepts: (m: MemoryRecord) => boolean }): MemoryRecord[] {
+function occurredBetween(
+  w: Workspace,
+  o: {
+    startUs: number;
+    endUs: number;
+    entityId: string | null;
+    limit: number;
+    accepts: (m: MemoryRecord) => boolean;
+  },
+): MemoryRecord[] {
   const order = eventsOf(w, o.entityId);
   const out: MemoryRecord[] = [];
   if (order === undefined) return out;

@@ -13,14 +13,22 @@ export async function revise(ctx: OpContext, ws: string, input: ReviseInput): Pr
   const w = ctx.state.workspaces.get(ws);
   const live = requireMemory(w, input.id);
   if (live.supersededBy !== null) {
-    throw invalid(`memory ${live.id} is a superseded version; revise its live memory ${live.supersededBy}`);
+    throw invalid(
+      `memory ${live.id} is a superseded version; revise its live memory ${live.supersededBy}`,
+    );
   }
   for (const e of input.edges) {
-    if (!w?.memories.has(e.targetId)) throw invalid(`edges: target_id ${e.targetId} does not exist in this workspace`);
+    if (!w?.memories.has(e.targetId))
+      throw invalid(`edges: target_id ${e.targetId} does not exist in this workspace`);
   }
   const now = ctx.nowUs();
   // A version leaves with its live memory (forget's cascade), so it has no expiry of its own.
-  const version: MemoryRecord = { ...live, id: ctx.ids.next(now / 1000), supersededBy: live.id, expiresAt: null };
+  const version: MemoryRecord = {
+    ...live,
+    id: ctx.ids.next(now / 1000),
+    supersededBy: live.id,
+    expiresAt: null,
+  };
   const contentChanged = input.content !== undefined && input.content !== live.content;
   const next: MemoryRecord = {
     ...live,
@@ -28,7 +36,12 @@ export async function revise(ctx: OpContext, ws: string, input: ReviseInput): Pr
     importance: input.importance ?? live.importance,
     context: mergeContext(live, input),
     entityId: input.entityId === undefined ? live.entityId : input.entityId,
-    expiresAt: input.ttlUs !== undefined ? now + input.ttlUs : input.expiresAt === undefined ? live.expiresAt : input.expiresAt,
+    expiresAt:
+      input.ttlUs !== undefined
+        ? now + input.ttlUs
+        : input.expiresAt === undefined
+          ? live.expiresAt
+          : input.expiresAt,
     kind: 'revision',
     updatedAt: now,
     logicalClock: live.logicalClock + 1,
@@ -37,13 +50,29 @@ export async function revise(ctx: OpContext, ws: string, input: ReviseInput): Pr
   const records: LiveRecord[] = [
     { t: 'put', ws, m: version },
     { t: 'put', ws, m: next },
-    { t: 'edge', ws, e: { source_id: live.id, target_id: version.id, edge_type: 'revised_from', confidence: 1, timestamp_us: now } },
+    {
+      t: 'edge',
+      ws,
+      e: {
+        source_id: live.id,
+        target_id: version.id,
+        edge_type: 'revised_from',
+        confidence: 1,
+        timestamp_us: now,
+      },
+    },
   ];
   for (const e of input.edges) {
     records.push({
       t: 'edge',
       ws,
-      e: { source_id: live.id, target_id: e.targetId, edge_type: e.edgeType, confidence: e.confidence, timestamp_us: now },
+      e: {
+        source_id: live.id,
+        target_id: e.targetId,
+        edge_type: e.edgeType,
+        confidence: e.confidence,
+        timestamp_us: now,
+      },
     });
   }
   await ctx.commit(records);

@@ -14,7 +14,10 @@ import { seqName } from './fsutil.ts';
 import { writeSnapshot } from './snapshot.ts';
 import type { Wal } from './wal.ts';
 
-export async function writeBackup(dir: string, opts: { from: string; shard: number; wal: Wal; state: ShardState }): Promise<BackupResult> {
+export async function writeBackup(
+  dir: string,
+  opts: { from: string; shard: number; wal: Wal; state: ShardState },
+): Promise<BackupResult> {
   mkdirSync(dir, { recursive: true });
   const walSeq = await opts.wal.rotate();
   const memories = opts.state.memoryCount();
@@ -25,6 +28,7 @@ export async function writeBackup(dir: string, opts: { from: string; shard: numb
   const segment = seqName('wal', walSeq, 'log');
   copyDurably(join(opts.from, segment), join(dir, segment));
   fsyncDir(dir);
-  const bytes = statSync(join(dir, segment)).size + statSync(join(dir, seqName('snap', walSeq, 'snap'))).size;
+  const bytes =
+    statSync(join(dir, segment)).size + statSync(join(dir, seqName('snap', walSeq, 'snap'))).size;
   return { memories, bytes };
 }

@@ -23,7 +23,13 @@ export function recoveringState(): ShardState {
 
 /** Encodes `state` now (synchronously: a consistent cut) as a snapshot of `shard` covering `seq`. */
 export function encodeSnapshot(shard: number, state: ShardState, seq: number): Buffer {
-  const header: SnapshotHeader = { t: 'snap', format: 1, shard, walSeq: seq, createdAt: Date.now() };
+  const header: SnapshotHeader = {
+    t: 'snap',
+    format: 1,
+    shard,
+    walSeq: seq,
+    createdAt: Date.now(),
+  };
   const frames = [encodeFrame(header)];
   let records = 0;
   for (const r of snapshotRecords(state)) {

@@ -106,7 +106,8 @@ export class ContentIndex {
       let last = -1;
       for (let i = 0; i < e.n; i++) {
         const h = e.keys[i] as number;
-        if (((filter[(h & 0xffff) >>> 3] as number) & (1 << (h & 7))) === 0 || !wanted.has(h)) continue;
+        if (((filter[(h & 0xffff) >>> 3] as number) & (1 << (h & 7))) === 0 || !wanted.has(h))
+          continue;
         const offset = e.offsets[i] as number;
         // A frame with two matching keys (an edge between two forgotten memories) is listed once.
         if (offset !== last) out.push({ file, offset });

@@ -6,7 +6,19 @@
  * are written durably to `erase.journal` first, and recovery pads them again (`redoErasure`)
  * before it reads anything, so a torn overwrite is never read as damage.
  */
-import { closeSync, existsSync, fstatSync, openSync, readFileSync, readSync, unlinkSync, writeSync, fsyncSync, write, fdatasync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fstatSync,
+  openSync,
+  readFileSync,
+  readSync,
+  unlinkSync,
+  writeSync,
+  fsyncSync,
+  write,
+  fdatasync,
+} from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -32,7 +44,11 @@ interface Padding extends FrameAt {
  * each frame is read and decoded to check it). Resolves once the padding is durable; returns
  * how many frames were padded.
  */
-export async function eraseFrames(dir: string, candidates: readonly FrameAt[], erase: (r: LogRecord) => boolean): Promise<number> {
+export async function eraseFrames(
+  dir: string,
+  candidates: readonly FrameAt[],
+  erase: (r: LogRecord) => boolean,
+): Promise<number> {
   const chosen: Padding[] = [];
   let sliceEnd = performance.now() + SLICE_MS;
   for (const c of candidates) {
@@ -50,7 +66,8 @@ export async function eraseFrames(dir: string, candidates: readonly FrameAt[], e
       let fd = fds.get(p.file);
       if (fd === undefined) fds.set(p.file, (fd = openSync(join(dir, p.file), 'r+')));
       const frame = paddingFrame(p.length);
-      for (let off = 0; off < frame.length; ) off += (await writeAsync(fd, frame, off, frame.length - off, p.offset + off)).bytesWritten;
+      for (let off = 0; off < frame.length; )
+        off += (await writeAsync(fd, frame, off, frame.length - off, p.offset + off)).bytesWritten;
     }
     for (const fd of fds.values()) await datasyncAsync(fd);
   } finally {
@@ -84,7 +101,8 @@ function checked(dir: string, at: FrameAt, erase: (r: LogRecord) => boolean): Pa
   }
   try {
     const head = Buffer.alloc(FRAME_HEADER);
-    if (readSync(fd, head, 0, FRAME_HEADER, at.offset) < FRAME_HEADER || head[0] !== FRAME_MAGIC) return null;
+    if (readSync(fd, head, 0, FRAME_HEADER, at.offset) < FRAME_HEADER || head[0] !== FRAME_MAGIC)
+      return null;
     const length = FRAME_HEADER + head.readUInt32LE(1);
     if (at.offset + length > fstatSync(fd).size) return null;
     const buf = Buffer.alloc(length);

@@ -77,7 +77,8 @@ export type FrameRead =
  */
 export function readFrame(buf: Buffer, offset: number): FrameRead {
   if (offset >= buf.length) return { kind: 'end' };
-  if (buf.length - offset < FRAME_HEADER) return { kind: 'torn', reason: 'incomplete frame header' };
+  if (buf.length - offset < FRAME_HEADER)
+    return { kind: 'torn', reason: 'incomplete frame header' };
   if (buf[offset] !== FRAME_MAGIC) {
     if (allZero(buf, offset)) return { kind: 'torn', reason: 'zero-filled tail' };
     return { kind: 'corrupt', reason: `bad frame magic 0x${(buf[offset] ?? 0).toString(16)}` };
@@ -88,7 +89,8 @@ export function readFrame(buf: Buffer, offset: number): FrameRead {
   if (end > buf.length) return tornUnlessFollowed(buf, offset, 'frame runs past end of file');
   const payload = buf.subarray(offset + FRAME_HEADER, end);
   if (crc32(payload) !== buf.readUInt32LE(offset + 5)) {
-    if (end === buf.length) return tornUnlessFollowed(buf, offset, 'checksum mismatch in final frame');
+    if (end === buf.length)
+      return tornUnlessFollowed(buf, offset, 'checksum mismatch in final frame');
     return { kind: 'corrupt', reason: 'checksum mismatch' };
   }
   try {
@@ -103,10 +105,18 @@ export function readFrame(buf: Buffer, offset: number): FrameRead {
  * frame further on means the damage is in the middle (e.g. a corrupted length field).
  */
 function tornUnlessFollowed(buf: Buffer, offset: number, reason: string): FrameRead {
-  for (let p = buf.indexOf(FRAME_MAGIC, offset + 1); p >= 0 && p + FRAME_HEADER <= buf.length; p = buf.indexOf(FRAME_MAGIC, p + 1)) {
+  for (
+    let p = buf.indexOf(FRAME_MAGIC, offset + 1);
+    p >= 0 && p + FRAME_HEADER <= buf.length;
+    p = buf.indexOf(FRAME_MAGIC, p + 1)
+  ) {
     const len = buf.readUInt32LE(p + 1);
     const end = p + FRAME_HEADER + len;
-    if (len <= MAX_FRAME && end <= buf.length && crc32(buf.subarray(p + FRAME_HEADER, end)) === buf.readUInt32LE(p + 5)) {
+    if (
+      len <= MAX_FRAME &&
+      end <= buf.length &&
+      crc32(buf.subarray(p + FRAME_HEADER, end)) === buf.readUInt32LE(p + 5)
+    ) {
       return { kind: 'corrupt', reason: `${reason}, but a valid frame follows at offset ${p}` };
     }
   }

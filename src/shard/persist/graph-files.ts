@@ -14,7 +14,13 @@ import { removeFiles } from './fsutil.ts';
 
 interface Manifest {
   walSeq: number;
-  graphs: Array<{ ws: string; file: string; dim: number; labels: Array<[string, number]>; nextLabel?: number }>;
+  graphs: Array<{
+    ws: string;
+    file: string;
+    dim: number;
+    labels: Array<[string, number]>;
+    nextLabel?: number;
+  }>;
 }
 
 /** The manifest of the graphs saved with snapshot `walSeq`. */
@@ -24,11 +30,19 @@ export function manifestName(walSeq: number): string {
 
 /** Saves every workspace graph of a quiescent state (final snapshot). */
 export function saveGraphs(dir: string, walSeq: number, state: ShardState): number {
-  return saveIndexGraphs(dir, walSeq, [...state.workspaces].map(([ws, w]): [string, VectorIndex] => [ws, w.vectors]));
+  return saveIndexGraphs(
+    dir,
+    walSeq,
+    [...state.workspaces].map(([ws, w]): [string, VectorIndex] => [ws, w.vectors]),
+  );
 }
 
 /** Saves the graphs of these workspaces' vector indexes (the benchmarks' store generator uses it too). */
-export function saveIndexGraphs(dir: string, walSeq: number, indexes: Iterable<[string, VectorIndex]>): number {
+export function saveIndexGraphs(
+  dir: string,
+  walSeq: number,
+  indexes: Iterable<[string, VectorIndex]>,
+): number {
   const manifest: Manifest = { walSeq, graphs: [] };
   let n = 0;
   for (const [ws, vectors] of indexes) {
@@ -36,7 +50,13 @@ export function saveIndexGraphs(dir: string, walSeq: number, indexes: Iterable<[
     if (!graph) continue;
     const file = `hnsw-${String(walSeq).padStart(8, '0')}-${n++}.bin`;
     graph.hnsw.save(join(dir, file));
-    manifest.graphs.push({ ws, file, dim: graph.hnsw.dim, labels: graph.labels, nextLabel: graph.nextLabel });
+    manifest.graphs.push({
+      ws,
+      file,
+      dim: graph.hnsw.dim,
+      labels: graph.labels,
+      nextLabel: graph.nextLabel,
+    });
   }
   writeFileDurably(join(dir, manifestName(walSeq)), encodeFrame(manifest));
   return manifest.graphs.length;

@@ -3,7 +3,17 @@
  * A torn frame at the very end of the last segment is truncated away; damage anywhere else stops
  * start-up with an error naming the file and offset, and `flashbulb repair` (persist/salvage).
  */
-import { closeSync, fstatSync, fsyncSync, ftruncateSync, openSync, readFileSync, readSync, readdirSync, unlinkSync } from 'node:fs';
+import {
+  closeSync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readFileSync,
+  readSync,
+  readdirSync,
+  unlinkSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { applyRecord, pruneDanglingEdges, ShardState } from '../store/apply.ts';
 import { FRAME_HEADER, FRAME_MAGIC, isPadding, readFrame, type FrameRead } from './frames.ts';
@@ -65,13 +75,19 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
   let replayed = 0;
   let truncatedTail: Recovered['truncatedTail'] = null;
   try {
-    if (newest !== undefined) fromSeq = loadSnapshot(dir, snapName(newest), state, opts.onFrame).walSeq;
+    if (newest !== undefined)
+      fromSeq = loadSnapshot(dir, snapName(newest), state, opts.onFrame).walSeq;
     opts.afterSnapshot?.(state, fromSeq);
     const toReplay = walSegments.filter((s) => s >= fromSeq);
     toReplay.forEach((seq, i) => {
       const file = join(dir, walName(seq));
       const onFrame = opts.onFrame;
-      const result = replaySegment(file, state, i === toReplay.length - 1, onFrame && ((offset, r) => onFrame(walName(seq), offset, r)));
+      const result = replaySegment(
+        file,
+        state,
+        i === toReplay.length - 1,
+        onFrame && ((offset, r) => onFrame(walName(seq), offset, r)),
+      );
       replayed += result.records;
       if (result.torn) truncatedTail = result.torn;
     });
@@ -85,7 +101,15 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
   endRecovery(state);
   const lastSeq = Math.max(fromSeq, ...walSegments, 0);
   const staleFiles = walSegments.some((s) => s < fromSeq) || snapshots.length > 1;
-  return { state, nextWalSeq: lastSeq + 1, walSegments, snapshots, replayedRecords: replayed, truncatedTail, staleFiles };
+  return {
+    state,
+    nextWalSeq: lastSeq + 1,
+    walSegments,
+    snapshots,
+    replayedRecords: replayed,
+    truncatedTail,
+    staleFiles,
+  };
 }
 
 function snapName(seq: number): string {
@@ -96,9 +120,19 @@ function walName(seq: number): string {
   return `wal-${String(seq).padStart(8, '0')}.log`;
 }
 
-function loadSnapshot(dir: string, name: string, state: ShardState, onFrame: RecoverOptions['onFrame']): SnapshotHeader {
+function loadSnapshot(
+  dir: string,
+  name: string,
+  state: ShardState,
+  onFrame: RecoverOptions['onFrame'],
+): SnapshotHeader {
   const file = join(dir, name);
-  return applySnapshot(fileFrames(file), state, file, onFrame && ((offset, r) => onFrame(name, offset, r))).header;
+  return applySnapshot(
+    fileFrames(file),
+    state,
+    file,
+    onFrame && ((offset, r) => onFrame(name, offset, r)),
+  ).header;
 }
 
 /**
@@ -114,16 +148,22 @@ export function applySnapshot(
 ): { header: SnapshotHeader; records: number } {
   const it = frames[Symbol.iterator]();
   const first = it.next().value;
-  if (first?.f.kind !== 'frame' || !isHeader(first.f.value)) throw new CorruptionError(`${where} at offset 0: not a snapshot header`);
+  if (first?.f.kind !== 'frame' || !isHeader(first.f.value))
+    throw new CorruptionError(`${where} at offset 0: not a snapshot header`);
   let records = 0;
   for (let next = it.next(); !next.done; next = it.next()) {
     const { f, offset } = next.value;
     if (f.kind !== 'frame') {
-      throw new CorruptionError(`${where} at offset ${offset}: ${f.kind === 'end' ? 'snapshot has no footer' : f.reason}`);
+      throw new CorruptionError(
+        `${where} at offset ${offset}: ${f.kind === 'end' ? 'snapshot has no footer' : f.reason}`,
+      );
     }
     const value = f.value as LogRecord | { t: 'end'; records: number };
     if (value.t === 'end') {
-      if (value.records !== records) throw new CorruptionError(`${where}: footer counts ${value.records} records, found ${records}`);
+      if (value.records !== records)
+        throw new CorruptionError(
+          `${where}: footer counts ${value.records} records, found ${records}`,
+        );
       return { header: first.f.value, records };
     }
     // Erased in place (shard/persist/erase): still counted by the footer, holds nothing.

@@ -8,7 +8,16 @@
  * beside it as `<name>.damaged` (`.damaged-2`… after another repair) for inspection, with nothing else changed. Records in the dropped
  * bytes are lost; the rest of the shard is intact, and the report says what was dropped where.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { fsyncDir } from '../../files/durable.ts';
 import type { SnapshotHeader } from '../store/records.ts';
@@ -111,11 +120,20 @@ function salvageSnapshot(dir: string, seq: number, shard: number): SalvagedFile 
   const records = s.frames.length - (headed ? 1 : 0) - (footed ? 1 : 0);
   const counted = footed ? (s.values[s.values.length - 1] as { records: number }).records : -1;
   if (dropped.length === 0 && headed && footed && counted === records) return null;
-  const header: SnapshotHeader = headed ? (s.values[0] as SnapshotHeader) : { t: 'snap', format: 1, shard, walSeq: seq, createdAt: Date.now() };
-  const body = s.frames.slice(headed ? 1 : 0, footed ? -1 : undefined).map(([a, b]) => buf.subarray(a, b));
+  const header: SnapshotHeader = headed
+    ? (s.values[0] as SnapshotHeader)
+    : { t: 'snap', format: 1, shard, walSeq: seq, createdAt: Date.now() };
+  const body = s.frames
+    .slice(headed ? 1 : 0, footed ? -1 : undefined)
+    .map(([a, b]) => buf.subarray(a, b));
   const reasons = [...dropped];
-  if (dropped.length === 0 && !footed) reasons.push({ offset: buf.length, bytes: 0, reason: 'snapshot has no footer' });
-  const fixed = replace(file, [encodeFrame(header), ...body, encodeFrame({ t: 'end', records: body.length })], { kept: body.length, dropped: reasons });
+  if (dropped.length === 0 && !footed)
+    reasons.push({ offset: buf.length, bytes: 0, reason: 'snapshot has no footer' });
+  const fixed = replace(
+    file,
+    [encodeFrame(header), ...body, encodeFrame({ t: 'end', records: body.length })],
+    { kept: body.length, dropped: reasons },
+  );
   // HNSW graphs saved with this snapshot may name memories it no longer holds: rebuilt on start.
   const manifest = join(dir, manifestName(seq));
   if (existsSync(manifest)) unlinkSync(manifest);
@@ -131,7 +149,11 @@ function readWhole(file: string): Buffer {
 }
 
 /** Writes `parts` as `file`, keeping the original as `<file>.damaged`. */
-function replace(file: string, parts: Buffer[], result: Omit<SalvagedFile, 'file' | 'original'>): SalvagedFile {
+function replace(
+  file: string,
+  parts: Buffer[],
+  result: Omit<SalvagedFile, 'file' | 'original'>,
+): SalvagedFile {
   const tmp = `${file}.tmp`;
   const fd = openSync(tmp, 'w');
   try {

@@ -13,7 +13,12 @@ import { encodeFrame, encodeFrameInto } from './frames.ts';
 import { renameDurably } from '../../files/durable.ts';
 import { seqName } from './fsutil.ts';
 import { givesWay, nextTurn } from '../../threads/turn.ts';
-import { toStored, type LogRecord, type SnapshotFooter, type SnapshotHeader } from '../store/records.ts';
+import {
+  toStored,
+  type LogRecord,
+  type SnapshotFooter,
+  type SnapshotHeader,
+} from '../store/records.ts';
 
 const writeAsync = promisify(write);
 const datasyncAsync = promisify(fdatasync);
@@ -41,7 +46,13 @@ export async function writeSnapshot(
   const fd = openSync(tmp, 'w');
   const out = new SnapshotOut(fd, opts.requestWaiting ?? (() => false));
   try {
-    const header: SnapshotHeader = { t: 'snap', format: 1, shard: opts.shard, walSeq: opts.walSeq, createdAt: Date.now() };
+    const header: SnapshotHeader = {
+      t: 'snap',
+      format: 1,
+      shard: opts.shard,
+      walSeq: opts.walSeq,
+      createdAt: Date.now(),
+    };
     out.tryPush(header) ?? (await out.pushAfterFlush(header));
     let records = 0;
     for (const record of snapshotRecords(opts.state)) {
@@ -126,7 +137,10 @@ class SnapshotOut {
    * as the slice yields, its reply out before the next slice).
    */
   sliceDone(records: number): boolean {
-    return performance.now() - this.#sliceStart >= SLICE_MS || (records % LOOK_EVERY === 0 && givesWay(this.#sliceStart, this.#requestWaiting));
+    return (
+      performance.now() - this.#sliceStart >= SLICE_MS ||
+      (records % LOOK_EVERY === 0 && givesWay(this.#sliceStart, this.#requestWaiting))
+    );
   }
 
   /** Lets the shard's event loop run a whole turn (threads/turn) before the next slice. */
@@ -144,7 +158,8 @@ class SnapshotOut {
 
   async #write(buf: Buffer): Promise<void> {
     let off = 0;
-    while (off < buf.length) off += (await writeAsync(this.#fd, buf, off, buf.length - off)).bytesWritten;
+    while (off < buf.length)
+      off += (await writeAsync(this.#fd, buf, off, buf.length - off)).bytesWritten;
     // Synced as it goes: one sync of the whole file at the end flushed tens of MB at once, and
     // the log's writes (every request waits on them) stalled behind it for up to seconds.
     await datasyncAsync(this.#fd);

@@ -3,7 +3,16 @@
  * Appends are acknowledged after fdatasync (or after the OS write with durability 'os'); appends
  * that arrive while a sync is in flight share the next one (group commit).
  */
-import { closeSync, fdatasync, fdatasyncSync, fstatSync, ftruncateSync, openSync, rmSync, write } from 'node:fs';
+import {
+  closeSync,
+  fdatasync,
+  fdatasyncSync,
+  fstatSync,
+  ftruncateSync,
+  openSync,
+  rmSync,
+  write,
+} from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { encodeFrame } from './frames.ts';
@@ -146,7 +155,9 @@ export class Wal {
       ftruncateSync(this.#fd, bytes);
       fdatasyncSync(this.#fd);
     } catch (err) {
-      console.error(`log: could not cut the failed batch off ${seqName('wal', this.#seq, 'log')} at ${bytes} bytes: ${(err as Error).message}`);
+      console.error(
+        `log: could not cut the failed batch off ${seqName('wal', this.#seq, 'log')} at ${bytes} bytes: ${(err as Error).message}`,
+      );
     }
   }
 
@@ -219,7 +230,10 @@ export class Wal {
 
   /** Deletes segments numbered below `seq` (they are covered by a durable snapshot). */
   async deleteBefore(seq: number, existing: readonly number[]): Promise<void> {
-    await removeFiles(this.#dir, existing.filter((s) => s < seq).map((s) => seqName('wal', s, 'log')));
+    await removeFiles(
+      this.#dir,
+      existing.filter((s) => s < seq).map((s) => seqName('wal', s, 'log')),
+    );
     fsyncDir(this.#dir);
   }
 }

@@ -105,7 +105,8 @@ export function pruneDanglingEdges(state: ShardState): number {
     // Only the dangling edges are collected (not a copy of every edge): removal must wait until
     // the walk over the graph is done.
     const dangling: Edge[] = [];
-    for (const e of ws.graph.all()) if (!ws.memories.has(e.source_id) || !ws.memories.has(e.target_id)) dangling.push(e);
+    for (const e of ws.graph.all())
+      if (!ws.memories.has(e.source_id) || !ws.memories.has(e.target_id)) dangling.push(e);
     for (const e of dangling) {
       ws.graph.remove(e.source_id, e.target_id, e.edge_type);
       pruned += 1;

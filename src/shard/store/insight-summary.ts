@@ -16,7 +16,12 @@ export class InsightSummary {
   /** Sources counted in the totals. */
   count: number;
 
-  private constructor(version: string, sum: Float64Array, terms: Map<string, number>, count: number) {
+  private constructor(
+    version: string,
+    sum: Float64Array,
+    terms: Map<string, number>,
+    count: number,
+  ) {
     this.version = version;
     this.sum = sum;
     this.terms = terms;
@@ -27,7 +32,12 @@ export class InsightSummary {
   static of(insight: MemoryRecord, sources: readonly MemoryRecord[]): InsightSummary {
     const sum = new Float64Array(insight.embedding.length);
     for (const s of sources) addInto(sum, s.embedding, 1);
-    return new InsightSummary(versionKey(insight), sum, documentCounts(sources.map((s) => s.content)), sources.length);
+    return new InsightSummary(
+      versionKey(insight),
+      sum,
+      documentCounts(sources.map((s) => s.content)),
+      sources.length,
+    );
   }
 
   /** Takes a source out of the totals. */

@@ -108,7 +108,11 @@ export class OrderedIds {
 
   /** Ids from newest to oldest; with `before`, only ids sorting before it. */
   *newestFirst(before: string | null = null): Generator<string> {
-    for (let i = (before === null ? this.#ids.length : lowerBound(this.#ids, before)) - 1; i >= 0; i--) {
+    for (
+      let i = (before === null ? this.#ids.length : lowerBound(this.#ids, before)) - 1;
+      i >= 0;
+      i--
+    ) {
       const id = this.#ids[i] as string;
       if (!this.#deleted.has(id)) yield id;
     }

@@ -7,7 +7,13 @@
  */
 import { cutAtDepth, withinDepth } from '../../model/json-shape.ts';
 import type { Edge, EdgeType } from '../../model/edge.ts';
-import { MEMORY_KINDS, type JsonObject, type JsonValue, type MemoryKind, type MemoryRecord } from '../../model/memory.ts';
+import {
+  MEMORY_KINDS,
+  type JsonObject,
+  type JsonValue,
+  type MemoryKind,
+  type MemoryRecord,
+} from '../../model/memory.ts';
 import type { VectorSlab } from './vector-slab.ts';
 import type { PendingContradiction } from '../../protocol/reflection.ts';
 
@@ -83,14 +89,26 @@ export type LogRecord =
 /** The frame form of a live record (the vector viewed as bytes, not copied). */
 export function encodeRecord(r: LiveRecord): LogRecord {
   if (r.t === 'put') return { t: 'put', ws: r.ws, m: toStored(r.m) };
-  if (r.t === 'unsource') return { t: 'unsource', ws: r.ws, m: { ...toStored(r.m), sourceMemoryIds: null }, lost: r.lost };
+  if (r.t === 'unsource')
+    return {
+      t: 'unsource',
+      ws: r.ws,
+      m: { ...toStored(r.m), sourceMemoryIds: null },
+      lost: r.lost,
+    };
   return r;
 }
 
 /** The live form of a record read from a frame; `slab` (recovery) packs vectors together. */
 export function decodeRecord(r: LogRecord, slab: VectorSlab | null = null): LiveRecord {
   if (r.t === 'put') return { t: 'put', ws: r.ws, m: fromStored(r.m, slab) };
-  if (r.t === 'unsource') return { t: 'unsource', ws: r.ws, m: fromStored({ ...r.m, sourceMemoryIds: null }, slab), lost: r.lost };
+  if (r.t === 'unsource')
+    return {
+      t: 'unsource',
+      ws: r.ws,
+      m: fromStored({ ...r.m, sourceMemoryIds: null }, slab),
+      lost: r.lost,
+    };
   return r;
 }
 
@@ -147,7 +165,9 @@ export function fromStored(s: StoredMemory, slab: VectorSlab | null = null): Mem
   }
   // Contexts stored before nesting was limited may be thousands of levels deep; no reply could
   // carry them (structured clone and JSON recurse), so they are cut at the limit on load.
-  const context = detachJson(withinDepth(s.context) ? s.context : (cutAtDepth(s.context) as JsonObject)) as JsonObject;
+  const context = detachJson(
+    withinDepth(s.context) ? s.context : (cutAtDepth(s.context) as JsonObject),
+  ) as JsonObject;
   // The kind is one of a few strings: share the constant instead of keeping one decoded copy per memory.
   const kind = MEMORY_KINDS.find((k) => k === s.kind) ?? s.kind;
   // Every field written out (not spread): the record keeps them all in the object itself, with no

@@ -18,9 +18,12 @@ export class VectorSlab {
   /** A Float32Array holding a copy of `bytes` (little-endian float32, as stored). */
   copy(bytes: Uint8Array): Float32Array {
     const n = bytes.byteLength;
-    if (n % 4 !== 0) throw new Error(`a stored vector has ${n} bytes, not a whole number of float32`);
+    if (n % 4 !== 0)
+      throw new Error(`a stored vector has ${n} bytes, not a whole number of float32`);
     if (this.#used + n > this.#buf.byteLength) {
-      this.#buf = new ArrayBuffer(Math.max(n, Math.min(MAX_SLAB_BYTES, Math.max(FIRST_SLAB_BYTES, this.#total))));
+      this.#buf = new ArrayBuffer(
+        Math.max(n, Math.min(MAX_SLAB_BYTES, Math.max(FIRST_SLAB_BYTES, this.#total))),
+      );
       this.#total += this.#buf.byteLength;
       this.#used = 0;
     }

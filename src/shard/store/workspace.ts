@@ -75,7 +75,11 @@ export class Workspace {
   /** Each live memory's density among the memories written before it (index/density; not persisted). */
   readonly densities = new Densities();
   /** What a density reads: the vectors, and the ids before a memory in creation order. */
-  readonly earlier: Earlier = { vectors: this.vectors, countBefore: (id) => this.order.position(id), idsBefore: (id) => this.order.newestFirst(id) };
+  readonly earlier: Earlier = {
+    vectors: this.vectors,
+    countBefore: (id) => this.order.position(id),
+    idsBefore: (id) => this.order.newestFirst(id),
+  };
 
   constructor(slug: string) {
     this.slug = slug;
@@ -110,7 +114,8 @@ export class Workspace {
     if (this.#unindexed > 0) {
       // Unreachable while the count is kept right; if it ever is not, index what is missing
       // rather than report a backlog forever.
-      for (const [id, m] of this.memories) if (m.supersededBy === null && !this.#lexical.has(id)) this.#lexical.add(id, m);
+      for (const [id, m] of this.memories)
+        if (m.supersededBy === null && !this.#lexical.has(id)) this.#lexical.add(id, m);
     }
     this.#unindexed = 0;
     this.#lexicalBacklog = [];
@@ -124,7 +129,9 @@ export class Workspace {
     if (old) {
       this.#unindex(old);
       // A source written again (revised): the totals of insights drawn from it counted its old text and vector.
-      if (this.insightSummaries.size > 0) for (const e of this.graph.incoming(m.id)) if (e.edge_type === 'insight_from') this.insightSummaries.delete(e.source_id);
+      if (this.insightSummaries.size > 0)
+        for (const e of this.graph.incoming(m.id))
+          if (e.edge_type === 'insight_from') this.insightSummaries.delete(e.source_id);
     }
     if (m.entityId !== null) {
       const name = this.#entityNames.get(m.entityId);
@@ -134,10 +141,14 @@ export class Workspace {
       } else m.entityId = name;
     }
     this.memories.set(m.id, m);
-    const tag = m.supersededBy === null ? this.tagOf(m.kind, m.entityId, m.conversationId !== null) : NOT_LIVE_TAG;
+    const tag =
+      m.supersededBy === null
+        ? this.tagOf(m.kind, m.entityId, m.conversationId !== null)
+        : NOT_LIVE_TAG;
     this.order.add(m.id, tag, m.createdAt);
     if (m.supersededBy === null) this.#placeEvent(m, tag);
-    if (m.expiresAt !== null && m.expiresAt !== old?.expiresAt) this.expiring.add(m.id, m.expiresAt);
+    if (m.expiresAt !== null && m.expiresAt !== old?.expiresAt)
+      this.expiring.add(m.id, m.expiresAt);
     if (m.supersededBy === null) {
       this.vectors.upsert(m.id, m.embedding);
       if (old?.embedding !== m.embedding) {
@@ -147,8 +158,7 @@ export class Workspace {
       if (this.deferLexical) {
         this.#lexicalBacklog.push(m.id);
         this.#unindexed += 1;
-      }
-      else this.#lexical.add(m.id, m);
+      } else this.#lexical.add(m.id, m);
     } else {
       this.vectors.remove(m.id);
       this.densities.forget(m.id);
@@ -169,7 +179,9 @@ export class Workspace {
    */
   tagOf(kind: MemoryKind, entityId: string | null, turn = false): number {
     const entity = entityId === null ? 0 : this.#entityNumbers.get(entityId);
-    return entity === undefined ? UNHELD_TAG : (entity * KIND_SLOTS + KIND_INDEX[kind]) * 2 + (turn ? 1 : 0);
+    return entity === undefined
+      ? UNHELD_TAG
+      : (entity * KIND_SLOTS + KIND_INDEX[kind]) * 2 + (turn ? 1 : 0);
   }
 
   /** The live memory's entries in the event orders (and its conversation's). */
@@ -182,7 +194,11 @@ export class Workspace {
     }
     if (m.conversationId !== null) {
       let c = this.conversations.get(m.conversationId);
-      if (c === undefined) this.conversations.set(m.conversationId, (c = { id: m.conversationId, order: new EventOrder(), messages: new Map() }));
+      if (c === undefined)
+        this.conversations.set(
+          m.conversationId,
+          (c = { id: m.conversationId, order: new EventOrder(), messages: new Map() }),
+        );
       else m.conversationId = c.id;
       c.order.add(m.id, TURN_TAG, m.occurredAt);
       if (m.messageId !== null) c.messages.set(m.messageId, m.id);
@@ -200,7 +216,8 @@ export class Workspace {
       const c = this.conversations.get(m.conversationId);
       if (c === undefined) return;
       c.order.delete(m.id, m.occurredAt);
-      if (m.messageId !== null && c.messages.get(m.messageId) === m.id) c.messages.delete(m.messageId);
+      if (m.messageId !== null && c.messages.get(m.messageId) === m.id)
+        c.messages.delete(m.messageId);
       if (c.order.size === 0) this.conversations.delete(m.conversationId);
     }
   }
@@ -278,7 +295,10 @@ export class Workspace {
 const NOT_LIVE_TAG = -1;
 const UNHELD_TAG = -3;
 const KIND_SLOTS = 8;
-const KIND_INDEX = Object.fromEntries(MEMORY_KINDS.map((k, i) => [k, i])) as Record<MemoryKind, number>;
+const KIND_INDEX = Object.fromEntries(MEMORY_KINDS.map((k, i) => [k, i])) as Record<
+  MemoryKind,
+  number
+>;
 
 /** The kind a tag of {@link Workspace.tagOf} says, or null for a tag that is not a live memory's. */
 export function kindOfTag(tag: number): MemoryKind | null {

@@ -45,7 +45,11 @@ function hash(text: string): number {
  * Positions for `nodes`, centred on (0, 0). `pinned` stays at the centre (a graph's centre
  * memory); `spacing` is the edge length the layout aims at.
  */
-export function layout(nodes: readonly LayoutNode[], edges: readonly LayoutEdge[], opts: { pinned?: string | null; spacing?: number } = {}): Map<string, Point> {
+export function layout(
+  nodes: readonly LayoutNode[],
+  edges: readonly LayoutEdge[],
+  opts: { pinned?: string | null; spacing?: number } = {},
+): Map<string, Point> {
   const n = nodes.length;
   const out = new Map<string, Point>();
   if (n === 0) return out;
@@ -75,7 +79,10 @@ export function layout(nodes: readonly LayoutNode[], edges: readonly LayoutEdge[
   const spread = spacing * Math.sqrt(n) * 0.5;
   for (let i = 0; i < n; i++) {
     const c = groupOf[i] === -1 ? { x: 0, y: 0 } : (centres[groupOf[i] as number] as Point);
-    const s = groupOf[i] === -1 ? spread : spacing * Math.sqrt(groups.get(order[groupOf[i] as number]?.[0] ?? '')?.length ?? 1);
+    const s =
+      groupOf[i] === -1
+        ? spread
+        : spacing * Math.sqrt(groups.get(order[groupOf[i] as number]?.[0] ?? '')?.length ?? 1);
     xs[i] = c.x + (random() - 0.5) * s;
     ys[i] = c.y + (random() - 0.5) * s;
   }
@@ -160,8 +167,10 @@ export function layout(nodes: readonly LayoutNode[], edges: readonly LayoutEdge[
     for (let i = 0; i < n; i++) {
       const g = groupOf[i] as number;
       if (g >= 0) {
-        dx[i] = (dx[i] as number) + ((cx[g] as number) / (cn[g] as number) - (xs[i] as number)) * 0.25;
-        dy[i] = (dy[i] as number) + ((cy[g] as number) / (cn[g] as number) - (ys[i] as number)) * 0.25;
+        dx[i] =
+          (dx[i] as number) + ((cx[g] as number) / (cn[g] as number) - (xs[i] as number)) * 0.25;
+        dy[i] =
+          (dy[i] as number) + ((cy[g] as number) / (cn[g] as number) - (ys[i] as number)) * 0.25;
       }
       dx[i] = (dx[i] as number) - (xs[i] as number) * 0.06;
       dy[i] = (dy[i] as number) - (ys[i] as number) * 0.06;
@@ -181,6 +190,8 @@ export function layout(nodes: readonly LayoutNode[], edges: readonly LayoutEdge[
       ys[pinned] = 0;
     }
   }
-  nodes.forEach((x, i) => { out.set(x.id, { x: xs[i] as number, y: ys[i] as number }); });
+  nodes.forEach((x, i) => {
+    out.set(x.id, { x: xs[i] as number, y: ys[i] as number });
+  });
   return out;
 }

@@ -38,7 +38,12 @@ export function SvgGraph(props: GraphProps) {
   const { nodes, edges, center = null } = props;
   const groupOf = props.groupOf ?? (() => null);
   const pos = useMemo(
-    () => layout(nodes.map((m) => ({ id: m.memory_id, radius: radiusOf(m), group: groupOf(m) })), edges.map((e) => ({ source: e.source_id, target: e.target_id })), { pinned: center }),
+    () =>
+      layout(
+        nodes.map((m) => ({ id: m.memory_id, radius: radiusOf(m), group: groupOf(m) })),
+        edges.map((e) => ({ source: e.source_id, target: e.target_id })),
+        { pinned: center },
+      ),
     // eslint-disable-next-line react-hooks/exhaustive-deps
     [nodes, edges, center, props.groupOf],
   );
@@ -74,8 +79,15 @@ export function SvgGraph(props: GraphProps) {
     return out;
   }, [edges]);
   const labelled = useMemo(() => {
-    const ranked = [...nodes].sort((a, b) => b.importance - a.importance || (neighbours.get(b.memory_id)?.size ?? 0) - (neighbours.get(a.memory_id)?.size ?? 0));
-    return new Set([...ranked.slice(0, props.labelled ?? 30).map((m) => m.memory_id), ...(center === null ? [] : [center])]);
+    const ranked = [...nodes].sort(
+      (a, b) =>
+        b.importance - a.importance ||
+        (neighbours.get(b.memory_id)?.size ?? 0) - (neighbours.get(a.memory_id)?.size ?? 0),
+    );
+    return new Set([
+      ...ranked.slice(0, props.labelled ?? 30).map((m) => m.memory_id),
+      ...(center === null ? [] : [center]),
+    ]);
   }, [nodes, neighbours, center, props.labelled]);
 
   const zoom = (factor: number, at?: { x: number; y: number }): void =>
@@ -92,7 +104,10 @@ export function SvgGraph(props: GraphProps) {
     const scale = Math.max(box.w / r.width, box.h / r.height);
     const offX = (r.width * scale - box.w) / 2;
     const offY = (r.height * scale - box.h) / 2;
-    return { x: box.x - offX + (clientX - r.left) * scale, y: box.y - offY + (clientY - r.top) * scale };
+    return {
+      x: box.x - offX + (clientX - r.left) * scale,
+      y: box.y - offY + (clientY - r.top) * scale,
+    };
   };
   const onWheel = (e: WheelEvent): void => {
     e.preventDefault();
@@ -106,9 +121,14 @@ export function SvgGraph(props: GraphProps) {
   const onKey = (e: KeyboardEvent): void => {
     const step = 40 / view.k;
     const moves: Record<string, () => void> = {
-      '+': () => zoom(1.25), '=': () => zoom(1.25), '-': () => zoom(0.8), '0': () => setView({ k: 1, x: 0, y: 0 }),
-      ArrowLeft: () => setView((v) => ({ ...v, x: v.x + step * v.k })), ArrowRight: () => setView((v) => ({ ...v, x: v.x - step * v.k })),
-      ArrowUp: () => setView((v) => ({ ...v, y: v.y + step * v.k })), ArrowDown: () => setView((v) => ({ ...v, y: v.y - step * v.k })),
+      '+': () => zoom(1.25),
+      '=': () => zoom(1.25),
+      '-': () => zoom(0.8),
+      '0': () => setView({ k: 1, x: 0, y: 0 }),
+      ArrowLeft: () => setView((v) => ({ ...v, x: v.x + step * v.k })),
+      ArrowRight: () => setView((v) => ({ ...v, x: v.x - step * v.k })),
+      ArrowUp: () => setView((v) => ({ ...v, y: v.y + step * v.k })),
+      ArrowDown: () => setView((v) => ({ ...v, y: v.y - step * v.k })),
     };
     const move = e.target === svg.current ? moves[e.key] : undefined;
     if (move) {
@@ -116,7 +136,7 @@ export function SvgGraph(props: GraphProps) {
       move();
     }
   };
-  const focusedNeighbours = hover === null ? null : neighbours.get(hover) ?? new Set<string>();
+  const focusedNeighbours = hover === null ? null : (neighbours.get(hover) ?? new Set<string>());
   const unit = 1 / (pixels * view.k); // one screen pixel, in graph units
   const fontSize = 12 * unit;
   const hullBoxes = groups.map((g) => {
@@ -128,9 +148,15 @@ export function SvgGraph(props: GraphProps) {
   return (
     <div class="graph-wrap">
       <div class="graph-tools" role="group" aria-label="Zoom">
-        <button type="button" onClick={() => zoom(1.25)} aria-label="Zoom in">+</button>
-        <button type="button" onClick={() => zoom(0.8)} aria-label="Zoom out">−</button>
-        <button type="button" onClick={() => setView({ k: 1, x: 0, y: 0 })}>Fit</button>
+        <button type="button" onClick={() => zoom(1.25)} aria-label="Zoom in">
+          +
+        </button>
+        <button type="button" onClick={() => zoom(0.8)} aria-label="Zoom out">
+          −
+        </button>
+        <button type="button" onClick={() => setView({ k: 1, x: 0, y: 0 })}>
+          Fit
+        </button>
       </div>
       <svg
         ref={svg}
@@ -159,7 +185,16 @@ export function SvgGraph(props: GraphProps) {
       >
         <defs>
           {EDGE_TYPES.map((t) => (
-            <marker key={t} id={`arrow-${t}`} viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse">
+            <marker
+              key={t}
+              id={`arrow-${t}`}
+              viewBox="0 0 10 10"
+              refX="9"
+              refY="5"
+              markerWidth="7"
+              markerHeight="7"
+              orient="auto-start-reverse"
+            >
               <path d="M 0 0 L 10 5 L 0 10 z" fill={EDGE_STYLES[t].color} />
             </marker>
           ))}
@@ -168,7 +203,14 @@ export function SvgGraph(props: GraphProps) {
           {groups.map((g) => (
             <g key={g.group} class="hull">
               <circle cx={g.x} cy={g.y} r={g.r} />
-              <text x={g.x} y={g.y - g.r - 6 * unit} text-anchor="middle" style={{ fontSize: `${13 * unit}px`, strokeWidth: `${3.5 * unit}px` }}>{props.groupName?.(g.group) ?? g.group}</text>
+              <text
+                x={g.x}
+                y={g.y - g.r - 6 * unit}
+                text-anchor="middle"
+                style={{ fontSize: `${13 * unit}px`, strokeWidth: `${3.5 * unit}px` }}
+              >
+                {props.groupName?.(g.group) ?? g.group}
+              </text>
             </g>
           ))}
           {edges.map((e) => {
@@ -181,9 +223,19 @@ export function SvgGraph(props: GraphProps) {
             const s = EDGE_STYLES[e.edge_type];
             const dim = hover !== null && e.source_id !== hover && e.target_id !== hover;
             return (
-              <line key={`${e.source_id}>${e.target_id}:${e.edge_type}`} class={`edge${dim ? ' dim' : ''}`} data-edge-type={e.edge_type}
-                x1={a.x} y1={a.y} x2={b.x - (b.x - a.x) * cut} y2={b.y - (b.y - a.y) * cut}
-                stroke={s.color} stroke-dasharray={s.dash} stroke-width={1.6 * unit * Math.sqrt(view.k)} marker-end={`url(#arrow-${e.edge_type})`} />
+              <line
+                key={`${e.source_id}>${e.target_id}:${e.edge_type}`}
+                class={`edge${dim ? ' dim' : ''}`}
+                data-edge-type={e.edge_type}
+                x1={a.x}
+                y1={a.y}
+                x2={b.x - (b.x - a.x) * cut}
+                y2={b.y - (b.y - a.y) * cut}
+                stroke={s.color}
+                stroke-dasharray={s.dash}
+                stroke-width={1.6 * unit * Math.sqrt(view.k)}
+                marker-end={`url(#arrow-${e.edge_type})`}
+              />
             );
           })}
           {nodes.map((m) => {
@@ -191,29 +243,61 @@ export function SvgGraph(props: GraphProps) {
             if (!p) return null;
             const r = radiusOf(m);
             const isCenter = m.memory_id === center;
-            const dim = focusedNeighbours !== null && m.memory_id !== hover && !focusedNeighbours.has(m.memory_id);
+            const dim =
+              focusedNeighbours !== null &&
+              m.memory_id !== hover &&
+              !focusedNeighbours.has(m.memory_id);
             const show = shown.has(m.memory_id);
             return (
-              <g key={m.memory_id} class={`node${isCenter ? ' center' : ''}${dim ? ' dim' : ''}`} data-node-id={m.memory_id} transform={`translate(${p.x} ${p.y})`}
-                tabIndex={-1} role="link" aria-label={clip(m.content, 80)}
+              <g
+                key={m.memory_id}
+                class={`node${isCenter ? ' center' : ''}${dim ? ' dim' : ''}`}
+                data-node-id={m.memory_id}
+                transform={`translate(${p.x} ${p.y})`}
+                tabIndex={-1}
+                role="link"
+                aria-label={clip(m.content, 80)}
                 onClick={() => props.onPick(m.memory_id)}
                 onKeyDown={(e) => e.key === 'Enter' && props.onPick(m.memory_id)}
-                onPointerEnter={() => setHover(m.memory_id)} onPointerLeave={() => setHover(null)}
-                onFocus={() => setHover(m.memory_id)} onBlur={() => setHover(null)}>
+                onPointerEnter={() => setHover(m.memory_id)}
+                onPointerLeave={() => setHover(null)}
+                onFocus={() => setHover(m.memory_id)}
+                onBlur={() => setHover(null)}
+              >
                 <title>{`${m.kind} · importance ${m.importance.toFixed(2)}\n${clip(m.content, 240)}`}</title>
                 <circle r={r} fill={KIND_COLORS[m.kind]} />
-                {show && <text y={r + fontSize + 2 * unit} text-anchor="middle" style={{ fontSize: `${fontSize}px`, strokeWidth: `${3.5 * unit}px` }}>{clip(m.content, LABEL_CHARS)}</text>}
+                {show && (
+                  <text
+                    y={r + fontSize + 2 * unit}
+                    text-anchor="middle"
+                    style={{ fontSize: `${fontSize}px`, strokeWidth: `${3.5 * unit}px` }}
+                  >
+                    {clip(m.content, LABEL_CHARS)}
+                  </text>
+                )}
               </g>
             );
           })}
         </g>
       </svg>
       <ul class="legend-line" aria-label="Legend">
-        {(Object.keys(KIND_COLORS) as Array<Memory['kind']>).filter((k) => nodes.some((m) => m.kind === k)).map((k) => (
-          <li key={k}><span class="dot" style={{ background: KIND_COLORS[k] }} /> {k}</li>
-        ))}
+        {(Object.keys(KIND_COLORS) as Array<Memory['kind']>)
+          .filter((k) => nodes.some((m) => m.kind === k))
+          .map((k) => (
+            <li key={k}>
+              <span class="dot" style={{ background: KIND_COLORS[k] }} /> {k}
+            </li>
+          ))}
         {EDGE_TYPES.filter((t) => used.has(t)).map((t) => (
-          <li key={t}><span class="swatch" style={{ borderTop: `3px ${EDGE_STYLES[t].dash === '' ? 'solid' : EDGE_STYLES[t].dash === '2 4' ? 'dotted' : 'dashed'} ${EDGE_STYLES[t].color}` }} /> {t}</li>
+          <li key={t}>
+            <span
+              class="swatch"
+              style={{
+                borderTop: `3px ${EDGE_STYLES[t].dash === '' ? 'solid' : EDGE_STYLES[t].dash === '2 4' ? 'dotted' : 'dashed'} ${EDGE_STYLES[t].color}`,
+              }}
+            />{' '}
+            {t}
+          </li>
         ))}
       </ul>
     </div>
@@ -233,8 +317,23 @@ interface Box {
  * The labels drawn: the hovered node and its neighbours first, then the most important nodes, each
  * only where it overlaps no label already placed (greedy, at the current text size).
  */
-function placeLabels(nodes: readonly Memory[], labelled: Set<string>, pos: Map<string, Point>, font: number, hover: string | null, near: Set<string> | null, taken: ReadonlyArray<Box>): Set<string> {
-  const wanted = [...(hover === null ? [] : [hover]), ...(near ?? []), ...nodes.filter((m) => labelled.has(m.memory_id)).sort((a, b) => b.importance - a.importance).map((m) => m.memory_id)];
+function placeLabels(
+  nodes: readonly Memory[],
+  labelled: Set<string>,
+  pos: Map<string, Point>,
+  font: number,
+  hover: string | null,
+  near: Set<string> | null,
+  taken: ReadonlyArray<Box>,
+): Set<string> {
+  const wanted = [
+    ...(hover === null ? [] : [hover]),
+    ...(near ?? []),
+    ...nodes
+      .filter((m) => labelled.has(m.memory_id))
+      .sort((a, b) => b.importance - a.importance)
+      .map((m) => m.memory_id),
+  ];
   const byId = new Map(nodes.map((m) => [m.memory_id, m]));
   const boxes: Box[] = [...taken];
   const out = new Set<string>();
@@ -245,14 +344,19 @@ function placeLabels(nodes: readonly Memory[], labelled: Set<string>, pos: Map<s
     const w = Math.min(LABEL_CHARS, m.content.length) * font * 0.56;
     const top = p.y + radiusOf(m) + font * 0.2;
     const b = { x0: p.x - w / 2, y0: top, x1: p.x + w / 2, y1: top + font * 1.2 };
-    if (id !== hover && boxes.some((o) => b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1)) continue;
+    if (id !== hover && boxes.some((o) => b.x0 < o.x1 && o.x0 < b.x1 && b.y0 < o.y1 && o.y0 < b.y1))
+      continue;
     boxes.push(b);
     out.add(id);
   }
   return out;
 }
 
-function bounds(nodes: readonly Memory[], pos: Map<string, Point>, groups: ReadonlyArray<{ x: number; y: number; r: number }>): { x: number; y: number; w: number; h: number } {
+function bounds(
+  nodes: readonly Memory[],
+  pos: Map<string, Point>,
+  groups: ReadonlyArray<{ x: number; y: number; r: number }>,
+): { x: number; y: number; w: number; h: number } {
   let x0 = Infinity;
   let y0 = Infinity;
   let x1 = -Infinity;
@@ -270,20 +374,31 @@ function bounds(nodes: readonly Memory[], pos: Map<string, Point>, groups: Reado
   for (const g of groups) grow(g.x, g.y - 12, g.r + 12);
   if (!Number.isFinite(x0)) return { x: -100, y: -100, w: 200, h: 200 };
   const pad = 70;
-  return { x: x0 - pad, y: y0 - pad, w: Math.max(200, x1 - x0 + 2 * pad), h: Math.max(160, y1 - y0 + 2 * pad) };
+  return {
+    x: x0 - pad,
+    y: y0 - pad,
+    w: Math.max(200, x1 - x0 + 2 * pad),
+    h: Math.max(160, y1 - y0 + 2 * pad),
+  };
 }
 
-function hulls(nodes: readonly Memory[], pos: Map<string, Point>, groupOf: (m: Memory) => string | null): Array<{ group: string; x: number; y: number; r: number }> {
+function hulls(
+  nodes: readonly Memory[],
+  pos: Map<string, Point>,
+  groupOf: (m: Memory) => string | null,
+): Array<{ group: string; x: number; y: number; r: number }> {
   const members = new Map<string, Point[]>();
   for (const m of nodes) {
     const g = groupOf(m);
     const p = pos.get(m.memory_id);
     if (g !== null && p) members.set(g, [...(members.get(g) ?? []), p]);
   }
-  return [...members].filter(([, ps]) => ps.length >= 2).map(([group, ps]) => {
-    const x = ps.reduce((a, p) => a + p.x, 0) / ps.length;
-    const y = ps.reduce((a, p) => a + p.y, 0) / ps.length;
-    const r = Math.max(...ps.map((p) => Math.hypot(p.x - x, p.y - y))) + 30;
-    return { group, x, y, r };
-  });
+  return [...members]
+    .filter(([, ps]) => ps.length >= 2)
+    .map(([group, ps]) => {
+      const x = ps.reduce((a, p) => a + p.x, 0) / ps.length;
+      const y = ps.reduce((a, p) => a + p.y, 0) / ps.length;
+      const r = Math.max(...ps.map((p) => Math.hypot(p.x - x, p.y - y))) + 30;
+      return { group, x, y, r };
+    });
 }

@@ -36,13 +36,17 @@ export function LivePage({ session }: { session: Session }) {
     setPushes([]);
     setTranscript('');
     try {
-      const s = await session.client.subscribe({ confidence_threshold: Number(threshold), ...(entity === '' ? {} : { entity_id: entity }) });
+      const s = await session.client.subscribe({
+        confidence_threshold: Number(threshold),
+        ...(entity === '' ? {} : { entity_id: entity }),
+      });
       sub.current = s;
       setState('open');
       void (async () => {
         try {
           for await (const p of s) setPushes((list) => [p, ...list]);
-          if (s.closedReason === 'shutdown') setError('The server shut down; the subscription ended.');
+          if (s.closedReason === 'shutdown')
+            setError('The server shut down; the subscription ended.');
         } catch (err) {
           setError(describeError(err));
         } finally {
@@ -82,33 +86,85 @@ export function LivePage({ session }: { session: Session }) {
   };
   return (
     <>
-      <h1>Live <span class="sub">subscription in {session.workspace}</span></h1>
+      <h1>
+        Live <span class="sub">subscription in {session.workspace}</span>
+      </h1>
       <div class="row filters">
-        <label>Confidence threshold <input type="number" min="0" max="1" step="0.05" class="narrow" value={threshold} onInput={(e) => setThreshold(e.currentTarget.value)} disabled={state !== 'closed'} /></label>
-        <label>Entity <input class="narrow" value={entity} onInput={(e) => setEntity(e.currentTarget.value)} disabled={state !== 'closed'} /></label>
-        {state === 'open'
-          ? <button type="button" onClick={close}>Close subscription</button>
-          : <button type="button" onClick={open} disabled={state === 'opening'}>{state === 'opening' ? 'Opening…' : 'Open subscription'}</button>}
-        <span role="status" id="live-state" class={`badge state-${state}`}>{state === 'open' ? `open (#${sub.current?.id ?? ''})` : state}</span>
+        <label>
+          Confidence threshold{' '}
+          <input
+            type="number"
+            min="0"
+            max="1"
+            step="0.05"
+            class="narrow"
+            value={threshold}
+            onInput={(e) => setThreshold(e.currentTarget.value)}
+            disabled={state !== 'closed'}
+          />
+        </label>
+        <label>
+          Entity{' '}
+          <input
+            class="narrow"
+            value={entity}
+            onInput={(e) => setEntity(e.currentTarget.value)}
+            disabled={state !== 'closed'}
+          />
+        </label>
+        {state === 'open' ? (
+          <button type="button" onClick={close}>
+            Close subscription
+          </button>
+        ) : (
+          <button type="button" onClick={open} disabled={state === 'opening'}>
+            {state === 'opening' ? 'Opening…' : 'Open subscription'}
+          </button>
+        )}
+        <span role="status" id="live-state" class={`badge state-${state}`}>
+          {state === 'open' ? `open (#${sub.current?.id ?? ''})` : state}
+        </span>
       </div>
       <ErrorBanner error={error} />
       <form onSubmit={feed} class="panel">
         <label for="feed-text">Conversation text</label>
-        <textarea id="feed-text" rows={3} value={text} disabled={state !== 'open'} onInput={(e) => setText(e.currentTarget.value)}
-          onKeyDown={(e) => { if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void feed(e); }}
-          placeholder="Type or paste what the agent is hearing; chunks end at sentence ends (Ctrl+Enter feeds)" />
-        <div class="row"><button type="submit" disabled={state !== 'open'}>Feed</button></div>
+        <textarea
+          id="feed-text"
+          rows={3}
+          value={text}
+          disabled={state !== 'open'}
+          onInput={(e) => setText(e.currentTarget.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter' && (e.ctrlKey || e.metaKey)) void feed(e);
+          }}
+          placeholder="Type or paste what the agent is hearing; chunks end at sentence ends (Ctrl+Enter feeds)"
+        />
+        <div class="row">
+          <button type="submit" disabled={state !== 'open'}>
+            Feed
+          </button>
+        </div>
       </form>
       <section aria-labelledby="pushes-h" aria-live="polite">
         <h2 id="pushes-h">Pushes ({pushes.length})</h2>
-        {pushes.length === 0 && <Notice>{state === 'open' ? 'Waiting for text that matches a memory…' : 'Open a subscription to see pushes.'}</Notice>}
+        {pushes.length === 0 && (
+          <Notice>
+            {state === 'open'
+              ? 'Waiting for text that matches a memory…'
+              : 'Open a subscription to see pushes.'}
+          </Notice>
+        )}
         <div id="pushes">
           {pushes.map((p) => (
             <MemorySummary key={p.sequence_number} memory={p.memory}>
               <div class="scores">
                 <span class="score">#{p.sequence_number}</span>
-                <span class="score">score <b>{num(p.score)}</b></span>
-                <span class="score">confidence <b>{num(p.confidence)}</b></span>
+                <span class="score">
+                  score <b>{num(p.score)}</b>
+                </span>
+                <span class="score">
+                  confidence <b>{num(p.confidence)}</b>
+                </span>
                 <span class="detail">chunk: “{chunkAt(transcript, p.chunk_offset)}”</span>
                 <time>{when(p.push_timestamp_us)}</time>
               </div>

@@ -4,7 +4,11 @@
  * and similarity-mode pickers; the API panel shows the list's call.
  */
 import { useState } from 'preact/hooks';
-import type { RecallBody, RecallHit, RecallResponse } from '../../../clients/typescript/src/index.ts';
+import type {
+  RecallBody,
+  RecallHit,
+  RecallResponse,
+} from '../../../clients/typescript/src/index.ts';
 import { ApiPanel } from '../api-panel.tsx';
 import { num, shortId } from '../format.ts';
 import type { Location } from '../router.ts';
@@ -19,7 +23,9 @@ export function MemoriesPage({ session, loc }: { session: Session; loc: Location
   const [created, setCreated] = useState(0);
   return (
     <>
-      <h1>Memories <span class="sub">in {session.workspace}</span></h1>
+      <h1>
+        Memories <span class="sub">in {session.workspace}</span>
+      </h1>
       <Remember session={session} onCreated={() => setCreated((n) => n + 1)} />
       <MemoryBrowser session={session} loc={loc} refresh={created} />
       <Search session={session} />
@@ -44,7 +50,12 @@ function Remember({ session, onCreated }: { session: Session; onCreated: () => v
       return;
     }
     try {
-      const m = await session.client.remember({ content, importance: Number(importance), ...(entity === '' ? {} : { entity_id: entity }), ...(ctx ? { context: ctx } : {}) });
+      const m = await session.client.remember({
+        content,
+        importance: Number(importance),
+        ...(entity === '' ? {} : { entity_id: entity }),
+        ...(ctx ? { context: ctx } : {}),
+      });
       setStatus({ ok: true, text: `Stored memory ${shortId(m.memory_id)}.` });
       setContent('');
       onCreated();
@@ -57,17 +68,43 @@ function Remember({ session, onCreated }: { session: Session; onCreated: () => v
       <summary>Store a memory</summary>
       <form onSubmit={submit} class="grid">
         <label for="new-content">Content</label>
-        <textarea id="new-content" required rows={3} value={content} onInput={(e) => setContent(e.currentTarget.value)} />
+        <textarea
+          id="new-content"
+          required
+          rows={3}
+          value={content}
+          onInput={(e) => setContent(e.currentTarget.value)}
+        />
         <label for="new-entity">Entity (optional)</label>
         <input id="new-entity" value={entity} onInput={(e) => setEntity(e.currentTarget.value)} />
         <label for="new-importance">Importance</label>
-        <input id="new-importance" type="number" min="0" max="1" step="0.05" value={importance} onInput={(e) => setImportance(e.currentTarget.value)} />
+        <input
+          id="new-importance"
+          type="number"
+          min="0"
+          max="1"
+          step="0.05"
+          value={importance}
+          onInput={(e) => setImportance(e.currentTarget.value)}
+        />
         <label for="new-context">Context (JSON object, optional)</label>
-        <textarea id="new-context" rows={2} value={context} onInput={(e) => setContext(e.currentTarget.value)} placeholder='{"source": "chat"}' />
+        <textarea
+          id="new-context"
+          rows={2}
+          value={context}
+          onInput={(e) => setContext(e.currentTarget.value)}
+          placeholder='{"source": "chat"}'
+        />
         <span />
-        <div><button type="submit">Remember</button></div>
+        <div>
+          <button type="submit">Remember</button>
+        </div>
       </form>
-      {status && <p class={status.ok ? 'ok' : 'error'} role={status.ok ? 'status' : 'alert'}>{status.text}</p>}
+      {status && (
+        <p class={status.ok ? 'ok' : 'error'} role={status.ok ? 'status' : 'alert'}>
+          {status.text}
+        </p>
+      )}
     </details>
   );
 }
@@ -91,7 +128,12 @@ function Search({ session }: { session: Session }) {
     e.preventDefault();
     setBusy(true);
     setError(null);
-    const body: RecallBody = { cue, strategies: [...strategies], similarity_mode: mode, top_k: Number(topK) };
+    const body: RecallBody = {
+      cue,
+      strategies: [...strategies],
+      similarity_mode: mode,
+      top_k: Number(topK),
+    };
     if (entity !== '') body.entity_id = entity;
     try {
       setResult(await session.client.recall(body));
@@ -109,24 +151,60 @@ function Search({ session }: { session: Session }) {
         <div class="row">
           <label class="grow">
             <span class="sr-only">Cue</span>
-            <input id="search-cue" type="search" required placeholder="What are you looking for?" value={cue} onInput={(e) => setCue(e.currentTarget.value)} />
+            <input
+              id="search-cue"
+              type="search"
+              required
+              placeholder="What are you looking for?"
+              value={cue}
+              onInput={(e) => setCue(e.currentTarget.value)}
+            />
           </label>
-          <button type="submit" disabled={busy || strategies.size === 0}>{busy ? 'Searching…' : 'Search'}</button>
+          <button type="submit" disabled={busy || strategies.size === 0}>
+            {busy ? 'Searching…' : 'Search'}
+          </button>
         </div>
         <div class="row filters">
           <fieldset>
             <legend>Strategies</legend>
             {STRATEGIES.map((s) => (
-              <label key={s} class="check"><input type="checkbox" checked={strategies.has(s)} onChange={() => toggle(s)} /> {s}</label>
+              <label key={s} class="check">
+                <input type="checkbox" checked={strategies.has(s)} onChange={() => toggle(s)} /> {s}
+              </label>
             ))}
           </fieldset>
-          <label>Similarity mode
-            <select value={mode} onChange={(e) => setMode(e.currentTarget.value as (typeof MODES)[number])}>
-              {MODES.map((m) => <option key={m} value={m}>{m}</option>)}
+          <label>
+            Similarity mode
+            <select
+              value={mode}
+              onChange={(e) => setMode(e.currentTarget.value as (typeof MODES)[number])}
+            >
+              {MODES.map((m) => (
+                <option key={m} value={m}>
+                  {m}
+                </option>
+              ))}
             </select>
           </label>
-          <label>Top k <input type="number" min="1" max="1000" value={topK} onInput={(e) => setTopK(e.currentTarget.value)} class="narrow" /></label>
-          <label>Entity <input value={entity} onInput={(e) => setEntity(e.currentTarget.value)} class="narrow" /></label>
+          <label>
+            Top k{' '}
+            <input
+              type="number"
+              min="1"
+              max="1000"
+              value={topK}
+              onInput={(e) => setTopK(e.currentTarget.value)}
+              class="narrow"
+            />
+          </label>
+          <label>
+            Entity{' '}
+            <input
+              value={entity}
+              onInput={(e) => setEntity(e.currentTarget.value)}
+              class="narrow"
+            />
+          </label>
         </div>
       </form>
       <ErrorBanner error={error} />
@@ -138,8 +216,16 @@ function Search({ session }: { session: Session }) {
 function Results({ result }: { result: RecallResponse }) {
   return (
     <div id="search-results">
-      {result.strategy_errors.map((e) => <p key={e.strategy} class="warn">{e.strategy}: {e.message}</p>)}
-      {result.results.length === 0 ? <Notice>Nothing recalled.</Notice> : <p role="status">{result.results.length} result(s)</p>}
+      {result.strategy_errors.map((e) => (
+        <p key={e.strategy} class="warn">
+          {e.strategy}: {e.message}
+        </p>
+      ))}
+      {result.results.length === 0 ? (
+        <Notice>Nothing recalled.</Notice>
+      ) : (
+        <p role="status">{result.results.length} result(s)</p>
+      )}
       {result.results.map((hit) => (
         <MemorySummary key={hit.memory.memory_id} memory={hit.memory}>
           <HitScores hit={hit} />
@@ -152,23 +238,49 @@ function Results({ result }: { result: RecallResponse }) {
 function HitScores({ hit }: { hit: RecallHit }) {
   return (
     <div class="scores">
-      <span class="score">score <b>{num(hit.score)}</b></span>
-      <span class="score">relevance <b>{num(hit.relevance)}</b></span>
+      <span class="score">
+        score <b>{num(hit.score)}</b>
+      </span>
+      <span class="score">
+        relevance <b>{num(hit.relevance)}</b>
+      </span>
       {hit.strategy_details.map((d, i) => {
         switch (d.strategy) {
           case 'similarity':
-            return <span key={i} class="detail">similarity: relevance {num(d.relevance)}, cosine {num(d.cosine)}, lexical {num(d.lexical)}, distance {num(d.distance)}</span>;
+            return (
+              <span key={i} class="detail">
+                similarity: relevance {num(d.relevance)}, cosine {num(d.cosine)}, lexical{' '}
+                {num(d.lexical)}, distance {num(d.distance)}
+              </span>
+            );
           case 'temporal':
-            return <span key={i} class="detail">temporal: rank {d.rank}</span>;
+            return (
+              <span key={i} class="detail">
+                temporal: rank {d.rank}
+              </span>
+            );
           case 'causal':
-            return <span key={i} class="detail">causal: depth {d.depth} via {d.edge_type} from {shortId(d.seed_id)}</span>;
+            return (
+              <span key={i} class="detail">
+                causal: depth {d.depth} via {d.edge_type} from {shortId(d.seed_id)}
+              </span>
+            );
           case 'analogical':
-            return <span key={i} class="detail">analogical: embedding {num(d.embedding_similarity)}, structure {num(d.structural_similarity)}</span>;
+            return (
+              <span key={i} class="detail">
+                analogical: embedding {num(d.embedding_similarity)}, structure{' '}
+                {num(d.structural_similarity)}
+              </span>
+            );
           default:
             return null;
         }
       })}
-      {hit.contradicted_by && hit.contradicted_by.length > 0 && <span class="badge warn">contradicted by {hit.contradicted_by.map(shortId).join(', ')}</span>}
+      {hit.contradicted_by && hit.contradicted_by.length > 0 && (
+        <span class="badge warn">
+          contradicted by {hit.contradicted_by.map(shortId).join(', ')}
+        </span>
+      )}
     </div>
   );
 }

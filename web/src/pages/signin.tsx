@@ -21,13 +21,32 @@ export function SignIn({ onSignedIn }: { onSignedIn: (s: Session) => void }) {
   return (
     <main id="main" class="signin">
       <h1>Sign in</h1>
-      <p>Paste an API key. It stays in this tab only (sessionStorage) and is sent as a bearer header.</p>
+      <p>
+        Paste an API key. It stays in this tab only (sessionStorage) and is sent as a bearer header.
+      </p>
       <form onSubmit={submit}>
         <label for="api-key">API key</label>
-        <input id="api-key" name="api-key" type="password" autoComplete="off" spellcheck={false} value={key} onInput={(e) => setKey(e.currentTarget.value)} placeholder="fb_admin_… or fb_live_…" autoFocus required />
-        <button type="submit" disabled={busy}>{busy ? 'Checking…' : 'Sign in'}</button>
+        <input
+          id="api-key"
+          name="api-key"
+          type="password"
+          autoComplete="off"
+          spellcheck={false}
+          value={key}
+          onInput={(e) => setKey(e.currentTarget.value)}
+          placeholder="fb_admin_… or fb_live_…"
+          autoFocus
+          required
+        />
+        <button type="submit" disabled={busy}>
+          {busy ? 'Checking…' : 'Sign in'}
+        </button>
       </form>
-      {error !== null && <p class="error" role="alert" id="signin-error">{error}</p>}
+      {error !== null && (
+        <p class="error" role="alert" id="signin-error">
+          {error}
+        </p>
+      )}
     </main>
   );
 }
