@@ -313,14 +313,20 @@ function nodeEvents(m: Member): string[] {
 
 /** One read; a 503 (failover in progress, as its contract says) is retried for up to 30 s. */
 async function readBack(m: Member, a: Acked): Promise<{ status: number; body: any }> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const res = await http(m.child.base, 'GET', `/v1/workspaces/${a.ws}/memories/${a.id}`).catch(
-      (err: unknown) => ({ status: 0, body: String(err) }),
-    );
-    if (res.status !== 503 || Date.now() > deadline) return res;
-    await sleep(250);
-  }
+  const read = () =>
+    http(m.child.base, 'GET', `/v1/workspaces/${a.ws}/memories/${a.id}`).catch((err: unknown) => ({
+      status: 0,
+      body: String(err),
+    }));
+  let res = await read();
+  if (res.status !== 503) return res;
+  // At the deadline the last answer is returned, for the caller to report.
+  await until(async () => (res = await read()).status !== 503, {
+    what: `a read of ${a.id} on ${m.id} without 503`,
+    deadlineMs: 30_000,
+    everyMs: 250,
+  }).catch(() => undefined);
+  return res;
 }
 
 /** How the runs wait: faults make checks throw (a node down) and hang (a node paused). */
@@ -359,14 +365,15 @@ async function settled(live: () => Member[], partitions: number, timeoutMs: numb
 
 /** A node starting while JetStream elects a leader may give up: start it again. */
 async function startWhenReady<T>(start: () => Promise<T>): Promise<T> {
-  let lastErr: unknown = null;
-  for (let i = 0; i < 10; i++) {
+  let failures = 0;
+  const attempt = async (): Promise<{ node: T } | null> => {
     try {
-      return await start();
+      return { node: await start() };
     } catch (err) {
-      lastErr = err;
-      await sleep(500);
+      if (++failures >= 10) throw err; // ten tries, however long each takes
+      return null;
     }
-  }
-  throw lastErr;
+  };
+  return (await until(attempt, { what: 'a node to start', deadlineMs: 600_000, everyMs: 500 }))
+    .node;
 }
