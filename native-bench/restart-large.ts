@@ -9,10 +9,13 @@
  *
  *   npm run build && node --import tsx native-bench/restart-large.ts [--memories 1000000] [--graph 1]
  *     [--dir DIR] [--reuse 1] [--keep 1] [--shards 2] [--cli dist/cli.js] [--settle-limit-s 600]
+ *     [--ops 200]
  *
  * `--reuse 1` with `--dir` starts from a directory an earlier run kept (generating 1M memories with
  * their graph takes about 20 minutes on one core; without the graph about 4 minutes); its
- * auth.json is deleted so that the server prints a new admin key.
+ * auth.json is deleted so that the server prints a new admin key. `--ops N` (default 0): once the
+ * second start has settled, N similarity recalls and then N forgets, one at a time, over REST
+ * (lib/scale-ops), with their p50 and p99.
  */
 import {
   closeSync,
@@ -32,6 +35,7 @@ import { numberFlag, stringFlag } from './lib/args.ts';
 import { dirBytes, rssBytes, waitForIdleProcess } from './lib/proc.ts';
 import { parseRecovery } from './lib/recovery-log.ts';
 import { freePort, startServer, type RunningServer } from './lib/server-process.ts';
+import { measureScaleOps } from './lib/scale-ops.ts';
 import { STORE_WS, storeRecords } from './micro/store-fixture.ts';
 import { shardDir } from '../src/data-dir.ts';
 import { shardFor } from '../src/router/shard-map.ts';
@@ -112,6 +116,7 @@ async function restart(
   apiKey: string | undefined,
   settleLimitS: number,
   baseRss: number,
+  ops = 0,
 ): Promise<string> {
   const port = await freePort();
   const server: RunningServer = await startServer({
@@ -124,11 +129,17 @@ async function restart(
   const rssReady = rssBytes(server.pid);
   const settleS = await waitForIdleProcess(server.pid, { maxCores: 0.15, limitS: settleLimitS });
   const rssSettled = rssBytes(server.pid);
+  const measured = ops > 0 ? await measureScaleOps(server, STORE_WS, ops) : null;
   const stop = await server.stop();
   console.log(
     `| ${label} | ${(server.readyMs / 1000).toFixed(1)} | ${(rec.slowestShardMs / 1000).toFixed(1)} | ${rec.memories} | ${settleS.toFixed(1)} |` +
       ` ${((rssReady - baseRss) / memories / 1024).toFixed(2)} | ${((rssSettled - baseRss) / memories / 1024).toFixed(2)} | ${(stop.ms / 1000).toFixed(1)} |`,
   );
+  if (rec.slowestPhases) console.log(`  the slowest shard's recovery, ms: ${rec.slowestPhases}`);
+  for (const [name, s] of Object.entries(measured ?? {}))
+    console.log(
+      `  ${name}: ${s.ops} one at a time, p50 ${s.p50Ms.toFixed(1)} ms, p99 ${s.p99Ms.toFixed(1)} ms, max ${s.maxMs.toFixed(1)} ms`,
+    );
   if (rec.memories < memories)
     throw new Error(`recovered ${rec.memories} memories, expected ${memories}`);
   return server.apiKey;
@@ -156,10 +167,9 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
     options: Object.fromEntries(
-      ['memories', 'graph', 'dir', 'reuse', 'keep', 'shards', 'cli', 'settle-limit-s'].map((k) => [
-        k,
-        { type: 'string' as const },
-      ]),
+      ['memories', 'graph', 'dir', 'reuse', 'keep', 'shards', 'cli', 'settle-limit-s', 'ops'].map(
+        (k) => [k, { type: 'string' as const }],
+      ),
     ),
     strict: true,
   });
@@ -167,6 +177,7 @@ async function main(): Promise<void> {
   const graph = numberFlag(values, 'graph', 0) === 1;
   const shards = numberFlag(values, 'shards', 2);
   const settleLimitS = numberFlag(values, 'settle-limit-s', 600);
+  const ops = numberFlag(values, 'ops', 0);
   const cli = stringFlag(values, 'cli');
   const given = stringFlag(values, 'dir');
   const reuse = numberFlag(values, 'reuse', 0) === 1;
@@ -196,7 +207,7 @@ async function main(): Promise<void> {
       settleLimitS,
       base,
     );
-    await restart(dir, 'after SIGTERM', memories, cli, key, settleLimitS, base);
+    await restart(dir, 'after SIGTERM', memories, cli, key, settleLimitS, base, ops);
   } finally {
     if (numberFlag(values, 'keep', 0) === 1 || given) console.log(`kept ${dir}`);
     else rmSync(dir, { recursive: true, force: true });

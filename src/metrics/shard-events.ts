@@ -40,8 +40,12 @@ export class ShardEventMetrics {
       this.#memories[e.shard] = e.memories;
       shardStorageFailed.set({ shard: String(e.shard) }, 0);
       const replayed = `${e.replayedRecords} log records replayed`;
+      const phases = Object.entries(e.phasesMs ?? {})
+        .map(([name, ms]) => `${name} ${ms.toFixed(0)}`)
+        .join(', ');
       this.#log(
-        `shard ${e.shard}: ${e.memories} memories recovered (${replayed}) in ${e.recoveryMs.toFixed(0)} ms`,
+        `shard ${e.shard}: ${e.memories} memories recovered (${replayed}) in ${e.recoveryMs.toFixed(0)} ms` +
+          (phases ? ` (ms: ${phases})` : ''),
       );
       if (e.truncatedTail)
         this.#log(`shard ${e.shard}: truncated a torn log tail: ${e.truncatedTail}`);

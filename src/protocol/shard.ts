@@ -323,6 +323,8 @@ export type ShardEvent =
       replayedRecords: number;
       recoveryMs: number;
       truncatedTail: string | null;
+      /** How long each step of the recovery took (shard/storage RecoveryPhases), when it was local. */
+      phasesMs?: Record<string, number>;
     }
   | { kind: 'fatal'; shard: number; message: string }
   /** The shard's local log failed: it refuses every request until it is restarted on its files. */

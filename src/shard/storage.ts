@@ -19,6 +19,16 @@ export interface RecoveredState {
   truncatedTail: { file: string; offset: number; reason: string } | null;
   /** Files a finished snapshot should have deleted (a crash came in between). */
   staleFiles: boolean;
+  /** Milliseconds of each step of the recovery, in order (the start-up log names them). */
+  phasesMs?: RecoveryPhases;
+}
+
+/** The steps of a recovery: the snapshot read and applied, its graphs, the log, the edge check. */
+export interface RecoveryPhases {
+  snapshot: number;
+  graphs: number;
+  log: number;
+  edges: number;
 }
 
 /** Options of one snapshot. */

@@ -73,6 +73,7 @@ send({
   replayedRecords: shard.recovered.replayedRecords,
   recoveryMs: performance.now() - started,
   truncatedTail: tail ? `${tail.file} at offset ${tail.offset} (${tail.reason})` : null,
+  ...(shard.recovered.phasesMs ? { phasesMs: { ...shard.recovered.phasesMs } } : {}),
 });
 
 function contradictionCounts(): {

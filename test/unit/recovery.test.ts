@@ -322,6 +322,17 @@ describe('recoverShard: snapshot and replay', () => {
     expect(canonical(recoverShard(dir).state)).toEqual(canonical(state));
   });
 
+  it('says how long each of its steps took: snapshot, graphs (afterSnapshot), log, edges', async () => {
+    await writeSnapshot(dir, { shard: 0, walSeq: 2, state: applyAll([put(1)]) });
+    writeSegment(dir, 2, [put(2)]);
+    const steps: string[] = [];
+    const r = recoverShard(dir, { afterSnapshot: () => void steps.push('graphs') });
+    expect(Object.keys(r.phasesMs)).toEqual(['snapshot', 'graphs', 'log', 'edges']);
+    for (const ms of Object.values(r.phasesMs)) expect(ms).toBeGreaterThanOrEqual(0);
+    expect(steps).toEqual(['graphs']);
+    expect(r.state.memoryCount()).toBe(2);
+  });
+
   it('uses the newest snapshot when several exist', async () => {
     await writeSnapshot(dir, { shard: 0, walSeq: 2, state: applyAll([put(1)]) });
     await writeSnapshot(dir, { shard: 0, walSeq: 5, state: applyAll([put(1), put(2)]) });

@@ -35,6 +35,8 @@ export interface Recovered {
   truncatedTail: { file: string; offset: number; reason: string } | null;
   /** Files a finished snapshot should have deleted (a crash came in between). */
   staleFiles: boolean;
+  /** Milliseconds of each step: the snapshot read and applied, afterSnapshot (its graphs), the log, the edge check. */
+  phasesMs: { snapshot: number; graphs: number; log: number; edges: number };
 }
 
 export function listSeqs(dir: string, prefix: string, ext: string): number[] {
@@ -74,10 +76,19 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
   let fromSeq = 0;
   let replayed = 0;
   let truncatedTail: Recovered['truncatedTail'] = null;
+  const phasesMs = { snapshot: 0, graphs: 0, log: 0, edges: 0 };
+  let t = performance.now();
+  const lap = (phase: keyof typeof phasesMs): void => {
+    const now = performance.now();
+    phasesMs[phase] = now - t;
+    t = now;
+  };
   try {
     if (newest !== undefined)
       fromSeq = loadSnapshot(dir, snapName(newest), state, opts.onFrame).walSeq;
+    lap('snapshot');
     opts.afterSnapshot?.(state, fromSeq);
+    lap('graphs');
     const toReplay = walSegments.filter((s) => s >= fromSeq);
     toReplay.forEach((seq, i) => {
       const file = join(dir, walName(seq));
@@ -91,6 +102,7 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
       replayed += result.records;
       if (result.torn) truncatedTail = result.torn;
     });
+    lap('log');
   } catch (err) {
     if (!(err instanceof CorruptionError)) throw err;
     throw new CorruptionError(
@@ -99,6 +111,7 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
     );
   }
   endRecovery(state);
+  lap('edges');
   const lastSeq = Math.max(fromSeq, ...walSegments, 0);
   const staleFiles = walSegments.some((s) => s < fromSeq) || snapshots.length > 1;
   return {
@@ -109,6 +122,7 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
     replayedRecords: replayed,
     truncatedTail,
     staleFiles,
+    phasesMs,
   };
 }
 
