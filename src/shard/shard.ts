@@ -7,13 +7,12 @@
  */
 import { FlashbulbError } from '../errors/codes.ts';
 import { IdGenerator } from '../model/ids.ts';
-import { isExpired, type MemoryRecord } from '../model/memory.ts';
 import { wallClock, type Clock } from '../model/clock.ts';
 import { Lifecycle } from '../model/lifecycle.ts';
 import { encodeRecord, type LiveRecord } from './store/records.ts';
 import { applyLive, type ShardState } from './store/apply.ts';
 import type { OpContext } from './ops/context.ts';
-import { forgetRecords } from './ops/forget.ts';
+import { Expiry } from './expiry.ts';
 import type {
   BackupResult,
   ShardEvent,
@@ -56,8 +55,7 @@ export class Shard {
   readonly #checker: ContradictionChecker;
   readonly #indexer: Indexer;
   readonly syncMs: number[] = [];
-  /** Memories forgotten on expiry since the last `takeExpired()` (for metrics). */
-  #expired = 0;
+  readonly #expiry: Expiry;
   /** Set by the worker: true when a request is waiting (served once the caller yields), so long work makes way at once. */
   requestWaiting: () => boolean = () => false;
 
@@ -120,6 +118,14 @@ export class Shard {
       requestErasure: (records) => this.#compaction.requestErasure(records),
       touch: (ws, memories) => this.#accesses.touch(ws, memories, clock.nowUs()),
     };
+    this.#expiry = new Expiry({
+      state: this.#state,
+      clock,
+      commit: (records) => this.#commit(records),
+      requestErasure: (records) => this.#compaction.requestErasure(records),
+      failed: () => this.#storage.failed !== null,
+      shard: opts.shard,
+    });
     this.#handlers = shardHandlers({
       subs: this.#subs,
       emit: (e) => this.#emit(e),
@@ -130,9 +136,9 @@ export class Shard {
     });
     this.#phase.transition('serving');
     // Expired before the crash (or while the server was down): forgotten before the first request.
-    this.#expireDue(null);
+    this.#expiry.due(null);
     this.#tick = setInterval(() => {
-      this.#expireDue(null);
+      this.#expiry.due(null);
       this.#flushAccess();
       this.#compaction.tick();
     }, 1000);
@@ -187,7 +193,7 @@ export class Shard {
     try {
       // Expired memories leave the state before any operation reads it, so no read, recall,
       // prime, graph walk or subscription match can return one.
-      this.#expireDue(ws);
+      this.#expiry.due(ws);
       if (READS_COMMITTED[method]) await this.#barrier.settled(ws, this.#storage);
       return await handler(this.#ctx, ws, input);
     } catch (err) {
@@ -202,32 +208,7 @@ export class Shard {
 
   /** Memories forgotten on expiry since the last call (for metrics). */
   takeExpired(): number {
-    const n = this.#expired;
-    this.#expired = 0;
-    return n;
-  }
-
-  /**
-   * Forgets the memories of `ws` (null: of every workspace) whose expiry has come, with forget's
-   * cascade, tombstones and erasure. The records apply to the state at once; the log append
-   * completes in the background (a crash before it lands is covered by the sweep at start-up).
-   */
-  #expireDue(ws: string | null): void {
-    if (this.#storage.failed) return; // nothing more can be written (#storageFailed)
-    const now = this.#clock.nowUs();
-    const workspaces =
-      ws === null ? [...this.#state.workspaces.values()] : [this.#state.workspaces.get(ws)];
-    for (const w of workspaces) {
-      if (!w || w.expiring.next === null || w.expiring.next > now) continue;
-      const due = w.takeExpired(now);
-      if (due.length === 0) continue;
-      const { records, all } = forgetRecords(w, due, { expired: true }, now);
-      this.#expired += all;
-      this.#commit(records).catch((err: unknown) =>
-        console.error(`shard ${this.#opts.shard}: expiry failed:`, err),
-      );
-      this.#compaction.requestErasure(records);
-    }
+    return this.#expiry.take();
   }
 
   stats(): ShardStats {
@@ -252,24 +233,9 @@ export class Shard {
     );
     await appended;
     if (opts.quiet) return;
-    this.#notifySubscribers(records);
+    for (const { ws, pushes } of this.#subs.offerWrites(this.#state, records, this.#clock.nowUs()))
+      this.#emit({ kind: 'push', ws, pushes });
     if (this.#opts.contradictions) this.#checker.enqueue(records);
-  }
-
-  /** Durable new or changed memories are offered to the workspace's open subscriptions. */
-  #notifySubscribers(records: readonly LiveRecord[]): void {
-    if (!this.#subs.active) return;
-    const byWs = new Map<string, MemoryRecord[]>();
-    for (const r of records) {
-      if ((r.t !== 'put' && r.t !== 'unsource') || r.m.supersededBy !== null) continue;
-      const m = this.#state.workspaces.get(r.ws)?.memories.get(r.m.id);
-      if (m && !isExpired(m, this.#clock.nowUs())) byWs.set(r.ws, [...(byWs.get(r.ws) ?? []), m]);
-    }
-    for (const [ws, memories] of byWs) {
-      const w = this.#state.workspaces.get(ws);
-      const pushes = w ? this.#subs.matchWrites(w, memories, this.#clock.nowUs()) : [];
-      if (pushes.length > 0) this.#emit({ kind: 'push', ws, pushes });
-    }
   }
 
   #flushAccess(): void {

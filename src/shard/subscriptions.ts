@@ -6,13 +6,15 @@
  * A chunk (or a batch of writes) pushes at most `maxPushes` memories, the most relevant first; the
  * rest stay unpushed, so a later chunk may still push them.
  */
-import type { MemoryRecord } from '../model/memory.ts';
+import { isExpired, type MemoryRecord } from '../model/memory.ts';
 import { compileFilter } from '../recall/filter.ts';
 import { compositeScore } from '../recall/scoring.ts';
 import { DEFAULT_WEIGHTS } from '../recall/types.ts';
 import { dot } from '../recall/vector.ts';
 import { view } from './ops/context.ts';
 import { recallSource } from './ops/recall-source.ts';
+import type { ShardState } from './store/apply.ts';
+import type { LiveRecord } from './store/records.ts';
 import type { Workspace } from './store/workspace.ts';
 import type { Push, SubscriptionSpec } from '../protocol/shard.ts';
 
@@ -103,6 +105,31 @@ export class Subscriptions {
     }
     chosen.sort((a, b) => b.sim - a.sim);
     return chosen.map(({ m, sim }) => this.#push(sub, m, sim, offset, nowUs));
+  }
+
+  /**
+   * Durable new or changed memories (the records of one commit), offered to their workspaces' open
+   * subscriptions: the pushes to make, by workspace. Superseded and expired memories are not offered.
+   */
+  offerWrites(
+    state: ShardState,
+    records: readonly LiveRecord[],
+    nowUs: number,
+  ): Array<{ ws: string; pushes: Push[] }> {
+    if (!this.active) return [];
+    const byWs = new Map<string, MemoryRecord[]>();
+    for (const r of records) {
+      if ((r.t !== 'put' && r.t !== 'unsource') || r.m.supersededBy !== null) continue;
+      const m = state.workspaces.get(r.ws)?.memories.get(r.m.id);
+      if (m && !isExpired(m, nowUs)) byWs.set(r.ws, [...(byWs.get(r.ws) ?? []), m]);
+    }
+    const out: Array<{ ws: string; pushes: Push[] }> = [];
+    for (const [ws, memories] of byWs) {
+      const w = state.workspaces.get(ws);
+      const pushes = w ? this.matchWrites(w, memories, nowUs) : [];
+      if (pushes.length > 0) out.push({ ws, pushes });
+    }
+    return out;
   }
 
   /** Checks freshly written memories against every open subscription's recent chunks (or only subscription `only`'s). */
