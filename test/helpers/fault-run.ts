@@ -121,7 +121,11 @@ export async function runFaultSequence(o: FaultRunOptions): Promise<FaultRunRepo
         const ws = workspaces[n % workspaces.length] as string;
         n += 1;
         if (!node) {
-          await sleep(100);
+          // every node paused or down: wait for one to be back, not for a guessed stretch
+          await until(() => !running || live().some((m) => !paused.has(m.id)), {
+            what: 'a live, unpaused node to write to',
+            deadlineMs: 120_000,
+          });
           continue;
         }
         const content = `fault write ${w}-${n}: the tide turns at the lighthouse`;

@@ -275,7 +275,10 @@ export async function runPartitions(o: PartitionRunOptions): Promise<PartitionRu
       while (running) {
         const k = keys[(n * 7 + r) % keys.length];
         if (!k) {
-          await sleep(50);
+          await until(() => !running || keys.length > 0, {
+            what: 'a first acknowledged key to read',
+            deadlineMs: 120_000,
+          });
           continue;
         }
         const node = nodes[n++ % nodes.length] as Node;
