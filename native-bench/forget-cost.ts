@@ -9,17 +9,19 @@
  * erasure snapshot it asks for shows up as get latency. Prints forget p50/p99 and the gets' p99
  * with and without forgets.
  *
- * Soak mode (`--soak`): a mixed load at a fixed rate (50% remember, 25% recall, 10% get, 10%
- * list, 5% forget) on a store that grows from `--preload`, with p50/p99 per operation and the
- * snapshots taken (count, summed seconds) for every `--interval-s`, and the ratio of the last
- * interval's p99 to the first's.
+ * Soak mode (`--soak`, lib/forget-soak): a mixed load at a fixed rate (by default 30% remember,
+ * 25% recall, 15% get, 10% list, 15% edges, 5% forget; `--mix op=weight,...`) on a store that
+ * grows from `--preload`, with p50/p99 per operation, RSS and the snapshots taken (when each
+ * ended, how long it took, the latency of what ran beside it) for every `--interval-s`, and the
+ * ratio of the last interval's p99 to the first's for every operation.
  *
  *   npm run build && node --import tsx native-bench/forget-cost.ts [--sizes 1000,10000,100000]
  *     [--forgets 200] [--forget-rate 10] [--get-rate 100] [--baseline-s 5] [--tail-s 3]
  *   npm run build && node --import tsx native-bench/forget-cost.ts --soak [--duration-s 300]
- *     [--rate 100] [--interval-s 60] [--preload 2000]
+ *     [--rate 100] [--interval-s 60] [--preload 2000] [--mix remember=0.3,recall=0.25,...]
  *   common: [--cli PATH] [--server-env FLASHBULB_X=value ...] [--json FILE] [--no-reflect]
  *     [--cpu-prof-dir DIR] (the server runs under --cpu-prof; read with profile-summary.ts)
+ *     [--server-log] (the server's stderr echoed)
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,7 +31,8 @@ import { envFlag, listFlag, numberFlag, stringFlag } from './lib/args.ts';
 import { cpuSeconds } from './lib/proc.ts';
 import { freePort, startServer } from './lib/server-process.ts';
 import { summarize, type Summary } from './lib/stats.ts';
-import { seq, sentence, Client, load } from './lib/forget-load.ts';
+import { Client, load } from './lib/forget-load.ts';
+import { parseMix, soak } from './lib/forget-soak.ts';
 
 const { values } = parseArgs({
   options: {
@@ -44,11 +47,13 @@ const { values } = parseArgs({
     rate: { type: 'string' },
     'interval-s': { type: 'string' },
     preload: { type: 'string' },
+    mix: { type: 'string' },
     cli: { type: 'string' },
     'server-env': { type: 'string', multiple: true, default: [] },
     json: { type: 'string' },
     'cpu-prof-dir': { type: 'string' },
     'no-reflect': { type: 'boolean', default: false },
+    'server-log': { type: 'boolean', default: false },
   },
 });
 
@@ -63,6 +68,7 @@ async function withServer<T>(work: (c: Client) => Promise<T>): Promise<T> {
     port: await freePort(),
     env,
     nodeArgs,
+    verbose: values['server-log'] === true,
     ...(cli ? { cli } : {}),
   });
   try {
@@ -99,7 +105,9 @@ async function openLoop(
         },
         (err: unknown) => {
           errors += 1;
-          if (errors <= 3) console.error(String(err));
+          // fetch's own message ('fetch failed') hides why: the cause says (a reset, a refusal).
+          const cause = err instanceof Error && err.cause ? ` (${String(err.cause)})` : '';
+          if (errors <= 3) console.error(`${String(err)}${cause}`);
         },
       ),
     );
@@ -137,23 +145,6 @@ async function settle(c: Client): Promise<void> {
     await new Promise((r) => setTimeout(r, 500));
   }
   await new Promise((r) => setTimeout(r, 2000));
-}
-
-interface Snapshots {
-  count: number;
-  seconds: number;
-}
-
-/** Snapshots taken so far and their summed duration (the server's `flashbulb_snapshot_duration_seconds`). */
-async function snapshotTotals(c: Client): Promise<Snapshots> {
-  const text = String(await c.call('GET', '/v1/metrics'));
-  const metric = (name: string): number =>
-    Number(
-      new RegExp(`^flashbulb_snapshot_duration_seconds_${name} ([0-9.e+-]+)$`, 'm').exec(
-        text,
-      )?.[1] ?? 0,
-    );
-  return { count: metric('count'), seconds: metric('sum') };
 }
 
 interface SizeRow {
@@ -237,104 +228,19 @@ async function sizesMode(): Promise<unknown> {
   return rows;
 }
 
-type OpName = 'remember' | 'recall' | 'get' | 'list' | 'forget';
-const OPS: readonly OpName[] = ['remember', 'recall', 'get', 'list', 'forget'];
-
 async function soakMode(): Promise<unknown> {
-  const durationS = numberFlag(values, 'duration-s', 300);
-  const rate = numberFlag(values, 'rate', 100);
-  const intervalS = numberFlag(values, 'interval-s', 60);
   const preload = numberFlag(values, 'preload', 2000);
   return withServer(async (c) => {
     const ids = await load(c, preload);
     await reflect(c);
     await settle(c);
-    const pickIndex = (): number => Math.floor(Math.random() * ids.length);
-    const run = async (name: OpName): Promise<void> => {
-      if (name === 'remember')
-        ids.push(
-          (
-            (await c.call('POST', '/v1/memories', {
-              content: sentence(),
-              entity_id: `e${seq % 20}`,
-            })) as { memory_id: string }
-          ).memory_id,
-        );
-      else if (name === 'recall')
-        await c.call('POST', '/v1/recall', {
-          cue: sentence(),
-          strategies: ['similarity'],
-          top_k: 10,
-        });
-      else if (name === 'get') await c.call('GET', `/v1/memories/${ids[pickIndex()]}`);
-      else if (name === 'list') await c.call('GET', '/v1/memories?limit=50');
-      else {
-        const id = ids.splice(pickIndex(), 1)[0];
-        if (id !== undefined) await c.call('POST', '/v1/forget', { memory_ids: [id] });
-      }
+    const o = {
+      durationS: numberFlag(values, 'duration-s', 300),
+      rate: numberFlag(values, 'rate', 100),
+      intervalS: numberFlag(values, 'interval-s', 60),
+      mix: parseMix(stringFlag(values, 'mix')),
     };
-    const choose = (): OpName => {
-      const r = Math.random();
-      return r < 0.5
-        ? 'remember'
-        : r < 0.75
-          ? 'recall'
-          : r < 0.85
-            ? 'get'
-            : r < 0.95
-              ? 'list'
-              : 'forget';
-    };
-    const intervals: Array<
-      Record<OpName | 'all', Summary> & { t: number; memories: number; snapshots: Snapshots }
-    > = [];
-    console.log(
-      `| t s | memories | ops/s | all p50 | all p99 | ${OPS.map((o) => `${o} p50 / p99`).join(' | ')} | errors | snapshots (s) |`,
-    );
-    console.log(`|---|---|---|---|---|${OPS.map(() => '---').join('|')}|---|---|`);
-    let snapshotsBefore = await snapshotTotals(c);
-    for (let t = intervalS; t <= durationS; t += intervalS) {
-      const lat: Record<OpName, number[]> = {
-        remember: [],
-        recall: [],
-        get: [],
-        list: [],
-        forget: [],
-      };
-      const loop = await openLoop(rate, intervalS, async () => {
-        const name = choose();
-        const t0 = performance.now();
-        await run(name);
-        lat[name].push(performance.now() - t0);
-      });
-      const snapshotsNow = await snapshotTotals(c);
-      const snapshots = {
-        count: snapshotsNow.count - snapshotsBefore.count,
-        seconds: snapshotsNow.seconds - snapshotsBefore.seconds,
-      };
-      snapshotsBefore = snapshotsNow;
-      const row = {
-        t,
-        memories: ids.length,
-        snapshots,
-        all: summarize(loop.ms, loop.errors, intervalS),
-        ...(Object.fromEntries(OPS.map((o) => [o, summarize(lat[o], 0, intervalS)])) as Record<
-          OpName,
-          Summary
-        >),
-      };
-      intervals.push(row);
-      console.log(
-        `| ${t} | ${ids.length} | ${row.all.opsPerS.toFixed(0)} | ${ms(row.all.p50Ms)} | ${ms(row.all.p99Ms)} | ${OPS.map((o) => `${ms(row[o].p50Ms)} / ${ms(row[o].p99Ms)}`).join(' | ')} | ${loop.errors} | ${snapshots.count} (${snapshots.seconds.toFixed(2)}) |`,
-      );
-    }
-    const first = intervals[0];
-    const last = intervals[intervals.length - 1];
-    if (first && last)
-      console.log(
-        `p99 last / first interval: all ${(last.all.p99Ms / first.all.p99Ms).toFixed(2)}×, ${OPS.map((o) => `${o} ${(last[o].p99Ms / first[o].p99Ms).toFixed(2)}×`).join(', ')}`,
-      );
-    return intervals;
+    return soak(c, ids, o, openLoop);
   });
 }
 
