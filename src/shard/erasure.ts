@@ -110,5 +110,8 @@ export async function eraseInPlace(
   }
   const frames = where.content.find([...plan.erase.keys(), ...plan.rewritten.keys()]);
   await where.wal.append(restated);
-  return eraseFrames(where.dir, frames, (r) => erasesRecord(plan, r));
+  const erased = await eraseFrames(where.dir, frames, (r) => erasesRecord(plan, r));
+  // Padded frames leave the index, so that the next erasure does not read them all again.
+  where.content.release(erased.cleared);
+  return erased.padded;
 }

@@ -7,7 +7,9 @@ import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ContentIndex } from '../../src/shard/persist/content-index.ts';
-import { ERASE_JOURNAL } from '../../src/shard/persist/erase.ts';
+import { ERASE_JOURNAL, eraseFrames } from '../../src/shard/persist/erase.ts';
+import { eraseInPlace, type ErasurePlan } from '../../src/shard/erasure.ts';
+import { ShardState } from '../../src/shard/store/apply.ts';
 import { paddingFrame, readFrame } from '../../src/shard/persist/frames.ts';
 import { recoverShard } from '../../src/shard/persist/recovery.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
@@ -130,6 +132,38 @@ describe('erasure in place', () => {
   });
 });
 
+describe('erasure and the content index', () => {
+  it('an erasure takes the frames it padded (or found padded) out of the index, so the next one does not read them again', async () => {
+    const dir = tempDir();
+    const content = new ContentIndex();
+    const onFrame = content.add.bind(content);
+    const wal = new Wal({ dir, seq: 1, durability: 'os', onFrame });
+    const [a, b] = [`${'0'.repeat(31)}a`, `${'0'.repeat(31)}b`];
+    await wal.append([
+      { t: 'put', ws: 'w', m: storedMemory(a, 'secret-first-text-4f1a') },
+      { t: 'put', ws: 'w', m: storedMemory(b, 'kept-text') },
+      { t: 'put', ws: 'w', m: storedMemory(a, 'secret-second-text-4f1a') },
+      { t: 'del', ws: 'w', id: a },
+    ]);
+    expect(content.find([a])).toHaveLength(2);
+    const plan = (): ErasurePlan => ({
+      full: false,
+      erase: new Map([[a, 'w']]),
+      rewritten: new Map(),
+    });
+    const frames = content.find([a]);
+    expect(await eraseInPlace({ dir, wal, state: new ShardState(), content }, plan())).toBe(2);
+    expect(filesHolding(dir, 'secret-')).toEqual([]);
+    // Padded frames hold nothing: the index no longer lists them; the kept memory's frame stays.
+    expect(content.find([a])).toEqual([]);
+    expect(content.find([b])).toHaveLength(1);
+    // Frames found padding already are cleared too (an index built before the padding, say).
+    const again = await eraseFrames(dir, frames, () => true);
+    expect(again).toEqual({ padded: 0, cleared: frames });
+    await wal.close();
+  });
+});
+
 describe('erasure in place over a random history', () => {
   it('remembers, revisions, forgets and snapshots (3 seeds): every forgotten text leaves the files, and recovery gives the live memories', async () => {
     for (const seed of [1, 2, 3]) {
@@ -187,6 +221,25 @@ describe('erasure in place over a random history', () => {
 });
 
 describe('content index', () => {
+  it('release drops the entries of the frames given and keeps the rest in order', () => {
+    const index = new ContentIndex();
+    const a = 'a'.repeat(32);
+    for (const offset of [0, 40, 80, 120])
+      index.add('wal-00000001.log', offset, { t: 'put', ws: 'w', m: storedMemory(a, 'x') });
+    index.add('wal-00000002.log', 0, { t: 'put', ws: 'w', m: storedMemory(a, 'x') });
+    index.release([
+      { file: 'wal-00000001.log', offset: 40 },
+      { file: 'wal-00000001.log', offset: 120 },
+      { file: 'wal-00000009.log', offset: 0 },
+    ]);
+    expect(index.find([a])).toEqual([
+      { file: 'wal-00000001.log', offset: 0 },
+      { file: 'wal-00000001.log', offset: 80 },
+      { file: 'wal-00000002.log', offset: 0 },
+    ]);
+    expect(index.entries).toBe(3);
+  });
+
   it('finds the frames holding a memory: its puts, pending contradictions and edges with a reason quoting it', () => {
     const index = new ContentIndex();
     const a = 'a'.repeat(32);

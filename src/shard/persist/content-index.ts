@@ -55,6 +55,19 @@ class FileEntries {
     this.offsets[this.n] = offset;
     this.n += 1;
   }
+
+  /** Drops the entries at these offsets, keeping the others in order. */
+  release(offsets: ReadonlySet<number>): void {
+    let kept = 0;
+    for (let i = 0; i < this.n; i++) {
+      const offset = this.offsets[i] as number;
+      if (offsets.has(offset)) continue;
+      this.keys[kept] = this.keys[i] as number;
+      this.offsets[kept] = offset;
+      kept += 1;
+    }
+    this.n = kept;
+  }
 }
 
 export class ContentIndex {
@@ -67,6 +80,24 @@ export class ContentIndex {
     let entries = this.#files.get(file);
     if (!entries) this.#files.set(file, (entries = new FileEntries()));
     for (const id of keys) entries.add(idHash(id), offset);
+  }
+
+  /**
+   * Forgets the entries of `frames` (frames an erasure padded or found padded already): they hold
+   * no content any more, and a later erasure would otherwise read each of them again, so that
+   * every erasure until the next snapshot cost all the rewrites before it.
+   */
+  release(frames: readonly FrameAt[]): void {
+    const byFile = new Map<string, Set<number>>();
+    for (const f of frames) {
+      const offsets = byFile.get(f.file) ?? new Set<number>();
+      offsets.add(f.offset);
+      byFile.set(f.file, offsets);
+    }
+    for (const [file, offsets] of byFile) {
+      const e = this.#files.get(file);
+      if (e) e.release(offsets);
+    }
   }
 
   /** Forgets a file's entries (the file was deleted). */

@@ -39,26 +39,34 @@ interface Padding extends FrameAt {
   length: number;
 }
 
+/** What an erasure did: frames padded, and the candidates that hold no content any more. */
+export interface Erased {
+  padded: number;
+  /** Padded now, found padded already, or in a file since deleted: the content index can drop them. */
+  cleared: FrameAt[];
+}
+
 /**
  * Pads every frame of `candidates` whose record `erase` accepts (a candidate is a hash match:
- * each frame is read and decoded to check it). Resolves once the padding is durable; returns
- * how many frames were padded.
+ * each frame is read and decoded to check it). Resolves once the padding is durable.
  */
 export async function eraseFrames(
   dir: string,
   candidates: readonly FrameAt[],
   erase: (r: LogRecord) => boolean,
-): Promise<number> {
+): Promise<Erased> {
   const chosen: Padding[] = [];
+  const cleared: FrameAt[] = [];
   let sliceEnd = performance.now() + SLICE_MS;
   for (const c of candidates) {
     const p = checked(dir, c, erase);
-    if (p) chosen.push(p);
+    if (p === 'cleared') cleared.push(c);
+    else if (p) chosen.push(p);
     if (performance.now() < sliceEnd) continue;
     await nextTurn();
     sliceEnd = performance.now() + SLICE_MS;
   }
-  if (chosen.length === 0) return 0;
+  if (chosen.length === 0) return { padded: 0, cleared };
   await writeJournal(dir, JSON.stringify(chosen));
   const fds = new Map<string, number>();
   try {
@@ -75,7 +83,8 @@ export async function eraseFrames(
   }
   unlinkSync(join(dir, ERASE_JOURNAL));
   fsyncDir(dir);
-  return chosen.length;
+  for (const p of chosen) cleared.push({ file: p.file, offset: p.offset });
+  return { padded: chosen.length, cleared };
 }
 
 /** The journal, durably (temp file, sync, rename), with the file's write and sync off the shard's thread. */
@@ -91,13 +100,20 @@ async function writeJournal(dir: string, text: string): Promise<void> {
   renameDurably(tmp, join(dir, ERASE_JOURNAL));
 }
 
-/** The frame at `at`, if it is whole, not yet padding, and holds what `erase` accepts. */
-function checked(dir: string, at: FrameAt, erase: (r: LogRecord) => boolean): Padding | null {
+/**
+ * The frame at `at`, if it is whole, not yet padding, and holds what `erase` accepts; 'cleared'
+ * when it holds nothing any more (padding already, or its file deleted); else null.
+ */
+function checked(
+  dir: string,
+  at: FrameAt,
+  erase: (r: LogRecord) => boolean,
+): Padding | 'cleared' | null {
   let fd: number;
   try {
     fd = openSync(join(dir, at.file), 'r');
   } catch {
-    return null; // deleted by a snapshot since it was indexed: nothing left to erase there
+    return 'cleared'; // deleted by a snapshot since it was indexed: nothing left to erase there
   }
   try {
     const head = Buffer.alloc(FRAME_HEADER);
@@ -108,7 +124,9 @@ function checked(dir: string, at: FrameAt, erase: (r: LogRecord) => boolean): Pa
     const buf = Buffer.alloc(length);
     readSync(fd, buf, 0, length, at.offset);
     const f = readFrame(buf, 0);
-    if (f.kind !== 'frame' || isPadding(f.value) || !erase(f.value as LogRecord)) return null;
+    if (f.kind !== 'frame') return null;
+    if (isPadding(f.value)) return 'cleared';
+    if (!erase(f.value as LogRecord)) return null;
     return { file: at.file, offset: at.offset, length };
   } finally {
     closeSync(fd);
