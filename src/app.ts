@@ -11,6 +11,7 @@ import { VERSION } from './config/version.ts';
 import { embedderRecord, type EmbedderRecord } from './data-dir.ts';
 import { createEmbedder } from './embedding/index.ts';
 import type { Embedder } from './embedding/embedder.ts';
+import { createReranker, type Reranker } from './embedding/reranker.ts';
 import { startHttp } from './http/server.ts';
 import { ConnectionGate } from './http/connection-gate.ts';
 import type { HttpServer } from './http/exchange.ts';
@@ -82,9 +83,14 @@ export async function startApp(config: Config, opts: StartOptions = {}): Promise
     await step('model-check');
     await backend.checkEmbedder(modelRecord(config, embedder), events.anyMemories);
     logEmbedder(log, config, embedder);
+    const reranker = await createReranker(config);
+    if (reranker !== null) {
+      stack.defer('reranker', () => reranker.close());
+      log(`reranker: ${config.rerank.modelDir} (${rerankSummary(config)})`);
+    }
     await step('services');
     subs = new SubscriptionRegistry(backend.shards, embedder, backend.relay);
-    const svc = services(config, opts, { backend, embedder, subscriptions: subs }, stack);
+    const svc = services(config, opts, { backend, embedder, reranker, subscriptions: subs }, stack);
     const gate = connectionGate(config);
     await step('http');
     const http = await startHttp(svc, gate);
@@ -125,6 +131,12 @@ async function releaseAfterFailure(
   }
 }
 
+/** The reranker's settings in one line, for the start-up log. */
+function rerankSummary(config: Config): string {
+  const r = config.rerank;
+  return `${r.candidates} candidates, ${r.workers} worker(s) × ${r.threads} thread(s), batches of ${r.batch}, ${r.maxTokens} tokens, timeout ${r.timeoutMs} ms`;
+}
+
 /** What the data directory (and a cluster) records of the model, to refuse another one. */
 function modelRecord(config: Config, embedder: Embedder): EmbedderRecord {
   return embedderRecord(
@@ -146,10 +158,15 @@ function startTracingFor(config: Config, opts: StartOptions, stack: CleanupStack
 function services(
   config: Config,
   opts: StartOptions,
-  parts: { backend: Backend; embedder: Embedder; subscriptions: SubscriptionRegistry },
+  parts: {
+    backend: Backend;
+    embedder: Embedder;
+    reranker: Reranker | null;
+    subscriptions: SubscriptionRegistry;
+  },
   stack: CleanupStack,
 ): Services {
-  const { backend, embedder, subscriptions } = parts;
+  const { backend, embedder, reranker, subscriptions } = parts;
   const { shards, auth, cluster } = backend;
   const clock = opts.clock ? { clock: opts.clock } : {};
   const llm =
@@ -170,6 +187,7 @@ function services(
     config,
     shards,
     embedder,
+    reranker,
     auth,
     limiter: new RateLimiter(
       { read: config.rateLimitReads, write: config.rateLimitWrites },

@@ -6,6 +6,9 @@ import { readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { RerankConfig } from './rerank.ts';
+
+export type { RerankConfig } from './rerank.ts';
 
 export type Durability = 'fsync' | 'os';
 export type EmbedderKind = 'model' | 'hash';
@@ -97,6 +100,8 @@ export interface Config {
   readonly maxReplyBytes: number;
   readonly maxReplyBytesPerWorkspace: number;
   readonly maxReplyBytesInFlight: number;
+  /** The optional cross-encoder reranker of recall (off by default; docs/concepts/reranking.md). */
+  readonly rerank: RerankConfig;
 }
 
 /** Defaults in one place (name of the variable → default). */
@@ -160,6 +165,15 @@ export const DEFAULTS = {
   FLASHBULB_MAX_REPLY_BYTES: String(16 * 1024 * 1024),
   FLASHBULB_MAX_REPLY_BYTES_PER_WORKSPACE: String(64 * 1024 * 1024),
   FLASHBULB_MAX_REPLY_BYTES_IN_FLIGHT: String(256 * 1024 * 1024),
+  FLASHBULB_RERANK_ENABLED: 'false',
+  FLASHBULB_RERANK_MODEL_DIR: '',
+  FLASHBULB_RERANK_CANDIDATES: '30',
+  FLASHBULB_RERANK_WORKERS: '1',
+  FLASHBULB_RERANK_THREADS: String(Math.min(2, availableParallelism())),
+  FLASHBULB_RERANK_BATCH: '16',
+  FLASHBULB_RERANK_MAX_TOKENS: '256',
+  FLASHBULB_RERANK_MAX_QUEUED: '64',
+  FLASHBULB_RERANK_TIMEOUT_MS: '1000',
 } as const satisfies Record<string, string>;
 
 /**
@@ -333,6 +347,20 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       2 ** 40,
     ),
     maxReplyBytesInFlight: int(env, 'FLASHBULB_MAX_REPLY_BYTES_IN_FLIGHT', 64 * 1024, 2 ** 40),
+    rerank: {
+      enabled: bool(env, 'FLASHBULB_RERANK_ENABLED'),
+      modelDir:
+        read(env, 'FLASHBULB_RERANK_MODEL_DIR') === ''
+          ? ''
+          : resolve(read(env, 'FLASHBULB_RERANK_MODEL_DIR')),
+      candidates: int(env, 'FLASHBULB_RERANK_CANDIDATES', 1, 200),
+      workers: int(env, 'FLASHBULB_RERANK_WORKERS', 1, 16),
+      threads: int(env, 'FLASHBULB_RERANK_THREADS', 1, 64),
+      batch: int(env, 'FLASHBULB_RERANK_BATCH', 1, 256),
+      maxTokens: int(env, 'FLASHBULB_RERANK_MAX_TOKENS', 16, 8192),
+      maxQueued: int(env, 'FLASHBULB_RERANK_MAX_QUEUED', 1, 100_000),
+      timeoutMs: int(env, 'FLASHBULB_RERANK_TIMEOUT_MS', 1, 600_000),
+    },
     ...overrides,
   };
   if (config.llmBaseUrl !== '' && config.llmModel === '') {
@@ -341,6 +369,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (config.healthConnections >= config.maxConnections) {
     throw new ConfigError(
       `FLASHBULB_HEALTH_CONNECTIONS (${config.healthConnections}) must be below FLASHBULB_MAX_CONNECTIONS (${config.maxConnections})`,
+    );
+  }
+  if (config.rerank.enabled && config.rerank.modelDir === '') {
+    throw new ConfigError(
+      'FLASHBULB_RERANK_MODEL_DIR is required when FLASHBULB_RERANK_ENABLED is true (a cross-encoder directory)',
     );
   }
   if (config.natsUrls.length > 0 && config.nodeId === '') {

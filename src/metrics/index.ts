@@ -190,3 +190,17 @@ export const requestsRejectedBeforeBody = new Counter({
   help: 'REST requests answered from their headers alone (401/403/404/405 before any body byte was read), their connection closed',
   registers: [registry],
 });
+
+export const rerankDuration = new Histogram({
+  name: 'flashbulb_rerank_duration_seconds',
+  help: "Time from a recall's candidates reaching the reranker to their scores (recalls that were reranked)",
+  buckets: LATENCY_BUCKETS,
+  registers: [registry],
+});
+
+export const rerankOutcomes = new Counter({
+  name: 'flashbulb_rerank_total',
+  help: 'Recalls sent to the reranker, by outcome: "reranked"; "timeout" (past FLASHBULB_RERANK_TIMEOUT_MS), "busy" (its queue full) or "failed" (the model raised), each of which answers in the unreranked order',
+  labelNames: ['outcome'] as const,
+  registers: [registry],
+});

@@ -7,6 +7,7 @@ import type { AuthDirectory } from '../auth/store.ts';
 import { targetWorkspace, type Principal } from '../auth/principal.ts';
 import type { Config } from '../config/index.ts';
 import type { Embedder } from '../embedding/embedder.ts';
+import type { Reranker } from '../embedding/reranker.ts';
 import { FlashbulbError } from '../errors/codes.ts';
 import { rateLimited } from '../metrics/index.ts';
 import { BudgetedRouter, type ReplyBudget, type ReplyLease } from '../router/reply-budget.ts';
@@ -36,6 +37,8 @@ export interface Services {
   readonly activity: ActivityLog;
   /** The reply byte budgets (router/reply-budget); absent, replies are not counted. */
   readonly replies?: ReplyBudget;
+  /** The optional cross-encoder reranker of recall (FLASHBULB_RERANK_ENABLED); absent: none. */
+  readonly reranker?: Reranker | null;
 }
 
 export interface Ctx {

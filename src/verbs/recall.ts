@@ -11,7 +11,9 @@ import {
   type StrategyName,
   type StrategySpec,
 } from '../recall/types.ts';
+import { widenForRerank } from '../recall/rerank.ts';
 import { charge, type Ctx } from './context.ts';
+import { rerankHits } from './recall-rerank.ts';
 import { memorySpan } from './memory-span.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
 import { RANGES } from '../model/limits.ts';
@@ -83,6 +85,9 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   const cueContext = typeof req.cue_context === 'object' ? req.cue_context : null;
   const askedAtUs =
     req.asked_at_us === undefined ? null : checkTime('asked_at_us', req.asked_at_us);
+  const reranker = ctx.svc.reranker ?? null;
+  const widened =
+    reranker === null ? null : widenForRerank(strategies, ctx.svc.config.rerank.candidates);
   const out = await ctx.svc.shards.call(
     ctx.workspace,
     'recall',
@@ -91,7 +96,7 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
       cueText: req.cue,
       similarityMode,
       cueContext,
-      strategies,
+      strategies: widened?.strategies ?? strategies,
       weights,
       filter,
       askedAtUs,
@@ -100,6 +105,14 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
     },
     [cue.buffer as ArrayBuffer],
   );
+  if (reranker !== null && widened !== null)
+    out.results = await rerankHits(
+      reranker,
+      req.cue,
+      out.results,
+      widened.plan,
+      weights.w_relevance,
+    );
   memorySpan(ctx.workspace, 'search_memory', {
     count: out.results.length,
     strategies: strategies.map((s) => s.strategy),

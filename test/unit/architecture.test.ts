@@ -114,8 +114,8 @@ const LONG_FILES = new Set<string>();
 export const FENCES: Record<string, readonly string[]> = {
   'hnswlib-node': ['src/shard/index/hnsw.ts'],
   'flashbulb-malloc-trim': ['src/threads/release-memory.ts'],
-  'onnxruntime-node': ['src/embedding/onnx-embedder.ts'],
-  '@huggingface/tokenizers': ['src/embedding/onnx-embedder.ts'],
+  'onnxruntime-node': ['src/embedding/onnx-embedder.ts', 'src/embedding/rerank-model.ts'],
+  '@huggingface/tokenizers': ['src/embedding/onnx-embedder.ts', 'src/embedding/rerank-model.ts'],
   // Frames on disk; cluster mode's forwarded requests and stream-log messages are msgpack too.
   msgpackr: ['src/shard/persist/frames.ts', 'src/cluster/forward.ts', 'src/cluster/stream-log.ts'],
   '@nats-io/': ['src/cluster/'],
