@@ -105,11 +105,11 @@ function lose(
   w: Workspace,
   ids: string[],
   now: number,
-): { visited: number; records: LiveRecord[] } {
+): { visited: number; scored: number; records: LiveRecord[] } {
   const loss = insightsAfterLoss(w, 'w', new Set(ids), { now, criteria: {} });
   for (const r of [...ids.map((id): LiveRecord => ({ t: 'del', ws: 'w', id })), ...loss.records])
     applyLive(state, r);
-  return { visited: loss.visited, records: loss.records };
+  return { visited: loss.visited, scored: loss.scored, records: loss.records };
 }
 
 describe('an insight losing sources', () => {
@@ -177,6 +177,28 @@ describe('an insight losing sources', () => {
       cos += (after.embedding[i] as number) * (full.embedding[i] as number);
     expect(cos).toBeGreaterThan(0.99999);
     expect(after.logicalClock).toBe(before.logicalClock + 1);
+  });
+
+  it('one loss after another quotes what a rewrite from every source would, scanning the sources seldom', () => {
+    const n = 2 * INCREMENTAL_MIN_SOURCES;
+    const { state, w, insight } = themed(n);
+    lose(state, w, [idOf(1)], 10);
+    const losses = 60;
+    let scored = 0;
+    for (let i = 0; i < losses; i++) {
+      // The sources nearest the centroid go first: each such loss changes what is quoted.
+      const before = w.memories.get(insight) as MemoryRecord;
+      const quoted = (before.sourceMemoryIds ?? []).find((id) =>
+        before.content.includes(`Note ${parseInt(id, 16)}:`),
+      );
+      const gone = i % 2 === 0 && quoted ? quoted : idOf(2 + i);
+      const remaining = (before.sourceMemoryIds ?? []).filter((s) => s !== gone);
+      const full = rewrittenInsight(w, before, remaining, 11 + i);
+      scored += lose(state, w, [gone], 11 + i).scored;
+      expect((w.memories.get(insight) as MemoryRecord).content, `loss ${i + 1}`).toBe(full.content);
+    }
+    // Most losses rescore the nearest sources kept (96), not the ~1,000 sources.
+    expect(scored).toBeLessThan((losses * n) / 4);
   });
 
   it('a source written again since the totals were built is counted as it is now', () => {

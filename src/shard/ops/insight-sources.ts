@@ -17,6 +17,7 @@ import {
   extractiveInsight,
   topTerms,
 } from '../../analysis/summarize.ts';
+import type { Neighbour } from '../index/vector-index.ts';
 import type { LiveRecord } from '../store/records.ts';
 import { InsightSummary, versionKey } from '../store/insight-summary.ts';
 import type { Workspace } from '../store/workspace.ts';
@@ -27,6 +28,8 @@ export const INCREMENTAL_MIN_SOURCES = 512;
 const CENTRAL_CANDIDATES = 24;
 /** Up to this many sources left, those nearest the centroid are found by an exact scan of them. */
 const EXACT_SOURCES_MAX = 4096;
+/** Sources nearest the centroid kept between losses, so that most losses rescore these alone (nearestSources). */
+const NEAR_POOL = 4 * CENTRAL_CANDIDATES;
 
 export interface SourceLoss {
   records: LiveRecord[];
@@ -34,6 +37,8 @@ export interface SourceLoss {
   removed: number;
   /** Source memories whose text or vector was read to rewrite insights: the work the loss cost. */
   visited: number;
+  /** Source vectors compared with a rewritten insight's centroid to choose what it quotes. */
+  scored: number;
 }
 
 /** Records that rewrite or remove every insight drawn from any of `gone` (ids about to be deleted). */
@@ -48,7 +53,7 @@ export function insightsAfterLoss(
     for (const e of w.graph.incoming(id))
       if (e.edge_type === 'insight_from' && !gone.has(e.source_id)) affected.add(e.source_id);
   }
-  const out: SourceLoss = { records: [], removed: 0, visited: 0 };
+  const out: SourceLoss = { records: [], removed: 0, visited: 0, scored: 0 };
   const remove = (m: MemoryRecord): void => {
     out.records.push({ t: 'del', ws, id: m.id });
     out.records.push({
@@ -120,12 +125,13 @@ function rewrittenFromTotals(
   for (const s of present(w, loss.lost)) totals.remove(s);
   out.visited += loss.lost.length;
   const centroid = totals.centroid();
-  // The sources nearest the centroid: scanned exactly while they are few (a graph walk filtered
+  // The sources nearest the centroid: found exactly while they are few (a graph walk filtered
   // to them visits ever more of the workspace as it grows past them: with 2,000 sources a forget
-  // held the shard 4.2 ms at 15k memories, 2.2 ms with the scan), else searched in the graph.
+  // held the shard 4.2 ms at 15k memories, 2.2 ms with the scan), mostly without a scan of them
+  // (nearestSources), else searched in the graph.
   const near =
     loss.left.length <= EXACT_SOURCES_MAX
-      ? w.vectors.search(centroid, { k: CENTRAL_CANDIDATES, ef: 0, only: loss.left })
+      ? nearestSources(w, totals, centroid, loss.left, out)
       : w.vectors.search(centroid, {
           k: CENTRAL_CANDIDATES,
           ef: 4 * CENTRAL_CANDIDATES,
@@ -166,6 +172,46 @@ function rewrittenFromTotals(
   };
   totals.version = versionKey(next);
   return next;
+}
+
+/**
+ * The CENTRAL_CANDIDATES sources nearest `centroid` among `left`, as an exact scan of them finds
+ * them, without the scan on most losses. A scan keeps the NEAR_POOL nearest and the lowest
+ * similarity among them (the floor): every source outside scored at most the floor. A loss moves
+ * the centroid a little (about 1/n of a source); once it has moved by d since the scan, a source
+ * outside can score at most floor + d × the sources' largest norm (Cauchy–Schwarz), so while the
+ * pool's k-th best scores above that, the pool's best k are the scan's. Otherwise, scan again.
+ */
+function nearestSources(
+  w: Workspace,
+  totals: InsightSummary,
+  centroid: Float32Array,
+  left: readonly string[],
+  out: SourceLoss,
+): Neighbour[] {
+  const pool = totals.near;
+  if (pool) {
+    let drift = 0;
+    for (let i = 0; i < centroid.length; i++)
+      drift += ((centroid[i] as number) - (pool.centre[i] as number)) ** 2;
+    const ranked = w.vectors.search(centroid, { k: pool.ids.size, ef: 0, only: pool.ids });
+    out.scored += pool.ids.size;
+    const kth = ranked[CENTRAL_CANDIDATES - 1];
+    // The margin covers rounding in the similarities (float32 vectors summed in doubles).
+    const outside = pool.floor + Math.sqrt(drift) * totals.maxNorm + 1e-6;
+    if (pool.complete || (kth !== undefined && kth.sim > outside))
+      return ranked.slice(0, CENTRAL_CANDIDATES);
+  }
+  const ranked = w.vectors.search(centroid, { k: NEAR_POOL, ef: 0, only: left });
+  out.scored += left.length;
+  const complete = ranked.length < NEAR_POOL;
+  totals.near = {
+    centre: centroid,
+    ids: new Set(ranked.map((n) => n.id)),
+    floor: complete ? Number.NEGATIVE_INFINITY : (ranked[ranked.length - 1] as Neighbour).sim,
+    complete,
+  };
+  return ranked.slice(0, CENTRAL_CANDIDATES);
 }
 
 function setOf(ids: readonly string[]): (id: string) => boolean {
