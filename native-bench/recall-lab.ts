@@ -15,12 +15,16 @@
  *        [--extra '{"scoring_weights":{...}}'] [--conversations 0,2] [--dump FILE] [--dump-k 200]
  *        [--misses FILE]   # per question: the rank of each evidence turn in the first 200
  *        [--hybrid '{"time":0.5}']   # hybrid feature weights to try (recall/hybrid.ts HYBRID_WEIGHTS)
+ *        [--gather '{"weight":0}']   # feedback for list and count cues to try (recall/gather.ts GATHER)
+ *        [--expand N]   # cues followed by N WordNet synonyms per word (experiments/wordnet-expand.ts)
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { IdGenerator } from '../src/model/ids.ts';
 import type { MemoryRecord } from '../src/model/memory.ts';
+import { GATHER } from '../src/recall/gather.ts';
+import { wordnetExpander } from './experiments/wordnet-expand.ts';
 import { DENSITY, HYBRID_WEIGHTS, type Weights } from '../src/recall/hybrid.ts';
 import { WINDOW } from '../src/shard/index/density.ts';
 import {
@@ -76,6 +80,8 @@ const { values } = parseArgs({
     misses: { type: 'string' },
     hybrid: { type: 'string' },
     density: { type: 'string' },
+    gather: { type: 'string' },
+    expand: { type: 'string' },
     window: { type: 'string' },
     quiet: { type: 'boolean' },
     out: { type: 'string' },
@@ -118,8 +124,11 @@ Object.assign(
   DENSITY,
   JSON.parse(stringFlag(values, 'density') ?? '{}') as Partial<typeof DENSITY>,
 );
+Object.assign(GATHER, JSON.parse(stringFlag(values, 'gather') ?? '{}') as Partial<typeof GATHER>);
 WINDOW.n = numberFlag(values, 'window', WINDOW.n);
 const cache = new EmbedCache(DIM);
+const expandN = numberFlag(values, 'expand', 0);
+const expand = expandN > 0 ? wordnetExpander(expandN) : (cue: string): string => cue;
 
 /** Time spent computing densities, and for how many memories (printed beside the recall p50). */
 const densityCost = { ms: 0, n: 0 };
@@ -155,7 +164,7 @@ for (const config of configs) {
       const { q } = questions[qi] as (typeof questions)[number];
       const t0 = performance.now();
       const input = {
-        ...inputOf(config, cues[qi] as Float32Array, q.question, k, deep),
+        ...inputOf(config, cues[qi] as Float32Array, expand(q.question), k, deep),
         askedAtUs: q.ask_time === undefined ? null : askedAtUs(q, 0),
       };
       const out = recall(ctx, 'lab', input);

@@ -6,7 +6,7 @@
  * one-client server's shard thread runs it: woken from idle while the model ran elsewhere.
  *
  *   node --import tsx native-bench/micro/hybrid-recall.ts [--sizes 1000,10000] [--recalls 2000]
- *        [--sleep-ms 9] [--evict-mb 8]
+ *        [--sleep-ms 9] [--evict-mb 8] [--gather '{"weight":0}']
  */
 import { parseArgs } from 'node:util';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -16,6 +16,7 @@ import { Rng } from '../lib/prng.ts';
 import { percentile } from '../lib/stats.ts';
 import { formatMarkdown, type Cell } from '../lib/table.ts';
 import { IdGenerator } from '../../src/model/ids.ts';
+import { GATHER } from '../../src/recall/gather.ts';
 import { DEFAULT_WEIGHTS, type StrategySpec } from '../../src/recall/types.ts';
 import type { OpContext } from '../../src/shard/ops/context.ts';
 import { recall } from '../../src/shard/ops/recall.ts';
@@ -29,8 +30,11 @@ const { values } = parseArgs({
     recalls: { type: 'string' },
     'sleep-ms': { type: 'string' },
     'evict-mb': { type: 'string' },
+    gather: { type: 'string' },
   },
 });
+// Feedback for list cues to try (recall/gather.ts GATHER, read by the shard): '{"weight":0}' turns it off.
+Object.assign(GATHER, JSON.parse(stringFlag(values, 'gather') ?? '{}') as Partial<typeof GATHER>);
 const SIZES = (stringFlag(values, 'sizes') ?? '1000,10000').split(',').map(Number);
 const RECALLS = numberFlag(values, 'recalls', 2000);
 const SLEEP_MS = numberFlag(values, 'sleep-ms', 9);

@@ -7,6 +7,7 @@
 import type { EdgeType } from '../model/edge.ts';
 import type { JsonObject, MemoryRecord } from '../model/memory.ts';
 import type { TimeCue } from './dates.ts';
+import { asksForSeveral, gathered } from './gather.ts';
 import { crowding, FeatureScorer, hybridRelevance, uncrowded } from './hybrid.ts';
 import { clamp01 } from './scoring.ts';
 import { structuralSimilarity, structureOf, type Structure } from './structure.ts';
@@ -93,10 +94,24 @@ interface Ranked {
  *   of conversation about the cue is more likely what was asked for than an isolated one.) An
  *   answer is lifted toward the question before it: in a dialogue the answer ("Yeah, I play
  *   clarinet!") often shares few words with a question about it ("What instruments does Melanie
- *   play?"), and the question it answers ("You play any instruments?") many.
+ *   play?"), and the question it answers ("You play any instruments?") many. A cue that asks for
+ *   a list or a count is answered by a second pass, its vector moved toward the first's best (gather.ts).
  */
 export function similarity(src: RecallSource, q: SimilarityQuery, spec: StrategySpec): Candidate[] {
-  const depth = q.mode === 'hybrid' ? Math.max(spec.topK, CANDIDATE_DEPTH) : spec.topK;
+  const pass = (query: SimilarityQuery, at: StrategySpec, pool: number): Candidate[] =>
+    similarityPass(src, query, at, pool);
+  return q.mode === 'hybrid' && asksForSeveral(q.text)
+    ? gathered(q, spec, pass, CANDIDATE_DEPTH)
+    : pass(q, spec, CANDIDATE_DEPTH);
+}
+
+function similarityPass(
+  src: RecallSource,
+  q: SimilarityQuery,
+  spec: StrategySpec,
+  pool: number,
+): Candidate[] {
+  const depth = q.mode === 'hybrid' ? Math.max(spec.topK, pool) : spec.topK;
   const dense =
     q.mode === 'lexical'
       ? []
