@@ -115,6 +115,12 @@ export const RecallBody = T.Object({
   ),
   speaker: T.Optional(Name('Only memories said by this speaker (with filter: both must hold)')),
   conversation_id: T.Optional(Name("Only this conversation's turns (with filter: both must hold)")),
+  rerank: T.Optional(
+    T.Boolean({
+      description:
+        "Whether the server's cross-encoder reranks similarity's candidates (default: when the server runs one, FLASHBULB_RERANK_ENABLED). false skips it for this recall; true on a server without one is a 400",
+    }),
+  ),
   ...StrategyOptions,
 });
 

@@ -159,6 +159,23 @@ export const RecallHit = T.Object(
 export const RecallResult = T.Object({
   results: T.Array(ref(RecallHit)),
   strategy_errors: T.Array(T.Object({ strategy: T.String(), message: T.String() })),
+  rerank: T.Optional(
+    T.Object(
+      {
+        outcome: T.Unsafe<'reranked' | 'timeout' | 'busy' | 'failed'>({
+          type: 'string',
+          enum: ['reranked', 'timeout', 'busy', 'failed'],
+          description:
+            'reranked; or, answered in the unreranked order: timeout (past FLASHBULB_RERANK_TIMEOUT_MS), busy (the queue full), failed (the model raised)',
+        }),
+        candidates: T.Integer({ description: 'Similarity results sent to the reranker' }),
+      },
+      {
+        description:
+          "Present when the server's reranker ran for this recall (it is on, the recall includes similarity, and rerank was not false)",
+      },
+    ),
+  ),
 });
 
 export const PrimeResult = T.Object({

@@ -96,6 +96,9 @@ export class RerankQueue implements Reranker {
   readonly #queue: Batch[] = [];
   #requests = 0;
   #running = 0;
+  #closing = false;
+  /** Settled when no batch is running (what close waits for). */
+  #idle: Array<() => void> = [];
 
   constructor(
     run: BatchRunner,
@@ -112,6 +115,8 @@ export class RerankQueue implements Reranker {
   score(query: string, docs: readonly string[]): Promise<RerankResult> {
     if (docs.length === 0)
       return Promise.resolve({ outcome: 'reranked', scores: new Float32Array() });
+    if (this.#closing)
+      return Promise.resolve({ outcome: 'failed', message: 'the reranker is shutting down' });
     if (this.#requests >= this.#opts.maxQueued) {
       rerankOutcomes.inc({ outcome: 'busy' });
       return Promise.resolve({
@@ -162,6 +167,7 @@ export class RerankQueue implements Reranker {
       this.#running += 1;
       void this.#runBatch(b).finally(() => {
         this.#running -= 1;
+        if (this.#running === 0) for (const f of this.#idle.splice(0)) f();
         this.#pump();
       });
     }
@@ -183,7 +189,15 @@ export class RerankQueue implements Reranker {
     }
   }
 
-  close(): Promise<void> {
-    return this.#close();
+  /**
+   * Answers the recalls still waiting (unreranked), lets the batches already running finish (a
+   * worker ended in the middle of a model run takes the process down with it), then closes.
+   */
+  async close(): Promise<void> {
+    this.#closing = true;
+    for (const b of this.#queue.splice(0))
+      b.req.settle({ outcome: 'failed', message: 'the reranker is shutting down' });
+    if (this.#running > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
+    await this.#close();
   }
 }

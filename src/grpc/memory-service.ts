@@ -136,6 +136,7 @@ export function memoryService(svc: Services): grpc.UntypedServiceImplementation 
         cue_context: structToJson(req.cue_context, 'cue_context'),
         similarity_mode: similarityMode(req.similarity_mode),
         filter: structToJson(req.filter),
+        rerank: req.rerank,
         withEmbedding: true,
       });
       return {

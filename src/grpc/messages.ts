@@ -102,6 +102,8 @@ export interface RecallRequestMsg {
   /** An enum name; a number when the client sent a value this schema does not define. */
   similarity_mode?: string | number;
   filter?: Struct | null;
+  /** Flashbulb addition: false skips the reranker, true requires it; unset: the server's choice. */
+  rerank?: boolean;
 }
 
 export interface PrimeRequestMsg {

@@ -185,7 +185,13 @@ export const ROUTES: readonly Route[] = [
     reply: { status: 200, schema: R.RecallResult },
     handle: async (i, { body }) => {
       const out = await recall(ctxOf(i), recallRequest(body));
-      return { body: { results: out.results.map(hitJson), strategy_errors: out.strategy_errors } };
+      return {
+        body: {
+          results: out.results.map(hitJson),
+          strategy_errors: out.strategy_errors,
+          ...(out.rerank ? { rerank: out.rerank } : {}),
+        },
+      };
     },
   }),
   route({

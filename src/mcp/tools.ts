@@ -125,7 +125,11 @@ export const TOOLS: readonly Tool[] = [
     annotations: READ,
     run: async (ctx, b) => {
       const out = await recall(ctx, recallRequest(b));
-      return { results: out.results.map(hitJson), strategy_errors: out.strategy_errors };
+      return {
+        results: out.results.map(hitJson),
+        strategy_errors: out.strategy_errors,
+        ...(out.rerank ? { rerank: out.rerank } : {}),
+      };
     },
   }),
   tool({

@@ -13,7 +13,7 @@ import {
 } from '../recall/types.ts';
 import { widenForRerank } from '../recall/rerank.ts';
 import { charge, type Ctx } from './context.ts';
-import { rerankHits } from './recall-rerank.ts';
+import { rerankerFor, rerankHits, type RerankReport } from './recall-rerank.ts';
 import { memorySpan } from './memory-span.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
 import { RANGES } from '../model/limits.ts';
@@ -64,10 +64,17 @@ export interface RecallRequest extends StrategyOptions {
   /** Only memories said by this speaker / turns of this conversation (AND with `filter`). */
   speaker?: string | undefined;
   conversation_id?: string | undefined;
+  /** false: skip the server's reranker for this recall; true: require it (default: when it runs). */
+  rerank?: boolean | undefined;
   withEmbedding?: boolean;
 }
 
-export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput> {
+/** A recall's answer, with what the reranker did when it ran (verbs/recall-rerank). */
+export interface RecallReply extends RecallOutput {
+  rerank?: RerankReport;
+}
+
+export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallReply> {
   charge(ctx, 'read');
   if (req.cue.trim() === '') throw invalid('cue must not be empty');
   if (Buffer.byteLength(req.cue) > LIMITS.cueBytes)
@@ -85,7 +92,7 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
   const cueContext = typeof req.cue_context === 'object' ? req.cue_context : null;
   const askedAtUs =
     req.asked_at_us === undefined ? null : checkTime('asked_at_us', req.asked_at_us);
-  const reranker = ctx.svc.reranker ?? null;
+  const reranker = rerankerFor(ctx, req.rerank);
   const widened =
     reranker === null ? null : widenForRerank(strategies, ctx.svc.config.rerank.candidates);
   const out = await ctx.svc.shards.call(
@@ -105,19 +112,15 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallOutput
     },
     [cue.buffer as ArrayBuffer],
   );
-  if (reranker !== null && widened !== null)
-    out.results = await rerankHits(
-      reranker,
-      req.cue,
-      out.results,
-      widened.plan,
-      weights.w_relevance,
-    );
+  const reply: RecallReply =
+    reranker !== null && widened !== null
+      ? await rerankHits(reranker, req.cue, out, widened.plan, weights.w_relevance)
+      : out;
   memorySpan(ctx.workspace, 'search_memory', {
-    count: out.results.length,
+    count: reply.results.length,
     strategies: strategies.map((s) => s.strategy),
   });
-  return out;
+  return reply;
 }
 
 /** The filter with `speaker` and `conversation_id` conditions added (all must hold). */

@@ -91,8 +91,13 @@ export function tinyTokenizerJson(vocab: readonly string[]): object {
   };
 }
 
-/** The graph: logits[b, 0] = Σ_s W[input_ids[b, s]] · token_type_ids[b, s] · attention_mask[b, s]. */
-export function tinyGraph(weights: readonly number[]): Uint8Array {
+/**
+ * The graph: logits[b, 0] = Σ_s W[input_ids[b, s]] · token_type_ids[b, s] · attention_mask[b, s].
+ * `slowMatMuls` > 0 adds that many 1024×1024 matrix products that depend on the input (so they are
+ * not folded away) and add 0 to the logits: the same scores, each run ~2 GFLOP per product
+ * slower (for the deadline's test).
+ */
+export function tinyGraph(weights: readonly number[], slowMatMuls = 0): Uint8Array {
   const g = new GraphBuilder();
   const ids = g.input('input_ids', INT64, ['batch', 'seq']);
   const mask = g.input('attention_mask', INT64, ['batch', 'seq']);
@@ -103,7 +108,18 @@ export function tinyGraph(weights: readonly number[]): Uint8Array {
   const real = g.op('Cast', [mask], { to: FLOAT });
   const counted = g.op('Mul', [g.op('Mul', [perToken, second]), real]);
   const axes = g.ints('sum_axes', [1], [1]);
-  g.op('ReduceSum', [counted, axes], { keepdims: 1 }, 'logits');
+  if (slowMatMuls > 0) {
+    const m = g.floats('slow_m', [1024, 1024], new Float32Array(1024 * 1024).fill(1 / 1024));
+    const seed = g.op('ReduceSum', [g.op('Cast', [ids], { to: FLOAT })], { keepdims: 0 });
+    let x = g.op('Add', [m, seed]);
+    for (let i = 0; i < slowMatMuls; i++) x = g.op('MatMul', [x, m]);
+    const nothing = g.op('Mul', [
+      g.op('ReduceSum', [x], { keepdims: 0 }),
+      g.floats('zero', [], [0]),
+    ]);
+    const sum = g.op('ReduceSum', [counted, axes], { keepdims: 1 });
+    g.op('Add', [sum, nothing], {}, 'logits');
+  } else g.op('ReduceSum', [counted, axes], { keepdims: 1 }, 'logits');
   g.output('logits', FLOAT, ['batch', 1]);
   return g.write();
 }
@@ -114,6 +130,8 @@ export interface TinyModelOptions {
   /** Leave a file out, to test the error that names it. */
   omit?: 'tokenizer.json' | 'config.json' | 'model.onnx';
   maxPositions?: number;
+  /** Matrix products that slow each run without changing its scores (see tinyGraph). */
+  slowMatMuls?: number;
 }
 
 /** Writes the tiny cross-encoder into `dir` (created) and returns `dir`. */
@@ -138,7 +156,7 @@ export function writeTinyReranker(dir: string, opts: TinyModelOptions = {}): str
   if (opts.omit !== 'model.onnx') {
     const modelDir = opts.layout === 'root' ? dir : join(dir, 'onnx');
     mkdirSync(modelDir, { recursive: true });
-    writeFileSync(join(modelDir, 'model.onnx'), tinyGraph(weights));
+    writeFileSync(join(modelDir, 'model.onnx'), tinyGraph(weights, opts.slowMatMuls ?? 0));
   }
   return dir;
 }

@@ -182,6 +182,27 @@ describe('embedding/rerank-pool RerankQueue', () => {
     const short = new RerankQueue(async () => new Float32Array(1), 'fake', OPTS);
     expect(await short.score('q', ['a', 'b'])).toMatchObject({ outcome: 'failed' });
   });
+  it('closes only once the running batch is done, answering the waiting recalls unreranked', async () => {
+    const held = heldRunner();
+    let closed = false;
+    const q = new RerankQueue(held.run, 'fake', OPTS, async () => {
+      closed = true;
+    });
+    const running = q.score('q', ['a', 'b']);
+    const waiting = q.score('q', ['c']);
+    const closing = q.close();
+    expect(await waiting).toMatchObject({
+      outcome: 'failed',
+      message: 'the reranker is shutting down',
+    });
+    await new Promise((r) => setImmediate(r));
+    expect(closed).toBe(false);
+    held.release();
+    await closing;
+    expect(closed).toBe(true);
+    expect((await running).outcome).toBe('reranked');
+    expect(await q.score('q', ['d'])).toMatchObject({ outcome: 'failed' });
+  });
 });
 
 describe('reranker configuration', () => {

@@ -669,6 +669,8 @@ export type RecallBody = {
   speaker?: string;
   /** Only this conversation's turns (with filter: both must hold) */
   conversation_id?: string;
+  /** Whether the server's cross-encoder reranks similarity's candidates (default: when the server runs one, FLASHBULB_RERANK_ENABLED). false skips it for this recall; true on a server without one is a 400 */
+  rerank?: boolean;
   /** Results (default 10) */
   top_k?: number;
   /** HNSW search breadth (default 50) */
@@ -701,6 +703,13 @@ export type RecallResponse = {
     strategy: string;
     message: string;
   }>;
+  /** Present when the server's reranker ran for this recall (it is on, the recall includes similarity, and rerank was not false) */
+  rerank?: {
+    /** reranked; or, answered in the unreranked order: timeout (past FLASHBULB_RERANK_TIMEOUT_MS), busy (the queue full), failed (the model raised) */
+    outcome: "reranked" | "timeout" | "busy" | "failed";
+    /** Similarity results sent to the reranker */
+    candidates: number;
+  };
 };
 
 export type PrimeBody = {

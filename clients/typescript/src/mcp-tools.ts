@@ -748,6 +748,10 @@ export const MCP_TOOLS = [
           "description": "Only this conversation's turns (with filter: both must hold)",
           "type": "string"
         },
+        "rerank": {
+          "description": "Whether the server's cross-encoder reranks similarity's candidates (default: when the server runs one, FLASHBULB_RERANK_ENABLED). false skips it for this recall; true on a server without one is a 400",
+          "type": "boolean"
+        },
         "top_k": {
           "minimum": 1,
           "maximum": 1000,

@@ -672,12 +672,34 @@ class StrategyError(BaseModel):
     message: str
 
 
+class Rerank(BaseModel):
+    """
+    Present when the server's reranker ran for this recall (it is on, the recall includes similarity, and rerank was not false)
+    """
+
+    model_config = ConfigDict(
+        extra="allow",
+    )
+    outcome: Literal["reranked", "timeout", "busy", "failed"] | str
+    """
+    reranked; or, answered in the unreranked order: timeout (past FLASHBULB_RERANK_TIMEOUT_MS), busy (the queue full), failed (the model raised)
+    """
+    candidates: int
+    """
+    Similarity results sent to the reranker
+    """
+
+
 class RecallResponse(BaseModel):
     model_config = ConfigDict(
         extra="allow",
     )
     results: list[RecallHit]
     strategy_errors: list[StrategyError]
+    rerank: Rerank | None = None
+    """
+    Present when the server's reranker ran for this recall (it is on, the recall includes similarity, and rerank was not false)
+    """
 
 
 class PrimeResponse(BaseModel):
