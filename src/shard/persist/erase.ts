@@ -19,10 +19,10 @@ import {
   write,
   fdatasync,
 } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { unlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { fsyncDir, renameDurably } from '../../files/durable.ts';
+import { fsyncDir, fsyncDirAsync, renameDurablyAsync } from '../../files/durable.ts';
 import { FRAME_HEADER, FRAME_MAGIC, isPadding, paddingFrame, readFrame } from './frames.ts';
 import type { FrameAt } from './content-index.ts';
 import type { LogRecord } from '../store/records.ts';
@@ -81,13 +81,13 @@ export async function eraseFrames(
   } finally {
     for (const fd of fds.values()) closeSync(fd);
   }
-  unlinkSync(join(dir, ERASE_JOURNAL));
-  fsyncDir(dir);
+  await unlink(join(dir, ERASE_JOURNAL));
+  await fsyncDirAsync(dir);
   for (const p of chosen) cleared.push({ file: p.file, offset: p.offset });
   return { padded: chosen.length, cleared };
 }
 
-/** The journal, durably (temp file, sync, rename), with the file's write and sync off the shard's thread. */
+/** The journal, durably (temp file, sync, rename, the directory's sync), off the shard's thread. */
 async function writeJournal(dir: string, text: string): Promise<void> {
   const tmp = join(dir, `${ERASE_JOURNAL}.tmp`);
   await writeFile(tmp, text);
@@ -97,7 +97,7 @@ async function writeJournal(dir: string, text: string): Promise<void> {
   } finally {
     closeSync(fd);
   }
-  renameDurably(tmp, join(dir, ERASE_JOURNAL));
+  await renameDurablyAsync(tmp, join(dir, ERASE_JOURNAL));
 }
 
 /**

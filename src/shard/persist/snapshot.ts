@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import type { ShardState } from '../store/apply.ts';
 import { encodeFrame, encodeFrameInto } from './frames.ts';
-import { renameDurably } from '../../files/durable.ts';
+import { renameDurablyAsync } from '../../files/durable.ts';
 import { seqName } from './fsutil.ts';
 import { givesWay, nextTurn } from '../../threads/turn.ts';
 import {
@@ -66,7 +66,7 @@ export async function writeSnapshot(
     await out.flush();
     await datasyncAsync(fd);
     closeSync(fd);
-    renameDurably(tmp, join(dir, name));
+    await renameDurablyAsync(tmp, join(dir, name));
     return { path: join(dir, name), name, records, bytes: out.bytes };
   } catch (err) {
     try {

@@ -16,7 +16,7 @@ import {
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { encodeFrame } from './frames.ts';
-import { fsyncDir } from '../../files/durable.ts';
+import { fsyncDir, fsyncDirAsync } from '../../files/durable.ts';
 import { removeFiles, seqName } from './fsutil.ts';
 import type { LogRecord } from '../store/records.ts';
 
@@ -196,7 +196,7 @@ export class Wal {
       const path = join(this.#dir, seqName('wal', seq, 'log'));
       const fd = openSync(path, 'a');
       try {
-        fsyncDir(this.#dir);
+        await fsyncDirAsync(this.#dir);
       } catch (err) {
         closeSync(fd);
         rmSync(path, { force: true });
@@ -234,7 +234,7 @@ export class Wal {
       this.#dir,
       existing.filter((s) => s < seq).map((s) => seqName('wal', s, 'log')),
     );
-    fsyncDir(this.#dir);
+    await fsyncDirAsync(this.#dir);
   }
 }
 
