@@ -231,6 +231,8 @@ export interface ShardMethods {
   revise: { input: ReviseInput; output: MemoryView };
   forget: { input: ForgetCriteria; output: ForgetResult };
   recall: { input: RecallInput; output: RecallOutput };
+  /** One access of each memory named (a reranked recall's first result: verbs/recall-rerank). */
+  access: { input: { ids: string[] }; output: { accessed: number } };
   /** `ttlUs`: the workspace's default TTL, for the memories the upload creates. */
   upload: { input: { files: UploadFile[]; ttlUs?: number }; output: UploadFileResult[] };
   subOpen: { input: SubscriptionSpec; output: { opened: true } };

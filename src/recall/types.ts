@@ -83,6 +83,8 @@ export interface RecallInput {
   withEmbedding: boolean;
   /** Results whose relevance is below it are dropped (0: none are). */
   minRelevance?: number;
+  /** The caller counts the access of the answer's first result itself (it reorders the results). */
+  deferAccess?: boolean;
 }
 
 export interface RecallOutput {

@@ -22,6 +22,7 @@ import { list, timeline } from './ops/list.ts';
 import { contradictions, entitySummaries, graphOverview } from './ops/overview.ts';
 import { batchGet, count, edges, entities, get, insights } from './ops/read.ts';
 import { prime, recall } from './ops/recall.ts';
+import { access } from './ops/access.ts';
 import { reflectGather, writeInsights } from './ops/reflect.ts';
 import { remember } from './ops/remember.ts';
 import { revise } from './ops/revise.ts';
@@ -59,6 +60,7 @@ export const READS_COMMITTED: { readonly [M in ShardMethod]: boolean } = {
   batchGet: true,
   list: true,
   recall: true,
+  access: true,
   prime: true,
   entities: true,
   insights: true,
@@ -105,6 +107,7 @@ export const GROWS_STORE: { readonly [M in ShardMethod]: boolean } = {
   batchGet: false,
   list: false,
   recall: false,
+  access: false,
   prime: false,
   entities: false,
   insights: false,
@@ -141,6 +144,7 @@ export function shardHandlers(self: ShardSelf): Handlers {
     revise,
     forget,
     recall,
+    access,
     prime,
     upload,
     entities,

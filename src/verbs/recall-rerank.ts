@@ -4,7 +4,8 @@
  * FLASHBULB_RERANK_CANDIDATES similarity results, their texts go with the cue to the
  * cross-encoder's pool (off the router thread), and the answer is rebuilt from its scores
  * (recall/rerank); a late, busy or failed model leaves the unreranked order, said in the reply's
- * `rerank.outcome`, counted in `flashbulb_rerank_total` and logged once a minute at most.
+ * `rerank.outcome`, counted in `flashbulb_rerank_total` and logged once a minute at most. The
+ * access of the answer's first result is counted here, after the reordering, not by the shard.
  */
 import type { Reranker } from '../embedding/reranker.ts';
 import { invalid } from '../errors/codes.ts';
@@ -30,6 +31,21 @@ export function rerankerFor(ctx: Ctx, wanted: boolean | undefined): Reranker | n
       'rerank: this server runs no reranker (FLASHBULB_RERANK_ENABLED is off); leave rerank out or false',
     );
   return wanted === false ? null : reranker;
+}
+
+/**
+ * Counts the access of the answer's first result, which the shard left to the router since the
+ * reranker may reorder: the memory the recall answers with is the one reinforced, as without the
+ * stage. A shard that cannot take it loses one access, not the recall.
+ */
+export async function countAccess(ctx: Ctx, out: RecallOutput): Promise<void> {
+  const first = out.results[0];
+  if (first === undefined) return;
+  try {
+    await ctx.svc.shards.call(ctx.workspace, 'access', { ids: [first.memory.id] });
+  } catch {
+    /* the recall is answered either way */
+  }
 }
 
 export async function rerankHits(

@@ -13,7 +13,7 @@ import {
 } from '../recall/types.ts';
 import { widenForRerank } from '../recall/rerank.ts';
 import { charge, type Ctx } from './context.ts';
-import { rerankerFor, rerankHits, type RerankReport } from './recall-rerank.ts';
+import { countAccess, rerankerFor, rerankHits, type RerankReport } from './recall-rerank.ts';
 import { memorySpan } from './memory-span.ts';
 import { intInRange, renderContext, scoringWeights, type WeightsInput } from './recall-options.ts';
 import { RANGES } from '../model/limits.ts';
@@ -109,6 +109,7 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallReply>
       askedAtUs,
       withEmbedding: req.withEmbedding ?? false,
       minRelevance: minRelevance(req.min_relevance),
+      ...(widened === null ? {} : { deferAccess: true }),
     },
     [cue.buffer as ArrayBuffer],
   );
@@ -116,6 +117,7 @@ export async function recall(ctx: Ctx, req: RecallRequest): Promise<RecallReply>
     reranker !== null && widened !== null
       ? await rerankHits(reranker, req.cue, out, widened.plan, weights.w_relevance)
       : out;
+  if (widened !== null) await countAccess(ctx, reply);
   memorySpan(ctx.workspace, 'search_memory', {
     count: reply.results.length,
     strategies: strategies.map((s) => s.strategy),

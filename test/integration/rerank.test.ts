@@ -183,6 +183,36 @@ describe('recall with the reranker on', () => {
   });
 });
 
+describe('the access a reranked recall counts', () => {
+  it("is of the memory it answers with, not the first stage's first", async () => {
+    const t = await startTestApp({}, RERANK_ENV);
+    try {
+      const ids = new Map<string, string>();
+      for (const content of DOCS) {
+        const res = await t.req('POST', '/v1/memories', { body: { content } });
+        ids.set(content, res.body.memory_id);
+      }
+      const accesses = async (): Promise<Record<string, number>> => {
+        const out: Record<string, number> = {};
+        for (const [content, id] of ids)
+          out[content] = (await t.req('GET', `/v1/memories/${id}`)).body.access_count;
+        return out;
+      };
+      const reranked = await recall(t, { top_k: 1 });
+      const answer = reranked.results[0]?.memory.content as string;
+      expect(answer).toBe('Paris is the capital of France');
+      expect(await accesses()).toEqual(
+        Object.fromEntries(DOCS.map((d) => [d, d === answer ? 1 : 0])),
+      );
+      // The first stage alone answers with another memory (so the count above is the reranker's).
+      const plain = await recall(t, { top_k: 1, rerank: false });
+      expect(plain.results[0]?.memory.content).not.toBe(answer);
+    } finally {
+      await t.stop();
+    }
+  });
+});
+
 describe('the deadline', () => {
   it('answers in the unreranked order when the model is slower than FLASHBULB_RERANK_TIMEOUT_MS', async () => {
     // Each run of this model takes ~0.2 s (ten 1024×1024 products); the deadline is 1 ms.

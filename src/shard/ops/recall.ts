@@ -23,7 +23,7 @@ export function recall(ctx: OpContext, ws: string, input: RecallInput): RecallOu
   const floor = input.minRelevance ?? 0;
   const kept = floor > 0 ? hits.filter((h) => h.relevance >= floor) : hits;
   return {
-    results: finish(ctx, ws, kept, input.withEmbedding, kept.slice(0, 1)),
+    results: finish(ctx, ws, kept, input.withEmbedding, input.deferAccess ? [] : kept.slice(0, 1)),
     strategy_errors: errors,
   };
 }
