@@ -60,6 +60,22 @@ export class Shard {
   requestWaiting: () => boolean = () => false;
 
   /**
+   * A shard on its own files in `opts.dir`, recovered with its saved graphs read on another
+   * thread while the snapshot is decoded (LocalStorage.open); what the shard worker starts.
+   */
+  static async open(opts: ShardWorkerData, emit: (e: ShardEvent) => void): Promise<Shard> {
+    const hooks = { onSync: (_ms: number): void => {}, onFail: (_err: Error): void => {} };
+    const storage = await LocalStorage.open(opts, {
+      onSync: (ms) => hooks.onSync(ms),
+      onFail: (err) => hooks.onFail(err),
+    });
+    const shard = new Shard(opts, emit, storage);
+    hooks.onSync = (ms) => shard.syncMs.push(ms);
+    hooks.onFail = (err) => shard.#storageFailed(err);
+    return shard;
+  }
+
+  /**
    * `storage`: the shard's own files in `opts.dir` by default (cluster mode passes a stream's).
    * `clock`: "now" for expiry, time scopes, windows and timestamps, contradiction edges and
    * candidates included (snapshots and erasure keep real time).

@@ -56,7 +56,7 @@ function reply(req: ShardRequest, msg: ShardReply): void {
 let shard: Shard;
 const started = performance.now();
 try {
-  shard = new Shard(opts, send);
+  shard = await Shard.open(opts, send);
 } catch (err) {
   send({
     kind: 'fatal',

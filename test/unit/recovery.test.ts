@@ -27,7 +27,12 @@ import {
   type StoredMemory,
   type Tombstone,
 } from '../../src/shard/store/records.ts';
-import { CorruptionError, listSeqs, recoverShard } from '../../src/shard/persist/recovery.ts';
+import {
+  CorruptionError,
+  listSeqs,
+  recoverShard,
+  recoverShardAsync,
+} from '../../src/shard/persist/recovery.ts';
 import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { Wal } from '../../src/shard/persist/wal.ts';
 import { Shard } from '../../src/shard/shard.ts';
@@ -326,11 +331,31 @@ describe('recoverShard: snapshot and replay', () => {
     await writeSnapshot(dir, { shard: 0, walSeq: 2, state: applyAll([put(1)]) });
     writeSegment(dir, 2, [put(2)]);
     const steps: string[] = [];
-    const r = recoverShard(dir, { afterSnapshot: () => void steps.push('graphs') });
+    const r = recoverShard(dir, {
+      beforeSnapshot: (seq) => void steps.push(`before ${seq}`),
+      afterSnapshot: (s, seq) => void steps.push(`after ${seq}: ${s.memoryCount()}`),
+    });
     expect(Object.keys(r.phasesMs)).toEqual(['snapshot', 'graphs', 'log', 'edges']);
     for (const ms of Object.values(r.phasesMs)) expect(ms).toBeGreaterThanOrEqual(0);
-    expect(steps).toEqual(['graphs']);
+    // beforeSnapshot names the snapshot before it is read (graphs start loading then).
+    expect(steps).toEqual(['before 2', 'after 2: 1']);
     expect(r.state.memoryCount()).toBe(2);
+  });
+
+  it('recoverShardAsync waits for afterSnapshot before replaying the log, and recovers the same state', async () => {
+    await writeSnapshot(dir, { shard: 0, walSeq: 2, state: applyAll([put(1)]) });
+    writeSegment(dir, 2, [put(2)]);
+    const steps: string[] = [];
+    const r = await recoverShardAsync(dir, {
+      beforeSnapshot: (seq) => void steps.push(`before ${seq}`),
+      afterSnapshot: async (s) => {
+        await new Promise((resolve) => setImmediate(resolve));
+        steps.push(`after: ${s.memoryCount()}`);
+      },
+    });
+    expect(steps).toEqual(['before 2', 'after: 1']);
+    expect(canonical(r.state)).toEqual(canonical(recoverShard(dir).state));
+    expect(r.replayedRecords).toBe(1);
   });
 
   it('uses the newest snapshot when several exist', async () => {

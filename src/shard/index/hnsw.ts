@@ -60,6 +60,16 @@ export class Hnsw {
     return new Hnsw(index, dim, live);
   }
 
+  /**
+   * {@link load} on libuv's thread pool: the file is read and the graph built there, so the caller's
+   * thread can decode the snapshot meanwhile (a million-memory graph is 1.7 GB).
+   */
+  static async loadAsync(file: string, dim: number, live?: Iterable<number>): Promise<Hnsw> {
+    const index = new hnswlib.HierarchicalNSW('ip', dim);
+    await index.readIndex(file, true);
+    return new Hnsw(index, dim, live);
+  }
+
   save(file: string): void {
     this.#index.writeIndexSync(file);
   }

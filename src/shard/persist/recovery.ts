@@ -49,6 +49,12 @@ export function listSeqs(dir: string, prefix: string, ext: string): number[] {
 }
 
 export interface RecoverOptions {
+  /**
+   * Runs before any frame is read, once the files are tidied, with the newest snapshot's log
+   * sequence (null when there is none): the shard starts reading that snapshot's graphs here, on
+   * another thread, while this one decodes the snapshot.
+   */
+  beforeSnapshot?: (walSeq: number | null) => void;
   /** Runs after the snapshot is loaded and before the log is replayed on top of it. */
   afterSnapshot?: (state: ShardState, walSeq: number) => void;
   /** Called for every record read, with its file's name and offset (the shard indexes where content lies). */
@@ -66,6 +72,35 @@ export function tidyShardFiles(dir: string): void {
 }
 
 export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered {
+  const steps = recoverySteps(dir, opts);
+  for (let step = steps.next(); ; step = steps.next()) {
+    if (step.done) return step.value;
+    opts.afterSnapshot?.(step.value.state, step.value.walSeq);
+  }
+}
+
+/**
+ * {@link recoverShard} with an `afterSnapshot` that may wait (for graphs read on another thread);
+ * nothing else runs on this thread's loop meanwhile but what that wait itself needs.
+ */
+export async function recoverShardAsync(
+  dir: string,
+  opts: Omit<RecoverOptions, 'afterSnapshot'> & {
+    afterSnapshot?: (state: ShardState, walSeq: number) => void | Promise<void>;
+  },
+): Promise<Recovered> {
+  const steps = recoverySteps(dir, opts);
+  for (let step = steps.next(); ; step = steps.next()) {
+    if (step.done) return step.value;
+    await opts.afterSnapshot?.(step.value.state, step.value.walSeq);
+  }
+}
+
+/** Recovery's steps: yields once, when the snapshot is applied (afterSnapshot runs then). */
+function* recoverySteps(
+  dir: string,
+  opts: Omit<RecoverOptions, 'afterSnapshot'>,
+): Generator<{ state: ShardState; walSeq: number }, Recovered, void> {
   tidyShardFiles(dir);
   const state = new ShardState();
   // The lexical index is built after start-up, by the shard's background indexer (or on first use).
@@ -73,6 +108,7 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
   const snapshots = listSeqs(dir, 'snap', 'snap');
   const walSegments = listSeqs(dir, 'wal', 'log');
   const newest = snapshots[snapshots.length - 1];
+  opts.beforeSnapshot?.(newest ?? null);
   let fromSeq = 0;
   let replayed = 0;
   let truncatedTail: Recovered['truncatedTail'] = null;
@@ -87,7 +123,7 @@ export function recoverShard(dir: string, opts: RecoverOptions = {}): Recovered 
     if (newest !== undefined)
       fromSeq = loadSnapshot(dir, snapName(newest), state, opts.onFrame).walSeq;
     lap('snapshot');
-    opts.afterSnapshot?.(state, fromSeq);
+    yield { state, walSeq: fromSeq };
     lap('graphs');
     const toReplay = walSegments.filter((s) => s >= fromSeq);
     toReplay.forEach((seq, i) => {

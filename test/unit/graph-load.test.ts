@@ -1,0 +1,120 @@
+/**
+ * A shard's saved HNSW graphs read on libuv's thread pool while its snapshot is decoded
+ * (LocalStorage.open, graph-files startGraphLoads / adoptGraphs): the graph is adopted as the
+ * synchronous recovery adopts it, the log written after the snapshot is reconciled with it, and
+ * a graph file that cannot be read fails the start as it did before.
+ */
+import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { mulberry32 } from '../../src/analysis/cluster.ts';
+import { encodeFrame } from '../../src/shard/persist/frames.ts';
+import { seqName } from '../../src/shard/persist/fsutil.ts';
+import { saveGraphs } from '../../src/shard/persist/graph-files.ts';
+import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
+import { LocalStorage } from '../../src/shard/local-storage.ts';
+import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
+import type { LogRecord } from '../../src/shard/store/records.ts';
+import { storedMemory } from '../helpers/memory-record.ts';
+
+const DIM = 16;
+const N = 1200; // past VectorIndex's EXACT_MAX (1024), so the workspace has a graph
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function id(n: number): string {
+  return n.toString(16).padStart(32, '0');
+}
+
+/** A unit vector of its own for every n (a seeded walk, so tests repeat). */
+function vector(n: number): Float32Array {
+  const v = new Float32Array(DIM);
+  const next = mulberry32(n + 1);
+  let norm = 0;
+  for (let i = 0; i < DIM; i++) {
+    v[i] = next() - 0.5;
+    norm += (v[i] as number) ** 2;
+  }
+  for (let i = 0; i < DIM; i++) v[i] = (v[i] as number) / Math.sqrt(norm);
+  return v;
+}
+
+function put(n: number, v = vector(n)): LogRecord {
+  return {
+    t: 'put',
+    ws: 'w',
+    m: storedMemory(id(n), `memory ${n}`, { embedding: new Uint8Array(v.buffer) }),
+  };
+}
+
+/** A shard directory: a snapshot of N memories with its saved graph, then a log after it. */
+async function shardDirWithGraph(log: LogRecord[]): Promise<string> {
+  const dir = mkdtempSync(join(tmpdir(), 'flashbulb-graph-load-'));
+  dirs.push(dir);
+  const state = new ShardState();
+  for (let n = 0; n < N; n++) applyRecord(state, put(n));
+  while (state.workspace('w').vectors.indexSome(1000)) {
+    /* build the graph */
+  }
+  await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
+  expect(saveGraphs(dir, 1, state)).toBe(1);
+  writeFileSync(join(dir, seqName('wal', 1, 'log')), Buffer.concat(log.map((r) => encodeFrame(r))));
+  return dir;
+}
+
+const hooks = { onSync: () => {}, onFail: () => {} };
+const opts = (dir: string) => ({ dir, shard: 0, durability: 'os' as const });
+
+function nearest(storage: LocalStorage, v: Float32Array): string | undefined {
+  const w = storage.recovered.state.workspace('w');
+  return w.vectors.search(v, { k: 1, ef: 64 })[0]?.id;
+}
+
+describe('LocalStorage.open: graphs read beside the snapshot', () => {
+  it('adopts the saved graph, as the synchronous recovery does, and reconciles the log after it', async () => {
+    // After the snapshot: one memory forgotten, one changed (a new vector, same id), one new.
+    const changed = vector(99_999);
+    const dir = await shardDirWithGraph([
+      { t: 'del', ws: 'w', id: id(5) },
+      put(7, changed),
+      put(N + 1),
+    ]);
+    const copy = `${dir}-copy`;
+    cpSync(dir, copy, { recursive: true });
+    dirs.push(copy);
+    const opened = await LocalStorage.open(opts(dir), hooks);
+    const sync = new LocalStorage(opts(copy), hooks);
+    try {
+      for (const storage of [opened, sync]) {
+        const w = storage.recovered.state.workspace('w');
+        expect(w.vectors.hasGraph).toBe(true);
+        // Only what the log changed waits for the graph: the new memory and the changed one.
+        expect(w.vectors.pendingSize).toBe(2);
+        expect(w.vectors.size).toBe(N);
+        expect(storage.recovered.replayedRecords).toBe(3);
+      }
+      for (const n of [0, 300, N - 1, N + 1]) expect(nearest(opened, vector(n))).toBe(id(n));
+      expect(nearest(opened, changed)).toBe(id(7));
+      expect(nearest(opened, vector(5))).not.toBe(id(5));
+      const w = opened.recovered.state.workspace('w');
+      while (w.vectors.indexSome(1000)) {
+        /* drain */
+      }
+      expect(w.vectors.needsIndexing).toBe(false);
+      expect(nearest(opened, changed)).toBe(id(7));
+      expect(nearest(opened, vector(N + 1))).toBe(id(N + 1));
+    } finally {
+      for (const s of [opened, sync]) await s.close(s.recovered.state, () => false);
+    }
+  });
+
+  it('a graph file that cannot be read fails the start, as it does on the synchronous path', async () => {
+    const dir = await shardDirWithGraph([]);
+    writeFileSync(join(dir, 'hnsw-00000001-0.bin'), 'not a graph');
+    await expect(LocalStorage.open(opts(dir), hooks)).rejects.toThrow();
+    expect(() => new LocalStorage(opts(dir), hooks)).toThrow();
+  });
+});
