@@ -126,6 +126,9 @@ class EmbeddingPool implements Embedder {
   readonly #cache: Lru<string, Float32Array>;
   readonly #queued = new Map<string, Waiting>();
   #inflight = 0;
+  #closing = false;
+  /** Settled when no batch is running (what close waits for). */
+  readonly #idle: Array<() => void> = [];
 
   constructor(piscina: Piscina, info: ModelInfo, opts: PoolOptions) {
     this.#piscina = piscina;
@@ -150,6 +153,10 @@ class EmbeddingPool implements Embedder {
     const hit = this.#cache.get(key);
     if (hit) return Promise.resolve(hit);
     return new Promise((resolve, reject) => {
+      if (this.#closing) {
+        reject(new FlashbulbError('unavailable', 'the server is shutting down'));
+        return;
+      }
       const waiting = this.#queued.get(key);
       if (waiting) {
         waiting.settle.push({ resolve, reject });
@@ -180,6 +187,7 @@ class EmbeddingPool implements Embedder {
       this.#inflight += 1;
       void this.#run(batch).finally(() => {
         this.#inflight -= 1;
+        if (this.#inflight === 0) for (const f of this.#idle.splice(0)) f();
         this.#pump();
       });
     }
@@ -202,7 +210,19 @@ class EmbeddingPool implements Embedder {
     }
   }
 
+  /**
+   * Answers the texts still waiting (`unavailable`), lets the batches already running finish (a
+   * worker ended in the middle of a model run aborts the whole process: ONNX Runtime's native
+   * error escapes as "terminate called after throwing an instance of 'Napi::Error'"), then
+   * ends the workers.
+   */
   async close(): Promise<void> {
+    this.#closing = true;
+    const stopped = new FlashbulbError('unavailable', 'the server is shutting down');
+    for (const w of this.#queued.values()) for (const s of w.settle) s.reject(stopped);
+    this.#queued.clear();
+    embeddingQueue.set(0);
+    if (this.#inflight > 0) await new Promise<void>((resolve) => this.#idle.push(resolve));
     await this.#piscina.destroy();
   }
 }

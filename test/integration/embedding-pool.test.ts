@@ -1,8 +1,10 @@
 /**
  * The embedding pool with the real model: a worker idle for `idleMs` exits (its model's memory
  * and threads go with it) and the next embedding starts one again with the same vectors; texts
- * embedded together in one batch get the vectors they get alone (float noise only).
+ * embedded together in one batch get the vectors they get alone (float noise only); closing the
+ * pool while the model runs lets the running batches finish instead of aborting the process.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,4 +119,23 @@ describe('embedding pool', () => {
       await pool.close();
     }
   }, 60_000);
+
+  it('closes while batches are running without taking the process down: running texts finish, waiting ones are refused', () => {
+    const child = spawnSync(
+      process.execPath,
+      ['--import', 'tsx', join(import.meta.dirname, '../helpers/pool-close-child.ts')],
+      { encoding: 'utf8', timeout: 120_000 },
+    );
+    expect(child.stderr).not.toContain('terminate called');
+    expect(child.status).toBe(0);
+    const out = JSON.parse(child.stdout.trim().split('\n').at(-1) ?? '{}') as {
+      counts: Record<string, number>;
+      late: string;
+    };
+    // Some texts were in the worker when the pool closed and got their vectors; the rest are refused.
+    expect(out.counts['embedded'] ?? 0).toBeGreaterThan(0);
+    expect(out.counts['the server is shutting down'] ?? 0).toBeGreaterThan(0);
+    expect(Object.keys(out.counts).sort()).toEqual(['embedded', 'the server is shutting down']);
+    expect(out.late).toBe('the server is shutting down');
+  });
 });
