@@ -16,6 +16,7 @@
  *        [--misses FILE]   # per question: the rank of each evidence turn in the first 200
  *        [--hybrid '{"time":0.5}']   # hybrid feature weights to try (recall/hybrid.ts HYBRID_WEIGHTS)
  *        [--gather '{"weight":0}']   # feedback for list and count cues to try (recall/gather.ts GATHER)
+ *        [--prev-field all|replies]   # the turn before as a lexical field (docs/benchmarks.md: dropped)
  *        [--expand N]   # cues followed by N WordNet synonyms per word (experiments/wordnet-expand.ts)
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -81,6 +82,7 @@ const { values } = parseArgs({
     hybrid: { type: 'string' },
     density: { type: 'string' },
     gather: { type: 'string' },
+    'prev-field': { type: 'string' },
     expand: { type: 'string' },
     window: { type: 'string' },
     quiet: { type: 'boolean' },
@@ -277,13 +279,20 @@ function workspaceOf(
   const diaOf = new Map<string, string>();
   turns.forEach((t, i) => {
     const id = turnId(t, i);
+    const before = turns[i - 1];
+    // --prev-field: the turn before (within the neighbour gap, an hour) as a context value, lower-cased
+    // so it reads as no name: a minor lexical field (BM25 at half weight, full share), nothing else.
+    const prev =
+      before !== undefined && t.atMs - before.atMs <= 3_600_000 && prevField(t, before)
+        ? { prev: before.content.toLowerCase() }
+        : {};
     diaOf.set(id, t.diaId);
     const at = t.atMs * 1000;
     const m: MemoryRecord = {
       id,
       content: t.content,
       importance: 0.5,
-      context: { speaker: t.speaker },
+      context: { speaker: t.speaker, ...prev },
       entityId: null,
       kind: 'episode',
       embedding: vectors[i] as Float32Array,
@@ -335,6 +344,18 @@ function workspaceOf(
     },
   };
   return { ctx, diaOf };
+}
+
+/**
+ * `--prev-field all`: every turn gets the turn before it as a lexical field; `replies`: only a turn
+ * whose previous one asks something (a question mark) and is by someone else (the `reply` rule).
+ */
+function prevField(t: TurnMemory, before: TurnMemory): boolean {
+  const which = stringFlag(values, 'prev-field');
+  if (which === undefined) return false;
+  if (which === 'all') return true;
+  if (which === 'replies') return /[?？؟]/u.test(before.content) && before.speaker !== t.speaker;
+  throw new Error(`--prev-field: '${which}'; use all or replies`);
 }
 
 /** For `--misses`: where each evidence turn ranks among the first `dump-k` results (null: beyond). */
