@@ -48,6 +48,9 @@ export interface Snapshots {
 interface ServerSample extends Snapshots {
   rssBytes: number;
   memories: number;
+  /** The log's group commits (write, and sync when durable) so far: how many, seconds in all. */
+  logWrites: number;
+  logSeconds: number;
 }
 
 /** The snapshot metric's totals, the server's RSS and its memory count. */
@@ -60,6 +63,8 @@ async function sample(c: Client): Promise<ServerSample> {
     seconds: metric('flashbulb_snapshot_duration_seconds_sum'),
     rssBytes: metric('flashbulb_process_resident_memory_bytes'),
     memories: metric('flashbulb_memories'),
+    logWrites: metric('flashbulb_log_sync_duration_seconds_count'),
+    logSeconds: metric('flashbulb_log_sync_duration_seconds_sum'),
   };
 }
 
@@ -124,6 +129,8 @@ export async function soak(
   const nowS = (): number => (performance.now() - started) / 1000;
   // Snapshots are placed by polling their metric once a second; a soak-long list of them.
   const marks: SnapshotMark[] = [];
+  // The log's mean group commit per polled second (reads wait for the appends in flight).
+  const logMs = new Map<number, number>();
   let last = await sample(c);
   let polling = true;
   const poller = (async () => {
@@ -133,6 +140,9 @@ export async function soak(
       const n = now.count - last.count;
       for (let i = 0; i < n; i++)
         marks.push({ endS: nowS(), seconds: (now.seconds - last.seconds) / n });
+      const writes = now.logWrites - last.logWrites;
+      if (writes > 0)
+        logMs.set(Math.floor(nowS()), (1000 * (now.logSeconds - last.logSeconds)) / writes);
       last = now;
     }
   })();
@@ -181,7 +191,9 @@ export async function soak(
   }
   polling = false;
   await poller;
-  console.log(`slowest seconds (s: max ms): ${slowestSeconds(timeline, 12)}`);
+  console.log(
+    `slowest seconds (s: max ms, the log's mean commit ms in the two polls after): ${slowestSeconds(timeline, 12, logMs)}`,
+  );
   const first = intervals[0];
   const lastRow = intervals[intervals.length - 1];
   if (first && lastRow) {
@@ -193,7 +205,11 @@ export async function soak(
 }
 
 /** The `n` seconds of the soak whose slowest operation (by start) took longest, in time order. */
-function slowestSeconds(timeline: ReadonlyArray<{ atS: number; ms: number }>, n: number): string {
+function slowestSeconds(
+  timeline: ReadonlyArray<{ atS: number; ms: number }>,
+  n: number,
+  logMs: ReadonlyMap<number, number>,
+): string {
   const worst = new Map<number, number>();
   for (const p of timeline) {
     const s = Math.floor(p.atS);
@@ -203,6 +219,9 @@ function slowestSeconds(timeline: ReadonlyArray<{ atS: number; ms: number }>, n:
     .sort((a, b) => b[1] - a[1])
     .slice(0, n)
     .sort((a, b) => a[0] - b[0])
-    .map(([s, m]) => `${s}: ${m.toFixed(0)}`)
+    .map(
+      ([s, m]) =>
+        `${s}: ${m.toFixed(0)} (${Math.max(logMs.get(s + 1) ?? 0, logMs.get(s + 2) ?? 0).toFixed(1)})`,
+    )
     .join(', ');
 }
