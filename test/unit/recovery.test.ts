@@ -358,6 +358,26 @@ describe('recoverShard: snapshot and replay', () => {
     expect(r.replayedRecords).toBe(1);
   });
 
+  it('a snapshot keeps the densities computed before it, so recovery does not compute them again', async () => {
+    const live = applyAll(Array.from({ length: 40 }, (_, n) => put(n + 1)));
+    const w = live.workspace('w');
+    while (w.densities.fillSome(1000, (id) => w.memories.get(id), w.earlier)) {
+      /* compute them all */
+    }
+    const known = [...w.memories.keys()].map((id) => [id, w.densities.known(id)] as const);
+    const numbers = known.filter(([, d]) => typeof d === 'number');
+    expect(numbers.length).toBeGreaterThan(20);
+    await writeSnapshot(dir, { shard: 0, walSeq: 2, state: live });
+    // After the snapshot, memory 40 gets another vector: its density is no longer the one kept.
+    writeSegment(dir, 2, [put(40, { embedding: embeddingBytes([1, 2, 3, 4]) })]);
+    const r = recoverShard(dir).state.workspace('w');
+    for (const [id, d] of numbers)
+      expect(r.densities.known(id), id).toBe(id === hexId(40) ? undefined : d);
+    // One never computed (fewer than DENSITY_K before it) is computed when asked, as before.
+    const first = r.memories.get(hexId(1));
+    expect(first && r.densities.of(first, r.earlier)).toBeNull();
+  });
+
   it('uses the newest snapshot when several exist', async () => {
     await writeSnapshot(dir, { shard: 0, walSeq: 2, state: applyAll([put(1)]) });
     await writeSnapshot(dir, { shard: 0, walSeq: 5, state: applyAll([put(1), put(2)]) });

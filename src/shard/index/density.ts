@@ -5,7 +5,8 @@
  * yes!") sit in crowds and come close to many cues; hybrid recall takes part of a memory's density
  * off its cosine (recall/hybrid.ts). Only earlier memories count, so a memory's density never
  * changes once computed, whenever that is (at write, in the background, after a restart): it is a
- * function of what came before it, and the memo per workspace is derived state, not persisted.
+ * function of what came before it. The memo per workspace is derived state that snapshots keep
+ * (a stored memory's `density`), so a restart does not compute a million of them again.
  */
 import type { MemoryRecord } from '../../model/memory.ts';
 import type { VectorIndex } from './vector-index.ts';
@@ -49,6 +50,16 @@ export class Densities {
   /** A memory written (live): its density is computed later, in the background or when asked for. */
   written(id: string): void {
     this.#queue.push(id);
+  }
+
+  /** The density of `id` when it is known (null: nothing before it), without computing it. */
+  known(id: string): number | null | undefined {
+    return this.#of.get(id);
+  }
+
+  /** A density read back from a snapshot (of the memory's current vector: a later change forgets it). */
+  restore(id: string, density: number): void {
+    this.#of.set(id, density);
   }
 
   /** A memory removed or changed: its memo goes (a changed vector is another memory's neighbourhood). */

@@ -84,7 +84,12 @@ export async function writeSnapshot(
 /** The records that rebuild `state` (also what cluster snapshots hold). */
 export function* snapshotRecords(state: ShardState): Generator<LogRecord> {
   for (const [ws, w] of state.workspaces) {
-    for (const m of w.memories.values()) yield { t: 'put', ws, m: toStored(m) };
+    for (const m of w.memories.values()) {
+      const s = toStored(m);
+      const density = w.densities.known(m.id);
+      if (typeof density === 'number') s.density = density;
+      yield { t: 'put', ws, m: s };
+    }
   }
   for (const [ws, w] of state.workspaces) {
     for (const e of w.graph.all()) yield { t: 'edge', ws, e };

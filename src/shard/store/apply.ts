@@ -51,9 +51,14 @@ export function applyRecord(state: ShardState, r: LogRecord): void {
 /** Applies a live record: the state keeps the memory object it carries. */
 export function applyLive(state: ShardState, r: LiveRecord): void {
   switch (r.t) {
-    case 'put':
-      state.workspace(r.ws).put(r.m);
+    case 'put': {
+      const w = state.workspace(r.ws);
+      w.put(r.m);
+      // A snapshot's memory brings its density (a function of what came before it, so kept).
+      if (r.density !== undefined && r.m.supersededBy === null)
+        w.densities.restore(r.m.id, r.density);
       return;
+    }
     case 'unsource': {
       // Absent: deleted later in the log (a fuzzy snapshot taken after that has no trace of it).
       const w = state.workspaces.get(r.ws);

@@ -44,6 +44,13 @@ export interface StoredMemory {
   conversationId?: string | null;
   messageId?: string | null;
   embedding: Uint8Array;
+  /**
+   * Written by snapshots only, when known: the memory's density (shard/index/density), so that a
+   * restart does not compute it again (at 1M memories, an exact scan of 512 vectors each: ~100 s
+   * of CPU, and every recall meanwhile computing its candidates'). Absent in the log and in files
+   * written before it; a memory without it has its density computed as before.
+   */
+  density?: number;
 }
 
 /** What forget leaves behind: never the content, only its SHA-256. */
@@ -71,7 +78,7 @@ export type PlainRecord =
  */
 export type LiveRecord =
   | PlainRecord
-  | { t: 'put'; ws: string; m: MemoryRecord }
+  | { t: 'put'; ws: string; m: MemoryRecord; density?: number }
   /**
    * A memory written again with some of its sources removed (an insight that lost sources): `m`
    * is its whole new state except `m.sourceMemoryIds`, which is not read; its sources become the
@@ -101,7 +108,13 @@ export function encodeRecord(r: LiveRecord): LogRecord {
 
 /** The live form of a record read from a frame; `slab` (recovery) packs vectors together. */
 export function decodeRecord(r: LogRecord, slab: VectorSlab | null = null): LiveRecord {
-  if (r.t === 'put') return { t: 'put', ws: r.ws, m: fromStored(r.m, slab) };
+  if (r.t === 'put') {
+    const m = fromStored(r.m, slab);
+    const d = r.m.density;
+    return typeof d === 'number'
+      ? { t: 'put', ws: r.ws, m, density: d }
+      : { t: 'put', ws: r.ws, m };
+  }
   if (r.t === 'unsource')
     return {
       t: 'unsource',

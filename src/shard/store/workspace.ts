@@ -72,7 +72,7 @@ export class Workspace {
   readonly expiring = new ExpiryQueue();
   /** Running totals of large insights' sources, by insight id (ops/insight-sources; not persisted). */
   readonly insightSummaries = new Map<string, InsightSummary>();
-  /** Each live memory's density among the memories written before it (index/density; not persisted). */
+  /** Each live memory's density among the memories written before it (index/density; kept by snapshots). */
   readonly densities = new Densities();
   /** What a density reads: the vectors, and the ids before a memory in creation order. */
   readonly earlier: Earlier = {
