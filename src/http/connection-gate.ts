@@ -7,9 +7,12 @@
  * closed (gRPC) at once, before anything is read from it. With authentication on, a connection is
  * unauthenticated until a request on it presents a valid key (`authenticated`): it must do so within
  * `authTimeoutMs`, and unauthenticated connections may hold only `unauthenticated` places in all and
- * `unauthenticatedPerClient` per client. A newcomer over either share closes the oldest
- * unauthenticated connection of its own client, or of the client holding most of them, so strangers
- * from any number of addresses hold at most that share and every new client gets its turn.
+ * `unauthenticatedPerClient` per client. Once the share in all is full, a newcomer closes the oldest
+ * unauthenticated connection of its own client if that client is over its share, else of the
+ * client holding most of them; so strangers from any number of addresses hold at most that share
+ * and every new client gets its turn, while a burst of new connections from one address (a proxy,
+ * an app server opening its pool, requests queued behind a busy moment) closes nothing as long as
+ * there is room.
  */
 import { isIPv6, type Socket } from 'node:net';
 import { connectionsOpen, connectionsRefused, connectionsTimedOut } from '../metrics/index.ts';
@@ -120,9 +123,10 @@ export class ConnectionGate {
   ): void {
     const total = this.#limits.unauthenticated ?? Infinity;
     const mine = this.#strangers.get(client) ?? [];
-    if (mine.length >= (this.#limits.unauthenticatedPerClient ?? Infinity))
-      this.#evict(client, protocol);
-    if (this.#strangerOf.size >= total) this.#evict(this.#busiestClient(), protocol);
+    if (this.#strangerOf.size >= total) {
+      const over = mine.length >= (this.#limits.unauthenticatedPerClient ?? Infinity);
+      this.#evict(over ? client : this.#busiestClient(), protocol);
+    }
     const timer = setTimeout(() => {
       if (!this.#strangerOf.has(socket)) return;
       connectionsTimedOut.labels('auth').inc();

@@ -40,13 +40,26 @@ const open = (g: ConnectionGate, address: string): FakeSocket => {
 afterEach(() => vi.useRealTimers());
 
 describe('connection gate: strangers', () => {
-  it('a client over its share closes its own oldest stranger', () => {
+  it('with the share in all full, a client over its own share closes its own oldest stranger', () => {
     const g = gate();
     const a = [open(g, '10.0.0.1'), open(g, '10.0.0.1'), open(g, '10.0.0.1')];
+    const busier = [0, 1, 2, 3].map(() => open(g, '10.0.0.2')); // the total (6) is full at the first three
+    expect(busier[0]?.destroyed).toBe(true); // the busiest (10.0.0.2, over its share of 3) lost its oldest
     const fourth = open(g, '10.0.0.1');
     expect(a.map((s) => s.destroyed)).toEqual([true, false, false]);
     expect(fourth.destroyed).toBe(false);
-    expect(g.unauthenticated).toBe(3);
+    expect(busier.slice(1).some((s) => s.destroyed)).toBe(false);
+    expect(g.unauthenticated).toBe(6);
+  });
+
+  it('a burst from one client closes nothing while the share in all has room (a proxy, a pool opening)', () => {
+    const g = gate();
+    const burst = [0, 1, 2, 3, 4, 5].map(() => open(g, '10.0.0.1')); // twice its share of 3, the total's 6
+    expect(burst.some((s) => s.destroyed)).toBe(false);
+    expect(g.unauthenticated).toBe(6);
+    const seventh = open(g, '10.0.0.1'); // now the total is full: its own oldest goes
+    expect(burst.map((s) => s.destroyed)).toEqual([true, false, false, false, false, false]);
+    expect(seventh.destroyed).toBe(false);
   });
 
   it('past the total share, the oldest stranger of the client holding most goes, not a newcomer from elsewhere', () => {
@@ -81,13 +94,12 @@ describe('connection gate: strangers', () => {
     expect(clientOf('::ffff:127.0.0.2')).toBe('127.0.0.2');
     expect(clientOf('127.0.0.2')).toBe('127.0.0.2');
     const g = gate();
-    const v6 = [
-      open(g, '2001:db8::1'),
-      open(g, '2001:db8::2'),
-      open(g, '2001:db8::3'),
-      open(g, '2001:db8::4'),
-    ];
-    expect(v6.map((s) => s.destroyed)).toEqual([true, false, false, false]);
+    const other = [open(g, '10.0.0.5'), open(g, '10.0.0.5')];
+    const v6 = ['::1', '::2', '::3', '::4', '::5'].map((tail) => open(g, `2001:db8${tail}`));
+    // The total (6) is full at the fifth: as one client over its share, the /64 loses its own
+    // oldest, not 10.0.0.5's (which would go, as the busiest, if each address counted alone).
+    expect(v6.map((s) => s.destroyed)).toEqual([true, false, false, false, false]);
+    expect(other.some((s) => s.destroyed)).toBe(false);
   });
 
   it('with authentication off, nothing is a stranger', () => {
