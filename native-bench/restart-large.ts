@@ -124,6 +124,9 @@ async function restart(
     port,
     ...(cli ? { cli } : {}),
     ...(apiKey ? { apiKey } : {}),
+    // The second start is to read what a finished clean shutdown leaves: at 1M its final snapshot
+    // and graph (~4 GB) take longer than the default 10 s, after which the shard is terminated.
+    env: { FLASHBULB_SHUTDOWN_TIMEOUT_S: '900' },
   });
   const rec = parseRecovery(server.log);
   const rssReady = rssBytes(server.pid);
