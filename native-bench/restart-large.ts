@@ -132,7 +132,9 @@ async function restart(
   const rssReady = rssBytes(server.pid);
   const settleS = await waitForIdleProcess(server.pid, { maxCores: 0.15, limitS: settleLimitS });
   const rssSettled = rssBytes(server.pid);
-  const measured = ops > 0 ? await measureScaleOps(server, STORE_WS, ops) : null;
+  // A failed measurement still stops the server (it would outlive the benchmark otherwise).
+  const measured =
+    ops > 0 ? await measureScaleOps(server, STORE_WS, ops).catch(stopAnd(server)) : null;
   const stop = await server.stop();
   console.log(
     `| ${label} | ${(server.readyMs / 1000).toFixed(1)} | ${(rec.slowestShardMs / 1000).toFixed(1)} | ${rec.memories} | ${settleS.toFixed(1)} |` +
@@ -146,6 +148,14 @@ async function restart(
   if (rec.memories < memories)
     throw new Error(`recovered ${rec.memories} memories, expected ${memories}`);
   return server.apiKey;
+}
+
+/** A rejection handler that stops the server, then rethrows. */
+function stopAnd(server: RunningServer): (err: unknown) => Promise<never> {
+  return async (err) => {
+    await server.kill();
+    throw err;
+  };
 }
 
 /** RSS of a server on an empty data directory once it has settled. */
