@@ -17,9 +17,10 @@ describe('loadConfig', () => {
     expect(c.eraseWithinS).toBe(60);
     expect(c.embedder).toBe('model');
     expect(c.embedSpin).toBe(false);
-    // One model in memory: one worker whose session runs on up to four cores (issue 51 item 3).
-    expect(c.embedWorkers).toBe(1);
-    expect(c.embedThreads).toBe(Math.min(4, availableParallelism()));
+    // Two workers where there are two cores; their intra-op threads share at most four.
+    const cores = availableParallelism();
+    expect(c.embedWorkers).toBe(Math.min(2, cores));
+    expect(c.embedThreads).toBe(Math.max(1, Math.floor(Math.min(4, cores) / c.embedWorkers)));
     expect(c.shutdownTimeoutS).toBe(10);
     expect(c.shards).toBe(Number(DEFAULTS.FLASHBULB_SHARDS));
     expect(c.shards).toBeGreaterThanOrEqual(1);
