@@ -9,32 +9,18 @@ import { describe, expect, it } from 'vitest';
 import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
 import type { MemoryRecord } from '../../src/model/memory.ts';
 import { runRecall } from '../../src/recall/recall.ts';
-import {
-  DEFAULT_WEIGHTS,
-  type RecallInput,
-  type RecallSource,
-  type StrategySpec,
-} from '../../src/recall/types.ts';
+import { DEFAULT_WEIGHTS, type RecallInput, type RecallSource } from '../../src/recall/types.ts';
 import { dot } from '../../src/recall/vector.ts';
 import { DENSITY_K } from '../../src/shard/index/density.ts';
 import { uncrowded } from '../../src/recall/hybrid.ts';
 import { recallSource } from '../../src/shard/ops/recall-source.ts';
 import { Workspace } from '../../src/shard/store/workspace.ts';
 import { memoryRecord } from '../helpers/memory-record.ts';
+import { similaritySpec } from '../helpers/strategy-spec.ts';
 
 const MINUTE_US = 60_000_000;
 const NOW = Date.parse('2026-11-25T12:00:00Z') * 1000;
-const SPEC: StrategySpec = {
-  strategy: 'similarity',
-  topK: 10,
-  efSearch: 50,
-  entityId: null,
-  timeRange: null,
-  seedId: null,
-  edgeTypes: null,
-  maxDepth: 3,
-  alpha: 0.5,
-};
+const SPEC = similaritySpec();
 const ONLY_RELEVANCE = {
   ...DEFAULT_WEIGHTS,
   w_relevance: 1,

@@ -8,25 +8,16 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
 import { asksForSeveral, feedbackCue, GATHER } from '../../src/recall/gather.ts';
 import { runRecall } from '../../src/recall/recall.ts';
-import { DEFAULT_WEIGHTS, type RecallInput, type StrategySpec } from '../../src/recall/types.ts';
+import { DEFAULT_WEIGHTS, type RecallInput } from '../../src/recall/types.ts';
 import { dot } from '../../src/recall/vector.ts';
 import { recallSource } from '../../src/shard/ops/recall-source.ts';
 import { Workspace } from '../../src/shard/store/workspace.ts';
 import { memoryRecord } from '../helpers/memory-record.ts';
+import { similaritySpec } from '../helpers/strategy-spec.ts';
 
 const DAY_US = 86_400_000_000;
 const NOW = Date.parse('2026-11-25T12:00:00Z') * 1000;
-const SPEC: StrategySpec = {
-  strategy: 'similarity',
-  topK: 10,
-  efSearch: 50,
-  entityId: null,
-  timeRange: null,
-  seedId: null,
-  edgeTypes: null,
-  maxDepth: 3,
-  alpha: 0.5,
-};
+const SPEC = similaritySpec();
 const DEFAULT_GATHER = { ...GATHER };
 
 afterEach(() => {

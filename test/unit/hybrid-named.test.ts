@@ -8,10 +8,11 @@ import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
 import type { MemoryRecord } from '../../src/model/memory.ts';
 import { HYBRID_WEIGHTS, hybridRelevance } from '../../src/recall/hybrid.ts';
 import { runRecall } from '../../src/recall/recall.ts';
-import { DEFAULT_WEIGHTS, type RecallInput, type StrategySpec } from '../../src/recall/types.ts';
+import { DEFAULT_WEIGHTS, type RecallInput } from '../../src/recall/types.ts';
 import { recallSource } from '../../src/shard/ops/recall-source.ts';
 import { Workspace } from '../../src/shard/store/workspace.ts';
 import { memoryRecord } from '../helpers/memory-record.ts';
+import { similaritySpec } from '../helpers/strategy-spec.ts';
 
 const DAY_US = 86_400_000_000;
 const NOW = Date.parse('2026-11-25T12:00:00Z') * 1000;
@@ -25,17 +26,7 @@ const ONLY_RELEVANCE = {
 
 const memory = memoryRecord;
 
-const SPEC: StrategySpec = {
-  strategy: 'similarity',
-  topK: 10,
-  efSearch: 50,
-  entityId: null,
-  timeRange: null,
-  seedId: null,
-  edgeTypes: null,
-  maxDepth: 3,
-  alpha: 0.5,
-};
+const SPEC = similaritySpec();
 
 function recall(
   w: Workspace,

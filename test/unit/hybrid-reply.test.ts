@@ -9,12 +9,13 @@ import { hashEmbedBatch } from '../../src/embedding/hash-embedder.ts';
 import type { MemoryRecord } from '../../src/model/memory.ts';
 import { FeatureScorer, HYBRID_WEIGHTS, hybridRelevance } from '../../src/recall/hybrid.ts';
 import { runRecall } from '../../src/recall/recall.ts';
-import { DEFAULT_WEIGHTS, type RecallInput, type StrategySpec } from '../../src/recall/types.ts';
+import { DEFAULT_WEIGHTS, type RecallInput } from '../../src/recall/types.ts';
 import { dot } from '../../src/recall/vector.ts';
 import { LexicalIndex } from '../../src/shard/index/lexical.ts';
 import { recallSource } from '../../src/shard/ops/recall-source.ts';
 import { Workspace } from '../../src/shard/store/workspace.ts';
 import { memoryRecord } from '../helpers/memory-record.ts';
+import { similaritySpec } from '../helpers/strategy-spec.ts';
 
 const MINUTE_US = 60_000_000;
 const DAY_US = 86_400_000_000;
@@ -26,17 +27,7 @@ const ONLY_RELEVANCE = {
   w_importance: 0,
   w_reinforcement: 0,
 };
-const SPEC: StrategySpec = {
-  strategy: 'similarity',
-  topK: 10,
-  efSearch: 50,
-  entityId: null,
-  timeRange: null,
-  seedId: null,
-  edgeTypes: null,
-  maxDepth: 3,
-  alpha: 0.5,
-};
+const SPEC = similaritySpec();
 
 /** Puts the texts a minute apart from `start`; returns the records. */
 function session(w: Workspace, start: number, texts: readonly string[]): MemoryRecord[] {
