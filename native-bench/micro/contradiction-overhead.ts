@@ -147,7 +147,7 @@ async function main(): Promise<void> {
             timeMs,
             `checks ${checks ? 'on' : 'off'}, ${load.label}, round ${round}`,
           );
-          found.set(checks, (found.get(checks) ?? 0) + c.shard.takeContradictions().found);
+          found.set(checks, (found.get(checks) ?? 0) + c.shard.takeMetrics().contradictions);
           await c.shard.shutdown();
           rows.push([
             load.label,

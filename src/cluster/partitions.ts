@@ -320,19 +320,12 @@ export class OwnedPartitions {
       const shard = o.shard;
       if (!shard) continue;
       this.#reported.add(o.partition);
-      const c = shard.takeContradictions();
-      const b = shard.backlogs();
       emit({
         kind: 'metrics',
         shard: o.partition,
-        memories: shard.memoryCount,
+        ...shard.takeMetrics(),
+        // The stream's publishes are this storage's group commits.
         syncMs: o.log ? o.log.publishMs.splice(0) : [],
-        snapshotMs: shard.snapshotMs.splice(0),
-        expired: shard.takeExpired(),
-        contradictions: c.found,
-        checksSkipped: c.skipped,
-        checkBacklog: b.checks,
-        indexBacklog: b.index,
       });
     }
   }

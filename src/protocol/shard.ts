@@ -317,6 +317,20 @@ export interface ShardHeap {
 }
 
 /** Messages a shard sends without being asked. */
+/** A shard's figures for the metrics, taken once a second (Shard.takeMetrics). */
+export interface ShardMetrics {
+  memories: number;
+  /** Group commits' and snapshots' durations since the last take. */
+  syncMs: number[];
+  snapshotMs: number[];
+  contradictions: number;
+  checksSkipped: number;
+  checkBacklog: number;
+  indexBacklog: number;
+  /** Memories forgotten on expiry since the last take. */
+  expired: number;
+}
+
 export type ShardEvent =
   | {
       kind: 'ready';
@@ -331,20 +345,12 @@ export type ShardEvent =
   | { kind: 'fatal'; shard: number; message: string }
   /** The shard's local log failed: it refuses every request until it is restarted on its files. */
   | { kind: 'storage-failed'; shard: number; message: string }
-  | {
+  | ({
       kind: 'metrics';
       shard: number;
-      memories: number;
-      syncMs: number[];
-      snapshotMs: number[];
-      contradictions: number;
-      checksSkipped: number;
-      checkBacklog: number;
-      indexBacklog: number;
-      expired: number;
       /** A shard worker's heap (shard/heap-watch): live after the last full collection, its limit, whether writes are refused. */
       heap?: ShardHeap;
-    }
+    } & ShardMetrics)
   /** Its heap started or stopped refusing writes (shard/heap-watch). */
   | ({ kind: 'heap'; shard: number } & ShardHeap)
   /** The shard has stopped; `error` says why its final snapshot could not be written. */

@@ -48,3 +48,16 @@ export class CommitBarrier {
 export function storageFailure(failed: Error): FlashbulbError {
   return new FlashbulbError('unavailable', `storage failure: ${failed.message}`);
 }
+
+/**
+ * Why a shard whose local log failed (a full disk, an I/O error) stops: it refuses every request
+ * (Shard.handle) and writes no snapshot, since its memory may hold writes the log never took. What
+ * is on disk, every acknowledged write, is what a restart recovers: the router restarts the shard
+ * (router/shard-client), which it tells, as readiness does.
+ */
+export function logFailedWhy(err: Error): string {
+  return (
+    `${err.message}. The shard refuses every request and writes no snapshot; every acknowledged write is on disk. ` +
+    'It is restarted from its files every few seconds until its log works again (free the disk).'
+  );
+}

@@ -45,7 +45,6 @@ export type Handlers = { [M in ShardMethod]: Handler<M> };
 export interface ShardSelf {
   readonly subs: Subscriptions;
   emit(e: ShardEvent): void;
-  dropWorkspace(ws: string): Promise<{ memories: number }>;
   stats(): ShardStats;
   backup(dir: string): Promise<BackupResult>;
   snapshot(): Promise<void>;
@@ -158,7 +157,12 @@ export function shardHandlers(self: ShardSelf): Handlers {
     entitySummaries,
     graphOverview,
     contradictions,
-    dropWorkspace: (_ctx, ws) => self.dropWorkspace(ws),
+    dropWorkspace: async (ctx, ws) => {
+      const memories = ctx.state.workspaces.get(ws)?.memories.size ?? 0;
+      await ctx.commit([{ t: 'drop', ws }]);
+      ctx.requestErasure('all');
+      return { memories };
+    },
     stats: () => self.stats(),
     reflectGather,
     writeInsights,

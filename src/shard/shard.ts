@@ -17,6 +17,7 @@ import type {
   BackupResult,
   ShardEvent,
   ShardInput,
+  ShardMetrics,
   ShardMethod,
   ShardOutput,
   ShardStats,
@@ -25,11 +26,11 @@ import type {
 import { Subscriptions } from './subscriptions.ts';
 import { AccessLog } from './access-log.ts';
 import { ContradictionChecker } from './contradictions.ts';
-import { CommitBarrier, storageFailure } from './commit-barrier.ts';
+import { CommitBarrier, logFailedWhy, storageFailure } from './commit-barrier.ts';
 import { Compaction } from './compaction.ts';
 import { READS_COMMITTED, shardHandlers, type Handler, type Handlers } from './dispatch.ts';
 import { Indexer, PENDING_URGENT } from './indexer.ts';
-import { LocalStorage } from './local-storage.ts';
+import { LocalStorage, type LocalStorageHooks } from './local-storage.ts';
 import { SHARD_ROUTINE, SHARD_TRANSITIONS, type ShardPhase } from './phases.ts';
 import type { RecoveredState, ShardStorage } from './storage.ts';
 
@@ -59,19 +60,21 @@ export class Shard {
   /** Set by the worker: true when a request is waiting (served once the caller yields), so long work makes way at once. */
   requestWaiting: () => boolean = () => false;
 
-  /**
-   * A shard on its own files in `opts.dir`, recovered with its saved graphs read on another
-   * thread while the snapshot is decoded (LocalStorage.open); what the shard worker starts.
-   */
+  /** What the shard's own files tell it: each group commit's duration, the log's failure. */
+  readonly #storageHooks: LocalStorageHooks = {
+    onSync: (ms) => this.syncMs.push(ms),
+    onFail: (err) => this.#storageFailed(err),
+  };
+
+  /** A shard on its own files, its saved graphs read on another thread (LocalStorage.open). */
   static async open(opts: ShardWorkerData, emit: (e: ShardEvent) => void): Promise<Shard> {
-    const hooks = { onSync: (_ms: number): void => {}, onFail: (_err: Error): void => {} };
+    let hooks: LocalStorageHooks | null = null; // the shard's, once it exists
     const storage = await LocalStorage.open(opts, {
-      onSync: (ms) => hooks.onSync(ms),
-      onFail: (err) => hooks.onFail(err),
+      onSync: (ms) => hooks?.onSync(ms),
+      onFail: (err) => hooks?.onFail(err),
     });
     const shard = new Shard(opts, emit, storage);
-    hooks.onSync = (ms) => shard.syncMs.push(ms);
-    hooks.onFail = (err) => shard.#storageFailed(err);
+    hooks = shard.#storageHooks;
     return shard;
   }
 
@@ -89,18 +92,13 @@ export class Shard {
     this.#opts = opts;
     this.#clock = clock;
     this.#emit = emit;
-    const log = (line: string): void => console.error(line);
     this.#phase = new Lifecycle(SHARD_TRANSITIONS, {
       name: `shard ${opts.shard}`,
       initial: 'recovering',
-      log,
+      log: (line) => console.error(line),
       routine: SHARD_ROUTINE,
     });
-    const hooks = {
-      onSync: (ms: number) => this.syncMs.push(ms),
-      onFail: (err: Error) => this.#storageFailed(err),
-    };
-    this.#storage = storage ?? new LocalStorage(opts, hooks);
+    this.#storage = storage ?? new LocalStorage(opts, this.#storageHooks);
     this.recovered = this.#storage.recovered;
     this.#state = this.recovered.state;
     const requestWaiting = (): boolean => this.requestWaiting();
@@ -145,7 +143,6 @@ export class Shard {
     this.#handlers = shardHandlers({
       subs: this.#subs,
       emit: (e) => this.#emit(e),
-      dropWorkspace: (ws) => this.#dropWorkspace(ws),
       stats: () => this.stats(),
       backup: (dir) => this.backup(dir),
       snapshot: () => this.snapshot(),
@@ -175,19 +172,9 @@ export class Shard {
     this.#phase.transition(full ? 'memory-full' : 'serving');
   }
 
-  /** Each snapshot's duration, until the metrics take them. */
-  get snapshotMs(): number[] {
-    return this.#compaction.snapshotMs;
-  }
-
   /** Background work waiting: memories to check for contradictions, vectors to index. */
   backlogs(): { checks: number; index: number } {
     return { checks: this.#checker.backlog, index: this.#indexer.pending() };
-  }
-
-  /** Contradictions found since the last call (for metrics). */
-  takeContradictions(): { found: number; skipped: number } {
-    return this.#checker.take();
   }
 
   get memoryCount(): number {
@@ -222,18 +209,26 @@ export class Shard {
     }
   }
 
-  /** Memories forgotten on expiry since the last call (for metrics). */
-  takeExpired(): number {
-    return this.#expiry.take();
+  /** What the metrics take each second: the store's size, durations and counts since the last call. */
+  takeMetrics(): ShardMetrics {
+    const { found, skipped } = this.#checker.take();
+    return {
+      memories: this.memoryCount,
+      syncMs: this.syncMs.splice(0),
+      snapshotMs: this.#compaction.snapshotMs.splice(0),
+      expired: this.#expiry.take(),
+      contradictions: found,
+      checksSkipped: skipped,
+      checkBacklog: this.#checker.backlog,
+      indexBacklog: this.#indexer.pending(),
+    };
   }
 
   stats(): ShardStats {
-    let edgesCount = 0;
-    for (const w of this.#state.workspaces.values()) edgesCount += w.graph.edgeCount;
     return {
       memories: this.memoryCount,
       workspaces: this.#state.workspaces.size,
-      edges: edgesCount,
+      edges: this.#state.edgeCount(),
       walSeq: this.#storage.seq ?? 0,
     };
   }
@@ -263,23 +258,9 @@ export class Shard {
       .catch((err: unknown) => console.error(`shard ${this.#opts.shard}: access log failed:`, err));
   }
 
-  async #dropWorkspace(ws: string): Promise<{ memories: number }> {
-    const memories = this.#state.workspaces.get(ws)?.memories.size ?? 0;
-    await this.#commit([{ t: 'drop', ws }]);
-    this.#compaction.requestErasure('all');
-    return { memories };
-  }
-
-  /**
-   * The local log failed (a full disk, an I/O error): the shard now refuses every request (`handle`)
-   * and writes no snapshot, since its memory may hold writes the log never took. What is on disk,
-   * every acknowledged write, is what a restart recovers: the router restarts the shard
-   * (router/shard-client), which it tells here, as readiness does.
-   */
+  /** The local log failed: the shard refuses every request until restarted (commit-barrier). */
   #storageFailed(err: Error): void {
-    const why =
-      `${err.message}. The shard refuses every request and writes no snapshot; every acknowledged write is on disk. ` +
-      'It is restarted from its files every few seconds until its log works again (free the disk).';
+    const why = logFailedWhy(err);
     if (!this.#phase.transition('log-failed', why))
       console.error(`shard ${this.#opts.shard}: ${why}`);
     this.#emit({ kind: 'storage-failed', shard: this.#opts.shard, message: err.message });

@@ -76,22 +76,6 @@ send({
   ...(shard.recovered.phasesMs ? { phasesMs: { ...shard.recovered.phasesMs } } : {}),
 });
 
-function contradictionCounts(): {
-  contradictions: number;
-  checksSkipped: number;
-  checkBacklog: number;
-  indexBacklog: number;
-} {
-  const c = shard.takeContradictions();
-  const b = shard.backlogs();
-  return {
-    contradictions: c.found,
-    checksSkipped: c.skipped,
-    checkBacklog: b.checks,
-    indexBacklog: b.index,
-  };
-}
-
 // The old generation's limit: FLASHBULB_SHARD_HEAP_MB (the router's resourceLimits), or V8's own.
 const heap = new HeapWatch(
   (resourceLimits.maxOldGenerationSizeMb ?? 0) * 2 ** 20,
@@ -104,19 +88,7 @@ const heap = new HeapWatch(
 const stopWatchingHeap = onFullCollections(() => heap.afterFullCollection());
 
 const metricsTimer = setInterval(() => {
-  const counts = {
-    syncMs: shard.syncMs.splice(0),
-    snapshotMs: shard.snapshotMs.splice(0),
-    expired: shard.takeExpired(),
-    ...contradictionCounts(),
-  };
-  send({
-    kind: 'metrics',
-    shard: opts.shard,
-    memories: shard.memoryCount,
-    ...counts,
-    heap: heap.state(),
-  });
+  send({ kind: 'metrics', shard: opts.shard, ...shard.takeMetrics(), heap: heap.state() });
 }, 1000);
 metricsTimer.unref();
 

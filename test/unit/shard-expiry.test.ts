@@ -188,7 +188,7 @@ describe('shard expiry', () => {
     });
     expect(walked.nodes.map((n) => n.id)).toEqual([keep]);
     expect(walked.edges).toEqual([]);
-    expect(shard.takeExpired()).toBe(1);
+    expect(shard.takeMetrics().expired).toBe(1);
     expect(shard.memoryCount).toBe(1);
   });
 
@@ -323,7 +323,7 @@ describe('shard expiry', () => {
       includeSuperseded: true,
     });
     expect(after.memories).toEqual([]);
-    expect(shard.takeExpired()).toBe(2);
+    expect(shard.takeMetrics().expired).toBe(2);
   });
 
   it('a revise with expiresAt null keeps the memory past its old expiry', async () => {

@@ -15,8 +15,11 @@ export interface OpContext {
    * after-write work (contradiction checks, subscription pushes), as for imported memories.
    */
   commit(records: LiveRecord[], opts?: { quiet?: boolean }): Promise<void>;
-  /** Asks for the erasure from disk of what `records` (a forget's, just committed) removed or rewrote. */
-  requestErasure(records: readonly LiveRecord[]): void;
+  /**
+   * Asks for the erasure from disk of what `records` (a forget's, just committed) removed or
+   * rewrote; 'all': of everything no longer live (a dropped workspace).
+   */
+  requestErasure(records: readonly LiveRecord[] | 'all'): void;
   /** Counts an access to each memory (access_count, last_accessed_at), logged lazily. */
   touch(ws: string, memories: readonly MemoryRecord[]): void;
 }

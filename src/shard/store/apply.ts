@@ -41,6 +41,12 @@ export class ShardState {
     for (const ws of this.workspaces.values()) n += ws.memories.size;
     return n;
   }
+
+  edgeCount(): number {
+    let n = 0;
+    for (const ws of this.workspaces.values()) n += ws.graph.edgeCount;
+    return n;
+  }
 }
 
 /** Applies a record read from a frame (recovery, cluster replay): decoded, then applied as a live write is. */
