@@ -18,6 +18,10 @@
  *        [--gather '{"weight":0}']   # feedback for list and count cues to try (recall/gather.ts GATHER)
  *        [--prev-field all|replies]   # the turn before as a lexical field (docs/benchmarks.md: dropped)
  *        [--expand N]   # cues followed by N WordNet synonyms per word (experiments/wordnet-expand.ts)
+ *        [--ctx-view W]   # a second dense view: each turn written after the turn before it (same
+ *                         # conversation, within the neighbour gap), embedded by the model; the
+ *                         # dense search takes the nearest of both views, each memory once, at
+ *                         # max(cos(turn), W × cos(context view)) (docs/benchmarks.md: dropped)
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -27,6 +31,7 @@ import type { MemoryRecord } from '../src/model/memory.ts';
 import { GATHER } from '../src/recall/gather.ts';
 import { wordnetExpander } from './experiments/wordnet-expand.ts';
 import { DENSITY, HYBRID_WEIGHTS, type Weights } from '../src/recall/hybrid.ts';
+import { dot } from '../src/recall/vector.ts';
 import { WINDOW } from '../src/shard/index/density.ts';
 import {
   DEFAULT_WEIGHTS,
@@ -38,6 +43,7 @@ import {
 } from '../src/recall/types.ts';
 import { applyRecord, ShardState } from '../src/shard/store/apply.ts';
 import { toStored } from '../src/shard/store/records.ts';
+import type { VectorIndex } from '../src/shard/index/vector-index.ts';
 import type { OpContext } from '../src/shard/ops/context.ts';
 import { recall } from '../src/shard/ops/recall.ts';
 import { listFlag, numberFlag, stringFlag } from './lib/args.ts';
@@ -84,6 +90,7 @@ const { values } = parseArgs({
     gather: { type: 'string' },
     'prev-field': { type: 'string' },
     expand: { type: 'string' },
+    'ctx-view': { type: 'string' },
     window: { type: 'string' },
     quiet: { type: 'boolean' },
     out: { type: 'string' },
@@ -130,6 +137,7 @@ Object.assign(GATHER, JSON.parse(stringFlag(values, 'gather') ?? '{}') as Partia
 WINDOW.n = numberFlag(values, 'window', WINDOW.n);
 const cache = new EmbedCache(DIM);
 const expandN = numberFlag(values, 'expand', 0);
+const ctxW = numberFlag(values, 'ctx-view', 0);
 const expand = expandN > 0 ? wordnetExpander(expandN) : (cue: string): string => cue;
 
 /** Time spent computing densities, and for how many memories (printed beside the recall p50). */
@@ -161,7 +169,21 @@ for (const config of configs) {
         process.stdout.write(`\r  embedding turns of conversation ${convIndex}: ${d}/${n}`),
     );
     const cues = await cache.vectors(questions.map(({ q }) => q.question));
-    const { ctx, diaOf } = workspaceOf(turns, turnVectors);
+    const ctxTexts = turns.map((_, i) => contextText(turns, i));
+    const ctxVectors =
+      ctxW > 0
+        ? await cache.vectors(
+            ctxTexts.filter((x): x is string => x !== null),
+            (d, n) =>
+              values.quiet ||
+              process.stdout.write(
+                `\r  embedding context views of conversation ${convIndex}: ${d}/${n}`,
+              ),
+          )
+        : [];
+    let next = 0;
+    const ctxOf = ctxTexts.map((x) => (x === null ? undefined : ctxVectors[next++]));
+    const { ctx, diaOf } = workspaceOf(turns, turnVectors, ctxOf);
     const ask = (qi: number, k: number, deep = false): Array<string | undefined> => {
       const { q } = questions[qi] as (typeof questions)[number];
       const t0 = performance.now();
@@ -274,6 +296,7 @@ function inputOf(
 function workspaceOf(
   turns: readonly TurnMemory[],
   vectors: readonly Float32Array[],
+  ctxOf: ReadonlyArray<Float32Array | undefined>,
 ): { ctx: OpContext & { now: number; untouchLast(): void }; diaOf: Map<string, string> } {
   const state = new ShardState();
   const diaOf = new Map<string, string>();
@@ -321,6 +344,7 @@ function workspaceOf(
   }
   densityCost.ms += performance.now() - t0;
   densityCost.n += turns.length;
+  if (w && ctxW > 0) withContextView(w.vectors, turns, vectors, ctxOf);
   let last: MemoryRecord[] = [];
   const ctx = {
     state,
@@ -344,6 +368,58 @@ function workspaceOf(
     },
   };
   return { ctx, diaOf };
+}
+
+/**
+ * `--ctx-view`: the text of turn i's second view, the turn before it then the turn, when the turn
+ * before is in the same conversation within the neighbour gap (an hour); null for a first turn.
+ */
+function contextText(turns: readonly TurnMemory[], i: number): string | null {
+  const t = turns[i] as TurnMemory;
+  const before = turns[i - 1];
+  if (before === undefined || t.atMs - before.atMs > 3_600_000) return null;
+  return `${before.content}\n${t.content}`;
+}
+
+/**
+ * `--ctx-view W`: the workspace's dense search (after its densities are computed, so they read the
+ * turn view alone) becomes the union of the graph's nearest turns and an exact scan's nearest
+ * context views, each memory once, its similarity max(cos(turn), W × cos(context view)). The
+ * cosine a feature reads for a candidate outside that list stays the turn's own.
+ */
+function withContextView(
+  index: VectorIndex,
+  turns: readonly TurnMemory[],
+  vectors: readonly Float32Array[],
+  ctxOf: ReadonlyArray<Float32Array | undefined>,
+): void {
+  const turnOf = new Map<string, Float32Array>();
+  const views: Array<{ id: string; v: Float32Array }> = [];
+  turns.forEach((t, i) => {
+    const id = turnId(t, i);
+    turnOf.set(id, vectors[i] as Float32Array);
+    const v = ctxOf[i];
+    if (v) views.push({ id, v });
+  });
+  const own = index.search.bind(index);
+  index.search = (query, opts) => {
+    const only = opts.only ? new Set(opts.only) : null;
+    const hits = own(query, only ? { ...opts, only } : opts);
+    const scan = views
+      .filter(({ id }) => (only === null || only.has(id)) && (opts.filter?.(id) ?? true))
+      .map(({ id, v }) => ({ id, sim: dot(query, v) }))
+      .sort((a, b) => b.sim - a.sim)
+      .slice(0, opts.k);
+    const ids = new Set([...hits.map((h) => h.id), ...scan.map((h) => h.id)]);
+    const sims = new Map(scan.map((h) => [h.id, ctxW * h.sim]));
+    return [...ids]
+      .map((id) => ({
+        id,
+        sim: Math.max(dot(query, turnOf.get(id) as Float32Array), sims.get(id) ?? -1),
+      }))
+      .sort((a, b) => b.sim - a.sim)
+      .slice(0, opts.k);
+  };
 }
 
 /**
