@@ -128,6 +128,13 @@ export class Compaction {
     const { storage, state } = this.#o;
     const erase = storage.eraseInPlace?.bind(storage);
     if (this.#o.stopping()) return;
+    // The saved graph's erased vectors first (padded in place, or the graph deleted).
+    const eraseGraphs = storage.eraseGraphs?.bind(storage);
+    if (eraseGraphs)
+      await this.#exclusive(() => eraseGraphs(state, plan)).catch((err: unknown) => {
+        console.error(`shard ${this.#shard}: erasing from the saved graph failed:`, err);
+        this.requestErasure('all'); // its snapshot deletes the graph files no longer kept
+      });
     if (plan.full || !erase || !storage.canEraseInPlace?.()) return this.snapshot();
     await this.#exclusive(async () => (this.#o.stopping() ? 0 : erase(state, plan))).catch(
       (err: unknown) => {

@@ -1,7 +1,8 @@
 /**
  * @module shard/local-storage — a shard's storage in its own directory: recovery from the newest
  * snapshot and the log after it, the write-ahead log (shard/persist/wal), snapshots that rotate
- * the log and delete the files they cover, saved HNSW graphs, the index of where content lies
+ * the log and delete the files they cover, saved HNSW graphs (the newest kept across later
+ * snapshots, its erased vectors padded in place by an erasure), the index of where content lies
  * (persist/content-index) for erasure in place, and the online backup.
  */
 import { mkdirSync } from 'node:fs';
@@ -12,11 +13,13 @@ import { ContentIndex } from './persist/content-index.ts';
 import { removeFiles, seqName } from './persist/fsutil.ts';
 import {
   adoptGraphs,
-  deleteGraphsBefore,
-  loadGraphs,
+  eraseFromKept,
+  loadGraphFiles,
+  pruneGraphs,
   saveGraphs,
   startGraphLoads,
   type GraphLoads,
+  type KeptGraphs,
 } from './persist/graph-files.ts';
 import { listSeqs, recoverShard, recoverShardAsync, type Recovered } from './persist/recovery.ts';
 import { writeSnapshot } from './persist/snapshot.ts';
@@ -33,7 +36,7 @@ export interface LocalStorageHooks {
 }
 
 export class LocalStorage implements ShardStorage {
-  readonly recovered: Recovered;
+  readonly recovered: Recovered & { erasureDue: boolean };
   readonly #dir: string;
   readonly #shard: number;
   readonly #wal: Wal;
@@ -41,6 +44,8 @@ export class LocalStorage implements ShardStorage {
   readonly #content: ContentIndex;
   /** Whether #content covers every file (not when a crash left files a snapshot should have deleted). */
   #contentCovered: boolean;
+  /** The graph files on disk that a restart adopts, and the vectors they hold; null when none. */
+  #kept: KeptGraphs | null;
 
   /**
    * Recovers the shard's directory (created when missing) and opens the log after it; the saved
@@ -49,19 +54,25 @@ export class LocalStorage implements ShardStorage {
   constructor(
     opts: Pick<ShardWorkerData, 'dir' | 'shard' | 'durability'>,
     hooks: LocalStorageHooks,
-    from?: { recovered: Recovered; content: ContentIndex },
+    from?: { recovered: Recovered; content: ContentIndex; kept: KeptGraphs | null },
   ) {
     this.#dir = opts.dir;
     this.#shard = opts.shard;
     this.#content = from?.content ?? new ContentIndex();
     const onFrame = this.#content.add.bind(this.#content);
-    if (from) this.recovered = from.recovered;
+    let recovered: Recovered;
+    let kept: KeptGraphs | null = null;
+    if (from) [recovered, kept] = [from.recovered, from.kept];
     else {
       mkdirSync(opts.dir, { recursive: true });
-      const afterSnapshot = (state: ShardState, walSeq: number): number =>
-        loadGraphs(opts.dir, walSeq, state);
-      this.recovered = recoverShard(opts.dir, { afterSnapshot, onFrame });
+      const afterSnapshot = (state: ShardState, walSeq: number): void => {
+        kept = loadGraphFiles(opts.dir, walSeq, state);
+      };
+      recovered = recoverShard(opts.dir, { afterSnapshot, onFrame });
     }
+    this.#kept = kept as KeptGraphs | null;
+    // The kept graph holds vectors of memories forgotten before a crash: erase them soon.
+    this.recovered = { ...recovered, erasureDue: this.#kept?.holdsGone === true };
     this.#contentCovered = !this.recovered.staleFiles;
     const { onSync, onFail } = hooks;
     const seq = this.recovered.nextWalSeq;
@@ -88,18 +99,19 @@ export class LocalStorage implements ShardStorage {
     mkdirSync(opts.dir, { recursive: true });
     const content = new ContentIndex();
     let loads: GraphLoads | null = null;
+    let kept: KeptGraphs | null = null;
     const recovered = await recoverShardAsync(opts.dir, {
       onFrame: content.add.bind(content),
       beforeSnapshot: (walSeq) => {
         if (walSeq !== null) loads = startGraphLoads(opts.dir, walSeq);
       },
       afterSnapshot: async (state, walSeq) => {
-        const started = loads as GraphLoads | null;
-        if (started?.walSeq === walSeq) await adoptGraphs(started, state);
-        else loadGraphs(opts.dir, walSeq, state);
+        const started = loads as GraphLoads | null; // set by beforeSnapshot, which runs first
+        if (started?.walSeq === walSeq) kept = await adoptGraphs(started, state);
+        else kept = loadGraphFiles(opts.dir, walSeq, state);
       },
     });
-    return new LocalStorage(opts, hooks, { recovered, content });
+    return new LocalStorage(opts, hooks, { recovered, content, kept });
   }
 
   get failed(): Error | null {
@@ -140,11 +152,12 @@ export class LocalStorage implements ShardStorage {
       await removeFiles(dir, [name]);
       throw new Error(`snapshot ${name} discarded: ${wal.failed.message}`);
     }
-    // Graphs are saved only when nothing can change under them (the final snapshot).
-    if (opts.final) saveGraphs(dir, walSeq, state);
+    // Graphs are saved only when nothing can change under them (the final snapshot); any other
+    // snapshot keeps the graph saved last, which a restart adopts and reconciles with it.
+    if (opts.final) this.#kept = saveGraphs(dir, walSeq, state);
     // Off the shard's thread (see removeFiles); snapshots, backups and erasures run one at a
     // time (the shard's #hold), so none reads a file while it is being deleted.
-    await deleteGraphsBefore(dir, walSeq);
+    await pruneGraphs(dir, this.#kept?.walSeq ?? null);
     await wal.deleteBefore(walSeq, listSeqs(dir, 'wal', 'log'));
     const older = listSeqs(dir, 'snap', 'snap').filter((seq) => seq < walSeq);
     await removeFiles(
@@ -157,6 +170,24 @@ export class LocalStorage implements ShardStorage {
 
   backup(dir: string, state: ShardState): Promise<BackupResult> {
     return writeBackup(dir, { from: this.#dir, shard: this.#shard, wal: this.#wal, state });
+  }
+
+  /**
+   * Pads, in the kept graph files, the vectors the plan erases (every vector the state no longer
+   * has as saved, for a whole-store erasure), so the graph stays adoptable (persist/graph-files
+   * eraseFromKept). When that fails, the graph files are deleted instead: a restart rebuilds.
+   */
+  async eraseGraphs(state: ShardState, plan: ErasurePlan): Promise<void> {
+    const kept = this.#kept;
+    if (!kept) return;
+    const erased = plan.full ? null : new Set([...plan.erase.keys(), ...plan.rewritten.keys()]);
+    try {
+      await eraseFromKept(this.#dir, kept, state, erased);
+    } catch (err) {
+      console.error(`shard ${this.#shard}: padding the saved graph failed, deleting it:`, err);
+      this.#kept = null;
+      await pruneGraphs(this.#dir, null);
+    }
   }
 
   canEraseInPlace(): boolean {

@@ -158,7 +158,8 @@ export class Shard {
     this.#indexer.schedule();
     // A crash can leave replayed log (perhaps holding forgotten content) or files a snapshot
     // should have deleted: compact soon, so erasure holds across crashes too.
-    if (this.recovered.replayedRecords > 0 || this.recovered.staleFiles)
+    const { replayedRecords, staleFiles, erasureDue } = this.recovered;
+    if (replayedRecords > 0 || staleFiles || erasureDue === true)
       this.#compaction.requestErasure('all');
   }
 

@@ -19,6 +19,8 @@ export interface RecoveredState {
   truncatedTail: { file: string; offset: number; reason: string } | null;
   /** Files a finished snapshot should have deleted (a crash came in between). */
   staleFiles: boolean;
+  /** Files kept from before hold content forgotten before a crash (a saved graph's vectors). */
+  erasureDue?: boolean;
   /** Milliseconds of each step of the recovery, in order (the start-up log names them). */
   phasesMs?: RecoveryPhases;
 }
@@ -59,6 +61,8 @@ export interface ShardStorage {
   canEraseInPlace?(): boolean;
   /** Pads the frames that hold what `plan` erases; returns how many. */
   eraseInPlace?(state: ShardState, plan: ErasurePlan): Promise<number>;
+  /** Removes the vectors `plan` erases from saved graph files (run first by every erasure). */
+  eraseGraphs?(state: ShardState, plan: ErasurePlan): Promise<void>;
   /**
    * At shutdown, with no request in flight: writes the final snapshot where the storage keeps one,
    * and closes the log; rejects when the log failed (it still holds every acknowledged write).

@@ -2,7 +2,7 @@
  * A shard's saved HNSW graphs read on libuv's thread pool while its snapshot is decoded
  * (LocalStorage.open, graph-files startGraphLoads / adoptGraphs): the graph is adopted as the
  * synchronous recovery adopts it, the log written after the snapshot is reconciled with it, and
- * a graph file that cannot be read fails the start as it did before.
+ * a graph file that cannot be read (or whose CRC-32 differs) is not adopted: the graph is rebuilt.
  */
 import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -60,7 +60,7 @@ async function shardDirWithGraph(log: LogRecord[]): Promise<string> {
     /* build the graph */
   }
   await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
-  expect(saveGraphs(dir, 1, state)).toBe(1);
+  expect(saveGraphs(dir, 1, state).adopted).toBe(1);
   writeFileSync(join(dir, seqName('wal', 1, 'log')), Buffer.concat(log.map((r) => encodeFrame(r))));
   return dir;
 }
@@ -111,10 +111,22 @@ describe('LocalStorage.open: graphs read beside the snapshot', () => {
     }
   });
 
-  it('a graph file that cannot be read fails the start, as it does on the synchronous path', async () => {
+  it('a graph file that cannot be read is not adopted, on either path: the graph is rebuilt', async () => {
     const dir = await shardDirWithGraph([]);
     writeFileSync(join(dir, 'hnsw-00000001-0.bin'), 'not a graph');
-    await expect(LocalStorage.open(opts(dir), hooks)).rejects.toThrow();
-    expect(() => new LocalStorage(opts(dir), hooks)).toThrow();
+    const copy = `${dir}-copy`;
+    cpSync(dir, copy, { recursive: true });
+    dirs.push(copy);
+    const opened = await LocalStorage.open(opts(dir), hooks);
+    const sync = new LocalStorage(opts(copy), hooks);
+    try {
+      for (const storage of [opened, sync]) {
+        const w = storage.recovered.state.workspace('w');
+        expect(w.vectors.hasGraph).toBe(false);
+        expect(w.vectors.pendingSize).toBe(N);
+      }
+    } finally {
+      for (const s of [opened, sync]) await s.close(s.recovered.state, () => false);
+    }
   });
 });

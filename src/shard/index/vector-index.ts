@@ -74,6 +74,10 @@ export class VectorIndex {
     return this.#hnsw !== null;
   }
 
+  vectorOf(id: string): Float32Array | undefined {
+    return this.#vectors.get(id);
+  }
+
   upsert(id: string, vector: Float32Array): void {
     this.#vectors.set(id, vector);
     if (this.#hnsw) this.#pending.add(id);

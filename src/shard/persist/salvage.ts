@@ -135,6 +135,8 @@ function salvageSnapshot(dir: string, seq: number, shard: number): SalvagedFile 
     { kept: body.length, dropped: reasons },
   );
   // HNSW graphs saved with this snapshot may name memories it no longer holds: rebuilt on start.
+  // A graph kept from an earlier snapshot stays: a start reconciles it with the records kept
+  // (persist/graph-files, by its fingerprints) and erases the dropped ones' vectors from it.
   const manifest = join(dir, manifestName(seq));
   if (existsSync(manifest)) unlinkSync(manifest);
   return fixed;
