@@ -15,11 +15,15 @@
  * their graph takes about 20 minutes on one core; without the graph about 4 minutes); its
  * auth.json is deleted so that the server prints a new admin key. `--ops N` (default 0): once the
  * second start has settled, N similarity recalls and then N forgets, one at a time, over REST
- * (lib/scale-ops), with their p50 and p99.
+ * (lib/scale-ops), with their p50 and p99. `--crash-after-snapshot 1`: before the measured
+ * starts, a server remembers one memory, takes a periodic snapshot over the saved graph and is
+ * killed (SIGKILL), so the first measured start is a start after a crash from a directory whose
+ * newest snapshot is later than its saved graph. `--generate-only 1` writes the directory and stops.
  */
 import {
   closeSync,
   existsSync,
+  readdirSync,
   mkdirSync,
   mkdtempSync,
   openSync,
@@ -34,6 +38,7 @@ import { parseArgs } from 'node:util';
 import { numberFlag, stringFlag } from './lib/args.ts';
 import { dirBytes, rssBytes, waitForIdleProcess } from './lib/proc.ts';
 import { parseRecovery } from './lib/recovery-log.ts';
+import { Client } from './lib/forget-load.ts';
 import { freePort, startServer, type RunningServer } from './lib/server-process.ts';
 import { measureScaleOps } from './lib/scale-ops.ts';
 import { STORE_WS, storeRecords } from './micro/store-fixture.ts';
@@ -158,6 +163,46 @@ function stopAnd(server: RunningServer): (err: unknown) => Promise<never> {
   };
 }
 
+/**
+ * Starts a server on `dir`, remembers one memory, waits until a periodic snapshot has finished
+ * (the generated snapshot, older than it, deleted) and kills the server: a crash after a snapshot
+ * taken while serving. The auth file goes too (the next start prints a new admin key).
+ */
+async function crashAfterSnapshot(
+  dir: string,
+  shards: number,
+  cli: string | undefined,
+): Promise<void> {
+  const sdir = shardDir(dir, shardFor(STORE_WS, shards));
+  const snaps = (): string[] => readdirSync(sdir).filter((f) => /^snap-\d+\.snap$/.test(f));
+  const before = snaps();
+  const server = await startServer({
+    dataDir: dir,
+    port: await freePort(),
+    ...(cli ? { cli } : {}),
+    env: { FLASHBULB_SNAPSHOT_INTERVAL_S: '1' },
+  });
+  try {
+    const c = new Client(server);
+    await c.call('POST', '/v1/workspaces', { slug: STORE_WS }).catch((err: Error) => {
+      if (!/409/.test(err.message)) throw err;
+    });
+    await c.call('POST', `/v1/workspaces/${STORE_WS}/memories`, { content: 'one memory more' });
+    const t0 = performance.now();
+    for (;;) {
+      const now = snaps();
+      if (now.length > 0 && !now.some((f) => before.includes(f))) break;
+      if (performance.now() - t0 > 600_000) throw new Error('no periodic snapshot within 600 s');
+      await new Promise((done) => setTimeout(done, 100));
+    }
+  } finally {
+    await server.kill();
+  }
+  rmSync(join(dir, 'auth.json'), { force: true });
+  const files = readdirSync(sdir).filter((f) => /^(snap|hnsw)-/.test(f));
+  console.log(`killed after a periodic snapshot; the shard holds ${files.join(', ')}`);
+}
+
 /** RSS of a server on an empty data directory once it has settled. */
 async function emptyServerRss(cli: string | undefined): Promise<number> {
   const dir = mkdtempSync(join(tmpdir(), 'restart-large-empty-'));
@@ -180,9 +225,19 @@ async function main(): Promise<void> {
   const { values } = parseArgs({
     args: process.argv.slice(2),
     options: Object.fromEntries(
-      ['memories', 'graph', 'dir', 'reuse', 'keep', 'shards', 'cli', 'settle-limit-s', 'ops'].map(
-        (k) => [k, { type: 'string' as const }],
-      ),
+      [
+        'memories',
+        'graph',
+        'dir',
+        'reuse',
+        'keep',
+        'shards',
+        'cli',
+        'settle-limit-s',
+        'ops',
+        'crash-after-snapshot',
+        'generate-only',
+      ].map((k) => [k, { type: 'string' as const }]),
     ),
     strict: true,
   });
@@ -202,6 +257,9 @@ async function main(): Promise<void> {
     // The admin key printed on the first start is the only way in: a kept directory's key is gone,
     // so its auth file goes too and the server prints a new one.
     else rmSync(join(dir, 'auth.json'), { force: true });
+    if (numberFlag(values, 'generate-only', 0) === 1) return;
+    const crashed = numberFlag(values, 'crash-after-snapshot', 0) === 1;
+    if (crashed) await crashAfterSnapshot(dir, shards, cli);
     console.log(
       `data directory ${(dirBytes(dir) / MB).toFixed(0)} MiB (${(dirBytes(dir) / memories).toFixed(0)} B per memory)`,
     );
@@ -213,7 +271,11 @@ async function main(): Promise<void> {
     console.log('|---|---|---|---|---|---|---|---|');
     const key = await restart(
       dir,
-      reuse ? 'kept directory' : 'generated files',
+      crashed
+        ? 'after a crash, snapshot newer than the graph'
+        : reuse
+          ? 'kept directory'
+          : 'generated files',
       memories,
       cli,
       undefined,
