@@ -16,9 +16,10 @@
  * auth.json is deleted so that the server prints a new admin key. `--ops N` (default 0): once the
  * second start has settled, N similarity recalls and then N forgets, one at a time, over REST
  * (lib/scale-ops), with their p50 and p99. `--crash-after-snapshot 1`: before the measured
- * starts, a server remembers one memory, takes a periodic snapshot over the saved graph and is
- * killed (SIGKILL), so the first measured start is a start after a crash from a directory whose
- * newest snapshot is later than its saved graph. `--generate-only 1` writes the directory and stops.
+ * starts, a server settles, remembers one memory, takes a periodic snapshot over the saved graph
+ * and is killed (SIGKILL), so the first measured start is a start after a crash from a directory
+ * whose newest snapshot is later than its saved graph. `--generate-only 1` writes the directory
+ * and stops.
  */
 import {
   closeSync,
@@ -164,7 +165,9 @@ function stopAnd(server: RunningServer): (err: unknown) => Promise<never> {
 }
 
 /**
- * Starts a server on `dir`, remembers one memory, waits until a periodic snapshot has finished
+ * Starts a server on `dir`, waits until it settles (the densities a generated snapshot lacks are
+ * computed, so the snapshot below holds them, as a long-serving server's does), remembers one
+ * memory, waits until a periodic snapshot has finished
  * (the generated snapshot, older than it, deleted) and kills the server: a crash after a snapshot
  * taken while serving. The auth file goes too (the next start prints a new admin key).
  */
@@ -183,6 +186,7 @@ async function crashAfterSnapshot(
     env: { FLASHBULB_SNAPSHOT_INTERVAL_S: '1' },
   });
   try {
+    await waitForIdleProcess(server.pid, { maxCores: 0.15, limitS: 900 });
     const c = new Client(server);
     await c.call('POST', '/v1/workspaces', { slug: STORE_WS }).catch((err: Error) => {
       if (!/409/.test(err.message)) throw err;
