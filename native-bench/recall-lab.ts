@@ -29,9 +29,9 @@ import { parseArgs } from 'node:util';
 import { IdGenerator } from '../src/model/ids.ts';
 import type { MemoryRecord } from '../src/model/memory.ts';
 import { GATHER } from '../src/recall/gather.ts';
+import { contextText, withContextView } from './experiments/context-view.ts';
 import { wordnetExpander } from './experiments/wordnet-expand.ts';
 import { DENSITY, HYBRID_WEIGHTS, type Weights } from '../src/recall/hybrid.ts';
-import { dot } from '../src/recall/vector.ts';
 import { WINDOW } from '../src/shard/index/density.ts';
 import {
   DEFAULT_WEIGHTS,
@@ -43,7 +43,6 @@ import {
 } from '../src/recall/types.ts';
 import { applyRecord, ShardState } from '../src/shard/store/apply.ts';
 import { toStored } from '../src/shard/store/records.ts';
-import type { VectorIndex } from '../src/shard/index/vector-index.ts';
 import type { OpContext } from '../src/shard/ops/context.ts';
 import { recall } from '../src/shard/ops/recall.ts';
 import { listFlag, numberFlag, stringFlag } from './lib/args.ts';
@@ -344,7 +343,7 @@ function workspaceOf(
   }
   densityCost.ms += performance.now() - t0;
   densityCost.n += turns.length;
-  if (w && ctxW > 0) withContextView(w.vectors, turns, vectors, ctxOf);
+  if (w && ctxW > 0) withContextView(ctxW, w.vectors, turns, vectors, ctxOf);
   let last: MemoryRecord[] = [];
   const ctx = {
     state,
@@ -368,58 +367,6 @@ function workspaceOf(
     },
   };
   return { ctx, diaOf };
-}
-
-/**
- * `--ctx-view`: the text of turn i's second view, the turn before it then the turn, when the turn
- * before is in the same conversation within the neighbour gap (an hour); null for a first turn.
- */
-function contextText(turns: readonly TurnMemory[], i: number): string | null {
-  const t = turns[i] as TurnMemory;
-  const before = turns[i - 1];
-  if (before === undefined || t.atMs - before.atMs > 3_600_000) return null;
-  return `${before.content}\n${t.content}`;
-}
-
-/**
- * `--ctx-view W`: the workspace's dense search (after its densities are computed, so they read the
- * turn view alone) becomes the union of the graph's nearest turns and an exact scan's nearest
- * context views, each memory once, its similarity max(cos(turn), W × cos(context view)). The
- * cosine a feature reads for a candidate outside that list stays the turn's own.
- */
-function withContextView(
-  index: VectorIndex,
-  turns: readonly TurnMemory[],
-  vectors: readonly Float32Array[],
-  ctxOf: ReadonlyArray<Float32Array | undefined>,
-): void {
-  const turnOf = new Map<string, Float32Array>();
-  const views: Array<{ id: string; v: Float32Array }> = [];
-  turns.forEach((t, i) => {
-    const id = turnId(t, i);
-    turnOf.set(id, vectors[i] as Float32Array);
-    const v = ctxOf[i];
-    if (v) views.push({ id, v });
-  });
-  const own = index.search.bind(index);
-  index.search = (query, opts) => {
-    const only = opts.only ? new Set(opts.only) : null;
-    const hits = own(query, only ? { ...opts, only } : opts);
-    const scan = views
-      .filter(({ id }) => (only === null || only.has(id)) && (opts.filter?.(id) ?? true))
-      .map(({ id, v }) => ({ id, sim: dot(query, v) }))
-      .sort((a, b) => b.sim - a.sim)
-      .slice(0, opts.k);
-    const ids = new Set([...hits.map((h) => h.id), ...scan.map((h) => h.id)]);
-    const sims = new Map(scan.map((h) => [h.id, ctxW * h.sim]));
-    return [...ids]
-      .map((id) => ({
-        id,
-        sim: Math.max(dot(query, turnOf.get(id) as Float32Array), sims.get(id) ?? -1),
-      }))
-      .sort((a, b) => b.sim - a.sim)
-      .slice(0, opts.k);
-  };
 }
 
 /**
