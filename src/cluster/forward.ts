@@ -6,6 +6,7 @@
 import type { NatsConnection } from '@nats-io/transport-node';
 import { Packr } from 'msgpackr';
 import type { ShardMethod } from '../protocol/shard.ts';
+import type { CallOptions } from '../router/router.ts';
 
 const packr = new Packr({ useRecords: false, mapsAsObjects: true, moreTypes: true });
 
@@ -24,8 +25,19 @@ export interface Forward {
   m: ShardMethod;
   i: unknown;
   o: string;
-  /** The caller's `maxReplyBytes` (router/router CallOptions). */
+  /** The caller's `maxReplyBytes`, `parkBelow` and `claim` (router/router CallOptions). */
   x?: number;
+  y?: number;
+  k?: number;
+}
+
+/** The reply bounds of `opts` as a forwarded call carries them. */
+export function replyAsk(opts: CallOptions): Pick<Forward, 'x' | 'y' | 'k'> {
+  return {
+    ...(opts.maxReplyBytes === undefined ? {} : { x: opts.maxReplyBytes }),
+    ...(opts.parkBelow === undefined ? {} : { y: opts.parkBelow }),
+    ...(opts.claim === undefined ? {} : { k: opts.claim }),
+  };
 }
 
 /** `notOwner`: nothing was applied; the caller may look up the owner again and retry. */

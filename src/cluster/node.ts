@@ -14,9 +14,9 @@ import { fromWireError, toWireError } from '../errors/wire.ts';
 import type { CallOptions, ShardRouter } from '../router/router.ts';
 import { shardFor } from '../router/shard-map.ts';
 import type { Push, ShardEvent, ShardInput, ShardMethod, ShardOutput } from '../protocol/shard.ts';
-import { withinBudget } from '../protocol/reply-size.ts';
+import { answerWithin, ParkedReplies, parkKey } from '../protocol/reply-size.ts';
 import { FencedError } from './stream-log.ts';
-import { forward, pack, unpack, type Forward, type ForwardReply } from './forward.ts';
+import { forward, pack, replyAsk, unpack, type Forward, type ForwardReply } from './forward.ts';
 import { LeaseTable, type Lease } from './leases.ts';
 import { FollowedSubscriptions } from './follow.ts';
 import type { SubscriptionRelay } from '../subscribe/registry.ts';
@@ -64,6 +64,8 @@ export class ClusterNode implements ShardRouter {
   /** Renewals run on their own timer, so a slow balancing round never lets a lease lapse. */
   #renewTimer: NodeJS.Timeout | null = null;
   #metricsTimer: NodeJS.Timeout | null = null;
+  /** Replies over their first ask kept for the second (protocol/reply-size). */
+  readonly #parked = new ParkedReplies();
   #inflight = 0;
   #stopping = false;
 
@@ -178,15 +180,13 @@ export class ClusterNode implements ShardRouter {
     input: ShardInput<M>,
     opts: CallOptions = {},
   ): Promise<ShardOutput<M>> {
-    const { maxReplyBytes } = opts;
     const p = this.partitionOf(ws);
     const deadline = Date.now() + ROUTE_WAIT_MS;
     for (;;) {
       const local = this.#parts.get(p);
       if (local?.status === 'ready' && local.shard) {
-        const out = withinBudget(
-          await this.#handleLocal(local, method, ws, structuredClone(input), this.#id),
-          maxReplyBytes,
+        const out = await answerWithin(this.#parked, parkKey(method, ws), opts, () =>
+          this.#handleLocal(local, method, ws, structuredClone(input), this.#id),
         );
         if (out.bytes !== undefined) opts.replyBytes?.(out.bytes);
         return structuredClone(out.value) as ShardOutput<M>;
@@ -204,7 +204,7 @@ export class ClusterNode implements ShardRouter {
             m: method,
             i: input,
             o: this.#id,
-            ...(maxReplyBytes === undefined ? {} : { x: maxReplyBytes }),
+            ...replyAsk(opts),
           },
           this.#o.config.shardTimeoutMs,
           () => called(this.#owners.get(p)),
@@ -298,9 +298,9 @@ export class ClusterNode implements ShardRouter {
     }
     this.#inflight += 1;
     try {
-      const out = withinBudget(
-        await this.#handleLocal(local, req.m, req.ws, req.i as ShardInput<ShardMethod>, req.o),
-        req.x,
+      const ask = { maxReplyBytes: req.x, parkBelow: req.y, claim: req.k };
+      const out = await answerWithin(this.#parked, parkKey(req.m, req.ws), ask, () =>
+        this.#handleLocal(local, req.m, req.ws, req.i as ShardInput<ShardMethod>, req.o),
       );
       return { ok: true, v: out.value, ...(out.bytes === undefined ? {} : { b: out.bytes }) };
     } catch (err) {

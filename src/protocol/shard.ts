@@ -294,6 +294,10 @@ export interface ShardRequest<M extends ShardMethod = ShardMethod> {
   trace?: true;
   /** A reply larger than this (protocol/reply-size `replyBytes`) is answered with `tooLarge(bytes)` instead. */
   maxReplyBytes?: number;
+  /** With `maxReplyBytes`: a reply over it but within this many bytes is kept for a second ask (protocol/reply-size). */
+  parkBelow?: number;
+  /** The second ask of a reply kept under this token (answered from it, or run again if it is gone). */
+  claim?: number;
 }
 
 export type ShardReply =

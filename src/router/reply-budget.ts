@@ -3,13 +3,15 @@
  * hold at most `perRequest` bytes (an MCP batch is one request), those of one workspace in flight
  * at most `perWorkspace`, and all of them `total`. A request's `ReplyLease` counts what its shard
  * calls return until the transport has sent the reply and releases it. Each read first asks its
- * shard for a reply of at most 64 KiB; a larger one is not built and copied but answered with its
- * size (protocol/reply-size), which is then reserved, or refused naming the limit, before it is
- * asked for again. So nothing over a budget crosses from a shard, and concurrent calls cannot
- * overshoot it: reservations are taken on this thread before the shard is asked.
+ * shard for a reply of at most 64 KiB; a larger one is not copied but answered with its size
+ * (protocol/reply-size), which is then reserved, or refused naming the limit, before it is asked
+ * for again. The shard keeps such a reply for that second ask when it fitted the room the first
+ * ask offered, so the read runs once. So nothing over a budget crosses from a shard, and
+ * concurrent calls cannot overshoot it: reservations are taken on this thread before the shard is
+ * asked.
  */
 import { FlashbulbError } from '../errors/codes.ts';
-import { replyBytes, tooLargeBytes } from '../protocol/reply-size.ts';
+import { parkedToken, replyBytes, tooLargeBytes } from '../protocol/reply-size.ts';
 import type { BackupResult, ShardInput, ShardMethod, ShardOutput } from '../protocol/shard.ts';
 import type { CallOptions, ShardRouter } from './router.ts';
 
@@ -194,14 +196,23 @@ export class BudgetedRouter implements ShardRouter {
   ): Promise<ShardOutput<M>> {
     if (!BUDGETED.has(method)) return this.#inner.call(ws, method, input, transfer, opts);
     // Buffers are copied rather than moved: the call may be made twice.
-    const first = Math.min(FIRST_ASK, this.#lease.room(ws));
-    const out = await this.#ask(ws, method, input, first);
+    const room = this.#lease.room(ws);
+    const out = await this.#ask(ws, method, input, Math.min(FIRST_ASK, room), { parkBelow: room });
     const size = tooLargeBytes(out);
     if (size === null) return out;
-    // Data may grow between the two asks: a little room is taken for that.
+    // The owner keeps a reply that fitted the room when it answered: the second ask takes it (the
+    // read is not run twice). If it is gone, the read runs again, and data may have grown since:
+    // a little room is taken for that.
     const second = Math.min(size + Math.max(FIRST_ASK, Math.ceil(size / 16)), this.#lease.room(ws));
     if (second < size) throw this.#lease.refusal(ws, size);
-    const again = await this.#ask(ws, method, input, second);
+    const token = parkedToken(out);
+    const again = await this.#ask(
+      ws,
+      method,
+      input,
+      second,
+      token === undefined ? {} : { claim: token },
+    );
     const grown = tooLargeBytes(again);
     if (grown !== null) throw this.#lease.refusal(ws, grown);
     return again;
@@ -213,12 +224,14 @@ export class BudgetedRouter implements ShardRouter {
     method: M,
     input: ShardInput<M>,
     bytes: number,
+    opts: Pick<CallOptions, 'parkBelow' | 'claim'>,
   ): Promise<ShardOutput<M>> {
     this.#lease.take(ws, bytes);
     let kept = 0;
     try {
       let measured: number | null = null;
       const out = await this.#inner.call(ws, method, input, [], {
+        ...opts,
         maxReplyBytes: bytes,
         replyBytes: (n) => (measured = n),
       });

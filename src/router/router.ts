@@ -11,6 +11,10 @@ export interface CallOptions {
   maxReplyBytes?: number;
   /** With `maxReplyBytes`: told the size of a reply within it, as the owner measured it. */
   replyBytes?: (bytes: number) => void;
+  /** With `maxReplyBytes`: a reply over it but within this is kept by its owner (protocol/reply-size). */
+  parkBelow?: number;
+  /** Asks for the reply kept under this token (a too-large answer's `parkedToken`). */
+  claim?: number;
 }
 
 export interface ShardRouter {

@@ -294,6 +294,8 @@ export class ShardPool implements ShardRouter {
       input,
       ...(took ? { trace: true as const } : {}),
       ...(opts.maxReplyBytes === undefined ? {} : { maxReplyBytes: opts.maxReplyBytes }),
+      ...(opts.parkBelow === undefined ? {} : { parkBelow: opts.parkBelow }),
+      ...(opts.claim === undefined ? {} : { claim: opts.claim }),
     };
     return new Promise<ShardOutput<M>>((resolve, reject) => {
       const timer = setTimeout(() => {

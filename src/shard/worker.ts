@@ -5,7 +5,7 @@
 import { parentPort, receiveMessageOnPort, resourceLimits, workerData } from 'node:worker_threads';
 import { toWireError } from '../errors/wire.ts';
 import { BatchPoster, unbatch } from '../protocol/batch-post.ts';
-import { withinBudget } from '../protocol/reply-size.ts';
+import { claimParked, ParkedReplies, parkKey, withinBudget } from '../protocol/reply-size.ts';
 import type {
   ShardControl,
   ShardEvent,
@@ -109,6 +109,9 @@ shard.requestWaiting = () => {
   return true;
 };
 
+/** Replies over their first ask kept for the second (protocol/reply-size). */
+const parked = new ParkedReplies();
+
 function serve(msg: ShardRequest | ShardControl): void {
   if (msg.kind === 'shutdown') {
     clearInterval(metricsTimer);
@@ -138,11 +141,15 @@ function serve(msg: ShardRequest | ShardControl): void {
       code: 'unavailable',
       message: refused,
     });
+  const key = parkKey(msg.method, msg.ws);
+  const kept = claimParked(parked, key, msg.claim, msg.maxReplyBytes);
+  if (kept !== undefined) return reply(msg, { kind: 'reply', id: msg.id, ok: true, ...kept });
   const startMs = msg.trace ? performance.timeOrigin + performance.now() : 0;
   shard.handle(msg.method, msg.ws, msg.input).then(
     (value) => {
       if (FREES_MEMORY.has(msg.method)) heap.freed();
-      const out = withinBudget(value, msg.maxReplyBytes);
+      const offer = msg.parkBelow === undefined ? undefined : { below: msg.parkBelow, parked, key };
+      const out = withinBudget(value, msg.maxReplyBytes, offer);
       reply(msg, {
         kind: 'reply',
         id: msg.id,

@@ -433,6 +433,34 @@ describe.skipIf(!HAVE_NATS)('cluster mode on one NATS server (replicas 1)', () =
     expectConsistent(await c.audit());
   });
 
+  it('a reply over the first ask is computed once by its owner, through the owner and through another node', async () => {
+    const c = cluster('large');
+    const a = await c.start('a');
+    await c.settled(a, ['a'], P);
+    const b = await c.start('b');
+    await c.settled(b, ['a', 'b'], 3);
+    const ws = 'ws-large';
+    for (let i = 0; i < 12; i++) {
+      const words = Array.from({ length: 900 }, (_, j) => `word${(i * 7 + j) % 400}`).join(' ');
+      expect(await write(a.child.base, ws, `lighthouse keeper log ${i}: ${words}`)).not.toBeNull();
+    }
+    // One of the two nodes owns the workspace, the other forwards: each recall's reply is over
+    // the router's first ask of 64 KiB, and each accesses its answer once.
+    let first = '';
+    for (const node of [a, b]) {
+      const res = await http(node.child.base, 'POST', `/v1/workspaces/${ws}/recall`, {
+        cue: 'lighthouse keeper log',
+        top_k: 10,
+      });
+      expect(res.status, JSON.stringify(res.body).slice(0, 300)).toBe(200);
+      expect(JSON.stringify(res.body).length).toBeGreaterThan(64 * 1024);
+      first = (res.body.results as Array<{ memory: { memory_id: string } }>)[0]?.memory
+        .memory_id as string;
+    }
+    const got = await http(a.child.base, 'GET', `/v1/workspaces/${ws}/memories/${first}`);
+    expect(got.body.access_count).toBe(2);
+  });
+
   it('kill -9 of the owner under write load: its partitions are taken over within the bound and every acknowledged write is readable', async () => {
     const c = cluster('kill');
     const a = await c.start('a');
