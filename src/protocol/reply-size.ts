@@ -147,7 +147,7 @@ export function withinBudget(
  * (it was measured when kept); undefined when none is kept (expired, or never kept), and the call
  * is to be run again.
  */
-export function claimParked(
+function claimParked(
   parked: ParkedReplies,
   key: string,
   claim: number | undefined,

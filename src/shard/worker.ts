@@ -5,7 +5,7 @@
 import { parentPort, receiveMessageOnPort, resourceLimits, workerData } from 'node:worker_threads';
 import { toWireError } from '../errors/wire.ts';
 import { BatchPoster, unbatch } from '../protocol/batch-post.ts';
-import { claimParked, ParkedReplies, parkKey, withinBudget } from '../protocol/reply-size.ts';
+import { answerWithin, ParkedReplies, parkKey } from '../protocol/reply-size.ts';
 import type {
   ShardControl,
   ShardEvent,
@@ -141,15 +141,15 @@ function serve(msg: ShardRequest | ShardControl): void {
       code: 'unavailable',
       message: refused,
     });
-  const key = parkKey(msg.method, msg.ws);
-  const kept = claimParked(parked, key, msg.claim, msg.maxReplyBytes);
-  if (kept !== undefined) return reply(msg, { kind: 'reply', id: msg.id, ok: true, ...kept });
   const startMs = msg.trace ? performance.timeOrigin + performance.now() : 0;
-  shard.handle(msg.method, msg.ws, msg.input).then(
-    (value) => {
-      if (FREES_MEMORY.has(msg.method)) heap.freed();
-      const offer = msg.parkBelow === undefined ? undefined : { below: msg.parkBelow, parked, key };
-      const out = withinBudget(value, msg.maxReplyBytes, offer);
+  // A second ask takes the reply kept for it; otherwise the shard runs the call (synchronously
+  // here, so requests keep their order).
+  answerWithin(parked, parkKey(msg.method, msg.ws), msg, async () => {
+    const value = await shard.handle(msg.method, msg.ws, msg.input);
+    if (FREES_MEMORY.has(msg.method)) heap.freed();
+    return value;
+  }).then(
+    (out) => {
       reply(msg, {
         kind: 'reply',
         id: msg.id,

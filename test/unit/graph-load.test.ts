@@ -8,7 +8,6 @@ import { cpSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { mulberry32 } from '../../src/analysis/cluster.ts';
 import { encodeFrame } from '../../src/shard/persist/frames.ts';
 import { seqName } from '../../src/shard/persist/fsutil.ts';
 import { saveGraphs } from '../../src/shard/persist/graph-files.ts';
@@ -16,39 +15,12 @@ import { writeSnapshot } from '../../src/shard/persist/snapshot.ts';
 import { LocalStorage } from '../../src/shard/local-storage.ts';
 import { applyRecord, ShardState } from '../../src/shard/store/apply.ts';
 import type { LogRecord } from '../../src/shard/store/records.ts';
-import { storedMemory } from '../helpers/memory-record.ts';
+import { drain, hooks, id, N, opts, put, vector } from '../helpers/graph-dir.ts';
 
-const DIM = 16;
-const N = 1200; // past VectorIndex's EXACT_MAX (1024), so the workspace has a graph
 const dirs: string[] = [];
 afterEach(() => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
-
-function id(n: number): string {
-  return n.toString(16).padStart(32, '0');
-}
-
-/** A unit vector of its own for every n (a seeded walk, so tests repeat). */
-function vector(n: number): Float32Array {
-  const v = new Float32Array(DIM);
-  const next = mulberry32(n + 1);
-  let norm = 0;
-  for (let i = 0; i < DIM; i++) {
-    v[i] = next() - 0.5;
-    norm += (v[i] as number) ** 2;
-  }
-  for (let i = 0; i < DIM; i++) v[i] = (v[i] as number) / Math.sqrt(norm);
-  return v;
-}
-
-function put(n: number, v = vector(n)): LogRecord {
-  return {
-    t: 'put',
-    ws: 'w',
-    m: storedMemory(id(n), `memory ${n}`, { embedding: new Uint8Array(v.buffer) }),
-  };
-}
 
 /** A shard directory: a snapshot of N memories with its saved graph, then a log after it. */
 async function shardDirWithGraph(log: LogRecord[]): Promise<string> {
@@ -56,17 +28,12 @@ async function shardDirWithGraph(log: LogRecord[]): Promise<string> {
   dirs.push(dir);
   const state = new ShardState();
   for (let n = 0; n < N; n++) applyRecord(state, put(n));
-  while (state.workspace('w').vectors.indexSome(1000)) {
-    /* build the graph */
-  }
+  drain(state);
   await writeSnapshot(dir, { shard: 0, walSeq: 1, state });
   expect(saveGraphs(dir, 1, state).adopted).toBe(1);
   writeFileSync(join(dir, seqName('wal', 1, 'log')), Buffer.concat(log.map((r) => encodeFrame(r))));
   return dir;
 }
-
-const hooks = { onSync: () => {}, onFail: () => {} };
-const opts = (dir: string) => ({ dir, shard: 0, durability: 'os' as const });
 
 function nearest(storage: LocalStorage, v: Float32Array): string | undefined {
   const w = storage.recovered.state.workspace('w');
