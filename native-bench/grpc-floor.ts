@@ -9,9 +9,14 @@
  * with side-by-side.ts (`--ops get,recall_temporal`): what Flashbulb spends above this floor is what its own code
  * costs; the floor itself is grpc-js, Node's HTTP/2 and the thread crossing.
  *
- *   node --import tsx native-bench/grpc-floor.ts --port 47103 [--hop none|worker] [--bind 127.0.0.1]
+ * `--server http2` serves the same methods on `node:http2` without grpc-js's server (see
+ * {@link serveHttp2}): what a unary call costs below grpc-js.
+ *
+ *   node --import tsx native-bench/grpc-floor.ts --port 47103 [--hop none|worker] [--server grpc-js|http2]
+ *     [--bind 127.0.0.1]
  */
 import { randomBytes } from 'node:crypto';
+import * as http2 from 'node:http2';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
 import * as grpc from '@grpc/grpc-js';
@@ -148,58 +153,142 @@ function workerStore(): Store {
   };
 }
 
+/** A call's outcome: the reply message, or a gRPC status with its detail. */
+type Outcome = { reply: unknown } | { code: grpc.status; details: string };
+
+/** The floor's three methods over `store`, whichever server carries them. */
+function answers(store: Store): Record<string, (request: never) => Promise<Outcome>> {
+  return {
+    Remember: async (request: RememberMsg) => {
+      const m = memoryOf(request);
+      await store.put(m);
+      return { reply: { memory: m } };
+    },
+    Get: async (request: { memory_id: Buffer }) => {
+      const m = await store.get(request.memory_id.toString('hex'));
+      return m
+        ? { reply: { memory: m } }
+        : { code: grpc.status.NOT_FOUND, details: 'no such memory' };
+    },
+    Recall: async (request: RecallMsg) => {
+      const s = request.strategies[0];
+      if (request.strategies.length !== 1 || s?.strategy_type !== 'TEMPORAL') {
+        return {
+          code: grpc.status.UNIMPLEMENTED,
+          details: 'the floor answers one temporal strategy only',
+        };
+      }
+      const list = await store.newest(s.entity_id ?? '', s.top_k ?? request.top_k ?? 10);
+      return { reply: { results: temporalResults(list), strategy_errors: [] } };
+    },
+  };
+}
+
+function serveGrpcJs(service: grpc.ServiceDefinition, store: Store, address: string): () => void {
+  const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
+  const handlers: grpc.UntypedServiceImplementation = {};
+  for (const [method, answer] of Object.entries(answers(store))) {
+    const unary: grpc.handleUnaryCall<unknown, unknown> = (call, cb) =>
+      void answer(call.request as never).then((o) =>
+        'reply' in o ? cb(null, o.reply) : cb({ code: o.code, details: o.details }),
+      );
+    handlers[method] = unary;
+  }
+  server.addService(service, handlers);
+  server.bindAsync(address, grpc.ServerCredentials.createInsecure(), (err) => {
+    if (err) throw err;
+  });
+  return () => server.tryShutdown(() => process.exit(0));
+}
+
+/**
+ * The same methods on `node:http2` alone, without grpc-js's server: one length-prefixed,
+ * uncompressed message in, one out, the status in the trailers (what a unary gRPC call is on the
+ * wire); no deadlines, metadata, compression or flow control of its own. What grpc-js's server
+ * machinery costs is the difference between this and `--server grpc-js`.
+ */
+function serveHttp2(
+  service: grpc.ServiceDefinition,
+  store: Store,
+  host: string,
+  port: number,
+): () => void {
+  const table = answers(store);
+  const byPath = new Map(
+    Object.entries(service).map(([method, def]) => [def.path, { def, answer: table[method] }]),
+  );
+  const server = http2.createServer();
+  server.on('stream', (stream, headers) => {
+    const route = byPath.get(String(headers[':path']));
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    stream.on('end', () => {
+      if (!route?.answer) {
+        stream.respond(
+          { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '12' },
+          { endStream: true },
+        );
+        return;
+      }
+      const body = chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks);
+      const request = route.def.requestDeserialize(body.subarray(5, 5 + body.readUInt32BE(1)));
+      void route.answer(request as never).then((o) => {
+        if (stream.destroyed) return;
+        if (!('reply' in o)) {
+          stream.respond(
+            {
+              ':status': 200,
+              'content-type': 'application/grpc',
+              'grpc-status': String(o.code),
+              'grpc-message': encodeURIComponent(o.details),
+            },
+            { endStream: true },
+          );
+          return;
+        }
+        const message = route.def.responseSerialize(o.reply);
+        const frame = Buffer.allocUnsafe(5 + message.length);
+        frame[0] = 0;
+        frame.writeUInt32BE(message.length, 1);
+        message.copy(frame, 5);
+        stream.respond(
+          { ':status': 200, 'content-type': 'application/grpc' },
+          { waitForTrailers: true },
+        );
+        stream.once('wantTrailers', () => stream.sendTrailers({ 'grpc-status': '0' }));
+        stream.end(frame);
+      });
+    });
+  });
+  server.listen(port, host);
+  return () => server.close(() => process.exit(0));
+}
+
 function main(): void {
   const { values } = parseArgs({
-    options: { port: { type: 'string' }, hop: { type: 'string' }, bind: { type: 'string' } },
+    options: {
+      port: { type: 'string' },
+      hop: { type: 'string' },
+      bind: { type: 'string' },
+      server: { type: 'string' },
+    },
   });
   const port = numberFlag(values, 'port', 47103);
   const hop = stringFlag(values, 'hop') ?? 'none';
   if (hop !== 'none' && hop !== 'worker')
     throw new Error(`--hop takes none or worker, got '${hop}'`);
+  const kind = stringFlag(values, 'server') ?? 'grpc-js';
+  if (kind !== 'grpc-js' && kind !== 'http2')
+    throw new Error(`--server takes grpc-js or http2, got '${kind}'`);
   const store = hop === 'worker' ? workerStore() : localStore();
-  const pkg = loadHebbs();
-  const service = (pkg['MemoryService'] as grpc.ServiceClientConstructor).service;
-  const server = new grpc.Server({ 'grpc.enable_channelz': 0 });
-  server.addService(service, {
-    Remember: (
-      call: grpc.ServerUnaryCall<RememberMsg, unknown>,
-      cb: grpc.sendUnaryData<unknown>,
-    ) => {
-      const m = memoryOf(call.request);
-      void Promise.resolve(store.put(m)).then(() => cb(null, { memory: m }));
-    },
-    Get: (
-      call: grpc.ServerUnaryCall<{ memory_id: Buffer }, unknown>,
-      cb: grpc.sendUnaryData<unknown>,
-    ) => {
-      void Promise.resolve(store.get(call.request.memory_id.toString('hex'))).then((m) =>
-        m
-          ? cb(null, { memory: m })
-          : cb({ code: grpc.status.NOT_FOUND, details: 'no such memory' }),
-      );
-    },
-    Recall: (call: grpc.ServerUnaryCall<RecallMsg, unknown>, cb: grpc.sendUnaryData<unknown>) => {
-      const s = call.request.strategies[0];
-      if (call.request.strategies.length !== 1 || s?.strategy_type !== 'TEMPORAL') {
-        return cb({
-          code: grpc.status.UNIMPLEMENTED,
-          details: 'the floor answers one temporal strategy only',
-        });
-      }
-      void Promise.resolve(
-        store.newest(s.entity_id ?? '', s.top_k ?? call.request.top_k ?? 10),
-      ).then((list) => cb(null, { results: temporalResults(list), strategy_errors: [] }));
-    },
-  });
-  server.bindAsync(
-    `${stringFlag(values, 'bind') ?? '127.0.0.1'}:${port}`,
-    grpc.ServerCredentials.createInsecure(),
-    (err) => {
-      if (err) throw err;
-      console.log(`grpc floor (hop: ${hop}) on :${port}`);
-    },
-  );
-  process.on('SIGTERM', () => server.tryShutdown(() => process.exit(0)));
+  const service = (loadHebbs()['MemoryService'] as grpc.ServiceClientConstructor).service;
+  const host = stringFlag(values, 'bind') ?? '127.0.0.1';
+  const stop =
+    kind === 'http2'
+      ? serveHttp2(service, store, host, port)
+      : serveGrpcJs(service, store, `${host}:${port}`);
+  console.log(`grpc floor (server: ${kind}, hop: ${hop}) on :${port}`);
+  process.on('SIGTERM', stop);
 }
 
 main();
