@@ -82,13 +82,17 @@ for (const [a, b] of PARTICLES) {
 }
 
 export function words(text: string): string[] {
-  return (
-    text
-      .toLowerCase()
-      .replace(/[\u2018\u2019]/g, "'")
-      .replace(/\bno one\b/g, 'noone')
-      .match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? []
-  );
+  return wordsOfLower(text.toLowerCase());
+}
+
+/** {@link words} of a lower-case text. */
+export function wordsOfLower(lower: string): string[] {
+  return readable(lower).match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [];
+}
+
+/** A lower-case text as the rules read its words: curly apostrophes straight, "no one" one word. */
+export function readable(lower: string): string {
+  return lower.replace(/[\u2018\u2019]/g, "'").replace(/\bno one\b/g, 'noone');
 }
 
 export function negationCount(ws: readonly string[]): number {
@@ -99,12 +103,25 @@ export function negationCount(ws: readonly string[]): number {
 export function contentWords(ws: readonly string[]): string[] {
   const out: string[] = [];
   for (const raw of ws) {
-    const w = raw.endsWith("'s") ? raw.slice(0, -2) : raw;
-    if (NO_PERSON.has(w) || SOME_PERSON.has(w)) out.push('person');
-    else if (!NEGATION_WORDS.has(w) && !w.endsWith("n't") && !FUNCTION_WORDS.has(w) && w.length > 1)
-      out.push(w);
+    const w = contentWord(raw);
+    if (w !== null) out.push(w);
   }
   return out;
+}
+
+function contentWord(raw: string): string | null {
+  const w = raw.endsWith("'s") ? raw.slice(0, -2) : raw;
+  if (NO_PERSON.has(w) || SOME_PERSON.has(w)) return 'person';
+  return !NEGATION_WORDS.has(w) && !w.endsWith("n't") && !FUNCTION_WORDS.has(w) && w.length > 1
+    ? w
+    : null;
+}
+
+/** `contentWords(ws).length > max`, counted no further than needed. */
+function moreContent(ws: readonly string[], max: number): boolean {
+  let n = 0;
+  for (const raw of ws) if (contentWord(raw) !== null && ++n > max) return true;
+  return false;
 }
 
 /** Words of `claim` that nothing in `other` says, exactly or more specifically. */
@@ -121,28 +138,81 @@ export function uncovered(
 export const THERE_IS_NO = /^(there (is|are) (no|noone|nobody|none)|nobody|noone|no|none)\b/;
 
 /**
+ * What the rules read of one list of words (a statement, or one clause of it), computed once when
+ * first read: a check compares one new statement with up to 9 others, and the same statements
+ * come back in later checks.
+ */
+export class Side {
+  readonly words: readonly string[];
+  /** {@link negationCount} of the words. */
+  readonly negations: number;
+  #content: readonly string[] | undefined;
+  #set: ReadonlySet<string> | undefined;
+  #thereIsNo: boolean | undefined;
+
+  constructor(words: readonly string[]) {
+    this.words = words;
+    this.negations = negationCount(words);
+  }
+
+  /** {@link contentWords} of the words. */
+  get content(): readonly string[] {
+    this.#content ??= contentWords(this.words);
+    return this.#content;
+  }
+
+  /** The distinct words. */
+  get set(): ReadonlySet<string> {
+    this.#set ??= new Set(this.words);
+    return this.#set;
+  }
+
+  /** The words say there is no such thing ({@link THERE_IS_NO}: it reads at most their first three). */
+  get thereIsNo(): boolean {
+    this.#thereIsNo ??= THERE_IS_NO.test(this.words.slice(0, 3).join(' '));
+    return this.#thereIsNo;
+  }
+}
+
+/**
+ * `lx.saidBy(side.content)`, built once for the side and lexicon of the latest call and kept for the
+ * next few sides (a check asks for the new statement's with each of its pairs): the test is a pure
+ * function of the words and the lexicon, so keeping it changes no answer.
+ */
+const saidTests = new Map<Side, { lx: Lexicon; test: (word: string) => boolean }>();
+const SAID_MAX = 64;
+
+export function saidOf(side: Side, lx: Lexicon): (word: string) => boolean {
+  const kept = saidTests.get(side);
+  if (kept !== undefined && kept.lx === lx) return kept.test;
+  const test = lx.saidBy(side.content);
+  if (saidTests.size >= SAID_MAX) saidTests.clear();
+  saidTests.set(side, { lx, test });
+  return test;
+}
+
+/**
  * Negation scope: one side negates ("there is no man …", "nobody …", "… is not …") and every content
  * word the negation governs is said by the other side, exactly or more specifically ("no person
  * boiling noodles" / "a woman is boiling noodles in water"). A negated side that adds a detail of
  * its own ("no man running down the road" / "a man is running") does not contradict: it denies the
  * detail, not the claim.
  */
-export function negationScope(
-  olderWords: readonly string[],
-  newerWords: readonly string[],
-  lx: Lexicon,
-): RuleFinding | null {
-  const no = negationCount(olderWords);
-  const nn = negationCount(newerWords);
+export function negationScope(older: Side, newer: Side, lx: Lexicon): RuleFinding | null {
+  const no = older.negations;
+  const nn = newer.negations;
   if (no === nn || Math.min(no, nn) > 0) return null;
-  const [negated, plain] = nn > no ? [newerWords, olderWords] : [olderWords, newerWords];
-  const claim = contentWords(negated);
-  const other = contentWords(plain);
-  if (claim.length < 2 || uncovered(claim, other, lx).length > 0) return null;
-  if (!numbersAgree(negated, plain)) return null;
-  const there = THERE_IS_NO.test(negated.join(' '));
+  const [negated, plain] = nn > no ? [newer, older] : [older, newer];
+  const claim = negated.content;
+  const other = plain.content;
+  if (claim.length < 2) return null;
+  const there = negated.thereIsNo;
   // "A woman is not eating" is about some woman: it denies nothing about a girl, as "there is no woman eating" would.
   if (!there && !sameSubject(claim[0] as string, other[0], lx)) return null;
+  if (!numbersAgree(negated.words, plain.words)) return null;
+  // Last, as it reads the lexicon most (each condition is pure, so their order changes no answer).
+  const said = saidOf(plain, lx);
+  for (const c of claim) if (!said(c)) return null;
   return {
     kind: 'negation',
     score: 0.85,
@@ -182,20 +252,21 @@ const MAX_OWN_WORDS = 3;
  * candidate (native-bench/HISTORY.md, Contradiction detection, says how often they were right).
  */
 export function opposites(
-  olderWords: readonly string[],
-  newerWords: readonly string[],
+  older: Side,
+  newer: Side,
   lx: Lexicon,
   builtIn: (a: string, b: string) => boolean,
 ): RuleFinding | null {
-  if (negationCount(olderWords) !== negationCount(newerWords)) return null;
+  if (older.negations !== newer.negations) return null;
+  const [olderWords, newerWords] = [older.words, newer.words];
   if (!definite(olderWords, lx) || !definite(newerWords, lx)) return null;
-  const a = new Set(olderWords);
-  const b = new Set(newerWords);
+  const a = older.set;
+  const b = newer.set;
   const onlyA = [...a].filter((w) => !b.has(w) && !NEGATION_WORDS.has(w));
   const onlyB = [...b].filter((w) => !a.has(w) && !NEGATION_WORDS.has(w));
   // One side must say nothing but the other's words (or their synonyms) and the opposite: when
   // both say several words of their own, no opposite can make them disagree about one thing.
-  if (Math.min(contentWords(onlyA).length, contentWords(onlyB).length) > MAX_OWN_WORDS) return null;
+  if (moreContent(onlyA, MAX_OWN_WORDS) && moreContent(onlyB, MAX_OWN_WORDS)) return null;
   for (const x of onlyA) {
     for (const y of onlyB) {
       const particle = OPPOSITE_PARTICLE.get(x)?.has(y) ?? false;

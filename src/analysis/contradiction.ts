@@ -1,29 +1,16 @@
 /**
  * @module analysis/contradiction — a heuristic classifier for a pair of similar statements: which
  * pairs are compared at all ({@link isCandidate}), and whether the newer contradicts the older or
- * revises it ({@link classifyPair}), with a score and a `reason` naming the rule that fired; the
- * words a statement is compared by come from analysis/statement-terms.
+ * revises it ({@link classifyPair}), with a score and a `reason` naming the rule that fired; each
+ * statement is read once (analysis/contradiction-statement, with analysis/statement-terms' words)
+ * for every pair it is in.
  */
-import {
-  negationCount,
-  negationScope,
-  opposites,
-  words as ruleWords,
-  type RuleFinding,
-} from './contradiction-rules.ts';
+import { negationScope, opposites, type RuleFinding } from './contradiction-rules.ts';
+import { clausesOf, statement, subjectTerms, type Statement } from './contradiction-statement.ts';
 import { pairFeatures } from './contradiction-features.ts';
 import { learnedDecision } from './contradiction-learned.ts';
 import { EMPTY_LEXICON, type Lexicon } from './lexicon.ts';
-import {
-  normalise,
-  stem,
-  terms,
-  bothAdd,
-  numbersIn,
-  NUMBER_TERMS,
-  jaccard,
-  without,
-} from './statement-terms.ts';
+import { stem, bothAdd, NUMBER_TERMS, jaccard, without } from './statement-terms.ts';
 
 /** Scores at or above this create edges; scores in [UNCERTAIN, CONFIDENT) become pending candidates. */
 export const CONFIDENT = 0.7;
@@ -36,10 +23,6 @@ export interface Classification {
   score: number;
   reason: string;
 }
-
-const MAX_CHARS = 600;
-const REVISION =
-  /\b(now|no longer|any ?more|changed|moved|switched|updated|renamed|replaced|instead|actually|nowadays|these days|as of|from now on|has become|became|used to)\b/i;
 
 const ANTONYM_PAIRS: Array<[string, string]> = [
   ['like', 'dislike'],
@@ -141,8 +124,9 @@ export const LEXICAL_OVERLAP = 0.5;
 export function isCandidate(older: string, newer: string, similarity: number): boolean {
   if (similarity >= MIN_SIMILARITY) return true;
   if (similarity < LEXICAL_MIN_SIMILARITY) return false;
-  const a = terms(normalise(older.slice(0, MAX_CHARS)));
-  const b = terms(normalise(newer.slice(0, MAX_CHARS)));
+  // The statements' terms, as the classifier reads them (memoised: a candidate is classified next).
+  const a = statement(older).terms;
+  const b = statement(newer).terms;
   const [small, large] = a.size <= b.size ? [a, b] : [b, a];
   let shared = 0;
   for (const t of small) if (large.has(t)) shared += 1;
@@ -185,7 +169,7 @@ export function classifyPair(
 ): Classification {
   const o = statement(older);
   const n = statement(newer);
-  const [a, b, wa, wb] = [o.terms, n.terms, o.words, n.words];
+  const [a, b, wa, wb] = [o.terms, n.terms, o.side, n.side];
   const lx = opts.lexicon ?? EMPTY_LEXICON;
   const on = (rule: string): boolean => !(opts.without?.has(rule) ?? false);
   const revisionWording = n.revision && !o.revision;
@@ -194,10 +178,10 @@ export function classifyPair(
     (on('scope') ? (negationScope(wa, wb, lx) ?? clauseScope(o, n, lx)) : null) ??
     (on('opposites') ? opposites(wa, wb, lx, builtInAntonym) : null) ??
     (on('antonym') ? antonym(a, b) : null) ??
-    (on('number') ? numbers(o.numbers, n.numbers, a, b) : null) ??
+    (on('number') ? numbers(o, n) : null) ??
     (revisionWording && on('update') ? update(a, b) : null) ??
     (opts.sameEntity === true && on('swap') ? swap(o, n, lx) : null) ??
-    (opts.learned === true ? learned(wa, wb, similarity, lx) : null);
+    (opts.learned === true ? learned(wa.words, wb.words, similarity, lx) : null);
   if (!finding) return { verdict: 'none', score: 0, reason: 'no disagreement found' };
   // Similar embeddings make the disagreement about the same thing more likely.
   const score = Math.min(
@@ -217,53 +201,6 @@ export function classifyPair(
   return { verdict: 'contradiction', score, reason: finding.reason };
 }
 
-/** What the rules read of one statement (read-only: shared by every pair it is in). */
-interface Statement {
-  text: string;
-  terms: ReadonlySet<string>;
-  words: readonly string[];
-  /** The words of each clause, when the statement has more than one (see {@link CLAUSE_BREAK}). */
-  clauses: ReadonlyArray<readonly string[]>;
-  numbers: ReadonlySet<string>;
-  revision: boolean;
-}
-
-/**
- * A statement as the rules read it, memoised by its text: a check compares one new memory with up
- * to 9 others, and the same memories come back in later checks.
- */
-const statements = new Map<string, Statement>();
-const STATEMENTS_MAX = 1024;
-
-function statement(raw: string): Statement {
-  let s = statements.get(raw);
-  if (s === undefined) {
-    // Statements are compared on their opening: long documents are not single claims.
-    const text = normalise(raw.slice(0, MAX_CHARS));
-    const clauses = text
-      .split(CLAUSE_BREAK)
-      .map(ruleWords)
-      .filter((c) => c.length > 0);
-    s = {
-      text,
-      terms: terms(text),
-      words: ruleWords(text),
-      clauses: clauses.length > 1 ? clauses : [],
-      numbers: numbersIn(text),
-      revision: REVISION.test(text),
-    };
-    // A long document is not kept (its whole text would be the key).
-    if (raw.length <= MAX_CHARS) {
-      if (statements.size >= STATEMENTS_MAX) statements.clear();
-      statements.set(raw, s);
-    }
-  }
-  return s;
-}
-
-/** Where one clause of a statement ends and another begins: a sentence's end, a semicolon, ", but". */
-const CLAUSE_BREAK = /[.!?;]+(?:\s+|$)|,?\s+but\s+/i;
-
 /**
  * Negation scope within a clause: when only one side negates and the whole of it does not deny the
  * other ("The server no longer runs on port 8080; it is on 9090 now" says more than it denies), a
@@ -274,12 +211,12 @@ function clauseScope(o: Statement, n: Statement, lx: Lexicon): RuleFinding | nul
     [n, o, false],
     [o, n, true],
   ] as const) {
-    if (negationCount(plain.words) > 0) continue;
-    for (const clause of negated.clauses) {
-      if (negationCount(clause) === 0) continue;
+    if (plain.side.negations > 0) continue;
+    for (const clause of clausesOf(negated)) {
+      if (clause.negations === 0) continue;
       const f = flip
-        ? negationScope(clause, plain.words, lx)
-        : negationScope(plain.words, clause, lx);
+        ? negationScope(clause, plain.side, lx)
+        : negationScope(plain.side, clause, lx);
       if (f)
         return {
           ...f,
@@ -307,8 +244,8 @@ export function featuresOf(
   lexicon: Lexicon = EMPTY_LEXICON,
 ): number[] {
   return pairFeatures(
-    statement(older).words,
-    statement(newer).words,
+    statement(older).side.words,
+    statement(newer).side.words,
     similarity,
     lexicon,
     builtInAntonym,
@@ -365,7 +302,7 @@ function update(a: ReadonlySet<string>, b: ReadonlySet<string>): Finding | null 
  * entity may hold both values ("Alice likes Paris" / "… London"), which words cannot tell.
  */
 function swap(o: Statement, n: Statement, lx: Lexicon): Finding | null {
-  if (negationCount(o.words) > 0 || negationCount(n.words) > 0) return null;
+  if (o.side.negations > 0 || n.side.negations > 0) return null;
   const onlyA = [...o.terms].filter((w) => !n.terms.has(w));
   const onlyB = [...n.terms].filter((w) => !o.terms.has(w));
   if (onlyA.length !== 1 || onlyB.length !== 1 || o.terms.size - 1 < 2) return null;
@@ -375,18 +312,14 @@ function swap(o: Statement, n: Statement, lx: Lexicon): Finding | null {
   return { kind: 'swap', score: 0.55, reason: `swap: '${x}' versus '${y}' about one entity` };
 }
 
-function numbers(
-  na: ReadonlySet<string>,
-  nb: ReadonlySet<string>,
-  a: ReadonlySet<string>,
-  b: ReadonlySet<string>,
-): Finding | null {
+function numbers(o: Statement, n: Statement): Finding | null {
+  const [na, nb] = [o.numbers, n.numbers];
   if (na.size === 0 || nb.size === 0) return null;
   const shared = [...na].filter((x) => nb.has(x)).length;
   if (shared === Math.min(na.size, nb.size)) return null;
   // Several numbers on each side and none in common: they name different things ("Room 101 seats 12" / "Room 205 seats 30").
   if (shared === 0 && na.size >= 2 && nb.size >= 2) return null;
-  const subject = jaccard(without(a, ...NUMBER_TERMS), without(b, ...NUMBER_TERMS));
+  const subject = jaccard(subjectTerms(o), subjectTerms(n));
   if (subject < 0.5) return null;
   return {
     kind: 'number',

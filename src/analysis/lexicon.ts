@@ -199,6 +199,11 @@ export function lexiconOf(t: LexiconTables): Lexicon {
         }),
     ),
   );
+  // The heads opposed to some head of a word's (built once per word: asked for every word pair of an opposites check).
+  const opposedHeadsOf = cached((word: string): ReadonlySet<number> => {
+    const heads = headsOf(word).flatMap((h) => listOf(t.opposedHeads, h));
+    return heads.length > 0 ? new Set(heads) : NO_HEADS;
+  });
   // Nouns only: a verb one step under another is a narrower act ("fry" under "cook"), not another name for it.
   const first = cached((w: string): number[] =>
     lemmas(w)
@@ -219,11 +224,8 @@ export function lexiconOf(t: LexiconTables): Lexicon {
       const opposite = oppositesOf(a);
       if (opposite.size > 0 && lemmas(b).some((y) => opposite.has(y))) return true;
       // Indirect antonyms of adjectives: "huge" is similar to "large", whose antonym is "small".
-      const hb = headsOf(b);
-      return (
-        hb.length > 0 &&
-        headsOf(a).some((h) => listOf(t.opposedHeads, h).some((o) => hb.includes(o)))
-      );
+      const opposed = opposedHeadsOf(a);
+      return opposed.size > 0 && headsOf(b).some((h) => opposed.has(h));
     },
     covers: (general, specific) => {
       if (general === specific) return true;
@@ -257,6 +259,8 @@ export function lexiconOf(t: LexiconTables): Lexicon {
     },
   };
 }
+
+const NO_HEADS: ReadonlySet<number> = new Set();
 
 /** A function of one key (a word, a synset) memoised (bounded: cleared when it reaches 20 000 keys). */
 function cached<K, T>(f: (key: K) => T): (key: K) => T {

@@ -32,7 +32,12 @@ export function normalise(text: string): string {
 }
 
 function words(text: string): string[] {
-  return text.toLowerCase().match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [];
+  return lowerWords(text.toLowerCase());
+}
+
+/** The words of a lower-case text (`words` of a text is this of its lower case). */
+export function lowerWords(lower: string): string[] {
+  return lower.match(/[\p{L}\p{N}][\p{L}\p{N}'-]*/gu) ?? [];
 }
 
 /** Plural / third-person -s off, possessive 's off: "speaks" and "speak", "Ravi's" and "Ravi" compare equal. */
@@ -59,13 +64,27 @@ function term(w: string): string | null {
 
 /** Content terms: normalised tokens without negations and revision wording. */
 export function terms(text: string): Set<string> {
+  return termsOf(words(text));
+}
+
+/** {@link terms} of a text's words (its lower-case words, as {@link lowerWords} reads them). */
+export function termsOf(ws: readonly string[]): Set<string> {
   const out = new Set<string>();
-  for (const w of words(text)) {
-    const t = term(w);
+  for (const w of ws) {
+    let t = termMemo.get(w);
+    if (t === undefined) {
+      t = term(w);
+      if (termMemo.size >= TERMS_MAX) termMemo.clear();
+      termMemo.set(w, t);
+    }
     if (t !== null) out.add(t);
   }
   return out;
 }
+
+/** Each word's term, memoised (a pure function of the word; bounded: cleared at TERMS_MAX words). */
+const termMemo = new Map<string, string | null>();
+const TERMS_MAX = 20_000;
 
 /** Both sides say something the other does not: likely different subjects, not a disagreement. */
 export function bothAdd(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
@@ -105,13 +124,14 @@ const NUMBER_WORDS: Record<string, string> = {
   tenth: '10th',
 };
 
-export function numbersIn(text: string): Set<string> {
+/** The numbers a text names; `ws` its words, when already read ({@link lowerWords} of its lower case). */
+export function numbersIn(text: string, ws: readonly string[] = words(text)): Set<string> {
   const out = new Set(
     (text.match(NUMBER) ?? []).map((x) =>
       x.toLowerCase().slice(0, /^[a-z]/i.test(x) ? 3 : undefined),
     ),
   );
-  for (const w of words(text)) {
+  for (const w of ws) {
     const n = NUMBER_WORDS[w];
     if (n !== undefined) out.add(n);
   }
