@@ -14,7 +14,7 @@
  * scores and reasons, without the random pending ids): a change that keeps every decision keeps
  * the digest.
  *
- *   node --import tsx native-bench/micro/contradiction-check.ts [--memories 2000] [--stream 4000] [--rounds 3] [--time-ms 3000]
+ *   node --import tsx native-bench/micro/contradiction-check.ts [--memories 2000] [--stream 4000] [--rounds 3] [--time-ms 3000] [--streams corpus,sick]
  */
 import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
@@ -27,7 +27,7 @@ import { loadLexicon } from '../../src/shard/lexicon-loader.ts';
 import { ShardState } from '../../src/shard/store/apply.ts';
 import type { LiveRecord } from '../../src/shard/store/records.ts';
 import type { Workspace } from '../../src/shard/store/workspace.ts';
-import { numberFlag } from '../lib/args.ts';
+import { listFlag, numberFlag } from '../lib/args.ts';
 import { Rng } from '../lib/prng.ts';
 import { readSick } from '../lib/sick.ts';
 import { formatTable, type Cell } from '../lib/table.ts';
@@ -122,14 +122,25 @@ function describe(r: LiveRecord): string {
 }
 
 async function main(): Promise<void> {
-  const { quick, values } = microFlags(['memories', 'stream', 'rounds', 'time-ms', 'seed']);
+  const { quick, values } = microFlags([
+    'memories',
+    'stream',
+    'rounds',
+    'time-ms',
+    'seed',
+    'streams',
+  ]);
   const memories = numberFlag(values, 'memories', 2000);
   const streamLength = numberFlag(values, 'stream', quick ? 1000 : 4000);
   const rounds = numberFlag(values, 'rounds', quick ? 1 : 3);
   const timeMs = numberFlag(values, 'time-ms', quick ? 1000 : 3000);
   const seed = numberFlag(values, 'seed', 42);
   const lexicon: Lexicon = await loadLexicon();
-  const streams = [corpusStream(memories, streamLength, seed), sickStream(memories, streamLength)];
+  const only = listFlag(values, 'streams', ['corpus', 'sick']);
+  const streams = [
+    only.includes('corpus') ? corpusStream(memories, streamLength, seed) : undefined,
+    only.includes('sick') ? sickStream(memories, streamLength) : undefined,
+  ].filter((s) => s !== undefined);
   const rows: Cell[][] = [];
   const digests: string[] = [];
   for (const s of streams) {
